@@ -1,0 +1,22 @@
+"""asymkern: learning with asymmetric kernels and the SVD in feature spaces, scaled by Nystrom.
+
+Subpackages: ``kernels`` (kernel layer), ``linalg`` (SVD solvers, Nystrom), ``decomposition``
+(KernelSVD), ``lssvm`` (LS-SVM, AsK-LS), ``operators`` (empirical RKHS operators), ``nystrom``
+(Nystrom kernel machines), ``datasets``, ``experiments`` (paper reproductions).
+"""
+
+from .config import config_context, get_config, set_config
+from .decomposition import KernelPCA, KernelSVD
+from .kernels import KernelMatrix, get_kernel
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "KernelSVD",
+    "KernelPCA",
+    "KernelMatrix",
+    "get_kernel",
+    "get_config",
+    "set_config",
+    "config_context",
+]

@@ -1,0 +1,130 @@
+"""Input validation shared by every public entry point.
+
+Every check raises an error that names the offending argument and what was expected. No function
+here modifies its input: arrays are converted (and copied only when a conversion needs it).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def as_data(
+    X,
+    name: str = "X",
+    *,
+    allow_sparse: bool = False,
+    min_samples: int = 1,
+    dtype=FLOAT_DTYPES,
+    ensure_2d: bool = True,
+):
+    """Validate a data matrix (samples are rows) and return it as a float array.
+
+    float32 input stays float32; any other numeric type becomes float64. Sparse input is accepted
+    (as CSR) only when ``allow_sparse``. Raises ``ValueError`` naming ``name`` on NaN/inf, wrong
+    dimensionality or too few samples, ``TypeError`` on non-numeric input.
+    """
+    if X is None:
+        raise ValueError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    if sp.issparse(X):
+        if not allow_sparse:
+            raise TypeError(
+                f"{name} is a sparse matrix, which this operation does not accept; "
+                "pass a dense array (e.g. X.toarray())"
+            )
+        X = sp.csr_matrix(X)
+        if X.dtype not in FLOAT_DTYPES:
+            X = X.astype(np.float64)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+        n = X.shape[0]
+    else:
+        try:
+            arr = np.asarray(X)
+        except Exception as exc:  # pragma: no cover - exotic objects
+            raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
+        if arr.dtype == object:
+            try:
+                arr = arr.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{name} must be numeric: {exc}") from exc
+        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+        if np.iscomplexobj(arr):
+            raise ValueError(f"Complex data not supported: {name} is complex-valued; expected real numbers")
+        if arr.dtype not in FLOAT_DTYPES or (
+            isinstance(dtype, type) and arr.dtype != np.dtype(dtype)
+        ):
+            target = dtype if isinstance(dtype, type) else np.float64
+            arr = arr.astype(target)
+        if ensure_2d:
+            if arr.ndim == 1:
+                raise ValueError(
+                    f"{name} must be 2-D (n_samples, n_features), got a 1-D array of shape "
+                    f"{arr.shape}; reshape with {name}.reshape(-1, 1) for one feature or "
+                    f"{name}.reshape(1, -1) for one sample (Reshape your data)"
+                )
+            if arr.ndim != 2:
+                raise ValueError(f"{name} must be 2-D, got an array with {arr.ndim} dimensions")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+        X = arr
+        n = X.shape[0] if X.ndim else 0
+    if ensure_2d and X.shape[1] == 0:
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
+        )
+    if n < min_samples:
+        raise ValueError(
+            f"{name} has {n} sample(s) (shape={X.shape}) while a minimum of {min_samples} "
+            "is required."
+        )
+    return X
+
+
+def check_n_components(n_components, limit: int, name: str = "n_components", what: str = ""):
+    """Check 1 <= n_components <= limit and return it as int."""
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {n_components!r}")
+    n_components = int(n_components)
+    if n_components < 1:
+        raise ValueError(f"{name} must be >= 1, got {n_components}")
+    if n_components > limit:
+        extra = f" ({what})" if what else ""
+        raise ValueError(f"{name}={n_components} is larger than the maximum {limit}{extra}")
+    return n_components
+
+
+def check_positive(value, name: str, *, allow_zero: bool = False, allow_none: bool = False):
+    """Check a real scalar is > 0 (or >= 0) and finite; return it as float."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value}")
+    return value
+
+
+def result_dtype(*arrays) -> np.dtype:
+    """float32 when every array is float32, else float64."""
+    if arrays and all(getattr(a, "dtype", None) == np.float32 for a in arrays):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = None) -> np.ndarray:
+    """Validate what a user-supplied function (e.g. a callable kernel) returned."""
+    values = np.asarray(values)
+    if shape is not None and values.shape != tuple(shape):
+        raise ValueError(f"{name} returned an array of shape {values.shape}; expected {tuple(shape)}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} returned non-finite values (NaN or infinity)")
+    return values

@@ -1,0 +1,312 @@
+"""KernelSVD: the coupled covariances eigenproblem (CCE) solved by the SVD of an asymmetric kernel
+matrix (paper 000, §2, Prop. 2.4–2.5).
+
+With G_ij = κ(x_i, z_j) = ⟨φ(x_i), ψ(z_j)⟩ and its top-r SVD G = U Σ Vᵀ, the CCE stationarity
+conditions read G V = U Σ and Gᵀ U = V Σ. Projection scores of new data (eq. 5 of paper 000):
+left e(x) = [κ(x, z_j)]_j V (equals UΣ on the training rows), right e(z) = [κ(x_i, z)]_iᵀ U
+(equals VΣ on the training columns). With ``center=True`` both feature maps are centred on the
+training sets (G̃ = H_n G H_m) and new kernel rows are centred the same way.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import as_data, check_n_components
+from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
+from ..linalg.svd import SOLVERS, top_svd
+
+
+class KernelSVD(TransformerMixin, BaseEstimator):
+    """Kernel SVD (KSVD) with an asymmetric kernel between two sets (paper 000).
+
+    Parameters
+    ----------
+    n_components : int
+        Number r of singular triplets.
+    kernel : str, Kernel or callable, default 'rbf'
+        Kernel name (see ``asymkern.kernels.KERNELS``), a ``Kernel``, a callable
+        ``f(X, Z) -> (n, m)``, or ``'precomputed'`` (``fit(G)`` with G the n×m kernel matrix).
+    kernel_params : dict, optional
+        Constructor arguments of the named kernel (e.g. ``{'gamma': 0.5}``).
+    center : bool, default False
+        Centre both feature maps on the training sets (G̃ = H_n G H_m, §2).
+    compat : {'pca', 'pinv', 'random', 'a0', 'a1', 'a2'} or array or None, default 'pca'
+        Compatibility matrix (Remark 2.3, App. D) used when ``fit(A)`` is given one data matrix
+        whose rows x_i ∈ R^M and columns z_j ∈ R^N differ in dimension. Ignored when Z is given.
+    solver : {'auto', 'dense', 'arpack', 'randomized', 'nystrom'}, default 'auto'
+    n_oversamples, n_iter : randomized-solver settings.
+    nystrom_params : dict, optional
+        Options of the asymmetric Nyström solver (landmark counts, selectors, tolerance).
+    working_memory : float, optional
+        MiB per kernel block (default: ``asymkern.get_config()``).
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    singular_values_ : (r,) decreasing.
+    left_singular_vectors_ : (n, r) U.  right_singular_vectors_ : (m, r) V.
+    kernel_ : the Kernel used (None when precomputed).  compat_ : CompatibilityTransform or None.
+    X_fit_, Z_fit_ : the two training sets as the kernel sees them (after compat).
+    row_means_, col_means_, grand_mean_ : centring statistics of G (when ``center``).
+
+    Notes
+    -----
+    ``fit(X, Z=Z)`` takes the second set as a keyword (positionally the second argument is ``y``,
+    as scikit-learn requires; a 2-D ``y`` is refused with a pointer to ``Z=``). Singular values are
+    those of G itself (the paper's 1/√(nm) scaling only rescales them).
+    """
+
+    def __init__(
+        self,
+        n_components: int = 2,
+        kernel="rbf",
+        kernel_params: dict | None = None,
+        center: bool = False,
+        compat="pca",
+        solver: str = "auto",
+        n_oversamples: int = 10,
+        n_iter="auto",
+        nystrom_params: dict | None = None,
+        working_memory: float | None = None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.center = center
+        self.compat = compat
+        self.solver = solver
+        self.n_oversamples = n_oversamples
+        self.n_iter = n_iter
+        self.nystrom_params = nystrom_params
+        self.working_memory = working_memory
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------------------ fitting
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _check_params(self):
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if not isinstance(self.center, (bool, np.bool_)):
+            raise TypeError(f"center must be True or False, got {self.center!r}")
+        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
+            raise TypeError(f"kernel_params must be a dict or None, got {self.kernel_params!r}")
+        if self.nystrom_params is not None and not isinstance(self.nystrom_params, dict):
+            raise TypeError(f"nystrom_params must be a dict or None, got {self.nystrom_params!r}")
+        if isinstance(self.n_components, bool) or not isinstance(
+            self.n_components, numbers.Integral
+        ):
+            raise TypeError(f"n_components must be a positive integer, got {self.n_components!r}")
+
+    def _solver_options(self) -> dict:
+        if self.solver == "randomized":
+            return {"n_oversamples": self.n_oversamples, "n_iter": self.n_iter}
+        if self.solver == "nystrom":
+            return dict(self.nystrom_params or {})
+        return {}
+
+    def fit(self, X, y=None, Z=None):
+        """Fit on two sets (``fit(X, Z=Z)``), one data matrix (``fit(A)``: rows vs columns) or a
+        precomputed kernel matrix (``kernel='precomputed'``: ``fit(G)``)."""
+        self._fit(X, y, Z)
+        return self
+
+    def fit_transform(self, X, y=None, Z=None):
+        """Fit and return the left scores U Σ of the training rows."""
+        self._fit(X, y, Z)
+        return self.left_singular_vectors_ * self.singular_values_
+
+    def _fit(self, X, y, Z):
+        self._check_params()
+        if y is not None and Z is None and len(getattr(y, "shape", ())) == 2:
+            raise TypeError(
+                "the second set must be passed by keyword: fit(X, Z=Z) (the second positional "
+                "argument is y, which KernelSVD ignores)"
+            )
+        self.kernel_ = None
+        self.compat_ = None
+        if self._precomputed():
+            if Z is not None:
+                raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
+            G = as_data(X, "X (precomputed kernel matrix G)", allow_sparse=True)
+            self.n_features_in_ = G.shape[1]
+            op = G
+            self.X_fit_ = self.Z_fit_ = None
+            self._fit_matrix(op, G.shape)
+            return
+        self.kernel_ = get_kernel(self.kernel, **(self.kernel_params or {}))
+        sparse_ok = self.kernel_.accepts_sparse
+        if Z is not None:
+            Xv = as_data(X, "X", allow_sparse=sparse_ok)
+            Zv = as_data(Z, "Z", allow_sparse=sparse_ok)
+            if self.kernel_.checks_features and Xv.shape[1] != Zv.shape[1]:
+                raise ValueError(
+                    f"X has {Xv.shape[1]} features but Z has {Zv.shape[1]}; the kernel needs equal "
+                    "feature counts (for one data matrix whose rows and columns are the two sets, "
+                    "call fit(A) with a compat transform)"
+                )
+            self.z_features_in_ = Zv.shape[1]
+            self.n_features_in_ = Xv.shape[1]
+        else:
+            A = as_data(X, "X", allow_sparse=True)
+            N, M = A.shape
+            self.z_features_in_ = N
+            self.n_features_in_ = M
+            if N != M and self.compat is None:
+                raise ValueError(
+                    f"X is a {N}x{M} data matrix whose rows (dimension {M}) and columns "
+                    f"(dimension {N}) differ: set compat to 'pca', 'pinv', 'random' or a matrix, "
+                    "or pass the second set as Z"
+                )
+            if N == M:
+                self.compat_ = None
+                Xv = A
+                Zv = A.T.tocsr() if sp.issparse(A) else np.ascontiguousarray(A.T)
+            else:
+                self.compat_ = CompatibilityTransform(self.compat, self.random_state)
+                Xv, Zv = self.compat_.fit_transform(A)
+            if sp.issparse(Xv) and not sparse_ok:
+                Xv = Xv.toarray()
+            if sp.issparse(Zv) and not sparse_ok:
+                Zv = Zv.toarray()
+        self.X_fit_, self.Z_fit_ = Xv, Zv
+        G = KernelMatrix(
+            self.kernel_, Xv, Zv, center=False, working_memory=self.working_memory
+        )
+        self._fit_matrix(G, G.shape)
+
+    def _fit_matrix(self, G, shape):
+        n, m = shape
+        r = check_n_components(
+            self.n_components, min(n, m), what=f"min(n, m) of the {n}x{m} kernel matrix"
+        )
+        if self.center:
+            if isinstance(G, KernelMatrix):
+                G.center = True
+                self.row_means_, self.col_means_, self.grand_mean_ = G.means()
+            else:
+                if sp.issparse(G):
+                    G = G.toarray()
+                G = np.asarray(G)
+                self.row_means_ = G.mean(axis=1, dtype=np.float64)
+                self.col_means_ = G.mean(axis=0, dtype=np.float64)
+                self.grand_mean_ = float(self.row_means_.mean())
+                G = G - self.row_means_[:, None].astype(G.dtype)
+                G -= self.col_means_[None, :].astype(G.dtype)
+                G += G.dtype.type(self.grand_mean_)
+        res = top_svd(G, r, solver=self.solver, random_state=self.random_state,
+                      **self._solver_options())
+        self.singular_values_ = res.s
+        self.left_singular_vectors_ = res.U
+        self.right_singular_vectors_ = res.V
+        self.solver_ = res.solver
+        self.n_rows_, self.n_cols_ = n, m
+        if res.info and "nystrom" in res.info:
+            self.nystrom_ = res.info["nystrom"]
+            self.row_landmarks_ = getattr(self.nystrom_, "row_landmarks", None)
+            self.col_landmarks_ = getattr(self.nystrom_, "col_landmarks", None)
+
+    # ---------------------------------------------------------------------------- transforms
+    def _center_rows(self, K: np.ndarray) -> np.ndarray:
+        """Centre new kernel rows [κ(x, z_j)]_j (paper 000 §2 centring of φ and ψ)."""
+        if not self.center:
+            return K
+        K = K - K.mean(axis=1, keepdims=True)
+        K -= self.col_means_.astype(K.dtype)[None, :]
+        K += K.dtype.type(self.grand_mean_)
+        return K
+
+    def _center_cols(self, K: np.ndarray) -> np.ndarray:
+        """Centre new kernel columns given as rows [κ(x_i, z)]_i (shape (m_new, n))."""
+        if not self.center:
+            return K
+        K = K - K.mean(axis=1, keepdims=True)
+        K -= self.row_means_.astype(K.dtype)[None, :]
+        K += K.dtype.type(self.grand_mean_)
+        return K
+
+    def kernel_rows(self, X):
+        """[κ(x, z_j)]_j for new x (rows), shape (n_new, m), before centring."""
+        check_is_fitted(self, "singular_values_")
+        if self._precomputed():
+            K = as_data(X, "X (precomputed kernel rows)", allow_sparse=True)
+            if K.shape[1] != self.n_cols_:
+                raise ValueError(
+                    f"precomputed X has {K.shape[1]} columns; expected {self.n_cols_} "
+                    "(kernel values against every training z)"
+                )
+            return K.toarray() if sp.issparse(K) else K
+        Xn = as_data(X, "X", allow_sparse=True)
+        if Xn.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {Xn.shape[1]} features, but KernelSVD is expecting {self.n_features_in_} "
+                "features as input"
+            )
+        if self.compat_ is not None:
+            Xn = self.compat_.transform_x(Xn)
+        if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
+            Xn = Xn.toarray()
+        return KernelMatrix(
+            self.kernel_, Xn, self.Z_fit_, reference=self.Z_fit_,
+            working_memory=self.working_memory,
+        ).to_array()
+
+    def kernel_cols(self, Z):
+        """[κ(x_i, z)]_i for new z (rows), shape (m_new, n), before centring."""
+        check_is_fitted(self, "singular_values_")
+        if self._precomputed():
+            K = as_data(Z, "Z (precomputed kernel columns, shape (m_new, n))", allow_sparse=True)
+            if K.shape[1] != self.n_rows_:
+                raise ValueError(
+                    f"precomputed Z has {K.shape[1]} columns; expected {self.n_rows_} "
+                    "(kernel values κ(x_i, z) for every training x_i)"
+                )
+            return K.toarray() if sp.issparse(K) else K
+        Zn = as_data(Z, "Z", allow_sparse=True)
+        expected = self.z_features_in_
+        if Zn.shape[1] != expected:
+            raise ValueError(f"Z has {Zn.shape[1]} features; expected {expected}")
+        if self.compat_ is not None:
+            Zn = self.compat_.transform_z(Zn)
+        if sp.issparse(Zn) and not self.kernel_.accepts_sparse:
+            Zn = Zn.toarray()
+        K = KernelMatrix(
+            self.kernel_, self.X_fit_, Zn, reference=self.Z_fit_,
+            working_memory=self.working_memory,
+        ).to_array()
+        return np.ascontiguousarray(K.T)
+
+    def transform(self, X):
+        """Left projection scores e(x) = [κ̃(x, z_j)]_j V (= UΣ on training rows)."""
+        K = self._center_rows(self.kernel_rows(X))
+        return K @ self.right_singular_vectors_.astype(K.dtype, copy=False)
+
+    def transform_right(self, Z):
+        """Right projection scores e(z) = [κ̃(x_i, z)]_iᵀ U (= VΣ on training columns).
+
+        New z are rows: for ``fit(X, Z=Z)`` rows with Z's features; for ``fit(A)`` new columns of
+        A given as rows (length N); for ``'precomputed'`` an (m_new, n) array of κ(x_i, z).
+        """
+        K = self._center_cols(self.kernel_cols(Z))
+        return K @ self.left_singular_vectors_.astype(K.dtype, copy=False)
+
+    def embeddings(self) -> tuple[np.ndarray, np.ndarray]:
+        """Training embeddings (U Σ, V Σ) of rows and columns."""
+        check_is_fitted(self, "singular_values_")
+        s = self.singular_values_
+        return self.left_singular_vectors_ * s, self.right_singular_vectors_ * s
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        if self._precomputed():
+            tags.input_tags.pairwise = True
+        return tags

@@ -1,0 +1,63 @@
+"""A small report object every experiment returns: tables, notes and figures, written as Markdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        if not np.isfinite(v):
+            return "—"
+        return f"{v:.4g}"
+    return str(v)
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
+    """Render a list of dicts as a GitHub Markdown table."""
+    if not rows:
+        return "_(no rows)_\n"
+    columns = columns or list(rows[0])
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        out.append("| " + " | ".join(_fmt(r.get(c, "")) for c in columns) + " |")
+    return "\n".join(out) + "\n"
+
+
+@dataclass
+class Report:
+    """Result of one experiment: named tables (lists of dict rows), notes, figure paths."""
+
+    title: str
+    tables: dict[str, list[dict]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    protocol: str = ""
+
+    def to_markdown(self) -> str:
+        parts = [f"# {self.title}\n"]
+        if self.protocol:
+            parts.append(f"**Protocol.** {self.protocol}\n")
+        for name, rows in self.tables.items():
+            parts.append(f"## {name}\n")
+            parts.append(markdown_table(rows))
+        if self.notes:
+            parts.append("## Notes\n")
+            parts.extend(f"- {n}" for n in self.notes)
+            parts.append("")
+        for f in self.figures:
+            parts.append(f"![{Path(f).stem}]({Path(f).name})\n")
+        return "\n".join(parts)
+
+    def write(self, out_dir, name: str) -> Path:
+        """Write ``<out_dir>/<name>.md`` atomically (a temp file renamed into place)."""
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path = out_dir / f"{name}.md"
+        tmp = path.with_suffix(".md.tmp")
+        tmp.write_text(self.to_markdown())
+        tmp.replace(path)
+        return path

@@ -1,0 +1,137 @@
+"""The kernel abstraction: κ(x, z) evaluated between two sets of samples (rows).
+
+A kernel may be asymmetric (κ(x, z) ≠ κ(z, x)) and need not be positive semi-definite; its flags
+``is_symmetric`` and ``is_psd`` say what holds, and the linear algebra relies on them only when
+they are true (never symmetrise silently).
+
+*Row-normalised* kernels (SNE, T; paper 000 §4.1, paper 001 §4.3) divide by a normaliser that sums
+over a *reference set* R (the second training set):  κ(x, z) = k(x, z) / Σ_{r∈R} k(x, r).
+They are evaluated through :class:`~asymkern.kernels.matrix.KernelMatrix`, which computes the
+normalisers in memory-bounded blocks.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import as_data, check_finite_result
+
+
+class Kernel(ABC):
+    """Base class of all kernels.
+
+    Subclasses implement :meth:`_raw`, the unnormalised kernel block k(X, Z) for validated 2-D
+    inputs. Calling a kernel, ``kernel(X, Z)``, returns the dense matrix [κ(x_i, z_j)].
+    """
+
+    name: str = "kernel"
+    is_symmetric: bool = True
+    is_psd: bool = True
+    accepts_sparse: bool = False
+    row_normalized: bool = False
+
+    # -- to implement -------------------------------------------------------------------------
+    @abstractmethod
+    def _raw(self, X, Z) -> np.ndarray:
+        """Unnormalised kernel block for validated inputs (dense result, float32/64)."""
+
+    # -- public ---------------------------------------------------------------------------------
+    def __call__(self, X, Z=None, *, reference=None, working_memory=None) -> np.ndarray:
+        """Dense kernel matrix [κ(x_i, z_j)], computed in memory-bounded blocks.
+
+        ``reference`` is the normalisation set of row-normalised kernels (default: ``Z``).
+        """
+        from .matrix import KernelMatrix
+
+        return KernelMatrix(
+            self, X, Z, reference=reference, working_memory=working_memory
+        ).to_array()
+
+    def matrix(self, X, Z=None, **kwargs):
+        """The lazy :class:`KernelMatrix` over (X, Z)."""
+        from .matrix import KernelMatrix
+
+        return KernelMatrix(self, X, Z, **kwargs)
+
+    def validate_pair(self, X, Z=None, names=("X", "Z")):
+        """Validate the two sets and check that their feature counts match."""
+        X = as_data(X, names[0], allow_sparse=self.accepts_sparse)
+        Z = X if Z is None else as_data(Z, names[1], allow_sparse=self.accepts_sparse)
+        if self.checks_features and X.shape[1] != Z.shape[1]:
+            raise ValueError(
+                f"{names[0]} has {X.shape[1]} features but {names[1]} has {Z.shape[1]}; "
+                f"kernel {self.name!r} needs equal feature counts (for a data matrix whose rows "
+                "and columns differ in dimension use a compatibility transform, compat=...)"
+            )
+        return X, Z
+
+    checks_features: bool = True
+
+    def get_params(self) -> dict:
+        """Constructor parameters (for repr and copying)."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and self.get_params() == other.get_params()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, repr(self)))
+
+
+def _dense(A) -> np.ndarray:
+    return A.toarray() if sp.issparse(A) else np.asarray(A)
+
+
+def sq_norms(X) -> np.ndarray:
+    """Row-wise squared Euclidean norms of a dense or CSR matrix."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel().astype(X.dtype, copy=False)
+    return np.einsum("ij,ij->i", X, X)
+
+
+def neg_scaled_sq_dists(X, Z, scale: float) -> np.ndarray:
+    """−scale·‖x_i − z_j‖², clipped to ≤ 0, with one GEMM.
+
+    For dense inputs the squared norms are folded into the GEMM by augmenting both sides
+    ([2s·x, −s‖x‖², 1]·[z, 1, −s‖z‖²]ᵀ), so only one pass over the output follows.
+    """
+    dtype = np.result_type(X.dtype, Z.dtype)
+    xx = sq_norms(X)
+    zz = xx if Z is X else sq_norms(Z)
+    if sp.issparse(X) or sp.issparse(Z):
+        K = _dense(X @ Z.T).astype(dtype, copy=False)
+        K *= 2.0 * scale
+        K -= (scale * xx)[:, None]
+        K -= (scale * zz)[None, :]
+    else:
+        n, d = X.shape
+        Xa = np.empty((n, d + 2), dtype=dtype)
+        Xa[:, :d] = X
+        Xa[:, :d] *= 2.0 * scale
+        Xa[:, d] = -scale * xx
+        Xa[:, d + 1] = 1.0
+        m = Z.shape[0]
+        Za = np.empty((m, d + 2), dtype=dtype)
+        Za[:, :d] = Z
+        Za[:, d] = 1.0
+        Za[:, d + 1] = -scale * zz
+        K = Xa @ Za.T
+    np.minimum(K, 0.0, out=K)
+    return K
+
+
+def evaluate_callable(func, X, Z, name: str = "kernel") -> np.ndarray:
+    """Call a user kernel function and check shape and finiteness of what it returns."""
+    values = func(X, Z)
+    values = _dense(values)
+    values = check_finite_result(values, name, shape=(X.shape[0], Z.shape[0]))
+    if values.dtype not in (np.float32, np.float64):
+        values = values.astype(np.float64)
+    return values

@@ -1,0 +1,316 @@
+"""KernelMatrix: the lazy n×m operator G_ij = κ(x_i, z_j), computed in memory-bounded blocks.
+
+Nothing n×m is formed unless asked for (:meth:`KernelMatrix.to_array`, which refuses past the
+configured budget). Blocks follow ``working_memory`` (MiB). Optional double centring
+G̃ = H_n G H_m (paper 000 §2, H_k = I − 11ᵀ/k) is applied through row/column means, never with an
+n×n matrix. float32 inputs give float32 blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+
+from .._validation import as_data
+from ..config import get_config
+from .base import Kernel
+
+
+class MemoryBudgetError(MemoryError):
+    """Raised when an operation would exceed the configured memory budget."""
+
+
+def _as_index(idx, size: int, name: str):
+    if isinstance(idx, slice):
+        return idx
+    idx = np.asarray(idx)
+    if idx.dtype == bool:
+        if idx.shape != (size,):
+            raise ValueError(f"{name} boolean mask has shape {idx.shape}; expected ({size},)")
+        return np.flatnonzero(idx)
+    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"{name} must be a slice or a 1-D array of integer indices")
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise IndexError(f"{name} index out of range for size {size}")
+    return idx
+
+
+class KernelMatrix:
+    """Lazy kernel matrix G = [κ(x_i, z_j)] over two sets of samples (rows).
+
+    Parameters
+    ----------
+    kernel : Kernel
+    X : (n, d) array or CSR matrix; Z : (m, d) array or CSR matrix, or None for Z = X.
+    reference : normalisation set of row-normalised kernels (default: Z).
+    center : apply double centring H_n G H_m (paper 000 §2).
+    working_memory : MiB per block (default: ``asymkern.get_config()['working_memory']``).
+    max_dense_memory : MiB above which :meth:`to_array` refuses.
+    """
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        X,
+        Z=None,
+        *,
+        reference=None,
+        center: bool = False,
+        working_memory: float | None = None,
+        max_dense_memory: float | None = None,
+    ):
+        from . import get_kernel
+
+        self.kernel = get_kernel(kernel)
+        self.X, self.Z = self.kernel.validate_pair(X, Z)
+        self.same_sets = Z is None or Z is X
+        if reference is None:
+            self.reference = self.Z
+            self._reference_is_Z = True
+        else:
+            self.reference = as_data(
+                reference, "reference", allow_sparse=self.kernel.accepts_sparse
+            )
+            self._reference_is_Z = self.reference is self.Z
+        self.center = bool(center)
+        cfg = get_config()
+        self.working_memory = cfg["working_memory"] if working_memory is None else working_memory
+        self.max_dense_memory = (
+            cfg["max_dense_memory"] if max_dense_memory is None else max_dense_memory
+        )
+        if not self.working_memory > 0:
+            raise ValueError(f"working_memory must be > 0 MiB, got {working_memory}")
+        dt = [self.X.dtype, self.Z.dtype]
+        self.dtype = np.dtype(np.float32) if all(d == np.float32 for d in dt) else np.dtype(
+            np.float64
+        )
+        self.shape = (self.X.shape[0], self.Z.shape[0])
+        self._normalizers: np.ndarray | None = None
+        self._means: tuple[np.ndarray, np.ndarray, float] | None = None
+
+    # ---------------------------------------------------------------- sizes and blocks
+    @property
+    def nbytes(self) -> int:
+        """Bytes a dense copy of the full matrix would take."""
+        return int(self.shape[0]) * int(self.shape[1]) * self.dtype.itemsize
+
+    def block_rows(self, n_cols: int | None = None) -> int:
+        """Rows per block so that one block and its temporaries fit ``working_memory``."""
+        n_cols = self.shape[1] if n_cols is None else n_cols
+        budget = self.working_memory * 2**20
+        per_row = max(1, n_cols) * self.dtype.itemsize * 2
+        return int(max(1, min(self.shape[0], budget // per_row)))
+
+    def _raw(self, X, Z) -> np.ndarray:
+        K = self.kernel._raw(X, Z)
+        if K.dtype != self.dtype:
+            K = K.astype(self.dtype)
+        return K
+
+    def _row_normalizers_for(self, X_rows) -> np.ndarray:
+        """Σ_{r∈R} k(x, r) for the given rows, in blocks over the reference set."""
+        R = self.reference
+        n_r = R.shape[0]
+        s = np.zeros(X_rows.shape[0], dtype=np.float64)
+        step = max(1, int(self.working_memory * 2**20 // (max(1, X_rows.shape[0]) * 16)))
+        for start in range(0, n_r, step):
+            s += self._raw(X_rows, R[start : start + step]).sum(axis=1, dtype=np.float64)
+        if np.any(s <= 0) or not np.all(np.isfinite(s)):
+            raise ValueError(
+                f"kernel {self.kernel.name!r}: a row normaliser is zero or non-finite "
+                "(every reference point has zero similarity to some x); increase the bandwidth"
+            )
+        return s
+
+    def row_normalizers(self) -> np.ndarray | None:
+        """Normalisers of every row (None for kernels that are not row-normalised)."""
+        if not self.kernel.row_normalized:
+            return None
+        if self._normalizers is None:
+            if self._reference_is_Z:
+                # one pass over full-width row blocks: the normaliser is the raw row sum
+                s = np.empty(self.shape[0])
+                for sl, raw in self._iter_raw_row_blocks():
+                    s[sl] = raw.sum(axis=1, dtype=np.float64)
+                if np.any(s <= 0) or not np.all(np.isfinite(s)):
+                    raise ValueError(
+                        f"kernel {self.kernel.name!r}: a row normaliser is zero or non-finite; "
+                        "increase the bandwidth"
+                    )
+                self._normalizers = s
+            else:
+                self._normalizers = self._row_normalizers_for(self.X)
+        return self._normalizers
+
+    def _iter_raw_row_blocks(self, block_rows: int | None = None):
+        step = block_rows or self.block_rows()
+        for start in range(0, self.shape[0], step):
+            sl = slice(start, min(start + step, self.shape[0]))
+            yield sl, self._raw(self.X[sl], self.Z)
+
+    def _normalize_rows(self, K: np.ndarray, rows, raw_full_rows: bool = False) -> np.ndarray:
+        if not self.kernel.row_normalized:
+            return K
+        if self._normalizers is not None:
+            s = self._normalizers[rows]
+        elif raw_full_rows and self._reference_is_Z:
+            s = K.sum(axis=1, dtype=np.float64)
+        else:
+            s = self._row_normalizers_for(self.X[rows])
+        K /= s.astype(K.dtype, copy=False)[:, None]
+        return K
+
+    def means(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """(row means (n,), column means (m,), grand mean) of the uncentred matrix."""
+        if self._means is None:
+            n, m = self.shape
+            row_sum = np.empty(n)
+            col_sum = np.zeros(m)
+            for sl, B in self._iter_blocks_uncentered():
+                row_sum[sl] = B.sum(axis=1, dtype=np.float64)
+                col_sum += B.sum(axis=0, dtype=np.float64)
+            self._means = (row_sum / m, col_sum / n, float(row_sum.sum() / (n * m)))
+        return self._means
+
+    def row_sums(self) -> np.ndarray:
+        """Σ_j G_ij (after centring, if enabled)."""
+        if self.center:
+            return np.zeros(self.shape[0])
+        return self.means()[0] * self.shape[1]
+
+    def col_sums(self) -> np.ndarray:
+        """Σ_i G_ij (after centring, if enabled)."""
+        if self.center:
+            return np.zeros(self.shape[1])
+        return self.means()[1] * self.shape[0]
+
+    def _iter_blocks_uncentered(self, block_rows: int | None = None):
+        for sl, raw in self._iter_raw_row_blocks(block_rows):
+            yield sl, self._normalize_rows(raw, sl, raw_full_rows=True)
+
+    def iter_row_blocks(self, block_rows: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
+        """Yield (row slice, dense block of full rows) covering the matrix."""
+        for sl, B in self._iter_blocks_uncentered(block_rows):
+            if self.center:
+                self._center_block(B, sl, slice(None))
+            yield sl, B
+
+    def _center_block(self, B: np.ndarray, rows, cols) -> np.ndarray:
+        r, c, g = self.means()
+        B -= r[rows].astype(B.dtype)[:, None]
+        B -= c[cols].astype(B.dtype)[None, :]
+        B += B.dtype.type(g)
+        return B
+
+    def block(self, rows=slice(None), cols=slice(None)) -> np.ndarray:
+        """Dense sub-matrix G[rows][:, cols] (rows/cols: slices or index arrays)."""
+        rows = _as_index(rows, self.shape[0], "rows")
+        cols = _as_index(cols, self.shape[1], "cols")
+        Xr = self.X[rows]
+        Zc = self.Z[cols]
+        full_cols = isinstance(cols, slice) and cols == slice(None)
+        B = self._raw(Xr, Zc)
+        B = self._normalize_rows(B, rows, raw_full_rows=full_cols)
+        if self.center:
+            self._center_block(B, rows, cols)
+        return B
+
+    def rows(self, idx) -> np.ndarray:
+        """Selected full rows G[idx, :] (len(idx) × m)."""
+        return self.block(idx, slice(None))
+
+    def cols(self, idx) -> np.ndarray:
+        """Selected full columns G[:, idx] (n × len(idx)), computed in row blocks."""
+        idx = _as_index(idx, self.shape[1], "cols")
+        n_sel = len(range(*idx.indices(self.shape[1]))) if isinstance(idx, slice) else len(idx)
+        out = np.empty((self.shape[0], n_sel), dtype=self.dtype)
+        if self.kernel.row_normalized:
+            self.row_normalizers()
+        step = self.block_rows(n_sel)
+        for start in range(0, self.shape[0], step):
+            sl = slice(start, min(start + step, self.shape[0]))
+            out[sl] = self.block(sl, idx)
+        return out
+
+    # ---------------------------------------------------------------- products
+    def matmat(self, V: np.ndarray) -> np.ndarray:
+        """G @ V for V of shape (m,) or (m, k), streaming row blocks."""
+        V = np.asarray(V)
+        vec = V.ndim == 1
+        V2 = V.reshape(self.shape[1], -1)
+        out = np.empty((self.shape[0], V2.shape[1]), dtype=np.result_type(self.dtype, V2.dtype))
+        for sl, B in self._iter_blocks_uncentered():
+            out[sl] = B @ V2
+        if self.center:
+            r, c, g = self.means()
+            ones_v = V2.sum(axis=0)
+            out -= np.outer(r, ones_v)
+            out -= (c @ V2)[None, :]
+            out += g * ones_v[None, :]
+        return out.ravel() if vec else out
+
+    def rmatmat(self, U: np.ndarray) -> np.ndarray:
+        """Gᵀ @ U for U of shape (n,) or (n, k), streaming row blocks."""
+        U = np.asarray(U)
+        vec = U.ndim == 1
+        U2 = U.reshape(self.shape[0], -1)
+        out = np.zeros((self.shape[1], U2.shape[1]), dtype=np.result_type(self.dtype, U2.dtype))
+        for sl, B in self._iter_blocks_uncentered():
+            out += B.T @ U2[sl]
+        if self.center:
+            r, c, g = self.means()
+            ones_u = U2.sum(axis=0)
+            out -= (r @ U2)[None, :]
+            out -= np.outer(c, ones_u)
+            out += g * ones_u[None, :]
+        return out.ravel() if vec else out
+
+    matvec = matmat
+    rmatvec = rmatmat
+
+    def __matmul__(self, V):
+        return self.matmat(V)
+
+    @property
+    def T(self):
+        """Transposed view as a scipy LinearOperator."""
+        return self.aslinearoperator().T
+
+    def aslinearoperator(self) -> LinearOperator:
+        """scipy ``LinearOperator`` view (matvec/rmatvec/matmat/rmatmat stream blocks)."""
+        return LinearOperator(
+            shape=self.shape,
+            matvec=self.matmat,
+            rmatvec=self.rmatmat,
+            matmat=self.matmat,
+            rmatmat=self.rmatmat,
+            dtype=self.dtype,
+        )
+
+    def to_array(self, max_dense_memory: float | None = None) -> np.ndarray:
+        """The dense n×m matrix; refuses when it would exceed ``max_dense_memory`` MiB."""
+        limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
+        if self.nbytes > limit * 2**20:
+            raise MemoryBudgetError(
+                f"a dense {self.shape[0]}x{self.shape[1]} {self.dtype} kernel matrix needs "
+                f"{self.nbytes / 2**20:.1f} MiB, above the max_dense_memory budget of {limit} MiB; "
+                "use the lazy operator (matmat, blocks, a Nystrom or randomized solver) or raise "
+                "the budget with asymkern.set_config(max_dense_memory=...)"
+            )
+        out = np.empty(self.shape, dtype=self.dtype)
+        for sl, B in self.iter_row_blocks():
+            out[sl] = B
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"KernelMatrix(kernel={self.kernel!r}, shape={self.shape}, dtype={self.dtype}, "
+            f"center={self.center})"
+        )
+
+
+def is_sparse(A) -> bool:
+    return sp.issparse(A)
