@@ -199,3 +199,17 @@ def test_compatibility_transforms_follow_algorithm_1(rng):
         CompatibilityTransform("a3").fit(A)
     with pytest.raises(ValueError, match="expected \\(10, 6\\)"):
         CompatibilityTransform(np.ones((3, 3))).fit(A)
+
+
+def test_sne_with_tiny_bandwidth_does_not_underflow(rng):
+    """exp(−‖x−z‖²/γ²) underflows to 0 for every z when γ is small; the log-sum-exp does not."""
+    X = rng.standard_normal((15, 3)) * 10
+    Z = rng.standard_normal((12, 3)) * 10
+    k = get_kernel("sne", bandwidth=0.05)
+    G = KernelMatrix(k, X, Z, working_memory=0.0005).to_array()
+    assert np.all(np.isfinite(G))
+    np.testing.assert_allclose(G.sum(1), 1.0)
+    D2 = euclidean_distances(X, Z, squared=True)
+    np.testing.assert_array_equal(G.argmax(1), D2.argmin(1))
+    Gc = KernelMatrix(k, X, Z, working_memory=0.0005).cols([0, 3])
+    np.testing.assert_allclose(Gc, G[:, [0, 3]])

@@ -56,7 +56,9 @@ def as_data(
         if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
             raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
         if np.iscomplexobj(arr):
-            raise ValueError(f"Complex data not supported: {name} is complex-valued; expected real numbers")
+            raise ValueError(
+                f"Complex data not supported: {name} is complex-valued; expected real numbers"
+            )
         if arr.dtype not in FLOAT_DTYPES or (
             isinstance(dtype, type) and arr.dtype != np.dtype(dtype)
         ):
@@ -124,7 +126,9 @@ def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = Non
     """Validate what a user-supplied function (e.g. a callable kernel) returned."""
     values = np.asarray(values)
     if shape is not None and values.shape != tuple(shape):
-        raise ValueError(f"{name} returned an array of shape {values.shape}; expected {tuple(shape)}")
+        raise ValueError(
+            f"{name} returned an array of shape {values.shape}; expected {tuple(shape)}"
+        )
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} returned non-finite values (NaN or infinity)")
     return values

@@ -80,7 +80,11 @@ def _load_pubmed(data_dir=None) -> DirectedGraph:
     A = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
     A.data[:] = 1.0
     A.sum_duplicates()
-    names = ("Diabetes Mellitus Experimental", "Diabetes Mellitus Type 2", "Diabetes Mellitus Type 1")
+    names = (
+        "Diabetes Mellitus Experimental",
+        "Diabetes Mellitus Type 2",
+        "Diabetes Mellitus Type 1",
+    )
     return DirectedGraph("pubmed", A, labels, names, pmids)
 
 

@@ -233,8 +233,12 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         K += K.dtype.type(self.grand_mean_)
         return K
 
-    def kernel_rows(self, X):
-        """[κ(x, z_j)]_j for new x (rows), shape (n_new, m), before centring."""
+    def kernel_rows(self, X, subset=None):
+        """[κ(x, z_j)]_j for new x (rows), shape (n_new, m), before centring.
+
+        ``subset``: only the columns j in this index array (the Nyström column landmarks); a
+        row-normalised kernel is still normalised over every training z.
+        """
         check_is_fitted(self, "singular_values_")
         if self._precomputed():
             K = as_data(X, "X (precomputed kernel rows)", allow_sparse=True)
@@ -243,7 +247,8 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                     f"precomputed X has {K.shape[1]} columns; expected {self.n_cols_} "
                     "(kernel values against every training z)"
                 )
-            return K.toarray() if sp.issparse(K) else K
+            K = K.toarray() if sp.issparse(K) else K
+            return K if subset is None else K[:, subset]
         Xn = as_data(X, "X", allow_sparse=True)
         if Xn.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -254,13 +259,17 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             Xn = self.compat_.transform_x(Xn)
         if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
             Xn = Xn.toarray()
+        Zs = self.Z_fit_ if subset is None else self.Z_fit_[subset]
         return KernelMatrix(
-            self.kernel_, Xn, self.Z_fit_, reference=self.Z_fit_,
+            self.kernel_, Xn, Zs, reference=self.Z_fit_,
             working_memory=self.working_memory,
         ).to_array()
 
-    def kernel_cols(self, Z):
-        """[κ(x_i, z)]_i for new z (rows), shape (m_new, n), before centring."""
+    def kernel_cols(self, Z, subset=None):
+        """[κ(x_i, z)]_i for new z (rows), shape (m_new, n), before centring.
+
+        ``subset``: only the rows i in this index array (the Nyström row landmarks).
+        """
         check_is_fitted(self, "singular_values_")
         if self._precomputed():
             K = as_data(Z, "Z (precomputed kernel columns, shape (m_new, n))", allow_sparse=True)
@@ -269,7 +278,8 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                     f"precomputed Z has {K.shape[1]} columns; expected {self.n_rows_} "
                     "(kernel values κ(x_i, z) for every training x_i)"
                 )
-            return K.toarray() if sp.issparse(K) else K
+            K = K.toarray() if sp.issparse(K) else K
+            return K if subset is None else K[:, subset]
         Zn = as_data(Z, "Z", allow_sparse=True)
         expected = self.z_features_in_
         if Zn.shape[1] != expected:
@@ -278,14 +288,30 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             Zn = self.compat_.transform_z(Zn)
         if sp.issparse(Zn) and not self.kernel_.accepts_sparse:
             Zn = Zn.toarray()
+        Xs = self.X_fit_ if subset is None else self.X_fit_[subset]
         K = KernelMatrix(
-            self.kernel_, self.X_fit_, Zn, reference=self.Z_fit_,
+            self.kernel_, Xs, Zn, reference=self.Z_fit_,
             working_memory=self.working_memory,
         ).to_array()
         return np.ascontiguousarray(K.T)
 
+    def _nystrom_fit(self) -> bool:
+        return getattr(self, "solver_", None) == "nystrom" and hasattr(self, "nystrom_")
+
     def transform(self, X):
-        """Left projection scores e(x) = [κ̃(x, z_j)]_j V (= UΣ on training rows)."""
+        """Left projection scores e(x) = [κ̃(x, z_j)]_j V (= UΣ on training rows).
+
+        After ``solver='nystrom'`` the scores are λ̃ · u(x) with u(x) the out-of-sample
+        extension of eq. 8 of paper 000 (kernel values against the column landmarks only); on
+        a training row they equal the rows of UΣ.
+        """
+        if self._nystrom_fit():
+            J = self.nystrom_.col_landmarks
+            if self.center:
+                K = self._center_rows(self.kernel_rows(X))[:, J]
+            else:
+                K = self.kernel_rows(X, subset=J)
+            return self.nystrom_.extend_rows(K) * self.singular_values_
         K = self._center_rows(self.kernel_rows(X))
         return K @ self.right_singular_vectors_.astype(K.dtype, copy=False)
 
@@ -295,6 +321,13 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         New z are rows: for ``fit(X, Z=Z)`` rows with Z's features; for ``fit(A)`` new columns of
         A given as rows (length N); for ``'precomputed'`` an (m_new, n) array of κ(x_i, z).
         """
+        if self._nystrom_fit():
+            I = self.nystrom_.row_landmarks
+            if self.center:
+                K = self._center_cols(self.kernel_cols(Z))[:, I]
+            else:
+                K = self.kernel_cols(Z, subset=I)
+            return self.nystrom_.extend_cols(K) * self.singular_values_
         K = self._center_cols(self.kernel_cols(Z))
         return K @ self.left_singular_vectors_.astype(K.dtype, copy=False)
 

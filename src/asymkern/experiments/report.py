@@ -1,4 +1,4 @@
-"""A small report object every experiment returns: tables, notes and figures, written as Markdown."""
+"""The report every experiment returns: tables, notes and figures, written as Markdown."""
 
 from __future__ import annotations
 

@@ -38,6 +38,10 @@ class Kernel(ABC):
     def _raw(self, X, Z) -> np.ndarray:
         """Unnormalised kernel block for validated inputs (dense result, float32/64)."""
 
+    def _log_raw(self, X, Z) -> np.ndarray:
+        """log k(X, Z) for row-normalised kernels (normalised with a stable log-sum-exp)."""
+        return np.log(self._raw(X, Z))
+
     # -- public ---------------------------------------------------------------------------------
     def __call__(self, X, Z=None, *, reference=None, working_memory=None) -> np.ndarray:
         """Dense kernel matrix [κ(x_i, z_j)], computed in memory-bounded blocks.

@@ -37,14 +37,15 @@ class CompatibilityTransform:
             return m
         if not isinstance(m, str):
             raise TypeError(
-                f"compat must be one of 'pinv'/'a0', 'pca'/'a1', 'random'/'a2' or a matrix, got {m!r}"
+                "compat must be one of 'pinv'/'a0', 'pca'/'a1', 'random'/'a2' or a matrix, "
+                f"got {m!r}"
             )
         m = _ALIASES.get(m.lower(), m.lower())
         if m == "learnable":
             raise ValueError(
                 "compat='a3' (learnable) is trained end to end with a downstream head: use "
-                "asymkern.experiments.learnable_compat (needs the torch extra) and pass the learned "
-                "matrix as compat=C"
+                "asymkern.experiments.learnable_compat (needs the torch extra) and pass the "
+                "learned matrix as compat=C"
             )
         if m not in ("pinv", "pca", "random"):
             raise ValueError(f"unknown compat {self.method!r}; expected 'pinv', 'pca', 'random'")

@@ -105,45 +105,59 @@ class KernelMatrix:
         return int(max(1, min(self.shape[0], budget // per_row)))
 
     def _raw(self, X, Z) -> np.ndarray:
-        K = self.kernel._raw(X, Z)
+        """Kernel values, or for row-normalised kernels their unnormalised logarithms."""
+        if self.kernel.row_normalized:
+            K = self.kernel._log_raw(X, Z)
+        else:
+            K = self.kernel._raw(X, Z)
         if K.dtype != self.dtype:
             K = K.astype(self.dtype)
         return K
 
-    def _row_normalizers_for(self, X_rows) -> np.ndarray:
-        """Σ_{r∈R} k(x, r) for the given rows, in blocks over the reference set."""
+    @staticmethod
+    def _block_lse(L: np.ndarray) -> np.ndarray:
+        """Row-wise log Σ exp(L) in float64, shifted by the row maximum (no under/overflow)."""
+        mx = L.max(axis=1).astype(np.float64)
+        return mx + np.log(np.exp(L - mx[:, None].astype(L.dtype)).sum(axis=1, dtype=np.float64))
+
+    def _lse_for(self, X_rows) -> np.ndarray:
+        """log Σ_{r∈R} k(x, r) for the given rows: a streaming log-sum-exp over reference blocks."""
         R = self.reference
         n_r = R.shape[0]
-        s = np.zeros(X_rows.shape[0], dtype=np.float64)
+        mx = np.full(X_rows.shape[0], -np.inf)
+        acc = np.zeros(X_rows.shape[0])
         step = max(1, int(self.working_memory * 2**20 // (max(1, X_rows.shape[0]) * 16)))
         for start in range(0, n_r, step):
-            s += self._raw(X_rows, R[start : start + step]).sum(axis=1, dtype=np.float64)
-        if np.any(s <= 0) or not np.all(np.isfinite(s)):
-            raise ValueError(
-                f"kernel {self.kernel.name!r}: a row normaliser is zero or non-finite "
-                "(every reference point has zero similarity to some x); increase the bandwidth"
-            )
-        return s
+            L = self._raw(X_rows, R[start : start + step])
+            bm = L.max(axis=1).astype(np.float64)
+            new = np.maximum(mx, bm)
+            acc = acc * np.exp(mx - new) + np.exp(
+                L - new[:, None].astype(L.dtype)
+            ).sum(axis=1, dtype=np.float64)
+            mx = new
+        return mx + np.log(acc)
 
-    def row_normalizers(self) -> np.ndarray | None:
-        """Normalisers of every row (None for kernels that are not row-normalised)."""
-        if not self.kernel.row_normalized:
-            return None
+    def _row_lse(self) -> np.ndarray:
+        """Cached log-normalisers of every row."""
         if self._normalizers is None:
             if self._reference_is_Z:
-                # one pass over full-width row blocks: the normaliser is the raw row sum
-                s = np.empty(self.shape[0])
-                for sl, raw in self._iter_raw_row_blocks():
-                    s[sl] = raw.sum(axis=1, dtype=np.float64)
-                if np.any(s <= 0) or not np.all(np.isfinite(s)):
-                    raise ValueError(
-                        f"kernel {self.kernel.name!r}: a row normaliser is zero or non-finite; "
-                        "increase the bandwidth"
-                    )
-                self._normalizers = s
+                lse = np.empty(self.shape[0])
+                for sl, L in self._iter_raw_row_blocks():
+                    lse[sl] = self._block_lse(L)
+                self._normalizers = lse
             else:
-                self._normalizers = self._row_normalizers_for(self.X)
+                self._normalizers = self._lse_for(self.X)
         return self._normalizers
+
+    def row_normalizers(self) -> np.ndarray | None:
+        """Normalisers Σ_{r∈R} k(x_i, r) of every row (None unless the kernel is row-normalised).
+
+        Internally the library works with their logarithms (a log-sum-exp), so a small bandwidth
+        never divides by an underflowed zero.
+        """
+        if not self.kernel.row_normalized:
+            return None
+        return np.exp(self._row_lse())
 
     def _iter_raw_row_blocks(self, block_rows: int | None = None):
         step = block_rows or self.block_rows()
@@ -152,16 +166,17 @@ class KernelMatrix:
             yield sl, self._raw(self.X[sl], self.Z)
 
     def _normalize_rows(self, K: np.ndarray, rows, raw_full_rows: bool = False) -> np.ndarray:
+        """Turn log-values of a row-normalised kernel into κ = exp(log k − log Σ_R k)."""
         if not self.kernel.row_normalized:
             return K
         if self._normalizers is not None:
-            s = self._normalizers[rows]
+            lse = self._normalizers[rows]
         elif raw_full_rows and self._reference_is_Z:
-            s = K.sum(axis=1, dtype=np.float64)
+            lse = self._block_lse(K)
         else:
-            s = self._row_normalizers_for(self.X[rows])
-        K /= s.astype(K.dtype, copy=False)[:, None]
-        return K
+            lse = self._lse_for(self.X[rows])
+        K -= lse.astype(K.dtype, copy=False)[:, None]
+        return np.exp(K, out=K)
 
     def means(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(row means (n,), column means (m,), grand mean) of the uncentred matrix."""
@@ -228,7 +243,7 @@ class KernelMatrix:
         n_sel = len(range(*idx.indices(self.shape[1]))) if isinstance(idx, slice) else len(idx)
         out = np.empty((self.shape[0], n_sel), dtype=self.dtype)
         if self.kernel.row_normalized:
-            self.row_normalizers()
+            self._row_lse()
         step = self.block_rows(n_sel)
         for start in range(0, self.shape[0], step):
             sl = slice(start, min(start + step, self.shape[0]))

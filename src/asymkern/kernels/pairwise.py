@@ -121,6 +121,9 @@ class SNEKernel(RBFKernel):
     is_psd = False
     row_normalized = True
 
+    def _log_raw(self, X, Z):
+        return neg_scaled_sq_dists(X, Z, _resolve_gamma(self.gamma, self.bandwidth, X.shape[1]))
+
 
 class TKernel(CauchyKernel):
     """Asymmetric T kernel (paper 001 §4.3): (1 + ‖x − z‖²)⁻¹ / Σ_{r∈R} (1 + ‖x − r‖²)⁻¹."""
@@ -129,6 +132,14 @@ class TKernel(CauchyKernel):
     is_symmetric = False
     is_psd = False
     row_normalized = True
+
+    def _log_raw(self, X, Z):
+        scale = check_positive(self.scale, "scale")
+        K = neg_scaled_sq_dists(X, Z, 1.0 / scale)
+        K *= -1.0
+        np.log1p(K, out=K)
+        K *= -1.0
+        return K
 
 
 class CallableKernel(Kernel):
