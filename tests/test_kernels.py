@@ -142,8 +142,8 @@ def test_callable_kernel_is_checked(XZ):
     X, Z = XZ
     k = get_kernel(lambda A, B: A @ B.T + 1.0)
     np.testing.assert_allclose(k(X, Z), X @ Z.T + 1.0)
-    with pytest.raises(ValueError, match=r"shape \(36, 23\).*expected \(37, 23\)"):
-        get_kernel(lambda A, B: (A @ B.T)[1:])(X, Z)
+    with pytest.raises(ValueError, match=r"shape \(\d+, 22\); expected \(\d+, 23\)"):
+        get_kernel(lambda A, B: (A @ B.T)[:, 1:])(X, Z)
     with pytest.raises(ValueError, match="non-finite"):
         get_kernel(lambda A, B: np.full((len(A), len(B)), np.nan))(X, Z)
 

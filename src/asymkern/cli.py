@@ -190,6 +190,10 @@ def cmd_reproduce(args) -> int:
     if args.data_dir is not None and not Path(args.data_dir).is_dir():
         raise InputError(f"--data-dir {args.data_dir!r} is not a directory")
     run = get_experiment(args.name)
+    if args.progress:
+        from .config import set_config
+
+        set_config(show_progress=True)
     out = Path(args.out) if args.out else None
     staging = None
     if out is not None:
@@ -259,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="datasets folder (default: $ASYMKERN_DATA or ../shared/data)")
     r.add_argument("--out", default=None, help="folder for the Markdown table and PNG figures")
     r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--progress", action="store_true", help="show progress bars")
     r.set_defaults(func=cmd_reproduce)
     return p
 

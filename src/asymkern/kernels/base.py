@@ -100,11 +100,12 @@ def sq_norms(X) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
-def neg_scaled_sq_dists(X, Z, scale: float) -> np.ndarray:
+def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True) -> np.ndarray:
     """−scale·‖x_i − z_j‖², clipped to ≤ 0, with one GEMM.
 
     For dense inputs the squared norms are folded into the GEMM by augmenting both sides
-    ([2s·x, −s‖x‖², 1]·[z, 1, −s‖z‖²]ᵀ), so only one pass over the output follows.
+    ([2s·x, −s‖x‖², 1]·[z, 1, −s‖z‖²]ᵀ), so only one pass over the output follows. With
+    ``clip=False`` rounding may leave values of order 1e-13 above 0 (harmless under exp).
     """
     dtype = np.result_type(X.dtype, Z.dtype)
     xx = sq_norms(X)
@@ -127,7 +128,8 @@ def neg_scaled_sq_dists(X, Z, scale: float) -> np.ndarray:
         Za[:, d] = 1.0
         Za[:, d + 1] = -scale * zz
         K = Xa @ Za.T
-    np.minimum(K, 0.0, out=K)
+    if clip:  # rounding can leave tiny positive values where x ≈ z
+        np.minimum(K, 0.0, out=K)
     return K
 
 

@@ -161,7 +161,13 @@ class KernelMatrix:
 
     def _iter_raw_row_blocks(self, block_rows: int | None = None):
         step = block_rows or self.block_rows()
-        for start in range(0, self.shape[0], step):
+        starts = range(0, self.shape[0], step)
+        if get_config()["show_progress"] and len(starts) > 4:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc=f"kernel {self.kernel.name} {self.shape[0]}x"
+                          f"{self.shape[1]}", unit="block", leave=False)
+        for start in starts:
             sl = slice(start, min(start + step, self.shape[0]))
             yield sl, self._raw(self.X[sl], self.Z)
 
@@ -316,7 +322,9 @@ class KernelMatrix:
                 "the budget with asymkern.set_config(max_dense_memory=...)"
             )
         out = np.empty(self.shape, dtype=self.dtype)
-        for sl, B in self.iter_row_blocks():
+        # blocks of at most ~4 % of the output keep the peak near the output's own size
+        rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))
+        for sl, B in self.iter_row_blocks(rows):
             out[sl] = B
         return out
 

@@ -71,7 +71,8 @@ class RBFKernel(Kernel):
         self.bandwidth = bandwidth
 
     def _raw(self, X, Z):
-        K = neg_scaled_sq_dists(X, Z, _resolve_gamma(self.gamma, self.bandwidth, X.shape[1]))
+        gamma = _resolve_gamma(self.gamma, self.bandwidth, X.shape[1])
+        K = neg_scaled_sq_dists(X, Z, gamma, clip=False)
         return np.exp(K, out=K)
 
 
