@@ -43,7 +43,7 @@ def _median_bandwidth(X, Z, rng, n: int = 300) -> float:
 
 
 def graph_part(n_components: int = 8, seed: int = 0, n_per_class: int = 200) -> list[dict]:
-    A, y = directed_sbm(n_per_class=n_per_class, n_classes=3, p_forward=0.06, p_backward=0.005,
+    A, y = directed_sbm(n_per_class=n_per_class, n_classes=3, p_forward=0.04, p_backward=0.01,
                         p_within=0.02, random_state=seed)
     P = row_normalized_adjacency(A)  # D⁻¹(A + I), the paper's graph data matrix
     S = row_normalized_adjacency(A + A.T)
@@ -113,7 +113,7 @@ def run_demo(seed: int = 0, quick: bool = False) -> str:
         "asymkern demo: embeddings + the same logistic-regression classifier (5-fold CV accuracy)",
         "",
         markdown_table(rows),
-        "Directed SBM: classes differ only in edge direction (c -> c+1 dense, c+1 -> c sparse),",
+        "Directed SBM: classes differ only in edge direction (c -> c+1: p=0.04, c+1 -> c: 0.01),",
         "so the symmetrised graph carries little class signal; KSVD uses rows (out-edges) and",
         "columns (in-edges) of D^-1(A+I) as its two sets with the asymmetric SNE kernel.",
     ]
