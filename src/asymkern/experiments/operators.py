@@ -1,0 +1,467 @@
+"""Paper 002 Examples 3.10, 3.16 and 4.2: SVD / EVD of empirical RKHS operators.
+
+* :func:`run_covariance` — Example 3.10: covariance operator of k(x, x') = (1 + xᵀx')² under the
+  uniform distribution on [−2, 2]², m = 5000 samples; eigenvalues against the analytical
+  (269 ± √60841)/90, 32/9, 8/3, 8/3, 64/45 and eigenfunctions against the analytical ones.
+* :func:`run_crosscov` — Example 3.16: SVD of Ĉ_YX = (1/m) ΨΦᵀ for
+  p(x, y) = ½(p₁(x)p₂(y) + p₂(x)p₁(y)), p₁,₂ = N(±1, ρ²), normalised Gaussian kernel of bandwidth
+  0.1, m = 10 000; all three SVD routes.
+* :func:`run_gyre` — Example 4.2: coherent sets of the periodically driven double gyre by kernel
+  CCA (Gaussian kernel σ = 0.25, lag τ = 10, 120 × 60 box midpoints on [0, 2] × [0, 1]).
+
+No external data is needed.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .report import Report
+
+SQ = np.sqrt(60841.0)
+COV_EIGENVALUES = np.array([(269 + SQ) / 90, 32 / 9, 8 / 3, 8 / 3, 64 / 45, (269 - SQ) / 90])
+COV_PAPER = [5.78, 3.56, 2.69, 2.66, 1.46, 0.24]  # Figure 1 of paper 002
+
+
+def _analytic_cov_eigenfunctions(P: np.ndarray) -> np.ndarray:
+    """Unnormalised e_1..e_6 of Example 3.10 at the rows of P."""
+    x1, x2 = P[:, 0], P[:, 1]
+    r2 = x1**2 + x2**2
+    return np.column_stack([
+        (-179 + SQ) / 120 + r2,
+        x1 * x2,
+        x1,
+        x2,
+        x1**2 - x2**2,
+        (-179 - SQ) / 120 + r2,
+    ])
+
+
+def _grid(n: int, lo=-2.0, hi=2.0):
+    t = lo + (np.arange(n) + 0.5) * (hi - lo) / n  # midpoints: a quadrature rule for the mean
+    g1, g2 = np.meshgrid(t, t, indexing="xy")
+    return np.column_stack([g1.ravel(), g2.ravel()]), t
+
+
+def _savefig(fig, out, name):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    fig.savefig(path, dpi=72, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return str(path)
+
+
+def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Report:
+    """Example 3.10: eigen-decomposition of the empirical covariance operator, B = I/m."""
+    from ..kernels import get_kernel
+    from ..linalg.operator_svd import RankDeficientGramWarning
+    from ..operators import CovarianceOperator
+
+    m = 1000 if quick else 5000
+    n_rep = 2 if quick else 10
+    kernel = get_kernel("poly", degree=2, gamma=1.0, coef0=1.0)
+    P, t = _grid(60 if quick else 200)
+    E = _analytic_cov_eigenfunctions(P)
+    E = E / np.sqrt(np.mean(E**2, axis=0))  # ‖e_i‖_{L²(μ)} = 1 by the midpoint rule
+    lams, timings, ranks = [], [], []
+    first = None
+    for rep in range(n_rep):
+        rng = np.random.default_rng(seed + rep)
+        X = rng.uniform(-2, 2, (m, 2))
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always", RankDeficientGramWarning)
+            cov = CovarianceOperator(kernel=kernel, n_components=6).fit(X)
+        timings.append(time.perf_counter() - t0)
+        ranks.append(cov.operator_.factor("in").rank)
+        lams.append(cov.eigenvalues_)
+        if rep == 0:
+            first = (X, cov, rec)
+    lams = np.array(lams)
+    X, cov, rec = first
+    op = cov.operator_
+    # the other routes on the first sample: Prop. 3.8 (auxiliary eigenproblem) and the 3 SVDs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankDeficientGramWarning)
+        t0 = time.perf_counter()
+        lam_aux = op.eig(6, method="auxiliary", solver="arpack").eigenvalues
+        t_aux = time.perf_counter() - t0
+        svds = {}
+        for method in ("qr", "auxiliary", "block"):
+            t0 = time.perf_counter()
+            svds[method] = (op.svd(6, method=method, solver="auto" if method == "qr" else
+                                   "arpack").singular_values, time.perf_counter() - t0)
+        try:
+            op.eig(7, method="qr")
+            rank_error = "none (unexpected)"
+        except ValueError as exc:
+            rank_error = str(exc).split(";")[0]
+    # eigenfunctions: ê_i = v_i / √λ_i (v_i RKHS-normalised) vs analytical e_i in L²(μ)
+    V = cov.eigenfunctions_(P) / np.sqrt(cov.eigenvalues_)
+    rows = []
+    for i in range(6):
+        err = np.nan
+        if i not in (2, 3):
+            d = min(np.mean((V[:, i] - E[:, i]) ** 2), np.mean((V[:, i] + E[:, i]) ** 2))
+            err = float(np.sqrt(d))
+        rows.append({
+            "i": i + 1,
+            "analytical λ": float(COV_EIGENVALUES[i]),
+            "paper λ (m=5000)": COV_PAPER[i],
+            f"ours λ (seed {seed})": float(lams[0, i]),
+            f"ours mean ± sd ({n_rep} samples)":
+                f"{lams[:, i].mean():.3f} ± {lams[:, i].std():.3f}",
+            "‖ê_i − e_i‖_L²(μ)": err,
+        })
+    # λ_3 = λ_4: compare the 2-D eigenspace by principal angles in L²(μ)
+    Q1, _ = np.linalg.qr(E[:, 2:4])
+    Q2, _ = np.linalg.qr(V[:, 2:4])
+    cosines = np.linalg.svd(Q1.T @ Q2, compute_uv=False)
+    sin_max = float(np.sqrt(max(0.0, 1 - cosines.min() ** 2)))
+    rows[2]["‖ê_i − e_i‖_L²(μ)"] = f"span{{e3,e4}}: sin θ_max = {sin_max:.3g}"
+    rows[3]["‖ê_i − e_i‖_L²(μ)"] = "(see i = 3)"
+
+    route_rows = [
+        {"route": "eig, kernel QR (Cor. 3.6)", "λ_1..λ_6": np.array2string(lams[0], precision=6),
+         "max abs. diff. vs eig-QR": 0.0, "time (s)": timings[0]},
+        {"route": "eig, auxiliary B G (Prop. 3.8, ARPACK)",
+         "λ_1..λ_6": np.array2string(lam_aux, precision=6),
+         "max abs. diff. vs eig-QR": float(np.max(np.abs(lam_aux - lams[0]))), "time (s)": t_aux},
+    ]
+    for method, (s, tt) in svds.items():
+        route_rows.append({"route": f"svd, {method}", "λ_1..λ_6": np.array2string(s, precision=6),
+                           "max abs. diff. vs eig-QR": float(np.max(np.abs(s - lams[0]))),
+                           "time (s)": tt})
+    notes = [
+        "ê_i = v_i/√λ_i where v_i is the RKHS-normalised eigenfunction; then (1/m)Σ ê_i(x_j)² = 1 "
+        "exactly, and ê_i is compared with the analytical e_i normalised in L²(μ) (μ uniform on "
+        "[−2, 2]², midpoint rule on a grid), up to sign.",
+        f"The Gram matrix of the polynomial kernel has rank 6 (numerical rank found by the pivoted "
+        f"Cholesky kernel QR: {sorted(set(ranks))}); the RankDeficientGramWarning was raised "
+        f"{len(rec)} time(s) on the first sample, as documented. Asking for a 7th eigenpair "
+        f"raises: “{rank_error}”.",
+        f"Our eigenvalues fluctuate around the analytical ones by the Monte-Carlo error of "
+        f"m = {m} samples (the sd column); compare the paper's single run (5.78, 2.69/2.66, 1.46) "
+        "with that spread. λ_3 = λ_4 analytically: the empirical pair is split by sampling "
+        "noise and only the 2-D eigenspace is determined (Remark 3.14), hence the principal "
+        "angle instead of a per-function error.",
+    ]
+    report = Report(
+        title="Paper 002 Example 3.10 — eigendecomposition of the covariance operator",
+        tables={"Eigenvalues and eigenfunctions": rows,
+                "Routes agree (first sample)": route_rows},
+        notes=notes,
+        protocol=(f"Kernel (1 + xᵀx')², X uniform on [−2, 2]², m = {m}, B = I/m; eigenpairs by the "
+                  f"kernel QR route (CovarianceOperator); {n_rep} independent samples "
+                  f"(seeds {seed}..{seed + n_rep - 1}); eigenfunctions compared on a "
+                  f"{len(t)}×{len(t)} grid."),
+    )
+    if out is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(2, 6, figsize=(15, 5.2))
+        ext = (-2, 2, -2, 2)
+        for i in range(6):
+            e = E[:, i]
+            sign = 1.0 if i in (2, 3) else np.sign(np.sum(V[:, i] * e)) or 1.0
+            for row, (vals, lab) in enumerate(((e, "analytical"), (sign * V[:, i], "ours"))):
+                ax = axes[row, i]
+                lim = float(np.abs(vals).max())
+                ax.imshow(vals.reshape(len(t), len(t)), origin="lower", extent=ext,
+                          cmap="RdBu_r", vmin=-lim, vmax=lim)
+                lam = COV_EIGENVALUES[i] if row == 0 else lams[0, i]
+                ax.set_title(f"{lab} e{i + 1}, λ={lam:.3f}", fontsize=9)
+                ax.set_xticks([])
+                ax.set_yticks([])
+        fig.suptitle("Example 3.10: eigenfunctions of the covariance operator, kernel (1+xᵀx')² "
+                     "(e3/e4: eigenspace only determined up to rotation)", fontsize=10)
+        report.figures.append(_savefig(fig, out, "operators_covariance.png"))
+    return report
+
+
+# ------------------------------------------------------------------------------------------------
+RHO = 0.3  # standard deviation of p₁, p₂ (not given in paper 002; see the notes)
+BANDWIDTH_316 = 0.1
+
+
+def _normalized_gaussian(X, Z):
+    """Normalised Gaussian kernel exp(−(x−z)²/2s²)/√(2πs²), s = 0.1 (a density in z)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    s2 = BANDWIDTH_316**2
+    return rbf_kernel(X, Z, gamma=1.0 / (2 * s2)) / np.sqrt(2 * np.pi * s2)
+
+
+def _sample_316(m, rng, rho=RHO):
+    comp = rng.random(m) < 0.5
+    x = np.where(comp, 1.0, -1.0) + rho * rng.standard_normal(m)
+    y = np.where(comp, -1.0, 1.0) + rho * rng.standard_normal(m)
+    return x[:, None], y[:, None]
+
+
+def _population_svals(rho=RHO, s=BANDWIDTH_316):
+    """Singular values of C_YX for the normalised kernel: ½(α ± β), α = ‖μ₁‖², β = ⟨μ₁, μ₂⟩."""
+    v = s**2 + 2 * rho**2
+    alpha = 1.0 / np.sqrt(2 * np.pi * v)
+    beta = alpha * np.exp(-4.0 / (2 * v))
+    return 0.5 * (alpha + beta), 0.5 * (alpha - beta)
+
+
+def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Report:
+    """Example 3.16: SVD of the empirical cross-covariance operator by the three routes."""
+    from ..linalg.operator_svd import RankDeficientGramWarning
+    from ..operators import EmpiricalOperator
+    from ..operators.empirical import scaled_identity
+
+    m = 2000 if quick else 10000
+    k = 6
+    rng = np.random.default_rng(seed)
+    X, Y = _sample_316(m, rng)
+    t0 = time.perf_counter()
+    op = EmpiricalOperator(_normalized_gaussian, X, _normalized_gaussian, Y,
+                           scaled_identity(m, 1.0 / m))
+    _ = op.gram_in, op.gram_out
+    t_gram = time.perf_counter() - t0
+    results, times = {}, {}
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always", RankDeficientGramWarning)
+        for method in ("qr", "auxiliary", "block"):
+            t0 = time.perf_counter()
+            results[method] = op.svd(k, method=method,
+                                     solver="auto" if method == "qr" else "arpack")
+            times[method] = time.perf_counter() - t0
+    ranks = (op.factor("in").rank, op.factor("out").rank)
+    ref = results["qr"]
+    P = np.linspace(-2.5, 2.5, 301)[:, None]
+    rows = []
+    for method, res in results.items():
+        s = res.singular_values
+        cos_v = [abs(float(ref.right[i].inner(res.right[i])[0, 0])) for i in range(2)]
+        cos_u = [abs(float(ref.left[i].inner(res.left[i])[0, 0])) for i in range(2)]
+        rows.append({
+            "route": method,
+            "σ_1": s[0], "σ_2": s[1], "σ_3": s[2], "σ_4": s[3], "σ_5": s[4], "σ_6": s[5],
+            "max abs(σ − σ_qr)": float(np.max(np.abs(s - ref.singular_values))),
+            "min abs⟨v_i, v_i^qr⟩ (i ≤ 2)": min(cos_v),
+            "min abs⟨u_i, u_i^qr⟩ (i ≤ 2)": min(cos_u),
+            "time (s)": times[method],
+        })
+    p1, p2 = _population_svals()
+    rows.append({"route": "population (our ρ = 0.3)", "σ_1": p1, "σ_2": p2, "σ_3": 0.0})
+    rows.append({"route": "paper (Fig. 2)", "σ_1": 0.47, "σ_2": 0.43, "σ_3": "≈ 0"})
+    # Eckart–Young: the rank-2 truncation keeps almost all of the operator
+    s_all = ref.singular_values
+    notes = [
+        "Kernel: the normalised Gaussian k(x, x') = exp(−(x−x')²/(2·0.1²))/√(2π·0.1²) on both "
+        "sides (our reading of “normalized Gaussian kernel with bandwidth 0.1”; paper 002 writes "
+        "Gaussians with bandwidth σ as exp(−‖x−x'‖²/2σ²), i.e. gamma = 1/(2σ²) = 50).",
+        "ρ (the standard deviation of p₁, p₂) is not stated in paper 002; we use ρ = 0.3. For this "
+        "density C_YX = ½(μ₂⊗μ₁ + μ₁⊗μ₂) has rank two with σ₁,₂ = ½(α ± β), α = ‖μ₁‖² = "
+        "1/√(2π(s² + 2ρ²)), β = ⟨μ₁, μ₂⟩ = α·exp(−2/(s² + 2ρ²)). Since σ₁/σ₂ = (1+e^{−2/v})/"
+        "(1−e^{−2/v}) and σ₁ = α(1+e^{−2/v})/2, the paper's pair (0.47, 0.43) would need "
+        "v = s² + 2ρ² ≈ 0.64 for the ratio but v ≈ 0.20 for the level; no ρ gives both with this "
+        "kernel, so the paper's numbers cannot be matched exactly. With ρ = 0.3 the two dominant "
+        "singular values are nearly degenerate (β ≈ 1e-5), at the level (≈ 0.46) of the paper's.",
+        f"The Gram matrices ({m}×{m}) are numerically singular (Gaussian kernel); the kernel QR "
+        f"route used the rank-revealing pivoted Cholesky factor (numerical ranks {ranks}), with "
+        f"{len(rec)} RankDeficientGramWarning(s) as documented. The auxiliary (Prop. 3.13) and "
+        "block (Thm. 3.17) routes ran ARPACK on the m×m and 2m×2m non-symmetric auxiliary "
+        "matrices (matrix-free products with the Gram matrices).",
+        f"σ_3..σ_6 are ≲ {s_all[2]:.1e}: the operator is numerically rank two, and the rank-2 "
+        f"truncation keeps a fraction {np.sum(s_all[:2]**2) / np.sum(s_all**2):.6f} of the "
+        "squared HS norm of the top-6 part (Eckart–Young).",
+        f"Gram matrices: {t_gram:.1f} s to form. Times are single runs on the shared 2-core "
+        "machine.",
+    ]
+    report = Report(
+        title="Paper 002 Example 3.16 — SVD of the cross-covariance operator",
+        tables={"Singular values by route": rows},
+        notes=notes,
+        protocol=(f"m = n = {m} pairs (x_i, y_i) from p(x, y) = ½(p₁(x)p₂(y) + p₂(x)p₁(y)), "
+                  f"p₁,₂ = N(±1, ρ² = {RHO}²), seed {seed}; Ĉ_YX = (1/m)ΨΦᵀ (B = I/m); top "
+                  f"{k} singular triplets by kernel QR, auxiliary and block routes."),
+    )
+    if out is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        g = np.linspace(-2.5, 2.5, 151)
+        GX, GY = np.meshgrid(g, g, indexing="xy")
+
+        def npdf(z, mu):
+            return np.exp(-((z - mu) ** 2) / (2 * RHO**2)) / np.sqrt(2 * np.pi * RHO**2)
+
+        dens = 0.5 * (npdf(GX, 1) * npdf(GY, -1) + npdf(GX, -1) * npdf(GY, 1))
+        v = ref.right(P)
+        u = ref.left(P)
+        # paired sign: make the largest |v_i| positive (u_i follows since S v_i = σ_i u_i)
+        sg = np.sign(v[np.argmax(np.abs(v), axis=0), np.arange(v.shape[1])])
+        v, u = v * sg, u * sg
+        fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
+        ext = (-2.5, 2.5, -2.5, 2.5)
+        axes[0, 0].imshow(dens, origin="lower", extent=ext, cmap="viridis")
+        axes[0, 0].set_title("(a) density p(x, y)")
+        axes[0, 1].hist2d(X[:, 0], Y[:, 0], bins=80, range=[[-2.5, 2.5], [-2.5, 2.5]],
+                          cmap="viridis")
+        axes[0, 1].set_title(f"(b) histogram of the {m} samples")
+        for i in range(2):
+            axes[0, 2].plot(P[:, 0], v[:, i], label=f"v{i + 1}")
+            axes[1, 0].plot(P[:, 0], u[:, i], label=f"u{i + 1}")
+        axes[0, 2].set_title("(c) right singular functions v1, v2 (of x)")
+        axes[1, 0].set_title("(d) left singular functions u1, u2 (of y)")
+        axes[0, 2].legend()
+        axes[1, 0].legend()
+        sv = ref.singular_values
+        uu = ref.left(g[:, None]) * sg
+        vv = ref.right(g[:, None]) * sg
+        for i, ax in enumerate((axes[1, 1], axes[1, 2])):
+            # (σ_i u_i ⊗ v_i)(x, y) = σ_i u_i(y) v_i(x): rows y, columns x
+            T = sv[i] * np.outer(uu[:, i], vv[:, i])
+            lim = float(np.abs(T).max())
+            ax.imshow(T, origin="lower", extent=ext, cmap="RdBu_r", vmin=-lim, vmax=lim)
+            ax.set_title(f"({'ef'[i]}) σ{i + 1} u{i + 1}⊗v{i + 1}, σ{i + 1} = {sv[i]:.4f}")
+        for ax in axes.ravel():
+            ax.set_xlabel("x")
+        for ax in (axes[0, 0], axes[0, 1], axes[1, 1], axes[1, 2]):
+            ax.set_ylabel("y")
+        fig.tight_layout()
+        report.figures.append(_savefig(fig, out, "operators_crosscov.png"))
+    return report
+
+
+# ------------------------------------------------------------------------------------------------
+GYRE = {"A": 0.25, "delta": 0.25, "omega": 2 * np.pi}
+
+
+def double_gyre_flow(P: np.ndarray, tau: float = 10.0, t0: float = 0.0, rtol: float = 1e-8,
+                     atol: float = 1e-10, A: float = GYRE["A"], delta: float = GYRE["delta"],
+                     omega: float = GYRE["omega"]) -> np.ndarray:
+    """Flow map Ξ^τ of the periodically driven double gyre (paper 002 Ex. 4.2), scipy RK45.
+
+    ẋ₁ = −πA sin(πf) cos(πx₂), ẋ₂ = πA cos(πf) sin(πx₂) ∂f/∂x, f(x, t) = δ sin(ωt) x² +
+    (1 − 2δ sin(ωt)) x. All points are integrated together as one vector field.
+    """
+    from scipy.integrate import solve_ivp
+
+    n = P.shape[0]
+
+    def rhs(t, z):
+        x1, x2 = z[:n], z[n:]
+        st = delta * np.sin(omega * t)
+        f = st * x1**2 + (1 - 2 * st) * x1
+        df = 2 * st * x1 + (1 - 2 * st)
+        return np.concatenate([-np.pi * A * np.sin(np.pi * f) * np.cos(np.pi * x2),
+                               np.pi * A * np.cos(np.pi * f) * np.sin(np.pi * x2) * df])
+
+    sol = solve_ivp(rhs, (t0, t0 + tau), np.concatenate([P[:, 0], P[:, 1]]), method="RK45",
+                    rtol=rtol, atol=atol)
+    if not sol.success:  # pragma: no cover
+        raise RuntimeError(f"double gyre integration failed: {sol.message}")
+    z = sol.y[:, -1]
+    return np.column_stack([z[:n], z[n:]])
+
+
+def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
+             regularization: float = 1e-4, center: bool = True) -> Report:
+    """Example 4.2: coherent sets of the double gyre by kernel CCA (SVD of the CCA operator)."""
+    from ..operators import KernelCCA
+
+    nx, ny = (40, 20) if quick else (120, 60)
+    tau, sigma, k = 10.0, 0.25, 3
+    n_sv = k + 1
+    xs = (np.arange(nx) + 0.5) * 2.0 / nx
+    ys = (np.arange(ny) + 0.5) * 1.0 / ny
+    GX, GY = np.meshgrid(xs, ys, indexing="xy")
+    X = np.column_stack([GX.ravel(), GY.ravel()])
+    t0 = time.perf_counter()
+    Y = double_gyre_flow(X, tau)
+    t_flow = time.perf_counter() - t0
+    gamma = 1.0 / (2 * sigma**2)
+    t0 = time.perf_counter()
+    kcca = KernelCCA(kernel_x="rbf", kernel_y="rbf", kernel_x_params={"gamma": gamma},
+                     kernel_y_params={"gamma": gamma}, regularization=regularization,
+                     n_components=n_sv, center=center).fit(X, Y)
+    t_fit = time.perf_counter() - t0
+    op = kcca.operator_
+    s = kcca.canonical_correlations_
+    lab = "centred" if center else "uncentred"
+    rows = [{"": f"ours ({lab}, kernel QR route)", "σ_1": s[0], "σ_2": s[1], "σ_3": s[2],
+             "σ_4": s[3]},
+            {"": "paper (Fig. 3)", "σ_1": 0.99, "σ_2": 0.98, "σ_3": 0.94}]
+    other = KernelCCA(kernel_x="rbf", kernel_y="rbf", kernel_x_params={"gamma": gamma},
+                      kernel_y_params={"gamma": gamma}, regularization=regularization,
+                      n_components=k + 1, center=not center).fit(X, Y)
+    so = other.canonical_correlations_
+    rows.append({"": f"ours ({'uncentred' if center else 'centred'})", "σ_1": so[0],
+                 "σ_2": so[1], "σ_3": so[2], "σ_4": so[3]})
+    # cross-check with the block route (Thm. 3.17, ARPACK, 2n×2n) on the same operator
+    t0 = time.perf_counter()
+    blk = op.svd(k, method="block", solver="arpack")
+    t_blk = time.perf_counter() - t0
+    rows.insert(1, {"": f"ours ({lab}, block route)", "σ_1": blk.singular_values[0],
+                    "σ_2": blk.singular_values[1], "σ_3": blk.singular_values[2]})
+    cosv = [abs(float(kcca.x_singular_functions_[i].inner(blk.right[i])[0, 0]))
+            for i in range(k)]
+    V = kcca.x_singular_functions_(X)
+    # a coherent set: sign structure of v_2 on the grid (left/right halves for the two gyres)
+    notes = [
+        f"Flow map by scipy solve_ivp (RK45, adaptive, rtol 1e-8, atol 1e-10), all {X.shape[0]} "
+        f"points integrated from t = 0 to τ = {tau} in {t_flow:.1f} s. A = 0.25, δ = 0.25, "
+        "ω = 2π as in the paper.",
+        f"Gaussian kernel with σ = {sigma}: exp(−‖x−x'‖²/2σ²), gamma = {gamma:g}. The Tikhonov "
+        f"parameter of the regularised CCA operator (Ĉ_YY + ε)^(-1/2) Ĉ_YX (Ĉ_XX + ε)^(-1/2) is "
+        f"not given in paper 002; we use ε = {regularization:g} "
+        f"({'centred' if center else 'uncentred, as in App. A.2'} covariance operators).",
+        f"Gram matrices numerically low-rank: their eigendecompositions came from pivoted "
+        f"Cholesky factors of rank {op.factor('in').rank} (x) and {op.factor('out').rank} (y) of "
+        f"{X.shape[0]}; fit (kernel QR route) {t_fit:.1f} s, block route (ARPACK) "
+        f"{t_blk:.1f} s; |⟨v_i^qr, v_i^block⟩| ≥ {min(cosv):.6f}.",
+        "Centring: App. A.2 writes the uncentred operators, but the centred CCA operator "
+        "matches the paper's σ_1, σ_2 (0.99, 0.98) to two decimals and σ_3 (0.94) to about "
+        "0.01 (ε is not given in the paper, and σ_3 depends on it), while the uncentred one has "
+        "an extra "
+        "leading σ ≈ 1 for an almost constant singular function (constants are invariant under "
+        "any flow) followed by the centred values — so we take the paper's figure to be centred "
+        "(as is usual for CCA). v_1 separates the two gyres, v_2 their cores from the outer "
+        "region, v_3 mixes both: the finite-time coherent sets.",
+    ]
+    report = Report(
+        title="Paper 002 Example 4.2 — coherent sets of the double gyre by kernel CCA",
+        tables={"Leading singular values (canonical correlations)": rows},
+        notes=notes,
+        protocol=(f"Test points: midpoints of a {nx}×{ny} box discretisation of [0, 2]×[0, 1]; "
+                  f"y_i = Ξ^τ(x_i), τ = {tau}; SVD of the regularised CCA operator "
+                  "S = Ψ (G_Ψ + nεI)^(-1/2)(G_Φ + nεI)^(-1/2) Φᵀ (KernelCCA, kernel QR route); "
+                  "right singular functions v_i evaluated on the grid."),
+    )
+    if out is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, k, figsize=(4.6 * k, 2.7))
+        for i in range(k):
+            vi = V[:, i] * (np.sign(V[np.argmax(np.abs(V[:, i])), i]) or 1.0)
+            lim = float(np.abs(vi).max())
+            im = axes[i].imshow(vi.reshape(ny, nx), origin="lower", extent=(0, 2, 0, 1),
+                                cmap="RdBu_r", vmin=-lim, vmax=lim)
+            axes[i].set_title(f"v{i + 1}, σ{i + 1} = {s[i]:.4f}")
+            fig.colorbar(im, ax=axes[i], shrink=0.8)
+        fig.suptitle("Example 4.2: right singular functions of the CCA operator (double gyre)",
+                     fontsize=10)
+        fig.tight_layout()
+        report.figures.append(_savefig(fig, out, "operators_gyre.png"))
+    return report

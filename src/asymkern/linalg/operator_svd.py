@@ -1,0 +1,676 @@
+"""Matrix-level routines for the SVD / EVD of empirical RKHS operators (paper 002, §3).
+
+An empirical RKHS operator is S = Ψ B Φᵀ : H → F with feature matrices Φ = [φ(x_1) … φ(x_m)],
+Ψ = [ψ(y_1) … ψ(y_n)], Gram matrices G_Φ = ΦᵀΦ (m×m), G_Ψ = ΨᵀΨ (n×n) and B ∈ R^{n×m}. Every
+routine here works on those matrices only and returns *coefficients*: a function f = Φ c ∈ H is
+represented by c ∈ R^m (f(x) = Σ_j c_j k(x_j, x)).
+
+Three SVD routes that agree (tested):
+
+* :func:`svd_qr` — kernel QR (Prop. 3.4): G = RᵀR (Cholesky, with diagonal pivoting by default),
+  Φ = Φ̃R with Φ̃ orthonormal, so
+  S = Ψ̃ (R_Ψ B R_Φᵀ) Φ̃ᵀ and the SVD of the small matrix B̃ = R_Ψ B R_Φᵀ is the SVD of S
+  (Cor. 3.5). (The paper's eq. (5) prints R⁻¹; with Φ = Φ̃R the representation matrix is R B Rᵀ.)
+* :func:`svd_auxiliary` — the auxiliary eigenproblem M G_Φ w = λ w, M = Bᵀ G_Ψ B (Prop. 3.13):
+  σ = √λ, v = Φw / ‖Φw‖, u = S v / σ.
+* :func:`svd_block` — the block auxiliary matrix [[0, B G_Φ], [Bᵀ G_Ψ, 0]] whose positive
+  eigenvalues are the σ_i with eigenvectors [w; z], u = Ψw/‖Ψw‖, v = Φz/‖Φz‖ (Thm. 3.17).
+
+Eigendecompositions: :func:`eig_auxiliary` (Prop. 3.8, any operator H → H) and :func:`eig_qr`
+(Cor. 3.6, self-adjoint operators).
+
+Gram matrices that are only positive *semi*-definite (duplicate points, finite-dimensional feature
+maps such as the linear or polynomial kernel, fast-decaying spectra of Gaussian kernels) are handled
+by :func:`kernel_qr` in a documented way, never silently: the Cholesky factorisation uses diagonal
+pivoting (LAPACK ``pstrf``), which is rank-revealing: when the Gram matrix is numerically singular
+it keeps the r numerically independent features (G ≈ RᵀR with R of shape r×m; the dropped directions
+have RKHS norm ≤ √tol, i.e. they are numerically the zero function, so the operator is unchanged
+to that accuracy) and a :class:`RankDeficientGramWarning` says so. A ``jitter`` > 0 instead
+factorises G + jitter·I (a Tikhonov shift of the Gram matrix; it changes the operator by
+O(jitter)). Clearly indefinite or non-symmetric Gram matrices raise ``ValueError``.
+
+Repeated singular values (Remark 3.14): the auxiliary and block routes return eigenvectors of a
+non-symmetric matrix, which need not be orthogonal inside an eigenspace; those clusters are
+re-orthonormalised in the RKHS inner product (Gram–Schmidt through a Cholesky factor).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, aslinearoperator, eigs
+
+from .._validation import check_n_components
+
+EPS = np.finfo(np.float64).eps
+SVD_METHODS = ("qr", "auxiliary", "block")
+EIG_METHODS = ("auto", "qr", "auxiliary")
+EIG_SOLVERS = ("auto", "dense", "arpack")
+# default relative threshold σ_k / σ_1 below which a singular value counts as numerically zero;
+# the auxiliary route squares the singular values (λ = σ²), so it resolves only ~√eps.
+DEFAULT_RANK_RTOL = {"qr": 1e-10, "block": 1e-10, "auxiliary": 1e-7}
+
+
+class RankDeficientGramWarning(UserWarning):
+    """A Gram matrix was numerically singular and a rank-revealing factorisation was used."""
+
+
+# ------------------------------------------------------------------------------------------------
+# B as an operator
+# ------------------------------------------------------------------------------------------------
+def as_representation(B, shape: tuple[int, int] | None = None, name: str = "B") -> LinearOperator:
+    """Validate the representation matrix B (array, sparse matrix or LinearOperator) of S = ΨBΦᵀ.
+
+    ``shape`` = (n, m) = (len(Y), len(X)). Dense/sparse B must be finite.
+    """
+    if isinstance(B, LinearOperator):
+        op = B
+    elif sp.issparse(B):
+        if not np.all(np.isfinite(B.data)):
+            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+        op = aslinearoperator(B.astype(np.float64))
+    else:
+        arr = np.asarray(B)
+        if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+            raise TypeError(f"{name} must be a numeric matrix, got dtype {arr.dtype}")
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D matrix, got an array of shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+        op = aslinearoperator(arr.astype(np.float64, copy=False))
+    if shape is not None and tuple(op.shape) != tuple(shape):
+        raise ValueError(
+            f"{name} has shape {tuple(op.shape)}; expected (n, m) = {tuple(shape)} "
+            "(rows: output samples Y, columns: input samples X, for S = Ψ B Φᵀ)"
+        )
+    return op
+
+
+def _mm(B: LinearOperator, V: np.ndarray) -> np.ndarray:
+    V = np.asarray(V)
+    return np.asarray(B.matvec(V) if V.ndim == 1 else B.matmat(V))
+
+
+def _rmm(B: LinearOperator, U: np.ndarray) -> np.ndarray:
+    U = np.asarray(U)
+    try:
+        out = B.rmatvec(U) if U.ndim == 1 else B.rmatmat(U)
+    except NotImplementedError as exc:
+        raise TypeError(
+            "B is a LinearOperator without rmatvec/rmatmat; this route needs products with Bᵀ"
+        ) from exc
+    return np.asarray(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# Kernel QR
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GramFactor:
+    """Factorisation G ≈ Rᵀ R of a Gram matrix G = ΦᵀΦ (m×m), R of shape (r, m), r = rank.
+
+    It defines the orthonormal feature matrix Φ̃ (r functions, Φ̃ᵀΦ̃ = I_r) with Φ ≈ Φ̃ R
+    (kernel QR, paper 002 Prop. 3.4). :meth:`coefficients` maps coordinates A (r×k) in the basis
+    Φ̃ to coefficients C (m×k) with Φ̃ A = Φ C.
+
+    ``kind``: ``'cholesky'`` (R upper triangular, r = m), ``'pivoted'`` (rank-revealing pivoted
+    Cholesky; R upper triangular up to a column permutation) or ``'eigh'`` (R = Λ^{1/2} Uᵀ from an
+    eigendecomposition — not triangular, but Φ̃ = Φ U Λ^{-1/2} is orthonormal all the same).
+    """
+
+    R: np.ndarray
+    kind: str
+    size: int
+    jitter: float = 0.0
+    tol: float = 0.0
+    perm: np.ndarray | None = None  # pivoted: the r pivot columns
+    tri: np.ndarray | None = None  # cholesky / pivoted: the r×r triangular block
+    evecs: np.ndarray | None = None  # eigh: U (m×r)
+    evals: np.ndarray | None = None  # eigh: Λ (r)
+    info: dict = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int:
+        return int(self.R.shape[0])
+
+    def coefficients(self, A: np.ndarray) -> np.ndarray:
+        """C (m×k) with Φ C = Φ̃ A for A (r×k) (or a vector)."""
+        A = np.asarray(A)
+        vec = A.ndim == 1
+        A2 = A[:, None] if vec else A
+        if A2.shape[0] != self.rank:
+            raise ValueError(f"A has {A2.shape[0]} rows; expected the rank {self.rank}")
+        if self.kind == "cholesky":
+            C = sla.solve_triangular(self.tri, A2, lower=False, check_finite=False)
+        elif self.kind == "pivoted":
+            C = np.zeros((self.size, A2.shape[1]), dtype=np.result_type(A2, np.float64))
+            C[self.perm] = sla.solve_triangular(self.tri, A2, lower=False, check_finite=False)
+        else:  # eigh
+            C = self.evecs @ (A2 / np.sqrt(self.evals)[:, None])
+        return C[:, 0] if vec else C
+
+    @classmethod
+    def from_eigh(cls, evals, evecs, *, rtol: float | None = None, jitter: float = 0.0,
+                  name: str = "G") -> GramFactor:
+        """Factor from an eigendecomposition G = U Λ Uᵀ, keeping λ > rtol·λ_max."""
+        evals = np.asarray(evals, dtype=np.float64)
+        evecs = np.asarray(evecs, dtype=np.float64)
+        m = evecs.shape[0]
+        lmax = float(np.max(evals)) if evals.size else 0.0
+        if lmax <= 0:
+            raise ValueError(f"{name} has no positive eigenvalue: the features are all zero")
+        if evals.min() < -max(1e3 * m * EPS, 1e-8) * lmax:
+            raise ValueError(
+                f"{name} is not positive semi-definite (smallest eigenvalue {evals.min():.3g}, "
+                f"largest {lmax:.3g}); paper 002 needs a symmetric PSD kernel"
+            )
+        rtol = m * EPS if rtol is None else float(rtol)
+        keep = evals > rtol * lmax
+        lam, U = evals[keep], evecs[:, keep]
+        order = np.argsort(lam)[::-1]
+        lam, U = lam[order], U[:, order]
+        R = np.sqrt(lam)[:, None] * U.T
+        return cls(R=R, kind="eigh", size=m, jitter=jitter, tol=rtol * lmax, evecs=U, evals=lam,
+                   info={"rank": int(lam.size), "dropped": int(m - lam.size)})
+
+
+def _check_gram(G, name: str) -> np.ndarray:
+    G = np.asarray(G)
+    if G.ndim != 2 or G.shape[0] != G.shape[1]:
+        raise ValueError(f"{name} must be a square Gram matrix, got shape {G.shape}")
+    if G.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.all(np.isfinite(G)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    G = G.astype(np.float64, copy=False)
+    scale = float(np.max(np.abs(G)))
+    if scale > 0 and float(np.max(np.abs(G - G.T))) > 1e-10 * scale:
+        raise ValueError(
+            f"{name} is not symmetric (max |G - Gᵀ| = {np.max(np.abs(G - G.T)):.3g}); "
+            "operator decompositions in paper 002 need a symmetric positive semi-definite kernel"
+        )
+    return G
+
+
+def _pivoted_cholesky(G: np.ndarray, tol: float, name: str, jitter: float) -> GramFactor:
+    m = G.shape[0]
+    c, piv, rank, info = sla.lapack.dpstrf(G, tol=tol, lower=0)
+    if info < 0:  # pragma: no cover - LAPACK argument error
+        raise RuntimeError(f"dpstrf failed with info={info}")
+    piv = np.asarray(piv) - 1
+    r = int(rank)
+    if r == 0:
+        raise ValueError(f"{name} is numerically zero: every feature has RKHS norm ≤ √tol")
+    U = np.triu(c[:r, :])  # (r, m) in pivoted column order
+    R = np.empty((r, m))
+    R[:, piv] = U
+    # PSD check: the Schur complement left over must be (numerically) zero. Probe it with a few
+    # random vectors (O(m² p)); for a PSD matrix ‖G - RᵀR‖₂ ≤ trace ≤ (m - r)·tol.
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((m, 4))
+    E = G @ Z - R.T @ (R @ Z)
+    err = float(np.max(np.linalg.norm(E, axis=0) / np.linalg.norm(Z, axis=0)))
+    bound = 10.0 * max(m - r, 1) * tol + 1e3 * m * EPS * float(np.max(np.diag(G)))
+    resid_diag = np.diag(G) - np.einsum("ij,ij->j", R, R)
+    if err > bound or resid_diag.min() < -bound:
+        raise ValueError(
+            f"{name} is not positive semi-definite (pivoted Cholesky leaves a residual of norm "
+            f"{err:.3g} > {bound:.3g}); paper 002 needs a symmetric PSD kernel"
+        )
+    return GramFactor(R=R, kind="pivoted", size=m, jitter=jitter, tol=tol, perm=piv[:r],
+                      tri=U[:, :r].copy(), info={"rank": r, "dropped": m - r,
+                                                 "residual_norm_estimate": err})
+
+
+def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str = "auto",
+              name: str = "G", warn: bool = True) -> GramFactor:
+    """Kernel QR factorisation Φ = Φ̃ R of the features behind the Gram matrix G (Prop. 3.4).
+
+    Parameters
+    ----------
+    G : (m, m) symmetric PSD Gram matrix.
+    jitter : ≥ 0, added to the diagonal before factorising (documented regularisation).
+    rtol : relative tolerance: directions whose squared RKHS norm is ≤ rtol·max diag(G) count as
+        zero (default m·eps, LAPACK's choice for pivoted Cholesky).
+    method : ``'auto'`` (Cholesky with diagonal pivoting, LAPACK ``pstrf``: PᵀGP = UᵀU; it stops
+        at the numerical rank and issues a :class:`RankDeficientGramWarning` if that is < m),
+        ``'pivoted'`` (the same without the warning), ``'cholesky'`` (plain Cholesky, G = RᵀR with
+        R upper triangular as in Prop. 3.4; raises if G is not numerically positive definite) or
+        ``'eigh'``.
+    """
+    G = _check_gram(G, name)
+    if not np.isfinite(jitter) or jitter < 0:
+        raise ValueError(f"jitter must be finite and >= 0, got {jitter}")
+    m = G.shape[0]
+    if jitter > 0:
+        G = G + jitter * np.eye(m)
+    dmax = float(np.max(np.diag(G)))
+    if dmax <= 0:
+        raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
+    rtol = m * EPS if rtol is None else float(rtol)
+    if not (rtol >= 0):
+        raise ValueError(f"rtol must be >= 0, got {rtol}")
+    tol = rtol * dmax
+    if method not in ("auto", "cholesky", "pivoted", "eigh"):
+        raise ValueError(f"unknown method {method!r}; expected auto, cholesky, pivoted or eigh")
+    if method == "eigh":
+        lam, U = sla.eigh(G, check_finite=False)
+        return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(lam.max(), 1e-300),
+                                    jitter=jitter, name=name)
+    if method == "cholesky":
+        try:
+            Rc = sla.cholesky(G, lower=False, check_finite=False)
+            ok = float(np.min(np.diag(Rc))) ** 2 > tol
+        except np.linalg.LinAlgError:
+            ok = False
+        if not ok:
+            raise ValueError(
+                f"{name} is not numerically positive definite (Cholesky failed or has a pivot "
+                f"≤ √({tol:.3g})); pass jitter > 0 or use the rank-revealing method='pivoted'"
+            )
+        return GramFactor(R=Rc, kind="cholesky", size=m, jitter=jitter, tol=tol, tri=Rc,
+                          info={"rank": m, "dropped": 0})
+    # 'auto' / 'pivoted': Cholesky with diagonal pivoting (LAPACK pstrf); it stops at the numerical
+    # rank r, so a numerically low-rank Gram matrix costs O(m² r) instead of O(m³)
+    F = _pivoted_cholesky(G, tol, name, jitter)
+    if method == "auto" and warn and F.rank < m:
+        warnings.warn(
+            f"{name} ({m}×{m}) is numerically singular: using a rank-revealing pivoted Cholesky "
+            f"factorisation with numerical rank {F.rank} (directions with squared RKHS norm ≤ "
+            f"{tol:.3g} dropped); pass jitter > 0 to regularise instead",
+            RankDeficientGramWarning,
+            stacklevel=2,
+        )
+    return F
+
+
+def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
+    """Eigendecomposition factor of a PSD Gram matrix, fast when G is numerically low-rank.
+
+    A pivoted Cholesky factor G ≈ RᵀR (rank r) is computed first; if r ≤ m/2 the eigenpairs come
+    from the thin SVD of R (O(m r²)) instead of a full O(m³) ``eigh``. Eigenvalues ≤ rtol·max diag
+    are dropped (as in :func:`kernel_qr`).
+    """
+    G = _check_gram(G, name)
+    m = G.shape[0]
+    dmax = float(np.max(np.diag(G)))
+    if dmax <= 0:
+        raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
+    rtol = m * EPS if rtol is None else float(rtol)
+    F = _pivoted_cholesky(G, rtol * dmax, name, 0.0)
+    if F.rank <= m // 2:
+        _, s, Vt = sla.svd(F.R, full_matrices=False, check_finite=False)
+        return GramFactor.from_eigh(s**2, Vt.T, rtol=rtol * dmax / max(s[0] ** 2, 1e-300),
+                                    name=name)
+    lam, U = sla.eigh(G, check_finite=False)
+    return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(lam.max(), 1e-300), name=name)
+
+
+# ------------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------------
+def rkhs_normalize(C: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """Scale the columns of C so that the functions Φ c have unit RKHS norm (cᴴ G c = 1)."""
+    norms2 = np.real(np.einsum("ij,ij->j", np.conj(C), G @ C))
+    norms = np.sqrt(np.maximum(norms2, 0.0))
+    if np.any(norms <= 0):
+        raise ValueError("a computed singular/eigen-function has zero RKHS norm")
+    return C / norms
+
+
+def clusters(values: np.ndarray, rtol: float) -> list[np.ndarray]:
+    """Groups of consecutive indices whose values differ by ≤ rtol·max|values| (sorted input)."""
+    values = np.asarray(values)
+    if values.size == 0:
+        return []
+    scale = float(np.max(np.abs(values))) or 1.0
+    groups, start = [], 0
+    for i in range(1, values.size):
+        if abs(values[i] - values[i - 1]) > rtol * scale:
+            groups.append(np.arange(start, i))
+            start = i
+    groups.append(np.arange(start, values.size))
+    return groups
+
+
+def orthonormalize_clusters(values, pairs, rtol: float = 1e-6, merge_nonorthogonal: bool = True):
+    """Remark 3.14: orthonormalise (in the RKHS inner product) inside groups of equal values.
+
+    ``pairs`` is a list of (C, G) — coefficient matrices and their Gram matrices — transformed
+    together: the Gram matrix of the first space (summed over spaces) is Cholesky-factorised per
+    cluster and the same transformation applied to every C, then each column is normalised.
+    ``merge_nonorthogonal`` (self-adjoint problems only): neighbouring groups whose functions are
+    clearly non-orthogonal (|cos| > 1e-6) are treated as one eigenspace.
+    """
+    out = [C.copy() for C, _ in pairs]
+    groups = clusters(values, rtol)
+    # eigenvectors of a self-adjoint problem with different eigenvalues are orthogonal; a clearly
+    # non-orthogonal neighbour means an eigenspace the value test split: merge the groups
+    C0, G0 = pairs[0]
+    N0 = rkhs_normalize(C0, G0)
+    cos = np.abs(np.conj(N0).T @ (G0 @ N0))
+    merged = [groups[0]] if groups else []
+    for g in groups[1:]:
+        if merge_nonorthogonal and np.max(cos[np.ix_(merged[-1], g)]) > 1e-6:
+            merged[-1] = np.concatenate([merged[-1], g])
+        else:
+            merged.append(g)
+    for g in merged:
+        if g.size < 2:
+            continue
+        Gram = sum(np.conj(C[:, g]).T @ (G @ C[:, g]) for C, (_, G) in zip(out, pairs))
+        Gram = 0.5 * (Gram + np.conj(Gram).T)
+        try:
+            L = np.linalg.cholesky(Gram)
+        except np.linalg.LinAlgError:  # eigenvectors numerically dependent: fall back to eigh
+            lam, V = np.linalg.eigh(Gram)
+            lam = np.maximum(lam, EPS * lam.max())
+            T = V / np.sqrt(lam)
+            for C in out:
+                C[:, g] = C[:, g] @ T
+            continue
+        for C in out:
+            C[:, g] = sla.solve_triangular(L, C[:, g].T, lower=True).T
+    return [rkhs_normalize(C, G) for C, (_, G) in zip(out, pairs)]
+
+
+def _check_rank(s: np.ndarray, k: int, rtol: float, what: str, truncate: bool = False) -> int:
+    """Number of components to keep: k, or raise if σ_k is numerically zero (``truncate``: drop
+    the numerically zero ones instead)."""
+    if s.size == 0 or not np.isfinite(s[0]) or s[0] <= 0:
+        raise ValueError(f"the operator is numerically zero ({what}); nothing to decompose")
+    small = np.flatnonzero(s[:k] <= rtol * s[0])
+    if small.size and truncate:
+        return int(small[0])
+    if small.size:
+        r = int(small[0])
+        raise ValueError(
+            f"n_components={k} exceeds the numerical rank {r} of the operator ({what}: "
+            f"σ_{r + 1}/σ_1 = {s[r] / s[0]:.2e} ≤ rtol={rtol:g}); ask for at most {r} components"
+        )
+    return k
+
+
+def _eig_top(A_or_op, N: int, k: int, which: str, solver: str, v0_seed: int = 0):
+    """Top-k eigenpairs of a (non-symmetric) N×N matrix or operator, sorted by ``which``."""
+    if solver == "auto":
+        solver = "dense" if (N <= 1500 or k >= N - 2) else "arpack"
+    if solver == "arpack" and k >= N - 1:
+        solver = "dense"
+    if solver == "dense":
+        A = A_or_op if isinstance(A_or_op, np.ndarray) else A_or_op @ np.eye(N)
+        lam, W = sla.eig(A, check_finite=False)
+    elif solver == "arpack":
+        op = A_or_op if isinstance(A_or_op, LinearOperator) else aslinearoperator(A_or_op)
+        v0 = np.random.default_rng(v0_seed).standard_normal(N)
+        ncv = min(N, max(2 * k + 1, 20))
+        lam, W = eigs(op, k=k, which=which, v0=v0, ncv=ncv, tol=0.0)
+    else:
+        raise ValueError(f"unknown solver {solver!r}; expected one of {EIG_SOLVERS}")
+    key = -lam.real if which == "LR" else -np.abs(lam)
+    order = np.argsort(key, kind="stable")[:k]
+    return lam[order], W[:, order], solver
+
+
+def _real_if_close(lam, W, scale, tol=1e-8):
+    """Real eigenpairs when every |Im λ| ≤ tol·scale.
+
+    A (numerically) repeated real eigenvalue may come back from a non-symmetric solver as a
+    complex-conjugate pair λ, λ̄ with tiny imaginary parts; the real parts of its two
+    eigenvectors coincide, so the pair is replaced by (Re w, Im w), which spans the same real
+    invariant subspace (the eigenspace is then orthonormalised by the caller).
+    """
+    if not np.all(np.abs(lam.imag) <= tol * scale):
+        return lam, W
+    Wr = np.real(W).copy()
+    paired = np.zeros(lam.size, dtype=bool)
+    for j in range(lam.size):
+        if paired[j] or lam[j].imag == 0:
+            continue
+        d = np.abs(lam - np.conj(lam[j]))
+        d[j] = np.inf
+        d[paired] = np.inf
+        i = int(np.argmin(d))
+        if np.isfinite(d[i]) and d[i] <= tol * scale and lam[i].imag != 0:
+            Wr[:, i] = np.imag(W[:, j])
+            paired[i] = paired[j] = True
+    return lam.real.copy(), Wr
+
+
+# ------------------------------------------------------------------------------------------------
+# SVD routes
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OperatorSVDCoefficients:
+    """σ (k,) decreasing, left coefficients C_u (n×k) over Ψ, right C_v (m×k) over Φ."""
+
+    s: np.ndarray
+    C_u: np.ndarray
+    C_v: np.ndarray
+    method: str
+    info: dict = field(default_factory=dict)
+
+
+def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str = "auto",
+           rtol: float | None = None) -> OperatorSVDCoefficients:
+    """SVD of S = ΨBΦᵀ through the kernel QR factors (Cor. 3.5): SVD of B̃ = R_Ψ B R_Φᵀ.
+
+    ``k=None``: every numerically nonzero singular value (σ > rtol·σ_1).
+    """
+    from .svd import top_svd
+
+    B = as_representation(B, (F_out.size, F_in.size))
+    limit = min(F_in.rank, F_out.rank)
+    truncate = k is None
+    k = limit if truncate else k
+    k = check_n_components(k, limit, what=f"the numerical ranks of the Gram matrices are "
+                                          f"{F_in.rank} (input) and {F_out.rank} (output)")
+    Bt = F_out.R @ _mm(B, F_in.R.T)
+    res = top_svd(Bt, k, solver="dense" if truncate else solver)
+    s = res.s
+    k = _check_rank(s, k, DEFAULT_RANK_RTOL["qr"] if rtol is None else rtol, "kernel QR route",
+                    truncate)
+    s = s[:k]
+    C_u = F_out.coefficients(res.U[:, :k])
+    C_v = F_in.coefficients(res.V[:, :k])
+    return OperatorSVDCoefficients(s, C_u, C_v, "qr", {"solver": res.solver,
+                                                       "shape_Btilde": Bt.shape})
+
+
+def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
+                  rtol: float | None = None) -> OperatorSVDCoefficients:
+    """SVD via the auxiliary problem Bᵀ G_Ψ B G_Φ w = λ w (Prop. 3.13).
+
+    σ_i = √λ_i, v_i = Φ w_i / (w_iᵀ G_Φ w_i)^{1/2}, u_i = λ_i^{-1/2} S v_i = Ψ (B G_Φ c_v) / σ_i.
+    """
+    G_in = np.asarray(G_in, dtype=np.float64)
+    G_out = np.asarray(G_out, dtype=np.float64)
+    n, m = G_out.shape[0], G_in.shape[0]
+    B = as_representation(B, (n, m))
+    truncate = k is None
+    if truncate:
+        k, solver = min(n, m), "dense"
+    k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
+    if solver in ("auto", "dense") and (solver == "dense" or m <= 1500 or k >= m - 2):
+        A = _rmm(B, G_out @ _mm(B, G_in))  # Bᵀ G_Ψ B G_Φ without forming B
+    else:
+        A = LinearOperator((m, m), matvec=lambda x: _rmm(B, G_out @ _mm(B, G_in @ x)),
+                           dtype=np.float64)
+    lam, W, used = _eig_top(A, m, k, "LR", solver)
+    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+    if np.iscomplexobj(lam):
+        raise np.linalg.LinAlgError(
+            "auxiliary eigenproblem returned complex eigenvalues for Sᴴ S (should be real ≥ 0); "
+            "the Gram matrices are probably not PSD"
+        )
+    s = np.sqrt(np.maximum(lam, 0.0))
+    k = _check_rank(s, k, DEFAULT_RANK_RTOL["auxiliary"] if rtol is None else rtol,
+                    "auxiliary route", truncate)
+    s, W, lam = s[:k], W[:, :k], lam[:k]
+    C_v = rkhs_normalize(W, G_in)
+    (C_v,) = orthonormalize_clusters(s, [(C_v, G_in)])
+    C_u = _mm(B, G_in @ C_v) / s
+    return OperatorSVDCoefficients(s, C_u, C_v, "auxiliary", {"solver": used, "eigenvalues": lam})
+
+
+def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
+              rtol: float | None = None) -> OperatorSVDCoefficients:
+    """SVD via the block auxiliary matrix [[0, B G_Φ], [Bᵀ G_Ψ, 0]] (Thm. 3.17)."""
+    G_in = np.asarray(G_in, dtype=np.float64)
+    G_out = np.asarray(G_out, dtype=np.float64)
+    n, m = G_out.shape[0], G_in.shape[0]
+    B = as_representation(B, (n, m))
+    truncate = k is None
+    if truncate:
+        k, solver = min(n, m), "dense"
+    k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
+    N = n + m
+    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
+        T = np.zeros((N, N))
+        T[:n, n:] = _mm(B, G_in)  # B G_Φ without forming B
+        T[n:, :n] = _rmm(B, G_out)  # Bᵀ G_Ψ
+    else:
+        def mv(x):
+            x = np.asarray(x).ravel()
+            return np.concatenate([_mm(B, G_in @ x[n:]), _rmm(B, G_out @ x[:n])])
+
+        T = LinearOperator((N, N), matvec=mv, dtype=np.float64)
+    lam, W, used = _eig_top(T, N, k, "LR", solver)
+    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+    if np.iscomplexobj(lam):
+        raise np.linalg.LinAlgError("block auxiliary problem returned complex eigenvalues")
+    s = lam
+    k = _check_rank(np.abs(s), k, DEFAULT_RANK_RTOL["block"] if rtol is None else rtol,
+                    "block route", truncate)
+    s, W = s[:k], W[:, :k]
+    if np.any(s <= 0):
+        raise ValueError("block route: fewer positive eigenvalues than requested components")
+    C_u = rkhs_normalize(W[:n], G_out)
+    C_v = rkhs_normalize(W[n:], G_in)
+    C_u, C_v = orthonormalize_clusters(s, [(C_u, G_out), (C_v, G_in)])
+    return OperatorSVDCoefficients(s, C_u, C_v, "block", {"solver": used})
+
+
+def operator_svd(G_in, G_out, B, k: int, method: str = "qr", *, F_in: GramFactor | None = None,
+                 F_out: GramFactor | None = None, solver: str = "auto", rtol: float | None = None,
+                 jitter: float = 0.0) -> OperatorSVDCoefficients:
+    """Top-k SVD of S = ΨBΦᵀ from its Gram matrices by ``method`` ∈ {'qr','auxiliary','block'}."""
+    if method == "qr":
+        F_in = F_in if F_in is not None else kernel_qr(G_in, jitter=jitter, name="G_in")
+        F_out = F_out if F_out is not None else kernel_qr(G_out, jitter=jitter, name="G_out")
+        return svd_qr(F_in, F_out, B, k, solver=solver, rtol=rtol)
+    if method == "auxiliary":
+        return svd_auxiliary(G_in, G_out, B, k, solver=solver, rtol=rtol)
+    if method == "block":
+        return svd_block(G_in, G_out, B, k, solver=solver, rtol=rtol)
+    raise ValueError(f"unknown method {method!r}; expected one of {SVD_METHODS}")
+
+
+# ------------------------------------------------------------------------------------------------
+# eigendecomposition routes
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OperatorEigCoefficients:
+    """Eigenvalues (k,) by decreasing modulus and eigenfunction coefficients C (n×k) over Ψ."""
+
+    eigenvalues: np.ndarray
+    C: np.ndarray
+    method: str
+    info: dict = field(default_factory=dict)
+
+
+def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
+                  rtol: float = 1e-12) -> OperatorEigCoefficients:
+    """Eigenpairs of S = Υ B Φᵀ : H → H via the auxiliary matrix B ΦᵀΥ (Prop. 3.8).
+
+    ``G_cross`` = ΦᵀΥ (m×n, [k(x_i, y_j)]), ``G_out`` = ΥᵀΥ (n×n). Eigenfunctions Υw, normalised
+    in the RKHS norm; complex eigenpairs are returned as complex arrays. Eigenvalues with
+    |λ| ≤ rtol·|λ_1| are numerically zero and rejected (more components than the rank).
+    """
+    G_cross = np.asarray(G_cross, dtype=np.float64)
+    G_out = np.asarray(G_out, dtype=np.float64)
+    m, n = G_cross.shape
+    B = as_representation(B, (n, m))
+    truncate = k is None
+    if truncate:
+        k, solver = min(n, m), "dense"
+    k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
+    if solver in ("auto", "dense") and (solver == "dense" or n <= 1500 or k >= n - 2):
+        A = _mm(B, G_cross)
+    else:
+        A = LinearOperator((n, n), matvec=lambda x: _mm(B, G_cross @ x), dtype=np.float64)
+    lam, W, used = _eig_top(A, n, k, "LM", solver)
+    scale = max(abs(lam[0]), 1e-300)
+    lam, W = _real_if_close(lam, W, scale)
+    small = np.flatnonzero(np.abs(lam) <= rtol * scale)
+    if truncate and small.size and small[0] > 0:
+        lam, W = lam[: small[0]], W[:, : small[0]]
+    elif abs(lam[0]) == 0 or small.size:
+        r = int(small[0]) if small.size else 0
+        raise ValueError(
+            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
+            "operator; ask for fewer components"
+        )
+    C = rkhs_normalize(W, G_out)
+    if not np.iscomplexobj(C):
+        (C,) = orthonormalize_clusters(lam, [(C, G_out)], rtol=1e-9, merge_nonorthogonal=False)
+    else:  # fix the arbitrary complex phase: largest-modulus coefficient real positive
+        idx = np.argmax(np.abs(C), axis=0)
+        ph = C[idx, np.arange(C.shape[1])]
+        C = C * (np.abs(ph) / ph)
+    return OperatorEigCoefficients(lam, C, "auxiliary", {"solver": used})
+
+
+def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorEigCoefficients:
+    """Eigenpairs of a self-adjoint S = Φ B Φᵀ (B symmetric) via B̃ = R B Rᵀ (Cor. 3.6)."""
+    B = as_representation(B, (F.size, F.size))
+    truncate = k is None
+    k = F.rank if truncate else k
+    k = check_n_components(k, F.rank, what=f"the numerical rank {F.rank} of the Gram matrix")
+    Bt = F.R @ _mm(B, F.R.T)
+    asym = np.max(np.abs(Bt - Bt.T))
+    if asym > 1e-8 * max(np.max(np.abs(Bt)), 1e-300):
+        raise ValueError("eig method 'qr' needs a self-adjoint operator (symmetric B); "
+                         "use method='auxiliary'")
+    lam, V = sla.eigh(0.5 * (Bt + Bt.T), check_finite=False)
+    order = np.argsort(-np.abs(lam), kind="stable")[:k]
+    lam, V = lam[order], V[:, order]
+    scale = max(abs(lam[0]), 1e-300)
+    small = np.flatnonzero(np.abs(lam) <= rtol * scale)
+    if truncate and small.size and small[0] > 0:
+        lam, V = lam[: small[0]], V[:, : small[0]]
+    elif abs(lam[0]) == 0 or small.size:
+        r = int(small[0]) if small.size else 0
+        raise ValueError(
+            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
+            "operator; ask for fewer components"
+        )
+    return OperatorEigCoefficients(lam, F.coefficients(V), "qr", {})
+
+
+__all__ = [
+    "DEFAULT_RANK_RTOL",
+    "EIG_METHODS",
+    "EIG_SOLVERS",
+    "GramFactor",
+    "OperatorEigCoefficients",
+    "OperatorSVDCoefficients",
+    "RankDeficientGramWarning",
+    "SVD_METHODS",
+    "as_representation",
+    "clusters",
+    "eig_auxiliary",
+    "eig_qr",
+    "gram_eigh",
+    "kernel_qr",
+    "operator_svd",
+    "orthonormalize_clusters",
+    "rkhs_normalize",
+    "svd_auxiliary",
+    "svd_block",
+    "svd_qr",
+]

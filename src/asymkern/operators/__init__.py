@@ -1,0 +1,34 @@
+"""Empirical RKHS operators S = Ψ B Φᵀ, their SVD/EVD and estimators (paper 002).
+
+``EmpiricalOperator(kernel_in, X, kernel_out, Y, B)`` with ``svd(k, method='qr'|'auxiliary'|
+'block')``, ``eig(k)``, ``truncate(k)``, ``pinv_apply(g)``; singular/eigen-functions are
+:class:`RKHSFunction` callables. Estimators: :class:`CovarianceOperator`,
+:class:`CrossCovarianceOperator`, :class:`ConditionalMeanEmbedding`, :class:`KoopmanOperator`,
+:class:`PerronFrobeniusOperator`, :class:`KernelCCA`.
+"""
+
+from ..linalg.operator_svd import RankDeficientGramWarning
+from .empirical import EmpiricalOperator, OperatorEig, OperatorSVD, RKHSFunction, as_rkhs_kernel
+from .estimators import (
+    ConditionalMeanEmbedding,
+    CovarianceOperator,
+    CrossCovarianceOperator,
+    KernelCCA,
+    KoopmanOperator,
+    PerronFrobeniusOperator,
+)
+
+__all__ = [
+    "ConditionalMeanEmbedding",
+    "CovarianceOperator",
+    "CrossCovarianceOperator",
+    "EmpiricalOperator",
+    "KernelCCA",
+    "KoopmanOperator",
+    "OperatorEig",
+    "OperatorSVD",
+    "PerronFrobeniusOperator",
+    "RKHSFunction",
+    "RankDeficientGramWarning",
+    "as_rkhs_kernel",
+]

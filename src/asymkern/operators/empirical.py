@@ -1,0 +1,452 @@
+"""Empirical RKHS operators S = Ψ B Φᵀ and their decompositions (paper 002, §3–4.1).
+
+:class:`EmpiricalOperator` holds the two kernels, the samples and B; :meth:`~EmpiricalOperator.svd`
+and :meth:`~EmpiricalOperator.eig` return singular/eigen-functions as :class:`RKHSFunction`
+callables (normalised in the RKHS norm) that can be evaluated at new points. The matrix work is in
+:mod:`asymkern.linalg.operator_svd`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse.linalg import LinearOperator
+
+from .._validation import as_data
+from ..kernels import CallableKernel, Kernel, get_kernel
+from ..linalg.operator_svd import (
+    EIG_METHODS,
+    SVD_METHODS,
+    GramFactor,
+    as_representation,
+    eig_auxiliary,
+    eig_qr,
+    kernel_qr,
+    svd_auxiliary,
+    svd_block,
+    svd_qr,
+)
+
+
+def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> Kernel:
+    """A symmetric PSD kernel for paper 002 from a name, a :class:`Kernel` or a callable.
+
+    A plain callable ``f(X, Z) -> (n, m)`` is taken to be a symmetric PSD kernel (its Gram matrices
+    are checked numerically when factorised). Kernels flagged asymmetric or indefinite (SNE, T)
+    are rejected: an RKHS needs a symmetric positive semi-definite kernel.
+    """
+    params = dict(params or {})
+    if callable(kernel) and not isinstance(kernel, (Kernel, str)):
+        k = CallableKernel(kernel, is_symmetric=True, is_psd=True, **params)
+    else:
+        k = get_kernel(kernel, **params)
+    if not (k.is_symmetric and k.is_psd):
+        raise ValueError(
+            f"{name}={k!r} is not a symmetric positive semi-definite kernel; empirical RKHS "
+            "operators (paper 002) need an RKHS, i.e. a symmetric PSD kernel"
+        )
+    return k
+
+
+def _center_gram(K: np.ndarray, rows: bool, cols: bool) -> np.ndarray:
+    """H K, K H or H K H through row/column means (no n×n centring matrix)."""
+    K = np.array(K, dtype=np.float64, copy=True)
+    if cols:
+        K -= K.mean(axis=1, keepdims=True)
+    if rows:
+        K -= K.mean(axis=0, keepdims=True)
+    return K
+
+
+def _center_coef(C: np.ndarray) -> np.ndarray:
+    return C - C.mean(axis=0, keepdims=True)
+
+
+class RKHSFunction:
+    """Functions f_j = Σ_i C_ij k(c_i, ·) in an RKHS: a callable, ``f(Z)`` → (n_points, k).
+
+    ``centers`` are the expansion points (rows), ``coef`` is (n_centers, k) or a vector (one
+    function). Centred features are folded into the coefficients, so evaluation is plain.
+    """
+
+    def __init__(self, kernel: Kernel, centers: np.ndarray, coef: np.ndarray):
+        self.kernel = kernel
+        self.centers = centers
+        coef = np.asarray(coef)
+        self._vector = coef.ndim == 1
+        self.coef = coef[:, None] if self._vector else coef
+        if self.coef.shape[0] != centers.shape[0]:
+            raise ValueError(
+                f"coef has {self.coef.shape[0]} rows but there are {centers.shape[0]} centers"
+            )
+
+    @property
+    def n_functions(self) -> int:
+        return int(self.coef.shape[1])
+
+    def __len__(self) -> int:
+        return self.n_functions
+
+    def __call__(self, Z) -> np.ndarray:
+        """Values at the rows of Z: (n_points, k), or (n_points,) for a single function."""
+        Z = as_data(Z, "Z", allow_sparse=self.kernel.accepts_sparse)
+        if Z.shape[1] != self.centers.shape[1]:
+            raise ValueError(
+                f"Z has {Z.shape[1]} features; the function lives on {self.centers.shape[1]}"
+            )
+        K = self.kernel(Z, self.centers)
+        vals = K @ self.coef
+        return vals[:, 0] if self._vector else vals
+
+    def __getitem__(self, idx) -> RKHSFunction:
+        coef = self.coef[:, idx]
+        return RKHSFunction(self.kernel, self.centers, coef)
+
+    def gram(self) -> np.ndarray:
+        """Inner products ⟨f_i, f_j⟩_H (k×k)."""
+        G = self.kernel(self.centers)
+        return np.conj(self.coef).T @ (G @ self.coef)
+
+    def norms(self) -> np.ndarray:
+        """RKHS norms ‖f_j‖_H."""
+        return np.sqrt(np.maximum(np.real(np.diag(self.gram())), 0.0))
+
+    def inner(self, other: RKHSFunction) -> np.ndarray:
+        """⟨f_i, g_j⟩_H for two function sets of the same kernel."""
+        K = self.kernel(self.centers, other.centers)
+        return np.conj(self.coef).T @ (K @ other.coef)
+
+    def __repr__(self) -> str:
+        return (f"RKHSFunction(n_functions={self.n_functions}, n_centers={self.centers.shape[0]}, "
+                f"kernel={self.kernel!r})")
+
+
+@dataclass(frozen=True)
+class OperatorSVD:
+    """S ≈ Σ σ_i u_i ⊗ v_i. Unpacks like ``numpy.linalg.svd``: ``u, s, v = op.svd(k)``.
+
+    ``left`` (u_i ∈ F, on the output samples Y) and ``right`` (v_i ∈ H, on the input samples X)
+    are :class:`RKHSFunction` sets orthonormal in their RKHS.
+    """
+
+    singular_values: np.ndarray
+    left: RKHSFunction
+    right: RKHSFunction
+    method: str
+    info: dict = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter((self.left, self.singular_values, self.right))
+
+
+@dataclass(frozen=True)
+class OperatorEig:
+    """S f_i = λ_i f_i. Unpacks like ``numpy.linalg.eig``: ``lam, f = op.eig(k)``."""
+
+    eigenvalues: np.ndarray
+    eigenfunctions: RKHSFunction
+    method: str
+    info: dict = field(default_factory=dict)
+
+    def __iter__(self):
+        return iter((self.eigenvalues, self.eigenfunctions))
+
+
+class EmpiricalOperator:
+    """The finite-rank operator S = Ψ B Φᵀ : H → F (paper 002, §3.2).
+
+    Parameters
+    ----------
+    kernel_in : kernel of the input space H (feature map φ on the samples X).
+    X : (m, d_x) input samples; Φ = [φ(x_1) … φ(x_m)].
+    kernel_out : kernel of the output space F (ψ on the samples Y).
+    Y : (n, d_y) output samples; Ψ = [ψ(y_1) … ψ(y_n)].
+    B : (n, m) array, sparse matrix or ``scipy.sparse.linalg.LinearOperator`` (with ``rmatvec``
+        for the auxiliary/block routes); applied, never inverted.
+    kernel_in_params, kernel_out_params : keyword arguments for kernels given by name.
+    center_in, center_out : use centred features φ(x_i) − mean (Φ H); done with means, never an
+        m×m centring matrix.
+    jitter : ≥ 0, added to the Gram diagonals before the kernel QR (see
+        :func:`~asymkern.linalg.operator_svd.kernel_qr`; default 0: a numerically singular Gram
+        matrix gets a rank-revealing pivoted Cholesky factor and a ``RankDeficientGramWarning``).
+
+    (S v)(y) = Σ_i ψ(y_i)(y) Σ_j B_ij v(x_j). Kernels must be symmetric PSD. Gram matrices and
+    decompositions are computed in float64 (float32 input is upcast: the symmetry checks and the
+    Cholesky factorisations need it). Gram matrices are dense (n² and m² entries).
+    """
+
+    def __init__(self, kernel_in, X, kernel_out, Y, B, *, kernel_in_params=None,
+                 kernel_out_params=None, center_in: bool = False, center_out: bool = False,
+                 jitter: float = 0.0):
+        self.kernel_in = as_rkhs_kernel(kernel_in, kernel_in_params, "kernel_in")
+        self.kernel_out = as_rkhs_kernel(kernel_out, kernel_out_params, "kernel_out")
+        # decompositions are computed in float64 (Gram symmetry and Cholesky need it)
+        self.X = as_data(X, "X").astype(np.float64, copy=False)
+        self.Y = as_data(Y, "Y").astype(np.float64, copy=False)
+        self.B = as_representation(B, (self.Y.shape[0], self.X.shape[0]), "B")
+        if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) or not (
+            np.isfinite(jitter) and jitter >= 0
+        ):
+            raise ValueError(f"jitter must be a finite number >= 0, got {jitter!r}")
+        self.jitter = float(jitter)
+        self.center_in = bool(center_in)
+        self.center_out = bool(center_out)
+        self._cache: dict = {}
+
+    # -- shapes and Gram matrices ----------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(n, m): number of output and input samples (the shape of B)."""
+        return (self.Y.shape[0], self.X.shape[0])
+
+    def _gram(self, which: str) -> np.ndarray:
+        if which not in self._cache:
+            if which == "in":
+                G = self.kernel_in(self.X)
+                G = _center_gram(G, self.center_in, self.center_in)
+            elif which == "out":
+                G = self.kernel_out(self.Y)
+                G = _center_gram(G, self.center_out, self.center_out)
+            else:  # cross: Φᵀ Ψ (m×n), only for the same space
+                G = self.kernel_in(self.X, self.Y)
+                G = _center_gram(G, self.center_in, self.center_out)
+            self._cache[which] = np.asarray(G, dtype=np.float64)
+        return self._cache[which]
+
+    @property
+    def gram_in(self) -> np.ndarray:
+        """G_Φ = ΦᵀΦ (m×m)."""
+        return self._gram("in")
+
+    @property
+    def gram_out(self) -> np.ndarray:
+        """G_Ψ = ΨᵀΨ (n×n)."""
+        return self._gram("out")
+
+    def factor(self, which: str) -> GramFactor:
+        """Kernel QR factor of G_Φ (``'in'``) or G_Ψ (``'out'``), computed once."""
+        key = "F_" + which
+        if key not in self._cache:
+            G = self.gram_in if which == "in" else self.gram_out
+            name = "Gram matrix of X (input)" if which == "in" else "Gram matrix of Y (output)"
+            self._cache[key] = kernel_qr(G, jitter=self.jitter, name=name)
+        return self._cache[key]
+
+    def set_factor(self, which: str, factor: GramFactor) -> None:
+        """Install a precomputed kernel QR factor (e.g. an eigendecomposition already at hand)."""
+        size = self.shape[1] if which == "in" else self.shape[0]
+        if factor.size != size:
+            raise ValueError(f"factor has size {factor.size}; expected {size}")
+        self._cache["F_" + which] = factor
+
+    @property
+    def same_space(self) -> bool:
+        """True when H = F (same kernel, same feature dimension): eig is defined."""
+        return (self.kernel_in == self.kernel_out and self.X.shape[1] == self.Y.shape[1]
+                and self.center_in == self.center_out)
+
+    def _fn_in(self, C) -> RKHSFunction:
+        C = _center_coef(C) if self.center_in else C
+        return RKHSFunction(self.kernel_in, self.X, C)
+
+    def _fn_out(self, C) -> RKHSFunction:
+        C = _center_coef(C) if self.center_out else C
+        return RKHSFunction(self.kernel_out, self.Y, C)
+
+    # -- decompositions --------------------------------------------------------------------------
+    def svd(self, n_components: int | None = None, method: str = "qr", *, solver: str = "auto",
+            rtol: float | None = None) -> OperatorSVD:
+        """Top-k SVD S = Σ σ_i u_i ⊗ v_i (paper 002 Cor. 3.5, Prop. 3.13, Thm. 3.17).
+
+        ``method``: ``'qr'`` (kernel QR), ``'auxiliary'`` or ``'block'``; ``solver``: ``'auto'``,
+        ``'dense'`` or ``'arpack'`` (for the eigenproblems; the QR route uses
+        :func:`asymkern.linalg.top_svd`). ``n_components=None``: all numerically nonzero singular
+        values (dense solvers). Raises ``ValueError`` when more components than the numerical
+        rank are requested (σ_k/σ_1 ≤ ``rtol``, default 1e-10; 1e-7 for the auxiliary route,
+        whose eigenvalues are σ²).
+        """
+        if method not in SVD_METHODS:
+            raise ValueError(f"unknown method {method!r}; expected one of {SVD_METHODS}")
+        if method == "qr":
+            res = svd_qr(self.factor("in"), self.factor("out"), self.B, n_components,
+                         solver=solver, rtol=rtol)
+        elif method == "auxiliary":
+            res = svd_auxiliary(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
+                                rtol=rtol)
+        else:
+            res = svd_block(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
+                            rtol=rtol)
+        return OperatorSVD(res.s, self._fn_out(res.C_u), self._fn_in(res.C_v), res.method,
+                           dict(res.info))
+
+    def is_self_adjoint(self) -> bool:
+        """S = Φ B Φᵀ with the same samples on both sides and B symmetric (checked on B̃)."""
+        if not self.same_space or self.X.shape != self.Y.shape or not np.array_equal(self.X,
+                                                                                      self.Y):
+            return False
+        # probe: B is symmetric iff Zᵀ B Z is, for random Z (almost surely); B is never formed
+        Z = np.random.default_rng(0).standard_normal((self.shape[1], 5))
+        lhs = Z.T @ np.asarray(self.B.matmat(Z))
+        scale = max(float(np.abs(lhs).max()), 1e-300)
+        return bool(np.max(np.abs(lhs - lhs.T)) <= 1e-10 * scale)
+
+    def eig(self, n_components: int | None = None, method: str = "auto", *,
+            solver: str = "auto") -> OperatorEig:
+        """Top-k eigenpairs (by |λ|) of S : H → H (needs H = F): Prop. 3.8 / Cor. 3.6.
+
+        ``method``: ``'auxiliary'`` (eigenproblem of B ΦᵀΨ; any operator, complex eigenpairs
+        possible), ``'qr'`` (self-adjoint operators: eigh of R B Rᵀ) or ``'auto'`` (``'qr'`` when
+        S is self-adjoint). Eigenfunctions live on the output samples Y, normalised in the RKHS.
+        """
+        if not self.same_space:
+            raise ValueError(
+                "eig needs an operator from a space to itself: kernel_in and kernel_out must be "
+                "the same kernel on samples of the same dimension (use svd otherwise)"
+            )
+        if method not in EIG_METHODS:
+            raise ValueError(f"unknown method {method!r}; expected one of {EIG_METHODS}")
+        if method == "auto":
+            method = "qr" if self.is_self_adjoint() else "auxiliary"
+        if method == "qr":
+            if not self.is_self_adjoint():
+                raise ValueError("eig method 'qr' needs a self-adjoint operator (same samples on "
+                                 "both sides and symmetric B); use method='auxiliary'")
+            res = eig_qr(self.factor("in"), self.B, n_components)
+            return OperatorEig(res.eigenvalues, self._fn_in(res.C), "qr", dict(res.info))
+        res = eig_auxiliary(self._gram("cross"), self.gram_out, self.B, n_components,
+                            solver=solver)
+        return OperatorEig(res.eigenvalues, self._fn_out(res.C), "auxiliary", dict(res.info))
+
+    # -- operations ------------------------------------------------------------------------------
+    def apply(self, f: RKHSFunction) -> RKHSFunction:
+        """S f for f ∈ H given as an :class:`RKHSFunction` of ``kernel_in``: Ψ B [f(x_j)]_j."""
+        vals = np.asarray(f(self.X))
+        vals = vals[:, None] if vals.ndim == 1 else vals
+        if self.center_in:
+            vals = vals - vals.mean(axis=0, keepdims=True)
+        out = np.asarray(self.B.matmat(vals))
+        if f._vector:
+            out = out[:, 0]
+        return self._fn_out(out)
+
+    def apply_adjoint(self, g: RKHSFunction) -> RKHSFunction:
+        """S* g = Φ Bᵀ [g(y_i)]_i (Prop. 3.3 (ii))."""
+        vals = np.asarray(g(self.Y))
+        vals = vals[:, None] if vals.ndim == 1 else vals
+        if self.center_out:
+            vals = vals - vals.mean(axis=0, keepdims=True)
+        out = np.asarray(self.B.rmatmat(vals))
+        if g._vector:
+            out = out[:, 0]
+        return self._fn_in(out)
+
+    def adjoint(self) -> EmpiricalOperator:
+        """S* = Φ Bᵀ Ψᵀ : F → H as an :class:`EmpiricalOperator`."""
+        op = EmpiricalOperator(self.kernel_out, self.Y, self.kernel_in, self.X, self.B.T,
+                               center_in=self.center_out, center_out=self.center_in,
+                               jitter=self.jitter)
+        return op
+
+    def hs_norm(self) -> float:
+        """Hilbert–Schmidt norm ‖S‖_HS = tr(Bᵀ G_Ψ B G_Φ)^{1/2} = ‖R_Ψ B R_Φᵀ‖_F (Remark 2.5)."""
+        Fi, Fo = self.factor("in"), self.factor("out")
+        return float(np.linalg.norm(Fo.R @ np.asarray(self.B.matmat(Fi.R.T))))
+
+    def truncate(self, n_components: int, method: str = "qr") -> EmpiricalOperator:
+        """Best rank-k approximation S_k = Σ_{i≤k} σ_i u_i ⊗ v_i (Eckart–Young, §4.1).
+
+        Returned as an :class:`EmpiricalOperator` on the same samples with
+        B_k = C_u diag(σ) C_vᵀ (C_u, C_v the singular-function coefficients).
+        """
+        res = self.svd(n_components, method=method)
+        Bk = (res.left.coef * res.singular_values) @ res.right.coef.T
+        # centring is already folded into the coefficients
+        return EmpiricalOperator(self.kernel_in, self.X, self.kernel_out, self.Y, Bk,
+                                 jitter=self.jitter)
+
+    def pinv_apply(self, g, n_components: int | None = None, *, method: str = "qr",
+                   rtol: float | None = None) -> RKHSFunction:
+        """Minimum-norm least-squares solution S⁺g = Σ σ_i⁻¹ ⟨u_i, g⟩ v_i (§4.1).
+
+        ``g`` is an :class:`RKHSFunction` of ``kernel_out`` (any expansion points);
+        ⟨u_i, g⟩ is computed by the reproducing property. ``n_components`` truncates the SVD
+        (regularisation by truncation); default: the numerical rank.
+        """
+        if not isinstance(g, RKHSFunction):
+            raise TypeError("g must be an RKHSFunction of kernel_out (e.g. from op.apply(...))")
+        if g.kernel != self.kernel_out:
+            raise ValueError("g must be a function of the output kernel kernel_out")
+        res = self.svd(n_components, method=method, rtol=rtol)
+        proj = res.left.inner(g)  # ⟨u_i, g⟩ by the reproducing property
+        C = res.right.coef @ (proj / res.singular_values[:, None])
+        if g._vector:
+            C = C[:, 0]
+        return RKHSFunction(self.kernel_in, self.X, C)
+
+    def __repr__(self) -> str:
+        return (f"EmpiricalOperator(n={self.shape[0]}, m={self.shape[1]}, "
+                f"kernel_in={self.kernel_in!r}, kernel_out={self.kernel_out!r})")
+
+
+class MatmatOperator(LinearOperator):
+    """A picklable LinearOperator defined by ``_apply(V)`` (B V) and ``_apply_t(V)`` (Bᵀ V)
+    on 2-D blocks; vectors are handled by reshaping."""
+
+    def __init__(self, shape):
+        super().__init__(dtype=np.dtype(np.float64), shape=tuple(shape))
+
+    def _apply(self, V):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _apply_t(self, V):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _matmat(self, V):
+        V = np.asarray(V)
+        if np.iscomplexobj(V):
+            return self._matmat(V.real) + 1j * self._matmat(V.imag)
+        return self._apply(V.astype(np.float64, copy=False))
+
+    def _rmatmat(self, V):
+        V = np.asarray(V)
+        if np.iscomplexobj(V):
+            return self._rmatmat(V.real) + 1j * self._rmatmat(V.imag)
+        return self._apply_t(V.astype(np.float64, copy=False))
+
+    def _matvec(self, v):
+        return self._matmat(np.reshape(v, (-1, 1))).ravel()
+
+    def _rmatvec(self, v):
+        return self._rmatmat(np.reshape(v, (-1, 1))).ravel()
+
+
+class ScaledIdentity(MatmatOperator):
+    """scale·I (or scale·H, H = I − 11ᵀ/n, when ``center``) — applied through means."""
+
+    def __init__(self, n: int, scale: float, center: bool = False):
+        super().__init__((n, n))
+        self.scale = float(scale)
+        self.center = bool(center)
+
+    def _apply(self, V):
+        return self.scale * (V - V.mean(axis=0, keepdims=True) if self.center else V)
+
+    _apply_t = _apply
+
+
+def scaled_identity(n: int, scale: float, center: bool = False) -> LinearOperator:
+    """scale·I (or scale·H when ``center``) as a LinearOperator."""
+    return ScaledIdentity(n, scale, center)
+
+
+__all__ = [
+    "EmpiricalOperator",
+    "MatmatOperator",
+    "OperatorEig",
+    "OperatorSVD",
+    "RKHSFunction",
+    "as_rkhs_kernel",
+    "scaled_identity",
+]

@@ -1,0 +1,503 @@
+"""Estimators of RKHS operators from data (paper 002, §4), each exposing its operator's SVD/EVD.
+
+Every estimator builds an :class:`~asymkern.operators.EmpiricalOperator` ``operator_`` = Ψ B Φᵀ in
+``fit`` and offers ``svd``/``eig`` (delegated to it) plus what a user of that operator expects:
+
+============================  ==================================================================
+estimator                     B (S = Ψ B Φᵀ), paper 002
+============================  ==================================================================
+CovarianceOperator            I/n, Ψ = Φ (§4.2) — eigenvalues/Mercer eigenfunctions (Ex. 3.10)
+CrossCovarianceOperator       I/n (§4.2) — singular values/functions (Ex. 3.16)
+ConditionalMeanEmbedding      (G_Φ + nεI)⁻¹ (§4.3, Tikhonov) — E[g(Y) | X = x]
+KoopmanOperator               (G_Φ + nεI)⁻¹ with the roles of X_t, X_{t+τ} swapped (§4.4)
+PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4)
+KernelCCA                     (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (App. A.2, regularised)
+============================  ==================================================================
+
+The Tikhonov parameter ε (``regularization``) regularises the covariance operator, C + εI; on the
+Gram matrices it appears as G + nεI. Inverses are never formed: B is a LinearOperator backed by a
+Cholesky (or LU) factorisation, or by the eigendecomposition the matrix square roots need.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..linalg.operator_svd import gram_eigh
+from .empirical import (
+    EmpiricalOperator,
+    MatmatOperator,
+    RKHSFunction,
+    _center_gram,
+    as_rkhs_kernel,
+    scaled_identity,
+)
+
+
+def _check_reg(value, name: str = "regularization") -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"{name} must be finite and > 0 (Tikhonov parameter ε of (C + εI)⁻¹), got {value}"
+        )
+    return value
+
+
+def _check_int(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+class CholeskyInverse(MatmatOperator):
+    """(G + shift·I)⁻¹ as a symmetric LinearOperator backed by a Cholesky factor (never formed)."""
+
+    def __init__(self, G: np.ndarray, shift: float, name: str = "G"):
+        n = G.shape[0]
+        super().__init__((n, n))
+        try:
+            self.cho = sla.cho_factor(G + shift * np.eye(n), lower=False, check_finite=False)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(
+                f"{name} + nεI is not positive definite (nε = {shift:.3g}); the kernel must be "
+                "PSD and the regularization large enough"
+            ) from exc
+
+    def _apply(self, V):
+        return sla.cho_solve(self.cho, V, check_finite=False)
+
+    _apply_t = _apply
+
+
+class PerronFrobeniusRepresentation(MatmatOperator):
+    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY through an LU factor of G_XY and a Cholesky factor."""
+
+    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, lu):
+        super().__init__(Gxy.shape)
+        self.Gxy, self.inv, self.lu = Gxy, inv, lu
+
+    def _apply(self, V):
+        return sla.lu_solve(self.lu, self.inv._apply(self.Gxy @ V), check_finite=False)
+
+    def _apply_t(self, V):
+        W = sla.lu_solve(self.lu, V, trans=1, check_finite=False)
+        return self.Gxy.T @ self.inv._apply(W)
+
+
+class CCARepresentation(MatmatOperator):
+    """B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} from eigendecompositions U diag(d) Uᵀ."""
+
+    def __init__(self, Ux, dx, Uy, dy):
+        super().__init__((Uy.shape[0], Ux.shape[0]))
+        self.Ux, self.dx, self.Uy, self.dy = Ux, dx, Uy, dy
+
+    def _apply(self, V):
+        W = self.Ux @ (self.dx[:, None] * (self.Ux.T @ V))
+        return self.Uy @ (self.dy[:, None] * (self.Uy.T @ W))
+
+    def _apply_t(self, V):
+        W = self.Uy @ (self.dy[:, None] * (self.Uy.T @ V))
+        return self.Ux @ (self.dx[:, None] * (self.Ux.T @ W))
+
+
+class _OperatorEstimator(BaseEstimator):
+    """Shared ``svd``/``eig`` delegation to the fitted ``operator_``."""
+
+    def svd(self, n_components: int | None = None, method: str = "qr", **kwargs):
+        """SVD of the estimated operator (see :meth:`EmpiricalOperator.svd`)."""
+        check_is_fitted(self, "operator_")
+        return self.operator_.svd(n_components, method=method, **kwargs)
+
+    def eig(self, n_components: int | None = None, method: str = "auto", **kwargs):
+        """Eigendecomposition of the estimated operator (see :meth:`EmpiricalOperator.eig`)."""
+        check_is_fitted(self, "operator_")
+        return self.operator_.eig(n_components, method=method, **kwargs)
+
+
+def _pairs(est, X, Y, multi_output=True):
+    if Y is None:
+        raise ValueError(
+            f"{type(est).__name__} requires y to be passed, but the target y is None "
+            "(paired samples Y of shape (n_samples, d_y) are needed)"
+        )
+    X, Y = validate_data(est, X, Y, multi_output=multi_output, y_numeric=True, dtype=np.float64,
+                         ensure_min_samples=2)
+    Y = np.asarray(Y, dtype=np.float64)
+    return X, Y
+
+
+class CovarianceOperator(TransformerMixin, _OperatorEstimator):
+    """Empirical (uncentred by default) covariance operator Ĉ_XX = (1/n) ΦΦᵀ (paper 002 §4.2).
+
+    ``fit`` computes its top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
+    uncentred operator the eigenfunctions φ_i = √λ_i e_i approximate the Mercer features of the
+    kernel (Example 3.10): ``transform(X)`` returns [φ_i(x)], and k(x, x') ≈ Σ_i φ_i(x) φ_i(x').
+
+    Attributes: ``operator_``, ``eigenvalues_``, ``eigenfunctions_`` (RKHS-normalised, i.e.
+    e_i = φ_i / √λ_i has unit empirical L² norm).
+    """
+
+    def __init__(self, kernel="rbf", kernel_params=None, n_components: int = 5,
+                 center: bool = False, jitter: float = 0.0):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.center = center
+        self.jitter = jitter
+
+    def fit(self, X, y=None):
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n = X.shape[0]
+        k = as_rkhs_kernel(self.kernel, self.kernel_params)
+        self.operator_ = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n),
+                                           center_in=self.center, center_out=self.center,
+                                           jitter=self.jitter)
+        res = self.operator_.eig(_check_int(self.n_components, "n_components"), method="qr")
+        self.eigenvalues_ = res.eigenvalues
+        self.eigenfunctions_ = res.eigenfunctions
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "operator_")
+        X = validate_data(self, X, reset=False)
+        vals = self.eigenfunctions_(X)
+        if self.center:
+            vals = vals - self.eigenfunctions_(self.operator_.X).mean(axis=0)
+        return vals
+
+
+class CrossCovarianceOperator(TransformerMixin, _OperatorEstimator):
+    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F (paper 002 §4.2, Ex. 3.16).
+
+    ``fit(X, Y)`` computes the top ``n_components`` singular triplets by ``method``.
+    Attributes: ``singular_values_``, ``left_singular_functions_`` (u_i ∈ F, functions of y),
+    ``right_singular_functions_`` (v_i ∈ H, functions of x). ``transform(X)`` = [v_i(x)].
+    """
+
+    def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
+                 kernel_y_params=None, n_components: int = 5, center: bool = False,
+                 method: str = "qr", jitter: float = 0.0):
+        self.kernel_x = kernel_x
+        self.kernel_y = kernel_y
+        self.kernel_x_params = kernel_x_params
+        self.kernel_y_params = kernel_y_params
+        self.n_components = n_components
+        self.center = center
+        self.method = method
+        self.jitter = jitter
+
+    def fit(self, X, Y=None):
+        X, Y = _pairs(self, X, Y)
+        Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+        n = X.shape[0]
+        kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
+        ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        self.operator_ = EmpiricalOperator(kx, X, ky, Y2, scaled_identity(n, 1.0 / n),
+                                           center_in=self.center, center_out=self.center,
+                                           jitter=self.jitter)
+        res = self.operator_.svd(_check_int(self.n_components, "n_components"),
+                                 method=self.method)
+        self.singular_values_ = res.singular_values
+        self.left_singular_functions_ = res.left
+        self.right_singular_functions_ = res.right
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "operator_")
+        X = validate_data(self, X, reset=False)
+        return self.right_singular_functions_(X)
+
+
+class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
+    """Conditional mean embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (paper 002 §4.3, Tikhonov ε).
+
+    μ_{Y|x} = Û φ(x) = Σ_i β_i(x) ψ(y_i) with β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j, so
+    E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i) (:meth:`expectation`); :meth:`predict` is the case
+    g(y) = y, which is kernel ridge regression with ridge parameter nε.
+    """
+
+    def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
+                 kernel_y_params=None, regularization: float = 1e-3):
+        self.kernel_x = kernel_x
+        self.kernel_y = kernel_y
+        self.kernel_x_params = kernel_x_params
+        self.kernel_y_params = kernel_y_params
+        self.regularization = regularization
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def fit(self, X, y=None):
+        eps = _check_reg(self.regularization)
+        X, Y = _pairs(self, X, y)
+        self._y_1d = Y.ndim == 1
+        Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+        n = X.shape[0]
+        self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
+        self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        G = np.asarray(self.kernel_x_(X), dtype=np.float64)
+        B = CholeskyInverse(G, n * eps, "G_X")
+        self._cho = B.cho
+        self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
+        self.operator_._cache["in"] = G
+        self.X_fit_, self.Y_fit_ = X, Y2
+        self.dual_coef_ = sla.cho_solve(self._cho, Y2, check_finite=False)
+        return self
+
+    def weights(self, X) -> np.ndarray:
+        """β(x) for each row of X: (n_train, n_points), μ_{Y|x} = Σ_i β_i(x) ψ(y_i)."""
+        check_is_fitted(self, "operator_")
+        X = validate_data(self, X, reset=False)
+        return sla.cho_solve(self._cho, self.kernel_x_(self.X_fit_, X), check_finite=False)
+
+    def embedding(self, X) -> RKHSFunction:
+        """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X."""
+        return RKHSFunction(self.kernel_y_, self.Y_fit_, self.weights(X))
+
+    def expectation(self, func, X) -> np.ndarray:
+        """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i); ``func`` maps (n, d_y) samples to (n,) or (n, p)."""
+        vals = np.asarray(func(self.Y_fit_), dtype=np.float64)
+        if vals.shape[0] != self.Y_fit_.shape[0]:
+            raise ValueError(f"func returned {vals.shape[0]} values for "
+                             f"{self.Y_fit_.shape[0]} samples")
+        if not np.all(np.isfinite(vals)):
+            raise ValueError("func returned non-finite values")
+        return self.weights(X).T @ vals
+
+    def predict(self, X) -> np.ndarray:
+        """E[Y | X = x] (kernel ridge regression with ridge nε)."""
+        check_is_fitted(self, "operator_")
+        X = validate_data(self, X, reset=False)
+        out = self.kernel_x_(X, self.X_fit_) @ self.dual_coef_
+        return out[:, 0] if self._y_1d else out
+
+
+def _lagged(est, X, Y, lag: int):
+    if Y is None:
+        X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2)
+        if lag >= X.shape[0] - 1:
+            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
+                             f"{X.shape[0]} minus one (at least two time-lagged pairs)")
+        return X[:-lag], X[lag:]
+    X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2)
+    Y = validate_data(est, Y, reset=False, dtype=np.float64)
+    if Y.shape != X.shape:
+        raise ValueError(f"Y has shape {Y.shape}; expected the shape of X {X.shape} "
+                         "(time-lagged pairs y_i = Ξ^τ(x_i))")
+    return X, Y
+
+
+class _TransferOperator(_OperatorEstimator):
+    def __init__(self, kernel="rbf", kernel_params=None, regularization: float = 1e-6,
+                 lag: int = 1, n_components: int = 5, timestep: float = 1.0):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.regularization = regularization
+        self.lag = lag
+        self.n_components = n_components
+        self.timestep = timestep
+
+    def _finish(self):
+        res = self.operator_.eig(_check_int(self.n_components, "n_components"),
+                                 method="auxiliary")
+        self.eigenvalues_ = res.eigenvalues
+        self.eigenfunctions_ = res.eigenfunctions
+        mod = np.abs(self.eigenvalues_)
+        with np.errstate(divide="ignore"):
+            ts = -self.lag * float(self.timestep) / np.log(np.clip(mod, 1e-300, None))
+        ts[mod >= 1] = np.inf
+        self.timescales_ = ts
+        return self
+
+    def implied_timescales(self) -> np.ndarray:
+        """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for |λ_i| ≥ 1."""
+        check_is_fitted(self, "operator_")
+        return self.timescales_
+
+
+class KoopmanOperator(_TransferOperator):
+    """Kernel Koopman operator K̂ = Φ (G_Φ + nεI)⁻¹ Ψᵀ (paper 002 §4.4, Tikhonov ε).
+
+    ``fit(X)`` takes a trajectory (rows = time steps) and pairs x_t with x_{t+lag};
+    ``fit(X, Y=Y)`` takes the pairs y_i = Ξ^τ(x_i) directly (keyword, as
+    ``KernelSVD.fit(X, Z=Z)``). Eigenpairs by the auxiliary problem (Prop. 3.8):
+    ``eigenvalues_`` (complex if the dynamics rotate), ``eigenfunctions_`` (functions of x),
+    ``timescales_`` = −τ/ln|λ|. ``predict(X)`` = E[x_{t+τ} | x_t = x] = (K̂ id)(x).
+    """
+
+    def fit(self, X, y=None, *, Y=None):
+        """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
+        ``fit(X, Y=Y)``: the time-lagged pairs y_i = Ξ^τ(x_i) directly (``y`` is ignored, as for
+        unsupervised scikit-learn estimators)."""
+        eps = _check_reg(self.regularization)
+        lag = _check_int(self.lag, "lag")
+        X0, X1 = _lagged(self, X, Y, lag)
+        n = X0.shape[0]
+        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        B = CholeskyInverse(G, n * eps, "G_X")
+        self._cho = B.cho
+        # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
+        self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
+        self.operator_._cache["out"] = G
+        self.X_fit_, self.Y_fit_ = X0, X1
+        return self._finish()
+
+    def predict(self, X) -> np.ndarray:
+        check_is_fitted(self, "operator_")
+        X = validate_data(self, X, reset=False)
+        return self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)
+
+
+class PerronFrobeniusOperator(_TransferOperator):
+    """Kernel Perron–Frobenius operator P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ (paper 002 §4.4).
+
+    ``fit`` as for :class:`KoopmanOperator` (trajectory, or pairs with ``Y=``).
+    G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix (LU-factorised, never inverted; a
+    warning is raised when it is ill-conditioned, rcond < 1e-13, since the estimate then
+    amplifies rounding errors). Eigenfunctions live on the lagged samples y_i.
+    """
+
+    def fit(self, X, y=None, *, Y=None):
+        """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
+        ``fit(X, Y=Y)``: the time-lagged pairs y_i = Ξ^τ(x_i) directly (``y`` is ignored, as for
+        unsupervised scikit-learn estimators)."""
+        eps = _check_reg(self.regularization)
+        lag = _check_int(self.lag, "lag")
+        X0, X1 = _lagged(self, X, Y, lag)
+        n = X0.shape[0]
+        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
+        inv = CholeskyInverse(G, n * eps, "G_X")
+        lu = sla.lu_factor(Gxy, check_finite=False)
+        anorm = np.abs(Gxy).sum(axis=0).max()
+        rcond = sla.lapack.dgecon(lu[0], anorm, norm="1")[0]
+        self.lagged_gram_rcond_ = float(rcond)
+        if not rcond > 1e-13:
+            warnings.warn(
+                f"the time-lagged Gram matrix G_XY is ill-conditioned (rcond={rcond:.2e}); the "
+                "Perron–Frobenius estimate G_XY⁻¹(G_X + nεI)⁻¹G_XY amplifies rounding errors "
+                "(use a larger bandwidth, fewer samples or the KoopmanOperator)",
+                stacklevel=2,
+            )
+
+        B = PerronFrobeniusRepresentation(Gxy, inv, lu)
+        self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
+        self.operator_._cache["in"] = G
+        self.operator_._cache["cross"] = Gxy
+        self.X_fit_, self.Y_fit_ = X0, X1
+        return self._finish()
+
+
+class KernelCCA(TransformerMixin, _OperatorEstimator):
+    """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
+
+    S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
+    empirical operators (App. A.2 with Λ → Λ + ε). ``center=True`` uses centred features (the usual
+    CCA; the paper's App. A.2 is uncentred, ``center=False``). The inverse square roots come from
+    eigendecompositions of the Gram matrices (computed through a rank-revealing pivoted Cholesky
+    when they are numerically low-rank, :func:`~asymkern.linalg.operator_svd.gram_eigh`; directions
+    with eigenvalue ≤ n·eps·max diag are dropped), which also serve as the kernel QR factors.
+
+    Attributes: ``canonical_correlations_`` (the singular values σ_i ≤ 1),
+    ``x_singular_functions_`` (right singular functions v_i ∈ H, plotted in Ex. 4.2),
+    ``y_singular_functions_`` (left, u_i ∈ F),
+    ``x_canonical_functions_`` f_i = (Ĉ_XX + ε)^{-1/2} v_i and ``y_canonical_functions_``
+    g_i = (Ĉ_YY + ε)^{-1/2} u_i, scaled to unit empirical variance.
+    ``transform(X)`` / ``transform_y(Y)`` give the (centred) canonical variates.
+    """
+
+    def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
+                 kernel_y_params=None, regularization: float = 1e-3, n_components: int = 2,
+                 center: bool = True, method: str = "qr"):
+        self.kernel_x = kernel_x
+        self.kernel_y = kernel_y
+        self.kernel_x_params = kernel_x_params
+        self.kernel_y_params = kernel_y_params
+        self.regularization = regularization
+        self.n_components = n_components
+        self.center = center
+        self.method = method
+
+    def fit(self, X, Y=None):
+        eps = _check_reg(self.regularization)
+        X, Y = _pairs(self, X, Y)
+        Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+        n = X.shape[0]
+        kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
+        ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        c = bool(self.center)
+        Gx = _center_gram(kx(X), c, c)
+        Gy = _center_gram(ky(Y2), c, c)
+        Fx = gram_eigh(Gx, name="Gram matrix of X")
+        Fy = gram_eigh(Gy, name="Gram matrix of Y")
+        dx = 1.0 / np.sqrt(Fx.evals + n * eps)
+        dy = 1.0 / np.sqrt(Fy.evals + n * eps)
+        B = CCARepresentation(Fx.evecs, dx, Fy.evecs, dy)
+        op = EmpiricalOperator(kx, X, ky, Y2, B, center_in=c, center_out=c)
+        op._cache["in"], op._cache["out"] = Gx, Gy
+        op.set_factor("in", Fx)
+        op.set_factor("out", Fy)
+        self.operator_ = op
+        res = op.svd(_check_int(self.n_components, "n_components"), method=self.method)
+        self.canonical_correlations_ = res.singular_values
+        self.x_singular_functions_ = res.right
+        self.y_singular_functions_ = res.left
+        self.x_canonical_functions_ = self._canonical(res.right.coef, Fx, Gx, eps, n, kx, X)
+        self.y_canonical_functions_ = self._canonical(res.left.coef, Fy, Gy, eps, n, ky, Y2)
+        return self
+
+    def _canonical(self, C, F, G, eps, n, kernel, Z) -> RKHSFunction:
+        # (Ĉ + ε)^{-1/2} Φ c = Φ (G/n + ε)^{-1/2} c, restricted to the kept eigen-directions
+        U, lam = F.evecs, F.evals
+        D = 1.0 / np.sqrt(lam / n + eps)
+        coef = U @ (D[:, None] * (U.T @ C))
+        vals = G @ coef  # f(x_i) for the (centred) training features
+        if self.center:
+            vals = vals - vals.mean(axis=0)
+        sd = np.sqrt(np.mean(vals**2, axis=0))
+        sd[sd == 0] = 1.0
+        coef = coef / sd
+        if self.center:
+            coef = coef - coef.mean(axis=0)
+        return RKHSFunction(kernel, Z, coef)
+
+    def _variates(self, f: RKHSFunction, Z, train: np.ndarray) -> np.ndarray:
+        vals = f(Z)
+        if self.center:
+            vals = vals - f(train).mean(axis=0)
+        return vals
+
+    def transform(self, X):
+        """Canonical variates f_i(x) of the X side."""
+        check_is_fitted(self, "operator_")
+        X = validate_data(self, X, reset=False)
+        return self._variates(self.x_canonical_functions_, X, self.operator_.X)
+
+    def transform_y(self, Y):
+        """Canonical variates g_i(y) of the Y side."""
+        check_is_fitted(self, "operator_")
+        Y = np.asarray(Y, dtype=np.float64)
+        Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+        return self._variates(self.y_canonical_functions_, Y, self.operator_.Y)
+
+
+__all__ = [
+    "ConditionalMeanEmbedding",
+    "CovarianceOperator",
+    "CrossCovarianceOperator",
+    "KernelCCA",
+    "KoopmanOperator",
+    "PerronFrobeniusOperator",
+]
