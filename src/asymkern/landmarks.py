@@ -1,0 +1,193 @@
+"""Landmark selection for Nyström methods (shared by the Nyström machines and asymmetric Nyström).
+
+A functional API. :func:`select_landmarks` returns *indices* of rows of ``X`` (unique ints):
+
+* ``'uniform'``  — m rows drawn uniformly without replacement (paper 004 §IV, paper 000 §3);
+* ``'leverage'`` — m rows drawn without replacement with probabilities proportional to
+  approximate rank-m leverage scores of the kernel matrix (Gittens & Mahoney's "approximate
+  leverage score" sampling, used in paper 004 §IV): the leverage scores are the squared row norms
+  of the top-m left singular vectors of a uniform Nyström feature matrix with ``1.5m`` landmarks
+  (see :func:`leverage_scores`);
+* ``'kmeans'``   — k-means with m clusters (Zhang & Kwok's clustering-based Nyström, paper 004
+  §IV); as *indices* this returns the training row nearest to each centre (unique). The centres
+  themselves — which paper 004 uses as landmarks, points *outside* the data — come from
+  :func:`kmeans_landmarks` with ``return_centers=True``;
+* ``'fixed'``    — the given ``indices`` (validated: in range, unique).
+
+``'gaussian'`` (paper 004 §IV, "Gaussian sampling") is *not* a subset of rows: it is a Gaussian
+sketch, landmarks C_H = X_H S with S an n×m standard normal matrix (Gittens & Mahoney), so that
+K_nm = K S and K_mm = SᵀKS. :func:`gaussian_sketch` returns S; ``select_landmarks(...,
+method='gaussian')`` raises a ValueError that says so.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._validation import as_data
+
+__all__ = [
+    "LANDMARK_METHODS",
+    "gaussian_sketch",
+    "kmeans_landmarks",
+    "leverage_scores",
+    "select_landmarks",
+]
+
+LANDMARK_METHODS = ("uniform", "leverage", "kmeans", "fixed", "gaussian")
+
+
+def _check_m(n_landmarks, n: int) -> int:
+    if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, numbers.Integral):
+        raise TypeError(f"n_landmarks must be a positive integer, got {n_landmarks!r}")
+    m = int(n_landmarks)
+    if m < 1:
+        raise ValueError(f"n_landmarks must be >= 1, got {m}")
+    if m > n:
+        raise ValueError(
+            f"n_landmarks={m} is larger than the number of samples n={n}; "
+            "a landmark subset cannot have more points than the data"
+        )
+    return m
+
+
+def _n_of(X_or_None, n_samples) -> int:
+    if X_or_None is not None:
+        return int(np.shape(X_or_None)[0])
+    if n_samples is None:
+        raise ValueError("give X or n_samples to select landmarks")
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+    return int(n_samples)
+
+
+def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=np.float64):
+    """Gaussian sketching matrix S (n × m, i.i.d. N(0, 1/m)): landmarks C_H = X_H S.
+
+    The scale does not matter to any Nyström approximation (K_nm K_mm^† K_mn is invariant to
+    S ↦ S D for invertible D); 1/√m keeps the entries of K_mm = SᵀKS of order one.
+    """
+    m = _check_m(n_landmarks, int(n_samples))
+    rng = check_random_state(random_state)
+    return (rng.standard_normal((int(n_samples), m)) / np.sqrt(m)).astype(dtype, copy=False)
+
+
+def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state=None,
+                    oversampling: float = 1.5) -> np.ndarray:
+    """Approximate rank-``rank`` leverage scores of the kernel matrix of ``X`` (sum = rank').
+
+    A uniform Nyström feature map F (n × p, p = min(n, ⌈oversampling·rank⌉) landmarks, eigenvalue
+    cut-off as in :mod:`asymkern.nystrom`) approximates K ≈ F Fᵀ; the scores are the squared row
+    norms of the top-``rank`` left singular vectors of F. Cost O(n p² + n p d).
+    """
+    from .kernels import get_kernel
+
+    X = as_data(X, "X", allow_sparse=True)
+    n = X.shape[0]
+    rank = _check_m(rank, n)
+    kern = get_kernel(kernel, **(kernel_params or {}))
+    rng = check_random_state(random_state)
+    p = min(n, max(rank, int(np.ceil(oversampling * rank))))
+    idx = np.sort(rng.choice(n, p, replace=False))
+    Kmm = np.asarray(kern(X[idx]), dtype=np.float64)
+    Kmm = (Kmm + Kmm.T) / 2
+    lam, V = np.linalg.eigh(Kmm)
+    keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
+    F = np.asarray(kern(X, X[idx]), dtype=np.float64) @ (V[:, keep] / np.sqrt(lam[keep]))
+    # top left singular vectors of F from the small eigenproblem of FᵀF: U_k = F W_k S_k⁻¹
+    s2, W = np.linalg.eigh(F.T @ F)
+    s2, W = s2[::-1], W[:, ::-1]
+    k = int(min(rank, np.sum(s2 > s2[0] * F.shape[1] * np.finfo(np.float64).eps)))
+    U = F @ (W[:, :k] / np.sqrt(s2[:k]))
+    return np.einsum("ij,ij->i", U, U)
+
+
+def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_state=None,
+                     max_iter: int = 20, n_init: int = 1):
+    """k-means landmarks (paper 004 §IV): ``(indices, centers)`` or ``indices``.
+
+    ``centers`` (m × d) are the k-means centres (scikit-learn ``KMeans``, ``n_init`` runs of at
+    most ``max_iter`` Lloyd iterations); ``indices`` are the distinct training rows nearest to the
+    centres — when two centres share a nearest row, the next-nearest unused row is taken, so
+    exactly m unique indices come back. Empty clusters are impossible in scikit-learn's KMeans.
+    """
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import pairwise_distances
+
+    X = as_data(X, "X", allow_sparse=True)
+    m = _check_m(n_landmarks, X.shape[0])
+    km = KMeans(n_clusters=m, n_init=n_init, max_iter=max_iter,
+                random_state=check_random_state(random_state).randint(2**31 - 1))
+    km.fit(X)
+    centers = np.asarray(km.cluster_centers_, dtype=X.dtype)
+    D = pairwise_distances(centers, X)
+    order = np.argsort(D, axis=1)
+    used: set[int] = set()
+    idx = np.empty(m, dtype=np.intp)
+    for j in np.argsort(D.min(axis=1)):
+        for cand in order[j]:
+            if int(cand) not in used:
+                used.add(int(cand))
+                idx[j] = cand
+                break
+    return (idx, centers) if return_centers else idx
+
+
+def select_landmarks(
+    X_or_None,
+    n_landmarks: int,
+    method: str = "uniform",
+    random_state=None,
+    indices=None,
+    kernel="rbf",
+    kernel_params=None,
+    n_samples: int | None = None,
+) -> np.ndarray:
+    """Indices (unique ints, length ``n_landmarks``) of the landmark rows of ``X``.
+
+    ``X_or_None`` may be None for ``'uniform'`` and ``'fixed'`` when ``n_samples`` is given.
+    ``kernel``/``kernel_params`` are used by ``'leverage'`` only. Uniform indices are returned
+    sorted; leverage and k-means indices in sampling order. Errors: m > n, unknown method,
+    out-of-range or duplicate fixed indices, a method that needs X without X.
+    """
+    if not isinstance(method, str) or method not in LANDMARK_METHODS:
+        raise ValueError(f"unknown landmark method {method!r}; expected one of {LANDMARK_METHODS}")
+    if method == "gaussian":
+        raise ValueError(
+            "method='gaussian' is a Gaussian sketch (landmarks X_H S), not a subset of rows; "
+            "use asymkern.landmarks.gaussian_sketch(n_samples, n_landmarks) to get S"
+        )
+    if method in ("leverage", "kmeans") and X_or_None is None:
+        raise ValueError(f"method={method!r} needs the data X")
+    if X_or_None is not None:
+        X_or_None = as_data(X_or_None, "X", allow_sparse=True)
+    n = _n_of(X_or_None, n_samples)
+    if method == "fixed":
+        if indices is None:
+            raise ValueError("method='fixed' needs indices=...")
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError("indices must be a 1-D array of integers")
+        if idx.size != n_landmarks:
+            raise ValueError(f"indices has {idx.size} entries but n_landmarks={n_landmarks}")
+        _check_m(n_landmarks, n)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"indices must lie in [0, {n}); got min {idx.min()}, max {idx.max()}")
+        if np.unique(idx).size != idx.size:
+            raise ValueError("indices contains duplicates; landmark indices must be unique")
+        return idx.astype(np.intp)
+    m = _check_m(n_landmarks, n)
+    rng = check_random_state(random_state)
+    if method == "uniform":
+        return np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
+    if method == "leverage":
+        scores = leverage_scores(X_or_None, m, kernel=kernel, kernel_params=kernel_params,
+                                 random_state=rng)
+        p = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
+        p /= p.sum()
+        return rng.choice(n, m, replace=False, p=p).astype(np.intp)
+    # kmeans
+    return kmeans_landmarks(X_or_None, m, return_centers=False, random_state=rng)

@@ -1,0 +1,24 @@
+"""Nyström-based kernel machines and their approximation errors (paper 004: GSA, LLA, NCR, SPA).
+
+Estimators ``NystromKernelRidge``, ``NystromSVC``, ``NystromKernelPCA`` with
+``mode in {'gsa', 'lla', 'ncr', 'spa', 'exact'}``; error functions
+``lla_approximation_error`` (eq. (15)), ``gsa_approximation_error`` (eq. (19)),
+``approximation_error``. Landmark selection lives in :mod:`asymkern.landmarks`.
+"""
+
+from ._basis import NystromBasis, build_basis
+from .errors import approximation_error, gsa_approximation_error, lla_approximation_error
+from .estimators import MODES, NystromKernelPCA, NystromKernelRidge, NystromSVC, machine_duals
+
+__all__ = [
+    "MODES",
+    "NystromBasis",
+    "NystromKernelPCA",
+    "NystromKernelRidge",
+    "NystromSVC",
+    "approximation_error",
+    "build_basis",
+    "gsa_approximation_error",
+    "lla_approximation_error",
+    "machine_duals",
+]

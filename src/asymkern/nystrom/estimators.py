@@ -1,0 +1,515 @@
+"""Nyström kernel machines with four ways to use the landmarks (paper 004).
+
+``mode``:
+
+* ``'lla'`` — low-rank linearisation (§II-E, problem (4)): map data by t(z) = Aᵀ⟨C_H, Φ(z)⟩ and
+  solve the *linear* problem with scikit-learn's linear solvers (Ridge / libsvm linear kernel /
+  LinearSVC / an SVD for PCA). f_LLA = B_H ŵ.
+* ``'gsa'`` — Gram-matrix substitution (§II-D, problem (3)) computed through LLA's training
+  (Algorithm 1, Corollary 3 / eq. (20)): α̂ = G^† ŵ with G^† = Gᵀ(GGᵀ)^†, so it costs one extra
+  n×m product; f_GSA = X_H α̂ and predictions use the exact kernel against all training points
+  (Algorithm 1's test phase: t = (G^†)ᵀ⟨X_H, Φ(z)⟩ fed to the same linear model).
+  Of the many minimisers of problem (3) (they differ by null(G)) this is the minimum-norm one,
+  the paper's choice. ``NystromKernelRidge(gsa_solver='woodbury')`` solves (3) directly with
+  Woodbury solves instead (same α̂; a test checks it).
+* ``'ncr'`` — Nyström computational regularisation (§II-F): f restricted to span(C_H). For KRR
+  the closed form (11) β = (K_mn K_nm + λ₀K_mm)^† K_mn y; for the other machines NCR *is* LLA with
+  the full standard basis (Proposition 2), and that is how it is computed.
+* ``'spa'`` — subspace projection (§III-A, problem (6)): the dual problem solved with the
+  projected Gram matrix K̃ = FFᵀ (for the SVM an n×n precomputed kernel — a reference, not a
+  scalable path; for KRR a Woodbury solve).
+* ``'exact'`` — the non-approximated machine on the full n×n kernel (reference for the
+  approximation errors (15), (19)); O(n²) memory.
+
+Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom._basis.NystromBasis`,
+None for exact), ``landmark_indices_`` (None for a Gaussian sketch), ``landmarks_`` (landmark
+points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
+``landmark_coef_`` (β with f = C_H β, m × outputs; lla/ncr/gsa/spa), ``dual_coef_`` (α with
+f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import as_data, check_positive
+from ..kernels import KernelMatrix, get_kernel
+from ._basis import build_basis, psd_pinv
+
+MODES = ("gsa", "lla", "ncr", "spa", "exact")
+
+
+def _check_mode(mode, allowed=MODES) -> str:
+    if not isinstance(mode, str) or mode not in allowed:
+        raise ValueError(f"unknown mode {mode!r}; expected one of {allowed}")
+    return mode
+
+
+class _NystromBase(BaseEstimator):
+    """Shared fitting of the Nyström basis (Algorithm 1 steps 1–4)."""
+
+    def _kernel(self):
+        return get_kernel(self.kernel, **(self.kernel_params or {}))
+
+    def _fit_basis(self, X):
+        kern = self._kernel()
+        self.basis_ = build_basis(kern, X, self.n_landmarks, landmarks=self.landmarks,
+                                  subspace_dim=self.subspace_dim, rcond=self.rcond,
+                                  random_state=self.random_state)
+        b = self.basis_
+        self.landmark_indices_ = b.indices
+        self.landmarks_ = b.centers
+        self.subspace_dim_ = b.subspace_dim
+        Knm = b.landmark_kernel(X)
+        return Knm
+
+    def _no_basis(self, X):
+        self.basis_ = None
+        self.landmark_indices_ = None
+        self.landmarks_ = None
+        self.subspace_dim_ = X.shape[0]
+
+    def _check_X(self, X, name="X"):
+        X = as_data(X, name)
+        if hasattr(self, "X_fit_") and X.shape[1] != self.X_fit_.shape[1]:
+            raise ValueError(f"{name} has {X.shape[1]} features, but {type(self).__name__} "
+                             f"is expecting {self.X_fit_.shape[1]} features as input")
+        return X
+
+    def _exact_kernel(self, Z):
+        """K(Z, X_fit) times a matrix, streamed (never n_z × n at once beyond a block)."""
+        return KernelMatrix(self._kernel(), Z, self.X_fit_)
+
+    def _ncr_requires_full(self):
+        if self.mode == "ncr" and self.subspace_dim is not None:
+            raise ValueError("mode='ncr' restricts f to span(C_H) and uses the full standard "
+                             "Nyström basis; leave subspace_dim=None")
+
+    @staticmethod
+    def _gsa_pinv_factor(Gt):
+        """P = G^† = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²)."""
+        return Gt @ psd_pinv(Gt.T @ Gt)
+
+
+def _require_y(y, est):
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
+
+
+def _as_targets(y, n, name="y"):
+    y = np.asarray(y)
+    if y.dtype == object or not np.issubdtype(y.dtype, np.number):
+        raise TypeError(f"{name} must be numeric")
+    y = y.astype(np.float64)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    return y
+
+
+# ======================================================================================= KRR
+class NystromKernelRidge(RegressorMixin, _NystromBase):
+    """Kernel ridge regression with Nyström landmarks (paper 004; KRR = eq. (11)–(13)).
+
+    Minimises ‖y − f(X) − b‖² + alpha‖f‖²_H (λ₀ = alpha = nλ in the paper's (1)), b = 0 unless
+    ``fit_intercept``. ``solver='auto'`` solves LLA's ridge problem in Gram form,
+    (AᵀK_mn K_nm A + alpha I) ŵ = AᵀK_mn y — exactly what ``Ridge`` solves on F = K_nm A, without
+    forming F; ``solver='sklearn'`` calls ``sklearn.linear_model.Ridge`` on F (same predictions).
+    With ``fit_intercept`` the features are centred (LLA/NCR/GSA/SPA) and the exact machine
+    uses the centred kernel HKH; GSA keeps LLA's intercept.
+
+    ``gsa_solver``: ``'eq20'`` (default) computes GSA through LLA's training, α̂ = G^†ŵ
+    (Algorithm 1); ``'woodbury'`` solves the substituted dual (3) directly,
+    α_W = (K̃ + alpha I)⁻¹y by the Woodbury identity (O(ns²), no n×n matrix), and returns its
+    minimum-norm representative G^†G α_W — the same α̂. (Williams–Seeger's α_W itself differs
+    from α̂ by (I − G^†G)y/alpha, a null(G) component that changes f_GSA = X_H α but not K̃α.)
+
+    Parameters: mode, n_landmarks (m), landmarks ('uniform'|'gaussian'|'leverage'|'kmeans' or
+    row indices), subspace_dim (s ≤ m, None = numerical rank of K_mm), alpha (> 0), kernel,
+    kernel_params, fit_intercept, solver, rcond (eigenvalue cut-off, see ``_basis``),
+    random_state.
+
+    scikit-learn's ``check_estimator`` (run by hand with ``n_landmarks=5``, not in the suite for
+    time) passes except ``check_regressors_train`` (it asks R² > 0.5, out of reach of 5
+    landmarks) and ``check_dtype_object`` (object-dtype y raises TypeError "y must be numeric").
+    Sparse X is refused (TypeError).
+    """
+
+    def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
+                 alpha=1.0, kernel="rbf", kernel_params=None, fit_intercept=False,
+                 solver="auto", gsa_solver="eq20", rcond=None, random_state=None):
+        self.mode = mode
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.subspace_dim = subspace_dim
+        self.alpha = alpha
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.gsa_solver = gsa_solver
+        self.rcond = rcond
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def fit(self, X, y):
+        mode = _check_mode(self.mode)
+        if self.solver not in ("auto", "sklearn"):
+            raise ValueError(f"solver must be 'auto' or 'sklearn', got {self.solver!r}")
+        if self.gsa_solver not in ("eq20", "woodbury"):
+            raise ValueError(f"gsa_solver must be 'eq20' or 'woodbury', got {self.gsa_solver!r}")
+        alpha = check_positive(self.alpha, "alpha")
+        _require_y(y, self)
+        X = as_data(X, "X")
+        y = _as_targets(y, X.shape[0])
+        self._y_1d = y.ndim == 1
+        Y = y.reshape(X.shape[0], -1)
+        n = X.shape[0]
+        self.X_fit_ = X
+        self.n_features_in_ = X.shape[1]
+        ybar = Y.mean(axis=0) if self.fit_intercept else np.zeros(Y.shape[1])
+        Yc = Y - ybar
+        self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
+        if mode == "exact":
+            self._no_basis(X)
+            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            r = K.mean(axis=1) if self.fit_intercept else None
+            if r is not None:
+                K = K - r[:, None] - r[None, :] + r.mean()
+            K[np.diag_indices(n)] += alpha
+            a = np.linalg.solve(K, Yc)
+            self.dual_coef_ = a
+            self.intercept_ = ybar - (r @ a if r is not None else 0.0)
+            return self
+        self._ncr_requires_full()
+        Knm = self._fit_basis(X)
+        A = self.basis_.A
+        kbar = Knm.mean(axis=0) if self.fit_intercept else None
+        M = Knm.T @ Knm
+        if kbar is not None:
+            M -= n * np.outer(kbar, kbar)
+        R = Knm.T @ Yc  # K_mn (y - ybar)
+        if mode == "ncr":
+            beta = psd_pinv(M + alpha * self.basis_.Kmm) @ R  # eq. (11)
+            self.landmark_coef_ = beta
+        elif mode in ("lla", "gsa"):
+            if self.solver == "sklearn":
+                from sklearn.linear_model import Ridge
+
+                F = Knm @ A
+                rg = Ridge(alpha=alpha, fit_intercept=self.fit_intercept).fit(F, Y)
+                w = rg.coef_.reshape(Y.shape[1], -1).T
+            H0 = A.T @ M @ A  # G_c G_cᵀ
+            H0_pinv = None
+            if self.solver != "sklearn" and mode == "gsa":
+                # one eigendecomposition of G_cG_cᵀ serves the ridge solve and (G_cG_cᵀ)^†
+                lam, V = np.linalg.eigh((H0 + H0.T) / 2)
+                w = V @ ((V.T @ (A.T @ R)) / (lam + alpha)[:, None])
+                keep = lam > H0.shape[0] * np.finfo(np.float64).eps * max(lam.max(), 0.0)
+                H0_pinv = (V[:, keep] / lam[keep]) @ V[:, keep].T
+            elif self.solver != "sklearn":
+                H = H0.copy()
+                H[np.diag_indices_from(H)] += alpha
+                w = np.linalg.solve(H, A.T @ R)
+            if H0_pinv is None and mode == "gsa":
+                H0_pinv = psd_pinv(H0)
+            self.coef_ = w.T
+            self.landmark_coef_ = A @ w
+            if mode == "gsa" and self.gsa_solver == "woodbury":
+                # problem (3) directly: α_W = (K̃_c + alpha I)⁻¹ y_c (Woodbury), then G_c^†G_c α_W
+                Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
+                Hp = H0.copy()
+                Hp[np.diag_indices_from(Hp)] += alpha
+                a_w = (Yc - Gt @ np.linalg.solve(Hp, Gt.T @ Yc)) / alpha
+                w = Gt.T @ a_w  # = ŵ
+                self.coef_ = w.T
+                self.landmark_coef_ = A @ w
+                self.dual_coef_ = Gt @ (H0_pinv @ w)
+            elif mode == "gsa":
+                # eq. (20): α̂ = G_c^† ŵ = G_cᵀ (G_c G_cᵀ)^† ŵ, G_cᵀ = (K_nm − 1 kbarᵀ) A; one
+                # n×m product with the (m × outputs) vector, so GSA costs what LLA costs
+                v = A @ (H0_pinv @ w)
+                a = Knm @ v
+                if kbar is not None:
+                    a -= kbar @ v
+                self.dual_coef_ = a
+        else:  # spa: (K̃_c + alpha I) a = y_c by Woodbury, K̃_c = G_cᵀ G_c
+            Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
+            H = Gt.T @ Gt
+            H[np.diag_indices_from(H)] += alpha
+            a = (Yc - Gt @ np.linalg.solve(H, Gt.T @ Yc)) / alpha
+            self.dual_coef_ = a
+            self.landmark_coef_ = A @ (Gt.T @ a)
+        beta = self.landmark_coef_
+        self.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
+        return self
+
+    def _decision(self, X, approach=None):
+        check_is_fitted(self, "X_fit_")
+        X = self._check_X(X)
+        approach = approach or self.mode
+        if approach in ("gsa", "exact"):
+            out = self._exact_kernel(X).matmat(self.dual_coef_)
+        else:
+            out = self.basis_.landmark_kernel(X) @ self.landmark_coef_
+        out = out + self.intercept_
+        return out.ravel() if self._y_1d else out
+
+    def predict(self, X):
+        """Predictions of the fitted mode (GSA and exact use K(X, X_fit), the others K(X, C))."""
+        return self._decision(X)
+
+    def predict_lla(self, X):
+        """LLA predictions from a GSA (or LLA) fit: GSA is trained through LLA (Algorithm 1)."""
+        if self.mode not in ("gsa", "lla"):
+            raise ValueError("predict_lla needs mode 'gsa' or 'lla'")
+        return self._decision(X, "lla")
+
+
+# ======================================================================================= SVC
+def machine_duals(est, n: int) -> np.ndarray:
+    """Per-machine dual coefficients (y_i α_i) of a fitted libsvm SVC/NuSVC, (n × n_machines).
+
+    Machines are scikit-learn's one-vs-one pairs (0,1), (0,2), …, (1,2), … (one machine for two
+    classes), with the coefficient layout that ``coef_`` of a linear-kernel SVC uses, so that for
+    training features F: coef_ = Dᵀ F and decision_p(z) = D[:, p]ᵀ k(X, z) + intercept_[p].
+    """
+    dual = np.asarray(est.dual_coef_)
+    sup = np.asarray(est.support_)
+    nsv = np.asarray(est.n_support_)
+    k = len(est.classes_)
+    if k == 2:
+        D = np.zeros((n, 1))
+        D[sup, 0] = dual[0]
+        return D
+    locs = np.concatenate([[0], np.cumsum(nsv)])
+    D = np.zeros((n, k * (k - 1) // 2))
+    p = 0
+    for c1 in range(k):
+        for c2 in range(c1 + 1, k):
+            s1 = slice(locs[c1], locs[c1 + 1])
+            s2 = slice(locs[c2], locs[c2 + 1])
+            D[sup[s1], p] = dual[c2 - 1, s1]
+            D[sup[s2], p] = dual[c1, s2]
+            p += 1
+    return D
+
+
+class NystromSVC(ClassifierMixin, _NystromBase):
+    """Support vector classification with Nyström landmarks (paper 004 §IV uses ν-SVM).
+
+    ``svm``: ``'nusvc'`` (scikit-learn ``NuSVC``, the paper's choice, parameter ``nu``), ``'svc'``
+    (``SVC``, parameter ``C``) — both libsvm, linear kernel on F for LLA/GSA/NCR, precomputed
+    kernel for SPA/exact, one-vs-one for several classes — or ``'linearsvc'`` (``LinearSVC``,
+    liblinear, LLA/GSA/NCR only; no exact counterpart, so no approximation errors).
+    GSA feeds t_GSA(z) = (G^†)ᵀ k(X, z) to the same fitted linear model (Algorithm 1).
+    ``max_iter`` goes to the solver (-1 = libsvm's unlimited). ``check_estimator`` (by hand,
+    ``n_landmarks=5, svm='svc'``) passes every check.
+    """
+
+    def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
+                 svm="nusvc", nu=0.5, C=1.0, kernel="rbf", kernel_params=None, tol=1e-3,
+                 max_iter=-1, rcond=None, random_state=None):
+        self.mode = mode
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.subspace_dim = subspace_dim
+        self.svm = svm
+        self.nu = nu
+        self.C = C
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.tol = tol
+        self.max_iter = max_iter
+        self.rcond = rcond
+        self.random_state = random_state
+
+    def _make_svm(self, kernel):
+        from sklearn.svm import SVC, LinearSVC, NuSVC
+
+        if self.svm == "nusvc":
+            return NuSVC(nu=self.nu, kernel=kernel, tol=self.tol, max_iter=self.max_iter)
+        if self.svm == "svc":
+            return SVC(C=self.C, kernel=kernel, tol=self.tol, max_iter=self.max_iter)
+        if self.svm == "linearsvc":
+            if kernel != "linear":
+                raise ValueError(f"svm='linearsvc' supports modes lla/gsa/ncr only, not "
+                                 f"{self.mode!r}")
+            mi = 1000 if self.max_iter is None or self.max_iter < 0 else self.max_iter
+            return LinearSVC(C=self.C, tol=self.tol, max_iter=mi,
+                             random_state=self.random_state)
+        raise ValueError(f"svm must be 'nusvc', 'svc' or 'linearsvc', got {self.svm!r}")
+
+    def fit(self, X, y):
+        from sklearn.utils.validation import column_or_1d
+
+        mode = _check_mode(self.mode)
+        _require_y(y, self)
+        X = as_data(X, "X")
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with {X.shape[0]} labels, got shape {y.shape}")
+        if np.issubdtype(y.dtype, np.floating) and not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity")
+        n = X.shape[0]
+        self.X_fit_ = X
+        self.n_features_in_ = X.shape[1]
+        self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
+        if mode == "exact":
+            self._no_basis(X)
+            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            self.estimator_ = self._make_svm("precomputed").fit(K, y)
+            self.dual_coef_ = machine_duals(self.estimator_, n)
+        else:
+            self._ncr_requires_full()
+            Knm = self._fit_basis(X)
+            A = self.basis_.A
+            F = Knm @ A
+            if mode == "spa":
+                self._F = F
+                self.estimator_ = self._make_svm("precomputed").fit(F @ F.T, y)
+                D = machine_duals(self.estimator_, n)
+                self.dual_coef_ = D
+                self.landmark_coef_ = A @ (F.T @ D)
+            else:
+                self.estimator_ = self._make_svm("linear").fit(F, y)
+                W = np.atleast_2d(np.asarray(self.estimator_.coef_))
+                self.coef_ = W
+                self.landmark_coef_ = A @ W.T
+                if mode == "gsa":
+                    self._P = self._gsa_pinv_factor(F)
+                    self.dual_coef_ = self._P @ W.T  # eq. (20)
+        self.classes_ = self.estimator_.classes_
+        if hasattr(self.estimator_, "n_iter_"):
+            self.n_iter_ = self.estimator_.n_iter_
+        return self
+
+    def _inputs(self, X, approach):
+        check_is_fitted(self, "X_fit_")
+        X = self._check_X(X)
+        if approach == "exact":
+            return np.asarray(self._kernel()(X, self.X_fit_), dtype=np.float64)
+        if approach == "gsa":
+            return self._exact_kernel(X).matmat(self._P)  # t_GSA = (G^†)ᵀ k(X, z)
+        T = self.basis_.features(X)
+        return T @ self._F.T if approach == "spa" else T
+
+    def decision_function(self, X):
+        T = self._inputs(X, self.mode)
+        return self.estimator_.decision_function(T)
+
+    def predict(self, X):
+        T = self._inputs(X, self.mode)
+        return self.estimator_.predict(T)
+
+    def predict_lla(self, X):
+        """LLA predictions from a GSA (or LLA) fit: both share LLA's training (Algorithm 1)."""
+        if self.mode not in ("gsa", "lla", "ncr"):
+            raise ValueError("predict_lla needs mode 'gsa', 'lla' or 'ncr'")
+        T = self._inputs(X, "lla")
+        return self.estimator_.predict(T)
+
+
+# ====================================================================================== KPCA
+class NystromKernelPCA(TransformerMixin, _NystromBase):
+    """Kernel PCA with Nyström landmarks (paper 004; KPCA is one of the machines of (1)).
+
+    Components are unit-norm functions f_k in H (‖f_k‖_H = 1) ordered by the variance they
+    capture; ``transform`` returns ⟨f_k, Φ(z) − μ⟩ (μ the training mean when ``center``).
+    LLA: PCA (an SVD) of F = K_nm A; GSA: α̂_k = G_c^† w_k (eq. (20)), scores α̂ᵀk(X, z) minus
+    LLA's mean term; SPA: eigenvectors of the n×n K̃_c (reference); exact: eigenvectors of HKH.
+    Signs follow ``sklearn.utils.extmath.svd_flip``; the error functions align signs.
+    ``check_estimator`` (by hand, ``n_landmarks=5``) passes every check.
+    """
+
+    def __init__(self, n_components=2, mode="lla", n_landmarks=100, landmarks="uniform",
+                 subspace_dim=None, center=True, kernel="rbf", kernel_params=None, rcond=None,
+                 random_state=None):
+        self.n_components = n_components
+        self.mode = mode
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.subspace_dim = subspace_dim
+        self.center = center
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.rcond = rcond
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        from sklearn.utils.extmath import svd_flip
+
+        mode = _check_mode(self.mode)
+        X = as_data(X, "X")
+        n = X.shape[0]
+        k = self.n_components
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            raise ValueError(f"n_components must be a positive integer, got {k!r}")
+        self.X_fit_ = X
+        self.n_features_in_ = X.shape[1]
+        self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
+        if mode == "exact":
+            self._no_basis(X)
+            if k > n:
+                raise ValueError(f"n_components={k} is larger than n_samples={n}")
+            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            r = K.mean(axis=1) if self.center else np.zeros(n)
+            Kc = K - r[:, None] - r[None, :] + r.mean() if self.center else K
+            lam, U = np.linalg.eigh((Kc + Kc.T) / 2)
+            lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
+            if np.any(lam <= 0):
+                raise ValueError("fewer positive eigenvalues than n_components")
+            U, _ = svd_flip(U, U.T)
+            self.dual_coef_ = U / np.sqrt(lam)
+            self.eigenvalues_ = lam
+            self.intercept_ = -(r @ self.dual_coef_)
+            return self
+        self._ncr_requires_full()
+        Knm = self._fit_basis(X)
+        A = self.basis_.A
+        s = A.shape[1]
+        if k > s:
+            raise ValueError(f"n_components={k} is larger than the subspace dimension s={s}")
+        F = Knm @ A
+        fbar = F.mean(axis=0) if self.center else np.zeros(s)
+        Fc = F - fbar
+        self._fbar = fbar
+        if mode == "spa":
+            lam, U = np.linalg.eigh(Fc @ Fc.T)
+            lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
+            U, _ = svd_flip(U, U.T)
+            a = U / np.sqrt(lam)
+            self.dual_coef_ = a
+            W = Fc.T @ a
+        else:
+            U, S, Vt = np.linalg.svd(Fc, full_matrices=False)
+            U, Vt = svd_flip(U, Vt)
+            W = Vt[:k].T
+            lam = S[:k] ** 2
+            if mode == "gsa":
+                self.dual_coef_ = self._gsa_pinv_factor(Fc) @ W  # eq. (20), G_cᵀ = F_c
+        self.coef_ = W.T
+        self.landmark_coef_ = A @ W
+        self.eigenvalues_ = lam
+        self.intercept_ = -(fbar @ W)
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self, "X_fit_")
+        X = self._check_X(X)
+        if self.mode in ("gsa", "exact"):
+            return self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
+        return self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
