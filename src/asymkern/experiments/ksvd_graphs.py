@@ -1,0 +1,267 @@
+"""Paper 000 Table 1: directed-graph node embeddings (PCA, KPCA, SVD, KSVD) on Cora, Citeseer,
+Pubmed; node classification (LS-SVM, Micro/Macro-F1) and graph reconstruction (ℓ1, ℓ2).
+
+Embeddings of the row-normalised adjacency Â = D⁻¹(A + I) (rows x_i = Â[i, :]):
+
+* PCA — scores U Σ of the column-centred Â (= KPCA with the linear kernel, App. C.1);
+* KPCA — RBF kernel exp(−‖x_i − x_j‖²/γ²) on the rows, centred; scores U Λ^{1/2};
+* SVD — Â = U Σ Vᵀ, embedding [U Σ, V Σ] (two sets concatenated, as the paper does);
+* KSVD — SNE kernel between the rows x_i = Â[i, :] and the columns z_j = Â[:, j]
+  (square, so no compatibility matrix), both feature maps centred; embedding [U Σ, V Σ]
+  (the projection scores of eq. 5).
+
+Every embedding is rescaled to unit mean squared row norm before the classifier (the LS-SVM with
+fixed γ = 1 is not scale invariant, and SNE kernel entries are O(1/n)); nearest neighbours for
+graph reconstruction are scale invariant.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+
+from ..datasets.graphs import load_citation_graph, row_normalized_adjacency
+from ..decomposition import KernelSVD
+from ..graphs import graph_reconstruction, node_classification, select_by_cv
+from ..linalg import top_svd
+from .report import Report
+
+# Paper 000 Table 1 (PCA, KPCA, SVD, KSVD columns): micro, macro, l1, l2
+PAPER_TABLE1 = {
+    "cora": {
+        "PCA": (0.757, 0.751, 556.0, 41.2), "KPCA": (0.771, 0.767, 349.0, 37.9),
+        "SVD": (0.776, 0.770, 622.0, 41.7), "KSVD": (0.792, 0.784, 14.0, 17.4),
+    },
+    "citeseer": {
+        "PCA": (0.648, 0.611, 138.0, 21.3), "KPCA": (0.666, 0.635, 46.0, 16.0),
+        "SVD": (0.667, 0.632, 176.0, 24.6), "KSVD": (0.678, 0.640, 25.0, 14.3),
+    },
+    "pubmed": {
+        "PCA": (0.765, 0.736, 1937.0, 128.0), "KPCA": (0.754, 0.715, 171.0, 31.9),
+        "SVD": (0.766, 0.738, 1933.0, 118.1), "KSVD": (0.773, 0.743, 170.0, 23.8),
+    },
+}
+
+METHODS = ("PCA", "KPCA", "SVD", "KSVD")
+
+
+def normalize_embedding(E: np.ndarray) -> np.ndarray:
+    """Rescale E so that its mean squared row norm is 1 (no change in direction)."""
+    E = np.asarray(E, dtype=np.float64)
+    ms = float(np.sum(E * E)) / max(E.shape[0], 1)
+    return E / np.sqrt(ms) if ms > 0 else E
+
+
+def reference_bandwidth(X) -> float:
+    """γ₀ = √(M · var(X)) (paper 000 App. C.2: γ = k√(M γ_x), γ_x the data variance)."""
+    n, m = X.shape
+    if sp.issparse(X):
+        mean = X.sum() / (n * m)
+        var = X.multiply(X).sum() / (n * m) - mean**2
+    else:
+        var = float(np.var(X))
+    return float(np.sqrt(m * var))
+
+
+def _centered_operator(X) -> LinearOperator:
+    """Column-centred X (n × m) as a LinearOperator (sparse X stays sparse)."""
+    mu = np.asarray(X.mean(axis=0)).ravel()
+    n, m = X.shape
+
+    def mv(v):
+        v = np.asarray(v)
+        return X @ v - np.outer(np.ones(n), mu @ v).reshape((n,) + v.shape[1:])
+
+    def rmv(u):
+        u = np.asarray(u)
+        return X.T @ u - np.outer(mu, np.ones(n) @ u).reshape((m,) + u.shape[1:])
+
+    return LinearOperator((n, m), matvec=mv, rmatvec=rmv, matmat=mv, rmatmat=rmv,
+                          dtype=np.float64)
+
+
+def embed(method: str, An, r: int, bandwidth: float | None = None, solver: str = "auto",
+          seed: int = 0) -> np.ndarray:
+    """Unnormalised embedding of the rows of ``An`` for one of :data:`METHODS`."""
+    Xd = sp.csr_matrix(An, dtype=np.float32)  # kernels take sparse rows; G is float32
+    if method == "PCA":
+        A64 = sp.csr_matrix(An, dtype=np.float64)
+        if solver == "dense" or (solver == "auto" and r > 0.25 * min(A64.shape)):
+            C = A64.toarray()
+            C -= C.mean(axis=0)
+            res = top_svd(C, r, solver="dense")
+        else:
+            res = top_svd(_centered_operator(A64), r,
+                          solver="arpack" if solver == "auto" else solver, random_state=seed)
+        return res.U * res.s
+    if method == "SVD":
+        A64 = sp.csr_matrix(An, dtype=np.float64)
+        res = top_svd(A64 if solver != "dense" else A64.toarray(), r, solver=solver,
+                      random_state=seed)
+        return np.hstack([res.U * res.s, res.V * res.s])
+    if method == "KPCA":
+        # centred RBF Gram matrix is symmetric PSD: its SVD is its eigendecomposition
+        k = KernelSVD(r, kernel="rbf", kernel_params={"bandwidth": bandwidth}, center=True,
+                      solver=solver, random_state=seed).fit(Xd, Z=Xd)
+        return k.left_singular_vectors_ * np.sqrt(np.maximum(k.singular_values_, 0.0))
+    if method == "KSVD":
+        k = KernelSVD(r, kernel="sne", kernel_params={"bandwidth": bandwidth}, center=True,
+                      solver=solver, random_state=seed).fit(Xd)
+        U, V = k.embeddings()
+        return np.hstack([U, V])
+    raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
+
+
+def _settings(quick: bool, name: str) -> dict:
+    if quick:
+        return dict(n_nodes=500, r=32, grid=(1.0, 2.0), trials=3, folds=3, solver="auto")
+    if name == "pubmed":
+        return dict(n_nodes=None, r=64, grid=(2.0,), trials=10, folds=10, solver="auto")
+    if name == "citeseer":
+        return dict(n_nodes=None, r=128, grid=(1.0, 2.0, 4.0), trials=10, folds=10,
+                    solver="randomized")
+    return dict(n_nodes=None, r=1000, grid=(0.5, 1.0, 2.0, 4.0), trials=10, folds=10,
+                solver="auto")
+
+
+def _subgraph(graph, n_nodes: int, seed: int):
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(graph.n_nodes, size=min(n_nodes, graph.n_nodes), replace=False))
+    A = graph.adjacency[idx][:, idx]
+    _, y = np.unique(graph.labels[idx], return_inverse=True)
+    return sp.csr_matrix(A), y
+
+
+def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
+                train_size: float = 0.5, settings: dict | None = None) -> tuple[list, dict]:
+    """Rows of Table 1 for one graph, plus the CV scores per bandwidth."""
+    cfg = _settings(quick, name)
+    cfg.update(settings or {})
+    g = load_citation_graph(name, data_dir)
+    if cfg["n_nodes"]:
+        A, y = _subgraph(g, cfg["n_nodes"], seed)
+    else:
+        A, y = g.adjacency, g.labels
+    An = row_normalized_adjacency(A)
+    r = min(cfg["r"], An.shape[0] - 2)
+    g0 = reference_bandwidth(An)
+    rows, cv_info = [], {}
+    for method in METHODS:
+        t0 = time.perf_counter()
+        if method in ("KPCA", "KSVD"):
+            cands = {}
+            for c in cfg["grid"]:
+                cands[c] = normalize_embedding(
+                    embed(method, An, r, c * g0, cfg["solver"], seed)
+                )
+            if len(cands) > 1:
+                best, scores = select_by_cv(cands, y, n_folds=cfg["folds"], random_state=seed)
+            else:
+                best, scores = next(iter(cands)), {}
+            cv_info[method] = scores
+            E = cands[best]
+            bw = best * g0
+        else:
+            E = normalize_embedding(embed(method, An, r, None, cfg["solver"], seed))
+            bw = float("nan")
+        t_embed = time.perf_counter() - t0
+        nc = node_classification(E, y, train_size=train_size, n_trials=cfg["trials"],
+                                 random_state=seed)
+        gr = graph_reconstruction(E, A)
+        paper = PAPER_TABLE1[name][method]
+        rows.append({
+            "dataset": name, "method": method, "n_nodes": A.shape[0], "r": r,
+            "bandwidth": bw, "bw/γ0": (bw / g0) if np.isfinite(bw) else float("nan"),
+            "micro_f1": nc["micro_f1"], "paper_micro": paper[0],
+            "macro_f1": nc["macro_f1"], "paper_macro": paper[1],
+            "micro_std": nc["micro_f1_std"],
+            "l1": gr["l1"], "paper_l1": paper[2], "l2": gr["l2"], "paper_l2": paper[3],
+            "edge_recall": gr["edge_recall"], "embed_s": t_embed,
+        })
+    return rows, cv_info
+
+
+def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
+        datasets=("cora", "citeseer", "pubmed"), train_size: float = 0.5) -> Report:
+    """Table 1 (directed graphs). Quick mode: a 500-node random induced subgraph of Cora, 32
+    components, a 2-point bandwidth grid, 3 trials, 3-fold CV."""
+    if quick:
+        datasets = ("cora",)
+    rows, notes = [], []
+    for name in datasets:
+        r, cv = run_dataset(name, quick, data_dir, seed, train_size)
+        rows.extend(r)
+        for m, scores in cv.items():
+            if scores:
+                notes.append(f"{name} {m}: CV Micro-F1 per bandwidth multiple of γ0: "
+                             + ", ".join(f"{k:g}γ0 → {v:.3f}" for k, v in scores.items()))
+    protocol = (
+        "Embeddings of Â = D⁻¹(A + I) (A[i, j] = 1 iff i cites j; binary, duplicates merged). "
+        "PCA: scores of column-centred Â; KPCA: centred RBF exp(−‖x−x'‖²/γ²) on rows, U Λ^½; "
+        "SVD: [UΣ, VΣ] of Â; KSVD: SNE kernel κ(Â[i,:], Â[:,j]) with both feature maps centred, "
+        "[UΣ, VΣ]. Each embedding rescaled to unit mean squared row norm. Node classification: "
+        "linear LS-SVM, γ = 1, one-vs-rest — implemented as sklearn RidgeClassifier(alpha=1/γ), "
+        "which is the same optimisation problem (ridge on ±1 targets, unpenalised bias); "
+        f"{int(train_size * 100)}% of nodes for training (stratified), 10 random trials, mean "
+        "Micro/Macro-F1. Bandwidth γ = c·γ0 with γ0 = √(N·var(Â)) (App. C.2), c picked from the "
+        "same grid for KPCA and KSVD by 10-fold CV Micro-F1 on all labelled nodes (embeddings "
+        "are unsupervised). Graph reconstruction: each node's out-degree-many nearest other "
+        "nodes (Euclidean) in the embedding; ℓ1 = max column sum |A − Â|, ℓ2 = spectral norm "
+        "(MATLAB norm(·,1), norm(·)), A without self-loops. Sizes (the machine had 2 cores shared "
+        "by several jobs): Cora r = 1000 components (dense LAPACK), c ∈ {0.5, 1, 2, 4}; "
+        "Citeseer r = 128 (randomized SVD, n_iter=auto), c ∈ {1, 2, 4}; Pubmed "
+        "(19717 nodes): r = 64 components "
+        "(ARPACK on the dense float32 kernel) and c = 2 fixed, without CV (fixed before the Cora "
+        "CV had finished; the Cora CV picked c = 4 for both kernels, the edge of the grid), "
+        "because 1000 components × a CV grid does not fit 2 shared cores."
+    )
+    if quick:
+        protocol = "QUICK MODE (500-node random subgraph of Cora, r = 32, 3 trials, 3-fold CV). " \
+            + protocol
+    notes.append(
+        "The paper's ℓ1 values look like the column-sum norm of |A − Â|: for Pubmed most methods "
+        "score 170–171 and Pubmed's largest in-degree (i cites j orientation) is 171. For Cora "
+        "and Citeseer the largest in-degrees are 166 and 99, so the paper's KSVD ℓ1 of 14 and 25 "
+        "(and Citeseer's 25 for three methods ≈ the largest *out*-degree 26) suggest those two "
+        "graphs were used in the transposed (AsK-LS .mat) orientation. We use one orientation "
+        "(i cites j) for all three, so our ℓ1 is bounded below by roughly the largest in-degree "
+        "minus the recovered in-edges of that hub; ℓ1/ℓ2 are not comparable in absolute terms."
+    )
+    notes.append("The paper's node-classification training ratio is not stated; we use 50%.")
+    notes.append("DeepWalk, HOPE and DiGAE (paper columns) are not reimplemented.")
+    rep = Report("Paper 000 Table 1 — KSVD on directed graphs", {"Table 1": rows}, notes,
+                 protocol=protocol)
+    if out is not None:
+        rep.figures.extend(_figure(rows, out))
+    return rep
+
+
+def _figure(rows, out) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = sorted({r["dataset"] for r in rows}, key=lambda s: list(PAPER_TABLE1).index(s))
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rr = [r for r in rows if r["dataset"] == name]
+        x = np.arange(len(rr))
+        ax.bar(x - 0.2, [r["micro_f1"] for r in rr], 0.4, label="ours")
+        ax.bar(x + 0.2, [r["paper_micro"] for r in rr], 0.4, label="paper")
+        ax.set_xticks(x, [r["method"] for r in rr])
+        lo = min(min(r["micro_f1"], r["paper_micro"]) for r in rr)
+        ax.set_ylim(max(0.0, lo - 0.1), 1.0)
+        ax.set_title(f"{name}: Micro-F1")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "ksvd_graphs_micro_f1.png"
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return [str(path)]
