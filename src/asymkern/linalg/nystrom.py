@@ -1,0 +1,759 @@
+"""Asymmetric Nyström method (paper 000 §3, eq. 8–9) and the symmetric Nyström baseline.
+
+Asymmetric Nyström
+------------------
+Sample row landmarks I (|I| = s_x) and column landmarks J (|J| = s_z) of the N×M matrix
+G = [κ(x_i, z_j)]. With the SVD of the core W = G[I, J] = U_W Λ_W V_Wᵀ (top r), eq. 9 with the
+scaling l_λ = 1/√(NM) (which rescales the singular values to the full problem) reads
+
+    λ̃_s = √(NM / (s_x s_z)) · λ_s^W,
+    ũ_s = c / λ_s^W · G[:, J] v_s^W,     ṽ_s = c / λ_s^W · G[I, :]ᵀ u_s^W,
+    c = (s_x s_z / (N M))^{1/4}            (c = √(s/N) when N = M and s_x = s_z = s).
+
+The same formulas evaluated at a new x or z are the out-of-sample extension of the adjoint
+eigenfunctions (eq. 8): u_s(x) = c/λ_s^W Σ_{j∈J} κ(x, z_j) V^W_{js} and
+v_s(z) = c/λ_s^W Σ_{i∈I} κ(x_i, z) U^W_{is} (:meth:`NystromResult.extend_rows`,
+:meth:`NystromResult.extend_cols`); at a training point they equal the in-sample rows of Ũ, Ṽ.
+With every row and column as landmark (I = [N], J = [M]) c = 1 and the result is the exact SVD.
+
+Only G[:, J] and G[I, :] are touched, block by block: Ũ and Ṽ are accumulated over row blocks of
+G[:, J] and column blocks of G[I, :], so the peak memory is O((N + M) r + s_x s_z) plus one block
+of ``working_memory`` MiB; nothing N×s or s×M is held. A lazy :class:`KernelMatrix` is never
+formed; row-normalised kernels (SNE, T) need their row normalisers, which take one streaming
+pass over the kernel (no storage).
+
+Landmarks are chosen independently for rows and columns: ``'uniform'`` (without replacement),
+a fixed index array, ``'kmeans'`` (the data points nearest to k-means centres) or
+``'leverage'`` (approximate ridge leverage scores of the rows of G, resp. of Gᵀ, computed from
+a uniform sketch of the other side).
+
+Growing to a tolerance
+----------------------
+With ``tol`` the landmark counts double (starting from the given counts or max(4r, 64)) until an
+a-posteriori estimate of η (:mod:`asymkern.linalg.metrics`) that needs no exact SVD is ≤ tol:
+
+* ``estimate='change'`` (default): η between the two latest solutions, the previous one measured
+  against the new one. It estimates the error of the previous (smaller) solution, so it is
+  conservative for the returned one whenever the error decreases with the landmark count.
+* ``estimate='residual'``: residuals ρ_i² = ‖G v̂_i − λ̃_i û_i‖² + ‖Gᵀ û_i − λ̃_i v̂_i‖² (unit
+  û, v̂) estimated on a uniform probe of p rows and p columns (scaled by N/p, M/p), turned into
+  an angle estimate by Wedin's bound sin²θ_u + sin²θ_v ≲ ρ²/δ² (δ_i the gap of λ̃_i to the other
+  λ̃ and to λ̃_{r+1}): η̂ = (1/r) Σ w_i min(2, ρ_i²/(2δ_i²)), using 1 − cos θ ≈ sin²θ/2.
+
+Symmetric Nyström baseline
+--------------------------
+:func:`symmetric_nystrom` applies classic Nyström (paper 000 App. A.2.1, eq. 13) to GGᵀ and
+GᵀG separately, as the paper's comparison does: W = G[I, :] G[I, :]ᵀ with eigenpairs
+(λ_W, u_W), ũ = √(s/N) G G[I, :]ᵀ u_W / λ_W, σ̃ = √(N λ_W / s), and the same for GᵀG with
+column landmarks. It needs whole passes over G (products with G and Gᵀ), which is why it is slow.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+from sklearn.utils import check_random_state
+
+from .._validation import check_n_components
+from .metrics import eta, eta_components
+
+SAMPLINGS = ("uniform", "kmeans", "leverage")
+ESTIMATES = ("change", "residual")
+
+
+# ------------------------------------------------------------------------------------ result
+@dataclass(frozen=True)
+class NystromResult:
+    """Nyström approximation G ≈ U diag(s) Vᵀ with its landmarks (paper 000 eq. 8–9).
+
+    U (N, r), s (r,) decreasing, V (M, r): eq. 9 vectors (not orthonormal in general, unit norm
+    on average), singular values rescaled to the full problem. ``row_landmarks`` (s_x,) and
+    ``col_landmarks`` (s_z,) index rows and columns of G. ``core_U`` (s_x, r), ``core_s`` (r,),
+    ``core_V`` (s_z, r) hold the SVD of the core G[I, J]; ``scale`` is c of eq. 9.
+    """
+
+    U: np.ndarray
+    s: np.ndarray
+    V: np.ndarray
+    row_landmarks: np.ndarray
+    col_landmarks: np.ndarray
+    core_U: np.ndarray | None = None
+    core_s: np.ndarray | None = None
+    core_V: np.ndarray | None = None
+    scale: float = 1.0
+    method: str = "asymmetric"
+    info: dict = field(default_factory=dict)
+
+    @property
+    def n_components(self) -> int:
+        return int(self.s.shape[0])
+
+    def extend_rows(self, K_rows) -> np.ndarray:
+        """Left eigenfunctions at new x (eq. 8): K_rows[a, j] = κ(x_a, z_{J_j}), (n_new, s_z).
+
+        Returns (n_new, r); at a training row i (K_rows = G[i, J]) it equals ``U[i]``.
+        """
+        if self.core_V is None:
+            raise ValueError("extend_rows needs the core SVD (asymmetric Nyström results only)")
+        K = np.asarray(K_rows)
+        if K.ndim != 2 or K.shape[1] != self.core_V.shape[0]:
+            raise ValueError(
+                f"K_rows must have shape (n_new, {self.core_V.shape[0]}) (kernel values against "
+                f"the column landmarks), got {K.shape}"
+            )
+        M = (self.core_V / self.core_s) * self.scale
+        if self.info.get("mix_u") is not None:
+            M = M @ self.info["mix_u"]
+        return K @ M.astype(K.dtype, copy=False)
+
+    def extend_cols(self, K_cols) -> np.ndarray:
+        """Right eigenfunctions at new z (eq. 8): K_cols[b, i] = κ(x_{I_i}, z_b), (m_new, s_x).
+
+        Returns (m_new, r); at a training column j (K_cols = G[I, j]ᵀ) it equals ``V[j]``.
+        """
+        if self.core_U is None:
+            raise ValueError("extend_cols needs the core SVD (asymmetric Nyström results only)")
+        K = np.asarray(K_cols)
+        if K.ndim != 2 or K.shape[1] != self.core_U.shape[0]:
+            raise ValueError(
+                f"K_cols must have shape (m_new, {self.core_U.shape[0]}) (kernel values of the "
+                f"row landmarks), got {K.shape}"
+            )
+        M = (self.core_U / self.core_s) * self.scale
+        if self.info.get("mix_v") is not None:
+            M = M @ self.info["mix_v"]
+        return K @ M.astype(K.dtype, copy=False)
+
+
+# ------------------------------------------------------------------------------ matrix access
+class _Access:
+    """Blocks of a dense array, sparse matrix or lazy KernelMatrix, within a memory budget."""
+
+    def __init__(self, G, working_memory=None):
+        from ..config import get_config
+        from ..kernels.matrix import KernelMatrix
+
+        self.G = G
+        if isinstance(G, KernelMatrix):
+            self.kind = "kernel"
+            self.dtype = np.dtype(G.dtype)
+            wm = G.working_memory if working_memory is None else working_memory
+        elif sp.issparse(G):
+            self.kind = "sparse"
+            self.G = sp.csr_matrix(G)
+            self.dtype = np.dtype(np.float32 if G.dtype == np.float32 else np.float64)
+            wm = get_config()["working_memory"] if working_memory is None else working_memory
+        elif isinstance(G, LinearOperator):
+            raise TypeError(
+                "the Nyström method needs entries of G: pass an array, a sparse matrix or a "
+                "KernelMatrix, not a LinearOperator"
+            )
+        else:
+            A = np.asarray(G)
+            if A.ndim != 2:
+                raise ValueError(f"G must be 2-D, got an array with {A.ndim} dimensions")
+            if A.dtype not in (np.float32, np.float64):
+                A = A.astype(np.float64)
+            self.kind = "dense"
+            self.G = A
+            self.dtype = A.dtype
+            wm = get_config()["working_memory"] if working_memory is None else working_memory
+        if not (isinstance(wm, numbers.Real) and wm > 0):
+            raise ValueError(f"working_memory must be > 0 MiB, got {wm!r}")
+        self.budget = float(wm) * 2**20
+        self.shape = tuple(int(k) for k in G.shape)
+        if min(self.shape) == 0:
+            raise ValueError(f"G is empty (shape {self.shape}); expected rows and columns")
+        self._prepared = False
+
+    def prepare(self):
+        """One-off statistics a lazy kernel needs before arbitrary blocks (normalisers, means)."""
+        if self.kind == "kernel" and not self._prepared:
+            if self.G.kernel.row_normalized:
+                self.G.row_normalizers()
+            if self.G.center:
+                self.G.means()
+        self._prepared = True
+
+    def step(self, other: int) -> int:
+        """Block length along one axis when the other axis has ``other`` entries."""
+        per = max(1, other) * self.dtype.itemsize * 3
+        return int(max(1, self.budget // per))
+
+    def block(self, rows, cols) -> np.ndarray:
+        if self.kind == "kernel":
+            self.prepare()
+            return self.G.block(rows, cols)
+        if self.kind == "dense":
+            if isinstance(rows, slice) or isinstance(cols, slice):
+                return np.asarray(self.G[rows, cols] if not isinstance(rows, slice)
+                                  else self.G[rows][:, cols])
+            return self.G[np.ix_(rows, cols)]
+        B = self.G[rows]
+        return B[:, cols].toarray()
+
+    def left(self, J: np.ndarray, B: np.ndarray, out_dtype) -> np.ndarray:
+        """G[:, J] @ B accumulated over row blocks: (N, k)."""
+        n = self.shape[0]
+        out = np.empty((n, B.shape[1]), dtype=out_dtype)
+        Bc = B.astype(self.dtype, copy=False)
+        step = self.step(len(J))
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            out[sl] = self.block(sl, J) @ Bc
+        return out
+
+    def right(self, I: np.ndarray, A: np.ndarray, out_dtype) -> np.ndarray:
+        """G[I, :]ᵀ @ A accumulated over column blocks: (M, k)."""
+        m = self.shape[1]
+        out = np.empty((m, A.shape[1]), dtype=out_dtype)
+        Ac = A.astype(self.dtype, copy=False)
+        step = self.step(len(I))
+        if self.kind == "sparse":
+            GI = self.G[I]
+            for a in range(0, m, step):
+                sl = slice(a, min(a + step, m))
+                out[sl] = GI[:, sl].toarray().T @ Ac
+            return out
+        for a in range(0, m, step):
+            sl = slice(a, min(a + step, m))
+            out[sl] = self.block(I, sl).T @ Ac
+        return out
+
+    def row_probe(self, P: np.ndarray, V: np.ndarray) -> np.ndarray:
+        """G[P, :] @ V over column blocks: (|P|, k)."""
+        m = self.shape[1]
+        out = np.zeros((len(P), V.shape[1]))
+        step = self.step(len(P))
+        for a in range(0, m, step):
+            sl = slice(a, min(a + step, m))
+            out += self.block(P, sl) @ V[sl]
+        return out
+
+    def points(self, side: str):
+        """Points for k-means: the data sets of a KernelMatrix, else rows of G (or of Gᵀ)."""
+        if self.kind == "kernel":
+            return self.G.X if side == "row" else self.G.Z
+        if self.kind == "dense":
+            return self.G if side == "row" else self.G.T
+        return self.G if side == "row" else sp.csr_matrix(self.G.T)
+
+
+# --------------------------------------------------------------------------------- landmarks
+def _check_indices(idx, size: int, name: str) -> np.ndarray:
+    idx = np.asarray(idx)
+    if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"{name} must be a non-empty 1-D array of integer indices")
+    if idx.min() < 0 or idx.max() >= size:
+        raise ValueError(f"{name} has indices outside [0, {size})")
+    if np.unique(idx).size != idx.size:
+        raise ValueError(f"{name} contains repeated indices; landmarks must be unique")
+    return idx.astype(np.intp)
+
+
+def _kmeans_landmarks(points, s: int, rs) -> np.ndarray:
+    """Indices of the data points nearest to s k-means centres (unique; topped up uniformly)."""
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+    from sklearn.metrics import pairwise_distances_argmin
+
+    n = points.shape[0]
+    if s >= n:
+        return np.arange(n)
+    fit_n = min(n, max(20 * s, 2000))
+    sub = rs.choice(n, fit_n, replace=False) if fit_n < n else np.arange(n)
+    seed = int(rs.randint(0, 2**31 - 1))
+    km_cls = KMeans if fit_n <= 20000 else MiniBatchKMeans
+    km = km_cls(n_clusters=s, n_init=1, random_state=seed).fit(points[sub])
+    idx = np.unique(pairwise_distances_argmin(km.cluster_centers_, points))
+    if idx.size < s:
+        rest = np.setdiff1d(np.arange(n), idx)
+        idx = np.concatenate([idx, rs.choice(rest, s - idx.size, replace=False)])
+    return np.sort(idx)
+
+
+def _leverage_landmarks(acc: _Access, side: str, s: int, r: int, rs) -> np.ndarray:
+    """Sample s rows (side='row') or columns of G by approximate ridge leverage scores.
+
+    Sketch C = G[:, Q] with |Q| = p uniform columns (rows for side='col'); scores
+    ℓ_i = c_iᵀ (CᵀC + λI)⁻¹ c_i with λ the (r+1)-th eigenvalue of CᵀC (the ridge that keeps the
+    top-r subspace), computed in two block passes; then s indices without replacement with
+    probabilities ∝ ℓ.
+    """
+    n, m = acc.shape if side == "row" else acc.shape[::-1]
+    if s >= n:
+        return np.arange(n)
+    p = min(m, max(2 * s, 4 * r, 64))
+    Q = np.sort(rs.choice(m, p, replace=False))
+
+    def blocks():
+        step = acc.step(p)
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            B = acc.block(sl, Q) if side == "row" else acc.block(Q, sl).T
+            yield sl, np.asarray(B, dtype=np.float64)
+
+    CtC = np.zeros((p, p))
+    for _, B in blocks():
+        CtC += B.T @ B
+    ev = np.linalg.eigvalsh(CtC)[::-1]
+    lam = ev[min(r, p - 1)] if ev.size else 0.0
+    lam = max(lam, 1e-12 * max(ev[0], 1e-300))
+    L = sla.cho_factor(CtC + lam * np.eye(p))
+    scores = np.empty(n)
+    for sl, B in blocks():
+        scores[sl] = np.einsum("ij,ji->i", B, sla.cho_solve(L, B.T))
+    scores = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
+    return np.sort(rs.choice(n, s, replace=False, p=scores / scores.sum()))
+
+
+def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=None):
+    """Landmark indices of one side ('row' or 'col') of G: method name or fixed index array."""
+    n = acc.shape[0] if side == "row" else acc.shape[1]
+    name = f"{side}_landmarks"
+    if not isinstance(method, str):
+        return _check_indices(method, n, name)
+    from ..landmarks import select_landmarks
+
+    if method == "uniform":
+        return np.sort(select_landmarks(None, s, "uniform", random_state=rs, n_samples=n))
+    if method == "kmeans":
+        pts = acc.points(side) if points is None else points
+        if pts.shape[0] != n:
+            raise ValueError(f"{side} points have {pts.shape[0]} rows; expected {n}")
+        if n > 20000:  # k-means on a subsample, nearest points among all (memory-bounded)
+            return _kmeans_landmarks(pts, s, rs)
+        return np.sort(select_landmarks(pts, s, "kmeans", random_state=rs))
+    if method == "leverage":
+        # ridge leverage scores of the rows of the asymmetric G itself (not of a symmetric
+        # kernel on one set, which is what asymkern.landmarks' 'leverage' computes)
+        return _leverage_landmarks(acc, side, s, r, rs)
+    raise ValueError(f"unknown {side} sampling {method!r}; expected one of {SAMPLINGS} or indices")
+
+
+# -------------------------------------------------------------------------------- core solve
+def _core_svd(W: np.ndarray, k: int, core_solver: str, rs):
+    """Top-k SVD of the small core (float64); k may be one more than r (for the gap)."""
+    k = min(k, min(W.shape))
+    if core_solver == "auto":
+        core_solver = "dense" if min(W.shape) <= max(600, 10 * k) else "randomized"
+    if core_solver == "dense":
+        U, s, Vt = sla.svd(W, full_matrices=False, lapack_driver="gesdd", check_finite=False)
+        return U[:, :k], s[:k], Vt[:k].T
+    from .svd import arpack_svd, randomized_svd
+
+    if core_solver == "randomized":
+        res = randomized_svd(W, k, n_oversamples=10, n_iter=6, random_state=rs)
+    elif core_solver == "arpack":
+        res = arpack_svd(W, k, random_state=rs)
+    else:
+        raise ValueError(f"core_solver must be 'auto', 'dense', 'randomized' or 'arpack', got "
+                         f"{core_solver!r}")
+    return res.U, res.s, res.V
+
+
+def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
+                  rs, normalize: bool, warn: bool = True,
+                  orthogonalize: bool = False) -> NystromResult:
+    N, M = acc.shape
+    sx, sz = len(I), len(J)
+    if r > min(sx, sz):
+        raise ValueError(
+            f"n_components={r} is larger than the number of landmarks (rows {sx}, columns {sz}):"
+            f" the core G[I, J] has at most {min(sx, sz)} singular values; use more landmarks"
+        )
+    W = np.asarray(acc.block(I, J), dtype=np.float64)
+    Uw, sw, Vw = _core_svd(W, r + 1, core_solver, rs)
+    eps = np.finfo(acc.dtype).eps
+    tol = (max(sx, sz) * eps if rcond is None else float(rcond)) * (sw[0] if sw.size else 0.0)
+    keep = sw[:r] > max(tol, 0.0)
+    n_keep = int(keep.sum())
+    if n_keep == 0:
+        raise ValueError(
+            "the core G[I, J] of the landmarks is zero (no singular value above the cut-off); "
+            "choose other landmarks"
+        )
+    if n_keep < r and warn:
+        warnings.warn(
+            f"the core G[I, J] ({sx}x{sz}) has only {n_keep} singular values above "
+            f"{tol:.3g} (rank-deficient sample); returning {n_keep} of {r} components",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    s_next = float(sw[n_keep]) if sw.size > n_keep else 0.0
+    Uw, swk, Vw = Uw[:, :n_keep], sw[:n_keep], Vw[:, :n_keep]
+    c = (sx * sz / (N * M)) ** 0.25
+    out_dtype = acc.dtype
+    # accumulate in the input precision (float32 stays float32: half the O((N + M) r) memory)
+    U = acc.left(J, (Vw / swk) * c, out_dtype)
+    V = acc.right(I, (Uw / swk) * c, out_dtype)
+    s = swk * np.sqrt(N * M / (sx * sz))
+    mix_u = mix_v = None
+    if orthogonalize:
+        # exact SVD of the Nyström approximation Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :]
+        Qu, Ru = np.linalg.qr(U)
+        Qv, Rv = np.linalg.qr(V)
+        Ru, Rv = Ru.astype(np.float64), Rv.astype(np.float64)
+        A, s, Bt = np.linalg.svd((Ru * s) @ Rv.T)
+        U, V = Qu @ A.astype(Qu.dtype), Qv @ Bt.T.astype(Qv.dtype)
+        mix_u = sla.solve_triangular(Ru, A)  # ũ(x)ᵀ R_u⁻¹ A gives the new u(x)
+        mix_v = sla.solve_triangular(Rv, Bt.T)
+    elif normalize:
+        nu = np.maximum(np.linalg.norm(U, axis=0), np.finfo(float).tiny)
+        nv = np.maximum(np.linalg.norm(V, axis=0), np.finfo(float).tiny)
+        U /= nu
+        V /= nv
+        mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
+    # paired sign flip: largest-magnitude entry of each u_i positive (as top_svd does)
+    idx = np.argmax(np.abs(U), axis=0)
+    signs = np.sign(U[idx, np.arange(U.shape[1])])
+    signs[signs == 0] = 1
+    U *= signs.astype(U.dtype)
+    V *= signs.astype(V.dtype)
+    if mix_u is not None:
+        mix_u, mix_v = mix_u * signs, mix_v * signs
+    else:
+        Uw = Uw * signs
+        Vw = Vw * signs
+    info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
+            "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
+            "n_row_landmarks": sx, "n_col_landmarks": sz}
+    return NystromResult(
+        U.astype(out_dtype, copy=False), s, V.astype(out_dtype, copy=False),
+        np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info,
+    )
+
+
+# -------------------------------------------------------------------------------- estimates
+def residual_estimate(G, result: NystromResult, n_probes: int | None = None, random_state=None,
+                      weights: str = "uniform", working_memory=None) -> float:
+    """A-posteriori η estimate from probe residuals (no exact SVD; see the module docstring)."""
+    acc = G if isinstance(G, _Access) else _Access(G, working_memory)
+    rs = check_random_state(random_state)
+    N, M = acc.shape
+    U = np.asarray(result.U, dtype=np.float64)
+    V = np.asarray(result.V, dtype=np.float64)
+    r = U.shape[1]
+    nu = np.linalg.norm(U, axis=0)
+    nv = np.linalg.norm(V, axis=0)
+    nu[nu == 0] = 1.0
+    nv[nv == 0] = 1.0
+    U = U / nu
+    V = V / nv
+    s = np.asarray(result.s, dtype=np.float64)
+    p = min(N, n_probes or max(256, 2 * len(result.row_landmarks)))
+    q = min(M, n_probes or max(256, 2 * len(result.col_landmarks)))
+    P = np.sort(rs.choice(N, p, replace=False))
+    Q = np.sort(rs.choice(M, q, replace=False))
+    Ru = acc.row_probe(P, V) - U[P] * s
+    # Gᵀ û on the probe columns: G[:, Q]ᵀ U accumulated over row blocks
+    Rv = np.zeros((q, r))
+    step = acc.step(q)
+    for a in range(0, N, step):
+        sl = slice(a, min(a + step, N))
+        Rv += acc.block(sl, Q).T @ U[sl]
+    Rv -= V[Q] * s
+    rho2 = (N / p) * np.sum(Ru**2, axis=0) + (M / q) * np.sum(Rv**2, axis=0)
+    ext = np.concatenate([s, [result.info.get("next_singular_value", 0.0)]])
+    gaps = np.array([np.min(np.abs(np.delete(ext, i) - s[i])) for i in range(r)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.where(gaps > 0, rho2 / (2 * gaps**2), 2.0)
+    per = np.minimum(per, 2.0)
+    w = np.ones(r) if weights == "uniform" else s
+    return float(w @ per / r)
+
+
+# ------------------------------------------------------------------------------- public API
+def _count(value, size: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {value!r}")
+    value = int(value)
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    if value > size:
+        raise ValueError(f"{name}={value} is larger than the {size} available ({name[2:5]}s of G)")
+    return value
+
+
+def asymmetric_nystrom(
+    G,
+    n_components: int,
+    n_row_landmarks: int | None = None,
+    n_col_landmarks: int | None = None,
+    random_state=None,
+    *,
+    sampling="uniform",
+    row_sampling=None,
+    col_sampling=None,
+    row_points=None,
+    col_points=None,
+    tol: float | None = None,
+    estimate: str = "change",
+    weights: str = "uniform",
+    max_landmarks: int | None = None,
+    n_probes: int | None = None,
+    core_solver: str = "auto",
+    rcond: float | None = None,
+    normalize: bool = False,
+    orthogonalize: bool = False,
+    working_memory: float | None = None,
+) -> NystromResult:
+    """Asymmetric Nyström approximation of the top-r SVD of G (paper 000 §3, eq. 8–9).
+
+    Parameters
+    ----------
+    G : (N, M) array, sparse matrix or lazy :class:`~asymkern.kernels.KernelMatrix`.
+    n_components : r.
+    n_row_landmarks, n_col_landmarks : s_x and s_z (each ≤ the size of its side; a missing one
+        takes the other's value, capped; both missing: min(size, max(10r, 100))). With ``tol``
+        they are the starting counts.
+    random_state : int, RandomState or None (landmark draws, k-means, randomized core SVD).
+    sampling : 'uniform' (default), 'kmeans' or 'leverage' for both sides; ``row_sampling`` /
+        ``col_sampling`` override per side and may be a fixed index array.
+    row_points, col_points : points for k-means (default: X and Z of a KernelMatrix, else the
+        rows of G and of Gᵀ).
+    tol : grow the landmark counts (doubling) until the a-posteriori η estimate ≤ tol.
+    estimate : 'change' or 'residual' (module docstring); ``weights`` of the estimate:
+        'uniform' (strict η, default) or 'paper' (w_i = λ̃_i).
+    max_landmarks : cap of each side's count while growing (default: the side's size).
+    core_solver : SVD of the core: 'auto' (LAPACK up to 600 landmarks, else randomized),
+        'dense', 'randomized', 'arpack'.
+    rcond : singular values of the core ≤ rcond·σ₁ are dropped with a warning (default
+        max(s_x, s_z)·eps); the result then has fewer than r components.
+    normalize : scale each column of U and V to unit norm (the paper's "scaling through
+        normalization"); default False keeps eq. 9 exactly.
+    orthogonalize : return instead the exact SVD of the Nyström approximation
+        Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :] (QR of Ũ and Ṽ and an r×r SVD, O((N+M) r²) extra):
+        orthonormal U, V, exact whenever rank(G) ≤ r is captured by the landmarks. Not in the
+        paper; eq. 8 then applies the same r×r change of basis.
+
+    Returns
+    -------
+    NystromResult with U, s, V, row_landmarks, col_landmarks (and the core SVD).
+    """
+    acc = _Access(G, working_memory)
+    N, M = acc.shape
+    r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
+    rs = check_random_state(random_state)
+    if core_solver not in ("auto", "dense", "randomized", "arpack"):
+        raise ValueError(f"core_solver must be 'auto', 'dense', 'randomized' or 'arpack', got "
+                         f"{core_solver!r}")
+    row_m = sampling if row_sampling is None else row_sampling
+    col_m = sampling if col_sampling is None else col_sampling
+    for side, m_ in (("row", row_m), ("col", col_m)):
+        if isinstance(m_, str) and m_ not in SAMPLINGS:
+            raise ValueError(f"unknown {side} sampling {m_!r}; expected one of {SAMPLINGS} or an "
+                             "index array")
+    fixed_r = not isinstance(row_m, str)
+    fixed_c = not isinstance(col_m, str)
+    if fixed_r:
+        row_m = _check_indices(row_m, N, "row_sampling")
+        n_row_landmarks = len(row_m)
+    if fixed_c:
+        col_m = _check_indices(col_m, M, "col_sampling")
+        n_col_landmarks = len(col_m)
+
+    if tol is None:
+        if n_row_landmarks is None and n_col_landmarks is None:
+            n_row_landmarks = min(N, max(10 * r, 100))
+            n_col_landmarks = min(M, max(10 * r, 100))
+        elif n_row_landmarks is None:
+            n_row_landmarks = min(N, _count(n_col_landmarks, M, "n_col_landmarks"))
+        elif n_col_landmarks is None:
+            n_col_landmarks = min(M, _count(n_row_landmarks, N, "n_row_landmarks"))
+        sx = _count(n_row_landmarks, N, "n_row_landmarks")
+        sz = _count(n_col_landmarks, M, "n_col_landmarks")
+        if sx < r or sz < r:
+            raise ValueError(
+                f"n_components={r} is larger than the number of landmarks (rows {sx}, columns "
+                f"{sz}); use at least {r} landmarks on each side"
+            )
+        if "leverage" in (row_m if isinstance(row_m, str) else None,
+                          col_m if isinstance(col_m, str) else None):
+            acc.prepare()
+        I = select_indices(acc, "row", sx, row_m, r, rs, row_points)
+        J = select_indices(acc, "col", sz, col_m, r, rs, col_points)
+        return _nystrom_once(acc, r, I, J, core_solver, rcond, rs, normalize,
+                             orthogonalize=orthogonalize)
+
+    # ---- growth to a tolerance
+    from .._validation import check_positive
+
+    tol = check_positive(tol, "tol")
+    if estimate not in ESTIMATES:
+        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
+    if weights not in ("uniform", "paper"):
+        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
+    cap_r = N if max_landmarks is None else min(N, _count(max_landmarks, 10**18, "max_landmarks"))
+    cap_c = M if max_landmarks is None else min(M, int(max_landmarks))
+    start = max(4 * r, 64)
+    sx = min(cap_r, start if n_row_landmarks is None else _count(n_row_landmarks, N,
+                                                                  "n_row_landmarks"))
+    sz = min(cap_c, start if n_col_landmarks is None else _count(n_col_landmarks, M,
+                                                                  "n_col_landmarks"))
+    if min(cap_r, cap_c) < r:
+        raise ValueError(f"max_landmarks={max_landmarks} is below n_components={r}")
+    sx, sz = max(sx, r), max(sz, r)
+    perm_r = rs.permutation(N) if isinstance(row_m, str) and row_m == "uniform" else None
+    perm_c = rs.permutation(M) if isinstance(col_m, str) and col_m == "uniform" else None
+    if "leverage" in (row_m if isinstance(row_m, str) else None,
+                      col_m if isinstance(col_m, str) else None):
+        acc.prepare()
+    history = []
+    prev = None
+    while True:
+        I = (np.sort(perm_r[:sx]) if perm_r is not None
+             else select_indices(acc, "row", sx, row_m, r, rs, row_points))
+        J = (np.sort(perm_c[:sz]) if perm_c is not None
+             else select_indices(acc, "col", sz, col_m, r, rs, col_points))
+        res = _nystrom_once(acc, r, I, J, core_solver, rcond, rs, normalize, warn=False,
+                            orthogonalize=orthogonalize)
+        exact = sx == N and sz == M
+        if estimate == "change":
+            if prev is None:
+                est = np.inf
+            else:
+                ww = "uniform" if weights == "uniform" else "paper"
+                k = min(prev.n_components, res.n_components)
+                est = eta(res.U[:, :k], res.V[:, :k], prev.U[:, :k], prev.V[:, :k],
+                          singular_values=res.s[:k], weights=ww)
+        else:
+            est = residual_estimate(acc, res, n_probes, rs, weights)
+        if exact:
+            est = 0.0
+        history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
+        grown = (fixed_r or sx >= cap_r) and (fixed_c or sz >= cap_c)
+        if est <= tol or exact or grown:
+            break
+        prev = res
+        if not fixed_r:
+            sx = min(cap_r, 2 * sx)
+        if not fixed_c:
+            sz = min(cap_c, 2 * sz)
+    converged = bool(history[-1]["estimate"] <= tol)
+    if not converged:
+        warnings.warn(
+            f"asymmetric Nyström did not reach tol={tol:g} (estimate "
+            f"{history[-1]['estimate']:.3g} with {sx}x{sz} landmarks, the cap); returning the "
+            "last solution",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    if res.info["n_dropped"]:
+        warnings.warn(
+            f"the core G[I, J] is rank-deficient: {res.info['n_dropped']} of {r} components "
+            "dropped",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    info = dict(res.info, history=history, estimate=history[-1]["estimate"], converged=converged,
+                tol=tol, estimate_kind=estimate)
+    return NystromResult(res.U, res.s, res.V, res.row_landmarks, res.col_landmarks, res.core_U,
+                         res.core_s, res.core_V, res.scale, "asymmetric", info)
+
+
+def symmetric_nystrom(
+    G,
+    n_components: int,
+    n_row_landmarks: int | None = None,
+    n_col_landmarks: int | None = None,
+    random_state=None,
+    *,
+    sampling="uniform",
+    row_sampling=None,
+    col_sampling=None,
+    eig_solver: str = "auto",
+    working_memory: float | None = None,
+) -> NystromResult:
+    """Baseline: classic Nyström on GGᵀ (row landmarks) and on GᵀG (column landmarks).
+
+    Paper 000 §4.4 / App. A.2.1 eq. (13) applied twice. Returns U, s (from GGᵀ), V and the
+    landmarks; the signs of (u_i, v_i) are paired with the sampled block G[I, J]. Needs G[I, :],
+    G[:, J] and one streaming pass over the whole of G. ``eig_solver``: 'auto'/'dense' (LAPACK
+    ``eigh`` for the top r) or 'arpack' (Lanczos ``eigsh``, as in the paper).
+    """
+    from scipy.sparse.linalg import eigsh
+
+    acc = _Access(G, working_memory)
+    N, M = acc.shape
+    r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
+    rs = check_random_state(random_state)
+    if n_row_landmarks is None and n_col_landmarks is None:
+        n_row_landmarks = min(N, max(10 * r, 100))
+    if n_col_landmarks is None:
+        n_col_landmarks = min(M, n_row_landmarks)
+    if n_row_landmarks is None:
+        n_row_landmarks = min(N, n_col_landmarks)
+    sx = _count(n_row_landmarks, N, "n_row_landmarks")
+    sz = _count(n_col_landmarks, M, "n_col_landmarks")
+    if r > min(sx, sz):
+        raise ValueError(f"n_components={r} is larger than the number of landmarks ({sx}, {sz})")
+    row_m = sampling if row_sampling is None else row_sampling
+    col_m = sampling if col_sampling is None else col_sampling
+    acc.prepare()
+    I = select_indices(acc, "row", sx, row_m, r, rs)
+    J = select_indices(acc, "col", sz, col_m, r, rs)
+    GI = np.asarray(acc.block(I, slice(None)), dtype=np.float64)  # (sx, M)
+    GJ = np.asarray(acc.left(J, np.eye(len(J)), np.float64))  # (N, sz) = G[:, J]
+
+    def top_eig(W, k):
+        k = min(k, W.shape[0])
+        if eig_solver == "arpack" and k < W.shape[0] - 1:
+            v0 = rs.uniform(-1, 1, W.shape[0])
+            lam, vec = eigsh(W, k=k, which="LA", v0=v0)
+        elif eig_solver in ("auto", "dense", "arpack"):
+            lam, vec = sla.eigh(W, subset_by_index=[W.shape[0] - k, W.shape[0] - 1])
+        else:
+            raise ValueError(f"eig_solver must be 'auto', 'dense' or 'arpack', got {eig_solver!r}")
+        order = np.argsort(lam)[::-1]
+        return lam[order], vec[:, order]
+
+    lam_u, Wu = top_eig(GI @ GI.T, r)
+    lam_v, Wv = top_eig(GJ.T @ GJ, r)
+    ok = (lam_u > 0) & (lam_v > 0)
+    if not np.all(ok):
+        k = int(np.argmin(ok)) if not ok.all() else r
+        warnings.warn(f"symmetric Nyström: only {k} positive eigenvalues; returning {k} "
+                      "components", RuntimeWarning, stacklevel=2)
+        lam_u, Wu, lam_v, Wv = lam_u[:k], Wu[:, :k], lam_v[:k], Wv[:, :k]
+    a = GI.T @ (Wu / lam_u) * np.sqrt(sx / N)  # (M, r): Û = G a
+    b = GJ @ (Wv / lam_v) * np.sqrt(sz / M)  # (N, r): V̂ = Gᵀ b
+    U = np.empty((N, a.shape[1]))
+    V = np.zeros((M, b.shape[1]))
+    step = acc.step(M)
+    for start in range(0, N, step):
+        sl = slice(start, min(start + step, N))
+        B = np.asarray(acc.block(sl, slice(None)))
+        U[sl] = B @ a.astype(B.dtype, copy=False)
+        V += B.T @ b[sl].astype(B.dtype, copy=False)
+    s = np.sqrt(lam_u * N / sx)
+    # pair the signs with the sampled block: sign of ũ_Iᵀ G[I, J] ṽ_J
+    pair = np.einsum("ij,ij->j", U[I], (GI[:, J] @ V[J]))
+    sg = np.where(pair < 0, -1.0, 1.0)
+    V *= sg
+    idx = np.argmax(np.abs(U), axis=0)
+    f = np.sign(U[idx, np.arange(U.shape[1])])
+    f[f == 0] = 1
+    U *= f
+    V *= f
+    return NystromResult(U.astype(acc.dtype, copy=False), s, V.astype(acc.dtype, copy=False),
+                         I, J, None, None, None, 1.0, "symmetric",
+                         {"n_row_landmarks": sx, "n_col_landmarks": sz})
+
+
+__all__ = [
+    "ESTIMATES",
+    "SAMPLINGS",
+    "NystromResult",
+    "asymmetric_nystrom",
+    "eta",
+    "eta_components",
+    "residual_estimate",
+    "select_indices",
+    "symmetric_nystrom",
+]
