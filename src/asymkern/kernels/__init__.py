@@ -31,6 +31,19 @@ KERNELS: dict[str, type[Kernel]] = {
     "t": TKernel,
 }
 
+# paper 001 kernels (AsK-LS): KL-divergence kernels and the directed-graph kernel
+from .divergence import GMMKLKernel, KLHistogramKernel  # noqa: E402
+from .graph import DirectedGraphKernel  # noqa: E402
+
+KERNELS.update(
+    {
+        "kl_histogram": KLHistogramKernel,
+        "kl": KLHistogramKernel,
+        "kl_gmm": GMMKLKernel,
+        "directed_graph": DirectedGraphKernel,
+    }
+)
+
 
 def get_kernel(kernel="rbf", **params) -> Kernel:
     """Build a kernel from a name (see ``KERNELS``), a :class:`Kernel` instance or a callable.

@@ -1,0 +1,620 @@
+"""LS-SVM and AsK-LS estimators (paper 001): scikit-learn compatible.
+
+* :class:`LSSVMClassifier`, :class:`LSSVMRegressor` — the classic dual system, eq. (4).
+* :class:`AsKLSClassifier` — AsK-LS, eq. (6): two discriminant functions from one asymmetric
+  kernel, f_s(x) = Σ_i β_i y_i κ(x, x_i) + b1 (source view) and f_t(x) = Σ_i α_i y_i κ(x_i, x) + b2
+  (target view), eq. (7), merged by sum or by stacking.
+
+Multi-class problems are one-vs-rest over the sorted ``classes_``; all binary problems share one
+factorisation (the system in signed coefficients does not depend on the labels, see
+:mod:`asymkern.lssvm._solvers`). Kernel matrices are built in float64 (the dual systems are
+often ill-conditioned; float32 input is accepted and the decision values are float64).
+
+Precomputed kernels (``kernel='precomputed'``): ``fit`` takes the n × n training matrix
+K_ij = κ(x_i, x_j); prediction of an asymmetric model needs both orientations, passed as a
+:class:`KernelPair` ``(test_train=K(x_test, X_train) (m × n),
+train_test=K(X_train, x_test) (n × m))``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import check_random_state
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..kernels import KernelMatrix, get_kernel
+from ._solvers import (
+    _AsymLowRank,
+    _AsymSchur,
+    _AsymSchurSparse,
+    _check_gamma,
+    askls_solve,
+    lssvm_solve,
+)
+
+
+class KernelPair(NamedTuple):
+    """Both orientations of a precomputed kernel between test and training samples.
+
+    ``test_train`` = [κ(x_test_a, x_train_i)] (m × n), used by the source function f_s;
+    ``train_test`` = [κ(x_train_i, x_test_a)] (n × m), used by the target function f_t.
+    """
+
+    test_train: Any
+    train_test: Any
+
+
+# ----------------------------------------------------------------------------------- helpers
+def _check_square(K, name="X"):
+    if sp.issparse(K):
+        K = sp.csr_matrix(K, dtype=np.float64)
+        if K.shape[0] != K.shape[1]:
+            raise ValueError(f"with kernel='precomputed', {name} must be square, got {K.shape}")
+        if not np.all(np.isfinite(K.data)):
+            raise ValueError(f"{name} (precomputed kernel) contains NaN or infinity")
+        return K
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise ValueError(
+            f"with kernel='precomputed', {name} must be the square (n, n) training kernel "
+            f"matrix, got shape {K.shape}"
+        )
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"{name} (precomputed kernel) contains NaN or infinity")
+    return K
+
+
+def _check_block(K, shape, name):
+    if K is None:
+        raise ValueError(f"{name} is None; expected an array of shape {shape}")
+    if sp.issparse(K):
+        K = sp.csr_matrix(K, dtype=np.float64)
+        if K.shape != shape:
+            raise ValueError(
+                f"{name} has shape {K.shape}, expected {shape}: the two orientations of a "
+                "precomputed kernel must be K(test, train) (m × n) and K(train, test) (n × m)"
+            )
+        if not np.all(np.isfinite(K.data)):
+            raise ValueError(f"{name} contains NaN or infinity")
+        return K
+    K = np.asarray(K, dtype=np.float64)
+    if K.ndim != 2 or K.shape != shape:
+        raise ValueError(
+            f"{name} has shape {K.shape}, expected {shape}: the two orientations of a "
+            "precomputed kernel must be K(test, train) (m × n) and K(train, test) (n × m)"
+        )
+    if not np.all(np.isfinite(K)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return K
+
+
+def _encode_labels(y):
+    check_classification_targets(y)
+    classes, yi = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"the classifier needs samples of at least 2 classes in y; got 1 class "
+            f"({classes[0]!r})"
+        )
+    if classes.size == 2:
+        Y = np.where(yi == 1, 1.0, -1.0)[:, None]
+    else:
+        Y = -np.ones((yi.size, classes.size))
+        Y[np.arange(yi.size), yi] = 1.0
+    return classes, yi, Y
+
+
+def _check_merge(merge):
+    if merge not in ("sum", "stack", "source", "target"):
+        raise ValueError(
+            f"merge must be 'sum', 'stack', 'source' or 'target', got {merge!r}"
+        )
+
+
+class _KernelMixin:
+    """Kernel evaluation shared by the estimators (training matrix and both cross blocks)."""
+
+    def _kernel_obj(self):
+        params = self.kernel_params or {}
+        return get_kernel(self.kernel, **params)
+
+    def _kernel_tags(self, tags):
+        tags.input_tags.pairwise = self._is_precomputed()
+        try:
+            tags.input_tags.sparse = (not self._is_precomputed()) and bool(
+                self._kernel_obj().accepts_sparse)
+        except (TypeError, ValueError):
+            tags.input_tags.sparse = False
+        return tags
+
+    def _is_precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _validate_X_fit(self, X, y, y_numeric=False):
+        if self._is_precomputed():
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=y_numeric,
+                                 accept_sparse="csr")
+            return _check_square(X), y
+        kern = self._kernel_obj()
+        X, y = validate_data(
+            self, X, y, dtype=[np.float64, np.float32], y_numeric=y_numeric,
+            accept_sparse="csr" if kern.accepts_sparse else False,
+        )
+        return X, y
+
+    def _train_matrix(self, X) -> np.ndarray:
+        if self._is_precomputed():
+            return X
+        kern = self._kernel_obj()
+        return np.asarray(KernelMatrix(kern, X, X, reference=X).to_array(), dtype=np.float64)
+
+    def _cross_products(self, X, coef_s, coef_t):
+        """(K(x, X) coef_s, K(X, x)ᵀ coef_t), each (m, k); either coef may be None."""
+        if getattr(self, "_ny_result", None) is not None:
+            return self._nystrom_cross(X, coef_s is not None, coef_t is not None)
+        n = self.n_train_
+        if self._is_precomputed():
+            if isinstance(X, KernelPair):
+                m = np.shape(X.test_train)[0] if X.test_train is not None else np.shape(
+                    X.train_test)[1]
+                A = _check_block(X.test_train, (m, n), "test_train") if coef_s is not None else None
+                B = _check_block(X.train_test, (n, m), "train_test") if coef_t is not None else None
+            else:
+                if coef_t is not None and not getattr(self, "_symmetric_only", False):
+                    raise ValueError(
+                        "an asymmetric model with kernel='precomputed' needs both orientations: "
+                        "pass KernelPair(test_train=K(X_test, X_train), "
+                        "train_test=K(X_train, X_test))"
+                    )
+                A = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(
+                    X, dtype=np.float64)
+                if A.ndim != 2 or A.shape[1] != n:
+                    raise ValueError(
+                        f"precomputed test kernel must have shape (m, {n}), got {A.shape}"
+                    )
+                if not np.all(np.isfinite(A.data if sp.issparse(A) else A)):
+                    raise ValueError("X (precomputed kernel) contains NaN or infinity")
+                B = None
+            fs = np.asarray(A @ coef_s) if coef_s is not None else None
+            ft = np.asarray(B.T @ coef_t) if coef_t is not None else None
+            return fs, ft
+        kern = self._kernel_obj()
+        X = validate_data(
+            self, X, reset=False, dtype=[np.float64, np.float32],
+            accept_sparse="csr" if kern.accepts_sparse else False,
+        )
+        Xtr = self.X_fit_
+        fs = ft = None
+        if coef_s is not None:
+            fs = KernelMatrix(kern, X, Xtr, reference=Xtr).matmat(coef_s).astype(np.float64)
+        if coef_t is not None:
+            ft = KernelMatrix(kern, Xtr, X, reference=Xtr).rmatmat(coef_t).astype(np.float64)
+        return fs, ft
+
+
+# -------------------------------------------------------------------------------- LS-SVM
+class _LSSVMBase(_KernelMixin, BaseEstimator):
+    _symmetric_only = True
+
+    def _solve(self, K, Y):
+        method = {"auto": "chol"}.get(self.solver, self.solver)
+        return lssvm_solve(K, Y, self.gamma, method=method, rcond_tol=self.rcond_tol,
+                           ridge=self.ridge)
+
+    def _fit_targets(self, X, Y):
+        _check_gamma(self.gamma)
+        K = self._train_matrix(X)
+        sol = self._solve(K, Y)
+        self.dual_coef_ = sol.coef[0]
+        self.intercept_ = sol.bias[0]
+        self.rcond_ = sol.rcond
+        self.fallback_ = sol.fallback
+        self.n_train_ = K.shape[0]
+        self.X_fit_ = None if self._is_precomputed() else X
+
+    def _raw_decision(self, X):
+        check_is_fitted(self, "dual_coef_")
+        fs, _ = self._cross_products(X, self.dual_coef_, None)
+        return fs + self.intercept_[None, :]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        return self._kernel_tags(tags)
+
+
+class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
+    """Least-squares SVM classifier (Suykens & Vandewalle 1999; paper 001 eq. 4).
+
+    Solves [[0, yᵀ], [y, Ω + I/γ]] [b, α] = [0, 1] with Ω = (y yᵀ) ⊙ K, one-vs-rest over
+    the sorted ``classes_``. Decision f(x) = Σ_i α_i y_i κ(x, x_i) + b.
+
+    Parameters
+    ----------
+    kernel : name, :class:`~asymkern.kernels.Kernel`, callable or ``'precomputed'``.
+    kernel_params : dict passed to the kernel.
+    gamma : γ > 0, the regularisation constant of eq. (4) (larger = less regularisation).
+    solver : ``'auto'``/``'chol'`` (Cholesky of K + I/γ, LU when K is indefinite or
+        asymmetric), ``'eig'`` or ``'dense'`` (LU of the (n+1) system, reference).
+    rcond_tol, ridge : below ``rcond_tol`` (1-norm rcond estimate) the paper's fallback
+        (AᵀA + ridge·I)⁻¹Aᵀb is used, with an :class:`IllConditionedWarning`.
+    """
+
+    def __init__(self, kernel="rbf", kernel_params=None, gamma: float = 1.0,
+                 solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.gamma = gamma
+        self.solver = solver
+        self.rcond_tol = rcond_tol
+        self.ridge = ridge
+
+    def fit(self, X, y):
+        X, y = self._validate_X_fit(X, y)
+        self.classes_, _, Y = _encode_labels(y)
+        self._fit_targets(X, Y)
+        return self
+
+    def decision_function(self, X):
+        F = self._raw_decision(X)
+        return F[:, 0] if self.classes_.size == 2 else F
+
+    def predict(self, X):
+        F = self.decision_function(X)
+        if F.ndim == 1:
+            return self.classes_[(F > 0).astype(int)]
+        return self.classes_[np.argmax(F, axis=1)]
+
+
+class LSSVMRegressor(RegressorMixin, _LSSVMBase):
+    """Least-squares SVM regression / kernel ridge with bias (Suykens et al. 2002):
+    [[0, 1ᵀ], [1, K + I/γ]] [b, α] = [0, y]; f(x) = Σ_i α_i κ(x, x_i) + b.
+    Parameters as :class:`LSSVMClassifier`."""
+
+    def __init__(self, kernel="rbf", kernel_params=None, gamma: float = 1.0,
+                 solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.gamma = gamma
+        self.solver = solver
+        self.rcond_tol = rcond_tol
+        self.ridge = ridge
+
+    def fit(self, X, y):
+        X, y = self._validate_X_fit(X, y, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        self._multi_output = y.ndim == 2
+        self._fit_targets(X, y if y.ndim == 2 else y[:, None])
+        return self
+
+    def predict(self, X):
+        F = self._raw_decision(X)
+        return F if self._multi_output else F[:, 0]
+
+
+# -------------------------------------------------------------------------------- AsK-LS
+class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
+    """AsK-LS: least-squares SVM with an asymmetric kernel (paper 001, eq. 5–7, Algorithm 1).
+
+    Solves eq. (6) and keeps both discriminant functions of eq. (7),
+    f_s(x) = Σ_i β_i y_i κ(x, x_i) + b1 and f_t(x) = Σ_i α_i y_i κ(x_i, x) + b2.
+    With a symmetric kernel f_s = f_t and the model equals :class:`LSSVMClassifier` (Prop. 2).
+
+    Parameters
+    ----------
+    kernel : name (``'sne'``, ``'t'``, ``'kl_histogram'``, ``'directed_graph'``, …), a
+        :class:`~asymkern.kernels.Kernel`, a callable f(X, Z) or ``'precomputed'`` (then
+        ``fit(K)`` with the n × n training matrix and prediction on a :class:`KernelPair`).
+        Row-normalised kernels (SNE, T) are normalised over the *training* set, also at
+        prediction time.
+    kernel_params : dict for the kernel (e.g. ``{'bandwidth': σ}`` for SNE).
+    gamma : γ > 0 of eq. (6).
+    merge : ``'sum'`` (f_s + f_t; the paper's "average"), ``'stack'`` (out-of-fold (f_s, f_t)
+        → logistic regression per class, the authors' protocol; enables ``predict_proba``),
+        ``'source'`` (f_s only) or ``'target'`` (f_t only).
+    cv : folds of the stacking (``merge='stack'``).
+    refit : with ``'stack'``: test-time (f_s, f_t) from a model refit on all training data
+        (True) or, as in the authors' code, the average of the ``cv`` fold models (False).
+    stack_C : inverse regularisation of the stacking logistic regressions (large ≈ the
+        authors' unpenalised ``glmfit``).
+    solver : ``'auto'``/``'schur'`` (Schur complement, one n×n LU), ``'eig'`` (one
+        eigendecomposition of KᵀK, for γ grids), ``'dense'`` (LU of the (2n + 2) system).
+    rcond_tol, ridge : the paper's ill-conditioning rule: rcond(A) ≤ ``rcond_tol`` →
+        warning and (AᵀA + ridge·I)⁻¹Aᵀb (authors' MATLAB: 1e-8 and 1).
+    nystrom : None, an int r, or a dict of :func:`asymkern.linalg.nystrom.asymmetric_nystrom`
+        keywords with ``n_components``: train on the rank-r asymmetric Nyström approximation
+        K ≈ U diag(s) Vᵀ = C W_r⁺ R (the n × n matrix is never formed; O(n r²) solve;
+        prediction uses the same Nyström extension, i.e. kernel values against the landmarks
+        only). The rcond check is skipped; the approximation changes the model (see
+        docs/results/askls_bench.md for the accuracy cost).
+    random_state : folds of the stacking and landmark sampling.
+
+    Attributes
+    ----------
+    classes_, coef_source_ (n × k, β ⊙ y of each one-vs-rest problem), coef_target_ (α ⊙ y),
+    intercept_ (2 × k: b1, b2), rcond_ (smallest rcond estimate over the solves), fallback_,
+    stackers_ (list of LogisticRegression, ``merge='stack'``).
+    """
+
+    def __init__(self, kernel="sne", kernel_params=None, gamma: float = 1.0,
+                 merge: str = "sum", cv: int = 10, refit: bool = False,
+                 stack_C: float = 1e4, solver: str = "auto", rcond_tol: float = 1e-8,
+                 ridge: float | None = 1.0, nystrom=None, random_state=None):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.gamma = gamma
+        self.merge = merge
+        self.cv = cv
+        self.refit = refit
+        self.stack_C = stack_C
+        self.solver = solver
+        self.rcond_tol = rcond_tol
+        self.ridge = ridge
+        self.nystrom = nystrom
+        self.random_state = random_state
+
+    # -------------------------------------------------------------- fitting
+    def _nystrom_factors(self, X, rs):
+        from ..linalg.nystrom import asymmetric_nystrom
+
+        opts = {"n_components": self.nystrom} if not isinstance(self.nystrom, dict) else dict(
+            self.nystrom)
+        if "n_components" not in opts:
+            raise ValueError("nystrom dict needs 'n_components'")
+        opts.setdefault("orthogonalize", True)
+        if self._is_precomputed():
+            G = X
+        else:
+            G = KernelMatrix(self._kernel_obj(), X, X, reference=X)
+        res = asymmetric_nystrom(G, random_state=rs, **opts)
+        self._ny_result = res
+        return np.asarray(res.U, np.float64), np.asarray(res.s, np.float64), np.asarray(
+            res.V, np.float64)
+
+    def _nystrom_predictor(self, X):
+        """Consistent out-of-sample extension of the Nyström model.
+
+        K̃ = C W_r⁺ R with C = K[:, J], R = K[I, :], W = K[I, J] (paper 000 eq. 8–9), so
+        f_s(x) = k(x, X_J) W_r⁺ (R b̃) + b1 and f_t(x) = k(X_I, x)ᵀ (W_r⁺)ᵀ (Cᵀ ã) + b2:
+        at training points these equal the rows of K̃ used in the fit, and prediction only
+        needs kernel values against the landmarks.
+        """
+        res = self._ny_result
+        I = np.asarray(res.row_landmarks)
+        J = np.asarray(res.col_landmarks)
+        if self._is_precomputed():
+            Kd = X.toarray() if sp.issparse(X) else np.asarray(X)
+            R_b = Kd[I] @ self.coef_source_
+            Ct_a = Kd[:, J].T @ self.coef_target_
+            W = Kd[np.ix_(I, J)]
+        else:
+            kern = self._kernel_obj()
+            R_b = KernelMatrix(kern, X[I], X, reference=X).matmat(self.coef_source_)
+            Ct_a = KernelMatrix(kern, X, X[J], reference=X).rmatmat(self.coef_target_)
+            W = KernelMatrix(kern, X[I], X[J], reference=X).to_array()
+        Uw, sw, Vwt = np.linalg.svd(np.asarray(W, dtype=np.float64), full_matrices=False)
+        r = min(int(res.s.shape[0]), int(np.sum(sw > sw[0] * max(W.shape) * np.finfo(float).eps)))
+        Uw, sw, Vw = Uw[:, :r], sw[:r], Vwt[:r].T
+        self.nystrom_landmarks_ = (I, J)
+        self._ny_ws = Vw @ ((Uw.T @ R_b) / sw[:, None])  # |J| × k
+        self._ny_wt = Uw @ ((Vw.T @ Ct_a) / sw[:, None])  # |I| × k
+
+    def _make_solver(self, K=None, factors=None, idx=None):
+        """A function Y -> Solution for the (sub)problem on rows/cols ``idx``."""
+        method = self.solver
+        if factors is not None:
+            U, s, V = factors
+            if idx is not None:
+                U, V = U[idx], V[idx]
+            inner = _AsymLowRank(U, s, V)
+            return lambda Y: askls_solve(None, Y, self.gamma, method="lowrank", _inner=inner,
+                                         rcond_tol=self.rcond_tol, ridge=self.ridge)
+        if idx is None:
+            Ks = K
+        else:
+            Ks = K[idx][:, idx] if sp.issparse(K) else K[np.ix_(idx, idx)]
+        if method in ("auto", "schur"):
+            inner = _AsymSchurSparse(Ks) if sp.issparse(Ks) else _AsymSchur(Ks)
+            return lambda Y: askls_solve(Ks, Y, self.gamma, method="schur", _inner=inner,
+                                         rcond_tol=self.rcond_tol, ridge=self.ridge)
+        if method in ("eig", "dense"):
+            return lambda Y: askls_solve(Ks, Y, self.gamma, method=method,
+                                         rcond_tol=self.rcond_tol, ridge=self.ridge)
+        raise ValueError(f"solver must be 'auto', 'schur', 'eig' or 'dense', got {method!r}")
+
+    def fit(self, X, y):
+        """Fit on training samples X (or the n × n kernel matrix with ``kernel='precomputed'``)."""
+        _check_merge(self.merge)
+        _check_gamma(self.gamma)
+        X, y = self._validate_X_fit(X, y)
+        self.classes_, yi, Y = _encode_labels(y)
+        n = Y.shape[0]
+        self.n_train_ = n
+        self.X_fit_ = None if self._is_precomputed() else X
+        rs = check_random_state(self.random_state)
+        self._ny_result = None
+        factors = K = None
+        if self.nystrom is not None:
+            factors = self._nystrom_factors(X, rs)
+        else:
+            K = self._train_matrix(X)
+        rconds, fallbacks = [], []
+
+        def run(solver, Yt):
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                sol = solver(Yt)
+            for w in rec:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            rconds.append(sol.rcond)
+            fallbacks.append(sol.fallback)
+            return sol
+
+        self.stackers_ = None
+        if self.merge != "stack" or self.refit:
+            sol = run(self._make_solver(K, factors), Y)
+            self.coef_source_ = sol.coef[1]
+            self.coef_target_ = sol.coef[0]
+            self.intercept_ = sol.bias
+        if self.merge == "stack":
+            self._fit_stack(K, factors, Y, yi, rs, run)
+        if factors is not None:
+            self._nystrom_predictor(X)
+        self.rcond_ = float(np.nanmin(rconds)) if not all(np.isnan(rconds)) else np.nan
+        self.fallback_ = bool(any(fallbacks))
+        return self
+
+    def _folds(self, yi, rs):
+        cv = self.cv
+        if not isinstance(cv, (int, np.integer)) or cv < 2:
+            raise ValueError(f"cv must be an integer ≥ 2 for merge='stack', got {cv!r}")
+        n = yi.size
+        if n < cv:
+            raise ValueError(f"merge='stack' with cv={cv} needs at least {cv} samples, got {n}")
+        seed = rs.randint(np.iinfo(np.int32).max)
+        if np.bincount(yi).min() >= cv:
+            return list(StratifiedKFold(cv, shuffle=True, random_state=seed).split(
+                np.zeros(n), yi))
+        return list(KFold(cv, shuffle=True, random_state=seed).split(np.zeros(n)))
+
+    def _fit_stack(self, K, factors, Y, yi, rs, run):
+        n, k = Y.shape
+        oof_s = np.zeros((n, k))
+        oof_t = np.zeros((n, k))
+        avg_s = np.zeros((n, k))
+        avg_t = np.zeros((n, k))
+        avg_b = np.zeros((2, k))
+        folds = self._folds(yi, rs)
+        for tr, va in folds:
+            sol = run(self._make_solver(K, factors, tr), Y[tr])
+            a_t, b_s = sol.coef[0], sol.coef[1]
+            if factors is not None:
+                U, s, V = factors
+                oof_s[va] = U[va] @ (s[:, None] * (V[tr].T @ b_s))
+                oof_t[va] = V[va] @ (s[:, None] * (U[tr].T @ a_t))
+            elif sp.issparse(K):
+                oof_s[va] = K[va][:, tr] @ b_s
+                oof_t[va] = K[tr][:, va].T @ a_t
+            else:
+                oof_s[va] = K[np.ix_(va, tr)] @ b_s
+                oof_t[va] = K[np.ix_(tr, va)].T @ a_t
+            oof_s[va] += sol.bias[0]
+            oof_t[va] += sol.bias[1]
+            avg_s[tr] += b_s / len(folds)
+            avg_t[tr] += a_t / len(folds)
+            avg_b += sol.bias / len(folds)
+        if not self.refit:
+            self.coef_source_, self.coef_target_, self.intercept_ = avg_s, avg_t, avg_b
+        self.stackers_ = []
+        for j in range(k):
+            lr = LogisticRegression(C=self.stack_C, max_iter=1000)
+            lr.fit(np.column_stack([oof_s[:, j], oof_t[:, j]]), (Y[:, j] > 0).astype(int))
+            self.stackers_.append(lr)
+        self.oof_parts_ = (oof_s, oof_t)
+
+    # -------------------------------------------------------------- prediction
+    def _nystrom_cross(self, X, need_s, need_t):
+        I, J = self.nystrom_landmarks_
+        n = self.n_train_
+        if self._is_precomputed():
+            if not isinstance(X, KernelPair):
+                raise ValueError(
+                    "an asymmetric model with kernel='precomputed' needs both orientations: "
+                    "pass KernelPair(test_train=K(X_test, X_train), train_test=K(X_train, X_test))"
+                )
+            m = np.shape(X.test_train)[0]
+            fs = ft = None
+            if need_s:
+                A = _check_block(X.test_train, (m, n), "test_train")
+                fs = np.asarray(A[:, J] @ self._ny_ws)
+            if need_t:
+                B = _check_block(X.train_test, (n, m), "train_test")
+                ft = np.asarray(B[I].T @ self._ny_wt)
+            return fs, ft
+        kern = self._kernel_obj()
+        X = validate_data(
+            self, X, reset=False, dtype=[np.float64, np.float32],
+            accept_sparse="csr" if kern.accepts_sparse else False,
+        )
+        Xtr = self.X_fit_
+        fs = ft = None
+        if need_s:
+            fs = KernelMatrix(kern, X, Xtr[J], reference=Xtr).matmat(self._ny_ws)
+        if need_t:
+            ft = KernelMatrix(kern, Xtr[I], X, reference=Xtr).rmatmat(self._ny_wt)
+        return (None if fs is None else fs.astype(np.float64),
+                None if ft is None else ft.astype(np.float64))
+
+    def _parts(self, X):
+        check_is_fitted(self, "coef_source_")
+        need_s = self.merge in ("sum", "stack", "source")
+        need_t = self.merge in ("sum", "stack", "target")
+        fs, ft = self._cross_products(X, self.coef_source_ if need_s else None,
+                                      self.coef_target_ if need_t else None)
+        if fs is not None:
+            fs = fs + self.intercept_[0][None, :]
+        if ft is not None:
+            ft = ft + self.intercept_[1][None, :]
+        return fs, ft
+
+    def decision_function(self, X, return_parts: bool = False):
+        """Merged decision values, (m,) for two classes or (m, k) one-vs-rest.
+
+        ``return_parts=True`` returns (f_s, f_t) of eq. (7) instead (same shapes); for
+        ``merge='source'``/``'target'`` both parts are computed.
+        """
+        if return_parts:
+            check_is_fitted(self, "coef_source_")
+            fs, ft = self._cross_products(X, self.coef_source_, self.coef_target_)
+            fs = fs + self.intercept_[0][None, :]
+            ft = ft + self.intercept_[1][None, :]
+            return (fs[:, 0], ft[:, 0]) if self.classes_.size == 2 else (fs, ft)
+        fs, ft = self._parts(X)
+        if self.merge == "sum":
+            F = fs + ft
+        elif self.merge == "source":
+            F = fs
+        elif self.merge == "target":
+            F = ft
+        else:
+            F = np.column_stack([
+                lr.decision_function(np.column_stack([fs[:, j], ft[:, j]]))
+                for j, lr in enumerate(self.stackers_)
+            ])
+        return F[:, 0] if self.classes_.size == 2 else F
+
+    def predict(self, X):
+        F = self.decision_function(X)
+        if F.ndim == 1:
+            return self.classes_[(F > 0).astype(int)]
+        return self.classes_[np.argmax(F, axis=1)]
+
+    def _has_proba(self):
+        return self.merge == "stack"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities from the stacking logistic regressions (``merge='stack'``);
+        one-vs-rest probabilities are normalised to sum to one."""
+        fs, ft = self._parts(X)
+        P = np.column_stack([
+            lr.predict_proba(np.column_stack([fs[:, j], ft[:, j]]))[:, 1]
+            for j, lr in enumerate(self.stackers_)
+        ])
+        if self.classes_.size == 2:
+            return np.column_stack([1.0 - P[:, 0], P[:, 0]])
+        s = P.sum(axis=1, keepdims=True)
+        s[s == 0] = 1.0
+        return P / s
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        return self._kernel_tags(tags)

@@ -1,0 +1,590 @@
+"""Linear-system solvers for LS-SVM (paper 001 eq. 4) and AsK-LS (paper 001 eq. 6).
+
+Both systems are written in *signed* coefficients ã = α ⊙ y, b̃ = β ⊙ y. With D = diag(y),
+y ∈ {±1}ⁿ, the AsK-LS matrix of eq. (6) is P A₀ P with P = diag(1, 1, D, D) and
+
+    A₀ = [[0, 0, 1ᵀ, 0], [0, 0, 0, 1ᵀ], [1, 0, I/γ, K], [0, 1, Kᵀ, I/γ]],
+
+so eq. (6) is equivalent to A₀ [b1, b2, ã, b̃] = [0, 0, y, y]. A₀ does not depend on the labels:
+one factorisation serves every one-vs-rest problem (and the paper's 1-norm rcond and its
+ridge-regularised normal equations are invariant under P, so the fallback is unchanged too).
+
+Inner block B = [[cI, K], [Kᵀ, cI]], c = 1/γ, is solved without forming it:
+
+* ``'schur'``: β = M⁻¹(c q − Kᵀp), α = (p − Kβ)/c with M = c²I − KᵀK (one GEMM and one n×n LU,
+  against an LU of the (2n + 2) system: about 4× fewer flops);
+* ``'eig'``: KᵀK = V Λ Vᵀ once; M⁻¹ = V (c² − Λ)⁻¹ Vᵀ for every γ of a grid in O(n²);
+* ``'lowrank'``: K ≈ U diag(s) Wᵀ (asymmetric Nyström); Woodbury identity, O(n r²);
+* ``'dense'``: LU of the full (2n + 2) matrix — the obviously-correct reference.
+
+The two bias unknowns are eliminated by a 2×2 Schur complement (bordered system).
+
+Ill-conditioning (the authors' MATLAB: ``rcond(A) > 1e-8`` else ``(AᵀA + λI)⁻¹Aᵀb`` with λ = 1):
+we estimate rcond(A₀) in the 1-norm (Hager–Higham, using the fast solve) and, below
+``rcond_tol``, return the ridge-regularised normal-equation solution with a warning. Because A₀ is
+symmetric, (A₀² + μ²I)⁻¹A₀ b = Re[(A₀ − iμI)⁻¹ b] with μ = √λ, which is the same structured
+system with complex shifts (c → c − iμ on the inner diagonal, −iμ on the bias block): the
+fallback costs one complex structured solve instead of a dense (2n + 2) normal-equation solve.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+
+
+class IllConditionedWarning(UserWarning):
+    """The LS-SVM / AsK-LS system is (nearly) singular; a ridge-regularised solution is used."""
+
+
+# --------------------------------------------------------------------------------------------
+# inner solvers: apply B(c)⁻¹ to stacked right-hand sides
+# --------------------------------------------------------------------------------------------
+class _AsymSchur:
+    """B = [[cI, K], [Kᵀ, cI]] via the Schur complement M = c²I − KᵀK (LU)."""
+
+    def __init__(self, K: np.ndarray, KtK: np.ndarray | None = None):
+        self.K = K
+        self.n = K.shape[0]
+        self.KtK = K.T @ K if KtK is None else KtK
+
+    def factor(self, c):
+        M = -self.KtK if np.isrealobj(c) else -self.KtK.astype(np.complex128)
+        M[np.diag_indices_from(M)] += c * c
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            try:
+                lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
+            except (np.linalg.LinAlgError, ValueError):
+                return None
+        if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+            return None
+        return (c, lu)
+
+    def solve(self, fac, R):
+        c, lu = fac
+        n = self.n
+        P, Q = R[:n], R[n:]
+        beta = sla.lu_solve(lu, c * Q - self.K.T @ P, check_finite=False)
+        alpha = (P - self.K @ beta) / c
+        return np.vstack([alpha, beta])
+
+
+class _AsymSchurSparse:
+    """Sparse K (e.g. a graph kernel): M = c²I − KᵀK stays sparse; SuperLU factorisation."""
+
+    def __init__(self, K):
+        import scipy.sparse as sp
+
+        self.K = sp.csr_matrix(K, dtype=np.float64)
+        self.KT = sp.csr_matrix(self.K.T)
+        self.n = self.K.shape[0]
+        self.KtK = sp.csc_matrix(self.KT @ self.K)
+
+    def factor(self, c):
+        import scipy.sparse as sp
+        from scipy.sparse.linalg import splu
+
+        dt = np.float64 if np.isrealobj(c) else np.complex128
+        M = sp.csc_matrix(sp.identity(self.n, dtype=dt, format="csc") * (c * c) - self.KtK)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lu = splu(M)
+        except RuntimeError:  # exactly singular
+            return None
+        return (c, lu)
+
+    def solve(self, fac, R):
+        c, lu = fac
+        n = self.n
+        P, Q = R[:n], R[n:]
+        rhs = c * Q - self.KT @ P
+        beta = lu.solve(np.asarray(rhs, dtype=np.result_type(rhs, c)))
+        alpha = (P - self.K @ beta) / c
+        return np.vstack([alpha, beta])
+
+
+class _AsymEig:
+    """B via the eigendecomposition KᵀK = V Λ Vᵀ: O(n²) per γ once it is known."""
+
+    def __init__(self, K: np.ndarray, KtK: np.ndarray | None = None):
+        self.K = K
+        self.n = K.shape[0]
+        G = K.T @ K if KtK is None else KtK
+        self.lam, self.V = np.linalg.eigh(G)
+
+    def factor(self, c):
+        den = c * c - self.lam
+        if np.any(den == 0) or not np.all(np.isfinite(den)):
+            return None
+        return (c, 1.0 / den)
+
+    def solve(self, fac, R):
+        c, inv = fac
+        n = self.n
+        P, Q = R[:n], R[n:]
+        rhs = c * Q - self.K.T @ P
+        beta = self.V @ (inv[:, None] * (self.V.T @ rhs))
+        alpha = (P - self.K @ beta) / c
+        return np.vstack([alpha, beta])
+
+
+class _AsymLowRank:
+    """B with K = U diag(s) Wᵀ (n×r factors): push-through/Woodbury, O(n r²) per solve.
+
+    B = cI + Z C Zᵀ, Z = blockdiag(U, W), C = [[0, S], [S, 0]];
+    B⁻¹ = (I − Z C (cI + ZᵀZ C)⁻¹ Zᵀ) / c.
+    """
+
+    def __init__(self, U, s, W):
+        self.U, self.s, self.W = U, np.asarray(s, dtype=np.float64), W
+        self.n = U.shape[0]
+        r = self.s.size
+        S = np.diag(self.s)
+        self.C = np.block([[np.zeros((r, r)), S], [S, np.zeros((r, r))]])
+        ZtZ = np.block([[U.T @ U, np.zeros((r, r))], [np.zeros((r, r)), W.T @ W]])
+        self.ZtZC = ZtZ @ self.C
+
+    def factor(self, c):
+        r2 = self.ZtZC.shape[0]
+        inner = self.ZtZC.astype(np.result_type(self.ZtZC, c), copy=True)
+        inner[np.diag_indices(r2)] += c
+        try:
+            lu = sla.lu_factor(inner, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+        return (c, lu)
+
+    def solve(self, fac, R):
+        c, lu = fac
+        n = self.n
+        ZtR = np.vstack([self.U.T @ R[:n], self.W.T @ R[n:]])
+        T = self.C @ sla.lu_solve(lu, ZtR, check_finite=False)
+        r = self.s.size
+        corr = np.vstack([self.U @ T[:r], self.W @ T[r:]])
+        return (R - corr) / c
+
+    def matvec_K(self, x):
+        return self.U @ (self.s[:, None] * (self.W.T @ x))
+
+
+class _SymChol:
+    """Symmetric LS-SVM inner block K + cI: Cholesky when it works, else LU."""
+
+    def __init__(self, K: np.ndarray):
+        self.K = K
+        self.n = K.shape[0]
+        self.symmetric = bool(np.array_equal(K, K.T))
+
+    def factor(self, c):
+        M = self.K.astype(np.result_type(self.K, c), copy=True)
+        M[np.diag_indices_from(M)] += c
+        if np.isrealobj(M) and self.symmetric:
+            try:
+                return ("chol", sla.cho_factor(M, lower=True, check_finite=False))
+            except np.linalg.LinAlgError:
+                pass
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            try:
+                lu = sla.lu_factor(M, check_finite=False)
+            except (np.linalg.LinAlgError, ValueError):
+                return None
+        if np.any(lu[0].diagonal() == 0):
+            return None
+        return ("lu", lu)
+
+    def solve(self, fac, R):
+        kind, f = fac
+        if kind == "chol":
+            return sla.cho_solve(f, R, check_finite=False)
+        return sla.lu_solve(f, R, check_finite=False)
+
+
+class _SymSparse:
+    """Sparse symmetric-or-not LS-SVM block K + cI: SuperLU."""
+
+    def __init__(self, K):
+        import scipy.sparse as sp
+
+        self.K = sp.csc_matrix(K, dtype=np.float64)
+        self.n = self.K.shape[0]
+
+    def factor(self, c):
+        import scipy.sparse as sp
+        from scipy.sparse.linalg import splu
+
+        dt = np.float64 if np.isrealobj(c) else np.complex128
+        M = sp.csc_matrix(self.K.astype(dt) + sp.identity(self.n, dtype=dt, format="csc") * c)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return splu(M)
+        except RuntimeError:
+            return None
+
+    def solve(self, lu, R):
+        return lu.solve(np.asarray(R, dtype=np.result_type(R, lu.U.dtype)))
+
+
+class _SymEig:
+    """Symmetric inner block K + cI through K = V Λ Vᵀ (one eigendecomposition for all γ)."""
+
+    def __init__(self, K: np.ndarray):
+        self.n = K.shape[0]
+        if not np.allclose(K, K.T, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(K).max())):
+            raise ValueError("method='eig' of the LS-SVM needs a symmetric kernel matrix")
+        self.lam, self.V = np.linalg.eigh(K)
+
+    def factor(self, c):
+        den = self.lam + c
+        if np.any(den == 0):
+            return None
+        return 1.0 / den
+
+    def solve(self, inv, R):
+        return self.V @ (inv[:, None] * (self.V.T @ R))
+
+
+# --------------------------------------------------------------------------------------------
+# bordered systems [[s I_p, E], [Eᵀ, B]]
+# --------------------------------------------------------------------------------------------
+def _E(X, p: int, n: int):
+    """E X: the bias-constraint rows (sums over each block of n rows)."""
+    return np.vstack([X[k * n:(k + 1) * n].sum(axis=0) for k in range(p)])
+
+
+def _Et(b, p: int, n: int):
+    return np.vstack([np.repeat(b[k:k + 1], n, axis=0) for k in range(p)])
+
+
+class _Bordered:
+    """Solve [[s I_p, E], [Eᵀ, B(c)]] x = r for any right-hand side, given an inner solver."""
+
+    def __init__(self, inner, fac, p: int, n: int, s=0.0):
+        self.inner, self.fac, self.p, self.n, self.s = inner, fac, p, n, s
+        N = p * n
+        ones = np.zeros((N, p))
+        for k in range(p):
+            ones[k * n:(k + 1) * n, k] = 1.0
+        self.Zb = inner.solve(fac, ones)  # B⁻¹ Eᵀ
+        S = _E(self.Zb, p, n)
+        S = S - s * np.eye(p)
+        self.S = S
+        cond = np.linalg.cond(S) if np.all(np.isfinite(S)) else np.inf
+        self.ok = bool(np.isfinite(cond) and cond < 1e15)
+
+    def solve(self, r_bias, r_inner):
+        """Return (bias (p, k), inner solution (p·n, k))."""
+        Zr = self.inner.solve(self.fac, r_inner)
+        rhs = _E(Zr, self.p, self.n) - r_bias
+        b = np.linalg.solve(self.S, rhs)
+        x = Zr - self.Zb @ b
+        return b, x
+
+    def apply_inv(self, v):
+        """A⁻¹ v for a full-length vector/matrix v (bias rows first)."""
+        v = v.reshape(v.shape[0], -1)
+        b, x = self.solve(v[: self.p], v[self.p:])
+        return np.vstack([b, x])
+
+
+def _inv_norm1_estimate(apply_inv, N: int, max_iter: int = 5) -> float:
+    """Hager–Higham estimate of ‖A⁻¹‖₁ for symmetric A (deterministic; LAPACK xLACON idea)."""
+    x = np.full((N, 1), 1.0 / N)
+    est, est_old = 0.0, -1.0
+    j_old = -1
+    for it in range(max_iter):
+        y = apply_inv(x)
+        if not np.all(np.isfinite(y)):
+            return np.inf
+        est = float(np.abs(y).sum())
+        if it > 0 and est <= est_old:
+            break
+        est_old = est
+        xi = np.where(y.real >= 0, 1.0, -1.0)
+        z = apply_inv(xi).real
+        if not np.all(np.isfinite(z)):
+            return np.inf
+        j = int(np.argmax(np.abs(z)))
+        if it > 0 and (j == j_old or np.abs(z[j, 0]) <= float((z * x).sum())):
+            break
+        x = np.zeros((N, 1))
+        x[j] = 1.0
+        j_old = j
+    alt = np.array([(-1.0) ** i * (1.0 + i / max(N - 1, 1)) for i in range(N)])[:, None]
+    y = apply_inv(alt)
+    if not np.all(np.isfinite(y)):
+        return np.inf
+    return max(est, 2.0 * float(np.abs(y).sum()) / (3.0 * N))
+
+
+@dataclass
+class Solution:
+    """Dual solution in signed coefficients.
+
+    ``bias``: (p, k) — (b1, b2) for AsK-LS, (b,) for LS-SVM; ``coef``: list of (n, k) arrays —
+    [ã, b̃] = [α⊙y, β⊙y] for AsK-LS, [α⊙y] for LS-SVM; ``rcond`` the 1-norm reciprocal condition
+    estimate of the system; ``fallback`` whether the ridge-regularised solution was used.
+    """
+
+    bias: np.ndarray
+    coef: list
+    gamma: float
+    rcond: float = np.nan
+    fallback: bool = False
+    info: dict = field(default_factory=dict)
+
+
+def _norm1_asym(K, c) -> float:
+    n = K.shape[0]
+    a = abs(K)
+    r = np.asarray(a.sum(axis=1)).max()
+    cs = np.asarray(a.sum(axis=0)).max()
+    return float(max(n, 1.0 + abs(c) + r, 1.0 + abs(c) + cs))
+
+
+def _norm1_sym(K, c) -> float:
+    n = K.shape[0]
+    return float(max(n, 1.0 + abs(c) + np.asarray(abs(K).sum(axis=0)).max()))
+
+
+def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True):
+    """Core: solve with the rcond check and the ridge fallback. Y: (n, k) signed targets."""
+    k = Y.shape[1]
+    r_inner = np.vstack([Y] * p)
+    r_bias = np.zeros((p, k))
+    fac = inner.factor(c)
+    rcond = 0.0
+    bord = None
+    if fac is not None:
+        bord = _Bordered(inner, fac, p, n, 0.0)
+        if bord.ok:
+            if check_rcond and norm1 is not None:
+                inv = _inv_norm1_estimate(bord.apply_inv, p + p * n)
+                rcond = 0.0 if not np.isfinite(inv) or inv == 0 else 1.0 / (norm1 * inv)
+            else:
+                rcond = np.nan
+    good = bord is not None and bord.ok and (not check_rcond or not rcond < rcond_tol)
+    if good:
+        b, x = bord.solve(r_bias, r_inner)
+        if np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
+            return b, x, rcond, False
+    if ridge is None or ridge <= 0:
+        raise np.linalg.LinAlgError(
+            f"the LS-SVM system is singular or ill-conditioned (rcond ≈ {rcond:.2e} < "
+            f"rcond_tol={rcond_tol}) and ridge fallback is disabled (ridge={ridge})"
+        )
+    mu = float(np.sqrt(ridge))
+    warnings.warn(
+        f"ill-conditioned LS-SVM system (rcond ≈ {rcond:.2e} < {rcond_tol:g}); using the "
+        f"ridge-regularised normal equations (AᵀA + {ridge:g}·I)⁻¹Aᵀb as the paper's code does",
+        IllConditionedWarning,
+        stacklevel=4,
+    )
+    cz = complex(c, -mu)
+    facz = inner.factor(cz)
+    if facz is None:  # pragma: no cover - the complex shift is never singular in exact arithmetic
+        raise np.linalg.LinAlgError("ridge-regularised system could not be factorised")
+    bordz = _Bordered(inner, facz, p, n, complex(0.0, -mu))
+    b, x = bordz.solve(r_bias.astype(complex), r_inner.astype(complex))
+    return b.real.copy(), x.real.copy(), rcond, True
+
+
+def _as_targets(Y):
+    Y = np.asarray(Y, dtype=np.float64)
+    return (Y[:, None] if Y.ndim == 1 else Y), Y.ndim == 1
+
+
+# --------------------------------------------------------------------------------------------
+# public functional API
+# --------------------------------------------------------------------------------------------
+def askls_solve(
+    K,
+    Y,
+    gamma: float,
+    *,
+    method: str = "schur",
+    rcond_tol: float = 1e-8,
+    ridge: float | None = 1.0,
+    check_rcond: bool = True,
+    _inner=None,
+) -> Solution:
+    """Solve the AsK-LS dual system, paper 001 eq. (6), for one or several ±1 label columns.
+
+    K : (n, n) asymmetric kernel matrix K_ij = κ(x_i, x_j) (or ``(U, s, W)`` low-rank factors
+    with ``method='lowrank'``). Y : (n,) or (n, k) targets (±1 for classification).
+    Returns signed coefficients: f_s(x) = κ(x, X)·b̃ + b1, f_t(x) = κ(X, x)ᵀ·ã + b2 (eq. 7).
+    """
+    gamma = _check_gamma(gamma)
+    c = 1.0 / gamma
+    Y2, _ = _as_targets(Y)
+    if method == "dense":
+        return _askls_dense(K, Y2, gamma, rcond_tol, ridge)
+    if _inner is not None:
+        inner = _inner
+    elif method == "schur":
+        import scipy.sparse as sp
+
+        inner = (_AsymSchurSparse(K) if sp.issparse(K)
+                 else _AsymSchur(np.asarray(K, dtype=np.float64)))
+    elif method == "eig":
+        inner = _AsymEig(np.asarray(K, dtype=np.float64))
+    elif method == "lowrank":
+        U, s, W = K
+        inner = _AsymLowRank(np.asarray(U, float), s, np.asarray(W, float))
+    else:
+        raise ValueError(f"method must be 'schur', 'eig', 'lowrank' or 'dense', got {method!r}")
+    n = inner.n
+    if Y2.shape[0] != n:
+        raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
+    norm1 = None if method == "lowrank" else _norm1_asym(inner.K, c)
+    b, x, rcond, fb = _solve_bordered(
+        inner, c, 2, n, Y2, norm1, rcond_tol, ridge, check_rcond and norm1 is not None
+    )
+    return Solution(b, [x[:n], x[n:]], gamma, rcond, fb, {"method": method})
+
+
+def askls_gamma_path(K, Y, gammas, *, method: str = "eig", rcond_tol: float = 1e-8,
+                     ridge: float | None = 1.0, check_rcond: bool = True) -> list[Solution]:
+    """Solve eq. (6) for every γ in ``gammas`` sharing the γ-independent work.
+
+    ``method='eig'``: one eigendecomposition KᵀK = VΛVᵀ, then O(n²) per γ (a few matrix–vector
+    products). ``method='schur'``: KᵀK once (one GEMM), then one n×n LU per γ — BLAS-3 only,
+    better for short grids or a CPU shared with other jobs (the eigensolver is partly BLAS-2).
+    """
+    K = np.asarray(K, dtype=np.float64)
+    if method == "eig":
+        inner = _AsymEig(K)
+    elif method == "schur":
+        inner = _AsymSchur(K)
+    else:
+        raise ValueError(f"method must be 'eig' or 'schur', got {method!r}")
+    return [
+        askls_solve(K, Y, g, method=method, rcond_tol=rcond_tol, ridge=ridge,
+                    check_rcond=check_rcond, _inner=inner)
+        for g in gammas
+    ]
+
+
+def lssvm_solve(K, Y, gamma: float, *, method: str = "chol", rcond_tol: float = 1e-8,
+                ridge: float | None = 1.0, check_rcond: bool = True, _inner=None) -> Solution:
+    """Solve the classic LS-SVM system (paper 001 eq. 4) in signed form:
+    [[0, 1ᵀ], [1, K + I/γ]] [b, α⊙y] = [0, y] (for regression, y is the real target)."""
+    gamma = _check_gamma(gamma)
+    c = 1.0 / gamma
+    Y2, _ = _as_targets(Y)
+    import scipy.sparse as sp
+
+    if not sp.issparse(K):
+        K = np.asarray(K, dtype=np.float64)
+    if method == "dense":
+        return _lssvm_dense(np.asarray(K.toarray() if sp.issparse(K) else K), Y2, gamma,
+                            rcond_tol, ridge)
+    if _inner is not None:
+        inner = _inner
+    elif method == "chol":
+        inner = _SymSparse(K) if sp.issparse(K) else _SymChol(K)
+    elif method == "eig":
+        inner = _SymEig(K)
+    else:
+        raise ValueError(f"method must be 'chol', 'eig' or 'dense', got {method!r}")
+    n = K.shape[0]
+    if Y2.shape[0] != n:
+        raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
+    b, x, rcond, fb = _solve_bordered(inner, c, 1, n, Y2, _norm1_sym(K, c), rcond_tol, ridge,
+                                      check_rcond)
+    return Solution(b, [x], gamma, rcond, fb, {"method": method})
+
+
+def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
+    """Classic LS-SVM for every γ with one eigendecomposition of K (O(n²) per γ)."""
+    K = np.asarray(K, dtype=np.float64)
+    inner = _SymEig(K)
+    return [lssvm_solve(K, Y, g, method="eig", _inner=inner, **kwargs) for g in gammas]
+
+
+# --------------------------------------------------------------------------------------------
+# dense references (obviously correct; O((2n+2)³))
+# --------------------------------------------------------------------------------------------
+def askls_kkt_matrix(K, y, gamma: float) -> np.ndarray:
+    """The (2n + 2) matrix of paper 001 eq. (6) with H = (y yᵀ) ⊙ K (labels y ∈ {±1})."""
+    K = np.asarray(K, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n = K.shape[0]
+    H = y[:, None] * K * y[None, :]
+    A = np.zeros((2 * n + 2, 2 * n + 2))
+    A[0, 2:n + 2] = y
+    A[1, n + 2:] = y
+    A[2:n + 2, 0] = y
+    A[n + 2:, 1] = y
+    A[2:n + 2, 2:n + 2] = np.eye(n) / gamma
+    A[2:n + 2, n + 2:] = H
+    A[n + 2:, 2:n + 2] = H.T
+    A[n + 2:, n + 2:] = np.eye(n) / gamma
+    return A
+
+
+def _dense_with_fallback(A, rhs, rcond_tol, ridge):
+    lu = sla.lu_factor(A, check_finite=False)
+    anorm = np.abs(A).sum(axis=0).max()
+    gecon = sla.get_lapack_funcs("gecon", (A,))
+    rcond, _ = gecon(lu[0], anorm, norm="1")
+    if rcond > rcond_tol and np.all(lu[0].diagonal() != 0):
+        return sla.lu_solve(lu, rhs, check_finite=False), float(rcond), False
+    if ridge is None or ridge <= 0:
+        raise np.linalg.LinAlgError(f"singular system (rcond={rcond:.2e})")
+    warnings.warn(
+        f"ill-conditioned LS-SVM system (rcond ≈ {rcond:.2e}); ridge-regularised normal equations",
+        IllConditionedWarning, stacklevel=4,
+    )
+    N = A.shape[0]
+    x = np.linalg.solve(A.T @ A + ridge * np.eye(N), A.T @ rhs)
+    return x, float(rcond), True
+
+
+def _askls_dense(K, Y2, gamma, rcond_tol, ridge) -> Solution:
+    """Reference: LU of eq. (6) per label column (no signed-coefficient trick)."""
+    K = np.asarray(K, dtype=np.float64)
+    n = K.shape[0]
+    k = Y2.shape[1]
+    b = np.zeros((2, k))
+    a = np.zeros((n, k))
+    be = np.zeros((n, k))
+    rc, fb = np.inf, False
+    for j in range(k):
+        y = np.where(Y2[:, j] >= 0, 1.0, -1.0)
+        scale = np.abs(Y2[:, j])  # |y| = 1 for labels; general targets: rhs = y ⊙ |y|
+        A = askls_kkt_matrix(K, y, gamma)
+        rhs = np.concatenate([[0.0, 0.0], scale, scale])
+        x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
+        rc, fb = min(rc, r), fb or f
+        b[:, j] = x[:2]
+        a[:, j] = x[2:n + 2] * y
+        be[:, j] = x[n + 2:] * y
+    return Solution(b, [a, be], gamma, rc, fb, {"method": "dense"})
+
+
+def _lssvm_dense(K, Y2, gamma, rcond_tol, ridge) -> Solution:
+    n = K.shape[0]
+    A = np.zeros((n + 1, n + 1))
+    A[0, 1:] = 1.0
+    A[1:, 0] = 1.0
+    A[1:, 1:] = K + np.eye(n) / gamma
+    rhs = np.vstack([np.zeros((1, Y2.shape[1])), Y2])
+    x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
+    return Solution(x[:1], [x[1:]], gamma, r, f, {"method": "dense"})
+
+
+def _check_gamma(gamma) -> float:
+    try:
+        g = float(gamma)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"gamma must be a positive number, got {gamma!r}") from exc
+    if not np.isfinite(g) or g <= 0:
+        raise ValueError(f"gamma (the LS-SVM regularisation constant) must be > 0, got {gamma!r}")
+    return g
