@@ -99,35 +99,30 @@ class NystromResult:
 
         Returns (n_new, r); at a training row i (K_rows = G[i, J]) it equals ``U[i]``.
         """
-        if self.core_V is None:
-            raise ValueError("extend_rows needs the core SVD (asymmetric Nyström results only)")
-        K = np.asarray(K_rows)
-        if K.ndim != 2 or K.shape[1] != self.core_V.shape[0]:
-            raise ValueError(
-                f"K_rows must have shape (n_new, {self.core_V.shape[0]}) (kernel values against "
-                f"the column landmarks), got {K.shape}"
-            )
-        M = (self.core_V / self.core_s) * self.scale
-        if self.info.get("mix_u") is not None:
-            M = M @ self.info["mix_u"]
-        return K @ M.astype(K.dtype, copy=False)
+        return self._extend(K_rows, self.core_V, "mix_u", "K_rows", "n_new", "column landmarks")
 
     def extend_cols(self, K_cols) -> np.ndarray:
         """Right eigenfunctions at new z (eq. 8): K_cols[b, i] = κ(x_{I_i}, z_b), (m_new, s_x).
 
         Returns (m_new, r); at a training column j (K_cols = G[I, j]ᵀ) it equals ``V[j]``.
         """
-        if self.core_U is None:
-            raise ValueError("extend_cols needs the core SVD (asymmetric Nyström results only)")
-        K = np.asarray(K_cols)
-        if K.ndim != 2 or K.shape[1] != self.core_U.shape[0]:
+        return self._extend(K_cols, self.core_U, "mix_v", "K_cols", "m_new", "row landmarks")
+
+    def _extend(self, K, core, mix_key: str, name: str, n_name: str, what: str) -> np.ndarray:
+        """Eq. 8: kernel values against the landmarks of the other side, times core/σ."""
+        if core is None:
             raise ValueError(
-                f"K_cols must have shape (m_new, {self.core_U.shape[0]}) (kernel values of the "
-                f"row landmarks), got {K.shape}"
+                f"{name} extension needs the core SVD (asymmetric Nyström results only)"
             )
-        M = (self.core_U / self.core_s) * self.scale
-        if self.info.get("mix_v") is not None:
-            M = M @ self.info["mix_v"]
+        K = np.asarray(K)
+        if K.ndim != 2 or K.shape[1] != core.shape[0]:
+            raise ValueError(
+                f"{name} must have shape ({n_name}, {core.shape[0]}) (kernel values against the "
+                f"{what}), got {K.shape}"
+            )
+        M = (core / self.core_s) * self.scale
+        if self.info.get(mix_key) is not None:
+            M = M @ self.info[mix_key]
         return K @ M.astype(K.dtype, copy=False)
 
 

@@ -298,6 +298,15 @@ def _lagged(est, X, Y, lag: int):
 
 
 class _TransferOperator(_OperatorEstimator):
+    def _lagged_gram(self, X, Y):
+        """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
+        eps = _check_reg(self.regularization)
+        lag = _check_int(self.lag, "lag")
+        X0, X1 = _lagged(self, X, Y, lag)
+        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        return eps, X0, X1, X0.shape[0], G
+
     def __init__(self, kernel="rbf", kernel_params=None, regularization: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0):
         self.kernel = kernel
@@ -339,12 +348,7 @@ class KoopmanOperator(_TransferOperator):
         """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
         ``fit(X, Y=Y)``: the time-lagged pairs y_i = Ξ^τ(x_i) directly (``y`` is ignored, as for
         unsupervised scikit-learn estimators)."""
-        eps = _check_reg(self.regularization)
-        lag = _check_int(self.lag, "lag")
-        X0, X1 = _lagged(self, X, Y, lag)
-        n = X0.shape[0]
-        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
-        G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        eps, X0, X1, n, G = self._lagged_gram(X, Y)
         B = CholeskyInverse(G, n * eps, "G_X")
         self._cho = B.cho
         # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
@@ -372,12 +376,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
         ``fit(X, Y=Y)``: the time-lagged pairs y_i = Ξ^τ(x_i) directly (``y`` is ignored, as for
         unsupervised scikit-learn estimators)."""
-        eps = _check_reg(self.regularization)
-        lag = _check_int(self.lag, "lag")
-        X0, X1 = _lagged(self, X, Y, lag)
-        n = X0.shape[0]
-        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
-        G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        eps, X0, X1, n, G = self._lagged_gram(X, Y)
         Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
         inv = CholeskyInverse(G, n * eps, "G_X")
         lu = sla.lu_factor(Gxy, check_finite=False)
