@@ -12,6 +12,7 @@ normalisers in memory-bounded blocks.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -37,6 +38,11 @@ class Kernel(ABC):
     @abstractmethod
     def _raw(self, X, Z) -> np.ndarray:
         """Unnormalised kernel block for validated inputs (dense result, float32/64)."""
+
+    def _raw_into(self, X, Z, out: np.ndarray) -> np.ndarray:
+        """Write the kernel block into ``out`` (kernels may override to skip a copy)."""
+        out[...] = self._raw(X, Z)
+        return out
 
     def _log_raw(self, X, Z) -> np.ndarray:
         """log k(X, Z) for row-normalised kernels (normalised with a stable log-sum-exp)."""
@@ -100,7 +106,7 @@ def sq_norms(X) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
-def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True) -> np.ndarray:
+def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None) -> np.ndarray:
     """−scale·‖x_i − z_j‖², clipped to ≤ 0, with one GEMM.
 
     For dense inputs the squared norms are folded into the GEMM by augmenting both sides
@@ -127,9 +133,41 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True) -> np.ndarray:
         Za[:, :d] = Z
         Za[:, d] = 1.0
         Za[:, d + 1] = -scale * zz
-        K = Xa @ Za.T
+        if out is not None and out.dtype == dtype and out.flags.c_contiguous:
+            K = np.matmul(Xa, Za.T, out=out)
+        else:
+            K = Xa @ Za.T
+            if out is not None:
+                out[...] = K
+                K = out
     if clip:  # rounding can leave tiny positive values where x ≈ z
         np.minimum(K, 0.0, out=K)
+    return K
+
+
+_POOL = None
+
+
+def inplace_ufunc(func, K: np.ndarray) -> np.ndarray:
+    """Apply an elementwise numpy ufunc in place, split over row chunks on all cores.
+
+    numpy ufuncs run on one thread (they release the GIL), while the GEMM before them uses every
+    core; for large blocks the elementwise pass would otherwise dominate.
+    """
+    global _POOL
+    n_threads = os.cpu_count() or 1
+    if n_threads == 1 or K.size < 2**20 or K.shape[0] < 2 * n_threads or not K.flags.c_contiguous:
+        return func(K, out=K)
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="asymkern")
+    bounds = np.linspace(0, K.shape[0], n_threads + 1).astype(int)
+    futures = [
+        _POOL.submit(func, K[a:b], out=K[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a
+    ]
+    for f in futures:
+        f.result()
     return K
 
 

@@ -16,7 +16,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._validation import as_data
 from ..config import get_config
-from .base import Kernel
+from .base import Kernel, inplace_ufunc
 
 
 class MemoryBudgetError(MemoryError):
@@ -182,7 +182,7 @@ class KernelMatrix:
         else:
             lse = self._lse_for(self.X[rows])
         K -= lse.astype(K.dtype, copy=False)[:, None]
-        return np.exp(K, out=K)
+        return inplace_ufunc(np.exp, K)
 
     def means(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(row means (n,), column means (m,), grand mean) of the uncentred matrix."""
@@ -324,6 +324,14 @@ class KernelMatrix:
         out = np.empty(self.shape, dtype=self.dtype)
         # blocks of at most ~4 % of the output keep the peak near the output's own size
         rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))
+        if not self.kernel.row_normalized and not self.center:
+            # write each block straight into the output (no block copy, so no temporary
+            # beyond the small augmented inputs: large blocks keep the GEMM efficient)
+            rows = max(rows, -(-self.shape[0] // 4))
+            for start in range(0, self.shape[0], rows):
+                sl = slice(start, min(start + rows, self.shape[0]))
+                self.kernel._raw_into(self.X[sl], self.Z, out[sl])
+            return out
         for sl, B in self.iter_row_blocks(rows):
             out[sl] = B
         return out

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import manhattan_distances
 
 from .._validation import check_positive
-from .base import Kernel, _dense, evaluate_callable, neg_scaled_sq_dists
+from .base import Kernel, _dense, evaluate_callable, inplace_ufunc, neg_scaled_sq_dists
 
 
 def _resolve_gamma(gamma, bandwidth, n_features: int) -> float:
@@ -73,7 +73,13 @@ class RBFKernel(Kernel):
     def _raw(self, X, Z):
         gamma = _resolve_gamma(self.gamma, self.bandwidth, X.shape[1])
         K = neg_scaled_sq_dists(X, Z, gamma, clip=False)
-        return np.exp(K, out=K)
+        return inplace_ufunc(np.exp, K)
+
+    def _raw_into(self, X, Z, out):
+        if sp.issparse(X) or sp.issparse(Z):
+            return super()._raw_into(X, Z, out)
+        gamma = _resolve_gamma(self.gamma, self.bandwidth, X.shape[1])
+        return inplace_ufunc(np.exp, neg_scaled_sq_dists(X, Z, gamma, clip=False, out=out))
 
 
 class LaplacianKernel(Kernel):
@@ -90,7 +96,7 @@ class LaplacianKernel(Kernel):
         dtype = np.result_type(X.dtype, Z.dtype)
         D = manhattan_distances(X, Z).astype(dtype, copy=False)
         D *= -gamma
-        return np.exp(D, out=D)
+        return inplace_ufunc(np.exp, np.ascontiguousarray(D))
 
 
 class CauchyKernel(Kernel):
