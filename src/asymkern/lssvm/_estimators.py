@@ -205,6 +205,15 @@ class _KernelMixin:
 class _LSSVMBase(_KernelMixin, BaseEstimator):
     _symmetric_only = True
 
+    def __init__(self, kernel="rbf", kernel_params=None, gamma: float = 1.0,
+                 solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.gamma = gamma
+        self.solver = solver
+        self.rcond_tol = rcond_tol
+        self.ridge = ridge
+
     def _solve(self, K, Y):
         method = {"auto": "chol"}.get(self.solver, self.solver)
         return lssvm_solve(K, Y, self.gamma, method=method, rcond_tol=self.rcond_tol,
@@ -248,15 +257,6 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         (AᵀA + ridge·I)⁻¹Aᵀb is used, with an :class:`IllConditionedWarning`.
     """
 
-    def __init__(self, kernel="rbf", kernel_params=None, gamma: float = 1.0,
-                 solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0):
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.gamma = gamma
-        self.solver = solver
-        self.rcond_tol = rcond_tol
-        self.ridge = ridge
-
     def fit(self, X, y):
         X, y = self._validate_X_fit(X, y)
         self.classes_, _, Y = _encode_labels(y)
@@ -278,15 +278,6 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     """Least-squares SVM regression / kernel ridge with bias (Suykens et al. 2002):
     [[0, 1ᵀ], [1, K + I/γ]] [b, α] = [0, y]; f(x) = Σ_i α_i κ(x, x_i) + b.
     Parameters as :class:`LSSVMClassifier`."""
-
-    def __init__(self, kernel="rbf", kernel_params=None, gamma: float = 1.0,
-                 solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0):
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.gamma = gamma
-        self.solver = solver
-        self.rcond_tol = rcond_tol
-        self.ridge = ridge
 
     def fit(self, X, y):
         X, y = self._validate_X_fit(X, y, y_numeric=True)
