@@ -455,6 +455,20 @@ class OperatorSVDCoefficients:
     info: dict = field(default_factory=dict)
 
 
+def _svd_inputs(G_in, G_out, B, k, solver):
+    """Shared checks of the SVD routes: float Gram matrices, B's representation, k (None: all,
+    computed densely)."""
+    G_in = np.asarray(G_in, dtype=np.float64)
+    G_out = np.asarray(G_out, dtype=np.float64)
+    n, m = G_out.shape[0], G_in.shape[0]
+    B = as_representation(B, (n, m))
+    truncate = k is None
+    if truncate:
+        k, solver = min(n, m), "dense"
+    k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
+    return G_in, G_out, B, n, m, k, solver, truncate
+
+
 def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str = "auto",
            rtol: float | None = None) -> OperatorSVDCoefficients:
     """SVD of S = ΨBΦᵀ through the kernel QR factors (Cor. 3.5): SVD of B̃ = R_Ψ B R_Φᵀ.
@@ -487,14 +501,7 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
 
     σ_i = √λ_i, v_i = Φ w_i / (w_iᵀ G_Φ w_i)^{1/2}, u_i = λ_i^{-1/2} S v_i = Ψ (B G_Φ c_v) / σ_i.
     """
-    G_in = np.asarray(G_in, dtype=np.float64)
-    G_out = np.asarray(G_out, dtype=np.float64)
-    n, m = G_out.shape[0], G_in.shape[0]
-    B = as_representation(B, (n, m))
-    truncate = k is None
-    if truncate:
-        k, solver = min(n, m), "dense"
-    k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
+    G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
     if solver in ("auto", "dense") and (solver == "dense" or m <= 1500 or k >= m - 2):
         A = _rmm(B, G_out @ _mm(B, G_in))  # Bᵀ G_Ψ B G_Φ without forming B
     else:
@@ -520,14 +527,7 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
 def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
               rtol: float | None = None) -> OperatorSVDCoefficients:
     """SVD via the block auxiliary matrix [[0, B G_Φ], [Bᵀ G_Ψ, 0]] (Thm. 3.17)."""
-    G_in = np.asarray(G_in, dtype=np.float64)
-    G_out = np.asarray(G_out, dtype=np.float64)
-    n, m = G_out.shape[0], G_in.shape[0]
-    B = as_representation(B, (n, m))
-    truncate = k is None
-    if truncate:
-        k, solver = min(n, m), "dense"
-    k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
+    G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
     N = n + m
     if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
         T = np.zeros((N, N))

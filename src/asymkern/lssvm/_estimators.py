@@ -123,6 +123,15 @@ def _check_merge(merge):
 class _KernelMixin:
     """Kernel evaluation shared by the estimators (training matrix and both cross blocks)."""
 
+    def _predict_inputs(self, X):
+        """Kernel object, validated new X and the training set (shared by the predict paths)."""
+        kern = self._kernel_obj()
+        X = validate_data(
+            self, X, reset=False, dtype=[np.float64, np.float32],
+            accept_sparse="csr" if kern.accepts_sparse else False,
+        )
+        return kern, X, self.X_fit_
+
     def _kernel_obj(self):
         params = self.kernel_params or {}
         return get_kernel(self.kernel, **params)
@@ -187,12 +196,7 @@ class _KernelMixin:
             fs = np.asarray(A @ coef_s) if coef_s is not None else None
             ft = np.asarray(B.T @ coef_t) if coef_t is not None else None
             return fs, ft
-        kern = self._kernel_obj()
-        X = validate_data(
-            self, X, reset=False, dtype=[np.float64, np.float32],
-            accept_sparse="csr" if kern.accepts_sparse else False,
-        )
-        Xtr = self.X_fit_
+        kern, X, Xtr = self._predict_inputs(X)
         fs = ft = None
         if coef_s is not None:
             fs = KernelMatrix(kern, X, Xtr, reference=Xtr).matmat(coef_s).astype(np.float64)
@@ -530,12 +534,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 B = _check_block(X.train_test, (n, m), "train_test")
                 ft = np.asarray(B[I].T @ self._ny_wt)
             return fs, ft
-        kern = self._kernel_obj()
-        X = validate_data(
-            self, X, reset=False, dtype=[np.float64, np.float32],
-            accept_sparse="csr" if kern.accepts_sparse else False,
-        )
-        Xtr = self.X_fit_
+        kern, X, Xtr = self._predict_inputs(X)
         fs = ft = None
         if need_s:
             fs = KernelMatrix(kern, X, Xtr[J], reference=Xtr).matmat(self._ny_ws)
