@@ -118,6 +118,35 @@ def test_ridge_fallback_matches_normal_equations():
         askls_solve(K, y, 1.0, ridge=None)
 
 
+def test_sparse_singular_graph_fallback_matches_normal_equations():
+    """Sparse graph kernel with isolated nodes (K_ii = 1 = 1/γ, no edges): the singularity is
+    seen in the pattern (no LU is tried) and damped LSQR gives the paper's (AᵀA + λI)⁻¹Aᵀb."""
+    from asymkern.lssvm._solvers import _AsymSchurSparse
+
+    rng = _rng(12)
+    n = 120
+    A = (rng.random((n, n)) < 0.03).astype(float)
+    A[:6, :] = 0.0
+    A[:, :6] = 0.0
+    A += np.eye(n)
+    K = sp.csr_matrix(A / A.sum(axis=0, keepdims=True))  # column-stochastic: isolated ⇒ 1
+    Y = np.column_stack([_labels(n, rng), _labels(n, rng)])
+    inner = _AsymSchurSparse(K)
+    assert inner.factor(1.0) is None  # structural singularity found, SuperLU not attempted
+    assert inner.factor(0.5) is not None
+    with pytest.warns(IllConditionedWarning, match="LSQR"):
+        sol = askls_solve(K, Y, 1.0, ridge=0.7, _inner=inner)
+    assert sol.fallback and sol.rcond == 0.0
+    for j in range(2):
+        y = Y[:, j]
+        M = askls_kkt_matrix(K.toarray(), y, 1.0)
+        b = np.concatenate([[0, 0], np.ones(2 * n)])
+        x = np.linalg.solve(M.T @ M + 0.7 * np.eye(2 * n + 2), M.T @ b)
+        np.testing.assert_allclose(sol.bias[:, j], x[:2], atol=1e-9)
+        np.testing.assert_allclose(sol.coef[0][:, j], x[2:n + 2] * y, atol=1e-9)
+        np.testing.assert_allclose(sol.coef[1][:, j], x[n + 2:] * y, atol=1e-9)
+
+
 def test_rcond_estimate_close_to_lapack():
     rng = _rng(5)
     n = 40
