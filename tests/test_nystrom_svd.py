@@ -316,6 +316,39 @@ def test_sparse_sne_normalizers_match_the_blocked_ones():
     np.testing.assert_allclose(a.U, b.U, rtol=1e-8, atol=1e-12)
 
 
+def test_subspace_reference_on_a_clustered_spectrum():
+    """The certified Pubmed reference: one dominant value, then a near-degenerate cluster."""
+    from asymkern.experiments.nystrom_solvers import subspace_svd, svd_residuals
+
+    rng = np.random.default_rng(3)
+    n, m, r = 260, 200, 20
+    U0 = np.linalg.qr(rng.standard_normal((n, m)))[0]
+    V0 = np.linalg.qr(rng.standard_normal((m, m)))[0]
+    s0 = np.sort(np.r_[2.2, 0.0351 + 1e-4 * rng.random(40), 0.02 * 0.95 ** np.arange(m - 41)])
+    G = (U0 * s0[::-1]) @ V0.T
+    res, info = subspace_svd(G, r, oversamples=40, n_iter=25, tol=1e-12, random_state=0)
+    ex = dense_svd(G, r + 1)
+    np.testing.assert_allclose(res.s, ex.s[:r], rtol=1e-10)
+    # the dominant pair is determined: it matches LAPACK's up to the paired sign
+    sign = np.sign(res.U[:, 0] @ ex.U[:, 0])
+    np.testing.assert_allclose(sign * res.U[:, 0], ex.U[:, 0], atol=1e-10)
+    np.testing.assert_allclose(sign * res.V[:, 0], ex.V[:, 0], atol=1e-10)
+    # the cluster's subspace (not its individual vectors) is determined
+    P = ex.U[:, :r].T @ res.U
+    np.testing.assert_allclose(np.linalg.svd(P, compute_uv=False), 1.0, atol=1e-8)
+    # the reported residuals are the true ones, and small
+    left = np.linalg.norm(G @ res.V - res.U * res.s, axis=0) / res.s[0]
+    right = np.linalg.norm(G.T @ res.U - res.V * res.s, axis=0) / res.s[0]
+    np.testing.assert_allclose(info["left"], left, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(info["right"], right, rtol=1e-12, atol=1e-15)
+    assert info["max"] == pytest.approx(max(left.max(), right.max())) and info["max"] < 1e-10
+    assert info["first"] == pytest.approx(max(left[0], right[0]))
+    assert info["gap"] == pytest.approx((ex.s[r - 1] - ex.s[r]) / ex.s[0], rel=1e-6)
+    # a perturbed triplet has a visibly larger residual
+    bad = svd_residuals(G, res.U, res.s * (1 + 1e-3), res.V)
+    assert bad["first"] > 5e-4
+
+
 @pytest.mark.slow
 @requires_data("cora")
 def test_quick_study_runs_on_cora():
