@@ -42,6 +42,14 @@ def err_path(a, b):
                    np.abs(p.bias - q.bias).max()) for p, q in zip(a, b))
 
 
+def _timing_table(entries) -> list[str]:
+    """Markdown rows '| label | median | runs |' for (label, median, runs) entries."""
+    out = ["| method | median s | runs (s) |", "|---|---|---|"]
+    for label, med, runs in entries:
+        out.append(f"| {label} | {med:.2f} | " + ", ".join(f"{t:.2f}" for t in runs) + " |")
+    return out
+
+
 def _time(fn, repeats):
     ts, out = [], None
     for _ in range(repeats):
@@ -79,11 +87,8 @@ def main(argv=None):
           f"max|diff| {err:.2e}  rcond {sf.rcond:.2e}/{sd.rcond:.2e}")
     lines += [
         f"## 1. One fit at n = {a.n} (SNE kernel, γ = {gamma:g}, one label column)", "",
-        "| method | median s | runs (s) |", "|---|---|---|",
-        f"| Schur complement (GEMM + n×n LU + rcond estimate) | {tf:.2f} | "
-        + ", ".join(f"{t:.2f}" for t in tfs) + " |",
-        f"| dense LU of the (2n+2) KKT system + gecon | {td:.2f} | "
-        + ", ".join(f"{t:.2f}" for t in tds) + " |",
+        *_timing_table([("Schur complement (GEMM + n×n LU + rcond estimate)", tf, tfs),
+                        ("dense LU of the (2n+2) KKT system + gecon", td, tds)]),
         "",
         f"**Speed-up {td / tf:.2f}×** (target ≥ 3×). Max |difference| of (b1, b2, α⊙y, β⊙y): "
         f"{err:.1e} (target ≤ 1e-8). rcond: {sf.rcond:.2e} (Hager–Higham estimate through "
@@ -107,13 +112,9 @@ def main(argv=None):
               f"max|diff| {err2:.2e}")
         lines += [
             f"## 2. γ grid: {len(gammas)} values in [1e-2, 1e1] at n = {a.n_grid}", "",
-            "| method | median s | runs (s) |", "|---|---|---|",
-            f"| one eigendecomposition of KᵀK, O(n²) per γ | {tp:.2f} | "
-            + ", ".join(f"{t:.2f}" for t in tps) + " |",
-            f"| KᵀK once (one GEMM), one n×n LU per γ | {tl:.2f} | "
-            + ", ".join(f"{t:.2f}" for t in tls) + " |",
-            f"| {len(gammas)} independent Schur fits | {ti:.2f} | "
-            + ", ".join(f"{t:.2f}" for t in tis) + " |",
+            *_timing_table([("one eigendecomposition of KᵀK, O(n²) per γ", tp, tps),
+                            ("KᵀK once (one GEMM), one n×n LU per γ", tl, tls),
+                            (f"{len(gammas)} independent Schur fits", ti, tis)]),
             "",
             f"**Speed-up {ti / tp:.2f}× (eigendecomposition) and {ti / tl:.2f}× (shared KᵀK)**; "
             f"max |difference| from the independent fits over the grid {err2:.1e}.",
