@@ -117,6 +117,12 @@ class _AsymSchurSparse:
                        iter_lim=max(20 * A0.shape[0], 1000))
             out[:, j] = res[0]
             info.append(int(res[2]))
+            if res[1] in (3, 6, 7):  # condition limit or iteration limit: not converged
+                warnings.warn(
+                    f"LSQR for the ridge-regularised AsK-LS system stopped without converging "
+                    f"(istop={res[1]}, {res[2]} iterations, ‖Aᵀr‖ = {res[7]:.2e})",
+                    IllConditionedWarning, stacklevel=5,
+                )
         self.last_lsqr_iterations = info
         return out[:p], out[p:]
 
