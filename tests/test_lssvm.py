@@ -147,6 +147,29 @@ def test_sparse_singular_graph_fallback_matches_normal_equations():
         np.testing.assert_allclose(sol.coef[1][:, j], x[n + 2:] * y, atol=1e-9)
 
 
+def test_sparse_ridge_fallback_warns_when_lsqr_does_not_converge(monkeypatch):
+    """An LSQR run that hits its iteration limit (istop = 7) must not pass silently."""
+    import scipy.sparse.linalg as spla
+
+    from asymkern.lssvm._solvers import _AsymSchurSparse
+
+    real_lsqr = spla.lsqr
+
+    def stalled_lsqr(A, b, **kw):
+        out = list(real_lsqr(A, b, **{**kw, "iter_lim": 2}))
+        out[1] = 7
+        return tuple(out)
+
+    monkeypatch.setattr(spla, "lsqr", stalled_lsqr)
+    n = 30
+    A = np.eye(n)
+    A[3, 4] = A[4, 3] = 1.0
+    inner = _AsymSchurSparse(sp.csr_matrix(A / A.sum(axis=0, keepdims=True)))
+    with pytest.warns(IllConditionedWarning, match="without converging"):
+        inner.ridge_solve(1.0, 2, np.ones((n, 1)), 1.0)
+    assert inner.last_lsqr_iterations == [2]
+
+
 def test_rcond_estimate_close_to_lapack():
     rng = _rng(5)
     n = 40
