@@ -86,3 +86,35 @@ def test_reproduce_missing_dataset_file_is_reported(tmp_path, capsys):
                  "--out", str(out)]) == 2
     assert "not found" in capsys.readouterr().err
     assert not list(out.glob("*.md"))
+
+
+def test_reproduce_param_parsing():
+    from asymkern.cli import InputError, parse_params
+    from asymkern.experiments import get_experiment
+
+    run = get_experiment("askls-uci")
+    got = parse_params(["n_repeats=3", "datasets=spambase,monks-1", "rcond-tol=0"], run)
+    assert got == {"n_repeats": 3, "datasets": ("spambase", "monks-1"), "rcond_tol": 0}
+    assert parse_params(["datasets=['heart']"], run) == {"datasets": ["heart"]}
+    assert parse_params(None, run) == {}
+    with pytest.raises(InputError, match="KEY=VALUE"):
+        parse_params(["n_repeats"], run)
+    with pytest.raises(InputError, match="rcond_tol"):  # the message lists the options
+        parse_params(["no_such=1"], run)
+    with pytest.raises(InputError, match="not an option"):
+        parse_params(["seed=3"], run)  # the common options have their own flags
+
+
+def test_reproduce_param_errors_exit_2(capsys):
+    assert main(["reproduce", "askls-kl", "--quick", "-p", "n_repeats=2"]) == 2
+    assert "not an option" in capsys.readouterr().err
+
+
+@requires_data("uci")
+def test_reproduce_with_params_runs_selected_dataset(capsys):
+    assert main(["reproduce", "askls-uci", "--quick", "-p", "datasets=heart",
+                 "-p", "n_repeats=1", "-p", "rcond_tol=0"]) == 0
+    out = capsys.readouterr().out
+    assert "| heart |" in out and "| sonar |" not in out
+    assert main(["reproduce", "askls-uci", "--quick", "-p", "datasets=nosuch"]) == 2
+    assert "datasets must be among" in capsys.readouterr().err

@@ -168,6 +168,43 @@ def cmd_embed(args) -> int:
 
 
 # ----------------------------------------------------------------------------------- others
+def parse_params(items: list[str] | None, run) -> dict:
+    """``KEY=VALUE`` options of ``reproduce --param`` → keyword arguments of the experiment.
+
+    VALUE is read as a Python literal (``10``, ``0.0``, ``None``, ``[1, 2]``); otherwise a value
+    with commas becomes a tuple of strings (``datasets=spambase,monks-1``) and anything else
+    stays a string (a one-element tuple for ``datasets`` and other list-valued options).
+    Keys must be keyword parameters of ``run`` other than the common ones.
+    """
+    import ast
+    import inspect
+
+    if not items:
+        return {}
+    params = inspect.signature(run).parameters
+    reserved = {"quick", "data_dir", "out", "seed"}
+    allowed = sorted(k for k, v in params.items() if k not in reserved
+                     and v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY))
+    kwargs = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise InputError(f"--param expects KEY=VALUE, got {item!r}")
+        if key not in allowed:
+            raise InputError(f"--param {key!r} is not an option of this experiment; "
+                             f"options: {', '.join(allowed) or '(none)'}")
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = tuple(x.strip() for x in raw.split(",")) if "," in raw else raw
+        default = params[key].default
+        if isinstance(value, str) and (key == "datasets" or isinstance(default, (tuple, list))):
+            value = (value,)  # one name for a list-valued option
+        kwargs[key] = value
+    return kwargs
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -190,6 +227,7 @@ def cmd_reproduce(args) -> int:
     if args.data_dir is not None and not Path(args.data_dir).is_dir():
         raise InputError(f"--data-dir {args.data_dir!r} is not a directory")
     run = get_experiment(args.name)
+    extra = parse_params(args.param, run)
     if args.progress:
         from .config import set_config
 
@@ -200,7 +238,8 @@ def cmd_reproduce(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
     try:
-        report = run(quick=args.quick, data_dir=args.data_dir, out=staging, seed=args.seed)
+        report = run(quick=args.quick, data_dir=args.data_dir, out=staging, seed=args.seed,
+                     **extra)
     except BaseException as exc:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
@@ -264,6 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None, help="folder for the Markdown table and PNG figures")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--progress", action="store_true", help="show progress bars")
+    r.add_argument("-p", "--param", action="append", metavar="KEY=VALUE",
+                   help="experiment option, repeatable (e.g. askls-uci: -p n_repeats=10 "
+                   "-p datasets=spambase,monks-1 -p rcond_tol=0); unknown keys list the "
+                   "experiment's options")
     r.set_defaults(func=cmd_reproduce)
     return p
 

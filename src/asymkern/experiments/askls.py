@@ -96,7 +96,7 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
 
     names = ["cora"] if quick else ["cora", "citeseer", "pubmed"]
     if datasets is not None:
-        names = [str(d).lower() for d in datasets]
+        names = [str(d).lower() for d in ([datasets] if isinstance(datasets, str) else datasets)]
     cv = 3 if quick else 10
     rows, timing, notes = [], [], []
     for name in names:
@@ -244,7 +244,7 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
 
     names = ["heart", "sonar"] if quick else list(PAPER_TABLE4)
     if datasets is not None:
-        names = [str(d).lower() for d in datasets]
+        names = [str(d).lower() for d in ([datasets] if isinstance(datasets, str) else datasets)]
         unknown = sorted(set(names) - set(PAPER_TABLE4))
         if unknown:
             raise ValueError(f"datasets must be among {sorted(PAPER_TABLE4)}, got {unknown}")
