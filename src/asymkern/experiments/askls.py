@@ -82,6 +82,11 @@ def _graph_matrix(name, data_dir):
     return sp.csr_matrix(G), g.labels, "LINQS directed graph, G = D⁻¹(𝒜+I), 𝒜 = adjacencyᵀ"
 
 
+def _dataset_names(datasets) -> list[str]:
+    """Lower-case dataset names from one name or a sequence of names."""
+    return [str(d).lower() for d in ([datasets] if isinstance(datasets, str) else datasets)]
+
+
 def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
               datasets: tuple | None = None, n_repeats: int | None = None) -> Report:
     """Paper 001 Table III: node classification on Cora, Citeseer, Pubmed (Micro/Macro-F1).
@@ -96,7 +101,7 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
 
     names = ["cora"] if quick else ["cora", "citeseer", "pubmed"]
     if datasets is not None:
-        names = [str(d).lower() for d in ([datasets] if isinstance(datasets, str) else datasets)]
+        names = _dataset_names(datasets)
     cv = 3 if quick else 10
     rows, timing, notes = [], [], []
     for name in names:
@@ -244,7 +249,7 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
 
     names = ["heart", "sonar"] if quick else list(PAPER_TABLE4)
     if datasets is not None:
-        names = [str(d).lower() for d in ([datasets] if isinstance(datasets, str) else datasets)]
+        names = _dataset_names(datasets)
         unknown = sorted(set(names) - set(PAPER_TABLE4))
         if unknown:
             raise ValueError(f"datasets must be among {sorted(PAPER_TABLE4)}, got {unknown}")
