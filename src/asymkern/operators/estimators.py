@@ -29,6 +29,7 @@ import scipy.linalg as sla
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import check_finite_output
 from ..linalg.operator_svd import gram_eigh
 from .empirical import (
     EmpiricalOperator,
@@ -38,6 +39,10 @@ from .empirical import (
     as_rkhs_kernel,
     scaled_identity,
 )
+
+
+class IllConditionedLaggedGramWarning(RuntimeWarning):
+    """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix."""
 
 
 def _check_reg(value, name: str = "regularization") -> float:
@@ -77,18 +82,72 @@ class CholeskyInverse(MatmatOperator):
     _apply_t = _apply
 
 
-class PerronFrobeniusRepresentation(MatmatOperator):
-    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY through an LU factor of G_XY and a Cholesky factor."""
+class LaggedGramSolver:
+    """Solves with the time-lagged Gram matrix G_XY = [k(x_i, y_j)] (square, not symmetric).
 
-    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, lu):
+    G_XY is LU-factorised and its reciprocal condition number ``rcond`` (1-norm, LAPACK ``gecon``)
+    estimated *before* any further LAPACK call. When ``rcond ≥ rcond_min`` the exact inverse is
+    used (``kind = 'lu'``). Otherwise (numerically singular or ill-conditioned, e.g. exact repeats
+    in a trajectory, or i.i.d. samples with a smooth kernel) G_XY⁻¹ is replaced by the Tikhonov-
+    regularised inverse (``kind = 'tikhonov'``)
+
+        G_XY^{+δ} = (G_XYᵀ G_XY + δ² I)⁻¹ G_XYᵀ = V diag(σ_i / (σ_i² + δ²)) Uᵀ,
+
+    from the SVD G_XY = U diag(σ) Vᵀ, i.e. the minimiser of ‖G_XY w − v‖² + δ²‖w‖², whose filter
+    factors σ²/(σ² + δ²) damp the directions with σ ≲ δ that an exact solve would amplify by 1/σ.
+    """
+
+    def __init__(self, Gxy: np.ndarray, delta: float, rcond_min: float):
+        n = Gxy.shape[0]
+        self.shape = Gxy.shape
+        self.delta = float(delta)
+        anorm = float(np.abs(Gxy).sum(axis=0).max())
+        with warnings.catch_warnings():  # an exactly singular G_XY is detected just below
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            lu = sla.lu_factor(Gxy, check_finite=False)
+        piv = np.abs(np.diag(lu[0]))
+        if anorm > 0 and np.all(np.isfinite(lu[0])) and piv.min() > 0:
+            rcond = float(sla.lapack.dgecon(lu[0], anorm, norm="1")[0])
+            rcond = rcond if np.isfinite(rcond) else 0.0
+        else:
+            rcond = 0.0
+        self.rcond = rcond
+        if rcond >= rcond_min:
+            self.kind, self.lu = "lu", lu
+        else:
+            self.kind = "tikhonov"
+            U, s, Vt = sla.svd(Gxy, full_matrices=False, check_finite=False,
+                               lapack_driver="gesvd")
+            self.U, self.Vt, self.s = U, Vt, s
+            self.filt = s / (s**2 + self.delta**2)
+            self.n_damped = int(np.sum(s < self.delta))
+        self.n = n
+
+    def solve(self, V):
+        """G_XY⁻¹ V (or G_XY^{+δ} V)."""
+        if self.kind == "lu":
+            return sla.lu_solve(self.lu, V, check_finite=False)
+        return self.Vt.T @ (self.filt[:, None] * (self.U.T @ V))
+
+    def solve_t(self, V):
+        """G_XY⁻ᵀ V (or (G_XY^{+δ})ᵀ V)."""
+        if self.kind == "lu":
+            return sla.lu_solve(self.lu, V, trans=1, check_finite=False)
+        return self.U @ (self.filt[:, None] * (self.Vt @ V))
+
+
+class PerronFrobeniusRepresentation(MatmatOperator):
+    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY (G_XY⁻¹ as given by a :class:`LaggedGramSolver`)."""
+
+    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, solver: LaggedGramSolver):
         super().__init__(Gxy.shape)
-        self.Gxy, self.inv, self.lu = Gxy, inv, lu
+        self.Gxy, self.inv, self.solver = Gxy, inv, solver
 
     def _apply(self, V):
-        return sla.lu_solve(self.lu, self.inv._apply(self.Gxy @ V), check_finite=False)
+        return self.solver.solve(self.inv._apply(self.Gxy @ V))
 
     def _apply_t(self, V):
-        W = sla.lu_solve(self.lu, V, trans=1, check_finite=False)
+        W = self.solver.solve_t(V)
         return self.Gxy.T @ self.inv._apply(W)
 
 
@@ -367,10 +426,34 @@ class PerronFrobeniusOperator(_TransferOperator):
     """Kernel Perron–Frobenius operator P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ (paper 002 §4.4).
 
     ``fit`` as for :class:`KoopmanOperator` (trajectory, or pairs with ``Y=``).
-    G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix (LU-factorised, never inverted; a
-    warning is raised when it is ill-conditioned, rcond < 1e-13, since the estimate then
-    amplifies rounding errors). Eigenfunctions live on the lagged samples y_i.
+    G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on the lagged
+    samples y_i.
+
+    **Ill-conditioned G_ΦΨ.** In exact arithmetic the eigenvalues of P̂ are those of
+    A = (G_Φ + nεI)⁻¹ G_ΦΨ (the auxiliary matrix B G_ΦΨ = G_ΦΨ⁻¹ A G_ΦΨ is similar to A), but the
+    eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with G_ΦΨ loses about
+    log10(1/rcond) digits. With a smooth kernel G_ΦΨ is numerically singular as soon as the
+    samples are dense (i.i.d. samples instead of a trajectory, or a trajectory that revisits
+    states exactly): the exact formula then yields spurious eigenvalues of any size and
+    eigenfunctions that are numerically the zero function. Therefore G_ΦΨ is LU-factorised and
+    its reciprocal condition number ``lagged_gram_rcond_`` estimated first; when it is below
+    ``RCOND_MIN`` = √eps (≈ 1.5e-8, i.e. more than half of the float64 digits would be lost) the
+    inverse is replaced, with an :class:`IllConditionedLaggedGramWarning`, by the Tikhonov-
+    regularised inverse with the estimator's own parameter, δ = nε:
+
+        B_δ = G_ΦΨ^{+δ} (G_Φ + nεI)⁻¹ G_ΦΨ,  G_ΦΨ^{+δ} = (G_ΦΨᵀG_ΦΨ + δ²I)⁻¹G_ΦΨᵀ
+            = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ).
+
+    The eigenvalues of B_δ G_ΦΨ are those of F^{1/2} Uᵀ A U F^{1/2} with filter factors
+    F = diag(σ_i²/(σ_i² + δ²)): directions of G_ΦΨ with σ ≫ δ are kept exactly, the
+    numerically null ones (σ ≪ δ) are damped to zero instead of amplified, so no eigenvalue can
+    exceed the spectral radius of A by more than rounding. Well-conditioned G_ΦΨ
+    (rcond ≥ RCOND_MIN) keeps the exact formula. ``lagged_gram_solver_`` is ``'lu'`` or
+    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a
+    warning (fewer than ``n_components`` are then returned).
     """
+
+    RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
 
     def fit(self, X, y=None, *, Y=None):
         """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
@@ -378,20 +461,25 @@ class PerronFrobeniusOperator(_TransferOperator):
         unsupervised scikit-learn estimators)."""
         eps, X0, X1, n, G = self._lagged_gram(X, Y)
         Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
+        check_finite_output(Gxy, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
+                            "rescale X (and Y) or choose a kernel parameter that keeps it finite")
         inv = CholeskyInverse(G, n * eps, "G_X")
-        lu = sla.lu_factor(Gxy, check_finite=False)
-        anorm = np.abs(Gxy).sum(axis=0).max()
-        rcond = sla.lapack.dgecon(lu[0], anorm, norm="1")[0]
-        self.lagged_gram_rcond_ = float(rcond)
-        if not rcond > 1e-13:
+        solver = LaggedGramSolver(Gxy, n * eps, self.RCOND_MIN)
+        self.lagged_gram_rcond_ = solver.rcond
+        self.lagged_gram_solver_ = solver.kind
+        if solver.kind == "tikhonov":
             warnings.warn(
-                f"the time-lagged Gram matrix G_XY is ill-conditioned (rcond={rcond:.2e}); the "
-                "Perron–Frobenius estimate G_XY⁻¹(G_X + nεI)⁻¹G_XY amplifies rounding errors "
-                "(use a larger bandwidth, fewer samples or the KoopmanOperator)",
+                f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
+                f"(rcond={solver.rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
+                "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
+                f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
+                f"({solver.n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
+                "samples that are not a trajectory, repeated states, a large kernel bandwidth",
+                IllConditionedLaggedGramWarning,
                 stacklevel=2,
             )
 
-        B = PerronFrobeniusRepresentation(Gxy, inv, lu)
+        B = PerronFrobeniusRepresentation(Gxy, inv, solver)
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
@@ -494,6 +582,7 @@ class KernelCCA(TransformerMixin, _OperatorEstimator):
 
 __all__ = [
     "ConditionalMeanEmbedding",
+    "IllConditionedLaggedGramWarning",
     "CovarianceOperator",
     "CrossCovarianceOperator",
     "KernelCCA",
