@@ -14,7 +14,7 @@ from scipy.sparse.linalg import eigsh
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import as_data, check_n_components
+from .._validation import as_data, check_finite_output, check_n_components
 from ..kernels import KernelMatrix, get_kernel
 from ..linalg.svd import flip_signs
 
@@ -47,6 +47,8 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         n = X.shape[0]
         r = check_n_components(self.n_components, n, what="the number of samples")
         K = KernelMatrix(self.kernel_, X).to_array().astype(np.float64)
+        check_finite_output(K, "the kernel matrix of X",
+                            "rescale X (e.g. StandardScaler) or change the kernel parameters")
         self.X_fit_ = X
         self.n_features_in_ = X.shape[1]
         if self.center:

@@ -31,6 +31,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import check_finite_output
 from ..kernels import KernelMatrix, get_kernel
 from ._solvers import (
     _AsymLowRank,
@@ -40,6 +41,8 @@ from ._solvers import (
     askls_solve,
     lssvm_solve,
 )
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class KernelPair(NamedTuple):
@@ -164,7 +167,8 @@ class _KernelMixin:
         if self._is_precomputed():
             return X
         kern = self._kernel_obj()
-        return np.asarray(KernelMatrix(kern, X, X, reference=X).to_array(), dtype=np.float64)
+        K = np.asarray(KernelMatrix(kern, X, X, reference=X).to_array(), dtype=np.float64)
+        return check_finite_output(K, "the kernel matrix of X", _RESCALE)
 
     def _cross_products(self, X, coef_s, coef_t):
         """(K(x, X) coef_s, K(X, x)ᵀ coef_t), each (m, k); either coef may be None."""
@@ -227,6 +231,8 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         _check_gamma(self.gamma)
         K = self._train_matrix(X)
         sol = self._solve(K, Y)
+        check_finite_output(sol.coef[0], "the LS-SVM dual coefficients α", _RESCALE)
+        check_finite_output(sol.bias[0], "the LS-SVM bias b", _RESCALE)
         self.dual_coef_ = sol.coef[0]
         self.intercept_ = sol.bias[0]
         self.rcond_ = sol.rcond
@@ -237,7 +243,8 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
     def _raw_decision(self, X):
         check_is_fitted(self, "dual_coef_")
         fs, _ = self._cross_products(X, self.dual_coef_, None)
-        return fs + self.intercept_[None, :]
+        return check_finite_output(fs + self.intercept_[None, :], "the decision values",
+                                   "rescale X like the training data")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -370,6 +377,9 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         else:
             G = KernelMatrix(self._kernel_obj(), X, X, reference=X)
         res = asymmetric_nystrom(G, random_state=rs, **opts)
+        for what, val in (("U", res.U), ("s", res.s), ("V", res.V)):
+            check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X",
+                                _RESCALE)
         self._ny_result = res
         return np.asarray(res.U, np.float64), np.asarray(res.s, np.float64), np.asarray(
             res.V, np.float64)
@@ -463,6 +473,10 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             self._fit_stack(K, factors, Y, yi, rs, run)
         if factors is not None:
             self._nystrom_predictor(X)
+        for what, val in (("coefficients β ⊙ y", self.coef_source_),
+                          ("coefficients α ⊙ y", self.coef_target_),
+                          ("biases b1, b2", self.intercept_)):
+            check_finite_output(val, f"the AsK-LS {what}", _RESCALE)
         self.rcond_ = float(np.nanmin(rconds)) if not all(np.isnan(rconds)) else np.nan
         self.fallback_ = bool(any(fallbacks))
         return self
@@ -579,6 +593,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 lr.decision_function(np.column_stack([fs[:, j], ft[:, j]]))
                 for j, lr in enumerate(self.stackers_)
             ])
+        check_finite_output(F, "the decision values", "rescale X like the training data")
         return F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):

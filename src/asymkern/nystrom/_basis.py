@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._validation import check_finite_output
 from ..kernels import KernelMatrix
 from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
 
@@ -137,8 +138,8 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
     else:
         Kmm = kernel_block(kernel, centers, centers)
     Kmm = (Kmm + Kmm.T) / 2
-    if not np.all(np.isfinite(Kmm)):
-        raise ValueError("the landmark kernel matrix K_mm has non-finite entries")
+    check_finite_output(Kmm, "the landmark kernel matrix K_mm",
+                        "rescale X (e.g. StandardScaler) or change the kernel parameters")
     lam, V = np.linalg.eigh(Kmm)
     lam, V = lam[::-1], V[:, ::-1]
     if rcond is None:

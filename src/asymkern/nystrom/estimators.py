@@ -36,7 +36,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import as_data, check_positive
+from .._validation import as_data, check_finite_output, check_positive
 from ..kernels import KernelMatrix, get_kernel
 from ._basis import build_basis, psd_pinv
 
@@ -65,7 +65,8 @@ class _NystromBase(BaseEstimator):
         self.landmarks_ = b.centers
         self.subspace_dim_ = b.subspace_dim
         Knm = b.landmark_kernel(X)
-        return Knm
+        return check_finite_output(Knm, "the kernel matrix K_nm between X and the landmarks",
+                                   _RESCALE)
 
     def _no_basis(self, X):
         self.basis_ = None
@@ -93,6 +94,24 @@ class _NystromBase(BaseEstimator):
     def _gsa_pinv_factor(Gt):
         """P = G^† = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²)."""
         return Gt @ psd_pinv(Gt.T @ Gt)
+
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+def _exact_gram(est, X) -> np.ndarray:
+    """The full n×n kernel matrix of the exact machines, checked for overflow."""
+    K = np.asarray(est._kernel()(X), dtype=np.float64)
+    return check_finite_output(K, "the kernel matrix of X", _RESCALE)
+
+
+def _finite_fit(est):
+    """Fitted coefficients must be finite (overflow inside the solve is reported, not kept)."""
+    for name in ("coef_", "landmark_coef_", "dual_coef_", "intercept_", "eigenvalues_"):
+        val = getattr(est, name, None)
+        if val is not None:
+            check_finite_output(val, f"the fitted {name}", _RESCALE)
+    return est
 
 
 def _require_y(y, est):
@@ -183,7 +202,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.fit_intercept else None
             if r is not None:
                 K = K - r[:, None] - r[None, :] + r.mean()
@@ -191,7 +210,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             a = np.linalg.solve(K, Yc)
             self.dual_coef_ = a
             self.intercept_ = ybar - (r @ a if r is not None else 0.0)
-            return self
+            return _finite_fit(self)
         self._ncr_requires_full()
         Knm = self._fit_basis(X)
         A = self.basis_.A
@@ -253,7 +272,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             self.landmark_coef_ = A @ (Gt.T @ a)
         beta = self.landmark_coef_
         self.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
-        return self
+        return _finite_fit(self)
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
@@ -263,7 +282,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             out = self._exact_kernel(X).matmat(self.dual_coef_)
         else:
             out = self.basis_.landmark_kernel(X) @ self.landmark_coef_
-        out = out + self.intercept_
+        out = check_finite_output(out + self.intercept_, "the predictions",
+                                  "rescale X like the training data")
         return out.ravel() if self._y_1d else out
 
     def predict(self, X):
@@ -370,7 +390,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             self.estimator_ = self._make_svm("precomputed").fit(K, y)
             self.dual_coef_ = machine_duals(self.estimator_, n)
         else:
@@ -395,9 +415,14 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "n_iter_"):
             self.n_iter_ = self.estimator_.n_iter_
-        return self
+        return _finite_fit(self)
 
     def _inputs(self, X, approach):
+        T = self._inputs_raw(X, approach)
+        return check_finite_output(T, "the kernel features of X (input of the linear SVM)",
+                                   "rescale X like the training data")
+
+    def _inputs_raw(self, X, approach):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if approach == "exact":
@@ -409,7 +434,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
     def decision_function(self, X):
         T = self._inputs(X, self.mode)
-        return self.estimator_.decision_function(T)
+        return check_finite_output(self.estimator_.decision_function(T), "the decision values",
+                                   "rescale X like the training data")
 
     def predict(self, X):
         T = self._inputs(X, self.mode)
@@ -465,7 +491,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
             self._no_basis(X)
             if k > n:
                 raise ValueError(f"n_components={k} is larger than n_samples={n}")
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.center else np.zeros(n)
             Kc = K - r[:, None] - r[None, :] + r.mean() if self.center else K
             lam, U = np.linalg.eigh((Kc + Kc.T) / 2)
@@ -476,7 +502,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
             self.dual_coef_ = U / np.sqrt(lam)
             self.eigenvalues_ = lam
             self.intercept_ = -(r @ self.dual_coef_)
-            return self
+            return _finite_fit(self)
         self._ncr_requires_full()
         Knm = self._fit_basis(X)
         A = self.basis_.A
@@ -505,11 +531,14 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         self.landmark_coef_ = A @ W
         self.eigenvalues_ = lam
         self.intercept_ = -(fbar @ W)
-        return self
+        return _finite_fit(self)
 
     def transform(self, X):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if self.mode in ("gsa", "exact"):
-            return self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
-        return self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
+            out = self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
+        else:
+            out = self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
+        return check_finite_output(out, "the transformed values",
+                                   "rescale X like the training data")

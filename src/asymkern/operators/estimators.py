@@ -26,10 +26,11 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_finite_output
+from .._validation import as_data, check_finite_output
 from ..linalg.operator_svd import gram_eigh
 from .empirical import (
     EmpiricalOperator,
@@ -39,6 +40,8 @@ from .empirical import (
     as_rkhs_kernel,
     scaled_identity,
 )
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class IllConditionedLaggedGramWarning(RuntimeWarning):
@@ -181,15 +184,27 @@ class _OperatorEstimator(BaseEstimator):
         return self.operator_.eig(n_components, method=method, **kwargs)
 
 
-def _pairs(est, X, Y, multi_output=True):
+def _pairs(est, X, Y, multi_output=True, name="Y"):
+    """Validate paired samples (copies: the estimator never aliases the caller's arrays)."""
     if Y is None:
         raise ValueError(
             f"{type(est).__name__} requires y to be passed, but the target y is None "
-            "(paired samples Y of shape (n_samples, d_y) are needed)"
+            f"(paired samples {name} of shape (n_samples, d_y) are needed)"
         )
+    if name == "Y":  # the second data set: its errors name it (not sklearn's "y")
+        Y = as_data(Y, "Y", ensure_2d=False)
+        if Y.ndim not in (1, 2):
+            raise ValueError(f"Y must be 1-D or 2-D (n_samples, d_y), got {Y.ndim} dimensions")
+        try:  # sparse X (refused below) and scalars are left to validate_data
+            n_x = None if sp.issparse(X) else len(X)
+        except TypeError:
+            n_x = None
+        if n_x is not None and Y.shape[0] != n_x:
+            raise ValueError(f"Y has {Y.shape[0]} samples; expected {n_x}, one per row of X "
+                             "(paired samples (x_i, y_i))")
     X, Y = validate_data(est, X, Y, multi_output=multi_output, y_numeric=True, dtype=np.float64,
-                         ensure_min_samples=2)
-    Y = np.asarray(Y, dtype=np.float64)
+                         ensure_min_samples=2, copy=True)
+    Y = np.array(Y, dtype=np.float64, copy=True)
     return X, Y
 
 
@@ -230,7 +245,8 @@ class CovarianceOperator(TransformerMixin, _OperatorEstimator):
         vals = self.eigenfunctions_(X)
         if self.center:
             vals = vals - self.eigenfunctions_(self.operator_.X).mean(axis=0)
-        return vals
+        return check_finite_output(vals, "the transformed values",
+                                   "rescale X like the training data")
 
 
 class CrossCovarianceOperator(TransformerMixin, _OperatorEstimator):
@@ -272,7 +288,8 @@ class CrossCovarianceOperator(TransformerMixin, _OperatorEstimator):
     def transform(self, X):
         check_is_fitted(self, "operator_")
         X = validate_data(self, X, reset=False)
-        return self.right_singular_functions_(X)
+        return check_finite_output(self.right_singular_functions_(X), "the transformed values",
+                                   "rescale X like the training data")
 
 
 class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
@@ -298,19 +315,22 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
     def fit(self, X, y=None):
         eps = _check_reg(self.regularization)
-        X, Y = _pairs(self, X, y)
+        X, Y = _pairs(self, X, y, name="y")
         self._y_1d = Y.ndim == 1
         Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         n = X.shape[0]
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         G = np.asarray(self.kernel_x_(X), dtype=np.float64)
+        check_finite_output(G, "the Gram matrix G_X of X", _RESCALE)
         B = CholeskyInverse(G, n * eps, "G_X")
         self._cho = B.cho
         self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
         self.operator_._cache["in"] = G
         self.X_fit_, self.Y_fit_ = X, Y2
-        self.dual_coef_ = sla.cho_solve(self._cho, Y2, check_finite=False)
+        self.dual_coef_ = check_finite_output(
+            sla.cho_solve(self._cho, Y2, check_finite=False),
+            "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
         return self
 
     def weights(self, X) -> np.ndarray:
@@ -338,18 +358,19 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         check_is_fitted(self, "operator_")
         X = validate_data(self, X, reset=False)
         out = self.kernel_x_(X, self.X_fit_) @ self.dual_coef_
+        check_finite_output(out, "the predictions", "rescale X like the training data")
         return out[:, 0] if self._y_1d else out
 
 
 def _lagged(est, X, Y, lag: int):
+    """Validate a trajectory X (or pairs X, Y); always copies (never aliases the caller's data)."""
+    X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2, copy=True)
     if Y is None:
-        X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2)
         if lag >= X.shape[0] - 1:
             raise ValueError(f"lag={lag} must be smaller than the trajectory length "
                              f"{X.shape[0]} minus one (at least two time-lagged pairs)")
-        return X[:-lag], X[lag:]
-    X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2)
-    Y = validate_data(est, Y, reset=False, dtype=np.float64)
+        return X[:-lag].copy(), X[lag:].copy()
+    Y = np.array(as_data(Y, "Y"), dtype=np.float64, copy=True)
     if Y.shape != X.shape:
         raise ValueError(f"Y has shape {Y.shape}; expected the shape of X {X.shape} "
                          "(time-lagged pairs y_i = Ξ^τ(x_i))")
@@ -364,6 +385,7 @@ class _TransferOperator(_OperatorEstimator):
         X0, X1 = _lagged(self, X, Y, lag)
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
         return eps, X0, X1, X0.shape[0], G
 
     def __init__(self, kernel="rbf", kernel_params=None, regularization: float = 1e-6,
@@ -419,7 +441,8 @@ class KoopmanOperator(_TransferOperator):
     def predict(self, X) -> np.ndarray:
         check_is_fitted(self, "operator_")
         X = validate_data(self, X, reset=False)
-        return self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)
+        out = self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)
+        return check_finite_output(out, "the predictions", "rescale X like the training data")
 
 
 class PerronFrobeniusOperator(_TransferOperator):
@@ -525,8 +548,9 @@ class KernelCCA(TransformerMixin, _OperatorEstimator):
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         c = bool(self.center)
-        Gx = _center_gram(kx(X), c, c)
-        Gy = _center_gram(ky(Y2), c, c)
+        Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
+        Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of Y",
+                                              "rescale Y or change kernel_y's parameters"), c, c)
         Fx = gram_eigh(Gx, name="Gram matrix of X")
         Fy = gram_eigh(Gy, name="Gram matrix of Y")
         dx = 1.0 / np.sqrt(Fx.evals + n * eps)
@@ -564,7 +588,8 @@ class KernelCCA(TransformerMixin, _OperatorEstimator):
         vals = f(Z)
         if self.center:
             vals = vals - f(train).mean(axis=0)
-        return vals
+        return check_finite_output(vals, "the canonical variates", "rescale the samples like "
+                                   "the training data")
 
     def transform(self, X):
         """Canonical variates f_i(x) of the X side."""
@@ -575,8 +600,11 @@ class KernelCCA(TransformerMixin, _OperatorEstimator):
     def transform_y(self, Y):
         """Canonical variates g_i(y) of the Y side."""
         check_is_fitted(self, "operator_")
-        Y = np.asarray(Y, dtype=np.float64)
+        Y = np.asarray(as_data(Y, "Y", ensure_2d=False), dtype=np.float64)
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+        if Y.ndim != 2 or Y.shape[1] != self.operator_.Y.shape[1]:
+            raise ValueError(f"Y has shape {Y.shape}; expected (n_samples, "
+                             f"{self.operator_.Y.shape[1]}) like the Y passed to fit")
         return self._variates(self.y_canonical_functions_, Y, self.operator_.Y)
 
 
