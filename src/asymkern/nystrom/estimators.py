@@ -25,7 +25,9 @@ Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom._
 None for exact), ``landmark_indices_`` (None for a Gaussian sketch), ``landmarks_`` (landmark
 points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
 ``landmark_coef_`` (β with f = C_H β, m × outputs; lla/ncr/gsa/spa), ``dual_coef_`` (α with
-f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_``.
+f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
+data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
+float64); predictions, decision values and transforms have the dtype of X (float32 stays float32).
 """
 
 from __future__ import annotations
@@ -190,7 +192,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             raise ValueError(f"gsa_solver must be 'eq20' or 'woodbury', got {self.gsa_solver!r}")
         alpha = check_positive(self.alpha, "alpha")
         _require_y(y, self)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = _as_targets(y, X.shape[0])
         self._y_1d = y.ndim == 1
         Y = y.reshape(X.shape[0], -1)
@@ -283,7 +285,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         else:
             out = self.basis_.landmark_kernel(X) @ self.landmark_coef_
         out = check_finite_output(out + self.intercept_, "the predictions",
-                                  "rescale X like the training data")
+                                  "rescale X like the training data").astype(self.X_fit_.dtype)
         return out.ravel() if self._y_1d else out
 
     def predict(self, X):
@@ -376,7 +378,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
         mode = _check_mode(self.mode)
         _require_y(y, self)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -434,8 +436,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
     def decision_function(self, X):
         T = self._inputs(X, self.mode)
-        return check_finite_output(self.estimator_.decision_function(T), "the decision values",
-                                   "rescale X like the training data")
+        F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
+                                "rescale X like the training data")
+        return F.astype(self.X_fit_.dtype, copy=False)
 
     def predict(self, X):
         T = self._inputs(X, self.mode)
@@ -479,7 +482,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         from sklearn.utils.extmath import svd_flip
 
         mode = _check_mode(self.mode)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         n = X.shape[0]
         k = self.n_components
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
@@ -541,4 +544,4 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         else:
             out = self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
         return check_finite_output(out, "the transformed values",
-                                   "rescale X like the training data")
+                                   "rescale X like the training data").astype(self.X_fit_.dtype)
