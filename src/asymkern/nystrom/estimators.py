@@ -536,6 +536,11 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         self.intercept_ = -(fbar @ W)
         return _finite_fit(self)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
     def transform(self, X):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)

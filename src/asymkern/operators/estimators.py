@@ -48,6 +48,14 @@ class IllConditionedLaggedGramWarning(RuntimeWarning):
     """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix."""
 
 
+def _like_input(X_in, values):
+    """Outputs follow the input's precision: float32 input gives float32 values (complex64 for
+    complex eigenfunction values); the computation itself is float64."""
+    if getattr(X_in, "dtype", None) == np.float32:
+        return values.astype(np.complex64 if np.iscomplexobj(values) else np.float32)
+    return values
+
+
 def _check_reg(value, name: str = "regularization") -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive real number, got {value!r}")
@@ -208,7 +216,16 @@ def _pairs(est, X, Y, multi_output=True, name="Y"):
     return X, Y
 
 
-class CovarianceOperator(TransformerMixin, _OperatorEstimator):
+class _PreservesFloat32:
+    """Transformers whose ``transform`` returns float32 for float32 input."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class CovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
     """Empirical (uncentred by default) covariance operator Ĉ_XX = (1/n) ΦΦᵀ (paper 002 §4.2).
 
     ``fit`` computes its top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
@@ -228,7 +245,7 @@ class CovarianceOperator(TransformerMixin, _OperatorEstimator):
         self.jitter = jitter
 
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, copy=True)
         n = X.shape[0]
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
         self.operator_ = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n),
@@ -241,15 +258,16 @@ class CovarianceOperator(TransformerMixin, _OperatorEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
         vals = self.eigenfunctions_(X)
         if self.center:
             vals = vals - self.eigenfunctions_(self.operator_.X).mean(axis=0)
-        return check_finite_output(vals, "the transformed values",
-                                   "rescale X like the training data")
+        return _like_input(X_in, check_finite_output(vals, "the transformed values",
+                                                     "rescale X like the training data"))
 
 
-class CrossCovarianceOperator(TransformerMixin, _OperatorEstimator):
+class CrossCovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
     """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F (paper 002 §4.2, Ex. 3.16).
 
     ``fit(X, Y)`` computes the top ``n_components`` singular triplets by ``method``.
@@ -287,9 +305,11 @@ class CrossCovarianceOperator(TransformerMixin, _OperatorEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
-        return check_finite_output(self.right_singular_functions_(X), "the transformed values",
-                                   "rescale X like the training data")
+        return _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
+                                                     "the transformed values",
+                                                     "rescale X like the training data"))
 
 
 class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
@@ -356,9 +376,11 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
     def predict(self, X) -> np.ndarray:
         """E[Y | X = x] (kernel ridge regression with ridge nε)."""
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
         out = self.kernel_x_(X, self.X_fit_) @ self.dual_coef_
         check_finite_output(out, "the predictions", "rescale X like the training data")
+        out = _like_input(X_in, out)
         return out[:, 0] if self._y_1d else out
 
 
@@ -439,10 +461,13 @@ class KoopmanOperator(_TransferOperator):
         return self._finish()
 
     def predict(self, X) -> np.ndarray:
+        """E[x_{t+τ} | x_t = x] = (K̂ id)(x) (float32 for float32 X)."""
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
         out = self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)
-        return check_finite_output(out, "the predictions", "rescale X like the training data")
+        return _like_input(X_in, check_finite_output(out, "the predictions",
+                                                     "rescale X like the training data"))
 
 
 class PerronFrobeniusOperator(_TransferOperator):
@@ -510,7 +535,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         return self._finish()
 
 
-class KernelCCA(TransformerMixin, _OperatorEstimator):
+class KernelCCA(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
     """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
 
     S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
@@ -594,18 +619,22 @@ class KernelCCA(TransformerMixin, _OperatorEstimator):
     def transform(self, X):
         """Canonical variates f_i(x) of the X side."""
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
-        return self._variates(self.x_canonical_functions_, X, self.operator_.X)
+        return _like_input(X_in, self._variates(self.x_canonical_functions_, X,
+                                                self.operator_.X))
 
     def transform_y(self, Y):
         """Canonical variates g_i(y) of the Y side."""
         check_is_fitted(self, "operator_")
+        Y_in = Y
         Y = np.asarray(as_data(Y, "Y", ensure_2d=False), dtype=np.float64)
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         if Y.ndim != 2 or Y.shape[1] != self.operator_.Y.shape[1]:
             raise ValueError(f"Y has shape {Y.shape}; expected (n_samples, "
                              f"{self.operator_.Y.shape[1]}) like the Y passed to fit")
-        return self._variates(self.y_canonical_functions_, Y, self.operator_.Y)
+        return _like_input(Y_in, self._variates(self.y_canonical_functions_, Y,
+                                                self.operator_.Y))
 
 
 __all__ = [
