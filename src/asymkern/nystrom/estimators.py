@@ -92,10 +92,9 @@ class _NystromBase(BaseEstimator):
             raise ValueError("mode='ncr' restricts f to span(C_H) and uses the full standard "
                              "Nyström basis; leave subspace_dim=None")
 
-    @staticmethod
-    def _gsa_pinv_factor(Gt):
+    def _gsa_pinv_factor(self, Gt):
         """P = G^† = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²)."""
-        return Gt @ psd_pinv(Gt.T @ Gt)
+        return Gt @ psd_pinv(Gt.T @ Gt, dtype=self.X_fit_.dtype)
 
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
@@ -222,7 +221,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             M -= n * np.outer(kbar, kbar)
         R = Knm.T @ Yc  # K_mn (y - ybar)
         if mode == "ncr":
-            beta = psd_pinv(M + alpha * self.basis_.Kmm) @ R  # eq. (11)
+            beta = psd_pinv(M + alpha * self.basis_.Kmm, dtype=X.dtype) @ R  # eq. (11)
             self.landmark_coef_ = beta
         elif mode in ("lla", "gsa"):
             if self.solver == "sklearn":
@@ -237,14 +236,14 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 # one eigendecomposition of G_cG_cᵀ serves the ridge solve and (G_cG_cᵀ)^†
                 lam, V = np.linalg.eigh((H0 + H0.T) / 2)
                 w = V @ ((V.T @ (A.T @ R)) / (lam + alpha)[:, None])
-                keep = lam > H0.shape[0] * np.finfo(np.float64).eps * max(lam.max(), 0.0)
+                keep = lam > H0.shape[0] * np.finfo(X.dtype).eps * max(lam.max(), 0.0)
                 H0_pinv = (V[:, keep] / lam[keep]) @ V[:, keep].T
             elif self.solver != "sklearn":
                 H = H0.copy()
                 H[np.diag_indices_from(H)] += alpha
                 w = np.linalg.solve(H, A.T @ R)
             if H0_pinv is None and mode == "gsa":
-                H0_pinv = psd_pinv(H0)
+                H0_pinv = psd_pinv(H0, dtype=X.dtype)
             self.coef_ = w.T
             self.landmark_coef_ = A @ w
             if mode == "gsa" and self.gsa_solver == "woodbury":
