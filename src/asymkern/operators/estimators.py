@@ -357,7 +357,9 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         """β(x) for each row of X: (n_train, n_points), μ_{Y|x} = Σ_i β_i(x) ψ(y_i)."""
         check_is_fitted(self, "operator_")
         X = validate_data(self, X, reset=False)
-        return sla.cho_solve(self._cho, self.kernel_x_(self.X_fit_, X), check_finite=False)
+        K = check_finite_output(self.kernel_x_(self.X_fit_, X), "the kernel values k(x_i, x)",
+                                "rescale X like the training data")
+        return sla.cho_solve(self._cho, K, check_finite=False)
 
     def embedding(self, X) -> RKHSFunction:
         """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X."""
