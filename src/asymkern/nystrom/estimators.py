@@ -25,7 +25,9 @@ Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom._
 None for exact), ``landmark_indices_`` (None for a Gaussian sketch), ``landmarks_`` (landmark
 points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
 ``landmark_coef_`` (β with f = C_H β, m × outputs; lla/ncr/gsa/spa), ``dual_coef_`` (α with
-f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_``.
+f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
+data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
+float64); predictions, decision values and transforms have the dtype of X (float32 stays float32).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import as_data, check_positive
+from .._validation import as_data, check_finite_output, check_positive
 from ..kernels import KernelMatrix, get_kernel
 from ._basis import build_basis, psd_pinv
 
@@ -65,7 +67,8 @@ class _NystromBase(BaseEstimator):
         self.landmarks_ = b.centers
         self.subspace_dim_ = b.subspace_dim
         Knm = b.landmark_kernel(X)
-        return Knm
+        return check_finite_output(Knm, "the kernel matrix K_nm between X and the landmarks",
+                                   _RESCALE)
 
     def _no_basis(self, X):
         self.basis_ = None
@@ -89,10 +92,27 @@ class _NystromBase(BaseEstimator):
             raise ValueError("mode='ncr' restricts f to span(C_H) and uses the full standard "
                              "Nyström basis; leave subspace_dim=None")
 
-    @staticmethod
-    def _gsa_pinv_factor(Gt):
+    def _gsa_pinv_factor(self, Gt):
         """P = G^† = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²)."""
-        return Gt @ psd_pinv(Gt.T @ Gt)
+        return Gt @ psd_pinv(Gt.T @ Gt, dtype=self.X_fit_.dtype)
+
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+def _exact_gram(est, X) -> np.ndarray:
+    """The full n×n kernel matrix of the exact machines, checked for overflow."""
+    K = np.asarray(est._kernel()(X), dtype=np.float64)
+    return check_finite_output(K, "the kernel matrix of X", _RESCALE)
+
+
+def _finite_fit(est):
+    """Fitted coefficients must be finite (overflow inside the solve is reported, not kept)."""
+    for name in ("coef_", "landmark_coef_", "dual_coef_", "intercept_", "eigenvalues_"):
+        val = getattr(est, name, None)
+        if val is not None:
+            check_finite_output(val, f"the fitted {name}", _RESCALE)
+    return est
 
 
 def _require_y(y, est):
@@ -171,7 +191,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             raise ValueError(f"gsa_solver must be 'eq20' or 'woodbury', got {self.gsa_solver!r}")
         alpha = check_positive(self.alpha, "alpha")
         _require_y(y, self)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = _as_targets(y, X.shape[0])
         self._y_1d = y.ndim == 1
         Y = y.reshape(X.shape[0], -1)
@@ -183,7 +203,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.fit_intercept else None
             if r is not None:
                 K = K - r[:, None] - r[None, :] + r.mean()
@@ -191,7 +211,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             a = np.linalg.solve(K, Yc)
             self.dual_coef_ = a
             self.intercept_ = ybar - (r @ a if r is not None else 0.0)
-            return self
+            return _finite_fit(self)
         self._ncr_requires_full()
         Knm = self._fit_basis(X)
         A = self.basis_.A
@@ -201,7 +221,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             M -= n * np.outer(kbar, kbar)
         R = Knm.T @ Yc  # K_mn (y - ybar)
         if mode == "ncr":
-            beta = psd_pinv(M + alpha * self.basis_.Kmm) @ R  # eq. (11)
+            beta = psd_pinv(M + alpha * self.basis_.Kmm, dtype=X.dtype) @ R  # eq. (11)
             self.landmark_coef_ = beta
         elif mode in ("lla", "gsa"):
             if self.solver == "sklearn":
@@ -216,14 +236,14 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 # one eigendecomposition of G_cG_cᵀ serves the ridge solve and (G_cG_cᵀ)^†
                 lam, V = np.linalg.eigh((H0 + H0.T) / 2)
                 w = V @ ((V.T @ (A.T @ R)) / (lam + alpha)[:, None])
-                keep = lam > H0.shape[0] * np.finfo(np.float64).eps * max(lam.max(), 0.0)
+                keep = lam > H0.shape[0] * np.finfo(X.dtype).eps * max(lam.max(), 0.0)
                 H0_pinv = (V[:, keep] / lam[keep]) @ V[:, keep].T
             elif self.solver != "sklearn":
                 H = H0.copy()
                 H[np.diag_indices_from(H)] += alpha
                 w = np.linalg.solve(H, A.T @ R)
             if H0_pinv is None and mode == "gsa":
-                H0_pinv = psd_pinv(H0)
+                H0_pinv = psd_pinv(H0, dtype=X.dtype)
             self.coef_ = w.T
             self.landmark_coef_ = A @ w
             if mode == "gsa" and self.gsa_solver == "woodbury":
@@ -253,7 +273,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             self.landmark_coef_ = A @ (Gt.T @ a)
         beta = self.landmark_coef_
         self.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
-        return self
+        return _finite_fit(self)
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
@@ -263,7 +283,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             out = self._exact_kernel(X).matmat(self.dual_coef_)
         else:
             out = self.basis_.landmark_kernel(X) @ self.landmark_coef_
-        out = out + self.intercept_
+        out = check_finite_output(out + self.intercept_, "the predictions",
+                                  "rescale X like the training data").astype(self.X_fit_.dtype)
         return out.ravel() if self._y_1d else out
 
     def predict(self, X):
@@ -356,7 +377,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
         mode = _check_mode(self.mode)
         _require_y(y, self)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -370,7 +391,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             self.estimator_ = self._make_svm("precomputed").fit(K, y)
             self.dual_coef_ = machine_duals(self.estimator_, n)
         else:
@@ -395,9 +416,14 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "n_iter_"):
             self.n_iter_ = self.estimator_.n_iter_
-        return self
+        return _finite_fit(self)
 
     def _inputs(self, X, approach):
+        T = self._inputs_raw(X, approach)
+        return check_finite_output(T, "the kernel features of X (input of the linear SVM)",
+                                   "rescale X like the training data")
+
+    def _inputs_raw(self, X, approach):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if approach == "exact":
@@ -409,7 +435,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
     def decision_function(self, X):
         T = self._inputs(X, self.mode)
-        return self.estimator_.decision_function(T)
+        F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
+                                "rescale X like the training data")
+        return F.astype(self.X_fit_.dtype, copy=False)
 
     def predict(self, X):
         T = self._inputs(X, self.mode)
@@ -453,7 +481,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         from sklearn.utils.extmath import svd_flip
 
         mode = _check_mode(self.mode)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         n = X.shape[0]
         k = self.n_components
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
@@ -465,7 +493,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
             self._no_basis(X)
             if k > n:
                 raise ValueError(f"n_components={k} is larger than n_samples={n}")
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.center else np.zeros(n)
             Kc = K - r[:, None] - r[None, :] + r.mean() if self.center else K
             lam, U = np.linalg.eigh((Kc + Kc.T) / 2)
@@ -476,7 +504,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
             self.dual_coef_ = U / np.sqrt(lam)
             self.eigenvalues_ = lam
             self.intercept_ = -(r @ self.dual_coef_)
-            return self
+            return _finite_fit(self)
         self._ncr_requires_full()
         Knm = self._fit_basis(X)
         A = self.basis_.A
@@ -505,11 +533,19 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         self.landmark_coef_ = A @ W
         self.eigenvalues_ = lam
         self.intercept_ = -(fbar @ W)
-        return self
+        return _finite_fit(self)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
     def transform(self, X):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if self.mode in ("gsa", "exact"):
-            return self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
-        return self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
+            out = self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
+        else:
+            out = self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
+        return check_finite_output(out, "the transformed values",
+                                   "rescale X like the training data").astype(self.X_fit_.dtype)
