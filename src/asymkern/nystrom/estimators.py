@@ -93,8 +93,14 @@ class _NystromBase(BaseEstimator):
                              "Nyström basis; leave subspace_dim=None")
 
     def _gsa_pinv_factor(self, Gt):
-        """P = G^† = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²)."""
-        return Gt @ psd_pinv(Gt.T @ Gt, dtype=self.X_fit_.dtype)
+        """P = (G^†) = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²).
+
+        Computed from the thin SVD Gᵀ = V Σ Uᵀ as V Σ⁻¹ Uᵀ (σ > max(n, s)·eps·σ₁), which does not
+        square the condition number as the Gram route GGᵀ would.
+        """
+        V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
+        keep = sig > max(Gt.shape) * np.finfo(self.X_fit_.dtype).eps * (sig[0] if sig.size else 0)
+        return (V[:, keep] / sig[keep]) @ Ut[keep]
 
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
@@ -216,10 +222,11 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         Knm = self._fit_basis(X)
         A = self.basis_.A
         kbar = Knm.mean(axis=0) if self.fit_intercept else None
-        M = Knm.T @ Knm
-        if kbar is not None:
-            M -= n * np.outer(kbar, kbar)
-        R = Knm.T @ Yc  # K_mn (y - ybar)
+        if mode in ("ncr", "lla"):
+            M = Knm.T @ Knm  # K_mn K_nm, centred: K_mn (I − 11ᵀ/n) K_nm
+            if kbar is not None:
+                M -= n * np.outer(kbar, kbar)
+            R = Knm.T @ Yc  # K_mn (y - ybar)
         if mode == "ncr":
             beta = psd_pinv(M + alpha * self.basis_.Kmm, dtype=X.dtype) @ R  # eq. (11)
             self.landmark_coef_ = beta
@@ -230,40 +237,16 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 F = Knm @ A
                 rg = Ridge(alpha=alpha, fit_intercept=self.fit_intercept).fit(F, Y)
                 w = rg.coef_.reshape(Y.shape[1], -1).T
-            H0 = A.T @ M @ A  # G_c G_cᵀ
-            H0_pinv = None
-            if self.solver != "sklearn" and mode == "gsa":
-                # one eigendecomposition of G_cG_cᵀ serves the ridge solve and (G_cG_cᵀ)^†
-                lam, V = np.linalg.eigh((H0 + H0.T) / 2)
-                w = V @ ((V.T @ (A.T @ R)) / (lam + alpha)[:, None])
-                keep = lam > H0.shape[0] * np.finfo(X.dtype).eps * max(lam.max(), 0.0)
-                H0_pinv = (V[:, keep] / lam[keep]) @ V[:, keep].T
-            elif self.solver != "sklearn":
-                H = H0.copy()
-                H[np.diag_indices_from(H)] += alpha
-                w = np.linalg.solve(H, A.T @ R)
-            if H0_pinv is None and mode == "gsa":
-                H0_pinv = psd_pinv(H0, dtype=X.dtype)
-            self.coef_ = w.T
-            self.landmark_coef_ = A @ w
-            if mode == "gsa" and self.gsa_solver == "woodbury":
-                # problem (3) directly: α_W = (K̃_c + alpha I)⁻¹ y_c (Woodbury), then G_c^†G_c α_W
-                Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
-                Hp = H0.copy()
-                Hp[np.diag_indices_from(Hp)] += alpha
-                a_w = (Yc - Gt @ np.linalg.solve(Hp, Gt.T @ Yc)) / alpha
-                w = Gt.T @ a_w  # = ŵ
+            if mode == "gsa":
+                self._fit_gsa(Knm, kbar, A, Yc, alpha, X.dtype,
+                              w if self.solver == "sklearn" else None)
+            else:
+                if self.solver != "sklearn":
+                    H = A.T @ M @ A  # G_c G_cᵀ
+                    H[np.diag_indices_from(H)] += alpha
+                    w = np.linalg.solve(H, A.T @ R)
                 self.coef_ = w.T
                 self.landmark_coef_ = A @ w
-                self.dual_coef_ = Gt @ (H0_pinv @ w)
-            elif mode == "gsa":
-                # eq. (20): α̂ = G_c^† ŵ = G_cᵀ (G_c G_cᵀ)^† ŵ, G_cᵀ = (K_nm − 1 kbarᵀ) A; one
-                # n×m product with the (m × outputs) vector, so GSA costs what LLA costs
-                v = A @ (H0_pinv @ w)
-                a = Knm @ v
-                if kbar is not None:
-                    a -= kbar @ v
-                self.dual_coef_ = a
         else:  # spa: (K̃_c + alpha I) a = y_c by Woodbury, K̃_c = G_cᵀ G_c
             Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
             H = Gt.T @ Gt
@@ -274,6 +257,42 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         beta = self.landmark_coef_
         self.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
         return _finite_fit(self)
+
+    def _fit_gsa(self, Knm, kbar, A, Yc, alpha, dtype, w_sklearn=None):
+        """GSA through LLA's training (paper 004 eq. 20), from one thin SVD of G_cᵀ.
+
+        With G_cᵀ = (K_nm − 1 k̄ᵀ) A = V Σ Uᵀ (n × s, rank r), LLA's ridge weights are
+        ŵ = (G_c G_cᵀ + αI)⁻¹ G_c y_c = U Σ(Σ² + α)⁻¹ Vᵀ y_c and eq. (20) gives
+        α̂ = G_c^† ŵ = V (Σ² + α)⁻¹ Vᵀ y_c, the GSA dual solution (K̃_c + αI)⁻¹ y_c restricted
+        to range(G_cᵀ). Working with Σ rather than the Gram matrix G_c G_cᵀ keeps the
+        pseudo-inverse's cut-off at rank-revealing level (σ > max(n, s)·eps·σ₁) instead of
+        squaring the condition number: with all points as landmarks the result equals exact KRR
+        to ~1e-14, where the Gram route lost up to 1e-3 on an ill-conditioned RBF matrix.
+        ``gsa_solver='woodbury'`` solves problem (3) directly, α_W = (K̃_c + αI)⁻¹ y_c, and
+        projects: α̂ = V Vᵀ α_W. With ``solver='sklearn'`` the weights come from Ridge and
+        α̂ = G_c^† ŵ = V Σ⁻¹ Uᵀ ŵ.
+        """
+        Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
+        V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
+        keep = sig > max(Gt.shape) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
+        V, sig, U = V[:, keep], sig[keep], Ut[keep].T
+        proj = V.T @ Yc  # r × outputs
+        filt = proj / (sig**2 + alpha)[:, None]
+        if w_sklearn is not None:
+            w = w_sklearn
+            a = V @ ((U.T @ w) / sig[:, None])
+        elif self.gsa_solver == "woodbury":
+            Hp = Gt.T @ Gt
+            Hp[np.diag_indices_from(Hp)] += alpha
+            a_w = (Yc - Gt @ np.linalg.solve(Hp, Gt.T @ Yc)) / alpha
+            w = Gt.T @ a_w  # = ŵ
+            a = V @ (V.T @ a_w)
+        else:
+            w = U @ (sig[:, None] * filt)
+            a = V @ filt
+        self.coef_ = w.T
+        self.landmark_coef_ = A @ w
+        self.dual_coef_ = a
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
