@@ -104,9 +104,9 @@ def test_small_fits_work_at_the_defaults(data):
 
 
 @pytest.mark.parametrize("n, m, dtype, kernel, center", [
-    (500, 500, np.float64, "rbf", False),
-    (600, 250, np.float64, "sne", True),
-    (250, 600, np.float32, "rbf", False),
+    (300, 300, np.float64, "rbf", False),
+    (300, 120, np.float64, "sne", True),
+    (120, 300, np.float32, "rbf", False),
 ])
 def test_dense_ksvd_peak_is_within_the_estimate(n, m, dtype, kernel, center):
     """tracemalloc peak of a dense KernelSVD fit ≤ the estimate checked against the budget,
