@@ -264,7 +264,7 @@ def _rank(r, shape, name: str = "r") -> int:
                               what=f"min(n, m) of G with shape {tuple(shape)}")
 
 
-def dense_svd(G, r: int, *, _checked: bool = False) -> SVDResult:
+def dense_svd(G, r: int, *, _checked: bool = False, _driver: str = "gesdd") -> SVDResult:
     """Exact top-r SVD by LAPACK (gesdd, falling back to gesvd if it does not converge).
 
     Parameters
@@ -282,6 +282,7 @@ def dense_svd(G, r: int, *, _checked: bool = False) -> SVDResult:
 
     if not _checked:
         G, _ = check_matrix(G)
+    given = G
     n, m = G.shape
     r = _rank(r, G.shape)
     owned = not isinstance(G, np.ndarray)  # a matrix formed here can be overwritten by LAPACK
@@ -309,10 +310,13 @@ def dense_svd(G, r: int, *, _checked: bool = False) -> SVDResult:
                        overwrite_a=owned)
 
     try:
-        U, s, Vt = run("gesdd")
+        U, s, Vt = run(_driver)
     except np.linalg.LinAlgError:  # pragma: no cover - rare LAPACK failure
-        if owned:
+        if _driver == "gesvd":
             raise
+        if owned:  # the formed matrix was overwritten: form it again for gesvd
+            del A, G
+            return dense_svd(given, r, _checked=True, _driver="gesvd")
         U, s, Vt = run("gesvd")
     if swap:
         U, Vt = Vt.T, U.T
