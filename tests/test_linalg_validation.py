@@ -45,8 +45,9 @@ def test_bad_matrices_are_refused_with_the_argument_named(name, G):
     bad[2, 3] = np.inf
     with pytest.raises(ValueError, match="G contains NaN or infinity"):
         f(bad)
-    with pytest.raises(ValueError, match="G contains NaN or infinity"):
-        f(sp.csr_matrix(bad))
+    for fmt in ("csr", "lil", "dok"):
+        with pytest.raises(ValueError, match="G contains NaN or infinity"):
+            f(sp.csr_matrix(bad).asformat(fmt))
     with pytest.raises(ValueError, match="G is complex-valued"):
         f(G + 1j)
     with pytest.raises(ValueError, match="G must be a 2-D matrix.*3 dimensions"):

@@ -247,16 +247,6 @@ def check_memory(nbytes: float, what: str, alternatives: str | None = None, *,
     raise MemoryBudgetError(msg, nbytes=int(nbytes), budget=budget, what=what)
 
 
-def dense_bytes(*shape: int, dtype="float64", copies: float = 1.0) -> int:
-    """Bytes of ``copies`` arrays of the given shape and dtype."""
-    import numpy as np
-
-    n = 1
-    for k in shape:
-        n *= int(k)
-    return int(copies * n * np.dtype(dtype).itemsize)
-
-
 # ------------------------------------------------------------------------- joblib propagation
 class _WithConfig:
     """Call ``function`` inside ``config_context(**config)`` (in a joblib worker)."""
@@ -307,7 +297,6 @@ __all__ = [
     "check_memory",
     "config_context",
     "delayed",
-    "dense_bytes",
     "format_bytes",
     "get_config",
     "set_config",

@@ -138,7 +138,7 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
             raise TypeError(f"{name} must be numeric, got dtype {dt}")
         if dt not in (np.float32, np.float64):
             G = G.astype(np.float64)
-        data = G.tocsr().data if not hasattr(G, "data") else G.data
+        data = G.data if G.format in ("csr", "csc", "coo", "bsr", "dia") else G.tocsr().data
         if not _all_finite(np.asarray(data)):
             raise ValueError(f"{name} contains NaN or infinity; expected finite values")
         return G, "sparse"
