@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import as_data, check_finite_output, check_n_components, check_positive
+from ..config import check_memory
 from ..kernels import KernelMatrix, get_kernel
 from ..linalg.svd import flip_signs
 
@@ -69,6 +70,8 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         X = as_data(X, "X", allow_sparse=self.kernel_.accepts_sparse)
         n = X.shape[0]
         r = check_n_components(self.n_components, n, what="the number of samples")
+        check_memory(8 * n * n * 4, f"KernelPCA on {n} samples", "asymkern.nystrom."
+                     "NystromKernelPCA", detail=f"the {n}×{n} kernel, its copy and eigh's")
         K = KernelMatrix(self.kernel_, X).to_array().astype(np.float64)
         check_finite_output(K, "the kernel matrix of X",
                             "rescale X (e.g. StandardScaler) or change the kernel parameters")

@@ -39,6 +39,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import as_data, check_finite_output, check_positive
+from ..config import check_memory
 from ..kernels import KernelMatrix, get_kernel
 from ._basis import build_basis, psd_pinv
 
@@ -58,6 +59,11 @@ class _NystromBase(BaseEstimator):
         return get_kernel(self.kernel, **(self.kernel_params or {}))
 
     def _fit_basis(self, X):
+        n, m = X.shape[0], self.n_landmarks  # measured peak ≤ 3 n×m blocks + 5 m×m matrices
+        if isinstance(m, numbers.Integral) and not isinstance(m, bool) and 0 < m <= n:
+            check_memory(8 * (3 * n * m + 5 * m * m), f"{type(self).__name__}(n_landmarks={m}) "
+                         f"on {n} samples", "fewer landmarks (n_landmarks)",
+                         detail=f"K_nm ({n}×{m}) three times and K_mm ({m}×{m}) five times")
         kern = self._kernel()
         self.basis_ = build_basis(kern, X, self.n_landmarks, landmarks=self.landmarks,
                                   subspace_dim=self.subspace_dim, rcond=self.rcond,
@@ -71,6 +77,9 @@ class _NystromBase(BaseEstimator):
                                    _RESCALE)
 
     def _no_basis(self, X):
+        n = X.shape[0]  # mode='exact': the n×n kernel, its centred copies and the solver's copy
+        check_memory(8 * n * n * 4, f"{type(self).__name__}(mode='exact') on {n} samples",
+                     "a Nyström mode ('lla', 'gsa', 'ncr', 'spa')")
         self.basis_ = None
         self.landmark_indices_ = None
         self.landmarks_ = None
