@@ -88,6 +88,11 @@ class KernelMatrix:
             np.float64
         )
         self.shape = (self.X.shape[0], self.Z.shape[0])
+        self.kernel._check_params()  # catches parameters changed after construction
+        # one shift for every block (squared-distance kernels): blocking never changes it
+        self._kw = (
+            {"center": self.kernel.center_for(self.Z)} if self.kernel.uses_center else {}
+        )
         self._normalizers: np.ndarray | None = None
         self._means: tuple[np.ndarray, np.ndarray, float] | None = None
 
@@ -107,9 +112,9 @@ class KernelMatrix:
     def _raw(self, X, Z) -> np.ndarray:
         """Kernel values, or for row-normalised kernels their unnormalised logarithms."""
         if self.kernel.row_normalized:
-            K = self.kernel._log_raw(X, Z)
+            K = self.kernel._log_raw(X, Z, **self._kw)
         else:
-            K = self.kernel._raw(X, Z)
+            K = self.kernel._raw(X, Z, **self._kw)
         if K.dtype != self.dtype:
             K = K.astype(self.dtype)
         return K
@@ -330,7 +335,7 @@ class KernelMatrix:
             rows = max(rows, -(-self.shape[0] // 4))
             for start in range(0, self.shape[0], rows):
                 sl = slice(start, min(start + rows, self.shape[0]))
-                self.kernel._raw_into(self.X[sl], self.Z, out[sl])
+                self.kernel._raw_into(self.X[sl], self.Z, out[sl], **self._kw)
             return out
         for sl, B in self.iter_row_blocks(rows):
             out[sl] = B
