@@ -365,12 +365,16 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func):
     zz64 = zz.astype(np.float64)
     s_cap = min(s_eff, float(np.finfo(np.float64).max))
 
-    def work(a: int, b: int) -> None:
+    # rows per sub-chunk: ~1 MiB, so the test, the fix-up and ``func`` run while it is in cache
+    sub = max(1, (1 << 17) // max(1, K.shape[1]))
+
+    def part(a: int, b: int) -> None:
         Kc = K[a:b]
         xr = xx[a:b].astype(np.float64)
         T = u * tau * (float(xr.max(initial=0.0)) + zmax)
-        I, J = np.nonzero(Kc >= -T)
-        if I.size:
+        flat = np.flatnonzero(Kc >= -T)  # (much faster than a 2-D nonzero)
+        if flat.size:
+            I, J = np.divmod(flat, Kc.shape[1])
             thr = u * tau * (xr[I] + zz64[J])
             keep = Kc[I, J] >= -thr
             I, J = I[keep], J[keep]
@@ -382,11 +386,13 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func):
                 if dtype == np.float64:
                     np.multiply(Kc, s_cap, out=Kc)
                 else:
-                    step = max(1, (1 << 18) // max(1, Kc.shape[1]))
-                    for r in range(0, Kc.shape[0], step):
-                        Kc[r:r + step] = Kc[r:r + step].astype(np.float64) * s_cap
+                    Kc[...] = Kc.astype(np.float64) * s_cap
         if func is not None:
             func(Kc)
+
+    def work(a: int, b: int) -> None:
+        for r in range(a, b, sub):
+            part(r, min(r + sub, b))
 
     apply_rows(K, work)
 

@@ -72,7 +72,8 @@ class LinearKernel(Kernel):
     accepts_sparse = True
 
     def _raw(self, X, Z):
-        K = _dense(X @ Z.T)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            K = _dense(X @ Z.T)
         if _may_overflow(X, Z, K.dtype):
             check_overflow(K, self.name, "xᵀz")
         return K
@@ -116,10 +117,10 @@ class PolynomialKernel(Kernel):
         degree = int(self.degree)
         coef0 = float(self.coef0)
         gamma = _resolve_gamma(self.gamma, None, X.shape[1], self.name)
-        K = _dense(X @ Z.T)
-        K *= gamma
-        K += coef0
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            K = _dense(X @ Z.T)
+            K *= gamma
+            K += coef0
             K = K ** degree
         if _may_overflow(X, Z, K.dtype, gamma, coef0, degree):
             check_overflow(K, self.name, "(gamma·xᵀz + coef0)^degree")
