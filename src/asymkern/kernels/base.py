@@ -195,18 +195,36 @@ def _needs_scaling(a: float, dtype) -> bool:
 
 
 def data_center(Z) -> np.ndarray | None:
-    """The shift used to centre squared-distance computations: the column mean of ``Z`` in
-    Z's dtype (accumulated in float64; computed from a power-of-two-scaled copy when the sum
-    would overflow). None for sparse ``Z`` (centring would densify it)."""
+    """The shift used to centre squared-distance computations: the column means of ``Z``
+    (None for sparse ``Z``, which centring would densify).
+
+    The means are summed *exactly* in 64-bit fixed point (each value truncated to a multiple
+    of 2^-50 of its column's largest magnitude), so the centre — and with it every kernel
+    value — does not depend on the order of the rows: K(X, Z[p]) is exactly K(X, Z)[:, p].
+    The truncation moves the centre by at most 2^-50 of the column range, which does not
+    matter (any centre near the data removes the cancellation). Returned in Z's dtype.
+    """
     if sp.issparse(Z):
         return None
     Z = np.asarray(Z)
-    with np.errstate(over="ignore", invalid="ignore"):
-        c = Z.mean(axis=0, dtype=np.float64)
-    if not np.all(np.isfinite(c)):
-        s = math.ldexp(1.0, _pow2_exponent(_maxabs(Z), np.float64))
-        c = (Z / np.float64(s)).mean(axis=0, dtype=np.float64) * s
-    return c.astype(Z.dtype, copy=False)
+    m = Z.shape[0]
+    if m == 0:
+        return np.zeros(Z.shape[1], dtype=Z.dtype)
+    amax = np.maximum(Z.max(axis=0), -Z.min(axis=0)).astype(np.float64)
+    bits = 62 - int(m).bit_length()
+    exp = np.frexp(amax)[1].astype(np.int64) - bits
+    q = np.ldexp(1.0, exp)  # quantum per column (a power of two: exact divisions)
+    total = np.zeros(Z.shape[1], dtype=np.int64)  # exact: |each term| < 2^bits, m of them
+    step = max(1, 8192 // max(1, Z.shape[1]))  # small chunks: no large temporaries
+    buf = np.empty((min(step, m), Z.shape[1]))
+    with np.errstate(under="ignore"):
+        for a in range(0, m, step):
+            W = buf[: min(step, m - a)]
+            np.divide(Z[a:a + step], q, out=W)
+            np.floor(W, out=W)
+            total += W.astype(np.int64).sum(axis=0)
+    c = np.ldexp(total.astype(np.float64) / m, exp)
+    return c.astype(Z.dtype)
 
 
 def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, center=None,

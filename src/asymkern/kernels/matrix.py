@@ -3,7 +3,14 @@
 Nothing n×m is formed unless asked for (:meth:`KernelMatrix.to_array`, which refuses past the
 configured budget). Blocks follow ``working_memory`` (MiB). Optional double centring
 G̃ = H_n G H_m (paper 000 §2, H_k = I − 11ᵀ/k) is applied through row/column means, never with an
-n×n matrix. float32 inputs give float32 blocks.
+n×n matrix.
+
+Numerics (issue 12): float32 inputs give float32 everywhere — blocks, rows/cols, products,
+means, row/column sums and normalisers — while sums over many entries (means, the column sums
+of ``rmatmat``, the log-sum-exp normalisers) are accumulated in float64 and cast at the end.
+Squared-distance kernels get one centre per matrix (``Kernel.center_for(Z)``), passed to every
+block, so the shift that removes cancellation never depends on the blocking. Non-finite row
+normalisers raise ``OverflowError`` naming the kernel instead of giving NaN.
 """
 
 from __future__ import annotations
