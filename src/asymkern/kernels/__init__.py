@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from .base import Kernel
 from .compat import CompatibilityTransform
 from .matrix import KernelMatrix, MemoryBudgetError
@@ -45,11 +47,19 @@ KERNELS.update(
 )
 
 
+def _init_params(cls) -> list[str]:
+    sig = inspect.signature(cls.__init__)
+    return [p.name for p in sig.parameters.values()
+            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
 def get_kernel(kernel="rbf", **params) -> Kernel:
     """Build a kernel from a name (see ``KERNELS``), a :class:`Kernel` instance or a callable.
 
     ``params`` go to the kernel's constructor (a name or callable) and must be empty for an
-    instance. ``'precomputed'`` is handled by the estimators, not here.
+    instance; an unknown parameter raises ``ValueError`` naming it, and every kernel validates
+    its parameters (finite, in range) at construction and again when used. ``'precomputed'``
+    is handled by the estimators, not here.
     """
     if isinstance(kernel, Kernel):
         if params:
@@ -66,10 +76,15 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
                 f"unknown kernel {kernel!r}; expected one of {sorted(KERNELS)}, "
                 "'precomputed', a Kernel instance or a callable f(X, Z) -> (n, m) array"
             )
-        try:
-            return KERNELS[key](**params)
-        except TypeError as exc:
-            raise TypeError(f"bad kernel_params for kernel {kernel!r}: {exc}") from exc
+        cls = KERNELS[key]
+        valid = _init_params(cls)
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ValueError(
+                f"unknown kernel_params {unknown} for kernel {kernel!r}; its parameters are "
+                f"{valid}"
+            )
+        return cls(**params)
     if callable(kernel):
         return CallableKernel(kernel, **params)
     raise TypeError(

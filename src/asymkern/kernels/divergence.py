@@ -24,8 +24,7 @@ import hashlib
 import numpy as np
 from scipy.special import logsumexp
 
-from .._validation import check_positive
-from .base import Kernel
+from .base import Kernel, check_bool, check_int, check_real
 
 
 class KLHistogramKernel(Kernel):
@@ -41,6 +40,12 @@ class KLHistogramKernel(Kernel):
         self.a = a
         self.eps = eps
         self.symmetric = symmetric
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.a, "a", self.name, low=0.0)
+        check_real(self.eps, "eps", self.name, low=0.0)
+        check_bool(self.symmetric, "symmetric", self.name)
 
     @property
     def is_symmetric(self) -> bool:  # type: ignore[override]
@@ -50,7 +55,7 @@ class KLHistogramKernel(Kernel):
         X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
         if np.any(X < 0):
             raise ValueError(f"{name} must hold non-negative histogram counts or probabilities")
-        eps = check_positive(self.eps, "eps")
+        eps = check_real(self.eps, "eps", self.name, low=0.0)
         P = X + eps
         P /= P.sum(axis=1, keepdims=True)
         return P, np.log(P)
@@ -65,7 +70,8 @@ class KLHistogramKernel(Kernel):
         return np.maximum(D, 0.0)
 
     def _raw(self, X, Z):
-        a = check_positive(self.a, "a")
+        self._check_params()
+        a = float(self.a)
         K = self.divergence(X, Z)
         K *= -a
         return np.exp(K, out=K)
@@ -120,8 +126,16 @@ def _unpack(X, m: int):
 
 
 def _gmm_logpdf(S, W, Mu, Var):
-    """log densities of points S (N, d) under mixtures (n_mix, m, d): returns (n_mix, N)."""
+    """log densities of points S (N, d) under mixtures (n_mix, m, d): returns (n_mix, N).
+
+    The quadratic form Σ (s − mu)²/var is expanded into three products (one GEMM each); to
+    avoid cancellation for data far from the origin (issue 12) the points and the means are
+    first shifted by the same centre (the mean of S), which leaves (s − mu) unchanged.
+    """
     # log N(s | mu, diag var) = −½[d log 2π + Σ log var + Σ (s − mu)²/var]
+    c = S.mean(axis=0)
+    S = S - c
+    Mu = Mu - c
     inv = 1.0 / Var  # (q, m, d)
     const = -0.5 * (Mu.shape[2] * np.log(2 * np.pi) + np.log(Var).sum(axis=2))  # (q, m)
     quad = (
@@ -147,6 +161,14 @@ class GMMKLKernel(Kernel):
         self.n_samples = n_samples
         self.random_state = random_state
         self.symmetric = symmetric
+        self._check_params()
+
+    def _check_params(self):
+        check_int(self.n_components, "n_components", self.name, low=1)
+        check_real(self.a, "a", self.name, low=0.0)
+        check_int(self.n_samples, "n_samples", self.name, low=1)
+        check_int(self.random_state, "random_state", self.name, low=0)
+        check_bool(self.symmetric, "symmetric", self.name)
 
     @property
     def is_symmetric(self) -> bool:  # type: ignore[override]
@@ -181,8 +203,8 @@ class GMMKLKernel(Kernel):
         return np.maximum(D, 0.0)
 
     def _raw(self, X, Z):
-        check_positive(self.n_samples, "n_samples")
-        a = check_positive(self.a, "a")
+        self._check_params()
+        a = float(self.a)
         K = self.divergence(X, Z)
         K *= -a
         return np.exp(K, out=K)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .base import Kernel
+from .base import Kernel, check_bool
 
 
 class DirectedGraphKernel(Kernel):
@@ -53,7 +53,7 @@ class DirectedGraphKernel(Kernel):
             G = sp.csr_matrix((G + G.T) * 0.5)
         self._G = G
         self.preprocess = preprocess
-        self.symmetrize = bool(symmetrize)
+        self.symmetrize = check_bool(symmetrize, "symmetrize", self.name)
         self.n_nodes = int(A.shape[0])
 
     @property

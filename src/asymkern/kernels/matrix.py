@@ -3,7 +3,14 @@
 Nothing n×m is formed unless asked for (:meth:`KernelMatrix.to_array`, which refuses past the
 configured budget). Blocks follow ``working_memory`` (MiB). Optional double centring
 G̃ = H_n G H_m (paper 000 §2, H_k = I − 11ᵀ/k) is applied through row/column means, never with an
-n×n matrix. float32 inputs give float32 blocks.
+n×n matrix.
+
+Numerics (issue 12): float32 inputs give float32 everywhere — blocks, rows/cols, products,
+means, row/column sums and normalisers — while sums over many entries (means, the column sums
+of ``rmatmat``, the log-sum-exp normalisers) are accumulated in float64 and cast at the end.
+Squared-distance kernels get one centre per matrix (``Kernel.center_for(Z)``), passed to every
+block, so the shift that removes cancellation never depends on the blocking. Non-finite row
+normalisers raise ``OverflowError`` naming the kernel instead of giving NaN.
 """
 
 from __future__ import annotations
@@ -84,6 +91,11 @@ class KernelMatrix:
             np.float64
         )
         self.shape = (self.X.shape[0], self.Z.shape[0])
+        self.kernel._check_params()  # catches parameters changed after construction
+        # one shift for every block (squared-distance kernels): blocking never changes it
+        self._kw = (
+            {"center": self.kernel.center_for(self.Z)} if self.kernel.uses_center else {}
+        )
         self._normalizers: np.ndarray | None = None
         self._means: tuple[np.ndarray, np.ndarray, float] | None = None
 
@@ -103,9 +115,9 @@ class KernelMatrix:
     def _raw(self, X, Z) -> np.ndarray:
         """Kernel values, or for row-normalised kernels their unnormalised logarithms."""
         if self.kernel.row_normalized:
-            K = self.kernel._log_raw(X, Z)
+            K = self.kernel._log_raw(X, Z, **self._kw)
         else:
-            K = self.kernel._raw(X, Z)
+            K = self.kernel._raw(X, Z, **self._kw)
         if K.dtype != self.dtype:
             K = K.astype(self.dtype)
         return K
@@ -123,15 +135,16 @@ class KernelMatrix:
         mx = np.full(X_rows.shape[0], -np.inf)
         acc = np.zeros(X_rows.shape[0])
         step = max(1, int(self.working_memory * 2**20 // (max(1, X_rows.shape[0]) * 16)))
-        for start in range(0, n_r, step):
-            L = self._raw(X_rows, R[start : start + step])
-            bm = L.max(axis=1).astype(np.float64)
-            new = np.maximum(mx, bm)
-            acc = acc * np.exp(mx - new) + np.exp(
-                L - new[:, None].astype(L.dtype)
-            ).sum(axis=1, dtype=np.float64)
-            mx = new
-        return mx + np.log(acc)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for start in range(0, n_r, step):
+                L = self._raw(X_rows, R[start : start + step])
+                bm = L.max(axis=1).astype(np.float64)
+                new = np.maximum(mx, bm)
+                acc = acc * np.exp(mx - new) + np.exp(
+                    L - new[:, None].astype(L.dtype)
+                ).sum(axis=1, dtype=np.float64)
+                mx = new
+            return self._check_lse(mx + np.log(acc))
 
     def _row_lse(self) -> np.ndarray:
         """Cached log-normalisers of every row."""
@@ -139,11 +152,24 @@ class KernelMatrix:
             if self._reference_is_Z:
                 lse = np.empty(self.shape[0])
                 for sl, L in self._iter_raw_row_blocks():
-                    lse[sl] = self._block_lse(L)
-                self._normalizers = lse
+                    with np.errstate(invalid="ignore"):
+                        lse[sl] = self._block_lse(L)
+                self._normalizers = self._check_lse(lse)
             else:
                 self._normalizers = self._lse_for(self.X)
         return self._normalizers
+
+    def _check_lse(self, lse: np.ndarray) -> np.ndarray:
+        """Refuse log-normalisers that are not finite (every k(x, r) underflowed to 0 or the
+        exponent overflowed): dividing by them would give NaN, never a silent result."""
+        if not np.all(np.isfinite(lse)):
+            i = int(np.flatnonzero(~np.isfinite(lse))[0])
+            raise OverflowError(
+                f"kernel {self.kernel.name!r}: the row normaliser log Σ_r k(x_{i}, r) is "
+                f"{lse[i]} (every kernel value of row {i} under- or overflowed); rescale the "
+                "data or enlarge the bandwidth"
+            )
+        return lse
 
     def row_normalizers(self) -> np.ndarray | None:
         """Normalisers Σ_{r∈R} k(x_i, r) of every row (None unless the kernel is row-normalised).
@@ -153,7 +179,7 @@ class KernelMatrix:
         """
         if not self.kernel.row_normalized:
             return None
-        return np.exp(self._row_lse())
+        return np.exp(self._row_lse()).astype(self.dtype, copy=False)
 
     def _iter_raw_row_blocks(self, block_rows: int | None = None):
         step = block_rows or self.block_rows()
@@ -174,14 +200,23 @@ class KernelMatrix:
         if self._normalizers is not None:
             lse = self._normalizers[rows]
         elif raw_full_rows and self._reference_is_Z:
-            lse = self._block_lse(K)
+            with np.errstate(invalid="ignore"):
+                lse = self._check_lse(self._block_lse(K))
         else:
             lse = self._lse_for(self.X[rows])
         K -= lse.astype(K.dtype, copy=False)[:, None]
         return inplace_ufunc(np.exp, K)
 
     def means(self) -> tuple[np.ndarray, np.ndarray, float]:
-        """(row means (n,), column means (m,), grand mean) of the uncentred matrix."""
+        """(row means (n,), column means (m,), grand mean) of the uncentred matrix.
+
+        Accumulated in float64; the means are returned in the matrix dtype (float32 for
+        float32 data), the grand mean as a Python float.
+        """
+        r, c, g = self._means64()
+        return r.astype(self.dtype, copy=False), c.astype(self.dtype, copy=False), g
+
+    def _means64(self) -> tuple[np.ndarray, np.ndarray, float]:
         if self._means is None:
             n, m = self.shape
             row_sum = np.empty(n)
@@ -195,14 +230,14 @@ class KernelMatrix:
     def row_sums(self) -> np.ndarray:
         """Σ_j G_ij (after centring, if enabled)."""
         if self.center:
-            return np.zeros(self.shape[0])
-        return self.means()[0] * self.shape[1]
+            return np.zeros(self.shape[0], dtype=self.dtype)
+        return (self._means64()[0] * self.shape[1]).astype(self.dtype, copy=False)
 
     def col_sums(self) -> np.ndarray:
         """Σ_i G_ij (after centring, if enabled)."""
         if self.center:
-            return np.zeros(self.shape[1])
-        return self.means()[1] * self.shape[0]
+            return np.zeros(self.shape[1], dtype=self.dtype)
+        return (self._means64()[1] * self.shape[0]).astype(self.dtype, copy=False)
 
     def _iter_blocks_uncentered(self, block_rows: int | None = None):
         for sl, raw in self._iter_raw_row_blocks(block_rows):
@@ -216,7 +251,7 @@ class KernelMatrix:
             yield sl, B
 
     def _center_block(self, B: np.ndarray, rows, cols) -> np.ndarray:
-        r, c, g = self.means()
+        r, c, g = self._means64()
         B -= r[rows].astype(B.dtype)[:, None]
         B -= c[cols].astype(B.dtype)[None, :]
         B += B.dtype.type(g)
@@ -261,12 +296,13 @@ class KernelMatrix:
         out = np.empty((self.shape[0], V2.shape[1]), dtype=np.result_type(self.dtype, V2.dtype))
         for sl, B in self._iter_blocks_uncentered():
             out[sl] = B @ V2
-        if self.center:
-            r, c, g = self.means()
-            ones_v = V2.sum(axis=0)
-            out -= np.outer(r, ones_v)
-            out -= (c @ V2)[None, :]
-            out += g * ones_v[None, :]
+        if self.center:  # the correction is formed in float64, then applied in place
+            r, c, g = self._means64()
+            ones_v = V2.sum(axis=0, dtype=np.float64)
+            corr = np.outer(r, ones_v)
+            corr += (c @ V2)[None, :]
+            corr -= g * ones_v[None, :]
+            out -= corr.astype(out.dtype, copy=False)
         return out.ravel() if vec else out
 
     def rmatmat(self, U: np.ndarray) -> np.ndarray:
@@ -274,15 +310,18 @@ class KernelMatrix:
         U = np.asarray(U)
         vec = U.ndim == 1
         U2 = U.reshape(self.shape[0], -1)
-        out = np.zeros((self.shape[1], U2.shape[1]), dtype=np.result_type(self.dtype, U2.dtype))
+        dtype = np.result_type(self.dtype, U2.dtype)
+        # the sum over row blocks is accumulated in float64, returned in the result dtype
+        acc = np.zeros((self.shape[1], U2.shape[1]), dtype=np.float64)
         for sl, B in self._iter_blocks_uncentered():
-            out += B.T @ U2[sl]
+            acc += B.T @ U2[sl]
         if self.center:
-            r, c, g = self.means()
-            ones_u = U2.sum(axis=0)
-            out -= (r @ U2)[None, :]
-            out -= np.outer(c, ones_u)
-            out += g * ones_u[None, :]
+            r, c, g = self._means64()
+            ones_u = U2.sum(axis=0, dtype=np.float64)
+            acc -= (r @ U2)[None, :]
+            acc -= np.outer(c, ones_u)
+            acc += g * ones_u[None, :]
+        out = acc.astype(dtype, copy=False)
         return out.ravel() if vec else out
 
     matvec = matmat
@@ -322,7 +361,7 @@ class KernelMatrix:
             rows = max(rows, -(-self.shape[0] // 4))
             for start in range(0, self.shape[0], rows):
                 sl = slice(start, min(start + rows, self.shape[0]))
-                self.kernel._raw_into(self.X[sl], self.Z, out[sl])
+                self.kernel._raw_into(self.X[sl], self.Z, out[sl], **self._kw)
             return out
         for sl, B in self.iter_row_blocks(rows):
             out[sl] = B

@@ -3,40 +3,106 @@
 Parametrisation follows scikit-learn: ``gamma`` multiplies the squared distance,
 κ_RBF(x, z) = exp(−gamma‖x − z‖²). Paper 000 writes exp(−‖x − z‖²/γ²): pass ``bandwidth=γ``
 (gamma = 1/γ²). Paper 001 writes the SNE kernel with σ² in the same place: ``bandwidth=σ``.
+
+Numerics (issue 12): the squared-distance kernels (RBF, Cauchy, SNE, T) centre the data before
+the one-GEMM expansion, recompute near duplicates directly and scale by powers of two against
+overflow (:func:`~asymkern.kernels.base.neg_scaled_sq_dists`); linear and polynomial kernels
+raise ``OverflowError`` when their values leave the float range; every kernel validates its
+parameters at construction and again at use (so a changed attribute is caught).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import manhattan_distances
 
-from .._validation import check_positive
-from .base import Kernel, _dense, evaluate_callable, inplace_ufunc, neg_scaled_sq_dists
+from .base import (
+    Kernel,
+    _dense,
+    check_bool,
+    check_int,
+    check_overflow,
+    check_real,
+    data_center,
+    evaluate_callable,
+    inplace_ufunc,
+    neg_scaled_sq_dists,
+)
 
 
-def _resolve_gamma(gamma, bandwidth, n_features: int) -> float:
+def _resolve_gamma(gamma, bandwidth, n_features: int, kernel: str = "rbf") -> float:
+    """The factor gamma of −gamma‖x − z‖² from ``gamma`` or ``bandwidth`` (validated)."""
     if gamma is not None and bandwidth is not None:
-        raise ValueError("give either gamma or bandwidth, not both")
+        raise ValueError(f"kernel {kernel!r}: give either gamma or bandwidth, not both")
     if bandwidth is not None:
-        return 1.0 / check_positive(bandwidth, "bandwidth") ** 2
+        bw = check_real(bandwidth, "bandwidth", kernel, low=0.0)
+        g = 1.0 / bw / bw
+        if not (math.isfinite(g) and g > 0):
+            raise ValueError(
+                f"kernel {kernel!r}: bandwidth={bandwidth!r} gives gamma = 1/bandwidth² = {g!r} "
+                "outside the float range; rescale the data and the bandwidth"
+            )
+        return g
     if gamma is None:
         return 1.0 / n_features
-    return check_positive(gamma, "gamma")
+    return check_real(gamma, "gamma", kernel, low=0.0)
+
+
+def _inverse_scale(scale, kernel: str) -> float:
+    v = check_real(scale, "scale", kernel, low=0.0)
+    inv = 1.0 / v
+    if not math.isfinite(inv):
+        raise ValueError(f"kernel {kernel!r}: scale={scale!r} is too small (1/scale overflows)")
+    return inv
+
+
+def _exp(K):
+    np.exp(K, out=K)
+
+
+def _neg(K):
+    np.negative(K, out=K)
 
 
 class LinearKernel(Kernel):
-    """κ(x, z) = xᵀz."""
+    """κ(x, z) = xᵀz.
+
+    Raises ``OverflowError`` when xᵀz exceeds the float range (only checked when
+    d·max|x|·max|z| could; Cauchy–Schwarz bounds |xᵀz| by it).
+    """
 
     name = "linear"
     accepts_sparse = True
 
     def _raw(self, X, Z):
-        return _dense(X @ Z.T)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            K = _dense(X @ Z.T)
+        if _may_overflow(X, Z, K.dtype):
+            check_overflow(K, self.name, "xᵀz")
+        return K
+
+
+def _may_overflow(X, Z, dtype, gamma: float = 1.0, coef0: float = 0.0, degree: int = 1) -> bool:
+    """Whether (gamma·xᵀz + coef0)^degree could leave the float range (a cheap a-priori bound
+    on the logarithm: log|.| <= degree·log(gamma·d·max|x|·max|z| + |coef0|))."""
+    from .base import _maxabs
+
+    b = gamma * X.shape[1] * _maxabs(X) * _maxabs(Z) + abs(coef0)
+    if b == 0:
+        return False
+    return degree * math.log(b) > math.log(np.finfo(dtype).max) - 3.0
 
 
 class PolynomialKernel(Kernel):
-    """κ(x, z) = (gamma·xᵀz + coef0)^degree (gamma defaults to 1/n_features)."""
+    """κ(x, z) = (gamma·xᵀz + coef0)^degree (gamma defaults to 1/n_features).
+
+    Parameters are validated (degree a positive integer, gamma > 0 finite, coef0 finite) at
+    construction and again at every use. Raises ``OverflowError`` naming the kernel when the
+    values exceed the float range.
+    """
 
     name = "polynomial"
     accepts_sparse = True
@@ -45,75 +111,153 @@ class PolynomialKernel(Kernel):
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self._check_params()
+
+    def _check_params(self):
+        check_int(self.degree, "degree", self.name, low=1)
+        check_real(self.gamma, "gamma", self.name, low=0.0, allow_none=True)
+        check_real(self.coef0, "coef0", self.name)
 
     def _raw(self, X, Z):
-        if int(self.degree) != self.degree or self.degree < 1:
-            raise ValueError(f"degree must be a positive integer, got {self.degree!r}")
-        gamma = _resolve_gamma(self.gamma, None, X.shape[1])
-        K = _dense(X @ Z.T)
-        K *= gamma
-        K += self.coef0
-        return K ** int(self.degree)
+        self._check_params()
+        degree = int(self.degree)
+        coef0 = float(self.coef0)
+        gamma = _resolve_gamma(self.gamma, None, X.shape[1], self.name)
+        with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+            K = _dense(X @ Z.T)
+            K *= gamma
+            K += coef0
+            K = K ** degree
+        if _may_overflow(X, Z, K.dtype, gamma, coef0, degree):
+            check_overflow(K, self.name, "(gamma·xᵀz + coef0)^degree")
+        return K
 
     @property
     def is_psd(self):  # type: ignore[override]
         return self.coef0 >= 0
 
 
-class RBFKernel(Kernel):
-    """Gaussian kernel κ(x, z) = exp(−gamma‖x − z‖²); ``bandwidth=γ`` means gamma = 1/γ²."""
+class _SqDistKernel(Kernel):
+    """Kernels that are functions of −s‖x − z‖² (RBF, Cauchy, SNE, T).
+
+    They are computed by :func:`~asymkern.kernels.base.neg_scaled_sq_dists`: shifted by a
+    common centre (no cancellation for data far from the origin), near duplicates recomputed
+    directly (exact zeros), overflow avoided by power-of-two scaling; see its notes. A
+    KernelMatrix passes one centre (``center``) to every block, so blocking never changes it.
+    """
+
+    accepts_sparse = True
+    uses_center = True
+
+    def _sq_scale(self, n_features: int) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    _value_func = None  # in-place map from −s‖x−z‖² to the kernel value
+    _log_func = None  # in-place map from −s‖x−z‖² to log k (row-normalised kernels)
+
+    def center_for(self, Z):
+        """The shift a KernelMatrix uses for all blocks (None for sparse data)."""
+        return data_center(Z)
+
+    def _raw(self, X, Z, center=None):
+        self._check_params()
+        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center,
+                                   func=type(self)._value_func)
+
+    def _raw_into(self, X, Z, out, center=None):
+        self._check_params()
+        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center, out=out,
+                                   func=type(self)._value_func)
+
+    def _log_raw(self, X, Z, center=None):
+        self._check_params()
+        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center,
+                                   func=type(self)._log_func)
+
+
+class RBFKernel(_SqDistKernel):
+    """Gaussian kernel κ(x, z) = exp(−gamma‖x − z‖²); ``bandwidth=γ`` means gamma = 1/γ².
+
+    Accurate for data far from the origin and exactly 1 on identical rows (see
+    :func:`~asymkern.kernels.base.neg_scaled_sq_dists`); values lie in [0, 1].
+    """
 
     name = "rbf"
-    accepts_sparse = True
 
     def __init__(self, gamma: float | None = None, bandwidth: float | None = None):
         self.gamma = gamma
         self.bandwidth = bandwidth
+        self._check_params()
 
-    def _raw(self, X, Z):
-        gamma = _resolve_gamma(self.gamma, self.bandwidth, X.shape[1])
-        K = neg_scaled_sq_dists(X, Z, gamma, clip=False)
-        return inplace_ufunc(np.exp, K)
+    def _check_params(self):
+        _resolve_gamma(self.gamma, self.bandwidth, 1, self.name)
 
-    def _raw_into(self, X, Z, out):
-        if sp.issparse(X) or sp.issparse(Z):
-            return super()._raw_into(X, Z, out)
-        gamma = _resolve_gamma(self.gamma, self.bandwidth, X.shape[1])
-        return inplace_ufunc(np.exp, neg_scaled_sq_dists(X, Z, gamma, clip=False, out=out))
+    def _sq_scale(self, n_features):
+        return _resolve_gamma(self.gamma, self.bandwidth, n_features, self.name)
+
+    _value_func = staticmethod(_exp)
+    _log_func = None
 
 
 class LaplacianKernel(Kernel):
-    """κ(x, z) = exp(−gamma‖x − z‖₁)."""
+    """κ(x, z) = exp(−gamma‖x − z‖₁).
+
+    ‖x − z‖₁ is summed from the coordinate differences directly, so it has no cancellation
+    for data far from the origin; values lie in [0, 1] (an overflowing distance gives 0).
+    """
 
     name = "laplacian"
     accepts_sparse = True
 
     def __init__(self, gamma: float | None = None):
         self.gamma = gamma
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", self.name, low=0.0, allow_none=True)
 
     def _raw(self, X, Z):
-        gamma = _resolve_gamma(self.gamma, None, X.shape[1])
+        self._check_params()
+        gamma = _resolve_gamma(self.gamma, None, X.shape[1], self.name)
         dtype = np.result_type(X.dtype, Z.dtype)
-        D = manhattan_distances(X, Z).astype(dtype, copy=False)
-        D *= -gamma
+        with np.errstate(over="ignore"):
+            D = manhattan_distances(X, Z)
+            D = np.multiply(D, -gamma, dtype=np.float64).astype(dtype, copy=False)
         return inplace_ufunc(np.exp, np.ascontiguousarray(D))
 
 
-class CauchyKernel(Kernel):
-    """κ(x, z) = 1 / (1 + ‖x − z‖²/scale): the Student-t (one degree of freedom) similarity."""
+def _cauchy_value(K):
+    np.subtract(1.0, K, out=K)  # 1 + ‖x−z‖²/scale
+    np.reciprocal(K, out=K)
+
+
+def _t_log(K):
+    np.negative(K, out=K)
+    np.log1p(K, out=K)
+    np.negative(K, out=K)
+
+
+class CauchyKernel(_SqDistKernel):
+    """κ(x, z) = 1 / (1 + ‖x − z‖²/scale): the Student-t (one degree of freedom) similarity.
+
+    Accurate for data far from the origin (see
+    :func:`~asymkern.kernels.base.neg_scaled_sq_dists`); values lie in [0, 1].
+    """
 
     name = "cauchy"
-    accepts_sparse = True
 
     def __init__(self, scale: float = 1.0):
         self.scale = scale
+        self._check_params()
 
-    def _raw(self, X, Z):
-        scale = check_positive(self.scale, "scale")
-        K = neg_scaled_sq_dists(X, Z, 1.0 / scale)
-        K *= -1.0
-        K += 1.0
-        return np.reciprocal(K, out=K)
+    def _check_params(self):
+        _inverse_scale(self.scale, self.name)
+
+    def _sq_scale(self, n_features):
+        return _inverse_scale(self.scale, self.name)
+
+    _value_func = staticmethod(_cauchy_value)
+    _log_func = staticmethod(_t_log)
 
 
 class SNEKernel(RBFKernel):
@@ -121,15 +265,14 @@ class SNEKernel(RBFKernel):
 
     κ(x, z) = exp(−gamma‖x − z‖²) / Σ_{r∈R} exp(−gamma‖x − r‖²), with R the reference set
     (the second training set by default). Asymmetric even when X = Z; not PSD in general.
+    The log-values −gamma‖x − z‖² are computed without cancellation (see
+    :func:`~asymkern.kernels.base.neg_scaled_sq_dists`) and normalised by a log-sum-exp.
     """
 
     name = "sne"
     is_symmetric = False
     is_psd = False
     row_normalized = True
-
-    def _log_raw(self, X, Z):
-        return neg_scaled_sq_dists(X, Z, _resolve_gamma(self.gamma, self.bandwidth, X.shape[1]))
 
 
 class TKernel(CauchyKernel):
@@ -139,14 +282,6 @@ class TKernel(CauchyKernel):
     is_symmetric = False
     is_psd = False
     row_normalized = True
-
-    def _log_raw(self, X, Z):
-        scale = check_positive(self.scale, "scale")
-        K = neg_scaled_sq_dists(X, Z, 1.0 / scale)
-        K *= -1.0
-        np.log1p(K, out=K)
-        K *= -1.0
-        return K
 
 
 class CallableKernel(Kernel):
@@ -170,6 +305,13 @@ class CallableKernel(Kernel):
         self.is_psd = is_psd
         self.accepts_sparse = accepts_sparse
         self.checks_features = checks_features
+        self._check_params()
+
+    def _check_params(self):
+        if not callable(self.func):
+            raise TypeError(f"kernel must be callable, got {type(self.func).__name__}")
+        for flag in ("is_symmetric", "is_psd", "accepts_sparse", "checks_features"):
+            check_bool(getattr(self, flag), flag, self.name)
 
     def _raw(self, X, Z):
         K = evaluate_callable(self.func, X, Z, name="kernel callable")
