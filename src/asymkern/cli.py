@@ -266,14 +266,32 @@ def _positive_float(text: str) -> float:
     return v
 
 
-def _has_bandwidth(kernel: str) -> bool:
-    """Whether the named kernel takes a ``bandwidth`` argument (rbf, sne, ...)."""
+def _kernel_takes(kernel: str, name: str) -> bool:
+    """Whether the named kernel takes the constructor argument ``name``."""
     import inspect
 
     from .kernels import KERNELS
 
     cls = KERNELS.get(str(kernel).lower())
-    return cls is not None and "bandwidth" in inspect.signature(cls).parameters
+    return cls is not None and name in inspect.signature(cls).parameters
+
+
+def _has_bandwidth(kernel: str) -> bool:
+    """Whether the named kernel takes a ``bandwidth`` argument (rbf, sne, ...)."""
+    return _kernel_takes(kernel, "bandwidth")
+
+
+def _check_kernel_options(args) -> None:
+    from .kernels import KERNELS
+
+    if str(args.kernel).lower() not in KERNELS:
+        raise InputError(f"unknown --kernel {args.kernel!r}; expected one of "
+                         f"{', '.join(sorted(KERNELS))}")
+    for opt in ("bandwidth", "gamma"):
+        if getattr(args, opt) is not None and not _kernel_takes(args.kernel, opt):
+            raise InputError(f"--{opt} does not apply to --kernel {args.kernel}")
+    if args.gamma is not None and args.bandwidth is not None:
+        raise InputError("give either --gamma or --bandwidth, not both")
 
 
 def cmd_embed(args) -> int:
@@ -284,6 +302,7 @@ def cmd_embed(args) -> int:
     if out.suffix.lower() not in (".npz", ".csv"):
         raise InputError(f"--out must end in .npz or .csv, got {out.name!r}")
     check_output_file(out)
+    _check_kernel_options(args)
     A, ids = read_graph_or_matrix(Path(args.input), args.format,
                                   nonnegative=args.normalize == "row")
     if args.normalize == "row":
@@ -294,8 +313,6 @@ def cmd_embed(args) -> int:
     if out.suffix.lower() == ".csv" and A.shape[0] != A.shape[1]:
         raise InputError("--out .csv needs a square input (one row per node); use .npz")
     params = {}
-    if args.gamma is not None and args.bandwidth is not None:
-        raise InputError("give either --gamma or --bandwidth, not both")
     if args.gamma is not None:
         params["gamma"] = args.gamma
     elif args.bandwidth is not None:
