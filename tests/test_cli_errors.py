@@ -297,3 +297,19 @@ def test_console_script_no_traceback(tmp_path):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("asymkern: error:")
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [([], "square adjacency"), (["--normalize", "none", "--compat", "foo"], "compat"),
+     (["--normalize", "none", "--out-csv"], "square input")],
+)
+def test_embed_rectangular_matrix_errors(tmp_path, capsys, argv, needle):
+    np.save(tmp_path / "rect.npy", np.random.default_rng(0).random((10, 4)))
+    out = tmp_path / "r.npz"
+    if "--out-csv" in argv:
+        argv = [a for a in argv if a != "--out-csv"]
+        out = tmp_path / "r.csv"
+    code = _run(["embed", str(tmp_path / "rect.npy"), "--out", str(out), "-r", "2"] + argv)
+    _assert_one_error(capsys, code, needle)
+    assert not out.exists()

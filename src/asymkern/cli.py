@@ -650,6 +650,13 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args) or 0)
         except InputError as exc:
             msg = _one_line(exc)
+        except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):  # pragma: no cover
+                pass
+            return 141
         except MemoryError:
             msg = "not enough memory for this input and these options (try fewer components " \
                   "or --solver randomized)"
