@@ -313,3 +313,14 @@ def test_embed_rectangular_matrix_errors(tmp_path, capsys, argv, needle):
     code = _run(["embed", str(tmp_path / "rect.npy"), "--out", str(out), "-r", "2"] + argv)
     _assert_one_error(capsys, code, needle)
     assert not out.exists()
+
+
+def test_warnings_are_one_line(tmp_path, capsys):
+    # rbf with a bandwidth 1e9 times the distances: the kernel matrix is all ones in float64
+    edges = _edges(tmp_path)
+    out = tmp_path / "e.npz"
+    assert main(["embed", str(edges), "--out", str(out), "-r", "3", "--kernel", "rbf",
+                 "--bandwidth", "1e9", "--no-center"]) == 0
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("asymkern: warning: KernelSVD: only 1 of")
+    assert "bandwidth" in lines[0]
