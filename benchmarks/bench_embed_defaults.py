@@ -15,6 +15,7 @@ import sys
 import time
 
 import numpy as np
+from scipy.sparse.linalg import ArpackNoConvergence
 
 from asymkern.datasets.graphs import (
     load_amazon_graph,
@@ -32,7 +33,11 @@ GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 
 def fit(An, params, center):
     t0 = time.perf_counter()
-    m = KernelSVD(R, kernel="sne", kernel_params=params, center=center, random_state=0).fit(An)
+    m = KernelSVD(R, kernel="sne", kernel_params=params, center=center, random_state=0)
+    try:
+        m.fit(An)
+    except ArpackNoConvergence:  # a flat spectrum (too small a bandwidth): ARPACK gives up
+        m.set_params(solver="randomized", n_iter=10).fit(An)
     s = m.singular_values_
     E = normalize_embedding(np.hstack(m.embeddings()))
     return E, s, time.perf_counter() - t0
@@ -60,14 +65,19 @@ def main(names, n_trials=5):
             (f"auto = {AUTO_BANDWIDTH_FACTOR:g}·median, centred (new default)",
              {"bandwidth": "auto"}, True),
         ]
+        cands, spectra = {}, {}
         for rule, params, center in cases:
             with np.errstate(all="ignore"):
                 E, s, secs = fit(An, params, center)
             print(row(name, rule, E, s, y, secs, n_trials), flush=True)
-        cands, spectra = {}, {}
+            if params is not None and center:  # reuse as CV candidates
+                c = 1.0 if params["bandwidth"] == med else AUTO_BANDWIDTH_FACTOR
+                cands[c], spectra[c] = E, s
         for c in GRID:
-            E, s, _ = fit(An, {"bandwidth": c * med}, True)
-            cands[c], spectra[c] = E, s
+            if c not in cands:
+                E, s, _ = fit(An, {"bandwidth": c * med}, True)
+                cands[c], spectra[c] = E, s
+        cands = dict(sorted(cands.items()))
         best, scores = select_by_cv(cands, y, n_folds=5, random_state=0)
         print(row(name, f"CV over c·median, c ∈ {GRID}: c = {best:g}, centred", cands[best],
                   spectra[best], y, float("nan"), n_trials), flush=True)

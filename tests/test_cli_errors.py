@@ -324,3 +324,16 @@ def test_warnings_are_one_line(tmp_path, capsys):
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("asymkern: warning: KernelSVD: only 1 of")
     assert "bandwidth" in lines[0]
+
+
+def test_arpack_failure_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    from scipy.sparse.linalg import ArpackNoConvergence
+
+    from asymkern.decomposition import KernelSVD
+
+    def boom(self, *a, **k):
+        raise ArpackNoConvergence("ARPACK error -1: No convergence", None, None)
+
+    monkeypatch.setattr(KernelSVD, "fit", boom)
+    code = _run(["embed", str(_edges(tmp_path)), "--out", str(tmp_path / "e.npz"), "-r", "2"])
+    _assert_one_error(capsys, code, "did not converge", "--bandwidth")

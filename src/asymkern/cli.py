@@ -326,10 +326,16 @@ def cmd_embed(args) -> int:
     r = args.n_components
     model = KernelSVD(r, kernel=args.kernel, kernel_params=params or None, center=args.center,
                       compat=args.compat, solver=args.solver, random_state=args.seed)
+    from scipy.sparse.linalg import ArpackNoConvergence
+
     try:
         model.fit(A)
     except (ValueError, TypeError) as exc:
         raise InputError(_one_line(exc)) from exc
+    except ArpackNoConvergence as exc:
+        raise InputError(f"the SVD solver did not converge ({_one_line(exc)}): the leading "
+                         "singular values are nearly equal, as with too small a bandwidth; try "
+                         "a larger --bandwidth or --solver randomized / dense") from exc
     left, right = model.embeddings()
     if ids is None:
         ids = np.arange(A.shape[0]).astype(str)
