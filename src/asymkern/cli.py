@@ -1,8 +1,11 @@
 """The ``asymkern`` command: ``demo``, ``embed``, ``reproduce``.
 
 Exit status: 0 on success, 2 on bad input (missing or malformed file, unknown experiment or
-dataset, bad option), 1 on an unexpected failure. Errors print one line, ``asymkern: error: ...``,
-to stderr; outputs are written to a temporary file and renamed, so nothing is left half-written.
+dataset, bad option, output path that cannot be written, not enough memory), 1 on an unexpected
+internal failure. Every error prints exactly one line, ``asymkern: error: ...``, to stderr (no
+traceback; set ``ASYMKERN_DEBUG=1`` to see one); warnings print as ``asymkern: warning: ...``.
+Outputs are written to a temporary file and renamed, so nothing is left half-written; they get
+the permissions of a normally created file (0666 minus the umask).
 """
 
 from __future__ import annotations
@@ -23,72 +26,134 @@ class InputError(Exception):
 
 
 # ------------------------------------------------------------------------------------- embed
-def read_graph_or_matrix(path: Path, fmt: str = "auto"):
-    """Read an edge list (``src,dst[,weight]`` per line; comma, tab or space separated; '#'
-    comments and one header line allowed) or a matrix file (.npy, .npz, .mtx, dense .csv).
+def _check_matrix(M, path: Path, nonnegative: bool):
+    """A matrix read from a file: 2-D, numeric, non-empty, finite (and ≥ 0 when required)."""
+    name = path.name
+    if sp.issparse(M):
+        M = sp.csr_matrix(M)
+        vals = M.data
+    else:
+        M = np.asarray(M)
+        if M.dtype == object or not (np.issubdtype(M.dtype, np.number)
+                                     or M.dtype == np.bool_):
+            raise InputError(f"{name}: expected a numeric matrix, got dtype {M.dtype}")
+        if M.ndim != 2:
+            raise InputError(f"{name}: expected a 2-D matrix, got an array of shape {M.shape}")
+        vals = M
+    if np.iscomplexobj(vals):
+        raise InputError(f"{name}: complex entries are not supported")
+    if M.shape[0] == 0 or M.shape[1] == 0:
+        raise InputError(f"{name}: the matrix is empty (shape {M.shape})")
+    vals = np.asarray(vals)
+    if vals.dtype == np.bool_:
+        vals = vals.astype(np.float64)
+    bad = ~np.isfinite(vals)
+    if bad.any():
+        raise InputError(f"{name}: {int(bad.sum())} entries are NaN or infinite; every entry must "
+                         "be a finite number")
+    if nonnegative and (vals < 0).any():
+        raise InputError(f"{name}: {int((vals < 0).sum())} entries are negative; --normalize row "
+                         "needs non-negative edge weights (use --normalize none for a general "
+                         "data matrix)")
+    if not sp.issparse(M) and not np.issubdtype(M.dtype, np.floating):
+        M = M.astype(np.float64)
+    elif sp.issparse(M) and not np.issubdtype(M.dtype, np.floating):
+        M = M.astype(np.float64)
+    return M
 
+
+def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = False):
+    """Read an edge list (``src,dst[,weight]`` per line; comma, tab or space separated; '#'
+    comments and one header line allowed; a UTF-8 byte-order mark is skipped) or a matrix file
+    (.npy, .npz, .mtx, dense .csv).
+
+    Every entry / weight must be finite, and non-negative when ``nonnegative``.
     Returns (matrix as CSR or ndarray, node ids or None).
     """
     if not path.exists():
         raise InputError(f"input file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise InputError(f"input {str(path)!r} is a directory, not a file")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"input file {str(path)!r} is not readable (permission denied)")
     suffix = path.suffix.lower()
     if fmt == "auto":
         fmt = {".npy": "npy", ".npz": "npz", ".mtx": "mtx"}.get(suffix, "edges")
     if fmt == "npy":
         try:
-            return np.load(path, allow_pickle=False), None
+            M = np.load(path, allow_pickle=False)
         except Exception as exc:
-            raise InputError(f"cannot read {path.name} as .npy: {exc}") from exc
+            raise InputError(f"cannot read {path.name} as .npy: {_one_line(exc)}") from exc
+        if isinstance(M, np.lib.npyio.NpzFile):
+            M.close()
+            raise InputError(f"{path.name} is an .npz archive, not a .npy array; use --format "
+                             "npz for a scipy sparse matrix")
+        return _check_matrix(M, path, nonnegative), None
     if fmt == "npz":
         try:
-            return sp.load_npz(path).tocsr(), None
+            M = sp.load_npz(path)
         except Exception as exc:
-            raise InputError(f"cannot read {path.name} as a scipy sparse .npz: {exc}") from exc
+            raise InputError(f"cannot read {path.name} as a scipy sparse .npz: "
+                             f"{_one_line(exc)}") from exc
+        return _check_matrix(M, path, nonnegative), None
     if fmt == "mtx":
         import scipy.io
 
         try:
-            return sp.csr_matrix(scipy.io.mmread(path)), None
+            M = scipy.io.mmread(path)
         except Exception as exc:
-            raise InputError(f"cannot read {path.name} as Matrix Market: {exc}") from exc
+            raise InputError(f"cannot read {path.name} as Matrix Market: {_one_line(exc)}") from exc
+        return _check_matrix(M if sp.issparse(M) else np.asarray(M), path, nonnegative), None
     if fmt == "matrix":
         try:
-            return np.loadtxt(path, delimiter="," if suffix == ".csv" else None, ndmin=2), None
+            M = np.loadtxt(path, delimiter="," if suffix == ".csv" else None, ndmin=2,
+                           encoding="utf-8-sig")
         except Exception as exc:
-            raise InputError(f"cannot read {path.name} as a dense matrix: {exc}") from exc
+            raise InputError(f"cannot read {path.name} as a dense matrix: "
+                             f"{_one_line(exc)}") from exc
+        return _check_matrix(M, path, nonnegative), None
     if fmt != "edges":
         raise InputError(f"unknown --format {fmt!r}")
     src, dst, w = [], [], []
     header_words = {"source", "target", "src", "dst", "from", "to", "weight", "u", "v", "node1",
                     "node2", "id1", "id2", "citing", "cited"}
     first = True
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.replace(",", " ").replace("\t", " ").split()
-            if first and all(p.lower() in header_words for p in parts):
+    try:
+        # utf-8-sig: a byte-order mark written by some editors is not part of the first node id
+        with open(path, encoding="utf-8-sig") as fh:
+            for lineno, line in enumerate(fh, 1):
+                line = line.strip()
+                if not line or line.startswith("#"):
+                    continue
+                parts = line.replace(",", " ").replace("\t", " ").split()
+                if first and all(p.lower() in header_words for p in parts):
+                    first = False
+                    continue  # a header line such as "source,target[,weight]"
                 first = False
-                continue  # a header line such as "source,target[,weight]"
-            first = False
-            if len(parts) not in (2, 3):
-                raise InputError(
-                    f"{path.name}:{lineno}: malformed edge line {line!r}; expected 'src dst' or "
-                    "'src dst weight'"
-                )
-            weight = 1.0
-            if len(parts) == 3:
-                try:
-                    weight = float(parts[2])
-                except ValueError:
-                    weight = float("nan")
-                if not np.isfinite(weight):
-                    raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is not a "
-                                     "finite number")
-            src.append(parts[0])
-            dst.append(parts[1])
-            w.append(weight)
+                if len(parts) not in (2, 3):
+                    raise InputError(
+                        f"{path.name}:{lineno}: malformed edge line {line[:80]!r}; expected "
+                        "'src dst' or 'src dst weight'"
+                    )
+                weight = 1.0
+                if len(parts) == 3:
+                    try:
+                        weight = float(parts[2])
+                    except ValueError:
+                        weight = float("nan")
+                    if not np.isfinite(weight):
+                        raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is not "
+                                         "a finite number")
+                    if nonnegative and weight < 0:
+                        raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is "
+                                         "negative; --normalize row needs non-negative weights")
+                src.append(parts[0])
+                dst.append(parts[1])
+                w.append(weight)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path.name} is not a UTF-8 text edge list ({exc.reason} at byte "
+                         f"{exc.start}); for a binary matrix use .npy/.npz/.mtx or "
+                         "--format") from None
     if not src:
         raise InputError(f"{path.name} contains no edges")
     ids = sorted(set(src) | set(dst), key=lambda s: (len(s), s) if s.isdigit() else (1e9, s))
@@ -98,17 +163,135 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto"):
     return A, np.array(ids)
 
 
+def _one_line(exc: BaseException) -> str:
+    """An exception message on one line."""
+    msg = " ".join(str(exc).split())
+    return msg or type(exc).__name__
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def check_output_file(out: Path, option: str = "--out") -> None:
+    """Refuse an output path that cannot be a file we write: an existing folder, a parent path
+    with a file in it, or a folder we may not write to. Called before any computation."""
+    if out.exists() and out.is_dir():
+        raise InputError(f"{option} {str(out)!r} is a folder; give a file name")
+    _check_folder(out.parent if str(out.parent) else Path("."), option, create_ok=True)
+
+
+def _check_folder(folder: Path, option: str, create_ok: bool) -> None:
+    """The folder exists and is writable, or can be created (no file in the way)."""
+    p = folder
+    while not p.exists():
+        if p.parent == p:
+            break
+        p = p.parent
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{option}: {str(p)!r} is a file, not a folder")
+    if p != folder and not create_ok:
+        raise InputError(f"{option}: folder {str(folder)!r} does not exist")
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise InputError(f"{option}: cannot write to folder {str(p)!r} (permission denied)")
+
+
 def _atomic_write(path: Path, writer) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    """Write via ``writer(tmp)`` to a temporary file next to ``path`` and rename it into place.
+    The file gets mode 0666 & ~umask (tempfile would leave 0600)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
+    except OSError as exc:
+        raise InputError(f"cannot write {str(path)!r}: {exc.strerror or _one_line(exc)}") from exc
     os.close(fd)
     try:
         writer(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise InputError(f"cannot write {str(path)!r}: {exc.strerror or _one_line(exc)}") from exc
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _bandwidth_arg(text: str):
+    """--bandwidth: a positive number, 'auto' or 'median'."""
+    t = text.strip().lower()
+    if t in ("auto", "median"):
+        return t
+    try:
+        v = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number, 'auto' or 'median', got {text!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def _nonnegative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return v
+
+
+def _kernel_takes(kernel: str, name: str) -> bool:
+    """Whether the named kernel takes the constructor argument ``name``."""
+    import inspect
+
+    from .kernels import KERNELS
+
+    cls = KERNELS.get(str(kernel).lower())
+    return cls is not None and name in inspect.signature(cls).parameters
+
+
+def _has_bandwidth(kernel: str) -> bool:
+    """Whether the named kernel takes a ``bandwidth`` argument (rbf, sne, ...)."""
+    return _kernel_takes(kernel, "bandwidth")
+
+
+def _check_kernel_options(args) -> None:
+    from .kernels import KERNELS
+
+    if str(args.kernel).lower() not in KERNELS:
+        raise InputError(f"unknown --kernel {args.kernel!r}; expected one of "
+                         f"{', '.join(sorted(KERNELS))}")
+    for opt in ("bandwidth", "gamma"):
+        if getattr(args, opt) is not None and not _kernel_takes(args.kernel, opt):
+            raise InputError(f"--{opt} does not apply to --kernel {args.kernel}")
+    if args.gamma is not None and args.bandwidth is not None:
+        raise InputError("give either --gamma or --bandwidth, not both")
 
 
 def cmd_embed(args) -> int:
@@ -118,30 +301,42 @@ def cmd_embed(args) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in (".npz", ".csv"):
         raise InputError(f"--out must end in .npz or .csv, got {out.name!r}")
-    A, ids = read_graph_or_matrix(Path(args.input), args.format)
+    check_output_file(out)
+    _check_kernel_options(args)
+    A, ids = read_graph_or_matrix(Path(args.input), args.format,
+                                  nonnegative=args.normalize == "row")
     if args.normalize == "row":
         if A.shape[0] != A.shape[1]:
-            raise InputError(f"--normalize row needs a square adjacency, got shape {A.shape}")
+            raise InputError(f"--normalize row needs a square adjacency, got shape {A.shape}; "
+                             "use --normalize none for a data matrix")
         A = row_normalized_adjacency(A, self_loops=not args.no_self_loops)
+    if out.suffix.lower() == ".csv" and A.shape[0] != A.shape[1]:
+        raise InputError("--out .csv needs a square input (one row per node); use .npz")
     params = {}
-    if args.bandwidth is not None:
-        params["bandwidth"] = args.bandwidth
     if args.gamma is not None:
         params["gamma"] = args.gamma
-    r = min(args.n_components, min(A.shape))
+    elif args.bandwidth is not None:
+        params["bandwidth"] = args.bandwidth
+    elif _has_bandwidth(args.kernel):
+        params["bandwidth"] = "auto"
     if args.n_components > min(A.shape):
         raise InputError(
             f"--n-components {args.n_components} exceeds min(shape) = {min(A.shape)} of the input"
         )
+    r = args.n_components
     model = KernelSVD(r, kernel=args.kernel, kernel_params=params or None, center=args.center,
                       compat=args.compat, solver=args.solver, random_state=args.seed)
+    from scipy.sparse.linalg import ArpackNoConvergence
+
     try:
         model.fit(A)
     except (ValueError, TypeError) as exc:
-        raise InputError(str(exc)) from exc
+        raise InputError(_one_line(exc)) from exc
+    except ArpackNoConvergence as exc:
+        raise InputError(f"the SVD solver did not converge ({_one_line(exc)}): the leading "
+                         "singular values are nearly equal, as with too small a bandwidth; try "
+                         "a larger --bandwidth or --solver randomized / dense") from exc
     left, right = model.embeddings()
-    if out.suffix.lower() == ".csv" and A.shape[0] != A.shape[1]:
-        raise InputError("--out .csv needs a square input (one row per node); use .npz")
     if ids is None:
         ids = np.arange(A.shape[0]).astype(str)
     col_ids = ids if A.shape[0] == A.shape[1] else np.arange(A.shape[1]).astype(str)
@@ -162,19 +357,62 @@ def cmd_embed(args) -> int:
                     fh.write(ids[k] + "," + ",".join(f"{v:.10g}" for v in vals) + "\n")
 
     _atomic_write(out, write)
-    print(f"wrote {out} (rows {left.shape}, columns {right.shape}, "
+    bw = f", bandwidth {model.bandwidth_:.4g}" if getattr(model, "bandwidth_", None) else ""
+    print(f"wrote {out} (rows {left.shape}, columns {right.shape}{bw}, "
           f"singular values {np.array2string(model.singular_values_[:5], precision=4)}...)")
     return 0
 
 
 # ----------------------------------------------------------------------------------- others
+_BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
+               "false": False, "0": False, "no": False, "off": False}
+
+
+def _param_kind(param) -> str:
+    """'int', 'float', 'bool', 'seq' or 'any': the type an experiment option expects, read from
+    its annotation (a string under ``from __future__ import annotations``) or its default."""
+    ann = param.annotation
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    words = set(text.replace("|", " ").replace("[", " ").replace("]", " ").replace(",", " ")
+                .split()) if ann is not param.empty else set()
+    default = param.default
+    if "bool" in words or isinstance(default, bool):
+        return "bool"
+    if words & {"tuple", "list", "Sequence"} or isinstance(default, (tuple, list)):
+        return "seq"
+    if "float" in words or isinstance(default, float):
+        return "float"
+    if "int" in words or isinstance(default, int):
+        return "int"
+    return "any"
+
+
+def _param_range(key: str, value):
+    """Range checks for the common numeric options; returns an error text or None."""
+    if isinstance(value, bool):
+        return None
+    if key.startswith("n_") and isinstance(value, int) and value < 1:
+        return "an integer >= 1"
+    if isinstance(value, (int, float)) and not np.isfinite(value):
+        return "a finite number"
+    if key == "train_size" and isinstance(value, (int, float)) and not 0 < value < 1:
+        return "a number in (0, 1)"
+    if (key.endswith(("_tol", "_limit_s")) or key in ("regularization",)) and \
+            isinstance(value, (int, float)) and value < 0:
+        return "a number >= 0"
+    return None
+
+
 def parse_params(items: list[str] | None, run) -> dict:
     """``KEY=VALUE`` options of ``reproduce --param`` → keyword arguments of the experiment.
 
     VALUE is read as a Python literal (``10``, ``0.0``, ``None``, ``[1, 2]``); otherwise a value
     with commas becomes a tuple of strings (``datasets=spambase,monks-1``) and anything else
     stays a string (a one-element tuple for ``datasets`` and other list-valued options).
-    Keys must be keyword parameters of ``run`` other than the common ones.
+    Keys must be keyword parameters of ``run`` other than the common ones. Values are checked
+    against the option's type (its annotation or default: an integer option takes an integer,
+    a float option a number, a boolean option true/false) and, for ``n_*`` counts, tolerances and
+    ``train_size``, its range; ``None`` keeps an option's default.
     """
     import ast
     import inspect
@@ -189,18 +427,46 @@ def parse_params(items: list[str] | None, run) -> dict:
     for item in items:
         key, sep, raw = item.partition("=")
         key = key.strip().replace("-", "_")
+        raw = raw.strip()
         if not sep or not key:
             raise InputError(f"--param expects KEY=VALUE, got {item!r}")
         if key not in allowed:
             raise InputError(f"--param {key!r} is not an option of this experiment; "
                              f"options: {', '.join(allowed) or '(none)'}")
+        kind = _param_kind(params[key])
         try:
             value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             value = tuple(x.strip() for x in raw.split(",")) if "," in raw else raw
-        default = params[key].default
-        if isinstance(value, str) and (key == "datasets" or isinstance(default, (tuple, list))):
-            value = (value,)  # one name for a list-valued option
+        expected = {"int": "an integer", "float": "a number", "bool": "true or false",
+                    "seq": "a name or a comma-separated list"}.get(kind)
+        if value is None:
+            pass
+        elif kind == "bool":
+            if isinstance(value, str) and value.lower() in _BOOL_WORDS:
+                value = _BOOL_WORDS[value.lower()]
+            elif isinstance(value, int) and value in (0, 1):
+                value = bool(value)
+            else:
+                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
+        elif kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
+        elif kind == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
+            value = float(value)
+        elif kind == "seq":
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+                value = (value if isinstance(value, str) else raw,)  # one name
+            elif not isinstance(value, (tuple, list)):
+                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
+        elif isinstance(value, str) and key == "datasets":
+            value = (value,)
+        if value is not None:
+            bad = _param_range(key, value)
+            if bad:
+                raise InputError(f"--param {key} must be {bad}, got {raw!r}")
         kwargs[key] = value
     return kwargs
 
@@ -224,27 +490,42 @@ def cmd_reproduce(args) -> int:
         raise InputError(
             f"unknown experiment {args.name!r}; available: {', '.join(sorted(REGISTRY))}"
         )
-    if args.data_dir is not None and not Path(args.data_dir).is_dir():
+    if args.data_dir is not None and not Path(args.data_dir).expanduser().is_dir():
         raise InputError(f"--data-dir {args.data_dir!r} is not a directory")
+    env = os.environ.get("ASYMKERN_DATA")
+    if args.data_dir is None and env and not Path(env).expanduser().is_dir():
+        raise InputError(f"ASYMKERN_DATA={env!r} is not a directory (set it to the datasets "
+                         "folder, unset it, or pass --data-dir)")
     run = get_experiment(args.name)
     extra = parse_params(args.param, run)
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            raise InputError(f"--out {str(out)!r} is a file; give a folder")
+        _check_folder(out, "--out", create_ok=True)
     if args.progress:
         from .config import set_config
 
         set_config(show_progress=True)
-    out = Path(args.out) if args.out else None
     staging = None
+    created = out is not None and not out.exists()
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
+        except OSError as exc:
+            raise InputError(f"--out: cannot create {str(out)!r}: "
+                             f"{exc.strerror or _one_line(exc)}") from exc
     try:
         report = run(quick=args.quick, data_dir=args.data_dir, out=staging, seed=args.seed,
                      **extra)
     except BaseException as exc:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
+            if created and not any(out.iterdir()):
+                out.rmdir()  # the folder this run made for its outputs
         if isinstance(exc, DataNotFoundError):
-            raise InputError(str(exc)) from exc
+            raise InputError(_one_line(exc)) from exc
         raise
     print(report.to_markdown())
     if out is not None:
@@ -257,77 +538,149 @@ def cmd_reproduce(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``asymkern: error: ...`` and exit status 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        sub = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        where = f"{sub}: " if sub else ""
+        print(f"asymkern: error: {where}{' '.join(message.split())} (see "
+              f"'{self.prog} --help')", file=sys.stderr)
+        raise SystemExit(2)
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows every default, except for options that have none to show."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        if "(default" in h or action.default is None or action.default is False or \
+                action.default is argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+            return h
+        return h + " (default: %(default)s)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="asymkern",
         description="Learning with asymmetric kernels: KSVD, asymmetric Nystrom, AsK-LS, "
         "RKHS operator SVD, Nystrom kernel machines.",
+        formatter_class=_Formatter,
     )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser("demo", help="why direction matters: SVD/KPCA/KSVD on a directed graph "
-                       "and a scikit-learn dataset (no downloads, under a minute)")
-    d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--quick", action="store_true", help="smaller graph")
+                       "and a scikit-learn dataset (no downloads, under a minute)",
+                       formatter_class=_Formatter)
+    d.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    d.add_argument("--quick", action="store_true", help="smaller graph (default: off)")
     d.set_defaults(func=cmd_demo)
 
-    e = sub.add_parser("embed", help="KSVD embeddings of a directed graph or data matrix")
+    e = sub.add_parser("embed", help="KSVD embeddings of a directed graph or data matrix",
+                       formatter_class=_Formatter)
     e.add_argument("input", help="edge list (src,dst[,weight]) or matrix file "
                    "(.npy, .npz sparse, .mtx, dense .csv with --format matrix)")
-    e.add_argument("--out", required=True, help="output .npz (left, right, singular_values, "
-                   "row_ids, col_ids) or .csv (node, left_*, right_*)")
+    e.add_argument("--out", required=True, help="(required) output .npz (left, right, "
+                   "singular_values, row_ids, col_ids) or .csv (node, left_*, right_*)")
     e.add_argument("--format", default="auto", choices=["auto", "edges", "matrix", "npy", "npz",
-                                                          "mtx"])
+                                                          "mtx"],
+                   help="input format; auto: by suffix (.npy, .npz, .mtx), else an edge list")
     e.add_argument("--kernel", default="sne", help="kernel name (sne, rbf, t, linear, ...)")
-    e.add_argument("--bandwidth", type=float, default=None,
-                   help="paper bandwidth γ: exp(-||x-z||²/γ²) (rbf, sne)")
-    e.add_argument("--gamma", type=float, default=None, help="kernel gamma (scikit-learn style)")
-    e.add_argument("-r", "--n-components", type=int, default=16)
+    e.add_argument("--bandwidth", type=_bandwidth_arg, default=None,
+                   help="bandwidth γ of exp(-||x-z||²/γ²) (rbf, sne): a number, 'median' (median "
+                   "distance between rows and columns) or 'auto' (8 x the median distance; "
+                   "measured in docs/results/embed_defaults.md) (default: auto for kernels with "
+                   "a bandwidth)")
+    e.add_argument("--gamma", type=_positive_float, default=None,
+                   help="kernel gamma (scikit-learn style), instead of --bandwidth "
+                   "(default: unset)")
+    e.add_argument("-r", "--n-components", type=_positive_int, default=16,
+                   help="number of singular triplets")
     e.add_argument("--solver", default="auto",
-                   choices=["auto", "dense", "arpack", "randomized", "nystrom"])
+                   choices=["auto", "dense", "arpack", "randomized", "nystrom"],
+                   help="SVD solver")
     e.add_argument("--normalize", default="row", choices=["row", "none"],
-                   help="row: use D^-1(A+I) as in paper 000 (default)")
-    e.add_argument("--no-self-loops", action="store_true", help="with --normalize row: D^-1 A")
-    e.add_argument("--center", action="store_true", help="centre both feature maps")
+                   help="row: use D^-1(A+I) as in paper 000 (needs non-negative weights); "
+                   "none: the matrix as given")
+    e.add_argument("--no-self-loops", action="store_true",
+                   help="with --normalize row: D^-1 A (default: off)")
+    e.add_argument("--center", action=argparse.BooleanOptionalAction, default=True,
+                   help="centre both feature maps (paper 000 §2.2); --no-center keeps the "
+                   "trivial leading component of a row-normalised kernel")
     e.add_argument("--compat", default="pca", help="compatibility for non-square matrices: "
                    "pca (a1), pinv (a0), random (a2)")
-    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     e.set_defaults(func=cmd_embed)
 
-    r = sub.add_parser("reproduce", help="reproduce a paper table/figure (see --list)")
-    r.add_argument("name", nargs="?", help="experiment name")
-    r.add_argument("--list", action="store_true", help="list the experiments")
-    r.add_argument("--quick", action="store_true", help="small, fast version")
+    r = sub.add_parser("reproduce", help="reproduce a paper table/figure (see --list)",
+                       formatter_class=_Formatter)
+    r.add_argument("name", nargs="?", help="experiment name (default: list them)")
+    r.add_argument("--list", action="store_true", help="list the experiments (default: off)")
+    r.add_argument("--quick", action="store_true", help="small, fast version (default: off)")
     r.add_argument("--data-dir", default=None,
                    help="datasets folder (default: $ASYMKERN_DATA or ../shared/data)")
-    r.add_argument("--out", default=None, help="folder for the Markdown table and PNG figures")
-    r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--progress", action="store_true", help="show progress bars")
+    r.add_argument("--out", default=None,
+                   help="folder for the Markdown table and PNG figures (default: print only)")
+    r.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    r.add_argument("--progress", action="store_true", help="show progress bars (default: off)")
     r.add_argument("-p", "--param", action="append", metavar="KEY=VALUE",
                    help="experiment option, repeatable (e.g. askls-uci: -p n_repeats=10 "
                    "-p datasets=spambase,monks-1 -p rcond_tol=0); unknown keys list the "
-                   "experiment's options")
+                   "experiment's options (default: none)")
     r.set_defaults(func=cmd_reproduce)
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    print(f"asymkern: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    import warnings
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a one-line usage error (2); --help exits 0 as argparse does
+        if exc.code in (0, None):
+            raise
+        return 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except InputError as exc:
-        print(f"asymkern: error: {exc}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"asymkern: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:  # pragma: no cover
-        print("asymkern: interrupted", file=sys.stderr)
-        return 130
+    debug = bool(os.environ.get("ASYMKERN_DEBUG"))
+    with warnings.catch_warnings():
+        if not debug:
+            warnings.showwarning = _show_warning
+        try:
+            return int(args.func(args) or 0)
+        except InputError as exc:
+            msg = _one_line(exc)
+        except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError):  # pragma: no cover
+                pass
+            return 141
+        except MemoryError:
+            msg = "not enough memory for this input and these options (try fewer components " \
+                  "or --solver randomized)"
+        except (OSError, ValueError, TypeError) as exc:
+            if debug:
+                raise
+            msg = _one_line(exc)
+        except KeyboardInterrupt:  # pragma: no cover
+            print("asymkern: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:  # an internal error: still one line, status 1
+            if debug:
+                raise
+            print(f"asymkern: error: internal error {type(exc).__name__}: {_one_line(exc)} "
+                  "(rerun with ASYMKERN_DEBUG=1 for the traceback)", file=sys.stderr)
+            return 1
+    print(f"asymkern: error: {msg}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,12 +30,23 @@ def get_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     """Resolve the data directory: ``data_dir`` if given, else ``$ASYMKERN_DATA``, else the first
     existing ``../shared/data`` next to the working directory or the source checkout.
 
-    Raises :class:`DataNotFoundError` with every place that was tried.
+    Raises :class:`DataNotFoundError` when ``data_dir`` or a set ``$ASYMKERN_DATA`` is not a
+    directory (no silent fallback to another folder), or, with neither given, with every place
+    that was tried.
     """
     if data_dir is not None:
         p = Path(data_dir).expanduser()
         if not p.is_dir():
             raise DataNotFoundError(f"data_dir {str(p)!r} is not a directory")
+        return p.resolve()
+    env = os.environ.get("ASYMKERN_DATA")
+    if env:
+        p = Path(env).expanduser()
+        if not p.is_dir():
+            raise DataNotFoundError(
+                f"ASYMKERN_DATA={env!r} is not a directory; set it to the datasets folder or "
+                "unset it"
+            )
         return p.resolve()
     tried = _candidates()
     for p in tried:

@@ -120,6 +120,33 @@ def load_askls_graph(name: str, data_dir=None) -> DirectedGraph:
     return DirectedGraph(f"{key}-askls", G, labels)
 
 
+AMAZON_GRAPHS = {"photo": "amazon_photo/amazon_photo.npz",
+                 "computers": "amazon_computers/amazon_cs.npz"}
+
+
+def load_amazon_graph(name: str = "photo", data_dir=None) -> DirectedGraph:
+    """Amazon co-purchase graphs (Shchur et al.), 'photo' (7650 nodes, 8 classes) or 'computers'
+    (13752 nodes, 10 classes), as stored in the data directory (MANIFEST.md §2).
+
+    The files are pickled scipy objects (``np.load(..., allow_pickle=True)``); they come from a
+    fixed public snapshot listed in SHA256SUMS. The stored adjacency is kept as is (it is not
+    exactly symmetric), binarised, duplicates merged.
+    """
+    key = str(name).lower().removeprefix("amazon_").removeprefix("amazon-")
+    if key not in AMAZON_GRAPHS:
+        raise ValueError(f"unknown Amazon graph {name!r}; expected one of {sorted(AMAZON_GRAPHS)}")
+    path = data_path(AMAZON_GRAPHS[key], data_dir)
+    with np.load(path, allow_pickle=True) as d:
+        A = sp.csr_matrix(d["adj_matrix"].item(), dtype=np.float64)
+        labels = np.asarray(d["node_label"]).ravel()
+        meta = d["metadata"].item() if "metadata" in d else {}
+    _, labels = np.unique(labels, return_inverse=True)
+    A.data[:] = 1.0
+    A.sum_duplicates()
+    names = tuple(str(c) for c in meta.get("class_names", ())) if isinstance(meta, dict) else ()
+    return DirectedGraph(f"amazon_{key}", A, labels.astype(np.int64), names)
+
+
 def row_normalized_adjacency(A, self_loops: bool = True) -> sp.csr_matrix:
     """D⁻¹(A + I) (or D⁻¹A): each row divided by its sum; empty rows stay zero."""
     A = sp.csr_matrix(A, dtype=np.float64)

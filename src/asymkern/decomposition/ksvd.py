@@ -11,16 +11,64 @@ training sets (G̃ = H_n G H_m) and new kernel rows are centred the same way.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import as_data, check_n_components
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..linalg.svd import SOLVERS, top_svd
+
+#: Multiple of the median distance used by ``bandwidth='auto'`` (measured on the citation and
+#: Amazon graphs, docs/results/embed_defaults.md).
+AUTO_BANDWIDTH_FACTOR = 8.0
+
+
+def median_bandwidth(X, Z, n_samples: int = 500) -> float:
+    """Median Euclidean distance ‖x_i − z_j‖ between the rows of X and of Z.
+
+    The standard median heuristic for the bandwidth γ of κ(x, z) = exp(−‖x − z‖²/γ²) (paper 000
+    §4 and App. C.2 tune γ around the data scale; this is a cheap data-driven scale). At most
+    ``n_samples`` rows of each set are used, drawn with a fixed seed, so the value is
+    deterministic. Zero distances (x_i = z_j) are skipped; 1.0 when every distance is zero.
+
+    Parameters
+    ----------
+    X : (n, d) array or sparse matrix.  Z : (m, d) array or sparse matrix.
+    n_samples : int, default 500
+
+    Returns
+    -------
+    float
+    """
+    rng = np.random.default_rng(0)
+    i = np.sort(rng.choice(X.shape[0], min(n_samples, X.shape[0]), replace=False))
+    j = np.sort(rng.choice(Z.shape[0], min(n_samples, Z.shape[0]), replace=False))
+    D = euclidean_distances(X[i], Z[j])
+    D = D[np.isfinite(D) & (D > 0)]
+    return float(np.median(D)) if D.size else 1.0
+
+
+def _resolve_bandwidth(params: dict, X, Z) -> tuple[dict, float | None]:
+    """Replace ``bandwidth='auto'`` / ``'median'`` by a number computed from the two sets."""
+    bw = params.get("bandwidth")
+    if not isinstance(bw, str):
+        return params, None
+    key = bw.lower()
+    if key not in ("auto", "median"):
+        raise ValueError(f"kernel_params['bandwidth'] must be a positive number, 'auto' or "
+                         f"'median', got {bw!r}")
+    if params.get("gamma") is not None:
+        raise ValueError("give either gamma or bandwidth, not both")
+    value = median_bandwidth(X, Z)
+    if key == "auto":
+        value *= AUTO_BANDWIDTH_FACTOR
+    return {**params, "bandwidth": value}, value
 
 
 class KernelSVD(TransformerMixin, BaseEstimator):
@@ -34,7 +82,10 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         Kernel name (see ``asymkern.kernels.KERNELS``), a ``Kernel``, a callable
         ``f(X, Z) -> (n, m)``, or ``'precomputed'`` (``fit(G)`` with G the n×m kernel matrix).
     kernel_params : dict, optional
-        Constructor arguments of the named kernel (e.g. ``{'gamma': 0.5}``).
+        Constructor arguments of the named kernel (e.g. ``{'gamma': 0.5}``). For the kernels with
+        a ``bandwidth`` (rbf, sne), ``{'bandwidth': 'median'}`` sets γ to the median distance
+        between the two training sets (:func:`median_bandwidth`) and ``{'bandwidth': 'auto'}``
+        to :data:`AUTO_BANDWIDTH_FACTOR` times it; the value used is ``bandwidth_``.
     center : bool, default False
         Centre both feature maps on the training sets (G̃ = H_n G H_m, §2).
     compat : {'pca', 'pinv', 'random', 'a0', 'a1', 'a2'} or array or None, default 'pca'
@@ -53,6 +104,8 @@ class KernelSVD(TransformerMixin, BaseEstimator):
     singular_values_ : (r,) decreasing.
     left_singular_vectors_ : (n, r) U.  right_singular_vectors_ : (m, r) V.
     kernel_ : the Kernel used (None when precomputed).  compat_ : CompatibilityTransform or None.
+    bandwidth_ : float or None, the bandwidth chosen by ``'auto'``/``'median'`` (else None).
+    n_informative_ : int, how many singular values exceed the numerical noise level (see Notes).
     X_fit_, Z_fit_ : the two training sets as the kernel sees them (after compat).
     row_means_, col_means_, grand_mean_ : centring statistics of G (when ``center``).
 
@@ -61,6 +114,12 @@ class KernelSVD(TransformerMixin, BaseEstimator):
     ``fit(X, Z=Z)`` takes the second set as a keyword (positionally the second argument is ``y``,
     as scikit-learn requires; a 2-D ``y`` is refused with a pointer to ``Z=``). Singular values are
     those of G itself (the paper's 1/√(nm) scaling only rescales them).
+
+    ``fit`` warns (``UserWarning``) when some σ_k fall below the noise level
+    tol = max(n, m) · eps(dtype of G) · scale (the rank tolerance of ``numpy.linalg.matrix_rank``),
+    with scale = σ_1, or for a centred fit max(σ_1, |mean(G)|·√(nm)) (the rounding errors of G
+    are relative to its entries before centring): those components carry no information. A
+    far too large bandwidth (a nearly constant kernel matrix) is the usual cause.
     """
 
     def __init__(
@@ -134,6 +193,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             )
         self.kernel_ = None
         self.compat_ = None
+        self.bandwidth_ = None
         if self._precomputed():
             if Z is not None:
                 raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
@@ -143,7 +203,11 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             self.X_fit_ = self.Z_fit_ = None
             self._fit_matrix(op, G.shape)
             return
-        self.kernel_ = get_kernel(self.kernel, **(self.kernel_params or {}))
+        params = dict(self.kernel_params or {})
+        auto_bw = isinstance(params.get("bandwidth"), str)
+        if auto_bw:  # build the kernel with a placeholder; the real value needs Xv and Zv
+            params["bandwidth"] = 1.0
+        self.kernel_ = get_kernel(self.kernel, **params)
         sparse_ok = self.kernel_.accepts_sparse
         if Z is not None:
             Xv = as_data(X, "X", allow_sparse=sparse_ok)
@@ -179,6 +243,9 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             if sp.issparse(Zv) and not sparse_ok:
                 Zv = Zv.toarray()
         self.X_fit_, self.Z_fit_ = Xv, Zv
+        if auto_bw:
+            params, self.bandwidth_ = _resolve_bandwidth(dict(self.kernel_params), Xv, Zv)
+            self.kernel_ = get_kernel(self.kernel, **params)
         G = KernelMatrix(
             self.kernel_, Xv, Zv, center=False, working_memory=self.working_memory
         )
@@ -208,6 +275,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         res = top_svd(G, r, solver=self.solver, random_state=self.random_state,
                       **self._solver_options())
         self.singular_values_ = res.s
+        self._check_noise_level(G, res.s, n, m)
         self.left_singular_vectors_ = res.U
         self.right_singular_vectors_ = res.V
         self.solver_ = res.solver
@@ -216,6 +284,41 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             self.nystrom_ = res.info["nystrom"]
             self.row_landmarks_ = getattr(self.nystrom_, "row_landmarks", None)
             self.col_landmarks_ = getattr(self.nystrom_, "col_landmarks", None)
+
+    def _check_noise_level(self, G, s, n: int, m: int) -> None:
+        """Set ``n_informative_`` and warn when trailing σ_k are at the rounding-noise level."""
+        dtype = np.dtype(getattr(G, "dtype", np.float64))
+        if not np.issubdtype(dtype, np.floating):
+            dtype = np.dtype(np.float64)
+        s = np.asarray(s, dtype=np.float64)
+        scale = float(s[0]) if s.size else 0.0
+        if self.center and hasattr(self, "grand_mean_"):
+            scale = max(scale, abs(float(self.grand_mean_)) * np.sqrt(float(n) * float(m)))
+        tol = max(n, m) * float(np.finfo(dtype).eps) * scale
+        k = int(np.count_nonzero(s > tol))
+        self.n_informative_ = k
+        if scale == 0.0 or k < s.size:
+            if self._precomputed():
+                cause = "the precomputed kernel matrix is (numerically) of low rank"
+            else:
+                kp = self.kernel_params or {}
+                if self.bandwidth_ is not None:
+                    setting = f"bandwidth={self.bandwidth_:.4g} (from {kp.get('bandwidth')!r})"
+                elif kp.get("bandwidth") is not None:
+                    setting = f"bandwidth={kp['bandwidth']!r}"
+                elif kp.get("gamma") is not None:
+                    setting = f"gamma={kp['gamma']!r}"
+                else:
+                    setting = "the kernel's default parameters"
+                cause = (f"the kernel bandwidth ({setting}) is the likely cause: a bandwidth far "
+                         "larger than the distances in the data makes the kernel matrix nearly "
+                         "constant; try kernel_params={'bandwidth': 'auto'}")
+            warnings.warn(
+                f"KernelSVD: only {k} of the {s.size} singular values exceed the numerical noise "
+                f"level {tol:.3g} (= max(n, m)·eps·σ_1 for the {n}x{m} {dtype.name} kernel "
+                f"matrix); components {k + 1}..{s.size} carry no information; {cause}",
+                UserWarning, stacklevel=4,
+            )
 
     # ---------------------------------------------------------------------------- transforms
     def _center_rows(self, K: np.ndarray) -> np.ndarray:
