@@ -25,8 +25,6 @@ goes through :func:`gather`, which records the size of what it brought back (tes
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -176,6 +174,16 @@ def _prod_task(kernel, Xc, Zc, V, lse, rmean, cmean, grand, transpose):
     B = _block(kernel, Xc, Zc, lse, rmean, cmean, grand)
     V = np.asarray(V)
     return B.T @ V.astype(B.dtype, copy=False) if transpose else B @ V.astype(B.dtype, copy=False)
+
+
+def _matmul(B, V):
+    return B @ np.asarray(V).astype(B.dtype, copy=False)
+
+
+def _apply_task(kernel, Xc, Zc, lse, rmean, cmean, grand, transpose, func, *args):
+    """func(block) (or func(blockᵀ)) of one block: G[:, J]·B, eq. 8 extensions, ..."""
+    B = _block(kernel, Xc, Zc, lse, rmean, cmean, grand)
+    return func(B.T if transpose else B, *args)
 
 
 def _chunk_bounds(chunks) -> np.ndarray:
@@ -349,6 +357,12 @@ class DaskKernelMatrix:
             self._grand = float(grand)
         return self._means[0], self._means[1], self._grand
 
+    def set_means(self, row_means, col_means, grand: float):
+        """Centre with given statistics (e.g. new rows against the training columns' means)."""
+        self.center = True
+        self._means = (row_means, col_means)
+        self._grand = float(grand)
+
     def _stat_chunks(self):
         """Per-chunk delayed (lse, row means) of X and column means of Z."""
         lses = self._lse_chunks()
@@ -397,53 +411,62 @@ class DaskKernelMatrix:
         """Selected full rows G[idx, :] (small idx), gathered."""
         return self.block(idx, slice(None))
 
-    def _left(self, Zs, B, cmean, out_dtype):
-        """Dask (n, k): G[:, S] @ B with Zs = Z[S] gathered and cmean = column means of S."""
+    def apply_cols(self, J, func, n_out: int, out_dtype, *args):
+        """Dask (n, n_out) chunked like X: ``func(G[chunk, J], *args)`` per row chunk of X.
+
+        The block G[chunk, J] (normalised, centred) exists only inside its task.
+        """
         from dask import delayed
 
         da = require_dask()
-        lses, rms, _, g = self._stat_chunks()
-        Zd = delayed(Zs, pure=True)
-        Bd = delayed(B, pure=True)
-        blocks = []
-        for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
-            t = delayed(_prod_task, pure=True)(
-                self.kernel, xc, Zd, Bd, lse, rm, cmean, g, False)
-            blocks.append(da.from_delayed(t, shape=(n_i, B.shape[1]), dtype=out_dtype))
-        return da.concatenate(blocks, axis=0)
-
-    def left(self, J, B, out_dtype=None):
-        """G[:, J] @ B as a dask array chunked like X (B: small (|J|, k) numpy)."""
         J = self._index(J, self.shape[1], "cols")
-        B = np.asarray(B)
-        out_dtype = np.dtype(out_dtype or np.result_type(self.dtype, B.dtype))
-        ZJ = self.gather_rows(self.Z, J, "Z rows")
+        Zd = delayed(self.gather_rows(self.Z, J, "Z rows"), pure=True)
         cm = None
         if self.center:
             (cm,) = gather("column means", self.means()[1][J])
-        return self._left(ZJ, B.astype(self.dtype, copy=False), cm, out_dtype)
+        lses, rms, _, g = self._stat_chunks()
+        blocks = []
+        for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
+            t = delayed(_apply_task, pure=True)(self.kernel, xc, Zd, lse, rm, cm, g, False,
+                                                func, *args)
+            blocks.append(da.from_delayed(t, shape=(n_i, n_out), dtype=out_dtype))
+        return da.concatenate(blocks, axis=0)
 
-    def right(self, I, A, out_dtype=None):
-        """G[I, :]ᵀ @ A as a dask array chunked like Z (A: small (|I|, k) numpy)."""
+    def apply_rows(self, I, func, n_out: int, out_dtype, *args):
+        """Dask (m, n_out) chunked like Z: ``func(G[I, chunk]ᵀ, *args)`` per row chunk of Z."""
         from dask import delayed
 
         da = require_dask()
         I = self._index(I, self.shape[0], "rows")
-        A = np.asarray(A)
-        out_dtype = np.dtype(out_dtype or np.result_type(self.dtype, A.dtype))
         XI = delayed(self.gather_rows(self.X, I, "X rows"), pure=True)
-        lse = rm = g = None
+        lse = rm = None
         if self.kernel.row_normalized:
             (lse,) = gather("row normalisers", self.row_lse()[I])
         _, _, cms, g = self._stat_chunks()
         if self.center:
             (rm,) = gather("row means", self.means()[0][I])
-        Ad = delayed(A.astype(self.dtype, copy=False), pure=True)
         blocks = []
         for zc, cm, m_j in zip(self._zd(), cms, self.col_chunks):
-            t = delayed(_prod_task, pure=True)(self.kernel, XI, zc, Ad, lse, rm, cm, g, True)
-            blocks.append(da.from_delayed(t, shape=(m_j, A.shape[1]), dtype=out_dtype))
+            t = delayed(_apply_task, pure=True)(self.kernel, XI, zc, lse, rm, cm, g, True,
+                                                func, *args)
+            blocks.append(da.from_delayed(t, shape=(m_j, n_out), dtype=out_dtype))
         return da.concatenate(blocks, axis=0)
+
+    def left(self, J, B, out_dtype=None):
+        """G[:, J] @ B as a dask array chunked like X (B: small (|J|, k) numpy)."""
+        from dask import delayed
+
+        B = np.asarray(B).astype(self.dtype, copy=False)
+        out = self.apply_cols(J, _matmul, B.shape[1], self.dtype, delayed(B, pure=True))
+        return out if out_dtype is None or out.dtype == out_dtype else out.astype(out_dtype)
+
+    def right(self, I, A, out_dtype=None):
+        """G[I, :]ᵀ @ A as a dask array chunked like Z (A: small (|I|, k) numpy)."""
+        from dask import delayed
+
+        A = np.asarray(A).astype(self.dtype, copy=False)
+        out = self.apply_rows(I, _matmul, A.shape[1], self.dtype, delayed(A, pure=True))
+        return out if out_dtype is None or out.dtype == out_dtype else out.astype(out_dtype)
 
     def cols(self, idx):
         """G[:, idx] as a dask array (n × |idx|) chunked like X (never gathered)."""
@@ -543,9 +566,3 @@ class DaskKernelMatrix:
         return (f"DaskKernelMatrix(kernel={self.kernel!r}, shape={self.shape}, "
                 f"dtype={self.dtype}, chunks=({len(self.row_chunks)}, {len(self.col_chunks)}), "
                 f"center={self.center})")
-
-
-def check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)

@@ -240,6 +240,17 @@ class _Access:
         return self.G if side == "row" else sp.csr_matrix(self.G.T)
 
 
+def _dask_access(G, working_memory):
+    """The Dask executor's access object (asymkern._dask) for dask inputs, else None."""
+    from .._dask import is_dask_array
+
+    if getattr(G, "is_dask", False) or is_dask_array(G):
+        from .._dask.nystrom import DaskAccess
+
+        return DaskAccess(G, working_memory)
+    return None
+
+
 # --------------------------------------------------------------------------------- landmarks
 def _check_indices(idx, size: int, name: str) -> np.ndarray:
     idx = np.asarray(idx)
@@ -313,6 +324,8 @@ def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=N
     name = f"{side}_landmarks"
     if not isinstance(method, str):
         return _check_indices(method, n, name)
+    if getattr(acc, "is_dask", False) and method in ("kmeans", "leverage"):
+        return acc.select(side, s, method, r, rs, points)
     from ..landmarks import select_landmarks
 
     if method == "uniform":
@@ -352,9 +365,13 @@ def _core_svd(W: np.ndarray, k: int, core_solver: str, rs):
     return res.U, res.s, res.V
 
 
-def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
-                  rs, normalize: bool, warn: bool = True,
-                  orthogonalize: bool = False) -> NystromResult:
+def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond, rs,
+                warn: bool = True):
+    """SVD of the core W = G[I, J] (eq. 9), truncated at the rcond cut-off.
+
+    Returns (U_W, σ_W, V_W, n_keep, σ_W of the next component, c); shared by the in-memory and
+    the Dask executors.
+    """
     N, M = acc.shape
     sx, sz = len(I), len(J)
     if r > min(sx, sz):
@@ -378,11 +395,24 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
             f"the core G[I, J] ({sx}x{sz}) has only {n_keep} singular values above "
             f"{tol:.3g} (rank-deficient sample); returning {n_keep} of {r} components",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     s_next = float(sw[n_keep]) if sw.size > n_keep else 0.0
     Uw, swk, Vw = Uw[:, :n_keep], sw[:n_keep], Vw[:, :n_keep]
     c = (sx * sz / (N * M)) ** 0.25
+    return Uw, swk, Vw, n_keep, s_next, c
+
+
+def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
+                  rs, normalize: bool, warn: bool = True,
+                  orthogonalize: bool = False) -> NystromResult:
+    if getattr(acc, "is_dask", False):  # Dask executor (asymkern._dask), same core solve
+        from .._dask.nystrom import nystrom_once
+
+        return nystrom_once(acc, r, I, J, core_solver, rcond, rs, normalize, warn, orthogonalize)
+    N, M = acc.shape
+    sx, sz = len(I), len(J)
+    Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
     out_dtype = acc.dtype
     # accumulate in the input precision (float32 stays float32: half the O((N + M) r) memory)
     U = acc.left(J, (Vw / swk) * c, out_dtype)
@@ -428,8 +458,11 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
 def residual_estimate(G, result: NystromResult, n_probes: int | None = None, random_state=None,
                       weights: str = "uniform", working_memory=None) -> float:
     """A-posteriori η estimate from probe residuals (no exact SVD; see the module docstring)."""
-    acc = G if isinstance(G, _Access) else _Access(G, working_memory)
+    acc = G if isinstance(G, _Access) or getattr(G, "is_dask_access", False) else (
+        _dask_access(G, working_memory) or _Access(G, working_memory))
     rs = check_random_state(random_state)
+    if getattr(acc, "is_dask", False):
+        return acc.residual_estimate(result, n_probes, rs, weights)
     N, M = acc.shape
     U = np.asarray(result.U, dtype=np.float64)
     V = np.asarray(result.V, dtype=np.float64)
@@ -531,7 +564,7 @@ def asymmetric_nystrom(
     -------
     NystromResult with U, s, V, row_landmarks, col_landmarks (and the core SVD).
     """
-    acc = _Access(G, working_memory)
+    acc = _dask_access(G, working_memory) or _Access(G, working_memory)
     N, M = acc.shape
     r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
     rs = check_random_state(random_state)
@@ -615,8 +648,9 @@ def asymmetric_nystrom(
             else:
                 ww = "uniform" if weights == "uniform" else "paper"
                 k = min(prev.n_components, res.n_components)
-                est = eta(res.U[:, :k], res.V[:, :k], prev.U[:, :k], prev.V[:, :k],
-                          singular_values=res.s[:k], weights=ww)
+                est = (acc.change_estimate(res, prev, k, ww) if getattr(acc, "is_dask", False)
+                       else eta(res.U[:, :k], res.V[:, :k], prev.U[:, :k], prev.V[:, :k],
+                                singular_values=res.s[:k], weights=ww))
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)
         if exact:

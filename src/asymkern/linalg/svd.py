@@ -176,8 +176,13 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     ARPACK for a large array, randomized SVD for a lazy kernel that does not fit the dense budget
     (a kernel that fits is formed once, then treated as an array).
     """
+    from .._dask import is_dask_array
     from ..kernels.matrix import KernelMatrix
 
+    if getattr(G, "is_dask", False) or is_dask_array(G):  # Dask executor (asymkern._dask)
+        from .._dask.svd import dask_top_svd
+
+        return dask_top_svd(G, n_components, solver, random_state, **options)
     shape, kind = _shape_and_kind(G)
     if min(shape) == 0:
         raise ValueError(f"G is empty (shape {shape}); expected at least one row and one column")

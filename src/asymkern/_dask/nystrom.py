@@ -1,0 +1,254 @@
+"""Asymmetric Nyström (paper 000 §3, eq. 8–9) on Dask: the executor behind ``asymmetric_nystrom``.
+
+``asymmetric_nystrom`` itself (landmark counts, the random draws, the growth loop) runs
+unchanged on the client; for dask inputs it gets a :class:`DaskAccess` instead of the in-memory
+``_Access``. Landmarks are drawn on the client from the sizes only (uniform: the same
+``random_state`` calls as in memory, hence the same indices), the core G[I, J] is computed and
+decomposed locally by the shared ``_core_solve``, and Ũ = c·G[:, J] V_W Σ_W⁻¹,
+Ṽ = c·G[I, :]ᵀ U_W Σ_W⁻¹ are dask arrays chunked like X and Z. The paired sign rule of the
+in-memory path (largest-magnitude entry of each ũ_i positive) needs one reduction pass over Ũ,
+which returns only 2·r numbers per chunk; Ũ and Ṽ themselves are never gathered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import require_dask
+from .kernel import DaskKernelMatrix, _chunk_bounds, gather
+
+
+def _signed_max(U):
+    """Per column of one chunk: (max |u|, u at the first position of that maximum)."""
+    U = np.asarray(U)
+    if U.shape[0] == 0:
+        return np.full(U.shape[1], -1.0), np.zeros(U.shape[1])
+    idx = np.argmax(np.abs(U), axis=0)
+    val = U[idx, np.arange(U.shape[1])].astype(np.float64)
+    return np.abs(val), val
+
+
+def paired_signs(U) -> np.ndarray:
+    """Signs that make the largest-magnitude entry of each column of dask U positive.
+
+    Same rule and tie-break (first row) as the in-memory ``flip_signs``; r numbers per chunk.
+    """
+    from dask import delayed
+
+    parts = [delayed(_signed_max, pure=True)(b) for b in U.to_delayed()[:, 0]]
+    pairs = gather("sign pass (2r per chunk)", *parts)
+    best = np.full(U.shape[1], -1.0)
+    val = np.zeros(U.shape[1])
+    for mx, v in pairs:  # chunks in row order: strictly larger wins, so the first row wins ties
+        take = mx > best
+        best[take] = mx[take]
+        val[take] = v[take]
+    signs = np.sign(val)
+    signs[signs == 0] = 1
+    return signs
+
+
+def _col_stats(A, B):
+    """Chunk sums of A*B, A*A, B*B per column (float64)."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    return np.stack([np.einsum("ij,ij->j", A, B), np.einsum("ij,ij->j", A, A),
+                     np.einsum("ij,ij->j", B, B)])
+
+
+def column_stats(A, B) -> np.ndarray:
+    """(3, k): column dots, squared norms of A and of B for equally chunked dask A, B."""
+    da = require_dask()
+    B = B.rechunk({0: A.chunks[0], 1: -1})
+    A = A.rechunk({1: -1})
+    k = A.shape[1]
+    parts = da.map_blocks(_col_stats, A, B, dtype=np.float64, chunks=((3,) * A.numblocks[0], (k,)))
+    tot = parts.reshape(A.numblocks[0], 3, k).sum(axis=0)
+    (out,) = gather("column statistics (3r)", tot)
+    return out
+
+
+def _cos(U, Up) -> np.ndarray:
+    st = column_stats(U, Up)
+    den = np.sqrt(st[1]) * np.sqrt(st[2])
+    out = np.zeros(U.shape[1])
+    ok = den > 0
+    out[ok] = np.minimum(1.0, np.abs(st[0][ok]) / den[ok])
+    return out
+
+
+class DaskAccess:
+    """Access to G for the Nyström code when G is a DaskKernelMatrix or a dask array."""
+
+    is_dask = True
+    is_dask_access = True
+
+    def __init__(self, G, working_memory=None):
+        da = require_dask()
+        if isinstance(G, DaskKernelMatrix):
+            self.kind = "kernel"
+            self.G = G
+            self.dtype = np.dtype(G.dtype)
+        elif isinstance(G, da.Array):
+            if G.ndim != 2:
+                raise ValueError(f"G must be 2-D, got a dask array with {G.ndim} dimensions")
+            if any(np.isnan(c) for cs in G.chunks for c in cs):
+                raise ValueError("G has unknown chunk sizes (NaN in G.chunks); call "
+                                 "G.compute_chunk_sizes() first")
+            dt = G.dtype if G.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+            self.kind = "array"
+            self.G = G.astype(dt)
+            self.dtype = np.dtype(dt)
+        else:  # pragma: no cover - dispatch guards this
+            raise TypeError(f"DaskAccess needs a dask input, got {type(G).__name__}")
+        self.shape = tuple(int(k) for k in G.shape)
+        if min(self.shape) == 0:
+            raise ValueError(f"G is empty (shape {self.shape}); expected rows and columns")
+        self.budget = float(working_memory or 256) * 2**20
+
+    # -------------------------------------------------------------------- access
+    def prepare(self):
+        if self.kind == "kernel":
+            self.G.row_lse()
+            if self.G.center:
+                self.G.means()
+
+    def block(self, rows, cols) -> np.ndarray:
+        if self.kind == "kernel":
+            return self.G.block(rows, cols)
+        I = np.arange(self.shape[0])[rows] if isinstance(rows, slice) else np.asarray(rows)
+        J = np.arange(self.shape[1])[cols] if isinstance(cols, slice) else np.asarray(cols)
+        (out,) = gather(f"block {len(I)}x{len(J)}", self.G[I][:, J])
+        return np.asarray(out)
+
+    def left(self, J, B, out_dtype):
+        if self.kind == "kernel":
+            return self.G.left(J, B, out_dtype)
+        out = self.G[:, np.asarray(J)] @ np.asarray(B).astype(self.dtype, copy=False)
+        return out.astype(out_dtype)
+
+    def right(self, I, A, out_dtype):
+        if self.kind == "kernel":
+            return self.G.right(I, A, out_dtype)
+        out = self.G[np.asarray(I), :].T @ np.asarray(A).astype(self.dtype, copy=False)
+        return out.astype(out_dtype)
+
+    # -------------------------------------------------------------------- landmarks
+    def select(self, side: str, s: int, method: str, r: int, rs, points=None) -> np.ndarray:
+        """k-means landmarks on a gathered sample (the in-memory rule, distributed argmin)."""
+        if method == "leverage":
+            raise NotImplementedError(
+                "sampling='leverage' is not available for dask inputs yet; use 'uniform', "
+                "'kmeans' or fixed indices"
+            )
+        if points is None:
+            if self.kind != "kernel":
+                raise NotImplementedError("k-means landmarks on a dask G need row_points / "
+                                          "col_points (the data points of that side)")
+            points = self.G.X if side == "row" else self.G.Z
+        return kmeans_landmarks(points, s, rs)
+
+    # -------------------------------------------------------------------- estimates
+    def change_estimate(self, res, prev, k: int, weights: str) -> float:
+        """η between two consecutive solutions (the 'change' estimate), by dask reductions."""
+        cu = _cos(res.U[:, :k], prev.U[:, :k])
+        cv = _cos(res.V[:, :k], prev.V[:, :k])
+        w = np.ones(k) if weights == "uniform" else np.asarray(res.s[:k], dtype=np.float64)
+        return float((w @ (1 - cu) + w @ (1 - cv)) / k)
+
+    def residual_estimate(self, result, n_probes, rs, weights) -> float:
+        raise NotImplementedError(
+            "estimate='residual' is not available for dask inputs yet; use estimate='change'"
+        )
+
+
+def _argmin_task(C, Pc, offset):
+    """Nearest point of this chunk for every centre: (squared distance, global index)."""
+    from sklearn.metrics import pairwise_distances_argmin_min
+
+    idx, dist = pairwise_distances_argmin_min(C, Pc)
+    return dist, idx + offset
+
+
+def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
+    """Indices of the points nearest to s k-means centres fitted on a gathered sample.
+
+    Same random calls as the in-memory ``_kmeans_landmarks`` / ``select_landmarks``: for
+    n ≤ 20000 the points (a sample by definition) are gathered and the in-memory selector runs;
+    above, k-means runs on a gathered subsample of max(20s, 2000) rows and the nearest point to
+    each centre is found by a distributed argmin over the chunks.
+    """
+    from dask import delayed
+
+    from ..landmarks import select_landmarks
+
+    n = int(P.shape[0])
+    if s >= n:
+        return np.arange(n)
+    if n <= 20000:
+        pts = DaskKernelMatrix.gather_rows(P, np.arange(n), "k-means points (n <= 20000)")
+        return np.sort(select_landmarks(pts, s, "kmeans", random_state=rs))
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+
+    fit_n = min(n, max(20 * s, 2000))
+    sub = rs.choice(n, fit_n, replace=False) if fit_n < n else np.arange(n)
+    seed = int(rs.randint(0, 2**31 - 1))
+    km_cls = KMeans if fit_n <= 20000 else MiniBatchKMeans
+    sample = DaskKernelMatrix.gather_rows(P, sub, "k-means sample")
+    km = km_cls(n_clusters=s, n_init=1, random_state=seed).fit(sample)
+    C = delayed(km.cluster_centers_, pure=True)
+    bounds = _chunk_bounds(P.chunks[0])
+    parts = [delayed(_argmin_task, pure=True)(C, b, int(bounds[k]))
+             for k, b in enumerate(P.to_delayed()[:, 0])]
+    res = gather("k-means nearest points", *parts)
+    best_d = np.full(s, np.inf)
+    best_i = np.zeros(s, dtype=np.int64)
+    for d, i in res:  # chunks in order: strictly smaller wins, first index on ties
+        take = d < best_d
+        best_d[take] = d[take]
+        best_i[take] = i[take]
+    idx = np.unique(best_i)
+    if idx.size < s:
+        rest = np.setdiff1d(np.arange(n), idx)
+        idx = np.concatenate([idx, rs.choice(rest, s - idx.size, replace=False)])
+    return np.sort(idx)
+
+
+def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, normalize: bool,
+                 warn: bool = True, orthogonalize: bool = False):
+    """One asymmetric Nyström solve (eq. 9) with Ũ, Ṽ as dask arrays (never gathered)."""
+    from ..linalg.nystrom import NystromResult, _core_solve
+
+    if orthogonalize:
+        raise NotImplementedError(
+            "orthogonalize=True is not available for dask inputs yet (it needs a QR of the tall "
+            "Ũ, Ṽ); use the default eq. 9 vectors or normalize=True"
+        )
+    N, M = acc.shape
+    sx, sz = len(I), len(J)
+    Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
+    out_dtype = acc.dtype
+    U = acc.left(J, (Vw / swk) * c, out_dtype)
+    V = acc.right(I, (Uw / swk) * c, out_dtype)
+    s = swk * np.sqrt(N * M / (sx * sz))
+    mix_u = mix_v = None
+    if normalize:
+        tiny = np.finfo(float).tiny
+        nu = np.maximum(np.sqrt(column_stats(U, U)[0]), tiny)
+        nv = np.maximum(np.sqrt(column_stats(V, V)[0]), tiny)
+        U = (U / nu).astype(out_dtype)
+        V = (V / nv).astype(out_dtype)
+        mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
+    signs = paired_signs(U)
+    U = U * signs.astype(out_dtype)
+    V = V * signs.astype(out_dtype)
+    if mix_u is not None:
+        mix_u, mix_v = mix_u * signs, mix_v * signs
+    else:
+        Uw = Uw * signs
+        Vw = Vw * signs
+    info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
+            "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
+            "n_row_landmarks": sx, "n_col_landmarks": sz, "executor": "dask"}
+    return NystromResult(U, s, V, np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c),
+                         "asymmetric", info)
