@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._dask import any_dask
 from .._validation import as_data, check_n_components
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..linalg.svd import SOLVERS, top_svd
@@ -133,6 +134,11 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             )
         self.kernel_ = None
         self.compat_ = None
+        self.dask_fit_ = False
+        if any_dask(X, Z):  # Dask executor (asymkern._dask)
+            from .._dask.estimator import fit_dask
+
+            return fit_dask(self, X, Z)
         if self._precomputed():
             if Z is not None:
                 raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
@@ -189,7 +195,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             self.n_components, min(n, m), what=f"min(n, m) of the {n}x{m} kernel matrix"
         )
         if self.center:
-            if isinstance(G, KernelMatrix):
+            if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
                 G.center = True
                 self.row_means_, self.col_means_, self.grand_mean_ = G.means()
             else:
@@ -305,6 +311,10 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         extension of eq. 8 of paper 000 (kernel values against the column landmarks only); on
         a training row they equal the rows of UΣ.
         """
+        if any_dask(X) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
+            from .._dask.estimator import transform_dask
+
+            return transform_dask(self, X, left=True)
         if self._nystrom_fit():
             J = self.nystrom_.col_landmarks
             if self.center:
@@ -321,6 +331,10 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         New z are rows: for ``fit(X, Z=Z)`` rows with Z's features; for ``fit(A)`` new columns of
         A given as rows (length N); for ``'precomputed'`` an (m_new, n) array of κ(x_i, z).
         """
+        if any_dask(Z) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
+            from .._dask.estimator import transform_dask
+
+            return transform_dask(self, Z, left=False)
         if self._nystrom_fit():
             I = self.nystrom_.row_landmarks
             if self.center:
