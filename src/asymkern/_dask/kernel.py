@@ -39,7 +39,15 @@ def gather(what: str, *objs):
     """``dask.compute`` of small objects, logging the bytes that reach the client."""
     import dask
 
-    out = dask.compute(*objs)
+    from ..config import get_config
+
+    if get_config()["show_progress"]:  # local schedulers; a distributed Client has its own
+        from dask.diagnostics import ProgressBar
+
+        with ProgressBar():
+            out = dask.compute(*objs)
+    else:
+        out = dask.compute(*objs)
     size = 0
     for o in out:
         if sp.issparse(o):

@@ -5,9 +5,10 @@ unchanged on the client; for dask inputs it gets a :class:`DaskAccess` instead o
 ``_Access``. Landmarks are drawn on the client from the sizes only (uniform: the same
 ``random_state`` calls as in memory, hence the same indices), the core G[I, J] is computed and
 decomposed locally by the shared ``_core_solve``, and Ũ = c·G[:, J] V_W Σ_W⁻¹,
-Ṽ = c·G[I, :]ᵀ U_W Σ_W⁻¹ are dask arrays chunked like X and Z. The paired sign rule of the
-in-memory path (largest-magnitude entry of each ũ_i positive) needs one reduction pass over Ũ,
-which returns only 2·r numbers per chunk; Ũ and Ṽ themselves are never gathered.
+Ṽ = c·G[I, :]ᵀ U_W Σ_W⁻¹ are dask arrays chunked like X and Z, computed once and persisted in
+the cluster (one pass over G[:, J] and one over G[I, :], as in memory). The paired sign rule of
+the in-memory path (largest-magnitude entry of each ũ_i positive) reads the persisted Ũ and
+returns only 2·r numbers per chunk; Ũ and Ṽ themselves are never gathered on the client.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ import numpy as np
 
 from . import require_dask
 from .kernel import DaskKernelMatrix, _chunk_bounds, gather
+
+
+def persist(*arrays):
+    """``dask.persist`` (results stay on the workers; in-process for local schedulers)."""
+    import dask
+
+    return dask.persist(*arrays)
 
 
 def _signed_max(U):
@@ -230,6 +238,10 @@ def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, nor
     out_dtype = acc.dtype
     U = acc.left(J, (Vw / swk) * c, out_dtype)
     V = acc.right(I, (Uw / swk) * c, out_dtype)
+    # one pass each, kept in the cluster (workers' memory, O((N + M) r)): the sign rule below
+    # reads U, and every later use (transforms, user computes) starts from the stored chunks,
+    # so the fit costs the same kernel evaluations as in memory
+    U, V = persist(U, V)
     s = swk * np.sqrt(N * M / (sx * sz))
     mix_u = mix_v = None
     if normalize:
