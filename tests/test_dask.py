@@ -254,22 +254,82 @@ def test_bad_inputs_clear_errors():
 
 
 # ----------------------------------------------------------------- LocalCluster, processes
-def test_local_cluster_processes_same_result():
+def _rbf_dying_once(A, B, marker=None):
+    """RBF values; the first call on a worker whose marker file is absent kills that worker."""
+    import os
+
+    if marker is not None and os.environ.get("ASYMKERN_TEST_WORKER") and not os.path.exists(
+            marker):
+        open(marker, "w").close()
+        os._exit(1)  # the worker process dies in the middle of the fit
+    sq = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+    return np.exp(-0.3 * np.maximum(sq, 0.0))
+
+
+def test_local_cluster_processes_same_result_and_survives_a_killed_worker(tmp_path,
+                                                                          monkeypatch):
     distributed = pytest.importorskip("distributed")
+    cloudpickle = pytest.importorskip("cloudpickle")
+    import functools
+    import sys
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     X, Z = data()
     kw = dict(n_components=3, kernel="sne", kernel_params={"gamma": 0.3}, center=True,
               solver="nystrom", random_state=4, nystrom_params=NYS)
     ref = KernelSVD(**kw).fit(da.from_array(X, chunks=70), Z=da.from_array(Z, chunks=60))
     U_ref = ref.left_singular_vectors_.compute()
     T_ref = ref.transform(X[:20])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None,
-                                  death_timeout=60) as cluster, \
-            distributed.Client(cluster, timeout=60) as client:
-        with dask.config.set(scheduler=client):
-            est = KernelSVD(**kw).fit(da.from_array(X, chunks=70), Z=da.from_array(Z, chunks=60))
-            U = est.left_singular_vectors_.compute()
-            T = est.transform(X[:20])
-        assert len(client.scheduler_info()["workers"]) == 2
+    marker = str(tmp_path / "killed")
+    dying = functools.partial(_rbf_dying_once, marker=marker)
+    kw2 = dict(kw, kernel=dying, kernel_params=None)
+    ref2 = KernelSVD(**kw2).fit(da.from_array(X, chunks=70), Z=da.from_array(Z, chunks=60))
+    U2_ref = ref2.left_singular_vectors_.compute()
+    monkeypatch.setenv("ASYMKERN_TEST_WORKER", "1")  # inherited by the worker processes only
+    try:
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      host="127.0.0.1", dashboard_address=None,
+                                      death_timeout=60) as cluster, \
+                distributed.Client(cluster, timeout=60) as client:
+            monkeypatch.delenv("ASYMKERN_TEST_WORKER")
+            with dask.config.set(scheduler=client):
+                est = KernelSVD(**kw).fit(da.from_array(X, chunks=70),
+                                          Z=da.from_array(Z, chunks=60))
+                U = est.left_singular_vectors_.compute()
+                T = est.transform(X[:20])
+                assert len(client.scheduler_info()["workers"]) == 2
+                # a worker dies inside a kernel task: the scheduler retries it elsewhere
+                est2 = KernelSVD(**kw2).fit(da.from_array(X, chunks=70),
+                                            Z=da.from_array(Z, chunks=60))
+                U2 = est2.left_singular_vectors_.compute()
+    finally:
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     np.testing.assert_array_equal(U, U_ref)
     np.testing.assert_array_equal(T, T_ref)
+    import os
+
+    assert os.path.exists(marker), "no worker was killed"
+    np.testing.assert_array_equal(U2, U2_ref)
+
+
+def test_library_imports_without_dask(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['dask'] = None; sys.modules['dask.array'] = None\n"
+        "import numpy as np, asymkern\n"
+        "from asymkern.decomposition.ksvd import KernelSVD\n"
+        "X = np.random.default_rng(0).normal(size=(30, 3))\n"
+        "KernelSVD(2, solver='nystrom', random_state=0).fit(X, Z=X[:20]).transform(X)\n"
+        "Fake = type('Array', (), {'__module__': 'dask.array.core', 'shape': (3, 3)})\n"
+        "try:\n"
+        "    KernelSVD(2).fit(Fake(), Z=Fake())\n"
+        "except ImportError as e:\n"
+        "    assert 'asymkern[dask]' in str(e), e\n"
+        "    print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout

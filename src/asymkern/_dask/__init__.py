@@ -19,11 +19,9 @@ DASK_EXTRA_HINT = 'pip install "asymkern[dask]"'
 
 def is_dask_array(x) -> bool:
     """True when ``x`` is a ``dask.array.Array`` (without importing dask)."""
-    if "dask.array" in sys.modules:
-        try:
-            return isinstance(x, sys.modules["dask.array"].Array)
-        except Exception:  # pragma: no cover - a broken dask install
-            return False
+    mod_da = sys.modules.get("dask.array")
+    if mod_da is not None:
+        return isinstance(x, mod_da.Array)
     # dask.array not imported yet: only an object from dask can be a dask array
     mod = type(x).__module__ or ""
     if mod.startswith("dask"):

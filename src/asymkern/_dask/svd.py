@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 
 from . import require_dask
 from .kernel import DaskKernelMatrix, gather
-from .nystrom import paired_signs
+from .nystrom import paired_signs, persist
 
 
 def _seed(random_state) -> int | None:
@@ -45,6 +45,9 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
         A, k, iterator="QR", n_power_iter=int(n_iter), n_oversamples=0,
         seed=_seed(random_state), compute=True, coerce_signs=False,
     )
+    # the last pass (QᵀG and its small SVD) once, kept in the cluster: s, the sign pass and
+    # every later use of U, V read the stored chunks instead of recomputing kernel blocks
+    U, s, Vt = persist(U, s, Vt)
     (s,) = gather("singular values", s)
     order = np.argsort(s)[::-1][:r]
     U = U[:, order]
