@@ -486,8 +486,14 @@ def residual_estimate(G, result: NystromResult, n_probes: int | None = None, ran
         sl = slice(a, min(a + step, N))
         Rv += acc.block(sl, Q).T @ U[sl]
     Rv -= V[Q] * s
+    return _residual_eta(Ru, Rv, N, M, s, result.info.get("next_singular_value", 0.0), weights)
+
+
+def _residual_eta(Ru, Rv, N: int, M: int, s, s_next: float, weights: str) -> float:
+    """η̂ from probe residuals Ru (p×r), Rv (q×r) by Wedin's bound (module docstring)."""
+    p, q, r = Ru.shape[0], Rv.shape[0], Ru.shape[1]
     rho2 = (N / p) * np.sum(Ru**2, axis=0) + (M / q) * np.sum(Rv**2, axis=0)
-    ext = np.concatenate([s, [result.info.get("next_singular_value", 0.0)]])
+    ext = np.concatenate([s, [s_next]])
     gaps = np.array([np.min(np.abs(np.delete(ext, i) - s[i])) for i in range(r)])
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.where(gaps > 0, rho2 / (2 * gaps**2), 2.0)
