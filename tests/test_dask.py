@@ -296,7 +296,7 @@ def test_local_cluster_processes_same_result_and_survives_a_killed_worker(tmp_pa
                                       death_timeout=60) as cluster, \
                 distributed.Client(cluster, timeout=60) as client:
             monkeypatch.delenv("ASYMKERN_TEST_WORKER")
-            with dask.config.set(scheduler=client):
+            with dask.config.set(scheduler="dask.distributed"):  # the Client
                 est = KernelSVD(**kw).fit(da.from_array(X, chunks=70),
                                           Z=da.from_array(Z, chunks=60))
                 U = est.left_singular_vectors_.compute()
@@ -306,6 +306,7 @@ def test_local_cluster_processes_same_result_and_survives_a_killed_worker(tmp_pa
                 est2 = KernelSVD(**kw2).fit(da.from_array(X, chunks=70),
                                             Z=da.from_array(Z, chunks=60))
                 U2 = est2.left_singular_vectors_.compute()
+                client.wait_for_workers(2, timeout=60)  # the nanny restarted the dead one
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     np.testing.assert_array_equal(U, U_ref)
