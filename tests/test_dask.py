@@ -338,3 +338,21 @@ def test_library_imports_without_dask(tmp_path):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "ok" in out.stdout
+
+
+def test_zarr_in_and_out(tmp_path):
+    pytest.importorskip("zarr")
+    X, Z = data()
+    da.from_array(X, chunks=(60, 4)).to_zarr(str(tmp_path / "X.zarr"))
+    da.from_array(Z, chunks=(50, 4)).to_zarr(str(tmp_path / "Z.zarr"))
+    Xz, Zz = da.from_zarr(str(tmp_path / "X.zarr")), da.from_zarr(str(tmp_path / "Z.zarr"))
+    kw = dict(n_components=3, kernel="rbf", kernel_params={"gamma": 0.3}, solver="nystrom",
+              random_state=0, nystrom_params=NYS)
+    est = KernelSVD(**kw)
+    scores = est.fit_transform(Xz, Z=Zz)
+    assert is_dask_array(scores)
+    est.right_singular_vectors_.to_zarr(str(tmp_path / "V.zarr"))
+    V = da.from_zarr(str(tmp_path / "V.zarr")).compute()
+    ref = KernelSVD(**kw).fit(X, Z=Z)
+    assert rel(V, ref.right_singular_vectors_) < 1e-10
+    assert rel(scores.persist().compute(), ref.fit_transform(X, Z=Z)) < 1e-10
