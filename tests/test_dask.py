@@ -356,3 +356,16 @@ def test_zarr_in_and_out(tmp_path):
     ref = KernelSVD(**kw).fit(X, Z=Z)
     assert rel(V, ref.right_singular_vectors_) < 1e-10
     assert rel(scores.persist().compute(), ref.fit_transform(X, Z=Z)) < 1e-10
+
+
+def test_progress_bar_when_show_progress(capsys):
+    import asymkern
+
+    X, Z = data(60, 50)
+    with asymkern.config_context(show_progress=True):
+        KernelSVD(n_components=2, solver="nystrom", random_state=0,
+                  nystrom_params={"n_row_landmarks": 10}).fit(
+            da.from_array(X, chunks=20), Z=da.from_array(Z, chunks=20))
+    out = capsys.readouterr()
+    assert "Completed" in out.out + out.err
+

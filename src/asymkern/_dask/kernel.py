@@ -41,11 +41,19 @@ def gather(what: str, *objs):
 
     from ..config import get_config
 
-    if get_config()["show_progress"]:  # local schedulers; a distributed Client has its own
-        from dask.diagnostics import ProgressBar
+    if get_config()["show_progress"]:
+        client = _active_client()
+        if client is not None:  # the distributed progress bar
+            from distributed import progress
 
-        with ProgressBar():
-            out = dask.compute(*objs)
+            futures = client.compute(list(objs))
+            progress(futures)
+            out = tuple(client.gather(futures))
+        else:
+            from dask.diagnostics import ProgressBar
+
+            with ProgressBar():
+                out = dask.compute(*objs)
     else:
         out = dask.compute(*objs)
     size = 0
@@ -56,6 +64,20 @@ def gather(what: str, *objs):
             size += int(getattr(o, "nbytes", 8))
     GATHER_LOG.append((what, size))
     return out
+
+
+def _active_client():
+    """The distributed Client dask would use now, or None (local schedulers)."""
+    import dask
+
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+        return None
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
 
 
 # ------------------------------------------------------------------------------ validation
