@@ -123,6 +123,8 @@ def as_dask_data(X, name: str = "X", *, allow_sparse: bool = False):
         )
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {X.shape}); expected rows and features")
+    if 0 in X.chunks[0]:  # empty row chunks (e.g. after slicing) carry no rows: drop them
+        X = X.rechunk({0: tuple(c for c in X.chunks[0] if c)})
     sparse = sp.issparse(X._meta)
     if sparse and not allow_sparse:
         raise TypeError(f"{name} has sparse chunks, which this kernel does not accept; pass "
