@@ -173,8 +173,12 @@ def test_linalg_entry_points_and_landmark_options():
     a = top_svd(G, 3, solver="nystrom", random_state=2)
     b = top_svd(da.from_array(G, chunks=(50, 130)), 3, solver="nystrom", random_state=2)
     assert rel(b.U.compute(), a.U) < 1e-10
-    with pytest.raises(NotImplementedError, match="leverage"):
-        asymmetric_nystrom(Dd, 3, 20, random_state=0, sampling="leverage")
+    for GG, Gd in ((Dm, Dd), (G, da.from_array(G, chunks=(50, 130)))):
+        a = asymmetric_nystrom(GG, 3, 20, 25, random_state=0, sampling="leverage")
+        b = asymmetric_nystrom(Gd, 3, 20, 25, random_state=0, sampling="leverage")
+        np.testing.assert_array_equal(a.row_landmarks, b.row_landmarks)
+        np.testing.assert_array_equal(a.col_landmarks, b.col_landmarks)
+        assert rel(b.U.compute(), a.U) < 1e-10
 
 
 def test_kmeans_landmarks_large_n_distributed_argmin():

@@ -145,16 +145,46 @@ class DaskAccess:
     def select(self, side: str, s: int, method: str, r: int, rs, points=None) -> np.ndarray:
         """k-means landmarks on a gathered sample (the in-memory rule, distributed argmin)."""
         if method == "leverage":
-            raise NotImplementedError(
-                "sampling='leverage' is not available for dask inputs yet; use 'uniform', "
-                "'kmeans' or fixed indices"
-            )
+            return self.leverage(side, s, r, rs)
         if points is None:
             if self.kind != "kernel":
                 raise NotImplementedError("k-means landmarks on a dask G need row_points / "
                                           "col_points (the data points of that side)")
             points = self.G.X if side == "row" else self.G.Z
         return kmeans_landmarks(points, s, rs)
+
+    def _sketch(self, side: str, Q):
+        """C = G[:, Q] (side 'row') or G[Q, :]ᵀ (side 'col') as a float64 dask array."""
+        p = len(Q)
+        if self.kind == "array":
+            C = self.G[:, Q] if side == "row" else self.G[Q, :].T
+            return C.astype(np.float64).rechunk({1: -1})
+        if side == "row":
+            return self.G.apply_cols(Q, _as_float64, p, np.float64)
+        return self.G.apply_rows(Q, _as_float64, p, np.float64)
+
+    def leverage(self, side: str, s: int, r: int, rs) -> np.ndarray:
+        """Ridge-leverage landmarks (``_leverage_landmarks``), its passes as dask reductions.
+
+        Same random calls and the same block functions as in memory: CᵀC is a (p×p) reduction
+        over the chunks, the scores a per-chunk map; the score vector (n floats, one per row
+        of G or of Gᵀ) is gathered for the weighted draw on the client.
+        """
+        from ..linalg.nystrom import _leverage_block_scores, _leverage_draw, _leverage_ridge
+
+        n, m = self.shape if side == "row" else self.shape[::-1]
+        if s >= n:
+            return np.arange(n)
+        p = min(m, max(2 * s, 4 * r, 64))
+        Q = np.sort(rs.choice(m, p, replace=False))
+        self.prepare()
+        C = self._sketch(side, Q)
+        (CtC,) = gather("leverage Gram CᵀC (p×p)", C.T @ C)
+        L = _leverage_ridge(np.asarray(CtC), r)
+        C = self._sketch(side, Q)  # second pass, as in memory (nothing n×p is kept)
+        scores = C.map_blocks(_leverage_block_scores, L, drop_axis=1, dtype=np.float64)
+        (scores,) = gather("leverage scores (n)", scores)
+        return _leverage_draw(np.asarray(scores), s, rs)
 
     # -------------------------------------------------------------------- estimates
     def change_estimate(self, res, prev, k: int, weights: str) -> float:
@@ -214,6 +244,10 @@ class DaskAccess:
         Rv = np.asarray(GU) - VQ * s
         return _residual_eta(Ru, Rv, N, M, s, result.info.get("next_singular_value", 0.0),
                              weights)
+
+
+def _as_float64(B):
+    return np.asarray(B, dtype=np.float64)
 
 
 def _argmin_task(C, Pc, offset):

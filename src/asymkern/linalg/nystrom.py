@@ -303,15 +303,32 @@ def _leverage_landmarks(acc: _Access, side: str, s: int, r: int, rs) -> np.ndarr
     CtC = np.zeros((p, p))
     for _, B in blocks():
         CtC += B.T @ B
+    L = _leverage_ridge(CtC, r)
+    scores = np.empty(n)
+    for sl, B in blocks():
+        scores[sl] = _leverage_block_scores(B, L)
+    return _leverage_draw(scores, s, rs)
+
+
+def _leverage_ridge(CtC: np.ndarray, r: int):
+    """Cholesky factor of CᵀC + λI, λ the (r+1)-th eigenvalue of CᵀC (shared by executors)."""
+    p = CtC.shape[0]
     ev = np.linalg.eigvalsh(CtC)[::-1]
     lam = ev[min(r, p - 1)] if ev.size else 0.0
     lam = max(lam, 1e-12 * max(ev[0], 1e-300))
-    L = sla.cho_factor(CtC + lam * np.eye(p))
-    scores = np.empty(n)
-    for sl, B in blocks():
-        scores[sl] = np.einsum("ij,ji->i", B, sla.cho_solve(L, B.T))
+    return sla.cho_factor(CtC + lam * np.eye(p))
+
+
+def _leverage_block_scores(B: np.ndarray, L) -> np.ndarray:
+    """Ridge leverage scores c_iᵀ (CᵀC + λI)⁻¹ c_i of the rows of one block of C."""
+    B = np.asarray(B, dtype=np.float64)
+    return np.einsum("ij,ji->i", B, sla.cho_solve(L, B.T))
+
+
+def _leverage_draw(scores: np.ndarray, s: int, rs) -> np.ndarray:
+    """s indices without replacement, probabilities ∝ the (floored) scores."""
     scores = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
-    return np.sort(rs.choice(n, s, replace=False, p=scores / scores.sum()))
+    return np.sort(rs.choice(scores.shape[0], s, replace=False, p=scores / scores.sum()))
 
 
 def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=None):
