@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
+from .._dask import any_dask
 from .._validation import as_data, check_n_components
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
@@ -27,6 +28,14 @@ from ..linalg.svd import SOLVERS, top_svd
 #: Multiple of the median distance used by ``bandwidth='auto'`` (measured on the citation and
 #: Amazon graphs, docs/results/embed_defaults.md).
 AUTO_BANDWIDTH_FACTOR = 8.0
+
+
+def median_sample_indices(n: int, m: int, n_samples: int = 500):
+    """The rows of X and Z that :func:`median_bandwidth` uses (fixed seed, sorted)."""
+    rng = np.random.default_rng(0)
+    i = np.sort(rng.choice(n, min(n_samples, n), replace=False))
+    j = np.sort(rng.choice(m, min(n_samples, m), replace=False))
+    return i, j
 
 
 def median_bandwidth(X, Z, n_samples: int = 500) -> float:
@@ -46,9 +55,7 @@ def median_bandwidth(X, Z, n_samples: int = 500) -> float:
     -------
     float
     """
-    rng = np.random.default_rng(0)
-    i = np.sort(rng.choice(X.shape[0], min(n_samples, X.shape[0]), replace=False))
-    j = np.sort(rng.choice(Z.shape[0], min(n_samples, Z.shape[0]), replace=False))
+    i, j = median_sample_indices(X.shape[0], Z.shape[0], n_samples)
     D = euclidean_distances(X[i], Z[j])
     D = D[np.isfinite(D) & (D > 0)]
     return float(np.median(D)) if D.size else 1.0
@@ -194,6 +201,11 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         self.kernel_ = None
         self.compat_ = None
         self.bandwidth_ = None
+        self.dask_fit_ = False
+        if any_dask(X, Z):  # Dask executor (asymkern._dask)
+            from .._dask.estimator import fit_dask
+
+            return fit_dask(self, X, Z)
         if self._precomputed():
             if Z is not None:
                 raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
@@ -257,7 +269,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             self.n_components, min(n, m), what=f"min(n, m) of the {n}x{m} kernel matrix"
         )
         if self.center:
-            if isinstance(G, KernelMatrix):
+            if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
                 G.center = True
                 self.row_means_, self.col_means_, self.grand_mean_ = G.means()
             else:
@@ -411,6 +423,10 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         extension of eq. 8 of paper 000 (kernel values against the column landmarks only); on
         a training row they equal the rows of UΣ.
         """
+        if any_dask(X) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
+            from .._dask.estimator import transform_dask
+
+            return transform_dask(self, X, left=True)
         if self._nystrom_fit():
             J = self.nystrom_.col_landmarks
             if self.center:
@@ -427,6 +443,10 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         New z are rows: for ``fit(X, Z=Z)`` rows with Z's features; for ``fit(A)`` new columns of
         A given as rows (length N); for ``'precomputed'`` an (m_new, n) array of κ(x_i, z).
         """
+        if any_dask(Z) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
+            from .._dask.estimator import transform_dask
+
+            return transform_dask(self, Z, left=False)
         if self._nystrom_fit():
             I = self.nystrom_.row_landmarks
             if self.center:

@@ -54,6 +54,15 @@ class KernelMatrix:
     max_dense_memory : MiB above which :meth:`to_array` refuses.
     """
 
+    def __new__(cls, kernel=None, X=None, Z=None, *, reference=None, **kwargs):
+        from .._dask import any_dask
+
+        if any_dask(X, Z, reference):  # dask inputs: the lazy Dask operator (asymkern._dask)
+            from .._dask.kernel import DaskKernelMatrix
+
+            return DaskKernelMatrix(kernel, X, Z, reference=reference, **kwargs)
+        return super().__new__(cls)
+
     def __init__(
         self,
         kernel: Kernel,

@@ -236,6 +236,17 @@ class _Access:
         return self.G if side == "row" else sp.csr_matrix(self.G.T)
 
 
+def _dask_access(G, working_memory):
+    """The Dask executor's access object (asymkern._dask) for dask inputs, else None."""
+    from .._dask import is_dask_array
+
+    if getattr(G, "is_dask", False) or is_dask_array(G):
+        from .._dask.nystrom import DaskAccess
+
+        return DaskAccess(G, working_memory)
+    return None
+
+
 # --------------------------------------------------------------------------------- landmarks
 def _check_indices(idx, size: int, name: str) -> np.ndarray:
     idx = np.asarray(idx)
@@ -292,15 +303,32 @@ def _leverage_landmarks(acc: _Access, side: str, s: int, r: int, rs) -> np.ndarr
     CtC = np.zeros((p, p))
     for _, B in blocks():
         CtC += B.T @ B
+    L = _leverage_ridge(CtC, r)
+    scores = np.empty(n)
+    for sl, B in blocks():
+        scores[sl] = _leverage_block_scores(B, L)
+    return _leverage_draw(scores, s, rs)
+
+
+def _leverage_ridge(CtC: np.ndarray, r: int):
+    """Cholesky factor of CᵀC + λI, λ the (r+1)-th eigenvalue of CᵀC (shared by executors)."""
+    p = CtC.shape[0]
     ev = np.linalg.eigvalsh(CtC)[::-1]
     lam = ev[min(r, p - 1)] if ev.size else 0.0
     lam = max(lam, 1e-12 * max(ev[0], 1e-300))
-    L = sla.cho_factor(CtC + lam * np.eye(p))
-    scores = np.empty(n)
-    for sl, B in blocks():
-        scores[sl] = np.einsum("ij,ji->i", B, sla.cho_solve(L, B.T))
+    return sla.cho_factor(CtC + lam * np.eye(p))
+
+
+def _leverage_block_scores(B: np.ndarray, L) -> np.ndarray:
+    """Ridge leverage scores c_iᵀ (CᵀC + λI)⁻¹ c_i of the rows of one block of C."""
+    B = np.asarray(B, dtype=np.float64)
+    return np.einsum("ij,ji->i", B, sla.cho_solve(L, B.T))
+
+
+def _leverage_draw(scores: np.ndarray, s: int, rs) -> np.ndarray:
+    """s indices without replacement, probabilities ∝ the (floored) scores."""
     scores = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
-    return np.sort(rs.choice(n, s, replace=False, p=scores / scores.sum()))
+    return np.sort(rs.choice(scores.shape[0], s, replace=False, p=scores / scores.sum()))
 
 
 def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=None):
@@ -309,6 +337,8 @@ def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=N
     name = f"{side}_landmarks"
     if not isinstance(method, str):
         return _check_indices(method, n, name)
+    if getattr(acc, "is_dask", False) and method in ("kmeans", "leverage"):
+        return acc.select(side, s, method, r, rs, points)
     from ..landmarks import select_landmarks
 
     if method == "uniform":
@@ -348,9 +378,13 @@ def _core_svd(W: np.ndarray, k: int, core_solver: str, rs):
     return res.U, res.s, res.V
 
 
-def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
-                  rs, normalize: bool, warn: bool = True,
-                  orthogonalize: bool = False) -> NystromResult:
+def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond, rs,
+                warn: bool = True):
+    """SVD of the core W = G[I, J] (eq. 9), truncated at the rcond cut-off.
+
+    Returns (U_W, σ_W, V_W, n_keep, σ_W of the next component, c); shared by the in-memory and
+    the Dask executors.
+    """
     N, M = acc.shape
     sx, sz = len(I), len(J)
     if r > min(sx, sz):
@@ -378,11 +412,24 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
             f"the core G[I, J] ({sx}x{sz}) has only {n_keep} singular values above "
             f"{tol:.3g} (rank-deficient sample); returning {n_keep} of {r} components",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     s_next = float(sw[n_keep]) if sw.size > n_keep else 0.0
     Uw, swk, Vw = Uw[:, :n_keep], sw[:n_keep], Vw[:, :n_keep]
     c = (sx * sz / (N * M)) ** 0.25
+    return Uw, swk, Vw, n_keep, s_next, c
+
+
+def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
+                  rs, normalize: bool, warn: bool = True,
+                  orthogonalize: bool = False) -> NystromResult:
+    if getattr(acc, "is_dask", False):  # Dask executor (asymkern._dask), same core solve
+        from .._dask.nystrom import nystrom_once
+
+        return nystrom_once(acc, r, I, J, core_solver, rcond, rs, normalize, warn, orthogonalize)
+    N, M = acc.shape
+    sx, sz = len(I), len(J)
+    Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
     out_dtype = acc.dtype
     # accumulate in the input precision (float32 stays float32: half the O((N + M) r) memory)
     U = acc.left(J, (Vw / swk) * c, out_dtype)
@@ -428,12 +475,15 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
 def residual_estimate(G, result: NystromResult, n_probes: int | None = None, random_state=None,
                       weights: str = "uniform", working_memory=None) -> float:
     """A-posteriori η estimate from probe residuals (no exact SVD; see the module docstring)."""
-    acc = G if isinstance(G, _Access) else _Access(G, working_memory)
+    acc = G if isinstance(G, _Access) or getattr(G, "is_dask_access", False) else (
+        _dask_access(G, working_memory) or _Access(G, working_memory))
     rs = _check_random_state(random_state)
     if n_probes is not None:
         n_probes = _check_int(n_probes, "n_probes", 1)
     if weights not in ("uniform", "paper"):
         raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
+    if getattr(acc, "is_dask", False):
+        return acc.residual_estimate(result, n_probes, rs, weights)
     N, M = acc.shape
     U = np.asarray(result.U, dtype=np.float64)
     V = np.asarray(result.V, dtype=np.float64)
@@ -457,8 +507,14 @@ def residual_estimate(G, result: NystromResult, n_probes: int | None = None, ran
         sl = slice(a, min(a + step, N))
         Rv += acc.block(sl, Q).T @ U[sl]
     Rv -= V[Q] * s
+    return _residual_eta(Ru, Rv, N, M, s, result.info.get("next_singular_value", 0.0), weights)
+
+
+def _residual_eta(Ru, Rv, N: int, M: int, s, s_next: float, weights: str) -> float:
+    """η̂ from probe residuals Ru (p×r), Rv (q×r) by Wedin's bound (module docstring)."""
+    p, q, r = Ru.shape[0], Rv.shape[0], Ru.shape[1]
     rho2 = (N / p) * np.sum(Ru**2, axis=0) + (M / q) * np.sum(Rv**2, axis=0)
-    ext = np.concatenate([s, [result.info.get("next_singular_value", 0.0)]])
+    ext = np.concatenate([s, [s_next]])
     gaps = np.array([np.min(np.abs(np.delete(ext, i) - s[i])) for i in range(r)])
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.where(gaps > 0, rho2 / (2 * gaps**2), 2.0)
@@ -560,7 +616,7 @@ def asymmetric_nystrom(
     -------
     NystromResult with U, s, V, row_landmarks, col_landmarks (and the core SVD).
     """
-    acc = _Access(G, working_memory)
+    acc = _dask_access(G, working_memory) or _Access(G, working_memory)
     N, M = acc.shape
     r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
     rs = _check_random_state(random_state)
@@ -664,8 +720,9 @@ def asymmetric_nystrom(
             else:
                 ww = "uniform" if weights == "uniform" else "paper"
                 k = min(prev.n_components, res.n_components)
-                est = eta(res.U[:, :k], res.V[:, :k], prev.U[:, :k], prev.V[:, :k],
-                          singular_values=res.s[:k], weights=ww)
+                est = (acc.change_estimate(res, prev, k, ww) if getattr(acc, "is_dask", False)
+                       else eta(res.U[:, :k], res.V[:, :k], prev.U[:, :k], prev.V[:, :k],
+                                singular_values=res.s[:k], weights=ww))
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)
         if exact:

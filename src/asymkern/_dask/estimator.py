@@ -1,0 +1,157 @@
+"""KernelSVD on Dask: ``fit``/``transform``/``transform_right`` for dask inputs.
+
+``KernelSVD`` hands dask inputs here at the top of its entry points. The fit builds a
+:class:`~asymkern._dask.kernel.DaskKernelMatrix` and then runs the estimator's own
+``_fit_matrix`` (centring statistics, ``top_svd``), which dispatches to the Dask executors:
+U and V are dask arrays chunked like X and Z. Transforms of new points are dask arrays whose
+row chunks follow the new data; each task computes its kernel block against the landmarks (or
+all training points) and applies the same in-memory function (``NystromResult.extend_rows`` /
+``extend_cols``, centring of ``KernelMatrix``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from . import is_dask_array, require_dask
+from .kernel import DaskKernelMatrix, as_dask_data, gather
+
+
+def fit_dask(est, X, Z) -> None:
+    """Fit ``est`` (a KernelSVD) on dask X (and Z)."""
+    from ..kernels import get_kernel
+
+    da = require_dask()
+    est.dask_fit_ = True
+    est._dask_lse = None
+    if est._precomputed():
+        if Z is not None:
+            raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
+        if est.center:
+            raise NotImplementedError("center=True with a precomputed dask G is not available "
+                                      "yet; centre G yourself or pass the data sets")
+        G = X if is_dask_array(X) else da.from_array(np.asarray(X))
+        if any(np.isnan(c) for cs in G.chunks for c in cs):
+            raise ValueError("X (precomputed G) has unknown chunk sizes; call "
+                             "X.compute_chunk_sizes() first")
+        est.n_features_in_ = int(G.shape[1])
+        est.X_fit_ = est.Z_fit_ = None
+        est._fit_matrix(G, tuple(int(k) for k in G.shape))
+        return
+    if Z is None:
+        raise NotImplementedError(
+            "fit(A) with one dask data matrix (rows against columns, with a compat transform) "
+            "is not available on Dask yet; pass the two sets: fit(X, Z=Z)"
+        )
+    params = dict(est.kernel_params or {})
+    auto_bw = isinstance(params.get("bandwidth"), str)
+    if auto_bw:  # placeholder; the value needs a small sample of the validated sets
+        params["bandwidth"] = 1.0
+    est.kernel_ = get_kernel(est.kernel, **params)
+    est.compat_ = None
+    G = DaskKernelMatrix(est.kernel_, X, Z, center=False, working_memory=est.working_memory)
+    if auto_bw:
+        from ..decomposition.ksvd import _resolve_bandwidth, median_sample_indices
+
+        # the same rows as the in-memory heuristic (≤ 500 per side), gathered: same value
+        i, j = median_sample_indices(int(G.X.shape[0]), int(G.Z.shape[0]))
+        Xs = G.gather_rows(G.X, i, "bandwidth sample of X")
+        Zs = G.gather_rows(G.Z, j, "bandwidth sample of Z")
+        params, est.bandwidth_ = _resolve_bandwidth(dict(est.kernel_params), Xs, Zs)
+        est.kernel_ = get_kernel(est.kernel, **params)
+        G = DaskKernelMatrix(est.kernel_, G.X, G.Z, center=False,
+                             working_memory=est.working_memory)
+    est.n_features_in_ = int(G.X.shape[1])
+    est.z_features_in_ = int(G.Z.shape[1])
+    est.X_fit_, est.Z_fit_ = G.X, G.Z
+    est._fit_matrix(G, G.shape)
+    est._dask_lse = G.row_lse()
+
+
+def _result(out, was_dask: bool):
+    if was_dask:
+        return out
+    (res,) = gather("transform of in-memory input", out)
+    return res
+
+
+def _check_new(est, A, name: str, expected: int):
+    ok = est.kernel_.accepts_sparse
+    A = as_dask_data(A, name, allow_sparse=ok)
+    if A.shape[1] != expected:
+        raise ValueError(f"{name} has {A.shape[1]} features, but KernelSVD is expecting "
+                         f"{expected} features as input")
+    if est.compat_ is not None:
+        raise NotImplementedError("transforms of dask inputs after a fit with a compat "
+                                  "transform are not available yet")
+    return A
+
+
+def _precomputed_transform(est, K, left: bool):
+    da = require_dask()
+    K = K if is_dask_array(K) else da.from_array(np.asarray(K))
+    expected = est.n_cols_ if left else est.n_rows_
+    if K.shape[1] != expected:
+        raise ValueError(f"precomputed input has {K.shape[1]} columns; expected {expected}")
+    K = K.rechunk({1: -1}).astype(np.float64 if K.dtype != np.float32 else np.float32)
+    center = est._center_rows if left else est._center_cols
+    r = est.singular_values_.shape[0]
+    if est._nystrom_fit():
+        res = est.nystrom_
+        sub = res.col_landmarks if left else res.row_landmarks
+        ext = res.extend_rows if left else res.extend_cols
+        out = K.map_blocks(lambda B: ext(center(B)[:, sub]), chunks=(K.chunks[0], (r,)),
+                           dtype=K.dtype)
+        return out * est.singular_values_
+    W = est.right_singular_vectors_ if left else est.left_singular_vectors_
+    if is_dask_array(W):
+        (W,) = gather("singular vectors for a precomputed transform", W)
+    return K.map_blocks(lambda B: center(B) @ W.astype(B.dtype, copy=False),
+                        chunks=(K.chunks[0], (r,)), dtype=np.result_type(K.dtype, W.dtype))
+
+
+def transform_dask(est, X, left: bool = True):
+    """Left (``left=True``: e(x)) or right (e(z)) projection scores as a dask array."""
+    check_is_fitted(est, "singular_values_")
+    was_dask = is_dask_array(X)
+    if est._precomputed():
+        return _result(_precomputed_transform(est, X, left), was_dask)
+    lse_fit = getattr(est, "_dask_lse", None)
+    if left:
+        Xn = _check_new(est, X, "X", est.n_features_in_)
+        G = DaskKernelMatrix(est.kernel_, Xn, est.Z_fit_, reference=est.Z_fit_,
+                             working_memory=est.working_memory)
+        if est.center:
+            r_new = G.means()[0]
+            G.set_means(r_new, _as_dask(est.col_means_), est.grand_mean_)
+    else:
+        Zn = _check_new(est, X, "Z", est.z_features_in_)
+        G = DaskKernelMatrix(est.kernel_, est.X_fit_, Zn, reference=est.Z_fit_,
+                             working_memory=est.working_memory)
+        if est.kernel_.row_normalized and lse_fit is not None:
+            G._lse = lse_fit  # the training rows' normalisers, persisted at fit time
+        if est.center:
+            c_new = G.means()[1]
+            G.set_means(_as_dask(est.row_means_), c_new, est.grand_mean_)
+    s = est.singular_values_
+    r = s.shape[0]
+    if est._nystrom_fit():
+        res = est.nystrom_
+        if left:
+            out = G.apply_cols(res.col_landmarks, res.extend_rows, r, G.dtype)
+        else:
+            out = G.apply_rows(res.row_landmarks, res.extend_cols, r, G.dtype)
+        return _result(out * s, was_dask)
+    if left:
+        V = est.right_singular_vectors_
+        out = G.matmat(V.astype(G.dtype) if hasattr(V, "astype") else V)
+    else:
+        U = est.left_singular_vectors_
+        out = G.rmatmat(U.astype(G.dtype) if hasattr(U, "astype") else U)
+    return _result(out, was_dask)
+
+
+def _as_dask(v):
+    da = require_dask()
+    return v if is_dask_array(v) else da.from_array(np.asarray(v))

@@ -1,0 +1,600 @@
+"""The lazy Dask kernel operator: G = [κ(x_i, z_j)] over row-chunked dask arrays X and Z.
+
+Data flow
+---------
+X (n×d) and Z (m×d) are dask arrays chunked along rows only (numpy or scipy-sparse CSR chunks).
+A kernel block G[chunk i of X, chunk j of Z] exists only inside the task that needs it: every
+task builds a small in-memory :class:`~asymkern.kernels.KernelMatrix` over its two chunks and
+calls its ``block()`` / ``_raw()`` / ``_block_lse()`` — the very code the in-memory loops run,
+so there is one copy of the mathematics and two executors.
+
+Statistics that need whole rows or columns are tree reductions over chunk pairs, computed once
+and kept in the cluster (``persist``), never on the client:
+
+* log-normalisers of row-normalised kernels (SNE, T): per block the float64 log-sum-exp of the
+  row (``KernelMatrix._block_lse``), combined over the chunks of the reference set by
+  ``np.logaddexp`` (exact in float64 to rounding);
+* centring statistics: per block row and column sums of the uncentred (normalised) block,
+  summed over the other side's chunks; grand mean from the row sums.
+
+Products with small dense matrices (``G @ B``, ``Gᵀ @ B``, ``G[:, J] @ B``, ``G[I, :]ᵀ @ B``) are
+dask arrays chunked like X (resp. Z). Only small things reach the client: gathered landmark rows
+X[I], Z[J] (s×d), the core G[I, J] (s_x×s_z), r-vectors and scalars. Every client-side compute
+goes through :func:`gather`, which records the size of what it brought back (tests check it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import as_data
+from . import require_dask
+
+#: (description, nbytes) of every object :func:`gather` brought to the client (tests inspect it)
+GATHER_LOG: list[tuple[str, int]] = []
+
+
+def gather(what: str, *objs):
+    """``dask.compute`` of small objects, logging the bytes that reach the client."""
+    import dask
+
+    from ..config import get_config
+
+    if get_config()["show_progress"]:
+        client = _active_client()
+        if client is not None:  # the distributed progress bar
+            from distributed import progress
+
+            futures = client.compute(list(objs))
+            progress(futures)
+            out = tuple(client.gather(futures))
+        else:
+            from dask.diagnostics import ProgressBar
+
+            with ProgressBar():
+                out = dask.compute(*objs)
+    else:
+        out = dask.compute(*objs)
+    size = 0
+    for o in out:
+        if sp.issparse(o):
+            size += o.data.nbytes + o.indices.nbytes + o.indptr.nbytes
+        else:
+            size += int(getattr(o, "nbytes", 8))
+    GATHER_LOG.append((what, size))
+    return out
+
+
+def _active_client():
+    """The distributed Client dask would use now, or None (local schedulers)."""
+    import dask
+
+    if dask.config.get("scheduler", None) not in (None, "dask.distributed", "distributed"):
+        return None
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------------------ validation
+def _check_chunk(chunk, name: str, dtype, block_info=None):
+    """Task: finite values and the working dtype of one row chunk (error names its rows)."""
+    data = chunk.data if sp.issparse(chunk) else np.asarray(chunk)
+    if not np.all(np.isfinite(data)):
+        loc = block_info[0]["array-location"][0] if block_info else ("?", "?")
+        raise ValueError(
+            f"{name} contains NaN or infinity in rows [{loc[0]}, {loc[1]}) (one dask chunk); "
+            "expected finite values"
+        )
+    if sp.issparse(chunk):
+        out = sp.csr_matrix(chunk)
+        return out if out.dtype == dtype else out.astype(dtype)
+    return chunk if chunk.dtype == dtype else chunk.astype(dtype)
+
+
+def as_dask_data(X, name: str = "X", *, allow_sparse: bool = False):
+    """Validate a row-chunked dask array (numpy/CSR chunks) or wrap an in-memory one.
+
+    Raises clear errors for unknown chunk sizes, chunking along the features, non-2-D input and
+    sparse chunks where the kernel needs dense ones; NaN/inf inside a chunk is found when the
+    chunk is computed and raised with its row range.
+    """
+    da = require_dask()
+    if not isinstance(X, da.Array):
+        A = as_data(X, name, allow_sparse=allow_sparse)
+        return da.from_array(A, chunks=A.shape, asarray=not sp.issparse(A))
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D dask array (n_samples, n_features), got "
+                         f"{X.ndim} dimensions")
+    if any(np.isnan(c) for cs in X.chunks for c in cs):
+        raise ValueError(
+            f"{name} has unknown chunk sizes (NaN in {name}.chunks), e.g. after boolean "
+            f"indexing; call {name}.compute_chunk_sizes() (or {name} = "
+            f"{name}.compute_chunk_sizes()) before passing it"
+        )
+    if X.numblocks[1] != 1:
+        raise ValueError(
+            f"{name} is chunked along its features ({X.numblocks[1]} chunks on axis 1); the kernel "
+            f"needs whole rows in each chunk: rechunk with {name}.rechunk({{1: -1}})"
+        )
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape}); expected rows and features")
+    if 0 in X.chunks[0]:  # empty row chunks (e.g. after slicing) carry no rows: drop them
+        X = X.rechunk({0: tuple(c for c in X.chunks[0] if c)})
+    sparse = sp.issparse(X._meta)
+    if sparse and not allow_sparse:
+        raise TypeError(f"{name} has sparse chunks, which this kernel does not accept; pass "
+                        "dense chunks (e.g. X.map_blocks(lambda c: c.toarray()))")
+    if np.iscomplexobj(X._meta) or not (
+        np.issubdtype(X.dtype, np.number) or X.dtype == bool
+    ):
+        raise TypeError(f"{name} must be real numeric, got dtype {X.dtype}")
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    meta = sp.csr_matrix((0, 0), dtype=dtype) if sparse else np.empty((0, 0), dtype=dtype)
+    return X.map_blocks(_check_chunk, name, dtype, dtype=dtype, meta=meta)
+
+
+# ------------------------------------------------------------------------------ block tasks
+def _local(kernel, Xc, Zc, lse=None, means=None):
+    """The in-memory KernelMatrix of one chunk pair, with the global statistics plugged in."""
+    from ..kernels.matrix import KernelMatrix
+
+    km = KernelMatrix(kernel, Xc, Zc)
+    if kernel.row_normalized:
+        if lse is None:  # pragma: no cover - internal misuse
+            raise RuntimeError("row-normalised kernel block without its normalisers")
+        km._normalizers = np.asarray(lse, dtype=np.float64)
+    if means is not None:
+        km.center = True
+        km._means = means
+    return km
+
+
+def _block(kernel, Xc, Zc, lse=None, rmean=None, cmean=None, grand=None, dtype=None):
+    """Dense block G[rows of Xc, rows of Zc] (normalised, centred when statistics are given)."""
+    means = None if rmean is None else (np.asarray(rmean), np.asarray(cmean), float(grand))
+    B = _local(kernel, Xc, Zc, lse, means).block()
+    return B if dtype is None or B.dtype == dtype else B.astype(dtype)
+
+
+def _lse_task(kernel, Xc, Rc):
+    """log Σ_{r ∈ chunk} k(x, r) per row of Xc: the block part of the streaming log-sum-exp."""
+    from ..kernels.matrix import KernelMatrix
+
+    m = KernelMatrix(kernel, Xc, Rc)
+    return KernelMatrix._block_lse(m._raw(m.X, m.Z))
+
+
+def _sums_task(kernel, Xc, Zc, lse):
+    """Row and column sums (float64) of one uncentred block (for the centring statistics)."""
+    B = _block(kernel, Xc, Zc, lse)
+    return B.sum(axis=1, dtype=np.float64), B.sum(axis=0, dtype=np.float64)
+
+
+def _first(pair):
+    return pair[0]
+
+
+def _second(pair):
+    return pair[1]
+
+
+def _add(a, b):
+    return a + b
+
+
+def _tree(items, op):
+    """Deterministic pairwise tree reduction of delayed objects (fixed order, any scheduler)."""
+    from dask import delayed
+
+    items = list(items)
+    while len(items) > 1:
+        nxt = []
+        for k in range(0, len(items), 2):
+            nxt.append(delayed(op, pure=True)(items[k], items[k + 1]) if k + 1 < len(items)
+                       else items[k])
+        items = nxt
+    return items[0]
+
+
+def _prod_task(kernel, Xc, Zc, V, lse, rmean, cmean, grand, transpose):
+    """One block times a small dense matrix: B @ V, or Bᵀ @ V with ``transpose``."""
+    B = _block(kernel, Xc, Zc, lse, rmean, cmean, grand)
+    V = np.asarray(V)
+    return B.T @ V.astype(B.dtype, copy=False) if transpose else B @ V.astype(B.dtype, copy=False)
+
+
+def _matmul(B, V):
+    return B @ np.asarray(V).astype(B.dtype, copy=False)
+
+
+def _apply_task(kernel, Xc, Zc, lse, rmean, cmean, grand, transpose, func, *args):
+    """func(block) (or func(blockᵀ)) of one block: G[:, J]·B, eq. 8 extensions, ..."""
+    B = _block(kernel, Xc, Zc, lse, rmean, cmean, grand)
+    return func(B.T if transpose else B, *args)
+
+
+def _chunk_bounds(chunks) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(chunks)]).astype(np.int64)
+
+
+def _take_rows(chunk, local):
+    return chunk[local]
+
+
+def _vstack(*parts):
+    if any(sp.issparse(p) for p in parts):
+        return sp.vstack(parts, format="csr")
+    return np.concatenate(parts, axis=0)
+
+
+# ---------------------------------------------------------------------------- the operator
+class DaskKernelMatrix:
+    """Lazy kernel matrix G = [κ(x_i, z_j)] over row-chunked dask arrays (never stored).
+
+    Created by ``KernelMatrix(kernel, X, Z)`` whenever X, Z or ``reference`` is a dask array.
+    The interface follows :class:`~asymkern.kernels.KernelMatrix` where it makes sense for
+    distributed data: ``block``/``rows`` of *selected* (small) index sets return numpy arrays,
+    while ``cols`` and the products ``matmat``/``rmatmat`` return dask arrays chunked like X
+    (resp. Z). Row normalisers and centring statistics are tree reductions over chunk pairs,
+    computed once and persisted in the cluster.
+
+    Parameters
+    ----------
+    kernel : Kernel, name or callable.
+    X : (n, d) dask array, row-chunked (numpy or CSR chunks); numpy inputs are wrapped.
+    Z : (m, d) dask array or None (Z = X).
+    reference : normalisation set of row-normalised kernels (default: Z).
+    center : double centring H_n G H_m (paper 000 §2) through the persisted means.
+    working_memory, max_dense_memory : kept for interface parity (block sizes follow the chunks).
+    """
+
+    is_dask = True
+
+    def __init__(self, kernel, X, Z=None, *, reference=None, center: bool = False,
+                 working_memory: float | None = None, max_dense_memory: float | None = None):
+        from ..config import get_config
+        from ..kernels import get_kernel
+
+        self.kernel = get_kernel(kernel)
+        ok = self.kernel.accepts_sparse
+        self.same_sets = Z is None or Z is X
+        self.X = as_dask_data(X, "X", allow_sparse=ok)
+        self.Z = self.X if self.same_sets else as_dask_data(Z, "Z", allow_sparse=ok)
+        if self.kernel.checks_features and self.X.shape[1] != self.Z.shape[1]:
+            raise ValueError(
+                f"X has {self.X.shape[1]} features but Z has {self.Z.shape[1]}; kernel "
+                f"{self.kernel.name!r} needs equal feature counts"
+            )
+        if reference is None or reference is Z:
+            self.reference = self.Z
+            self._reference_is_Z = True
+        else:
+            self.reference = as_dask_data(reference, "reference", allow_sparse=ok)
+            self._reference_is_Z = False
+        self.center = bool(center)
+        cfg = get_config()
+        self.working_memory = cfg["working_memory"] if working_memory is None else working_memory
+        self.max_dense_memory = (cfg["max_dense_memory"] if max_dense_memory is None
+                                 else max_dense_memory)
+        both32 = self.X.dtype == np.float32 and self.Z.dtype == np.float32
+        self.dtype = np.dtype(np.float32 if both32 else np.float64)
+        self.shape = (int(self.X.shape[0]), int(self.Z.shape[0]))
+        self._lse = None
+        self._means = None
+        self._grand = None
+
+    # ---------------------------------------------------------------------- layout helpers
+    @property
+    def nbytes(self) -> int:
+        return self.shape[0] * self.shape[1] * self.dtype.itemsize
+
+    @property
+    def row_chunks(self) -> tuple:
+        return self.X.chunks[0]
+
+    @property
+    def col_chunks(self) -> tuple:
+        return self.Z.chunks[0]
+
+    def _xd(self):
+        return list(self.X.to_delayed()[:, 0])
+
+    def _zd(self):
+        return list(self.Z.to_delayed()[:, 0])
+
+    @staticmethod
+    def gather_rows(A, idx, what: str = "rows"):
+        """Rows A[idx] of a row-chunked dask array as a small numpy/CSR array (idx in order)."""
+        from dask import delayed
+
+        idx = np.asarray(idx, dtype=np.int64)
+        bounds = _chunk_bounds(A.chunks[0])
+        order = np.argsort(idx, kind="stable")
+        sidx = idx[order]
+        which = np.searchsorted(bounds, sidx, side="right") - 1
+        blocks = A.to_delayed()[:, 0]
+        parts = []
+        for b in np.unique(which):
+            local = sidx[which == b] - bounds[b]
+            parts.append(delayed(_take_rows, pure=True)(blocks[b], local))
+        (out,) = gather(f"{what} ({len(idx)} rows)", delayed(_vstack, pure=True)(*parts))
+        inv = np.empty_like(order)
+        inv[order] = np.arange(order.size)
+        return out[inv] if not np.array_equal(order, np.arange(order.size)) else out
+
+    # ---------------------------------------------------------------------- statistics
+    def _lse_parts(self, X, R):
+        """Delayed log-normalisers per chunk of X over every chunk of R (tree reduction)."""
+        from dask import delayed
+
+        rd = list(R.to_delayed()[:, 0])
+        out = []
+        for xc in X.to_delayed()[:, 0]:
+            parts = [delayed(_lse_task, pure=True)(self.kernel, xc, rc) for rc in rd]
+            out.append(_tree(parts, np.logaddexp))
+        return out
+
+    def lse_of(self, X):
+        """log Σ_{r∈R} k(x, r) of the rows of a dask array X: (n,) float64 dask array."""
+        da = require_dask()
+        parts = self._lse_parts(X, self.reference)
+        return da.concatenate([da.from_delayed(p, shape=(c,), dtype=np.float64)
+                               for p, c in zip(parts, X.chunks[0])])
+
+    def row_lse(self):
+        """Persisted log-normalisers of every row (row-normalised kernels), chunked like X."""
+        if self._lse is None and self.kernel.row_normalized:
+            self._lse = self.lse_of(self.X).persist()
+        return self._lse
+
+    def row_normalizers(self):
+        """Σ_{r∈R} k(x_i, r) as a dask array (None unless the kernel is row-normalised)."""
+        if not self.kernel.row_normalized:
+            return None
+        return np.exp(self.row_lse())
+
+    def _lse_chunks(self):
+        lse = self.row_lse()
+        if lse is None:
+            return [None] * len(self.row_chunks)
+        return list(lse.rechunk((self.row_chunks,)).to_delayed())
+
+    def means(self):
+        """(row means (n,), column means (m,)) as persisted dask arrays and the grand mean."""
+        if self._means is None:
+            import dask
+            from dask import delayed
+
+            da = require_dask()
+            n, m = self.shape
+            lses = self._lse_chunks()
+            zd = self._zd()
+            sums = [[delayed(_sums_task, pure=True, nout=2)(self.kernel, xc, zc, lse)
+                     for zc in zd] for xc, lse in zip(self._xd(), lses)]
+            rows = [_tree([delayed(_first, pure=True)(s) for s in row], _add) for row in sums]
+            cols = [_tree([delayed(_second, pure=True)(sums[i][j]) for i in range(len(sums))],
+                          _add) for j in range(len(zd))]
+            r = da.concatenate([da.from_delayed(p, shape=(c,), dtype=np.float64)
+                                for p, c in zip(rows, self.row_chunks)]) / m
+            c = da.concatenate([da.from_delayed(p, shape=(k,), dtype=np.float64)
+                                for p, k in zip(cols, self.col_chunks)]) / n
+            r, c = dask.persist(r, c)
+            (grand,) = gather("grand mean", r.sum() / n)
+            self._means = (r, c)
+            self._grand = float(grand)
+        return self._means[0], self._means[1], self._grand
+
+    def set_means(self, row_means, col_means, grand: float):
+        """Centre with given statistics (e.g. new rows against the training columns' means)."""
+        self.center = True
+        self._means = (row_means, col_means)
+        self._grand = float(grand)
+
+    def _stat_chunks(self):
+        """Per-chunk delayed (lse, row means) of X and column means of Z."""
+        lses = self._lse_chunks()
+        if not self.center:
+            return lses, [None] * len(lses), [None] * len(self.col_chunks), None
+        r, c, g = self.means()
+        return (lses, list(r.rechunk((self.row_chunks,)).to_delayed()),
+                list(c.rechunk((self.col_chunks,)).to_delayed()), g)
+
+    # ---------------------------------------------------------------------- blocks
+    def _index(self, idx, size: int, name: str) -> np.ndarray:
+        from ..kernels.matrix import _as_index
+
+        idx = _as_index(idx, size, name)
+        if isinstance(idx, slice):
+            idx = np.arange(size)[idx]
+        return np.asarray(idx, dtype=np.int64) % size
+
+    def block(self, rows, cols) -> np.ndarray:
+        """Dense small sub-matrix G[rows][:, cols] for index arrays (gathered to numpy).
+
+        Refuses when the block would exceed ``max_dense_memory`` (use :meth:`cols`/products).
+        """
+        from ..kernels.matrix import MemoryBudgetError
+
+        I = self._index(rows, self.shape[0], "rows")
+        J = self._index(cols, self.shape[1], "cols")
+        nbytes = I.size * J.size * self.dtype.itemsize
+        if nbytes > self.max_dense_memory * 2**20:
+            raise MemoryBudgetError(
+                f"a {I.size}x{J.size} block of the dask kernel matrix needs "
+                f"{nbytes / 2**20:.1f} MiB on the client, above max_dense_memory="
+                f"{self.max_dense_memory} MiB; use the lazy products instead"
+            )
+        XI = self.gather_rows(self.X, I, "X rows")
+        ZJ = self.gather_rows(self.Z, J, "Z rows")
+        lse = rm = cm = g = None
+        if self.kernel.row_normalized:
+            (lse,) = gather("row normalisers", self.row_lse()[I])
+        if self.center:
+            r, c, g = self.means()
+            rm, cm = gather("means", r[I], c[J])
+        return _block(self.kernel, XI, ZJ, lse, rm, cm, g, self.dtype)
+
+    def rows(self, idx) -> np.ndarray:
+        """Selected full rows G[idx, :] (small idx), gathered."""
+        return self.block(idx, slice(None))
+
+    def apply_cols(self, J, func, n_out: int, out_dtype, *args):
+        """Dask (n, n_out) chunked like X: ``func(G[chunk, J], *args)`` per row chunk of X.
+
+        The block G[chunk, J] (normalised, centred) exists only inside its task.
+        """
+        from dask import delayed
+
+        da = require_dask()
+        J = self._index(J, self.shape[1], "cols")
+        Zd = delayed(self.gather_rows(self.Z, J, "Z rows"), pure=True)
+        cm = None
+        if self.center:
+            (cm,) = gather("column means", self.means()[1][J])
+        lses, rms, _, g = self._stat_chunks()
+        blocks = []
+        for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
+            t = delayed(_apply_task, pure=True)(self.kernel, xc, Zd, lse, rm, cm, g, False,
+                                                func, *args)
+            blocks.append(da.from_delayed(t, shape=(n_i, n_out), dtype=out_dtype))
+        return da.concatenate(blocks, axis=0)
+
+    def apply_rows(self, I, func, n_out: int, out_dtype, *args):
+        """Dask (m, n_out) chunked like Z: ``func(G[I, chunk]ᵀ, *args)`` per row chunk of Z."""
+        from dask import delayed
+
+        da = require_dask()
+        I = self._index(I, self.shape[0], "rows")
+        XI = delayed(self.gather_rows(self.X, I, "X rows"), pure=True)
+        lse = rm = None
+        if self.kernel.row_normalized:
+            (lse,) = gather("row normalisers", self.row_lse()[I])
+        _, _, cms, g = self._stat_chunks()
+        if self.center:
+            (rm,) = gather("row means", self.means()[0][I])
+        blocks = []
+        for zc, cm, m_j in zip(self._zd(), cms, self.col_chunks):
+            t = delayed(_apply_task, pure=True)(self.kernel, XI, zc, lse, rm, cm, g, True,
+                                                func, *args)
+            blocks.append(da.from_delayed(t, shape=(m_j, n_out), dtype=out_dtype))
+        return da.concatenate(blocks, axis=0)
+
+    def left(self, J, B, out_dtype=None):
+        """G[:, J] @ B as a dask array chunked like X (B: small (|J|, k) numpy)."""
+        from dask import delayed
+
+        B = np.asarray(B).astype(self.dtype, copy=False)
+        out = self.apply_cols(J, _matmul, B.shape[1], self.dtype, delayed(B, pure=True))
+        return out if out_dtype is None or out.dtype == out_dtype else out.astype(out_dtype)
+
+    def right(self, I, A, out_dtype=None):
+        """G[I, :]ᵀ @ A as a dask array chunked like Z (A: small (|I|, k) numpy)."""
+        from dask import delayed
+
+        A = np.asarray(A).astype(self.dtype, copy=False)
+        out = self.apply_rows(I, _matmul, A.shape[1], self.dtype, delayed(A, pure=True))
+        return out if out_dtype is None or out.dtype == out_dtype else out.astype(out_dtype)
+
+    def cols(self, idx):
+        """G[:, idx] as a dask array (n × |idx|) chunked like X (never gathered)."""
+        J = self._index(idx, self.shape[1], "cols")
+        return self.left(J, np.eye(J.size, dtype=self.dtype), self.dtype)
+
+    # ---------------------------------------------------------------------- products
+    def _full_products(self, V, transpose: bool):
+        """Σ over chunk pairs of block @ V_j (or blockᵀ @ U_i): dask (n, k) or (m, k)."""
+        from dask import delayed
+
+        da = require_dask()
+        lses, rms, cms, g = self._stat_chunks()
+        xd, zd = self._xd(), self._zd()
+        k = V.shape[1]
+        if transpose:
+            Vd = list(V.rechunk({0: self.row_chunks, 1: -1}).to_delayed()[:, 0])
+        else:
+            Vd = list(V.rechunk({0: self.col_chunks, 1: -1}).to_delayed()[:, 0])
+        dt = np.result_type(self.dtype, V.dtype)
+        out = []
+        if not transpose:
+            for xc, lse, rm, n_i in zip(xd, lses, rms, self.row_chunks):
+                parts = [delayed(_prod_task, pure=True)(self.kernel, xc, zc, vj, lse, rm, cm, g,
+                                                        False)
+                         for zc, cm, vj in zip(zd, cms, Vd)]
+                out.append(da.from_delayed(_tree(parts, _add), shape=(n_i, k), dtype=dt))
+        else:
+            for zc, cm, m_j in zip(zd, cms, self.col_chunks):
+                parts = [delayed(_prod_task, pure=True)(self.kernel, xc, zc, ui, lse, rm, cm, g,
+                                                        True)
+                         for xc, lse, rm, ui in zip(xd, lses, rms, Vd)]
+                out.append(da.from_delayed(_tree(parts, _add), shape=(m_j, k), dtype=dt))
+        return da.concatenate(out, axis=0)
+
+    def _as_dask_rhs(self, V, size: int, name: str):
+        da = require_dask()
+        if isinstance(V, da.Array):
+            if V.shape[0] != size:
+                raise ValueError(f"{name} has {V.shape[0]} rows; expected {size}")
+            return V
+        V = np.asarray(V)
+        if V.shape[0] != size:
+            raise ValueError(f"{name} has {V.shape[0]} rows; expected {size}")
+        return da.from_array(V, chunks=(V.shape[0],) + V.shape[1:])
+
+    def matmat(self, V):
+        """G @ V (V: (m,) or (m, k), numpy or dask) as a dask array chunked like X."""
+        V = self._as_dask_rhs(V, self.shape[1], "V")
+        vec = V.ndim == 1
+        V2 = V.reshape(self.shape[1], -1)
+        out = self._full_products(V2, False)
+        return out[:, 0] if vec else out
+
+    def rmatmat(self, U):
+        """Gᵀ @ U (U: (n,) or (n, k), numpy or dask) as a dask array chunked like Z."""
+        U = self._as_dask_rhs(U, self.shape[0], "U")
+        vec = U.ndim == 1
+        U2 = U.reshape(self.shape[0], -1)
+        out = self._full_products(U2, True)
+        return out[:, 0] if vec else out
+
+    matvec = matmat
+    rmatvec = rmatmat
+
+    def __matmul__(self, V):
+        return self.matmat(V)
+
+    def to_dask_array(self):
+        """G as a dask array whose (i, j) block is computed in its task (for dask algorithms)."""
+        from dask import delayed
+
+        da = require_dask()
+        lses, rms, cms, g = self._stat_chunks()
+        rows = []
+        for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
+            rows.append([da.from_delayed(
+                delayed(_block, pure=True)(self.kernel, xc, zc, lse, rm, cm, g, self.dtype),
+                shape=(n_i, m_j), dtype=self.dtype) for zc, cm, m_j in
+                zip(self._zd(), cms, self.col_chunks)])
+        return da.block(rows)
+
+    def to_array(self, max_dense_memory: float | None = None) -> np.ndarray:
+        """The dense n×m matrix on the client; refuses past ``max_dense_memory`` MiB."""
+        from ..kernels.matrix import MemoryBudgetError
+
+        limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
+        if self.nbytes > limit * 2**20:
+            raise MemoryBudgetError(
+                f"a dense {self.shape[0]}x{self.shape[1]} {self.dtype} kernel matrix needs "
+                f"{self.nbytes / 2**20:.1f} MiB, above the max_dense_memory budget of {limit} MiB"
+            )
+        (out,) = gather("dense kernel matrix", self.to_dask_array())
+        return out
+
+    def __repr__(self) -> str:
+        return (f"DaskKernelMatrix(kernel={self.kernel!r}, shape={self.shape}, "
+                f"dtype={self.dtype}, chunks=({len(self.row_chunks)}, {len(self.col_chunks)}), "
+                f"center={self.center})")

@@ -1,0 +1,346 @@
+"""Asymmetric Nyström (paper 000 §3, eq. 8–9) on Dask: the executor behind ``asymmetric_nystrom``.
+
+``asymmetric_nystrom`` itself (landmark counts, the random draws, the growth loop) runs
+unchanged on the client; for dask inputs it gets a :class:`DaskAccess` instead of the in-memory
+``_Access``. Landmarks are drawn on the client from the sizes only (uniform: the same
+``random_state`` calls as in memory, hence the same indices), the core G[I, J] is computed and
+decomposed locally by the shared ``_core_solve``, and Ũ = c·G[:, J] V_W Σ_W⁻¹,
+Ṽ = c·G[I, :]ᵀ U_W Σ_W⁻¹ are dask arrays chunked like X and Z, computed once and persisted in
+the cluster (one pass over G[:, J] and one over G[I, :], as in memory). The paired sign rule of
+the in-memory path (largest-magnitude entry of each ũ_i positive) reads the persisted Ũ and
+returns only 2·r numbers per chunk; Ũ and Ṽ themselves are never gathered on the client.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import require_dask
+from .kernel import DaskKernelMatrix, _chunk_bounds, gather
+
+
+def persist(*arrays):
+    """``dask.persist`` (results stay on the workers; in-process for local schedulers)."""
+    import dask
+
+    return dask.persist(*arrays)
+
+
+def _signed_max(U):
+    """Per column of one chunk: (max |u|, u at the first position of that maximum)."""
+    U = np.asarray(U)
+    if U.shape[0] == 0:
+        return np.full(U.shape[1], -1.0), np.zeros(U.shape[1])
+    idx = np.argmax(np.abs(U), axis=0)
+    val = U[idx, np.arange(U.shape[1])].astype(np.float64)
+    return np.abs(val), val
+
+
+def paired_signs(U) -> np.ndarray:
+    """Signs that make the largest-magnitude entry of each column of dask U positive.
+
+    Same rule and tie-break (first row) as the in-memory ``flip_signs``; r numbers per chunk.
+    """
+    from dask import delayed
+
+    parts = [delayed(_signed_max, pure=True)(b) for b in U.to_delayed()[:, 0]]
+    pairs = gather("sign pass (2r per chunk)", *parts)
+    best = np.full(U.shape[1], -1.0)
+    val = np.zeros(U.shape[1])
+    for mx, v in pairs:  # chunks in row order: strictly larger wins, so the first row wins ties
+        take = mx > best
+        best[take] = mx[take]
+        val[take] = v[take]
+    signs = np.sign(val)
+    signs[signs == 0] = 1
+    return signs
+
+
+def _col_stats(A, B):
+    """Chunk sums of A*B, A*A, B*B per column (float64)."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    return np.stack([np.einsum("ij,ij->j", A, B), np.einsum("ij,ij->j", A, A),
+                     np.einsum("ij,ij->j", B, B)])
+
+
+def column_stats(A, B) -> np.ndarray:
+    """(3, k): column dots, squared norms of A and of B for equally chunked dask A, B."""
+    da = require_dask()
+    B = B.rechunk({0: A.chunks[0], 1: -1})
+    A = A.rechunk({1: -1})
+    k = A.shape[1]
+    parts = da.map_blocks(_col_stats, A, B, dtype=np.float64, chunks=((3,) * A.numblocks[0], (k,)))
+    tot = parts.reshape(A.numblocks[0], 3, k).sum(axis=0)
+    (out,) = gather("column statistics (3r)", tot)
+    return out
+
+
+def _cos(U, Up) -> np.ndarray:
+    st = column_stats(U, Up)
+    den = np.sqrt(st[1]) * np.sqrt(st[2])
+    out = np.zeros(U.shape[1])
+    ok = den > 0
+    out[ok] = np.minimum(1.0, np.abs(st[0][ok]) / den[ok])
+    return out
+
+
+class DaskAccess:
+    """Access to G for the Nyström code when G is a DaskKernelMatrix or a dask array."""
+
+    is_dask = True
+    is_dask_access = True
+
+    def __init__(self, G, working_memory=None):
+        da = require_dask()
+        if isinstance(G, DaskKernelMatrix):
+            self.kind = "kernel"
+            self.G = G
+            self.dtype = np.dtype(G.dtype)
+        elif isinstance(G, da.Array):
+            if G.ndim != 2:
+                raise ValueError(f"G must be 2-D, got a dask array with {G.ndim} dimensions")
+            if any(np.isnan(c) for cs in G.chunks for c in cs):
+                raise ValueError("G has unknown chunk sizes (NaN in G.chunks); call "
+                                 "G.compute_chunk_sizes() first")
+            dt = G.dtype if G.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+            self.kind = "array"
+            self.G = G.astype(dt)
+            self.dtype = np.dtype(dt)
+        else:  # pragma: no cover - dispatch guards this
+            raise TypeError(f"DaskAccess needs a dask input, got {type(G).__name__}")
+        self.shape = tuple(int(k) for k in G.shape)
+        if min(self.shape) == 0:
+            raise ValueError(f"G is empty (shape {self.shape}); expected rows and columns")
+        self.budget = float(working_memory or 256) * 2**20
+
+    # -------------------------------------------------------------------- access
+    def prepare(self):
+        if self.kind == "kernel":
+            self.G.row_lse()
+            if self.G.center:
+                self.G.means()
+
+    def block(self, rows, cols) -> np.ndarray:
+        if self.kind == "kernel":
+            return self.G.block(rows, cols)
+        I = np.arange(self.shape[0])[rows] if isinstance(rows, slice) else np.asarray(rows)
+        J = np.arange(self.shape[1])[cols] if isinstance(cols, slice) else np.asarray(cols)
+        (out,) = gather(f"block {len(I)}x{len(J)}", self.G[I][:, J])
+        return np.asarray(out)
+
+    def left(self, J, B, out_dtype):
+        if self.kind == "kernel":
+            return self.G.left(J, B, out_dtype)
+        out = self.G[:, np.asarray(J)] @ np.asarray(B).astype(self.dtype, copy=False)
+        return out.astype(out_dtype)
+
+    def right(self, I, A, out_dtype):
+        if self.kind == "kernel":
+            return self.G.right(I, A, out_dtype)
+        out = self.G[np.asarray(I), :].T @ np.asarray(A).astype(self.dtype, copy=False)
+        return out.astype(out_dtype)
+
+    # -------------------------------------------------------------------- landmarks
+    def select(self, side: str, s: int, method: str, r: int, rs, points=None) -> np.ndarray:
+        """k-means landmarks on a gathered sample (the in-memory rule, distributed argmin)."""
+        if method == "leverage":
+            return self.leverage(side, s, r, rs)
+        if points is None:
+            if self.kind != "kernel":
+                raise NotImplementedError("k-means landmarks on a dask G need row_points / "
+                                          "col_points (the data points of that side)")
+            points = self.G.X if side == "row" else self.G.Z
+        return kmeans_landmarks(points, s, rs)
+
+    def _sketch(self, side: str, Q):
+        """C = G[:, Q] (side 'row') or G[Q, :]ᵀ (side 'col') as a float64 dask array."""
+        p = len(Q)
+        if self.kind == "array":
+            C = self.G[:, Q] if side == "row" else self.G[Q, :].T
+            return C.astype(np.float64).rechunk({1: -1})
+        if side == "row":
+            return self.G.apply_cols(Q, _as_float64, p, np.float64)
+        return self.G.apply_rows(Q, _as_float64, p, np.float64)
+
+    def leverage(self, side: str, s: int, r: int, rs) -> np.ndarray:
+        """Ridge-leverage landmarks (``_leverage_landmarks``), its passes as dask reductions.
+
+        Same random calls and the same block functions as in memory: CᵀC is a (p×p) reduction
+        over the chunks, the scores a per-chunk map; the score vector (n floats, one per row
+        of G or of Gᵀ) is gathered for the weighted draw on the client.
+        """
+        from ..linalg.nystrom import _leverage_block_scores, _leverage_draw, _leverage_ridge
+
+        n, m = self.shape if side == "row" else self.shape[::-1]
+        if s >= n:
+            return np.arange(n)
+        p = min(m, max(2 * s, 4 * r, 64))
+        Q = np.sort(rs.choice(m, p, replace=False))
+        self.prepare()
+        C = self._sketch(side, Q)
+        (CtC,) = gather("leverage Gram CᵀC (p×p)", C.T @ C)
+        L = _leverage_ridge(np.asarray(CtC), r)
+        C = self._sketch(side, Q)  # second pass, as in memory (nothing n×p is kept)
+        scores = C.map_blocks(_leverage_block_scores, L, drop_axis=1, dtype=np.float64)
+        (scores,) = gather("leverage scores (n)", scores)
+        return _leverage_draw(np.asarray(scores), s, rs)
+
+    # -------------------------------------------------------------------- estimates
+    def change_estimate(self, res, prev, k: int, weights: str) -> float:
+        """η between two consecutive solutions (the 'change' estimate), by dask reductions."""
+        cu = _cos(res.U[:, :k], prev.U[:, :k])
+        cv = _cos(res.V[:, :k], prev.V[:, :k])
+        w = np.ones(k) if weights == "uniform" else np.asarray(res.s[:k], dtype=np.float64)
+        return float((w @ (1 - cu) + w @ (1 - cv)) / k)
+
+    def _probe_products(self, P, Q, Vh, Uh):
+        """(G[P, :] @ Vh, G[:, Q]ᵀ @ Uh) for small probe sets, as small numpy arrays."""
+        if self.kind == "array":
+            return gather("probe products", self.G[P, :] @ Vh, self.G[:, Q].T @ Uh)
+        G = self.G
+        # the probe rows (columns) with the full problem's statistics plugged in: the same
+        # block code evaluates G[P, :] and G[:, Q]
+        XP = DaskKernelMatrix.gather_rows(G.X, P, "probe rows")
+        ZQ = DaskKernelMatrix.gather_rows(G.Z, Q, "probe columns")
+        Gp = DaskKernelMatrix(G.kernel, XP, G.Z, reference=G.reference)
+        Gq = DaskKernelMatrix(G.kernel, G.X, ZQ, reference=G.reference)
+        da = require_dask()
+        if G.kernel.row_normalized:
+            lse = G.row_lse()
+            (lp,) = gather("probe normalisers", lse[P])
+            Gp._lse = da.from_array(lp)
+            Gq._lse = lse
+        if G.center:
+            r, c, g = G.means()
+            rp, cq = gather("probe means", r[P], c[Q])
+            Gp.set_means(da.from_array(rp), c, g)
+            Gq.set_means(r, da.from_array(cq), g)
+        return gather("probe products", Gp.matmat(Vh), Gq.rmatmat(Uh))
+
+    def residual_estimate(self, result, n_probes, rs, weights) -> float:
+        """The 'residual' estimate of ``linalg.nystrom.residual_estimate`` with dask Ũ, Ṽ.
+
+        Same probes (same random calls) and formula; the products G[P, :] V̂ and G[:, Q]ᵀ Û
+        are dask reductions over the chunks, and only r-vectors and probe rows are gathered.
+        """
+        N, M = self.shape
+        nu = np.sqrt(column_stats(result.U, result.U)[0])
+        nv = np.sqrt(column_stats(result.V, result.V)[0])
+        nu[nu == 0] = 1.0
+        nv[nv == 0] = 1.0
+        Uh = result.U.astype(np.float64) / nu
+        Vh = result.V.astype(np.float64) / nv
+        s = np.asarray(result.s, dtype=np.float64)
+        p = min(N, n_probes or max(256, 2 * len(result.row_landmarks)))
+        q = min(M, n_probes or max(256, 2 * len(result.col_landmarks)))
+        P = np.sort(rs.choice(N, p, replace=False))
+        Q = np.sort(rs.choice(M, q, replace=False))
+        GV, GU = self._probe_products(P, Q, Vh, Uh)
+        UP, VQ = gather("probe rows of U, V", Uh[P], Vh[Q])
+        from ..linalg.nystrom import _residual_eta
+
+        Ru = np.asarray(GV) - UP * s
+        Rv = np.asarray(GU) - VQ * s
+        return _residual_eta(Ru, Rv, N, M, s, result.info.get("next_singular_value", 0.0),
+                             weights)
+
+
+def _as_float64(B):
+    return np.asarray(B, dtype=np.float64)
+
+
+def _argmin_task(C, Pc, offset):
+    """Nearest point of this chunk for every centre: (squared distance, global index)."""
+    from sklearn.metrics import pairwise_distances_argmin_min
+
+    idx, dist = pairwise_distances_argmin_min(C, Pc)
+    return dist, idx + offset
+
+
+def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
+    """Indices of the points nearest to s k-means centres fitted on a gathered sample.
+
+    Same random calls as the in-memory ``_kmeans_landmarks`` / ``select_landmarks``: for
+    n ≤ 20000 the points (a sample by definition) are gathered and the in-memory selector runs;
+    above, k-means runs on a gathered subsample of max(20s, 2000) rows and the nearest point to
+    each centre is found by a distributed argmin over the chunks.
+    """
+    from dask import delayed
+
+    from ..landmarks import select_landmarks
+
+    n = int(P.shape[0])
+    if s >= n:
+        return np.arange(n)
+    if n <= 20000:
+        pts = DaskKernelMatrix.gather_rows(P, np.arange(n), "k-means points (n <= 20000)")
+        return np.sort(select_landmarks(pts, s, "kmeans", random_state=rs))
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+
+    fit_n = min(n, max(20 * s, 2000))
+    sub = rs.choice(n, fit_n, replace=False) if fit_n < n else np.arange(n)
+    seed = int(rs.randint(0, 2**31 - 1))
+    km_cls = KMeans if fit_n <= 20000 else MiniBatchKMeans
+    sample = DaskKernelMatrix.gather_rows(P, sub, "k-means sample")
+    km = km_cls(n_clusters=s, n_init=1, random_state=seed).fit(sample)
+    C = delayed(km.cluster_centers_, pure=True)
+    bounds = _chunk_bounds(P.chunks[0])
+    parts = [delayed(_argmin_task, pure=True)(C, b, int(bounds[k]))
+             for k, b in enumerate(P.to_delayed()[:, 0])]
+    res = gather("k-means nearest points", *parts)
+    best_d = np.full(s, np.inf)
+    best_i = np.zeros(s, dtype=np.int64)
+    for d, i in res:  # chunks in order: strictly smaller wins, first index on ties
+        take = d < best_d
+        best_d[take] = d[take]
+        best_i[take] = i[take]
+    idx = np.unique(best_i)
+    if idx.size < s:
+        rest = np.setdiff1d(np.arange(n), idx)
+        idx = np.concatenate([idx, rs.choice(rest, s - idx.size, replace=False)])
+    return np.sort(idx)
+
+
+def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, normalize: bool,
+                 warn: bool = True, orthogonalize: bool = False):
+    """One asymmetric Nyström solve (eq. 9) with Ũ, Ṽ as dask arrays (never gathered)."""
+    from ..linalg.nystrom import NystromResult, _core_solve
+
+    if orthogonalize:
+        raise NotImplementedError(
+            "orthogonalize=True is not available for dask inputs yet (it needs a QR of the tall "
+            "Ũ, Ṽ); use the default eq. 9 vectors or normalize=True"
+        )
+    N, M = acc.shape
+    sx, sz = len(I), len(J)
+    Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
+    out_dtype = acc.dtype
+    U = acc.left(J, (Vw / swk) * c, out_dtype)
+    V = acc.right(I, (Uw / swk) * c, out_dtype)
+    # one pass each, kept in the cluster (workers' memory, O((N + M) r)): the sign rule below
+    # reads U, and every later use (transforms, user computes) starts from the stored chunks,
+    # so the fit costs the same kernel evaluations as in memory
+    U, V = persist(U, V)
+    s = swk * np.sqrt(N * M / (sx * sz))
+    mix_u = mix_v = None
+    if normalize:
+        tiny = np.finfo(float).tiny
+        nu = np.maximum(np.sqrt(column_stats(U, U)[0]), tiny)
+        nv = np.maximum(np.sqrt(column_stats(V, V)[0]), tiny)
+        U = (U / nu).astype(out_dtype)
+        V = (V / nv).astype(out_dtype)
+        mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
+    signs = paired_signs(U)
+    U = U * signs.astype(out_dtype)
+    V = V * signs.astype(out_dtype)
+    if mix_u is not None:
+        mix_u, mix_v = mix_u * signs, mix_v * signs
+    else:
+        Uw = Uw * signs
+        Vw = Vw * signs
+    info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
+            "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
+            "n_row_landmarks": sx, "n_col_landmarks": sz, "executor": "dask"}
+    return NystromResult(U, s, V, np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c),
+                         "asymmetric", info)
