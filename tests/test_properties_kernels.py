@@ -26,7 +26,7 @@ from _hypothesis import (
     snapshot,
     unit_matrix,
 )
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import asymkern
@@ -151,10 +151,19 @@ def test_kernel_matches_reference_offset(name, XZ, offset):
     assert _close(K, R, 1e-6), (name, offset, np.max(np.abs(K - R)))
 
 
-@pytest.mark.parametrize("name", [pytest.param(k, marks=xfail(
-    "poly kernel returns +-inf silently for |x| ~ 1e150 (overflow, no error)")) if k == "poly"
-    else k for k in KERNELS])
+_EXTREME_FAIL = {
+    "poly": "poly kernel returns +-inf silently for |x| ~ 1e150 (overflow, no error)",
+    "rbf": "rbf kernel returns inf (and 0 on the diagonal) for |x| ~ 1e150: the norm expansion "
+           "overflows/cancels (root of the known huge-input NaNs in LS-SVM/KRR/CME)",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(k, marks=xfail(_EXTREME_FAIL[k]))
+                                  if k in _EXTREME_FAIL else k for k in KERNELS])
 @given(XZ=pairs, scale=st.sampled_from(SCALES))
+@example(XZ=(np.array([[1.3, -0.7], [0.2, 2.9]]), np.array([[1.3, -0.7], [0.2, 2.9]])),
+         scale=1e150)
+@example(XZ=(np.full((3, 2), -2.09706939), np.full((2, 2), -2.09706939)), scale=1e150)
 def test_kernel_extreme_magnitudes(name, XZ, scale):
     """1e150 / 1e-150 data: the right (finite) kernel values, or an error naming X/Z."""
     X, Z = XZ
