@@ -28,6 +28,7 @@ import os
 from collections import Counter
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, Phase, Verbosity, event, settings
 from hypothesis import strategies as st
@@ -48,6 +49,17 @@ settings.register_profile(
     "debug", max_examples=8, derandomize=True, database=None, verbosity=Verbosity.verbose, **_COMMON
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# ---------------------------------------------------------------------------- BLAS threads
+@pytest.fixture(autouse=True, scope="module")
+def one_blas_thread():
+    """One BLAS thread: the property examples are tiny, and threads only thrash on a busy
+    machine (imported by each property module, where it applies to every test)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
 
 # ------------------------------------------------------------------------------- counting
 COUNTS: Counter = Counter()
@@ -91,7 +103,11 @@ OFFSETS = (1e4, 1e6, 1e8, 1e10, 1e12)
 SCALES = (1e150, 1e-150)
 
 
-def unit_matrix(n=st.integers(2, 12), d=st.integers(1, 4), dtype=np.float64):
+_N_DEFAULT = st.integers(2, 12)
+_D_DEFAULT = st.integers(1, 4)
+
+
+def unit_matrix(n=_N_DEFAULT, d=_D_DEFAULT, dtype=np.float64):
     """A small (n, d) matrix of order-one values (``hypothesis.extra.numpy.arrays``).
 
     ``n``/``d`` are strategies or ints."""

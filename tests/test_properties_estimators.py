@@ -15,13 +15,14 @@ longer run, ``--hypothesis-show-statistics`` for the class counts).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _hypothesis import (
+from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     DOCUMENTED_ERRORS,
     OFFSETS,
     SCALES,
@@ -32,6 +33,7 @@ from _hypothesis import (
     fortran,
     hnp,
     note,
+    one_blas_thread,
     poison,
     readonly,
     reference_rbf,
@@ -98,11 +100,13 @@ REG_BAD = {"regularization": (0.0, -1.0, np.nan, np.inf, "a", None)}
 LANDMARK_BAD = {"n_landmarks": (0, -1, 1.5, "2", None, 10**6)}
 
 SPECS = [
-    Spec("KernelSVD", lambda **kw: KernelSVD(**{"n_components": 2, "random_state": 0, **kw}), "second",
+    Spec("KernelSVD", lambda **kw: KernelSVD(**{"n_components": 2, "random_state": 0, **kw}),
+         "second",
          lambda e, X: e.transform(X), n_out=2, keeps_float32=True, random=True,
          target_name="Z", sparse_ok=True,
          bad_params={**NCOMP_BAD, "solver": ("bogus",), "center": ("yes",)}),
-    Spec("KernelPCA", lambda **kw: KernelPCA(**{"n_components": 2, "random_state": 0, **kw}), "none",
+    Spec("KernelPCA", lambda **kw: KernelPCA(**{"n_components": 2, "random_state": 0, **kw}),
+         "none",
          lambda e, X: e.transform(X), n_out=2, keeps_float32=True, random=True, sparse_ok=True,
          bad_params={**NCOMP_BAD, "solver": ("bogus",), "tol": (-1.0, np.nan)}),
     Spec("LSSVMClassifier", lambda **kw: LSSVMClassifier(**kw), "class",
@@ -128,9 +132,11 @@ SPECS = [
                                           "random_state": 0, **kw}),
          "none", lambda e, X: e.transform(X), n_out=2, keeps_float32=True, random=True,
          bad_params={**NCOMP_BAD, **LANDMARK_BAD, "mode": ("bogus",)}),
-    Spec("CovarianceOperator", lambda **kw: CovarianceOperator(**{"n_components": 2, **kw}), "none",
+    Spec("CovarianceOperator", lambda **kw: CovarianceOperator(**{"n_components": 2, **kw}),
+         "none",
          lambda e, X: e.transform(X), n_out=2, bad_params={**NCOMP_BAD}),
-    Spec("CrossCovarianceOperator", lambda **kw: CrossCovarianceOperator(**{"n_components": 2, **kw}),
+    Spec("CrossCovarianceOperator",
+         lambda **kw: CrossCovarianceOperator(**{"n_components": 2, **kw}),
          "paired", lambda e, X: e.transform(X), n_out=2, target_name="Y",
          bad_params={**NCOMP_BAD, "method": ("bogus",)}),
     Spec("ConditionalMeanEmbedding", lambda **kw: ConditionalMeanEmbedding(**kw), "paired",
@@ -360,16 +366,26 @@ def test_lssvm_regressor_matches_dense_solve(kind, data):
 Y_AS_y = ("the error about a non-finite Y says 'Input y' (scikit-learn's name), not Y")
 
 
-@pytest.mark.parametrize("spec", cases({"CrossCovarianceOperator": Y_AS_y, "KernelCCA": Y_AS_y}))
-@FEWER
-@given(data=st.data(), value=st.sampled_from((np.nan, np.inf, -np.inf)),
-       where=st.sampled_from(("X", "target", "predict")), i=st.integers(0, 30),
+def _non_finite_cases():
+    out = []
+    for spec in SPECS:
+        for where in ("X", "target", "predict"):
+            if where == "target" and spec.target in ("none", "class"):
+                continue  # no real-valued target
+            reason = Y_AS_y if (where == "target" and spec.name in (
+                "CrossCovarianceOperator", "KernelCCA")) else None
+            out.append(pytest.param(spec, where, id=f"{spec.name}-{where}",
+                                    marks=(xfail(reason),) if reason else ()))
+    return out
+
+
+@pytest.mark.parametrize(("spec", "where"), _non_finite_cases())
+@settings(max_examples=max(2, settings.default.max_examples // 4))
+@given(data=st.data(), value=st.sampled_from((np.nan, np.inf, -np.inf)), i=st.integers(0, 30),
        j=st.integers(0, 5))
-def test_non_finite_input_is_rejected(spec, data, value, where, i, j):
+def test_non_finite_input_is_rejected(spec, where, data, value, i, j):
     note("non-finite", spec.name)
     X, T = data.draw(problems(spec))
-    if where == "target" and (T is None or spec.target == "class"):
-        where = "X"
     if where == "X":
         Xb, Tb, name = poison(X, value, i, j), T, "X"
     elif where == "target":

@@ -13,13 +13,14 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _hypothesis import (
+from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     SCALES,
     as_sparse,
     check_error,
     dtype_matrix,
     fortran,
     note,
+    one_blas_thread,
     poison,
     readonly,
     same,
