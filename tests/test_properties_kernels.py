@@ -27,7 +27,7 @@ from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     snapshot,
     unit_matrix,
 )
-from hypothesis import assume, example, given
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import asymkern
@@ -337,6 +337,7 @@ def _param_cases():
 
 
 @pytest.mark.parametrize(("kname", "param", "value"), _param_cases())
+@settings(max_examples=max(2, settings.default.max_examples // 4))
 @given(XZ=pairs)
 def test_kernel_rejects_bad_parameters(kname, param, value, XZ):
     """A bad kernel parameter raises (at construction or first use) an error naming it."""
@@ -620,3 +621,15 @@ def test_config_context_bad_value_changes_nothing(bad):
             pass  # pragma: no cover
     assert get_config() == before
     assert asymkern.get_config() == before
+
+
+@pytest.mark.parametrize("name", KERNELS)
+@given(XZ=pairs)
+def test_kernel_pandas_dataframe_input(name, XZ):
+    pd = pytest.importorskip("pandas")
+    X, Z = XZ
+    note("dataframe", f"kernel[{name}]")
+    dX = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    dZ = pd.DataFrame(Z, columns=dX.columns)
+    np.testing.assert_allclose(get_kernel(name)(dX, dZ), get_kernel(name)(X, Z), rtol=1e-13,
+                               atol=1e-13)
