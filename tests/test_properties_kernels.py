@@ -452,6 +452,18 @@ def test_kernel_matrix_empty_selection(name, center):
     assert G.cols(np.array([], dtype=int)).shape == (2, 0)
 
 
+@pytest.mark.parametrize("name", ("sne", "t", "rbf"))
+@given(XZ=pairs, value=st.sampled_from((np.nan, np.inf)), case=st.sampled_from(("nan", "1d")))
+def test_kernel_matrix_validates_reference(name, XZ, value, case):
+    """The normalisation set of row-normalised kernels is validated like X and Z."""
+    X, Z = XZ
+    note("non-finite" if case == "nan" else "invalid-shape", f"KernelMatrix[{name}].reference")
+    R = poison(Z, value, 0, 0) if case == "nan" else Z[:, 0]
+    with pytest.raises(ValueError) as info:
+        KernelMatrix(get_kernel(name), X, Z, reference=R)
+    check_error(info.value, "reference")
+
+
 @given(XZ=pairs)
 def test_kernel_matrix_float32(XZ):
     X, Z = XZ

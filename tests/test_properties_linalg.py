@@ -122,18 +122,21 @@ def test_top_svd_extreme_magnitudes(solver, G, data, scale):
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
-@given(G=matrices, data=st.data(), fmt=st.sampled_from(("csr", "csc", "coo", "linop")))
+@given(G=matrices, data=st.data(), fmt=st.sampled_from(("csr", "csc", "coo", "linop", "kernel")))
 def test_top_svd_sparse_and_operators(solver, G, data, fmt):
     note("sparse", f"top_svd[{solver}]")
     r = data.draw(_r_strategy(G))
     Gd = np.where(np.abs(G) < 1, 0.0, G)
-    Gs = aslinearoperator(Gd) if fmt == "linop" else as_sparse(Gd, fmt)
+    if fmt == "kernel":  # the linear kernel against the identity is G itself, computed lazily
+        Gs = KernelMatrix(get_kernel("linear"), Gd, np.eye(Gd.shape[1]))
+    else:
+        Gs = aslinearoperator(Gd) if fmt == "linop" else as_sparse(Gd, fmt)
     if solver == "nystrom" and fmt == "linop":  # documented: Nyström needs entries of G
         with pytest.raises(TypeError) as info:
             top_svd(Gs, r, solver=solver)
         check_error(info.value, "G", "nystrom")
         return
-    before = snapshot(Gs) if fmt != "linop" else None
+    before = snapshot(Gs) if fmt not in ("linop", "kernel") else None
     _run_svd(Gs, r, solver, 1e-7, dense=Gd)
     if before is not None:
         assert same(before, Gs)
