@@ -394,6 +394,7 @@ def test_perron_frobenius_eigs(rng):
     pf = PerronFrobeniusOperator(kernel="laplacian", kernel_params={"gamma": 2.0},
                                  regularization=eps, n_components=3).fit(X, Y=Y)
     assert pf.lagged_gram_rcond_ > 1e-8
+    assert pf.lagged_gram_solver_ == "lu"  # well conditioned: the exact formula is kept
     k = get_kernel("laplacian", gamma=2.0)
     A = np.linalg.solve(k(X) + 40 * eps * np.eye(40), k(X, Y))  # similar to B G_ΦΨ
     ref = np.linalg.eigvals(A)

@@ -132,3 +132,17 @@ def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = Non
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} returned non-finite values (NaN or infinity)")
     return values
+
+
+def check_finite_output(values, what: str, hint: str = ""):
+    """Raise ``FloatingPointError`` if a quantity computed from finite input is not finite.
+
+    ``what`` names the quantity (e.g. "the kernel matrix of X"), ``hint`` says what to do
+    (e.g. "rescale X"). Returns ``values`` unchanged, so it can wrap an expression.
+    """
+    arr = np.asarray(values)
+    if arr.size and not np.all(np.isfinite(arr)):
+        kind = "NaN" if np.any(np.isnan(arr)) else "inf"
+        msg = f"{what} overflowed ({kind}) although the input is finite"
+        raise FloatingPointError(msg + (f"; {hint}" if hint else ""))
+    return values

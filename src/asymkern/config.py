@@ -1,41 +1,303 @@
-"""Library-wide settings: memory budgets for blocked kernel computation."""
+"""Library-wide settings: memory budgets for blocked and dense computation, progress bars.
+
+Settings
+--------
+``working_memory`` (MiB, default 512)
+    What one kernel block (with its temporaries) may use in blocked computations.
+``max_dense_memory`` (MiB, default 8192)
+    The budget of an operation that forms dense n×n or n×m matrices (a dense kernel matrix,
+    a dense SVD and its LAPACK workspace, the dense systems of LS-SVM, landmark blocks of
+    Nyström machines). Such an operation estimates its *whole* peak and raises
+    :class:`MemoryBudgetError` before allocating when the estimate exceeds the budget.
+``show_progress`` (bool, default False)
+    Show tqdm progress bars on long computations.
+
+Scope
+-----
+:func:`set_config` changes the process-wide defaults. :func:`config_context` changes the
+settings of the *current thread* only, until the ``with`` block ends; :func:`set_config`
+called inside such a block changes that thread-local layer (and is undone with it). Other
+threads keep seeing the process-wide defaults. To carry the caller's settings into joblib
+workers (threads or processes), use :class:`Parallel` and :func:`delayed` from this module
+instead of joblib's (as scikit-learn does with ``sklearn.utils.parallel``).
+"""
 
 from __future__ import annotations
 
+import functools
+import math
+import numbers
+import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-_CONFIG = {
-    # MiB that one kernel block (plus its temporaries) may use.
+import joblib
+
+_DEFAULTS: dict[str, Any] = {
     "working_memory": 512,
-    # MiB above which KernelMatrix.to_array refuses to form a dense matrix.
     "max_dense_memory": 8192,
-    # Show tqdm progress bars on long computations.
     "show_progress": False,
 }
+# process-wide settings (changed by set_config outside any config_context)
+_GLOBAL: dict[str, Any] = dict(_DEFAULTS)
+# per-thread layer over _GLOBAL, present only inside config_context
+_LOCAL = threading.local()
+
+
+class MemoryBudgetError(MemoryError):
+    """An operation would need more memory than the ``max_dense_memory`` budget allows.
+
+    Raised *before* anything large is allocated. Attributes: ``nbytes`` (the estimated peak),
+    ``budget`` (bytes allowed) and ``what`` (the operation).
+    """
+
+    def __init__(self, message: str, nbytes: int | None = None, budget: float | None = None,
+                 what: str | None = None):
+        super().__init__(message)
+        self.nbytes = nbytes
+        self.budget = budget
+        self.what = what
+
+
+def _check_value(key: str, value):
+    """Validate one setting; return the value to store."""
+    if key in ("working_memory", "max_dense_memory"):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(
+                f"{key} must be a positive finite real number of MiB, got {value!r} "
+                f"(type {type(value).__name__})"
+            )
+        if not (math.isfinite(float(value)) and value > 0):
+            raise ValueError(f"{key} must be a positive finite number of MiB, got {value!r}")
+        return value
+    if key == "show_progress":
+        if not isinstance(value, bool):
+            import numpy as np
+
+            if isinstance(value, np.bool_):
+                return bool(value)
+            raise TypeError(f"show_progress must be True or False, got {value!r}")
+        return value
+    raise TypeError(f"unknown setting {key!r}")  # pragma: no cover
+
+
+def _validated(kwargs: dict) -> dict:
+    """Check every key and value before anything changes (all or nothing)."""
+    unknown = [k for k in kwargs if k not in _DEFAULTS]
+    if unknown:
+        raise TypeError(
+            f"unknown setting(s) {', '.join(map(repr, unknown))}; valid settings: "
+            f"{', '.join(sorted(_DEFAULTS))}"
+        )
+    return {k: _check_value(k, v) for k, v in kwargs.items() if v is not None}
+
+
+def _local_layer() -> dict | None:
+    return getattr(_LOCAL, "overrides", None)
 
 
 def get_config() -> dict:
-    """Return a copy of the current settings."""
-    return dict(_CONFIG)
+    """Return a copy of the settings seen by the current thread.
+
+    Returns
+    -------
+    config : dict
+        ``{'working_memory': MiB, 'max_dense_memory': MiB, 'show_progress': bool}``: the
+        process-wide settings (:func:`set_config`) overlaid with those of any enclosing
+        :func:`config_context` of this thread. Changing the returned dict changes nothing.
+
+    See Also
+    --------
+    set_config, config_context
+
+    Examples
+    --------
+    >>> import asymkern
+    >>> asymkern.get_config()["working_memory"]
+    512
+    """
+    layer = _local_layer()
+    return dict(_GLOBAL) if layer is None else {**_GLOBAL, **layer}
 
 
-def set_config(**kwargs) -> None:
-    """Change settings: ``working_memory`` (MiB), ``max_dense_memory`` (MiB), ``show_progress``."""
-    for key, value in kwargs.items():
-        if key not in _CONFIG:
-            raise KeyError(f"unknown setting {key!r}; known: {sorted(_CONFIG)}")
-        if key in ("working_memory", "max_dense_memory") and not (value > 0):
-            raise ValueError(f"{key} must be > 0 MiB, got {value}")
-        _CONFIG[key] = value
+def set_config(**settings) -> None:
+    """Change settings (a setting not given, or given as None, is not changed).
+
+    All values are validated first: when one is invalid an error is raised and *no* setting
+    changes.
+
+    Parameters
+    ----------
+    working_memory : float, optional
+        MiB that one kernel block and its temporaries may use (positive, finite; not bool).
+    max_dense_memory : float, optional
+        MiB that an operation forming dense n×n or n×m matrices may use in total (positive,
+        finite; not bool); past it the operation raises :class:`MemoryBudgetError` before
+        allocating.
+    show_progress : bool, optional
+        Show tqdm progress bars on long computations.
+
+    Raises
+    ------
+    TypeError
+        An unknown setting, or a value of the wrong type (e.g. ``show_progress='no'``,
+        ``working_memory=True``).
+    ValueError
+        A non-positive or non-finite memory size.
+
+    Notes
+    -----
+    Outside any :func:`config_context`, this changes the process-wide settings that every
+    thread sees. Inside one, it changes only the current thread's context layer, which the end
+    of the ``with`` block undoes.
+
+    Examples
+    --------
+    >>> import asymkern
+    >>> asymkern.set_config(working_memory=256)
+    >>> asymkern.get_config()["working_memory"]
+    256
+    >>> asymkern.set_config(working_memory=512)
+    """
+    new = _validated(settings)
+    layer = _local_layer()
+    (_GLOBAL if layer is None else layer).update(new)
 
 
 @contextmanager
-def config_context(**kwargs):
-    """Temporarily change settings inside a ``with`` block."""
-    old = get_config()
-    set_config(**kwargs)
+def config_context(**settings) -> Iterator[None]:
+    """Change settings for the current thread inside a ``with`` block.
+
+    Values are validated before anything changes (an invalid one raises and leaves the
+    settings untouched). The change is thread-local: other threads keep the process-wide
+    settings, and the previous settings come back when the block ends, also on an exception.
+    Use :class:`Parallel` / :func:`delayed` of this module to hand the settings to joblib
+    workers.
+
+    Parameters
+    ----------
+    working_memory, max_dense_memory, show_progress
+        As in :func:`set_config`; None keeps the current value.
+
+    Examples
+    --------
+    >>> import asymkern
+    >>> with asymkern.config_context(max_dense_memory=1024):
+    ...     asymkern.get_config()["max_dense_memory"]
+    1024
+    >>> asymkern.get_config()["max_dense_memory"]
+    8192
+    """
+    new = _validated(settings)
+    old = _local_layer()
+    _LOCAL.overrides = {**(old or {}), **new}
     try:
         yield
     finally:
-        _CONFIG.clear()
-        _CONFIG.update(old)
+        _LOCAL.overrides = old
+
+
+# ------------------------------------------------------------------------------ memory budget
+def format_bytes(nbytes: float) -> str:
+    """Human-readable size: '512.0 KiB', '3.2 GiB'."""
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"  # pragma: no cover
+
+
+def check_memory(nbytes: float, what: str, alternatives: str | None = None, *,
+                 detail: str | None = None, limit: float | None = None) -> None:
+    """Refuse, before allocating, an operation whose estimated peak exceeds the budget.
+
+    Parameters
+    ----------
+    nbytes : float
+        Estimated peak of the whole operation in bytes (all the large arrays it holds at once,
+        LAPACK workspace included), not just its output.
+    what : str
+        The operation, e.g. ``"KernelSVD(solver='dense')"``.
+    alternatives : str, optional
+        What to use instead, e.g. ``"solver='randomized' or 'nystrom'"``.
+    detail : str, optional
+        How the estimate was made, e.g. ``"4 copies of a 20000×20000 float64 matrix"``.
+    limit : float, optional
+        Budget in MiB (default: the ``max_dense_memory`` setting).
+
+    Raises
+    ------
+    MemoryBudgetError
+        When ``nbytes`` exceeds the budget; the message gives the bytes needed, the budget and
+        the setting to change.
+    """
+    limit_mib = get_config()["max_dense_memory"] if limit is None else limit
+    budget = float(limit_mib) * 2**20
+    if nbytes <= budget:
+        return
+    msg = f"{what} needs ~{format_bytes(nbytes)}"
+    if detail:
+        msg += f" ({detail})"
+    msg += (f" but max_dense_memory is {limit_mib:g} MiB; raise it with "
+            "asymkern.set_config(max_dense_memory=...) or asymkern.config_context(...)")
+    if alternatives:
+        msg += f", or use {alternatives}"
+    raise MemoryBudgetError(msg, nbytes=int(nbytes), budget=budget, what=what)
+
+
+# ------------------------------------------------------------------------- joblib propagation
+class _WithConfig:
+    """Call ``function`` inside ``config_context(**config)`` (in a joblib worker)."""
+
+    def __init__(self, function, config: dict):
+        self.function = function
+        self.config = config
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args, **kwargs):
+        with config_context(**self.config):
+            return self.function(*args, **kwargs)
+
+
+def delayed(function):
+    """Like :func:`joblib.delayed`, for use with :class:`Parallel` of this module.
+
+    Returns
+    -------
+    A function that packs its call as ``(function, args, kwargs)`` for :class:`Parallel`.
+    """
+    return joblib.delayed(function)
+
+
+class Parallel(joblib.Parallel):
+    """:class:`joblib.Parallel` that hands the caller's asymkern settings to every worker.
+
+    The settings the calling thread sees when the ``Parallel`` object is called (including
+    those of an enclosing :func:`config_context`) are captured once and applied in each worker
+    task, threads and processes (loky) alike. Use it as joblib's::
+
+        Parallel(n_jobs=2)(delayed(f)(i) for i in range(10))
+    """
+
+    def __call__(self, iterable):
+        config = get_config()
+
+        def wrapped():
+            for function, args, kwargs in iterable:
+                yield _WithConfig(function, config), args, kwargs
+
+        return super().__call__(wrapped())
+
+
+__all__ = [
+    "MemoryBudgetError",
+    "Parallel",
+    "check_memory",
+    "config_context",
+    "delayed",
+    "format_bytes",
+    "get_config",
+    "set_config",
+]

@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import as_data, check_n_components
+from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..linalg.svd import SOLVERS, top_svd
 
@@ -193,6 +194,8 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                 G.center = True
                 self.row_means_, self.col_means_, self.grand_mean_ = G.means()
             else:
+                check_memory(8 * n * m * (2 if sp.issparse(G) else 1), "KernelSVD(center=True) "
+                             "centring the precomputed matrix", "center=False")
                 if sp.issparse(G):
                     G = G.toarray()
                 G = np.asarray(G)

@@ -15,12 +15,8 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from .._validation import as_data
-from ..config import get_config
+from ..config import MemoryBudgetError, check_memory, get_config  # noqa: F401 (re-exported)
 from .base import Kernel, inplace_ufunc
-
-
-class MemoryBudgetError(MemoryError):
-    """Raised when an operation would exceed the configured memory budget."""
 
 
 def _as_index(idx, size: int, name: str):
@@ -314,13 +310,9 @@ class KernelMatrix:
     def to_array(self, max_dense_memory: float | None = None) -> np.ndarray:
         """The dense n×m matrix; refuses when it would exceed ``max_dense_memory`` MiB."""
         limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
-        if self.nbytes > limit * 2**20:
-            raise MemoryBudgetError(
-                f"a dense {self.shape[0]}x{self.shape[1]} {self.dtype} kernel matrix needs "
-                f"{self.nbytes / 2**20:.1f} MiB, above the max_dense_memory budget of {limit} MiB; "
-                "use the lazy operator (matmat, blocks, a Nystrom or randomized solver) or raise "
-                "the budget with asymkern.set_config(max_dense_memory=...)"
-            )
+        check_memory(self.nbytes, f"a dense {self.shape[0]}×{self.shape[1]} {self.dtype} kernel "
+                     "matrix", "the lazy operator (matmat, blocks, a Nystrom or randomized "
+                     "solver)", limit=limit)
         out = np.empty(self.shape, dtype=self.dtype)
         # blocks of at most ~4 % of the output keep the peak near the output's own size
         rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))

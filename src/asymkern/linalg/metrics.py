@@ -13,11 +13,17 @@ equally and η ∈ [0, 2]. ``weights='normalized'`` (w_i = r·λ_i / Σλ) is sc
 
 A component missing from the approximation (fewer columns than r, e.g. dropped for a zero
 singular value) or an all-zero column counts as a complete miss: 1 − 0 = 1.
+
+Inputs are dense array-likes (nested lists are accepted and converted); they must be 2-D, real
+and finite, otherwise a ``ValueError`` (``TypeError`` for non-numeric or sparse input) names the
+argument.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .svd import check_matrix
 
 WEIGHTS = ("paper", "uniform", "normalized")
 
@@ -39,14 +45,39 @@ def _cosines(X: np.ndarray, Y: np.ndarray, r: int) -> np.ndarray:
     return out
 
 
+def _vectors(A, name: str) -> np.ndarray:
+    """A dense, real, finite 2-D array of column vectors."""
+    import scipy.sparse as sp
+
+    if sp.issparse(A):
+        raise TypeError(f"{name} must be a dense array of column vectors, got a sparse matrix")
+    A, kind = check_matrix(A, f"{name} (columns are vectors)", allow_operator=False)
+    if kind != "dense":
+        raise TypeError(f"{name} must be a dense array of column vectors, got {type(A).__name__}")
+    return A
+
+
+def _real_vector(a, name: str) -> np.ndarray:
+    a = np.asarray(a)
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name} is complex-valued; expected real numbers")
+    try:
+        a = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from exc
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got an array with {a.ndim} dimensions")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    return a
+
+
 def eta_components(U, V, U_approx, V_approx) -> tuple[np.ndarray, np.ndarray]:
     """Per-component errors (1 − |cos ∠(u_i, ũ_i)|, 1 − |cos ∠(v_i, ṽ_i)|), each of length r."""
-    U = np.asarray(U)
-    V = np.asarray(V)
-    U_approx = np.asarray(U_approx)
-    V_approx = np.asarray(V_approx)
-    if U.ndim != 2 or V.ndim != 2 or U_approx.ndim != 2 or V_approx.ndim != 2:
-        raise ValueError("U, V, U_approx and V_approx must be 2-D (vectors are columns)")
+    U = _vectors(U, "U")
+    V = _vectors(V, "V")
+    U_approx = _vectors(U_approx, "U_approx")
+    V_approx = _vectors(V_approx, "V_approx")
     if U.shape[1] != V.shape[1]:
         raise ValueError(f"U has {U.shape[1]} columns but V has {V.shape[1]}; expected equal")
     if U_approx.shape[0] != U.shape[0] or V_approx.shape[0] != V.shape[0]:
@@ -59,6 +90,8 @@ def eta_components(U, V, U_approx, V_approx) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _weights(singular_values, r: int, weights) -> np.ndarray:
+    if weights is None:
+        raise TypeError(f"weights must be one of {WEIGHTS} or an array of r weights, got None")
     if isinstance(weights, str):
         if weights not in WEIGHTS:
             raise ValueError(f"weights must be one of {WEIGHTS} or an array, got {weights!r}")
@@ -66,7 +99,7 @@ def _weights(singular_values, r: int, weights) -> np.ndarray:
             return np.ones(r)
         if singular_values is None:
             raise ValueError(f"weights={weights!r} needs the exact singular values")
-        lam = np.asarray(singular_values, dtype=np.float64).ravel()
+        lam = _real_vector(singular_values, "singular_values")
         if lam.shape[0] < r:
             raise ValueError(f"singular_values has {lam.shape[0]} entries; expected at least {r}")
         lam = lam[:r]
@@ -74,7 +107,9 @@ def _weights(singular_values, r: int, weights) -> np.ndarray:
             return lam
         total = lam.sum()
         return r * lam / total if total > 0 else np.ones(r)
-    w = np.asarray(weights, dtype=np.float64).ravel()
+    w = _real_vector(weights, "weights")
+    if np.any(w < 0):
+        raise ValueError("weights must be >= 0")
     if w.shape[0] != r:
         raise ValueError(f"weights has {w.shape[0]} entries; expected r = {r}")
     return w
@@ -87,7 +122,21 @@ def eta(U, V, U_approx, V_approx, singular_values=None, weights="paper") -> floa
     ``singular_values``), ``'uniform'`` (w_i = 1, the strict variant), ``'normalized'``
     (w_i = r λ_i / Σ λ) or an array of r weights. Lower is better; 0 means every direction is
     exact.
+
+    Parameters
+    ----------
+    U, V : (n, r) and (m, r) array-likes, the exact singular vectors (columns).
+    U_approx, V_approx : (n, k) and (m, k), the approximation (k < r: missing ones count 1).
+    singular_values : (≥ r,) the exact λ_i (needed by 'paper' and 'normalized').
+    weights : 'paper', 'uniform', 'normalized' or an array of r weights ≥ 0.
+
+    Returns
+    -------
+    float, η ≥ 0.
     """
+    if not isinstance(weights, str) and weights is not None and np.ndim(weights) == 0:
+        raise TypeError(f"weights must be one of {WEIGHTS} or an array of r weights, got "
+                        f"{weights!r}")
     eu, ev = eta_components(U, V, U_approx, V_approx)
     w = _weights(singular_values, eu.shape[0], weights)
     r = eu.shape[0]

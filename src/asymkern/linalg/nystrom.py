@@ -58,10 +58,11 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
-from sklearn.utils import check_random_state
 
 from .._validation import check_n_components
+from ..config import check_memory
 from .metrics import eta, eta_components
+from .svd import _check_int, _check_random_state, _check_real, check_matrix, dense_svd_bytes
 
 SAMPLINGS = ("uniform", "kmeans", "leverage")
 ESTIMATES = ("change", "residual")
@@ -134,33 +135,28 @@ class _Access:
         from ..config import get_config
         from ..kernels.matrix import KernelMatrix
 
-        self.G = G
-        if isinstance(G, KernelMatrix):
-            self.kind = "kernel"
-            self.dtype = np.dtype(G.dtype)
-            wm = G.working_memory if working_memory is None else working_memory
-        elif sp.issparse(G):
-            self.kind = "sparse"
-            self.G = sp.csr_matrix(G)
-            self.dtype = np.dtype(np.float32 if G.dtype == np.float32 else np.float64)
-            wm = get_config()["working_memory"] if working_memory is None else working_memory
-        elif isinstance(G, LinearOperator):
+        if isinstance(G, LinearOperator) and not isinstance(G, KernelMatrix):
             raise TypeError(
                 "the Nyström method needs entries of G: pass an array, a sparse matrix or a "
                 "KernelMatrix, not a LinearOperator"
             )
-        else:
-            A = np.asarray(G)
-            if A.ndim != 2:
-                raise ValueError(f"G must be 2-D, got an array with {A.ndim} dimensions")
-            if A.dtype not in (np.float32, np.float64):
-                A = A.astype(np.float64)
-            self.kind = "dense"
-            self.G = A
-            self.dtype = A.dtype
+        G, kind = check_matrix(G, "G", allow_operator=False)
+        self.G = G
+        self.kind = kind
+        if kind == "kernel":
+            self.dtype = np.dtype(G.dtype)
+            wm = G.working_memory if working_memory is None else working_memory
+        elif kind == "sparse":
+            self.G = sp.csr_matrix(G)
+            self.dtype = np.dtype(np.float32 if G.dtype == np.float32 else np.float64)
             wm = get_config()["working_memory"] if working_memory is None else working_memory
-        if not (isinstance(wm, numbers.Real) and wm > 0):
-            raise ValueError(f"working_memory must be > 0 MiB, got {wm!r}")
+        else:
+            self.dtype = G.dtype
+            wm = get_config()["working_memory"] if working_memory is None else working_memory
+        if isinstance(wm, bool) or not isinstance(wm, numbers.Real):
+            raise TypeError(f"working_memory must be a positive number of MiB, got {wm!r}")
+        if not (np.isfinite(wm) and wm > 0):
+            raise ValueError(f"working_memory must be a positive finite number of MiB, got {wm!r}")
         self.budget = float(wm) * 2**20
         self.shape = tuple(int(k) for k in G.shape)
         if min(self.shape) == 0:
@@ -362,6 +358,10 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
             f"n_components={r} is larger than the number of landmarks (rows {sx}, columns {sz}):"
             f" the core G[I, J] has at most {min(sx, sz)} singular values; use more landmarks"
         )
+    check_memory(8 * sx * sz + dense_svd_bytes(sx, sz) + acc.dtype.itemsize * (N + M) * r * 2,
+                 f"asymmetric Nyström with {sx}×{sz} landmarks",
+                 "fewer landmarks (n_row_landmarks, n_col_landmarks, max_landmarks)",
+                 detail=f"the {sx}×{sz} core in float64 with its SVD, and U, V")
     W = np.asarray(acc.block(I, J), dtype=np.float64)
     Uw, sw, Vw = _core_svd(W, r + 1, core_solver, rs)
     eps = np.finfo(acc.dtype).eps
@@ -429,7 +429,11 @@ def residual_estimate(G, result: NystromResult, n_probes: int | None = None, ran
                       weights: str = "uniform", working_memory=None) -> float:
     """A-posteriori η estimate from probe residuals (no exact SVD; see the module docstring)."""
     acc = G if isinstance(G, _Access) else _Access(G, working_memory)
-    rs = check_random_state(random_state)
+    rs = _check_random_state(random_state)
+    if n_probes is not None:
+        n_probes = _check_int(n_probes, "n_probes", 1)
+    if weights not in ("uniform", "paper"):
+        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
     N, M = acc.shape
     U = np.asarray(result.U, dtype=np.float64)
     V = np.asarray(result.V, dtype=np.float64)
@@ -464,6 +468,31 @@ def residual_estimate(G, result: NystromResult, n_probes: int | None = None, ran
 
 
 # ------------------------------------------------------------------------------- public API
+def _check_common(n_row_landmarks, n_col_landmarks, sampling) -> None:
+    """Types of the landmark counts (their ranges are checked against G later) and sampling."""
+    for name, v in (("n_row_landmarks", n_row_landmarks), ("n_col_landmarks", n_col_landmarks)):
+        if v is not None:
+            _check_int(v, name, 1)
+    if not isinstance(sampling, str):
+        raise TypeError(f"sampling must be one of {SAMPLINGS} (use row_sampling/col_sampling for "
+                        f"index arrays), got {sampling!r}")
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
+
+
+def _check_points(points, name: str, n: int):
+    """k-means points of one side: None or an (n, d) real finite array (or sparse matrix)."""
+    if points is None:
+        return None
+    P, kind = check_matrix(points, name, allow_operator=False)
+    if kind == "kernel":
+        raise TypeError(f"{name} must be an array of points, not a KernelMatrix")
+    if P.shape[0] != n:
+        raise ValueError(f"{name} has {P.shape[0]} rows; expected {n} (one point per "
+                         f"{'row' if name.startswith('row') else 'column'} of G)")
+    return P
+
+
 def _count(value, size: int, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer, got {value!r}")
@@ -534,7 +563,27 @@ def asymmetric_nystrom(
     acc = _Access(G, working_memory)
     N, M = acc.shape
     r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
-    rs = check_random_state(random_state)
+    rs = _check_random_state(random_state)
+    _check_common(n_row_landmarks, n_col_landmarks, sampling)
+    if tol is not None:
+        tol = _check_real(tol, "tol")
+        if tol <= 0:
+            raise ValueError(f"tol must be > 0 (or None for fixed landmark counts), got {tol}")
+    if estimate not in ESTIMATES:
+        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
+    if weights not in ("uniform", "paper"):
+        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
+    if max_landmarks is not None:
+        max_landmarks = _check_int(max_landmarks, "max_landmarks", 1)
+    if n_probes is not None:
+        n_probes = _check_int(n_probes, "n_probes", 1)
+    if rcond is not None:
+        rcond = _check_real(rcond, "rcond")
+    for flag, value in (("normalize", normalize), ("orthogonalize", orthogonalize)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{flag} must be True or False, got {value!r}")
+    row_points = _check_points(row_points, "row_points", N)
+    col_points = _check_points(col_points, "col_points", M)
     if core_solver not in ("auto", "dense", "randomized", "arpack"):
         raise ValueError(f"core_solver must be 'auto', 'dense', 'randomized' or 'arpack', got "
                          f"{core_solver!r}")
@@ -677,7 +726,22 @@ def symmetric_nystrom(
     acc = _Access(G, working_memory)
     N, M = acc.shape
     r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
-    rs = check_random_state(random_state)
+    rs = _check_random_state(random_state)
+    _check_common(n_row_landmarks, n_col_landmarks, sampling)
+    if eig_solver not in ("auto", "dense", "arpack"):
+        raise ValueError(f"eig_solver must be 'auto', 'dense' or 'arpack', got {eig_solver!r}")
+    row_m = sampling if row_sampling is None else row_sampling
+    col_m = sampling if col_sampling is None else col_sampling
+    for side, m_ in (("row", row_m), ("col", col_m)):
+        if isinstance(m_, str) and m_ not in SAMPLINGS:
+            raise ValueError(f"unknown {side}_sampling {m_!r}; expected one of {SAMPLINGS} or an "
+                             "index array")
+    if not isinstance(row_m, str):
+        row_m = _check_indices(row_m, N, "row_sampling")
+        n_row_landmarks = len(row_m)
+    if not isinstance(col_m, str):
+        col_m = _check_indices(col_m, M, "col_sampling")
+        n_col_landmarks = len(col_m)
     if n_row_landmarks is None and n_col_landmarks is None:
         n_row_landmarks = min(N, max(10 * r, 100))
     if n_col_landmarks is None:
@@ -688,8 +752,11 @@ def symmetric_nystrom(
     sz = _count(n_col_landmarks, M, "n_col_landmarks")
     if r > min(sx, sz):
         raise ValueError(f"n_components={r} is larger than the number of landmarks ({sx}, {sz})")
-    row_m = sampling if row_sampling is None else row_sampling
-    col_m = sampling if col_sampling is None else col_sampling
+    # G[I, :] and G[:, J] are held in float64, with their Gram matrices and products
+    check_memory(8 * (sx * M + N * sz) * 2 + 8 * (sx * sx + sz * sz) * 2,
+                 f"symmetric_nystrom with {sx}×{sz} landmarks of the {N}×{M} matrix G",
+                 "fewer landmarks or asymmetric_nystrom (which never holds G[I, :] or G[:, J])",
+                 detail=f"G[I, :] ({sx}×{M}) and G[:, J] ({N}×{sz}) in float64, twice")
     acc.prepare()
     I = select_indices(acc, "row", sx, row_m, r, rs)
     J = select_indices(acc, "col", sz, col_m, r, rs)

@@ -615,6 +615,27 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
             f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
             "operator; ask for fewer components"
         )
+    # eigenvectors w whose function Υw has a numerically zero RKHS norm (wᴴ G w at rounding
+    # level, e.g. spurious eigenpairs of an ill-conditioned B) are not eigenfunctions: drop them
+    norms2 = np.real(np.einsum("ij,ij->j", np.conj(W), G_out @ W))
+    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(float(np.max(np.diag(G_out))),
+                                                                 1e-300)
+    zero = ~(norms2 > 10.0 * n * EPS * scale2)
+    if np.all(zero):
+        raise ValueError(
+            "every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w at rounding "
+            "level): the operator is numerically zero or its representation B is too "
+            "ill-conditioned to resolve eigenfunctions"
+        )
+    if np.any(zero):
+        warnings.warn(
+            f"{int(zero.sum())} of {lam.size} computed eigenfunctions have a numerically zero RKHS "
+            f"norm (spurious eigenpairs of an ill-conditioned representation) and were dropped; "
+            f"returning {int((~zero).sum())} eigenpairs",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        lam, W = lam[~zero], W[:, ~zero]
     C = rkhs_normalize(W, G_out)
     if not np.iscomplexobj(C):
         (C,) = orthonormalize_clusters(lam, [(C, G_out)], rtol=1e-9, merge_nonorthogonal=False)

@@ -7,8 +7,10 @@
 
 Multi-class problems are one-vs-rest over the sorted ``classes_``; all binary problems share one
 factorisation (the system in signed coefficients does not depend on the labels, see
-:mod:`asymkern.lssvm._solvers`). Kernel matrices are built in float64 (the dual systems are
-often ill-conditioned; float32 input is accepted and the decision values are float64).
+:mod:`asymkern.lssvm._solvers`). Kernel matrices are built and the dual systems solved in float64
+(they are often ill-conditioned, and coefficients rounded to float32 could change the predictions
+by up to cond·eps32), so the fitted coefficients are float64; float32 input gives float32 decision
+values and predictions. The training data are copied (``X_fit_``).
 
 Precomputed kernels (``kernel='precomputed'``): ``fit`` takes the n × n training matrix
 K_ij = κ(x_i, x_j); prediction of an asymmetric model needs both orientations, passed as a
@@ -31,6 +33,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import check_finite_output
+from ..config import check_memory
 from ..kernels import KernelMatrix, get_kernel
 from ._solvers import (
     _AsymLowRank,
@@ -40,6 +44,8 @@ from ._solvers import (
     askls_solve,
     lssvm_solve,
 )
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class KernelPair(NamedTuple):
@@ -120,6 +126,9 @@ def _check_merge(merge):
         )
 
 
+_LS_ALTERNATIVE = "fewer samples or AsKLSClassifier(nystrom=r) (never forms the n×n matrix)"
+
+
 class _KernelMixin:
     """Kernel evaluation shared by the estimators (training matrix and both cross blocks)."""
 
@@ -148,23 +157,37 @@ class _KernelMixin:
     def _is_precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
-    def _validate_X_fit(self, X, y, y_numeric=False):
+    def _validate_X_fit(self, X, y, y_numeric=False, multi_output=False):
+        """Validated training data; X is copied (the estimator keeps it as ``X_fit_``, and a
+        later change to the caller's array must not change the model)."""
         if self._is_precomputed():
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=y_numeric,
-                                 accept_sparse="csr")
+                                 accept_sparse="csr", multi_output=multi_output)
+            self._out_dtype = np.dtype(np.float64)
             return _check_square(X), y
         kern = self._kernel_obj()
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], y_numeric=y_numeric,
-            accept_sparse="csr" if kern.accepts_sparse else False,
+            accept_sparse="csr" if kern.accepts_sparse else False, copy=True,
+            multi_output=multi_output,
         )
+        # decision values / predictions come back in X's dtype (float32 stays float32); the
+        # dual systems themselves are solved in float64
+        self._out_dtype = np.dtype(X.dtype)
         return X, y
 
+    def _as_out(self, F):
+        return F.astype(getattr(self, "_out_dtype", np.float64), copy=False)
+
     def _train_matrix(self, X) -> np.ndarray:
+        n, dense = X.shape[0], getattr(self, "solver", None) == "dense"  # measured: 13x / 3-4x
+        check_memory(8 * n * n * (14 if dense else 5), f"{type(self).__name__}(solver="
+                     f"{getattr(self, 'solver', None)!r}) on {n} samples", _LS_ALTERNATIVE)
         if self._is_precomputed():
             return X
         kern = self._kernel_obj()
-        return np.asarray(KernelMatrix(kern, X, X, reference=X).to_array(), dtype=np.float64)
+        K = np.asarray(KernelMatrix(kern, X, X, reference=X).to_array(), dtype=np.float64)
+        return check_finite_output(K, "the kernel matrix of X", _RESCALE)
 
     def _cross_products(self, X, coef_s, coef_t):
         """(K(x, X) coef_s, K(X, x)ᵀ coef_t), each (m, k); either coef may be None."""
@@ -227,6 +250,8 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         _check_gamma(self.gamma)
         K = self._train_matrix(X)
         sol = self._solve(K, Y)
+        check_finite_output(sol.coef[0], "the LS-SVM dual coefficients α", _RESCALE)
+        check_finite_output(sol.bias[0], "the LS-SVM bias b", _RESCALE)
         self.dual_coef_ = sol.coef[0]
         self.intercept_ = sol.bias[0]
         self.rcond_ = sol.rcond
@@ -237,7 +262,9 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
     def _raw_decision(self, X):
         check_is_fitted(self, "dual_coef_")
         fs, _ = self._cross_products(X, self.dual_coef_, None)
-        return fs + self.intercept_[None, :]
+        return self._as_out(check_finite_output(fs + self.intercept_[None, :],
+                                                "the decision values",
+                                                "rescale X like the training data"))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -281,10 +308,20 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     """Least-squares SVM regression / kernel ridge with bias (Suykens et al. 2002):
     [[0, 1ᵀ], [1, K + I/γ]] [b, α] = [0, y]; f(x) = Σ_i α_i κ(x, x_i) + b.
-    Parameters as :class:`LSSVMClassifier`."""
+    Parameters as :class:`LSSVMClassifier`.
+
+    Multi-output: y of shape (n, k) fits k independent regressions with one factorisation of
+    the shared system (its matrix does not depend on y); ``dual_coef_`` is (n, k),
+    ``intercept_`` (k,) and ``predict`` returns (m, k) — column j equals the fit on y[:, j]
+    alone. A 1-D y gives 1-D predictions."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
 
     def fit(self, X, y):
-        X, y = self._validate_X_fit(X, y, y_numeric=True)
+        X, y = self._validate_X_fit(X, y, y_numeric=True, multi_output=True)
         y = np.asarray(y, dtype=np.float64)
         self._multi_output = y.ndim == 2
         self._fit_targets(X, y if y.ndim == 2 else y[:, None])
@@ -370,6 +407,9 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         else:
             G = KernelMatrix(self._kernel_obj(), X, X, reference=X)
         res = asymmetric_nystrom(G, random_state=rs, **opts)
+        for what, val in (("U", res.U), ("s", res.s), ("V", res.V)):
+            check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X",
+                                _RESCALE)
         self._ny_result = res
         return np.asarray(res.U, np.float64), np.asarray(res.s, np.float64), np.asarray(
             res.V, np.float64)
@@ -463,6 +503,10 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             self._fit_stack(K, factors, Y, yi, rs, run)
         if factors is not None:
             self._nystrom_predictor(X)
+        for what, val in (("coefficients β ⊙ y", self.coef_source_),
+                          ("coefficients α ⊙ y", self.coef_target_),
+                          ("biases b1, b2", self.intercept_)):
+            check_finite_output(val, f"the AsK-LS {what}", _RESCALE)
         self.rcond_ = float(np.nanmin(rconds)) if not all(np.isnan(rconds)) else np.nan
         self.fallback_ = bool(any(fallbacks))
         return self
@@ -564,8 +608,8 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         if return_parts:
             check_is_fitted(self, "coef_source_")
             fs, ft = self._cross_products(X, self.coef_source_, self.coef_target_)
-            fs = fs + self.intercept_[0][None, :]
-            ft = ft + self.intercept_[1][None, :]
+            fs = self._as_out(fs + self.intercept_[0][None, :])
+            ft = self._as_out(ft + self.intercept_[1][None, :])
             return (fs[:, 0], ft[:, 0]) if self.classes_.size == 2 else (fs, ft)
         fs, ft = self._parts(X)
         if self.merge == "sum":
@@ -579,6 +623,8 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 lr.decision_function(np.column_stack([fs[:, j], ft[:, j]]))
                 for j, lr in enumerate(self.stackers_)
             ])
+        F = self._as_out(check_finite_output(F, "the decision values",
+                                             "rescale X like the training data"))
         return F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):
@@ -600,10 +646,10 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             for j, lr in enumerate(self.stackers_)
         ])
         if self.classes_.size == 2:
-            return np.column_stack([1.0 - P[:, 0], P[:, 0]])
+            return self._as_out(np.column_stack([1.0 - P[:, 0], P[:, 0]]))
         s = P.sum(axis=1, keepdims=True)
         s[s == 0] = 1.0
-        return P / s
+        return self._as_out(P / s)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

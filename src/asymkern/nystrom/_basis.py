@@ -7,7 +7,9 @@ K̃ = GᵀG = K_nm K_mm^† K_mn (for s = rank K_mm). The approximate feature ma
 t(z) = Aᵀ⟨C_H, Φ(z)⟩; we store training features as F = Gᵀ (n × s, samples are rows).
 
 **Pseudo-inverse cut-off.** Eigenvalues λ of K_mm with λ ≤ rcond·λ_max are treated as zero
-(default rcond = m·ε_float64, numpy's ``matrix_rank`` rule); duplicate landmark points therefore
+(default rcond = m·ε, numpy's ``matrix_rank`` rule, with ε the machine precision of X's dtype:
+float32 kernel values are only accurate to ~1e-7, and a float64 cut-off would keep rounding noise
+and amplify it by 1/√λ); duplicate landmark points therefore
 give a rank-deficient K_mm that is handled exactly like K_mm^† with that cut-off. The subspace
 dimension s (``subspace_dim``) keeps the top-s eigenpairs (s ≤ numerical rank ≤ m).
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._validation import check_finite_output
 from ..kernels import KernelMatrix
 from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
 
@@ -137,12 +140,12 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
     else:
         Kmm = kernel_block(kernel, centers, centers)
     Kmm = (Kmm + Kmm.T) / 2
-    if not np.all(np.isfinite(Kmm)):
-        raise ValueError("the landmark kernel matrix K_mm has non-finite entries")
+    check_finite_output(Kmm, "the landmark kernel matrix K_mm",
+                        "rescale X (e.g. StandardScaler) or change the kernel parameters")
     lam, V = np.linalg.eigh(Kmm)
     lam, V = lam[::-1], V[:, ::-1]
-    if rcond is None:
-        rcond = m * np.finfo(np.float64).eps
+    if rcond is None:  # the kernel values carry the rounding of X's dtype (float32: 1.2e-7)
+        rcond = m * float(np.finfo(X.dtype).eps)
     elif not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
         raise ValueError(f"rcond must be a number in [0, 1), got {rcond!r}")
     top = lam[0] if lam.size else 0.0
@@ -164,11 +167,12 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
                         Kmm=Kmm, A=A, eigenvalues=lam[:s].copy(), rank=rank)
 
 
-def psd_pinv(H: np.ndarray, rcond: float | None = None) -> np.ndarray:
-    """Pseudo-inverse of a symmetric PSD matrix by eigh with the same relative cut-off."""
+def psd_pinv(H: np.ndarray, rcond: float | None = None, dtype=np.float64) -> np.ndarray:
+    """Pseudo-inverse of a symmetric PSD matrix by eigh with the same relative cut-off
+    (default size·eps of ``dtype``, the precision of the data H was computed from)."""
     H = (H + H.T) / 2
     lam, V = np.linalg.eigh(H)
     if rcond is None:
-        rcond = H.shape[0] * np.finfo(np.float64).eps
+        rcond = H.shape[0] * float(np.finfo(dtype).eps)
     keep = lam > rcond * max(lam.max(initial=0.0), 0.0)
     return (V[:, keep] / lam[keep]) @ V[:, keep].T

@@ -25,7 +25,9 @@ Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom._
 None for exact), ``landmark_indices_`` (None for a Gaussian sketch), ``landmarks_`` (landmark
 points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
 ``landmark_coef_`` (β with f = C_H β, m × outputs; lla/ncr/gsa/spa), ``dual_coef_`` (α with
-f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_``.
+f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
+data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
+float64); predictions, decision values and transforms have the dtype of X (float32 stays float32).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import as_data, check_positive
+from .._validation import as_data, check_finite_output, check_positive
+from ..config import check_memory
 from ..kernels import KernelMatrix, get_kernel
 from ._basis import build_basis, psd_pinv
 
@@ -56,6 +59,11 @@ class _NystromBase(BaseEstimator):
         return get_kernel(self.kernel, **(self.kernel_params or {}))
 
     def _fit_basis(self, X):
+        n, m = X.shape[0], self.n_landmarks  # measured peak ≤ 3 n×m blocks + 5 m×m matrices
+        if isinstance(m, numbers.Integral) and not isinstance(m, bool) and 0 < m <= n:
+            check_memory(8 * (3 * n * m + 5 * m * m), f"{type(self).__name__}(n_landmarks={m}) "
+                         f"on {n} samples", "fewer landmarks (n_landmarks)",
+                         detail=f"K_nm ({n}×{m}) three times and K_mm ({m}×{m}) five times")
         kern = self._kernel()
         self.basis_ = build_basis(kern, X, self.n_landmarks, landmarks=self.landmarks,
                                   subspace_dim=self.subspace_dim, rcond=self.rcond,
@@ -65,9 +73,13 @@ class _NystromBase(BaseEstimator):
         self.landmarks_ = b.centers
         self.subspace_dim_ = b.subspace_dim
         Knm = b.landmark_kernel(X)
-        return Knm
+        return check_finite_output(Knm, "the kernel matrix K_nm between X and the landmarks",
+                                   _RESCALE)
 
     def _no_basis(self, X):
+        n = X.shape[0]  # mode='exact': the n×n kernel, its centred copies and the solver's copy
+        check_memory(8 * n * n * 4, f"{type(self).__name__}(mode='exact') on {n} samples",
+                     "a Nyström mode ('lla', 'gsa', 'ncr', 'spa')")
         self.basis_ = None
         self.landmark_indices_ = None
         self.landmarks_ = None
@@ -89,10 +101,33 @@ class _NystromBase(BaseEstimator):
             raise ValueError("mode='ncr' restricts f to span(C_H) and uses the full standard "
                              "Nyström basis; leave subspace_dim=None")
 
-    @staticmethod
-    def _gsa_pinv_factor(Gt):
-        """P = G^† = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²)."""
-        return Gt @ psd_pinv(Gt.T @ Gt)
+    def _gsa_pinv_factor(self, Gt):
+        """P = (G^†) = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²).
+
+        Computed from the thin SVD Gᵀ = V Σ Uᵀ as V Σ⁻¹ Uᵀ (σ > max(n, s)·eps·σ₁), which does not
+        square the condition number as the Gram route GGᵀ would.
+        """
+        V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
+        keep = sig > max(Gt.shape) * np.finfo(self.X_fit_.dtype).eps * (sig[0] if sig.size else 0)
+        return (V[:, keep] / sig[keep]) @ Ut[keep]
+
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+def _exact_gram(est, X) -> np.ndarray:
+    """The full n×n kernel matrix of the exact machines, checked for overflow."""
+    K = np.asarray(est._kernel()(X), dtype=np.float64)
+    return check_finite_output(K, "the kernel matrix of X", _RESCALE)
+
+
+def _finite_fit(est):
+    """Fitted coefficients must be finite (overflow inside the solve is reported, not kept)."""
+    for name in ("coef_", "landmark_coef_", "dual_coef_", "intercept_", "eigenvalues_"):
+        val = getattr(est, name, None)
+        if val is not None:
+            check_finite_output(val, f"the fitted {name}", _RESCALE)
+    return est
 
 
 def _require_y(y, est):
@@ -171,7 +206,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             raise ValueError(f"gsa_solver must be 'eq20' or 'woodbury', got {self.gsa_solver!r}")
         alpha = check_positive(self.alpha, "alpha")
         _require_y(y, self)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = _as_targets(y, X.shape[0])
         self._y_1d = y.ndim == 1
         Y = y.reshape(X.shape[0], -1)
@@ -183,7 +218,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.fit_intercept else None
             if r is not None:
                 K = K - r[:, None] - r[None, :] + r.mean()
@@ -191,17 +226,18 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             a = np.linalg.solve(K, Yc)
             self.dual_coef_ = a
             self.intercept_ = ybar - (r @ a if r is not None else 0.0)
-            return self
+            return _finite_fit(self)
         self._ncr_requires_full()
         Knm = self._fit_basis(X)
         A = self.basis_.A
         kbar = Knm.mean(axis=0) if self.fit_intercept else None
-        M = Knm.T @ Knm
-        if kbar is not None:
-            M -= n * np.outer(kbar, kbar)
-        R = Knm.T @ Yc  # K_mn (y - ybar)
+        if mode in ("ncr", "lla"):
+            M = Knm.T @ Knm  # K_mn K_nm, centred: K_mn (I − 11ᵀ/n) K_nm
+            if kbar is not None:
+                M -= n * np.outer(kbar, kbar)
+            R = Knm.T @ Yc  # K_mn (y - ybar)
         if mode == "ncr":
-            beta = psd_pinv(M + alpha * self.basis_.Kmm) @ R  # eq. (11)
+            beta = psd_pinv(M + alpha * self.basis_.Kmm, dtype=X.dtype) @ R  # eq. (11)
             self.landmark_coef_ = beta
         elif mode in ("lla", "gsa"):
             if self.solver == "sklearn":
@@ -210,40 +246,16 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 F = Knm @ A
                 rg = Ridge(alpha=alpha, fit_intercept=self.fit_intercept).fit(F, Y)
                 w = rg.coef_.reshape(Y.shape[1], -1).T
-            H0 = A.T @ M @ A  # G_c G_cᵀ
-            H0_pinv = None
-            if self.solver != "sklearn" and mode == "gsa":
-                # one eigendecomposition of G_cG_cᵀ serves the ridge solve and (G_cG_cᵀ)^†
-                lam, V = np.linalg.eigh((H0 + H0.T) / 2)
-                w = V @ ((V.T @ (A.T @ R)) / (lam + alpha)[:, None])
-                keep = lam > H0.shape[0] * np.finfo(np.float64).eps * max(lam.max(), 0.0)
-                H0_pinv = (V[:, keep] / lam[keep]) @ V[:, keep].T
-            elif self.solver != "sklearn":
-                H = H0.copy()
-                H[np.diag_indices_from(H)] += alpha
-                w = np.linalg.solve(H, A.T @ R)
-            if H0_pinv is None and mode == "gsa":
-                H0_pinv = psd_pinv(H0)
-            self.coef_ = w.T
-            self.landmark_coef_ = A @ w
-            if mode == "gsa" and self.gsa_solver == "woodbury":
-                # problem (3) directly: α_W = (K̃_c + alpha I)⁻¹ y_c (Woodbury), then G_c^†G_c α_W
-                Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
-                Hp = H0.copy()
-                Hp[np.diag_indices_from(Hp)] += alpha
-                a_w = (Yc - Gt @ np.linalg.solve(Hp, Gt.T @ Yc)) / alpha
-                w = Gt.T @ a_w  # = ŵ
+            if mode == "gsa":
+                self._fit_gsa(Knm, kbar, A, Yc, alpha, X.dtype,
+                              w if self.solver == "sklearn" else None)
+            else:
+                if self.solver != "sklearn":
+                    H = A.T @ M @ A  # G_c G_cᵀ
+                    H[np.diag_indices_from(H)] += alpha
+                    w = np.linalg.solve(H, A.T @ R)
                 self.coef_ = w.T
                 self.landmark_coef_ = A @ w
-                self.dual_coef_ = Gt @ (H0_pinv @ w)
-            elif mode == "gsa":
-                # eq. (20): α̂ = G_c^† ŵ = G_cᵀ (G_c G_cᵀ)^† ŵ, G_cᵀ = (K_nm − 1 kbarᵀ) A; one
-                # n×m product with the (m × outputs) vector, so GSA costs what LLA costs
-                v = A @ (H0_pinv @ w)
-                a = Knm @ v
-                if kbar is not None:
-                    a -= kbar @ v
-                self.dual_coef_ = a
         else:  # spa: (K̃_c + alpha I) a = y_c by Woodbury, K̃_c = G_cᵀ G_c
             Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
             H = Gt.T @ Gt
@@ -253,7 +265,43 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             self.landmark_coef_ = A @ (Gt.T @ a)
         beta = self.landmark_coef_
         self.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
-        return self
+        return _finite_fit(self)
+
+    def _fit_gsa(self, Knm, kbar, A, Yc, alpha, dtype, w_sklearn=None):
+        """GSA through LLA's training (paper 004 eq. 20), from one thin SVD of G_cᵀ.
+
+        With G_cᵀ = (K_nm − 1 k̄ᵀ) A = V Σ Uᵀ (n × s, rank r), LLA's ridge weights are
+        ŵ = (G_c G_cᵀ + αI)⁻¹ G_c y_c = U Σ(Σ² + α)⁻¹ Vᵀ y_c and eq. (20) gives
+        α̂ = G_c^† ŵ = V (Σ² + α)⁻¹ Vᵀ y_c, the GSA dual solution (K̃_c + αI)⁻¹ y_c restricted
+        to range(G_cᵀ). Working with Σ rather than the Gram matrix G_c G_cᵀ keeps the
+        pseudo-inverse's cut-off at rank-revealing level (σ > max(n, s)·eps·σ₁) instead of
+        squaring the condition number: with all points as landmarks the result equals exact KRR
+        to ~1e-14, where the Gram route lost up to 1e-3 on an ill-conditioned RBF matrix.
+        ``gsa_solver='woodbury'`` solves problem (3) directly, α_W = (K̃_c + αI)⁻¹ y_c, and
+        projects: α̂ = V Vᵀ α_W. With ``solver='sklearn'`` the weights come from Ridge and
+        α̂ = G_c^† ŵ = V Σ⁻¹ Uᵀ ŵ.
+        """
+        Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
+        V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
+        keep = sig > max(Gt.shape) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
+        V, sig, U = V[:, keep], sig[keep], Ut[keep].T
+        proj = V.T @ Yc  # r × outputs
+        filt = proj / (sig**2 + alpha)[:, None]
+        if w_sklearn is not None:
+            w = w_sklearn
+            a = V @ ((U.T @ w) / sig[:, None])
+        elif self.gsa_solver == "woodbury":
+            Hp = Gt.T @ Gt
+            Hp[np.diag_indices_from(Hp)] += alpha
+            a_w = (Yc - Gt @ np.linalg.solve(Hp, Gt.T @ Yc)) / alpha
+            w = Gt.T @ a_w  # = ŵ
+            a = V @ (V.T @ a_w)
+        else:
+            w = U @ (sig[:, None] * filt)
+            a = V @ filt
+        self.coef_ = w.T
+        self.landmark_coef_ = A @ w
+        self.dual_coef_ = a
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
@@ -263,7 +311,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             out = self._exact_kernel(X).matmat(self.dual_coef_)
         else:
             out = self.basis_.landmark_kernel(X) @ self.landmark_coef_
-        out = out + self.intercept_
+        out = check_finite_output(out + self.intercept_, "the predictions",
+                                  "rescale X like the training data").astype(self.X_fit_.dtype)
         return out.ravel() if self._y_1d else out
 
     def predict(self, X):
@@ -356,7 +405,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
         mode = _check_mode(self.mode)
         _require_y(y, self)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -370,7 +419,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             self.estimator_ = self._make_svm("precomputed").fit(K, y)
             self.dual_coef_ = machine_duals(self.estimator_, n)
         else:
@@ -395,9 +444,14 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "n_iter_"):
             self.n_iter_ = self.estimator_.n_iter_
-        return self
+        return _finite_fit(self)
 
     def _inputs(self, X, approach):
+        T = self._inputs_raw(X, approach)
+        return check_finite_output(T, "the kernel features of X (input of the linear SVM)",
+                                   "rescale X like the training data")
+
+    def _inputs_raw(self, X, approach):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if approach == "exact":
@@ -409,7 +463,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
     def decision_function(self, X):
         T = self._inputs(X, self.mode)
-        return self.estimator_.decision_function(T)
+        F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
+                                "rescale X like the training data")
+        return F.astype(self.X_fit_.dtype, copy=False)
 
     def predict(self, X):
         T = self._inputs(X, self.mode)
@@ -453,7 +509,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         from sklearn.utils.extmath import svd_flip
 
         mode = _check_mode(self.mode)
-        X = as_data(X, "X")
+        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         n = X.shape[0]
         k = self.n_components
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
@@ -465,7 +521,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
             self._no_basis(X)
             if k > n:
                 raise ValueError(f"n_components={k} is larger than n_samples={n}")
-            K = np.asarray(self._kernel()(X), dtype=np.float64)
+            K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.center else np.zeros(n)
             Kc = K - r[:, None] - r[None, :] + r.mean() if self.center else K
             lam, U = np.linalg.eigh((Kc + Kc.T) / 2)
@@ -476,7 +532,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
             self.dual_coef_ = U / np.sqrt(lam)
             self.eigenvalues_ = lam
             self.intercept_ = -(r @ self.dual_coef_)
-            return self
+            return _finite_fit(self)
         self._ncr_requires_full()
         Knm = self._fit_basis(X)
         A = self.basis_.A
@@ -505,11 +561,19 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         self.landmark_coef_ = A @ W
         self.eigenvalues_ = lam
         self.intercept_ = -(fbar @ W)
-        return self
+        return _finite_fit(self)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
     def transform(self, X):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if self.mode in ("gsa", "exact"):
-            return self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
-        return self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
+            out = self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
+        else:
+            out = self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
+        return check_finite_output(out, "the transformed values",
+                                   "rescale X like the training data").astype(self.X_fit_.dtype)

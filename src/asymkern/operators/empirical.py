@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from .._validation import as_data
+from .._validation import as_data, check_finite_output
+from ..config import check_memory
 from ..kernels import CallableKernel, Kernel, get_kernel
 from ..linalg.operator_svd import (
     EIG_METHODS,
@@ -203,6 +204,10 @@ class EmpiricalOperator:
 
     def _gram(self, which: str) -> np.ndarray:
         if which not in self._cache:
+            a, b = {"in": (self.X, self.X), "out": (self.Y, self.Y)}.get(which, (self.X, self.Y))
+            a, b = a.shape[0], b.shape[0]  # the Gram, its centred copy and its factorisation
+            check_memory(8 * a * b * 4, f"EmpiricalOperator Gram {which!r} ({a}×{b})",
+                         "fewer samples", detail=f"4 copies of a {a}×{b} float64 matrix")
             if which == "in":
                 G = self.kernel_in(self.X)
                 G = _center_gram(G, self.center_in, self.center_in)
@@ -212,7 +217,11 @@ class EmpiricalOperator:
             else:  # cross: Φᵀ Ψ (m×n), only for the same space
                 G = self.kernel_in(self.X, self.Y)
                 G = _center_gram(G, self.center_in, self.center_out)
-            self._cache[which] = np.asarray(G, dtype=np.float64)
+            what = {"in": "the Gram matrix of X (input)", "out": "the Gram matrix of Y (output)",
+                    "cross": "the cross Gram matrix [k(x_i, y_j)]"}[which]
+            self._cache[which] = check_finite_output(
+                np.asarray(G, dtype=np.float64), what,
+                "rescale the samples (e.g. StandardScaler) or change the kernel parameters")
         return self._cache[which]
 
     @property

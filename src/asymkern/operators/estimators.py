@@ -26,9 +26,11 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import as_data, check_finite_output
 from ..linalg.operator_svd import gram_eigh
 from .empirical import (
     EmpiricalOperator,
@@ -38,6 +40,20 @@ from .empirical import (
     as_rkhs_kernel,
     scaled_identity,
 )
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+class IllConditionedLaggedGramWarning(RuntimeWarning):
+    """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix."""
+
+
+def _like_input(X_in, values):
+    """Outputs follow the input's precision: float32 input gives float32 values (complex64 for
+    complex eigenfunction values); the computation itself is float64."""
+    if getattr(X_in, "dtype", None) == np.float32:
+        return values.astype(np.complex64 if np.iscomplexobj(values) else np.float32)
+    return values
 
 
 def _check_reg(value, name: str = "regularization") -> float:
@@ -77,18 +93,72 @@ class CholeskyInverse(MatmatOperator):
     _apply_t = _apply
 
 
-class PerronFrobeniusRepresentation(MatmatOperator):
-    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY through an LU factor of G_XY and a Cholesky factor."""
+class LaggedGramSolver:
+    """Solves with the time-lagged Gram matrix G_XY = [k(x_i, y_j)] (square, not symmetric).
 
-    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, lu):
+    G_XY is LU-factorised and its reciprocal condition number ``rcond`` (1-norm, LAPACK ``gecon``)
+    estimated *before* any further LAPACK call. When ``rcond ≥ rcond_min`` the exact inverse is
+    used (``kind = 'lu'``). Otherwise (numerically singular or ill-conditioned, e.g. exact repeats
+    in a trajectory, or i.i.d. samples with a smooth kernel) G_XY⁻¹ is replaced by the Tikhonov-
+    regularised inverse (``kind = 'tikhonov'``)
+
+        G_XY^{+δ} = (G_XYᵀ G_XY + δ² I)⁻¹ G_XYᵀ = V diag(σ_i / (σ_i² + δ²)) Uᵀ,
+
+    from the SVD G_XY = U diag(σ) Vᵀ, i.e. the minimiser of ‖G_XY w − v‖² + δ²‖w‖², whose filter
+    factors σ²/(σ² + δ²) damp the directions with σ ≲ δ that an exact solve would amplify by 1/σ.
+    """
+
+    def __init__(self, Gxy: np.ndarray, delta: float, rcond_min: float):
+        n = Gxy.shape[0]
+        self.shape = Gxy.shape
+        self.delta = float(delta)
+        anorm = float(np.abs(Gxy).sum(axis=0).max())
+        with warnings.catch_warnings():  # an exactly singular G_XY is detected just below
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            lu = sla.lu_factor(Gxy, check_finite=False)
+        piv = np.abs(np.diag(lu[0]))
+        if anorm > 0 and np.all(np.isfinite(lu[0])) and piv.min() > 0:
+            rcond = float(sla.lapack.dgecon(lu[0], anorm, norm="1")[0])
+            rcond = rcond if np.isfinite(rcond) else 0.0
+        else:
+            rcond = 0.0
+        self.rcond = rcond
+        if rcond >= rcond_min:
+            self.kind, self.lu = "lu", lu
+        else:
+            self.kind = "tikhonov"
+            U, s, Vt = sla.svd(Gxy, full_matrices=False, check_finite=False,
+                               lapack_driver="gesvd")
+            self.U, self.Vt, self.s = U, Vt, s
+            self.filt = s / (s**2 + self.delta**2)
+            self.n_damped = int(np.sum(s < self.delta))
+        self.n = n
+
+    def solve(self, V):
+        """G_XY⁻¹ V (or G_XY^{+δ} V)."""
+        if self.kind == "lu":
+            return sla.lu_solve(self.lu, V, check_finite=False)
+        return self.Vt.T @ (self.filt[:, None] * (self.U.T @ V))
+
+    def solve_t(self, V):
+        """G_XY⁻ᵀ V (or (G_XY^{+δ})ᵀ V)."""
+        if self.kind == "lu":
+            return sla.lu_solve(self.lu, V, trans=1, check_finite=False)
+        return self.U @ (self.filt[:, None] * (self.Vt @ V))
+
+
+class PerronFrobeniusRepresentation(MatmatOperator):
+    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY (G_XY⁻¹ as given by a :class:`LaggedGramSolver`)."""
+
+    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, solver: LaggedGramSolver):
         super().__init__(Gxy.shape)
-        self.Gxy, self.inv, self.lu = Gxy, inv, lu
+        self.Gxy, self.inv, self.solver = Gxy, inv, solver
 
     def _apply(self, V):
-        return sla.lu_solve(self.lu, self.inv._apply(self.Gxy @ V), check_finite=False)
+        return self.solver.solve(self.inv._apply(self.Gxy @ V))
 
     def _apply_t(self, V):
-        W = sla.lu_solve(self.lu, V, trans=1, check_finite=False)
+        W = self.solver.solve_t(V)
         return self.Gxy.T @ self.inv._apply(W)
 
 
@@ -122,19 +192,40 @@ class _OperatorEstimator(BaseEstimator):
         return self.operator_.eig(n_components, method=method, **kwargs)
 
 
-def _pairs(est, X, Y, multi_output=True):
+def _pairs(est, X, Y, multi_output=True, name="Y"):
+    """Validate paired samples (copies: the estimator never aliases the caller's arrays)."""
     if Y is None:
         raise ValueError(
             f"{type(est).__name__} requires y to be passed, but the target y is None "
-            "(paired samples Y of shape (n_samples, d_y) are needed)"
+            f"(paired samples {name} of shape (n_samples, d_y) are needed)"
         )
+    if name == "Y":  # the second data set: its errors name it (not sklearn's "y")
+        Y = as_data(Y, "Y", ensure_2d=False)
+        if Y.ndim not in (1, 2):
+            raise ValueError(f"Y must be 1-D or 2-D (n_samples, d_y), got {Y.ndim} dimensions")
+        try:  # sparse X (refused below) and scalars are left to validate_data
+            n_x = None if sp.issparse(X) else len(X)
+        except TypeError:
+            n_x = None
+        if n_x is not None and Y.shape[0] != n_x:
+            raise ValueError(f"Y has {Y.shape[0]} samples; expected {n_x}, one per row of X "
+                             "(paired samples (x_i, y_i))")
     X, Y = validate_data(est, X, Y, multi_output=multi_output, y_numeric=True, dtype=np.float64,
-                         ensure_min_samples=2)
-    Y = np.asarray(Y, dtype=np.float64)
+                         ensure_min_samples=2, copy=True)
+    Y = np.array(Y, dtype=np.float64, copy=True)
     return X, Y
 
 
-class CovarianceOperator(TransformerMixin, _OperatorEstimator):
+class _PreservesFloat32:
+    """Transformers whose ``transform`` returns float32 for float32 input."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class CovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
     """Empirical (uncentred by default) covariance operator Ĉ_XX = (1/n) ΦΦᵀ (paper 002 §4.2).
 
     ``fit`` computes its top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
@@ -154,7 +245,7 @@ class CovarianceOperator(TransformerMixin, _OperatorEstimator):
         self.jitter = jitter
 
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, copy=True)
         n = X.shape[0]
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
         self.operator_ = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n),
@@ -167,14 +258,16 @@ class CovarianceOperator(TransformerMixin, _OperatorEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
         vals = self.eigenfunctions_(X)
         if self.center:
             vals = vals - self.eigenfunctions_(self.operator_.X).mean(axis=0)
-        return vals
+        return _like_input(X_in, check_finite_output(vals, "the transformed values",
+                                                     "rescale X like the training data"))
 
 
-class CrossCovarianceOperator(TransformerMixin, _OperatorEstimator):
+class CrossCovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
     """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F (paper 002 §4.2, Ex. 3.16).
 
     ``fit(X, Y)`` computes the top ``n_components`` singular triplets by ``method``.
@@ -212,8 +305,11 @@ class CrossCovarianceOperator(TransformerMixin, _OperatorEstimator):
 
     def transform(self, X):
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
-        return self.right_singular_functions_(X)
+        return _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
+                                                     "the transformed values",
+                                                     "rescale X like the training data"))
 
 
 class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
@@ -239,26 +335,31 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
     def fit(self, X, y=None):
         eps = _check_reg(self.regularization)
-        X, Y = _pairs(self, X, y)
+        X, Y = _pairs(self, X, y, name="y")
         self._y_1d = Y.ndim == 1
         Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
         n = X.shape[0]
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         G = np.asarray(self.kernel_x_(X), dtype=np.float64)
+        check_finite_output(G, "the Gram matrix G_X of X", _RESCALE)
         B = CholeskyInverse(G, n * eps, "G_X")
         self._cho = B.cho
         self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
         self.operator_._cache["in"] = G
         self.X_fit_, self.Y_fit_ = X, Y2
-        self.dual_coef_ = sla.cho_solve(self._cho, Y2, check_finite=False)
+        self.dual_coef_ = check_finite_output(
+            sla.cho_solve(self._cho, Y2, check_finite=False),
+            "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
         return self
 
     def weights(self, X) -> np.ndarray:
         """β(x) for each row of X: (n_train, n_points), μ_{Y|x} = Σ_i β_i(x) ψ(y_i)."""
         check_is_fitted(self, "operator_")
         X = validate_data(self, X, reset=False)
-        return sla.cho_solve(self._cho, self.kernel_x_(self.X_fit_, X), check_finite=False)
+        K = check_finite_output(self.kernel_x_(self.X_fit_, X), "the kernel values k(x_i, x)",
+                                "rescale X like the training data")
+        return sla.cho_solve(self._cho, K, check_finite=False)
 
     def embedding(self, X) -> RKHSFunction:
         """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X."""
@@ -277,20 +378,23 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
     def predict(self, X) -> np.ndarray:
         """E[Y | X = x] (kernel ridge regression with ridge nε)."""
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
         out = self.kernel_x_(X, self.X_fit_) @ self.dual_coef_
+        check_finite_output(out, "the predictions", "rescale X like the training data")
+        out = _like_input(X_in, out)
         return out[:, 0] if self._y_1d else out
 
 
 def _lagged(est, X, Y, lag: int):
+    """Validate a trajectory X (or pairs X, Y); always copies (never aliases the caller's data)."""
+    X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2, copy=True)
     if Y is None:
-        X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2)
         if lag >= X.shape[0] - 1:
             raise ValueError(f"lag={lag} must be smaller than the trajectory length "
                              f"{X.shape[0]} minus one (at least two time-lagged pairs)")
-        return X[:-lag], X[lag:]
-    X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2)
-    Y = validate_data(est, Y, reset=False, dtype=np.float64)
+        return X[:-lag].copy(), X[lag:].copy()
+    Y = np.array(as_data(Y, "Y"), dtype=np.float64, copy=True)
     if Y.shape != X.shape:
         raise ValueError(f"Y has shape {Y.shape}; expected the shape of X {X.shape} "
                          "(time-lagged pairs y_i = Ξ^τ(x_i))")
@@ -305,6 +409,7 @@ class _TransferOperator(_OperatorEstimator):
         X0, X1 = _lagged(self, X, Y, lag)
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
         return eps, X0, X1, X0.shape[0], G
 
     def __init__(self, kernel="rbf", kernel_params=None, regularization: float = 1e-6,
@@ -358,19 +463,48 @@ class KoopmanOperator(_TransferOperator):
         return self._finish()
 
     def predict(self, X) -> np.ndarray:
+        """E[x_{t+τ} | x_t = x] = (K̂ id)(x) (float32 for float32 X)."""
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
-        return self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)
+        out = self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)
+        return _like_input(X_in, check_finite_output(out, "the predictions",
+                                                     "rescale X like the training data"))
 
 
 class PerronFrobeniusOperator(_TransferOperator):
     """Kernel Perron–Frobenius operator P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ (paper 002 §4.4).
 
     ``fit`` as for :class:`KoopmanOperator` (trajectory, or pairs with ``Y=``).
-    G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix (LU-factorised, never inverted; a
-    warning is raised when it is ill-conditioned, rcond < 1e-13, since the estimate then
-    amplifies rounding errors). Eigenfunctions live on the lagged samples y_i.
+    G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on the lagged
+    samples y_i.
+
+    **Ill-conditioned G_ΦΨ.** In exact arithmetic the eigenvalues of P̂ are those of
+    A = (G_Φ + nεI)⁻¹ G_ΦΨ (the auxiliary matrix B G_ΦΨ = G_ΦΨ⁻¹ A G_ΦΨ is similar to A), but the
+    eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with G_ΦΨ loses about
+    log10(1/rcond) digits. With a smooth kernel G_ΦΨ is numerically singular as soon as the
+    samples are dense (i.i.d. samples instead of a trajectory, or a trajectory that revisits
+    states exactly): the exact formula then yields spurious eigenvalues of any size and
+    eigenfunctions that are numerically the zero function. Therefore G_ΦΨ is LU-factorised and
+    its reciprocal condition number ``lagged_gram_rcond_`` estimated first; when it is below
+    ``RCOND_MIN`` = √eps (≈ 1.5e-8, i.e. more than half of the float64 digits would be lost) the
+    inverse is replaced, with an :class:`IllConditionedLaggedGramWarning`, by the Tikhonov-
+    regularised inverse with the estimator's own parameter, δ = nε:
+
+        B_δ = G_ΦΨ^{+δ} (G_Φ + nεI)⁻¹ G_ΦΨ,  G_ΦΨ^{+δ} = (G_ΦΨᵀG_ΦΨ + δ²I)⁻¹G_ΦΨᵀ
+            = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ).
+
+    The eigenvalues of B_δ G_ΦΨ are those of F^{1/2} Uᵀ A U F^{1/2} with filter factors
+    F = diag(σ_i²/(σ_i² + δ²)): directions of G_ΦΨ with σ ≫ δ are kept exactly, the
+    numerically null ones (σ ≪ δ) are damped to zero instead of amplified by 1/σ, and every
+    eigenvalue satisfies |λ| ≤ ‖A‖₂ (the exact formula produced |λ| ~ 3e4 on i.i.d. samples
+    whose exact-arithmetic eigenvalues are ≤ 1.0001). Well-conditioned G_ΦΨ
+    (rcond ≥ RCOND_MIN) keeps the exact formula. ``lagged_gram_solver_`` is ``'lu'`` or
+    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a
+    warning (fewer than ``n_components`` are then returned).
     """
+
+    RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
 
     def fit(self, X, y=None, *, Y=None):
         """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
@@ -378,20 +512,25 @@ class PerronFrobeniusOperator(_TransferOperator):
         unsupervised scikit-learn estimators)."""
         eps, X0, X1, n, G = self._lagged_gram(X, Y)
         Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
+        check_finite_output(Gxy, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
+                            "rescale X (and Y) or choose a kernel parameter that keeps it finite")
         inv = CholeskyInverse(G, n * eps, "G_X")
-        lu = sla.lu_factor(Gxy, check_finite=False)
-        anorm = np.abs(Gxy).sum(axis=0).max()
-        rcond = sla.lapack.dgecon(lu[0], anorm, norm="1")[0]
-        self.lagged_gram_rcond_ = float(rcond)
-        if not rcond > 1e-13:
+        solver = LaggedGramSolver(Gxy, n * eps, self.RCOND_MIN)
+        self.lagged_gram_rcond_ = solver.rcond
+        self.lagged_gram_solver_ = solver.kind
+        if solver.kind == "tikhonov":
             warnings.warn(
-                f"the time-lagged Gram matrix G_XY is ill-conditioned (rcond={rcond:.2e}); the "
-                "Perron–Frobenius estimate G_XY⁻¹(G_X + nεI)⁻¹G_XY amplifies rounding errors "
-                "(use a larger bandwidth, fewer samples or the KoopmanOperator)",
+                f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
+                f"(rcond={solver.rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
+                "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
+                f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
+                f"({solver.n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
+                "samples that are not a trajectory, repeated states, a large kernel bandwidth",
+                IllConditionedLaggedGramWarning,
                 stacklevel=2,
             )
 
-        B = PerronFrobeniusRepresentation(Gxy, inv, lu)
+        B = PerronFrobeniusRepresentation(Gxy, inv, solver)
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
@@ -399,7 +538,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         return self._finish()
 
 
-class KernelCCA(TransformerMixin, _OperatorEstimator):
+class KernelCCA(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
     """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
 
     S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
@@ -437,8 +576,9 @@ class KernelCCA(TransformerMixin, _OperatorEstimator):
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         c = bool(self.center)
-        Gx = _center_gram(kx(X), c, c)
-        Gy = _center_gram(ky(Y2), c, c)
+        Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
+        Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of Y",
+                                              "rescale Y or change kernel_y's parameters"), c, c)
         Fx = gram_eigh(Gx, name="Gram matrix of X")
         Fy = gram_eigh(Gy, name="Gram matrix of Y")
         dx = 1.0 / np.sqrt(Fx.evals + n * eps)
@@ -476,24 +616,33 @@ class KernelCCA(TransformerMixin, _OperatorEstimator):
         vals = f(Z)
         if self.center:
             vals = vals - f(train).mean(axis=0)
-        return vals
+        return check_finite_output(vals, "the canonical variates", "rescale the samples like "
+                                   "the training data")
 
     def transform(self, X):
         """Canonical variates f_i(x) of the X side."""
         check_is_fitted(self, "operator_")
+        X_in = X
         X = validate_data(self, X, reset=False)
-        return self._variates(self.x_canonical_functions_, X, self.operator_.X)
+        return _like_input(X_in, self._variates(self.x_canonical_functions_, X,
+                                                self.operator_.X))
 
     def transform_y(self, Y):
         """Canonical variates g_i(y) of the Y side."""
         check_is_fitted(self, "operator_")
-        Y = np.asarray(Y, dtype=np.float64)
+        Y_in = Y
+        Y = np.asarray(as_data(Y, "Y", ensure_2d=False), dtype=np.float64)
         Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-        return self._variates(self.y_canonical_functions_, Y, self.operator_.Y)
+        if Y.ndim != 2 or Y.shape[1] != self.operator_.Y.shape[1]:
+            raise ValueError(f"Y has shape {Y.shape}; expected (n_samples, "
+                             f"{self.operator_.Y.shape[1]}) like the Y passed to fit")
+        return _like_input(Y_in, self._variates(self.y_canonical_functions_, Y,
+                                                self.operator_.Y))
 
 
 __all__ = [
     "ConditionalMeanEmbedding",
+    "IllConditionedLaggedGramWarning",
     "CovarianceOperator",
     "CrossCovarianceOperator",
     "KernelCCA",

@@ -1,0 +1,126 @@
+"""The max_dense_memory budget covers whole operations, is checked before allocating, and every
+dense path is guarded (asymkern.config.check_memory)."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from asymkern import KernelPCA, KernelSVD, config_context
+from asymkern.config import MemoryBudgetError
+from asymkern.kernels import KernelMatrix, get_kernel
+from asymkern.linalg import asymmetric_nystrom, symmetric_nystrom, top_svd
+from asymkern.linalg.svd import dense_svd_bytes
+from asymkern.lssvm import AsKLSClassifier, LSSVMClassifier
+from asymkern.nystrom import NystromKernelPCA, NystromKernelRidge, NystromSVC
+from asymkern.operators import EmpiricalOperator
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 3))
+    Z = rng.standard_normal((300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return X, Z, y
+
+
+def _guarded(fn, what):
+    """fn refuses under a 1 MiB budget, with the message, without allocating much first."""
+    with config_context(max_dense_memory=1):
+        tracemalloc.start()
+        try:
+            with pytest.raises(MemoryBudgetError) as exc:
+                fn()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    msg = str(exc.value)
+    assert what in msg, msg
+    assert "needs ~" in msg and "max_dense_memory is 1 MiB" in msg
+    assert "set_config(max_dense_memory=...)" in msg
+    assert exc.value.nbytes > exc.value.budget == 2**20
+    assert isinstance(exc.value, MemoryError)
+    assert peak < 2**20, f"{what}: {peak} bytes allocated before refusing"
+    return msg
+
+
+def test_every_dense_path_refuses_past_the_budget(data):
+    X, Z, y = data
+    G = get_kernel("rbf")(X[:200], Z[:200])  # 200×200: 0.3 MiB, its dense SVD ~1.9 MiB
+    km = KernelMatrix(get_kernel("rbf"), X, Z)
+    big = np.tile(G, (4, 4))
+    B = np.ones((300, 400))
+    cases = [
+        (lambda: KernelSVD(3, solver="dense").fit(X, Z=Z), "dense SVD of the 400×300"),
+        (lambda: top_svd(G, 3, solver="dense"), "dense SVD of the 200×200"),
+        (lambda: KernelSVD(3, kernel="precomputed", center=True).fit(big),
+         "KernelSVD(center=True)"),
+        (lambda: KernelMatrix(get_kernel("rbf"), X, X).to_array(), "400×400 float64 kernel"),
+        (lambda: KernelPCA(3).fit(X), "KernelPCA on 400 samples"),
+        (lambda: NystromKernelRidge(n_landmarks=300).fit(X, y), "n_landmarks=300"),
+        (lambda: NystromKernelRidge(mode="exact").fit(X, y), "mode='exact'"),
+        (lambda: NystromSVC(mode="exact").fit(X, y), "NystromSVC(mode='exact')"),
+        (lambda: NystromKernelPCA(2, n_landmarks=300).fit(X), "NystromKernelPCA(n_landmarks"),
+        (lambda: LSSVMClassifier(kernel="rbf").fit(X, y), "LSSVMClassifier"),
+        (lambda: AsKLSClassifier(cv=2).fit(X, y), "AsKLSClassifier"),
+        (lambda: EmpiricalOperator("rbf", X, "rbf", Z, B).svd(2),
+         "EmpiricalOperator Gram"),
+        (lambda: asymmetric_nystrom(km, 2, 350, 300, random_state=0), "350×300 landmarks"),
+        (lambda: symmetric_nystrom(km, 2, 100, 100, random_state=0), "symmetric_nystrom"),
+    ]
+    for fn, what in cases:
+        _guarded(fn, what)
+
+
+def test_dense_ksvd_message_gives_copies_and_alternatives(data):
+    X, Z, _ = data
+    msg = _guarded(lambda: KernelSVD(3, solver="dense").fit(X, Z=Z), "dense SVD")
+    assert "copies of a 400×300 float64 matrix" in msg
+    assert "solver='randomized'" in msg and "'nystrom'" in msg
+
+
+def test_budget_counts_the_whole_dense_svd_not_just_the_kernel(data):
+    X, Z, _ = data
+    km = KernelMatrix(get_kernel("rbf"), X[:300], Z)  # 300×300 float64: 0.69 MiB
+    with config_context(max_dense_memory=1):
+        assert km.to_array().shape == (300, 300)  # the matrix alone fits
+        with pytest.raises(MemoryBudgetError):
+            KernelSVD(2, solver="dense").fit(X[:300], Z=Z)  # the operation (~4 MiB) does not
+        # 'auto' falls back to the randomized solver instead of failing
+        m = KernelSVD(2, solver="auto", n_iter=8, random_state=0).fit(X[:300], Z=Z)
+    assert m.solver_ == "randomized"
+    ref = KernelSVD(2, solver="dense").fit(X[:300], Z=Z)
+    np.testing.assert_allclose(m.singular_values_, ref.singular_values_, rtol=1e-8)
+
+
+def test_small_fits_work_at_the_defaults(data):
+    X, Z, y = data
+    KernelSVD(2, solver="dense").fit(X, Z=Z)
+    NystromKernelRidge(n_landmarks=50).fit(X, y)
+    KernelPCA(2).fit(X[:100])
+    LSSVMClassifier(kernel="rbf").fit(X[:100], y[:100])
+    asymmetric_nystrom(KernelMatrix(get_kernel("rbf"), X, Z), 2, 60, 60, random_state=0)
+
+
+@pytest.mark.parametrize("n, m, dtype, kernel, center", [
+    (300, 300, np.float64, "rbf", False),
+    (300, 120, np.float64, "sne", True),
+    (120, 300, np.float32, "rbf", False),
+])
+def test_dense_ksvd_peak_is_within_the_estimate(n, m, dtype, kernel, center):
+    """tracemalloc peak of a dense KernelSVD fit ≤ the estimate checked against the budget,
+    and the estimate is not loose (≥ 90 % of the measured peak)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((n, 4)).astype(dtype)
+    Z = rng.standard_normal((m, 4)).astype(dtype)
+    itemsize = np.dtype(dtype).itemsize
+    estimate = n * m * itemsize + dense_svd_bytes(n, m, dtype, input_copy=False)
+    tracemalloc.start()
+    try:
+        KernelSVD(3, kernel=kernel, center=center, solver="dense").fit(X, Z=Z)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= estimate * 1.02 + 2**17, (peak, estimate)
+    assert peak >= 0.9 * estimate, (peak, estimate)
