@@ -534,12 +534,9 @@ def test_kernel_matrix_dense_budget(XZ):
 @pytest.fixture(autouse=True)
 def _restore_config():
     """Put the library settings back after every test, even after a failed validation."""
-    from asymkern.config import _CONFIG
-
-    saved = dict(_CONFIG)
+    saved = get_config()
     yield
-    _CONFIG.clear()
-    _CONFIG.update(saved)
+    set_config(**saved)
 
 
 def _budget_cases():
