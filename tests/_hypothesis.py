@@ -199,7 +199,7 @@ def names_argument(exc: BaseException, *names: str) -> bool:
     return any(re.search(rf"(?<![A-Za-z_]){re.escape(nm)}(?![A-Za-z_])", msg) for nm in names)
 
 
-DOCUMENTED_ERRORS = (ValueError, TypeError, MemoryError)
+DOCUMENTED_ERRORS = (ValueError, TypeError, MemoryError, OverflowError)
 FORBIDDEN_ERRORS = (IndexError, ZeroDivisionError, np.linalg.LinAlgError, KeyError,
                     AttributeError, FloatingPointError)
 

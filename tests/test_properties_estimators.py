@@ -496,10 +496,6 @@ EXTREME_FAIL = {
     "ConditionalMeanEmbedding": "huge inputs (1e150) give NaN in CME",
     "PerronFrobeniusOperator": PF_ILL,
     "NystromSVC": NUSVC_NAN,
-    "CovarianceOperator": "after merging main: huge inputs raise FloatingPointError ('Gram "
-                          "matrix ... overflowed'), not a ValueError",
-    "CrossCovarianceOperator": "after merging main: huge inputs raise FloatingPointError, not a "
-                               "ValueError",
 }
 
 

@@ -352,7 +352,7 @@ def test_get_kernel_rejects_unknown_names_and_params():
     note("invalid-param", "get_kernel")
     with pytest.raises(ValueError, match="nope"):
         get_kernel("nope")
-    with pytest.raises(TypeError, match="bogus"):
+    with pytest.raises(ValueError, match="bogus"):
         get_kernel("rbf", bogus=1)
     with pytest.raises(TypeError, match="kernel"):
         get_kernel(3.0)

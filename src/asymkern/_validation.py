@@ -135,7 +135,7 @@ def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = Non
 
 
 def check_finite_output(values, what: str, hint: str = ""):
-    """Raise ``FloatingPointError`` if a quantity computed from finite input is not finite.
+    """Raise ``OverflowError`` if a quantity computed from finite input is not finite.
 
     ``what`` names the quantity (e.g. "the kernel matrix of X"), ``hint`` says what to do
     (e.g. "rescale X"). Returns ``values`` unchanged, so it can wrap an expression.
@@ -144,5 +144,5 @@ def check_finite_output(values, what: str, hint: str = ""):
     if arr.size and not np.all(np.isfinite(arr)):
         kind = "NaN" if np.any(np.isnan(arr)) else "inf"
         msg = f"{what} overflowed ({kind}) although the input is finite"
-        raise FloatingPointError(msg + (f"; {hint}" if hint else ""))
+        raise OverflowError(msg + (f"; {hint}" if hint else ""))
     return values

@@ -650,6 +650,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     debug = bool(os.environ.get("ASYMKERN_DEBUG"))
     with warnings.catch_warnings():
+        # once per source line and run; setting a filter also resets the registries of
+        # warnings already shown in this process (a library user calling main() twice)
+        warnings.simplefilter("default", UserWarning)
+        warnings.simplefilter("default", RuntimeWarning)
         if not debug:
             warnings.showwarning = _show_warning
         try:
