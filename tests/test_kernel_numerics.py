@@ -322,3 +322,22 @@ def test_values_do_not_depend_on_the_order_of_the_columns(base_sets, rng):
                 np.testing.assert_allclose(k(X, Z[p]), k(X, Z)[:, p], rtol=1e-14, atol=1e-16)
             else:
                 np.testing.assert_array_equal(k(X, Z[p]), k(X, Z)[:, p])
+
+
+def test_products_refuse_operands_of_the_wrong_shape_or_non_finite():
+    """G·V and Gᵀ·U check their operand: a (2m,) vector was reshaped silently to (m, 2)."""
+    from asymkern import KernelMatrix, get_kernel
+
+    rng = np.random.default_rng(0)
+    G = KernelMatrix(get_kernel("rbf"), rng.random((8, 2)), rng.random((3, 2)))
+    with pytest.raises(ValueError, match="V must have shape"):
+        G.matmat(np.ones(6))
+    with pytest.raises(ValueError, match="U must have shape"):
+        G.rmatmat(np.ones(3))
+    with pytest.raises(ValueError, match="NaN"):
+        G.matmat(np.full((3, 2), np.nan))
+    with pytest.raises(TypeError, match="real numeric"):
+        G.matmat(np.ones(3, dtype=complex))
+    dense = G.to_array()
+    np.testing.assert_allclose(G.matmat(np.arange(3.0)), dense @ np.arange(3.0), rtol=1e-12)
+    np.testing.assert_allclose(G.rmatmat(np.arange(8.0)), dense.T @ np.arange(8.0), rtol=1e-12)

@@ -299,7 +299,7 @@ class KernelMatrix:
     # ---------------------------------------------------------------- products
     def matmat(self, V: np.ndarray) -> np.ndarray:
         """G @ V for V of shape (m,) or (m, k), streaming row blocks."""
-        V = np.asarray(V)
+        V = _check_operand(V, self.shape[1], "V", "matmat")
         vec = V.ndim == 1
         V2 = V.reshape(self.shape[1], -1)
         out = np.empty((self.shape[0], V2.shape[1]), dtype=np.result_type(self.dtype, V2.dtype))
@@ -316,7 +316,7 @@ class KernelMatrix:
 
     def rmatmat(self, U: np.ndarray) -> np.ndarray:
         """Gᵀ @ U for U of shape (n,) or (n, k), streaming row blocks."""
-        U = np.asarray(U)
+        U = _check_operand(U, self.shape[0], "U", "rmatmat")
         vec = U.ndim == 1
         U2 = U.reshape(self.shape[0], -1)
         dtype = np.result_type(self.dtype, U2.dtype)
@@ -385,3 +385,18 @@ class KernelMatrix:
 
 def is_sparse(A) -> bool:
     return sp.issparse(A)
+
+
+def _check_operand(V, n_rows: int, name: str, method: str) -> np.ndarray:
+    """The dense right-hand side of a product with G: real, finite, (n_rows,) or (n_rows, k)."""
+    V = np.asarray(V)
+    if V.dtype == bool or not (np.issubdtype(V.dtype, np.integer)
+                               or np.issubdtype(V.dtype, np.floating)):
+        raise TypeError(f"{method}: {name} must be a real numeric array, got dtype {V.dtype}")
+    if V.ndim not in (1, 2) or V.shape[0] != n_rows:
+        raise ValueError(f"{method}: {name} must have shape ({n_rows},) or ({n_rows}, k) to "
+                         f"multiply G, got {V.shape}")
+    if not np.all(np.isfinite(V)):
+        raise ValueError(f"{method}: {name} contains NaN or infinity; expected finite values")
+    return V
+
