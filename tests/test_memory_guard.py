@@ -124,3 +124,13 @@ def test_dense_ksvd_peak_is_within_the_estimate(n, m, dtype, kernel, center):
         tracemalloc.stop()
     assert peak <= estimate * 1.02 + 2**17, (peak, estimate)
     assert peak >= 0.9 * estimate, (peak, estimate)
+
+
+@pytest.mark.parametrize("kw", [{"max_dense_memory": -1}, {"max_dense_memory": float("nan")},
+                                {"working_memory": 0}, {"working_memory": True}])
+def test_kernel_matrix_budgets_are_validated(kw):
+    from asymkern import KernelMatrix, get_kernel
+
+    name = next(iter(kw))
+    with pytest.raises((ValueError, TypeError), match=name):
+        KernelMatrix(get_kernel("rbf"), np.ones((3, 2)), **kw)

@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from .._validation import as_data
+from .._validation import as_data, check_positive
 from ..config import MemoryBudgetError, check_memory, get_config  # noqa: F401 (re-exported)
 from .base import Kernel, inplace_ufunc
 
@@ -51,7 +51,8 @@ class KernelMatrix:
     reference : normalisation set of row-normalised kernels (default: Z).
     center : apply double centring H_n G H_m (paper 000 §2).
     working_memory : MiB per block (default: ``asymkern.get_config()['working_memory']``).
-    max_dense_memory : MiB above which :meth:`to_array` refuses.
+    max_dense_memory : MiB above which :meth:`to_array` refuses (both budgets are read from the
+        configuration when the matrix is built, and are positive finite numbers).
     """
 
     def __new__(cls, kernel=None, X=None, Z=None, *, reference=None, **kwargs):
@@ -93,8 +94,9 @@ class KernelMatrix:
         self.max_dense_memory = (
             cfg["max_dense_memory"] if max_dense_memory is None else max_dense_memory
         )
-        if not self.working_memory > 0:
-            raise ValueError(f"working_memory must be > 0 MiB, got {working_memory}")
+        # validated like set_config's values; both are fixed for the life of this matrix
+        self.working_memory = check_positive(self.working_memory, "working_memory")
+        self.max_dense_memory = check_positive(self.max_dense_memory, "max_dense_memory")
         dt = [self.X.dtype, self.Z.dtype]
         self.dtype = np.dtype(np.float32) if all(d == np.float32 for d in dt) else np.dtype(
             np.float64
