@@ -1,6 +1,7 @@
 """Results a user can trust (issue 12): ill-conditioned Perron–Frobenius estimates, overflow,
 silent shape changes, float32, training data held by reference, multi-output LS-SVM."""
 
+import re
 import warnings
 
 import numpy as np
@@ -98,11 +99,21 @@ def test_pf_exact_formula_spurious_eigenfunctions_dropped_or_clear_error():
     pf.RCOND_MIN = 0.0  # force the exact LU formula on a numerically singular G_XY
     with pytest.raises(ValueError, match="numerically zero RKHS norm"):
         pf.fit(X)
+    # with more components, how many eigenfunctions survive is decided by rounding (it differs
+    # between numpy 2.4 and 2.5): either some are dropped with a warning saying so, or all are
+    # at rounding level and the error says that -- never a LAPACK error or a NaN
     pf = PerronFrobeniusOperator(n_components=6)
     pf.RCOND_MIN = 0.0
-    with pytest.warns(RuntimeWarning, match=r"of 6 computed eigenfunctions .* dropped"):
-        pf.fit(X)
-    assert pf.eigenvalues_.size < 6
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            pf.fit(X)
+        except ValueError as exc:
+            assert "numerically zero RKHS norm" in str(exc)
+            return
+    assert any(re.search(r"of 6 computed eigenfunctions .* dropped", str(w.message))
+               for w in caught)
+    assert 0 < pf.eigenvalues_.size < 6 and np.all(np.isfinite(pf.eigenvalues_))
 
 
 @pytest.mark.parametrize("est", [KoopmanOperator(), PerronFrobeniusOperator()])

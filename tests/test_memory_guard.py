@@ -123,7 +123,9 @@ def test_dense_ksvd_peak_is_within_the_estimate(n, m, dtype, kernel, center):
     finally:
         tracemalloc.stop()
     assert peak <= estimate * 1.02 + 2**17, (peak, estimate)
-    assert peak >= 0.9 * estimate, (peak, estimate)
+    # not loose either: LAPACK's workspace query is what numpy/scipy may use; newer releases
+    # (numpy 2.5, scipy 1.18) need less than it (measured down to 0.51 of it): bound 0.4
+    assert peak >= 0.4 * estimate, (peak, estimate)
 
 
 @pytest.mark.parametrize("kw", [{"max_dense_memory": -1}, {"max_dense_memory": float("nan")},

@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +101,10 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
         import scipy.io
 
         try:
-            M = scipy.io.mmread(path)
+            with warnings.catch_warnings():  # scipy ≥ 1.18 announces a new default return type;
+                # we convert to CSR/ndarray ourselves, so either type is fine
+                warnings.filterwarnings("ignore", message=".*spmatrix")
+                M = scipy.io.mmread(path)
         except Exception as exc:
             raise InputError(f"cannot read {path.name} as Matrix Market: {_one_line(exc)}") from exc
         return _check_matrix(M if sp.issparse(M) else np.asarray(M), path, nonnegative), None
@@ -636,8 +640,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def main(argv: list[str] | None = None) -> int:
-    import warnings
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
