@@ -61,7 +61,7 @@ FEWER = settings(max_examples=max(3, settings.default.max_examples // 2))
 
 
 def xfail(what: str):
-    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=False)
+    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=True)
 
 
 # ------------------------------------------------------------------------------ estimator specs
@@ -228,12 +228,10 @@ def fit_or_error(spec: Spec, X, T, names=ARG_NAMES, strict=False, **params):
 
 # ----------------------------------------------------------------------------------- valid
 KPCA_FEWER = "KernelPCA silently returns fewer than n_components components (here 0)"
-PF_ILL = ("PerronFrobenius on ill-conditioned data: LAPACK geev 'illegal value in argument 4' "
-          "(NaN inside), error does not name X")
 NUSVC_NAN = ("NystromSVC passes libsvm's 'dual coefficients or intercepts are not finite' "
              "through (duplicate points with different labels, or constant kernel); the error "
              "names no argument")
-VALID_FAIL = {"KernelPCA": KPCA_FEWER, "PerronFrobeniusOperator": PF_ILL}
+VALID_FAIL = {"KernelPCA": KPCA_FEWER}
 
 
 @pytest.mark.parametrize("spec", cases(VALID_FAIL))
@@ -282,8 +280,16 @@ def test_same_random_state_same_result(spec, data):
 
 
 # --------------------------------------------------------------------------- references
-@pytest.mark.parametrize("kind", ("valid", "float32", pytest.param("offset", marks=xfail(
-    "RBF kernel cancellation at large offsets")), "extreme"))
+KSVD_FAR_BELOW_SCALE = (
+    "KernelSVD on 1e150-scaled data: the rbf kernel takes points far below the block's scale "
+    "(e.g. -1.2e30 and -2.2e134 next to 3e150) as equal (K = 1), so a singular value is 1, not 0")
+
+
+@pytest.mark.parametrize("kind", ("valid", "float32", "offset", pytest.param("extreme", marks=(
+    # not strict: whether the drawn examples hit the defect depends on hypothesis' pool of
+    # literal constants, taken from every loaded module (i.e. on which test files are
+    # collected); test_kernel_svd_far_below_scale pins the failing input (strict)
+    pytest.mark.xfail(reason=f"issue 12: {KSVD_FAR_BELOW_SCALE}", strict=False),))))
 @FEWER
 @given(data=st.data())
 def test_kernel_svd_singular_values_match_numpy(kind, data):
@@ -316,6 +322,17 @@ def test_kernel_svd_singular_values_match_numpy(kind, data):
         assert est.transform(X).dtype == np.float32
 
 
+@xfail(KSVD_FAR_BELOW_SCALE)
+def test_kernel_svd_far_below_scale():
+    """The defect behind the collection-dependent [extreme] failure, on a fixed input: two
+    points ~5e47 apart in a block whose scale is ~3e150 (all true kernel values are ~0)."""
+    X = np.array([[3e150], [-5e47], [1.0], [2e150]])
+    Z = np.array([[1e39], [-3e150], [2.5e150]])
+    est = KernelSVD(n_components=2, random_state=0).fit(X, Z=Z)
+    s_ref = np.linalg.svd(reference_rbf(X, Z, 1.0 / X.shape[1]), compute_uv=False)[:2]
+    np.testing.assert_allclose(est.singular_values_, s_ref, rtol=1e-7, atol=1e-7 * s_ref[0])
+
+
 def _lssvm_reference(X, y, Xt, gamma=1.0):
     n = X.shape[0]
     K = reference_rbf(X, X, 1.0 / X.shape[1])
@@ -327,13 +344,7 @@ def _lssvm_reference(X, y, Xt, gamma=1.0):
     return reference_rbf(Xt, X, 1.0 / X.shape[1]) @ sol[1:] + sol[0]
 
 
-@pytest.mark.parametrize("kind", (
-    "valid", "float32",
-    pytest.param("offset", marks=xfail("RBF kernel cancellation at large offsets: LS-SVM "
-                                       "predictions NaN")),
-    pytest.param("extreme-x", marks=xfail("huge inputs (1e150): the rbf kernel is wrong there, "
-                                          "LS-SVM predictions silently wrong (finite)")),
-    "extreme-y"))
+@pytest.mark.parametrize("kind", ("valid", "float32", "offset", "extreme-x", "extreme-y"))
 @FEWER
 @given(data=st.data())
 def test_lssvm_regressor_matches_dense_solve(kind, data):
@@ -363,19 +374,13 @@ def test_lssvm_regressor_matches_dense_solve(kind, data):
 
 
 # --------------------------------------------------------------------------- invalid input
-Y_AS_y = ("the error about a non-finite Y says 'Input y' (scikit-learn's name), not Y")
-
-
 def _non_finite_cases():
     out = []
     for spec in SPECS:
         for where in ("X", "target", "predict"):
             if where == "target" and spec.target in ("none", "class"):
                 continue  # no real-valued target
-            reason = Y_AS_y if (where == "target" and spec.name in (
-                "CrossCovarianceOperator", "KernelCCA")) else None
-            out.append(pytest.param(spec, where, id=f"{spec.name}-{where}",
-                                    marks=(xfail(reason),) if reason else ()))
+            out.append(pytest.param(spec, where, id=f"{spec.name}-{where}"))
     return out
 
 
@@ -422,6 +427,7 @@ SHAPE_FAIL: dict = {
                   "('Expected 2D array, got 1D array', 'could not convert string to float')"
     for name in SKLEARN_VALIDATED
     for case in ("1d", "3d", "empty", "no-features", "str")
+    if not (case == "3d" and name in ("CrossCovarianceOperator", "KernelCCA"))
 }
 SHAPE_FAIL.update({
     (name, "target-length"): SHAPE_FAIL[(name, "str")]  # no target: the case becomes 'str'
@@ -493,8 +499,6 @@ def test_bad_shapes_and_types_are_rejected(spec, case, data):
 # ------------------------------------------------------------------- magnitudes and offsets
 EXTREME_FAIL = {
     "KernelPCA": KPCA_FEWER,
-    "ConditionalMeanEmbedding": "huge inputs (1e150) give NaN in CME",
-    "PerronFrobeniusOperator": PF_ILL,
     "NystromSVC": NUSVC_NAN,
 }
 
@@ -516,8 +520,8 @@ def test_extreme_magnitudes(spec, data, scale, which):
         check_output(spec, out, X.shape[0])
 
 
-OFFSET_FAIL = {s.name: "RBF kernel cancellation at large offsets (results lose all digits)"
-               for s in SPECS}
+OFFSET_FAIL = {name: "RBF kernel cancellation at large offsets (results lose all digits)"
+               for name in ("KernelPCA", "KoopmanOperator")}
 
 
 @pytest.mark.parametrize("spec", cases(OFFSET_FAIL))
@@ -555,7 +559,6 @@ def test_offset_translation_invariance(spec, data, offset):
 # ---------------------------------------------------------------------------------- dtypes
 FLOAT32_FAIL = {
     "KernelPCA": "KernelPCA float32 cut-off (drops components for float32 input)",
-    "NystromKernelPCA": "NystromKernelPCA returns float64 for float32 input",
 }
 
 
@@ -655,20 +658,7 @@ def test_readonly_and_fortran_input(spec, data, layout):
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
 
 
-HELD_FAIL = {
-    "KernelPCA": "training data held by reference (X_fit_ is the caller's array)",
-    "KoopmanOperator": "training data held by reference (X_fit_/Y_fit_ are views of X)",
-    "PerronFrobeniusOperator": "training data held by reference (X_fit_/Y_fit_ are views of X)",
-}
-HELD_FAIL.update({
-    name: "training data held by reference: X_fit_ (operator_.X) is the caller's array, so "
-          "changing it after fit changes predictions"
-    for name in ("LSSVMClassifier", "LSSVMRegressor", "AsKLSClassifier", "CovarianceOperator",
-                 "CrossCovarianceOperator", "ConditionalMeanEmbedding", "KernelCCA")
-})
-
-
-@pytest.mark.parametrize("spec", cases(HELD_FAIL))
+@pytest.mark.parametrize("spec", cases())
 @FEWER
 @given(data=st.data())
 def test_fitted_model_does_not_depend_on_callers_array(spec, data):
@@ -706,7 +696,6 @@ def test_pandas_dataframe_input(spec, data):
 
 # ------------------------------------------------------------------------------ parameters
 PARAM_FAIL = {
-    ("KernelPCA", "tol"): "KernelPCA does not validate tol (negative or NaN accepted)",
     ("LSSVMClassifier", "solver"): "a bad LS-SVM solver is reported as 'method' (internal name)",
     ("LSSVMRegressor", "solver"): "a bad LS-SVM solver is reported as 'method' (internal name)",
 }
