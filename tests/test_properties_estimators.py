@@ -60,8 +60,13 @@ from asymkern.operators import (
 FEWER = settings(max_examples=max(3, settings.default.max_examples // 2))
 
 
+VERSION_DEPENDENT = "[depends on dependency versions]"
+
+
 def xfail(what: str):
-    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=True)
+    # strict, so that a fix is noticed; not strict where the outcome depends on the installed
+    # numpy/scipy/libsvm (the minimum-versions CI job differs from the newest releases)
+    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=VERSION_DEPENDENT not in what)
 
 
 # ------------------------------------------------------------------------------ estimator specs
@@ -228,8 +233,8 @@ def fit_or_error(spec: Spec, X, T, names=ARG_NAMES, strict=False, **params):
 
 # ----------------------------------------------------------------------------------- valid
 KPCA_FEWER = "KernelPCA silently returns fewer than n_components components (here 0)"
-NUSVC_NAN = ("NystromSVC passes libsvm's 'dual coefficients or intercepts are not finite' "
-             "through (duplicate points with different labels, or constant kernel); the error "
+NUSVC_NAN = (VERSION_DEPENDENT + " NystromSVC passes libsvm's 'dual coefficients or "
+             "intercepts are not finite' through (duplicate points with different labels, or constant kernel); the error "
              "names no argument")
 VALID_FAIL = {"KernelPCA": KPCA_FEWER}
 

@@ -33,9 +33,13 @@ from hypothesis import strategies as st
 import asymkern
 from asymkern import KernelMatrix, config_context, get_config, get_kernel, set_config
 
+VERSION_DEPENDENT = "[depends on dependency versions]"
+
 
 def xfail(what: str):
-    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=True)
+    # strict, so that a fix is noticed; not strict where the outcome depends on the installed
+    # numpy/scipy/libsvm (the minimum-versions CI job differs from the newest releases)
+    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=VERSION_DEPENDENT not in what)
 
 
 # ------------------------------------------------------------------------------ references

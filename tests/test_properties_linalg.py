@@ -35,9 +35,13 @@ from asymkern import KernelMatrix, get_kernel
 from asymkern.landmarks import gaussian_sketch, leverage_scores, select_landmarks
 from asymkern.linalg import asymmetric_nystrom, eta, symmetric_nystrom, top_svd
 
+VERSION_DEPENDENT = "[depends on dependency versions]"
+
 
 def xfail(what: str):
-    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=True)
+    # strict, so that a fix is noticed; not strict where the outcome depends on the installed
+    # numpy/scipy/libsvm (the minimum-versions CI job differs from the newest releases)
+    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=VERSION_DEPENDENT not in what)
 
 
 SOLVERS = ("dense", "arpack", "randomized", "nystrom", "auto")
@@ -148,7 +152,7 @@ def _dtype_cases():
         for kind in ("float32", "int", "bool", "object", "readonly", "fortran"):
             marks = ()
             if kind == "float32" and solver == "nystrom":
-                marks = (xfail("top_svd(solver='nystrom') (asymmetric_nystrom) returns float64 "
+                marks = (xfail(VERSION_DEPENDENT + " top_svd(solver='nystrom') returns float64 "
                                "singular values s for float32 G (U, V stay float32)"),)
             out.append(pytest.param(solver, kind, marks=marks, id=f"{solver}-{kind}"))
     return out
@@ -178,8 +182,8 @@ def test_top_svd_dtypes_and_layouts(solver, kind, G, data):
 
 
 @pytest.mark.parametrize("solver", _solver_cases("valid", {
-    "arpack": "solver='arpack' is not reproducible for a rank-deficient G (scipy svds returns "
-              "different null-space vectors on each call with the same v0)"}))
+    "arpack": VERSION_DEPENDENT + " solver='arpack' is not reproducible for a rank-deficient "
+              "G (scipy svds returns different null-space vectors on each call with the same v0)"}))
 @given(G=matrices, data=st.data())
 def test_top_svd_deterministic(solver, G, data):
     note("valid", f"top_svd[{solver}].determinism")
