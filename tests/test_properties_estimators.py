@@ -234,8 +234,8 @@ def fit_or_error(spec: Spec, X, T, names=ARG_NAMES, strict=False, **params):
 # ----------------------------------------------------------------------------------- valid
 KPCA_FEWER = "KernelPCA silently returns fewer than n_components components (here 0)"
 NUSVC_NAN = (VERSION_DEPENDENT + " NystromSVC passes libsvm's 'dual coefficients or "
-             "intercepts are not finite' through (duplicate points with different labels, or constant kernel); the error "
-             "names no argument")
+             "intercepts are not finite' through (duplicate points with different labels, or "
+             "constant kernel); the error names no argument")
 VALID_FAIL = {"KernelPCA": KPCA_FEWER}
 
 
