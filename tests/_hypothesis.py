@@ -262,3 +262,12 @@ __all__ = [
     "unit_matrix",
     "with_offset",
 ]
+
+
+VERSION_DEPENDENT = "[depends on dependency versions]"
+
+
+def xfail(what: str):
+    # strict, so that a fix is noticed; not strict where the outcome depends on the installed
+    # numpy/scipy/libsvm (the minimum-versions CI job differs from the newest releases)
+    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=VERSION_DEPENDENT not in what)

@@ -27,6 +27,7 @@ from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     OFFSETS,
     SCALES,
     UNIT,
+    VERSION_DEPENDENT,
     as_sparse,
     check_error,
     dtype_matrix,
@@ -40,6 +41,7 @@ from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     same,
     snapshot,
     unit_matrix,
+    xfail,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -58,15 +60,6 @@ from asymkern.operators import (
 
 # estimator fits cost more than kernel calls: half the profile's examples (at least 3)
 FEWER = settings(max_examples=max(3, settings.default.max_examples // 2))
-
-
-VERSION_DEPENDENT = "[depends on dependency versions]"
-
-
-def xfail(what: str):
-    # strict, so that a fix is noticed; not strict where the outcome depends on the installed
-    # numpy/scipy/libsvm (the minimum-versions CI job differs from the newest releases)
-    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=VERSION_DEPENDENT not in what)
 
 
 # ------------------------------------------------------------------------------ estimator specs

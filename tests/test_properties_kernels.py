@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     OFFSETS,
     SCALES,
+    VERSION_DEPENDENT,
     as_sparse,
     check_error,
     dtype_matrix,
@@ -26,20 +27,13 @@ from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     same,
     snapshot,
     unit_matrix,
+    xfail,
 )
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import asymkern
 from asymkern import KernelMatrix, config_context, get_config, get_kernel, set_config
-
-VERSION_DEPENDENT = "[depends on dependency versions]"
-
-
-def xfail(what: str):
-    # strict, so that a fix is noticed; not strict where the outcome depends on the installed
-    # numpy/scipy/libsvm (the minimum-versions CI job differs from the newest releases)
-    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=VERSION_DEPENDENT not in what)
 
 
 # ------------------------------------------------------------------------------ references

@@ -15,6 +15,7 @@ import pytest
 import scipy.sparse as sp
 from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     SCALES,
+    VERSION_DEPENDENT,
     as_sparse,
     check_error,
     dtype_matrix,
@@ -26,6 +27,7 @@ from _hypothesis import (  # noqa: F401 - one_blas_thread is an autouse fixture
     same,
     snapshot,
     unit_matrix,
+    xfail,
 )
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
@@ -34,15 +36,6 @@ from scipy.sparse.linalg import aslinearoperator
 from asymkern import KernelMatrix, get_kernel
 from asymkern.landmarks import gaussian_sketch, leverage_scores, select_landmarks
 from asymkern.linalg import asymmetric_nystrom, eta, symmetric_nystrom, top_svd
-
-VERSION_DEPENDENT = "[depends on dependency versions]"
-
-
-def xfail(what: str):
-    # strict, so that a fix is noticed; not strict where the outcome depends on the installed
-    # numpy/scipy/libsvm (the minimum-versions CI job differs from the newest releases)
-    return pytest.mark.xfail(reason=f"issue 12: {what}", strict=VERSION_DEPENDENT not in what)
-
 
 SOLVERS = ("dense", "arpack", "randomized", "nystrom", "auto")
 
