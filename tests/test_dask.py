@@ -131,21 +131,81 @@ def test_ksvd_sparse_csr_chunks(kernel):
 
 
 @pytest.mark.parametrize("kernel,center", [("rbf", False), ("sne", True)])
-def test_ksvd_randomized_close_to_exact(kernel, center):
+def test_ksvd_randomized_matches_in_memory_whatever_the_chunking(kernel, center):
+    # the same Ω (chunk-independent generator) and the same passes as the in-memory solver
     X, Z = data()
     kw = dict(n_components=3, kernel=kernel, kernel_params={"gamma": 0.3}, center=center,
-              solver="randomized", n_iter=4, random_state=0)
-    b = KernelSVD(**kw).fit(da.from_array(X, chunks=120), Z=da.from_array(Z, chunks=100))
+              solver="randomized", n_iter=2, random_state=0)
+    a = KernelSVD(**kw).fit(X, Z=Z)
     exact = KernelSVD(**dict(kw, solver="dense")).fit(X, Z=Z)
-    assert rel(b.singular_values_, exact.singular_values_) < 1e-8
-    U = b.left_singular_vectors_.compute()
-    cos = np.abs(np.sum(U * exact.left_singular_vectors_, axis=0))
-    assert np.all(cos > 1 - 1e-6)
+    assert rel(a.singular_values_, exact.singular_values_) < 1e-5  # a randomized SVD
     Xn = data(20, 5, seed=3)[0]
-    assert rel(b.transform(da.from_array(Xn, chunks=7)).compute(), exact.transform(Xn)) < 1e-5
-    # same seed, same chunking: identical
-    b2 = KernelSVD(**kw).fit(da.from_array(X, chunks=120), Z=da.from_array(Z, chunks=100))
+    for cx, cz in ((240, 200), (70, 60), (33, 101)):
+        b = KernelSVD(**kw).fit(da.from_array(X, chunks=cx), Z=da.from_array(Z, chunks=cz))
+        assert b.left_singular_vectors_.chunks[0][0] == cx
+        assert rel(b.singular_values_, a.singular_values_) < 1e-12
+        assert rel(b.left_singular_vectors_.compute(), a.left_singular_vectors_) < 1e-12
+        assert rel(b.right_singular_vectors_.compute(), a.right_singular_vectors_) < 1e-12
+        assert rel(b.transform(da.from_array(Xn, chunks=7)).compute(), a.transform(Xn)) < 1e-12
+    # same seed, same chunking: bitwise identical
+    b2 = KernelSVD(**kw).fit(da.from_array(X, chunks=33), Z=da.from_array(Z, chunks=101))
     np.testing.assert_array_equal(b2.singular_values_, b.singular_values_)
+    np.testing.assert_array_equal(b2.left_singular_vectors_.compute(),
+                                  b.left_singular_vectors_.compute())
+
+
+def test_randomized_plain_dask_matrix_and_float32():
+    rng = np.random.default_rng(5)
+    G = rng.normal(size=(300, 120))
+    a = top_svd(G, 4, solver="randomized", random_state=3, n_iter=1)
+    b = top_svd(da.from_array(G, chunks=(50, 40)), 4, solver="randomized", random_state=3,
+                n_iter=1)
+    assert rel(b.s, a.s) < 1e-12 and rel(b.U.compute(), a.U) < 1e-12
+    assert rel(b.V.compute(), a.V) < 1e-12
+    G32 = G.astype(np.float32)
+    a32 = top_svd(G32, 4, solver="randomized", random_state=3)
+    b32 = top_svd(da.from_array(G32, chunks=(75, 120)), 4, solver="randomized", random_state=3)
+    assert b32.U.dtype == np.float32 and b32.V.dtype == np.float32
+    assert rel(b32.s, a32.s) < 1e-5 and rel(b32.U.compute(), a32.U) < 1e-4
+    with pytest.raises(ValueError, match="n_iter"):
+        top_svd(da.from_array(G, chunks=50), 4, solver="randomized", n_iter="many")
+
+
+def test_chunk_independent_gaussian_rows():
+    from asymkern._dask.svd import gaussian_rows_dask
+    from asymkern._random import BLOCK_ROWS, normal_rows
+
+    n = 2 * BLOCK_ROWS + 17
+    full = normal_rows(7, 0, n, 3)
+    np.testing.assert_array_equal(normal_rows(7, 5, BLOCK_ROWS + 9, 3), full[5:BLOCK_ROWS + 9])
+    for chunks in ((n,), (100, n - 100), (BLOCK_ROWS, BLOCK_ROWS, 17)):
+        np.testing.assert_array_equal(gaussian_rows_dask(7, chunks, 3, np.float64).compute(),
+                                      full)
+    assert not np.array_equal(normal_rows(8, 0, 10, 3), full[:10])
+    assert abs(full.mean()) < 0.05 and abs(full.std() - 1) < 0.05
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nystrom_orthogonalize_on_dask(dtype):
+    X, Z = data(240, 200, dtype=dtype)
+    k = get_kernel("sne", gamma=0.3)
+    opts = dict(random_state=1, orthogonalize=True, n_row_landmarks=40, n_col_landmarks=30)
+    a = asymmetric_nystrom(KernelMatrix(k, X, Z), 4, **opts)
+    tol = 1e-10 if dtype == np.float64 else 1e-5
+    for cx, cz in ((240, 200), (50, 45)):
+        b = asymmetric_nystrom(KernelMatrix(k, da.from_array(X, chunks=cx),
+                                            da.from_array(Z, chunks=cz)), 4, **opts)
+        U = b.U.compute()
+        assert U.dtype == dtype and rel(b.s, a.s) < tol
+        assert rel(U, a.U) < tol and rel(b.V.compute(), a.V) < tol
+        assert np.abs(U.T.astype(float) @ U - np.eye(4)).max() < 100 * np.finfo(dtype).eps
+    # the out-of-sample map of the orthogonalised solution, through KernelSVD on both paths
+    kw = dict(n_components=3, kernel="sne", kernel_params={"gamma": 0.3}, solver="nystrom",
+              nystrom_params=dict(NYS, orthogonalize=True), random_state=0)
+    e = KernelSVD(**kw).fit(X, Z=Z)
+    f = KernelSVD(**kw).fit(da.from_array(X, chunks=70), Z=da.from_array(Z, chunks=60))
+    Xn = data(20, 5, seed=3, dtype=dtype)[0]
+    assert rel(f.transform(da.from_array(Xn, chunks=7)).compute(), e.transform(Xn)) < tol
 
 
 # ------------------------------------------------------------------------- linalg entry

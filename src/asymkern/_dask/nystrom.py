@@ -302,16 +302,20 @@ def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
     return np.sort(idx)
 
 
+def _tsqr(A):
+    """Q, R of a tall dask array (TSQR); R gathered (r×r), Q persisted in the cluster."""
+    da = require_dask()
+    Q, R = da.linalg.tsqr(A.rechunk({1: -1}))
+    (Q,) = persist(Q)
+    (R,) = gather("R factor (r×r)", R)
+    return Q, R
+
+
 def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, normalize: bool,
                  warn: bool = True, orthogonalize: bool = False):
     """One asymmetric Nyström solve (eq. 9) with Ũ, Ṽ as dask arrays (never gathered)."""
-    from ..linalg.nystrom import NystromResult, _core_solve
+    from ..linalg.nystrom import _core_solve, nystrom_result, orthogonal_factors
 
-    if orthogonalize:
-        raise NotImplementedError(
-            "orthogonalize=True is not available for dask inputs yet (it needs a QR of the tall "
-            "Ũ, Ṽ); use the default eq. 9 vectors or normalize=True"
-        )
     N, M = acc.shape
     sx, sz = len(I), len(J)
     Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
@@ -324,7 +328,10 @@ def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, nor
     U, V = persist(U, V)
     s = swk * np.sqrt(N * M / (sx * sz))
     mix_u = mix_v = None
-    if normalize:
+    if orthogonalize:  # the same algebra as in memory, with a tall-skinny QR of Ũ and Ṽ
+        U, s, V, mix_u, mix_v = orthogonal_factors(U, V, s, _tsqr)
+        U, V = persist(U.astype(out_dtype), V.astype(out_dtype))
+    elif normalize:
         tiny = np.finfo(float).tiny
         nu = np.maximum(np.sqrt(column_stats(U, U)[0]), tiny)
         nv = np.maximum(np.sqrt(column_stats(V, V)[0]), tiny)
@@ -332,15 +339,6 @@ def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, nor
         V = (V / nv).astype(out_dtype)
         mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
     signs = paired_signs(U)
-    U = U * signs.astype(out_dtype)
-    V = V * signs.astype(out_dtype)
-    if mix_u is not None:
-        mix_u, mix_v = mix_u * signs, mix_v * signs
-    else:
-        Uw = Uw * signs
-        Vw = Vw * signs
-    info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
-            "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
-            "n_row_landmarks": sx, "n_col_landmarks": sz, "executor": "dask"}
-    return NystromResult(U, s, V, np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c),
-                         "asymmetric", info)
+    return nystrom_result(U, s, V, I, J, Uw, swk, Vw, c, signs, mix_u, mix_v, r=r,
+                          n_keep=n_keep, s_next=s_next, shape=(N, M), out_dtype=out_dtype,
+                          executor="dask")

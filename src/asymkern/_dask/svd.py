@@ -1,60 +1,110 @@
 """Top-r SVD of a lazy Dask kernel (or a dask array): the executor behind ``top_svd``.
 
-``solver='randomized'`` runs the engine's own algorithm, ``dask.array.linalg.svd_compressed``
-(Halko et al. with QR-stabilised power iterations), with ``compute=True`` so that every pass
-recomputes the kernel blocks in their tasks instead of keeping G. It fits every kernel here,
-centred and row-normalised ones included: the statistics those need (log-normalisers, row and
-column means) are tree reductions computed and persisted *before*, after which every block of
-the centred, normalised G is a function of (chunk of X, chunk of Z, persisted statistics) alone
-— exactly what ``DaskKernelMatrix.to_dask_array`` builds — so no pass of our own is needed.
-Its random test matrix is drawn per column chunk, so the result is reproducible for a fixed
-chunking and ``random_state`` (and agrees with the in-memory randomized solver to the accuracy of
-a randomized SVD, not bitwise). ``solver='nystrom'`` goes through ``asymmetric_nystrom``
+``solver='randomized'`` runs the same passes as the in-memory solver
+(:func:`asymkern.linalg.svd.randomized_passes`: Halko et al. 2011, Alg. 4.4, subspace
+iteration stabilised by QR), with the products G·B and Gᵀ·B computed blockwise in tasks
+(every pass recomputes the kernel blocks; G is never stored) and the QR of each tall n×k
+iterate by ``dask.array.linalg.tsqr``. We do not call ``dask.array.linalg.svd_compressed``,
+although it runs this very algorithm, for one reason: it draws its test matrix Ω per column
+chunk with ``dask.array.random``, so its result depends on how Z is chunked. Here Ω comes
+from :func:`asymkern._random.normal_rows` (fixed global row blocks, one seed), the same Ω the
+in-memory solver draws, so the result is the in-memory one to rounding whatever the chunking
+(bitwise for a fixed chunking and scheduler). Centring and row normalisation need no pass of
+their own: their statistics (log-normalisers, row/column means) are tree reductions persisted
+*before*, after which every block of the centred, normalised G is a function of (chunk of X,
+chunk of Z, statistics) alone. ``solver='nystrom'`` goes through ``asymmetric_nystrom``
 (:mod:`asymkern._dask.nystrom`). 'dense'/'arpack' gather G when it fits ``max_dense_memory``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from . import require_dask
-from .kernel import DaskKernelMatrix, gather
+from .kernel import DaskKernelMatrix, _chunk_bounds, gather
 from .nystrom import paired_signs, persist
 
 
-def _seed(random_state) -> int | None:
-    if random_state is None:
-        return None
-    if isinstance(random_state, (int, np.integer)):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(0, 2**31 - 1))
+def gaussian_rows_dask(seed: int, chunks: tuple, k: int, dtype):
+    """The Gaussian matrix of :func:`asymkern._random.normal_rows` as a dask array.
+
+    Row chunks ``chunks``; each chunk draws its own rows inside its task (nothing is sent from
+    the client), and the numbers do not depend on ``chunks``.
+    """
+    from dask import delayed
+
+    from .._random import normal_rows
+
+    da = require_dask()
+    bounds = _chunk_bounds(chunks)
+    parts = [da.from_delayed(delayed(normal_rows, pure=True)(seed, int(a), int(b), k, dtype),
+                             shape=(int(b - a), k), dtype=dtype)
+             for a, b in zip(bounds[:-1], bounds[1:])]
+    return da.concatenate(parts, axis=0)
+
+
+def _orth(Y):
+    """Orthonormal basis of the tall dask Y by TSQR, persisted (one pass of G per call)."""
+    da = require_dask()
+    Q, _ = da.linalg.tsqr(Y.rechunk({1: -1}))
+    (Q,) = persist(Q)
+    return Q
 
 
 def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_state=None):
-    """Randomized SVD of a DaskKernelMatrix or a dask array by ``svd_compressed``."""
-    from ..linalg.svd import SVDResult
+    """Randomized SVD of a DaskKernelMatrix or a dask array (see the module docstring).
+
+    Same options, same Ω and same passes as :func:`asymkern.linalg.svd.randomized_svd`; U and
+    V are dask arrays chunked like X and Z (persisted, never gathered).
+    """
+    from .._random import seed_from
+    from ..linalg.svd import (
+        SVDResult,
+        _check_random_state,
+        check_randomized_options,
+        randomized_passes,
+    )
 
     da = require_dask()
-    A = G.to_dask_array() if isinstance(G, DaskKernelMatrix) else G
-    n, m = A.shape
+    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter)
+    rng = _check_random_state(random_state)
+    if isinstance(G, DaskKernelMatrix):
+        col_chunks, dtype = G.col_chunks, np.dtype(G.dtype)
+
+        def mm(B):
+            return G.matmat(B)
+
+        def rmm(B):
+            return G.rmatmat(B)
+    else:
+        dtype = np.dtype(G.dtype)
+        if dtype not in (np.float32, np.float64):
+            dtype = np.dtype(np.float64)
+            G = G.astype(dtype)
+        col_chunks = G.chunks[1]
+
+        def mm(B):
+            return G @ B
+
+        def rmm(B):
+            return G.T @ B
+    n, m = (int(k) for k in G.shape)
+    k = min(r + n_oversamples, n, m)
     if n_iter == "auto":
         n_iter = 7 if r < 0.1 * min(n, m) else 4
-    k = min(r + int(n_oversamples), n, m)
-    U, s, Vt = da.linalg.svd_compressed(
-        A, k, iterator="QR", n_power_iter=int(n_iter), n_oversamples=0,
-        seed=_seed(random_state), compute=True, coerce_signs=False,
-    )
-    # the last pass (QᵀG and its small SVD) once, kept in the cluster: s, the sign pass and
-    # every later use of U, V read the stored chunks instead of recomputing kernel blocks
-    U, s, Vt = persist(U, s, Vt)
-    (s,) = gather("singular values", s)
+    Omega = gaussian_rows_dask(seed_from(rng), col_chunks, k, dtype)
+    Q, GtQ = randomized_passes(mm, rmm, _orth, Omega, int(n_iter))
+    # Gᵀ Q = P S Rᵀ (TSQR + SVD of the small R), so Qᵀ G = R S Pᵀ: U = Q R, V = P
+    P, s, Rt = da.linalg.tsqr(GtQ.rechunk({1: -1}), compute_svd=True)
+    (s, Rt) = gather("singular values and the k×k factor", s, Rt)
     order = np.argsort(s)[::-1][:r]
-    U = U[:, order]
-    V = Vt.T[:, order]
+    U = Q @ np.ascontiguousarray(Rt.T[:, order]).astype(dtype, copy=False)
+    V = P[:, order].astype(dtype)
+    U, V = persist(U, V)
     signs = paired_signs(U)
-    return SVDResult(U * signs.astype(U.dtype), s[order], V * signs.astype(V.dtype),
-                     "randomized", {"n_oversamples": n_oversamples, "executor": "dask"})
+    U, V = persist(U * signs.astype(dtype), V * signs.astype(dtype))
+    return SVDResult(U, np.asarray(s[order]), V, "randomized",
+                     {"n_oversamples": n_oversamples, "executor": "dask"})
 
 
 def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options):

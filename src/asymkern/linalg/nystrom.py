@@ -420,6 +420,45 @@ def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rco
     return Uw, swk, Vw, n_keep, s_next, c
 
 
+def orthogonal_factors(U, V, s, qr):
+    """Exact SVD of the Nyström approximation Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :] (paper 000 eq. 9).
+
+    With Ũ = Q_u R_u and Ṽ = Q_v R_v (``qr``: numpy's for arrays, TSQR for dask arrays) and
+    R_u Λ̃ R_vᵀ = A Σ Bᵀ (r×r), Ĝ = (Q_u A) Σ (Q_v B)ᵀ. Returns (Q_u A, Σ, Q_v B, R_u⁻¹A, R_v⁻¹B);
+    the last two map the eq. 8 extension ũ(x) of a new point to the new u(x).
+    """
+    Qu, Ru = qr(U)
+    Qv, Rv = qr(V)
+    Ru, Rv = np.asarray(Ru, dtype=np.float64), np.asarray(Rv, dtype=np.float64)
+    A, s, Bt = np.linalg.svd((Ru * s) @ Rv.T)
+    U = Qu @ A.astype(Qu.dtype)
+    V = Qv @ Bt.T.astype(Qv.dtype)
+    return U, s, V, sla.solve_triangular(Ru, A), sla.solve_triangular(Rv, Bt.T)
+
+
+def nystrom_result(U, s, V, I, J, Uw, swk, Vw, c: float, signs, mix_u, mix_v, *, r: int,
+                   n_keep: int, s_next: float, shape, out_dtype, **info) -> NystromResult:
+    """Apply the paired signs to (Ũ, Ṽ) and their extension maps and build the result.
+
+    Shared by both executors: ``signs`` make the largest-magnitude entry of each ũ_i positive
+    (computed on the client in memory, by a per-chunk pass on Dask).
+    """
+    N, M = shape
+    sx, sz = len(I), len(J)
+    U = U * signs.astype(out_dtype)
+    V = V * signs.astype(out_dtype)
+    if mix_u is not None:
+        mix_u, mix_v = mix_u * signs, mix_v * signs
+    else:
+        Uw = Uw * signs
+        Vw = Vw * signs
+    info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
+            "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
+            "n_row_landmarks": sx, "n_col_landmarks": sz, **info}
+    return NystromResult(U.astype(out_dtype, copy=False), s, V.astype(out_dtype, copy=False),
+                         np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info)
+
+
 def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
                   rs, normalize: bool, warn: bool = True,
                   orthogonalize: bool = False) -> NystromResult:
@@ -437,14 +476,7 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
     s = swk * np.sqrt(N * M / (sx * sz))
     mix_u = mix_v = None
     if orthogonalize:
-        # exact SVD of the Nyström approximation Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :]
-        Qu, Ru = np.linalg.qr(U)
-        Qv, Rv = np.linalg.qr(V)
-        Ru, Rv = Ru.astype(np.float64), Rv.astype(np.float64)
-        A, s, Bt = np.linalg.svd((Ru * s) @ Rv.T)
-        U, V = Qu @ A.astype(Qu.dtype), Qv @ Bt.T.astype(Qv.dtype)
-        mix_u = sla.solve_triangular(Ru, A)  # ũ(x)ᵀ R_u⁻¹ A gives the new u(x)
-        mix_v = sla.solve_triangular(Rv, Bt.T)
+        U, s, V, mix_u, mix_v = orthogonal_factors(U, V, s, np.linalg.qr)
     elif normalize:
         nu = np.maximum(np.linalg.norm(U, axis=0), np.finfo(float).tiny)
         nv = np.maximum(np.linalg.norm(V, axis=0), np.finfo(float).tiny)
@@ -455,20 +487,8 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
     idx = np.argmax(np.abs(U), axis=0)
     signs = np.sign(U[idx, np.arange(U.shape[1])])
     signs[signs == 0] = 1
-    U *= signs.astype(U.dtype)
-    V *= signs.astype(V.dtype)
-    if mix_u is not None:
-        mix_u, mix_v = mix_u * signs, mix_v * signs
-    else:
-        Uw = Uw * signs
-        Vw = Vw * signs
-    info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
-            "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
-            "n_row_landmarks": sx, "n_col_landmarks": sz}
-    return NystromResult(
-        U.astype(out_dtype, copy=False), s, V.astype(out_dtype, copy=False),
-        np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info,
-    )
+    return nystrom_result(U, s, V, I, J, Uw, swk, Vw, c, signs, mix_u, mix_v, r=r,
+                          n_keep=n_keep, s_next=s_next, shape=(N, M), out_dtype=out_dtype)
 
 
 # -------------------------------------------------------------------------------- estimates

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, aslinearoperator, svds
 from sklearn.utils import check_random_state
 
+from .._random import normal_rows, seed_from
 from .._validation import check_n_components
 from ..config import check_memory, format_bytes
 
@@ -346,6 +347,32 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     return _finish(U, s, Vt.T, r, "arpack")
 
 
+def randomized_passes(mm, rmm, orth, Omega, n_iter: int):
+    """The passes over G of the randomized SVD (Halko et al. 2011, Alg. 4.4): Q and GᵀQ.
+
+    Q = orth(G Ω), then ``n_iter`` times W = orth(Gᵀ Q), Q = orth(G W) (subspace iteration
+    stabilised by QR). Returns (Q, Gᵀ Q); the top SVD of G is then read from the small
+    Qᵀ G. Shared by the in-memory solver (``mm = G @ ·``, numpy QR) and the Dask executor
+    (``mm`` a lazy kernel product, a tall-skinny QR), so both run the same passes.
+    """
+    Q = orth(mm(Omega))
+    for _ in range(n_iter):
+        W = orth(rmm(Q))
+        Q = orth(mm(W))
+    return Q, rmm(Q)
+
+
+def check_randomized_options(n_oversamples, n_iter) -> tuple[int, int | str]:
+    """Validate ``n_oversamples`` (int ≥ 0) and ``n_iter`` (int ≥ 0 or 'auto')."""
+    n_oversamples = _check_int(n_oversamples, "n_oversamples", 0)
+    if isinstance(n_iter, str):
+        if n_iter != "auto":
+            raise ValueError(f"n_iter must be 'auto' or an integer >= 0, got {n_iter!r}")
+    else:
+        n_iter = _check_int(n_iter, "n_iter", 0)
+    return n_oversamples, n_iter
+
+
 def randomized_svd(
     G,
     r: int,
@@ -364,12 +391,7 @@ def randomized_svd(
     shape = G.shape
     n, m = shape
     r = _rank(r, shape)
-    n_oversamples = _check_int(n_oversamples, "n_oversamples", 0)
-    if isinstance(n_iter, str):
-        if n_iter != "auto":
-            raise ValueError(f"n_iter must be 'auto' or an integer >= 0, got {n_iter!r}")
-    else:
-        n_iter = _check_int(n_iter, "n_iter", 0)
+    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter)
     rng = _check_random_state(random_state)
     k = min(r + n_oversamples, n, m)
     if n_iter == "auto":
@@ -406,14 +428,10 @@ def randomized_svd(
         dtype = G.dtype
     dtype = np.dtype(dtype) if np.dtype(dtype) in (np.float32, np.float64) else np.dtype(float)
 
-    Omega = rng.standard_normal((m, k)).astype(dtype, copy=False)
-    Q = mm(Omega)
-    Q, _ = np.linalg.qr(Q)
-    for _ in range(int(n_iter)):
-        W, _ = np.linalg.qr(rmm(Q))
-        Q, _ = np.linalg.qr(mm(W))
-    B = rmm(Q).T  # (k, m) = Qᵀ G
-    Ub, s, Vt = sla.svd(B, full_matrices=False, check_finite=False)
+    # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
+    Omega = normal_rows(seed_from(rng), 0, m, k, dtype)
+    Q, GtQ = randomized_passes(mm, rmm, lambda Y: np.linalg.qr(Y)[0], Omega, int(n_iter))
+    Ub, s, Vt = sla.svd(GtQ.T, full_matrices=False, check_finite=False)  # Qᵀ G, (k, m)
     U = Q @ Ub
     return _finish(U[:, :r], s[:r], Vt[:r].T, r, "randomized", {"n_oversamples": n_oversamples})
 
