@@ -449,3 +449,17 @@ def test_auto_bandwidth_equals_in_memory():
     est = KernelSVD(**kw).fit(da.from_array(X, chunks=200), Z=da.from_array(Z, chunks=300))
     assert est.bandwidth_ == ref.bandwidth_
     np.testing.assert_allclose(est.singular_values_, ref.singular_values_, rtol=1e-10)
+
+
+def test_nystrom_memory_guard_counts_only_what_the_client_holds():
+    # U, V of a Dask fit live in the workers: a 10⁹-row problem with a small core must pass
+    # the client's budget (it raised before, counting (N + M)·r floats on the client)
+    from asymkern._dask.nystrom import DaskAccess
+    from asymkern.linalg.nystrom import _core_solve
+
+    X = da.ones((10**9, 4), chunks=(10**8, 4))
+    acc = DaskAccess(KernelMatrix(get_kernel("rbf", gamma=0.5), X, X))
+    Uw, sw, Vw, n_keep, _, c = _core_solve(acc, 1, np.array([0, 5 * 10**8]), np.array([1, 7]),
+                                           "dense", None, np.random.RandomState(0))
+    assert n_keep == 1 and sw[0] == pytest.approx(2.0)
+    assert c == pytest.approx((4 / 10**18) ** 0.25)

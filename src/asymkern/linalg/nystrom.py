@@ -392,10 +392,14 @@ def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rco
             f"n_components={r} is larger than the number of landmarks (rows {sx}, columns {sz}):"
             f" the core G[I, J] has at most {min(sx, sz)} singular values; use more landmarks"
         )
-    check_memory(8 * sx * sz + dense_svd_bytes(sx, sz) + acc.dtype.itemsize * (N + M) * r * 2,
+    # U, V are held on this machine in memory; on Dask they live in the workers (persisted)
+    on_client = not getattr(acc, "is_dask", False)
+    uv = acc.dtype.itemsize * (N + M) * r * 2 if on_client else 0
+    check_memory(8 * sx * sz + dense_svd_bytes(sx, sz) + uv,
                  f"asymmetric Nyström with {sx}×{sz} landmarks",
                  "fewer landmarks (n_row_landmarks, n_col_landmarks, max_landmarks)",
-                 detail=f"the {sx}×{sz} core in float64 with its SVD, and U, V")
+                 detail=f"the {sx}×{sz} core in float64 with its SVD"
+                        + (", and U, V" if on_client else " (U, V stay in the Dask cluster)"))
     W = np.asarray(acc.block(I, J), dtype=np.float64)
     Uw, sw, Vw = _core_svd(W, r + 1, core_solver, rs)
     eps = np.finfo(acc.dtype).eps
