@@ -275,8 +275,8 @@ def _chunk_stats(kern, Xc, C, A, Yc, ybar, gram: bool, qr: bool, center: bool):
         st["KtY"] = K.T @ Y
     if gram:
         st["KtK"] = K.T @ K
-    if qr:
-        G = K @ A
+    if qr:  # with targets: QR of [G_c, Y_c], so that R[:s, s:] = Qᵀ y_c (stable, no R⁻¹)
+        G = K @ A if Yc is None else np.hstack([K @ A, Y])
         g = G.mean(axis=0) if (center and G.shape[0]) else np.zeros(G.shape[1])
         st["gmean"] = g
         st["R"] = _qr_r(G - g if center else G)
@@ -308,8 +308,11 @@ def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, gram=False, qr=False, cent
     parts = [delayed(_chunk_stats, pure=True)(kern, xc, Cd, Ad, yc, ybar, gram, qr, center)
              for xc, yc in zip(X.to_delayed()[:, 0], yd)]
     (st,) = gather(what, _tree(parts, _merge))
-    if "R" in st and st["R"].shape[0] < A.shape[1]:  # fewer rows than s: pad (rank-deficient)
-        st["R"] = np.vstack([st["R"], np.zeros((A.shape[1] - st["R"].shape[0], A.shape[1]))])
+    if "R" in st:
+        R, s = st["R"], A.shape[1]
+        if R.shape[0] < R.shape[1]:  # fewer rows than columns: pad (rank-deficient)
+            R = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
+        st["R"], st["QtY"] = R[:s, :s], R[:s, s:]
     return st
 
 
@@ -359,7 +362,14 @@ def features(basis, Z, dtype=np.float64, B=None):
 
 
 # ================================================================================ estimators
-def _fit_common(est, X):
+def _fit_common(est, X, y=None):
+    if not is_dask_array(X) and is_dask_array(y) and y.ndim >= 1:
+        da = require_dask()  # in-memory X with dask y: split X like y (validated below)
+        from .._validation import as_data
+
+        Xa = as_data(X, "X")
+        if Xa.shape[0] == y.shape[0] and not any(np.isnan(c) for c in y.chunks[0]):
+            X = da.from_array(Xa, chunks=(y.chunks[0], -1))
     X = check_X(X)
     est.X_fit_ = None
     est.n_features_in_ = int(X.shape[1])
@@ -394,9 +404,9 @@ def _finite_small(est):
 
 def _svd_R(R, n, dtype):
     """SVD of the merged R (s×s): singular values / right vectors of G_cᵀ, in-memory cut-off."""
-    _, sig, Ut = np.linalg.svd(R)
+    P, sig, Ut = np.linalg.svd(R)
     keep = sig > max(n, R.shape[1]) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
-    return sig, Ut, keep
+    return P, sig, Ut, keep
 
 
 def fit_ridge(est, X, y, alpha: float):
@@ -407,7 +417,7 @@ def fit_ridge(est, X, y, alpha: float):
         raise NotImplementedError(
             "solver='sklearn' fits scikit-learn's Ridge on the n×s features in memory; on dask "
             "inputs use solver='auto' (the same ridge solution in Gram form)")
-    X, kern, b = _fit_common(est, X)
+    X, kern, b = _fit_common(est, X, y)
     Y = check_y(y, X)
     est._y_1d = Y.ndim == 1
     n, mode, A = int(X.shape[0]), est.mode, b.A
@@ -478,9 +488,9 @@ def _fit_gsa(est, st, kern, X, Y, b, n, shift, Gty, ybar, alpha):
     the small c; α̂ itself is a lazy dask array.
     """
     A = b.A
-    sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
+    P, sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
     sig, U = sig[keep], Ut[keep].T
-    proj = (U.T @ Gty) / sig[:, None]  # Vᵀ y_c
+    proj = P[:, keep].T @ st["QtY"]  # Vᵀ y_c = Pᵀ Qᵀ y_c
     filt = proj / (sig**2 + alpha)[:, None]
     if est.gsa_solver == "woodbury":
         GtG = st["R"].T @ st["R"]
@@ -612,7 +622,7 @@ def fit_pca(est, X):
         est.dual_coef_ = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar,
                                   W / lam)
     elif est.mode == "gsa":  # α̂ = G_c^† W = F_c U Σ⁻² Uᵀ W (eq. (20)), lazily
-        sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
+        _, sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
         U = Ut[keep].T
         c = (U / sig[keep] ** 2) @ (U.T @ W)
         est._gsa_c = c
@@ -658,14 +668,13 @@ def fit_svc(est, X, y):
             + ("it needs the n×n kernel" if est.mode in ("spa", "exact") else
                "its test phase needs the n×s factor G^† against all training points")
             + "; use mode='lla' or 'ncr'")
-    Xd = check_X(X)
-    n = int(Xd.shape[0])
+    n = int(X.shape[0])
     m = est.n_landmarks if isinstance(est.n_landmarks, numbers.Integral) else n
     check_memory(2 * 8 * n * int(m), f"NystromSVC on dask inputs ({n} samples, {m} landmarks)",
                  "NystromKernelRidge on ±1 targets (a chunked map-reduce fit) or fewer "
                  "landmarks", detail="libsvm needs the Nyström features F (n×s) in memory, "
                  "gathered from the cluster, and its own copy")
-    X, kern, b = _fit_common(est, Xd)
+    X, kern, b = _fit_common(est, X, y)
     yd = check_y(y, X, numeric=False)
     if yd.ndim == 2 and yd.shape[1] == 1:
         yd = yd[:, 0]
