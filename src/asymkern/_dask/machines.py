@@ -350,7 +350,21 @@ def _swap(func):
 
 
 def features(basis, Z, dtype=np.float64, B=None):
-    """The Nyström feature map t(Z) = K(Z, C) A (or K(Z, C) B) as a dask array chunked like Z."""
+    """The Nyström feature map t(Z) = K(Z, C) A (paper 004 §II-E), chunk by chunk.
+
+    Parameters
+    ----------
+    basis : NystromBasis
+        A fitted basis with landmark points (not a Gaussian sketch).
+    Z : dask array (n_z, d), row-chunked (numpy is wrapped as one chunk).
+    dtype : output dtype (default float64, as in memory).
+    B : (m, k) numpy, optional
+        Right factor instead of A (``np.eye(m)`` gives K(Z, C)).
+
+    Returns
+    -------
+    dask array (n_z, s) chunked like Z; each task evaluates ``kernel_block`` and one product.
+    """
     if basis.centers is None:
         raise NotImplementedError("the Nyström feature map of a Gaussian sketch basis needs "
                                   "the kernel against all training points; not available on "
@@ -410,7 +424,32 @@ def _svd_R(R, n, dtype):
 
 
 def fit_ridge(est, X, y, alpha: float):
-    """``NystromKernelRidge.fit`` on dask X (modes lla, ncr, spa, gsa), paper 004 eq. (11)–(20)."""
+    """``NystromKernelRidge.fit`` on dask X (modes lla, ncr, spa, gsa), paper 004 eq. (11)–(20).
+
+    Parameters
+    ----------
+    est : NystromKernelRidge
+        The estimator (its parameters are read, its fitted attributes set).
+    X : dask array (n, d), row-chunked (numpy X is split like a dask y).
+    y : dask array (n,) or (n, k) chunked like X's rows, or numpy (split like X).
+    alpha : float
+        Ridge parameter λ₀ > 0 (validated by the caller).
+
+    Returns
+    -------
+    est
+        Fitted: ``coef_`` (lla/gsa), ``landmark_coef_``, ``intercept_`` as numpy; ``dual_coef_``
+        of spa/gsa as a lazy dask array chunked like X.
+
+    Notes
+    -----
+    One pass over the chunks gives n, Σ K_c, K_cᵀK_c and K_cᵀ(Y_c − ȳ) (ȳ from a pass over y
+    alone), so M = K_mn K_nm − n k̄k̄ᵀ and R = K_mn(y − ȳ) are the in-memory quantities:
+    NCR β = (M + λ₀K_mm)^† R (eq. (11)); LLA (AᵀMA + λ₀I) ŵ = AᵀR; SPA the Woodbury form of
+    (K̃_c + λ₀I) a = y_c. GSA (eq. (20)) replaces the in-memory thin SVD of G_cᵀ (n×s) by the R
+    factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c gives
+    Vᵀy_c without inverting R (the Gram route would square κ(G_c)).
+    """
     from ..nystrom._basis import psd_pinv
 
     if est.solver == "sklearn":
@@ -595,7 +634,29 @@ def _u_chunk(Xc, kern, C, A, shift, right):
 
 
 def fit_pca(est, X):
-    """``NystromKernelPCA.fit`` on dask X (lla, ncr, gsa, spa) from the merged R of F_c."""
+    """``NystromKernelPCA.fit`` on dask X (lla, ncr, gsa, spa) from the merged R of F_c.
+
+    Parameters
+    ----------
+    est : NystromKernelPCA
+    X : dask array (n, d), row-chunked.
+
+    Returns
+    -------
+    est
+        ``coef_``, ``landmark_coef_``, ``eigenvalues_``, ``intercept_`` as numpy;
+        ``dual_coef_`` of spa/gsa as a lazy dask array chunked like X.
+
+    Notes
+    -----
+    The in-memory fit is the SVD F_c = U S Vᵀ of the centred features F_c = K_nm A − 1f̄ᵀ
+    (n×s). Here one pass gives the R factor of F_c (tree-merged tall-skinny QR, centring by
+    the pairwise mean-difference rows), so SVD(R) gives S and V exactly as the thin SVD would;
+    svd_flip's sign rule (largest |u| of each left vector positive) runs as a distributed
+    sign pass over U_k = F_c V_k S_k⁻¹ (k numbers per chunk). SPA's eigenvectors of the n×n
+    F_c F_cᵀ are the same left singular vectors (so SPA needs no n×n matrix); GSA's
+    α̂ = G_c^† W (eq. (20)) is F_c U Σ⁻² Uᵀ W.
+    """
     from .nystrom import paired_signs
 
     k = est.n_components

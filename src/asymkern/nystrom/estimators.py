@@ -28,6 +28,18 @@ points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for 
 f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
 data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
 float64); predictions, decision values and transforms have the dtype of X (float32 stays float32).
+
+**Dask inputs** (row-chunked dask X, y chunked like X's rows; see ``asymkern._dask.machines``):
+``fit`` is a map-reduce — one kernel pass K(X_c, C) per chunk, m×m / s×s summaries combined
+by a tree, the m×m solve on the client — and ``predict``/``transform``/``decision_function`` of
+a dask array return a dask array computed chunk by chunk (numpy in, numpy out). Landmarks
+(uniform, leverage, k-means for n ≤ 20000, row indices) are the in-memory ones for the same
+``random_state``; the Gaussian sketch and ``mode='exact'`` (n×n) are refused. A Dask fit keeps
+``X_fit_ = None`` (GSA: the training dask array, for its test phase) and n-sized attributes
+(``dual_coef_`` of GSA/SPA) as lazy dask arrays chunked like X; pickling drops both, so a
+pickled Dask-fitted model holds only landmarks and small matrices (a GSA model then predicts
+through ``predict_lla`` only). ``NystromSVC`` gathers the features F (n×s) within
+``max_dense_memory`` (libsvm/liblinear solve on all rows at once) and refuses past it.
 """
 
 from __future__ import annotations
