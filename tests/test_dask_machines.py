@@ -165,8 +165,9 @@ def test_svc_matches_in_memory_classes_missing_from_chunks(svm):
 
 
 # ----------------------------------------------------------------------- float32, numpy mix
-def test_float32_kept():
+def test_float32_kept_inputs_unchanged():
     X, y, _, Xt = data(dtype=np.float32)
+    X0, y0 = X.copy(), y.copy()
     for mode in ("lla", "gsa"):
         kw = dict(mode=mode, n_landmarks=30, kernel_params=KP, fit_intercept=True,
                   random_state=1)
@@ -179,6 +180,8 @@ def test_float32_kept():
     t = kp.fit(chunked(X, 70)).transform(chunked(Xt, 20))
     assert t.dtype == np.float32 and t.compute().dtype == np.float32
     assert rel(t.compute(), NystromKernelPCA(**kp.get_params()).fit(X).transform(Xt)) < 1e-6
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
 
 
 def test_in_memory_fit_predicts_dask_and_dask_y_with_numpy_X():

@@ -376,7 +376,8 @@ def features(basis, Z, dtype=np.float64, B=None):
 
 
 # ================================================================================ estimators
-def _fit_common(est, X, y=None):
+def _fit_common(est, X, y=None, numeric: bool = True):
+    """Validate X (and y, before any work), choose the landmarks, set the common attributes."""
     if not is_dask_array(X) and is_dask_array(y) and y.ndim >= 1:
         da = require_dask()  # in-memory X with dask y: split X like y (validated below)
         from .._validation import as_data
@@ -385,6 +386,7 @@ def _fit_common(est, X, y=None):
         if Xa.shape[0] == y.shape[0] and not any(np.isnan(c) for c in y.chunks[0]):
             X = da.from_array(Xa, chunks=(y.chunks[0], -1))
     X = check_X(X)
+    Y = None if y is None else check_y(y, X, numeric=numeric)
     est.X_fit_ = None
     est.n_features_in_ = int(X.shape[1])
     est._fit_dtype = np.dtype(X.dtype)
@@ -403,7 +405,7 @@ def _fit_common(est, X, y=None):
     est.landmark_indices_ = b.indices
     est.landmarks_ = b.centers
     est.subspace_dim_ = b.subspace_dim
-    return X, kern, b
+    return X, Y, kern, b
 
 
 def _finite_small(est):
@@ -456,8 +458,7 @@ def fit_ridge(est, X, y, alpha: float):
         raise NotImplementedError(
             "solver='sklearn' fits scikit-learn's Ridge on the n×s features in memory; on dask "
             "inputs use solver='auto' (the same ridge solution in Gram form)")
-    X, kern, b = _fit_common(est, X, y)
-    Y = check_y(y, X)
+    X, Y, kern, b = _fit_common(est, X, y)
     est._y_1d = Y.ndim == 1
     n, mode, A = int(X.shape[0]), est.mode, b.A
     if est.fit_intercept:
@@ -662,7 +663,7 @@ def fit_pca(est, X):
     k = est.n_components
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"n_components must be a positive integer, got {k!r}")
-    X, kern, b = _fit_common(est, X)
+    X, _, kern, b = _fit_common(est, X)
     A = b.A
     s = A.shape[1]
     if k > s:
@@ -735,8 +736,7 @@ def fit_svc(est, X, y):
                  "NystromKernelRidge on ±1 targets (a chunked map-reduce fit) or fewer "
                  "landmarks", detail="libsvm needs the Nyström features F (n×s) in memory, "
                  "gathered from the cluster, and its own copy")
-    X, kern, b = _fit_common(est, X, y)
-    yd = check_y(y, X, numeric=False)
+    X, yd, kern, b = _fit_common(est, X, y, numeric=False)
     if yd.ndim == 2 and yd.shape[1] == 1:
         yd = yd[:, 0]
     if yd.ndim != 1:
