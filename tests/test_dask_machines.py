@@ -376,3 +376,22 @@ def test_local_cluster_processes_same_result():
     np.testing.assert_array_equal(est.coef_, ref.coef_)
     np.testing.assert_array_equal(p, p_ref)
     np.testing.assert_array_equal(t, t_ref)
+
+
+def test_machines_import_and_fit_without_dask():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['dask'] = None; sys.modules['dask.array'] = None\n"
+        "import numpy as np\n"
+        "from asymkern.nystrom import NystromKernelPCA, NystromKernelRidge\n"
+        "X = np.random.default_rng(0).normal(size=(50, 3))\n"
+        "NystromKernelRidge(n_landmarks=10, random_state=0).fit(X, X[:, 0]).predict(X)\n"
+        "NystromKernelPCA(n_landmarks=10, random_state=0).fit(X).transform(X)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ok" in out.stdout
