@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._dask import is_dask_array
 from .._validation import check_finite_output
 from ..kernels import KernelMatrix
 from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
@@ -57,14 +58,27 @@ class NystromBasis:
         return self.A.shape[1]
 
     def landmark_kernel(self, Z) -> np.ndarray:
-        """K(Z, C) (n_z × m), float64; for a sketch K(Z, X_fit) S streamed in blocks."""
+        """K(Z, C) (n_z × m), float64; for a sketch K(Z, X_fit) S streamed in blocks.
+
+        A dask Z gives a dask array chunked like Z (computed chunk by chunk)."""
+        if is_dask_array(Z):
+            from .._dask.machines import features
+
+            return features(self, Z, B=np.eye(self.n_landmarks))
         if self.sketch is not None:
             return np.asarray(KernelMatrix(self.kernel, Z, self.X_fit).matmat(self.sketch),
                               dtype=np.float64)
         return kernel_block(self.kernel, Z, self.centers)
 
     def features(self, Z=None, Knm=None) -> np.ndarray:
-        """t(Z) = K(Z, C) A (n_z × s): the approximate feature map Φ̃ of LLA."""
+        """t(Z) = K(Z, C) A (n_z × s): the approximate feature map Φ̃ of LLA (paper 004 §II-E).
+
+        A dask Z gives a dask array chunked like Z, float64, one task per chunk
+        (``asymkern._dask.machines.features``); nothing n×m is held."""
+        if Knm is None and is_dask_array(Z):
+            from .._dask.machines import features
+
+            return features(self, Z)
         if Knm is None:
             Knm = self.landmark_kernel(Z)
         return Knm @ self.A
@@ -135,17 +149,29 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
         indices = select_landmarks(None, m, method="fixed", indices=idx, n_samples=n)
     if centers is None and sketch is None:
         centers = X[indices]
-    if sketch is not None:
-        Kmm = sketch.T @ KernelMatrix(kernel, X).matmat(sketch)
-    else:
+    Kmm = sketch.T @ KernelMatrix(kernel, X).matmat(sketch) if sketch is not None else None
+    return basis_from_landmarks(kernel, centers, indices, X.dtype, subspace_dim=subspace_dim,
+                                rcond=rcond, X_fit=X, sketch=sketch, Kmm=Kmm)
+
+
+def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rcond=None,
+                         X_fit=None, sketch=None, Kmm=None) -> NystromBasis:
+    """A = V_s Σ_s⁻¹ from K_mm = K(C, C) (paper 004 §IV-A, Algorithm 1 step 3).
+
+    The step of :func:`build_basis` after the landmarks are chosen; the Dask executor
+    (``asymkern._dask.machines``) calls it with landmark rows gathered from a dask X
+    (``X_fit=None``). ``dtype`` is the data's dtype (it sets the default cut-off).
+    """
+    if Kmm is None:
         Kmm = kernel_block(kernel, centers, centers)
+    m = Kmm.shape[0]
     Kmm = (Kmm + Kmm.T) / 2
     check_finite_output(Kmm, "the landmark kernel matrix K_mm",
                         "rescale X (e.g. StandardScaler) or change the kernel parameters")
     lam, V = np.linalg.eigh(Kmm)
     lam, V = lam[::-1], V[:, ::-1]
     if rcond is None:  # the kernel values carry the rounding of X's dtype (float32: 1.2e-7)
-        rcond = m * float(np.finfo(X.dtype).eps)
+        rcond = m * float(np.finfo(dtype).eps)
     elif not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
         raise ValueError(f"rcond must be a number in [0, 1), got {rcond!r}")
     top = lam[0] if lam.size else 0.0
@@ -160,11 +186,11 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
         if s > rank:
             warnings.warn(
                 f"subspace_dim={s} exceeds the numerical rank {rank} of K_mm (cut-off "
-                f"rcond={rcond:.3g}); using s={rank}", RuntimeWarning, stacklevel=3)
+                f"rcond={rcond:.3g}); using s={rank}", RuntimeWarning, stacklevel=4)
             s = rank
     A = V[:, :s] / np.sqrt(lam[:s])
-    return NystromBasis(kernel=kernel, X_fit=X, centers=centers, sketch=sketch, indices=indices,
-                        Kmm=Kmm, A=A, eigenvalues=lam[:s].copy(), rank=rank)
+    return NystromBasis(kernel=kernel, X_fit=X_fit, centers=centers, sketch=sketch,
+                        indices=indices, Kmm=Kmm, A=A, eigenvalues=lam[:s].copy(), rank=rank)
 
 
 def psd_pinv(H: np.ndarray, rcond: float | None = None, dtype=np.float64) -> np.ndarray:

@@ -28,6 +28,18 @@ points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for 
 f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
 data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
 float64); predictions, decision values and transforms have the dtype of X (float32 stays float32).
+
+**Dask inputs** (row-chunked dask X, y chunked like X's rows; see ``asymkern._dask.machines``):
+``fit`` is a map-reduce — one kernel pass K(X_c, C) per chunk, m×m / s×s summaries combined
+by a tree, the m×m solve on the client — and ``predict``/``transform``/``decision_function`` of
+a dask array return a dask array computed chunk by chunk (numpy in, numpy out). Landmarks
+(uniform, leverage, k-means for n ≤ 20000, row indices) are the in-memory ones for the same
+``random_state``; the Gaussian sketch and ``mode='exact'`` (n×n) are refused. A Dask fit keeps
+``X_fit_ = None`` (GSA: the training dask array, for its test phase) and n-sized attributes
+(``dual_coef_`` of GSA/SPA) as lazy dask arrays chunked like X; pickling drops both, so a
+pickled Dask-fitted model holds only landmarks and small matrices (a GSA model then predicts
+through ``predict_lla`` only). ``NystromSVC`` gathers the features F (n×s) within
+``max_dense_memory`` (libsvm/liblinear solve on all rows at once) and refuses past it.
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._dask import any_dask
 from .._validation import as_data, check_finite_output, check_positive
 from ..config import check_memory
 from ..kernels import KernelMatrix, get_kernel
@@ -91,6 +104,22 @@ class _NystromBase(BaseEstimator):
             raise ValueError(f"{name} has {X.shape[1]} features, but {type(self).__name__} "
                              f"is expecting {self.X_fit_.shape[1]} features as input")
         return X
+
+    def _use_dask(self, X) -> bool:
+        """Dask executor for dask inputs and for every call on a model fitted on dask."""
+        return any_dask(X) or getattr(self, "dask_fit_", False)
+
+    def __getstate__(self):
+        """Pickle without dask objects: a Dask-fitted model keeps only landmarks and small
+        matrices; its lazy n-sized attributes (``dual_coef_`` of GSA/SPA) and the training
+        data GSA's test phase reads (``X_fit_``) are dropped."""
+        state = super().__getstate__()
+        from .._dask import is_dask_array
+
+        for key in ("X_fit_", "dual_coef_"):
+            if is_dask_array(state.get(key)):
+                state[key] = None
+        return state
 
     def _exact_kernel(self, Z):
         """K(Z, X_fit) times a matrix, streamed (never n_z × n at once beyond a block)."""
@@ -206,6 +235,11 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             raise ValueError(f"gsa_solver must be 'eq20' or 'woodbury', got {self.gsa_solver!r}")
         alpha = check_positive(self.alpha, "alpha")
         _require_y(y, self)
+        if any_dask(X, y):  # map-reduce over the row chunks (asymkern._dask.machines)
+            from .._dask.machines import fit_ridge
+
+            return fit_ridge(self, X, y, alpha)
+        self.dask_fit_ = False
         X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = _as_targets(y, X.shape[0])
         self._y_1d = y.ndim == 1
@@ -305,6 +339,10 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
+        if self._use_dask(X):  # a dask array chunked like X (numpy in → numpy out)
+            from .._dask.machines import predict_ridge
+
+            return predict_ridge(self, X, approach)
         X = self._check_X(X)
         approach = approach or self.mode
         if approach in ("gsa", "exact"):
@@ -405,6 +443,11 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
         mode = _check_mode(self.mode)
         _require_y(y, self)
+        if any_dask(X, y):  # features gathered within max_dense_memory (_dask.machines)
+            from .._dask.machines import fit_svc
+
+            return fit_svc(self, X, y)
+        self.dask_fit_ = False
         X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -462,12 +505,22 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         return T @ self._F.T if approach == "spa" else T
 
     def decision_function(self, X):
+        if self._use_dask(X):
+            from .._dask.machines import svc_apply
+
+            check_is_fitted(self, "X_fit_")
+            return svc_apply(self, X, "decision_function", self.mode)
         T = self._inputs(X, self.mode)
         F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
                                 "rescale X like the training data")
         return F.astype(self.X_fit_.dtype, copy=False)
 
     def predict(self, X):
+        if self._use_dask(X):
+            from .._dask.machines import svc_apply
+
+            check_is_fitted(self, "X_fit_")
+            return svc_apply(self, X, "predict", self.mode)
         T = self._inputs(X, self.mode)
         return self.estimator_.predict(T)
 
@@ -475,6 +528,11 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         """LLA predictions from a GSA (or LLA) fit: both share LLA's training (Algorithm 1)."""
         if self.mode not in ("gsa", "lla", "ncr"):
             raise ValueError("predict_lla needs mode 'gsa', 'lla' or 'ncr'")
+        if self._use_dask(X):
+            from .._dask.machines import svc_apply
+
+            check_is_fitted(self, "X_fit_")
+            return svc_apply(self, X, "predict", "lla")
         T = self._inputs(X, "lla")
         return self.estimator_.predict(T)
 
@@ -509,6 +567,11 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         from sklearn.utils.extmath import svd_flip
 
         mode = _check_mode(self.mode)
+        if any_dask(X):  # map-reduce over the row chunks (asymkern._dask.machines)
+            from .._dask.machines import fit_pca
+
+            return fit_pca(self, X)
+        self.dask_fit_ = False
         X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
         n = X.shape[0]
         k = self.n_components
@@ -570,6 +633,10 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
 
     def transform(self, X):
         check_is_fitted(self, "X_fit_")
+        if self._use_dask(X):  # a dask array chunked like X (numpy in → numpy out)
+            from .._dask.machines import transform_pca
+
+            return transform_pca(self, X)
         X = self._check_X(X)
         if self.mode in ("gsa", "exact"):
             out = self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_

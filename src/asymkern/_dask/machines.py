@@ -1,0 +1,788 @@
+"""Nyström kernel machines (paper 004) on Dask: map-reduce fit, lazy predict / transform.
+
+``NystromKernelRidge``, ``NystromKernelPCA`` and ``NystromSVC`` hand dask inputs here at the
+top of ``fit`` / ``predict`` / ``transform`` (``asymkern._dask.any_dask``). The pattern is
+map-reduce over the row chunks of X (and of y, chunked like X):
+
+* **landmarks** are chosen on the client from the sizes (uniform: the same ``random_state``
+  calls as in memory, hence the same indices), or from a gathered sample (k-means, n ≤ 20000:
+  the in-memory selector on the gathered rows, identical), or by two passes (ridge leverage:
+  the Gram FᵀF of a uniform Nyström sketch as a tree reduction, then the scores per chunk);
+  only the m landmark rows C (m×d) reach the client, and A = V_s Λ_s^{-1/2} comes from the
+  shared :func:`~asymkern.nystrom._basis.basis_from_landmarks`;
+* **one kernel pass** per fit: each task computes K_c = K(X_c, C) (``kernel_block``, the very
+  function of the in-memory path) and returns its m×m / m×outputs / s×s summaries — n_c,
+  Σ K_c, K_cᵀK_c, K_cᵀ(Y_c − ȳ), Σ(Y_c − ȳ) and, where a mode needs the singular values of the
+  (centred) features G_cᵀ = (K − 1k̄ᵀ)A, the R factor of a QR of that chunk's features centred
+  on the chunk mean. The summaries are combined by a deterministic pairwise tree (fixed order,
+  any scheduler); the R factors merge as in a tall-skinny QR, with the between-chunk mean term
+  √(n_a n_b / (n_a + n_b)) (ḡ_a − ḡ_b)ᵀ stacked under [R_a; R_b] (the pairwise-variance
+  identity), so RᵀR = G_c G_cᵀ without ever forming the Gram matrix from uncentred sums;
+* the **m×m solves** run on the client with the same formulas as in memory (eq. (11) for NCR,
+  LLA's ridge system, SPA's Woodbury form, GSA's eq. (20) through the SVD of R, whose singular
+  values and right vectors are those of G_cᵀ);
+* ``predict`` / ``transform`` of a dask array are dask arrays computed chunk by chunk
+  (K(Z_c, C) β + b per chunk; GSA: the exact kernel against the training chunks).
+
+Nothing n×m or n×s is ever held: n-sized fitted quantities (GSA/SPA dual coefficients, KPCA's
+SPA eigenvectors) are *lazy* dask arrays chunked like X, recomputed from X when asked for, and
+they (and the training data that GSA's test phase needs) are dropped when the model is pickled.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import is_dask_array, require_dask
+from .kernel import _chunk_bounds, _tree, as_dask_data, gather
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+_KMEANS_GATHER_MAX = 20000  # k-means on all rows (gathered) up to this n, as in _dask.nystrom
+
+
+# ================================================================================ validation
+def check_X(X, name: str = "X"):
+    """Row-chunked dense dask X (numpy input wrapped as one chunk); NaN found per chunk."""
+    return as_dask_data(X, name, allow_sparse=False)
+
+
+def _check_y_chunk(yc, name, block_info=None):
+    yc = np.asarray(yc)
+    if yc.dtype == object or not (np.issubdtype(yc.dtype, np.number) or yc.dtype == bool):
+        raise TypeError(f"{name} must be numeric")
+    yc = yc.astype(np.float64)
+    if not np.all(np.isfinite(yc)):
+        loc = block_info[0]["array-location"][0] if block_info else ("?", "?")
+        raise ValueError(f"{name} contains NaN or infinity in rows [{loc[0]}, {loc[1]}) (one "
+                         "dask chunk); expected finite values")
+    return yc
+
+
+def check_y(y, X, name: str = "y", numeric: bool = True):
+    """y as a dask array chunked exactly like the rows of (validated) dask X.
+
+    A dask y must have known chunk sizes along its rows equal to X's (empty chunks ignored);
+    a numpy y is accepted and split like X (it is already on the client). Numeric targets are
+    checked per chunk (finite, float64) when computed.
+    """
+    da = require_dask()
+    n = int(X.shape[0])
+    if y is None:
+        raise ValueError("y is None; expected targets/labels with one entry per row of X")
+    if is_dask_array(y):
+        if y.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1-D or 2-D, got a dask array with {y.ndim} "
+                             "dimensions")
+        if any(np.isnan(c) for cs in y.chunks for c in cs):
+            raise ValueError(f"{name} has unknown chunk sizes (NaN in {name}.chunks); call "
+                             f"{name}.compute_chunk_sizes() first")
+        if y.shape[0] != n:
+            raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
+        yc = tuple(c for c in y.chunks[0] if c)
+        if yc != tuple(X.chunks[0]):
+            raise ValueError(
+                f"{name} is chunked differently from the rows of X ({name}.chunks[0]={yc} vs "
+                f"X.chunks[0]={tuple(X.chunks[0])}); chunk them alike, e.g. "
+                f"{name} = {name}.rechunk({{0: X.chunks[0]}})")
+        if y.ndim == 2 and y.numblocks[1] != 1:
+            y = y.rechunk({1: -1})
+        if 0 in y.chunks[0]:
+            y = y.rechunk({0: X.chunks[0]})
+    else:
+        y = np.asarray(y)
+        if y.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
+        if y.shape[0] != n:
+            raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
+        y = da.from_array(y, chunks=(X.chunks[0],) + y.shape[1:])
+    if numeric:
+        if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+            raise TypeError(f"{name} must be numeric")
+        y = y.map_blocks(_check_y_chunk, name, dtype=np.float64)
+    return y
+
+
+# ================================================================================ landmarks
+def _gather_rows(X, idx, what):
+    from .kernel import DaskKernelMatrix
+
+    return np.asarray(DaskKernelMatrix.gather_rows(X, idx, what))
+
+
+def _lev_gram(kern, Xc, XI, B):
+    F = np.asarray(kern(Xc, XI), dtype=np.float64) @ B
+    return F.T @ F
+
+
+def _lev_scores(kern, Xc, XI, B, Wk):
+    U = np.asarray(kern(Xc, XI), dtype=np.float64) @ B @ Wk
+    return np.einsum("ij,ij->i", U, U)
+
+
+def leverage_indices(kern, X, m: int, rng) -> np.ndarray:
+    """Ridge-leverage landmarks of ``select_landmarks(..., 'leverage')`` in two passes.
+
+    The random calls, the sketch (a uniform Nyström map with p = ⌈1.5m⌉ landmarks) and the
+    formulas are those of :func:`asymkern.landmarks.leverage_scores`; pass 1 reduces the p×p
+    Gram FᵀF over the chunks, pass 2 computes the scores per chunk. The score vector (n floats)
+    is gathered for the weighted draw without replacement (the in-memory draw).
+    """
+    from dask import delayed
+
+    da = require_dask()
+    n = int(X.shape[0])
+    p = min(n, max(m, int(np.ceil(1.5 * m))))
+    idx = np.sort(rng.choice(n, p, replace=False))
+    XI = _gather_rows(X, idx, "leverage sketch rows")
+    Kmm = np.asarray(kern(XI), dtype=np.float64)
+    Kmm = (Kmm + Kmm.T) / 2
+    lam, V = np.linalg.eigh(Kmm)
+    keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
+    B = V[:, keep] / np.sqrt(lam[keep])
+    XId, Bd = delayed(XI, pure=True), delayed(B, pure=True)
+    parts = [delayed(_lev_gram, pure=True)(kern, xc, XId, Bd) for xc in X.to_delayed()[:, 0]]
+    (FtF,) = gather("leverage Gram FᵀF (p×p)", _tree(parts, _add))
+    s2, W = np.linalg.eigh(FtF)
+    s2, W = s2[::-1], W[:, ::-1]
+    k = int(min(m, np.sum(s2 > s2[0] * B.shape[1] * np.finfo(np.float64).eps)))
+    Wk = W[:, :k] / np.sqrt(s2[:k])
+    sc = da.concatenate([
+        da.from_delayed(delayed(_lev_scores, pure=True)(kern, xc, XId, Bd, delayed(Wk)),
+                        shape=(c,), dtype=np.float64)
+        for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])])
+    (scores,) = gather("leverage scores (n)", sc)
+    prob = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
+    prob /= prob.sum()
+    return rng.choice(n, m, replace=False, p=prob).astype(np.intp)
+
+
+def _nearest_task(C, Xc, offset):
+    from sklearn.metrics import pairwise_distances_argmin_min
+
+    i, d = pairwise_distances_argmin_min(C, Xc)
+    return d, i + offset
+
+
+def kmeans_centers(X, m: int, rng):
+    """(indices, centres) of k-means landmarks (paper 004 §IV, Zhang & Kwok).
+
+    n ≤ 20000: the rows are gathered and the in-memory ``landmarks.kmeans_landmarks`` runs with
+    the same random state — identical to the in-memory fit. Above: k-means (mini-batch above
+    20000 sampled rows) on a uniform sample of max(20m, 2000) rows gathered on the client, and
+    the training row nearest to each centre by a distributed argmin (``indices`` are then
+    informational and may repeat; the centres are the landmarks).
+    """
+    from dask import delayed
+
+    from ..landmarks import kmeans_landmarks
+
+    n = int(X.shape[0])
+    if n <= _KMEANS_GATHER_MAX:
+        pts = _gather_rows(X, np.arange(n), "k-means points (n <= 20000)")
+        idx, centers = kmeans_landmarks(pts, m, return_centers=True, random_state=rng)
+        return idx, centers.astype(X.dtype, copy=False)
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+
+    fit_n = min(n, max(20 * m, 2000))
+    sub = np.sort(rng.choice(n, fit_n, replace=False))
+    seed = int(rng.randint(2**31 - 1))
+    cls = KMeans if fit_n <= _KMEANS_GATHER_MAX else MiniBatchKMeans
+    sample = _gather_rows(X, sub, "k-means sample")
+    centers = np.asarray(cls(n_clusters=m, n_init=1, random_state=seed).fit(sample)
+                         .cluster_centers_, dtype=X.dtype)
+    Cd = delayed(centers, pure=True)
+    bounds = _chunk_bounds(X.chunks[0])
+    parts = [delayed(_nearest_task, pure=True)(Cd, b, int(bounds[k]))
+             for k, b in enumerate(X.to_delayed()[:, 0])]
+    best_d, best_i = np.full(m, np.inf), np.zeros(m, dtype=np.intp)
+    for d, i in gather("k-means nearest rows", *parts):
+        take = d < best_d
+        best_d[take], best_i[take] = d[take], i[take]
+    return best_i, centers
+
+
+def build_basis_dask(kern, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,
+                     random_state=None):
+    """The Nyström basis of :func:`~asymkern.nystrom._basis.build_basis` for dask X.
+
+    Same landmark indices for the same ``random_state`` (uniform, fixed, leverage, k-means for
+    n ≤ 20000); the Gaussian sketch (C_H = X_H S, an n×m S) is refused.
+    """
+    from sklearn.utils import check_random_state
+
+    from ..landmarks import select_landmarks
+    from ..nystrom._basis import SAMPLERS, _check_int, basis_from_landmarks, check_psd_kernel
+
+    n = int(X.shape[0])
+    check_psd_kernel(kern)
+    rng = check_random_state(random_state)
+    centers = None
+    if isinstance(landmarks, str):
+        if landmarks not in SAMPLERS:
+            raise ValueError(f"unknown landmarks={landmarks!r}; expected one of {SAMPLERS} "
+                             "or an array of row indices")
+        m = _check_int(n_landmarks, "n_landmarks", 1, n, f"the number of samples n_samples={n}")
+        if landmarks == "gaussian":
+            raise NotImplementedError(
+                "landmarks='gaussian' (a Gaussian sketch C_H = X_H S with an n×m matrix S, "
+                "K_nm = K S over all n² pairs) is not available on dask inputs; use 'uniform', "
+                "'kmeans', 'leverage' or row indices")
+        if landmarks == "uniform":
+            indices = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
+        elif landmarks == "leverage":
+            indices = leverage_indices(kern, X, m, rng)
+        else:
+            indices, centers = kmeans_centers(X, m, rng)
+    else:
+        idx = np.asarray(landmarks)
+        m = idx.size
+        if n_landmarks is not None and int(n_landmarks) != m:
+            raise ValueError(f"landmarks has {m} indices but n_landmarks={n_landmarks}")
+        indices = select_landmarks(None, m, method="fixed", indices=idx, n_samples=n)
+    if centers is None:
+        centers = _gather_rows(X, indices, "landmark rows")
+    return basis_from_landmarks(kern, centers, indices, X.dtype, subspace_dim=subspace_dim,
+                                rcond=rcond)
+
+
+# ================================================================================ chunk tasks
+def _knm(kern, Xc, C):
+    """K(X_c, C) (float64) by the in-memory ``kernel_block``, checked for overflow."""
+    from .._validation import check_finite_output
+    from ..nystrom._basis import kernel_block
+
+    return check_finite_output(kernel_block(kern, Xc, C),
+                               "the kernel matrix K_nm between X and the landmarks", _RESCALE)
+
+
+def _add(a, b):
+    return a + b
+
+
+def _qr_r(G):
+    return np.linalg.qr(G, mode="r") if G.shape[0] else np.zeros((0, G.shape[1]))
+
+
+def _chunk_stats(kern, Xc, C, A, Yc, ybar, gram: bool, qr: bool, center: bool):
+    """Summaries of one row chunk: everything the m×m solves need (one kernel evaluation)."""
+    K = _knm(kern, Xc, C)
+    st = {"n": K.shape[0], "ksum": K.sum(axis=0)}
+    if Yc is not None:
+        Y = np.asarray(Yc, dtype=np.float64).reshape(K.shape[0], -1) - ybar
+        st["ysum"] = Y.sum(axis=0)
+        st["KtY"] = K.T @ Y
+    if gram:
+        st["KtK"] = K.T @ K
+    if qr:  # with targets: QR of [G_c, Y_c], so that R[:s, s:] = Qᵀ y_c (stable, no R⁻¹)
+        G = K @ A if Yc is None else np.hstack([K @ A, Y])
+        g = G.mean(axis=0) if (center and G.shape[0]) else np.zeros(G.shape[1])
+        st["gmean"] = g
+        st["R"] = _qr_r(G - g if center else G)
+    return st
+
+
+def _merge(a, b):
+    """Pairwise merge of two chunk summaries (sums add; R factors as in a tall-skinny QR)."""
+    out = {k: a[k] + b[k] for k in a if k not in ("R", "gmean")}
+    if "R" in a:
+        na, nb = a["n"], b["n"]
+        n = na + nb
+        rows = [a["R"], b["R"]]
+        if n and na and nb:
+            rows.append(np.sqrt(na * nb / n) * (a["gmean"] - b["gmean"])[None, :])
+        out["R"] = _qr_r(np.vstack(rows))
+        out["gmean"] = (na * a["gmean"] + nb * b["gmean"]) / n if n else a["gmean"]
+    return out
+
+
+def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, gram=False, qr=False, center=False,
+                 what="Nyström summaries"):
+    """One pass over the chunks of X (and Y): the merged summaries, gathered (all small)."""
+    from dask import delayed
+
+    Cd, Ad = delayed(C, pure=True), delayed(A, pure=True)
+    yd = (list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0]) if Y is not None
+          else [None] * len(X.chunks[0]))
+    parts = [delayed(_chunk_stats, pure=True)(kern, xc, Cd, Ad, yc, ybar, gram, qr, center)
+             for xc, yc in zip(X.to_delayed()[:, 0], yd)]
+    (st,) = gather(what, _tree(parts, _merge))
+    if "R" in st:
+        R, s = st["R"], A.shape[1]
+        if R.shape[0] < R.shape[1]:  # fewer rows than columns: pad (rank-deficient)
+            R = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
+        st["R"], st["QtY"] = R[:s, :s], R[:s, s:]
+    return st
+
+
+def _lincomb(kern, Zc, C, B, b, dtype, what):
+    """K(Z_c, C) B + b for one chunk, cast to the data's dtype (predictions, transforms)."""
+    from .._validation import check_finite_output
+
+    out = check_finite_output(_knm(kern, Zc, C) @ B + b, what,
+                              "rescale X like the training data")
+    return out.astype(dtype)
+
+
+def _features_chunk(kern, Xc, C, A, shift, right):
+    """(K(X_c, C) A − shift) @ right: per-chunk centred features times a small matrix."""
+    G = _knm(kern, Xc, C) @ A - shift
+    return G @ right
+
+
+def map_rows(func, X, n_out: int, dtype, *args):
+    """A dask (n, n_out) array chunked like X: func(X_c, *args) per chunk (args small)."""
+    from dask import delayed
+
+    da = require_dask()
+    args = [delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args]
+    blocks = [da.from_delayed(delayed(func, pure=True)(xc, *args), shape=(c, n_out), dtype=dtype)
+              for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])]
+    return da.concatenate(blocks, axis=0)
+
+
+def _swap(func):
+    """func(kern, Xc, ...) as g(Xc, kern, ...) for :func:`map_rows`."""
+    def g(Xc, kern, *args):
+        return func(kern, Xc, *args)
+    return g
+
+
+def features(basis, Z, dtype=np.float64, B=None):
+    """The Nyström feature map t(Z) = K(Z, C) A (paper 004 §II-E), chunk by chunk.
+
+    Parameters
+    ----------
+    basis : NystromBasis
+        A fitted basis with landmark points (not a Gaussian sketch).
+    Z : dask array (n_z, d), row-chunked (numpy is wrapped as one chunk).
+    dtype : output dtype (default float64, as in memory).
+    B : (m, k) numpy, optional
+        Right factor instead of A (``np.eye(m)`` gives K(Z, C)).
+
+    Returns
+    -------
+    dask array (n_z, s) chunked like Z; each task evaluates ``kernel_block`` and one product.
+    """
+    if basis.centers is None:
+        raise NotImplementedError("the Nyström feature map of a Gaussian sketch basis needs "
+                                  "the kernel against all training points; not available on "
+                                  "dask inputs")
+    Z = check_X(Z, "Z")
+    B = basis.A if B is None else B
+    return map_rows(_swap(_lincomb), Z, B.shape[1], dtype, basis.kernel, basis.centers, B,
+                    np.zeros(B.shape[1]), np.dtype(dtype), "the Nyström features")
+
+
+# ================================================================================ estimators
+def _fit_common(est, X, y=None, numeric: bool = True):
+    """Validate X (and y, before any work), choose the landmarks, set the common attributes."""
+    if not is_dask_array(X) and is_dask_array(y) and y.ndim >= 1:
+        da = require_dask()  # in-memory X with dask y: split X like y (validated below)
+        from .._validation import as_data
+
+        Xa = as_data(X, "X")
+        if Xa.shape[0] == y.shape[0] and not any(np.isnan(c) for c in y.chunks[0]):
+            X = da.from_array(Xa, chunks=(y.chunks[0], -1))
+    X = check_X(X)
+    Y = None if y is None else check_y(y, X, numeric=numeric)
+    est.X_fit_ = None
+    est.n_features_in_ = int(X.shape[1])
+    est._fit_dtype = np.dtype(X.dtype)
+    est.dask_fit_ = True
+    est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
+    if est.mode == "exact":
+        raise NotImplementedError(
+            f"mode='exact' needs the n×n kernel matrix of all {X.shape[0]} samples; it is not "
+            "available on dask inputs: use a Nyström mode ('lla', 'ncr', 'spa', 'gsa')")
+    est._ncr_requires_full()
+    kern = est._kernel()
+    b = build_basis_dask(kern, X, est.n_landmarks, landmarks=est.landmarks,
+                         subspace_dim=est.subspace_dim, rcond=est.rcond,
+                         random_state=est.random_state)
+    est.basis_ = b
+    est.landmark_indices_ = b.indices
+    est.landmarks_ = b.centers
+    est.subspace_dim_ = b.subspace_dim
+    return X, Y, kern, b
+
+
+def _finite_small(est):
+    from .._validation import check_finite_output
+
+    for name in ("coef_", "landmark_coef_", "intercept_", "eigenvalues_"):
+        val = getattr(est, name, None)
+        if val is not None:
+            check_finite_output(val, f"the fitted {name}", _RESCALE)
+    return est
+
+
+def _svd_R(R, n, dtype):
+    """SVD of the merged R (s×s): singular values / right vectors of G_cᵀ, in-memory cut-off."""
+    P, sig, Ut = np.linalg.svd(R)
+    keep = sig > max(n, R.shape[1]) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
+    return P, sig, Ut, keep
+
+
+def fit_ridge(est, X, y, alpha: float):
+    """``NystromKernelRidge.fit`` on dask X (modes lla, ncr, spa, gsa), paper 004 eq. (11)–(20).
+
+    Parameters
+    ----------
+    est : NystromKernelRidge
+        The estimator (its parameters are read, its fitted attributes set).
+    X : dask array (n, d), row-chunked (numpy X is split like a dask y).
+    y : dask array (n,) or (n, k) chunked like X's rows, or numpy (split like X).
+    alpha : float
+        Ridge parameter λ₀ > 0 (validated by the caller).
+
+    Returns
+    -------
+    est
+        Fitted: ``coef_`` (lla/gsa), ``landmark_coef_``, ``intercept_`` as numpy; ``dual_coef_``
+        of spa/gsa as a lazy dask array chunked like X.
+
+    Notes
+    -----
+    One pass over the chunks gives n, Σ K_c, K_cᵀK_c and K_cᵀ(Y_c − ȳ) (ȳ from a pass over y
+    alone), so M = K_mn K_nm − n k̄k̄ᵀ and R = K_mn(y − ȳ) are the in-memory quantities:
+    NCR β = (M + λ₀K_mm)^† R (eq. (11)); LLA (AᵀMA + λ₀I) ŵ = AᵀR; SPA the Woodbury form of
+    (K̃_c + λ₀I) a = y_c. GSA (eq. (20)) replaces the in-memory thin SVD of G_cᵀ (n×s) by the R
+    factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c gives
+    Vᵀy_c without inverting R (the Gram route would square κ(G_c)).
+    """
+    from ..nystrom._basis import psd_pinv
+
+    if est.solver == "sklearn":
+        raise NotImplementedError(
+            "solver='sklearn' fits scikit-learn's Ridge on the n×s features in memory; on dask "
+            "inputs use solver='auto' (the same ridge solution in Gram form)")
+    X, Y, kern, b = _fit_common(est, X, y)
+    est._y_1d = Y.ndim == 1
+    n, mode, A = int(X.shape[0]), est.mode, b.A
+    if est.fit_intercept:
+        (ysum,) = gather("target sums", Y.sum(axis=0))
+        ybar = np.atleast_1d(ysum / n)  # = Y.mean(axis=0) of the in-memory path
+    else:
+        ybar = np.zeros(1 if Y.ndim == 1 else Y.shape[1])
+    need_qr = mode == "gsa"
+    st = reduce_stats(kern, X, b.centers, A, Y, ybar, gram=not need_qr, qr=need_qr,
+                      center=est.fit_intercept, what="KRR summaries (m×m, m×outputs)")
+    kbar = st["ksum"] / n if est.fit_intercept else None
+    R = st["KtY"]  # K_mn (y − ȳ)
+    if mode in ("ncr", "lla", "spa"):
+        M = st["KtK"].copy()
+        if kbar is not None:
+            M -= n * np.outer(kbar, kbar)
+    if mode == "ncr":
+        est.landmark_coef_ = psd_pinv(M + alpha * b.Kmm, dtype=est._fit_dtype) @ R  # eq. (11)
+    elif mode == "lla":
+        H = A.T @ M @ A
+        H[np.diag_indices_from(H)] += alpha
+        w = np.linalg.solve(H, A.T @ R)
+        est.coef_ = w.T
+        est.landmark_coef_ = A @ w
+    else:
+        Gty = A.T @ R  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
+        if kbar is not None:
+            Gty -= np.outer(A.T @ kbar, st["ysum"])
+        shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
+        if mode == "spa":  # (K̃_c + αI) a = y_c by Woodbury; a itself is n-sized (lazy)
+            Hp = A.T @ M @ A
+            GtG = Hp.copy()
+            Hp[np.diag_indices_from(Hp)] += alpha
+            z = np.linalg.solve(Hp, Gty)
+            est.landmark_coef_ = A @ ((Gty - GtG @ z) / alpha)
+            est.dual_coef_ = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
+        else:
+            _fit_gsa(est, st, kern, X, Y, b, n, shift, Gty, ybar, alpha)
+    beta = est.landmark_coef_
+    est.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
+    return _finite_small(est)
+
+
+def _spa_dual_chunk(Xc, Yc, kern, C, A, ybar, shift, z, alpha):
+    G = _knm(kern, Xc, C) @ A - shift
+    Y = np.asarray(Yc, dtype=np.float64).reshape(G.shape[0], -1) - ybar
+    return (Y - G @ z) / alpha
+
+
+def _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha):
+    from dask import delayed
+
+    da = require_dask()
+    yd = list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0])
+    args = [delayed(a, pure=True) for a in (b.centers, b.A, ybar, shift, z)]
+    blocks = [da.from_delayed(delayed(_spa_dual_chunk, pure=True)(xc, yc, kern, *args, alpha),
+                              shape=(c, z.shape[1]), dtype=np.float64)
+              for xc, yc, c in zip(X.to_delayed()[:, 0], yd, X.chunks[0])]
+    return da.concatenate(blocks, axis=0)
+
+
+def _fit_gsa(est, st, kern, X, Y, b, n, shift, Gty, ybar, alpha):
+    """GSA through LLA's training (eq. (20)) from the merged R of G_cᵀ (no n×s SVD).
+
+    With R = P Σ Uᵀ (so G_cᵀ = V Σ Uᵀ, V = G_cᵀ U Σ⁻¹): Vᵀy_c = Σ⁻¹Uᵀ(G_c y_c),
+    ŵ = U Σ (Σ² + α)⁻¹ Vᵀy_c and α̂ = V (Σ² + α)⁻¹ Vᵀ y_c = G_cᵀ c with c = U Σ⁻¹ filt, kept as
+    the small c; α̂ itself is a lazy dask array.
+    """
+    A = b.A
+    P, sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
+    sig, U = sig[keep], Ut[keep].T
+    proj = P[:, keep].T @ st["QtY"]  # Vᵀ y_c = Pᵀ Qᵀ y_c
+    filt = proj / (sig**2 + alpha)[:, None]
+    if est.gsa_solver == "woodbury":
+        GtG = st["R"].T @ st["R"]
+        Hp = GtG.copy()
+        Hp[np.diag_indices_from(Hp)] += alpha
+        z = np.linalg.solve(Hp, Gty)
+        w = (Gty - GtG @ z) / alpha  # Gᵀ α_W
+        vaw = (proj - sig[:, None] * (U.T @ z)) / alpha  # Vᵀ α_W
+        c = U @ (vaw / sig[:, None])
+    else:
+        w = U @ (sig[:, None] * filt)
+        c = U @ (filt / sig[:, None])
+    est.coef_ = w.T
+    est.landmark_coef_ = A @ w
+    est._gsa_c = c
+    est._gsa_shift = shift
+    est.X_fit_ = X
+    est.dual_coef_ = map_rows(_swap(_features_chunk), X, c.shape[1], np.float64, kern,
+                              b.centers, A, shift, c)
+
+
+def _exact_part(est, Z):
+    """K(Z, X_fit) α̂ for GSA's test phase, as a dask array chunked like Z."""
+    from .kernel import DaskKernelMatrix
+
+    if not is_dask_array(getattr(est, "X_fit_", None)):
+        raise ValueError(
+            f"{type(est).__name__}(mode='gsa') was fitted on dask inputs and then unpickled: "
+            "GSA's test phase uses the kernel against all training points (Algorithm 1), "
+            "which a pickled Dask-fitted model does not carry; use predict_lla / the LLA "
+            "scores (the same training), or refit")
+    G = DaskKernelMatrix(est._kernel(), Z, est.X_fit_)
+    return G.matmat(est.dual_coef_)
+
+
+def _out(out, was_dask):
+    if was_dask:
+        return out
+    (res,) = gather("predictions of in-memory input", out)
+    return res
+
+
+def predict_ridge(est, Z, approach=None):
+    approach = approach or est.mode
+    was_dask = is_dask_array(Z)
+    Zd = _check_new(est, Z)
+    dt = _dtype(est)
+    if approach == "gsa":
+        out = _gsa_out(est, Zd, est.intercept_, dt, "the predictions")
+    elif approach == "exact":
+        out = (_exact_kernel_dask(est, Zd).matmat(est.dual_coef_) + est.intercept_).astype(dt)
+    else:
+        B = est.landmark_coef_
+        out = map_rows(_swap(_lincomb), Zd, B.shape[1], dt, est._kernel(), est.basis_.centers,
+                       B, est.intercept_, np.dtype(dt), "the predictions")
+    if est._y_1d:
+        out = out[:, 0]
+    return _out(out, was_dask)
+
+
+def _exact_kernel_dask(est, Zd):
+    from .kernel import DaskKernelMatrix
+
+    return DaskKernelMatrix(est._kernel(), Zd, est.X_fit_)
+
+
+def _gsa_out(est, Zd, intercept, dt, what):
+    if est.X_fit_ is not None and not is_dask_array(est.X_fit_):  # fitted in memory
+        out = _exact_kernel_dask(est, Zd).matmat(est.dual_coef_)
+    else:
+        out = _exact_part(est, Zd)
+    return out.map_blocks(_finish, intercept, dt, what, dtype=dt)
+
+
+def _finish(B, b, dt, what):
+    from .._validation import check_finite_output
+
+    return check_finite_output(B + b, what, "rescale X like the training data").astype(dt)
+
+
+def _dtype(est):
+    """The training data's dtype (predictions and transforms have it)."""
+    return est._fit_dtype if getattr(est, "dask_fit_", False) else est.X_fit_.dtype
+
+
+def _check_new(est, Z, name="X"):
+    if est.basis_ is not None and est.basis_.centers is None:
+        raise NotImplementedError(
+            "this model was fitted in memory with landmarks='gaussian' (a sketch over all "
+            "training points); predictions of dask inputs need landmark points: refit with "
+            "'uniform', 'kmeans', 'leverage' or row indices")
+    Zd = check_X(Z, name)
+    if Zd.shape[1] != est.n_features_in_:
+        raise ValueError(f"{name} has {Zd.shape[1]} features, but {type(est).__name__} is "
+                         f"expecting {est.n_features_in_} features as input")
+    return Zd
+
+
+# ------------------------------------------------------------------------------------ KPCA
+def _u_chunk(Xc, kern, C, A, shift, right):
+    return _features_chunk(kern, Xc, C, A, shift, right)
+
+
+def fit_pca(est, X):
+    """``NystromKernelPCA.fit`` on dask X (lla, ncr, gsa, spa) from the merged R of F_c.
+
+    Parameters
+    ----------
+    est : NystromKernelPCA
+    X : dask array (n, d), row-chunked.
+
+    Returns
+    -------
+    est
+        ``coef_``, ``landmark_coef_``, ``eigenvalues_``, ``intercept_`` as numpy;
+        ``dual_coef_`` of spa/gsa as a lazy dask array chunked like X.
+
+    Notes
+    -----
+    The in-memory fit is the SVD F_c = U S Vᵀ of the centred features F_c = K_nm A − 1f̄ᵀ
+    (n×s). Here one pass gives the R factor of F_c (tree-merged tall-skinny QR, centring by
+    the pairwise mean-difference rows), so SVD(R) gives S and V exactly as the thin SVD would;
+    svd_flip's sign rule (largest |u| of each left vector positive) runs as a distributed
+    sign pass over U_k = F_c V_k S_k⁻¹ (k numbers per chunk). SPA's eigenvectors of the n×n
+    F_c F_cᵀ are the same left singular vectors (so SPA needs no n×n matrix); GSA's
+    α̂ = G_c^† W (eq. (20)) is F_c U Σ⁻² Uᵀ W.
+    """
+    from .nystrom import paired_signs
+
+    k = est.n_components
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"n_components must be a positive integer, got {k!r}")
+    X, _, kern, b = _fit_common(est, X)
+    A = b.A
+    s = A.shape[1]
+    if k > s:
+        raise ValueError(f"n_components={k} is larger than the subspace dimension s={s}")
+    n = int(X.shape[0])
+    st = reduce_stats(kern, X, b.centers, A, qr=True, center=est.center,
+                      what="KPCA summaries (s×s R factor)")
+    fbar = st["gmean"] if est.center else np.zeros(s)
+    est._fbar = fbar
+    _, S, Vt = np.linalg.svd(st["R"])
+    # svd_flip's rule (largest |u| of each left singular vector positive) on the lazy
+    # U_k = F_c V_k S_k⁻¹: a distributed sign pass (k numbers per chunk)
+    Uk = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, Vt[:k].T / S[:k])
+    signs = paired_signs(Uk)
+    W = Vt[:k].T * signs
+    lam = S[:k] ** 2
+    if est.mode == "spa":  # eigenvectors of the n×n F_c F_cᵀ are the left singular vectors
+        est.dual_coef_ = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar,
+                                  W / lam)
+    elif est.mode == "gsa":  # α̂ = G_c^† W = F_c U Σ⁻² Uᵀ W (eq. (20)), lazily
+        _, sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
+        U = Ut[keep].T
+        c = (U / sig[keep] ** 2) @ (U.T @ W)
+        est._gsa_c = c
+        est.X_fit_ = X
+        est.dual_coef_ = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, c)
+    est.coef_ = W.T
+    est.landmark_coef_ = A @ W
+    est.eigenvalues_ = lam
+    est.intercept_ = -(fbar @ W)
+    return _finite_small(est)
+
+
+def transform_pca(est, Z):
+    was_dask = is_dask_array(Z)
+    Zd = _check_new(est, Z)
+    dt = _dtype(est)
+    if est.mode == "gsa":
+        out = _gsa_out(est, Zd, est.intercept_, dt, "the transformed values")
+    elif est.mode == "exact":
+        out = (_exact_kernel_dask(est, Zd).matmat(est.dual_coef_) + est.intercept_).astype(dt)
+    else:
+        B = est.landmark_coef_
+        out = map_rows(_swap(_lincomb), Zd, B.shape[1], dt, est._kernel(), est.basis_.centers,
+                       B, est.intercept_, np.dtype(dt), "the transformed values")
+    return _out(out, was_dask)
+
+
+# ------------------------------------------------------------------------------------- SVC
+def fit_svc(est, X, y):
+    """``NystromSVC.fit`` on dask X: the features F (n×s) are gathered within the budget.
+
+    libsvm / liblinear solve on all n rows at once (the ν-SVM dual has no chunked form), so
+    the Dask path computes F = K(X, C) A chunk by chunk in the cluster and gathers F and the
+    labels on the client only when 2·n·s·8 bytes fit in ``max_dense_memory``; past it, a
+    MemoryBudgetError names the way out. Modes lla / ncr (gsa's test phase and spa's n×n
+    kernel are refused).
+    """
+    from ..config import check_memory
+
+    if est.mode not in ("lla", "ncr"):
+        raise NotImplementedError(
+            f"NystromSVC(mode={est.mode!r}) is not available on dask inputs: "
+            + ("it needs the n×n kernel" if est.mode in ("spa", "exact") else
+               "its test phase needs the n×s factor G^† against all training points")
+            + "; use mode='lla' or 'ncr'")
+    n = int(X.shape[0])
+    m = est.n_landmarks if isinstance(est.n_landmarks, numbers.Integral) else n
+    check_memory(2 * 8 * n * int(m), f"NystromSVC on dask inputs ({n} samples, {m} landmarks)",
+                 "NystromKernelRidge on ±1 targets (a chunked map-reduce fit) or fewer "
+                 "landmarks", detail="libsvm needs the Nyström features F (n×s) in memory, "
+                 "gathered from the cluster, and its own copy")
+    X, yd, kern, b = _fit_common(est, X, y, numeric=False)
+    if yd.ndim == 2 and yd.shape[1] == 1:
+        yd = yd[:, 0]
+    if yd.ndim != 1:
+        raise ValueError(f"y must be 1-D with {n} labels, got shape {yd.shape}")
+    F = features(b, X)
+    F, yv = gather("NystromSVC features F (n×s, within max_dense_memory)", F, yd)
+    if np.issubdtype(yv.dtype, np.floating) and not np.all(np.isfinite(yv)):
+        raise ValueError("y contains NaN or infinity")
+    est.estimator_ = est._make_svm("linear").fit(F, yv)
+    W = np.atleast_2d(np.asarray(est.estimator_.coef_))
+    est.coef_ = W
+    est.landmark_coef_ = b.A @ W.T
+    est.classes_ = est.estimator_.classes_
+    if hasattr(est.estimator_, "n_iter_"):
+        est.n_iter_ = est.estimator_.n_iter_
+    return _finite_small(est)
+
+
+def _svc_chunk(Xc, kern, C, A, svm, method, dt):
+    from .._validation import check_finite_output
+
+    T = check_finite_output(_knm(kern, Xc, C) @ A,
+                            "the kernel features of X (input of the linear SVM)",
+                            "rescale X like the training data")
+    out = getattr(svm, method)(T)
+    return out.astype(dt, copy=False) if method == "decision_function" else out
+
+
+def svc_apply(est, Z, method: str, approach: str):
+    from dask import delayed
+
+    da = require_dask()
+    if approach not in ("lla", "ncr"):
+        raise NotImplementedError(f"mode {approach!r} on dask inputs: refit with mode='lla'")
+    was_dask = is_dask_array(Z)
+    Zd = _check_new(est, Z)
+    dt = _dtype(est)
+    svm = delayed(est.estimator_, pure=True)
+    args = [delayed(a, pure=True) for a in (est.basis_.centers, est.basis_.A)]
+    if method == "predict":
+        shape, odt = (), est.classes_.dtype
+    else:  # (n,) for two classes, (n, n_machines or n_classes) otherwise
+        probe = est.estimator_.decision_function(np.zeros((1, est.basis_.A.shape[1])))
+        shape, odt = np.asarray(probe).shape[1:], dt
+    blocks = [da.from_delayed(delayed(_svc_chunk, pure=True)(zc, est._kernel(), *args, svm,
+                                                             method, dt),
+                              shape=(c,) + shape, dtype=odt)
+              for zc, c in zip(Zd.to_delayed()[:, 0], Zd.chunks[0])]
+    return _out(da.concatenate(blocks, axis=0), was_dask)
