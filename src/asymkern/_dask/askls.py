@@ -249,9 +249,6 @@ def _reference(est):
 
 def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
     """(k(x, X_J) w_s, k(X_I, x)ᵀ w_t) for new X: dask arrays for dask X, numpy for numpy X."""
-    from dask import delayed
-
-    da = require_dask()
     if est._is_precomputed():
         raise NotImplementedError("dask inputs with kernel='precomputed' are not available for "
                                   "AsKLSClassifier")
@@ -265,6 +262,9 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
         Xc = validate_data(est, X, reset=False, dtype=[np.float64, np.float32],
                            accept_sparse="csr" if kern.accepts_sparse else False)
         return cross_block(kern, Xc, XI, XJ, None, lse_I, ws, wt, need_s, need_t)
+    from dask import delayed
+
+    da = require_dask()
     Xn = as_dask_data(X, "X", allow_sparse=kern.accepts_sparse)
     if Xn.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {Xn.shape[1]} features, but {type(est).__name__} is expecting "
