@@ -315,6 +315,8 @@ def test_pickled_models_hold_no_dask_objects(tmp_path):
     sne = AsKLSClassifier(**dict(ASK, kernel="sne")).fit(da.from_array(X, chunks=60), y)
     with pytest.raises(ValueError, match="no longer holds the training set"):
         pickle.loads(pickle.dumps(sne)).decision_function(X[:5])
+    assert sne._dask_reference is not None  # pickling did not strip the live model
+    assert np.all(np.isfinite(sne.decision_function(X[:5])))
     tgt = AsKLSClassifier(**dict(ASK, kernel="sne", merge="target")).fit(
         da.from_array(X, chunks=60), y)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(tgt)).decision_function(X[:5]),

@@ -696,7 +696,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         return self._as_out(P / s)
 
     def __getstate__(self):
-        state = super().__getstate__()
+        state = dict(super().__getstate__())  # a copy: the live estimator keeps its reference
         state.pop("_dask_reference", None)  # a dask fit's training data stays out of pickles
         return state
 
