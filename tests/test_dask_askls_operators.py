@@ -155,6 +155,20 @@ def test_askls_float32_kept_and_chunking_invariance():
         assert rel(out, ref) < 1e-12
 
 
+def test_askls_csr_chunks():
+    import scipy.sparse as sp
+
+    Xs = sp.random(200, 30, density=0.2, format="csr", random_state=1)
+    rs = np.asarray(Xs.sum(axis=1)).ravel()
+    y = (rs > np.median(rs)).astype(int)
+    Xd = da.concatenate([da.from_array(Xs[i:i + 50], chunks=Xs[i:i + 50].shape, asarray=False)
+                         for i in range(0, 200, 50)])
+    kw = dict(ASK, kernel="rbf", kernel_params={"gamma": 0.5})
+    mem = AsKLSClassifier(**kw).fit(Xs, y)
+    est = AsKLSClassifier(**kw).fit(Xd, y)
+    assert rel(est.decision_function(Xd[:20]).compute(), mem.decision_function(Xs[:20])) < 1e-10
+
+
 def test_askls_classes_missing_from_chunks():
     X, y = clf_data(classes=3)
     order = np.argsort(y, kind="stable")  # sorted labels: every chunk holds one class only

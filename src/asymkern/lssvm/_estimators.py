@@ -367,14 +367,27 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         K ≈ U diag(s) Vᵀ = C W_r⁺ R (the n × n matrix is never formed; O(n r²) solve;
         prediction uses the same Nyström extension, i.e. kernel values against the landmarks
         only). The rcond check is skipped; the approximation changes the model (see
-        docs/results/askls_bench.md for the accuracy cost).
+        docs/results/askls_bench.md for the accuracy cost). The solve runs on r×r statistics
+        (:func:`asymkern.lssvm._solvers.askls_lowrank_reduced`, the Woodbury form of eq. 6).
     random_state : folds of the stacking and landmark sampling.
+
+    Dask inputs (``nystrom`` required; ``merge`` 'sum', 'source' or 'target'): X row-chunked
+    (numpy or CSR chunks), y a numpy array or a 1-D dask array chunked like X's rows. The
+    Nyström factors come from the Dask ``asymmetric_nystrom`` (same landmarks as in memory for
+    the same ``random_state``), the r×r statistics of the low-rank system and the landmark
+    products R b̃, Cᵀ ã are tree reductions over the row chunks, and the small system is solved
+    on the client by the same function as in memory; ``decision_function``/``predict`` of dask
+    X are lazy dask arrays (numpy X → numpy). The fitted model keeps landmark rows and small
+    matrices only (``coef_source_``/``coef_target_`` are None: n-sized) and pickles without
+    dask; with a row-normalised kernel (SNE, T) the source part f_s of new points needs the
+    training set for their normalisers, which a pickled dask model no longer holds.
 
     Attributes
     ----------
     classes_, coef_source_ (n × k, β ⊙ y of each one-vs-rest problem), coef_target_ (α ⊙ y),
     intercept_ (2 × k: b1, b2), rcond_ (smallest rcond estimate over the solves), fallback_,
-    stackers_ (list of LogisticRegression, ``merge='stack'``).
+    stackers_ (list of LogisticRegression, ``merge='stack'``), nystrom_landmarks_ (I, J),
+    dask_fit_ (fitted on dask inputs).
     """
 
     def __init__(self, kernel="sne", kernel_params=None, gamma: float = 1.0,

@@ -14,7 +14,9 @@ Inner block B = [[cI, K], [Kᵀ, cI]], c = 1/γ, is solved without forming it:
 * ``'schur'``: β = M⁻¹(c q − Kᵀp), α = (p − Kβ)/c with M = c²I − KᵀK (one GEMM and one n×n LU,
   against an LU of the (2n + 2) system: about 4× fewer flops);
 * ``'eig'``: KᵀK = V Λ Vᵀ once; M⁻¹ = V (c² − Λ)⁻¹ Vᵀ for every γ of a grid in O(n²);
-* ``'lowrank'``: K ≈ U diag(s) Wᵀ (asymmetric Nyström); Woodbury identity, O(n r²);
+* ``'lowrank'``: K ≈ U diag(s) Wᵀ (asymmetric Nyström); Woodbury identity, O(n r²), solved
+  on the r×r sums of :class:`LowRankStats` (:func:`askls_lowrank_reduced`; the Dask executor
+  reduces the same sums over row chunks);
 * ``'dense'``: LU of the full (2n + 2) matrix — the obviously-correct reference.
 
 The two bias unknowns are eliminated by a 2×2 Schur complement (bordered system).
