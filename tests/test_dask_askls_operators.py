@@ -394,7 +394,7 @@ def test_local_cluster_processes_smoke():
     ref_k = KoopmanOperator(n_landmarks=30, random_state=0, n_components=2).fit(
         da.from_array(T, chunks=(100, 1)))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None,
+                                  host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                   death_timeout=60) as cluster, \
             distributed.Client(cluster, timeout=60):
         with dask.config.set(scheduler="dask.distributed"):

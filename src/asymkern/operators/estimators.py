@@ -706,7 +706,8 @@ class KoopmanOperator(_TransferOperator):
 
     Parameters
     ----------
-    kernel, kernel_params, regularization, lag, n_components, timestep : as before.
+    kernel, kernel_params : symmetric PSD kernel; regularization : ε > 0; lag : τ in steps;
+    n_components : eigenpairs kept; timestep : time per step (for ``timescales_``).
     n_landmarks : None (exact estimator) or m.
     landmarks : ``'uniform'`` or an index array into the pairs.
     random_state : seed of the landmark draw (same indices on numpy and dask inputs).
