@@ -33,6 +33,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask import any_dask, is_dask_array
 from .._validation import check_finite_output
 from ..config import check_memory
 from ..kernels import KernelMatrix, get_kernel
@@ -366,14 +367,27 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         K ≈ U diag(s) Vᵀ = C W_r⁺ R (the n × n matrix is never formed; O(n r²) solve;
         prediction uses the same Nyström extension, i.e. kernel values against the landmarks
         only). The rcond check is skipped; the approximation changes the model (see
-        docs/results/askls_bench.md for the accuracy cost).
+        docs/results/askls_bench.md for the accuracy cost). The solve runs on r×r statistics
+        (:func:`asymkern.lssvm._solvers.askls_lowrank_reduced`, the Woodbury form of eq. 6).
     random_state : folds of the stacking and landmark sampling.
+
+    Dask inputs (``nystrom`` required; ``merge`` 'sum', 'source' or 'target'): X row-chunked
+    (numpy or CSR chunks), y a numpy array or a 1-D dask array chunked like X's rows. The
+    Nyström factors come from the Dask ``asymmetric_nystrom`` (same landmarks as in memory for
+    the same ``random_state``), the r×r statistics of the low-rank system and the landmark
+    products R b̃, Cᵀ ã are tree reductions over the row chunks, and the small system is solved
+    on the client by the same function as in memory; ``decision_function``/``predict`` of dask
+    X are lazy dask arrays (numpy X → numpy). The fitted model keeps landmark rows and small
+    matrices only (``coef_source_``/``coef_target_`` are None: n-sized) and pickles without
+    dask; with a row-normalised kernel (SNE, T) the source part f_s of new points needs the
+    training set for their normalisers, which a pickled dask model no longer holds.
 
     Attributes
     ----------
     classes_, coef_source_ (n × k, β ⊙ y of each one-vs-rest problem), coef_target_ (α ⊙ y),
     intercept_ (2 × k: b1, b2), rcond_ (smallest rcond estimate over the solves), fallback_,
-    stackers_ (list of LogisticRegression, ``merge='stack'``).
+    stackers_ (list of LogisticRegression, ``merge='stack'``), nystrom_landmarks_ (I, J),
+    dask_fit_ (fitted on dask inputs).
     """
 
     def __init__(self, kernel="sne", kernel_params=None, gamma: float = 1.0,
@@ -430,17 +444,32 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             R_b = Kd[I] @ self.coef_source_
             Ct_a = Kd[:, J].T @ self.coef_target_
             W = Kd[np.ix_(I, J)]
+            XI = XJ = lse_I = None
         else:
             kern = self._kernel_obj()
             R_b = KernelMatrix(kern, X[I], X, reference=X).matmat(self.coef_source_)
             Ct_a = KernelMatrix(kern, X, X[J], reference=X).rmatmat(self.coef_target_)
             W = KernelMatrix(kern, X[I], X[J], reference=X).to_array()
+            XI, XJ = X[I], X[J]
+            lse_I = (KernelMatrix(kern, XI, X, reference=X)._row_lse()
+                     if kern.row_normalized else None)
+        self._set_nystrom_predictor(I, J, R_b, Ct_a, W, XI, XJ, lse_I)
+
+    def _set_nystrom_predictor(self, I, J, R_b, Ct_a, W, XI=None, XJ=None, lse_I=None):
+        """Predictor weights from R b̃ (|I|×k), Cᵀ ã (|J|×k) and the core W = K[I, J].
+
+        Shared by the in-memory and the Dask fits (which obtain R b̃ and Cᵀ ã by reductions
+        over row chunks). Keeps the landmark rows X[I], X[J] and, for row-normalised kernels,
+        the normalisers of X[I] over the training set (prediction of f_t needs nothing else).
+        """
+        res = self._ny_result
         Uw, sw, Vwt = np.linalg.svd(np.asarray(W, dtype=np.float64), full_matrices=False)
         r = min(int(res.s.shape[0]), int(np.sum(sw > sw[0] * max(W.shape) * np.finfo(float).eps)))
         Uw, sw, Vw = Uw[:, :r], sw[:r], Vwt[:r].T
         self.nystrom_landmarks_ = (I, J)
-        self._ny_ws = Vw @ ((Uw.T @ R_b) / sw[:, None])  # |J| × k
-        self._ny_wt = Uw @ ((Vw.T @ Ct_a) / sw[:, None])  # |I| × k
+        self._ny_points = (XI, XJ, lse_I)
+        self._ny_ws = Vw @ ((Uw.T @ np.asarray(R_b, np.float64)) / sw[:, None])  # |J| × k
+        self._ny_wt = Uw @ ((Vw.T @ np.asarray(Ct_a, np.float64)) / sw[:, None])  # |I| × k
 
     def _make_solver(self, K=None, factors=None, idx=None):
         """A function Y -> Solution for the (sub)problem on rows/cols ``idx``."""
@@ -466,7 +495,17 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         raise ValueError(f"solver must be 'auto', 'schur', 'eig' or 'dense', got {method!r}")
 
     def fit(self, X, y):
-        """Fit on training samples X (or the n × n kernel matrix with ``kernel='precomputed'``)."""
+        """Fit on training samples X (or the n × n kernel matrix with ``kernel='precomputed'``).
+
+        Dask X (row-chunked; y a numpy array or a 1-D dask array chunked like X's rows) is
+        fitted by :func:`asymkern._dask.askls.fit_askls_dask` (Nyström option only).
+        """
+        if any_dask(X, y):
+            from .._dask.askls import fit_askls_dask
+
+            return fit_askls_dask(self, X, y)
+        self.dask_fit_ = False
+        self._dask_reference = None
         _check_merge(self.merge)
         _check_gamma(self.gamma)
         X, y = self._validate_X_fit(X, y)
@@ -561,6 +600,10 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
 
     # -------------------------------------------------------------- prediction
     def _nystrom_cross(self, X, need_s, need_t):
+        if getattr(self, "dask_fit_", False) or is_dask_array(X):
+            from .._dask.askls import nystrom_cross_dask
+
+            return nystrom_cross_dask(self, X, need_s, need_t)
         I, J = self.nystrom_landmarks_
         n = self.n_train_
         if self._is_precomputed():
@@ -588,11 +631,14 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 None if ft is None else ft.astype(np.float64))
 
     def _parts(self, X):
-        check_is_fitted(self, "coef_source_")
+        check_is_fitted(self, "intercept_")
         need_s = self.merge in ("sum", "stack", "source")
         need_t = self.merge in ("sum", "stack", "target")
-        fs, ft = self._cross_products(X, self.coef_source_ if need_s else None,
-                                      self.coef_target_ if need_t else None)
+        if getattr(self, "_ny_result", None) is not None:
+            fs, ft = self._nystrom_cross(X, need_s, need_t)
+        else:
+            fs, ft = self._cross_products(X, self.coef_source_ if need_s else None,
+                                          self.coef_target_ if need_t else None)
         if fs is not None:
             fs = fs + self.intercept_[0][None, :]
         if ft is not None:
@@ -606,8 +652,11 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         ``merge='source'``/``'target'`` both parts are computed.
         """
         if return_parts:
-            check_is_fitted(self, "coef_source_")
-            fs, ft = self._cross_products(X, self.coef_source_, self.coef_target_)
+            check_is_fitted(self, "intercept_")
+            if getattr(self, "_ny_result", None) is not None:
+                fs, ft = self._nystrom_cross(X, True, True)
+            else:
+                fs, ft = self._cross_products(X, self.coef_source_, self.coef_target_)
             fs = self._as_out(fs + self.intercept_[0][None, :])
             ft = self._as_out(ft + self.intercept_[1][None, :])
             return (fs[:, 0], ft[:, 0]) if self.classes_.size == 2 else (fs, ft)
@@ -623,12 +672,20 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 lr.decision_function(np.column_stack([fs[:, j], ft[:, j]]))
                 for j, lr in enumerate(self.stackers_)
             ])
-        F = self._as_out(check_finite_output(F, "the decision values",
-                                             "rescale X like the training data"))
+        if is_dask_array(F):  # lazy: NaN/inf checks happen in the tasks that read the chunks
+            F = self._as_out(F)
+        else:
+            F = self._as_out(check_finite_output(F, "the decision values",
+                                                 "rescale X like the training data"))
         return F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):
+        """Class labels (a dask array for dask X)."""
         F = self.decision_function(X)
+        if is_dask_array(F):
+            from .._dask.askls import predict_labels
+
+            return predict_labels(F, self.classes_)
         if F.ndim == 1:
             return self.classes_[(F > 0).astype(int)]
         return self.classes_[np.argmax(F, axis=1)]
@@ -650,6 +707,11 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         s = P.sum(axis=1, keepdims=True)
         s[s == 0] = 1.0
         return self._as_out(P / s)
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: the live estimator keeps its reference
+        state.pop("_dask_reference", None)  # a dask fit's training data stays out of pickles
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -14,7 +14,9 @@ Inner block B = [[cI, K], [Kᵀ, cI]], c = 1/γ, is solved without forming it:
 * ``'schur'``: β = M⁻¹(c q − Kᵀp), α = (p − Kβ)/c with M = c²I − KᵀK (one GEMM and one n×n LU,
   against an LU of the (2n + 2) system: about 4× fewer flops);
 * ``'eig'``: KᵀK = V Λ Vᵀ once; M⁻¹ = V (c² − Λ)⁻¹ Vᵀ for every γ of a grid in O(n²);
-* ``'lowrank'``: K ≈ U diag(s) Wᵀ (asymmetric Nyström); Woodbury identity, O(n r²);
+* ``'lowrank'``: K ≈ U diag(s) Wᵀ (asymmetric Nyström); Woodbury identity, O(n r²), solved
+  on the r×r sums of :class:`LowRankStats` (:func:`askls_lowrank_reduced`; the Dask executor
+  reduces the same sums over row chunks);
 * ``'dense'``: LU of the full (2n + 2) matrix — the obviously-correct reference.
 
 The two bias unknowns are eliminated by a 2×2 Schur complement (bordered system).
@@ -508,6 +510,11 @@ def askls_solve(
     n = inner.n
     if Y2.shape[0] != n:
         raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
+    if isinstance(inner, _AsymLowRank):  # the reduced form (shared with the Dask executor)
+        red = askls_lowrank_reduced(LowRankStats.of(inner.U, inner.W, Y2), inner.s, gamma,
+                                    ridge=ridge)
+        a, b = red.expand(inner.U, inner.W, Y2)
+        return Solution(red.bias, [a, b], gamma, np.nan, red.fallback, {"method": "lowrank"})
     norm1 = None if method == "lowrank" else _norm1_asym(inner.K, c)
     b, x, rcond, fb = _solve_bordered(
         inner, c, 2, n, Y2, norm1, rcond_tol, ridge, check_rcond and norm1 is not None
@@ -654,3 +661,147 @@ def _check_gamma(gamma) -> float:
     if not np.isfinite(g) or g <= 0:
         raise ValueError(f"gamma (the LS-SVM regularisation constant) must be > 0, got {gamma!r}")
     return g
+
+
+# --------------------------------------------------------------------------------------------
+# low-rank AsK-LS in reduced form: r×r statistics in, r×k coefficients out
+# --------------------------------------------------------------------------------------------
+@dataclass
+class LowRankStats:
+    """Sufficient statistics of the low-rank AsK-LS system with K = U diag(s) Wᵀ (n × r factors).
+
+    Every field is a sum over the rows, so the statistics of row blocks add up
+    (:meth:`__add__`): a Dask executor reduces them over row chunks and the client solves the
+    same small problem as the in-memory path (:func:`askls_lowrank_reduced`).
+    """
+
+    n: int
+    UtU: np.ndarray  # (r, r)
+    WtW: np.ndarray  # (r, r)
+    Ut1: np.ndarray  # (r,)
+    Wt1: np.ndarray  # (r,)
+    UtY: np.ndarray  # (r, k)
+    WtY: np.ndarray  # (r, k)
+    sumY: np.ndarray  # (k,)
+
+    @classmethod
+    def of(cls, U, W, Y) -> LowRankStats:
+        """The statistics of one row block (float64 accumulation)."""
+        U = np.asarray(U, dtype=np.float64)
+        W = np.asarray(W, dtype=np.float64)
+        Y = np.asarray(Y, dtype=np.float64)
+        return cls(int(U.shape[0]), U.T @ U, W.T @ W, U.sum(axis=0), W.sum(axis=0), U.T @ Y,
+                   W.T @ Y, Y.sum(axis=0))
+
+    def __add__(self, other: LowRankStats) -> LowRankStats:
+        return LowRankStats(self.n + other.n, *(getattr(self, f) + getattr(other, f) for f in (
+            "UtU", "WtW", "Ut1", "Wt1", "UtY", "WtY", "sumY")))
+
+
+@dataclass
+class LowRankCoef:
+    """Solution of the low-rank AsK-LS system in reduced form.
+
+    With the factors (U, W) and the targets Y of the training rows, the signed coefficients are
+    ã = y_scale·Y − 1·offset[0] − U·A_u and b̃ = y_scale·Y − 1·offset[1] − W·A_w
+    (:meth:`expand`, row block by row block); ``bias`` = (b1, b2), (2, k).
+    """
+
+    bias: np.ndarray
+    y_scale: float
+    offset: np.ndarray  # (2, k)
+    A_u: np.ndarray  # (r, k)
+    A_w: np.ndarray  # (r, k)
+    fallback: bool = False
+
+    def expand(self, U, W, Y):
+        """(ã, b̃) = (α ⊙ y, β ⊙ y) of the rows (U, W, Y) of one block, each (n_block, k)."""
+        U = np.asarray(U, dtype=np.float64)
+        W = np.asarray(W, dtype=np.float64)
+        Y = np.asarray(Y, dtype=np.float64)
+        a = self.y_scale * Y - self.offset[0][None, :] - U @ self.A_u
+        b = self.y_scale * Y - self.offset[1][None, :] - W @ self.A_w
+        return a, b
+
+
+def _lowrank_reduced_once(st: LowRankStats, s: np.ndarray, c, shift):
+    """Bordered system [[shift·I₂, E], [Eᵀ, B(c)]] [b; x] = [0; (Y; Y)] on the statistics.
+
+    B(c) = cI + Z C Zᵀ with Z = blockdiag(U, W), C = [[0, S], [S, 0]] (Woodbury:
+    B⁻¹v = (v − Z C L⁻¹ Zᵀ v)/c, L = cI + ZᵀZ C); every vector stays in span(1, Y, U) (top)
+    and span(1, Y, W) (bottom), so only r×r, r×k and k-sized sums are needed. Returns
+    (b (2, k), T_u (r, k), T_w (r, k)) with x_top = (Y − 1 b₁ − U T_u)/c and
+    x_bot = (Y − 1 b₂ − W T_w)/c, or None when the system cannot be solved.
+    """
+    r = s.size
+    S = np.diag(s)
+    Zr = np.zeros((r, r))
+    C = np.block([[Zr, S], [S, Zr]])
+    ZtZC = np.block([[st.UtU, Zr], [Zr, st.WtW]]) @ C
+    L = ZtZC.astype(np.result_type(ZtZC, c), copy=True)
+    L[np.diag_indices(2 * r)] += c
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        try:
+            lu = sla.lu_factor(L, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+        return None
+    ZtR = np.vstack([st.UtY, st.WtY])
+    ZtE = np.zeros((2 * r, 2))
+    ZtE[:r, 0], ZtE[r:, 1] = st.Ut1, st.Wt1
+    TR = C @ sla.lu_solve(lu, ZtR, check_finite=False)
+    TE = C @ sla.lu_solve(lu, ZtE, check_finite=False)
+    EZr = np.vstack([st.sumY - st.Ut1 @ TR[:r], st.sumY - st.Wt1 @ TR[r:]]) / c
+    EZb = np.array([[st.n - st.Ut1 @ TE[:r, 0], -(st.Ut1 @ TE[:r, 1])],
+                    [-(st.Wt1 @ TE[r:, 0]), st.n - st.Wt1 @ TE[r:, 1]]]) / c
+    Smat = EZb - shift * np.eye(2)
+    cond = np.linalg.cond(Smat) if np.all(np.isfinite(Smat)) else np.inf
+    if not (np.isfinite(cond) and cond < 1e15):
+        return None
+    b = np.linalg.solve(Smat, EZr)
+    Tu, Tw = TR[:r] - TE[:r] @ b, TR[r:] - TE[r:] @ b
+    if not (np.all(np.isfinite(b)) and np.all(np.isfinite(Tu)) and np.all(np.isfinite(Tw))):
+        return None
+    return b, Tu, Tw
+
+
+def askls_lowrank_reduced(st: LowRankStats, s, gamma: float, *, ridge: float | None = 1.0
+                          ) -> LowRankCoef:
+    """AsK-LS, paper 001 eq. (6), with K ≈ U diag(s) Wᵀ, solved on r×r statistics only.
+
+    The low-rank solve of :func:`askls_solve` (``method='lowrank'``, Woodbury + bordered 2×2
+    bias system) written on the sums of :class:`LowRankStats`, so that the n-sized unknowns are
+    never formed: ã = α ⊙ y and b̃ = β ⊙ y are affine in the rows of (Y, U, W)
+    (:meth:`LowRankCoef.expand`). As in memory, the rcond estimate is skipped for low-rank
+    factors; when the system cannot be solved (singular L or bias block, non-finite values) the
+    paper's ridge fallback (AᵀA + ridge·I)⁻¹Aᵀb is used, as the complex-shifted structured system
+    c → c − iμ, bias block −iμ (μ = √ridge; real part), with an :class:`IllConditionedWarning`.
+    """
+    gamma = _check_gamma(gamma)
+    c = 1.0 / gamma
+    s = np.asarray(s, dtype=np.float64)
+    out = _lowrank_reduced_once(st, s, c, 0.0)
+    if out is not None:
+        b, Tu, Tw = out
+        return LowRankCoef(b, 1.0 / c, b / c, Tu / c, Tw / c, False)
+    if ridge is None or ridge <= 0:
+        raise np.linalg.LinAlgError(
+            f"the low-rank AsK-LS system is singular and ridge fallback is disabled "
+            f"(ridge={ridge})"
+        )
+    warnings.warn(
+        f"ill-conditioned LS-SVM system (singular low-rank system); using the ridge-regularised "
+        f"normal equations (AᵀA + {ridge:g}·I)⁻¹Aᵀb as the paper's code does",
+        IllConditionedWarning,
+        stacklevel=3,
+    )
+    mu = float(np.sqrt(ridge))
+    cz = complex(c, -mu)
+    out = _lowrank_reduced_once(st, s, cz, complex(0.0, -mu))
+    if out is None:  # pragma: no cover - the complex shift is never singular in exact arithmetic
+        raise np.linalg.LinAlgError("ridge-regularised system could not be factorised")
+    b, Tu, Tw = out
+    return LowRankCoef(b.real.copy(), float((1.0 / cz).real), (b / cz).real, (Tu / cz).real,
+                       (Tw / cz).real, True)

@@ -35,6 +35,7 @@ from ..linalg.operator_svd import gram_eigh
 from .empirical import (
     EmpiricalOperator,
     MatmatOperator,
+    OperatorEig,
     RKHSFunction,
     _center_gram,
     as_rkhs_kernel,
@@ -178,18 +179,176 @@ class CCARepresentation(MatmatOperator):
         return self.Ux @ (self.dx[:, None] * (self.Ux.T @ W))
 
 
+# ------------------------------------------------------------------- Nyström (landmark) restriction
+class LandmarkFunction(RKHSFunction):
+    """f_j = Σ_l C_lj k(x̃_l, ·) with expansion points the landmarks x̃_l (an :class:`RKHSFunction`).
+
+    Evaluable on numpy arrays (numpy out) and on row-chunked dask arrays (a dask array out, one
+    task per chunk calling the same in-memory evaluation).
+    """
+
+    def __call__(self, Z):
+        from .._dask import is_dask_array
+
+        if is_dask_array(Z):
+            from .._dask.operators import evaluate_dask
+
+            vals = evaluate_dask(self.kernel, self.centers, self.coef, Z)
+            return vals[:, 0] if self._vector else vals
+        return super().__call__(Z)
+
+    def __getitem__(self, idx) -> LandmarkFunction:
+        return LandmarkFunction(self.kernel, self.centers, self.coef[:, idx])
+
+
+def landmark_whitening(K_LL: np.ndarray) -> np.ndarray:
+    """T = Q Λ^{-1/2} (m×p) with K_LL = Q Λ Qᵀ (eigh; eigenvalues ≤ m·eps·λ_max dropped).
+
+    The whitened landmark features F(x) = k(x, L) T are orthonormal in the RKHS
+    (TᵀK_LLT = I): the Nyström features of paper 004 (LLA/SPA, F = K_nm U Λ^{-1/2}).
+    """
+    K_LL = np.asarray(K_LL, dtype=np.float64)
+    lam, Q = sla.eigh(0.5 * (K_LL + K_LL.T), check_finite=False)
+    if not lam.size or lam[-1] <= 0:
+        raise ValueError("the landmark Gram matrix K_LL is zero; choose other landmarks or "
+                         "kernel parameters")
+    keep = lam > lam[-1] * K_LL.shape[0] * np.finfo(float).eps
+    return Q[:, keep] / np.sqrt(lam[keep])
+
+
+def landmark_stats(kernel, L: np.ndarray, T: np.ndarray, X, X1=None, Y=None) -> tuple:
+    """Row-block sums of the Nyström-restricted estimators (one block function, two executors).
+
+    For the rows x_i of the block (partners x1_i, targets y_i) and the whitened landmark
+    features F = k(X, L) T, F⁺ = k(X1, L) T: returns (FᵀF (p×p), FᵀF⁺ (p×p) or None,
+    FᵀY (p×d) or None), float64. The in-memory fit sums them over row blocks, the Dask fit over
+    row chunks (tree reduction); whitening inside the block keeps the sums well conditioned.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    F0 = np.asarray(kernel(np.asarray(X, dtype=np.float64), L), dtype=np.float64) @ T
+    C = None
+    if X1 is not None:
+        F1 = np.asarray(kernel(np.asarray(X1, dtype=np.float64), L), dtype=np.float64) @ T
+        C = F0.T @ F1
+    FY = None if Y is None else F0.T @ np.asarray(Y, dtype=np.float64)
+    return F0.T @ F0, C, FY
+
+
+def _add_stats(a: tuple, b: tuple) -> tuple:
+    return tuple(None if p is None else p + q for p, q in zip(a, b))
+
+
+def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
+    from ..config import get_config
+
+    n, m = X.shape[0], L.shape[0]
+    step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * 4 * max(m, 1))))
+    out = None
+    for a in range(0, n, step):
+        sl = slice(a, min(a + step, n))
+        part = landmark_stats(kernel, L, T, X[sl], None if X1 is None else X1[sl],
+                              None if Y is None else Y[sl])
+        out = part if out is None else _add_stats(out, part)
+    return out
+
+
+def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
+    """M = (FᵀF + nεI)⁻¹ (p×p, Cholesky) — the regularised inverse in whitened features.
+
+    In landmark coordinates B_L = T M Tᵀ = (K_LnK_nL + nεK_LL)⁻¹ when K_LL is invertible (the
+    Nyström / subset-of-regressors Tikhonov solution); with every sample a landmark,
+    K_nL B_L K_Ln = G (G + nεI)⁻¹, so the estimators equal the exact ones (paper 002 §4.3–4.4).
+    """
+    Aw = 0.5 * (np.asarray(Aw, dtype=np.float64) + np.asarray(Aw, dtype=np.float64).T)
+    Aw[np.diag_indices_from(Aw)] += n * eps
+    try:
+        cho = sla.cho_factor(Aw, check_finite=False)
+    except np.linalg.LinAlgError as exc:  # pragma: no cover - Aw ⪰ nεI in exact arithmetic
+        raise ValueError("the landmark system FᵀF + nεI is not positive definite; increase the "
+                         "regularization") from exc
+    return sla.cho_solve(cho, np.eye(Aw.shape[0]), check_finite=False)
+
+
+def landmark_evaluate(kernel, L: np.ndarray, coef: np.ndarray, X) -> np.ndarray:
+    """k(X, L) @ coef in float64 (the prediction / eigenfunction evaluation of one block)."""
+    K = np.asarray(kernel(np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)))
+    return K @ coef
+
+
+class _LandmarkRepresentation(MatmatOperator):
+    """n×n representation B of a Nyström-restricted operator S = Ψ B Φᵀ (in-memory fits).
+
+    With the whitened features F = K_nL T and M = (FᵀF + nεI)⁻¹: ``side='in'`` (conditional
+    mean embedding, landmarks among the inputs) B = F M Tᵀ Pᵀ; ``side='out'`` (Koopman,
+    landmarks among the outputs) B = P T M Fᵀ. P (n×m) selects the landmark rows.
+    """
+
+    def __init__(self, F: np.ndarray, M: np.ndarray, T: np.ndarray, idx: np.ndarray, side: str):
+        n = F.shape[0]
+        super().__init__((n, n))
+        self.F, self.M, self.Tw, self.idx, self.side = F, M, T, np.asarray(idx), side
+
+    def _scatter(self, V):
+        out = np.zeros((self.shape[0], V.shape[1]))
+        out[self.idx] = V
+        return out
+
+    def _apply(self, V):
+        if self.side == "in":
+            return self.F @ (self.M @ (self.Tw.T @ V[self.idx]))
+        return self._scatter(self.Tw @ (self.M @ (self.F.T @ V)))
+
+    def _apply_t(self, V):
+        if self.side == "in":
+            return self._scatter(self.Tw @ (self.M.T @ (self.F.T @ V)))
+        return self.F @ (self.M.T @ (self.Tw.T @ V[self.idx]))
+
+
+def _check_landmark_options(est, n: int):
+    """Landmark indices (or None for the exact estimator): same draws for every executor."""
+    from ..landmarks import select_landmarks
+
+    m, how = est.n_landmarks, est.landmarks
+    if m is None and isinstance(how, str):
+        if how != "uniform":
+            raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
+        return None
+    if isinstance(how, str):
+        if how != "uniform":
+            raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"n_landmarks must be None or a positive integer, got {m!r}")
+        if m > n:
+            raise ValueError(f"n_landmarks={m} is larger than the number of samples n={n}")
+        return select_landmarks(None, int(m), "uniform", est.random_state, n_samples=n)
+    idx = np.asarray(how)
+    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral)
+                          or m != idx.size):
+        raise ValueError(f"n_landmarks={m!r} does not match the {idx.size} given landmark "
+                         "indices (pass n_landmarks=None with an index array)")
+    return select_landmarks(None, idx.size, "fixed", indices=idx, n_samples=n)
+
+
 class _OperatorEstimator(BaseEstimator):
     """Shared ``svd``/``eig`` delegation to the fitted ``operator_``."""
 
+    def _operator(self):
+        check_is_fitted(self, "operator_")
+        if self.operator_ is None:
+            raise ValueError(
+                f"this {type(self).__name__} was fitted on dask arrays and keeps only its "
+                "landmarks and small matrices (no n×n operator representation); use its fitted "
+                "attributes (eigenvalues_, eigenfunctions_, predict)"
+            )
+        return self.operator_
+
     def svd(self, n_components: int | None = None, method: str = "qr", **kwargs):
         """SVD of the estimated operator (see :meth:`EmpiricalOperator.svd`)."""
-        check_is_fitted(self, "operator_")
-        return self.operator_.svd(n_components, method=method, **kwargs)
+        return self._operator().svd(n_components, method=method, **kwargs)
 
     def eig(self, n_components: int | None = None, method: str = "auto", **kwargs):
         """Eigendecomposition of the estimated operator (see :meth:`EmpiricalOperator.eig`)."""
-        check_is_fitted(self, "operator_")
-        return self.operator_.eig(n_components, method=method, **kwargs)
+        return self._operator().eig(n_components, method=method, **kwargs)
 
 
 def _pairs(est, X, Y, multi_output=True, name="Y"):
@@ -318,15 +477,41 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
     μ_{Y|x} = Û φ(x) = Σ_i β_i(x) ψ(y_i) with β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j, so
     E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i) (:meth:`expectation`); :meth:`predict` is the case
     g(y) = y, which is kernel ridge regression with ridge parameter nε.
+
+    Landmarks (``n_landmarks`` = m, or ``landmarks`` = an index array): the Nyström-restricted
+    estimator, whose embedding lies in span{φ(x̃_l)} of the landmarks x̃_l = x_{i_l}:
+    β(x) = K_nL B_L k(L, x) with B_L = (K_LnK_nL + nεK_LL)⁻¹ (computed in whitened landmark
+    features, see :func:`landmark_inverse`), so E[Y | x] = k(x, L) B_L K_Ln Y. Only the m×m matrix
+    K_LnK_nL and the m×d_y matrix K_LnY are needed (sums over the samples), so the fit also runs
+    on row-chunked dask arrays (tree reductions; the fitted model keeps the landmarks and small
+    matrices only). With all samples as landmarks it equals the exact estimator.
+
+    Parameters
+    ----------
+    kernel_x, kernel_y, kernel_x_params, kernel_y_params : the two symmetric PSD kernels.
+    regularization : ε > 0.
+    n_landmarks : None (exact estimator) or m, the number of uniformly drawn landmarks.
+    landmarks : ``'uniform'`` or an index array of landmark rows of X.
+    random_state : seed of the landmark draw (the same indices on numpy and dask inputs).
+
+    Attributes
+    ----------
+    operator_ : the EmpiricalOperator (None after a dask fit); ``dual_coef_``: (G + nεI)⁻¹Y
+    (n×d_y), or with landmarks the m×d_y coefficients B_L K_LnY on ``landmark_points_``;
+    ``landmarks_`` (indices, or None).
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
-                 kernel_y_params=None, regularization: float = 1e-3):
+                 kernel_y_params=None, regularization: float = 1e-3, n_landmarks=None,
+                 landmarks="uniform", random_state=None):
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
         self.kernel_x_params = kernel_x_params
         self.kernel_y_params = kernel_y_params
         self.regularization = regularization
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -334,6 +519,12 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return tags
 
     def fit(self, X, y=None):
+        from .._dask import any_dask
+
+        if any_dask(X, y):
+            from .._dask.operators import fit_cme_dask
+
+            return fit_cme_dask(self, X, y)
         eps = _check_reg(self.regularization)
         X, Y = _pairs(self, X, y, name="y")
         self._y_1d = Y.ndim == 1
@@ -341,22 +532,53 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         n = X.shape[0]
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        idx = _check_landmark_options(self, n)
+        self.landmarks_ = idx
+        self.X_fit_, self.Y_fit_ = X, Y2
+        if idx is not None:
+            L = X[idx]
+            T = landmark_whitening(self.kernel_x_(L))
+            A, _, FY = _landmark_stats_in_memory(self.kernel_x_, L, T, X, Y=Y2)
+            self._set_landmark_model(L, T, A, FY, n, eps)
+            F = landmark_evaluate(self.kernel_x_, L, T, X)
+            self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2,
+                                               _LandmarkRepresentation(F, self._M, T, idx,
+                                                                       "in"))
+            return self
         G = np.asarray(self.kernel_x_(X), dtype=np.float64)
         check_finite_output(G, "the Gram matrix G_X of X", _RESCALE)
         B = CholeskyInverse(G, n * eps, "G_X")
         self._cho = B.cho
         self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
         self.operator_._cache["in"] = G
-        self.X_fit_, self.Y_fit_ = X, Y2
         self.dual_coef_ = check_finite_output(
             sla.cho_solve(self._cho, Y2, check_finite=False),
             "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
         return self
 
+    def _set_landmark_model(self, L, T, A, FY, n: int, eps: float):
+        """Landmark fit from the reduced matrices (shared by the in-memory and dask fits)."""
+        check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
+        self.landmark_points_ = np.asarray(L, dtype=np.float64)
+        M = landmark_inverse(A, n, eps)
+        self._T, self._M = T, M
+        self.dual_coef_ = check_finite_output(T @ (M @ FY), "the coefficients B_L K_Ln Y",
+                                              _RESCALE)
+        self._cho = None
+
     def weights(self, X) -> np.ndarray:
         """β(x) for each row of X: (n_train, n_points), μ_{Y|x} = Σ_i β_i(x) ψ(y_i)."""
         check_is_fitted(self, "operator_")
+        if self.X_fit_ is None:
+            raise ValueError("weights/embedding/expectation need the training samples, which a "
+                             "model fitted on dask arrays does not keep; use predict")
         X = validate_data(self, X, reset=False)
+        if getattr(self, "landmarks_", None) is not None:
+            L, T = self.landmark_points_, self._T
+            Fx = check_finite_output(landmark_evaluate(self.kernel_x_, L, T, X),
+                                     "the kernel values k(x, x̃_l)",
+                                     "rescale X like the training data")
+            return landmark_evaluate(self.kernel_x_, L, T, self.X_fit_) @ (self._M @ Fx.T)
         K = check_finite_output(self.kernel_x_(self.X_fit_, X), "the kernel values k(x_i, x)",
                                 "rescale X like the training data")
         return sla.cho_solve(self._cho, K, check_finite=False)
@@ -376,14 +598,37 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self.weights(X).T @ vals
 
     def predict(self, X) -> np.ndarray:
-        """E[Y | X = x] (kernel ridge regression with ridge nε)."""
+        """E[Y | X = x] (kernel ridge regression with ridge nε); a dask array for dask X
+        (landmark or dask-fitted models)."""
         check_is_fitted(self, "operator_")
         X_in = X
+        if getattr(self, "landmarks_", None) is not None:
+            out = _landmark_predict(self, X, self.kernel_x_, self.landmark_points_,
+                                    self.dual_coef_)
+            return out[:, 0] if self._y_1d else out
         X = validate_data(self, X, reset=False)
         out = self.kernel_x_(X, self.X_fit_) @ self.dual_coef_
         check_finite_output(out, "the predictions", "rescale X like the training data")
         out = _like_input(X_in, out)
         return out[:, 0] if self._y_1d else out
+
+
+def _landmark_predict(est, X, kernel, L, coef):
+    """k(x, L) coef for numpy X (numpy out) or row-chunked dask X (dask out); float32 kept."""
+    from .._dask import is_dask_array
+
+    if is_dask_array(X):
+        from .._dask.operators import evaluate_dask
+
+        if X.ndim != 2 or X.shape[1] != est.n_features_in_:
+            raise ValueError(f"X has shape {X.shape}; expected (n, {est.n_features_in_})")
+        out = evaluate_dask(kernel, L, coef, X)
+        return out.astype(np.float32) if X.dtype == np.float32 else out
+    X_in = X
+    X = validate_data(est, X, reset=False)
+    out = check_finite_output(landmark_evaluate(kernel, L, coef, X), "the predictions",
+                              "rescale X like the training data")
+    return _like_input(X_in, out)
 
 
 def _lagged(est, X, Y, lag: int):
@@ -421,9 +666,10 @@ class _TransferOperator(_OperatorEstimator):
         self.n_components = n_components
         self.timestep = timestep
 
-    def _finish(self):
-        res = self.operator_.eig(_check_int(self.n_components, "n_components"),
-                                 method="auxiliary")
+    def _finish(self, res=None):
+        if res is None:
+            res = self.operator_.eig(_check_int(self.n_components, "n_components"),
+                                     method="auxiliary")
         self.eigenvalues_ = res.eigenvalues
         self.eigenfunctions_ = res.eigenfunctions
         mod = np.abs(self.eigenvalues_)
@@ -447,13 +693,88 @@ class KoopmanOperator(_TransferOperator):
     ``KernelSVD.fit(X, Z=Z)``). Eigenpairs by the auxiliary problem (Prop. 3.8):
     ``eigenvalues_`` (complex if the dynamics rotate), ``eigenfunctions_`` (functions of x),
     ``timescales_`` = −τ/ln|λ|. ``predict(X)`` = E[x_{t+τ} | x_t = x] = (K̂ id)(x).
+
+    Landmarks (``n_landmarks`` = m or ``landmarks`` = indices of the x_t): the
+    Nyström-restricted estimator on span{φ(x̃_l)}, x̃_l = x_{t_l}. With K_nL = [k(x_t, x̃_l)],
+    the lagged K⁺_nL = [k(x_{t+τ}, x̃_l)] and B_L = (K_LnK_nL + nεK_LL)⁻¹ (whitened, see
+    :func:`landmark_inverse`), (K̂f)(x) = k(x, L) B_L K_Ln f(X⁺) for f = k(·, L)ξ, i.e. the m×m
+    matrix B_L K_LnK⁺_nL acting on ξ. Its eigenpairs (λ, ξ) (the auxiliary problem, Prop. 3.8,
+    with G_cross = K_LnK⁺_nL and the landmark Gram K_LL for the RKHS normalisation) give the
+    eigenfunctions φ(x) = k(x, L)ξ; predict(x) = k(x, L) B_L K_Ln X⁺. Only m×m (and m×d) sums
+    over the pairs are needed, so the fit also runs on dask arrays (trajectory X, or X and Y
+    chunked alike). With all x_t as landmarks it equals the exact estimator.
+
+    Parameters
+    ----------
+    kernel, kernel_params : symmetric PSD kernel; regularization : ε > 0; lag : τ in steps;
+    n_components : eigenpairs kept; timestep : time per step (for ``timescales_``).
+    n_landmarks : None (exact estimator) or m.
+    landmarks : ``'uniform'`` or an index array into the pairs.
+    random_state : seed of the landmark draw (same indices on numpy and dask inputs).
     """
+
+    def __init__(self, kernel="rbf", kernel_params=None, regularization: float = 1e-6,
+                 lag: int = 1, n_components: int = 5, timestep: float = 1.0, n_landmarks=None,
+                 landmarks="uniform", random_state=None):
+        super().__init__(kernel=kernel, kernel_params=kernel_params,
+                         regularization=regularization, lag=lag, n_components=n_components,
+                         timestep=timestep)
+        self.n_landmarks = n_landmarks
+        self.landmarks = landmarks
+        self.random_state = random_state
+
+    def _set_landmark_model(self, L, T, A, C, FY, n: int, eps: float):
+        """Landmark fit from the reduced matrices (shared by the in-memory and dask fits).
+
+        In whitened features the Koopman matrix is M FᵀF⁺ (p×p, M = (FᵀF + nεI)⁻¹); its
+        eigenvectors w are RKHS-normalised by ‖w‖ = 1 (TᵀK_LLT = I) and give ξ = T w.
+        """
+        from ..linalg.operator_svd import eig_auxiliary
+
+        check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
+        check_finite_output(C, "the lagged landmark matrix FᵀF⁺", _RESCALE)
+        self.landmark_points_ = np.asarray(L, dtype=np.float64)
+        M = landmark_inverse(A, n, eps)
+        self._T, self._M = T, M
+        self._pred_coef = T @ (M @ FY)
+        k = min(_check_int(self.n_components, "n_components"), M.shape[0])
+        res = eig_auxiliary(C, np.eye(M.shape[0]), M, k)
+        fn = LandmarkFunction(self.kernel_, self.landmark_points_, T @ res.C)
+        return self._finish(OperatorEig(res.eigenvalues, fn, "auxiliary", dict(res.info)))
 
     def fit(self, X, y=None, *, Y=None):
         """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
         ``fit(X, Y=Y)``: the time-lagged pairs y_i = Ξ^τ(x_i) directly (``y`` is ignored, as for
-        unsupervised scikit-learn estimators)."""
-        eps, X0, X1, n, G = self._lagged_gram(X, Y)
+        unsupervised scikit-learn estimators). Dask X (and Y): see the class docstring."""
+        from .._dask import any_dask
+
+        if any_dask(X, Y):
+            from .._dask.operators import fit_koopman_dask
+
+            return fit_koopman_dask(self, X, Y)
+        eps = _check_reg(self.regularization)
+        lag = _check_int(self.lag, "lag")
+        X0, X1 = _lagged(self, X, Y, lag)
+        idx = _check_landmark_options(self, X0.shape[0])
+        self.landmarks_ = idx
+        if idx is not None:
+            self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+            n = X0.shape[0]
+            L = X0[idx]
+            T = landmark_whitening(self.kernel_(L))
+            A, C, FY = _landmark_stats_in_memory(self.kernel_, L, T, X0, X1=X1, Y=X1)
+            self.X_fit_, self.Y_fit_ = X0, X1
+            self.operator_ = None
+            self._set_landmark_model(L, T, A, C, FY, n, eps)
+            F = landmark_evaluate(self.kernel_, L, T, X0)
+            self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0,
+                                               _LandmarkRepresentation(F, self._M, T, idx,
+                                                                       "out"))
+            return self
+        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        n = X0.shape[0]
+        G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
         B = CholeskyInverse(G, n * eps, "G_X")
         self._cho = B.cho
         # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
@@ -463,8 +784,12 @@ class KoopmanOperator(_TransferOperator):
         return self._finish()
 
     def predict(self, X) -> np.ndarray:
-        """E[x_{t+τ} | x_t = x] = (K̂ id)(x) (float32 for float32 X)."""
+        """E[x_{t+τ} | x_t = x] = (K̂ id)(x) (float32 for float32 X; dask for dask X with
+        landmarks)."""
         check_is_fitted(self, "operator_")
+        if getattr(self, "landmarks_", None) is not None:
+            return _landmark_predict(self, X, self.kernel_, self.landmark_points_,
+                                     self._pred_coef)
         X_in = X
         X = validate_data(self, X, reset=False)
         out = self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)

@@ -1,0 +1,186 @@
+"""RKHS operators with landmarks on Dask inputs (paper 002 §4.3–4.4, Nyström-restricted).
+
+Data flow
+---------
+::
+
+    client                                       cluster (tasks, per row chunk c)
+    ------                                       --------------------------------
+    landmark indices (select_landmarks, same
+      draws as in memory) → gathered rows L (m×d)
+    T = whitening of K_LL (m×p) ───────────────▶ landmark_stats(kernel, L, T, X_c, X⁺_c, Y_c):
+                                                 FᵀF, FᵀF⁺ (p×p), FᵀY (p×d), F = k(X_c, L) T
+    sums (p×p, p×d) ◀──────────────────────────  pairwise tree reduction over the chunks
+    M = (FᵀF + nεI)⁻¹, eigenproblem / coefficients (the same functions as the in-memory fit)
+    predict / eigenfunctions (dask X) ─────────▶ per chunk: landmark_evaluate(kernel, L, coef, ·)
+
+Every task calls the functions of :mod:`asymkern.operators.estimators` that the in-memory fit
+calls on its row blocks (one block function, two executors). The fitted model holds the
+landmark rows and small matrices only (no dask array, no client): it pickles and predicts on
+numpy or dask inputs alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import is_dask_array, require_dask
+from .kernel import DaskKernelMatrix, _tree, as_dask_data, gather
+
+
+def _eval_task(kernel, L, coef, Xc):
+    from ..operators.estimators import landmark_evaluate
+
+    return landmark_evaluate(kernel, L, coef, Xc)
+
+
+def evaluate_dask(kernel, L, coef, X):
+    """k(X, L) @ coef for a row-chunked dask X: a dask array (n, k) chunked like X."""
+    from dask import delayed
+
+    da = require_dask()
+    Xd = as_dask_data(X, "X", allow_sparse=False)
+    if Xd.shape[1] != np.shape(L)[1]:
+        raise ValueError(f"X has {Xd.shape[1]} features; the functions live on "
+                         f"{np.shape(L)[1]}")
+    coef = np.asarray(coef)
+    coef2 = coef[:, None] if coef.ndim == 1 else coef
+    dt = np.result_type(np.float64, coef2.dtype)
+    Ld, Cd = delayed(np.asarray(L), pure=True), delayed(coef2, pure=True)
+    blocks = [da.from_delayed(delayed(_eval_task, pure=True)(kernel, Ld, Cd, xc),
+                              shape=(m, coef2.shape[1]), dtype=dt)
+              for xc, m in zip(Xd.to_delayed()[:, 0], Xd.chunks[0])]
+    out = da.concatenate(blocks, axis=0)
+    return out[:, 0] if coef.ndim == 1 else out
+
+
+def _stats_task(kernel, L, T, Xc, X1c, Yc):
+    from ..operators.estimators import landmark_stats
+
+    return landmark_stats(kernel, L, T, Xc, X1c, Yc)
+
+
+def _reduce_stats(kernel, L, T, X0, X1=None, Y=None, what: str = "landmark statistics"):
+    """Tree reduction of the per-chunk landmark statistics; gathered (p×p, p×d only)."""
+    from dask import delayed
+
+    from ..operators.estimators import _add_stats
+
+    def parts(A):
+        return [None] * len(X0.chunks[0]) if A is None else list(
+            A.rechunk({0: X0.chunks[0], 1: -1}).to_delayed()[:, 0])
+
+    Ld, Td = delayed(L, pure=True), delayed(T, pure=True)
+    tasks = [delayed(_stats_task, pure=True)(kernel, Ld, Td, x, x1, y)
+             for x, x1, y in zip(parts(X0), parts(X1), parts(Y))]
+    (out,) = gather(what, _tree(tasks, _add_stats))
+    return out
+
+
+def _check_same_rows(A, B, name_a: str, name_b: str):
+    if tuple(A.chunks[0]) != tuple(B.chunks[0]):
+        raise ValueError(
+            f"{name_b} is chunked differently from {name_a}'s rows ({name_b} chunks "
+            f"{tuple(B.chunks[0])[:5]}, {name_a} chunks {tuple(A.chunks[0])[:5]}); the paired "
+            f"samples must be chunked alike: {name_b} = {name_b}.rechunk({{0: "
+            f"{name_a}.chunks[0]}})"
+        )
+
+
+def _landmarks(est, n: int):
+    from ..operators.estimators import _check_landmark_options
+
+    idx = _check_landmark_options(est, n)
+    if idx is None:
+        raise ValueError(
+            f"{type(est).__name__} on dask inputs needs landmarks (n_landmarks=m or an index "
+            "array): the exact estimator forms the n×n Gram matrix"
+        )
+    return idx
+
+
+def fit_cme_dask(est, X, y):
+    """Fit a :class:`~asymkern.operators.ConditionalMeanEmbedding` with landmarks on dask X."""
+    from ..operators.empirical import as_rkhs_kernel
+    from ..operators.estimators import _check_reg, landmark_whitening
+
+    da = require_dask()
+    eps = _check_reg(est.regularization)
+    if y is None:
+        raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y is "
+                         "None (paired samples y of shape (n_samples, d_y) are needed)")
+    Xd = as_dask_data(X, "X", allow_sparse=False)
+    n, d = (int(k) for k in Xd.shape)
+    if is_dask_array(y):
+        if any(np.isnan(c) for cs in y.chunks for c in cs):
+            raise ValueError("y has unknown chunk sizes (NaN in y.chunks); call "
+                             "y.compute_chunk_sizes() before passing it")
+        if y.ndim not in (1, 2):
+            raise ValueError(f"y must be 1-D or 2-D (n_samples, d_y), got {y.ndim} dimensions")
+        y1d = y.ndim == 1
+        Y2 = y.reshape(-1, 1) if y1d else y
+        if Y2.shape[0] != n:
+            raise ValueError(f"y has {Y2.shape[0]} samples; expected {n}, one per row of X")
+        _check_same_rows(Xd, Y2.rechunk({0: tuple(c for c in Y2.chunks[0] if c)}), "X", "y")
+        Y2 = as_dask_data(Y2.rechunk({1: -1}), "y")
+    else:
+        Y = np.asarray(y, dtype=np.float64)
+        if Y.ndim not in (1, 2) or Y.shape[0] != n:
+            raise ValueError(f"y must have shape (n,) or (n, d_y) with n = {n}, got {Y.shape}")
+        if not np.all(np.isfinite(Y)):
+            raise ValueError("y contains NaN or infinity; expected finite values")
+        y1d = Y.ndim == 1
+        Y = Y.reshape(-1, 1) if y1d else Y
+        Y2 = da.from_array(Y, chunks=(Xd.chunks[0], Y.shape[1]))
+    est.kernel_x_ = as_rkhs_kernel(est.kernel_x, est.kernel_x_params, "kernel_x")
+    est.kernel_y_ = as_rkhs_kernel(est.kernel_y, est.kernel_y_params, "kernel_y")
+    idx = _landmarks(est, n)
+    L = np.asarray(DaskKernelMatrix.gather_rows(Xd, idx, "landmarks"), dtype=np.float64)
+    T = landmark_whitening(est.kernel_x_(L))
+    A, _, FY = _reduce_stats(est.kernel_x_, L, T, Xd, None, Y2)
+    est._y_1d = y1d
+    est.n_features_in_ = d
+    est.landmarks_ = idx
+    est.X_fit_ = est.Y_fit_ = None
+    est.operator_ = None
+    est._set_landmark_model(L, T, A, FY, n, eps)
+    return est
+
+
+def fit_koopman_dask(est, X, Y):
+    """Fit a :class:`~asymkern.operators.KoopmanOperator` with landmarks on dask inputs.
+
+    ``Y is None``: X is a trajectory, pairs (x_t, x_{t+lag}) by slicing (X[lag:] rechunked to
+    the chunks of X[:-lag]); else X and Y are the paired samples, chunked alike.
+    """
+    from ..operators.empirical import as_rkhs_kernel
+    from ..operators.estimators import _check_int, _check_reg, landmark_whitening
+
+    eps = _check_reg(est.regularization)
+    lag = _check_int(est.lag, "lag")
+    Xd = as_dask_data(X, "X", allow_sparse=False)
+    if Y is None:
+        if lag >= Xd.shape[0] - 1:
+            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
+                             f"{Xd.shape[0]} minus one (at least two time-lagged pairs)")
+        X0 = Xd[:-lag]
+        X0 = X0.rechunk({0: tuple(c for c in X0.chunks[0] if c)})
+        X1 = Xd[lag:].rechunk({0: X0.chunks[0]})
+    else:
+        Yd = as_dask_data(Y, "Y", allow_sparse=False)
+        if Yd.shape != Xd.shape:
+            raise ValueError(f"Y has shape {Yd.shape}; expected the shape of X {Xd.shape} "
+                             "(time-lagged pairs y_i = Ξ^τ(x_i))")
+        _check_same_rows(Xd, Yd, "X", "Y")
+        X0, X1 = Xd, Yd
+    n, d = (int(k) for k in X0.shape)
+    est.kernel_ = as_rkhs_kernel(est.kernel, est.kernel_params)
+    idx = _landmarks(est, n)
+    L = np.asarray(DaskKernelMatrix.gather_rows(X0, idx, "landmarks"), dtype=np.float64)
+    T = landmark_whitening(est.kernel_(L))
+    A, C, FY = _reduce_stats(est.kernel_, L, T, X0, X1, X1)
+    est.n_features_in_ = d
+    est.landmarks_ = idx
+    est.X_fit_ = est.Y_fit_ = None
+    est.operator_ = None
+    return est._set_landmark_model(L, T, A, C, FY, n, eps)
