@@ -121,6 +121,20 @@ def test_square_data_matrix_rows_against_columns(sparse):
 
 
 @pytest.mark.parametrize("compat", ["a1", "a2"])
+def test_centred_row_normalised_kernel_on_csr_chunks(compat):
+    A = matrix((260, 30), True, seed=12)
+    kw = dict(kernel="sne", center=True)
+    a = ksvd(compat, **kw).fit(A)
+    b = ksvd(compat, **kw).fit(as_dask(A, 45))
+    assert rel(b.singular_values_, a.singular_values_) < 1e-10
+    assert rel(b.left_singular_vectors_.compute(), a.left_singular_vectors_) < 1e-10
+    Zn = matrix((8, 260), True, seed=13)
+    assert rel(b.transform_right(dsparse(Zn, 3)).compute(), a.transform_right(Zn)) < 1e-10
+    # the public kernel_cols with numpy input after a dask fit
+    assert rel(b.kernel_cols(Zn), a.kernel_cols(Zn)) < 1e-10
+
+
+@pytest.mark.parametrize("compat", ["a1", "a2"])
 def test_randomized_solver_close_to_exact(compat):
     A = matrix((260, 12), False, seed=4)
     kw = dict(solver="randomized", n_iter=4, kernel_params={"bandwidth": "auto"})
@@ -290,3 +304,24 @@ def test_bad_inputs_clear_errors():
         est.transform(np.ones((3, 21)))
     At = transpose_rows(as_dask_data(Ad))
     np.testing.assert_array_equal(At.compute(), Ad.compute().T)
+
+
+# ---------------------------------------------------------------- LocalCluster, processes
+def test_local_cluster_processes_bitwise_equal():
+    distributed = pytest.importorskip("distributed")
+    A = matrix((50, 260), True, seed=14)  # wide: side 'x', Aᵀ shuffled between workers
+    Zn = np.random.default_rng(2).normal(size=(6, 50))
+    ref = ksvd("a2").fit(as_dask(A, 20))
+    U_ref, T_ref = ref.left_singular_vectors_.compute(), ref.transform(A[:7].toarray())
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None,
+                                  death_timeout=60) as cluster, \
+            distributed.Client(cluster, timeout=60):
+        with dask.config.set(scheduler="dask.distributed"):
+            est = ksvd("a2").fit(as_dask(A, 20))
+            U = est.left_singular_vectors_.compute()
+            T = est.transform(A[:7].toarray())
+            R = est.transform_right(Zn)
+    np.testing.assert_array_equal(U, U_ref)
+    np.testing.assert_array_equal(T, T_ref)
+    np.testing.assert_array_equal(R, ref.transform_right(Zn))

@@ -7,7 +7,7 @@ rows x_i ∈ R^M and its columns z_j ∈ R^N as the two sets. With the notation 
 * side 'z' (N > M, tall, paper 000 Table 7's case): T = A as given; X = A, Z = Aᵀ C_z (M×M);
 * side 'x' (M > N, wide): T = Aᵀ, built once by a transpose + rechunk of A (CSR chunks stay CSR)
   and persisted; X = A C_x (N×N), Z = Aᵀ;
-* N = M: X = A, Z = Aᵀ (no compat).
+* N = M: X = A, Z = Aᵀ (no compat; Aᵀ built and persisted as for side 'x').
 
 The mapped set Tᵀ C (small × small, dense) is a deterministic tree reduction over the row chunks
 of T, every task calling the in-memory helpers of :mod:`asymkern.kernels.compat`:
@@ -57,7 +57,7 @@ from ..kernels.compat import (
     stack_r,
 )
 from . import require_dask
-from .kernel import _add, _chunk_bounds, _tree, gather
+from .kernel import _add, _chunk_bounds, _tree, as_dask_data, gather
 
 #: Rows per chunk of the dense mapped set (small × small) as the kernel sees it: chunks of about
 #: this many bytes (deterministic: a function of the shape only, never of A's chunking).
@@ -254,6 +254,7 @@ class DaskCompatibility:
         from dask import delayed
 
         da = require_dask()
+        Y = as_dask_data(Y, "new samples", allow_sparse=True)  # numpy: one chunk
         T = self.T_
         bounds = _chunk_bounds(T.chunks[0])
         spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))

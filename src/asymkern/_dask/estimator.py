@@ -79,6 +79,8 @@ def _data_matrix_sets(est, X):
     Dask by :class:`~asymkern._dask.compat.DaskCompatibility`; N = M: X = A, Z = Aᵀ (as in
     memory, no compat). Returns (X, Z, (n_features_in_, z_features_in_) = (M, N)).
     """
+    import dask
+
     from .compat import DaskCompatibility, densify, transpose_rows
 
     A = as_dask_data(X, "X", allow_sparse=True)
@@ -89,8 +91,9 @@ def _data_matrix_sets(est, X):
             f"(dimension {N}) differ: set compat to 'pca', 'pinv', 'random' or a matrix, "
             "or pass the second set as Z"
         )
-    if N == M:
-        Xv, Zv = A, transpose_rows(A)
+    if N == M:  # Aᵀ once, by a shuffle of A's chunks; kept in the cluster (as for side 'x')
+        (Zt,) = dask.persist(transpose_rows(A))
+        Xv, Zv = A, Zt
     else:
         est.compat_ = DaskCompatibility(est.compat, est.random_state).fit(A)
         Xv, Zv = est.compat_.sets(A)
