@@ -17,8 +17,8 @@ of T, every task calling the in-memory helpers of :mod:`asymkern.kernels.compat`
   (:func:`~asymkern.kernels.compat.random_rows`): C is never materialised and is the same C as
   the in-memory one whatever the chunking;
 * a1 (``'pca'``): a TSQR tree of R factors only (R of each chunk, then R of stacked pairs;
-  a CSR chunk is densified a few hundred rows at a time inside its task), then on the client the
-  SVD of the small R: Z = W Σ with the signs of W fixed as in memory. Chosen over
+  a CSR chunk is densified max(4·small, 1024) rows at a time inside its task), then on the
+  client the SVD of the small R: Z = W Σ with the signs of W fixed as in memory. Chosen over
   ``dask.array.linalg.svd_compressed`` (randomized: exact only to its oversampling, and it needs
   dense chunks) and ``dask.array.linalg.svd`` (dense chunks; builds Q, an N×M array we never
   need): R is all the mapped set depends on;
@@ -207,9 +207,12 @@ class DaskCompatibility:
             rows = math.ceil(max(A.chunks[0]) * M / max(N, 1))
         else:
             rows = max(T.chunks[0])
-        block_rows = {"random": RANDOM_BLOCK_ROWS, "pca": 2 * max(small, 256),
-                      "pinv": 0, "matrix": min(rows, big)}[self.method_]
-        check_compat_budget(self.method_ if not user else "matrix", self.side_, N, M, dtype,
+        # the dense rows a task holds besides the small matrices: a2's generator block, the
+        # rows of T that a1's QR copies (a CSR chunk a block at a time), a slice of a user C
+        pca_rows = 5 * small + 1024 if sp.issparse(A._meta) else rows
+        block_rows = {"random": RANDOM_BLOCK_ROWS, "pca": min(pca_rows, rows), "pinv": 0,
+                      "matrix": min(rows, big)}[self.method_]
+        check_compat_budget(self.method_, self.side_, N, M, dtype,
                             block_rows)
         if T is None:  # side 'x': Aᵀ once, by a shuffle of A's chunks; kept in the cluster
             (T,) = dask.persist(transpose_rows(A, rows))
@@ -219,9 +222,11 @@ class DaskCompatibility:
         spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
         if user:
             C = CompatibilityTransform.check_matrix(method, big, small, N, M).astype(dtype)
-            self._C = C
-            parts = [delayed(matrix_products, pure=True)(t, C[s:e]) for t, (s, e) in
-                     zip(Td, spans)]
+            # its rows, one delayed slice per row chunk of T (in the graph once, reused by
+            # every task of the fit and of the transforms)
+            self._C_parts = [delayed(C[s:e], pure=True) for s, e in spans]
+            parts = [delayed(matrix_products, pure=True)(t, c) for t, c in
+                     zip(Td, self._C_parts)]
             mapped = da.from_delayed(_tree(parts, _add), shape=(small, small), dtype=dtype)
         elif method == "random":
             self.seed_ = compat_seed(self.random_state)
@@ -268,8 +273,8 @@ class DaskCompatibility:
                 parts = [delayed(_rand_apply, pure=True)(y, self.seed_, s, e, small,
                                                          self.dtype_) for s, e in spans]
             elif self.method_ == "matrix":
-                parts = [delayed(_mat_apply, pure=True)(y, s, e, self._C[s:e])
-                         for s, e in spans]
+                parts = [delayed(_mat_apply, pure=True)(y, s, e, c)
+                         for (s, e), c in zip(spans, self._C_parts)]
             else:
                 parts = [delayed(_factor_apply, pure=True)(y, s, e, t, P, self.dtype_)
                          for t, (s, e) in zip(Td, spans)]

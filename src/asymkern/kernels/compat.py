@@ -108,15 +108,19 @@ def gram(T) -> np.ndarray:
 def r_factor(T, R=None) -> np.ndarray:
     """The R of a QR factorisation of [R; T] (float64), without Q (one TSQR step).
 
-    The rows of T are taken in blocks of max(k, 256) (a CSR block is densified one block at a
-    time), so the dense temporary is at most (2·max(k, 256)) × k.
+    A dense T is factorised in one LAPACK call. A CSR T is densified max(4k, 1024) rows at a
+    time (k = its column count), so its dense temporary is at most (5k + 1024) × k.
     """
     k = T.shape[1]
-    step = max(k, 256)
+    if not sp.issparse(T):
+        T = np.asarray(T, dtype=np.float64)
+        if T.shape[0] == 0:
+            return np.zeros((0, k)) if R is None else R
+        return np.linalg.qr(T if R is None else np.vstack([R, T]), mode="r")
+    step = max(4 * k, 1024)
     for i in range(0, T.shape[0], step):
         block = np.asarray(_dense(T[i:i + step]), dtype=np.float64)
-        stacked = block if R is None else np.vstack([R, block])
-        R = np.linalg.qr(stacked, mode="r")
+        R = np.linalg.qr(block if R is None else np.vstack([R, block]), mode="r")
     if R is None:
         R = np.zeros((0, k))
     return R
