@@ -1,5 +1,9 @@
 """KernelSVD on Dask: ``fit``/``transform``/``transform_right`` for dask inputs.
 
+``fit(A)`` with one dask data matrix (rows against columns) builds its two sets with the
+compatibility transform of :mod:`asymkern._dask.compat`; transforms after such a fit map the new
+samples by the same C inside the tasks.
+
 ``KernelSVD`` hands dask inputs here at the top of its entry points. The fit builds a
 :class:`~asymkern._dask.kernel.DaskKernelMatrix` and then runs the estimator's own
 ``_fit_matrix`` (centring statistics, ``top_svd``), which dispatches to the Dask executors:
@@ -39,17 +43,15 @@ def fit_dask(est, X, Z) -> None:
         est.X_fit_ = est.Z_fit_ = None
         est._fit_matrix(G, tuple(int(k) for k in G.shape))
         return
-    if Z is None:
-        raise NotImplementedError(
-            "fit(A) with one dask data matrix (rows against columns, with a compat transform) "
-            "is not available on Dask yet; pass the two sets: fit(X, Z=Z)"
-        )
     params = dict(est.kernel_params or {})
     auto_bw = isinstance(params.get("bandwidth"), str)
     if auto_bw:  # placeholder; the value needs a small sample of the validated sets
         params["bandwidth"] = 1.0
     est.kernel_ = get_kernel(est.kernel, **params)
     est.compat_ = None
+    features = None
+    if Z is None:  # one data matrix A: rows against columns (paper 000 Remark 2.3)
+        X, Z, features = _data_matrix_sets(est, X)
     G = DaskKernelMatrix(est.kernel_, X, Z, center=False, working_memory=est.working_memory)
     if auto_bw:
         from ..decomposition.ksvd import _resolve_bandwidth, median_sample_indices
@@ -62,11 +64,42 @@ def fit_dask(est, X, Z) -> None:
         est.kernel_ = get_kernel(est.kernel, **params)
         G = DaskKernelMatrix(est.kernel_, G.X, G.Z, center=False,
                              working_memory=est.working_memory)
-    est.n_features_in_ = int(G.X.shape[1])
-    est.z_features_in_ = int(G.Z.shape[1])
+    # fit(A): rows have M features, columns (the new z of transform_right) N
+    est.n_features_in_, est.z_features_in_ = features or (int(G.X.shape[1]), int(G.Z.shape[1]))
     est.X_fit_, est.Z_fit_ = G.X, G.Z
     est._fit_matrix(G, G.shape)
     est._dask_lse = G.row_lse()
+
+
+def _data_matrix_sets(est, X):
+    """``fit(A)`` with one dask data matrix A (N×M): the two sets (X, Z) the kernel sees.
+
+    Rows x_i ∈ R^M against columns z_j ∈ R^N; when N ≠ M one side is mapped by the
+    compatibility matrix of ``est.compat`` (paper 000 Remark 2.3, Alg. 1 App. D), computed on
+    Dask by :class:`~asymkern._dask.compat.DaskCompatibility`; N = M: X = A, Z = Aᵀ (as in
+    memory, no compat). Returns (X, Z, (n_features_in_, z_features_in_) = (M, N)).
+    """
+    import dask
+
+    from .compat import DaskCompatibility, densify, transpose_rows
+
+    A = as_dask_data(X, "X", allow_sparse=True)
+    N, M = (int(k) for k in A.shape)
+    if N != M and est.compat is None:
+        raise ValueError(
+            f"X is a {N}x{M} data matrix whose rows (dimension {M}) and columns "
+            f"(dimension {N}) differ: set compat to 'pca', 'pinv', 'random' or a matrix, "
+            "or pass the second set as Z"
+        )
+    if N == M:  # Aᵀ once, by a shuffle of A's chunks; kept in the cluster (as for side 'x')
+        (Zt,) = dask.persist(transpose_rows(A))
+        Xv, Zv = A, Zt
+    else:
+        est.compat_ = DaskCompatibility(est.compat, est.random_state).fit(A)
+        Xv, Zv = est.compat_.sets(A)
+    if not est.kernel_.accepts_sparse:
+        Xv, Zv = densify(Xv), densify(Zv)
+    return Xv, Zv, (M, N)
 
 
 def _result(out, was_dask: bool):
@@ -77,15 +110,22 @@ def _result(out, was_dask: bool):
 
 
 def _check_new(est, A, name: str, expected: int):
+    """Validate new dask samples; after a ``fit(A)`` with a compat, map them by C."""
+    from ..kernels import CompatibilityTransform
+    from .compat import DaskCompatibility, densify, map_in_memory
+
     ok = est.kernel_.accepts_sparse
-    A = as_dask_data(A, name, allow_sparse=ok)
+    compat = est.compat_
+    A = as_dask_data(A, name, allow_sparse=ok or compat is not None)
     if A.shape[1] != expected:
         raise ValueError(f"{name} has {A.shape[1]} features, but KernelSVD is expecting "
                          f"{expected} features as input")
-    if est.compat_ is not None:
-        raise NotImplementedError("transforms of dask inputs after a fit with a compat "
-                                  "transform are not available yet")
-    return A
+    left = name == "X"
+    if isinstance(compat, DaskCompatibility):
+        A = compat.transform_x(A) if left else compat.transform_z(A)
+    elif isinstance(compat, CompatibilityTransform):
+        A = map_in_memory(compat, A, left)
+    return A if ok else densify(A)
 
 
 def _precomputed_transform(est, K, left: bool):

@@ -7,6 +7,21 @@ if M > N, x ↦ C_xᵀ x with C_x ∈ R^{M×N}; if N > M, z ↦ C_zᵀ z with C_
 Methods: ``'pinv'`` (a0, C_x = ((XXᵀ)^† X)ᵀ), ``'pca'`` (a1, C_x = argmin ‖X − X C Cᵀ‖_F over
 orthonormal C: the leading right singular vectors, no centring, as printed), ``'random'``
 (a2, C_x = randn(M, N)), or a user-given matrix (e.g. learned end to end, a3).
+
+Notation used below and by the Dask executor (:mod:`asymkern._dask.compat`): S (small × big) is
+the set that gets mapped, one sample per row (S = A for side 'x', S = Aᵀ for side 'z'), and
+T = Sᵀ (big × small) — A itself for side 'z', Aᵀ for side 'x'. Then C has shape (big, small), the
+mapped set is S C = Tᵀ C (small × small) and every method is a function of T:
+
+* a2: C is drawn by :func:`random_rows`, block by block from ``(seed, block index)``, so any
+  partition of its rows (any chunking of T) gives the same C;
+* a1: T = Q R, R = U_R Σ Wᵀ (:func:`r_factor`, :func:`pca_factor`), C = Q U_R = T W Σ⁺ and
+  S C = W Σ; the sign of each column of W is fixed (its largest-|.| entry positive,
+  :func:`fix_signs`), so the result does not depend on the LAPACK build;
+* a0: C = T (TᵀT)^† (:func:`gram`, :func:`pinv_factor`) and S C = TᵀT (TᵀT)^†.
+
+The helpers operate on one block of rows of T at a time (numpy or CSR), so the in-memory fit here
+and the Dask tasks run the same code.
 """
 
 from __future__ import annotations
@@ -19,12 +34,152 @@ from .._validation import as_data
 
 _ALIASES = {"a0": "pinv", "a1": "pca", "a2": "random", "a3": "learnable"}
 
+#: Rows of C per block of the a2 generator: block b (rows [b·B, (b+1)·B)) is drawn from
+#: ``numpy.random.default_rng([seed, b])`` alone, whatever the rows a caller asks for.
+RANDOM_BLOCK_ROWS = 256
+
+
+def compat_seed(random_state) -> int:
+    """The integer seed of the a2 generator from ``random_state`` (int, RandomState or None).
+
+    An int is used as is; a RandomState (or None: numpy's global one) gives one draw
+    ``randint(0, 2**31 - 1)`` (the convention of the Dask randomized solver's seed).
+    """
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+        return int(random_state)
+    return int(check_random_state(random_state).randint(0, 2**31 - 1))
+
+
+def random_rows(seed: int, start: int, stop: int, n_cols: int, dtype=np.float64) -> np.ndarray:
+    """Rows [start, stop) of the a2 compatibility matrix C = randn(big, n_cols) (App. D, a2).
+
+    Row block b of C (rows [b·B, (b+1)·B), B = :data:`RANDOM_BLOCK_ROWS`) is the (B, n_cols)
+    standard normal draw of ``numpy.random.default_rng([seed, b])``, so the same rows come out
+    whichever blocks of rows are requested (chunk-independent); float64 draws, cast to ``dtype``.
+    """
+    B = RANDOM_BLOCK_ROWS
+    out = np.empty((max(stop - start, 0), n_cols), dtype=dtype)
+    if stop <= start:
+        return out
+    for b in range(start // B, (stop - 1) // B + 1):
+        block = np.random.default_rng([int(seed), b]).standard_normal((B, n_cols))
+        lo, hi = max(start, b * B), min(stop, (b + 1) * B)
+        out[lo - start:hi - start] = block[lo - b * B:hi - b * B]
+    return out
+
+
+def _dense(B) -> np.ndarray:
+    return B.toarray() if sp.issparse(B) else np.asarray(B)
+
+
+def random_products(T, seed: int, start: int, dtype) -> np.ndarray:
+    """Tᵀ C[start:start + len(T)] for one block of rows of T with a2's C, block by block of C.
+
+    Only (:data:`RANDOM_BLOCK_ROWS` × small) of C exists at a time (never the whole C).
+    """
+    n, k = T.shape
+    out = np.zeros((k, k), dtype=dtype)
+    B = RANDOM_BLOCK_ROWS
+    i = 0
+    while i < n:
+        j = min(n, (((start + i) // B) + 1) * B - start)
+        C = random_rows(seed, start + i, start + j, k, dtype)
+        out += _dense(T[i:j].T @ C)
+        i = j
+    return out
+
+
+def matrix_products(T, C) -> np.ndarray:
+    """Tᵀ C for one block of rows of T and the matching rows of a given C."""
+    return _dense(T.T @ C)
+
+
+def gram(T) -> np.ndarray:
+    """TᵀT (float64, dense) of one block of rows of T (sparse product for CSR)."""
+    if sp.issparse(T):
+        T = T.astype(np.float64)
+        return _dense(T.T @ T)
+    T = np.asarray(T, dtype=np.float64)
+    return T.T @ T
+
+
+def r_factor(T, R=None) -> np.ndarray:
+    """The R of a QR factorisation of [R; T] (float64), without Q (one TSQR step).
+
+    A dense T is factorised in one LAPACK call. A CSR T is densified max(4k, 1024) rows at a
+    time (k = its column count), so its dense temporary is at most (5k + 1024) × k.
+    """
+    k = T.shape[1]
+    if not sp.issparse(T):
+        T = np.asarray(T, dtype=np.float64)
+        if T.shape[0] == 0:
+            return np.zeros((0, k)) if R is None else R
+        return np.linalg.qr(T if R is None else np.vstack([R, T]), mode="r")
+    step = max(4 * k, 1024)
+    for i in range(0, T.shape[0], step):
+        block = np.asarray(_dense(T[i:i + step]), dtype=np.float64)
+        R = np.linalg.qr(block if R is None else np.vstack([R, block]), mode="r")
+    if R is None:
+        R = np.zeros((0, k))
+    return R
+
+
+def stack_r(R1, R2) -> np.ndarray:
+    """R of [R1; R2] (the combine step of the TSQR tree)."""
+    return np.linalg.qr(np.vstack([R1, R2]), mode="r")
+
+
+def fix_signs(W: np.ndarray) -> np.ndarray:
+    """±1 per column of W making the largest-|.| entry of each column positive."""
+    W = np.asarray(W)
+    if W.shape[0] == 0:
+        return np.ones(W.shape[1])
+    idx = np.argmax(np.abs(W), axis=0)
+    return np.where(W[idx, np.arange(W.shape[1])] < 0, -1.0, 1.0)
+
+
+def _sigma_pinv(s: np.ndarray, size: int) -> np.ndarray:
+    tol = (s[0] if s.size else 0.0) * size * np.finfo(np.float64).eps
+    return np.divide(1.0, s, out=np.zeros_like(s), where=s > tol)
+
+
+def pca_factor(R: np.ndarray, k: int, big: int):
+    """a1 from the R of T = QR: (W, σ, W Σ⁺), with R = U_R Σ Wᵀ and fixed signs.
+
+    S C = W Σ is the mapped set and C = T (W Σ⁺) (= Q U_R, orthonormal on the range of T);
+    singular values below max(big, k)·eps·σ_1 count as zero (their columns of C are zero).
+    """
+    R = np.asarray(R, dtype=np.float64)
+    if R.shape[0] < k:  # fewer rows than columns: pad (the QR of a short T)
+        R = np.vstack([R, np.zeros((k - R.shape[0], k))])
+    _, s, Wt = np.linalg.svd(R)
+    W = Wt.T
+    W = W * fix_signs(W)
+    return W, s, W * _sigma_pinv(s, max(big, k))
+
+
+def pinv_factor(Gm: np.ndarray) -> np.ndarray:
+    """a0: (TᵀT)^† (C = T (TᵀT)^†, i.e. ((S Sᵀ)^† S)ᵀ)."""
+    return np.linalg.pinv(np.asarray(Gm, dtype=np.float64), hermitian=True)
+
 
 class CompatibilityTransform:
     """Fit a compatibility matrix for a data matrix A and map rows/columns into one dimension.
 
     Attributes after :meth:`fit`: ``side_`` ('x', 'z' or 'none'), ``C_`` (or None),
-    ``n_rows_`` (N), ``n_cols_`` (M), ``dim_`` (the common dimension min(N, M)).
+    ``n_rows_`` (N), ``n_cols_`` (M), ``dim_`` (the common dimension min(N, M)),
+    ``seed_`` (the integer seed of a2, else None).
+
+    Notes
+    -----
+    a2 draws C with :func:`random_rows` (blocks of rows seeded by ``(seed, block)``), the same
+    generator as the Dask executor, so ``random_state`` gives the same C on numpy and dask
+    inputs whatever the chunking. These draws differ from those of versions before issue 13
+    (``RandomState(random_state).standard_normal``). a1 fixes the sign of every singular vector
+    (the largest-|.| entry of each column of the small factor W positive, :func:`fix_signs`),
+    so its C does not depend on the LAPACK build.
     """
 
     def __init__(self, method="pca", random_state=None):
@@ -51,37 +206,46 @@ class CompatibilityTransform:
             raise ValueError(f"unknown compat {self.method!r}; expected 'pinv', 'pca', 'random'")
         return m
 
+    @staticmethod
+    def check_matrix(C, big: int, small: int, N: int, M: int) -> np.ndarray:
+        """Validate a user-given compatibility matrix (shape (big, small), finite)."""
+        C = np.asarray(C, dtype=float)
+        if C.shape != (big, small):
+            raise ValueError(
+                f"compat matrix has shape {C.shape}; expected ({big}, {small}) for a "
+                f"{N}x{M} data matrix"
+            )
+        if not np.all(np.isfinite(C)):
+            raise ValueError("compat matrix contains NaN or infinity")
+        return C
+
     def fit(self, A):
         A = as_data(A, "X", allow_sparse=True)
         N, M = A.shape
         self.n_rows_, self.n_cols_ = N, M
         self.dim_ = min(N, M)
+        self.seed_ = None
         method = self._method()
         if N == M and not isinstance(method, np.ndarray):
             self.side_, self.C_ = "none", None
             return self
         self.side_ = "x" if M > N else "z"
-        # the set that gets mapped, as a (count × dim) matrix: rows of A, or columns of A
-        S = A if self.side_ == "x" else A.T
-        big, small = S.shape[1], S.shape[0]  # C has shape (big, small)
+        # T: the mapped set as columns (big × small): Aᵀ for side 'x', A for side 'z'
+        T = A.T if self.side_ == "x" else A
+        if sp.issparse(T):
+            T = T.tocsr()
+        big, small = T.shape  # C has shape (big, small)
         if isinstance(method, np.ndarray):
-            C = np.asarray(method, dtype=float)
-            if C.shape != (big, small):
-                raise ValueError(
-                    f"compat matrix has shape {C.shape}; expected ({big}, {small}) for a "
-                    f"{N}x{M} data matrix"
-                )
-            if not np.all(np.isfinite(C)):
-                raise ValueError("compat matrix contains NaN or infinity")
+            C = self.check_matrix(method, big, small, N, M)
         elif method == "random":
-            C = check_random_state(self.random_state).standard_normal((big, small))
-        else:
-            Sd = S.toarray() if sp.issparse(S) else np.asarray(S, dtype=float)
-            if method == "pca":
-                _, _, Vt = np.linalg.svd(Sd, full_matrices=False)
-                C = Vt[:small].T
-            else:  # pinv: ((S Sᵀ)^† S)ᵀ
-                C = (np.linalg.pinv(Sd @ Sd.T, hermitian=True) @ Sd).T
+            self.seed_ = compat_seed(self.random_state)
+            C = random_rows(self.seed_, 0, big, small)
+        elif method == "pca":
+            _, _, P = pca_factor(r_factor(T), small, big)
+            C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
+        else:  # pinv: ((S Sᵀ)^† S)ᵀ = T (TᵀT)^†
+            P = pinv_factor(gram(T))
+            C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
         self.C_ = C.astype(A.dtype, copy=False)
         return self
 
