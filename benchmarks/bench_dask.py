@@ -9,17 +9,22 @@ data are generated inside the cluster (not timed) and, for the in-memory run, on
 Medians of the repeats, ratio Dask / in-memory.
 
 Run: ``python benchmarks/bench_dask.py [--n 200000] [--s 500] [--repeats 3] [--chunk 50000]``;
-writes ``docs/results/dask_bench.md`` (``--out`` to change). Not part of the test suite.
+writes its section of ``docs/results/dask_bench.md`` (``--out`` to change). Not part of the
+test suite.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_dask_scale import write_section  # noqa: E402
 
 
 def _in_memory(n: int, d: int, s: int, r: int, seed: int) -> tuple[float, np.ndarray]:
@@ -94,7 +99,7 @@ def main(argv=None) -> None:
     load = os.getloadavg()[0]
     m_mem, m_dsk = float(np.median(mem)), float(np.median(dsk))
     lines = [
-        "# Dask benchmark (issue 13, benchmark 1: overhead)",
+        "## Benchmark 1: overhead of the Dask path",
         "",
         f"Machine: {os.cpu_count()} cores shared with other jobs (load average {load:.1f} at the "
         "end); times are medians of interleaved repeats, so the ratio is the number to read.",
@@ -113,13 +118,8 @@ def main(argv=None) -> None:
         f"Results finite: {ok_all}. Top singular values (last repeat; different random data "
         f"on the two paths): in memory {np.round(s_mem[:3], 1).tolist()}, Dask "
         f"{np.round(s_dsk[:3], 1).tolist()}.",
-        "",
-        "Not run here (issue 13 benchmarks 2–4): the out-of-core Zarr run at N = 5·10⁷, the "
-        "sparse Criteo-like run and the 1 → 2 worker scaling.",
-        "",
     ]
-    Path(a.out).write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_section(Path(a.out), "overhead", lines)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ from the blocks they overlap. Any chunking, and the in-memory path (rows [0, n) 
 the same matrix, bitwise.
 
 Used by the randomized SVD test matrix Ω (``linalg.svd.randomized_svd`` and its Dask
-executor) so that the two executors draw the same Ω.
+executor) and by the a2 compatibility matrix (``kernels.compat``, ``_dask.compat``), so that
+each pair of executors draws the same matrix.
 """
 
 from __future__ import annotations
@@ -17,19 +18,26 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-#: Global rows per independently seeded block of a :func:`normal_rows` matrix.
-BLOCK_ROWS = 4096
+#: Global rows per independently seeded block of a :func:`normal_rows` matrix (small, so that a
+#: wide matrix — a2's compatibility matrix with 10⁴ columns — is drawn in small pieces).
+#: A documented constant: changing it changes every draw.
+BLOCK_ROWS = 256
 
 
 def seed_from(random_state) -> int:
     """One integer seed from ``random_state`` (int, RandomState, Generator or None).
 
-    An int ``random_state`` gives a fixed seed; a RandomState is advanced by one draw (so that
-    repeated calls with one state differ, as with any draw from it); None draws fresh entropy.
+    A non-negative int is the seed itself; a RandomState (or None: numpy's global one) gives
+    one draw ``randint(0, 2**31 - 1)`` (so repeated calls with one state differ, as with any
+    draw from it); a Generator one ``integers(0, 2**31 - 1)``.
     """
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
+        return int(random_state)
     if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**32 - 1))
-    return int(check_random_state(random_state).randint(0, 2**32 - 1, dtype=np.int64))
+        return int(random_state.integers(0, 2**31 - 1))
+    return int(check_random_state(random_state).randint(0, 2**31 - 1))
 
 
 def normal_rows(seed: int, start: int, stop: int, n_cols: int, dtype=np.float64) -> np.ndarray:

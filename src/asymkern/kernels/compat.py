@@ -28,46 +28,22 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 
+from .._random import BLOCK_ROWS, normal_rows, seed_from
 from .._validation import as_data
 
 _ALIASES = {"a0": "pinv", "a1": "pca", "a2": "random", "a3": "learnable"}
 
-#: Rows of C per block of the a2 generator: block b (rows [b·B, (b+1)·B)) is drawn from
-#: ``numpy.random.default_rng([seed, b])`` alone, whatever the rows a caller asks for.
-RANDOM_BLOCK_ROWS = 256
+#: Rows of C per block of the a2 generator (:data:`asymkern._random.BLOCK_ROWS`): block b
+#: (rows [b·B, (b+1)·B)) is drawn from ``numpy.random.default_rng([seed, b])`` alone.
+RANDOM_BLOCK_ROWS = BLOCK_ROWS
 
+#: The integer seed of the a2 generator from ``random_state`` (:func:`asymkern._random.seed_from`).
+compat_seed = seed_from
 
-def compat_seed(random_state) -> int:
-    """The integer seed of the a2 generator from ``random_state`` (int, RandomState or None).
-
-    An int is used as is; a RandomState (or None: numpy's global one) gives one draw
-    ``randint(0, 2**31 - 1)`` (the convention of the Dask randomized solver's seed).
-    """
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be a non-negative int, got {random_state}")
-        return int(random_state)
-    return int(check_random_state(random_state).randint(0, 2**31 - 1))
-
-
-def random_rows(seed: int, start: int, stop: int, n_cols: int, dtype=np.float64) -> np.ndarray:
-    """Rows [start, stop) of the a2 compatibility matrix C = randn(big, n_cols) (App. D, a2).
-
-    Row block b of C (rows [b·B, (b+1)·B), B = :data:`RANDOM_BLOCK_ROWS`) is the (B, n_cols)
-    standard normal draw of ``numpy.random.default_rng([seed, b])``, so the same rows come out
-    whichever blocks of rows are requested (chunk-independent); float64 draws, cast to ``dtype``.
-    """
-    B = RANDOM_BLOCK_ROWS
-    out = np.empty((max(stop - start, 0), n_cols), dtype=dtype)
-    if stop <= start:
-        return out
-    for b in range(start // B, (stop - 1) // B + 1):
-        block = np.random.default_rng([int(seed), b]).standard_normal((B, n_cols))
-        lo, hi = max(start, b * B), min(stop, (b + 1) * B)
-        out[lo - start:hi - start] = block[lo - b * B:hi - b * B]
-    return out
+#: Rows [start, stop) of the a2 compatibility matrix C = randn(big, n_cols) (App. D, a2), the
+#: same rows whichever blocks are requested (:func:`asymkern._random.normal_rows`).
+random_rows = normal_rows
 
 
 def _dense(B) -> np.ndarray:
