@@ -98,6 +98,10 @@ class KernelSVD(TransformerMixin, BaseEstimator):
     compat : {'pca', 'pinv', 'random', 'a0', 'a1', 'a2'} or array or None, default 'pca'
         Compatibility matrix (Remark 2.3, App. D) used when ``fit(A)`` is given one data matrix
         whose rows x_i ∈ R^M and columns z_j ∈ R^N differ in dimension. Ignored when Z is given.
+        Works on a dask A too (:mod:`asymkern._dask.compat`, the same C as in memory). a2 draws
+        C from :func:`asymkern._random.normal_rows` (chunk-independent; its numbers differ from
+        those of asymkern ≤ 0.1.0) and a1 fixes the signs of its factor (largest entry of each
+        column of W positive), so results no longer depend on the LAPACK build.
     solver : {'auto', 'dense', 'arpack', 'randomized', 'nystrom'}, default 'auto'
     n_oversamples, n_iter : randomized-solver settings.
     nystrom_params : dict, optional
