@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_dask_scale import write_section  # noqa: E402
+from bench_dask_scale import repeats_table, write_section  # noqa: E402
 
 
 def _in_memory(n: int, d: int, s: int, r: int, seed: int) -> tuple[float, np.ndarray]:
@@ -109,10 +109,7 @@ def main(argv=None) -> None:
         f"{a.chunk:,}; in memory: lazy KernelMatrix on the same 2 cores. Dask times include "
         f"the persisted Ũ, Ṽ; cluster start-up ({start_s:.1f} s) and data generation excluded.",
         "",
-        "| path | repeats (s) | median (s) |",
-        "|---|---|---|",
-        f"| in memory | {', '.join(f'{t:.2f}' for t in mem)} | {m_mem:.2f} |",
-        f"| Dask LocalCluster 2×1 | {', '.join(f'{t:.2f}' for t in dsk)} | {m_dsk:.2f} |",
+        *repeats_table({"in memory": mem, "Dask LocalCluster 2×1": dsk}),
         "",
         f"**Overhead ratio Dask / in-memory: {m_dsk / m_mem:.2f}×** (target ≤ 1.3×). "
         f"Results finite: {ok_all}. Top singular values (last repeat; different random data "

@@ -31,7 +31,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_dask_scale import RESULTS, PeakMemory, _cluster, write_section  # noqa: E402
+from bench_dask_scale import (  # noqa: E402
+    RESULTS,
+    PeakMemory,
+    _cluster,
+    repeats_table,
+    write_section,
+)
 
 W_SEED = 12345
 
@@ -109,10 +115,7 @@ def case_krr(a) -> list[str]:
         f"one chunk's block per worker). Each timing is fit + predict of 20,000 test rows. "
         f"Load average {load:.1f} at the end ({os.cpu_count()} cores).",
         "",
-        "| path | repeats (s) | median (s) |",
-        "|---|---|---|",
-        f"| in memory | {', '.join(f'{t:.2f}' for t in mem)} | {m_mem:.2f} |",
-        f"| Dask LocalCluster 2×1 | {', '.join(f'{t:.2f}' for t in dsk)} | {m_dsk:.2f} |",
+        *repeats_table({"in memory": mem, "Dask LocalCluster 2×1": dsk}),
         "",
         f"**Ratio Dask / in-memory: {m_dsk / m_mem:.2f}×** (target ≤ 1.3×). Predictions of the "
         f"two paths: max relative difference {max(diffs):.1e} (target 1e-10). Test RMSE "

@@ -98,6 +98,13 @@ def write_section(path: Path, case: str, lines: list[str]) -> None:
     print("\n".join(lines))
 
 
+def repeats_table(times: dict) -> list[str]:
+    """Markdown rows: one per path, its repeats and their median (seconds)."""
+    return ["| path | repeats (s) | median (s) |", "|---|---|---|",
+            *[f"| {k} | {', '.join(f'{t:.2f}' for t in ts)} | {np.median(ts):.2f} |"
+              for k, ts in times.items()]]
+
+
 def _ksvd(d: int, s: int, r: int, gamma: float | None = None):
     from asymkern.decomposition import KernelSVD
 
@@ -279,10 +286,7 @@ def case_scaling(a) -> list[str]:
         f"runs interleaved, data persisted in each cluster before timing). Load average "
         f"{load:.1f} at the end ({os.cpu_count()} cores).",
         "",
-        "| workers | repeats (s) | median (s) |",
-        "|---|---|---|",
-        *[f"| {w} | {', '.join(f'{t:.2f}' for t in ts)} | {np.median(ts):.2f} |"
-          for w, ts in times.items()],
+        *repeats_table({f"{w} worker(s)": ts for w, ts in times.items()}),
         "",
         f"**Speed-up t(1) / t(2) = {m1 / m2:.2f}×** (target ≥ 1.7×).",
     ]

@@ -11,23 +11,13 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+from _dask_helpers import rel, synchronous_scheduler  # noqa: E402, F401 - autouse fixture
+
 from asymkern._dask import is_dask_array  # noqa: E402
 from asymkern._dask.kernel import DaskKernelMatrix  # noqa: E402
 from asymkern.decomposition.ksvd import KernelSVD  # noqa: E402
 from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
 from asymkern.linalg import asymmetric_nystrom, top_svd  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _sync():
-    with dask.config.set(scheduler="synchronous"):
-        yield
-
-
-def rel(a, b) -> float:
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 def data(n=240, m=200, d=4, seed=0, dtype=np.float64):

@@ -19,6 +19,8 @@ from sklearn.datasets import make_classification
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+from _dask_helpers import rel, synchronous_scheduler  # noqa: E402, F401 - autouse fixture
+
 from asymkern._dask import is_dask_array  # noqa: E402
 from asymkern.lssvm import AsKLSClassifier, IllConditionedWarning, askls_solve  # noqa: E402
 from asymkern.lssvm._solvers import (  # noqa: E402
@@ -27,18 +29,6 @@ from asymkern.lssvm._solvers import (  # noqa: E402
     askls_lowrank_reduced,
 )
 from asymkern.operators import ConditionalMeanEmbedding, KoopmanOperator  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _sync():
-    with dask.config.set(scheduler="synchronous"):
-        yield
-
-
-def rel(a, b) -> float:
-    a = np.asarray(a, dtype=np.complex128)
-    b = np.asarray(b, dtype=np.complex128)
-    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 def clf_data(n=240, classes=2, seed=0, dtype=np.float64):

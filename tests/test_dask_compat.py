@@ -10,6 +10,8 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+from _dask_helpers import rel, synchronous_scheduler  # noqa: E402, F401 - autouse fixture
+
 import asymkern  # noqa: E402
 from asymkern._dask import is_dask_array  # noqa: E402
 from asymkern._dask.compat import DaskCompatibility, transpose_rows  # noqa: E402
@@ -18,18 +20,6 @@ from asymkern.config import MemoryBudgetError  # noqa: E402
 from asymkern.decomposition.ksvd import KernelSVD  # noqa: E402
 from asymkern.kernels import CompatibilityTransform  # noqa: E402
 from asymkern.kernels.compat import RANDOM_BLOCK_ROWS, fix_signs, random_rows  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _sync():
-    with dask.config.set(scheduler="synchronous"):
-        yield
-
-
-def rel(a, b) -> float:
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 def dsparse(A, c):

@@ -12,26 +12,15 @@ import pytest
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
+from _dask_helpers import one_blas_thread, rel, synchronous_scheduler  # noqa: E402, F401
+
 from asymkern import config_context  # noqa: E402
 from asymkern._dask import is_dask_array  # noqa: E402
 from asymkern.config import MemoryBudgetError  # noqa: E402
 from asymkern.nystrom import NystromKernelPCA, NystromKernelRidge, NystromSVC  # noqa: E402
 
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 KP = {"gamma": 0.2}
-
-
-@pytest.fixture(autouse=True)
-def _sync():
-    from threadpoolctl import threadpool_limits
-
-    with dask.config.set(scheduler="synchronous"), threadpool_limits(1):
-        yield
-
-
-def rel(a, b) -> float:
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    return float(np.abs(a - b).max() / np.abs(b).max())
 
 
 def data(n=300, d=4, seed=0, dtype=np.float64):

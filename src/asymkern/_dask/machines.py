@@ -213,34 +213,24 @@ def build_basis_dask(kern, X, n_landmarks, landmarks="uniform", subspace_dim=Non
     from sklearn.utils import check_random_state
 
     from ..landmarks import select_landmarks
-    from ..nystrom._basis import SAMPLERS, _check_int, basis_from_landmarks, check_psd_kernel
+    from ..nystrom._basis import basis_from_landmarks, check_psd_kernel, landmark_request
 
     n = int(X.shape[0])
     check_psd_kernel(kern)
     rng = check_random_state(random_state)
     centers = None
-    if isinstance(landmarks, str):
-        if landmarks not in SAMPLERS:
-            raise ValueError(f"unknown landmarks={landmarks!r}; expected one of {SAMPLERS} "
-                             "or an array of row indices")
-        m = _check_int(n_landmarks, "n_landmarks", 1, n, f"the number of samples n_samples={n}")
-        if landmarks == "gaussian":
-            raise NotImplementedError(
-                "landmarks='gaussian' (a Gaussian sketch C_H = X_H S with an n×m matrix S, "
-                "K_nm = K S over all n² pairs) is not available on dask inputs; use 'uniform', "
-                "'kmeans', 'leverage' or row indices")
-        if landmarks == "uniform":
-            indices = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
-        elif landmarks == "leverage":
-            indices = leverage_indices(kern, X, m, rng)
-        else:
-            indices, centers = kmeans_centers(X, m, rng)
-    else:
-        idx = np.asarray(landmarks)
-        m = idx.size
-        if n_landmarks is not None and int(n_landmarks) != m:
-            raise ValueError(f"landmarks has {m} indices but n_landmarks={n_landmarks}")
-        indices = select_landmarks(None, m, method="fixed", indices=idx, n_samples=n)
+    method, m, indices = landmark_request(landmarks, n_landmarks, n)
+    if method == "gaussian":
+        raise NotImplementedError(
+            "landmarks='gaussian' (a Gaussian sketch C_H = X_H S with an n×m matrix S, "
+            "K_nm = K S over all n² pairs) is not available on dask inputs; use 'uniform', "
+            "'kmeans', 'leverage' or row indices")
+    if method == "uniform":
+        indices = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
+    elif method == "leverage":
+        indices = leverage_indices(kern, X, m, rng)
+    elif method is not None:
+        indices, centers = kmeans_centers(X, m, rng)
     if centers is None:
         centers = _gather_rows(X, indices, "landmark rows")
     return basis_from_landmarks(kern, centers, indices, X.dtype, subspace_dim=subspace_dim,

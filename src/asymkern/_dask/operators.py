@@ -60,6 +60,15 @@ def _stats_task(kernel, L, T, Xc, X1c, Yc):
     return landmark_stats(kernel, L, T, Xc, X1c, Yc)
 
 
+def _landmark_basis(est, kernel, X):
+    """Landmark indices (the in-memory draw), their gathered rows L and the whitening T."""
+    from ..operators.estimators import landmark_whitening
+
+    idx = _landmarks(est, int(X.shape[0]))
+    L = np.asarray(DaskKernelMatrix.gather_rows(X, idx, "landmarks"), dtype=np.float64)
+    return idx, L, landmark_whitening(kernel(L))
+
+
 def _reduce_stats(kernel, L, T, X0, X1=None, Y=None, what: str = "landmark statistics"):
     """Tree reduction of the per-chunk landmark statistics; gathered (p×p, p×d only)."""
     from dask import delayed
@@ -102,7 +111,7 @@ def _landmarks(est, n: int):
 def fit_cme_dask(est, X, y):
     """Fit a :class:`~asymkern.operators.ConditionalMeanEmbedding` with landmarks on dask X."""
     from ..operators.empirical import as_rkhs_kernel
-    from ..operators.estimators import _check_reg, landmark_whitening
+    from ..operators.estimators import _check_reg
 
     da = require_dask()
     eps = _check_reg(est.regularization)
@@ -134,9 +143,7 @@ def fit_cme_dask(est, X, y):
         Y2 = da.from_array(Y, chunks=(Xd.chunks[0], Y.shape[1]))
     est.kernel_x_ = as_rkhs_kernel(est.kernel_x, est.kernel_x_params, "kernel_x")
     est.kernel_y_ = as_rkhs_kernel(est.kernel_y, est.kernel_y_params, "kernel_y")
-    idx = _landmarks(est, n)
-    L = np.asarray(DaskKernelMatrix.gather_rows(Xd, idx, "landmarks"), dtype=np.float64)
-    T = landmark_whitening(est.kernel_x_(L))
+    idx, L, T = _landmark_basis(est, est.kernel_x_, Xd)
     A, _, FY = _reduce_stats(est.kernel_x_, L, T, Xd, None, Y2)
     est._y_1d = y1d
     est.n_features_in_ = d
@@ -154,7 +161,7 @@ def fit_koopman_dask(est, X, Y):
     the chunks of X[:-lag]); else X and Y are the paired samples, chunked alike.
     """
     from ..operators.empirical import as_rkhs_kernel
-    from ..operators.estimators import _check_int, _check_reg, landmark_whitening
+    from ..operators.estimators import _check_int, _check_reg
 
     eps = _check_reg(est.regularization)
     lag = _check_int(est.lag, "lag")
@@ -175,9 +182,7 @@ def fit_koopman_dask(est, X, Y):
         X0, X1 = Xd, Yd
     n, d = (int(k) for k in X0.shape)
     est.kernel_ = as_rkhs_kernel(est.kernel, est.kernel_params)
-    idx = _landmarks(est, n)
-    L = np.asarray(DaskKernelMatrix.gather_rows(X0, idx, "landmarks"), dtype=np.float64)
-    T = landmark_whitening(est.kernel_(L))
+    idx, L, T = _landmark_basis(est, est.kernel_, X0)
     A, C, FY = _reduce_stats(est.kernel_, L, T, X0, X1, X1)
     est.n_features_in_ = d
     est.landmarks_ = idx

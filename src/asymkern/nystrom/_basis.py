@@ -122,6 +122,26 @@ def _check_int(v, name, lo, hi=None, hi_what=""):
     return v
 
 
+def landmark_request(landmarks, n_landmarks, n: int):
+    """Validate the landmark options: (method or None, m, fixed indices or None).
+
+    ``landmarks`` is a selector name of :data:`SAMPLERS` (then m = ``n_landmarks``, 1 ≤ m ≤ n)
+    or an array of row indices (then m is its size, and ``n_landmarks`` must be None or m).
+    Shared by the in-memory and the Dask executors.
+    """
+    if isinstance(landmarks, str):
+        if landmarks not in SAMPLERS:
+            raise ValueError(f"unknown landmarks={landmarks!r}; expected one of {SAMPLERS} "
+                             "or an array of row indices")
+        m = _check_int(n_landmarks, "n_landmarks", 1, n, f"the number of samples n_samples={n}")
+        return landmarks, m, None
+    idx = np.asarray(landmarks)
+    m = idx.size
+    if n_landmarks is not None and int(n_landmarks) != m:
+        raise ValueError(f"landmarks has {m} indices but n_landmarks={n_landmarks}")
+    return None, m, select_landmarks(None, m, method="fixed", indices=idx, n_samples=n)
+
+
 def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,
                 random_state=None) -> NystromBasis:
     """Select landmarks and compute A (paper 004 Algorithm 1 steps 1–3, standard Nyström)."""
@@ -129,24 +149,14 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
     check_psd_kernel(kernel)
     rng = check_random_state(random_state)
     centers = sketch = indices = None
-    if isinstance(landmarks, str):
-        if landmarks not in SAMPLERS:
-            raise ValueError(f"unknown landmarks={landmarks!r}; expected one of {SAMPLERS} "
-                             "or an array of row indices")
-        m = _check_int(n_landmarks, "n_landmarks", 1, n, f"the number of samples n_samples={n}")
-        if landmarks == "gaussian":
-            sketch = gaussian_sketch(n, m, random_state=rng)
-        elif landmarks == "kmeans":
-            indices, centers = kmeans_landmarks(X, m, return_centers=True, random_state=rng)
-            centers = centers.astype(X.dtype, copy=False)
-        else:
-            indices = select_landmarks(X, m, method=landmarks, random_state=rng, kernel=kernel)
-    else:
-        idx = np.asarray(landmarks)
-        m = idx.size
-        if n_landmarks is not None and int(n_landmarks) != m:
-            raise ValueError(f"landmarks has {m} indices but n_landmarks={n_landmarks}")
-        indices = select_landmarks(None, m, method="fixed", indices=idx, n_samples=n)
+    method, m, indices = landmark_request(landmarks, n_landmarks, n)
+    if method == "gaussian":
+        sketch = gaussian_sketch(n, m, random_state=rng)
+    elif method == "kmeans":
+        indices, centers = kmeans_landmarks(X, m, return_centers=True, random_state=rng)
+        centers = centers.astype(X.dtype, copy=False)
+    elif method is not None:
+        indices = select_landmarks(X, m, method=method, random_state=rng, kernel=kernel)
     if centers is None and sketch is None:
         centers = X[indices]
     Kmm = sketch.T @ KernelMatrix(kernel, X).matmat(sketch) if sketch is not None else None

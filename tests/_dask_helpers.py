@@ -1,0 +1,31 @@
+"""Shared helpers of the Dask test files (imported after ``pytest.importorskip('dask')``)."""
+
+from __future__ import annotations
+
+import dask
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+
+@pytest.fixture(autouse=True)
+def synchronous_scheduler():
+    """Every test of a module that imports this runs on dask's synchronous scheduler."""
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+@pytest.fixture
+def one_blas_thread():
+    """BLAS on one thread (bitwise-comparable results, and no oversubscription on 2 cores)."""
+    with threadpool_limits(1):
+        yield
+
+
+def rel(a, b) -> float:
+    """max |a − b| / max |b| (complex-safe)."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    kind = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    a, b = a.astype(kind), b.astype(kind)
+    return float(np.abs(a - b).max() / np.abs(b).max())
