@@ -11,7 +11,7 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from _dask_helpers import rel, synchronous_scheduler  # noqa: E402, F401 - autouse fixture
+from _dask_helpers import one_blas_thread, rel, synchronous_scheduler  # noqa: E402, F401
 
 from asymkern._dask import is_dask_array  # noqa: E402
 from asymkern._dask.kernel import DaskKernelMatrix  # noqa: E402
@@ -329,8 +329,11 @@ def _rbf_dying_once(A, B, marker=None):
     return np.exp(-0.3 * np.maximum(sq, 0.0))
 
 
+@pytest.mark.usefixtures("one_blas_thread")
 def test_local_cluster_processes_same_result_and_survives_a_killed_worker(tmp_path,
                                                                           monkeypatch):
+    # bitwise equality needs the same BLAS threading on both sides: distributed's workers run
+    # one BLAS thread (its pre-spawn environment), so the references here do too
     distributed = pytest.importorskip("distributed")
     cloudpickle = pytest.importorskip("cloudpickle")
     import functools

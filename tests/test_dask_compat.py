@@ -10,7 +10,7 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from _dask_helpers import rel, synchronous_scheduler  # noqa: E402, F401 - autouse fixture
+from _dask_helpers import one_blas_thread, rel, synchronous_scheduler  # noqa: E402, F401
 
 import asymkern  # noqa: E402
 from asymkern._dask import is_dask_array  # noqa: E402
@@ -297,7 +297,9 @@ def test_bad_inputs_clear_errors():
 
 
 # ---------------------------------------------------------------- LocalCluster, processes
+@pytest.mark.usefixtures("one_blas_thread")
 def test_local_cluster_processes_bitwise_equal():
+    # bitwise: the same BLAS threading as distributed's workers (one thread)
     distributed = pytest.importorskip("distributed")
     A = matrix((50, 260), True, seed=14)  # wide: side 'x', Aᵀ shuffled between workers
     Zn = np.random.default_rng(2).normal(size=(6, 50))
