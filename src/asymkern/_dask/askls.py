@@ -33,7 +33,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
 from . import is_dask_array, require_dask
-from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather
+from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather, task
 
 
 # ------------------------------------------------------------------------------- labels
@@ -186,7 +186,7 @@ def fit_askls_dask(est, X, y):
     Ud = list(res.U.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
     Vd = list(res.V.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
     Yd = list(Y.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
-    stats = _tree([delayed(_stats_task, pure=True)(u, v, t) for u, v, t in zip(Ud, Vd, Yd)],
+    stats = _tree([task(_stats_task, u, v, t) for u, v, t in zip(Ud, Vd, Yd)],
                   _add)
     (st,) = gather("low-rank AsK-LS statistics (r×r)", stats)
     from .._validation import check_finite_output
@@ -206,7 +206,7 @@ def fit_askls_dask(est, X, y):
     W = G.block(I, J)
     XId, XJd, redd = (delayed(v, pure=True) for v in (XI, XJ, red))
     lses = G._lse_chunks()
-    parts = [delayed(_train_cross_task, pure=True)(kern, XId, XJd, xc, lse_I, lc, u, v, t,
+    parts = [task(_train_cross_task, kern, XId, XJd, xc, lse_I, lc, u, v, t,
                                                    redd)
              for xc, lc, u, v, t in zip(G._xd(), lses, Ud, Vd, Yd)]
     (pair,) = gather("Nyström predictor products (landmarks × classes)", _tree(parts, _pair_add))
@@ -276,7 +276,7 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
     k = (ws if ws is not None else wt).shape[1]
     width = k * (int(need_s) + int(need_t))
     cst = [delayed(v, pure=True) for v in (XI, XJ, lse_I, ws, wt)]
-    blocks = [da.from_delayed(delayed(_cross_task, pure=True)(kern, xc, *cst[:2], lc, *cst[2:],
+    blocks = [da.from_delayed(task(_cross_task, kern, xc, *cst[:2], lc, *cst[2:],
                                                               need_s, need_t),
                               shape=(m, width), dtype=np.float64)
               for xc, lc, m in zip(Xn.to_delayed()[:, 0], lses, Xn.chunks[0])]

@@ -57,7 +57,7 @@ from ..kernels.compat import (
     stack_r,
 )
 from . import require_dask
-from .kernel import _add, _chunk_bounds, _tree, as_dask_data, gather
+from .kernel import _add, _chunk_bounds, _tree, as_dask_data, gather, task
 
 #: Rows per chunk of the dense mapped set (small × small) as the kernel sees it: chunks of about
 #: this many bytes (deterministic: a function of the shape only, never of A's chunking).
@@ -115,7 +115,6 @@ def transpose_rows(A, rows: int | None = None):
     Each output chunk (rows [c0, c1) of Aᵀ) is assembled from one piece per chunk of A; by
     default its row count makes it about as large as A's largest chunk.
     """
-    from dask import delayed
 
     da = require_dask()
     N, M = (int(k) for k in A.shape)
@@ -128,8 +127,8 @@ def transpose_rows(A, rows: int | None = None):
     out = []
     for c0 in range(0, M, rows):
         c1 = min(M, c0 + rows)
-        parts = [delayed(_piece, pure=True)(b, c0, c1) for b in blocks]
-        out.append(da.from_delayed(delayed(_hstack, pure=True)(*parts), shape=(c1 - c0, N),
+        parts = [task(_piece, b, c0, c1) for b in blocks]
+        out.append(da.from_delayed(task(_hstack, *parts), shape=(c1 - c0, N),
                                    dtype=A.dtype, meta=meta))
     return da.concatenate(out, axis=0)
 
@@ -225,22 +224,22 @@ class DaskCompatibility:
             # its rows, one delayed slice per row chunk of T (in the graph once, reused by
             # every task of the fit and of the transforms)
             self._C_parts = [delayed(C[s:e], pure=True) for s, e in spans]
-            parts = [delayed(matrix_products, pure=True)(t, c) for t, c in
+            parts = [task(matrix_products, t, c) for t, c in
                      zip(Td, self._C_parts)]
             mapped = da.from_delayed(_tree(parts, _add), shape=(small, small), dtype=dtype)
         elif method == "random":
             self.seed_ = compat_seed(self.random_state)
-            parts = [delayed(random_products, pure=True)(t, self.seed_, s, dtype)
+            parts = [task(random_products, t, self.seed_, s, dtype)
                      for t, (s, _) in zip(Td, spans)]
             mapped = da.from_delayed(_tree(parts, _add), shape=(small, small), dtype=dtype)
         elif method == "pca":
-            R = _tree([delayed(r_factor, pure=True)(t) for t in Td], stack_r)
+            R = _tree([task(r_factor, t) for t in Td], stack_r)
             (R,) = gather(f"R factor of the TSQR ({small}x{small})", R)
             W, s, self.P_ = pca_factor(R, small, big)
             self.singular_values_ = s
             mapped = da.from_array((W * s).astype(dtype), chunks=(small, small))
         else:  # pinv
-            Gm = _tree([delayed(gram, pure=True)(t) for t in Td], _add)
+            Gm = _tree([task(gram, t) for t in Td], _add)
             (Gm,) = gather(f"Gram matrix TᵀT ({small}x{small})", Gm)
             self.P_ = pinv_factor(Gm)
             mapped = da.from_array((Gm @ self.P_).astype(dtype), chunks=(small, small))
@@ -270,13 +269,13 @@ class DaskCompatibility:
         out = []
         for y, n_i in zip(Y.to_delayed()[:, 0], Y.chunks[0]):
             if self.method_ == "random":
-                parts = [delayed(_rand_apply, pure=True)(y, self.seed_, s, e, small,
+                parts = [task(_rand_apply, y, self.seed_, s, e, small,
                                                          self.dtype_) for s, e in spans]
             elif self.method_ == "matrix":
-                parts = [delayed(_mat_apply, pure=True)(y, s, e, c)
+                parts = [task(_mat_apply, y, s, e, c)
                          for (s, e), c in zip(spans, self._C_parts)]
             else:
-                parts = [delayed(_factor_apply, pure=True)(y, s, e, t, P, self.dtype_)
+                parts = [task(_factor_apply, y, s, e, t, P, self.dtype_)
                          for t, (s, e) in zip(Td, spans)]
             out.append(da.from_delayed(_tree(parts, _add), shape=(n_i, small), dtype=dt))
         return da.concatenate(out, axis=0)

@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from . import is_dask_array, require_dask
-from .kernel import DaskKernelMatrix, as_dask_data, gather
+from .kernel import DaskKernelMatrix, aligned, as_dask_data, gather
 
 
 def fit_dask(est, X, Z) -> None:
@@ -141,13 +141,13 @@ def _precomputed_transform(est, K, left: bool):
         res = est.nystrom_
         sub = res.col_landmarks if left else res.row_landmarks
         ext = res.extend_rows if left else res.extend_cols
-        out = K.map_blocks(lambda B: ext(center(B)[:, sub]), chunks=(K.chunks[0], (r,)),
+        out = K.map_blocks(lambda B: ext(center(aligned(B))[:, sub]), chunks=(K.chunks[0], (r,)),
                            dtype=K.dtype)
         return out * est.singular_values_
     W = est.right_singular_vectors_ if left else est.left_singular_vectors_
     if is_dask_array(W):
         (W,) = gather("singular vectors for a precomputed transform", W)
-    return K.map_blocks(lambda B: center(B) @ W.astype(B.dtype, copy=False),
+    return K.map_blocks(lambda B: center(aligned(B)) @ aligned(W.astype(B.dtype, copy=False)),
                         chunks=(K.chunks[0], (r,)), dtype=np.result_type(K.dtype, W.dtype))
 
 

@@ -138,6 +138,35 @@ def as_dask_data(X, name: str = "X", *, allow_sparse: bool = False):
     return X.map_blocks(_check_chunk, name, dtype, dtype=dtype, meta=meta)
 
 
+# ------------------------------------------------------------------------- aligned operands
+def aligned(x):
+    """``x`` with its numpy arrays (also inside tuples/lists) aligned in memory.
+
+    distributed hands a task the arrays it received over the network as views of the message
+    buffer, at any byte offset; numpy's ``@`` runs BLAS only on aligned operands and falls back to
+    its own loop (other rounding) otherwise. Re-aligning (a copy only when needed) keeps every
+    task's arithmetic identical to the in-process one, so results are bitwise the same whatever
+    the workers.
+    """
+    if isinstance(x, np.ndarray):
+        return x if x.flags.aligned else np.require(x, requirements=["A"])
+    if isinstance(x, (tuple, list)):
+        return type(x)(aligned(v) for v in x)
+    return x
+
+
+def call_aligned(func, *args, **kwargs):
+    """``func(*args, **kwargs)`` with every array argument :func:`aligned` (a task wrapper)."""
+    return func(*(aligned(a) for a in args), **{k: aligned(v) for k, v in kwargs.items()})
+
+
+def task(func, *args):
+    """The delayed task ``func(*args)`` (pure: deterministic keys), its operands aligned."""
+    from dask import delayed
+
+    return delayed(call_aligned, pure=True)(func, *args)
+
+
 # ------------------------------------------------------------------------------ block tasks
 def _local(kernel, Xc, Zc, lse=None, means=None):
     """The in-memory KernelMatrix of one chunk pair, with the global statistics plugged in."""
@@ -310,7 +339,6 @@ class DaskKernelMatrix:
     @staticmethod
     def gather_rows(A, idx, what: str = "rows"):
         """Rows A[idx] of a row-chunked dask array as a small numpy/CSR array (idx in order)."""
-        from dask import delayed
 
         idx = np.asarray(idx, dtype=np.int64)
         bounds = _chunk_bounds(A.chunks[0])
@@ -321,8 +349,8 @@ class DaskKernelMatrix:
         parts = []
         for b in np.unique(which):
             local = sidx[which == b] - bounds[b]
-            parts.append(delayed(_take_rows, pure=True)(blocks[b], local))
-        (out,) = gather(f"{what} ({len(idx)} rows)", delayed(_vstack, pure=True)(*parts))
+            parts.append(task(_take_rows, blocks[b], local))
+        (out,) = gather(f"{what} ({len(idx)} rows)", task(_vstack, *parts))
         inv = np.empty_like(order)
         inv[order] = np.arange(order.size)
         return out[inv] if not np.array_equal(order, np.arange(order.size)) else out
@@ -330,12 +358,11 @@ class DaskKernelMatrix:
     # ---------------------------------------------------------------------- statistics
     def _lse_parts(self, X, R):
         """Delayed log-normalisers per chunk of X over every chunk of R (tree reduction)."""
-        from dask import delayed
 
         rd = list(R.to_delayed()[:, 0])
         out = []
         for xc in X.to_delayed()[:, 0]:
-            parts = [delayed(_lse_task, pure=True)(self.kernel, xc, rc) for rc in rd]
+            parts = [task(_lse_task, self.kernel, xc, rc) for rc in rd]
             out.append(_tree(parts, np.logaddexp))
         return out
 
@@ -459,7 +486,7 @@ class DaskKernelMatrix:
         lses, rms, _, g = self._stat_chunks()
         blocks = []
         for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
-            t = delayed(_apply_task, pure=True)(self.kernel, xc, Zd, lse, rm, cm, g, False,
+            t = task(_apply_task, self.kernel, xc, Zd, lse, rm, cm, g, False,
                                                 func, *args)
             blocks.append(da.from_delayed(t, shape=(n_i, n_out), dtype=out_dtype))
         return da.concatenate(blocks, axis=0)
@@ -479,7 +506,7 @@ class DaskKernelMatrix:
             (rm,) = gather("row means", self.means()[0][I])
         blocks = []
         for zc, cm, m_j in zip(self._zd(), cms, self.col_chunks):
-            t = delayed(_apply_task, pure=True)(self.kernel, XI, zc, lse, rm, cm, g, True,
+            t = task(_apply_task, self.kernel, XI, zc, lse, rm, cm, g, True,
                                                 func, *args)
             blocks.append(da.from_delayed(t, shape=(m_j, n_out), dtype=out_dtype))
         return da.concatenate(blocks, axis=0)
@@ -508,7 +535,6 @@ class DaskKernelMatrix:
     # ---------------------------------------------------------------------- products
     def _full_products(self, V, transpose: bool):
         """Σ over chunk pairs of block @ V_j (or blockᵀ @ U_i): dask (n, k) or (m, k)."""
-        from dask import delayed
 
         da = require_dask()
         lses, rms, cms, g = self._stat_chunks()
@@ -522,13 +548,13 @@ class DaskKernelMatrix:
         out = []
         if not transpose:
             for xc, lse, rm, n_i in zip(xd, lses, rms, self.row_chunks):
-                parts = [delayed(_prod_task, pure=True)(self.kernel, xc, zc, vj, lse, rm, cm, g,
+                parts = [task(_prod_task, self.kernel, xc, zc, vj, lse, rm, cm, g,
                                                         False)
                          for zc, cm, vj in zip(zd, cms, Vd)]
                 out.append(da.from_delayed(_tree(parts, _add), shape=(n_i, k), dtype=dt))
         else:
             for zc, cm, m_j in zip(zd, cms, self.col_chunks):
-                parts = [delayed(_prod_task, pure=True)(self.kernel, xc, zc, ui, lse, rm, cm, g,
+                parts = [task(_prod_task, self.kernel, xc, zc, ui, lse, rm, cm, g,
                                                         True)
                          for xc, lse, rm, ui in zip(xd, lses, rms, Vd)]
                 out.append(da.from_delayed(_tree(parts, _add), shape=(m_j, k), dtype=dt))
@@ -569,14 +595,13 @@ class DaskKernelMatrix:
 
     def to_dask_array(self):
         """G as a dask array whose (i, j) block is computed in its task (for dask algorithms)."""
-        from dask import delayed
 
         da = require_dask()
         lses, rms, cms, g = self._stat_chunks()
         rows = []
         for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
             rows.append([da.from_delayed(
-                delayed(_block, pure=True)(self.kernel, xc, zc, lse, rm, cm, g, self.dtype),
+                task(_block, self.kernel, xc, zc, lse, rm, cm, g, self.dtype),
                 shape=(n_i, m_j), dtype=self.dtype) for zc, cm, m_j in
                 zip(self._zd(), cms, self.col_chunks)])
         return da.block(rows)

@@ -36,7 +36,7 @@ import numbers
 import numpy as np
 
 from . import is_dask_array, require_dask
-from .kernel import _chunk_bounds, _tree, as_dask_data, gather
+from .kernel import _chunk_bounds, _tree, as_dask_data, gather, task
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 _KMEANS_GATHER_MAX = 20000  # k-means on all rows (gathered) up to this n, as in _dask.nystrom
@@ -142,14 +142,14 @@ def leverage_indices(kern, X, m: int, rng) -> np.ndarray:
     keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
     B = V[:, keep] / np.sqrt(lam[keep])
     XId, Bd = delayed(XI, pure=True), delayed(B, pure=True)
-    parts = [delayed(_lev_gram, pure=True)(kern, xc, XId, Bd) for xc in X.to_delayed()[:, 0]]
+    parts = [task(_lev_gram, kern, xc, XId, Bd) for xc in X.to_delayed()[:, 0]]
     (FtF,) = gather("leverage Gram FᵀF (p×p)", _tree(parts, _add))
     s2, W = np.linalg.eigh(FtF)
     s2, W = s2[::-1], W[:, ::-1]
     k = int(min(m, np.sum(s2 > s2[0] * B.shape[1] * np.finfo(np.float64).eps)))
     Wk = W[:, :k] / np.sqrt(s2[:k])
     sc = da.concatenate([
-        da.from_delayed(delayed(_lev_scores, pure=True)(kern, xc, XId, Bd, delayed(Wk)),
+        da.from_delayed(task(_lev_scores, kern, xc, XId, Bd, delayed(Wk)),
                         shape=(c,), dtype=np.float64)
         for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])])
     (scores,) = gather("leverage scores (n)", sc)
@@ -194,7 +194,7 @@ def kmeans_centers(X, m: int, rng):
                          .cluster_centers_, dtype=X.dtype)
     Cd = delayed(centers, pure=True)
     bounds = _chunk_bounds(X.chunks[0])
-    parts = [delayed(_nearest_task, pure=True)(Cd, b, int(bounds[k]))
+    parts = [task(_nearest_task, Cd, b, int(bounds[k]))
              for k, b in enumerate(X.to_delayed()[:, 0])]
     best_d, best_i = np.full(m, np.inf), np.zeros(m, dtype=np.intp)
     for d, i in gather("k-means nearest rows", *parts):
@@ -295,7 +295,7 @@ def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, gram=False, qr=False, cent
     Cd, Ad = delayed(C, pure=True), delayed(A, pure=True)
     yd = (list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0]) if Y is not None
           else [None] * len(X.chunks[0]))
-    parts = [delayed(_chunk_stats, pure=True)(kern, xc, Cd, Ad, yc, ybar, gram, qr, center)
+    parts = [task(_chunk_stats, kern, xc, Cd, Ad, yc, ybar, gram, qr, center)
              for xc, yc in zip(X.to_delayed()[:, 0], yd)]
     (st,) = gather(what, _tree(parts, _merge))
     if "R" in st:
@@ -327,7 +327,7 @@ def map_rows(func, X, n_out: int, dtype, *args):
 
     da = require_dask()
     args = [delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args]
-    blocks = [da.from_delayed(delayed(func, pure=True)(xc, *args), shape=(c, n_out), dtype=dtype)
+    blocks = [da.from_delayed(task(func, xc, *args), shape=(c, n_out), dtype=dtype)
               for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])]
     return da.concatenate(blocks, axis=0)
 
@@ -504,7 +504,7 @@ def _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha):
     da = require_dask()
     yd = list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0])
     args = [delayed(a, pure=True) for a in (b.centers, b.A, ybar, shift, z)]
-    blocks = [da.from_delayed(delayed(_spa_dual_chunk, pure=True)(xc, yc, kern, *args, alpha),
+    blocks = [da.from_delayed(task(_spa_dual_chunk, xc, yc, kern, *args, alpha),
                               shape=(c, z.shape[1]), dtype=np.float64)
               for xc, yc, c in zip(X.to_delayed()[:, 0], yd, X.chunks[0])]
     return da.concatenate(blocks, axis=0)
@@ -771,7 +771,7 @@ def svc_apply(est, Z, method: str, approach: str):
     else:  # (n,) for two classes, (n, n_machines or n_classes) otherwise
         probe = est.estimator_.decision_function(np.zeros((1, est.basis_.A.shape[1])))
         shape, odt = np.asarray(probe).shape[1:], dt
-    blocks = [da.from_delayed(delayed(_svc_chunk, pure=True)(zc, est._kernel(), *args, svm,
+    blocks = [da.from_delayed(task(_svc_chunk, zc, est._kernel(), *args, svm,
                                                              method, dt),
                               shape=(c,) + shape, dtype=odt)
               for zc, c in zip(Zd.to_delayed()[:, 0], Zd.chunks[0])]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import require_dask
-from .kernel import DaskKernelMatrix, _chunk_bounds, gather
+from .kernel import DaskKernelMatrix, _chunk_bounds, aligned, gather, task
 
 
 def persist(*arrays):
@@ -41,9 +41,8 @@ def paired_signs(U) -> np.ndarray:
 
     Same rule and tie-break (first row) as the in-memory ``flip_signs``; r numbers per chunk.
     """
-    from dask import delayed
 
-    parts = [delayed(_signed_max, pure=True)(b) for b in U.to_delayed()[:, 0]]
+    parts = [task(_signed_max, b) for b in U.to_delayed()[:, 0]]
     pairs = gather("sign pass (2r per chunk)", *parts)
     best = np.full(U.shape[1], -1.0)
     val = np.zeros(U.shape[1])
@@ -58,8 +57,8 @@ def paired_signs(U) -> np.ndarray:
 
 def _col_stats(A, B):
     """Chunk sums of A*B, A*A, B*B per column (float64)."""
-    A = np.asarray(A, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
+    A = aligned(np.asarray(A, dtype=np.float64))
+    B = aligned(np.asarray(B, dtype=np.float64))
     return np.stack([np.einsum("ij,ij->j", A, B), np.einsum("ij,ij->j", A, A),
                      np.einsum("ij,ij->j", B, B)])
 
@@ -170,7 +169,7 @@ class DaskAccess:
         over the chunks, the scores a per-chunk map; the score vector (n floats, one per row
         of G or of Gᵀ) is gathered for the weighted draw on the client.
         """
-        from ..linalg.nystrom import _leverage_block_scores, _leverage_draw, _leverage_ridge
+        from ..linalg.nystrom import _leverage_draw, _leverage_ridge
 
         n, m = self.shape if side == "row" else self.shape[::-1]
         if s >= n:
@@ -182,7 +181,7 @@ class DaskAccess:
         (CtC,) = gather("leverage Gram CᵀC (p×p)", C.T @ C)
         L = _leverage_ridge(np.asarray(CtC), r)
         C = self._sketch(side, Q)  # second pass, as in memory (nothing n×p is kept)
-        scores = C.map_blocks(_leverage_block_scores, L, drop_axis=1, dtype=np.float64)
+        scores = C.map_blocks(_aligned_scores, L, drop_axis=1, dtype=np.float64)
         (scores,) = gather("leverage scores (n)", scores)
         return _leverage_draw(np.asarray(scores), s, rs)
 
@@ -246,6 +245,13 @@ class DaskAccess:
                              weights)
 
 
+def _aligned_scores(C, L):
+    """``_leverage_block_scores`` of one chunk, its operands aligned (see ``kernel.aligned``)."""
+    from ..linalg.nystrom import _leverage_block_scores
+
+    return _leverage_block_scores(aligned(C), aligned(L))
+
+
 def _as_float64(B):
     return np.asarray(B, dtype=np.float64)
 
@@ -286,7 +292,7 @@ def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
     km = km_cls(n_clusters=s, n_init=1, random_state=seed).fit(sample)
     C = delayed(km.cluster_centers_, pure=True)
     bounds = _chunk_bounds(P.chunks[0])
-    parts = [delayed(_argmin_task, pure=True)(C, b, int(bounds[k]))
+    parts = [task(_argmin_task, C, b, int(bounds[k]))
              for k, b in enumerate(P.to_delayed()[:, 0])]
     res = gather("k-means nearest points", *parts)
     best_d = np.full(s, np.inf)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import is_dask_array, require_dask
-from .kernel import DaskKernelMatrix, _tree, as_dask_data, gather
+from .kernel import DaskKernelMatrix, _tree, as_dask_data, gather, task
 
 
 def _eval_task(kernel, L, coef, Xc):
@@ -47,7 +47,7 @@ def evaluate_dask(kernel, L, coef, X):
     coef2 = coef[:, None] if coef.ndim == 1 else coef
     dt = np.result_type(np.float64, coef2.dtype)
     Ld, Cd = delayed(np.asarray(L), pure=True), delayed(coef2, pure=True)
-    blocks = [da.from_delayed(delayed(_eval_task, pure=True)(kernel, Ld, Cd, xc),
+    blocks = [da.from_delayed(task(_eval_task, kernel, Ld, Cd, xc),
                               shape=(m, coef2.shape[1]), dtype=dt)
               for xc, m in zip(Xd.to_delayed()[:, 0], Xd.chunks[0])]
     out = da.concatenate(blocks, axis=0)
@@ -80,7 +80,7 @@ def _reduce_stats(kernel, L, T, X0, X1=None, Y=None, what: str = "landmark stati
             A.rechunk({0: X0.chunks[0], 1: -1}).to_delayed()[:, 0])
 
     Ld, Td = delayed(L, pure=True), delayed(T, pure=True)
-    tasks = [delayed(_stats_task, pure=True)(kernel, Ld, Td, x, x1, y)
+    tasks = [task(_stats_task, kernel, Ld, Td, x, x1, y)
              for x, x1, y in zip(parts(X0), parts(X1), parts(Y))]
     (out,) = gather(what, _tree(tasks, _add_stats))
     return out
