@@ -146,8 +146,8 @@ _FAR_BELOW_SCALE = ("{} kernel takes two points ~5e47 apart as equal (K = 1) whe
 _EXTREME_FAIL = {
     "rbf": _FAR_BELOW_SCALE.format("rbf"),
     "cauchy": _FAR_BELOW_SCALE.format("cauchy"),
-    "sne": "sne kernel rows do not sum to 1 for |x| ~ 1e150 (e.g. [1, 1, 1] against three equal "
-           "reference points): the norm expansion overflows/cancels",
+    # sne (fixed by issue 16): the log-normaliser max + log Σ exp(L − max) lost log Σ for
+    # |max| ~ 1e300, giving rows [1, 1, 1]; rows are now scaled by 1/Σ exp(L − max) instead
 }
 
 

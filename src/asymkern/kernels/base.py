@@ -38,6 +38,9 @@ class Kernel(ABC):
     #: whether :meth:`_raw`/:meth:`_raw_into`/:meth:`_log_raw` take a ``center`` keyword
     #: (squared-distance kernels: one shift for every block of a KernelMatrix)
     uses_center: bool = False
+    #: whether :meth:`_log_raw` takes ``out`` and ``rows_func`` keywords (a per-row-chunk
+    #: function fused into the pass that forms the block: the row normalisation)
+    fuses_rows: bool = False
 
     # -- to implement -------------------------------------------------------------------------
     @abstractmethod
@@ -228,7 +231,7 @@ def data_center(Z) -> np.ndarray | None:
 
 
 def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, center=None,
-                        func=None) -> np.ndarray:
+                        func=None, rows_func=None) -> np.ndarray:
     """−scale·‖x_i − z_j‖², accurate for data far from the origin, with one GEMM.
 
     Numerics (issue 12, "results a user can trust"):
@@ -266,11 +269,14 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
     center : (d,) shift, or None for the mean of ``Z`` (ignored for sparse input).
     func : optional in-place function applied to row chunks of the result (e.g. exp), in the
         same multi-threaded pass.
+    rows_func : optional ``rows_func(Kc, a, b)`` called after ``func`` on each row chunk
+        ``Kc = K[a:b]`` (full rows, still in cache): used for the fused row normalisation of
+        the SNE and T kernels.
     """
     del clip
     dtype = np.result_type(X.dtype, Z.dtype)
     if sp.issparse(X) or sp.issparse(Z):
-        return _sparse_sq_dists(X, Z, scale, dtype, out, func)
+        return _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func)
     X = np.asarray(X)
     Z = np.asarray(Z)
     n, d = X.shape
@@ -325,7 +331,7 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
             D = D.astype(np.float64)
         return np.einsum("ij,ij->i", D, D)
 
-    _finish(K, xx, zz, d, u, s_eff, folded, direct, func)
+    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func)
     return K
 
 
@@ -337,7 +343,7 @@ def _scaled(scale: float, e: int) -> float:
         return math.inf
 
 
-def _sparse_sq_dists(X, Z, scale, dtype, out, func):
+def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None):
     X = sp.csr_matrix(X)
     Z = sp.csr_matrix(Z)
     d = X.shape[1]
@@ -367,16 +373,17 @@ def _sparse_sq_dists(X, Z, scale, dtype, out, func):
         D = (X[I] - Z[J]).astype(np.float64)
         return np.asarray(D.multiply(D).sum(axis=1)).ravel()
 
-    _finish(K, xx, zz, d, u, s_eff, folded, direct, func)
+    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func)
     return K
 
 
 _REFINE_BATCH = 1 << 16
 
 
-def _finish(K, xx, zz, d, u, s_eff, folded, direct, func):
+def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None):
     """Chunked (multi-threaded) pass over K = −u·‖x − z‖² (expanded): recompute the entries
-    within the rounding bound directly, apply the remaining scale, then ``func``."""
+    within the rounding bound directly, apply the remaining scale, then ``func``, then
+    ``rows_func(Kc, a, b)``."""
     dtype = K.dtype
     tau = 2.0 * (d + 2) * float(np.finfo(dtype).eps)
     zmax = float(zz.max(initial=0.0))
@@ -407,6 +414,8 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func):
                     Kc[...] = Kc.astype(np.float64) * s_cap
         if func is not None:
             func(Kc)
+        if rows_func is not None:
+            rows_func(Kc, a, b)
 
     def work(a: int, b: int) -> None:
         for r in range(a, b, sub):

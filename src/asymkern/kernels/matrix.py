@@ -23,7 +23,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._validation import as_data, check_positive
 from ..config import MemoryBudgetError, check_memory, get_config  # noqa: F401 (re-exported)
-from .base import Kernel, inplace_ufunc
+from .base import Kernel, apply_rows
 
 
 def _as_index(idx, size: int, name: str):
@@ -39,6 +39,80 @@ def _as_index(idx, size: int, name: str):
     if idx.size and (idx.min() < -size or idx.max() >= size):
         raise IndexError(f"{name} index out of range for size {size}")
     return idx
+
+
+#: rows per sub-chunk of the row passes: about 1 MiB of a block, so that the passes of the
+#: row normalisation (max, shift, exp, sum, scale) run while the chunk is in cache
+_CHUNK_BYTES = 1 << 20
+
+
+def _chunk_rows(n_cols: int, itemsize: int) -> int:
+    return max(1, _CHUNK_BYTES // max(1, n_cols * itemsize))
+
+
+def _shifted_exp_sums(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """In place K ← exp(K − max_row K); returns (row maxima, row sums of the result) in float64.
+
+    The sums are at least 1 for every row with a finite maximum (the maximum maps to 1), so
+    they neither underflow nor (m terms ≤ 1) overflow. A row whose maximum is −inf (every
+    kernel value 0) gives NaN, which :meth:`KernelMatrix._check_lse` refuses.
+    """
+    mx = K.max(axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        K -= mx[:, None]
+        np.exp(K, out=K)
+        return mx.astype(np.float64), K.sum(axis=1, dtype=np.float64)
+
+
+def _lse_rows(lse: np.ndarray):
+    """rows_func: store log Σ_j exp(K_ij) of rows a:b in ``lse[a:b]`` (the chunk is destroyed)."""
+
+    def fn(Kc: np.ndarray, a: int, b: int) -> None:
+        mx, s = _shifted_exp_sums(Kc)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lse[a:b] = mx + np.log(s)
+
+    return fn
+
+
+def _normalize_rows_fn(lse: np.ndarray):
+    """rows_func: log-values → κ = exp(K − lse) with lse = log Σ_j exp(K_ij), computed once per
+    row and stored in ``lse[a:b]``.
+
+    exp(K − lse) = exp(K − max)/s with s = Σ_j exp(K_ij − max) ≥ 1: one exp per entry and a
+    multiplication by 1/s (float64, cast to the block dtype), no second exp and no temporary.
+    """
+
+    def fn(Kc: np.ndarray, a: int, b: int) -> None:
+        mx, s = _shifted_exp_sums(Kc)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lse[a:b] = mx + np.log(s)
+            Kc *= (1.0 / s).astype(Kc.dtype)[:, None]
+
+    return fn
+
+
+def _exp_shift_fn(lse: np.ndarray):
+    """rows_func: log-values → κ = exp(K − lse) with known row log-normalisers ``lse``."""
+
+    def fn(Kc: np.ndarray, a: int, b: int) -> None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            Kc -= lse[a:b].astype(Kc.dtype, copy=False)[:, None]
+            np.exp(Kc, out=Kc)
+
+    return fn
+
+
+def _apply_rows_chunked(K: np.ndarray, rows_func) -> np.ndarray:
+    """Run ``rows_func(K[a:b], a, b)`` over cache-sized row chunks of K, on all cores."""
+    sub = _chunk_rows(K.shape[1], K.itemsize)
+
+    def work(a: int, b: int) -> None:
+        for r in range(a, b, sub):
+            e = min(r + sub, b)
+            rows_func(K[r:e], r, e)
+
+    return apply_rows(K, work)
 
 
 class KernelMatrix:
@@ -135,9 +209,51 @@ class KernelMatrix:
 
     @staticmethod
     def _block_lse(L: np.ndarray) -> np.ndarray:
-        """Row-wise log Σ exp(L) in float64, shifted by the row maximum (no under/overflow)."""
-        mx = L.max(axis=1).astype(np.float64)
-        return mx + np.log(np.exp(L - mx[:, None].astype(L.dtype)).sum(axis=1, dtype=np.float64))
+        """Row-wise log Σ exp(L) in float64, shifted by the row maximum (no under/overflow).
+
+        ``L`` is not modified: cache-sized row chunks are copied into a small buffer per
+        thread and reduced there (the values equal the unchunked max/shift/exp/sum).
+        """
+        L = np.asarray(L)
+        if not L.flags.c_contiguous:
+            L = np.ascontiguousarray(L)
+        n, m = L.shape
+        lse = np.empty(n)
+        if m == 0 or n == 0:
+            lse[:] = -np.inf
+            return lse
+        fn = _lse_rows(lse)
+        sub = _chunk_rows(m, L.itemsize)
+
+        def work(a: int, b: int) -> None:
+            buf = np.empty((min(sub, b - a), m), dtype=L.dtype)
+            for r in range(a, b, sub):
+                e = min(r + sub, b)
+                T = buf[: e - r]
+                T[...] = L[r:e]
+                fn(T, r, e)
+
+        apply_rows(L, work)
+        return lse
+
+    def _raw_rows(self, X, Z, rows_func, out=None) -> np.ndarray:
+        """Log-values of a row-normalised kernel block with ``rows_func(Kc, a, b)`` applied to
+        cache-sized row chunks — fused into the pass that forms the block where the kernel
+        supports it (SNE, T), a separate multi-threaded pass otherwise. ``out``: optional
+        C-contiguous array of the block's shape and the matrix dtype to write into."""
+        kern = self.kernel
+        if kern.fuses_rows and np.result_type(X.dtype, Z.dtype) == self.dtype:
+            if out is not None and not (out.dtype == self.dtype and out.flags.c_contiguous):
+                out[...] = self._raw_rows(X, Z, rows_func)
+                return out
+            return kern._log_raw(X, Z, out=out, rows_func=rows_func, **self._kw)
+        K = self._raw(X, Z)
+        if out is not None:
+            out[...] = K
+            K = out
+        if not K.flags.c_contiguous:
+            K = np.ascontiguousarray(K)
+        return _apply_rows_chunked(K, rows_func)
 
     def _lse_for(self, X_rows) -> np.ndarray:
         """log Σ_{r∈R} k(x, r) for the given rows: a streaming log-sum-exp over reference blocks."""
@@ -160,11 +276,10 @@ class KernelMatrix:
     def _row_lse(self) -> np.ndarray:
         """Cached log-normalisers of every row."""
         if self._normalizers is None:
-            if self._reference_is_Z:
+            if self._reference_is_Z and self.shape[1] > 0:
                 lse = np.empty(self.shape[0])
-                for sl, L in self._iter_raw_row_blocks():
-                    with np.errstate(invalid="ignore"):
-                        lse[sl] = self._block_lse(L)
+                for sl in self._row_slices():  # each block is reduced as it is formed
+                    self._raw_rows(self.X[sl], self.Z, _lse_rows(lse[sl]))
                 self._normalizers = self._check_lse(lse)
             else:
                 self._normalizers = self._lse_for(self.X)
@@ -192,7 +307,7 @@ class KernelMatrix:
             return None
         return np.exp(self._row_lse()).astype(self.dtype, copy=False)
 
-    def _iter_raw_row_blocks(self, block_rows: int | None = None):
+    def _row_slices(self, block_rows: int | None = None):
         step = block_rows or self.block_rows()
         starts = range(0, self.shape[0], step)
         if get_config()["show_progress"] and len(starts) > 4:
@@ -201,22 +316,53 @@ class KernelMatrix:
             starts = tqdm(starts, desc=f"kernel {self.kernel.name} {self.shape[0]}x"
                           f"{self.shape[1]}", unit="block", leave=False)
         for start in starts:
-            sl = slice(start, min(start + step, self.shape[0]))
+            yield slice(start, min(start + step, self.shape[0]))
+
+    def _iter_raw_row_blocks(self, block_rows: int | None = None):
+        for sl in self._row_slices(block_rows):
             yield sl, self._raw(self.X[sl], self.Z)
 
     def _normalize_rows(self, K: np.ndarray, rows, raw_full_rows: bool = False) -> np.ndarray:
-        """Turn log-values of a row-normalised kernel into κ = exp(log k − log Σ_R k)."""
+        """Turn log-values of a row-normalised kernel into κ = exp(log k − log Σ_R k), in place
+        (``raw_full_rows``: K holds the full rows of the reference set Z)."""
         if not self.kernel.row_normalized:
             return K
+        if not K.flags.c_contiguous:
+            K = np.ascontiguousarray(K)
+        if self._normalizers is None and raw_full_rows and self._reference_is_Z \
+                and K.shape[1] > 0:
+            lse = np.empty(K.shape[0])
+            _apply_rows_chunked(K, _normalize_rows_fn(lse))
+            self._check_lse(lse)
+            return K
+        return _apply_rows_chunked(K, _exp_shift_fn(self._lse_of(rows)))
+
+    def _lse_of(self, rows) -> np.ndarray:
+        """Log-normalisers of the given rows (cached, or a streaming log-sum-exp)."""
         if self._normalizers is not None:
-            lse = self._normalizers[rows]
-        elif raw_full_rows and self._reference_is_Z:
-            with np.errstate(invalid="ignore"):
-                lse = self._check_lse(self._block_lse(K))
-        else:
-            lse = self._lse_for(self.X[rows])
-        K -= lse.astype(K.dtype, copy=False)[:, None]
-        return inplace_ufunc(np.exp, K)
+            return self._normalizers[rows]
+        return self._lse_for(self.X[rows])
+
+    def _normalized_block(self, Xr, Zc, rows, full_cols: bool, out=None) -> np.ndarray:
+        """Uncentred block κ(Xr, Zc) (rows: the indices of Xr), written into ``out`` if given.
+
+        Row-normalised kernels: one pass forms the log-values and normalises each cache-sized
+        row chunk in place (a row maximum, one exp, a row sum and a scaling) when the block
+        holds full rows of the reference set and the normalisers are not cached; otherwise
+        exp(log k − lse) with the known (or streamed) normalisers, in the same pass.
+        """
+        if not self.kernel.row_normalized:
+            if out is None:
+                return self._raw(Xr, Zc)
+            self.kernel._raw_into(Xr, Zc, out, **self._kw)
+            return out
+        if self._normalizers is None and full_cols and self._reference_is_Z \
+                and Zc.shape[0] > 0:
+            lse = np.empty(Xr.shape[0])
+            K = self._raw_rows(Xr, Zc, _normalize_rows_fn(lse), out)
+            self._check_lse(lse)
+            return K
+        return self._raw_rows(Xr, Zc, _exp_shift_fn(self._lse_of(rows)), out)
 
     def means(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(row means (n,), column means (m,), grand mean) of the uncentred matrix.
@@ -251,8 +397,8 @@ class KernelMatrix:
         return (self._means64()[1] * self.shape[0]).astype(self.dtype, copy=False)
 
     def _iter_blocks_uncentered(self, block_rows: int | None = None):
-        for sl, raw in self._iter_raw_row_blocks(block_rows):
-            yield sl, self._normalize_rows(raw, sl, raw_full_rows=True)
+        for sl in self._row_slices(block_rows):
+            yield sl, self._normalized_block(self.X[sl], self.Z, sl, True)
 
     def iter_row_blocks(self, block_rows: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield (row slice, dense block of full rows) covering the matrix."""
@@ -275,8 +421,7 @@ class KernelMatrix:
         Xr = self.X[rows]
         Zc = self.Z[cols]
         full_cols = isinstance(cols, slice) and cols == slice(None)
-        B = self._raw(Xr, Zc)
-        B = self._normalize_rows(B, rows, raw_full_rows=full_cols)
+        B = self._normalized_block(Xr, Zc, rows, full_cols)
         if self.center:
             self._center_block(B, rows, cols)
         return B
@@ -366,13 +511,14 @@ class KernelMatrix:
         out = np.empty(self.shape, dtype=self.dtype)
         # blocks of at most ~4 % of the output keep the peak near the output's own size
         rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))
-        if not self.kernel.row_normalized and not self.center:
+        if not self.center and (not self.kernel.row_normalized or self.kernel.fuses_rows):
             # write each block straight into the output (no block copy, so no temporary
-            # beyond the small augmented inputs: large blocks keep the GEMM efficient)
+            # beyond the small augmented inputs: large blocks keep the GEMM efficient); a
+            # row-normalised kernel is normalised in the same pass, chunk by chunk
             rows = max(rows, -(-self.shape[0] // 4))
             for start in range(0, self.shape[0], rows):
                 sl = slice(start, min(start + rows, self.shape[0]))
-                self.kernel._raw_into(self.X[sl], self.Z, out[sl], **self._kw)
+                self._normalized_block(self.X[sl], self.Z, sl, True, out=out[sl])
             return out
         for sl, B in self.iter_row_blocks(rows):
             out[sl] = B

@@ -169,10 +169,15 @@ class _SqDistKernel(Kernel):
         return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center, out=out,
                                    func=type(self)._value_func)
 
-    def _log_raw(self, X, Z, center=None):
+    def _log_raw(self, X, Z, center=None, out=None, rows_func=None):
+        """log k(X, Z); ``out`` and ``rows_func(Kc, a, b)`` as in
+        :func:`~asymkern.kernels.base.neg_scaled_sq_dists` (``rows_func`` runs on each row
+        chunk right after the logarithm, while the chunk is in cache)."""
         self._check_params()
-        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center,
-                                   func=type(self)._log_func)
+        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center, out=out,
+                                   func=type(self)._log_func, rows_func=rows_func)
+
+    fuses_rows = True
 
 
 class RBFKernel(_SqDistKernel):
