@@ -50,18 +50,39 @@ def _chunk_rows(n_cols: int, itemsize: int) -> int:
     return max(1, _CHUNK_BYTES // max(1, n_cols * itemsize))
 
 
+#: float32 row sums: partial sums over this many consecutive entries in float32 (positive
+#: terms, so each has relative error ≤ 63·2⁻²⁴ ≈ 4e-6), combined in float64
+_SEG32 = 64
+
+
+def _row_sums64(K: np.ndarray) -> np.ndarray:
+    """Row sums of a C-ordered block of non-negative values, accumulated in float64 (float32
+    blocks: float32 partial sums of ``_SEG32`` entries first, 3–4× faster than a float64
+    accumulation of every entry)."""
+    if K.dtype != np.float32 or K.shape[1] < 4 * _SEG32:
+        return K.sum(axis=1, dtype=np.float64)
+    m0 = K.shape[1] - K.shape[1] % _SEG32
+    part = np.einsum("ijk->ij", K[:, :m0].reshape(K.shape[0], -1, _SEG32))
+    s = part.sum(axis=1, dtype=np.float64)
+    if m0 < K.shape[1]:
+        s += K[:, m0:].sum(axis=1, dtype=np.float64)
+    return s
+
+
 def _shifted_exp_sums(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """In place K ← exp(K − max_row K); returns (row maxima, row sums of the result) in float64.
 
     The sums are at least 1 for every row with a finite maximum (the maximum maps to 1), so
     they neither underflow nor (m terms ≤ 1) overflow. A row whose maximum is −inf (every
-    kernel value 0) gives NaN, which :meth:`KernelMatrix._check_lse` refuses.
+    kernel value 0) gives NaN, which :meth:`KernelMatrix._check_lse` refuses. The shift is
+    skipped when every maximum is exactly 0 (X = Z: the exact zeros of the diagonal).
     """
     mx = K.max(axis=1)
     with np.errstate(invalid="ignore", over="ignore"):
-        K -= mx[:, None]
+        if np.any(mx != 0):
+            K -= mx[:, None]
         np.exp(K, out=K)
-        return mx.astype(np.float64), K.sum(axis=1, dtype=np.float64)
+        return mx.astype(np.float64), _row_sums64(K)
 
 
 def _lse_rows(lse: np.ndarray):

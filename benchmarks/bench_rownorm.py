@@ -1,0 +1,134 @@
+"""Issue 16 gap 1: row-normalised (SNE) kernel blocks vs the bare product and scikit-learn.
+
+One script, interleaved: each repeat runs (in rotating order) the bare X Zᵀ product (numpy
+matmul, allocating its output), our ``KernelMatrix(SNE, X, Z).to_array()`` and the scikit-learn
+route ``rbf_kernel`` followed by an in-place row division. Medians of the repeats; the ratios
+are the result (absolute times depend on the machine's load). Peak traced memory
+(tracemalloc) of our route is reported relative to the output's size.
+
+Targets: ≤ 1.3× the bare product, ≤ 0.5× the scikit-learn route, peak ≤ output + 5 %.
+
+Usage: python benchmarks/bench_rownorm.py [--n 20000] [--d 100] [--repeats 3]
+       [--out docs/results/rownorm_bench.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics.pairwise import rbf_kernel
+
+from asymkern.kernels import KernelMatrix, get_kernel
+
+
+def sklearn_route(X, Z, gamma):
+    K = rbf_kernel(X, Z, gamma=gamma)
+    K /= K.sum(axis=1, keepdims=True)
+    return K
+
+
+def peak_traced(fn) -> int:
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    out = fn()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del out
+    return peak
+
+
+def bench(n: int, d: int, dtype, repeats: int, gamma: float) -> dict:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d)).astype(dtype)
+    Z = rng.standard_normal((n, d)).astype(dtype)
+    kern = get_kernel("sne", gamma=gamma)
+    routes = {
+        "product": lambda: X @ Z.T,
+        "ours": lambda: KernelMatrix(kern, X, Z).to_array(),
+        "sklearn": lambda: sklearn_route(X, Z, gamma),
+    }
+    # correctness on a slice (cheap), so the timed routes compute the same thing
+    ref = sklearn_route(X[:200], Z, gamma)
+    got = KernelMatrix(kern, X, Z).block(slice(0, 200))
+    err = float(np.max(np.abs(got.astype(np.float64) - ref) / ref.max(axis=1, keepdims=True)))
+    names = list(routes)
+    times: dict[str, list[float]] = {k: [] for k in names}
+    routes["ours"]()  # warm-up (thread pool, page cache)
+    for r in range(repeats):
+        for k in names[r % 3:] + names[: r % 3]:
+            t0 = time.perf_counter()
+            out = routes[k]()
+            times[k].append(time.perf_counter() - t0)
+            del out
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    out_bytes = n * n * np.dtype(dtype).itemsize
+    peak = peak_traced(routes["ours"])
+    peak_sk = peak_traced(routes["sklearn"])
+    return {"n": n, "d": d, "dtype": np.dtype(dtype).name, "med": med, "times": times,
+            "peak_ratio": peak / out_bytes, "peak_sk_ratio": peak_sk / out_bytes,
+            "max_rel_err_vs_sklearn": err}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--d", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--gamma", type=float, default=0.01)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    load = os.getloadavg()
+    rows = []
+    for dtype in (np.float64, np.float32):
+        res = bench(args.n, args.d, dtype, args.repeats, args.gamma)
+        med = res["med"]
+        res["vs_product"] = med["ours"] / med["product"]
+        res["vs_sklearn"] = med["ours"] / med["sklearn"]
+        rows.append(res)
+        print(f"{res['dtype']}: product {med['product']:.3f}s  ours {med['ours']:.3f}s  "
+              f"sklearn {med['sklearn']:.3f}s  | ours/product {res['vs_product']:.2f}  "
+              f"ours/sklearn {res['vs_sklearn']:.2f}  | peak/output ours "
+              f"{res['peak_ratio']:.3f} sklearn {res['peak_sk_ratio']:.3f}  | max rel err "
+              f"{res['max_rel_err_vs_sklearn']:.1e}", flush=True)
+    load_after = os.getloadavg()
+    if args.out is not None:
+        lines = [
+            f"## Row-normalised SNE block, {args.n} × {args.n}, d = {args.d} "
+            f"(`benchmarks/bench_rownorm.py`)",
+            "",
+            f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with another "
+            f"developer's jobs), numpy {np.__version__}; load average before "
+            f"{load[0]:.2f}, after {load_after[0]:.2f}. Medians of {args.repeats} interleaved "
+            "repeats; the ratios are the result, absolute times vary with the load.",
+            "",
+            "| dtype | ours / bare X·Zᵀ (target ≤ 1.3) | ours / sklearn rbf_kernel + row "
+            "division (target ≤ 0.5) | peak traced / output, ours (target ≤ 1.05) | "
+            "same for sklearn | max rel. diff vs sklearn (200 rows) |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            lines.append(f"| {r['dtype']} | {r['vs_product']:.2f} | {r['vs_sklearn']:.2f} | "
+                         f"{r['peak_ratio']:.3f} | {r['peak_sk_ratio']:.3f} | "
+                         f"{r['max_rel_err_vs_sklearn']:.1e} |")
+        lines.append("")
+        lines.append("Raw medians (s): " + "; ".join(
+            f"{r['dtype']}: product {r['med']['product']:.3f}, ours {r['med']['ours']:.3f}, "
+            f"sklearn {r['med']['sklearn']:.3f}" for r in rows))
+        lines.append("")
+        text = "\n".join(lines) + "\n"
+        mode = "a" if args.out.exists() else "w"
+        with open(args.out, mode) as f:
+            if mode == "w":
+                f.write("# Row-normalised kernel blocks (issue 16, gap 1)\n\n")
+            f.write(text)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
