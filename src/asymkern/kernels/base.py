@@ -378,6 +378,9 @@ def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None):
 
 
 _REFINE_BATCH = 1 << 16
+#: entries per sub-chunk of the finishing pass (4 MiB of float64: the passes run in L2/L3;
+#: larger chunks keep the per-chunk Python overhead small against the work)
+_FINISH_CHUNK = 1 << 19
 
 
 def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None):
@@ -390,8 +393,9 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None):
     zz64 = zz.astype(np.float64)
     s_cap = min(s_eff, float(np.finfo(np.float64).max))
 
-    # rows per sub-chunk: ~1 MiB, so the test, the fix-up and ``func`` run while it is in cache
-    sub = max(1, (1 << 17) // max(1, K.shape[1]))
+    # rows per sub-chunk (``_FINISH_CHUNK`` entries): the test, the fix-up, ``func`` and
+    # ``rows_func`` run while the chunk is in cache
+    sub = max(1, _FINISH_CHUNK // max(1, K.shape[1]))
 
     def part(a: int, b: int) -> None:
         Kc = K[a:b]

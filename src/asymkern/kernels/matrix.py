@@ -41,9 +41,9 @@ def _as_index(idx, size: int, name: str):
     return idx
 
 
-#: rows per sub-chunk of the row passes: about 1 MiB of a block, so that the passes of the
+#: rows per sub-chunk of the row passes: about 4 MiB of a block, so that the passes of the
 #: row normalisation (max, shift, exp, sum, scale) run while the chunk is in cache
-_CHUNK_BYTES = 1 << 20
+_CHUNK_BYTES = 1 << 22
 
 
 def _chunk_rows(n_cols: int, itemsize: int) -> int:
