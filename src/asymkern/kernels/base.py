@@ -401,8 +401,11 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None):
         Kc = K[a:b]
         xr = xx[a:b].astype(np.float64)
         T = u * tau * (float(xr.max(initial=0.0)) + zmax)
-        flat = np.flatnonzero(Kc >= -T)  # (much faster than a 2-D nonzero)
-        if flat.size:
+        # a max-reduction first: most chunks hold no candidate, and it is cheaper than the
+        # comparison and the index search (much faster than a 2-D nonzero when it is needed)
+        has = Kc.size and Kc.max() >= -T
+        flat = np.flatnonzero(Kc >= -T) if has else ()
+        if len(flat):
             I, J = np.divmod(flat, Kc.shape[1])
             thr = u * tau * (xr[I] + zz64[J])
             keep = Kc[I, J] >= -thr
