@@ -7,7 +7,11 @@ n×n matrix.
 
 Numerics (issue 12): float32 inputs give float32 everywhere — blocks, rows/cols, products,
 means, row/column sums and normalisers — while sums over many entries (means, the column sums
-of ``rmatmat``, the log-sum-exp normalisers) are accumulated in float64 and cast at the end.
+of ``rmatmat``, the log-sum-exp normalisers) are accumulated in float64 and cast at the end
+(the row sums of float32 normalisation passes from 64-entry float32 partials).
+Row-normalised kernels (issue 16) are normalised in the pass that forms each block: per
+cache-sized row chunk a row maximum, one exp, a row sum and a scaling by its inverse
+(exp(L − max)/Σ exp(L − max), which neither under- nor overflows).
 Squared-distance kernels get one centre per matrix (``Kernel.center_for(Z)``), passed to every
 block, so the shift that removes cancellation never depends on the blocking. Non-finite row
 normalisers raise ``OverflowError`` naming the kernel instead of giving NaN.
