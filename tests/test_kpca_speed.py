@@ -88,10 +88,23 @@ def test_randomized_at_least_as_accurate_as_sklearn():
         assert err_ours <= err_sk + 1e-15
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, "many"])
+@pytest.mark.parametrize("bad", [-1, 1.5, "many", None, True])
 def test_bad_iterated_power_named(bad):
     with pytest.raises(ValueError, match="iterated_power"):
         KernelPCA(n_components=2, solver="randomized", iterated_power=bad).fit(_data(n=50))
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, None])
+def test_bad_n_oversamples_named(bad):
+    with pytest.raises(ValueError, match="n_oversamples"):
+        KernelPCA(n_components=2, solver="randomized", n_oversamples=bad).fit(_data(n=50))
+
+
+def test_randomized_default_is_deterministic():
+    X = _data(n=120)
+    a = KernelPCA(n_components=3, solver="randomized").fit(X).eigenvectors_
+    b = KernelPCA(n_components=3, solver="randomized").fit(X).eigenvectors_
+    np.testing.assert_array_equal(a, b)
 
 
 def test_bad_solver_named():

@@ -63,11 +63,17 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
         q = 7 if n_components < 0.1 * n else 4
         n_iter = 2 * q + 1
     else:
-        n_iter = int(iterated_power)
-        if n_iter < 0 or n_iter != iterated_power:
+        try:
+            n_iter = int(iterated_power)
+        except (TypeError, ValueError):
+            n_iter = -1
+        if isinstance(iterated_power, bool) or n_iter < 0 or n_iter != iterated_power:
             raise ValueError(f"iterated_power must be 'auto' or an int ≥ 0, got {iterated_power!r}")
-    n_over = int(n_oversamples)
-    if n_over < 0 or n_over != n_oversamples:
+    try:
+        n_over = int(n_oversamples)
+    except (TypeError, ValueError):
+        n_over = -1
+    if isinstance(n_oversamples, bool) or n_over < 0 or n_over != n_oversamples:
         raise ValueError(f"n_oversamples must be an int ≥ 0, got {n_oversamples!r}")
     ell = min(n, n_components + n_over)
     rng = np.random.default_rng(random_state)
@@ -91,7 +97,7 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     kernel, kernel_params : the kernel (name, :class:`~asymkern.kernels.Kernel` or callable).
     center : centre the features (K → HKH).
     solver : ``'auto'``, ``'dense'`` (LAPACK ``syevr``), ``'arpack'`` or ``'randomized'``
-        (subspace iteration with Rayleigh–Ritz, Halko et al. 2011 alg. 4.3/5.3, see
+        (subspace iteration with Rayleigh–Ritz, Halko et al. 2011 alg. 4.4 and 5.3, see
         :func:`randomized_eigh`).
     iterated_power : ``'auto'`` or int ≥ 0, power steps of the randomized solver (see
         :func:`randomized_eigh`; ``'auto'`` searches a subspace one power of K beyond
@@ -166,7 +172,8 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         if self.solver == "randomized":
             lam, U = randomized_eigh(K, r, n_oversamples=self.n_oversamples,
                                      iterated_power=self.iterated_power,
-                                     random_state=self.random_state)
+                                     random_state=(0 if self.random_state is None
+                                                   else self.random_state))
         elif self.solver == "arpack" or (self.solver == "auto" and n > 1000 and r < n // 10):
             rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
             lam, U = eigsh(K, k=r, which="LA", v0=rng.uniform(-1, 1, n))
