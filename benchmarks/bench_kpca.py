@@ -144,7 +144,7 @@ def main():
     lines += [
         "",
         "Ours: subspace iteration on the symmetric K (one product per power step) to "
-        "K^(2q+2)Ω, then Rayleigh–Ritz; scikit-learn: randomized SVD to (KKᵀ)^q KΩ "
+        "K^(2q+2)Ω, then the SVD of KQ; scikit-learn: randomized SVD to (KKᵀ)^q KΩ "
         "(q = 7 here), 2q + 2 products; ours uses one product more.",
         "",
     ]

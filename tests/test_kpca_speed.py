@@ -117,3 +117,14 @@ def test_row_sum_overflow_detected():
     X[:, 1] *= np.linspace(0.5, 1, 200)
     with pytest.raises(OverflowError, match="kernel matrix"):
         KernelPCA(n_components=2, kernel="linear").fit(X)
+
+
+def test_randomized_eigh_indefinite_signs():
+    rng = np.random.default_rng(6)
+    Q, _ = np.linalg.qr(rng.standard_normal((300, 300)))
+    lam = np.concatenate([[5.0, 4.0, -3.5, 3.0], -0.5 ** np.arange(296)])
+    A = (Q * lam) @ Q.T
+    w, V = randomized_eigh(A, 3, random_state=0)
+    np.testing.assert_allclose(w, [3.0, 4.0, 5.0], rtol=1e-12)
+    res = A @ V - V * w
+    assert np.abs(res).max() < 1e-10
