@@ -244,8 +244,13 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
 
     def _solve(self, K, Y):
         method = {"auto": "chol"}.get(self.solver, self.solver)
+        # K = κ(X, X) of a kernel flagged symmetric is symmetric by construction (up to
+        # rounding; Cholesky reads one triangle); a precomputed matrix is checked by the solver
+        # (and our own: it may be factored in place; a precomputed one is the caller's)
+        own = not self._is_precomputed()
+        symmetric = bool(self._kernel_obj().is_symmetric) if own else None
         return lssvm_solve(K, Y, self.gamma, method=method, rcond_tol=self.rcond_tol,
-                           ridge=self.ridge)
+                           ridge=self.ridge, symmetric=symmetric, overwrite_K=own)
 
     def _fit_targets(self, X, Y):
         _check_gamma(self.gamma)
@@ -257,6 +262,7 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         self.intercept_ = sol.bias[0]
         self.rcond_ = sol.rcond
         self.fallback_ = sol.fallback
+        self.factorization_ = sol.info.get("factorization")
         self.n_train_ = K.shape[0]
         self.X_fit_ = None if self._is_precomputed() else X
 
@@ -285,6 +291,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     gamma : γ > 0, the regularisation constant of eq. (4) (larger = less regularisation).
     solver : ``'auto'``/``'chol'`` (Cholesky of K + I/γ, LU when K is indefinite or
         asymmetric), ``'eig'`` or ``'dense'`` (LU of the (n+1) system, reference).
+        ``factorization_`` records which one ran (``'cholesky'``, ``'lu'`` or ``None``).
     rcond_tol, ridge : below ``rcond_tol`` (1-norm rcond estimate) the paper's fallback
         (AᵀA + ridge·I)⁻¹Aᵀb is used, with an :class:`IllConditionedWarning`.
     """

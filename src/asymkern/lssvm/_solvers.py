@@ -230,37 +230,111 @@ class _AsymLowRank:
         return self.U @ (self.s[:, None] * (self.W.T @ x))
 
 
-class _SymChol:
-    """Symmetric LS-SVM inner block K + cI: Cholesky when it works, else LU."""
+def _nearly_symmetric(K: np.ndarray, rtol: float = 16.0, block: int = 512) -> bool:
+    """Whether max|K − Kᵀ| ≤ rtol·eps·max|K| (for matrices of unknown origin, e.g. precomputed).
 
-    def __init__(self, K: np.ndarray):
+    A symmetric kernel evaluated in floating point is symmetric only to rounding (an RBF matrix
+    differs from its transpose by ~1e-16); Cholesky reads one triangle, i.e. it solves with a
+    symmetric matrix within rtol·eps·max|K| elementwise of K: a perturbation of the size of the
+    backward error of the LU it replaces. Blocked over rows: no n×n temporary.
+    """
+    n = K.shape[0]
+    if n == 0:
+        return True
+    eps = float(np.finfo(np.float64).eps)
+    dmax = kmax = 0.0
+    for i in range(0, n, block):
+        rows = K[i:i + block]
+        d = np.abs(rows - K[:, i:i + block].T).max()
+        m = np.abs(rows).max()
+        if not (np.isfinite(d) and np.isfinite(m)):
+            return False
+        dmax, kmax = max(dmax, float(d)), max(kmax, float(m))
+    return dmax <= rtol * eps * kmax
+
+
+class _SymChol:
+    """LS-SVM inner block K + cI: Cholesky when K is symmetric and K + cI is PD, else LU.
+
+    ``symmetric``: what the caller knows — ``True`` when K is the Gram matrix of a kernel flagged
+    ``is_symmetric`` on one set (X = Z; only its lower triangle is read, so rounding-level
+    asymmetry of the computed matrix does not matter), ``False`` for an asymmetric kernel (never
+    Cholesky), ``None`` when unknown (a user's precomputed matrix): then a tolerance check
+    (:func:`_nearly_symmetric`) decides. For a PSD kernel K + I/γ is SPD, so the Cholesky
+    factorisation exists; a symmetric indefinite K for which it fails falls back to LU.
+    ``factorization`` records the real factorisation used (``'cholesky'`` or ``'lu'``).
+    """
+
+    def __init__(self, K: np.ndarray, symmetric: bool | None = None, overwrite_K: bool = False):
         self.K = K
         self.n = K.shape[0]
-        self.symmetric = bool(np.array_equal(K, K.T))
+        self.symmetric = bool(_nearly_symmetric(K) if symmetric is None else symmetric)
+        # overwrite_K (only with a symmetric C-ordered float64 K the caller discards): factor in
+        # K's own memory, as KernelRidge does, saving an n×n copy; K's strict upper triangle is
+        # left intact, so K (symmetrised from it) is rebuilt when another factorisation is needed
+        self._in_place = bool(overwrite_K and self.symmetric and K.dtype == np.float64
+                              and K.flags.c_contiguous and K.flags.writeable)
+        self._diag = None
+        self.factorization = None
+
+    def _restore(self):
+        """Rebuild K after an in-place factorisation from its untouched strict upper triangle."""
+        K, b = self.K, 512
+        for i in range(0, self.n, b):
+            j = min(i + b, self.n)
+            blk = K[i:j, i:j]
+            up = np.triu(blk, 1)
+            blk[...] = up + up.T
+            K[i:j, :i] = K[:i, i:j].T
+        K[np.diag_indices_from(K)] = self._diag
+        self._diag = None
+
+    def _matrix(self, c):
+        if self._diag is not None:
+            self._restore()
+        if self._in_place and np.isrealobj(c):
+            self._diag = self.K.diagonal().copy()
+            M = self.K
+        else:
+            M = self.K.astype(np.result_type(self.K, c), order="C", copy=True)
+        M[np.diag_indices_from(M)] += c
+        return M
 
     def factor(self, c):
-        M = self.K.astype(np.result_type(self.K, c), copy=True)
-        M[np.diag_indices_from(M)] += c
-        if np.isrealobj(M) and self.symmetric:
+        # LAPACK works on Fortran-ordered arrays: M is built C-ordered (one copy of K) and
+        # factored as its F-contiguous transpose view Mᵀ, so neither the factorisation nor the
+        # later solves copy the n×n matrix again. For Cholesky, the upper triangle of Mᵀ is the
+        # lower triangle of K + cI; LU factors Mᵀ and solves with trans=1 (Mᵀ)ᵀ = M.
+        real = np.isrealobj(c)
+        M = self._matrix(c)
+        if real and self.symmetric:
             try:
-                return ("chol", sla.cho_factor(M, lower=True, check_finite=False))
-            except np.linalg.LinAlgError:
-                pass
+                f = sla.cho_factor(M.T, lower=False, overwrite_a=True, check_finite=False)
+            except np.linalg.LinAlgError:  # not positive definite: rebuild M, use LU
+                if self._diag is not None:
+                    self._restore()
+                M = self.K.astype(np.result_type(self.K, c), order="C", copy=True)
+                M[np.diag_indices_from(M)] += c
+            else:
+                self.factorization = "cholesky"
+                return ("chol", f)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", sla.LinAlgWarning)
             try:
-                lu = sla.lu_factor(M, check_finite=False)
+                lu = sla.lu_factor(M.T, overwrite_a=True, check_finite=False)
             except (np.linalg.LinAlgError, ValueError):
                 return None
-        if np.any(lu[0].diagonal() == 0):
+        if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
             return None
-        return ("lu", lu)
+        if real:
+            self.factorization = "lu"
+        return ("luT", lu)
 
     def solve(self, fac, R):
         kind, f = fac
         if kind == "chol":
             return sla.cho_solve(f, R, check_finite=False)
-        return sla.lu_solve(f, R, check_finite=False)
+        return sla.lu_solve(f, R, trans=1, check_finite=False)
 
 
 class _SymSparse:
@@ -406,8 +480,13 @@ def _norm1_asym(K, c) -> float:
     return float(max(n, 1.0 + abs(c) + r, 1.0 + abs(c) + cs))
 
 
-def _norm1_sym(K, c) -> float:
+def _norm1_sym(K, c, block: int = 512) -> float:
     n = K.shape[0]
+    if isinstance(K, np.ndarray) and n > block:  # column sums of |K| without an n×n temporary
+        cs = np.zeros(K.shape[1])
+        for i in range(0, n, block):
+            cs += np.abs(K[i:i + block]).sum(axis=0)
+        return float(max(n, 1.0 + abs(c) + cs.max()))
     return float(max(n, 1.0 + abs(c) + np.asarray(abs(K).sum(axis=0)).max()))
 
 
@@ -545,9 +624,21 @@ def askls_gamma_path(K, Y, gammas, *, method: str = "eig", rcond_tol: float = 1e
 
 
 def lssvm_solve(K, Y, gamma: float, *, method: str = "chol", rcond_tol: float = 1e-8,
-                ridge: float | None = 1.0, check_rcond: bool = True, _inner=None) -> Solution:
+                ridge: float | None = 1.0, check_rcond: bool = True,
+                symmetric: bool | None = None, overwrite_K: bool = False,
+                _inner=None) -> Solution:
     """Solve the classic LS-SVM system (paper 001 eq. 4) in signed form:
-    [[0, 1ᵀ], [1, K + I/γ]] [b, α⊙y] = [0, y] (for regression, y is the real target)."""
+    [[0, 1ᵀ], [1, K + I/γ]] [b, α⊙y] = [0, y] (for regression, y is the real target).
+
+    The bias is eliminated by the bordered (Schur-complement) solve: with Z = (K + I/γ)⁻¹[1, y],
+    b = (1ᵀZ_y)/(1ᵀZ_1) and α⊙y = Z_y − Z_1 b — two right-hand sides of the inner block
+    K + I/γ, which is SPD for a PSD kernel (``method='chol'``: Cholesky, LU otherwise).
+    ``symmetric`` (``method='chol'``): ``True`` when K is the Gram matrix of a kernel flagged
+    symmetric on one set, ``False`` never tries Cholesky, ``None`` (default) checks K to a
+    rounding-level tolerance. ``info['factorization']`` says which factorisation ran.
+    ``overwrite_K`` (with ``method='chol'``, a symmetric float64 K): factor in K's memory,
+    saving an n×n copy; K's contents are then unspecified (for callers that discard K).
+    """
     gamma = _check_gamma(gamma)
     c = 1.0 / gamma
     Y2, _ = _as_targets(Y)
@@ -561,7 +652,7 @@ def lssvm_solve(K, Y, gamma: float, *, method: str = "chol", rcond_tol: float = 
     if _inner is not None:
         inner = _inner
     elif method == "chol":
-        inner = _SymSparse(K) if sp.issparse(K) else _SymChol(K)
+        inner = _SymSparse(K) if sp.issparse(K) else _SymChol(K, symmetric, overwrite_K)
     elif method == "eig":
         inner = _SymEig(K)
     else:
@@ -571,7 +662,10 @@ def lssvm_solve(K, Y, gamma: float, *, method: str = "chol", rcond_tol: float = 
         raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
     b, x, rcond, fb = _solve_bordered(inner, c, 1, n, Y2, _norm1_sym(K, c), rcond_tol, ridge,
                                       check_rcond)
-    return Solution(b, [x], gamma, rcond, fb, {"method": method})
+    info = {"method": method}
+    if getattr(inner, "factorization", None) is not None:
+        info["factorization"] = inner.factorization
+    return Solution(b, [x], gamma, rcond, fb, info)
 
 
 def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
