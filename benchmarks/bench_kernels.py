@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import argparse
 import platform
+import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 from scipy.sparse.linalg import svds
 from sklearn.utils.extmath import randomized_svd as sk_randomized_svd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import peak_traced  # noqa: E402
 
 from asymkern import KernelSVD, get_kernel
 from asymkern.kernels import KernelMatrix
@@ -39,14 +42,6 @@ def median_time(fn, repeats: int) -> tuple[float, object]:
     return float(np.median(times)), out
 
 
-def peak_traced(fn) -> int:
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    out = fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    del out
-    return peak
 
 
 def subspace_error(U_ref, U):

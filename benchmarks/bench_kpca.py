@@ -17,37 +17,16 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
-import tracemalloc
+import sys
 from pathlib import Path
 
 import numpy as np
 from sklearn.decomposition import KernelPCA as SkKernelPCA
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import interleaved, peak_traced  # noqa: E402
+
 from asymkern.decomposition import KernelPCA
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def interleaved(fns: dict, repeats: int) -> dict:
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            times[k].append(_timed(fn))
-    return {k: float(np.median(v)) for k, v in times.items()}
-
-
-def peak_traced(fn) -> int:
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak
 
 
 def _models(solver, r, g, seed=0):

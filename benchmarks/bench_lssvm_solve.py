@@ -22,29 +22,17 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
 from sklearn.kernel_ridge import KernelRidge
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import interleaved  # noqa: E402
+
 from asymkern.kernels import KernelMatrix, get_kernel
 from asymkern.lssvm import LSSVMRegressor, lssvm_solve
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def interleaved(fns: dict, repeats: int) -> dict:
-    """Median time of each callable, the callables run in turn in every repeat."""
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            times[k].append(_timed(fn))
-    return {k: float(np.median(v)) for k, v in times.items()}
 
 
 def bench(n: int, repeats: int, d: int = 10, g: float = 0.1, gamma: float = 10.0) -> dict:

@@ -17,12 +17,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 from sklearn.metrics.pairwise import rbf_kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import peak_traced  # noqa: E402
 
 from asymkern.kernels import KernelMatrix, get_kernel
 
@@ -33,14 +36,6 @@ def sklearn_route(X, Z, gamma):
     return K
 
 
-def peak_traced(fn) -> int:
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    out = fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    del out
-    return peak
 
 
 def bench(n: int, d: int, dtype, repeats: int, gamma: float) -> dict:
