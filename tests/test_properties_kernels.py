@@ -146,8 +146,11 @@ _FAR_BELOW_SCALE = ("{} kernel takes two points ~5e47 apart as equal (K = 1) whe
 _EXTREME_FAIL = {
     "rbf": _FAR_BELOW_SCALE.format("rbf"),
     "cauchy": _FAR_BELOW_SCALE.format("cauchy"),
-    # sne (fixed by issue 16): the log-normaliser max + log Σ exp(L − max) lost log Σ for
-    # |max| ~ 1e300, giving rows [1, 1, 1]; rows are now scaled by 1/Σ exp(L − max) instead
+    # sne: its own defect (the log-normaliser max + log Σ exp(L − max) lost log Σ for
+    # |max| ~ 1e300, giving rows [1, 1, 1]) is fixed (issue 16); what remains is the same
+    # far-below-scale defect as rbf's, which hypothesis reaches only with some versions (the
+    # minimum-versions job draws it: a point ~6e142 next to ~3e150), hence not strict
+    "sne": _FAR_BELOW_SCALE.format("sne") + " " + VERSION_DEPENDENT,
 }
 
 
