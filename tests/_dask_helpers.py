@@ -29,3 +29,24 @@ def rel(a, b) -> float:
     kind = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
     a, b = a.astype(kind), b.astype(kind)
     return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def watch_client(monkeypatch, measure) -> list:
+    """Record ``measure(obj)`` of everything ``dask.compute`` brings to the client (a live list),
+    and fail the test if any dask array is converted to numpy (``__array__``)."""
+    import dask.array as da
+
+    seen: list = []
+    real = dask.compute
+
+    def recording(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.extend(measure(o) for o in out)
+        return out
+
+    def refuse(self, *a, **k):
+        raise AssertionError(f"a dask array of shape {self.shape} was converted to numpy")
+
+    monkeypatch.setattr(dask, "compute", recording)
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    return seen

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from _dask_helpers import one_blas_thread, rel, synchronous_scheduler  # noqa: E402, F401
+from _dask_helpers import one_blas_thread, rel, synchronous_scheduler, watch_client  # noqa: E402, F401
 
 from asymkern._dask import is_dask_array  # noqa: E402
 from asymkern._dask.kernel import DaskKernelMatrix  # noqa: E402
@@ -270,19 +270,7 @@ def test_determinism_across_schedulers_and_chunkings():
 # --------------------------------------------------------------------- nothing big gathered
 def test_no_large_array_reaches_the_client(monkeypatch):
     X, Z = data(600, 500)
-    sizes = []
-    real = dask.compute
-
-    def recording(*args, **kwargs):
-        out = real(*args, **kwargs)
-        sizes.extend(int(getattr(o, "nbytes", 8)) for o in out)
-        return out
-
-    def refuse(self, *a, **k):
-        raise AssertionError(f"a dask array of shape {self.shape} was converted to numpy")
-
-    monkeypatch.setattr(dask, "compute", recording)
-    monkeypatch.setattr(da.Array, "__array__", refuse)
+    sizes = watch_client(monkeypatch, lambda o: int(getattr(o, "nbytes", 8)))
     est = KernelSVD(n_components=3, kernel="sne", kernel_params={"gamma": 0.3}, center=True,
                     solver="nystrom", random_state=0, nystrom_params=NYS)
     est.fit(da.from_array(X, chunks=100), Z=da.from_array(Z, chunks=100))

@@ -19,7 +19,7 @@ from sklearn.datasets import make_classification
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from _dask_helpers import rel, synchronous_scheduler  # noqa: E402, F401 - autouse fixture
+from _dask_helpers import rel, synchronous_scheduler, watch_client  # noqa: E402, F401 - autouse fixture
 
 from asymkern._dask import is_dask_array  # noqa: E402
 from asymkern.lssvm import AsKLSClassifier, IllConditionedWarning, askls_solve  # noqa: E402
@@ -249,19 +249,7 @@ def test_bitwise_across_schedulers():
 def test_nothing_n_sized_reaches_the_client(monkeypatch):
     X, y = clf_data(n=900)
     T = ou(900)
-    sizes = []
-    real = dask.compute
-
-    def recording(*args, **kwargs):
-        res = real(*args, **kwargs)
-        sizes.extend(int(getattr(o, "nbytes", 8)) for o in res)
-        return res
-
-    def refuse(self, *a, **k):
-        raise AssertionError(f"a dask array of shape {self.shape} was converted to numpy")
-
-    monkeypatch.setattr(dask, "compute", recording)
-    monkeypatch.setattr(da.Array, "__array__", refuse)
+    sizes = watch_client(monkeypatch, lambda o: int(getattr(o, "nbytes", 8)))
     est = AsKLSClassifier(**dict(ASK, kernel="sne")).fit(da.from_array(X, chunks=150),
                                                          da.from_array(y, chunks=150))
     F = est.decision_function(da.from_array(X[:100], chunks=50))

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from _dask_helpers import one_blas_thread, rel, synchronous_scheduler  # noqa: E402, F401
+from _dask_helpers import one_blas_thread, rel, synchronous_scheduler, watch_client  # noqa: E402, F401
 
 import asymkern  # noqa: E402
 from asymkern._dask import is_dask_array  # noqa: E402
@@ -257,19 +257,7 @@ def test_literal_a2_on_a_table7_sized_matrix_is_refused_with_its_size():
 def test_nothing_n_sized_reaches_the_client(compat, monkeypatch):
     N, M = 1200, 40  # (the bandwidth heuristic gathers ≤ 500 sampled rows)
     A = matrix((N, M), True, seed=10)
-    shapes = []
-    real = dask.compute
-
-    def recording(*args, **kwargs):
-        out = real(*args, **kwargs)
-        shapes.extend(tuple(getattr(o, "shape", ())) for o in out)
-        return out
-
-    def refuse(self, *a, **k):
-        raise AssertionError(f"a dask array of shape {self.shape} was converted to numpy")
-
-    monkeypatch.setattr(dask, "compute", recording)
-    monkeypatch.setattr(da.Array, "__array__", refuse)
+    shapes = watch_client(monkeypatch, lambda o: tuple(getattr(o, "shape", ())))
     est = ksvd(compat).fit(dsparse(A, 150))
     t = est.transform_right(da.from_array(np.ones((5, N)), chunks=(5, -1)))
     monkeypatch.undo()

@@ -12,7 +12,7 @@ import pytest
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
-from _dask_helpers import one_blas_thread, rel, synchronous_scheduler  # noqa: E402, F401
+from _dask_helpers import one_blas_thread, rel, synchronous_scheduler, watch_client  # noqa: E402, F401
 
 from asymkern import config_context  # noqa: E402
 from asymkern._dask import is_dask_array  # noqa: E402
@@ -220,19 +220,7 @@ def _nbytes(o) -> int:
 
 def test_nothing_n_sized_reaches_the_client(monkeypatch):
     X, y, Y, Xt = data(2000)
-    sizes = []
-    real = dask.compute
-
-    def recording(*args, **kwargs):
-        out = real(*args, **kwargs)
-        sizes.extend(_nbytes(o) for o in out)
-        return out
-
-    def refuse(self, *a, **k):
-        raise AssertionError(f"a dask array of shape {self.shape} was converted to numpy")
-
-    monkeypatch.setattr(dask, "compute", recording)
-    monkeypatch.setattr(da.Array, "__array__", refuse)
+    sizes = watch_client(monkeypatch, _nbytes)
     Xd, Yd = chunked(X, 250), chunked(Y, 250)
     for mode in ("lla", "ncr", "spa", "gsa"):
         est = NystromKernelRidge(mode=mode, n_landmarks=20, kernel_params=KP,

@@ -100,10 +100,10 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     order = np.argsort(s)[::-1][:r]
     U = Q @ np.ascontiguousarray(Rt.T[:, order]).astype(dtype, copy=False)
     V = P[:, order].astype(dtype)
-    U, V = persist(U, V)
+    U, V = persist(U, V)  # kept in the cluster; the sign flip below is a lazy view of them
     signs = paired_signs(U)
-    U, V = persist(U * signs.astype(dtype), V * signs.astype(dtype))
-    return SVDResult(U, np.asarray(s[order]), V, "randomized",
+    return SVDResult(U * signs.astype(dtype), np.asarray(s[order]), V * signs.astype(dtype),
+                     "randomized",
                      {"n_oversamples": n_oversamples, "executor": "dask"})
 
 

@@ -32,6 +32,17 @@ def _center_in_place(K: np.ndarray, row_means: np.ndarray, grand_mean: float,
         blk -= row_means[a:a + block, None]
 
 
+def _nonnegative_int(value, name: str, expected: str) -> int:
+    """``value`` as an int ≥ 0 (not bool, integral), or a ValueError naming ``name``."""
+    try:
+        out = int(value)
+    except (TypeError, ValueError):
+        out = -1
+    if isinstance(value, bool) or out < 0 or out != value:
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return out
+
+
 def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10,
                     iterated_power="auto", random_state=None) -> tuple[np.ndarray, np.ndarray]:
     """Largest eigenpairs of a symmetric matrix by randomized subspace iteration.
@@ -64,18 +75,8 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
         q = 7 if n_components < 0.1 * n else 4
         n_iter = 2 * q + 1
     else:
-        try:
-            n_iter = int(iterated_power)
-        except (TypeError, ValueError):
-            n_iter = -1
-        if isinstance(iterated_power, bool) or n_iter < 0 or n_iter != iterated_power:
-            raise ValueError(f"iterated_power must be 'auto' or an int ≥ 0, got {iterated_power!r}")
-    try:
-        n_over = int(n_oversamples)
-    except (TypeError, ValueError):
-        n_over = -1
-    if isinstance(n_oversamples, bool) or n_over < 0 or n_over != n_oversamples:
-        raise ValueError(f"n_oversamples must be an int ≥ 0, got {n_oversamples!r}")
+        n_iter = _nonnegative_int(iterated_power, "iterated_power", "'auto' or an int ≥ 0")
+    n_over = _nonnegative_int(n_oversamples, "n_oversamples", "an int ≥ 0")
     ell = min(n, n_components + n_over)
     rng = np.random.default_rng(random_state)
     Q = rng.standard_normal((n, ell)).astype(K.dtype, copy=False)
