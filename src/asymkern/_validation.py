@@ -7,9 +7,11 @@ here modifies its input: arrays are converted (and copied only when a conversion
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_random_state as _sk_check_random_state
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -89,6 +91,21 @@ def as_data(
     return X
 
 
+def check_input(estimator, X, *, reset: bool, name: str = "X", **as_data_kwargs):
+    """Validate estimator input: scikit-learn's bookkeeping, then :func:`as_data`.
+
+    ``sklearn.utils.validation.validate_data`` records (``reset=True``, in ``fit``) or checks
+    (``reset=False``) ``n_features_in_`` and ``feature_names_in_`` — a DataFrame whose columns
+    are reordered or renamed after fitting is refused, one fitted without names warns —
+    and :func:`as_data` converts (float32 stays float32, sparse only where allowed) with
+    errors that name ``name``. Dask collections are left to the Dask executor.
+    """
+    from sklearn.utils.validation import validate_data
+
+    validate_data(estimator, X, reset=reset, skip_check_array=True)
+    return as_data(X, name, **as_data_kwargs)
+
+
 def check_n_components(n_components, limit: int, name: str = "n_components", what: str = ""):
     """Check 1 <= n_components <= limit and return it as int."""
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
@@ -100,6 +117,95 @@ def check_n_components(n_components, limit: int, name: str = "n_components", wha
         extra = f" ({what})" if what else ""
         raise ValueError(f"{name}={n_components} is larger than the maximum {limit}{extra}")
     return n_components
+
+
+def clip_count(value, limit: int, name: str, what: str, *, owner: str = "") -> int:
+    """Validate a positive integer count and clip it to ``limit`` with a warning.
+
+    The scikit-learn convention for ``n_components``/``n_landmarks`` larger than the data allow
+    (``Nystroem``, ``TruncatedSVD``): warn with
+    :class:`~asymkern.exceptions.ClippedParameterWarning` naming the parameter, the limit and
+    why, and use the limit. Non-integers and values < 1 raise as :func:`check_n_components`.
+    """
+    from .exceptions import ClippedParameterWarning
+
+    value = check_n_components(value, np.iinfo(np.int64).max, name)
+    limit = int(limit)
+    if value > limit:
+        prefix = f"{owner}: " if owner else ""
+        warnings.warn(
+            f"{prefix}{name}={value} is larger than {what} ({limit}); using {name}={limit}",
+            ClippedParameterWarning,
+            stacklevel=3,
+        )
+        return limit
+    return value
+
+
+def check_random_state(random_state, name: str = "random_state") -> np.random.RandomState:
+    """scikit-learn's ``check_random_state`` with errors that name the argument.
+
+    The library-wide convention (scikit-learn's): ``None`` (fresh entropy), an int in
+    [0, 2**32 − 1] or a :class:`numpy.random.RandomState`. A :class:`numpy.random.Generator`
+    is refused everywhere with a ``TypeError`` saying how to pass its seed instead, so that
+    no estimator accepts what another rejects.
+    """
+    if random_state is None or isinstance(random_state, np.random.RandomState):
+        return _sk_check_random_state(random_state)
+    if isinstance(random_state, np.random.Generator):
+        raise TypeError(
+            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy.random.RandomState "
+            "(scikit-learn's convention); a numpy.random.Generator is not accepted: pass an "
+            f"int seed, e.g. {name}=int(rng.integers(2**32))"
+        )
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy RandomState, got "
+            f"{random_state!r}"
+        )
+    if not 0 <= int(random_state) <= 2**32 - 1:
+        raise ValueError(f"{name} must be an int in [0, 2**32 - 1], got {random_state}")
+    return _sk_check_random_state(int(random_state))
+
+
+#: sentinel default of a renamed estimator parameter (scikit-learn's deprecation pattern)
+DEPRECATED = "deprecated"
+
+
+def renamed_param(estimator, new: str, old: str, *, since: str = "0.2",
+                  removed: str = "0.3") -> object:
+    """The value of parameter ``new``, honouring its deprecated former name ``old``.
+
+    ``old`` is a constructor parameter whose default is :data:`DEPRECATED`; when a user set it,
+    a ``FutureWarning`` says it was renamed and its value is used.
+    """
+    old_value = getattr(estimator, old)
+    if isinstance(old_value, str) and old_value == DEPRECATED:
+        return getattr(estimator, new)
+    warnings.warn(
+        f"{type(estimator).__name__}: the parameter {old!r} was renamed {new!r} in {since} and "
+        f"will be removed in {removed}; use {new}={old_value!r}",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return old_value
+
+
+def renamed_argument(value, old_value, new: str, old: str, where: str, *,
+                     since: str = "0.2", removed: str = "0.3"):
+    """A method argument renamed from ``old`` to ``new`` (``FutureWarning`` when ``old`` is
+    used; ``TypeError`` when both are given)."""
+    if old_value is None:
+        return value
+    if value is not None:
+        raise TypeError(f"{where}: pass {new} only ({old} is its deprecated name)")
+    warnings.warn(
+        f"{where}: the argument {old!r} was renamed {new!r} in {since} and will be removed in "
+        f"{removed}; pass it as {new}",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return old_value
 
 
 def check_positive(value, name: str, *, allow_zero: bool = False, allow_none: bool = False):

@@ -92,6 +92,60 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
     )
 
 
+#: estimator parameter → kernel parameter it sets (scikit-learn's name for the kernel width)
+WIDTH_PARAMS = ("gamma", "bandwidth")
+
+
+def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = "kernel") -> Kernel:
+    """The kernel an estimator uses: ``get_kernel(kernel, **kernel_params)`` with its width set.
+
+    ``gamma`` is the estimator-level kernel width, as in scikit-learn's ``KernelRidge``,
+    ``SVC``, ``KernelPCA`` and ``Nystroem``: it multiplies the squared distance,
+    κ(x, z) = exp(−gamma‖x − z‖²) for ``'rbf'`` (and ``'sne'``, ``'laplacian'``, ``'poly'``,
+    ``'cauchy'``, ``'t'``). The papers' bandwidth σ of exp(−‖x − z‖²/σ²) is ``gamma = 1/σ²``
+    (``kernel_params={'bandwidth': σ}``). ``None`` keeps the kernel's own default.
+
+    A :class:`Kernel` instance is never modified: with ``gamma`` set, a new kernel with the
+    same parameters and that width is returned. Raises ``ValueError`` naming ``gamma`` when the
+    width is also given in ``kernel_params`` or the kernel has no width parameter.
+    """
+    if gamma is None:
+        return get_kernel(kernel, **(kernel_params or {}))
+    params = dict(kernel_params or {})
+    clash = [p for p in WIDTH_PARAMS if params.get(p) is not None]
+    if clash:
+        raise ValueError(
+            f"gamma={gamma!r} is given both as an estimator parameter and as "
+            f"{name}_params[{clash[0]!r}]; set the kernel width once"
+        )
+    if isinstance(kernel, Kernel):
+        own = kernel.get_params(deep=False)
+        if "gamma" not in own:
+            raise ValueError(
+                f"gamma={gamma!r} is a kernel width, but {type(kernel).__name__} has no gamma "
+                f"parameter (its parameters: {sorted(own)}); leave gamma=None"
+            )
+        if own.get("bandwidth") is not None:
+            raise ValueError(
+                f"gamma={gamma!r} is given while the {name} instance sets bandwidth="
+                f"{own['bandwidth']!r}; set the kernel width once"
+            )
+        return type(kernel)(**{**own, "gamma": gamma})
+    if callable(kernel) and not isinstance(kernel, str):
+        raise ValueError(
+            f"gamma={gamma!r} cannot be applied to a callable {name}; pass the width to your "
+            "function (or through kernel_params) and leave gamma=None"
+        )
+    if isinstance(kernel, str) and kernel.lower() in KERNELS:
+        valid = _init_params(KERNELS[kernel.lower()])
+        if "gamma" not in valid:
+            raise ValueError(
+                f"gamma={gamma!r} is a kernel width, but kernel {kernel!r} has no gamma "
+                f"parameter (its parameters: {valid}); leave gamma=None"
+            )
+    return get_kernel(kernel, **params, gamma=gamma)
+
+
 __all__ = [
     "Kernel",
     "KernelMatrix",
@@ -107,4 +161,5 @@ __all__ = [
     "CallableKernel",
     "KERNELS",
     "get_kernel",
+    "resolve_kernel",
 ]

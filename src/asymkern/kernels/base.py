@@ -12,6 +12,7 @@ normalisers in memory-bounded blocks.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
@@ -98,16 +99,72 @@ class Kernel(ABC):
 
     checks_features: bool = True
 
-    def get_params(self) -> dict:
-        """Constructor parameters (for repr and copying)."""
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+    # -- parameters (scikit-learn's estimator protocol, so that clone and grid search work) --
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """The constructor's parameter names (every kernel stores them under the same name)."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        sig = inspect.signature(init)
+        return sorted(p.name for p in sig.parameters.values()
+                      if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
+    def get_params(self, deep: bool = True) -> dict:
+        """Constructor parameters, as scikit-learn's ``BaseEstimator.get_params``.
+
+        With ``deep=True`` the parameters of nested objects that have ``get_params`` are
+        included as ``name__param``. This makes a kernel usable as an estimator parameter:
+        ``clone(est)``, ``GridSearchCV(est, {'kernel': [RBFKernel(), SNEKernel()]})`` and
+        ``est.set_params(kernel__gamma=0.5)`` work.
+        """
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{name}__{k}", v) for k, v in value.get_params(deep=True).items())
+            out[name] = value
+        return out
+
+    def set_params(self, **params) -> Kernel:
+        """Set parameters (``name`` or nested ``name__param``) and re-validate them.
+
+        Raises ``ValueError`` naming an unknown parameter; the kernel's own checks run after
+        the update, so an invalid value raises here rather than at the next evaluation.
+        """
+        if not params:
+            return self
+        valid = self.get_params(deep=True)
+        nested: dict[str, dict] = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError(
+                    f"invalid parameter {name!r} for kernel {type(self).__name__}; valid "
+                    f"parameters are {self._get_param_names()}"
+                )
+            if delim:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+                valid[name] = value
+        for name, sub_params in nested.items():
+            valid[name].set_params(**sub_params)
+        self._params_changed()
+        return self
+
+    def _params_changed(self) -> None:
+        """Hook run after :meth:`set_params` (kernels with derived state rebuild it here)."""
+        self._check_params()
 
     def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
         return f"{type(self).__name__}({params})"
 
     def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.get_params() == other.get_params()
+        return type(self) is type(other) and self.get_params(deep=False) == other.get_params(
+            deep=False
+        )
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(self)))

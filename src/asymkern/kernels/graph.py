@@ -35,30 +35,42 @@ class DirectedGraphKernel(Kernel):
     checks_features = True
 
     def __init__(self, adjacency, preprocess: str = "in-degree", symmetrize: bool = False):
-        if preprocess not in ("in-degree", "none"):
-            raise ValueError(f"preprocess must be 'in-degree' or 'none', got {preprocess!r}")
-        A = sp.csr_matrix(adjacency, dtype=np.float64)
+        self.adjacency = adjacency
+        self.preprocess = preprocess
+        self.symmetrize = symmetrize
+        self._params_changed()
+
+    def _params_changed(self) -> None:
+        """Validate the parameters and build the kernel matrix G from the adjacency."""
+        if self.preprocess not in ("in-degree", "none"):
+            raise ValueError(
+                f"preprocess must be 'in-degree' or 'none', got {self.preprocess!r}"
+            )
+        check_bool(self.symmetrize, "symmetrize", self.name)
+        A = sp.csr_matrix(self.adjacency, dtype=np.float64)
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise ValueError(f"adjacency must be a square matrix, got shape {A.shape}")
         if A.nnz and not np.all(np.isfinite(A.data)):
             raise ValueError("adjacency contains NaN or infinity")
-        if preprocess == "in-degree":
+        if self.preprocess == "in-degree":
             M = sp.csr_matrix(A.T) + sp.identity(A.shape[0], format="csr")
             deg = np.asarray(M.sum(axis=1)).ravel()
             inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg != 0)
             G = sp.csr_matrix(sp.diags(inv) @ M)
         else:
             G = A
-        if symmetrize:
+        if self.symmetrize:
             G = sp.csr_matrix((G + G.T) * 0.5)
         self._G = G
-        self.preprocess = preprocess
-        self.symmetrize = check_bool(symmetrize, "symmetrize", self.name)
-        self.n_nodes = int(A.shape[0])
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes N (the kernel is defined on node ids 0 … N−1)."""
+        return int(self._G.shape[0])
 
     @property
     def is_symmetric(self) -> bool:  # type: ignore[override]
-        return self.symmetrize
+        return bool(self.symmetrize)
 
     @property
     def matrix_(self) -> sp.csr_matrix:
@@ -81,12 +93,13 @@ class DirectedGraphKernel(Kernel):
         j = self._ids(Z, "Z")
         return self._G[i][:, j].toarray()
 
-    def get_params(self) -> dict:
-        return {"preprocess": self.preprocess, "symmetrize": self.symmetrize,
-                "n_nodes": self.n_nodes}
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(<{self.n_nodes}-node adjacency>, "
+                f"preprocess={self.preprocess!r}, symmetrize={self.symmetrize!r})")
 
     def __eq__(self, other) -> bool:
-        return (type(self) is type(other) and self.get_params() == other.get_params()
+        return (type(self) is type(other) and self.preprocess == other.preprocess
+                and self.symmetrize == other.symmetrize and self._G.shape == other._G.shape
                 and (self._G != other._G).nnz == 0)
 
     def __hash__(self) -> int:

@@ -36,10 +36,9 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, aslinearoperator, svds
-from sklearn.utils import check_random_state
 
 from .._random import normal_rows, seed_from
-from .._validation import check_n_components
+from .._validation import check_n_components, check_random_state
 from ..config import check_memory, format_bytes
 
 SOLVERS = ("auto", "dense", "arpack", "randomized", "nystrom")
@@ -56,18 +55,7 @@ class SVDResult:
     info: dict | None = None
 
 
-def _check_random_state(random_state, name: str = "random_state"):
-    """``sklearn.utils.check_random_state`` with an error that names the argument."""
-    if random_state is None or isinstance(random_state, np.random.RandomState):
-        return check_random_state(random_state)
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-        raise TypeError(
-            f"{name} must be None, an int in [0, 2**32 - 1] or a numpy RandomState, got "
-            f"{random_state!r}"
-        )
-    if not 0 <= int(random_state) <= 2**32 - 1:
-        raise ValueError(f"{name} must be an int in [0, 2**32 - 1], got {random_state}")
-    return check_random_state(int(random_state))
+_check_random_state = check_random_state  # one policy for the whole library
 
 
 def _check_int(value, name: str, minimum: int = 0) -> int:

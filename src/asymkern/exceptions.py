@@ -1,0 +1,21 @@
+"""Warnings and errors raised by asymkern that users may want to filter or catch.
+
+Mirrors :mod:`sklearn.exceptions`: the classes live here so that ``warnings.filterwarnings``
+and ``except`` clauses have one import path.
+"""
+
+from __future__ import annotations
+
+from .kernels.matrix import MemoryBudgetError
+
+__all__ = ["ClippedParameterWarning", "MemoryBudgetError"]
+
+
+class ClippedParameterWarning(UserWarning):
+    """A count parameter (``n_components``, ``n_landmarks``, …) exceeded what the data allow
+    and was reduced to the largest valid value, as scikit-learn's ``Nystroem`` does.
+
+    The fitted estimator records the value it used in a trailing-underscore attribute (for
+    example ``n_landmarks_``); raise the warning to an error with
+    ``warnings.simplefilter("error", ClippedParameterWarning)`` to refuse clipping.
+    """
