@@ -58,6 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._dask import any_dask
 from .._validation import (
+    as_data,
     check_finite_output,
     check_input,
     check_n_components,
@@ -156,6 +157,8 @@ class _NystromBase(BaseEstimator):
 
     def _check_X(self, X, name="X"):
         """Prediction input: n_features_in_ / feature names checked against fit (check_input)."""
+        if not sp.issparse(X) and np.asarray(X).ndim == 1:  # "reshape your data" first
+            as_data(X, name)
         return check_input(self, X, reset=False, name=name, allow_sparse=self._accepts_sparse())
 
     def _use_dask(self, X) -> bool:
@@ -228,7 +231,8 @@ def _check_weights(sample_weight, n: int) -> np.ndarray:
     if not np.all(np.isfinite(sw)) or np.any(sw < 0):
         raise ValueError("sample_weight must be finite and non-negative")
     if not sw.sum() > 0:
-        raise ValueError("sample_weight must have a positive sum")
+        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
+                         "positive weight is needed")
     return sw
 
 
@@ -239,8 +243,15 @@ def _require_y(y, est):
 
 def _as_targets(y, n, name="y"):
     y = np.asarray(y)
-    if y.dtype == object or not np.issubdtype(y.dtype, np.number):
-        raise TypeError(f"{name} must be numeric")
+    if y.dtype == object:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric (Unknown label type for regression: "
+                            f"{exc})") from exc
+    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise TypeError(f"{name} must be numeric (Unknown label type for regression: dtype "
+                        f"{y.dtype})")
     y = y.astype(np.float64)
     if y.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
