@@ -423,36 +423,21 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         projects: α̂ = V Vᵀ α_W. With ``solver='sklearn'`` the weights come from Ridge and
         α̂ = G_c^† ŵ = V Σ⁻¹ Uᵀ ŵ.
 
-        With sample weights W (not all one), ŵ is the weighted ridge solution — from the SVD
-        of W½G_cᵀ, or for ``'woodbury'`` from the weighted dual a_W = W½(W½K̃_cW½ + αI)⁻¹W½y_c
-        — and α̂ = G_c^†ŵ as before: problem (3) weighted depends on α only through G_cα, so
-        the minimum-norm minimiser is still G_c^†ŵ.
+        With sample weights W (not all one) everything above runs on W½G_cᵀ and W½y_c
+        (weighted ridge weights ŵ) and α̂ = W½(W½G_cᵀ)^{†ᵀ}ŵ = WG_cᵀ(G_cWG_cᵀ)^†ŵ: of the
+        minimisers of the weighted problem (3) (all α with G_cα = ŵ) the one of least
+        αᵀW⁻¹α. That choice makes an integer weight equal to repeating the row (the
+        minimum-norm solution on repeated rows, summed over the copies) and a zero weight
+        equal to dropping it (α_i = 0).
         """
         Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
+        weighted = sw is not None and not np.all(sw == 1.0)
+        if weighted:
+            rw = np.sqrt(sw)[:, None]
+            Gt, Yc = rw * Gt, rw * Yc
         V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
         keep = sig > max(Gt.shape) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
         V, sig, U = V[:, keep], sig[keep], Ut[keep].T
-        weighted = sw is not None and not np.all(sw == 1.0)
-        if weighted and w_sklearn is None:
-            rw = np.sqrt(sw)[:, None]
-            Gw, Yw = rw * Gt, rw * Yc
-            if self.gsa_solver == "woodbury":
-                Hp = Gw.T @ Gw
-                Hp[np.diag_indices_from(Hp)] += alpha
-                a_w = rw * (Yw - Gw @ np.linalg.solve(Hp, Gw.T @ Yw)) / alpha
-                w = Gt.T @ a_w  # = ŵ (weighted)
-                a = V @ (V.T @ a_w)
-            else:
-                Vw, sw_sig, Uwt = np.linalg.svd(Gw, full_matrices=False)
-                kw = sw_sig > max(Gw.shape) * np.finfo(dtype).eps * (
-                    sw_sig[0] if sw_sig.size else 0.0)
-                Vw, sw_sig, Uw = Vw[:, kw], sw_sig[kw], Uwt[kw].T
-                w = Uw @ ((sw_sig / (sw_sig**2 + alpha))[:, None] * (Vw.T @ Yw))
-                a = V @ ((U.T @ w) / sig[:, None])
-            self.coef_ = w.T
-            self.landmark_coef_ = A @ w
-            self.dual_coef_ = a
-            return
         proj = V.T @ Yc  # r × outputs
         filt = proj / (sig**2 + alpha)[:, None]
         if w_sklearn is not None:
@@ -469,7 +454,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             a = V @ filt
         self.coef_ = w.T
         self.landmark_coef_ = A @ w
-        self.dual_coef_ = a
+        self.dual_coef_ = rw * a if weighted else a
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
