@@ -371,3 +371,56 @@ def test_clone_grid_search_and_pickle(data):
         for m in ("predict", "transform", "predict_proba"):
             if hasattr(e, m):
                 np.testing.assert_array_equal(getattr(e2, m)(X), getattr(e, m)(X))
+
+
+# ------------------------------------------------------------------------- precomputed
+def _rbf(A, B, g):
+    return np.exp(-g * ((A[:, None] - B[None]) ** 2).sum(-1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_precomputed_equals_kernel_fit(mode, data):
+    X, y, yc = data
+    Xt = np.random.RandomState(9).randn(12, 4)
+    K, Kt = _rbf(X, X, 0.5), _rbf(Xt, X, 0.5)
+    idx = np.arange(0, 60, 4)
+    for fi in (False, True):
+        a = NystromKernelRidge(mode=mode, landmarks=idx, gamma=0.5, fit_intercept=fi).fit(X, y)
+        b = NystromKernelRidge(mode=mode, landmarks=idx, kernel="precomputed",
+                               fit_intercept=fi).fit(K, y)
+        np.testing.assert_allclose(b.predict(Kt), a.predict(Xt), rtol=1e-9, atol=1e-11)
+    a = NystromSVC(mode=mode, landmarks=idx, gamma=0.5).fit(X, yc)
+    b = NystromSVC(mode=mode, landmarks=idx, kernel="precomputed").fit(K, yc)
+    np.testing.assert_allclose(b.decision_function(Kt), a.decision_function(Xt), rtol=1e-9,
+                               atol=1e-11)
+    a = NystromKernelPCA(3, mode=mode, landmarks=idx, gamma=0.5).fit(X)
+    b = NystromKernelPCA(3, mode=mode, landmarks=idx, kernel="precomputed").fit(K)
+    np.testing.assert_allclose(b.transform(Kt), a.transform(Xt), rtol=1e-9, atol=1e-11)
+
+
+def test_precomputed_uniform_draw_tags_and_errors(data):
+    from asymkern.nystrom import approximation_error
+
+    X, y, _ = data
+    K = _rbf(X, X, 0.5)
+    a = NystromKernelRidge(n_landmarks=10, gamma=0.5, random_state=3).fit(X, y)
+    b = NystromKernelRidge(n_landmarks=10, kernel="precomputed", random_state=3).fit(K, y)
+    np.testing.assert_array_equal(a.landmark_indices_, b.landmark_indices_)
+    np.testing.assert_allclose(b.predict(K), a.predict(X), rtol=1e-9, atol=1e-11)
+    ex = NystromKernelRidge(mode="exact", kernel="precomputed").fit(K, y)
+    ex2 = NystromKernelRidge(mode="exact", gamma=0.5).fit(X, y)
+    ap = NystromKernelRidge(mode="gsa", n_landmarks=10, kernel="precomputed",
+                            random_state=3).fit(K, y)
+    ap2 = NystromKernelRidge(mode="gsa", n_landmarks=10, gamma=0.5, random_state=3).fit(X, y)
+    np.testing.assert_allclose(approximation_error(ap, ex), approximation_error(ap2, ex2),
+                               rtol=1e-8)
+    assert NystromSVC(kernel="precomputed").__sklearn_tags__().input_tags.pairwise
+    assert not NystromSVC().__sklearn_tags__().input_tags.pairwise
+    with pytest.raises(ValueError, match="square"):
+        NystromKernelRidge(kernel="precomputed", n_landmarks=5).fit(X, y)
+    with pytest.raises(ValueError, match="landmarks='uniform' or an array"):
+        NystromKernelRidge(kernel="precomputed", landmarks="kmeans", n_landmarks=5).fit(K, y)
+    with pytest.raises(ValueError, match="leave gamma=None"):
+        NystromKernelRidge(kernel="precomputed", gamma=1.0, n_landmarks=5).fit(K, y)
+    with pytest.raises(ValueError, match="expecting 60 features"):
+        b.predict(K[:, :10])

@@ -39,7 +39,8 @@ def _check_pair(approx, exact):
     if approx.X_fit_.shape != exact.X_fit_.shape or not np.array_equal(approx.X_fit_,
                                                                       exact.X_fit_):
         raise ValueError("approx and exact were fitted on different training data")
-    if approx._kernel() != exact._kernel():
+    if approx._precomputed() != exact._precomputed() or (
+            not approx._precomputed() and approx._kernel() != exact._kernel()):
         raise ValueError("approx and exact use different kernels")
     at = exact.dual_coef_
     if approx.landmark_coef_ is not None and approx.landmark_coef_.shape[1] != at.shape[1]:
@@ -55,6 +56,8 @@ def _Kmat(exact, V, K):
         if K.shape != (n, n):
             raise ValueError(f"K must be the ({n}, {n}) training kernel matrix, got {K.shape}")
         return K @ V
+    if exact._precomputed():  # X_fit_ is the training kernel matrix itself
+        return np.asarray(exact.X_fit_, dtype=np.float64) @ V
     return KernelMatrix(exact._kernel(), exact.X_fit_).matmat(V)
 
 

@@ -68,6 +68,7 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
+from ..kernels.base import Kernel
 from ._basis import build_basis, psd_pinv
 
 MODES = ("gsa", "lla", "ncr", "spa", "exact")
@@ -82,12 +83,35 @@ def _check_mode(mode, allowed=MODES) -> str:
 class _NystromBase(BaseEstimator):
     """Shared fitting of the Nyström basis (Algorithm 1 steps 1–4)."""
 
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
     def _kernel(self):
         """The kernel used: ``kernel``/``kernel_params`` with the estimator-level ``gamma``
-        (:func:`~asymkern.kernels.resolve_kernel`; a Kernel instance is never modified)."""
+        (:func:`~asymkern.kernels.resolve_kernel`; a Kernel instance is never modified).
+        ``kernel='precomputed'``: the columns of a given kernel matrix at the landmark indices."""
+        if self._precomputed():
+            if self.gamma is not None or self.kernel_params:
+                raise ValueError("kernel='precomputed' takes the kernel matrix as X; leave "
+                                 "gamma=None and kernel_params=None")
+            return _PrecomputedColumns(getattr(self, "landmark_indices_", None))
         return resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
 
+    def _full_kernel(self, Z):
+        """K(Z, X_fit) as a linear operator (``matmat``): streamed, or Z itself when
+        precomputed."""
+        if self._precomputed():
+            return _DenseOperator(Z)
+        return KernelMatrix(self._kernel(), Z, self.X_fit_)
+
+    def _refuse_dask_precomputed(self):
+        if self._precomputed():
+            raise NotImplementedError("kernel='precomputed' is not available on dask inputs; "
+                                      "pass the kernel matrix as a numpy array")
+
     def _accepts_sparse(self) -> bool:
+        if self._precomputed():
+            return False
         try:
             return bool(self._kernel().accepts_sparse)
         except Exception:  # an invalid kernel is reported by fit, not by the tags
@@ -96,6 +120,7 @@ class _NystromBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = self._accepts_sparse()
+        tags.input_tags.pairwise = self._precomputed()
         return tags
 
     def _landmark_count(self, n: int):
@@ -115,6 +140,11 @@ class _NystromBase(BaseEstimator):
     def _validate_fit_X(self, X):
         """check_input (n_features_in_, feature_names_in_) and a private copy kept as X_fit_."""
         X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
+        if self._precomputed():
+            self._kernel()  # refuses gamma / kernel_params
+        if self._precomputed() and X.shape[0] != X.shape[1]:
+            raise ValueError("kernel='precomputed': X must be the square (n_samples, "
+                             f"n_samples) training kernel matrix, got shape {X.shape}")
         return X.copy() if sp.issparse(X) else np.array(X, copy=True)
 
     def _fit_basis(self, X):
@@ -127,13 +157,29 @@ class _NystromBase(BaseEstimator):
         check_memory(8 * (3 * n * m + 5 * m * m), f"{type(self).__name__}(n_landmarks={m}) "
                      f"on {n} samples", "fewer landmarks (n_landmarks)",
                      detail=f"K_nm ({n}×{m}) three times and K_mm ({m}×{m}) five times")
-        kern = self._kernel()
+        rng = check_random_state(self.random_state, "random_state")
+        landmarks = self.landmarks
+        if self._precomputed():  # landmarks are row/column indices into the kernel matrix
+            from ..landmarks import select_landmarks
+            from ._basis import landmark_request
+
+            if isinstance(landmarks, str) and landmarks != "uniform":
+                raise ValueError(f"kernel='precomputed' supports landmarks='uniform' or an "
+                                 f"array of row indices, not {landmarks!r} (it needs the data "
+                                 "points or a sketch over them)")
+            _, _, idx = landmark_request(landmarks, m if isinstance(landmarks, str) else None,
+                                         n)
+            if idx is None:
+                idx = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
+            landmarks = idx
+            kern = _PrecomputedColumns(idx)
+        else:
+            kern = self._kernel()
         if sp.issparse(X) and self.landmarks in ("kmeans", "gaussian"):
             raise TypeError(f"landmarks={self.landmarks!r} is not available for sparse X; "
                             "use 'uniform', 'leverage' or row indices (or densify X)")
-        rng = check_random_state(self.random_state, "random_state")
-        self.basis_ = build_basis(kern, X, m if isinstance(self.landmarks, str) else None,
-                                  landmarks=self.landmarks,
+        self.basis_ = build_basis(kern, X, m if isinstance(landmarks, str) else None,
+                                  landmarks=landmarks,
                                   subspace_dim=self._subspace_request(m), rcond=self.rcond,
                                   random_state=rng)
         b = self.basis_
@@ -179,7 +225,7 @@ class _NystromBase(BaseEstimator):
 
     def _exact_kernel(self, Z):
         """K(Z, X_fit) times a matrix, streamed (never n_z × n at once beyond a block)."""
-        return KernelMatrix(self._kernel(), Z, self.X_fit_)
+        return self._full_kernel(Z)
 
     def _ncr_requires_full(self):
         if self.mode == "ncr" and self.subspace_dim is not None:
@@ -200,8 +246,48 @@ class _NystromBase(BaseEstimator):
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
+class _PrecomputedColumns(Kernel):
+    """``kernel='precomputed'``: the "points" are rows of a kernel matrix (K or K_test) and
+    κ(row, landmark j) is the row's entry in column ``indices[j]``; the second argument (the
+    landmark rows) only fixes the shapes. Flagged symmetric PSD: the user's K must be."""
+
+    name = "precomputed"
+
+    def __init__(self, indices=None):
+        self.indices = indices
+
+    def _raw(self, X, Z):
+        if self.indices is None:
+            raise ValueError("kernel='precomputed' is evaluated through the landmark indices "
+                             "of a fitted machine")
+        if sp.issparse(X):
+            X = X.toarray()
+        return np.asarray(X[:, self.indices], dtype=np.float64)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, _PrecomputedColumns)
+                and np.array_equal(np.asarray(self.indices), np.asarray(other.indices)))
+
+    def __hash__(self) -> int:
+        return hash(("precomputed", None if self.indices is None else
+                     tuple(np.asarray(self.indices).tolist())))
+
+
+class _DenseOperator:
+    """A given dense K(Z, X_fit) with the ``matmat`` of :class:`KernelMatrix`."""
+
+    def __init__(self, K):
+        self.K = np.asarray(K, dtype=np.float64)
+
+    def matmat(self, V):
+        return self.K @ V
+
+
 def _exact_gram(est, X) -> np.ndarray:
     """The full n×n kernel matrix of the exact machines, checked for overflow."""
+    if est._precomputed():
+        K = np.array(X, dtype=np.float64)
+        return check_finite_output(K, "the kernel matrix of X", _RESCALE)
     K = np.asarray(est._kernel()(X), dtype=np.float64)
     return check_finite_output(K, "the kernel matrix of X", _RESCALE)
 
@@ -328,6 +414,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         alpha = check_positive(self.alpha, "alpha")
         _require_y(y, self)
         if any_dask(X, y):  # map-reduce over the row chunks (asymkern._dask.machines)
+            self._refuse_dask_precomputed()
             if sample_weight is not None:
                 raise NotImplementedError(
                     "NystromKernelRidge.fit: sample_weight is not supported on dask inputs "
@@ -589,6 +676,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         mode = _check_mode(self.mode)
         _require_y(y, self)
         if any_dask(X, y):  # features gathered within max_dense_memory (_dask.machines)
+            self._refuse_dask_precomputed()
             if self.probability:
                 raise NotImplementedError("NystromSVC(probability=True) is not available on "
                                           "dask inputs (its internal cross-validation refits "
@@ -704,6 +792,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if approach == "exact":
+            if self._precomputed():
+                return np.array(X, dtype=np.float64)
             return np.asarray(self._kernel()(X, self.X_fit_), dtype=np.float64)
         if approach == "gsa":
             return self._exact_kernel(X).matmat(self._P)  # t_GSA = (G^†)ᵀ k(X, z)
@@ -775,6 +865,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
         mode = _check_mode(self.mode)
         if any_dask(X):  # map-reduce over the row chunks (asymkern._dask.machines)
+            self._refuse_dask_precomputed()
             from .._dask.machines import fit_pca
 
             return fit_pca(self, X)
