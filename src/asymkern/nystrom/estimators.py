@@ -23,7 +23,8 @@
 
 Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom._basis.NystromBasis`,
 None for exact), ``landmark_indices_`` (None for a Gaussian sketch), ``landmarks_`` (landmark
-points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
+points, None for a sketch; rows of K for ``kernel='precomputed'``), ``n_landmarks_`` (m used,
+after clipping to n_samples), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
 ``landmark_coef_`` (β with f = C_H β, m × outputs; lla/ncr/gsa/spa), ``dual_coef_`` (α with
 f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
 data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
@@ -365,15 +366,38 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     minimum-norm representative G^†G α_W — the same α̂. (Williams–Seeger's α_W itself differs
     from α̂ by (I − G^†G)y/alpha, a null(G) component that changes f_GSA = X_H α but not K̃α.)
 
+    ``fit(X, y, sample_weight=None)``: weighted least squares Σᵢ wᵢ(yᵢ − f(xᵢ) − b)² +
+    alpha‖f‖²_H in every mode (lla, ncr, gsa, spa, exact); an integer weight equals repeating
+    the row (same landmarks), a zero weight equals dropping it. Not on dask inputs.
+
     Parameters: mode, n_landmarks (m), landmarks ('uniform'|'gaussian'|'leverage'|'kmeans' or
     row indices), subspace_dim (s ≤ m, None = numerical rank of K_mm), alpha (> 0), kernel,
-    kernel_params, fit_intercept, solver, rcond (eigenvalue cut-off, see ``_basis``),
-    random_state.
+    gamma, kernel_params, fit_intercept, solver, gsa_solver, rcond (eigenvalue cut-off, see
+    ``_basis``), random_state.
 
-    scikit-learn's ``check_estimator`` (run by hand with ``n_landmarks=5``, not in the suite for
-    time) passes except ``check_regressors_train`` (it asks R² > 0.5, out of reach of 5
-    landmarks) and ``check_dtype_object`` (object-dtype y raises TypeError "y must be numeric").
-    Sparse X is refused (TypeError).
+    Common to the three machines (scikit-learn conventions):
+
+    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
+      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
+      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
+      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
+    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
+      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
+      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
+    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
+      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
+      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
+      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
+      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
+      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
+    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
+      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
+      indices, and tagged accordingly.
+    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
+    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
+      ``feature_names_in_``).
+
+    scikit-learn's common checks pass at default parameters (tests/test_nystrom_sklearn.py).
     """
 
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
@@ -607,8 +631,43 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     kernel for SPA/exact, one-vs-one for several classes — or ``'linearsvc'`` (``LinearSVC``,
     liblinear, LLA/GSA/NCR only; no exact counterpart, so no approximation errors).
     GSA feeds t_GSA(z) = (G^†)ᵀ k(X, z) to the same fitted linear model (Algorithm 1).
-    ``max_iter`` goes to the solver (-1 = libsvm's unlimited). ``check_estimator`` (by hand,
-    ``n_landmarks=5, svm='svc'``) passes every check.
+    ``max_iter`` goes to the solver (-1 = libsvm's unlimited).
+
+    ``class_weight`` (None, a dict {class: weight} or ``'balanced'``) is passed to the solver as
+    in ``SVC`` (libsvm's ν-SVC largely ignores it, as scikit-learn's ``NuSVC`` does; use
+    ``svm='svc'`` or ``'linearsvc'`` for weighted classes). ``probability=True`` makes
+    ``predict_proba`` / ``predict_log_proba`` available: Platt sigmoids
+    (:class:`~asymkern._calibration.PlattCalibration`; one per class, normalised, for more
+    than two) fitted in ``fit`` on out-of-sample decision values of an internal stratified
+    5-fold cross-validation of a clone (fewer folds when a class has fewer than 5 samples;
+    shuffled with ``random_state``), as ``SVC(probability=True)``; it costs 5 extra fits, and
+    argmax of the probabilities may differ from ``predict`` near the margin. Not on dask
+    inputs.
+
+    Common to the three machines (scikit-learn conventions):
+
+    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
+      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
+      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
+      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
+    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
+      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
+      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
+    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
+      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
+      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
+      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
+      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
+      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
+    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
+      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
+      indices, and tagged accordingly.
+    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
+    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
+      ``feature_names_in_``).
+
+    scikit-learn's common checks pass at default parameters except
+    ``check_class_weight_classifiers`` (ν-SVC; it passes with ``svm='svc'``).
     """
 
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
@@ -772,9 +831,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         check_is_fitted(self, "calibration_")
         if self.calibration_ is None:
             raise AttributeError("predict_proba needs a model fitted with probability=True")
-        d = self.decision_function(X)
         if self._use_dask(X):
             raise NotImplementedError("predict_proba is not available on dask inputs")
+        d = self.decision_function(X)
         return self.calibration_.predict_proba(d).astype(d.dtype, copy=False)
 
     @available_if(_check_proba)
@@ -842,7 +901,34 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
     LLA: PCA (an SVD) of F = K_nm A; GSA: α̂_k = G_c^† w_k (eq. (20)), scores α̂ᵀk(X, z) minus
     LLA's mean term; SPA: eigenvectors of the n×n K̃_c (reference); exact: eigenvectors of HKH.
     Signs follow ``sklearn.utils.extmath.svd_flip``; the error functions align signs.
-    ``check_estimator`` (by hand, ``n_landmarks=5``) passes every check.
+    ``n_components`` larger than the subspace dimension s (n_samples for ``'exact'``) is
+    clipped with a ``ClippedParameterWarning``; ``n_components_`` is the value used, and
+    ``get_feature_names_out`` gives nystromkernelpca0, … (so ``set_output(transform='pandas')``
+    works).
+
+    Common to the three machines (scikit-learn conventions):
+
+    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
+      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
+      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
+      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
+    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
+      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
+      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
+    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
+      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
+      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
+      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
+      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
+      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
+    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
+      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
+      indices, and tagged accordingly.
+    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
+    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
+      ``feature_names_in_``).
+
+    scikit-learn's common checks pass at default parameters.
     """
 
     def __init__(self, n_components=2, mode="lla", n_landmarks=100, landmarks="uniform",
