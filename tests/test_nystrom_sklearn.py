@@ -424,3 +424,18 @@ def test_precomputed_uniform_draw_tags_and_errors(data):
         NystromKernelRidge(kernel="precomputed", gamma=1.0, n_landmarks=5).fit(K, y)
     with pytest.raises(ValueError, match="expecting 60 features"):
         b.predict(K[:, :10])
+
+
+def test_dask_refusals(data):
+    da = pytest.importorskip("dask.array")
+    X, y, yc = data
+    Xd, yd = da.from_array(X, chunks=(20, 4)), da.from_array(y, chunks=20)
+    with pytest.raises(NotImplementedError, match="sample_weight"):
+        NystromKernelRidge(n_landmarks=10).fit(Xd, yd, sample_weight=np.ones(60))
+    with pytest.raises(NotImplementedError, match="precomputed"):
+        NystromKernelRidge(kernel="precomputed", n_landmarks=10).fit(Xd, yd)
+    with pytest.raises(NotImplementedError, match="probability"):
+        NystromSVC(probability=True, n_landmarks=10).fit(Xd, da.from_array(yc, chunks=20))
+    with pytest.warns(ClippedParameterWarning, match="n_landmarks=100"):
+        est = NystromKernelRidge(random_state=0).fit(Xd, yd)
+    assert est.n_landmarks_ == 60
