@@ -20,11 +20,18 @@ when there is one. For KPCA the sign of each component is arbitrary, so the smal
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels import KernelMatrix
 from .estimators import NystromKernelPCA
 
 __all__ = ["approximation_error", "gsa_approximation_error", "lla_approximation_error"]
+
+
+def _same(A, B) -> bool:
+    if sp.issparse(A) or sp.issparse(B):
+        return bool(sp.issparse(A) and sp.issparse(B) and (A != B).nnz == 0)
+    return np.array_equal(A, B)
 
 
 def _check_pair(approx, exact):
@@ -36,8 +43,7 @@ def _check_pair(approx, exact):
     if type(approx) is not type(exact):
         raise ValueError(f"approx ({type(approx).__name__}) and exact ({type(exact).__name__}) "
                          "must be the same kind of machine")
-    if approx.X_fit_.shape != exact.X_fit_.shape or not np.array_equal(approx.X_fit_,
-                                                                      exact.X_fit_):
+    if approx.X_fit_.shape != exact.X_fit_.shape or not _same(approx.X_fit_, exact.X_fit_):
         raise ValueError("approx and exact were fitted on different training data")
     if approx._precomputed() != exact._precomputed() or (
             not approx._precomputed() and approx._kernel() != exact._kernel()):
