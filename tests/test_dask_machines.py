@@ -314,7 +314,7 @@ def test_bad_inputs_clear_errors():
                                          "expecting 4"):
         est.predict(chunked(Xt[:, :3], 10))
     with pytest.warns(ClippedParameterWarning, match="n_components=40 is larger than the "
-                      "subspace"):
+                      "number of landmarks"):
         assert NystromKernelPCA(n_components=40, n_landmarks=20,
                                 kernel_params=KP).fit(Xd).n_components_ == 20
 

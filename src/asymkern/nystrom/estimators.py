@@ -959,6 +959,10 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         n = X.shape[0]
         check_n_components(self.n_components, np.iinfo(np.int64).max)
+        if self.center and n < 2:
+            raise ValueError(f"X has {n} sample(s) (shape={X.shape}) while a minimum of 2 is "
+                             "required by NystromKernelPCA(center=True): one centred sample "
+                             "has no variance")
         self.X_fit_ = X
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
@@ -981,7 +985,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         Knm = self._fit_basis(X)
         A = self.basis_.A
         s = A.shape[1]
-        k = self.n_components_ = self._clip_components(s, "the subspace dimension s")
+        k = self.n_components_ = self._components_for(s)
         F = Knm @ A
         fbar = F.mean(axis=0) if self.center else np.zeros(s)
         Fc = F - fbar
@@ -1005,6 +1009,21 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         self.eigenvalues_ = lam
         self.intercept_ = -(fbar @ W)
         return _finite_fit(self)
+
+    def _components_for(self, s: int) -> int:
+        """n_components clipped to the size limit (n_landmarks_, or subspace_dim when set)
+        with a warning; a numerical rank s of K_mm below it is an error (degenerate data:
+        never silently fewer components)."""
+        limit, what = self.n_landmarks_, "the number of landmarks n_landmarks_"
+        if self.subspace_dim is not None and int(self.subspace_dim) < limit:
+            limit, what = int(self.subspace_dim), "subspace_dim"
+        k = self._clip_components(limit, what)
+        if k > s:
+            raise ValueError(
+                f"n_components={k} is larger than the subspace dimension s={s}, the numerical "
+                f"rank of K_mm (the landmarks span only {s} directions: rank-deficient X or "
+                "kernel); lower n_components")
+        return k
 
     def _clip_components(self, limit, what):
         return clip_count(self.n_components, limit, "n_components", what,
