@@ -9,6 +9,8 @@ import pickle
 import numpy as np
 import pytest
 
+from asymkern.exceptions import ClippedParameterWarning
+
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
 
@@ -311,8 +313,10 @@ def test_bad_inputs_clear_errors():
     with pytest.raises(ValueError, match="X has 3 features, but NystromKernelRidge is "
                                          "expecting 4"):
         est.predict(chunked(Xt[:, :3], 10))
-    with pytest.raises(ValueError, match="n_components=40 is larger than the subspace"):
-        NystromKernelPCA(n_components=40, n_landmarks=20, kernel_params=KP).fit(Xd)
+    with pytest.warns(ClippedParameterWarning, match="n_components=40 is larger than the "
+                      "number of landmarks"):
+        assert NystromKernelPCA(n_components=40, n_landmarks=20,
+                                kernel_params=KP).fit(Xd).n_components_ == 20
 
 
 def test_kmeans_landmarks_past_the_gather_limit():

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from asymkern.exceptions import ClippedParameterWarning
 from asymkern.kernels import get_kernel
 from asymkern.nystrom import (
     NystromKernelPCA,
@@ -239,10 +240,11 @@ def test_kpca_exact_matches_sklearn_and_all_points(reg):
 # ------------------------------------------------------------------------------ bad input
 def test_bad_input(reg, clf):
     X, y, _ = reg
-    with pytest.raises(ValueError, match="larger than"):
-        krr("lla", n_landmarks=201).fit(X, y)
-    with pytest.raises(ValueError, match="subspace_dim=11 is larger"):
-        krr("lla", n_landmarks=10, subspace_dim=11).fit(X, y)
+    # sizes larger than the data allow are clipped with a warning (scikit-learn's convention)
+    with pytest.warns(ClippedParameterWarning, match="n_landmarks=201 is larger"):
+        assert krr("lla", n_landmarks=201).fit(X, y).n_landmarks_ == 200
+    with pytest.warns(ClippedParameterWarning, match="subspace_dim=11 is larger"):
+        assert krr("lla", n_landmarks=10, subspace_dim=11).fit(X, y).subspace_dim_ <= 10
     with pytest.raises(ValueError, match="unknown mode"):
         krr("nope").fit(X, y)
     with pytest.raises(ValueError, match="unknown landmarks"):

@@ -388,12 +388,19 @@ def _fit_common(est, X, y=None, numeric: bool = True):
             "available on dask inputs: use a Nyström mode ('lla', 'ncr', 'spa', 'gsa')")
     est._ncr_requires_full()
     kern = est._kernel()
-    b = build_basis_dask(kern, X, est.n_landmarks, landmarks=est.landmarks,
-                         subspace_dim=est.subspace_dim, rcond=est.rcond,
-                         random_state=est.random_state)
+    from .._validation import check_random_state
+
+    n = int(X.shape[0])
+    m = est._landmark_count(n)  # clipped to n_samples (ClippedParameterWarning); None: indices
+    rng = check_random_state(est.random_state, "random_state")
+    b = build_basis_dask(kern, X, m, landmarks=est.landmarks,
+                         subspace_dim=est._subspace_request(
+                             m if m is not None else np.asarray(est.landmarks).size),
+                         rcond=est.rcond, random_state=rng)
     est.basis_ = b
     est.landmark_indices_ = b.indices
     est.landmarks_ = b.centers
+    est.n_landmarks_ = b.n_landmarks
     est.subspace_dim_ = b.subspace_dim
     return X, Y, kern, b
 
@@ -648,16 +655,14 @@ def fit_pca(est, X):
     F_c F_cᵀ are the same left singular vectors (so SPA needs no n×n matrix); GSA's
     α̂ = G_c^† W (eq. (20)) is F_c U Σ⁻² Uᵀ W.
     """
+    from .._validation import check_n_components
     from .nystrom import paired_signs
 
-    k = est.n_components
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"n_components must be a positive integer, got {k!r}")
+    check_n_components(est.n_components, np.iinfo(np.int64).max)
     X, _, kern, b = _fit_common(est, X)
     A = b.A
     s = A.shape[1]
-    if k > s:
-        raise ValueError(f"n_components={k} is larger than the subspace dimension s={s}")
+    k = est.n_components_ = est._components_for(s)
     n = int(X.shape[0])
     st = reduce_stats(kern, X, b.centers, A, qr=True, center=est.center,
                       what="KPCA summaries (s×s R factor)")
@@ -721,7 +726,7 @@ def fit_svc(est, X, y):
                "its test phase needs the n×s factor G^† against all training points")
             + "; use mode='lla' or 'ncr'")
     n = int(X.shape[0])
-    m = est.n_landmarks if isinstance(est.n_landmarks, numbers.Integral) else n
+    m = min(int(est.n_landmarks), n) if isinstance(est.n_landmarks, numbers.Integral) else n
     check_memory(2 * 8 * n * int(m), f"NystromSVC on dask inputs ({n} samples, {m} landmarks)",
                  "NystromKernelRidge on ±1 targets (a chunked map-reduce fit) or fewer "
                  "landmarks", detail="libsvm needs the Nyström features F (n×s) in memory, "

@@ -3,16 +3,19 @@
 Estimators ``NystromKernelRidge``, ``NystromSVC``, ``NystromKernelPCA`` with
 ``mode in {'gsa', 'lla', 'ncr', 'spa', 'exact'}``; error functions
 ``lla_approximation_error`` (eq. (15)), ``gsa_approximation_error`` (eq. (19)),
-``approximation_error``. Landmark selection lives in :mod:`asymkern.landmarks`.
+``approximation_error``; the transformer ``NystromFeatureMap`` (symmetric and
+asymmetric Nyström feature maps). Landmark selection lives in :mod:`asymkern.landmarks`.
 """
 
 from ._basis import NystromBasis, build_basis
 from .errors import approximation_error, gsa_approximation_error, lla_approximation_error
 from .estimators import MODES, NystromKernelPCA, NystromKernelRidge, NystromSVC, machine_duals
+from .feature_map import NystromFeatureMap
 
 __all__ = [
     "MODES",
     "NystromBasis",
+    "NystromFeatureMap",
     "NystromKernelPCA",
     "NystromKernelRidge",
     "NystromSVC",

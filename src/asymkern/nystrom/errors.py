@@ -20,11 +20,18 @@ when there is one. For KPCA the sign of each component is arbitrary, so the smal
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels import KernelMatrix
 from .estimators import NystromKernelPCA
 
 __all__ = ["approximation_error", "gsa_approximation_error", "lla_approximation_error"]
+
+
+def _same(A, B) -> bool:
+    if sp.issparse(A) or sp.issparse(B):
+        return bool(sp.issparse(A) and sp.issparse(B) and (A != B).nnz == 0)
+    return np.array_equal(A, B)
 
 
 def _check_pair(approx, exact):
@@ -36,10 +43,10 @@ def _check_pair(approx, exact):
     if type(approx) is not type(exact):
         raise ValueError(f"approx ({type(approx).__name__}) and exact ({type(exact).__name__}) "
                          "must be the same kind of machine")
-    if approx.X_fit_.shape != exact.X_fit_.shape or not np.array_equal(approx.X_fit_,
-                                                                      exact.X_fit_):
+    if approx.X_fit_.shape != exact.X_fit_.shape or not _same(approx.X_fit_, exact.X_fit_):
         raise ValueError("approx and exact were fitted on different training data")
-    if approx._kernel() != exact._kernel():
+    if approx._precomputed() != exact._precomputed() or (
+            not approx._precomputed() and approx._kernel() != exact._kernel()):
         raise ValueError("approx and exact use different kernels")
     at = exact.dual_coef_
     if approx.landmark_coef_ is not None and approx.landmark_coef_.shape[1] != at.shape[1]:
@@ -55,6 +62,8 @@ def _Kmat(exact, V, K):
         if K.shape != (n, n):
             raise ValueError(f"K must be the ({n}, {n}) training kernel matrix, got {K.shape}")
         return K @ V
+    if exact._precomputed():  # X_fit_ is the training kernel matrix itself
+        return np.asarray(exact.X_fit_, dtype=np.float64) @ V
     return KernelMatrix(exact._kernel(), exact.X_fit_).matmat(V)
 
 

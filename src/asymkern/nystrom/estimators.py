@@ -23,7 +23,8 @@
 
 Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom._basis.NystromBasis`,
 None for exact), ``landmark_indices_`` (None for a Gaussian sketch), ``landmarks_`` (landmark
-points, None for a sketch), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
+points, None for a sketch; rows of K for ``kernel='precomputed'``), ``n_landmarks_`` (m used,
+after clipping to n_samples), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
 ``landmark_coef_`` (β with f = C_H β, m × outputs; lla/ncr/gsa/spa), ``dual_coef_`` (α with
 f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
 data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
@@ -44,16 +45,31 @@ through ``predict_lla`` only). ``NystromSVC`` gathers the features F (n×s) with
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
+import scipy.sparse as sp
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
+from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._dask import any_dask
-from .._validation import as_data, check_finite_output, check_positive
+from .._validation import (
+    as_data,
+    check_finite_output,
+    check_input,
+    check_n_components,
+    check_positive,
+    check_random_state,
+    clip_count,
+)
 from ..config import check_memory
-from ..kernels import KernelMatrix, get_kernel
+from ..kernels import KernelMatrix, resolve_kernel
+from ..kernels.base import Kernel
 from ._basis import build_basis, psd_pinv
 
 MODES = ("gsa", "lla", "ncr", "spa", "exact")
@@ -68,22 +84,109 @@ def _check_mode(mode, allowed=MODES) -> str:
 class _NystromBase(BaseEstimator):
     """Shared fitting of the Nyström basis (Algorithm 1 steps 1–4)."""
 
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
     def _kernel(self):
-        return get_kernel(self.kernel, **(self.kernel_params or {}))
+        """The kernel used: ``kernel``/``kernel_params`` with the estimator-level ``gamma``
+        (:func:`~asymkern.kernels.resolve_kernel`; a Kernel instance is never modified).
+        ``kernel='precomputed'``: the columns of a given kernel matrix at the landmark indices."""
+        if self._precomputed():
+            if self.gamma is not None or self.kernel_params:
+                raise ValueError("kernel='precomputed' takes the kernel matrix as X; leave "
+                                 "gamma=None and kernel_params=None")
+            return _PrecomputedColumns(getattr(self, "landmark_indices_", None))
+        return resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
+
+    def _full_kernel(self, Z):
+        """K(Z, X_fit) as a linear operator (``matmat``): streamed, or Z itself when
+        precomputed."""
+        if self._precomputed():
+            return _DenseOperator(Z)
+        return KernelMatrix(self._kernel(), Z, self.X_fit_)
+
+    def _refuse_dask_precomputed(self):
+        if self._precomputed():
+            raise NotImplementedError("kernel='precomputed' is not available on dask inputs; "
+                                      "pass the kernel matrix as a numpy array")
+
+    def _accepts_sparse(self) -> bool:
+        if self._precomputed():
+            return False
+        try:
+            return bool(self._kernel().accepts_sparse)
+        except Exception:  # an invalid kernel is reported by fit, not by the tags
+            return False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accepts_sparse()
+        tags.input_tags.pairwise = self._precomputed()
+        return tags
+
+    def _landmark_count(self, n: int):
+        """n_landmarks clipped to n_samples (``ClippedParameterWarning``) for the samplers;
+        None for explicit landmark indices (their count is the number of indices)."""
+        if isinstance(self.landmarks, str):
+            return clip_count(self.n_landmarks, n, "n_landmarks",
+                              "the number of samples n_samples", owner=type(self).__name__)
+        return None
+
+    def _subspace_request(self, m: int):
+        if self.subspace_dim is None:
+            return None
+        return clip_count(self.subspace_dim, m, "subspace_dim",
+                          "the number of landmarks n_landmarks_", owner=type(self).__name__)
+
+    def _validate_fit_X(self, X):
+        """check_input (n_features_in_, feature_names_in_) and a private copy kept as X_fit_."""
+        X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
+        if self._precomputed():
+            self._kernel()  # refuses gamma / kernel_params
+        if self._precomputed() and X.shape[0] != X.shape[1]:
+            raise ValueError("kernel='precomputed': X must be the square (n_samples, "
+                             f"n_samples) training kernel matrix, got shape {X.shape}")
+        return X.copy() if sp.issparse(X) else np.array(X, copy=True)
 
     def _fit_basis(self, X):
-        n, m = X.shape[0], self.n_landmarks  # measured peak ≤ 3 n×m blocks + 5 m×m matrices
-        if isinstance(m, numbers.Integral) and not isinstance(m, bool) and 0 < m <= n:
-            check_memory(8 * (3 * n * m + 5 * m * m), f"{type(self).__name__}(n_landmarks={m}) "
-                         f"on {n} samples", "fewer landmarks (n_landmarks)",
-                         detail=f"K_nm ({n}×{m}) three times and K_mm ({m}×{m}) five times")
-        kern = self._kernel()
-        self.basis_ = build_basis(kern, X, self.n_landmarks, landmarks=self.landmarks,
-                                  subspace_dim=self.subspace_dim, rcond=self.rcond,
-                                  random_state=self.random_state)
+        n = X.shape[0]
+        if isinstance(self.landmarks, str):
+            m = self._landmark_count(n)
+        else:
+            m = np.asarray(self.landmarks).size
+        # measured peak ≤ 3 n×m blocks + 5 m×m matrices
+        check_memory(8 * (3 * n * m + 5 * m * m), f"{type(self).__name__}(n_landmarks={m}) "
+                     f"on {n} samples", "fewer landmarks (n_landmarks)",
+                     detail=f"K_nm ({n}×{m}) three times and K_mm ({m}×{m}) five times")
+        rng = check_random_state(self.random_state, "random_state")
+        landmarks = self.landmarks
+        if self._precomputed():  # landmarks are row/column indices into the kernel matrix
+            from ..landmarks import select_landmarks
+            from ._basis import landmark_request
+
+            if isinstance(landmarks, str) and landmarks != "uniform":
+                raise ValueError(f"kernel='precomputed' supports landmarks='uniform' or an "
+                                 f"array of row indices, not {landmarks!r} (it needs the data "
+                                 "points or a sketch over them)")
+            _, _, idx = landmark_request(landmarks, m if isinstance(landmarks, str) else None,
+                                         n)
+            if idx is None:
+                idx = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
+            landmarks = idx
+            kern = _PrecomputedColumns(idx)
+        else:
+            kern = self._kernel()
+        if sp.issparse(X) and self.landmarks in ("kmeans", "gaussian"):
+            raise TypeError(f"landmarks={self.landmarks!r} is not available for sparse X; "
+                            "use 'uniform', 'leverage' or row indices (or densify X)")
+        self.basis_ = build_basis(kern, X, m if isinstance(landmarks, str) else None,
+                                  landmarks=landmarks,
+                                  subspace_dim=self._subspace_request(m), rcond=self.rcond,
+                                  random_state=rng)
         b = self.basis_
         self.landmark_indices_ = b.indices
         self.landmarks_ = b.centers
+        self.n_landmarks_ = b.n_landmarks
         self.subspace_dim_ = b.subspace_dim
         Knm = b.landmark_kernel(X)
         return check_finite_output(Knm, "the kernel matrix K_nm between X and the landmarks",
@@ -96,14 +199,14 @@ class _NystromBase(BaseEstimator):
         self.basis_ = None
         self.landmark_indices_ = None
         self.landmarks_ = None
+        self.n_landmarks_ = None
         self.subspace_dim_ = X.shape[0]
 
     def _check_X(self, X, name="X"):
-        X = as_data(X, name)
-        if hasattr(self, "X_fit_") and X.shape[1] != self.X_fit_.shape[1]:
-            raise ValueError(f"{name} has {X.shape[1]} features, but {type(self).__name__} "
-                             f"is expecting {self.X_fit_.shape[1]} features as input")
-        return X
+        """Prediction input: n_features_in_ / feature names checked against fit (check_input)."""
+        if not sp.issparse(X) and np.asarray(X).ndim == 1:  # "reshape your data" first
+            as_data(X, name)
+        return check_input(self, X, reset=False, name=name, allow_sparse=self._accepts_sparse())
 
     def _use_dask(self, X) -> bool:
         """Dask executor for dask inputs and for every call on a model fitted on dask."""
@@ -123,7 +226,7 @@ class _NystromBase(BaseEstimator):
 
     def _exact_kernel(self, Z):
         """K(Z, X_fit) times a matrix, streamed (never n_z × n at once beyond a block)."""
-        return KernelMatrix(self._kernel(), Z, self.X_fit_)
+        return self._full_kernel(Z)
 
     def _ncr_requires_full(self):
         if self.mode == "ncr" and self.subspace_dim is not None:
@@ -144,8 +247,48 @@ class _NystromBase(BaseEstimator):
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
+class _PrecomputedColumns(Kernel):
+    """``kernel='precomputed'``: the "points" are rows of a kernel matrix (K or K_test) and
+    κ(row, landmark j) is the row's entry in column ``indices[j]``; the second argument (the
+    landmark rows) only fixes the shapes. Flagged symmetric PSD: the user's K must be."""
+
+    name = "precomputed"
+
+    def __init__(self, indices=None):
+        self.indices = indices
+
+    def _raw(self, X, Z):
+        if self.indices is None:
+            raise ValueError("kernel='precomputed' is evaluated through the landmark indices "
+                             "of a fitted machine")
+        if sp.issparse(X):
+            X = X.toarray()
+        return np.asarray(X[:, self.indices], dtype=np.float64)
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, _PrecomputedColumns)
+                and np.array_equal(np.asarray(self.indices), np.asarray(other.indices)))
+
+    def __hash__(self) -> int:
+        return hash(("precomputed", None if self.indices is None else
+                     tuple(np.asarray(self.indices).tolist())))
+
+
+class _DenseOperator:
+    """A given dense K(Z, X_fit) with the ``matmat`` of :class:`KernelMatrix`."""
+
+    def __init__(self, K):
+        self.K = np.asarray(K, dtype=np.float64)
+
+    def matmat(self, V):
+        return self.K @ V
+
+
 def _exact_gram(est, X) -> np.ndarray:
     """The full n×n kernel matrix of the exact machines, checked for overflow."""
+    if est._precomputed():
+        K = np.array(X, dtype=np.float64)
+        return check_finite_output(K, "the kernel matrix of X", _RESCALE)
     K = np.asarray(est._kernel()(X), dtype=np.float64)
     return check_finite_output(K, "the kernel matrix of X", _RESCALE)
 
@@ -159,6 +302,27 @@ def _finite_fit(est):
     return est
 
 
+def _check_weights(sample_weight, n: int) -> np.ndarray:
+    """sample_weight as a float64 (n,) array of finite non-negative values with a positive
+    sum; None = all ones."""
+    if sample_weight is None:
+        return np.ones(n)
+    sw = np.asarray(sample_weight)
+    if sw.ndim == 0:
+        sw = np.full(n, float(sw))
+    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
+        raise TypeError("sample_weight must be numeric")
+    sw = sw.astype(np.float64)
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n},)")
+    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
+                         "positive weight is needed")
+    return sw
+
+
 def _require_y(y, est):
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
@@ -166,8 +330,15 @@ def _require_y(y, est):
 
 def _as_targets(y, n, name="y"):
     y = np.asarray(y)
-    if y.dtype == object or not np.issubdtype(y.dtype, np.number):
-        raise TypeError(f"{name} must be numeric")
+    if y.dtype == object:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric (Unknown label type for regression: "
+                            f"{exc})") from exc
+    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise TypeError(f"{name} must be numeric (Unknown label type for regression: dtype "
+                        f"{y.dtype})")
     y = y.astype(np.float64)
     if y.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
@@ -195,19 +366,42 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     minimum-norm representative G^†G α_W — the same α̂. (Williams–Seeger's α_W itself differs
     from α̂ by (I − G^†G)y/alpha, a null(G) component that changes f_GSA = X_H α but not K̃α.)
 
+    ``fit(X, y, sample_weight=None)``: weighted least squares Σᵢ wᵢ(yᵢ − f(xᵢ) − b)² +
+    alpha‖f‖²_H in every mode (lla, ncr, gsa, spa, exact); an integer weight equals repeating
+    the row (same landmarks), a zero weight equals dropping it. Not on dask inputs.
+
     Parameters: mode, n_landmarks (m), landmarks ('uniform'|'gaussian'|'leverage'|'kmeans' or
     row indices), subspace_dim (s ≤ m, None = numerical rank of K_mm), alpha (> 0), kernel,
-    kernel_params, fit_intercept, solver, rcond (eigenvalue cut-off, see ``_basis``),
-    random_state.
+    gamma, kernel_params, fit_intercept, solver, gsa_solver, rcond (eigenvalue cut-off, see
+    ``_basis``), random_state.
 
-    scikit-learn's ``check_estimator`` (run by hand with ``n_landmarks=5``, not in the suite for
-    time) passes except ``check_regressors_train`` (it asks R² > 0.5, out of reach of 5
-    landmarks) and ``check_dtype_object`` (object-dtype y raises TypeError "y must be numeric").
-    Sparse X is refused (TypeError).
+    Common to the three machines (scikit-learn conventions):
+
+    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
+      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
+      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
+      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
+    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
+      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
+      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
+    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
+      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
+      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
+      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
+      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
+      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
+    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
+      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
+      indices, and tagged accordingly.
+    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
+    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
+      ``feature_names_in_``).
+
+    scikit-learn's common checks pass at default parameters (tests/test_nystrom_sklearn.py).
     """
 
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
-                 alpha=1.0, kernel="rbf", kernel_params=None, fit_intercept=False,
+                 alpha=1.0, kernel="rbf", gamma=None, kernel_params=None, fit_intercept=False,
                  solver="auto", gsa_solver="eq20", rcond=None, random_state=None):
         self.mode = mode
         self.n_landmarks = n_landmarks
@@ -215,6 +409,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.subspace_dim = subspace_dim
         self.alpha = alpha
         self.kernel = kernel
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.fit_intercept = fit_intercept
         self.solver = solver
@@ -227,7 +422,14 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         tags.target_tags.multi_output = True
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
+        """Fit the machine of ``mode`` on X (n × d) and targets y (n,) or (n, outputs).
+
+        ``sample_weight`` (n,), non-negative: weighted least squares
+        Σᵢ wᵢ(yᵢ − f(xᵢ) − b)² + alpha‖f‖²_H in every in-memory mode (lla, ncr, gsa, spa, exact;
+        the intercept uses weighted means). An integer weight equals repeating the row
+        (with the same landmarks). ``None`` = all ones. Not available on dask inputs.
+        """
         mode = _check_mode(self.mode)
         if self.solver not in ("auto", "sklearn"):
             raise ValueError(f"solver must be 'auto' or 'sklearn', got {self.solver!r}")
@@ -236,40 +438,54 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         alpha = check_positive(self.alpha, "alpha")
         _require_y(y, self)
         if any_dask(X, y):  # map-reduce over the row chunks (asymkern._dask.machines)
+            self._refuse_dask_precomputed()
+            if sample_weight is not None:
+                raise NotImplementedError(
+                    "NystromKernelRidge.fit: sample_weight is not supported on dask inputs "
+                    f"(mode={mode!r}); fit in memory or leave sample_weight=None")
             from .._dask.machines import fit_ridge
 
             return fit_ridge(self, X, y, alpha)
         self.dask_fit_ = False
-        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
+        X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         y = _as_targets(y, X.shape[0])
-        self._y_1d = y.ndim == 1
-        Y = y.reshape(X.shape[0], -1)
         n = X.shape[0]
+        sw = _check_weights(sample_weight, n)
+        self._y_1d = y.ndim == 1
+        Y = y.reshape(n, -1)
         self.X_fit_ = X
-        self.n_features_in_ = X.shape[1]
-        ybar = Y.mean(axis=0) if self.fit_intercept else np.zeros(Y.shape[1])
+        wsum = sw.sum()
+        unweighted = sample_weight is None
+
+        def wmean(M):  # (weighted) mean of the rows; numpy's mean when unweighted
+            return M.mean(axis=0) if unweighted else (sw @ M) / wsum
+
+        ybar = wmean(Y) if self.fit_intercept else np.zeros(Y.shape[1])
         Yc = Y - ybar
+        rw = np.sqrt(sw)[:, None]
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
-        if mode == "exact":
+        if mode == "exact":  # (W½ K_c W½ + alpha I) b = W½ y_c, a = W½ b
             self._no_basis(X)
             K = _exact_gram(self, X)
-            r = K.mean(axis=1) if self.fit_intercept else None
+            r = wmean(K) if self.fit_intercept else None  # (weighted) mean feature, K = Kᵀ
             if r is not None:
-                K = K - r[:, None] - r[None, :] + r.mean()
+                K = K - r[:, None] - r[None, :] + wmean(r)
+            if not unweighted:
+                K = rw * K * rw.T
             K[np.diag_indices(n)] += alpha
-            a = np.linalg.solve(K, Yc)
+            a = rw * np.linalg.solve(K, rw * Yc)
             self.dual_coef_ = a
             self.intercept_ = ybar - (r @ a if r is not None else 0.0)
             return _finite_fit(self)
         self._ncr_requires_full()
         Knm = self._fit_basis(X)
         A = self.basis_.A
-        kbar = Knm.mean(axis=0) if self.fit_intercept else None
+        kbar = wmean(Knm) if self.fit_intercept else None
         if mode in ("ncr", "lla"):
-            M = Knm.T @ Knm  # K_mn K_nm, centred: K_mn (I − 11ᵀ/n) K_nm
+            M = Knm.T @ (sw[:, None] * Knm)  # K_mn W K_nm, centred: K_mn W (I − 1wᵀ/Σw) K_nm
             if kbar is not None:
-                M -= n * np.outer(kbar, kbar)
-            R = Knm.T @ Yc  # K_mn (y - ybar)
+                M -= wsum * np.outer(kbar, kbar)
+            R = Knm.T @ (sw[:, None] * Yc)  # K_mn W (y − ȳ)
         if mode == "ncr":
             beta = psd_pinv(M + alpha * self.basis_.Kmm, dtype=X.dtype) @ R  # eq. (11)
             self.landmark_coef_ = beta
@@ -278,30 +494,33 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 from sklearn.linear_model import Ridge
 
                 F = Knm @ A
-                rg = Ridge(alpha=alpha, fit_intercept=self.fit_intercept).fit(F, Y)
+                rg = Ridge(alpha=alpha, fit_intercept=self.fit_intercept).fit(
+                    F, Y, sample_weight=sample_weight)
                 w = rg.coef_.reshape(Y.shape[1], -1).T
             if mode == "gsa":
                 self._fit_gsa(Knm, kbar, A, Yc, alpha, X.dtype,
-                              w if self.solver == "sklearn" else None)
+                              w if self.solver == "sklearn" else None, sw)
             else:
                 if self.solver != "sklearn":
-                    H = A.T @ M @ A  # G_c G_cᵀ
+                    H = A.T @ M @ A  # G_c W G_cᵀ
                     H[np.diag_indices_from(H)] += alpha
                     w = np.linalg.solve(H, A.T @ R)
                 self.coef_ = w.T
                 self.landmark_coef_ = A @ w
-        else:  # spa: (K̃_c + alpha I) a = y_c by Woodbury, K̃_c = G_cᵀ G_c
+        else:  # spa: (W½K̃_cW½ + alpha I) b = W½y_c by Woodbury, K̃_c = G_cᵀ G_c, a = W½ b
             Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
-            H = Gt.T @ Gt
+            Gw = rw * Gt
+            H = Gw.T @ Gw
             H[np.diag_indices_from(H)] += alpha
-            a = (Yc - Gt @ np.linalg.solve(H, Gt.T @ Yc)) / alpha
+            Yw = rw * Yc
+            a = rw * (Yw - Gw @ np.linalg.solve(H, Gw.T @ Yw)) / alpha
             self.dual_coef_ = a
             self.landmark_coef_ = A @ (Gt.T @ a)
         beta = self.landmark_coef_
         self.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
         return _finite_fit(self)
 
-    def _fit_gsa(self, Knm, kbar, A, Yc, alpha, dtype, w_sklearn=None):
+    def _fit_gsa(self, Knm, kbar, A, Yc, alpha, dtype, w_sklearn=None, sw=None):
         """GSA through LLA's training (paper 004 eq. 20), from one thin SVD of G_cᵀ.
 
         With G_cᵀ = (K_nm − 1 k̄ᵀ) A = V Σ Uᵀ (n × s, rank r), LLA's ridge weights are
@@ -314,8 +533,19 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         ``gsa_solver='woodbury'`` solves problem (3) directly, α_W = (K̃_c + αI)⁻¹ y_c, and
         projects: α̂ = V Vᵀ α_W. With ``solver='sklearn'`` the weights come from Ridge and
         α̂ = G_c^† ŵ = V Σ⁻¹ Uᵀ ŵ.
+
+        With sample weights W (not all one) everything above runs on W½G_cᵀ and W½y_c
+        (weighted ridge weights ŵ) and α̂ = W½(W½G_cᵀ)^{†ᵀ}ŵ = WG_cᵀ(G_cWG_cᵀ)^†ŵ: of the
+        minimisers of the weighted problem (3) (all α with G_cα = ŵ) the one of least
+        αᵀW⁻¹α. That choice makes an integer weight equal to repeating the row (the
+        minimum-norm solution on repeated rows, summed over the copies) and a zero weight
+        equal to dropping it (α_i = 0).
         """
         Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
+        weighted = sw is not None and not np.all(sw == 1.0)
+        if weighted:
+            rw = np.sqrt(sw)[:, None]
+            Gt, Yc = rw * Gt, rw * Yc
         V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
         keep = sig > max(Gt.shape) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
         V, sig, U = V[:, keep], sig[keep], Ut[keep].T
@@ -335,7 +565,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             a = V @ filt
         self.coef_ = w.T
         self.landmark_coef_ = A @ w
-        self.dual_coef_ = a
+        self.dual_coef_ = rw * a if weighted else a
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
@@ -401,13 +631,49 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     kernel for SPA/exact, one-vs-one for several classes — or ``'linearsvc'`` (``LinearSVC``,
     liblinear, LLA/GSA/NCR only; no exact counterpart, so no approximation errors).
     GSA feeds t_GSA(z) = (G^†)ᵀ k(X, z) to the same fitted linear model (Algorithm 1).
-    ``max_iter`` goes to the solver (-1 = libsvm's unlimited). ``check_estimator`` (by hand,
-    ``n_landmarks=5, svm='svc'``) passes every check.
+    ``max_iter`` goes to the solver (-1 = libsvm's unlimited).
+
+    ``class_weight`` (None, a dict {class: weight} or ``'balanced'``) is passed to the solver as
+    in ``SVC`` (libsvm's ν-SVC largely ignores it, as scikit-learn's ``NuSVC`` does; use
+    ``svm='svc'`` or ``'linearsvc'`` for weighted classes). ``probability=True`` makes
+    ``predict_proba`` / ``predict_log_proba`` available: Platt sigmoids
+    (:class:`~asymkern._calibration.PlattCalibration`; one per class, normalised, for more
+    than two) fitted in ``fit`` on out-of-sample decision values of an internal stratified
+    5-fold cross-validation of a clone (fewer folds when a class has fewer than 5 samples;
+    shuffled with ``random_state``), as ``SVC(probability=True)``; it costs 5 extra fits, and
+    argmax of the probabilities may differ from ``predict`` near the margin. Not on dask
+    inputs.
+
+    Common to the three machines (scikit-learn conventions):
+
+    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
+      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
+      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
+      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
+    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
+      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
+      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
+    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
+      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
+      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
+      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
+      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
+      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
+    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
+      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
+      indices, and tagged accordingly.
+    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
+    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
+      ``feature_names_in_``).
+
+    scikit-learn's common checks pass at default parameters except
+    ``check_class_weight_classifiers`` (ν-SVC; it passes with ``svm='svc'``).
     """
 
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
-                 svm="nusvc", nu=0.5, C=1.0, kernel="rbf", kernel_params=None, tol=1e-3,
-                 max_iter=-1, rcond=None, random_state=None):
+                 svm="nusvc", nu=0.5, C=1.0, kernel="rbf", gamma=None, kernel_params=None,
+                 tol=1e-3, max_iter=-1, class_weight=None, probability=False, rcond=None,
+                 random_state=None):
         self.mode = mode
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
@@ -416,49 +682,77 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.nu = nu
         self.C = C
         self.kernel = kernel
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.tol = tol
         self.max_iter = max_iter
+        self.class_weight = class_weight
+        self.probability = probability
         self.rcond = rcond
         self.random_state = random_state
 
     def _make_svm(self, kernel):
         from sklearn.svm import SVC, LinearSVC, NuSVC
 
+        cw = self.class_weight
         if self.svm == "nusvc":
-            return NuSVC(nu=self.nu, kernel=kernel, tol=self.tol, max_iter=self.max_iter)
+            return NuSVC(nu=self.nu, kernel=kernel, tol=self.tol, max_iter=self.max_iter,
+                         class_weight=cw)
         if self.svm == "svc":
-            return SVC(C=self.C, kernel=kernel, tol=self.tol, max_iter=self.max_iter)
+            return SVC(C=self.C, kernel=kernel, tol=self.tol, max_iter=self.max_iter,
+                       class_weight=cw)
         if self.svm == "linearsvc":
             if kernel != "linear":
                 raise ValueError(f"svm='linearsvc' supports modes lla/gsa/ncr only, not "
                                  f"{self.mode!r}")
             mi = 1000 if self.max_iter is None or self.max_iter < 0 else self.max_iter
-            return LinearSVC(C=self.C, tol=self.tol, max_iter=mi,
+            return LinearSVC(C=self.C, tol=self.tol, max_iter=mi, class_weight=cw,
                              random_state=self.random_state)
         raise ValueError(f"svm must be 'nusvc', 'svc' or 'linearsvc', got {self.svm!r}")
 
-    def fit(self, X, y):
+    def _check_labels(self, y, n):
+        """1-D labels with at least two classes (scikit-learn's one-class message)."""
+        from sklearn.utils.multiclass import check_classification_targets
         from sklearn.utils.validation import column_or_1d
 
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must be 1-D with {n} labels, got shape {y.shape}")
+        if np.issubdtype(y.dtype, np.floating) and not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity")
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"NystromSVC needs samples of at least 2 classes in y; got 1 "
+                             f"class ({classes[0]!r})")
+        return y
+
+    def fit(self, X, y):
+        """Fit on X (n × d) and class labels y (n,); with ``probability=True`` also the Platt
+        sigmoids of ``predict_proba`` (from 5-fold cross-validated decision values)."""
         mode = _check_mode(self.mode)
         _require_y(y, self)
         if any_dask(X, y):  # features gathered within max_dense_memory (_dask.machines)
+            self._refuse_dask_precomputed()
+            if self.probability:
+                raise NotImplementedError("NystromSVC(probability=True) is not available on "
+                                          "dask inputs (its internal cross-validation refits "
+                                          "in memory); use probability=False")
             from .._dask.machines import fit_svc
 
             return fit_svc(self, X, y)
         self.dask_fit_ = False
-        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = column_or_1d(y, warn=True)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise ValueError(f"y must be 1-D with {X.shape[0]} labels, got shape {y.shape}")
-        if np.issubdtype(y.dtype, np.floating) and not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinity")
+        X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
+        y = self._check_labels(y, X.shape[0])
+        self._fit_svm(X, y, mode)
+        self.calibration_ = self._fit_calibration(X, y) if self.probability else None
+        return self
+
+    def _fit_svm(self, X, y, mode):
         n = X.shape[0]
         self.X_fit_ = X
-        self.n_features_in_ = X.shape[1]
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
@@ -489,6 +783,65 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             self.n_iter_ = self.estimator_.n_iter_
         return _finite_fit(self)
 
+    def _fit_calibration(self, X, y):
+        """Platt sigmoids on out-of-sample decision values (as ``SVC(probability=True)``).
+
+        A clone with the same parameters (``probability=False``) is fitted on each of 5
+        stratified folds (fewer when the smallest class has fewer than 5 samples; shuffled
+        with ``random_state``) and its decision values on the held-out fold are collected;
+        :class:`~asymkern._calibration.PlattCalibration` fits one sigmoid per class on them.
+        """
+        from sklearn.base import clone
+        from sklearn.model_selection import StratifiedKFold
+
+        from .._calibration import PlattCalibration
+
+        y_index = np.searchsorted(self.classes_, y)
+        k = len(self.classes_)
+        folds = min(5, int(np.bincount(y_index, minlength=k).min()))
+        if folds < 2:
+            raise ValueError("probability=True needs at least 2 samples of every class in y "
+                             "(its internal cross-validation); use probability=False")
+        rng = check_random_state(self.random_state, "random_state")
+        cv = StratifiedKFold(folds, shuffle=True, random_state=rng.randint(2**31 - 1))
+        dec = np.zeros((X.shape[0],) if k == 2 else (X.shape[0], k))
+        inner = clone(self).set_params(probability=False)
+        for train, test in cv.split(np.zeros((X.shape[0], 1)), y_index):
+            est = clone(inner).fit(X[train], y[train])
+            d = est.decision_function(X[test])
+            if k > 2 and len(est.classes_) < k:  # a fold lacking a class (not with stratified)
+                full = np.full((len(test), k), -np.inf)
+                full[:, np.searchsorted(self.classes_, est.classes_)] = d
+                d = full
+            dec[test] = d
+        return PlattCalibration(dec, y_index, k)
+
+    def _check_proba(self):
+        return self.probability
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Class probabilities (n, n_classes), columns in ``classes_`` order.
+
+        Available when ``probability=True``: Platt scaling (Platt 1999; Lin, Lin & Weng 2007)
+        of the decision values, the sigmoids fitted in ``fit`` on out-of-sample decision values
+        of an internal 5-fold cross-validation. As for ``SVC``, the most probable class may
+        differ from ``predict`` near the margin.
+        """
+        check_is_fitted(self, "calibration_")
+        if self.calibration_ is None:
+            raise AttributeError("predict_proba needs a model fitted with probability=True")
+        if self._use_dask(X):
+            raise NotImplementedError("predict_proba is not available on dask inputs")
+        d = self.decision_function(X)
+        return self.calibration_.predict_proba(d).astype(d.dtype, copy=False)
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
     def _inputs(self, X, approach):
         T = self._inputs_raw(X, approach)
         return check_finite_output(T, "the kernel features of X (input of the linear SVM)",
@@ -498,6 +851,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
         if approach == "exact":
+            if self._precomputed():
+                return np.array(X, dtype=np.float64)
             return np.asarray(self._kernel()(X, self.X_fit_), dtype=np.float64)
         if approach == "gsa":
             return self._exact_kernel(X).matmat(self._P)  # t_GSA = (G^†)ᵀ k(X, z)
@@ -538,7 +893,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
 
 # ====================================================================================== KPCA
-class NystromKernelPCA(TransformerMixin, _NystromBase):
+class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _NystromBase):
     """Kernel PCA with Nyström landmarks (paper 004; KPCA is one of the machines of (1)).
 
     Components are unit-norm functions f_k in H (‖f_k‖_H = 1) ordered by the variance they
@@ -546,12 +901,39 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
     LLA: PCA (an SVD) of F = K_nm A; GSA: α̂_k = G_c^† w_k (eq. (20)), scores α̂ᵀk(X, z) minus
     LLA's mean term; SPA: eigenvectors of the n×n K̃_c (reference); exact: eigenvectors of HKH.
     Signs follow ``sklearn.utils.extmath.svd_flip``; the error functions align signs.
-    ``check_estimator`` (by hand, ``n_landmarks=5``) passes every check.
+    ``n_components`` larger than the subspace dimension s (n_samples for ``'exact'``) is
+    clipped with a ``ClippedParameterWarning``; ``n_components_`` is the value used, and
+    ``get_feature_names_out`` gives nystromkernelpca0, … (so ``set_output(transform='pandas')``
+    works).
+
+    Common to the three machines (scikit-learn conventions):
+
+    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
+      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
+      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
+      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
+    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
+      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
+      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
+    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
+      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
+      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
+      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
+      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
+      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
+    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
+      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
+      indices, and tagged accordingly.
+    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
+    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
+      ``feature_names_in_``).
+
+    scikit-learn's common checks pass at default parameters.
     """
 
     def __init__(self, n_components=2, mode="lla", n_landmarks=100, landmarks="uniform",
-                 subspace_dim=None, center=True, kernel="rbf", kernel_params=None, rcond=None,
-                 random_state=None):
+                 subspace_dim=None, center=True, kernel="rbf", gamma=None, kernel_params=None,
+                 rcond=None, random_state=None):
         self.n_components = n_components
         self.mode = mode
         self.n_landmarks = n_landmarks
@@ -559,6 +941,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         self.subspace_dim = subspace_dim
         self.center = center
         self.kernel = kernel
+        self.gamma = gamma
         self.kernel_params = kernel_params
         self.rcond = rcond
         self.random_state = random_state
@@ -568,29 +951,31 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
 
         mode = _check_mode(self.mode)
         if any_dask(X):  # map-reduce over the row chunks (asymkern._dask.machines)
+            self._refuse_dask_precomputed()
             from .._dask.machines import fit_pca
 
             return fit_pca(self, X)
         self.dask_fit_ = False
-        X = np.array(as_data(X, "X"), copy=True)  # kept as X_fit_: never the caller's array
+        X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         n = X.shape[0]
-        k = self.n_components
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"n_components must be a positive integer, got {k!r}")
+        check_n_components(self.n_components, np.iinfo(np.int64).max)
+        if self.center and n < 2:
+            raise ValueError(f"X has {n} sample(s) (shape={X.shape}) while a minimum of 2 is "
+                             "required by NystromKernelPCA(center=True): one centred sample "
+                             "has no variance")
         self.X_fit_ = X
-        self.n_features_in_ = X.shape[1]
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            if k > n:
-                raise ValueError(f"n_components={k} is larger than n_samples={n}")
+            k = self.n_components_ = self._clip_components(n, "the number of samples n_samples")
             K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.center else np.zeros(n)
             Kc = K - r[:, None] - r[None, :] + r.mean() if self.center else K
             lam, U = np.linalg.eigh((Kc + Kc.T) / 2)
             lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
             if np.any(lam <= 0):
-                raise ValueError("fewer positive eigenvalues than n_components")
+                raise ValueError(f"the centred kernel matrix has fewer positive eigenvalues "
+                                 f"than n_components={k}; lower n_components")
             U, _ = svd_flip(U, U.T)
             self.dual_coef_ = U / np.sqrt(lam)
             self.eigenvalues_ = lam
@@ -600,8 +985,7 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         Knm = self._fit_basis(X)
         A = self.basis_.A
         s = A.shape[1]
-        if k > s:
-            raise ValueError(f"n_components={k} is larger than the subspace dimension s={s}")
+        k = self.n_components_ = self._components_for(s)
         F = Knm @ A
         fbar = F.mean(axis=0) if self.center else np.zeros(s)
         Fc = F - fbar
@@ -625,6 +1009,30 @@ class NystromKernelPCA(TransformerMixin, _NystromBase):
         self.eigenvalues_ = lam
         self.intercept_ = -(fbar @ W)
         return _finite_fit(self)
+
+    def _components_for(self, s: int) -> int:
+        """n_components clipped to the size limit (n_landmarks_, or subspace_dim when set)
+        with a warning; a numerical rank s of K_mm below it is an error (degenerate data:
+        never silently fewer components)."""
+        limit, what = self.n_landmarks_, "the number of landmarks n_landmarks_"
+        if self.subspace_dim is not None and int(self.subspace_dim) < limit:
+            limit, what = int(self.subspace_dim), "subspace_dim"
+        k = self._clip_components(limit, what)
+        if k > s:
+            raise ValueError(
+                f"n_components={k} is larger than the subspace dimension s={s}, the numerical "
+                f"rank of K_mm (the landmarks span only {s} directions: rank-deficient X or "
+                "kernel); lower n_components")
+        return k
+
+    def _clip_components(self, limit, what):
+        return clip_count(self.n_components, limit, "n_components", what,
+                          owner=type(self).__name__)
+
+    @property
+    def _n_features_out(self):
+        """Number of output columns (``get_feature_names_out``: nystromkernelpca0, …)."""
+        return self.n_components_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

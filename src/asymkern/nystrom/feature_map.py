@@ -1,0 +1,264 @@
+"""Nyström feature maps for symmetric and asymmetric kernels (a scikit-learn transformer).
+
+:class:`NystromFeatureMap` is the asymmetric generalisation of
+``sklearn.kernel_approximation.Nystroem``: explicit finite-dimensional maps φ̂ (left argument)
+and ψ̂ (right argument) with φ̂(x)ᵀψ̂(z) ≈ κ(x, z), for any kernel κ — symmetric or not,
+positive semi-definite or not.
+
+Mathematics
+-----------
+Let C = (c_1, …, c_m) be the landmarks and K_CC = [κ(c_i, c_j)] (m × m, not symmetric in
+general) with thin SVD K_CC = U S Vᵀ, keeping the r singular values above the cut-off
+(``rcond``·s_max, default m·eps of X's dtype; the rest are treated as zero, i.e. pseudo-inverse).
+The asymmetric Nyström approximation of the kernel (paper 000, Tao et al. ICML 2024, §3 eq.
+(8)–(9), with the same landmark set on both sides; the symmetric one is paper 004 §II-C,
+K̃ = K_nm K_mm^† K_mn) is
+
+    κ̃(x, z) = K(x, C) K_CC^† K(C, z),     K_CC^† = V S⁻¹ Uᵀ.
+
+Splitting K_CC^† = (V S^{-1/2} Qᵀ)(U S^{-1/2} Qᵀ)ᵀ for any Q with orthonormal columns gives
+
+    φ̂(x) = K(x, C) · V S^{-1/2} Qᵀ      (left map, ``transform_left``),
+    ψ̂(z) = K(C, z)ᵀ · U S^{-1/2} Qᵀ     (right map, ``transform_right``),
+
+and φ̂(x)ᵀψ̂(z) = K(x, C) V S⁻¹ Uᵀ K(C, z) = κ̃(x, z) exactly. Without the rotation (Q = I)
+coordinate s is √s_s times the Nyström extension of the s-th pair of singular functions of
+paper 000 eq. (8): K(x, C) v_s / s_s and K(C, z)ᵀ u_s / s_s. We take **Q = U**, so
+
+    normalization_       = V S^{-1/2} Uᵀ,   normalization_right_ = U S^{-1/2} Uᵀ.
+
+Why: for a symmetric PSD kernel U = V on the kept range and both matrices equal K_CC^{-1/2},
+so both maps are *exactly* scikit-learn's ``Nystroem`` map K(x, C) K_CC^{-1/2} (not merely up to
+a rotation), and the output always has m = ``n_components_`` columns (stable feature names),
+as ``Nystroem``'s does. With every training point as a landmark, φ̂(X)ψ̂(Z)ᵀ reproduces κ on
+the training points exactly (K_XX K_XX^† K_XX = K_XX).
+
+Row-normalised kernels (``'sne'``, ``'t'``) are refused: their value κ(x, z) depends on the
+reference set the rows are normalised over, so they are not one fixed function of (x, z).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import (
+    as_data,
+    check_finite_output,
+    check_input,
+    check_n_components,
+    check_random_state,
+    clip_count,
+)
+from ..kernels import resolve_kernel
+from ._basis import kernel_block
+
+__all__ = ["NystromFeatureMap"]
+
+_SIDES = ("left", "right")
+
+
+class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Nyström feature map of a (possibly asymmetric) kernel: φ̂(x)ᵀψ̂(z) ≈ κ(x, z).
+
+    The maps are φ̂(x) = K(x, C) V S^{-1/2} Uᵀ and ψ̂(z) = K(C, z)ᵀ U S^{-1/2} Uᵀ from the SVD
+    K_CC = U S Vᵀ of the landmark kernel matrix, so that φ̂(x)ᵀψ̂(z) = K(x, C) K_CC^† K(C, z)
+    (asymmetric Nyström, paper 000 §3 eq. (8)–(9); the symmetric case is paper 004 §II-C).
+    For a symmetric PSD kernel both maps equal scikit-learn's ``Nystroem`` map
+    K(x, C) K_CC^{-1/2}. The module docstring derives the split.
+
+    API: ``transform(X)`` returns the map selected by ``side`` — ``'left'`` (default, φ̂, the
+    kernel's first argument) or ``'right'`` (ψ̂, its second argument) — so either map can be
+    a Pipeline step and ``side`` can be grid-searched; ``transform_left`` and
+    ``transform_right`` return one map each regardless of ``side``, so one fitted map gives
+    both factors of κ̃(X, Z) = transform_left(X) @ transform_right(Z).T.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default='rbf'
+        Any :mod:`asymkern.kernels` kernel, symmetric or not (row-normalised ones refused).
+    gamma : float, default=None
+        Kernel width (scikit-learn's meaning, exp(−gamma‖x − z‖²) for ``'rbf'``); None keeps
+        the kernel's own default (see :func:`~asymkern.kernels.resolve_kernel`).
+    kernel_params : dict, default=None
+        Further kernel parameters.
+    n_components : int, default=100
+        Number of landmarks m (= output width). Larger than n_samples: clipped to n_samples
+        with a :class:`~asymkern.exceptions.ClippedParameterWarning` (as ``Nystroem``).
+        Ignored when ``landmarks`` is an array of row indices.
+    landmarks : {'uniform', 'kmeans'} or array of int, default='uniform'
+        ``'uniform'``: m distinct training rows drawn as ``Nystroem`` draws them (the first m
+        of ``random_state.permutation(n)``); ``'kmeans'``: k-means centres; an array: the
+        training rows with these indices.
+    rcond : float, default=None
+        Singular values of K_CC below ``rcond``·s_max are treated as zero (pseudo-inverse);
+        default m·eps of X's dtype.
+    random_state : None, int or RandomState, default=None
+    side : {'left', 'right'}, default='left'
+        Which map ``transform`` returns.
+
+    Attributes
+    ----------
+    components_ : (m, n_features) landmark points C.
+    component_indices_ : (m,) training-row indices of the landmarks (None for k-means).
+    normalization_ : (m, m) V S^{-1/2} Uᵀ (left map; ``Nystroem``'s attribute name).
+    normalization_right_ : (m, m) U S^{-1/2} Uᵀ (right map).
+    singular_values_ : (r,) kept singular values of K_CC.
+    n_components_ : int, the number of landmarks (output columns) used.
+    n_features_in_, feature_names_in_ : scikit-learn's bookkeeping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.nystrom import NystromFeatureMap
+    >>> X = np.random.RandomState(0).randn(50, 3)
+    >>> fm = NystromFeatureMap(n_components=10, random_state=0).fit(X)
+    >>> fm.transform(X).shape
+    (50, 10)
+    """
+
+    def __init__(self, kernel="rbf", gamma=None, kernel_params=None, n_components=100,
+                 landmarks="uniform", rcond=None, random_state=None, side="left"):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.landmarks = landmarks
+        self.rcond = rcond
+        self.random_state = random_state
+        self.side = side
+
+    # ---------------------------------------------------------------------------- helpers
+    def _kernel(self):
+        kern = resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
+        if getattr(kern, "row_normalized", False):
+            raise ValueError(
+                f"NystromFeatureMap needs a kernel that is one fixed function κ(x, z); {kern!r} "
+                "is row-normalised over a reference set (its values depend on the other "
+                "argument set), so it has no Nyström feature map: use e.g. 'rbf' or a "
+                "callable kernel")
+        return kern
+
+    def _accepts_sparse(self) -> bool:
+        try:
+            return bool(resolve_kernel(self.kernel, self.kernel_params,
+                                       gamma=self.gamma).accepts_sparse)
+        except Exception:  # an invalid kernel is reported by fit, not by the tags
+            return False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = self._accepts_sparse()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    @property
+    def _n_features_out(self):
+        """Output width (``get_feature_names_out``: nystromfeaturemap0, …)."""
+        return self.n_components_
+
+    # -------------------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Choose the landmarks C among the rows of X and factor K_CC = U S Vᵀ."""
+        if self.side not in _SIDES:
+            raise ValueError(f"side must be 'left' or 'right', got {self.side!r}")
+        kern = self._kernel()
+        X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
+        n = X.shape[0]
+        rng = check_random_state(self.random_state, "random_state")
+        if isinstance(self.landmarks, str):
+            if self.landmarks not in ("uniform", "kmeans"):
+                raise ValueError(f"landmarks must be 'uniform', 'kmeans' or an array of row "
+                                 f"indices, got {self.landmarks!r}")
+            check_n_components(self.n_components, np.iinfo(np.int64).max)
+            m = clip_count(self.n_components, n, "n_components",
+                           "the number of samples n_samples", owner=type(self).__name__)
+            if self.landmarks == "uniform":
+                idx = rng.permutation(n)[:m]  # scikit-learn Nystroem's draw
+                C = X[idx]
+            else:
+                if sp.issparse(X):
+                    raise TypeError("landmarks='kmeans' is not available for sparse X; use "
+                                    "'uniform' or row indices")
+                from ..landmarks import kmeans_landmarks
+
+                idx = None
+                _, C = kmeans_landmarks(X, m, return_centers=True, random_state=rng)
+                C = np.asarray(C, dtype=X.dtype)
+        else:
+            idx = np.asarray(self.landmarks)
+            if (idx.ndim != 1 or idx.size == 0
+                    or not (np.issubdtype(idx.dtype, np.integer))):
+                raise ValueError("landmarks must be 'uniform', 'kmeans' or a non-empty 1-D "
+                                 f"array of integer row indices, got {self.landmarks!r}")
+            if idx.min() < -n or idx.max() >= n:
+                raise ValueError(f"landmarks has row indices outside [0, {n}) (X has {n} rows)")
+            idx = idx % n
+            C = X[idx]
+        m = C.shape[0]
+        Kcc = check_finite_output(kernel_block(kern, C, C), "the landmark kernel matrix K_CC",
+                                  "rescale X or change the kernel parameters")
+        U, S, Vt = np.linalg.svd(Kcc)
+        rcond = self.rcond
+        if rcond is None:
+            rcond = m * float(np.finfo(X.dtype).eps)
+        elif not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
+            raise ValueError(f"rcond must be a number in [0, 1), got {rcond!r}")
+        if not S.size or not S[0] > 0:
+            raise ValueError("the landmark kernel matrix K_CC is zero: no Nyström feature map")
+        keep = S > rcond * S[0]
+        Ur, Sr, Vr = U[:, keep], S[keep], Vt[keep].T
+        inv_sqrt = 1.0 / np.sqrt(Sr)
+        self.normalization_ = (Vr * inv_sqrt) @ Ur.T  # V S^{-1/2} Uᵀ
+        self.normalization_right_ = (Ur * inv_sqrt) @ Ur.T  # U S^{-1/2} Uᵀ
+        self.singular_values_ = Sr
+        self.components_ = C
+        self.component_indices_ = idx
+        self.n_components_ = m
+        self._dtype = np.dtype(X.dtype)
+        return self
+
+    # -------------------------------------------------------------------------- transform
+    def _map(self, X, right: bool):
+        check_is_fitted(self, "normalization_")
+        if not sp.issparse(X) and np.asarray(X).ndim == 1:  # "reshape your data" first
+            as_data(X, "X")
+        X = check_input(self, X, reset=False, name="X", allow_sparse=self._accepts_sparse())
+        kern = self._kernel()
+        if right:  # K(C, Z)ᵀ, Z in row blocks (kernel_block blocks its first argument)
+            Kxc = _right_block(kern, self.components_, X)
+            out = Kxc @ self.normalization_right_
+        else:
+            out = kernel_block(kern, X, self.components_) @ self.normalization_
+        out = check_finite_output(out, "the Nyström features", "rescale X like the training data")
+        return out.astype(X.dtype, copy=False)
+
+    def transform(self, X):
+        """The map selected by ``side``: φ̂(X) (``'left'``) or ψ̂(X) (``'right'``), (n, m)."""
+        return self._map(X, right=self.side == "right")
+
+    def transform_left(self, X):
+        """Left map φ̂(X) = K(X, C) V S^{-1/2} Uᵀ (X in the kernel's first argument)."""
+        return self._map(X, right=False)
+
+    def transform_right(self, Z):
+        """Right map ψ̂(Z) = K(C, Z)ᵀ U S^{-1/2} Uᵀ (Z in the kernel's second argument)."""
+        return self._map(Z, right=True)
+
+
+def _right_block(kernel, C, Z, working_memory: float | None = None) -> np.ndarray:
+    """Dense K(C, Z)ᵀ (n_z × m) as float64, Z taken in row blocks."""
+    from ..config import get_config
+
+    C, Z = kernel.validate_pair(C, Z)
+    n, m = Z.shape[0], C.shape[0]
+    wm = get_config()["working_memory"] if working_memory is None else working_memory
+    rows = int(max(1, min(n, wm * 2**20 // max(1, 2 * m * 8))))
+    out = np.empty((n, m), dtype=np.float64)
+    for start in range(0, n, rows):
+        out[start:start + rows] = np.asarray(kernel._raw(C, Z[start:start + rows])).T
+    return out
