@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import Report
+from .report import Report, new_figure
 
 SAMPLERS = ("gaussian", "uniform", "leverage", "kmeans")
 SAMPLER_TITLES = {"gaussian": "Gaussian", "uniform": "Uniform", "leverage": "Leverage score",
@@ -150,13 +150,8 @@ def _summary(raw, name):
 
 
 def _plot(raw, meta, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     name = meta["dataset"]
-    fig, axes = plt.subplots(2, 4, figsize=(13, 5.6), sharex=True)
+    fig, axes = new_figure(2, 4, figsize=(13, 5.6), sharex=True)
     for j, sampler in enumerate(SAMPLERS):
         g = [r for r in raw if r["sampler"] == sampler]
         ratios = sorted({r["ratio"] for r in g})
@@ -183,7 +178,6 @@ def _plot(raw, meta, out):
     fig.tight_layout()
     path = Path(out) / f"nystrom_machines_{name}.png"
     fig.savefig(path, dpi=72)
-    plt.close(fig)
     return str(path)
 
 
