@@ -27,6 +27,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._validation import as_data, check_positive
 from ..config import MemoryBudgetError, check_memory, get_config  # noqa: F401 (re-exported)
+from ._registry import get_kernel
 from .base import Kernel, apply_rows
 
 
@@ -174,8 +175,6 @@ class KernelMatrix:
         working_memory: float | None = None,
         max_dense_memory: float | None = None,
     ):
-        from . import get_kernel
-
         self.kernel = get_kernel(kernel)
         self.X, self.Z = self.kernel.validate_pair(X, Z)
         self.same_sets = Z is None or Z is X
@@ -554,6 +553,10 @@ class KernelMatrix:
             f"KernelMatrix(kernel={self.kernel!r}, shape={self.shape}, dtype={self.dtype}, "
             f"center={self.center})"
         )
+
+
+# Kernel.matrix() and kernel(X, Z) build this class (base.py cannot import this module)
+Kernel._matrix_type = KernelMatrix
 
 
 def is_sparse(A) -> bool:
