@@ -89,8 +89,7 @@ def _load(name, data_dir, seed, quick):
 
 
 def _run_dataset(name, data_dir, seed, quick, ratios, n_seeds, show_progress):
-    from tqdm import tqdm
-
+    from ..config import progress_bar
     from ..kernels import get_kernel
     from ..nystrom import NystromSVC, gsa_approximation_error, lla_approximation_error
 
@@ -104,7 +103,7 @@ def _run_dataset(name, data_dir, seed, quick, ratios, n_seeds, show_progress):
     acc_exact = float((exact.predict(Xte) == yte).mean())
     raw = []
     jobs = [(s, r, k) for s in SAMPLERS for r in ratios for k in range(n_seeds)]
-    for sampler, ratio, k in tqdm(jobs, desc=name, disable=not show_progress):
+    for sampler, ratio, k in progress_bar(jobs, desc=name, enabled=show_progress):
         m = max(2, int(round(ratio * n)))
         t0 = time.perf_counter()
         est = NystromSVC(mode="gsa", n_landmarks=m, landmarks=sampler, nu=nu, kernel_params=kp,
