@@ -140,3 +140,53 @@ def test_check_memory_message_and_attributes():
                  "max_dense_memory is 1 MiB", "set_config(max_dense_memory=...)",
                  "solver='randomized'"):
         assert part in msg
+
+
+# ------------------------------------------------------------------ progress bars (tqdm optional)
+def test_progress_bar_off_returns_the_iterable_itself():
+    from asymkern.config import progress_bar
+
+    items = [3, 1, 2]
+    assert progress_bar(items, desc="x") is items  # default: show_progress is False
+    assert progress_bar(items, enabled=False) is items
+
+
+def test_progress_bar_on_yields_the_same_items(capsys):
+    pytest.importorskip("tqdm")
+    from asymkern.config import progress_bar
+
+    with config_context(show_progress=True):
+        assert list(progress_bar(range(5), desc="demo", file=__import__("sys").stderr)) == list(
+            range(5))
+    assert "demo" in capsys.readouterr().err
+
+
+def test_show_progress_without_tqdm_fails_at_once(monkeypatch):
+    import sys
+
+    from asymkern.config import progress_bar
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # as if tqdm were not installed
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    with pytest.raises(ImportError, match="show_progress=True needs .* tqdm"):
+        set_config(show_progress=True)
+    assert get_config()["show_progress"] is False  # all or nothing
+    with pytest.raises(ImportError, match="tqdm"):
+        with config_context(show_progress=True):
+            pass
+    with pytest.raises(ImportError, match="tqdm"):
+        progress_bar([1], enabled=True)
+    assert progress_bar([1]) == [1]  # off: tqdm is never needed
+    set_config(show_progress=False)  # turning it off needs nothing
+
+
+def test_cli_progress_flag_without_tqdm_is_a_one_line_error(monkeypatch, capsys):
+    import sys
+
+    from asymkern.cli import main
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    assert main(["reproduce", "nystrom-machines", "--quick", "--progress"]) != 0
+    err = capsys.readouterr().err
+    assert "--progress" in err and "tqdm" in err

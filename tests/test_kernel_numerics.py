@@ -149,9 +149,9 @@ def test_power_of_two_rescaled_data_give_the_unscaled_kernel(dtype, k, base_sets
     atol = 3e-6 if dtype == np.float32 else 1e-13
     g = math.ldexp(0.5, -2 * k)
     cases = [("rbf", {"gamma": 0.5}, {"gamma": g}), ("sne", {"gamma": 0.5}, {"gamma": g})]
-    if abs(2 * k) < 1000:  # scale = 2^(2k) representable
-        cases += [("cauchy", {"scale": 1.0}, {"scale": math.ldexp(1.0, 2 * k)}),
-                  ("t", {"scale": 1.0}, {"scale": math.ldexp(1.0, 2 * k)})]
+    if abs(2 * k) < 1000:  # gamma = 2^(-2k) representable
+        cases += [("cauchy", {"gamma": 1.0}, {"gamma": math.ldexp(1.0, -2 * k)}),
+                  ("t", {"gamma": 1.0}, {"gamma": math.ldexp(1.0, -2 * k)})]
     for name, params, scaled in cases:
         K = get_kernel(name, **scaled)(X, Z)
         assert K.dtype == dtype

@@ -308,9 +308,11 @@ BAD_VALUES = (0.0, -1.0, np.nan, np.inf, -np.inf, "a", None, True)
 def _param_cases():
     cases = []
     for kname, param, ok_none in (("rbf", "gamma", True), ("rbf", "bandwidth", True),
-                                  ("laplacian", "gamma", True), ("cauchy", "scale", False),
+                                  ("laplacian", "gamma", True), ("cauchy", "gamma", True),
+                                  ("cauchy", "bandwidth", True),
                                   ("sne", "gamma", True), ("sne", "bandwidth", True),
-                                  ("t", "scale", False), ("poly", "gamma", True),
+                                  ("t", "gamma", True), ("t", "bandwidth", True),
+                                  ("poly", "gamma", True),
                                   ("poly", "degree", False), ("poly", "coef0", False)):
         for value in BAD_VALUES:
             if value is None and ok_none:

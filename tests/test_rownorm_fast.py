@@ -34,7 +34,7 @@ def log_k(name, params, X, Z):
     D2 = direct_sq(X, Z)
     if name == "sne":
         return -params["gamma"] * D2
-    return -np.log1p(D2 / params.get("scale", 1.0))
+    return -np.log1p(D2 * params.get("gamma", 1.0))
 
 
 def ref_lse(name, params, X, R):
@@ -54,7 +54,7 @@ def assert_close(got, ref, dtype):
     np.testing.assert_allclose(got.astype(np.float64), ref, rtol=RTOL[dtype], atol=ATOL[dtype])
 
 
-KERNELS = [("sne", {"gamma": 0.5}), ("t", {"scale": 1.0})]
+KERNELS = [("sne", {"gamma": 0.5}), ("t", {"gamma": 1.0})]
 
 
 def make(rng, dtype, n=47, m=39, d=4, offset=0.0):

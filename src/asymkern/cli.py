@@ -510,7 +510,10 @@ def cmd_reproduce(args) -> int:
     if args.progress:
         from .config import set_config
 
-        set_config(show_progress=True)
+        try:
+            set_config(show_progress=True)
+        except ImportError as exc:  # tqdm is optional
+            raise InputError(f"--progress: {_one_line(exc)}") from exc
     staging = None
     created = out is not None and not out.exists()
     if out is not None:
@@ -626,7 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default=None,
                    help="folder for the Markdown table and PNG figures (default: print only)")
     r.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
-    r.add_argument("--progress", action="store_true", help="show progress bars (default: off)")
+    r.add_argument("--progress", action="store_true",
+                   help="show progress bars (default: off; needs tqdm)")
     r.add_argument("-p", "--param", action="append", metavar="KEY=VALUE",
                    help="experiment option, repeatable (e.g. askls-uci: -p n_repeats=10 "
                    "-p datasets=spambase,monks-1 -p rcond_tol=0); unknown keys list the "

@@ -10,7 +10,9 @@ Settings
     Nyström machines). Such an operation estimates its *whole* peak and raises
     :class:`MemoryBudgetError` before allocating when the estimate exceeds the budget.
 ``show_progress`` (bool, default False)
-    Show tqdm progress bars on long computations.
+    Show tqdm progress bars on long computations. tqdm is an optional dependency
+    (``pip install tqdm``), imported only when a bar is shown; setting ``show_progress=True``
+    without it raises ``ImportError`` at once.
 
 Scope
 -----
@@ -78,8 +80,60 @@ def _check_value(key: str, value):
             if isinstance(value, np.bool_):
                 return bool(value)
             raise TypeError(f"show_progress must be True or False, got {value!r}")
+        if value:
+            _require_tqdm()
         return value
     raise TypeError(f"unknown setting {key!r}")  # pragma: no cover
+
+
+_TQDM_MISSING = ("show_progress=True needs the optional dependency tqdm (pip install tqdm); "
+                 "install it or leave show_progress=False")
+
+
+def _require_tqdm() -> None:
+    """Raise ImportError (naming the setting) when tqdm cannot be imported."""
+    try:
+        import tqdm.auto  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(_TQDM_MISSING) from exc
+
+
+def progress_bar(iterable, *, desc: str | None = None, total: int | None = None,
+                 enabled: bool | None = None, **tqdm_kwargs):
+    """``iterable`` with a tqdm progress bar when progress is on, else ``iterable`` itself.
+
+    Parameters
+    ----------
+    iterable : iterable
+        What to iterate over.
+    desc : str, optional
+        The bar's label.
+    total : int, optional
+        The number of items, when ``len(iterable)`` does not give it.
+    enabled : bool, optional
+        Show the bar; default: the ``show_progress`` setting of the current thread.
+    **tqdm_kwargs
+        Passed to ``tqdm.auto.tqdm`` (``unit``, ``leave``, ...).
+
+    Returns
+    -------
+    iterable
+        The same items, in the same order.
+
+    Raises
+    ------
+    ImportError
+        When a bar is to be shown and tqdm (optional) is not installed.
+    """
+    if enabled is None:
+        enabled = bool(get_config()["show_progress"])
+    if not enabled:
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError as exc:
+        raise ImportError(_TQDM_MISSING) from exc
+    return tqdm(iterable, desc=desc, total=total, **tqdm_kwargs)
 
 
 def _validated(kwargs: dict) -> dict:
@@ -299,5 +353,6 @@ __all__ = [
     "delayed",
     "format_bytes",
     "get_config",
+    "progress_bar",
     "set_config",
 ]

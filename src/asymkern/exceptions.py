@@ -6,7 +6,7 @@ and ``except`` clauses have one import path.
 
 from __future__ import annotations
 
-from .kernels.matrix import MemoryBudgetError
+from .config import MemoryBudgetError
 
 __all__ = ["ClippedParameterWarning", "MemoryBudgetError"]
 

@@ -21,7 +21,7 @@ from ..datasets.bcot import load_bcot
 from ..decomposition import KernelSVD
 from ..kernels import CompatibilityTransform
 from ..linalg import top_svd
-from .report import Report
+from .report import Report, new_figure
 
 # Paper 000 Table 2: method -> dataset -> (NMI, Coh)
 PAPER_TABLE2 = {
@@ -221,18 +221,13 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
 
 
 def _figure(rows, out) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = [r for r in rows if np.isfinite(r.get("NMI", np.nan))]
     if not rows:
         return []
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys(r["dataset"] for r in rows))
-    fig, axes = plt.subplots(2, len(names), figsize=(3.2 * len(names), 5), squeeze=False)
+    fig, axes = new_figure(2, len(names), figsize=(3.2 * len(names), 5), squeeze=False)
     for j, name in enumerate(names):
         rr = [r for r in rows if r["dataset"] == name]
         x = np.arange(len(rr))
@@ -246,5 +241,4 @@ def _figure(rows, out) -> list[str]:
     fig.tight_layout()
     path = out / "ksvd_biclustering.png"
     fig.savefig(path, dpi=80)
-    plt.close(fig)
     return [str(path)]

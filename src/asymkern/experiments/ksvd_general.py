@@ -22,7 +22,7 @@ from sklearn.preprocessing import PolynomialFeatures
 from ..datasets.uci import load_uci
 from ..decomposition import KernelPCA, KernelSVD
 from ..kernels import CompatibilityTransform
-from .report import Report
+from .report import Report, new_figure
 
 DATASETS = ("pima", "ionosphere", "liver", "cholesterol", "yacht", "casp")
 DISPLAY = {"pima": "Diabetes", "ionosphere": "Ionosphere", "liver": "Liver",
@@ -284,15 +284,10 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
 
 
 def _figure(rows, out) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys(r["dataset"] for r in rows))
-    fig, axes = plt.subplots(1, len(names), figsize=(3.0 * len(names), 3), squeeze=False)
+    fig, axes = new_figure(1, len(names), figsize=(3.0 * len(names), 3), squeeze=False)
     for ax, name in zip(axes[0], names):
         ours = next(r for r in rows if r["dataset"] == name and r["source"] == "ours")
         paper = next(r for r in rows if r["dataset"] == name and r["source"] == "paper")
@@ -305,5 +300,4 @@ def _figure(rows, out) -> list[str]:
     fig.tight_layout()
     path = out / "ksvd_general.png"
     fig.savefig(path, dpi=80)
-    plt.close(fig)
     return [str(path)]

@@ -28,7 +28,7 @@ from ..datasets.graphs import load_citation_graph, row_normalized_adjacency
 from ..decomposition import KernelSVD
 from ..graphs import graph_reconstruction, node_classification, select_by_cv
 from ..linalg import top_svd
-from .report import Report
+from .report import Report, new_figure
 
 # Paper 000 Table 1 (PCA, KPCA, SVD, KSVD columns): micro, macro, l1, l2
 PAPER_TABLE1 = {
@@ -241,15 +241,10 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
 
 
 def _figure(rows, out) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     names = sorted({r["dataset"] for r in rows}, key=lambda s: list(PAPER_TABLE1).index(s))
-    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3), squeeze=False)
+    fig, axes = new_figure(1, len(names), figsize=(3.2 * len(names), 3), squeeze=False)
     for ax, name in zip(axes[0], names):
         rr = [r for r in rows if r["dataset"] == name]
         x = np.arange(len(rr))
@@ -263,5 +258,4 @@ def _figure(rows, out) -> list[str]:
     fig.tight_layout()
     path = out / "ksvd_graphs_micro_f1.png"
     fig.savefig(path, dpi=80)
-    plt.close(fig)
     return [str(path)]

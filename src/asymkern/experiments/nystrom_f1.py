@@ -22,7 +22,9 @@ from ..graphs import node_classification, select_by_cv
 from ..kernels import KernelMatrix, get_kernel
 from ..linalg.nystrom import asymmetric_nystrom
 from ..linalg.svd import top_svd
-from .ksvd_graphs import normalize_embedding
+from ._graph_data import graph_problem
+from .ksvd_graphs import normalize_embedding, reference_bandwidth
+from .report import new_figure
 
 
 def kpca_nystrom_embedding(K: KernelMatrix, r: int, m: int, seed: int) -> np.ndarray:
@@ -67,8 +69,6 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
                  m_grid=None, n_trials: int | None = None,
                  center: bool = True) -> tuple[list, list]:
     """Rows (dataset, m, F1 of both methods) and the chosen bandwidths; saves the PNG to ``out``."""
-    from .nystrom_solvers import graph_problem
-
     n_sub = 400 if quick else None
     r_max = r_max or (16 if quick else 256)
     m_grid = m_grid or ([32, 64, 128] if quick else [64, 128, 256, 512, 1024, 2048])
@@ -78,8 +78,6 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
     rows, chosen = [], []
     for name in names:
         A, X, Z, _, y = graph_problem(name, data_dir, n_sub, k=1.0)
-        from .ksvd_graphs import reference_bandwidth
-
         g0 = reference_bandwidth(A)
         best = {}
         for method in ("KSVD", "KPCA"):
@@ -120,12 +118,7 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
 
 
 def _plot(rows, names, out: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.2), squeeze=False)
+    fig, axes = new_figure(1, len(names), figsize=(4 * len(names), 3.2), squeeze=False)
     for ax, name in zip(axes[0], names):
         sub = [r_ for r_ in rows if r_["dataset"] == name and r_["m"] != "exact"]
         ex = [r_ for r_ in rows if r_["dataset"] == name and r_["m"] == "exact"]
@@ -144,5 +137,4 @@ def _plot(rows, names, out: Path) -> Path:
     fig.tight_layout()
     path = out / "nystrom_fig5_6_f1.png"
     fig.savefig(path, dpi=80)
-    plt.close(fig)
     return path

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import Report
+from .report import Report, new_figure
 
 SAMPLERS = ("gaussian", "uniform", "leverage", "kmeans")
 SAMPLER_TITLES = {"gaussian": "Gaussian", "uniform": "Uniform", "leverage": "Leverage score",
@@ -89,8 +89,7 @@ def _load(name, data_dir, seed, quick):
 
 
 def _run_dataset(name, data_dir, seed, quick, ratios, n_seeds, show_progress):
-    from tqdm import tqdm
-
+    from ..config import progress_bar
     from ..kernels import get_kernel
     from ..nystrom import NystromSVC, gsa_approximation_error, lla_approximation_error
 
@@ -104,7 +103,7 @@ def _run_dataset(name, data_dir, seed, quick, ratios, n_seeds, show_progress):
     acc_exact = float((exact.predict(Xte) == yte).mean())
     raw = []
     jobs = [(s, r, k) for s in SAMPLERS for r in ratios for k in range(n_seeds)]
-    for sampler, ratio, k in tqdm(jobs, desc=name, disable=not show_progress):
+    for sampler, ratio, k in progress_bar(jobs, desc=name, enabled=show_progress):
         m = max(2, int(round(ratio * n)))
         t0 = time.perf_counter()
         est = NystromSVC(mode="gsa", n_landmarks=m, landmarks=sampler, nu=nu, kernel_params=kp,
@@ -150,13 +149,8 @@ def _summary(raw, name):
 
 
 def _plot(raw, meta, out):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     name = meta["dataset"]
-    fig, axes = plt.subplots(2, 4, figsize=(13, 5.6), sharex=True)
+    fig, axes = new_figure(2, 4, figsize=(13, 5.6), sharex=True)
     for j, sampler in enumerate(SAMPLERS):
         g = [r for r in raw if r["sampler"] == sampler]
         ratios = sorted({r["ratio"] for r in g})
@@ -183,7 +177,6 @@ def _plot(raw, meta, out):
     fig.tight_layout()
     path = Path(out) / f"nystrom_machines_{name}.png"
     fig.savefig(path, dpi=72)
-    plt.close(fig)
     return str(path)
 
 

@@ -28,12 +28,12 @@ from ..kernels import KernelMatrix, get_kernel
 from ..linalg.metrics import eta
 from ..linalg.nystrom import asymmetric_nystrom, symmetric_nystrom
 from ..linalg.svd import arpack_svd
-from .report import Report
+from ._graph_data import K_FACTOR, graph_problem  # noqa: F401  (K_FACTOR: former home)
+from .report import Report, new_figure
 
 R = 20
 SUBSPACE_OVERSAMPLES = 80  # Pubmed reference: block of r + 80 vectors
 SUBSPACE_ITERS = 40
-K_FACTOR = {"cora": 1.0, "citeseer": 1.0, "pubmed": 0.5}
 # Paper Table 4 (ε = 1e-1) and Table 6 (ε = 1e-2): TSVD, RSVD, Sym. Nys., Ours, speedup
 PAPER = {
     ("cora", 0.1): (0.841, 0.274, 0.673, 0.160, 1.71),
@@ -89,25 +89,6 @@ def sparse_rbf_row_sums(X, Z, gamma: float, log: bool = False) -> np.ndarray:
         raise ValueError("a row normaliser is zero or non-finite; change the bandwidth")
     log_s = -gamma * xx + np.log(inner)
     return log_s if log else np.exp(log_s)
-
-
-def graph_problem(name: str, data_dir=None, n_sub: int | None = None, k: float | None = None):
-    """(A, X, Z, γ) of paper 000 §4.4: A = D⁻¹(A + I), X rows, Z columns, γ = k√(M var A)."""
-    from ..datasets.graphs import load_citation_graph, row_normalized_adjacency
-
-    g = load_citation_graph(name, data_dir)
-    adj = g.adjacency
-    labels = g.labels
-    if n_sub is not None and n_sub < adj.shape[0]:
-        adj = adj[:n_sub][:, :n_sub]
-        labels = labels[:n_sub]
-    A = row_normalized_adjacency(adj)
-    N, M = A.shape
-    mean = A.sum() / (N * M)
-    var = A.multiply(A).sum() / (N * M) - mean**2
-    kf = K_FACTOR[name] if k is None else k
-    gamma = kf * np.sqrt(M * var)
-    return A, A, sp.csr_matrix(A.T), float(gamma), labels
 
 
 # ------------------------------------------------------------------------------------ timing
@@ -293,7 +274,15 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, *, datasets
     reported residuals) instead of ARPACK to machine precision, which does not finish on Pubmed.
     Their TSVD column is ARPACK at ``tsvd_tol``, stopped after ``tsvd_limit_s`` seconds.
     """
-    warnings.simplefilter("ignore", RuntimeWarning)
+    with warnings.catch_warnings():  # this run's RuntimeWarnings only; the caller's filters stay
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _run(quick, data_dir, out, seed, datasets=datasets, parts=parts, verbose=verbose,
+                    subspace_reference=subspace_reference, tsvd_tol=tsvd_tol,
+                    tsvd_limit_s=tsvd_limit_s)
+
+
+def _run(quick, data_dir, out, seed, *, datasets, parts, verbose, subspace_reference, tsvd_tol,
+         tsvd_limit_s) -> Report:
     eps_list = [0.1, 0.01]
     # Figures 5–6 default to Cora and Citeseer (exact 19 717-node references are too slow)
     f1_names = ["cora"] if quick else list(datasets or ["cora", "citeseer"])
@@ -470,12 +459,7 @@ def _gamma_study(quick, data_dir, out, seed, rep):
             row.update({"t RSVD": trs, "t ours": to, "speedup": trs / to})
         rows.append(row)
     if out is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(5, 3.2))
+        fig, ax = new_figure(figsize=(5, 3.2))
         gs = [r["γ"] for r in rows]
         ls = [r["landmarks (ours)"] if isinstance(r["landmarks (ours)"], int) else np.nan
               for r in rows]
@@ -490,7 +474,6 @@ def _gamma_study(quick, data_dir, out, seed, rep):
         fig.tight_layout()
         path = Path(out) / "nystrom_fig4_gamma.png"
         fig.savefig(path, dpi=90)
-        plt.close(fig)
         rep.figures.append(str(path))
     return rows
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import Report
+from .report import Report, new_figure
 
 SQ = np.sqrt(60841.0)
 COV_EIGENVALUES = np.array([(269 + SQ) / 90, 32 / 9, 8 / 3, 8 / 3, 64 / 45, (269 - SQ) / 90])
@@ -52,9 +52,6 @@ def _savefig(fig, out, name):
     out.mkdir(parents=True, exist_ok=True)
     path = out / name
     fig.savefig(path, dpi=72, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
     return str(path)
 
 
@@ -164,12 +161,7 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
                   f"{len(t)}×{len(t)} grid."),
     )
     if out is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(2, 6, figsize=(15, 5.2))
+        fig, axes = new_figure(2, 6, figsize=(15, 5.2))
         ext = (-2, 2, -2, 2)
         for i in range(6):
             e = E[:, i]
@@ -292,11 +284,6 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
                   f"{k} singular triplets by kernel QR, auxiliary and block routes."),
     )
     if out is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
         g = np.linspace(-2.5, 2.5, 151)
         GX, GY = np.meshgrid(g, g, indexing="xy")
 
@@ -309,7 +296,7 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
         # paired sign: make the largest |v_i| positive (u_i follows since S v_i = σ_i u_i)
         sg = np.sign(v[np.argmax(np.abs(v), axis=0), np.arange(v.shape[1])])
         v, u = v * sg, u * sg
-        fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
+        fig, axes = new_figure(2, 3, figsize=(13, 7.5))
         ext = (-2.5, 2.5, -2.5, 2.5)
         axes[0, 0].imshow(dens, origin="lower", extent=ext, cmap="viridis")
         axes[0, 0].set_title("(a) density p(x, y)")
@@ -447,12 +434,7 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
                   "right singular functions v_i evaluated on the grid."),
     )
     if out is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, k, figsize=(4.6 * k, 2.7))
+        fig, axes = new_figure(1, k, figsize=(4.6 * k, 2.7))
         for i in range(k):
             vi = V[:, i] * (np.sign(V[np.argmax(np.abs(V[:, i])), i]) or 1.0)
             lim = float(np.abs(vi).max())

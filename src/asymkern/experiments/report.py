@@ -61,3 +61,35 @@ class Report:
         tmp.write_text(self.to_markdown())
         tmp.replace(path)
         return path
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float],
+               **subplots_kw):
+    """An off-screen figure and its axes, drawn by the Agg canvas.
+
+    Neither :mod:`matplotlib.pyplot` nor :func:`matplotlib.use` is involved, so the process-wide
+    backend and pyplot's figure registry stay as they were; the figure is freed with its last
+    reference (no ``close`` needed).
+
+    Parameters
+    ----------
+    nrows, ncols : int, default 1
+        The grid of axes, as :meth:`matplotlib.figure.Figure.subplots`.
+    figsize : tuple of float
+        Width and height in inches.
+    **subplots_kw
+        Passed to :meth:`matplotlib.figure.Figure.subplots` (``squeeze``, ``sharex``, ...).
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        The figure; save it with ``fig.savefig``.
+    axes : matplotlib.axes.Axes or numpy.ndarray of them
+        As :meth:`matplotlib.figure.Figure.subplots` returns them.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(nrows, ncols, **subplots_kw)

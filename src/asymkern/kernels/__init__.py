@@ -1,14 +1,52 @@
 """Kernel layer: symmetric and asymmetric kernels, the lazy KernelMatrix, compatibility transforms.
 
 ``get_kernel(spec, **params)`` turns a name, a :class:`Kernel` or a callable into a kernel.
+
+Kernel width: one convention
+----------------------------
+Every kernel with a width follows scikit-learn: ``gamma`` *multiplies* the (squared)
+distance, as in :func:`sklearn.metrics.pairwise.rbf_kernel`, ``SVC(gamma=...)`` and
+``Nystroem(gamma=...)``. The squared-distance kernels also take ``bandwidth`` σ, the papers'
+width that *divides* the squared distance: ``bandwidth=σ`` is ``gamma = 1/σ²``. Give one of the
+two. An estimator's own ``gamma`` parameter sets the kernel's ``gamma``
+(:func:`resolve_kernel`).
+
+=============  ===============================  ====================  =============================
+kernel         κ(x, z)                          default width         papers' notation
+=============  ===============================  ====================  =============================
+``rbf``        exp(−gamma‖x − z‖²)              gamma = 1/n_features  paper 000: exp(−‖x − z‖²/γ²):
+                                                                      ``bandwidth=γ``
+``sne``        exp(−gamma‖x − z‖²) / Σ_r (…)    gamma = 1/n_features  papers 000/001: γ² or σ²
+                                                                      divides: ``bandwidth=γ`` (σ)
+``cauchy``     1 / (1 + gamma‖x − z‖²)          gamma = 1             1/(1 + ‖x − z‖²): gamma = 1
+``t``          (1 + gamma‖x − z‖²)⁻¹ / Σ_r (…)  gamma = 1             paper 001 §4.3: gamma = 1
+``laplacian``  exp(−gamma‖x − z‖₁)              gamma = 1/n_features  (no ``bandwidth``)
+``poly``       (gamma·xᵀz + coef0)^degree       gamma = 1/n_features  (no ``bandwidth``)
+``kl_*``       exp(−a·KL(p_x ‖ p_z))            a = 1                 paper 001 eq. (14): a
+=============  ===============================  ====================  =============================
+
+Conversions, for a kernel of exp(−gamma‖x − z‖²) (``rbf``, ``sne``):
+
+* scikit-learn's ``gamma`` (``rbf_kernel``, ``SVC``, ``KernelRidge``, ``Nystroem``): the same
+  number, ``gamma``;
+* the papers' width γ or σ of exp(−‖x − z‖²/γ²): ``bandwidth=γ``, i.e. gamma = 1/γ²;
+* a Gaussian process length scale l of exp(−‖x − z‖²/(2l²)) (``sklearn.gaussian_process.
+  kernels.RBF(length_scale=l)``): gamma = 1/(2l²), i.e. ``bandwidth = √2·l``.
+
+The Cauchy and T kernels' ``gamma`` plays the same role inside 1/(1 + gamma‖x − z‖²)
+(``bandwidth=σ``: 1/(1 + ‖x − z‖²/σ²)); their former ``scale`` (the divisor of ‖x − z‖²) is
+deprecated since 0.2 (``FutureWarning``; removed in 0.3): ``scale=s`` is ``gamma=1/s``.
+scikit-learn's ``RationalQuadratic(length_scale=l, alpha=1)`` is ``cauchy`` with
+gamma = 1/(2l²).
 """
 
 from __future__ import annotations
 
-import inspect
-
+from ._registry import KERNELS, WIDTH_PARAMS, get_kernel, resolve_kernel
 from .base import Kernel
 from .compat import CompatibilityTransform
+from .divergence import GMMKLKernel, KLHistogramKernel
+from .graph import DirectedGraphKernel
 from .matrix import KernelMatrix, MemoryBudgetError
 from .pairwise import (
     CallableKernel,
@@ -20,131 +58,6 @@ from .pairwise import (
     SNEKernel,
     TKernel,
 )
-
-KERNELS: dict[str, type[Kernel]] = {
-    "linear": LinearKernel,
-    "poly": PolynomialKernel,
-    "polynomial": PolynomialKernel,
-    "rbf": RBFKernel,
-    "gaussian": RBFKernel,
-    "laplacian": LaplacianKernel,
-    "cauchy": CauchyKernel,
-    "sne": SNEKernel,
-    "t": TKernel,
-}
-
-# paper 001 kernels (AsK-LS): KL-divergence kernels and the directed-graph kernel
-from .divergence import GMMKLKernel, KLHistogramKernel  # noqa: E402
-from .graph import DirectedGraphKernel  # noqa: E402
-
-KERNELS.update(
-    {
-        "kl_histogram": KLHistogramKernel,
-        "kl": KLHistogramKernel,
-        "kl_gmm": GMMKLKernel,
-        "directed_graph": DirectedGraphKernel,
-    }
-)
-
-
-def _init_params(cls) -> list[str]:
-    sig = inspect.signature(cls.__init__)
-    return [p.name for p in sig.parameters.values()
-            if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-
-
-def get_kernel(kernel="rbf", **params) -> Kernel:
-    """Build a kernel from a name (see ``KERNELS``), a :class:`Kernel` instance or a callable.
-
-    ``params`` go to the kernel's constructor (a name or callable) and must be empty for an
-    instance; an unknown parameter raises ``ValueError`` naming it, and every kernel validates
-    its parameters (finite, in range) at construction and again when used. ``'precomputed'``
-    is handled by the estimators, not here.
-    """
-    if isinstance(kernel, Kernel):
-        if params:
-            raise ValueError(
-                "kernel_params cannot be combined with a Kernel instance; set them on the instance"
-            )
-        return kernel
-    if isinstance(kernel, str):
-        key = kernel.lower()
-        if key == "precomputed":
-            raise ValueError("kernel='precomputed' has no kernel function; pass the matrix itself")
-        if key not in KERNELS:
-            raise ValueError(
-                f"unknown kernel {kernel!r}; expected one of {sorted(KERNELS)}, "
-                "'precomputed', a Kernel instance or a callable f(X, Z) -> (n, m) array"
-            )
-        cls = KERNELS[key]
-        valid = _init_params(cls)
-        unknown = sorted(set(params) - set(valid))
-        if unknown:
-            raise ValueError(
-                f"unknown kernel_params {unknown} for kernel {kernel!r}; its parameters are "
-                f"{valid}"
-            )
-        return cls(**params)
-    if callable(kernel):
-        return CallableKernel(kernel, **params)
-    raise TypeError(
-        f"kernel must be a name, a Kernel or a callable, got {type(kernel).__name__}"
-    )
-
-
-#: estimator parameter → kernel parameter it sets (scikit-learn's name for the kernel width)
-WIDTH_PARAMS = ("gamma", "bandwidth")
-
-
-def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = "kernel") -> Kernel:
-    """The kernel an estimator uses: ``get_kernel(kernel, **kernel_params)`` with its width set.
-
-    ``gamma`` is the estimator-level kernel width, as in scikit-learn's ``KernelRidge``,
-    ``SVC``, ``KernelPCA`` and ``Nystroem``: it multiplies the squared distance,
-    κ(x, z) = exp(−gamma‖x − z‖²) for ``'rbf'`` (and ``'sne'``, ``'laplacian'``, ``'poly'``,
-    ``'cauchy'``, ``'t'``). The papers' bandwidth σ of exp(−‖x − z‖²/σ²) is ``gamma = 1/σ²``
-    (``kernel_params={'bandwidth': σ}``). ``None`` keeps the kernel's own default.
-
-    A :class:`Kernel` instance is never modified: with ``gamma`` set, a new kernel with the
-    same parameters and that width is returned. Raises ``ValueError`` naming ``gamma`` when the
-    width is also given in ``kernel_params`` or the kernel has no width parameter.
-    """
-    if gamma is None:
-        return get_kernel(kernel, **(kernel_params or {}))
-    params = dict(kernel_params or {})
-    clash = [p for p in WIDTH_PARAMS if params.get(p) is not None]
-    if clash:
-        raise ValueError(
-            f"gamma={gamma!r} is given both as an estimator parameter and as "
-            f"{name}_params[{clash[0]!r}]; set the kernel width once"
-        )
-    if isinstance(kernel, Kernel):
-        own = kernel.get_params(deep=False)
-        if "gamma" not in own:
-            raise ValueError(
-                f"gamma={gamma!r} is a kernel width, but {type(kernel).__name__} has no gamma "
-                f"parameter (its parameters: {sorted(own)}); leave gamma=None"
-            )
-        if own.get("bandwidth") is not None:
-            raise ValueError(
-                f"gamma={gamma!r} is given while the {name} instance sets bandwidth="
-                f"{own['bandwidth']!r}; set the kernel width once"
-            )
-        return type(kernel)(**{**own, "gamma": gamma})
-    if callable(kernel) and not isinstance(kernel, str):
-        raise ValueError(
-            f"gamma={gamma!r} cannot be applied to a callable {name}; pass the width to your "
-            "function (or through kernel_params) and leave gamma=None"
-        )
-    if isinstance(kernel, str) and kernel.lower() in KERNELS:
-        valid = _init_params(KERNELS[kernel.lower()])
-        if "gamma" not in valid:
-            raise ValueError(
-                f"gamma={gamma!r} is a kernel width, but kernel {kernel!r} has no gamma "
-                f"parameter (its parameters: {valid}); leave gamma=None"
-            )
-    return get_kernel(kernel, **params, gamma=gamma)
-
 
 __all__ = [
     "Kernel",
@@ -159,7 +72,11 @@ __all__ = [
     "SNEKernel",
     "TKernel",
     "CallableKernel",
+    "KLHistogramKernel",
+    "GMMKLKernel",
+    "DirectedGraphKernel",
     "KERNELS",
+    "WIDTH_PARAMS",
     "get_kernel",
     "resolve_kernel",
 ]

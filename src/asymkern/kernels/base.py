@@ -17,6 +17,7 @@ import math
 import numbers
 import os
 from abc import ABC, abstractmethod
+from typing import ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,6 +43,11 @@ class Kernel(ABC):
     #: whether :meth:`_log_raw` takes ``out`` and ``rows_func`` keywords (a per-row-chunk
     #: function fused into the pass that forms the block: the row normalisation)
     fuses_rows: bool = False
+    #: The lazy matrix class :meth:`matrix` and ``kernel(X, Z)`` build:
+    #: :class:`~asymkern.kernels.KernelMatrix`, registered by :mod:`asymkern.kernels.matrix`
+    #: when it is defined. That module sits above this one (a KernelMatrix resolves kernel
+    #: names through the registry of kernel classes), so this module never imports it.
+    _matrix_type: ClassVar[type | None] = None
 
     # -- to implement -------------------------------------------------------------------------
     @abstractmethod
@@ -73,17 +79,14 @@ class Kernel(ABC):
 
         ``reference`` is the normalisation set of row-normalised kernels (default: ``Z``).
         """
-        from .matrix import KernelMatrix
-
-        return KernelMatrix(
-            self, X, Z, reference=reference, working_memory=working_memory
-        ).to_array()
+        return self.matrix(X, Z, reference=reference, working_memory=working_memory).to_array()
 
     def matrix(self, X, Z=None, **kwargs):
         """The lazy :class:`KernelMatrix` over (X, Z)."""
-        from .matrix import KernelMatrix
-
-        return KernelMatrix(self, X, Z, **kwargs)
+        matrix_type = Kernel._matrix_type
+        if matrix_type is None:  # pragma: no cover - importing asymkern.kernels registers it
+            raise RuntimeError("KernelMatrix is not registered; import asymkern.kernels first")
+        return matrix_type(self, X, Z, **kwargs)
 
     def validate_pair(self, X, Z=None, names=("X", "Z")):
         """Validate the two sets and check that their feature counts match."""

@@ -26,7 +26,13 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from .._validation import as_data, check_positive
-from ..config import MemoryBudgetError, check_memory, get_config  # noqa: F401 (re-exported)
+from ..config import (  # noqa: F401 (MemoryBudgetError: re-exported)
+    MemoryBudgetError,
+    check_memory,
+    get_config,
+    progress_bar,
+)
+from ._registry import get_kernel
 from .base import Kernel, apply_rows
 
 
@@ -174,8 +180,6 @@ class KernelMatrix:
         working_memory: float | None = None,
         max_dense_memory: float | None = None,
     ):
-        from . import get_kernel
-
         self.kernel = get_kernel(kernel)
         self.X, self.Z = self.kernel.validate_pair(X, Z)
         self.same_sets = Z is None or Z is X
@@ -336,10 +340,8 @@ class KernelMatrix:
         step = block_rows or self.block_rows()
         starts = range(0, self.shape[0], step)
         if get_config()["show_progress"] and len(starts) > 4:
-            from tqdm.auto import tqdm
-
-            starts = tqdm(starts, desc=f"kernel {self.kernel.name} {self.shape[0]}x"
-                          f"{self.shape[1]}", unit="block", leave=False)
+            starts = progress_bar(starts, desc=f"kernel {self.kernel.name} {self.shape[0]}x"
+                                  f"{self.shape[1]}", enabled=True, unit="block", leave=False)
         for start in starts:
             yield slice(start, min(start + step, self.shape[0]))
 
@@ -554,6 +556,10 @@ class KernelMatrix:
             f"KernelMatrix(kernel={self.kernel!r}, shape={self.shape}, dtype={self.dtype}, "
             f"center={self.center})"
         )
+
+
+# Kernel.matrix() and kernel(X, Z) build this class (base.py cannot import this module)
+Kernel._matrix_type = KernelMatrix
 
 
 def is_sparse(A) -> bool:

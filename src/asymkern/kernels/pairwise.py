@@ -14,11 +14,13 @@ parameters at construction and again at use (so a changed attribute is caught).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import manhattan_distances
 
+from .._validation import DEPRECATED
 from .base import (
     Kernel,
     _dense,
@@ -57,6 +59,29 @@ def _inverse_scale(scale, kernel: str) -> float:
     if not math.isfinite(inv):
         raise ValueError(f"kernel {kernel!r}: scale={scale!r} is too small (1/scale overflows)")
     return inv
+
+
+def _scale_given(scale) -> bool:
+    """Whether the deprecated ``scale`` of the Cauchy/T kernels was set by the user."""
+    return not (scale is None or (isinstance(scale, str) and scale == DEPRECATED))
+
+
+def _t_gamma(gamma, bandwidth, scale, kernel: str) -> float:
+    """The factor gamma of 1/(1 + gamma‖x − z‖²) from ``gamma``, ``bandwidth`` or the
+    deprecated ``scale`` (gamma = 1/scale), validated; 1.0 when none is given."""
+    given = [n for n, v in (("gamma", gamma), ("bandwidth", bandwidth)) if v is not None]
+    if _scale_given(scale):
+        given.append("scale")
+    if len(given) > 1:
+        raise ValueError(
+            f"kernel {kernel!r}: give one of gamma and bandwidth (scale is the deprecated "
+            f"name of 1/gamma), got {' and '.join(given)}"
+        )
+    if given == ["scale"]:
+        return _inverse_scale(scale, kernel)
+    if not given:
+        return 1.0
+    return _resolve_gamma(gamma, bandwidth, 1, kernel)
 
 
 def _exp(K):
@@ -232,7 +257,7 @@ class LaplacianKernel(Kernel):
 
 
 def _cauchy_value(K):
-    np.subtract(1.0, K, out=K)  # 1 + ‖x−z‖²/scale
+    np.subtract(1.0, K, out=K)  # 1 + gamma‖x−z‖²
     np.reciprocal(K, out=K)
 
 
@@ -243,23 +268,57 @@ def _t_log(K):
 
 
 class CauchyKernel(_SqDistKernel):
-    """κ(x, z) = 1 / (1 + ‖x − z‖²/scale): the Student-t (one degree of freedom) similarity.
+    """κ(x, z) = 1 / (1 + gamma‖x − z‖²): the Student-t (one degree of freedom) similarity.
+
+    The width follows :class:`RBFKernel`: ``gamma`` multiplies the squared distance and
+    ``bandwidth=σ`` means gamma = 1/σ² (κ = 1/(1 + ‖x − z‖²/σ²)). With neither, gamma = 1
+    (the paper's kernel 1/(1 + ‖x − z‖²); unlike RBF, not 1/n_features).
 
     Accurate for data far from the origin (see
     :func:`~asymkern.kernels.base.neg_scaled_sq_dists`); values lie in [0, 1].
+
+    Parameters
+    ----------
+    gamma : float, optional
+        Positive finite factor of ‖x − z‖²; default 1.0.
+    bandwidth : float, optional
+        σ > 0 with gamma = 1/σ²; give ``gamma`` or ``bandwidth``, not both.
+    scale : float, optional
+        Deprecated (``FutureWarning``) since 0.2, removed in 0.3: the former divisor of
+        ‖x − z‖², ``scale = 1/gamma``. Use ``gamma=1/scale``.
     """
 
     name = "cauchy"
 
-    def __init__(self, scale: float = 1.0):
+    def __init__(self, gamma: float | None = None, bandwidth: float | None = None,
+                 scale: float | str | None = DEPRECATED):
+        self.gamma = gamma
+        self.bandwidth = bandwidth
         self.scale = scale
+        if _scale_given(scale):
+            self._warn_scale(scale, stacklevel=3)
         self._check_params()
 
+    def _warn_scale(self, scale, stacklevel: int) -> None:
+        warnings.warn(
+            f"{type(self).__name__}: the parameter 'scale' is deprecated since 0.2 and will "
+            f"be removed in 0.3; scale={scale!r} is gamma = 1/scale: use gamma="
+            f"{_inverse_scale(scale, self.name)!r}",
+            FutureWarning,
+            stacklevel=stacklevel,
+        )
+
+    def set_params(self, **params) -> CauchyKernel:
+        """As :meth:`Kernel.set_params`; setting the deprecated ``scale`` warns."""
+        if _scale_given(params.get("scale")):
+            self._warn_scale(params["scale"], stacklevel=3)
+        return super().set_params(**params)
+
     def _check_params(self):
-        _inverse_scale(self.scale, self.name)
+        _t_gamma(self.gamma, self.bandwidth, self.scale, self.name)
 
     def _sq_scale(self, n_features):
-        return _inverse_scale(self.scale, self.name)
+        return _t_gamma(self.gamma, self.bandwidth, self.scale, self.name)
 
     _value_func = staticmethod(_cauchy_value)
     _log_func = staticmethod(_t_log)
@@ -281,7 +340,11 @@ class SNEKernel(RBFKernel):
 
 
 class TKernel(CauchyKernel):
-    """Asymmetric T kernel (paper 001 §4.3): (1 + ‖x − z‖²)⁻¹ / Σ_{r∈R} (1 + ‖x − r‖²)⁻¹."""
+    """Asymmetric T kernel (paper 001 §4.3): (1 + gamma‖x − z‖²)⁻¹ / Σ_{r∈R} (1 + gamma‖x − r‖²)⁻¹.
+
+    Parameters as :class:`CauchyKernel` (``gamma`` default 1.0, ``bandwidth`` σ with
+    gamma = 1/σ², ``scale`` deprecated: gamma = 1/scale).
+    """
 
     name = "t"
     is_symmetric = False

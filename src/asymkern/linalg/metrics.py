@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .svd import check_matrix
+from ._svd_core import check_matrix
 
 WEIGHTS = ("paper", "uniform", "normalized")
 

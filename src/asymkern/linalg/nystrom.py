@@ -61,8 +61,16 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._validation import check_n_components
 from ..config import check_memory
+from ._svd_core import (
+    _check_int,
+    _check_random_state,
+    _check_real,
+    arpack_svd,
+    check_matrix,
+    dense_svd_bytes,
+    randomized_svd,
+)
 from .metrics import eta, eta_components
-from .svd import _check_int, _check_random_state, _check_real, check_matrix, dense_svd_bytes
 
 SAMPLINGS = ("uniform", "kmeans", "leverage")
 ESTIMATES = ("change", "residual")
@@ -366,8 +374,6 @@ def _core_svd(W: np.ndarray, k: int, core_solver: str, rs):
     if core_solver == "dense":
         U, s, Vt = sla.svd(W, full_matrices=False, lapack_driver="gesdd", check_finite=False)
         return U[:, :k], s[:k], Vt[:k].T
-    from .svd import arpack_svd, randomized_svd
-
     if core_solver == "randomized":
         res = randomized_svd(W, k, n_oversamples=10, n_iter=6, random_state=rs)
     elif core_solver == "arpack":

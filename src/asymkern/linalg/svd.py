@@ -29,400 +29,33 @@ allocated.
 
 from __future__ import annotations
 
-import numbers
-from dataclasses import dataclass
-
-import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, aslinearoperator, svds
-
-from .._random import normal_rows, seed_from
-from .._validation import check_n_components, check_random_state
-from ..config import check_memory, format_bytes
-
-SOLVERS = ("auto", "dense", "arpack", "randomized", "nystrom")
-
-
-@dataclass(frozen=True)
-class SVDResult:
-    """Truncated SVD G ≈ U diag(s) Vᵀ: U (n, r), s (r,) decreasing, V (m, r)."""
-
-    U: np.ndarray
-    s: np.ndarray
-    V: np.ndarray
-    solver: str = "dense"
-    info: dict | None = None
-
-
-_check_random_state = check_random_state  # one policy for the whole library
-
-
-def _check_int(value, name: str, minimum: int = 0) -> int:
-    """An integer (not bool) ≥ ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
-
-
-def _check_real(value, name: str, minimum: float = 0.0) -> float:
-    """A finite real number (not bool) ≥ ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number >= {minimum:g}, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value < minimum:
-        raise ValueError(f"{name} must be a finite number >= {minimum:g}, got {value}")
-    return value
-
-
-def _check_options(options: dict, valid: tuple, where: str) -> None:
-    """Refuse keyword options that ``where`` does not know, naming them and the valid ones."""
-    unknown = sorted(set(options) - set(valid))
-    if unknown:
-        listed = ", ".join(valid) if valid else "none"
-        raise TypeError(
-            f"{where} got unknown option(s) {', '.join(map(repr, unknown))}; valid options: "
-            f"{listed}"
-        )
-
-
-def _all_finite(A: np.ndarray) -> bool:
-    """True when every entry is finite: one float64 sum (no n×m temporary), then, only when the
-    sum is not finite (NaN/inf, or an overflow of finite values), an exact check by rows."""
-    if A.size == 0:
-        return True
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.sum(A, dtype=np.float64)):
-            return True
-    step = max(1, (1 << 22) // max(1, A.shape[-1]))
-    flat = A.reshape(A.shape[0], -1) if A.ndim > 1 else A.reshape(1, -1)
-    return all(np.isfinite(flat[a:a + step]).all() for a in range(0, flat.shape[0], step))
-
-
-def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
-    """Validate a matrix argument and return ``(G, kind)``.
-
-    kind is ``'kernel'`` (a :class:`~asymkern.kernels.KernelMatrix`, validated when built),
-    ``'sparse'`` (scipy sparse, entries checked, integer → float64), ``'operator'`` (a
-    ``LinearOperator``: only its dtype can be checked) or ``'dense'`` (any array-like, nested
-    lists included: 2-D, real, finite; integer/bool → float64, float32 kept). Raises
-    ``TypeError`` for non-numeric input and ``ValueError`` naming ``name`` otherwise.
-    """
-    from ..kernels.matrix import KernelMatrix
-
-    if isinstance(G, KernelMatrix):
-        return G, "kernel"
-    if G is None:
-        raise TypeError(f"{name} is None; expected a 2-D array, sparse matrix, LinearOperator "
-                        "or KernelMatrix")
-    if sp.issparse(G):
-        if G.ndim != 2:  # pragma: no cover - scipy sparse arrays are 2-D here
-            raise ValueError(f"{name} must be 2-D, got {G.ndim} dimensions")
-        dt = np.dtype(G.dtype)
-        if np.issubdtype(dt, np.complexfloating):
-            raise ValueError(f"{name} is complex-valued; expected real numbers")
-        if not (np.issubdtype(dt, np.number) or dt == np.bool_):
-            raise TypeError(f"{name} must be numeric, got dtype {dt}")
-        if dt not in (np.float32, np.float64):
-            G = G.astype(np.float64)
-        data = G.data if G.format in ("csr", "csc", "coo", "bsr", "dia") else G.tocsr().data
-        if not _all_finite(np.asarray(data)):
-            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
-        return G, "sparse"
-    if isinstance(G, LinearOperator):
-        if not allow_operator:
-            raise TypeError(f"{name} must be an array, a sparse matrix or a KernelMatrix, not a "
-                            "LinearOperator (this operation needs its entries)")
-        if G.dtype is not None and np.issubdtype(np.dtype(G.dtype), np.complexfloating):
-            raise ValueError(f"{name} is a complex LinearOperator; expected a real one")
-        if len(G.shape) != 2:  # pragma: no cover
-            raise ValueError(f"{name} must be 2-D, got shape {G.shape}")
-        return G, "operator"
-    try:
-        A = np.asarray(G)
-    except Exception as exc:  # ragged lists and other non-arrays
-        raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
-    if A.dtype == object:
-        try:
-            A = A.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric: {exc}") from exc
-    if np.issubdtype(A.dtype, np.complexfloating):
-        raise ValueError(f"{name} is complex-valued; expected real numbers")
-    if not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
-        raise TypeError(f"{name} must be numeric, got dtype {A.dtype}")
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D matrix, got an array with {A.ndim} dimensions "
-                         f"(shape {A.shape})")
-    if A.dtype not in (np.float32, np.float64):
-        A = A.astype(np.float64)
-    if not _all_finite(A):
-        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
-    return A, "dense"
-
-
-def dense_svd_bytes(n: int, m: int, dtype=np.float64, *, input_copy: bool = True) -> int:
-    """Estimated peak bytes of :func:`dense_svd` of an n×m matrix, besides the matrix itself.
-
-    The copy LAPACK works on (``input_copy``), U (n×k), Vᵀ (k×m) with k = min(n, m), and the
-    ``gesdd`` workspace as LAPACK itself reports it (≈ 3k² + 4k entries for a square matrix).
-    Checked against ``tracemalloc`` in the test suite.
-    """
-    n, m = int(n), int(m)
-    dtype = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
-    k = min(n, m)
-    if k == 0:
-        return 0
-    query = sla.lapack.sgesdd_lwork if dtype == np.float32 else sla.lapack.dgesdd_lwork
-    try:
-        lwork = int(query(n, m, compute_uv=1, full_matrices=0)[0])
-    except Exception:  # pragma: no cover - an implementation without the query
-        lwork = 4 * k * k + 7 * k + max(n, m)
-    entries = (n * m if input_copy else 0) + n * k + k * m + lwork
-    return entries * dtype.itemsize + 8 * k * 4  # + iwork (8k int32)
-
-
-def _check_dense_budget(n: int, m: int, dtype, matrix_bytes: int, what: str,
-                        limit: float | None = None) -> None:
-    """check_memory for a dense SVD that also forms a matrix of ``matrix_bytes``."""
-    dtype = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
-    need = matrix_bytes + dense_svd_bytes(n, m, dtype, input_copy=matrix_bytes == 0)
-    copies = need / max(1, n * m * dtype.itemsize)
-    formed = "the matrix formed, " if matrix_bytes else "a copy of the matrix, "
-    check_memory(
-        need, what, "solver='randomized', 'arpack' or 'nystrom' (top_svd / KernelSVD)",
-        detail=f"{formed}U, Vᵀ and the LAPACK workspace: ≈{copies:.1f} copies of a "
-               f"{n}×{m} {dtype} matrix of {format_bytes(n * m * dtype.itemsize)}",
-        limit=limit,
-    )
-
-
-def flip_signs(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Paired sign flip of (u_i, v_i): the largest-magnitude entry of each u_i becomes positive.
-
-    Parameters
-    ----------
-    U : (n, r) array;  V : (m, r) array with the same number of columns.
-
-    Returns
-    -------
-    (U, V) flipped (new arrays; the inputs are not modified).
-    """
-    U = np.asarray(U)
-    V = np.asarray(V)
-    if U.ndim != 2 or V.ndim != 2:
-        raise ValueError(f"U and V must be 2-D (vectors are columns), got {U.ndim}-D and "
-                         f"{V.ndim}-D arrays")
-    if U.shape[1] != V.shape[1]:
-        raise ValueError(f"U has {U.shape[1]} columns but V has {V.shape[1]}; expected equal")
-    if U.shape[0] == 0:
-        return U, V
-    idx = np.argmax(np.abs(U), axis=0)
-    signs = np.sign(U[idx, np.arange(U.shape[1])])
-    signs[signs == 0] = 1
-    return U * signs, V * signs
-
-
-def _shape_and_kind(G):
-    G, kind = check_matrix(G)
-    return G.shape, kind
-
-
-def _as_operator(G) -> LinearOperator:
-    from ..kernels.matrix import KernelMatrix
-
-    if isinstance(G, KernelMatrix):
-        return G.aslinearoperator()
-    return aslinearoperator(G)
-
-
-def _finish(U, s, V, r, solver, info=None) -> SVDResult:
-    order = np.argsort(s)[::-1][:r]
-    U, s, V = U[:, order], s[order], V[:, order]
-    U, V = flip_signs(U, V)
-    return SVDResult(np.ascontiguousarray(U), s, np.ascontiguousarray(V), solver, info)
-
-
-def _rank(r, shape, name: str = "r") -> int:
-    if min(shape) == 0:
-        raise ValueError(f"G is empty (shape {tuple(shape)}); expected at least one row and one "
-                         "column")
-    return check_n_components(r, min(shape), name=name,
-                              what=f"min(n, m) of G with shape {tuple(shape)}")
-
-
-def dense_svd(G, r: int, *, _checked: bool = False, _driver: str = "gesdd") -> SVDResult:
-    """Exact top-r SVD by LAPACK (gesdd, falling back to gesvd if it does not converge).
-
-    Parameters
-    ----------
-    G : (n, m) array-like, sparse matrix, LinearOperator or KernelMatrix (formed densely).
-    r : int, 1 ≤ r ≤ min(n, m).
-
-    Raises
-    ------
-    MemoryBudgetError
-        When the whole operation (matrix formed, its copy, factors, workspace;
-        :func:`dense_svd_bytes`) would exceed ``max_dense_memory``.
-    """
-    from ..kernels.matrix import KernelMatrix
-
-    if not _checked:
-        G, _ = check_matrix(G)
-    given = G
-    n, m = G.shape
-    r = _rank(r, G.shape)
-    owned = not isinstance(G, np.ndarray)  # a matrix formed here can be overwritten by LAPACK
-    dtype = G.dtype if np.dtype(G.dtype) == np.float32 else np.float64
-    _check_dense_budget(n, m, dtype, n * m * np.dtype(dtype).itemsize if owned else 0,
-                        f"a dense SVD of the {n}×{m} matrix G",
-                        limit=G.max_dense_memory if isinstance(G, KernelMatrix) else None)
-    if isinstance(G, KernelMatrix):
-        G = G.to_array(max_dense_memory=np.inf)
-    elif sp.issparse(G):
-        G = G.toarray()
-    elif isinstance(G, LinearOperator):
-        G = np.asarray(G @ np.eye(G.shape[1], dtype=dtype))
-    G = np.asarray(G)
-    if G.dtype not in (np.float32, np.float64):  # pragma: no cover - check_matrix converts
-        G = G.astype(np.float64)
-    if owned and G.flags.c_contiguous:
-        # SVD of the Fortran-ordered view Gᵀ in place: no extra copy (Gᵀ = U' S V'ᵀ)
-        A, swap = G.T, True
-    else:
-        A, swap = G, False
-
-    def run(driver):
-        return sla.svd(A, full_matrices=False, lapack_driver=driver, check_finite=False,
-                       overwrite_a=owned)
-
-    try:
-        U, s, Vt = run(_driver)
-    except np.linalg.LinAlgError:  # pragma: no cover - rare LAPACK failure
-        if _driver == "gesvd":
-            raise
-        if owned:  # the formed matrix was overwritten: form it again for gesvd
-            del A, G
-            return dense_svd(given, r, _checked=True, _driver="gesvd")
-        U, s, Vt = run("gesvd")
-    if swap:
-        U, Vt = Vt.T, U.T
-    return _finish(U[:, :r], s[:r], Vt[:r].T, r, "dense")
-
-
-def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
-    """Top-r SVD by implicitly restarted Lanczos (scipy ``svds``, ARPACK).
-
-    Parameters
-    ----------
-    G : (n, m) array-like, sparse matrix, LinearOperator or KernelMatrix (never formed).
-    r : int, 1 ≤ r ≤ min(n, m) (r = min(n, m) falls back to :func:`dense_svd`).
-    tol : float ≥ 0, ARPACK's relative tolerance (0: machine precision).
-    random_state : None, int or RandomState (the starting vector).
-    """
-    G, kind = check_matrix(G)
-    shape = G.shape
-    r = _rank(r, shape)
-    tol = _check_real(tol, "tol")
-    rng = _check_random_state(random_state)
-    if r >= min(shape):
-        return dense_svd(G, r, _checked=True)
-    A = _as_operator(G) if kind in ("kernel", "operator") else G
-    v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
-    U, s, Vt = svds(A, k=r, tol=tol, v0=v0, solver="arpack", random_state=rng)
-    return _finish(U, s, Vt.T, r, "arpack")
-
-
-def randomized_passes(mm, rmm, orth, Omega, n_iter: int):
-    """The passes over G of the randomized SVD (Halko et al. 2011, Alg. 4.4): Q and GᵀQ.
-
-    Q = orth(G Ω), then ``n_iter`` times W = orth(Gᵀ Q), Q = orth(G W) (subspace iteration
-    stabilised by QR). Returns (Q, Gᵀ Q); the top SVD of G is then read from the small
-    Qᵀ G. Shared by the in-memory solver (``mm = G @ ·``, numpy QR) and the Dask executor
-    (``mm`` a lazy kernel product, a tall-skinny QR), so both run the same passes.
-    """
-    Q = orth(mm(Omega))
-    for _ in range(n_iter):
-        W = orth(rmm(Q))
-        Q = orth(mm(W))
-    return Q, rmm(Q)
-
-
-def check_randomized_options(n_oversamples, n_iter) -> tuple[int, int | str]:
-    """Validate ``n_oversamples`` (int ≥ 0) and ``n_iter`` (int ≥ 0 or 'auto')."""
-    n_oversamples = _check_int(n_oversamples, "n_oversamples", 0)
-    if isinstance(n_iter, str):
-        if n_iter != "auto":
-            raise ValueError(f"n_iter must be 'auto' or an integer >= 0, got {n_iter!r}")
-    else:
-        n_iter = _check_int(n_iter, "n_iter", 0)
-    return n_oversamples, n_iter
-
-
-def randomized_svd(
-    G,
-    r: int,
-    n_oversamples: int = 10,
-    n_iter: int | str = "auto",
-    random_state=None,
-) -> SVDResult:
-    """Randomized SVD (Halko, Martinsson & Tropp 2011, Alg. 4.4/5.1) using only G·X and Gᵀ·Y.
-
-    Works on dense or sparse arrays, LinearOperators and lazy KernelMatrix objects alike.
-    ``n_oversamples``: integer ≥ 0 extra columns of the sketch. ``n_iter``: integer ≥ 0 power
-    iterations, or ``'auto'`` (7 when r is small relative to min(n, m), else 4). Power
-    iterations are stabilised with QR (economic), so accuracy is kept in float32 too.
-    """
-    G, kind = check_matrix(G)
-    shape = G.shape
-    n, m = shape
-    r = _rank(r, shape)
-    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter)
-    rng = _check_random_state(random_state)
-    k = min(r + n_oversamples, n, m)
-    if n_iter == "auto":
-        n_iter = 7 if r < 0.1 * min(n, m) else 4
-    if kind == "dense":
-        A = np.asarray(G)
-
-        def mm(X):
-            return A @ X
-
-        def rmm(Y):
-            return A.T @ Y
-
-        dtype = A.dtype
-    elif kind == "sparse":
-        A = G.tocsr()
-
-        def mm(X):
-            return A @ X
-
-        def rmm(Y):
-            return A.T @ Y
-
-        dtype = A.dtype
-    else:
-        op = G
-
-        def mm(X):
-            return op.matmat(X) if hasattr(op, "matmat") else op @ X
-
-        def rmm(Y):
-            return op.rmatmat(Y)
-
-        dtype = G.dtype
-    dtype = np.dtype(dtype) if np.dtype(dtype) in (np.float32, np.float64) else np.dtype(float)
-
-    # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
-    Omega = normal_rows(seed_from(rng), 0, m, k, dtype)
-    Q, GtQ = randomized_passes(mm, rmm, lambda Y: np.linalg.qr(Y)[0], Omega, int(n_iter))
-    Ub, s, Vt = sla.svd(GtQ.T, full_matrices=False, check_finite=False)  # Qᵀ G, (k, m)
-    U = Q @ Ub
-    return _finish(U[:, :r], s[:r], Vt[:r].T, r, "randomized", {"n_oversamples": n_oversamples})
-
+import inspect
+
+from scipy.sparse.linalg import LinearOperator
+
+from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays valid)
+    SOLVERS,
+    SVDResult,
+    _all_finite,
+    _as_operator,
+    _check_dense_budget,
+    _check_int,
+    _check_options,
+    _check_random_state,
+    _check_real,
+    _finish,
+    _rank,
+    _shape_and_kind,
+    arpack_svd,
+    check_matrix,
+    check_randomized_options,
+    dense_svd,
+    dense_svd_bytes,
+    flip_signs,
+    randomized_passes,
+    randomized_svd,
+)
+from .nystrom import asymmetric_nystrom
 
 _SOLVER_OPTIONS = {
     "dense": (),
@@ -433,10 +66,6 @@ _SOLVER_OPTIONS = {
 
 
 def _nystrom_options() -> tuple:
-    import inspect
-
-    from .nystrom import asymmetric_nystrom
-
     skip = ("G", "n_components", "random_state")
     return tuple(p for p in inspect.signature(asymmetric_nystrom).parameters if p not in skip)
 
@@ -506,8 +135,6 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
         opts = {k: v for k, v in options.items() if k in _SOLVER_OPTIONS["randomized"]}
         return randomized_svd(G, r, random_state=random_state, **opts)
     # nystrom
-    from .nystrom import asymmetric_nystrom
-
     if isinstance(G, LinearOperator) and not isinstance(G, KernelMatrix):
         raise TypeError("solver='nystrom' needs entries of G: pass an array or a KernelMatrix")
     res = asymmetric_nystrom(G, r, random_state=random_state, **options)
