@@ -255,6 +255,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             raise TypeError("fit_inverse_transform=True needs a dense X (the pre-image map "
                             "regresses the training data); pass X.toarray()")
         n = K.shape[0]
+        if n == 1 and self.center:
+            raise ValueError("X has 1 sample: the centred kernel matrix of 1 sample is zero, so "
+                             "KernelPCA(center=True) needs at least 2 samples")
         r = clip_count(self.n_components, n, "n_components", "the number of samples",
                        owner="KernelPCA")
         # finiteness from the row sums (needed for centring anyway): no n×n boolean temporary
