@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from asymkern import KernelPCA, KernelSVD, config_context, get_kernel
 from asymkern.exceptions import ClippedParameterWarning
@@ -201,21 +200,5 @@ def test_bad_input(two_sets):
     np.testing.assert_array_equal(Z, Zc)
 
 
-#: sample weights act on the rows of G; in the data-matrix mode that plain fit(X) uses, repeating
-#: a row of A also lengthens every column z_j (and changes the compat map), so weights cannot
-#: equal repetition there (they do for fit(X, Z=Z) and 'precomputed': test_decomposition_sklearn)
-KSVD_EXPECTED_FAILURES = {
-    name: "fit(A) data-matrix mode: repeating rows of A changes the column set Z too"
-    for name in ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")
-}
-
-
-def expected_failed_checks(est):
-    return KSVD_EXPECTED_FAILURES if isinstance(est, KernelSVD) else {}
-
-
-@parametrize_with_checks([KernelSVD(), KernelPCA()], expected_failed_checks=expected_failed_checks)
-def test_sklearn_compatible_estimator(estimator, check):
-    # default parameters; plain fit(X) uses the data-matrix mode (rows vs columns, compat 'pca')
-    check(estimator)
+# scikit-learn's common checks at default parameters (issue 15) run in
+# tests/test_decomposition_sklearn.py::test_sklearn_common_checks_at_defaults

@@ -207,7 +207,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     vectors of G_w; scores are e(x) = [κ̃(x, z_j)]_j W_z^{1/2} V and e(z) = [κ̃(x_i, z)]_iᵀ
     W^{1/2} U — the scores of the repeated-rows fit. ``sample_weight`` weights the rows of G
     (the samples X; in ``fit(A)`` the rows of A; with ``'precomputed'`` the rows of G),
-    ``sample_weight_Z`` its columns (the set Z; the columns of A or G). In the data-matrix mode
+    ``sample_weight_Z`` its columns (the set Z; the columns of A or G). For the row-normalised
+    kernels ('sne', 't': κ(x, z) = k(x, z)/Σ_{r∈Z} k(x, r)) the normaliser becomes the weighted
+    Σ_r w^z_r k(x, r), as repeating the z_r would make it. In the data-matrix mode
     ``fit(A)`` the weights act on G with the two sets fixed; repeating a row of A instead would
     also lengthen every column z_j, so there the weights are not equivalent to repetition.
     Weighted fits form G (dense, within ``asymkern.get_config()``'s memory limit) and do not
@@ -416,6 +418,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         w = _check_weights(sample_weight, n, "sample_weight", "row of X (row of G)")
         wz = _check_weights(sample_weight_Z, m, "sample_weight_Z", "row of Z (column of G)")
         self._train_scores = None
+        self._z_norm = None
         if w is not None or wz is not None:
             self._fit_weighted(G, n, m, r, w, wz)
             return
@@ -464,6 +467,12 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             G = G.toarray() if sp.issparse(G) else np.array(G)
         G = np.asarray(G)
         dt = G.dtype
+        self._z_norm = None
+        if self.kernel_ is not None and self.kernel_.row_normalized and not np.all(wz == 1):
+            # κ(x, z) = k(x, z) / Σ_{r∈Z} k(x, r): repeating z_r w^z_r times weights the
+            # normaliser too, Σ_r w^z_r k(x, r) = (Σ_r k(x, r)) · (G w^z)_x
+            self._z_norm = (G @ wz.astype(dt)).astype(np.float64)
+            G = G / self._z_norm[:, None].astype(dt)
         if self.center:  # weighted means: the centring of the repeated-rows fit
             sw, swz = w.sum(), wz.sum()
             self.row_means_ = (G @ wz.astype(dt)).astype(np.float64) / swz
@@ -578,10 +587,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
             Xn = Xn.toarray()
         Zs = self.Z_fit_ if subset is None else self.Z_fit_[subset]
-        return KernelMatrix(
+        K = KernelMatrix(
             self.kernel_, Xn, Zs, reference=self.Z_fit_,
             working_memory=self.working_memory,
         ).to_array()
+        if getattr(self, "_z_norm", None) is not None:  # weighted normaliser (sample_weight_Z)
+            K = K / (K @ self.sample_weight_Z_.astype(K.dtype))[:, None]
+        return K
 
     def _check_z_names(self, Z) -> None:
         """The column names of a DataFrame Z must be those seen in ``fit(X, Z=Z)``."""
@@ -624,6 +636,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self.kernel_, Xs, Zn, reference=self.Z_fit_,
             working_memory=self.working_memory,
         ).to_array()
+        if getattr(self, "_z_norm", None) is not None:  # weighted normaliser (sample_weight_Z)
+            K = K / self._z_norm[:, None].astype(K.dtype)
         return np.ascontiguousarray(K.T)
 
     def _nystrom_fit(self) -> bool:
