@@ -201,4 +201,4 @@ def test_bad_input(two_sets):
 
 
 # scikit-learn's common checks at default parameters (issue 15) run in
-# tests/test_decomposition_sklearn.py::test_sklearn_common_checks_at_defaults
+# tests/test_decomposition_sklearn.py::test_sklearn_common_checks

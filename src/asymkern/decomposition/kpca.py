@@ -21,7 +21,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import (
     as_data,
     check_finite_output,
-    check_input,
     check_positive,
     check_random_state,
     clip_count,
@@ -32,12 +31,18 @@ from ..linalg.svd import flip_signs
 
 
 def checked_input(estimator, X, *, reset: bool, name: str = "X", **kwargs):
-    """:func:`asymkern._validation.check_input`, with a 1-D X refused first by
-    :func:`~asymkern._validation.as_data` ("Reshape your data", naming ``name``) rather than by
-    scikit-learn's feature-count check (which would report "0 features")."""
-    if isinstance(X, (list, tuple, np.ndarray)) and np.ndim(X) == 1:
-        as_data(X, name)  # raises the reshape error
-    return check_input(estimator, X, reset=reset, name=name, **kwargs)
+    """:func:`asymkern._validation.check_input` with the conversion first.
+
+    :func:`~asymkern._validation.as_data` runs before scikit-learn's bookkeeping
+    (``validate_data``: ``n_features_in_``, ``feature_names_in_``), so a 1-D X gets the
+    "Reshape your data" error and NaN/inf the finiteness error (naming ``name``) rather than
+    a feature-count error; the bookkeeping still sees the caller's object (DataFrame names).
+    """
+    from sklearn.utils.validation import validate_data
+
+    out = as_data(X, name, **kwargs)
+    validate_data(estimator, X, reset=reset, skip_check_array=True)
+    return out
 
 
 def _center_in_place(K: np.ndarray, row_means: np.ndarray, grand_mean: float,
@@ -251,9 +256,6 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             raise ValueError("fit_inverse_transform=True needs the data X, not a precomputed "
                              "kernel matrix (kernel='precomputed')")
         X, K, dtype = self._gram(X)
-        if self.fit_inverse_transform and sp.issparse(X):
-            raise TypeError("fit_inverse_transform=True needs a dense X (the pre-image map "
-                            "regresses the training data); pass X.toarray()")
         n = K.shape[0]
         if n == 1 and self.center:
             raise ValueError("X has 1 sample: the centred kernel matrix of 1 sample is zero, so "
@@ -314,7 +316,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         scores = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
         Ks = np.array(self.kernel_(scores, scores), dtype=np.float64)
         Ks.flat[:: Ks.shape[0] + 1] += alpha
-        Xf = np.asarray(self.X_fit_, dtype=np.float64)
+        Xf = self.X_fit_.toarray() if sp.issparse(self.X_fit_) else self.X_fit_
+        Xf = np.asarray(Xf, dtype=np.float64)  # the regression target (pre-images are dense)
         try:
             dual = sla.solve(Ks, Xf, assume_a="pos")
         except (sla.LinAlgError, ValueError):  # singular with alpha=0: least squares

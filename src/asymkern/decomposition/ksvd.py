@@ -702,6 +702,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        if self._precomputed():
-            tags.input_tags.pairwise = True
+        # no pairwise tag with 'precomputed': G is n×m (rows X, columns the unpaired Z), so
+        # cross-validation must split its rows only, not rows and columns as for a square
+        # pairwise kernel matrix
         return tags
