@@ -196,10 +196,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     as Z for one release with a ``FutureWarning``. Singular values are those of G itself (the
     paper's 1/√(nm) scaling only rescales them).
 
-    **Sample weights.** Paper 000's coupled covariances are sums over the samples
-    (C_φψ = Σ_i Σ_j φ(x_i) ψ(z_j)ᵀ-type terms, §2); weighting the sample x_i by w_i and z_j by
-    w^z_j, i.e. counting it w_i times, turns the CCE G V = U Σ, Gᵀ U = V Σ into the SVD of
-    G_w = W^{1/2} G̃ W_z^{1/2} (W = diag(w), W_z = diag(w^z), G̃ = G centred with the weighted
+    **Sample weights.** The CCE (paper 000, Def. 2.1, eq. 1) couples the empirical covariance
+    operators Σ_φ = Σ_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j ψ(z_j)ψ(z_j)* (up to the factors 1/n,
+    1/m, which only rescale the singular values): Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ. Weighting
+    the sample x_i by w_i and z_j by w^z_j — counting it w_i times — gives
+    Σ_φ = Σ_i w_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j w^z_j ψ(z_j)ψ(z_j)*, and the dual derivation of
+    Prop. 2.4–2.5 with Φ → W^{1/2}Φ, Ψ → W_z^{1/2}Ψ turns G V = U Σ, Gᵀ U = V Σ into the SVD
+    of G_w = W^{1/2} G̃ W_z^{1/2} (W = diag(w), W_z = diag(w^z), G̃ = G centred with the weighted
     means when ``center``). For integer weights this is exactly KSVD on the set in which x_i is
     repeated w_i times (and z_j w^z_j times): the same singular values and right vectors, and
     the left vector of every copy of x_i is u_i/√w_i (a weight 0 removes the row).
