@@ -432,3 +432,19 @@ def test_dask_ksvd_with_gamma_matches_in_memory(data):
     np.testing.assert_allclose(np.asarray(b.singular_values_), a.singular_values_, rtol=1e-10)
     with pytest.raises(NotImplementedError, match="dask"):
         KernelSVD(**kw).fit(da.from_array(X, chunks=15), Z=Z, sample_weight=np.ones(len(X)))
+
+
+def test_ksvd_in_pipeline_z_and_weights_as_step_parameters(data, rng):
+    """The unpaired set and the weights reach KernelSVD as step fit parameters; y is not Z."""
+    from sklearn.preprocessing import StandardScaler
+
+    X, Z = data
+    y = rng.integers(0, 2, len(X))
+    w = rng.integers(1, 3, len(X))
+    pipe = Pipeline([("ksvd", KernelSVD(n_components=3, solver="dense")),
+                     ("scale", StandardScaler())])
+    out = pipe.fit_transform(X, y, ksvd__Z=Z, ksvd__sample_weight=w)
+    ref = KernelSVD(n_components=3, solver="dense").fit(X, Z=Z, sample_weight=w)
+    np.testing.assert_allclose(pipe.named_steps["ksvd"].singular_values_,
+                               ref.singular_values_, rtol=1e-12)
+    assert out.shape == (40, 3)
