@@ -347,7 +347,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.dask_fit_ = False
         self.sample_weight_ = self.sample_weight_Z_ = None
         self.z_feature_names_in_ = None
-        for attr in ("nystrom_", "row_landmarks_", "col_landmarks_"):
+        for attr in ("nystrom_", "row_landmarks_", "col_landmarks_", "feature_names_in_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         if any_dask(X, Z):  # Dask executor (asymkern._dask)
