@@ -100,11 +100,15 @@ def test_bad_n_oversamples_named(bad):
         KernelPCA(n_components=2, solver="randomized", n_oversamples=bad).fit(_data(n=50))
 
 
-def test_randomized_default_is_deterministic():
+def test_randomized_seed_is_reproducible_and_none_is_fresh_entropy():
+    # issue 15: random_state=None no longer silently seeds 0 (scikit-learn's policy: fresh
+    # entropy from numpy's global RandomState); an int seed reproduces bit for bit
     X = _data(n=120)
-    a = KernelPCA(n_components=3, solver="randomized").fit(X).eigenvectors_
-    b = KernelPCA(n_components=3, solver="randomized").fit(X).eigenvectors_
+    a = KernelPCA(n_components=3, solver="randomized", random_state=3).fit(X).eigenvectors_
+    b = KernelPCA(n_components=3, solver="randomized", random_state=3).fit(X).eigenvectors_
     np.testing.assert_array_equal(a, b)
+    c = KernelPCA(n_components=3, solver="randomized").fit(X).eigenvectors_
+    np.testing.assert_allclose(c, a, atol=1e-8)  # converged: equal up to rounding
 
 
 def test_bad_solver_named():

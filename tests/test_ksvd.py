@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import check_estimator
 
 from asymkern import KernelPCA, KernelSVD, config_context, get_kernel
+from asymkern.exceptions import ClippedParameterWarning
 from asymkern.kernels import KernelMatrix
 from asymkern.linalg import top_svd
 
@@ -175,8 +175,10 @@ def test_bad_input(two_sets):
         KernelSVD(2).fit(X, Z=Z[:, :4])
     with pytest.raises(ValueError, match="Z has 0 sample"):
         KernelSVD(2).fit(X, Z=Z[:0])
-    with pytest.raises(ValueError, match="n_components=46 is larger than the maximum 45"):
-        KernelSVD(46).fit(X, Z=Z)
+    # issue 15: too many components are clipped (scikit-learn's convention), not an error
+    with pytest.warns(ClippedParameterWarning, match="n_components=46 is larger than min"):
+        clipped = KernelSVD(46, solver="dense").fit(X, Z=Z)
+    assert clipped.n_components_ == 45 and clipped.singular_values_.shape == (45,)
     with pytest.raises(ValueError, match="n_components must be >= 1"):
         KernelSVD(0).fit(X, Z=Z)
     with pytest.raises(ValueError, match="shape"):
@@ -198,7 +200,5 @@ def test_bad_input(two_sets):
     np.testing.assert_array_equal(Z, Zc)
 
 
-def test_check_estimator():
-    # plain fit(X) uses the data-matrix mode (rows vs columns through compat 'pca')
-    check_estimator(KernelSVD(n_components=1))
-    check_estimator(KernelPCA(n_components=1))
+# scikit-learn's common checks at default parameters (issue 15) run in
+# tests/test_decomposition_sklearn.py::test_sklearn_common_checks

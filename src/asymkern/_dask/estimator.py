@@ -32,6 +32,9 @@ def fit_dask(est, X, Z) -> None:
     if est._precomputed():
         if Z is not None:
             raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
+        if est.gamma is not None:
+            raise ValueError(f"gamma={est.gamma!r} cannot be used with kernel='precomputed' "
+                             "(the kernel matrix is given); leave gamma=None")
         if est.center:
             raise NotImplementedError("center=True with a precomputed dask G is not available "
                                       "yet; centre G yourself or pass the data sets")
@@ -43,11 +46,10 @@ def fit_dask(est, X, Z) -> None:
         est.X_fit_ = est.Z_fit_ = None
         est._fit_matrix(G, tuple(int(k) for k in G.shape))
         return
-    params = dict(est.kernel_params or {})
-    auto_bw = isinstance(params.get("bandwidth"), str)
-    if auto_bw:  # placeholder; the value needs a small sample of the validated sets
-        params["bandwidth"] = 1.0
-    est.kernel_ = get_kernel(est.kernel, **params)
+    from ..decomposition.ksvd import build_kernel
+
+    # estimator-level gamma and the 'auto' bandwidth placeholder, exactly as in memory
+    est.kernel_, auto_bw = build_kernel(est)
     est.compat_ = None
     features = None
     if Z is None:  # one data matrix A: rows against columns (paper 000 Remark 2.3)

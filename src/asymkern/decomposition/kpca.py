@@ -4,6 +4,10 @@ Eigendecomposition K = U Λ Uᵀ of the (optionally centred) Gram matrix of one 
 points are [k(x, x_i)]_i U Λ^{-1/2} (unit-norm eigenfunctions in feature space), so on the
 training set they equal U Λ^{1/2}. With a symmetric PSD kernel, X = Z and no centring, KernelSVD
 finds the same U with σ_i = λ_i (paper 000 §2: KSVD generalises KPCA).
+
+``kernel='precomputed'`` takes the Gram matrix itself (centred as scikit-learn's
+``KernelCenterer``), and ``fit_inverse_transform=True`` learns scikit-learn's pre-image map
+(kernel ridge from the training scores back to X, regularised by ``alpha``).
 """
 
 from __future__ import annotations
@@ -12,14 +16,37 @@ import warnings
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import as_data, check_finite_output, check_n_components, check_positive
+from .._validation import (
+    as_data,
+    check_finite_output,
+    check_positive,
+    check_random_state,
+    clip_count,
+)
 from ..config import check_memory
-from ..kernels import KernelMatrix, get_kernel
+from ..kernels import KernelMatrix, resolve_kernel
 from ..linalg.svd import flip_signs
+
+
+def checked_input(estimator, X, *, reset: bool, name: str = "X", **kwargs):
+    """:func:`asymkern._validation.check_input` with the conversion first.
+
+    :func:`~asymkern._validation.as_data` runs before scikit-learn's bookkeeping
+    (``validate_data``: ``n_features_in_``, ``feature_names_in_``), so a 1-D X gets the
+    "Reshape your data" error and NaN/inf the finiteness error (naming ``name``) rather than
+    a feature-count error; the bookkeeping still sees the caller's object (DataFrame names).
+    """
+    from sklearn.utils.validation import validate_data
+
+    out = as_data(X, name, **kwargs)
+    validate_data(estimator, X, reset=reset, skip_check_array=True)
+    return out
 
 
 def _center_in_place(K: np.ndarray, row_means: np.ndarray, grand_mean: float,
@@ -62,7 +89,9 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
         n_components ≥ 0.1·n (scikit-learn's rule), i.e. the subspace K^(2q+2)Ω, one power
         beyond the K^(2q+1)Ω of scikit-learn's randomized KernelPCA, for 2q + 3 products with K
         against its 2q + 2.
-    random_state : seed or :class:`numpy.random.Generator`.
+    random_state : None, int or :class:`numpy.random.RandomState` (the library's policy,
+        :func:`asymkern._validation.check_random_state`: None draws from numpy's global
+        RandomState, a :class:`numpy.random.Generator` is refused with a ``TypeError``).
 
     Returns
     -------
@@ -78,7 +107,7 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
         n_iter = _nonnegative_int(iterated_power, "iterated_power", "'auto' or an int ≥ 0")
     n_over = _nonnegative_int(n_oversamples, "n_oversamples", "an int ≥ 0")
     ell = min(n, n_components + n_over)
-    rng = np.random.default_rng(random_state)
+    rng = check_random_state(random_state)
     Q = rng.standard_normal((n, ell)).astype(K.dtype, copy=False)
     Q, _ = np.linalg.qr(K @ Q)
     for _ in range(n_iter):
@@ -94,41 +123,72 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
     return lam[order], U[:, order]
 
 
-class KernelPCA(TransformerMixin, BaseEstimator):
+class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel PCA with a symmetric kernel; refuses kernels flagged asymmetric.
 
     Parameters
     ----------
-    n_components : number of components asked for (≤ n_samples).
-    kernel, kernel_params : the kernel (name, :class:`~asymkern.kernels.Kernel` or callable).
-    center : centre the features (K → HKH).
+    n_components : int, default 2
+        Number of components asked for. More than the number of training samples is clipped to
+        it with a :class:`~asymkern.exceptions.ClippedParameterWarning`; the number kept is
+        ``n_components_``.
+    kernel : str, Kernel, callable or ``'precomputed'``, default 'rbf'
+        The kernel (name, :class:`~asymkern.kernels.Kernel` or callable), or ``'precomputed'``:
+        ``fit(K)`` takes the (n, n) symmetric Gram matrix of the training set and
+        ``transform(K_test)`` the (n_test, n) kernel values against the training samples
+        (centred as scikit-learn's :class:`~sklearn.preprocessing.KernelCenterer`).
+    kernel_params : dict, optional
+        Constructor arguments of a named kernel.
+    center : bool, default True
+        Centre the features (K → HKH).
     solver : ``'auto'``, ``'dense'`` (LAPACK ``syevr``), ``'arpack'`` or ``'randomized'``
         (randomized subspace iteration, Halko et al. 2011 alg. 4.4, see
         :func:`randomized_eigh`).
-    iterated_power : ``'auto'`` or int ≥ 0, power steps of the randomized solver (see
-        :func:`randomized_eigh`; ``'auto'`` searches a subspace one power of K beyond
-        scikit-learn's randomized KernelPCA for one product with K more).
-    n_oversamples : extra random vectors of the randomized solver (default 10).
     tol : relative eigenvalue cut-off. Eigenvalues λ ≤ max(tol, n·eps)·λ_max are dropped with
         their components, where eps is the machine precision of the data's dtype (2.2e-16 for
         float64, 1.2e-7 for float32; n·eps·λ_max bounds the rounding error of the computed
         eigenvalues, so smaller ones carry no variance and cannot be normalised).
     copy_X : keep a copy of the training data (default); ``False`` keeps a reference, and a later
         change to the caller's array changes ``transform``.
-    random_state : starting vector of ARPACK, random test matrix of the randomized solver.
+    random_state : None, int or numpy.random.RandomState, default None
+        Starting vector of ARPACK and random test matrix of the randomized solver. ``None``
+        draws from numpy's global RandomState (fresh entropy, as scikit-learn's
+        ``KernelPCA``: two fits may differ in the last digits), an int makes fits
+        reproducible; a :class:`numpy.random.Generator` is refused with a ``TypeError``
+        (:func:`asymkern._validation.check_random_state`). The dense solver uses no randomness.
+    iterated_power : ``'auto'`` or int ≥ 0, power steps of the randomized solver (see
+        :func:`randomized_eigh`; ``'auto'`` searches a subspace one power of K beyond
+        scikit-learn's randomized KernelPCA for one product with K more).
+    n_oversamples : extra random vectors of the randomized solver (default 10).
+    gamma : float or None, default None
+        Kernel width at estimator level (scikit-learn's meaning, κ = exp(−gamma‖x − z‖²) for
+        ``'rbf'``), resolved by :func:`asymkern.kernels.resolve_kernel`: ``None`` keeps the
+        kernel's own default; a kernel without a width, or a width also given in
+        ``kernel_params``, raises ``ValueError``. A Kernel instance is never modified.
+    fit_inverse_transform : bool, default False
+        Learn the pre-image map of :meth:`inverse_transform` (as scikit-learn's ``KernelPCA``):
+        kernel ridge regression from the training scores to the training data, with the same
+        kernel applied to the scores (Bakır, Weston & Schölkopf 2004).
+    alpha : float ≥ 0, default 1.0
+        Ridge regularisation of that pre-image map (larger = stronger).
 
     Attributes
     ----------
     eigenvalues_, eigenvectors_ : the kept eigenpairs (dtype of X: float32 stays float32).
-    n_components_ : number of components returned by ``transform`` — ``n_components``, or fewer
-        (with a ``RuntimeWarning`` that says how many) when the kernel matrix has fewer
-        eigenvalues above the cut-off (e.g. rank-2 data with a linear kernel).
-    X_fit_ : the training data (a copy unless ``copy_X=False``).
+    n_components_ : number of components returned by ``transform`` — ``n_components`` (clipped
+        to the number of samples), or fewer (with a ``RuntimeWarning`` that says how many) when
+        the kernel matrix has fewer eigenvalues above the cut-off (e.g. rank-2 data with a
+        linear kernel).
+    X_fit_ : the training data (a copy unless ``copy_X=False``); None when precomputed.
+    kernel_ : the Kernel used (None when precomputed).
+    dual_coef_, X_transformed_fit_ : the pre-image map (when ``fit_inverse_transform``).
+    n_features_in_, feature_names_in_ : scikit-learn's input bookkeeping.
     """
 
     def __init__(self, n_components=2, kernel="rbf", kernel_params=None, center=True,
                  solver="auto", tol=1e-12, copy_X=True, random_state=None,
-                 iterated_power="auto", n_oversamples=10):
+                 iterated_power="auto", n_oversamples=10, gamma=None,
+                 fit_inverse_transform=False, alpha=1.0):
         self.n_components = n_components
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -139,25 +199,73 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         self.random_state = random_state
         self.iterated_power = iterated_power
         self.n_oversamples = n_oversamples
+        self.gamma = gamma
+        self.fit_inverse_transform = fit_inverse_transform
+        self.alpha = alpha
 
-    def fit(self, X, y=None):
-        self.kernel_ = get_kernel(self.kernel, **(self.kernel_params or {}))
+    def _precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _gram(self, X):
+        """Validate the training input; return (X kept, K as float64 array, dtype)."""
+        if self._precomputed():
+            if self.gamma is not None or self.kernel_params:
+                raise ValueError("gamma and kernel_params must be None with kernel='precomputed' "
+                                 "(the kernel matrix is given)")
+            K = checked_input(self, X, reset=True, name="X (precomputed kernel matrix K)",
+                            allow_sparse=True)
+            if K.shape[0] != K.shape[1]:
+                raise ValueError(f"X (precomputed kernel matrix K) must be square (n, n) with "
+                                 f"kernel='precomputed', got shape {K.shape}")
+            dtype = K.dtype
+            K = np.array(K.toarray() if sp.issparse(K) else K, dtype=np.float64)  # ours: a copy
+            scale = float(np.max(np.abs(K))) if K.size else 0.0
+            if not np.allclose(K, K.T, rtol=0.0, atol=1e-6 * max(scale, 1e-300)):
+                raise ValueError("X (precomputed kernel matrix K) is not symmetric; KernelPCA "
+                                 "needs a symmetric kernel matrix (use KernelSVD for an "
+                                 "asymmetric one)")
+            self.kernel_ = None
+            self.X_fit_ = None
+            return None, K, dtype
+        self.kernel_ = resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
         if not self.kernel_.is_symmetric:
             raise ValueError(
                 f"kernel {self.kernel_.name!r} is asymmetric; KernelPCA needs a symmetric kernel "
                 "(use KernelSVD for asymmetric kernels)"
             )
-        tol = check_positive(self.tol, "tol", allow_zero=True)
-        X = as_data(X, "X", allow_sparse=self.kernel_.accepts_sparse)
+        X = checked_input(self, X, reset=True, allow_sparse=self.kernel_.accepts_sparse)
         n = X.shape[0]
-        r = check_n_components(self.n_components, n, what="the number of samples")
         check_memory(8 * n * n * 4, f"KernelPCA on {n} samples", "asymkern.nystrom."
                      "NystromKernelPCA", detail=f"the {n}×{n} kernel, its copy and eigh's")
+        # no copy when the kernel matrix is already float64 (it is ours)
+        K = np.asarray(KernelMatrix(self.kernel_, X).to_array(), dtype=np.float64)
+        return X, K, X.dtype
+
+    def fit(self, X, y=None):
+        """Fit on X (n, d), or on the (n, n) Gram matrix when ``kernel='precomputed'``.
+
+        ``y`` is ignored (scikit-learn's transformer signature).
+        """
+        self._fit(X)
+        return self
+
+    def _fit(self, X):
+        tol = check_positive(self.tol, "tol", allow_zero=True)
+        alpha = check_positive(self.alpha, "alpha", allow_zero=True)
         if self.solver not in ("auto", "dense", "arpack", "randomized"):
             raise ValueError("solver must be 'auto', 'dense', 'arpack' or 'randomized', got "
                              f"{self.solver!r}")
-        # no copy when the kernel matrix is already float64 (it is ours)
-        K = np.asarray(KernelMatrix(self.kernel_, X).to_array(), dtype=np.float64)
+        rng = check_random_state(self.random_state)
+        if self.fit_inverse_transform and self._precomputed():
+            raise ValueError("fit_inverse_transform=True needs the data X, not a precomputed "
+                             "kernel matrix (kernel='precomputed')")
+        X, K, dtype = self._gram(X)
+        n = K.shape[0]
+        if n == 1 and self.center:
+            raise ValueError("X has 1 sample: the centred kernel matrix of 1 sample is zero, so "
+                             "KernelPCA(center=True) needs at least 2 samples")
+        r = clip_count(self.n_components, n, "n_components", "the number of samples",
+                       owner="KernelPCA")
         # finiteness from the row sums (needed for centring anyway): no n×n boolean temporary
         with np.errstate(over="ignore", invalid="ignore"):
             row_sums = K.sum(axis=1)
@@ -167,21 +275,19 @@ class KernelPCA(TransformerMixin, BaseEstimator):
             if self.center:  # finite entries whose sums overflow: centring cannot be done
                 raise OverflowError("the row sums of the kernel matrix of X overflowed although "
                                     f"the input is finite; {hint}")
-        if self.copy_X:  # as_data may return the caller's array (or share its buffers)
-            X = X.copy()
-        self.X_fit_ = X
-        self.n_features_in_ = X.shape[1]
+        if X is not None:
+            if self.copy_X:  # as_data may return the caller's array (or share its buffers)
+                X = X.copy()
+            self.X_fit_ = X
         if self.center:
             self.row_means_ = row_sums / n
             self.grand_mean_ = float(self.row_means_.mean())
             _center_in_place(K, self.row_means_, self.grand_mean_)
         if self.solver == "randomized":
             lam, U = randomized_eigh(K, r, n_oversamples=self.n_oversamples,
-                                     iterated_power=self.iterated_power,
-                                     random_state=(0 if self.random_state is None
-                                                   else self.random_state))
+                                     iterated_power=self.iterated_power, random_state=rng)
         elif self.solver == "arpack" or (self.solver == "auto" and n > 1000 and r < n // 10):
-            rng = np.random.default_rng(0 if self.random_state is None else self.random_state)
+            # scikit-learn's _init_arpack_v0: v0 ~ U(-1, 1) from check_random_state(random_state)
             lam, U = eigsh(K, k=r, which="LA", v0=rng.uniform(-1, 1, n))
         else:
             lam, U = sla.eigh(K, subset_by_index=(n - r, n - 1))
@@ -189,7 +295,7 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         lam, U = lam[order], U[:, order]
         # rounding in the kernel values (computed in X's dtype) perturbs the eigenvalues by up
         # to ~n·eps(dtype)·λ_max: anything below that is noise, whatever tol says
-        cut = max(tol, n * float(np.finfo(X.dtype).eps))
+        cut = max(tol, n * float(np.finfo(dtype).eps))
         keep = lam > cut * max(lam[0], 0) if lam[0] > 0 else np.zeros(r, bool)
         lam, U = lam[keep], U[:, keep]
         if lam.size < r:
@@ -199,21 +305,46 @@ class KernelPCA(TransformerMixin, BaseEstimator):
                 f"{cut:.2g}·λ_max (the others are numerically zero); returning {lam.size} "
                 "components",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         U, _ = flip_signs(U, U)
         self.n_components_ = int(lam.size)
-        self.eigenvalues_ = lam.astype(X.dtype)
-        self.eigenvectors_ = U.astype(X.dtype)
-        return self
+        self.eigenvalues_ = lam.astype(dtype)
+        self.eigenvectors_ = U.astype(dtype)
+        if self.fit_inverse_transform:
+            self._fit_inverse(alpha)
+
+    def _fit_inverse(self, alpha: float) -> None:
+        """Kernel ridge from the training scores to X: (K_s + alpha I) A = X (the pre-image map
+        of scikit-learn's ``KernelPCA``)."""
+        scores = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
+        Ks = np.array(self.kernel_(scores, scores), dtype=np.float64)
+        Ks.flat[:: Ks.shape[0] + 1] += alpha
+        Xf = self.X_fit_.toarray() if sp.issparse(self.X_fit_) else self.X_fit_
+        Xf = np.asarray(Xf, dtype=np.float64)  # the regression target (pre-images are dense)
+        try:
+            dual = sla.solve(Ks, Xf, assume_a="pos")
+        except (sla.LinAlgError, ValueError):  # singular with alpha=0: least squares
+            dual = sla.lstsq(Ks, Xf)[0]
+        self.dual_coef_ = dual.astype(self.X_fit_.dtype)
+        self.X_transformed_fit_ = scores
+
+    def _kernel_rows(self, X) -> np.ndarray:
+        if self._precomputed():
+            K = checked_input(self, X, reset=False, name="X (precomputed kernel rows K_test)",
+                            allow_sparse=True)
+            return K.toarray() if sp.issparse(K) else K
+        X = checked_input(self, X, reset=False, allow_sparse=self.kernel_.accepts_sparse)
+        return KernelMatrix(self.kernel_, X, self.X_fit_).to_array()
 
     def transform(self, X):
+        """Scores [k̃(x, x_i)]_i U Λ^{-1/2} of new samples (U Λ^{1/2} on the training set).
+
+        With ``kernel='precomputed'``, X is the (n_test, n_train) matrix of kernel values
+        against the training samples.
+        """
         check_is_fitted(self, "eigenvalues_")
-        X = as_data(X, "X", allow_sparse=self.kernel_.accepts_sparse)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but KernelPCA is expecting "
-                f"{self.n_features_in_} features as input")
-        K = KernelMatrix(self.kernel_, X, self.X_fit_).to_array()
+        K = self._kernel_rows(X)
         if self.center:
             K = K - K.mean(axis=1, keepdims=True)
             K -= self.row_means_.astype(K.dtype)[None, :]
@@ -223,11 +354,48 @@ class KernelPCA(TransformerMixin, BaseEstimator):
                                    "rescale X like the training data")
 
     def fit_transform(self, X, y=None):
-        self.fit(X)
+        """Fit and return the training scores U Λ^{1/2}."""
+        self._fit(X)
         return self.eigenvectors_ * np.sqrt(self.eigenvalues_)
+
+    def inverse_transform(self, X):
+        """Approximate pre-images of scores: [k(s, s_i)]_i · dual_coef_ (kernel ridge map from
+        the training scores s_i to the training samples, learnt when
+        ``fit_inverse_transform=True``; the kernel is applied to the scores).
+
+        Parameters
+        ----------
+        X : (n_samples, n_components_) array of scores (as returned by ``transform``).
+
+        Returns
+        -------
+        (n_samples, n_features_in_) array.
+
+        Raises
+        ------
+        NotFittedError
+            When not fitted, or fitted with ``fit_inverse_transform=False``.
+        """
+        check_is_fitted(self, "eigenvalues_")
+        if not hasattr(self, "dual_coef_"):
+            raise NotFittedError(
+                "KernelPCA.inverse_transform needs fit_inverse_transform=True when fitting "
+                "(the pre-image map is learnt in fit); refit with fit_inverse_transform=True"
+            )
+        S = as_data(X, "X (scores)")
+        if S.shape[1] != self.n_components_:
+            raise ValueError(f"X (scores) has {S.shape[1]} columns; expected n_components_="
+                             f"{self.n_components_}")
+        K = self.kernel_(S, self.X_transformed_fit_.astype(S.dtype, copy=False))
+        return np.asarray(K @ self.dual_coef_.astype(K.dtype, copy=False))
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self._precomputed()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

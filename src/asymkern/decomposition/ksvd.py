@@ -15,15 +15,16 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.metrics.pairwise import euclidean_distances
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._dask import any_dask
-from .._validation import as_data, check_n_components
+from .._validation import as_data, check_random_state, clip_count
 from ..config import check_memory
-from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
+from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel, resolve_kernel
 from ..linalg.svd import SOLVERS, top_svd
+from .kpca import checked_input
 
 #: Multiple of the median distance used by ``bandwidth='auto'`` (measured on the citation and
 #: Amazon graphs, docs/results/embed_defaults.md).
@@ -78,13 +79,61 @@ def _resolve_bandwidth(params: dict, X, Z) -> tuple[dict, float | None]:
     return {**params, "bandwidth": value}, value
 
 
-class KernelSVD(TransformerMixin, BaseEstimator):
+def build_kernel(est):
+    """The kernel of a KernelSVD ``est`` and whether its bandwidth is chosen from the data.
+
+    ``kernel_params={'bandwidth': 'auto'|'median'}`` builds the kernel with a placeholder
+    bandwidth (the value needs both training sets, :func:`_resolve_bandwidth`); the
+    estimator-level ``gamma`` goes through :func:`~asymkern.kernels.resolve_kernel` (never
+    modifying a Kernel instance). ``gamma`` together with a bandwidth in ``kernel_params`` sets
+    the width twice: ``ValueError``.
+    """
+    params = dict(est.kernel_params or {})
+    bw = params.get("bandwidth")
+    if est.gamma is not None and bw is not None:
+        raise ValueError(
+            f"gamma={est.gamma!r} is given both as an estimator parameter and as "
+            f"kernel_params['bandwidth']={bw!r}; set the kernel width once (gamma=None with "
+            "kernel_params={'bandwidth': 'auto'} chooses it from the data)"
+        )
+    auto_bw = isinstance(bw, str)
+    if auto_bw:  # placeholder; the real value needs the two validated sets
+        params["bandwidth"] = 1.0
+    return resolve_kernel(est.kernel, params, gamma=est.gamma), auto_bw
+
+
+def _check_weights(weights, n: int, name: str, what: str) -> np.ndarray | None:
+    """``sample_weight``-style weights as a float64 (n,) array ≥ 0 with a positive sum."""
+    if weights is None:
+        return None
+    if np.isscalar(weights) and not isinstance(weights, (str, bytes)):
+        w = np.full(n, float(weights))
+    else:
+        try:
+            w = np.array(weights, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric, one weight per {what}: {exc}") from exc
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array with one weight per {what} (shape "
+                         f"({n},)), got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite weights")
+    if np.any(w < 0):
+        raise ValueError(f"{name} has negative values; expected weights >= 0")
+    if not np.any(w > 0):
+        raise ValueError(f"{name} is all zero; at least one weight must be non-zero")
+    return w
+
+
+class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel SVD (KSVD) with an asymmetric kernel between two sets (paper 000).
 
     Parameters
     ----------
-    n_components : int
-        Number r of singular triplets.
+    n_components : int, default 2
+        Number r of singular triplets; more than min(n, m) is clipped to it with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (the value used is
+        ``n_components_``).
     kernel : str, Kernel or callable, default 'rbf'
         Kernel name (see ``asymkern.kernels.KERNELS``), a ``Kernel``, a callable
         ``f(X, Z) -> (n, m)``, or ``'precomputed'`` (``fit(G)`` with G the n×m kernel matrix).
@@ -108,7 +157,19 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         Options of the asymmetric Nyström solver (landmark counts, selectors, tolerance).
     working_memory : float, optional
         MiB per kernel block (default: ``asymkern.get_config()``).
-    random_state : int, RandomState or None
+    random_state : None, int or numpy.random.RandomState, default None
+        Randomness of the arpack/randomized/Nyström solvers and of compat 'random' (a2).
+        ``None`` draws from numpy's global RandomState (fresh entropy, never a fixed seed); an
+        int makes fits reproducible; a :class:`numpy.random.Generator` is refused with a
+        ``TypeError`` (:func:`asymkern._validation.check_random_state`, the library's one
+        policy). The dense solver and compat 'pca'/'pinv' use no randomness.
+    gamma : float or None, default None
+        Kernel width at estimator level (scikit-learn's meaning: κ = exp(−gamma‖x − z‖²) for
+        'rbf' and 'sne'; the papers' bandwidth σ is gamma = 1/σ²), resolved by
+        :func:`asymkern.kernels.resolve_kernel`. ``None`` keeps the kernel's own default (or
+        ``kernel_params``). Refused (``ValueError``) for a kernel without a width, with
+        ``'precomputed'``, and together with ``kernel_params['bandwidth']`` (including
+        ``'auto'``/``'median'``): the width is set once. A Kernel instance is never modified.
 
     Attributes
     ----------
@@ -118,13 +179,52 @@ class KernelSVD(TransformerMixin, BaseEstimator):
     bandwidth_ : float or None, the bandwidth chosen by ``'auto'``/``'median'`` (else None).
     n_informative_ : int, how many singular values exceed the numerical noise level (see Notes).
     X_fit_, Z_fit_ : the two training sets as the kernel sees them (after compat).
-    row_means_, col_means_, grand_mean_ : centring statistics of G (when ``center``).
+    row_means_, col_means_, grand_mean_ : centring statistics of G (when ``center``; weighted
+        means when fitted with sample weights).
+    n_components_ : int, number of singular triplets computed (``n_components`` clipped).
+    n_features_in_, feature_names_in_ : scikit-learn's bookkeeping of X (the row set).
+    sample_weight_, sample_weight_Z_ : the weights of the fit (None when unweighted).
 
     Notes
     -----
-    ``fit(X, Z=Z)`` takes the second set as a keyword (positionally the second argument is ``y``,
-    as scikit-learn requires; a 2-D ``y`` is refused with a pointer to ``Z=``). Singular values are
-    those of G itself (the paper's 1/√(nm) scaling only rescales them).
+    **Why the second set is ``Z=`` and not ``y``.** The two sets of KSVD are *unpaired*: X has
+    n rows and Z has m rows, in general n ≠ m, and no row of X belongs to a row of Z. In
+    scikit-learn ``y`` is paired with X sample by sample: cross-validation, ``Pipeline`` and
+    ``GridSearchCV`` split ``y`` with the rows of X, which would tear Z apart. So ``fit(X,
+    y=None, *, Z=None)`` takes the second set as a keyword-only argument; ``y`` is ignored (a
+    2-D ``y`` is refused with a pointer to ``Z=``) and a third positional argument is accepted
+    as Z for one release with a ``FutureWarning``. Singular values are those of G itself (the
+    paper's 1/√(nm) scaling only rescales them).
+
+    **Sample weights.** The CCE (paper 000, Def. 2.1, eq. 1) couples the empirical covariance
+    operators Σ_φ = Σ_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j ψ(z_j)ψ(z_j)* (up to the factors 1/n,
+    1/m, which only rescale the singular values): Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ. Weighting
+    the sample x_i by w_i and z_j by w^z_j — counting it w_i times — gives
+    Σ_φ = Σ_i w_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j w^z_j ψ(z_j)ψ(z_j)*, and the dual derivation of
+    Prop. 2.4–2.5 with Φ → W^{1/2}Φ, Ψ → W_z^{1/2}Ψ turns G V = U Σ, Gᵀ U = V Σ into the SVD
+    of G_w = W^{1/2} G̃ W_z^{1/2} (W = diag(w), W_z = diag(w^z), G̃ = G centred with the weighted
+    means when ``center``). For integer weights this is exactly KSVD on the set in which x_i is
+    repeated w_i times (and z_j w^z_j times): the same singular values and right vectors, and
+    the left vector of every copy of x_i is u_i/√w_i (a weight 0 removes the row).
+    ``left_singular_vectors_``/``right_singular_vectors_`` are the orthonormal singular
+    vectors of G_w; scores are e(x) = [κ̃(x, z_j)]_j W_z^{1/2} V and e(z) = [κ̃(x_i, z)]_iᵀ
+    W^{1/2} U — the scores of the repeated-rows fit. ``sample_weight`` weights the rows of G
+    (the samples X; in ``fit(A)`` the rows of A; with ``'precomputed'`` the rows of G),
+    ``sample_weight_Z`` its columns (the set Z; the columns of A or G). For the row-normalised
+    kernels ('sne', 't': κ(x, z) = k(x, z)/Σ_{r∈Z} k(x, r)) the normaliser becomes the weighted
+    Σ_r w^z_r k(x, r), as repeating the z_r would make it. In the data-matrix mode
+    ``fit(A)`` the weights act on G with the two sets fixed; repeating a row of A instead would
+    also lengthen every column z_j, so there the weights are not equivalent to repetition.
+    Weighted fits form G (dense, within ``asymkern.get_config()``'s memory limit) and do not
+    support ``solver='nystrom'`` or dask input.
+
+    **Inverse transform.** KernelSVD has no ``inverse_transform``: the scores are projections
+    onto the span of the kernel sections κ(·, z_j) — an asymmetric feature map with no
+    reconstruction of x, and a pre-image map (KernelPCA's kernel ridge from scores to X) would
+    need a symmetric kernel on the scores and has no counterpart in paper 000.
+
+    ``set_output(transform='pandas')`` applies to ``transform``/``fit_transform`` (left
+    scores, columns ``kernelsvd0``, …); ``transform_right`` returns arrays.
 
     ``fit`` warns (``UserWarning``) when some σ_k fall below the noise level
     tol = max(n, m) · eps(dtype of G) · scale (the rank tolerance of ``numpy.linalg.matrix_rank``),
@@ -146,6 +246,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         nystrom_params: dict | None = None,
         working_memory: float | None = None,
         random_state=None,
+        gamma: float | None = None,
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -158,6 +259,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         self.nystrom_params = nystrom_params
         self.working_memory = working_memory
         self.random_state = random_state
+        self.gamma = gamma
 
     # ------------------------------------------------------------------------------ fitting
     def _precomputed(self) -> bool:
@@ -176,6 +278,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             self.n_components, numbers.Integral
         ):
             raise TypeError(f"n_components must be a positive integer, got {self.n_components!r}")
+        check_random_state(self.random_state)  # the policy (Generator refused), value passed on
 
     def _solver_options(self) -> dict:
         if self.solver == "randomized":
@@ -184,49 +287,92 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             return dict(self.nystrom_params or {})
         return {}
 
-    def fit(self, X, y=None, Z=None):
+    def fit(self, X, y=None, *args, Z=None, sample_weight=None, sample_weight_Z=None):
         """Fit on two sets (``fit(X, Z=Z)``), one data matrix (``fit(A)``: rows vs columns) or a
-        precomputed kernel matrix (``kernel='precomputed'``: ``fit(G)``)."""
-        self._fit(X, y, Z)
+        precomputed kernel matrix (``kernel='precomputed'``: ``fit(G)``).
+
+        Parameters
+        ----------
+        X : (n, d) array or sparse matrix, the row set (or A, or G).
+        y : ignored (scikit-learn's signature; Z is not y, see the class Notes).
+        Z : (m, d) array or sparse matrix, keyword-only, the unpaired column set.
+        sample_weight : (n,) array of weights ≥ 0 of the rows of G, optional.
+        sample_weight_Z : (m,) array of weights ≥ 0 of the columns of G, optional.
+
+        Returns
+        -------
+        self
+        """
+        Z = self._positional_z(args, Z, "fit")
+        self._fit(X, y, Z, sample_weight, sample_weight_Z)
         return self
 
-    def fit_transform(self, X, y=None, Z=None):
-        """Fit and return the left scores U Σ of the training rows."""
-        self._fit(X, y, Z)
-        return self.left_singular_vectors_ * self.singular_values_
+    def fit_transform(self, X, y=None, *args, Z=None, sample_weight=None,
+                      sample_weight_Z=None):
+        """Fit (as :meth:`fit`) and return the left scores of the training rows (U Σ)."""
+        Z = self._positional_z(args, Z, "fit_transform")
+        self._fit(X, y, Z, sample_weight, sample_weight_Z)
+        return self.embeddings()[0]
 
-    def _fit(self, X, y, Z):
+    @staticmethod
+    def _positional_z(args: tuple, Z, where: str):
+        """A third positional argument of fit is Z (the pre-issue-15 signature), deprecated."""
+        if not args:
+            return Z
+        if len(args) > 1 or Z is not None:
+            raise TypeError(f"KernelSVD.{where}() takes X and y positionally; pass the second "
+                            f"set as the keyword Z=")
+        warnings.warn(
+            f"KernelSVD.{where}(X, y, Z): passing Z positionally is deprecated since 0.2 and will "
+            f"be an error in 0.3; use KernelSVD.{where}(X, Z=Z)",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return args[0]
+
+    def _fit(self, X, y, Z, sample_weight=None, sample_weight_Z=None):
         self._check_params()
         if y is not None and Z is None and len(getattr(y, "shape", ())) == 2:
             raise TypeError(
                 "the second set must be passed by keyword: fit(X, Z=Z) (the second positional "
                 "argument is y, which KernelSVD ignores)"
             )
+        weighted = sample_weight is not None or sample_weight_Z is not None
+        if weighted and self.solver == "nystrom":
+            raise ValueError("sample_weight/sample_weight_Z are not supported with "
+                             "solver='nystrom'; use solver='dense', 'arpack' or 'randomized'")
         self.kernel_ = None
         self.compat_ = None
         self.bandwidth_ = None
         self.dask_fit_ = False
+        self.sample_weight_ = self.sample_weight_Z_ = None
+        self.z_feature_names_in_ = None
+        for attr in ("nystrom_", "row_landmarks_", "col_landmarks_", "feature_names_in_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
         if any_dask(X, Z):  # Dask executor (asymkern._dask)
+            if weighted:
+                raise NotImplementedError("sample_weight/sample_weight_Z with dask input are not "
+                                          "available; pass in-memory arrays")
             from .._dask.estimator import fit_dask
 
             return fit_dask(self, X, Z)
         if self._precomputed():
             if Z is not None:
                 raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
-            G = as_data(X, "X (precomputed kernel matrix G)", allow_sparse=True)
+            if self.gamma is not None:
+                raise ValueError(f"gamma={self.gamma!r} cannot be used with kernel='precomputed' "
+                                 "(the kernel matrix is given); leave gamma=None")
+            G = checked_input(self, X, reset=True, name="X (precomputed kernel matrix G)",
+                              allow_sparse=True)
             self.n_features_in_ = G.shape[1]
-            op = G
             self.X_fit_ = self.Z_fit_ = None
-            self._fit_matrix(op, G.shape)
+            self._fit_matrix(G, G.shape, sample_weight, sample_weight_Z)
             return
-        params = dict(self.kernel_params or {})
-        auto_bw = isinstance(params.get("bandwidth"), str)
-        if auto_bw:  # build the kernel with a placeholder; the real value needs Xv and Zv
-            params["bandwidth"] = 1.0
-        self.kernel_ = get_kernel(self.kernel, **params)
+        self.kernel_, auto_bw = build_kernel(self)
         sparse_ok = self.kernel_.accepts_sparse
         if Z is not None:
-            Xv = as_data(X, "X", allow_sparse=sparse_ok)
+            Xv = checked_input(self, X, reset=True, allow_sparse=sparse_ok)
             Zv = as_data(Z, "Z", allow_sparse=sparse_ok)
             if self.kernel_.checks_features and Xv.shape[1] != Zv.shape[1]:
                 raise ValueError(
@@ -236,8 +382,9 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                 )
             self.z_features_in_ = Zv.shape[1]
             self.n_features_in_ = Xv.shape[1]
+            self.z_feature_names_in_ = _get_feature_names(Z)
         else:
-            A = as_data(X, "X", allow_sparse=True)
+            A = checked_input(self, X, reset=True, allow_sparse=True)
             N, M = A.shape
             self.z_features_in_ = N
             self.n_features_in_ = M
@@ -265,13 +412,19 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         G = KernelMatrix(
             self.kernel_, Xv, Zv, center=False, working_memory=self.working_memory
         )
-        self._fit_matrix(G, G.shape)
+        self._fit_matrix(G, G.shape, sample_weight, sample_weight_Z)
 
-    def _fit_matrix(self, G, shape):
+    def _fit_matrix(self, G, shape, sample_weight=None, sample_weight_Z=None):
         n, m = shape
-        r = check_n_components(
-            self.n_components, min(n, m), what=f"min(n, m) of the {n}x{m} kernel matrix"
-        )
+        r = clip_count(self.n_components, min(n, m), "n_components",
+                       f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
+        w = _check_weights(sample_weight, n, "sample_weight", "row of X (row of G)")
+        wz = _check_weights(sample_weight_Z, m, "sample_weight_Z", "row of Z (column of G)")
+        self._train_scores = None
+        self._z_norm = None
+        if w is not None or wz is not None:
+            self._fit_weighted(G, n, m, r, w, wz)
+            return
         if self.center:
             if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
                 G.center = True
@@ -290,7 +443,11 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                 G += G.dtype.type(self.grand_mean_)
         res = top_svd(G, r, solver=self.solver, random_state=self.random_state,
                       **self._solver_options())
+        self._store(res, G, n, m)
+
+    def _store(self, res, G, n: int, m: int) -> None:
         self.singular_values_ = res.s
+        self.n_components_ = int(res.s.shape[0])
         self._check_noise_level(G, res.s, n, m)
         self.left_singular_vectors_ = res.U
         self.right_singular_vectors_ = res.V
@@ -300,6 +457,56 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             self.nystrom_ = res.info["nystrom"]
             self.row_landmarks_ = getattr(self.nystrom_, "row_landmarks", None)
             self.col_landmarks_ = getattr(self.nystrom_, "col_landmarks", None)
+
+    def _fit_weighted(self, G, n: int, m: int, r: int, w, wz) -> None:
+        """SVD of G_w = W^{1/2} G̃ W_z^{1/2} (weighted CCE, see the class Notes)."""
+        w = np.ones(n) if w is None else w
+        wz = np.ones(m) if wz is None else wz
+        if isinstance(G, KernelMatrix):
+            G = G.to_array()  # guarded by the memory limit
+        else:
+            check_memory(8 * n * m * 2, "KernelSVD with sample weights (the weighted kernel "
+                         "matrix)", "no sample weights")
+            G = G.toarray() if sp.issparse(G) else np.array(G)
+        G = np.asarray(G)
+        dt = G.dtype
+        self._z_norm = None
+        if self.kernel_ is not None and self.kernel_.row_normalized and not np.all(wz == 1):
+            # κ(x, z) = k(x, z) / Σ_{r∈Z} k(x, r): repeating z_r w^z_r times weights the
+            # normaliser too, Σ_r w^z_r k(x, r) = (Σ_r k(x, r)) · (G w^z)_x
+            self._z_norm = (G @ wz.astype(dt)).astype(np.float64)
+            G = G / self._z_norm[:, None].astype(dt)
+        if self.center:  # weighted means: the centring of the repeated-rows fit
+            sw, swz = w.sum(), wz.sum()
+            self.row_means_ = (G @ wz.astype(dt)).astype(np.float64) / swz
+            self.col_means_ = (w.astype(dt) @ G).astype(np.float64) / sw
+            self.grand_mean_ = float(w @ self.row_means_ / sw)
+            G = G - self.row_means_[:, None].astype(dt)
+            G -= self.col_means_[None, :].astype(dt)
+            G += dt.type(self.grand_mean_)
+        rw = np.sqrt(w).astype(dt)
+        rwz = np.sqrt(wz).astype(dt)
+        Gw = (G * rw[:, None]) * rwz[None, :]
+        res = top_svd(Gw, r, solver=self.solver, random_state=self.random_state,
+                      **self._solver_options())
+        self._store(res, Gw, n, m)
+        self.sample_weight_, self.sample_weight_Z_ = w, wz
+        # training scores, as transform/transform_right give them (a weight 0 row included)
+        self._train_scores = (G @ self._right_map(), G.T @ self._left_map())
+
+    def _right_map(self) -> np.ndarray:
+        """V, or W_z^{1/2} V after a weighted fit: left scores are κ̃(x, Z) @ this."""
+        V = self.right_singular_vectors_
+        if getattr(self, "sample_weight_Z_", None) is None:
+            return V
+        return V * np.sqrt(self.sample_weight_Z_).astype(V.dtype)[:, None]
+
+    def _left_map(self) -> np.ndarray:
+        """U, or W^{1/2} U after a weighted fit: right scores are κ̃(X, z)ᵀ @ this."""
+        U = self.left_singular_vectors_
+        if getattr(self, "sample_weight_", None) is None:
+            return U
+        return U * np.sqrt(self.sample_weight_).astype(U.dtype)[:, None]
 
     def _check_noise_level(self, G, s, n: int, m: int) -> None:
         """Set ``n_informative_`` and warn when trailing σ_k are at the rounding-noise level."""
@@ -322,6 +529,8 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                     setting = f"bandwidth={self.bandwidth_:.4g} (from {kp.get('bandwidth')!r})"
                 elif kp.get("bandwidth") is not None:
                     setting = f"bandwidth={kp['bandwidth']!r}"
+                elif self.gamma is not None:
+                    setting = f"gamma={self.gamma!r}"
                 elif kp.get("gamma") is not None:
                     setting = f"gamma={kp['gamma']!r}"
                 else:
@@ -341,7 +550,11 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         """Centre new kernel rows [κ(x, z_j)]_j (paper 000 §2 centring of φ and ψ)."""
         if not self.center:
             return K
-        K = K - K.mean(axis=1, keepdims=True)
+        wz = getattr(self, "sample_weight_Z_", None)
+        if wz is None:
+            K = K - K.mean(axis=1, keepdims=True)
+        else:
+            K = K - (K @ wz.astype(K.dtype))[:, None] / K.dtype.type(wz.sum())
         K -= self.col_means_.astype(K.dtype)[None, :]
         K += K.dtype.type(self.grand_mean_)
         return K
@@ -350,7 +563,11 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         """Centre new kernel columns given as rows [κ(x_i, z)]_i (shape (m_new, n))."""
         if not self.center:
             return K
-        K = K - K.mean(axis=1, keepdims=True)
+        w = getattr(self, "sample_weight_", None)
+        if w is None:
+            K = K - K.mean(axis=1, keepdims=True)
+        else:
+            K = K - (K @ w.astype(K.dtype))[:, None] / K.dtype.type(w.sum())
         K -= self.row_means_.astype(K.dtype)[None, :]
         K += K.dtype.type(self.grand_mean_)
         return K
@@ -363,29 +580,35 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "singular_values_")
         if self._precomputed():
-            K = as_data(X, "X (precomputed kernel rows)", allow_sparse=True)
-            if K.shape[1] != self.n_cols_:
-                raise ValueError(
-                    f"precomputed X has {K.shape[1]} columns; expected {self.n_cols_} "
-                    "(kernel values against every training z)"
-                )
+            K = checked_input(self, X, reset=False, name="X (precomputed kernel rows)",
+                              allow_sparse=True)
             K = K.toarray() if sp.issparse(K) else K
             return K if subset is None else K[:, subset]
-        Xn = as_data(X, "X", allow_sparse=True)
-        if Xn.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {Xn.shape[1]} features, but KernelSVD is expecting {self.n_features_in_} "
-                "features as input"
-            )
+        Xn = checked_input(self, X, reset=False, allow_sparse=True)
         if self.compat_ is not None:
             Xn = self.compat_.transform_x(Xn)
         if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
             Xn = Xn.toarray()
         Zs = self.Z_fit_ if subset is None else self.Z_fit_[subset]
-        return KernelMatrix(
+        K = KernelMatrix(
             self.kernel_, Xn, Zs, reference=self.Z_fit_,
             working_memory=self.working_memory,
         ).to_array()
+        if getattr(self, "_z_norm", None) is not None:  # weighted normaliser (sample_weight_Z)
+            K = K / (K @ self.sample_weight_Z_.astype(K.dtype))[:, None]
+        return K
+
+    def _check_z_names(self, Z) -> None:
+        """The column names of a DataFrame Z must be those seen in ``fit(X, Z=Z)``."""
+        fitted = getattr(self, "z_feature_names_in_", None)
+        names = _get_feature_names(Z)
+        if fitted is None or names is None:
+            return
+        if len(names) != len(fitted) or np.any(names != fitted):
+            raise ValueError(
+                "The feature names of Z should match those that were passed during fit "
+                f"(fit: {list(fitted)[:5]}..., now: {list(names)[:5]}...)"
+            )
 
     def kernel_cols(self, Z, subset=None):
         """[κ(x_i, z)]_i for new z (rows), shape (m_new, n), before centring.
@@ -406,6 +629,7 @@ class KernelSVD(TransformerMixin, BaseEstimator):
         expected = self.z_features_in_
         if Zn.shape[1] != expected:
             raise ValueError(f"Z has {Zn.shape[1]} features; expected {expected}")
+        self._check_z_names(Z)
         if self.compat_ is not None:
             Zn = self.compat_.transform_z(Zn)
         if sp.issparse(Zn) and not self.kernel_.accepts_sparse:
@@ -415,6 +639,8 @@ class KernelSVD(TransformerMixin, BaseEstimator):
             self.kernel_, Xs, Zn, reference=self.Z_fit_,
             working_memory=self.working_memory,
         ).to_array()
+        if getattr(self, "_z_norm", None) is not None:  # weighted normaliser (sample_weight_Z)
+            K = K / self._z_norm[:, None].astype(K.dtype)
         return np.ascontiguousarray(K.T)
 
     def _nystrom_fit(self) -> bool:
@@ -425,7 +651,8 @@ class KernelSVD(TransformerMixin, BaseEstimator):
 
         After ``solver='nystrom'`` the scores are λ̃ · u(x) with u(x) the out-of-sample
         extension of eq. 8 of paper 000 (kernel values against the column landmarks only); on
-        a training row they equal the rows of UΣ.
+        a training row they equal the rows of UΣ. After a weighted fit V is replaced by
+        W_z^{1/2} V (class Notes).
         """
         if any_dask(X) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
@@ -439,13 +666,14 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                 K = self.kernel_rows(X, subset=J)
             return self.nystrom_.extend_rows(K) * self.singular_values_
         K = self._center_rows(self.kernel_rows(X))
-        return K @ self.right_singular_vectors_.astype(K.dtype, copy=False)
+        return K @ self._right_map().astype(K.dtype, copy=False)
 
     def transform_right(self, Z):
         """Right projection scores e(z) = [κ̃(x_i, z)]_iᵀ U (= VΣ on training columns).
 
         New z are rows: for ``fit(X, Z=Z)`` rows with Z's features; for ``fit(A)`` new columns of
         A given as rows (length N); for ``'precomputed'`` an (m_new, n) array of κ(x_i, z).
+        After a weighted fit U is replaced by W^{1/2} U (class Notes).
         """
         if any_dask(Z) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
@@ -459,17 +687,25 @@ class KernelSVD(TransformerMixin, BaseEstimator):
                 K = self.kernel_cols(Z, subset=I)
             return self.nystrom_.extend_cols(K) * self.singular_values_
         K = self._center_cols(self.kernel_cols(Z))
-        return K @ self.left_singular_vectors_.astype(K.dtype, copy=False)
+        return K @ self._left_map().astype(K.dtype, copy=False)
 
     def embeddings(self) -> tuple[np.ndarray, np.ndarray]:
-        """Training embeddings (U Σ, V Σ) of rows and columns."""
+        """Training embeddings (U Σ, V Σ) of rows and columns (after a weighted fit: the
+        scores ``transform``/``transform_right`` give the training rows and columns)."""
         check_is_fitted(self, "singular_values_")
+        if getattr(self, "_train_scores", None) is not None:
+            return self._train_scores
         s = self.singular_values_
         return self.left_singular_vectors_ * s, self.right_singular_vectors_ * s
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        if self._precomputed():
-            tags.input_tags.pairwise = True
+        # no pairwise tag with 'precomputed': G is n×m (rows X, columns the unpaired Z), so
+        # cross-validation must split its rows only, not rows and columns as for a square
+        # pairwise kernel matrix
         return tags
