@@ -102,8 +102,9 @@ def check_input(estimator, X, *, reset: bool, name: str = "X", **as_data_kwargs)
     """
     from sklearn.utils.validation import validate_data
 
+    converted = as_data(X, name, **as_data_kwargs)  # its errors first ("Reshape your data")
     validate_data(estimator, X, reset=reset, skip_check_array=True)
-    return as_data(X, name, **as_data_kwargs)
+    return converted
 
 
 def check_n_components(n_components, limit: int, name: str = "n_components", what: str = ""):

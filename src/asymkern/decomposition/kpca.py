@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import (
     as_data,
     check_finite_output,
+    check_input,
     check_positive,
     check_random_state,
     clip_count,
@@ -32,21 +33,6 @@ from .._validation import (
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..linalg.svd import flip_signs
-
-
-def checked_input(estimator, X, *, reset: bool, name: str = "X", **kwargs):
-    """:func:`asymkern._validation.check_input` with the conversion first.
-
-    :func:`~asymkern._validation.as_data` runs before scikit-learn's bookkeeping
-    (``validate_data``: ``n_features_in_``, ``feature_names_in_``), so a 1-D X gets the
-    "Reshape your data" error and NaN/inf the finiteness error (naming ``name``) rather than
-    a feature-count error; the bookkeeping still sees the caller's object (DataFrame names).
-    """
-    from sklearn.utils.validation import validate_data
-
-    out = as_data(X, name, **kwargs)
-    validate_data(estimator, X, reset=reset, skip_check_array=True)
-    return out
 
 
 def _center_in_place(K: np.ndarray, row_means: np.ndarray, grand_mean: float,
@@ -212,7 +198,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if self.gamma is not None or self.kernel_params:
                 raise ValueError("gamma and kernel_params must be None with kernel='precomputed' "
                                  "(the kernel matrix is given)")
-            K = checked_input(self, X, reset=True, name="X (precomputed kernel matrix K)",
+            K = check_input(self, X, reset=True, name="X (precomputed kernel matrix K)",
                             allow_sparse=True)
             if K.shape[0] != K.shape[1]:
                 raise ValueError(f"X (precomputed kernel matrix K) must be square (n, n) with "
@@ -233,7 +219,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 f"kernel {self.kernel_.name!r} is asymmetric; KernelPCA needs a symmetric kernel "
                 "(use KernelSVD for asymmetric kernels)"
             )
-        X = checked_input(self, X, reset=True, allow_sparse=self.kernel_.accepts_sparse)
+        X = check_input(self, X, reset=True, allow_sparse=self.kernel_.accepts_sparse)
         n = X.shape[0]
         check_memory(8 * n * n * 4, f"KernelPCA on {n} samples", "asymkern.nystrom."
                      "NystromKernelPCA", detail=f"the {n}×{n} kernel, its copy and eigh's")
@@ -331,10 +317,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _kernel_rows(self, X) -> np.ndarray:
         if self._precomputed():
-            K = checked_input(self, X, reset=False, name="X (precomputed kernel rows K_test)",
+            K = check_input(self, X, reset=False, name="X (precomputed kernel rows K_test)",
                             allow_sparse=True)
             return K.toarray() if sp.issparse(K) else K
-        X = checked_input(self, X, reset=False, allow_sparse=self.kernel_.accepts_sparse)
+        X = check_input(self, X, reset=False, allow_sparse=self.kernel_.accepts_sparse)
         return KernelMatrix(self.kernel_, X, self.X_fit_).to_array()
 
     def transform(self, X):

@@ -20,11 +20,10 @@ from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._dask import any_dask
-from .._validation import as_data, check_random_state, clip_count
+from .._validation import as_data, check_input, check_random_state, clip_count
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel, resolve_kernel
 from ..linalg.svd import SOLVERS, top_svd
-from .kpca import checked_input
 
 #: Multiple of the median distance used by ``bandwidth='auto'`` (measured on the citation and
 #: Amazon graphs, docs/results/embed_defaults.md).
@@ -363,7 +362,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if self.gamma is not None:
                 raise ValueError(f"gamma={self.gamma!r} cannot be used with kernel='precomputed' "
                                  "(the kernel matrix is given); leave gamma=None")
-            G = checked_input(self, X, reset=True, name="X (precomputed kernel matrix G)",
+            G = check_input(self, X, reset=True, name="X (precomputed kernel matrix G)",
                               allow_sparse=True)
             self.n_features_in_ = G.shape[1]
             self.X_fit_ = self.Z_fit_ = None
@@ -372,7 +371,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.kernel_, auto_bw = build_kernel(self)
         sparse_ok = self.kernel_.accepts_sparse
         if Z is not None:
-            Xv = checked_input(self, X, reset=True, allow_sparse=sparse_ok)
+            Xv = check_input(self, X, reset=True, allow_sparse=sparse_ok)
             Zv = as_data(Z, "Z", allow_sparse=sparse_ok)
             if self.kernel_.checks_features and Xv.shape[1] != Zv.shape[1]:
                 raise ValueError(
@@ -384,7 +383,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self.n_features_in_ = Xv.shape[1]
             self.z_feature_names_in_ = _get_feature_names(Z)
         else:
-            A = checked_input(self, X, reset=True, allow_sparse=True)
+            A = check_input(self, X, reset=True, allow_sparse=True)
             N, M = A.shape
             self.z_features_in_ = N
             self.n_features_in_ = M
@@ -580,11 +579,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """
         check_is_fitted(self, "singular_values_")
         if self._precomputed():
-            K = checked_input(self, X, reset=False, name="X (precomputed kernel rows)",
+            K = check_input(self, X, reset=False, name="X (precomputed kernel rows)",
                               allow_sparse=True)
             K = K.toarray() if sp.issparse(K) else K
             return K if subset is None else K[:, subset]
-        Xn = checked_input(self, X, reset=False, allow_sparse=True)
+        Xn = check_input(self, X, reset=False, allow_sparse=True)
         if self.compat_ is not None:
             Xn = self.compat_.transform_x(Xn)
         if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
