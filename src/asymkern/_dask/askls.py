@@ -148,9 +148,9 @@ def _cross_task(kernel, Xc, XI, XJ, lse_c, lse_I, ws, wt, need_s, need_t):
 # ------------------------------------------------------------------------------- fit
 def fit_askls_dask(est, X, y):
     """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y)."""
+    from .._validation import check_random_state
     from ..linalg.nystrom import asymmetric_nystrom
     from ..lssvm._estimators import _check_merge
-    from .._validation import check_random_state
     from ..lssvm._solvers import askls_lowrank_reduced
 
     _check_merge(est.merge)
