@@ -357,6 +357,9 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         self.gamma = gamma
 
     def _solve(self, K, Y, C, v, own):
+        if self.solver not in ("auto", "chol", "eig", "dense"):
+            raise ValueError(f"solver must be 'auto', 'chol', 'eig' or 'dense', got "
+                             f"{self.solver!r}")
         method = {"auto": "chol"}.get(self.solver, self.solver)
         # K = κ(X, X) of a kernel flagged symmetric is symmetric by construction (up to
         # rounding; Cholesky reads one triangle); a precomputed matrix is checked by the solver
