@@ -45,7 +45,7 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
-from ._solvers import _check_C, askls_solve, lssvm_solve
+from ._solvers import _check_C, _nearly_symmetric, askls_solve, lssvm_solve
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
@@ -404,7 +404,8 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
 
 def _lssvm_loo_setup(K, C, v):
     """diag((A⁻¹)_inner) of the (weighted) LS-SVM matrix A = [[0, 1ᵀ], [1, K + D]],
-    D = diag(1/(C v)): H⁻¹ − (H⁻¹1)(H⁻¹1)ᵀ/(1ᵀH⁻¹1) with H = K + D (one n×n inverse).
+    D = diag(1/(C v)): H⁻¹ − (H⁻¹1)(1ᵀH⁻¹)/(1ᵀH⁻¹1) with H = K + D (one n×n inverse:
+    Cholesky + xPOTRI when H is symmetric positive definite, LU otherwise).
     None when H or the bordered system is singular."""
     import scipy.linalg as sla
 
@@ -412,17 +413,27 @@ def _lssvm_loo_setup(K, C, v):
     n = Kd.shape[0]
     H = Kd.copy()
     H[np.diag_indices(n)] += 1.0 / (C * (np.ones(n) if v is None else v))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            Hinv = sla.inv(H, overwrite_a=True, check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
-        return None
-    h1 = Hinv.sum(axis=1)
-    s = h1.sum()
+    Hinv = None
+    if _nearly_symmetric(H):  # SPD for a PSD kernel: Cholesky and its inverse (xPOTRI)
+        try:
+            L, _ = sla.cho_factor(H, lower=True, overwrite_a=False, check_finite=False)
+            Li, info = sla.lapack.dpotri(L, lower=1)
+            if info == 0:
+                Hinv = np.tril(Li) + np.tril(Li, -1).T
+        except np.linalg.LinAlgError:
+            Hinv = None
+    if Hinv is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", sla.LinAlgWarning)
+                Hinv = sla.inv(H, overwrite_a=True, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    h_row, h_col = Hinv.sum(axis=1), Hinv.sum(axis=0)  # H⁻¹1 and 1ᵀH⁻¹ (H may be asymmetric)
+    s = h_row.sum()
     if not (np.all(np.isfinite(Hinv)) and np.isfinite(s) and s != 0):
         return None
-    return Hinv.diagonal() - h1 * h1 / s
+    return Hinv.diagonal() - h_row * h_col / s
 
 
 def _lssvm_loo_values(diag_inv, sol, Y):
