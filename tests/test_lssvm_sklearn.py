@@ -114,7 +114,7 @@ def test_solver_functions_renamed_with_deprecated_aliases():
 
 
 # ------------------------------------------------------------------------- 2. sample_weight
-@pytest.mark.parametrize("method", ["chol", "eig", "dense"])
+@pytest.mark.parametrize("method", ["chol", "eig", "dense", "sparse"])
 def test_weighted_lssvm_solve_equals_dense_kkt(method):
     rng = np.random.default_rng(1)
     n = 40
@@ -123,7 +123,10 @@ def test_weighted_lssvm_solve_equals_dense_kkt(method):
     t = rng.standard_normal(n)
     v = rng.random(n) + 0.1
     b, a = _dense_lssvm(K, t, 3.0, v)
-    sol = lssvm_solve(K, t, 3.0, method=method, sample_weight=v)
+    if method == "sparse":
+        sol = lssvm_solve(sp.csr_matrix(K), t, 3.0, sample_weight=v)
+    else:
+        sol = lssvm_solve(K, t, 3.0, method=method, sample_weight=v)
     np.testing.assert_allclose(sol.bias[0, 0], b, atol=1e-10)
     np.testing.assert_allclose(sol.coef[0][:, 0], a, atol=1e-10)
     (path,) = lssvm_C_path(K, t, [3.0], sample_weight=v)
@@ -406,3 +409,13 @@ def test_sklearn_common_checks_new_parameters(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllConditionedWarning)
         check(estimator)
+
+
+def test_nystrom_askls_with_weights_at_full_rank_equals_exact():
+    """All landmarks (K̃ = K): the weighted low-rank solve equals the weighted exact one."""
+    X, y = _data(30, seed=15)
+    v = np.random.default_rng(16).random(30) + 0.5
+    kw = {"kernel": "rbf", "kernel_params": {"gamma": 0.2}, "C": 3.0}
+    ex = AsKLSClassifier(**kw).fit(X, y, sample_weight=v)
+    ny = AsKLSClassifier(**kw, nystrom=30, random_state=0).fit(X, y, sample_weight=v)
+    np.testing.assert_allclose(ny.decision_function(X), ex.decision_function(X), atol=1e-6)
