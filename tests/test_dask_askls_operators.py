@@ -47,7 +47,7 @@ def ou(N=800, theta=1.0, tau=0.1, seed=0):
     return x[:, None]
 
 
-ASK = dict(kernel_params={"bandwidth": 3.0}, gamma=10.0, random_state=0,
+ASK = dict(kernel_params={"bandwidth": 3.0}, C=10.0, random_state=0,
            nystrom={"n_components": 15, "n_row_landmarks": 40, "n_col_landmarks": 40})
 
 

@@ -18,10 +18,10 @@ from asymkern.lssvm import (
     KernelPair,
     LSSVMClassifier,
     LSSVMRegressor,
-    askls_gamma_path,
+    askls_C_path,
     askls_kkt_matrix,
     askls_solve,
-    lssvm_gamma_path,
+    lssvm_C_path,
     lssvm_solve,
 )
 from asymkern.lssvm._solvers import _AsymLowRank
@@ -87,13 +87,13 @@ def test_gamma_path_equals_independent_solves():
     K = rng.random((n, n))
     Y = np.column_stack([_labels(n, rng), _labels(n, rng)])
     gammas = [0.01, 0.5, 20.0]
-    for sol, g in zip(askls_gamma_path(K, Y, gammas), gammas):
+    for sol, g in zip(askls_C_path(K, Y, gammas), gammas):
         ref = askls_solve(K, Y, g, method="dense")
         np.testing.assert_allclose(sol.coef[0], ref.coef[0], atol=1e-8)
         np.testing.assert_allclose(sol.coef[1], ref.coef[1], atol=1e-8)
         np.testing.assert_allclose(sol.bias, ref.bias, atol=1e-8)
     Ks = K + K.T + n * np.eye(n)
-    for sol, g in zip(lssvm_gamma_path(Ks, Y, gammas), gammas):
+    for sol, g in zip(lssvm_C_path(Ks, Y, gammas), gammas):
         ref = lssvm_solve(Ks, Y, g, method="dense")
         np.testing.assert_allclose(sol.coef[0], ref.coef[0], atol=1e-8)
 
@@ -197,8 +197,8 @@ def test_lowrank_solve_equals_dense():
 def test_symmetric_kernel_reduces_to_lssvm():
     X, y = _data(90, 1)
     Xt = X[60:]
-    ask = AsKLSClassifier(kernel="rbf", kernel_params={"gamma": 0.1}, gamma=2.0).fit(X[:60], y[:60])
-    ls = LSSVMClassifier(kernel="rbf", kernel_params={"gamma": 0.1}, gamma=2.0).fit(X[:60], y[:60])
+    ask = AsKLSClassifier(kernel="rbf", kernel_params={"gamma": 0.1}, C=2.0).fit(X[:60], y[:60])
+    ls = LSSVMClassifier(kernel="rbf", kernel_params={"gamma": 0.1}, C=2.0).fit(X[:60], y[:60])
     fs, ft = ask.decision_function(Xt, return_parts=True)
     np.testing.assert_allclose(fs, ft, atol=1e-8)  # f_s = f_t
     np.testing.assert_allclose(fs, ls.decision_function(Xt), atol=1e-8)
@@ -209,7 +209,7 @@ def test_symmetric_kernel_reduces_to_lssvm():
 def test_asymmetric_kernel_gives_two_functions_and_matches_eq7():
     X, y = _data(70, 2)
     k = get_kernel("sne", bandwidth=3.0)
-    m = AsKLSClassifier(kernel=k, gamma=50.0).fit(X[:50], y[:50])
+    m = AsKLSClassifier(kernel=k, C=50.0).fit(X[:50], y[:50])
     Xt = X[50:]
     fs, ft = m.decision_function(Xt, return_parts=True)
     assert np.abs(fs - ft).max() > 1e-6
@@ -231,7 +231,7 @@ def test_label_encodings_agree():
     X, y01 = _data(60, 3)
     ypm = np.where(y01 == 1, 1, -1)
     ystr = np.where(y01 == 1, "yes", "no")
-    kw = dict(kernel="t", gamma=100.0)
+    kw = dict(kernel="t", C=100.0)
     d = [AsKLSClassifier(**kw).fit(X, yy).decision_function(X) for yy in (y01, ypm, ystr)]
     np.testing.assert_allclose(d[0], d[1], atol=1e-10)
     np.testing.assert_allclose(d[0], d[2], atol=1e-10)
@@ -245,12 +245,12 @@ def test_label_encodings_agree():
 def test_one_vs_rest_columns_equal_binary_fits(merge):
     X, y = _data(90, 4, classes=4)
     y = np.array(["a", "b", "c", "d"])[y]
-    m = AsKLSClassifier(kernel="sne", gamma=30.0, merge=merge).fit(X, y)
+    m = AsKLSClassifier(kernel="sne", C=30.0, merge=merge).fit(X, y)
     assert list(m.classes_) == ["a", "b", "c", "d"]
     D = m.decision_function(X)
     assert D.shape == (90, 4)
     for j, c in enumerate(m.classes_):
-        b = AsKLSClassifier(kernel="sne", gamma=30.0, merge=merge).fit(X, (y == c).astype(int))
+        b = AsKLSClassifier(kernel="sne", C=30.0, merge=merge).fit(X, (y == c).astype(int))
         np.testing.assert_allclose(D[:, j], b.decision_function(X), atol=1e-8)
     np.testing.assert_array_equal(m.predict(X), m.classes_[D.argmax(1)])
     assert m.score(X, y) > 0.7
@@ -258,7 +258,7 @@ def test_one_vs_rest_columns_equal_binary_fits(merge):
 
 def test_stacking_probabilities():
     X, y = _data(120, 5, classes=3)
-    m = AsKLSClassifier(kernel="sne", gamma=30.0, merge="stack", cv=4, random_state=0).fit(X, y)
+    m = AsKLSClassifier(kernel="sne", C=30.0, merge="stack", cv=4, random_state=0).fit(X, y)
     P = m.predict_proba(X)
     assert P.shape == (120, 3)
     np.testing.assert_allclose(P.sum(1), 1.0, atol=1e-12)
@@ -267,9 +267,9 @@ def test_stacking_probabilities():
     assert m.score(X, y) > 0.7
     assert not hasattr(AsKLSClassifier(merge="sum").fit(X, y), "predict_proba")
     # refit=True: test-time parts from the full model = the merge='sum' model's parts
-    r = AsKLSClassifier(kernel="sne", gamma=30.0, merge="stack", cv=4, refit=True,
+    r = AsKLSClassifier(kernel="sne", C=30.0, merge="stack", cv=4, refit=True,
                         random_state=0).fit(X, y)
-    s = AsKLSClassifier(kernel="sne", gamma=30.0).fit(X, y)
+    s = AsKLSClassifier(kernel="sne", C=30.0).fit(X, y)
     np.testing.assert_allclose(r.decision_function(X, return_parts=True)[0],
                                s.decision_function(X, return_parts=True)[0], atol=1e-10)
 
@@ -279,13 +279,13 @@ def test_precomputed_pair_equals_kernel_path():
     X, y = _data(60, 6)
     k = get_kernel("sne", bandwidth=2.0)
     Xtr, Xte = X[:40], X[40:]
-    m = AsKLSClassifier(kernel=k, gamma=20.0).fit(Xtr, y[:40])
+    m = AsKLSClassifier(kernel=k, C=20.0).fit(Xtr, y[:40])
     K = KernelMatrix(k, Xtr, Xtr).to_array()
     pair = KernelPair(KernelMatrix(k, Xte, Xtr, reference=Xtr).to_array(),
                       KernelMatrix(k, Xtr, Xte, reference=Xtr).to_array())
-    p = AsKLSClassifier(kernel="precomputed", gamma=20.0).fit(K, y[:40])
+    p = AsKLSClassifier(kernel="precomputed", C=20.0).fit(K, y[:40])
     np.testing.assert_allclose(p.decision_function(pair), m.decision_function(Xte), atol=1e-10)
-    ps = AsKLSClassifier(kernel="precomputed", gamma=20.0).fit(sp.csr_matrix(K), y[:40])
+    ps = AsKLSClassifier(kernel="precomputed", C=20.0).fit(sp.csr_matrix(K), y[:40])
     np.testing.assert_allclose(ps.decision_function(KernelPair(*map(sp.csr_matrix, pair))),
                                m.decision_function(Xte), atol=1e-8)
     with pytest.raises(ValueError, match="both orientations"):
@@ -294,8 +294,8 @@ def test_precomputed_pair_equals_kernel_path():
 
 def test_float32_input():
     X, y = _data(50, 7)
-    d64 = AsKLSClassifier(kernel="sne", gamma=10.0).fit(X, y).decision_function(X)
-    d32 = AsKLSClassifier(kernel="sne", gamma=10.0).fit(X.astype(np.float32), y
+    d64 = AsKLSClassifier(kernel="sne", C=10.0).fit(X, y).decision_function(X)
+    d32 = AsKLSClassifier(kernel="sne", C=10.0).fit(X.astype(np.float32), y
                                                          ).decision_function(X.astype(np.float32))
     np.testing.assert_allclose(d32, d64, atol=1e-3)
 
@@ -304,7 +304,7 @@ def test_lssvm_regressor_fits_and_matches_dense():
     rng = _rng(8)
     X = rng.uniform(-3, 3, (80, 1))
     y = np.sin(X[:, 0]) + 0.05 * rng.standard_normal(80)
-    m = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 1.0}, gamma=100.0).fit(X, y)
+    m = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 1.0}, C=100.0).fit(X, y)
     assert m.score(X, y) > 0.95
     K = get_kernel("rbf", gamma=1.0)(X, X)
     A = np.block([[np.zeros((1, 1)), np.ones((1, 80))], [np.ones((80, 1)), K + np.eye(80) / 100]])
@@ -320,8 +320,8 @@ def test_nystrom_option_exact_for_low_rank_kernel():
     K = rng.random((n, r)) @ rng.random((r, n))  # exact rank r, asymmetric
     y = np.where(rng.random(n) > 0.5, 1, 0)
     y[:2] = [0, 1]
-    exact = AsKLSClassifier(kernel="precomputed", gamma=3.0, solver="dense").fit(K, y)
-    ny = AsKLSClassifier(kernel="precomputed", gamma=3.0, random_state=0,
+    exact = AsKLSClassifier(kernel="precomputed", C=3.0, solver="dense").fit(K, y)
+    ny = AsKLSClassifier(kernel="precomputed", C=3.0, random_state=0,
                          nystrom={"n_components": r, "n_row_landmarks": 30,
                                   "n_col_landmarks": 30}).fit(K, y)
     np.testing.assert_allclose(ny.coef_source_, exact.coef_source_, atol=1e-6)
@@ -330,8 +330,8 @@ def test_nystrom_option_exact_for_low_rank_kernel():
 
 def test_nystrom_option_on_features_is_close():
     X, y = make_classification(200, 5, n_informative=3, random_state=0)
-    ex = AsKLSClassifier(kernel="sne", kernel_params={"bandwidth": 3.0}, gamma=1e3).fit(X, y)
-    ny = AsKLSClassifier(kernel="sne", kernel_params={"bandwidth": 3.0}, gamma=1e3,
+    ex = AsKLSClassifier(kernel="sne", kernel_params={"bandwidth": 3.0}, C=1e3).fit(X, y)
+    ny = AsKLSClassifier(kernel="sne", kernel_params={"bandwidth": 3.0}, C=1e3,
                          nystrom=40, random_state=0).fit(X, y)
     agree = np.mean(ex.predict(X) == ny.predict(X))
     assert agree > 0.9
@@ -347,10 +347,10 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="NaN"):
         AsKLSClassifier().fit(Xn, y)
     for g in (0.0, -1.0):
-        with pytest.raises(ValueError, match="gamma"):
-            AsKLSClassifier(gamma=g).fit(X, y)
-        with pytest.raises(ValueError, match="gamma"):
-            LSSVMClassifier(gamma=g).fit(X, y)
+        with pytest.raises(ValueError, match="C"):
+            AsKLSClassifier(C=g).fit(X, y)
+        with pytest.raises(ValueError, match="C"):
+            LSSVMClassifier(C=g).fit(X, y)
     with pytest.raises(ValueError, match="merge"):
         AsKLSClassifier(merge="mean").fit(X, y)
     K = get_kernel("sne")(X, X)
@@ -370,11 +370,21 @@ def test_bad_input_errors():
 
 # --------------------------------------------------------------------------- sklearn checks
 # merge='stack' also passes every check (run by hand); it is left out here to keep the suite fast
+_ROWNORM = ("the default kernel 'sne' is row-normalised over the training rows: repeating a row "
+            "also changes the normalisers of every other row, a sample weight does not (the "
+            "same model with kernel='rbf' passes, tests/test_lssvm_sklearn.py)")
+ASKLS_EXPECTED_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data": _ROWNORM,
+    "check_sample_weight_equivalence_on_sparse_data": _ROWNORM,
+}
+
+
 @parametrize_with_checks([
     LSSVMClassifier(),
     LSSVMRegressor(),
     AsKLSClassifier(),
-])
+], expected_failed_checks=lambda est: (ASKLS_EXPECTED_FAILURES
+                                       if isinstance(est, AsKLSClassifier) else {}))
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IllConditionedWarning)

@@ -48,7 +48,7 @@ def test_rbf_gram_is_not_exactly_symmetric_but_cholesky_runs():
     """The computed RBF matrix may differ from its transpose in the last bit; the estimator
     knows the kernel is symmetric and takes Cholesky anyway (one triangle is read)."""
     X, y = _data(n=300, d=7, seed=3)
-    reg = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 0.2}, gamma=10.0).fit(X, y)
+    reg = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 0.2}, C=10.0).fit(X, y)
     assert reg.factorization_ == "cholesky"
     K = _rbf_gram(X, 0.2)
     ref = lssvm_solve(K, y, 10.0, method="dense")
@@ -60,9 +60,9 @@ def test_classifier_multiclass_cholesky():
     rng = np.random.default_rng(1)
     X = rng.standard_normal((120, 3))
     y = np.argmax(X[:, :3], axis=1)
-    clf = LSSVMClassifier(kernel="rbf", kernel_params={"gamma": 0.5}, gamma=5.0).fit(X, y)
+    clf = LSSVMClassifier(kernel="rbf", kernel_params={"gamma": 0.5}, C=5.0).fit(X, y)
     assert clf.factorization_ == "cholesky"
-    lu = LSSVMClassifier(kernel="rbf", kernel_params={"gamma": 0.5}, gamma=5.0,
+    lu = LSSVMClassifier(kernel="rbf", kernel_params={"gamma": 0.5}, C=5.0,
                          solver="dense").fit(X, y)
     assert _rel(clf.dual_coef_, lu.dual_coef_) < 1e-12
     assert _rel(clf.intercept_, lu.intercept_) < 1e-12
@@ -70,9 +70,9 @@ def test_classifier_multiclass_cholesky():
 
 def test_float32_data_cholesky():
     X, y = _data(dtype=np.float32)
-    reg = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 0.3}, gamma=1.0).fit(X, y)
+    reg = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 0.3}, C=1.0).fit(X, y)
     assert reg.factorization_ == "cholesky"
-    ref = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 0.3}, gamma=1.0,
+    ref = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": 0.3}, C=1.0,
                          solver="dense").fit(X, y)
     assert _rel(reg.dual_coef_, ref.dual_coef_) < 1e-5
     np.testing.assert_allclose(reg.predict(X), ref.predict(X), rtol=1e-5, atol=1e-5)
@@ -81,7 +81,7 @@ def test_float32_data_cholesky():
 @pytest.mark.parametrize("kernel", ["sne", "t"])
 def test_asymmetric_kernel_never_cholesky(kernel):
     X, y = _data(n=80)
-    reg = LSSVMRegressor(kernel=kernel, gamma=1.0).fit(X, y)
+    reg = LSSVMRegressor(kernel=kernel, C=1.0).fit(X, y)
     assert reg.factorization_ == "lu"
     K = np.asarray(KernelMatrix(get_kernel(kernel), X, X, reference=X).to_array(), float)
     ref = lssvm_solve(K, y, 1.0, method="dense")
@@ -92,17 +92,17 @@ def test_callable_kernel_default_flags_never_cholesky():
     X, y = _data(n=60)
     def f(A, B):
         return np.exp(-0.3 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
-    assert LSSVMRegressor(kernel=f, gamma=1.0).fit(X, y).factorization_ == "lu"
+    assert LSSVMRegressor(kernel=f, C=1.0).fit(X, y).factorization_ == "lu"
 
 
 def test_precomputed_checked_by_tolerance():
     X, y = _data()
     K = _rbf_gram(X)
-    reg = LSSVMRegressor(kernel="precomputed", gamma=2.0).fit(K, y)
+    reg = LSSVMRegressor(kernel="precomputed", C=2.0).fit(K, y)
     assert reg.factorization_ == "cholesky"
     Ka = K.copy()
     Ka[3, 7] += 1e-8  # visibly asymmetric: LU, and the exact answer for this matrix
-    reg_a = LSSVMRegressor(kernel="precomputed", gamma=2.0).fit(Ka, y)
+    reg_a = LSSVMRegressor(kernel="precomputed", C=2.0).fit(Ka, y)
     assert reg_a.factorization_ == "lu"
     ref = lssvm_solve(Ka, y, 2.0, method="dense")
     assert _rel(reg_a.dual_coef_[:, 0], ref.coef[0][:, 0]) < 1e-12
@@ -166,5 +166,5 @@ def test_precomputed_matrix_not_modified():
     X, y = _data()
     K = _rbf_gram(X)
     K0 = K.copy()
-    LSSVMRegressor(kernel="precomputed", gamma=2.0).fit(K, y)
+    LSSVMRegressor(kernel="precomputed", C=2.0).fit(K, y)
     np.testing.assert_array_equal(K, K0)

@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
 from . import is_dask_array, require_dask
@@ -149,12 +148,13 @@ def _cross_task(kernel, Xc, XI, XJ, lse_c, lse_I, ws, wt, need_s, need_t):
 # ------------------------------------------------------------------------------- fit
 def fit_askls_dask(est, X, y):
     """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y)."""
+    from .._validation import check_random_state
     from ..linalg.nystrom import asymmetric_nystrom
     from ..lssvm._estimators import _check_merge
-    from ..lssvm._solvers import _check_gamma, askls_lowrank_reduced
+    from ..lssvm._solvers import askls_lowrank_reduced
 
     _check_merge(est.merge)
-    _check_gamma(est.gamma)
+    C = est._resolved_C()
     if est._is_precomputed():
         raise NotImplementedError("kernel='precomputed' with a dask matrix is not available for "
                                   "AsKLSClassifier yet; pass the data X (row-chunked)")
@@ -194,7 +194,7 @@ def fit_askls_dask(est, X, y):
 
     for what, val in (("U", st.UtU), ("V", st.WtW)):
         check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X", _RESCALE)
-    red = askls_lowrank_reduced(st, res.s, est.gamma, ridge=est.ridge)
+    red = askls_lowrank_reduced(st, res.s, C, ridge=est.ridge)
 
     I = np.asarray(res.row_landmarks)
     J = np.asarray(res.col_landmarks)

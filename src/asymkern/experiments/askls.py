@@ -122,20 +122,20 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
             t0 = time.perf_counter()
             with warnings.catch_warnings(record=True) as rec:
                 warnings.simplefilter("always", IllConditionedWarning)
-                ask = AsKLSClassifier(kernel="precomputed", gamma=1.0, merge="stack", cv=cv,
+                ask = AsKLSClassifier(kernel="precomputed", C=1.0, merge="stack", cv=cv,
                                       random_state=seed + r).fit(Ktr, ytr)
                 res["AsK-LS"].append(_f1s(yte, ask.predict(pair)))
-                asum = AsKLSClassifier(kernel="precomputed", gamma=1.0, merge="sum").fit(Ktr, ytr)
+                asum = AsKLSClassifier(kernel="precomputed", C=1.0, merge="sum").fit(Ktr, ytr)
                 res["AsK-LS (sum)"].append(_f1s(yte, asum.predict(pair)))
             fb_count += sum(issubclass(w.category, IllConditionedWarning) for w in rec)
             t_ask += time.perf_counter() - t0
             t0 = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", IllConditionedWarning)
-                ls = LSSVMClassifier(kernel="precomputed", gamma=1.0).fit(S[tr][:, tr], ytr)
+                ls = LSSVMClassifier(kernel="precomputed", C=1.0).fit(S[tr][:, tr], ytr)
                 res["LS-SVM (graph)"].append(_f1s(yte, ls.predict(S[te][:, tr])))
                 # the same stacking pipeline with the symmetric kernel (f_s = f_t, Prop. 2)
-                lss = AsKLSClassifier(kernel="precomputed", gamma=1.0, merge="stack", cv=cv,
+                lss = AsKLSClassifier(kernel="precomputed", C=1.0, merge="stack", cv=cv,
                                       random_state=seed + r).fit(S[tr][:, tr], ytr)
                 res["LS-SVM (graph, stacked)"].append(_f1s(yte, lss.predict(
                     KernelPair(S[te][:, tr], S[tr][:, te]))))
@@ -209,7 +209,7 @@ def _kernel_train(kernel, X):
 
 def _cv_grid(K, ys, folds, gammas, asym: bool, rcond_tol: float = 1e-8):
     """Mean validation accuracy for every γ (binary, ys ∈ {±1}); one factorisation per fold."""
-    from ..lssvm import IllConditionedWarning, askls_gamma_path, lssvm_gamma_path
+    from ..lssvm import IllConditionedWarning, askls_C_path, lssvm_C_path
 
     acc = np.zeros(len(gammas))
     for tr, va in folds:
@@ -217,9 +217,9 @@ def _cv_grid(K, ys, folds, gammas, asym: bool, rcond_tol: float = 1e-8):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IllConditionedWarning)
             if asym:
-                sols = askls_gamma_path(Ktr, ys[tr], gammas, rcond_tol=rcond_tol)
+                sols = askls_C_path(Ktr, ys[tr], gammas, rcond_tol=rcond_tol)
             else:
-                sols = lssvm_gamma_path(Ktr, ys[tr], gammas, rcond_tol=rcond_tol)
+                sols = lssvm_C_path(Ktr, ys[tr], gammas, rcond_tol=rcond_tol)
         Kvt = K[np.ix_(va, tr)]
         Ktv = K[np.ix_(tr, va)]
         for g, sol in enumerate(sols):
@@ -298,10 +298,10 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", IllConditionedWarning)
                     if asym:
-                        est = AsKLSClassifier(kernel=kname, kernel_params=kp, gamma=gam,
+                        est = AsKLSClassifier(kernel=kname, kernel_params=kp, C=gam,
                                               rcond_tol=rcond_tol)
                     else:
-                        est = LSSVMClassifier(kernel=kname, kernel_params=kp, gamma=gam,
+                        est = LSSVMClassifier(kernel=kname, kernel_params=kp, C=gam,
                                               rcond_tol=rcond_tol)
                     accs[method].append(est.fit(Xtr, ytr).score(Xte, yte))
                 fallbacks[method] += int(est.fallback_)
@@ -361,8 +361,8 @@ def run_kl(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Repor
         AsKLSClassifier,
         IllConditionedWarning,
         LSSVMClassifier,
-        askls_gamma_path,
-        lssvm_gamma_path,
+        askls_C_path,
+        lssvm_C_path,
     )
 
     ds = load_bcot("dblp", data_dir)
@@ -399,8 +399,8 @@ def run_kl(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Repor
             for ftr, fva in folds:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", IllConditionedWarning)
-                    pa = askls_gamma_path(Ka[np.ix_(ftr, ftr)], Y[ftr], g_grid)
-                    pl = lssvm_gamma_path(Ks[np.ix_(ftr, ftr)], Y[ftr], g_grid)
+                    pa = askls_C_path(Ka[np.ix_(ftr, ftr)], Y[ftr], g_grid)
+                    pl = lssvm_C_path(Ks[np.ix_(ftr, ftr)], Y[ftr], g_grid)
                 for g, (sa, sl) in enumerate(zip(pa, pl)):
                     F = (Ka[np.ix_(fva, ftr)] @ sa.coef[1] + sa.bias[0]
                          + Ka[np.ix_(ftr, fva)].T @ sa.coef[0] + sa.bias[1])
@@ -420,11 +420,11 @@ def run_kl(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Repor
             warnings.simplefilter("ignore", IllConditionedWarning)
             a, g = best["AsK-LS"][1]
             k = KLHistogramKernel(a=a)
-            p = AsKLSClassifier(kernel=k, gamma=g, merge="sum").fit(Xtr, ytr).predict(Xte)
+            p = AsKLSClassifier(kernel=k, C=g, merge="sum").fit(Xtr, ytr).predict(Xte)
             res["AsK-LS"].append(_f1s(yte, p))
             a, g = best["LS-SVM"][1]
             ks = KLHistogramKernel(a=a, symmetric=True)
-            p = LSSVMClassifier(kernel=ks, gamma=g).fit(Xtr, ytr).predict(Xte)
+            p = LSSVMClassifier(kernel=ks, C=g).fit(Xtr, ytr).predict(Xte)
             res["LS-SVM"].append(_f1s(yte, p))
             a, C = best["SVM"][1]
             ks = KLHistogramKernel(a=a, symmetric=True)

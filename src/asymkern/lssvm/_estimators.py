@@ -28,23 +28,24 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils import check_random_state
+from sklearn.utils import check_array, column_or_1d, compute_sample_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted
 
+from .._calibration import PlattCalibration
 from .._dask import any_dask, is_dask_array
-from .._validation import check_finite_output
-from ..config import check_memory
-from ..kernels import KernelMatrix, get_kernel
-from ._solvers import (
-    _AsymLowRank,
-    _AsymSchur,
-    _AsymSchurSparse,
-    _check_gamma,
-    askls_solve,
-    lssvm_solve,
+from .._validation import (
+    DEPRECATED,
+    as_data,
+    check_finite_output,
+    check_input,
+    check_random_state,
+    renamed_param,
 )
+from ..config import check_memory
+from ..kernels import KernelMatrix, resolve_kernel
+from ._solvers import _check_C, _nearly_symmetric, askls_solve, lssvm_solve
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
@@ -127,6 +128,37 @@ def _check_merge(merge):
         )
 
 
+def _check_X(estimator, X, *, reset: bool, **kwargs):
+    """:func:`asymkern._validation.check_input`; a 1-D or 0-D X is refused by ``as_data`` first
+    (its "Reshape your data" message, rather than the feature-count bookkeeping error)."""
+    if not sp.issparse(X) and not hasattr(X, "columns"):
+        nd = getattr(X, "ndim", None)
+        if (np.asarray(X).ndim if nd is None else nd) < 2:
+            as_data(X, "X")
+    return check_input(estimator, X, reset=reset, **kwargs)
+
+
+def _block(K, rows, cols):
+    """K[rows][:, cols] of a dense or sparse matrix."""
+    if sp.issparse(K):
+        return K[rows][:, cols]
+    return K[np.ix_(rows, cols)]
+
+
+def _folds(yi, cv: int, rs):
+    """Cross-validation folds: stratified when every class has ``cv`` samples, else plain;
+    shuffled with a seed drawn from ``rs`` (a RandomState), in order when ``rs`` is None."""
+    n = yi.size
+    if n < cv:
+        raise ValueError(f"the internal {cv}-fold cross-validation needs at least {cv} samples, "
+                         f"got {n}")
+    seed = None if rs is None else rs.randint(np.iinfo(np.int32).max)
+    kw = {"shuffle": True, "random_state": seed} if rs is not None else {}
+    if np.bincount(yi).min() >= cv:
+        return list(StratifiedKFold(cv, **kw).split(np.zeros(n), yi))
+    return list(KFold(cv, **kw).split(np.zeros(n)))
+
+
 _LS_ALTERNATIVE = "fewer samples or AsKLSClassifier(nystrom=r) (never forms the n×n matrix)"
 
 
@@ -136,15 +168,48 @@ class _KernelMixin:
     def _predict_inputs(self, X):
         """Kernel object, validated new X and the training set (shared by the predict paths)."""
         kern = self._kernel_obj()
-        X = validate_data(
-            self, X, reset=False, dtype=[np.float64, np.float32],
-            accept_sparse="csr" if kern.accepts_sparse else False,
-        )
+        X = _check_X(self, X, reset=False, allow_sparse=bool(kern.accepts_sparse))
         return kern, X, self.X_fit_
 
     def _kernel_obj(self):
-        params = self.kernel_params or {}
-        return get_kernel(self.kernel, **params)
+        # never modifies a Kernel instance passed as ``kernel`` (resolve_kernel returns it or
+        # a new kernel); the kernel width is kernel_params / the instance's own parameter
+        return resolve_kernel(self.kernel, self.kernel_params)
+
+    def _resolved_C(self) -> float:
+        """C, or its deprecated alias ``gamma`` (FutureWarning), checked > 0 by name."""
+        gamma = getattr(self, "gamma", DEPRECATED)
+        used_old = not (isinstance(gamma, str) and gamma == DEPRECATED)
+        if used_old:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                value = renamed_param(self, "C", "gamma")
+            warnings.warn(
+                f"{type(self).__name__}: the parameter 'gamma' (the LS-SVM regularisation "
+                f"constant) was renamed 'C' in 0.2 and will be removed in 0.3, when 'gamma' "
+                f"will become the kernel width as in scikit-learn; use C={gamma!r} (and set "
+                f"the kernel width through kernel_params or kernel__gamma)",
+                FutureWarning, stacklevel=3,
+            )
+        else:
+            value = self.C
+        return _check_C(value, "gamma" if used_old else "C")
+
+    def _sample_weights(self, X, y, sample_weight, class_weight=None):
+        """Per-sample weights v (float64, ≥ 0; None when all equal one) from ``sample_weight``
+        (scikit-learn's ``_check_sample_weight``) times the ``class_weight`` of each label."""
+        if sample_weight is None and class_weight is None:
+            return None
+        v = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if class_weight is not None:
+            if not (isinstance(class_weight, dict) or class_weight == "balanced"):
+                raise ValueError(f"class_weight must be None, a dict {{class: weight}} or "
+                                 f"'balanced', got {class_weight!r}")
+            v = v * compute_sample_weight(class_weight, y)
+        if not np.any(v > 0):
+            raise ValueError("sample_weight (times class_weight) is zero for every sample; "
+                             "at least one sample needs a positive weight")
+        return v
 
     def _kernel_tags(self, tags):
         tags.input_tags.pairwise = self._is_precomputed()
@@ -158,24 +223,70 @@ class _KernelMixin:
     def _is_precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
-    def _validate_X_fit(self, X, y, y_numeric=False, multi_output=False):
-        """Validated training data; X is copied (the estimator keeps it as ``X_fit_``, and a
-        later change to the caller's array must not change the model)."""
-        if self._is_precomputed():
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=y_numeric,
-                                 accept_sparse="csr", multi_output=multi_output)
+    def _validate_X_fit(self, X, y, y_numeric=False, multi_output=False, sample_weight=None,
+                        class_weight=None):
+        """Validated training data and weights, zero-weight samples dropped.
+
+        X is copied (the estimator keeps it as ``X_fit_``, and a later change to the caller's
+        array must not change the model). Samples of weight 0 are removed before anything else
+        (also from the reference set of a row-normalised kernel): a zero weight is the same as
+        leaving the sample out, as in scikit-learn. With ``kernel='precomputed'`` the training
+        matrix keeps its n rows (prediction takes K(test, train) with n columns) and
+        ``_active`` records the rows that enter the solve (their coefficients; the others
+        get 0). Returns (X or K, y, v) with v the positive weights of the kept samples or None.
+        """
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None")
+        pre = self._is_precomputed()
+        allow_sparse = True if pre else bool(self._kernel_obj().accepts_sparse)
+        X = _check_X(self, X, reset=True, allow_sparse=allow_sparse,
+                        dtype=np.float64 if pre else (np.float64, np.float32))
+        if y_numeric:
+            y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
+            if not multi_output or y.ndim == 1:
+                y = column_or_1d(y, warn=True)
+            y = np.asarray(y, dtype=np.float64)
+        else:
+            y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+            y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        if not y_numeric:
+            check_classification_targets(y)
+        v = self._sample_weights(X, y, sample_weight, class_weight)
+        self._active = None
+        if v is not None and np.any(v == 0):
+            keep = np.flatnonzero(v > 0)
+            if pre:
+                self._active = keep
+            else:
+                X = X[keep]
+            y, v = y[keep], v[keep]
+        elif not pre:
+            X = X.copy()
+        if pre:
             self._out_dtype = np.dtype(np.float64)
-            return _check_square(X), y
-        kern = self._kernel_obj()
-        X, y = validate_data(
-            self, X, y, dtype=[np.float64, np.float32], y_numeric=y_numeric,
-            accept_sparse="csr" if kern.accepts_sparse else False, copy=True,
-            multi_output=multi_output,
-        )
+            return _check_square(X), y, v
         # decision values / predictions come back in X's dtype (float32 stays float32); the
         # dual systems themselves are solved in float64
         self._out_dtype = np.dtype(X.dtype)
-        return X, y
+        return X, y, v
+
+    def _active_matrix(self, K):
+        """The training matrix restricted to the samples that enter the solve."""
+        a = getattr(self, "_active", None)
+        if a is None:
+            return K
+        return K[a][:, a] if sp.issparse(K) else K[np.ix_(a, a)]
+
+    def _scatter(self, coef, n):
+        """Coefficients of the active samples placed in the n training rows (0 elsewhere)."""
+        a = getattr(self, "_active", None)
+        if a is None:
+            return coef
+        out = np.zeros((n,) + coef.shape[1:], dtype=coef.dtype)
+        out[a] = coef
+        return out
 
     def _as_out(self, F):
         return F.astype(getattr(self, "_out_dtype", np.float64), copy=False)
@@ -230,41 +341,54 @@ class _KernelMixin:
 
 
 # -------------------------------------------------------------------------------- LS-SVM
+
 class _LSSVMBase(_KernelMixin, BaseEstimator):
     _symmetric_only = True
 
-    def __init__(self, kernel="rbf", kernel_params=None, gamma: float = 1.0,
-                 solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0):
+    def __init__(self, kernel="rbf", kernel_params=None, C: float = 1.0,
+                 solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0,
+                 gamma=DEPRECATED):
         self.kernel = kernel
         self.kernel_params = kernel_params
-        self.gamma = gamma
+        self.C = C
         self.solver = solver
         self.rcond_tol = rcond_tol
         self.ridge = ridge
+        self.gamma = gamma
 
-    def _solve(self, K, Y):
+    def _solve(self, K, Y, C, v, own):
+        if self.solver not in ("auto", "chol", "eig", "dense"):
+            raise ValueError(f"solver must be 'auto', 'chol', 'eig' or 'dense', got "
+                             f"{self.solver!r}")
         method = {"auto": "chol"}.get(self.solver, self.solver)
         # K = κ(X, X) of a kernel flagged symmetric is symmetric by construction (up to
         # rounding; Cholesky reads one triangle); a precomputed matrix is checked by the solver
         # (and our own: it may be factored in place; a precomputed one is the caller's)
-        own = not self._is_precomputed()
         symmetric = bool(self._kernel_obj().is_symmetric) if own else None
-        return lssvm_solve(K, Y, self.gamma, method=method, rcond_tol=self.rcond_tol,
-                           ridge=self.ridge, symmetric=symmetric, overwrite_K=own)
+        return lssvm_solve(K, Y, C, method=method, rcond_tol=self.rcond_tol,
+                           ridge=self.ridge, symmetric=symmetric, overwrite_K=own,
+                           sample_weight=v)
 
-    def _fit_targets(self, X, Y):
-        _check_gamma(self.gamma)
+    def _fit_targets(self, X, Y, v, loo: bool = False):
+        C = self._resolved_C()
         K = self._train_matrix(X)
-        sol = self._solve(K, Y)
+        n_all = K.shape[0]
+        Ka = self._active_matrix(K)
+        own = not self._is_precomputed() and Ka is K
+        F_loo = _lssvm_loo_setup(Ka, C, v) if loo else None  # before K is factored in place
+        sol = self._solve(Ka, Y, C, v, own)
         check_finite_output(sol.coef[0], "the LS-SVM dual coefficients α", _RESCALE)
         check_finite_output(sol.bias[0], "the LS-SVM bias b", _RESCALE)
-        self.dual_coef_ = sol.coef[0]
+        self.dual_coef_ = self._scatter(sol.coef[0], n_all)
         self.intercept_ = sol.bias[0]
         self.rcond_ = sol.rcond
         self.fallback_ = sol.fallback
         self.factorization_ = sol.info.get("factorization")
-        self.n_train_ = K.shape[0]
+        self.n_train_ = n_all
         self.X_fit_ = None if self._is_precomputed() else X
+        if loo:
+            return _lssvm_loo_values(F_loo, sol, Y)
+        return None
 
     def _raw_decision(self, X):
         check_is_fitted(self, "dual_coef_")
@@ -278,64 +402,216 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         return self._kernel_tags(tags)
 
 
+def _lssvm_loo_setup(K, C, v):
+    """diag((A⁻¹)_inner) of the (weighted) LS-SVM matrix A = [[0, 1ᵀ], [1, K + D]],
+    D = diag(1/(C v)): H⁻¹ − (H⁻¹1)(1ᵀH⁻¹)/(1ᵀH⁻¹1) with H = K + D (one n×n inverse:
+    Cholesky + xPOTRI when H is symmetric positive definite, LU otherwise).
+    None when H or the bordered system is singular."""
+    import scipy.linalg as sla
+
+    Kd = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+    n = Kd.shape[0]
+    H = Kd.copy()
+    H[np.diag_indices(n)] += 1.0 / (C * (np.ones(n) if v is None else v))
+    Hinv = None
+    if _nearly_symmetric(H):  # SPD for a PSD kernel: Cholesky and its inverse (xPOTRI)
+        try:
+            L, _ = sla.cho_factor(H, lower=True, overwrite_a=False, check_finite=False)
+            Li, info = sla.lapack.dpotri(L, lower=1)
+            if info == 0:
+                Hinv = np.tril(Li) + np.tril(Li, -1).T
+        except np.linalg.LinAlgError:
+            Hinv = None
+    if Hinv is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", sla.LinAlgWarning)
+                Hinv = sla.inv(H, overwrite_a=True, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    h_row, h_col = Hinv.sum(axis=1), Hinv.sum(axis=0)  # H⁻¹1 and 1ᵀH⁻¹ (H may be asymmetric)
+    s = h_row.sum()
+    if not (np.all(np.isfinite(Hinv)) and np.isfinite(s) and s != 0):
+        return None
+    return Hinv.diagonal() - h_row * h_col / s
+
+
+def _lssvm_loo_values(diag_inv, sol, Y):
+    """Exact leave-one-out decision values of the LS-SVM (Cawley & Talbot 2004):
+    f₋ᵢ(xᵢ) = yᵢ − aᵢ/(A⁻¹)ᵢᵢ with a = α ⊙ y the signed coefficients of row i of the bordered
+    system A [b; a] = [0; y] (any positive diagonal D, i.e. also weighted). Proof: the
+    leave-i-out solution extended by aᵢ = 0 solves A x = r − tᵢeᵢ with tᵢ = yᵢ − f₋ᵢ(xᵢ), so
+    x₋ᵢ = x − tᵢA⁻¹eᵢ and its i-th entry 0 = aᵢ − tᵢ(A⁻¹)ᵢᵢ. None when not available (singular
+    system or the ridge fallback was used: the formula is for the exact system)."""
+    if diag_inv is None or sol.fallback or np.any(diag_inv == 0):
+        return None
+    F = Y - sol.coef[0] / diag_inv[:, None]
+    return F if np.all(np.isfinite(F)) else None
+
+
 class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     """Least-squares SVM classifier (Suykens & Vandewalle 1999; paper 001 eq. 4).
 
-    Solves [[0, yᵀ], [y, Ω + I/γ]] [b, α] = [0, 1] with Ω = (y yᵀ) ⊙ K, one-vs-rest over
+    Solves [[0, yᵀ], [y, Ω + I/C]] [b, α] = [0, 1] with Ω = (y yᵀ) ⊙ K, one-vs-rest over
     the sorted ``classes_``. Decision f(x) = Σ_i α_i y_i κ(x, x_i) + b.
 
     Parameters
     ----------
-    kernel : name, :class:`~asymkern.kernels.Kernel`, callable or ``'precomputed'``.
-    kernel_params : dict passed to the kernel.
-    gamma : γ > 0, the regularisation constant of eq. (4) (larger = less regularisation).
-    solver : ``'auto'``/``'chol'`` (Cholesky of K + I/γ, LU when K is indefinite or
+    kernel : name, :class:`~asymkern.kernels.Kernel`, callable or ``'precomputed'``
+        A Kernel instance is never modified; its parameters are tunable through
+        ``set_params(kernel__gamma=...)`` (grid search).
+    kernel_params : dict or None
+        Parameters of a kernel given by name (e.g. ``{'gamma': 0.5}``: the kernel width).
+    C : float > 0, default 1.0
+        The regularisation constant γ of paper 001 eq. (4): the weight of the squared errors
+        (larger = weaker regularisation, like SVC's ``C``).
+    solver : ``'auto'``/``'chol'`` (Cholesky of K + I/C, LU when K is indefinite or
         asymmetric), ``'eig'`` or ``'dense'`` (LU of the (n+1) system, reference).
         ``factorization_`` records which one ran (``'cholesky'``, ``'lu'`` or ``None``).
-    rcond_tol, ridge : below ``rcond_tol`` (1-norm rcond estimate) the paper's fallback
-        (AᵀA + ridge·I)⁻¹Aᵀb is used, with an :class:`IllConditionedWarning`.
+    rcond_tol : float, default 1e-8
+        Threshold of the 1-norm reciprocal condition estimate of the system below which it is
+        treated as ill-conditioned (the authors' MATLAB rule ``rcond(A) > 1e-8``).
+    ridge : float or None, default 1.0
+        λ of the fallback (AᵀA + λI)⁻¹Aᵀb used below ``rcond_tol`` (with an
+        :class:`IllConditionedWarning`); None or 0 raises instead.
+    class_weight : dict, ``'balanced'`` or None
+        Weights of the classes, multiplied into the per-sample weights of the error terms
+        (scikit-learn semantics: ``'balanced'`` is n_samples / (n_classes · bincount(y))).
+    probability : bool, default False
+        Fit a Platt sigmoid (:class:`asymkern._calibration.PlattCalibration`) on the exact
+        leave-one-out decision values of the training samples (closed form from the KKT
+        system, Cawley & Talbot 2004; one extra n×n inverse) — or, when the system needed the
+        ridge fallback, on 5-fold cross-validated values — and enable ``predict_proba``.
+        As with SVC, ``predict`` keeps using the decision values (argmax of the
+        probabilities can differ from it near the boundary).
+    gamma : deprecated
+        Former name of ``C`` (renamed in 0.2 because scikit-learn's ``gamma`` is the kernel
+        width; ``FutureWarning``). Removed in 0.3, when ``gamma`` becomes the kernel width.
+
+    Notes
+    -----
+    ``fit(X, y, sample_weight)``: the weighted LS-SVM (Suykens et al. 2002): the primal error
+    term is (C/2) Σ_i v_i e_i², the identity block I/C of eq. (4) becomes diag(1/(C v_i))
+    (see :func:`asymkern.lssvm.lssvm_solve`); an integer weight equals repeating the sample,
+    and a zero weight equals leaving it out (such samples are dropped before the solve).
     """
 
-    def fit(self, X, y):
-        X, y = self._validate_X_fit(X, y)
-        self.classes_, _, Y = _encode_labels(y)
-        self._fit_targets(X, Y)
+    def __init__(self, kernel="rbf", kernel_params=None, C: float = 1.0, solver: str = "auto",
+                 rcond_tol: float = 1e-8, ridge: float | None = 1.0, class_weight=None,
+                 probability: bool = False, gamma=DEPRECATED):
+        super().__init__(kernel=kernel, kernel_params=kernel_params, C=C, solver=solver,
+                         rcond_tol=rcond_tol, ridge=ridge, gamma=gamma)
+        self.class_weight = class_weight
+        self.probability = probability
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the one-vs-rest LS-SVMs; ``sample_weight`` (n,) ≥ 0 weights the error terms."""
+        X, y, v = self._validate_X_fit(X, y, sample_weight=sample_weight,
+                                       class_weight=self.class_weight)
+        self.classes_, yi, Y = _encode_labels(y)
+        F = self._fit_targets(X, Y, v, loo=bool(self.probability))
+        self.calibration_ = None
+        if self.probability:
+            if F is None:  # fallback solve: out-of-fold values of 5 deterministic folds
+                F = self._cv_decision(X, Y, yi, v)
+            self.calibration_ = PlattCalibration(F[:, 0] if F.shape[1] == 1 else F, yi,
+                                                 self.classes_.size)
         return self
 
+    def _cv_decision(self, X, Y, yi, v):
+        C = self._resolved_C()
+        K = self._active_matrix(self._train_matrix(X))
+        F = np.zeros_like(Y)
+        for tr, va in _folds(yi, 5, None):
+            sol = lssvm_solve(_block(K, tr, tr), Y[tr], C, rcond_tol=self.rcond_tol,
+                              ridge=self.ridge, sample_weight=None if v is None else v[tr])
+            F[va] = np.asarray(_block(K, va, tr) @ sol.coef[0]) + sol.bias[0]
+        return F
+
     def decision_function(self, X):
+        """Decision values, (m,) for two classes or (m, n_classes) one-vs-rest."""
         F = self._raw_decision(X)
         return F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):
+        """Class labels."""
         F = self.decision_function(X)
         if F.ndim == 1:
             return self.classes_[(F > 0).astype(int)]
         return self.classes_[np.argmax(F, axis=1)]
 
+    def _has_probability(self):
+        return bool(self.probability)
+
+    @available_if(_has_probability)
+    def predict_proba(self, X):
+        """Class probabilities (``probability=True``): Platt sigmoids of the decision values,
+        fitted on leave-one-out values; one-vs-rest rows normalised to sum to one."""
+        check_is_fitted(self, "calibration_")
+        if self.calibration_ is None:
+            raise AttributeError("predict_proba needs a model fitted with probability=True")
+        return self._as_out(self.calibration_.predict_proba(self.decision_function(X)))
+
+    @available_if(_has_probability)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
 
 class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     """Least-squares SVM regression / kernel ridge with bias (Suykens et al. 2002):
-    [[0, 1ᵀ], [1, K + I/γ]] [b, α] = [0, y]; f(x) = Σ_i α_i κ(x, x_i) + b.
-    Parameters as :class:`LSSVMClassifier`.
+    [[0, 1ᵀ], [1, K + I/C]] [b, α] = [0, y]; f(x) = Σ_i α_i κ(x, x_i) + b.
 
+    Parameters
+    ----------
+    kernel : name, :class:`~asymkern.kernels.Kernel`, callable or ``'precomputed'``
+        A Kernel instance is never modified; its parameters are tunable through
+        ``set_params(kernel__gamma=...)`` (grid search).
+    kernel_params : dict or None
+        Parameters of a kernel given by name (e.g. ``{'gamma': 0.5}``: the kernel width).
+    C : float > 0, default 1.0
+        The regularisation constant γ of paper 001 eq. (4): the weight of the squared errors
+        (larger = weaker regularisation, like SVC's ``C``).
+    solver : ``'auto'``/``'chol'`` (Cholesky of K + I/C, LU when K is indefinite or
+        asymmetric), ``'eig'`` or ``'dense'`` (LU of the (n+1) system, reference).
+        ``factorization_`` records which one ran (``'cholesky'``, ``'lu'`` or ``None``).
+    rcond_tol : float, default 1e-8
+        Threshold of the 1-norm reciprocal condition estimate of the system below which it is
+        treated as ill-conditioned (the authors' MATLAB rule ``rcond(A) > 1e-8``).
+    ridge : float or None, default 1.0
+        λ of the fallback (AᵀA + λI)⁻¹Aᵀb used below ``rcond_tol`` (with an
+        :class:`IllConditionedWarning`); None or 0 raises instead.
+    gamma : deprecated
+        Former name of ``C`` (renamed in 0.2 because scikit-learn's ``gamma`` is the kernel
+        width; ``FutureWarning``). Removed in 0.3, when ``gamma`` becomes the kernel width.
+
+    Notes
+    -----
     Multi-output: y of shape (n, k) fits k independent regressions with one factorisation of
     the shared system (its matrix does not depend on y); ``dual_coef_`` is (n, k),
     ``intercept_`` (k,) and ``predict`` returns (m, k) — column j equals the fit on y[:, j]
-    alone. A 1-D y gives 1-D predictions."""
+    alone. A 1-D y gives 1-D predictions.
+
+    ``fit(X, y, sample_weight)``: weighted LS-SVM (Suykens et al. 2002), I/C → diag(1/(C v_i));
+    an integer weight equals repeating the sample, a zero weight leaving it out.
+    """
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
 
-    def fit(self, X, y):
-        X, y = self._validate_X_fit(X, y, y_numeric=True, multi_output=True)
-        y = np.asarray(y, dtype=np.float64)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the regression; ``sample_weight`` (n,) ≥ 0 weights the squared errors."""
+        X, y, v = self._validate_X_fit(X, y, y_numeric=True, multi_output=True,
+                                       sample_weight=sample_weight)
         self._multi_output = y.ndim == 2
-        self._fit_targets(X, y if y.ndim == 2 else y[:, None])
+        self._fit_targets(X, y if y.ndim == 2 else y[:, None], v)
         return self
 
     def predict(self, X):
+        """Predicted targets, (m,) or (m, k) for a 2-D training y."""
         F = self._raw_decision(X)
         return F if self._multi_output else F[:, 0]
 
@@ -355,20 +631,25 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         ``fit(K)`` with the n × n training matrix and prediction on a :class:`KernelPair`).
         Row-normalised kernels (SNE, T) are normalised over the *training* set, also at
         prediction time.
-    kernel_params : dict for the kernel (e.g. ``{'bandwidth': σ}`` for SNE).
-    gamma : γ > 0 of eq. (6).
+        A Kernel instance is never modified (tunable as ``kernel__gamma`` etc. in a grid search).
+    kernel_params : dict for the kernel (e.g. ``{'bandwidth': σ}`` or ``{'gamma': g}`` for SNE:
+        the kernel width).
+    C : float > 0, default 1.0
+        The regularisation constant γ of eq. (5)–(6): the weight of the squared errors e, h
+        (larger = weaker regularisation, like SVC's ``C``).
     merge : ``'sum'`` (f_s + f_t; the paper's "average"), ``'stack'`` (out-of-fold (f_s, f_t)
-        → logistic regression per class, the authors' protocol; enables ``predict_proba``),
-        ``'source'`` (f_s only) or ``'target'`` (f_t only).
+        → logistic regression per class, the authors' protocol; always has ``predict_proba``
+        from those regressions), ``'source'`` (f_s only) or ``'target'`` (f_t only).
     cv : folds of the stacking (``merge='stack'``).
     refit : with ``'stack'``: test-time (f_s, f_t) from a model refit on all training data
         (True) or, as in the authors' code, the average of the ``cv`` fold models (False).
-    stack_C : inverse regularisation of the stacking logistic regressions (large ≈ the
-        authors' unpenalised ``glmfit``).
+    stack_C : inverse regularisation ``C`` of the stacking ``LogisticRegression`` (large ≈ the
+        authors' unpenalised ``glmfit``); unrelated to ``C``.
     solver : ``'auto'``/``'schur'`` (Schur complement, one n×n LU), ``'eig'`` (one
         eigendecomposition of KᵀK, for γ grids), ``'dense'`` (LU of the (2n + 2) system).
-    rcond_tol, ridge : the paper's ill-conditioning rule: rcond(A) ≤ ``rcond_tol`` →
-        warning and (AᵀA + ridge·I)⁻¹Aᵀb (authors' MATLAB: 1e-8 and 1).
+    rcond_tol, ridge : the paper's ill-conditioning rule: 1-norm rcond estimate of A below
+        ``rcond_tol`` → :class:`IllConditionedWarning` and the ridge-regularised normal
+        equations (AᵀA + ridge·I)⁻¹Aᵀb (authors' MATLAB: 1e-8 and 1); ridge None/0 raises.
     nystrom : None, an int r, or a dict of :func:`asymkern.linalg.nystrom.asymmetric_nystrom`
         keywords with ``n_components``: train on the rank-r asymmetric Nyström approximation
         K ≈ U diag(s) Vᵀ = C W_r⁺ R (the n × n matrix is never formed; O(n r²) solve;
@@ -376,7 +657,31 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         only). The rcond check is skipped; the approximation changes the model (see
         docs/results/askls_bench.md for the accuracy cost). The solve runs on r×r statistics
         (:func:`asymkern.lssvm._solvers.askls_lowrank_reduced`, the Woodbury form of eq. 6).
-    random_state : folds of the stacking and landmark sampling.
+    random_state : None, int or RandomState
+        Folds of the stacking / of the calibration and the landmark sampling (None: fresh
+        entropy; a numpy Generator is refused, see :func:`asymkern._validation.check_random_state`).
+    class_weight : dict, ``'balanced'`` or None
+        Weights of the classes, multiplied into the per-sample weights (scikit-learn
+        semantics).
+    probability : bool, default False
+        For ``merge`` 'sum', 'source' or 'target': fit a Platt sigmoid
+        (:class:`asymkern._calibration.PlattCalibration`) on the merged decision values of an
+        internal 5-fold cross-validation (same parameters, folds from ``random_state``) and
+        enable ``predict_proba``. With ``merge='stack'`` the stacking regressions already give
+        probabilities and ``probability`` is not used.
+    gamma : deprecated
+        Former name of ``C`` (renamed in 0.2: scikit-learn's ``gamma`` is the kernel width;
+        ``FutureWarning``). Removed in 0.3, when ``gamma`` becomes the kernel width.
+
+    Notes
+    -----
+    ``fit(X, y, sample_weight)``: both error terms of the primal (eq. 5) are weighted,
+    (C/2) Σ_i v_i e_i² + (C/2) Σ_i v_i h_i², so the two identity blocks I/γ of eq. (6) become
+    diag(1/(C v_i)) (:func:`asymkern.lssvm.askls_kkt_matrix` with ``sample_weight``; solved
+    by the symmetric scaling of :func:`asymkern.lssvm.askls_solve`). A zero weight leaves the
+    sample out (also of the normalising set of a row-normalised kernel). An integer weight
+    equals repeating the sample in the dual system; with a row-normalised kernel (SNE, T) a
+    repeated row also changes the normalisers κ(x, ·)/Σ_j κ(x, x_j), a weight does not.
 
     Dask inputs (``nystrom`` required; ``merge`` 'sum', 'source' or 'target'): X row-chunked
     (numpy or CSR chunks), y a numpy array or a 1-D dask array chunked like X's rows. The
@@ -397,12 +702,16 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     dask_fit_ (fitted on dask inputs).
     """
 
-    def __init__(self, kernel="sne", kernel_params=None, gamma: float = 1.0,
+    def __init__(self, kernel="sne", kernel_params=None, C: float = 1.0,
                  merge: str = "sum", cv: int = 10, refit: bool = False,
                  stack_C: float = 1e4, solver: str = "auto", rcond_tol: float = 1e-8,
-                 ridge: float | None = 1.0, nystrom=None, random_state=None):
+                 ridge: float | None = 1.0, nystrom=None, random_state=None,
+                 class_weight=None, probability: bool = False, gamma=DEPRECATED):
         self.kernel = kernel
         self.kernel_params = kernel_params
+        self.C = C
+        self.class_weight = class_weight
+        self.probability = probability
         self.gamma = gamma
         self.merge = merge
         self.cv = cv
@@ -478,55 +787,57 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         self._ny_ws = Vw @ ((Uw.T @ np.asarray(R_b, np.float64)) / sw[:, None])  # |J| × k
         self._ny_wt = Uw @ ((Vw.T @ np.asarray(Ct_a, np.float64)) / sw[:, None])  # |I| × k
 
-    def _make_solver(self, K=None, factors=None, idx=None):
-        """A function Y -> Solution for the (sub)problem on rows/cols ``idx``."""
+    def _make_solver(self, C, K=None, factors=None, idx=None, v=None):
+        """A function Y -> Solution for the (sub)problem on rows/cols ``idx`` (weights v)."""
         method = self.solver
+        if method not in ("auto", "schur", "eig", "dense"):
+            raise ValueError(f"solver must be 'auto', 'schur', 'eig' or 'dense', got {method!r}")
+        w = None if v is None else (v if idx is None else v[idx])
+        kw = {"rcond_tol": self.rcond_tol, "ridge": self.ridge, "sample_weight": w}
         if factors is not None:
             U, s, V = factors
             if idx is not None:
                 U, V = U[idx], V[idx]
-            inner = _AsymLowRank(U, s, V)
-            return lambda Y: askls_solve(None, Y, self.gamma, method="lowrank", _inner=inner,
-                                         rcond_tol=self.rcond_tol, ridge=self.ridge)
-        if idx is None:
-            Ks = K
-        else:
-            Ks = K[idx][:, idx] if sp.issparse(K) else K[np.ix_(idx, idx)]
-        if method in ("auto", "schur"):
-            inner = _AsymSchurSparse(Ks) if sp.issparse(Ks) else _AsymSchur(Ks)
-            return lambda Y: askls_solve(Ks, Y, self.gamma, method="schur", _inner=inner,
-                                         rcond_tol=self.rcond_tol, ridge=self.ridge)
-        if method in ("eig", "dense"):
-            return lambda Y: askls_solve(Ks, Y, self.gamma, method=method,
-                                         rcond_tol=self.rcond_tol, ridge=self.ridge)
-        raise ValueError(f"solver must be 'auto', 'schur', 'eig' or 'dense', got {method!r}")
+            return lambda Y: askls_solve((U, s, V), Y, C, method="lowrank", **kw)
+        Ks = K if idx is None else _block(K, idx, idx)
+        m = "schur" if method == "auto" else method
+        return lambda Y: askls_solve(Ks, Y, C, method=m, **kw)
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit on training samples X (or the n × n kernel matrix with ``kernel='precomputed'``).
 
+        ``sample_weight`` (n,) ≥ 0 weights both error terms of eq. (5) (see Notes).
         Dask X (row-chunked; y a numpy array or a 1-D dask array chunked like X's rows) is
         fitted by :func:`asymkern._dask.askls.fit_askls_dask` (Nyström option only).
         """
         if any_dask(X, y):
             from .._dask.askls import fit_askls_dask
 
+            if sample_weight is not None or self.class_weight is not None or self.probability:
+                raise NotImplementedError(
+                    "sample_weight, class_weight and probability=True are not available for "
+                    "dask inputs yet; pass numpy arrays or leave them at their defaults")
             return fit_askls_dask(self, X, y)
         self.dask_fit_ = False
         self._dask_reference = None
         _check_merge(self.merge)
-        _check_gamma(self.gamma)
-        X, y = self._validate_X_fit(X, y)
-        self.classes_, yi, Y = _encode_labels(y)
-        n = Y.shape[0]
-        self.n_train_ = n
-        self.X_fit_ = None if self._is_precomputed() else X
+        C = self._resolved_C()
         rs = check_random_state(self.random_state)
+        X, y, v = self._validate_X_fit(X, y, sample_weight=sample_weight,
+                                       class_weight=self.class_weight)
+        self.classes_, yi, Y = _encode_labels(y)
+        n_all = X.shape[0]
+        self.n_train_ = n_all
+        self.X_fit_ = None if self._is_precomputed() else X
         self._ny_result = None
         factors = K = None
         if self.nystrom is not None:
+            if self._active is not None:
+                raise NotImplementedError("zero sample weights with kernel='precomputed' and "
+                                          "nystrom: drop those rows and columns of X instead")
             factors = self._nystrom_factors(X, rs)
         else:
-            K = self._train_matrix(X)
+            K = self._active_matrix(self._train_matrix(X))
         rconds, fallbacks = [], []
 
         def run(solver, Yt):
@@ -540,13 +851,20 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             return sol
 
         self.stackers_ = None
+        self.calibration_ = None
         if self.merge != "stack" or self.refit:
-            sol = run(self._make_solver(K, factors), Y)
-            self.coef_source_ = sol.coef[1]
-            self.coef_target_ = sol.coef[0]
+            sol = run(self._make_solver(C, K, factors, v=v), Y)
+            self.coef_source_ = self._scatter(sol.coef[1], n_all)
+            self.coef_target_ = self._scatter(sol.coef[0], n_all)
             self.intercept_ = sol.bias
         if self.merge == "stack":
-            self._fit_stack(K, factors, Y, yi, rs, run)
+            self._fit_stack(C, K, factors, Y, yi, v, rs, run)
+        elif self.probability:
+            folds = _folds(yi, 5, rs)
+            oof_s, oof_t, *_ = self._oof_parts(C, K, factors, Y, v, folds, run)
+            F = {"sum": oof_s + oof_t, "source": oof_s, "target": oof_t}[self.merge]
+            self.calibration_ = PlattCalibration(F[:, 0] if F.shape[1] == 1 else F, yi,
+                                                 self.classes_.size)
         if factors is not None:
             self._nystrom_predictor(X)
         for what, val in (("coefficients β ⊙ y", self.coef_source_),
@@ -557,51 +875,50 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         self.fallback_ = bool(any(fallbacks))
         return self
 
-    def _folds(self, yi, rs):
-        cv = self.cv
-        if not isinstance(cv, (int, np.integer)) or cv < 2:
-            raise ValueError(f"cv must be an integer ≥ 2 for merge='stack', got {cv!r}")
-        n = yi.size
-        if n < cv:
-            raise ValueError(f"merge='stack' with cv={cv} needs at least {cv} samples, got {n}")
-        seed = rs.randint(np.iinfo(np.int32).max)
-        if np.bincount(yi).min() >= cv:
-            return list(StratifiedKFold(cv, shuffle=True, random_state=seed).split(
-                np.zeros(n), yi))
-        return list(KFold(cv, shuffle=True, random_state=seed).split(np.zeros(n)))
-
-    def _fit_stack(self, K, factors, Y, yi, rs, run):
+    def _oof_parts(self, C, K, factors, Y, v, folds, run):
+        """Out-of-fold (f_s, f_t) of every training sample and the fold-averaged model."""
         n, k = Y.shape
         oof_s = np.zeros((n, k))
         oof_t = np.zeros((n, k))
         avg_s = np.zeros((n, k))
         avg_t = np.zeros((n, k))
         avg_b = np.zeros((2, k))
-        folds = self._folds(yi, rs)
         for tr, va in folds:
-            sol = run(self._make_solver(K, factors, tr), Y[tr])
+            sol = run(self._make_solver(C, K, factors, tr, v), Y[tr])
             a_t, b_s = sol.coef[0], sol.coef[1]
             if factors is not None:
                 U, s, V = factors
                 oof_s[va] = U[va] @ (s[:, None] * (V[tr].T @ b_s))
                 oof_t[va] = V[va] @ (s[:, None] * (U[tr].T @ a_t))
-            elif sp.issparse(K):
-                oof_s[va] = K[va][:, tr] @ b_s
-                oof_t[va] = K[tr][:, va].T @ a_t
             else:
-                oof_s[va] = K[np.ix_(va, tr)] @ b_s
-                oof_t[va] = K[np.ix_(tr, va)].T @ a_t
+                oof_s[va] = np.asarray(_block(K, va, tr) @ b_s)
+                oof_t[va] = np.asarray(_block(K, tr, va).T @ a_t)
             oof_s[va] += sol.bias[0]
             oof_t[va] += sol.bias[1]
             avg_s[tr] += b_s / len(folds)
             avg_t[tr] += a_t / len(folds)
             avg_b += sol.bias / len(folds)
+        return oof_s, oof_t, avg_s, avg_t, avg_b
+
+    def _fit_stack(self, C, K, factors, Y, yi, v, rs, run):
+        cv = self.cv
+        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+            raise ValueError(f"cv must be an integer ≥ 2 for merge='stack', got {cv!r}")
+        if yi.size < cv:
+            raise ValueError(f"merge='stack' with cv={cv} needs at least {cv} samples, "
+                             f"got {yi.size}")
+        folds = _folds(yi, int(cv), rs)
+        oof_s, oof_t, avg_s, avg_t, avg_b = self._oof_parts(C, K, factors, Y, v, folds, run)
+        n_all = self.n_train_
         if not self.refit:
-            self.coef_source_, self.coef_target_, self.intercept_ = avg_s, avg_t, avg_b
+            self.coef_source_ = self._scatter(avg_s, n_all)
+            self.coef_target_ = self._scatter(avg_t, n_all)
+            self.intercept_ = avg_b
         self.stackers_ = []
-        for j in range(k):
+        for j in range(Y.shape[1]):
             lr = LogisticRegression(C=self.stack_C, max_iter=1000)
-            lr.fit(np.column_stack([oof_s[:, j], oof_t[:, j]]), (Y[:, j] > 0).astype(int))
+            lr.fit(np.column_stack([oof_s[:, j], oof_t[:, j]]), (Y[:, j] > 0).astype(int),
+                   sample_weight=v)
             self.stackers_.append(lr)
         self.oof_parts_ = (oof_s, oof_t)
 
@@ -698,12 +1015,21 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         return self.classes_[np.argmax(F, axis=1)]
 
     def _has_proba(self):
-        return self.merge == "stack"
+        return self.merge == "stack" or bool(self.probability)
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities from the stacking logistic regressions (``merge='stack'``);
-        one-vs-rest probabilities are normalised to sum to one."""
+        """Class probabilities: from the stacking logistic regressions (``merge='stack'``) or
+        from Platt sigmoids fitted on cross-validated merged decision values
+        (``probability=True``); one-vs-rest probabilities are normalised to sum to one."""
+        check_is_fitted(self, "intercept_")
+        if self.merge != "stack":
+            if getattr(self, "calibration_", None) is None:
+                raise AttributeError("predict_proba needs a model fitted with probability=True "
+                                     "or merge='stack'")
+            return self._as_out(self.calibration_.predict_proba(self.decision_function(X)))
+        if getattr(self, "stackers_", None) is None:
+            raise AttributeError("predict_proba needs a model fitted with merge='stack'")
         fs, ft = self._parts(X)
         P = np.column_stack([
             lr.predict_proba(np.column_stack([fs[:, j], ft[:, j]]))[:, 1]
@@ -714,6 +1040,12 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         s = P.sum(axis=1, keepdims=True)
         s[s == 0] = 1.0
         return self._as_out(P / s)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: the live estimator keeps its reference

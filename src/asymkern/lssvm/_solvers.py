@@ -5,6 +5,8 @@ y ∈ {±1}ⁿ, the AsK-LS matrix of eq. (6) is P A₀ P with P = diag(1, 1, D, 
 
     A₀ = [[0, 0, 1ᵀ, 0], [0, 0, 0, 1ᵀ], [1, 0, I/γ, K], [0, 1, Kᵀ, I/γ]],
 
+(γ is the paper's regularisation constant, the keyword ``C`` of the public functions),
+
 so eq. (6) is equivalent to A₀ [b1, b2, ã, b̃] = [0, 0, y, y]. A₀ does not depend on the labels:
 one factorisation serves every one-vs-rest problem (and the paper's 1-norm rcond and its
 ridge-regularised normal equations are invariant under P, so the fallback is unchanged too).
@@ -40,6 +42,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
+
+from .._validation import renamed_argument
 
 
 class IllConditionedWarning(UserWarning):
@@ -91,7 +96,7 @@ class _AsymSchurSparse:
         self.KtK = sp.csc_matrix(self.KT @ self.K)
         self._isolated = None
 
-    def ridge_solve(self, c, p, Y, ridge, tol: float = 1e-13):
+    def ridge_solve(self, c, p, Y, ridge, tol: float = 1e-13, e=None):
         """The paper's fallback (AᵀA + λI)⁻¹Aᵀb for the sparse A₀ of eq. (6) by damped LSQR.
 
         A₀ is never factorised: LSQR (Paige & Saunders) minimises ‖A₀x − b‖² + λ‖x‖², whose
@@ -104,7 +109,7 @@ class _AsymSchurSparse:
         if p != 2:
             raise ValueError("ridge_solve is the AsK-LS (two-bias) system")
         n = self.n
-        one = sp.csr_matrix(np.ones((1, n)))
+        one = sp.csr_matrix(np.ones((1, n)) if e is None else np.asarray(e)[None, :])
         z = sp.csr_matrix((1, n))
         eye = sp.identity(n, format="csr") * c
         A0 = sp.bmat([[None, None, one, z], [None, None, z, one],
@@ -385,26 +390,25 @@ class _SymEig:
 # --------------------------------------------------------------------------------------------
 # bordered systems [[s I_p, E], [Eᵀ, B]]
 # --------------------------------------------------------------------------------------------
-def _E(X, p: int, n: int):
-    """E X: the bias-constraint rows (sums over each block of n rows)."""
-    return np.vstack([X[k * n:(k + 1) * n].sum(axis=0) for k in range(p)])
-
-
-def _Et(b, p: int, n: int):
-    return np.vstack([np.repeat(b[k:k + 1], n, axis=0) for k in range(p)])
+def _E(X, p: int, n: int, e=None):
+    """E X: the bias-constraint rows (sums over each block of n rows; weighted by the border
+    vector ``e`` of a weighted system, see :func:`lssvm_solve`)."""
+    if e is None:
+        return np.vstack([X[k * n:(k + 1) * n].sum(axis=0) for k in range(p)])
+    return np.vstack([e @ X[k * n:(k + 1) * n] for k in range(p)])
 
 
 class _Bordered:
     """Solve [[s I_p, E], [Eᵀ, B(c)]] x = r for any right-hand side, given an inner solver."""
 
-    def __init__(self, inner, fac, p: int, n: int, s=0.0):
-        self.inner, self.fac, self.p, self.n, self.s = inner, fac, p, n, s
+    def __init__(self, inner, fac, p: int, n: int, s=0.0, e=None):
+        self.inner, self.fac, self.p, self.n, self.s, self.e = inner, fac, p, n, s, e
         N = p * n
         ones = np.zeros((N, p))
         for k in range(p):
-            ones[k * n:(k + 1) * n, k] = 1.0
+            ones[k * n:(k + 1) * n, k] = 1.0 if e is None else e
         self.Zb = inner.solve(fac, ones)  # B⁻¹ Eᵀ
-        S = _E(self.Zb, p, n)
+        S = _E(self.Zb, p, n, e)
         S = S - s * np.eye(p)
         self.S = S
         cond = np.linalg.cond(S) if np.all(np.isfinite(S)) else np.inf
@@ -413,7 +417,7 @@ class _Bordered:
     def solve(self, r_bias, r_inner):
         """Return (bias (p, k), inner solution (p·n, k))."""
         Zr = self.inner.solve(self.fac, r_inner)
-        rhs = _E(Zr, self.p, self.n) - r_bias
+        rhs = _E(Zr, self.p, self.n, self.e) - r_bias
         b = np.linalg.solve(self.S, rhs)
         x = Zr - self.Zb @ b
         return b, x
@@ -460,38 +464,47 @@ class Solution:
     """Dual solution in signed coefficients.
 
     ``bias``: (p, k) — (b1, b2) for AsK-LS, (b,) for LS-SVM; ``coef``: list of (n, k) arrays —
-    [ã, b̃] = [α⊙y, β⊙y] for AsK-LS, [α⊙y] for LS-SVM; ``rcond`` the 1-norm reciprocal condition
-    estimate of the system; ``fallback`` whether the ridge-regularised solution was used.
+    [ã, b̃] = [α⊙y, β⊙y] for AsK-LS, [α⊙y] for LS-SVM; ``C`` the regularisation constant
+    (γ of the paper); ``rcond`` the 1-norm reciprocal condition estimate of the system;
+    ``fallback`` whether the ridge-regularised solution was used.
     """
 
     bias: np.ndarray
     coef: list
-    gamma: float
+    C: float
     rcond: float = np.nan
     fallback: bool = False
     info: dict = field(default_factory=dict)
 
+    @property
+    def gamma(self) -> float:
+        """Deprecated name of :attr:`C` (renamed in 0.2, removed in 0.3)."""
+        warnings.warn("Solution.gamma was renamed Solution.C in 0.2 and will be removed in 0.3",
+                      FutureWarning, stacklevel=2)
+        return self.C
 
-def _norm1_asym(K, c) -> float:
-    n = K.shape[0]
+
+def _norm1_asym(K, c, e=None) -> float:
+    n, one = (K.shape[0], 1.0) if e is None else (float(e.sum()), float(e.max()))
     a = abs(K)
     r = np.asarray(a.sum(axis=1)).max()
     cs = np.asarray(a.sum(axis=0)).max()
-    return float(max(n, 1.0 + abs(c) + r, 1.0 + abs(c) + cs))
+    return float(max(n, one + abs(c) + r, one + abs(c) + cs))
 
 
-def _norm1_sym(K, c, block: int = 512) -> float:
-    n = K.shape[0]
-    if isinstance(K, np.ndarray) and n > block:  # column sums of |K| without an n×n temporary
+def _norm1_sym(K, c, block: int = 512, e=None) -> float:
+    n, one = (K.shape[0], 1.0) if e is None else (float(e.sum()), float(e.max()))
+    if isinstance(K, np.ndarray) and K.shape[0] > block:  # |K| column sums, no n×n temporary
         cs = np.zeros(K.shape[1])
-        for i in range(0, n, block):
+        for i in range(0, K.shape[0], block):
             cs += np.abs(K[i:i + block]).sum(axis=0)
-        return float(max(n, 1.0 + abs(c) + cs.max()))
-    return float(max(n, 1.0 + abs(c) + np.asarray(abs(K).sum(axis=0)).max()))
+        return float(max(n, one + abs(c) + cs.max()))
+    return float(max(n, one + abs(c) + np.asarray(abs(K).sum(axis=0)).max()))
 
 
-def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True):
-    """Core: solve with the rcond check and the ridge fallback. Y: (n, k) signed targets."""
+def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True, e=None):
+    """Core: solve with the rcond check and the ridge fallback. Y: (n, k) signed targets;
+    ``e`` the border vector (√v of a weighted system, None for ones)."""
     k = Y.shape[1]
     r_inner = np.vstack([Y] * p)
     r_bias = np.zeros((p, k))
@@ -499,7 +512,7 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
     rcond = 0.0
     bord = None
     if fac is not None:
-        bord = _Bordered(inner, fac, p, n, 0.0)
+        bord = _Bordered(inner, fac, p, n, 0.0, e)
         if bord.ok:
             if check_rcond and norm1 is not None:
                 inv = _inv_norm1_estimate(bord.apply_inv, p + p * n)
@@ -525,7 +538,7 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
             IllConditionedWarning,
             stacklevel=4,
         )
-        b, x = inner.ridge_solve(c, p, Y, ridge)
+        b, x = inner.ridge_solve(c, p, Y, ridge, e=e)
         return b, x, rcond, True
     warnings.warn(
         f"ill-conditioned LS-SVM system (rcond ≈ {rcond:.2e} < {rcond_tol:g}); using the "
@@ -537,7 +550,7 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
     facz = inner.factor(cz)
     if facz is None:  # pragma: no cover - the complex shift is never singular in exact arithmetic
         raise np.linalg.LinAlgError("ridge-regularised system could not be factorised")
-    bordz = _Bordered(inner, facz, p, n, complex(0.0, -mu))
+    bordz = _Bordered(inner, facz, p, n, complex(0.0, -mu), e)
     b, x = bordz.solve(r_bias.astype(complex), r_inner.astype(complex))
     return b.real.copy(), x.real.copy(), rcond, True
 
@@ -550,106 +563,194 @@ def _as_targets(Y):
 # --------------------------------------------------------------------------------------------
 # public functional API
 # --------------------------------------------------------------------------------------------
+def _check_weights(sample_weight, n: int):
+    """None (all ones) or a float64 (n,) array of finite weights > 0 (``sample_weight``)."""
+    if sample_weight is None:
+        return None
+    v = np.asarray(sample_weight, dtype=np.float64)
+    if v.ndim != 1 or v.shape[0] != n:
+        raise ValueError(f"sample_weight must have shape ({n},) (one weight per row of the "
+                         f"kernel matrix), got shape {v.shape}")
+    if not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise ValueError("sample_weight must be finite and > 0 in the solvers (the estimators "
+                         "drop samples of weight 0 before solving)")
+    return None if np.all(v == 1.0) else v
+
+
+def _scale_kernel(K, e):
+    """diag(e) K diag(e) (dense or sparse) — the symmetric scaling of a weighted system."""
+    if sp.issparse(K):
+        d = sp.diags(e)
+        return sp.csr_matrix(d @ K @ d)
+    K = np.asarray(K, dtype=np.float64)
+    return e[:, None] * K * e[None, :]
+
+
+
+
 def askls_solve(
     K,
     Y,
-    gamma: float,
+    C: float | None = None,
     *,
     method: str = "schur",
     rcond_tol: float = 1e-8,
     ridge: float | None = 1.0,
     check_rcond: bool = True,
+    sample_weight=None,
+    gamma: float | None = None,
     _inner=None,
 ) -> Solution:
     """Solve the AsK-LS dual system, paper 001 eq. (6), for one or several ±1 label columns.
 
-    K : (n, n) asymmetric kernel matrix K_ij = κ(x_i, x_j) (or ``(U, s, W)`` low-rank factors
-    with ``method='lowrank'``). Y : (n,) or (n, k) targets (±1 for classification).
-    Returns signed coefficients: f_s(x) = κ(x, X)·b̃ + b1, f_t(x) = κ(X, x)ᵀ·ã + b2 (eq. 7).
+    Parameters
+    ----------
+    K : (n, n) asymmetric kernel matrix K_ij = κ(x_i, x_j), dense or sparse (or ``(U, s, W)``
+        low-rank factors with ``method='lowrank'``).
+    Y : (n,) or (n, k) targets (±1 for classification).
+    C : float > 0
+        The regularisation constant γ of eq. (5)–(6): the weight of the squared errors
+        (larger = weaker regularisation, like SVC's C).
+    method : ``'schur'``, ``'eig'``, ``'lowrank'`` or ``'dense'`` (reference LU of eq. 6).
+    rcond_tol, ridge, check_rcond : the paper's ill-conditioning rule (see the module).
+    sample_weight : (n,) weights > 0 or None (see below).
+    gamma : deprecated name of ``C`` (``FutureWarning``; removed in 0.3).
+
+    Returns
+    -------
+    Solution
+        Signed coefficients: f_s(x) = κ(x, X)·b̃ + b1, f_t(x) = κ(X, x)ᵀ·ã + b2 (eq. 7).
+
+    Notes
+    -----
+    Weighted systems (``sample_weight`` v, Suykens et al. 2002 weighted LS-SVM): the error
+    terms of the primal become (C/2) Σ_i v_i e_i² (and (C/2) Σ_i v_i h_i² for the second error
+    vector of AsK-LS, paper 001 eq. 5), so stationarity gives e_i = α_i/(C v_i) and the
+    identity blocks I/C of eq. (4)/(6) become D = diag(1/(C v_i)). With S = diag(√v) the
+    system is solved as the unweighted one of the scaled kernel S K S (every fast path, the
+    rcond check and the ridge fallback unchanged): (K + D)⁻¹ = S (S K S + I/C)⁻¹ S, bias border
+    vector √v instead of 1 — i.e. with x = S x′: [[0, (S1)ᵀ], [S1, S K S + I/C]] [b; x′] =
+    [0; S y]. The rcond estimate and the ridge fallback refer to that scaled system (identical
+    to the unweighted system when v = 1). An integer weight equals repeating the sample.
     """
-    gamma = _check_gamma(gamma)
-    c = 1.0 / gamma
+    C = _check_C(_renamed_C(C, gamma, "askls_solve"))
+    c = 1.0 / C
     Y2, _ = _as_targets(Y)
+    n_rows = Y2.shape[0]
+    v = _check_weights(sample_weight, n_rows)
     if method == "dense":
-        return _askls_dense(K, Y2, gamma, rcond_tol, ridge)
-    if _inner is not None:
+        return _askls_dense(K, Y2, C, rcond_tol, ridge, v)
+    e = None if v is None else np.sqrt(v)
+    if _inner is not None:  # built by the caller on the (scaled) kernel
         inner = _inner
     elif method == "schur":
-        import scipy.sparse as sp
-
-        inner = (_AsymSchurSparse(K) if sp.issparse(K)
-                 else _AsymSchur(np.asarray(K, dtype=np.float64)))
+        Kw = K if e is None else _scale_kernel(K, e)
+        inner = (_AsymSchurSparse(Kw) if sp.issparse(Kw)
+                 else _AsymSchur(np.asarray(Kw, dtype=np.float64)))
     elif method == "eig":
-        inner = _AsymEig(np.asarray(K, dtype=np.float64))
+        Kw = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+        inner = _AsymEig(Kw if e is None else _scale_kernel(Kw, e))
     elif method == "lowrank":
         U, s, W = K
-        inner = _AsymLowRank(np.asarray(U, float), s, np.asarray(W, float))
+        U, W = np.asarray(U, float), np.asarray(W, float)
+        if e is not None:
+            U, W = e[:, None] * U, e[:, None] * W
+        inner = _AsymLowRank(U, s, W)
     else:
         raise ValueError(f"method must be 'schur', 'eig', 'lowrank' or 'dense', got {method!r}")
     n = inner.n
-    if Y2.shape[0] != n:
-        raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
+    if n_rows != n:
+        raise ValueError(f"Y has {n_rows} rows but the kernel matrix has {n}")
+    Ys = Y2 if e is None else e[:, None] * Y2
     if isinstance(inner, _AsymLowRank):  # the reduced form (shared with the Dask executor)
-        red = askls_lowrank_reduced(LowRankStats.of(inner.U, inner.W, Y2), inner.s, gamma,
+        red = askls_lowrank_reduced(LowRankStats.of(inner.U, inner.W, Ys, e=e), inner.s, C,
                                     ridge=ridge)
-        a, b = red.expand(inner.U, inner.W, Y2)
-        return Solution(red.bias, [a, b], gamma, np.nan, red.fallback, {"method": "lowrank"})
-    norm1 = None if method == "lowrank" else _norm1_asym(inner.K, c)
-    b, x, rcond, fb = _solve_bordered(
-        inner, c, 2, n, Y2, norm1, rcond_tol, ridge, check_rcond and norm1 is not None
-    )
-    return Solution(b, [x[:n], x[n:]], gamma, rcond, fb, {"method": method})
+        a, b = red.expand(inner.U, inner.W, Ys, e)
+        if e is not None:
+            a, b = e[:, None] * a, e[:, None] * b
+        return Solution(red.bias, [a, b], C, np.nan, red.fallback, {"method": "lowrank"})
+    norm1 = _norm1_asym(inner.K, c, e=e)
+    b, x, rcond, fb = _solve_bordered(inner, c, 2, n, Ys, norm1, rcond_tol, ridge, check_rcond,
+                                      e=e)
+    if e is not None:
+        x = np.vstack([e[:, None] * x[:n], e[:, None] * x[n:]])
+    return Solution(b, [x[:n], x[n:]], C, rcond, fb, {"method": method})
 
 
-def askls_gamma_path(K, Y, gammas, *, method: str = "eig", rcond_tol: float = 1e-8,
-                     ridge: float | None = 1.0, check_rcond: bool = True) -> list[Solution]:
-    """Solve eq. (6) for every γ in ``gammas`` sharing the γ-independent work.
+def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
+                 ridge: float | None = 1.0, check_rcond: bool = True,
+                 sample_weight=None) -> list[Solution]:
+    """Solve eq. (6) for every C (γ of the paper) in ``Cs`` sharing the C-independent work.
 
-    ``method='eig'``: one eigendecomposition KᵀK = VΛVᵀ, then O(n²) per γ (a few matrix–vector
-    products). ``method='schur'``: KᵀK once (one GEMM), then one n×n LU per γ — BLAS-3 only,
+    ``method='eig'``: one eigendecomposition KᵀK = VΛVᵀ, then O(n²) per C (a few matrix–vector
+    products). ``method='schur'``: KᵀK once (one GEMM), then one n×n LU per C — BLAS-3 only,
     better for short grids or a CPU shared with other jobs (the eigensolver is partly BLAS-2).
+    ``sample_weight`` as in :func:`askls_solve` (the scaled kernel is formed once).
     """
     K = np.asarray(K, dtype=np.float64)
+    v = _check_weights(sample_weight, K.shape[0])
+    Kw = K if v is None else _scale_kernel(K, np.sqrt(v))
     if method == "eig":
-        inner = _AsymEig(K)
+        inner = _AsymEig(Kw)
     elif method == "schur":
-        inner = _AsymSchur(K)
+        inner = _AsymSchur(Kw)
     else:
         raise ValueError(f"method must be 'eig' or 'schur', got {method!r}")
     return [
-        askls_solve(K, Y, g, method=method, rcond_tol=rcond_tol, ridge=ridge,
-                    check_rcond=check_rcond, _inner=inner)
-        for g in gammas
+        askls_solve(K, Y, C, method=method, rcond_tol=rcond_tol, ridge=ridge,
+                    check_rcond=check_rcond, sample_weight=v, _inner=inner)
+        for C in Cs
     ]
 
 
-def lssvm_solve(K, Y, gamma: float, *, method: str = "chol", rcond_tol: float = 1e-8,
+def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol: float = 1e-8,
                 ridge: float | None = 1.0, check_rcond: bool = True,
                 symmetric: bool | None = None, overwrite_K: bool = False,
-                _inner=None) -> Solution:
+                sample_weight=None, gamma: float | None = None, _inner=None) -> Solution:
     """Solve the classic LS-SVM system (paper 001 eq. 4) in signed form:
-    [[0, 1ᵀ], [1, K + I/γ]] [b, α⊙y] = [0, y] (for regression, y is the real target).
+    [[0, 1ᵀ], [1, K + I/C]] [b, α⊙y] = [0, y] (for regression, y is the real target).
 
-    The bias is eliminated by the bordered (Schur-complement) solve: with Z = (K + I/γ)⁻¹[1, y],
+    ``C`` > 0 is the regularisation constant γ of eq. (4) (weight of the squared errors:
+    larger = weaker regularisation, like SVC's C); ``gamma`` is its deprecated name
+    (``FutureWarning``; removed in 0.3).
+
+    The bias is eliminated by the bordered (Schur-complement) solve: with Z = (K + I/C)⁻¹[1, y],
     b = (1ᵀZ_y)/(1ᵀZ_1) and α⊙y = Z_y − Z_1 b — two right-hand sides of the inner block
-    K + I/γ, which is SPD for a PSD kernel (``method='chol'``: Cholesky, LU otherwise).
+    K + I/C, which is SPD for a PSD kernel (``method='chol'``: Cholesky, LU otherwise).
     ``symmetric`` (``method='chol'``): ``True`` when K is the Gram matrix of a kernel flagged
     symmetric on one set, ``False`` never tries Cholesky, ``None`` (default) checks K to a
     rounding-level tolerance. ``info['factorization']`` says which factorisation ran.
     ``overwrite_K`` (with ``method='chol'``, a symmetric float64 K): factor in K's memory,
     saving an n×n copy; K's contents are then unspecified (for callers that discard K).
-    """
-    gamma = _check_gamma(gamma)
-    c = 1.0 / gamma
-    Y2, _ = _as_targets(Y)
-    import scipy.sparse as sp
 
+    Notes
+    -----
+    Weighted systems (``sample_weight`` v, Suykens et al. 2002 weighted LS-SVM): the error
+    terms of the primal become (C/2) Σ_i v_i e_i² (and (C/2) Σ_i v_i h_i² for the second error
+    vector of AsK-LS, paper 001 eq. 5), so stationarity gives e_i = α_i/(C v_i) and the
+    identity blocks I/C of eq. (4)/(6) become D = diag(1/(C v_i)). With S = diag(√v) the
+    system is solved as the unweighted one of the scaled kernel S K S (every fast path, the
+    rcond check and the ridge fallback unchanged): (K + D)⁻¹ = S (S K S + I/C)⁻¹ S, bias border
+    vector √v instead of 1 — i.e. with x = S x′: [[0, (S1)ᵀ], [S1, S K S + I/C]] [b; x′] =
+    [0; S y]. The rcond estimate and the ridge fallback refer to that scaled system (identical
+    to the unweighted system when v = 1). An integer weight equals repeating the sample.
+    """
+    C = _check_C(_renamed_C(C, gamma, "lssvm_solve"))
+    c = 1.0 / C
+    Y2, _ = _as_targets(Y)
     if not sp.issparse(K):
         K = np.asarray(K, dtype=np.float64)
+    n = K.shape[0]
+    if Y2.shape[0] != n:
+        raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
+    v = _check_weights(sample_weight, n)
     if method == "dense":
-        return _lssvm_dense(np.asarray(K.toarray() if sp.issparse(K) else K), Y2, gamma,
-                            rcond_tol, ridge)
-    if _inner is not None:
+        return _lssvm_dense(np.asarray(K.toarray() if sp.issparse(K) else K), Y2, C,
+                            rcond_tol, ridge, v)
+    e = None if v is None else np.sqrt(v)
+    if e is not None and _inner is None:
+        K, overwrite_K = _scale_kernel(K, e), True  # a fresh matrix of our own
+    if _inner is not None:  # built by the caller on the (scaled) kernel
         inner = _inner
     elif method == "chol":
         inner = _SymSparse(K) if sp.issparse(K) else _SymChol(K, symmetric, overwrite_K)
@@ -657,42 +758,70 @@ def lssvm_solve(K, Y, gamma: float, *, method: str = "chol", rcond_tol: float = 
         inner = _SymEig(K)
     else:
         raise ValueError(f"method must be 'chol', 'eig' or 'dense', got {method!r}")
-    n = K.shape[0]
-    if Y2.shape[0] != n:
-        raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
-    b, x, rcond, fb = _solve_bordered(inner, c, 1, n, Y2, _norm1_sym(K, c), rcond_tol, ridge,
-                                      check_rcond)
+    Ys = Y2 if e is None else e[:, None] * Y2
+    # (K is already the scaled matrix unless a caller's _inner was built on it)
+    norm1 = _norm1_sym(K if (e is None or _inner is None) else _scale_kernel(K, e), c, e=e)
+    b, x, rcond, fb = _solve_bordered(inner, c, 1, n, Ys, norm1, rcond_tol, ridge, check_rcond,
+                                      e=e)
+    if e is not None:
+        x = e[:, None] * x
     info = {"method": method}
     if getattr(inner, "factorization", None) is not None:
         info["factorization"] = inner.factorization
-    return Solution(b, [x], gamma, rcond, fb, info)
+    return Solution(b, [x], C, rcond, fb, info)
+
+
+def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
+    """Classic LS-SVM for every C in ``Cs`` with one eigendecomposition of K (O(n²) per C).
+
+    ``sample_weight`` as in :func:`lssvm_solve` (the scaled kernel is decomposed once)."""
+    K = np.asarray(K, dtype=np.float64)
+    v = _check_weights(sample_weight, K.shape[0])
+    inner = _SymEig(K if v is None else _scale_kernel(K, np.sqrt(v)))
+    return [lssvm_solve(K, Y, C, method="eig", sample_weight=v, _inner=inner, **kwargs)
+            for C in Cs]
+
+
+def askls_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
+    """Deprecated name of :func:`askls_C_path` (renamed in 0.2, removed in 0.3)."""
+    warnings.warn("askls_gamma_path was renamed askls_C_path in 0.2 (the LS-SVM constant γ is "
+                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
+    return askls_C_path(K, Y, gammas, **kwargs)
 
 
 def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
-    """Classic LS-SVM for every γ with one eigendecomposition of K (O(n²) per γ)."""
-    K = np.asarray(K, dtype=np.float64)
-    inner = _SymEig(K)
-    return [lssvm_solve(K, Y, g, method="eig", _inner=inner, **kwargs) for g in gammas]
+    """Deprecated name of :func:`lssvm_C_path` (renamed in 0.2, removed in 0.3)."""
+    warnings.warn("lssvm_gamma_path was renamed lssvm_C_path in 0.2 (the LS-SVM constant γ is "
+                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
+    return lssvm_C_path(K, Y, gammas, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------
 # dense references (obviously correct; O((2n+2)³))
 # --------------------------------------------------------------------------------------------
-def askls_kkt_matrix(K, y, gamma: float) -> np.ndarray:
-    """The (2n + 2) matrix of paper 001 eq. (6) with H = (y yᵀ) ⊙ K (labels y ∈ {±1})."""
+def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
+                     gamma: float | None = None) -> np.ndarray:
+    """The (2n + 2) matrix of paper 001 eq. (6) with H = (y yᵀ) ⊙ K (labels y ∈ {±1}).
+
+    With ``sample_weight`` v the identity blocks I/C become diag(1/(C v_i)) (the weighted
+    primal, see :func:`askls_solve`). ``gamma`` is the deprecated name of ``C``.
+    """
+    C = _check_C(_renamed_C(C, gamma, "askls_kkt_matrix"))
     K = np.asarray(K, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = K.shape[0]
+    v = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    d = 1.0 / (C * v)
     H = y[:, None] * K * y[None, :]
     A = np.zeros((2 * n + 2, 2 * n + 2))
     A[0, 2:n + 2] = y
     A[1, n + 2:] = y
     A[2:n + 2, 0] = y
     A[n + 2:, 1] = y
-    A[2:n + 2, 2:n + 2] = np.eye(n) / gamma
+    A[2:n + 2, 2:n + 2] = np.diag(d)
     A[2:n + 2, n + 2:] = H
     A[n + 2:, 2:n + 2] = H.T
-    A[n + 2:, n + 2:] = np.eye(n) / gamma
+    A[n + 2:, n + 2:] = np.diag(d)
     return A
 
 
@@ -714,7 +843,7 @@ def _dense_with_fallback(A, rhs, rcond_tol, ridge):
     return x, float(rcond), True
 
 
-def _askls_dense(K, Y2, gamma, rcond_tol, ridge) -> Solution:
+def _askls_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
     """Reference: LU of eq. (6) per label column (no signed-coefficient trick)."""
     K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
@@ -726,34 +855,49 @@ def _askls_dense(K, Y2, gamma, rcond_tol, ridge) -> Solution:
     for j in range(k):
         y = np.where(Y2[:, j] >= 0, 1.0, -1.0)
         scale = np.abs(Y2[:, j])  # |y| = 1 for labels; general targets: rhs = y ⊙ |y|
-        A = askls_kkt_matrix(K, y, gamma)
+        A = askls_kkt_matrix(K, y, C, v)
         rhs = np.concatenate([[0.0, 0.0], scale, scale])
         x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
         rc, fb = min(rc, r), fb or f
         b[:, j] = x[:2]
         a[:, j] = x[2:n + 2] * y
         be[:, j] = x[n + 2:] * y
-    return Solution(b, [a, be], gamma, rc, fb, {"method": "dense"})
+    return Solution(b, [a, be], C, rc, fb, {"method": "dense"})
 
 
-def _lssvm_dense(K, Y2, gamma, rcond_tol, ridge) -> Solution:
+def _lssvm_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
+    """Reference: LU of the (n + 1) system of eq. (4), diag(1/(C v)) for weights v."""
     n = K.shape[0]
     A = np.zeros((n + 1, n + 1))
     A[0, 1:] = 1.0
     A[1:, 0] = 1.0
-    A[1:, 1:] = K + np.eye(n) / gamma
+    A[1:, 1:] = K + np.diag(1.0 / (C * (np.ones(n) if v is None else v)))
     rhs = np.vstack([np.zeros((1, Y2.shape[1])), Y2])
     x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
-    return Solution(x[:1], [x[1:]], gamma, r, f, {"method": "dense"})
+    return Solution(x[:1], [x[1:]], C, r, f, {"method": "dense"})
 
 
-def _check_gamma(gamma) -> float:
+def _renamed_C(C, gamma, where: str):
+    """``C``, honouring the deprecated keyword ``gamma`` (FutureWarning) of ``where``."""
+    C = renamed_argument(C, gamma, "C", "gamma", where=where)
+    if C is None:
+        raise TypeError(f"{where}() missing the regularisation constant C (γ of paper 001)")
+    return C
+
+
+def _check_C(C, name: str = "C") -> float:
+    """C > 0 finite (the LS-SVM / AsK-LS regularisation constant, γ of paper 001)."""
+    if isinstance(C, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a positive number, got {C!r}")
     try:
-        g = float(gamma)
+        g = float(C)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"gamma must be a positive number, got {gamma!r}") from exc
+        raise ValueError(f"{name} must be a positive number, got {C!r}") from exc
     if not np.isfinite(g) or g <= 0:
-        raise ValueError(f"gamma (the LS-SVM regularisation constant) must be > 0, got {gamma!r}")
+        raise ValueError(
+            f"{name} (the LS-SVM regularisation constant, weight of the squared errors) must be "
+            f"a finite number > 0, got {C!r}"
+        )
     return g
 
 
@@ -777,19 +921,28 @@ class LowRankStats:
     UtY: np.ndarray  # (r, k)
     WtY: np.ndarray  # (r, k)
     sumY: np.ndarray  # (k,)
+    ete: float | None = None  # eᵀe of a weighted border vector e (None: e = 1, eᵀe = n)
 
     @classmethod
-    def of(cls, U, W, Y) -> LowRankStats:
-        """The statistics of one row block (float64 accumulation)."""
+    def of(cls, U, W, Y, e=None) -> LowRankStats:
+        """The statistics of one row block (float64 accumulation); ``e`` the border vector of
+        a weighted system (√v, with U, W, Y already scaled by it), None for ones."""
         U = np.asarray(U, dtype=np.float64)
         W = np.asarray(W, dtype=np.float64)
         Y = np.asarray(Y, dtype=np.float64)
-        return cls(int(U.shape[0]), U.T @ U, W.T @ W, U.sum(axis=0), W.sum(axis=0), U.T @ Y,
-                   W.T @ Y, Y.sum(axis=0))
+        if e is None:
+            return cls(int(U.shape[0]), U.T @ U, W.T @ W, U.sum(axis=0), W.sum(axis=0),
+                       U.T @ Y, W.T @ Y, Y.sum(axis=0))
+        e = np.asarray(e, dtype=np.float64)
+        return cls(int(U.shape[0]), U.T @ U, W.T @ W, e @ U, e @ W, U.T @ Y, W.T @ Y, e @ Y,
+                   float(e @ e))
 
     def __add__(self, other: LowRankStats) -> LowRankStats:
+        if (self.ete is None) != (other.ete is None):
+            raise ValueError("cannot add weighted and unweighted low-rank statistics")
+        ete = None if self.ete is None else self.ete + other.ete
         return LowRankStats(self.n + other.n, *(getattr(self, f) + getattr(other, f) for f in (
-            "UtU", "WtW", "Ut1", "Wt1", "UtY", "WtY", "sumY")))
+            "UtU", "WtW", "Ut1", "Wt1", "UtY", "WtY", "sumY")), ete)
 
 
 @dataclass
@@ -808,13 +961,15 @@ class LowRankCoef:
     A_w: np.ndarray  # (r, k)
     fallback: bool = False
 
-    def expand(self, U, W, Y):
-        """(ã, b̃) = (α ⊙ y, β ⊙ y) of the rows (U, W, Y) of one block, each (n_block, k)."""
+    def expand(self, U, W, Y, e=None):
+        """(ã, b̃) = (α ⊙ y, β ⊙ y) of the rows (U, W, Y) of one block, each (n_block, k)
+        (``e``: the border vector of a weighted system, rows of U, W, Y scaled by it)."""
         U = np.asarray(U, dtype=np.float64)
         W = np.asarray(W, dtype=np.float64)
         Y = np.asarray(Y, dtype=np.float64)
-        a = self.y_scale * Y - self.offset[0][None, :] - U @ self.A_u
-        b = self.y_scale * Y - self.offset[1][None, :] - W @ self.A_w
+        one = 1.0 if e is None else np.asarray(e, dtype=np.float64)[:, None]
+        a = self.y_scale * Y - one * self.offset[0][None, :] - U @ self.A_u
+        b = self.y_scale * Y - one * self.offset[1][None, :] - W @ self.A_w
         return a, b
 
 
@@ -848,8 +1003,9 @@ def _lowrank_reduced_once(st: LowRankStats, s: np.ndarray, c, shift):
     TR = C @ sla.lu_solve(lu, ZtR, check_finite=False)
     TE = C @ sla.lu_solve(lu, ZtE, check_finite=False)
     EZr = np.vstack([st.sumY - st.Ut1 @ TR[:r], st.sumY - st.Wt1 @ TR[r:]]) / c
-    EZb = np.array([[st.n - st.Ut1 @ TE[:r, 0], -(st.Ut1 @ TE[:r, 1])],
-                    [-(st.Wt1 @ TE[r:, 0]), st.n - st.Wt1 @ TE[r:, 1]]]) / c
+    ete = st.n if st.ete is None else st.ete
+    EZb = np.array([[ete - st.Ut1 @ TE[:r, 0], -(st.Ut1 @ TE[:r, 1])],
+                    [-(st.Wt1 @ TE[r:, 0]), ete - st.Wt1 @ TE[r:, 1]]]) / c
     Smat = EZb - shift * np.eye(2)
     cond = np.linalg.cond(Smat) if np.all(np.isfinite(Smat)) else np.inf
     if not (np.isfinite(cond) and cond < 1e15):
@@ -861,7 +1017,7 @@ def _lowrank_reduced_once(st: LowRankStats, s: np.ndarray, c, shift):
     return b, Tu, Tw
 
 
-def askls_lowrank_reduced(st: LowRankStats, s, gamma: float, *, ridge: float | None = 1.0
+def askls_lowrank_reduced(st: LowRankStats, s, C: float, *, ridge: float | None = 1.0
                           ) -> LowRankCoef:
     """AsK-LS, paper 001 eq. (6), with K ≈ U diag(s) Wᵀ, solved on r×r statistics only.
 
@@ -872,9 +1028,9 @@ def askls_lowrank_reduced(st: LowRankStats, s, gamma: float, *, ridge: float | N
     factors; when the system cannot be solved (singular L or bias block, non-finite values) the
     paper's ridge fallback (AᵀA + ridge·I)⁻¹Aᵀb is used, as the complex-shifted structured system
     c → c − iμ, bias block −iμ (μ = √ridge; real part), with an :class:`IllConditionedWarning`.
+    ``C`` is the regularisation constant (γ of eq. 6).
     """
-    gamma = _check_gamma(gamma)
-    c = 1.0 / gamma
+    c = 1.0 / _check_C(C)
     s = np.asarray(s, dtype=np.float64)
     out = _lowrank_reduced_once(st, s, c, 0.0)
     if out is not None:
