@@ -37,7 +37,6 @@ from .._calibration import PlattCalibration
 from .._dask import any_dask, is_dask_array
 from .._validation import (
     DEPRECATED,
-    as_data,
     check_finite_output,
     check_input,
     check_random_state,
@@ -128,16 +127,6 @@ def _check_merge(merge):
         )
 
 
-def _check_X(estimator, X, *, reset: bool, **kwargs):
-    """:func:`asymkern._validation.check_input`; a 1-D or 0-D X is refused by ``as_data`` first
-    (its "Reshape your data" message, rather than the feature-count bookkeeping error)."""
-    if not sp.issparse(X) and not hasattr(X, "columns"):
-        nd = getattr(X, "ndim", None)
-        if (np.asarray(X).ndim if nd is None else nd) < 2:
-            as_data(X, "X")
-    return check_input(estimator, X, reset=reset, **kwargs)
-
-
 def _block(K, rows, cols):
     """K[rows][:, cols] of a dense or sparse matrix."""
     if sp.issparse(K):
@@ -168,7 +157,7 @@ class _KernelMixin:
     def _predict_inputs(self, X):
         """Kernel object, validated new X and the training set (shared by the predict paths)."""
         kern = self._kernel_obj()
-        X = _check_X(self, X, reset=False, allow_sparse=bool(kern.accepts_sparse))
+        X = check_input(self, X, reset=False, allow_sparse=bool(kern.accepts_sparse))
         return kern, X, self.X_fit_
 
     def _kernel_obj(self):
@@ -240,7 +229,7 @@ class _KernelMixin:
                              "is None")
         pre = self._is_precomputed()
         allow_sparse = True if pre else bool(self._kernel_obj().accepts_sparse)
-        X = _check_X(self, X, reset=True, allow_sparse=allow_sparse,
+        X = check_input(self, X, reset=True, allow_sparse=allow_sparse,
                         dtype=np.float64 if pre else (np.float64, np.float32))
         if y_numeric:
             y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
