@@ -18,6 +18,29 @@ The Tikhonov parameter ε (``alpha``; ``regularization`` is its deprecated forme
 regularises the covariance operator, C + εI; on the
 Gram matrices it appears as G + nεI. Inverses are never formed: B is a LinearOperator backed by a
 Cholesky (or LU) factorisation, or by the eigendecomposition the matrix square roots need.
+
+Conventions (scikit-learn)
+--------------------------
+* **The second data set is** ``y``. For :class:`CrossCovarianceOperator` and :class:`KernelCCA`
+  it is the *paired second view* (samples (x_i, y_i), as scikit-learn's ``CCA``/``PLSSVD``):
+  ``fit(X, y)``; ``transform(X)`` gives the X scores, ``transform(X, y)`` the pair
+  ``(x_scores, y_scores)``. For :class:`ConditionalMeanEmbedding` it is the output sample
+  (any number of columns, or 1-D: a regressor's target). For :class:`KoopmanOperator` and
+  :class:`PerronFrobeniusOperator` it is the *time-shifted snapshots* y_i = Ξ^τ(x_i):
+  ``fit(X)`` (y=None) takes X as one trajectory and pairs (x_t, x_{t+lag}); ``fit(X, y)``
+  requires y of X's shape (n, d) — a 1-D y only when d = 1 — and refuses anything else (e.g.
+  class labels) with a ``ValueError`` naming y and the expected shape, never fitting a
+  different model silently. The former keyword ``Y=`` is a deprecated alias (FutureWarning).
+* ``n_components`` (``n_landmarks``) larger than the numerical rank (the number of samples) is
+  clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`; the value used is
+  ``n_components_`` (``n_landmarks_``), and the transformers' outputs have ``n_components_``
+  columns (``get_feature_names_out``).
+* ``random_state``: None, an int or a ``numpy.random.RandomState`` (a ``Generator`` is refused).
+* Sparse (CSR) X, and y, are accepted where the kernel accepts them (``kernel.accepts_sparse``;
+  exact estimators only — the landmark paths and ConditionalMeanEmbedding's X are dense); the
+  ``input_tags.sparse`` tag says so.
+* Pickles hold the samples and the O(n·k) coefficients only: the n×n Gram matrices and
+  factorisations are recomputed from the samples on first use after unpickling.
 """
 
 from __future__ import annotations
