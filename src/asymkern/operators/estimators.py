@@ -903,8 +903,9 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
                 f"{X.shape} (or y=None when X is one trajectory)")
     if sp.issparse(y):
         if not sparse_ok:
-            raise TypeError(f"y is a sparse matrix but the kernel {kernel!r} does not accept "
-                            "sparse input; pass y.toarray()")
+            why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
+                   else "the landmark (Nyström) fit needs dense samples")
+            raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
         Y = as_data(y, "y", allow_sparse=True).astype(np.float64, copy=True)
     else:
         Y = as_data(y, "y", ensure_2d=False)
