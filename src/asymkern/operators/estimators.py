@@ -521,6 +521,14 @@ def _kernel_accepts_sparse(kernel, params) -> bool:
         return False
 
 
+def _c_copy(A):
+    """A float64 copy in C order (CSR stays CSR): the caller's array is never aliased, and the
+    result does not depend on the memory layout of the input."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A, dtype=np.float64, copy=True)
+    return np.array(A, dtype=np.float64, order="C", copy=True)
+
+
 def _kernel_sparse(kernel) -> bool:
     return bool(getattr(kernel, "accepts_sparse", False))
 
@@ -529,7 +537,7 @@ def _fit_X(est, X, kernel):
     """X of ``fit``: validated (``n_features_in_``/``feature_names_in_``), ≥ 2 samples, float64
     copy (the estimator never aliases the caller's array); CSR when the kernel accepts sparse."""
     X = _check(est, X, reset=True, allow_sparse=_kernel_sparse(kernel), min_samples=2)
-    return X.astype(np.float64, copy=True)
+    return _c_copy(X)
 
 
 def _second_view(y, n: int, kernel, name: str = "y"):
@@ -542,7 +550,7 @@ def _second_view(y, n: int, kernel, name: str = "y"):
         if not _kernel_sparse(kernel):
             raise TypeError(f"{name} is a sparse matrix but the kernel {kernel!r} does not "
                             f"accept sparse input; pass {name}.toarray()")
-        Y = as_data(y, name, allow_sparse=True).astype(np.float64, copy=True)
+        Y = _c_copy(as_data(y, name, allow_sparse=True))
         one_d = False
     else:
         Y = as_data(y, name, ensure_2d=False)
@@ -550,7 +558,7 @@ def _second_view(y, n: int, kernel, name: str = "y"):
             raise ValueError(f"{name} must be 1-D or 2-D (n_samples, n_features_{name}), got "
                              f"{Y.ndim} dimensions")
         one_d = Y.ndim == 1
-        Y = np.array(Y.reshape(-1, 1) if one_d else Y, dtype=np.float64, copy=True)
+        Y = _c_copy(Y.reshape(-1, 1) if one_d else Y)
     if Y.shape[0] != n:
         raise ValueError(f"{name} has {Y.shape[0]} samples; expected {n}, one per row of X "
                          f"(paired samples (x_i, {name}_i))")
@@ -782,7 +790,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         if y is None:
             raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y "
                              "is None (paired samples y of shape (n_samples, d_y) are needed)")
-        X = _check(self, X, reset=True, min_samples=2).astype(np.float64, copy=True)
+        X = _c_copy(_check(self, X, reset=True, min_samples=2))
         self._sparse_ok = False
         Y2, self._y_1d = _second_view(y, X.shape[0], self.kernel_y_)
         Yd = Y2.toarray() if sp.issparse(Y2) else Y2  # E[Y | x] is dense
@@ -892,8 +900,7 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
     ``ValueError`` naming y and the expected shape, never a silently different estimator.
     """
     sparse_ok = _kernel_sparse(kernel)
-    X = _check(est, X, reset=True, allow_sparse=sparse_ok, min_samples=2)
-    X = X.astype(np.float64, copy=True)
+    X = _c_copy(_check(est, X, reset=True, allow_sparse=sparse_ok, min_samples=2))
     if y is None:
         if lag >= X.shape[0] - 1:
             raise ValueError(f"lag={lag} must be smaller than the trajectory length "
@@ -906,14 +913,14 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
             why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
                    else "the landmark (Nyström) fit needs dense samples")
             raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
-        Y = as_data(y, "y", allow_sparse=True).astype(np.float64, copy=True)
+        Y = _c_copy(as_data(y, "y", allow_sparse=True))
     else:
         Y = as_data(y, "y", ensure_2d=False)
         if Y.ndim == 1 and X.shape[1] == 1:
             Y = Y.reshape(-1, 1)
         if Y.ndim != 2:
             raise ValueError(f"y has shape {Y.shape}; {expected}")
-        Y = np.array(Y, dtype=np.float64, copy=True)
+        Y = _c_copy(Y)
     if Y.shape != X.shape:
         raise ValueError(f"y has shape {Y.shape}; {expected}")
     if sp.issparse(X) != sp.issparse(Y):  # one representation for the Gram evaluations
