@@ -111,10 +111,8 @@ def _landmarks(est, n: int):
 def fit_cme_dask(est, X, y):
     """Fit a :class:`~asymkern.operators.ConditionalMeanEmbedding` with landmarks on dask X."""
     from ..operators.empirical import as_rkhs_kernel
-    from ..operators.estimators import _check_reg
-
     da = require_dask()
-    eps = _check_reg(est.regularization)
+    eps = est._alpha()
     if y is None:
         raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y is "
                          "None (paired samples y of shape (n_samples, d_y) are needed)")
@@ -158,12 +156,13 @@ def fit_koopman_dask(est, X, Y):
     """Fit a :class:`~asymkern.operators.KoopmanOperator` with landmarks on dask inputs.
 
     ``Y is None``: X is a trajectory, pairs (x_t, x_{t+lag}) by slicing (X[lag:] rechunked to
-    the chunks of X[:-lag]); else X and Y are the paired samples, chunked alike.
+    the chunks of X[:-lag]); else X and Y (the estimator's ``y``, the time-shifted snapshots)
+    are the paired samples, chunked alike.
     """
     from ..operators.empirical import as_rkhs_kernel
-    from ..operators.estimators import _check_int, _check_reg
+    from ..operators.estimators import _check_int
 
-    eps = _check_reg(est.regularization)
+    eps = est._alpha()
     lag = _check_int(est.lag, "lag")
     Xd = as_dask_data(X, "X", allow_sparse=False)
     if Y is None:
@@ -174,11 +173,11 @@ def fit_koopman_dask(est, X, Y):
         X0 = X0.rechunk({0: tuple(c for c in X0.chunks[0] if c)})
         X1 = Xd[lag:].rechunk({0: X0.chunks[0]})
     else:
-        Yd = as_dask_data(Y, "Y", allow_sparse=False)
+        Yd = as_dask_data(Y, "y", allow_sparse=False)
         if Yd.shape != Xd.shape:
-            raise ValueError(f"Y has shape {Yd.shape}; expected the shape of X {Xd.shape} "
-                             "(time-lagged pairs y_i = Ξ^τ(x_i))")
-        _check_same_rows(Xd, Yd, "X", "Y")
+            raise ValueError(f"y has shape {Yd.shape}; expected the shape of X {Xd.shape} "
+                             "(the time-shifted snapshots y_i = Ξ^τ(x_i))")
+        _check_same_rows(Xd, Yd, "X", "y")
         X0, X1 = Xd, Yd
     n, d = (int(k) for k in X0.shape)
     est.kernel_ = as_rkhs_kernel(est.kernel, est.kernel_params)
@@ -187,5 +186,6 @@ def fit_koopman_dask(est, X, Y):
     est.n_features_in_ = d
     est.landmarks_ = idx
     est.X_fit_ = est.Y_fit_ = None
+    est._sparse_ok = False
     est.operator_ = None
     return est._set_landmark_model(L, T, A, C, FY, n, eps)

@@ -378,7 +378,7 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     gamma = 1.0 / (2 * sigma**2)
     t0 = time.perf_counter()
     kcca = KernelCCA(kernel_x="rbf", kernel_y="rbf", kernel_x_params={"gamma": gamma},
-                     kernel_y_params={"gamma": gamma}, regularization=regularization,
+                     kernel_y_params={"gamma": gamma}, alpha=regularization,
                      n_components=n_sv, center=center).fit(X, Y)
     t_fit = time.perf_counter() - t0
     op = kcca.operator_
@@ -388,7 +388,7 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
              "σ_4": s[3]},
             {"": "paper (Fig. 3)", "σ_1": 0.99, "σ_2": 0.98, "σ_3": 0.94}]
     other = KernelCCA(kernel_x="rbf", kernel_y="rbf", kernel_x_params={"gamma": gamma},
-                      kernel_y_params={"gamma": gamma}, regularization=regularization,
+                      kernel_y_params={"gamma": gamma}, alpha=regularization,
                       n_components=k + 1, center=not center).fit(X, Y)
     so = other.canonical_correlations_
     rows.append({"": f"ours ({'uncentred' if center else 'centred'})", "σ_1": so[0],

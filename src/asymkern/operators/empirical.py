@@ -12,6 +12,7 @@ import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from .._validation import as_data, check_finite_output
@@ -183,9 +184,12 @@ class EmpiricalOperator:
                  jitter: float = 0.0):
         self.kernel_in = as_rkhs_kernel(kernel_in, kernel_in_params, "kernel_in")
         self.kernel_out = as_rkhs_kernel(kernel_out, kernel_out_params, "kernel_out")
-        # decompositions are computed in float64 (Gram symmetry and Cholesky need it)
-        self.X = as_data(X, "X").astype(np.float64, copy=False)
-        self.Y = as_data(Y, "Y").astype(np.float64, copy=False)
+        # decompositions are computed in float64 (Gram symmetry and Cholesky need it); sparse
+        # samples (CSR) are kept when the kernel accepts them
+        self.X = as_data(X, "X", allow_sparse=self.kernel_in.accepts_sparse).astype(
+            np.float64, copy=False)
+        self.Y = as_data(Y, "Y", allow_sparse=self.kernel_out.accepts_sparse).astype(
+            np.float64, copy=False)
         self.B = as_representation(B, (self.Y.shape[0], self.X.shape[0]), "B")
         if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) or not (
             np.isfinite(jitter) and jitter >= 0
@@ -195,6 +199,13 @@ class EmpiricalOperator:
         self.center_in = bool(center_in)
         self.center_out = bool(center_out)
         self._cache: dict = {}
+
+    def __getstate__(self):
+        """Pickled without the cached Gram matrices and factors (O(n²)); they are recomputed
+        from the samples on first use."""
+        state = self.__dict__.copy()
+        state["_cache"] = {}
+        return state
 
     # -- shapes and Gram matrices ----------------------------------------------------------------
     @property
@@ -292,9 +303,14 @@ class EmpiricalOperator:
 
     def is_self_adjoint(self) -> bool:
         """S = Φ B Φᵀ with the same samples on both sides and B symmetric (checked on B̃)."""
-        if not self.same_space or self.X.shape != self.Y.shape or not np.array_equal(self.X,
-                                                                                      self.Y):
+        if not self.same_space or self.X.shape != self.Y.shape:
             return False
+        if self.X is not self.Y:
+            if sp.issparse(self.X) or sp.issparse(self.Y):
+                if not (sp.issparse(self.X) and sp.issparse(self.Y)) or (self.X != self.Y).nnz:
+                    return False
+            elif not np.array_equal(self.X, self.Y):
+                return False
         # probe: B is symmetric iff Zᵀ B Z is, for random Z (almost surely); B is never formed
         Z = np.random.default_rng(0).standard_normal((self.shape[1], 5))
         lhs = Z.T @ np.asarray(self.B.matmat(Z))

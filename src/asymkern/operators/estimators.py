@@ -14,9 +14,33 @@ PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4)
 KernelCCA                     (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (App. A.2, regularised)
 ============================  ==================================================================
 
-The Tikhonov parameter ε (``regularization``) regularises the covariance operator, C + εI; on the
+The Tikhonov parameter ε (``alpha``; ``regularization`` is its deprecated former name)
+regularises the covariance operator, C + εI; on the
 Gram matrices it appears as G + nεI. Inverses are never formed: B is a LinearOperator backed by a
 Cholesky (or LU) factorisation, or by the eigendecomposition the matrix square roots need.
+
+Conventions (scikit-learn)
+--------------------------
+* **The second data set is** ``y``. For :class:`CrossCovarianceOperator` and :class:`KernelCCA`
+  it is the *paired second view* (samples (x_i, y_i), as scikit-learn's ``CCA``/``PLSSVD``):
+  ``fit(X, y)``; ``transform(X)`` gives the X scores, ``transform(X, y)`` the pair
+  ``(x_scores, y_scores)``. For :class:`ConditionalMeanEmbedding` it is the output sample
+  (any number of columns, or 1-D: a regressor's target). For :class:`KoopmanOperator` and
+  :class:`PerronFrobeniusOperator` it is the *time-shifted snapshots* y_i = Ξ^τ(x_i):
+  ``fit(X)`` (y=None) takes X as one trajectory and pairs (x_t, x_{t+lag}); ``fit(X, y)``
+  requires y of X's shape (n, d) — a 1-D y only when d = 1 — and refuses anything else (e.g.
+  class labels) with a ``ValueError`` naming y and the expected shape, never fitting a
+  different model silently. The former keyword ``Y=`` is a deprecated alias (FutureWarning).
+* ``n_components`` (``n_landmarks``) larger than the numerical rank (the number of samples) is
+  clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`; the value used is
+  ``n_components_`` (``n_landmarks_``), and the transformers' outputs have ``n_components_``
+  columns (``get_feature_names_out``).
+* ``random_state``: None, an int or a ``numpy.random.RandomState`` (a ``Generator`` is refused).
+* Sparse (CSR) X, and y, are accepted where the kernel accepts them (``kernel.accepts_sparse``;
+  exact estimators only — the landmark paths and ConditionalMeanEmbedding's X are dense); the
+  ``input_tags.sparse`` tag says so.
+* Pickles hold the samples and the O(n·k) coefficients only: the n×n Gram matrices and
+  factorisations are recomputed from the samples on first use after unpickling.
 """
 
 from __future__ import annotations
@@ -27,10 +51,24 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted
 
-from .._validation import as_data, check_finite_output
+from .._validation import (
+    DEPRECATED,
+    as_data,
+    check_finite_output,
+    check_input,
+    check_random_state,
+    clip_count,
+    renamed_argument,
+    renamed_param,
+)
 from ..linalg.operator_svd import gram_eigh
 from .empirical import (
     EmpiricalOperator,
@@ -57,7 +95,7 @@ def _like_input(X_in, values):
     return values
 
 
-def _check_reg(value, name: str = "regularization") -> float:
+def _check_reg(value, name: str = "alpha") -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive real number, got {value!r}")
     value = float(value)
@@ -74,19 +112,68 @@ def _check_int(value, name: str, low: int = 1) -> int:
     return int(value)
 
 
-class CholeskyInverse(MatmatOperator):
-    """(G + shift·I)⁻¹ as a symmetric LinearOperator backed by a Cholesky factor (never formed)."""
+class _Recomputable:
+    """Mixin: the heavy (n×n) factorisations named in ``_heavy`` are not pickled.
 
-    def __init__(self, G: np.ndarray, shift: float, name: str = "G"):
+    They are recomputed from the samples and parameters the object keeps (``_rebuild``) on first
+    use after unpickling, so a fitted estimator pickles in O(n·d + n·k), not O(n²).
+    """
+
+    _heavy: tuple = ()
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if state.get("_source") is not None:
+            for key in self._heavy:
+                state.pop(key, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+    def __getattr__(self, name):  # called only for attributes that are missing
+        if name in type(self)._heavy and self.__dict__.get("_source") is not None:
+            self._rebuild()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def _rebuild(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _sym_gram(kernel, X, center: bool = False) -> np.ndarray:
+    G = np.asarray(kernel(X), dtype=np.float64)
+    check_finite_output(G, "the Gram matrix of the samples", _RESCALE)
+    return _center_gram(G, center, center) if center else G
+
+
+class CholeskyInverse(_Recomputable, MatmatOperator):
+    """(G + shift·I)⁻¹ as a symmetric LinearOperator backed by a Cholesky factor (never formed).
+
+    ``source=(kernel, X)``: G = kernel(X); the factor is then not pickled but recomputed.
+    """
+
+    _heavy = ("cho",)
+
+    def __init__(self, G: np.ndarray, shift: float, name: str = "G", source=None):
         n = G.shape[0]
         super().__init__((n, n))
+        self.shift, self.name, self._source = float(shift), name, source
+        self.cho = self._factor(G)
+
+    def _factor(self, G):
+        n = G.shape[0]
         try:
-            self.cho = sla.cho_factor(G + shift * np.eye(n), lower=False, check_finite=False)
+            return sla.cho_factor(G + self.shift * np.eye(n), lower=False, check_finite=False)
         except np.linalg.LinAlgError as exc:
             raise ValueError(
-                f"{name} + nεI is not positive definite (nε = {shift:.3g}); the kernel must be "
-                "PSD and the regularization large enough"
+                f"{self.name} + nεI is not positive definite (nε = {self.shift:.3g}); the kernel "
+                "must be PSD and alpha large enough"
             ) from exc
+
+    def _rebuild(self):
+        kernel, X = self._source
+        self.cho = self._factor(_sym_gram(kernel, X))
 
     def _apply(self, V):
         return sla.cho_solve(self.cho, V, check_finite=False)
@@ -148,12 +235,24 @@ class LaggedGramSolver:
         return self.U @ (self.filt[:, None] * (self.Vt @ V))
 
 
-class PerronFrobeniusRepresentation(MatmatOperator):
-    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY (G_XY⁻¹ as given by a :class:`LaggedGramSolver`)."""
+class PerronFrobeniusRepresentation(_Recomputable, MatmatOperator):
+    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY (G_XY⁻¹ as given by a :class:`LaggedGramSolver`).
 
-    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, solver: LaggedGramSolver):
+    ``source=(kernel, X0, X1, delta, rcond_min)``: the factors are recomputed after unpickling.
+    """
+
+    _heavy = ("Gxy", "inv", "solver")
+
+    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, solver: LaggedGramSolver,
+                 source=None):
         super().__init__(Gxy.shape)
-        self.Gxy, self.inv, self.solver = Gxy, inv, solver
+        self.Gxy, self.inv, self.solver, self._source = Gxy, inv, solver, source
+
+    def _rebuild(self):
+        kernel, X0, X1, delta, rcond_min = self._source
+        self.Gxy = np.asarray(kernel(X0, X1), dtype=np.float64)
+        self.inv = CholeskyInverse(_sym_gram(kernel, X0), delta, "G_X")
+        self.solver = LaggedGramSolver(self.Gxy, delta, rcond_min)
 
     def _apply(self, V):
         return self.solver.solve(self.inv._apply(self.Gxy @ V))
@@ -163,12 +262,24 @@ class PerronFrobeniusRepresentation(MatmatOperator):
         return self.Gxy.T @ self.inv._apply(W)
 
 
-class CCARepresentation(MatmatOperator):
-    """B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} from eigendecompositions U diag(d) Uᵀ."""
+class CCARepresentation(_Recomputable, MatmatOperator):
+    """B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} from eigendecompositions U diag(d) Uᵀ.
 
-    def __init__(self, Ux, dx, Uy, dy):
+    ``source=(kx, X, ky, Y, center, shift)``: the eigenvectors are recomputed after unpickling.
+    """
+
+    _heavy = ("Ux", "dx", "Uy", "dy")
+
+    def __init__(self, Ux, dx, Uy, dy, source=None):
         super().__init__((Uy.shape[0], Ux.shape[0]))
-        self.Ux, self.dx, self.Uy, self.dy = Ux, dx, Uy, dy
+        self.Ux, self.dx, self.Uy, self.dy, self._source = Ux, dx, Uy, dy, source
+
+    def _rebuild(self):
+        kx, X, ky, Y, center, shift = self._source
+        Fx = gram_eigh(_sym_gram(kx, X, center), name="Gram matrix of X")
+        Fy = gram_eigh(_sym_gram(ky, Y, center), name="Gram matrix of y")
+        self.Ux, self.dx = Fx.evecs, 1.0 / np.sqrt(Fx.evals + shift)
+        self.Uy, self.dy = Fy.evecs, 1.0 / np.sqrt(Fy.evals + shift)
 
     def _apply(self, V):
         W = self.Ux @ (self.dx[:, None] * (self.Ux.T @ V))
@@ -309,28 +420,68 @@ def _check_landmark_options(est, n: int):
     from ..landmarks import select_landmarks
 
     m, how = est.n_landmarks, est.landmarks
+    est.n_landmarks_ = None
     if m is None and isinstance(how, str):
         if how != "uniform":
             raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
+        check_random_state(est.random_state)
         return None
     if isinstance(how, str):
         if how != "uniform":
             raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
         if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError(f"n_landmarks must be None or a positive integer, got {m!r}")
-        if m > n:
-            raise ValueError(f"n_landmarks={m} is larger than the number of samples n={n}")
+        m = clip_count(m, n, "n_landmarks", "the number of samples", owner=type(est).__name__)
+        est.n_landmarks_ = m
+        check_random_state(est.random_state)  # the library's policy (a Generator is refused)
         return select_landmarks(None, int(m), "uniform", est.random_state, n_samples=n)
     idx = np.asarray(how)
     if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral)
                           or m != idx.size):
         raise ValueError(f"n_landmarks={m!r} does not match the {idx.size} given landmark "
                          "indices (pass n_landmarks=None with an index array)")
+    est.n_landmarks_ = int(idx.size)
     return select_landmarks(None, idx.size, "fixed", indices=idx, n_samples=n)
+
+
+def _landmark_eig(C, M, k):
+    """Eigenpairs of the whitened landmark Koopman matrix M C (coefficients, not functions)."""
+    from ..linalg.operator_svd import eig_auxiliary
+
+    res = eig_auxiliary(C, np.eye(M.shape[0]), M, k)
+    return res.eigenvalues, res.C, "auxiliary", dict(res.info)
+
+
+def _is_rank_error(exc: ValueError) -> bool:
+    return "exceeds the num" in str(exc)
+
+
+def _clipped_decomposition(est, decompose, limit: int, what: str):
+    """``decompose(k)`` with k = ``n_components`` clipped (ClippedParameterWarning) to ``limit``,
+    and, when the operator's numerical rank is smaller still, to that rank.
+
+    Records ``n_components_``: the number of components actually returned.
+    """
+    owner = type(est).__name__
+    k = _check_int(est.n_components, "n_components")
+    k = clip_count(k, limit, "n_components", what, owner=owner)
+    try:
+        res = decompose(k)
+    except ValueError as exc:
+        if not _is_rank_error(exc):
+            raise
+        res = decompose(None)  # every numerically nonzero component (dense solvers)
+        found = res.singular_values.size if hasattr(res, "singular_values") else \
+            res.eigenvalues.size
+        clip_count(k, found, "n_components", "the numerical rank of the operator", owner=owner)
+    return res
 
 
 class _OperatorEstimator(BaseEstimator):
     """Shared ``svd``/``eig`` delegation to the fitted ``operator_``."""
+
+    def _alpha(self) -> float:
+        return _check_reg(renamed_param(self, "alpha", "regularization"), "alpha")
 
     def _operator(self):
         check_is_fitted(self, "operator_")
@@ -351,28 +502,63 @@ class _OperatorEstimator(BaseEstimator):
         return self._operator().eig(n_components, method=method, **kwargs)
 
 
-def _pairs(est, X, Y, multi_output=True, name="Y"):
-    """Validate paired samples (copies: the estimator never aliases the caller's arrays)."""
-    if Y is None:
-        raise ValueError(
-            f"{type(est).__name__} requires y to be passed, but the target y is None "
-            f"(paired samples {name} of shape (n_samples, d_y) are needed)"
-        )
-    if name == "Y":  # the second data set: its errors name it (not sklearn's "y")
-        Y = as_data(Y, "Y", ensure_2d=False)
+def _kernel_accepts_sparse(kernel, params) -> bool:
+    """Whether the kernel given as a parameter accepts sparse input (for the sparse tag)."""
+    try:
+        return _kernel_sparse(as_rkhs_kernel(kernel, params))
+    except Exception:  # an invalid kernel is reported by fit
+        return False
+
+
+def _c_copy(A):
+    """A float64 copy in C order (CSR stays CSR): the caller's array is never aliased, and the
+    result does not depend on the memory layout of the input."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A, dtype=np.float64, copy=True)
+    return np.array(A, dtype=np.float64, order="C", copy=True)
+
+
+def _kernel_sparse(kernel) -> bool:
+    return bool(getattr(kernel, "accepts_sparse", False))
+
+
+def _fit_X(est, X, kernel):
+    """X of ``fit``: validated (``n_features_in_``/``feature_names_in_``), ≥ 2 samples, float64
+    copy (the estimator never aliases the caller's array); CSR when the kernel accepts sparse."""
+    X = check_input(est, X, reset=True, allow_sparse=_kernel_sparse(kernel), min_samples=2)
+    return _c_copy(X)
+
+
+def _second_view(y, n: int, kernel, name: str = "y"):
+    """The paired second view y (same samples as X): 1-D or 2-D, dense or (if the kernel accepts
+    it) CSR, returned as a 2-D float64 copy plus whether it was 1-D."""
+    if y is None:
+        raise ValueError(f"{name} is None; expected the paired samples {name} of shape "
+                         f"(n_samples,) or (n_samples, n_features_{name}) with n_samples = {n}")
+    if sp.issparse(y):
+        if not _kernel_sparse(kernel):
+            raise TypeError(f"{name} is a sparse matrix but the kernel {kernel!r} does not "
+                            f"accept sparse input; pass {name}.toarray()")
+        Y = _c_copy(as_data(y, name, allow_sparse=True))
+        one_d = False
+    else:
+        Y = as_data(y, name, ensure_2d=False)
         if Y.ndim not in (1, 2):
-            raise ValueError(f"Y must be 1-D or 2-D (n_samples, d_y), got {Y.ndim} dimensions")
-        try:  # sparse X (refused below) and scalars are left to validate_data
-            n_x = None if sp.issparse(X) else len(X)
-        except TypeError:
-            n_x = None
-        if n_x is not None and Y.shape[0] != n_x:
-            raise ValueError(f"Y has {Y.shape[0]} samples; expected {n_x}, one per row of X "
-                             "(paired samples (x_i, y_i))")
-    X, Y = validate_data(est, X, Y, multi_output=multi_output, y_numeric=True, dtype=np.float64,
-                         ensure_min_samples=2, copy=True)
-    Y = np.array(Y, dtype=np.float64, copy=True)
-    return X, Y
+            raise ValueError(f"{name} must be 1-D or 2-D (n_samples, n_features_{name}), got "
+                             f"{Y.ndim} dimensions")
+        one_d = Y.ndim == 1
+        Y = _c_copy(Y.reshape(-1, 1) if one_d else Y)
+    if Y.shape[0] != n:
+        raise ValueError(f"{name} has {Y.shape[0]} samples; expected {n}, one per row of X "
+                         f"(paired samples (x_i, {name}_i))")
+    return Y, one_d
+
+
+def _transform_X(est, X):
+    """X of ``transform``/``predict``: checked against the fit (features, names)."""
+    X_in = X
+    X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
+    return X_in, X
 
 
 class _PreservesFloat32:
@@ -381,18 +567,32 @@ class _PreservesFloat32:
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        kernel = getattr(self, "kernel", None) or getattr(self, "kernel_x", None)
+        params = getattr(self, "kernel_params", None) if hasattr(self, "kernel") else \
+            getattr(self, "kernel_x_params", None)
+        tags.input_tags.sparse = _kernel_accepts_sparse(kernel, params)
         return tags
 
 
-class CovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
+class _ComponentsOut(ClassNamePrefixFeaturesOutMixin):
+    """``get_feature_names_out``: ``<classname>0 … <classname>{n_components_ − 1}``."""
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+
+class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
     """Empirical (uncentred by default) covariance operator Ĉ_XX = (1/n) ΦΦᵀ (paper 002 §4.2).
 
     ``fit`` computes its top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
     uncentred operator the eigenfunctions φ_i = √λ_i e_i approximate the Mercer features of the
     kernel (Example 3.10): ``transform(X)`` returns [φ_i(x)], and k(x, x') ≈ Σ_i φ_i(x) φ_i(x').
+    ``n_components`` larger than the numerical rank of the Gram matrix is clipped
+    (:class:`~asymkern.exceptions.ClippedParameterWarning`); ``n_components_`` is the number kept.
 
     Attributes: ``operator_``, ``eigenvalues_``, ``eigenfunctions_`` (RKHS-normalised, i.e.
-    e_i = φ_i / √λ_i has unit empirical L² norm).
+    e_i = φ_i / √λ_i has unit empirical L² norm), ``n_components_``.
     """
 
     def __init__(self, kernel="rbf", kernel_params=None, n_components: int = 5,
@@ -404,21 +604,26 @@ class CovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator
         self.jitter = jitter
 
     def fit(self, X, y=None):
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, copy=True)
-        n = X.shape[0]
+        """Fit on the samples X (``y`` is ignored)."""
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
-        self.operator_ = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n),
-                                           center_in=self.center, center_out=self.center,
-                                           jitter=self.jitter)
-        res = self.operator_.eig(_check_int(self.n_components, "n_components"), method="qr")
+        X = _fit_X(self, X, k)
+        self._sparse_ok = _kernel_sparse(k)
+        n = X.shape[0]
+        op = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n), center_in=self.center,
+                               center_out=self.center, jitter=self.jitter)
+        self.operator_ = op
+        res = _clipped_decomposition(
+            self, lambda m: op.eig(m, method="qr"), op.factor("in").rank,
+            "the numerical rank of the Gram matrix")
         self.eigenvalues_ = res.eigenvalues
         self.eigenfunctions_ = res.eigenfunctions
+        self.n_components_ = int(res.eigenvalues.size)
         return self
 
     def transform(self, X):
+        """[φ_i(x)] (n_samples, n_components_)."""
         check_is_fitted(self, "operator_")
-        X_in = X
-        X = validate_data(self, X, reset=False)
+        X_in, X = _transform_X(self, X)
         vals = self.eigenfunctions_(X)
         if self.center:
             vals = vals - self.eigenfunctions_(self.operator_.X).mean(axis=0)
@@ -426,12 +631,17 @@ class CovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator
                                                      "rescale X like the training data"))
 
 
-class CrossCovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
+class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin,
+                              _OperatorEstimator):
     """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F (paper 002 §4.2, Ex. 3.16).
 
-    ``fit(X, Y)`` computes the top ``n_components`` singular triplets by ``method``.
+    ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top
+    ``n_components`` singular triplets by ``method``; more than the numerical rank of the
+    operator (at most that of either Gram matrix) are clipped with a
+    :class:`~asymkern.exceptions.ClippedParameterWarning`, ``n_components_`` is the number kept.
     Attributes: ``singular_values_``, ``left_singular_functions_`` (u_i ∈ F, functions of y),
-    ``right_singular_functions_`` (v_i ∈ H, functions of x). ``transform(X)`` = [v_i(x)].
+    ``right_singular_functions_`` (v_i ∈ H, functions of x). ``transform(X)`` = [v_i(x)];
+    ``transform(X, y)`` = ([v_i(x)], [u_i(y)]) as scikit-learn's ``PLSSVD``.
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
@@ -446,29 +656,62 @@ class CrossCovarianceOperator(_PreservesFloat32, TransformerMixin, _OperatorEsti
         self.method = method
         self.jitter = jitter
 
-    def fit(self, X, Y=None):
-        X, Y = _pairs(self, X, Y)
-        Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-        n = X.shape[0]
+    def fit(self, X, y=None, *, Y=None):
+        """Fit on paired samples (x_i, y_i); ``Y=`` is the deprecated name of ``y``."""
+        y = renamed_argument(y, Y, "y", "Y", where="CrossCovarianceOperator.fit")
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
-        self.operator_ = EmpiricalOperator(kx, X, ky, Y2, scaled_identity(n, 1.0 / n),
-                                           center_in=self.center, center_out=self.center,
-                                           jitter=self.jitter)
-        res = self.operator_.svd(_check_int(self.n_components, "n_components"),
-                                 method=self.method)
+        X = _fit_X(self, X, kx)
+        Y2, self._y_1d = _second_view(y, X.shape[0], ky)
+        self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
+        n = X.shape[0]
+        op = EmpiricalOperator(kx, X, ky, Y2, scaled_identity(n, 1.0 / n),
+                               center_in=self.center, center_out=self.center,
+                               jitter=self.jitter)
+        self.operator_ = op
+        if self.method == "qr":
+            ri, ro = op.factor("in").rank, op.factor("out").rank
+            limit = min(ri, ro)
+            what = f"the numerical rank of the Gram matrices ({ri} for X, {ro} for y)"
+        else:
+            limit, what = min(op.shape), "the number of samples"
+        res = _clipped_decomposition(self, lambda m: op.svd(m, method=self.method), limit, what)
         self.singular_values_ = res.singular_values
         self.left_singular_functions_ = res.left
         self.right_singular_functions_ = res.right
+        self.n_components_ = int(res.singular_values.size)
         return self
 
-    def transform(self, X):
+    def transform(self, X, y=None):
+        """[v_i(x)]; with ``y`` also [u_i(y)]: returns ``(x_scores, y_scores)``."""
         check_is_fitted(self, "operator_")
-        X_in = X
-        X = validate_data(self, X, reset=False)
-        return _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
-                                                     "the transformed values",
-                                                     "rescale X like the training data"))
+        X_in, X = _transform_X(self, X)
+        xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
+                                                   "the transformed values",
+                                                   "rescale X like the training data"))
+        if y is None:
+            return xs
+        Y_in, Y = _transform_y(self, y)
+        ys = _like_input(Y_in, check_finite_output(self.left_singular_functions_(Y),
+                                                   "the transformed values of y",
+                                                   "rescale y like the training data"))
+        return xs, ys
+
+
+
+def _transform_y(est, y):
+    """The y side of a fitted paired estimator: 1-D or 2-D with the fit's number of columns."""
+    y_in = y
+    d = est.operator_.Y.shape[1]
+    if sp.issparse(y):
+        Y = as_data(y, "y", allow_sparse=est._y_sparse_ok)
+    else:
+        Y = np.asarray(as_data(y, "y", ensure_2d=False))
+        Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+    if Y.ndim != 2 or Y.shape[1] != d:
+        raise ValueError(f"y has shape {Y.shape}; expected (n_samples, {d}) like the y passed "
+                         "to fit")
+    return y_in, Y
 
 
 class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
@@ -476,7 +719,8 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
     μ_{Y|x} = Û φ(x) = Σ_i β_i(x) ψ(y_i) with β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j, so
     E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i) (:meth:`expectation`); :meth:`predict` is the case
-    g(y) = y, which is kernel ridge regression with ridge parameter nε.
+    g(y) = y, which is kernel ridge regression with ridge parameter nε (ε = ``alpha``).
+    ``y`` (the output samples) may have any number of columns, or be 1-D: a regressor's target.
 
     Landmarks (``n_landmarks`` = m, or ``landmarks`` = an index array): the Nyström-restricted
     estimator, whose embedding lies in span{φ(x̃_l)} of the landmarks x̃_l = x_{i_l}:
@@ -489,10 +733,12 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
     Parameters
     ----------
     kernel_x, kernel_y, kernel_x_params, kernel_y_params : the two symmetric PSD kernels.
-    regularization : ε > 0.
-    n_landmarks : None (exact estimator) or m, the number of uniformly drawn landmarks.
+    alpha : ε > 0 (Tikhonov parameter; ``regularization`` is its deprecated former name).
+    n_landmarks : None (exact estimator) or m, the number of uniformly drawn landmarks (clipped
+        to the number of samples with a ``ClippedParameterWarning``; ``n_landmarks_``).
     landmarks : ``'uniform'`` or an index array of landmark rows of X.
-    random_state : seed of the landmark draw (the same indices on numpy and dask inputs).
+    random_state : None, int or RandomState: the landmark draw (same indices on numpy and dask
+        inputs).
 
     Attributes
     ----------
@@ -502,16 +748,17 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
-                 kernel_y_params=None, regularization: float = 1e-3, n_landmarks=None,
-                 landmarks="uniform", random_state=None):
+                 kernel_y_params=None, alpha: float = 1e-3, n_landmarks=None,
+                 landmarks="uniform", random_state=None, regularization=DEPRECATED):
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
         self.kernel_x_params = kernel_x_params
         self.kernel_y_params = kernel_y_params
-        self.regularization = regularization
+        self.alpha = alpha
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
         self.random_state = random_state
+        self.regularization = regularization
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -519,26 +766,31 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return tags
 
     def fit(self, X, y=None):
+        """Fit on paired samples (x_i, y_i): y of shape (n,) or (n, d_y) (dask: see class)."""
         from .._dask import any_dask
 
         if any_dask(X, y):
             from .._dask.operators import fit_cme_dask
 
             return fit_cme_dask(self, X, y)
-        eps = _check_reg(self.regularization)
-        X, Y = _pairs(self, X, y, name="y")
-        self._y_1d = Y.ndim == 1
-        Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-        n = X.shape[0]
+        eps = self._alpha()
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        if y is None:
+            raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y "
+                             "is None (paired samples y of shape (n_samples, d_y) are needed)")
+        X = _c_copy(check_input(self, X, reset=True, min_samples=2))
+        self._sparse_ok = False
+        Y2, self._y_1d = _second_view(y, X.shape[0], self.kernel_y_)
+        Yd = Y2.toarray() if sp.issparse(Y2) else Y2  # E[Y | x] is dense
+        n = X.shape[0]
         idx = _check_landmark_options(self, n)
         self.landmarks_ = idx
         self.X_fit_, self.Y_fit_ = X, Y2
         if idx is not None:
             L = X[idx]
             T = landmark_whitening(self.kernel_x_(L))
-            A, _, FY = _landmark_stats_in_memory(self.kernel_x_, L, T, X, Y=Y2)
+            A, _, FY = _landmark_stats_in_memory(self.kernel_x_, L, T, X, Y=Yd)
             self._set_landmark_model(L, T, A, FY, n, eps)
             F = landmark_evaluate(self.kernel_x_, L, T, X)
             self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2,
@@ -547,13 +799,11 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             return self
         G = np.asarray(self.kernel_x_(X), dtype=np.float64)
         check_finite_output(G, "the Gram matrix G_X of X", _RESCALE)
-        B = CholeskyInverse(G, n * eps, "G_X")
-        self._cho = B.cho
+        B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_x_, X))
         self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
         self.operator_._cache["in"] = G
-        self.dual_coef_ = check_finite_output(
-            sla.cho_solve(self._cho, Y2, check_finite=False),
-            "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
+        self.dual_coef_ = check_finite_output(B._apply(Yd), "the coefficients (G_X + nεI)⁻¹Y",
+                                              _RESCALE)
         return self
 
     def _set_landmark_model(self, L, T, A, FY, n: int, eps: float):
@@ -564,7 +814,6 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         self._T, self._M = T, M
         self.dual_coef_ = check_finite_output(T @ (M @ FY), "the coefficients B_L K_Ln Y",
                                               _RESCALE)
-        self._cho = None
 
     def weights(self, X) -> np.ndarray:
         """β(x) for each row of X: (n_train, n_points), μ_{Y|x} = Σ_i β_i(x) ψ(y_i)."""
@@ -572,7 +821,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         if self.X_fit_ is None:
             raise ValueError("weights/embedding/expectation need the training samples, which a "
                              "model fitted on dask arrays does not keep; use predict")
-        X = validate_data(self, X, reset=False)
+        X = check_input(self, X, reset=False)
         if getattr(self, "landmarks_", None) is not None:
             L, T = self.landmark_points_, self._T
             Fx = check_finite_output(landmark_evaluate(self.kernel_x_, L, T, X),
@@ -581,7 +830,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             return landmark_evaluate(self.kernel_x_, L, T, self.X_fit_) @ (self._M @ Fx.T)
         K = check_finite_output(self.kernel_x_(self.X_fit_, X), "the kernel values k(x_i, x)",
                                 "rescale X like the training data")
-        return sla.cho_solve(self._cho, K, check_finite=False)
+        return self.operator_.B._apply(np.asarray(K, dtype=np.float64))
 
     def embedding(self, X) -> RKHSFunction:
         """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X."""
@@ -606,7 +855,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             out = _landmark_predict(self, X, self.kernel_x_, self.landmark_points_,
                                     self.dual_coef_)
             return out[:, 0] if self._y_1d else out
-        X = validate_data(self, X, reset=False)
+        X = check_input(self, X, reset=False)
         out = self.kernel_x_(X, self.X_fit_) @ self.dual_coef_
         check_finite_output(out, "the predictions", "rescale X like the training data")
         out = _like_input(X_in, out)
@@ -625,53 +874,88 @@ def _landmark_predict(est, X, kernel, L, coef):
         out = evaluate_dask(kernel, L, coef, X)
         return out.astype(np.float32) if X.dtype == np.float32 else out
     X_in = X
-    X = validate_data(est, X, reset=False)
+    X = check_input(est, X, reset=False)
     out = check_finite_output(landmark_evaluate(kernel, L, coef, X), "the predictions",
                               "rescale X like the training data")
     return _like_input(X_in, out)
 
 
-def _lagged(est, X, Y, lag: int):
-    """Validate a trajectory X (or pairs X, Y); always copies (never aliases the caller's data)."""
-    X = validate_data(est, X, dtype=np.float64, ensure_min_samples=2, copy=True)
-    if Y is None:
+def _snapshot_pairs(est, X, y, lag: int, kernel):
+    """The time-lagged pairs (x_i, y_i) of a transfer-operator fit (float64 copies).
+
+    ``y is None``: X is one trajectory (rows = time steps), pairs (x_t, x_{t+lag}). Otherwise y
+    holds the time-shifted snapshots y_i = Ξ^τ(x_i) and must have X's shape (n, d); a 1-D y is
+    accepted only when X has a single feature (d = 1). Anything else — e.g. class labels — is a
+    ``ValueError`` naming y and the expected shape, never a silently different estimator.
+    """
+    sparse_ok = _kernel_sparse(kernel)
+    X = _c_copy(check_input(est, X, reset=True, allow_sparse=sparse_ok, min_samples=2))
+    if y is None:
         if lag >= X.shape[0] - 1:
             raise ValueError(f"lag={lag} must be smaller than the trajectory length "
                              f"{X.shape[0]} minus one (at least two time-lagged pairs)")
         return X[:-lag].copy(), X[lag:].copy()
-    Y = np.array(as_data(Y, "Y"), dtype=np.float64, copy=True)
+    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
+                f"{X.shape} (or y=None when X is one trajectory)")
+    if sp.issparse(y):
+        if not sparse_ok:
+            why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
+                   else "the landmark (Nyström) fit needs dense samples")
+            raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
+        Y = _c_copy(as_data(y, "y", allow_sparse=True))
+    else:
+        Y = as_data(y, "y", ensure_2d=False)
+        if Y.ndim == 1 and X.shape[1] == 1:
+            Y = Y.reshape(-1, 1)
+        if Y.ndim != 2:
+            raise ValueError(f"y has shape {Y.shape}; {expected}")
+        Y = _c_copy(Y)
     if Y.shape != X.shape:
-        raise ValueError(f"Y has shape {Y.shape}; expected the shape of X {X.shape} "
-                         "(time-lagged pairs y_i = Ξ^τ(x_i))")
+        raise ValueError(f"y has shape {Y.shape}; {expected}")
+    if sp.issparse(X) != sp.issparse(Y):  # one representation for the Gram evaluations
+        X = sp.csr_matrix(X) if not sp.issparse(X) else X
+        Y = sp.csr_matrix(Y) if not sp.issparse(Y) else Y
     return X, Y
 
 
 class _TransferOperator(_OperatorEstimator):
-    def _lagged_gram(self, X, Y):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        exact = getattr(self, "n_landmarks", None) is None and isinstance(
+            getattr(self, "landmarks", "uniform"), str)
+        tags.input_tags.sparse = exact and _kernel_accepts_sparse(self.kernel, self.kernel_params)
+        return tags
+
+    def _lagged_gram(self, X, y):
         """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
-        eps = _check_reg(self.regularization)
+        eps = self._alpha()
         lag = _check_int(self.lag, "lag")
-        X0, X1 = _lagged(self, X, Y, lag)
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
+        self._sparse_ok = _kernel_sparse(self.kernel_)
         G = np.asarray(self.kernel_(X0), dtype=np.float64)
         check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
         return eps, X0, X1, X0.shape[0], G
 
-    def __init__(self, kernel="rbf", kernel_params=None, regularization: float = 1e-6,
-                 lag: int = 1, n_components: int = 5, timestep: float = 1.0):
+    def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
+                 lag: int = 1, n_components: int = 5, timestep: float = 1.0,
+                 regularization=DEPRECATED):
         self.kernel = kernel
         self.kernel_params = kernel_params
-        self.regularization = regularization
+        self.alpha = alpha
         self.lag = lag
         self.n_components = n_components
         self.timestep = timestep
+        self.regularization = regularization
 
     def _finish(self, res=None):
         if res is None:
-            res = self.operator_.eig(_check_int(self.n_components, "n_components"),
-                                     method="auxiliary")
+            op = self.operator_
+            res = _clipped_decomposition(self, lambda m: op.eig(m, method="auxiliary"),
+                                         min(op.shape), "the number of time-lagged pairs")
         self.eigenvalues_ = res.eigenvalues
         self.eigenfunctions_ = res.eigenfunctions
+        self.n_components_ = int(res.eigenvalues.size)
         mod = np.abs(self.eigenvalues_)
         with np.errstate(divide="ignore"):
             ts = -self.lag * float(self.timestep) / np.log(np.clip(mod, 1e-300, None))
@@ -683,14 +967,12 @@ class _TransferOperator(_OperatorEstimator):
         """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for |λ_i| ≥ 1."""
         check_is_fitted(self, "operator_")
         return self.timescales_
-
-
 class KoopmanOperator(_TransferOperator):
     """Kernel Koopman operator K̂ = Φ (G_Φ + nεI)⁻¹ Ψᵀ (paper 002 §4.4, Tikhonov ε).
 
     ``fit(X)`` takes a trajectory (rows = time steps) and pairs x_t with x_{t+lag};
-    ``fit(X, Y=Y)`` takes the pairs y_i = Ξ^τ(x_i) directly (keyword, as
-    ``KernelSVD.fit(X, Z=Z)``). Eigenpairs by the auxiliary problem (Prop. 3.8):
+    ``fit(X, y)`` takes the time-shifted snapshots y_i = Ξ^τ(x_i) directly (y has X's shape; see
+    the module docstring for the convention). Eigenpairs by the auxiliary problem (Prop. 3.8):
     ``eigenvalues_`` (complex if the dynamics rotate), ``eigenfunctions_`` (functions of x),
     ``timescales_`` = −τ/ln|λ|. ``predict(X)`` = E[x_{t+τ} | x_t = x] = (K̂ id)(x).
 
@@ -706,19 +988,20 @@ class KoopmanOperator(_TransferOperator):
 
     Parameters
     ----------
-    kernel, kernel_params : symmetric PSD kernel; regularization : ε > 0; lag : τ in steps;
+    kernel, kernel_params : symmetric PSD kernel; alpha : ε > 0 (``regularization`` is its
+    deprecated former name); lag : τ in steps;
     n_components : eigenpairs kept; timestep : time per step (for ``timescales_``).
     n_landmarks : None (exact estimator) or m.
     landmarks : ``'uniform'`` or an index array into the pairs.
     random_state : seed of the landmark draw (same indices on numpy and dask inputs).
     """
 
-    def __init__(self, kernel="rbf", kernel_params=None, regularization: float = 1e-6,
+    def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0, n_landmarks=None,
-                 landmarks="uniform", random_state=None):
+                 landmarks="uniform", random_state=None, regularization=DEPRECATED):
         super().__init__(kernel=kernel, kernel_params=kernel_params,
-                         regularization=regularization, lag=lag, n_components=n_components,
-                         timestep=timestep)
+                         alpha=alpha, lag=lag, n_components=n_components,
+                         timestep=timestep, regularization=regularization)
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
         self.random_state = random_state
@@ -729,7 +1012,6 @@ class KoopmanOperator(_TransferOperator):
         In whitened features the Koopman matrix is M FᵀF⁺ (p×p, M = (FᵀF + nεI)⁻¹); its
         eigenvectors w are RKHS-normalised by ‖w‖ = 1 (TᵀK_LLT = I) and give ξ = T w.
         """
-        from ..linalg.operator_svd import eig_auxiliary
 
         check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
         check_finite_output(C, "the lagged landmark matrix FᵀF⁺", _RESCALE)
@@ -737,33 +1019,38 @@ class KoopmanOperator(_TransferOperator):
         M = landmark_inverse(A, n, eps)
         self._T, self._M = T, M
         self._pred_coef = T @ (M @ FY)
-        k = min(_check_int(self.n_components, "n_components"), M.shape[0])
-        res = eig_auxiliary(C, np.eye(M.shape[0]), M, k)
-        fn = LandmarkFunction(self.kernel_, self.landmark_points_, T @ res.C)
+        p = M.shape[0]
+        res = _clipped_decomposition(
+            self, lambda k: OperatorEig(*_landmark_eig(C, M, k)), p,
+            "the rank of the landmark Gram matrix")
+        fn = LandmarkFunction(self.kernel_, self.landmark_points_, T @ res.eigenfunctions)
         return self._finish(OperatorEig(res.eigenvalues, fn, "auxiliary", dict(res.info)))
 
     def fit(self, X, y=None, *, Y=None):
-        """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
-        ``fit(X, Y=Y)``: the time-lagged pairs y_i = Ξ^τ(x_i) directly (``y`` is ignored, as for
-        unsupervised scikit-learn estimators). Dask X (and Y): see the class docstring."""
+        """``fit(X)``: X is one trajectory (rows are time steps), pairs (x_t, x_{t+lag});
+        ``fit(X, y)``: the time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X (``Y=`` is
+        the deprecated keyword). Dask X (and y): see the class docstring."""
         from .._dask import any_dask
 
-        if any_dask(X, Y):
+        y = renamed_argument(y, Y, "y", "Y", where="KoopmanOperator.fit")
+        if any_dask(X, y):
             from .._dask.operators import fit_koopman_dask
 
-            return fit_koopman_dask(self, X, Y)
-        eps = _check_reg(self.regularization)
+            return fit_koopman_dask(self, X, y)
+        eps = self._alpha()
         lag = _check_int(self.lag, "lag")
-        X0, X1 = _lagged(self, X, Y, lag)
+        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        idx_probe = self.n_landmarks is not None or not isinstance(self.landmarks, str)
+        X0, X1 = _snapshot_pairs(self, X, y, lag, None if idx_probe else self.kernel_)
+        self._sparse_ok = not idx_probe and _kernel_sparse(self.kernel_)
         idx = _check_landmark_options(self, X0.shape[0])
         self.landmarks_ = idx
+        n = X0.shape[0]
+        self.X_fit_, self.Y_fit_ = X0, X1
         if idx is not None:
-            self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
-            n = X0.shape[0]
             L = X0[idx]
             T = landmark_whitening(self.kernel_(L))
             A, C, FY = _landmark_stats_in_memory(self.kernel_, L, T, X0, X1=X1, Y=X1)
-            self.X_fit_, self.Y_fit_ = X0, X1
             self.operator_ = None
             self._set_landmark_model(L, T, A, C, FY, n, eps)
             F = landmark_evaluate(self.kernel_, L, T, X0)
@@ -771,16 +1058,15 @@ class KoopmanOperator(_TransferOperator):
                                                _LandmarkRepresentation(F, self._M, T, idx,
                                                                        "out"))
             return self
-        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
-        n = X0.shape[0]
         G = np.asarray(self.kernel_(X0), dtype=np.float64)
         check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
-        B = CholeskyInverse(G, n * eps, "G_X")
-        self._cho = B.cho
+        B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_, X0))
         # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
         self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
         self.operator_._cache["out"] = G
-        self.X_fit_, self.Y_fit_ = X0, X1
+        X1d = X1.toarray() if sp.issparse(X1) else X1
+        self._pred_coef = check_finite_output(B._apply(X1d), "the coefficients (G_X + nεI)⁻¹Y",
+                                              _RESCALE)
         return self._finish()
 
     def predict(self, X) -> np.ndarray:
@@ -790,17 +1076,49 @@ class KoopmanOperator(_TransferOperator):
         if getattr(self, "landmarks_", None) is not None:
             return _landmark_predict(self, X, self.kernel_, self.landmark_points_,
                                      self._pred_coef)
-        X_in = X
-        X = validate_data(self, X, reset=False)
-        out = self.kernel_(X, self.X_fit_) @ sla.cho_solve(self._cho, self.Y_fit_)
+        X_in, X = _transform_X(self, X)
+        out = np.asarray(self.kernel_(X, self.X_fit_)) @ self._pred_coef
         return _like_input(X_in, check_finite_output(out, "the predictions",
                                                      "rescale X like the training data"))
+
+    def score(self, X, y=None, sample_weight=None) -> float:
+        """R² of the one-step prediction of the snapshots y from X (scikit-learn regressors'
+        ``score``): 1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖², ŷ = ``predict(X)``, pooled over the
+        features (``r2_score`` with ``multioutput='variance_weighted'``). ``y=None``: X is a
+        trajectory and the pairs are (x_t, x_{t+lag}) as in ``fit``."""
+        from sklearn.metrics import r2_score
+
+        check_is_fitted(self, "operator_")
+        lag = _check_int(self.lag, "lag")
+        X_in = X
+        sparse_ok = getattr(self, "_sparse_ok", False)
+        X = check_input(self, X, reset=False, allow_sparse=sparse_ok, min_samples=2)
+        if y is None:
+            if lag >= X.shape[0] - 1:
+                raise ValueError(f"lag={lag} must be smaller than the trajectory length "
+                                 f"{X.shape[0]} minus one (at least two time-lagged pairs)")
+            X0, Y = X[:-lag], X[lag:]
+        else:
+            X0 = X
+            Y = as_data(y, "y", ensure_2d=False, allow_sparse=sparse_ok)
+            if not sp.issparse(Y) and Y.ndim == 1 and X.shape[1] == 1:
+                Y = Y.reshape(-1, 1)
+            if Y.shape != X.shape:
+                raise ValueError(f"y has shape {Y.shape}; expected the time-shifted snapshots "
+                                 f"with the shape of X {X.shape}")
+        Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+        X0 = X0 if not hasattr(X_in, "columns") else X_in.iloc[: X0.shape[0]]
+        pred = self.predict(X0)
+        return float(r2_score(Y, pred, sample_weight=sample_weight,
+                              multioutput="variance_weighted"))
 
 
 class PerronFrobeniusOperator(_TransferOperator):
     """Kernel Perron–Frobenius operator P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ (paper 002 §4.4).
 
-    ``fit`` as for :class:`KoopmanOperator` (trajectory, or pairs with ``Y=``).
+    ``fit`` as for :class:`KoopmanOperator` (one trajectory X, or snapshot pairs ``fit(X, y)``).
+    No ``score``: P̂ propagates densities, it predicts no state, so there is no natural
+    supervised score.
     G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on the lagged
     samples y_i.
 
@@ -832,14 +1150,15 @@ class PerronFrobeniusOperator(_TransferOperator):
     RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
 
     def fit(self, X, y=None, *, Y=None):
-        """``fit(X)``: trajectory (rows are time steps), pairs (x_t, x_{t+lag});
-        ``fit(X, Y=Y)``: the time-lagged pairs y_i = Ξ^τ(x_i) directly (``y`` is ignored, as for
-        unsupervised scikit-learn estimators)."""
-        eps, X0, X1, n, G = self._lagged_gram(X, Y)
+        """``fit(X)``: X is one trajectory (rows are time steps), pairs (x_t, x_{t+lag});
+        ``fit(X, y)``: the time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X (``Y=`` is
+        the deprecated keyword)."""
+        y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
+        eps, X0, X1, n, G = self._lagged_gram(X, y)
         Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
         check_finite_output(Gxy, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
                             "rescale X (and Y) or choose a kernel parameter that keeps it finite")
-        inv = CholeskyInverse(G, n * eps, "G_X")
+        inv = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_, X0))
         solver = LaggedGramSolver(Gxy, n * eps, self.RCOND_MIN)
         self.lagged_gram_rcond_ = solver.rcond
         self.lagged_gram_solver_ = solver.kind
@@ -855,7 +1174,8 @@ class PerronFrobeniusOperator(_TransferOperator):
                 stacklevel=2,
             )
 
-        B = PerronFrobeniusRepresentation(Gxy, inv, solver)
+        B = PerronFrobeniusRepresentation(Gxy, inv, solver,
+                                          source=(self.kernel_, X0, X1, n * eps, self.RCOND_MIN))
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
@@ -863,63 +1183,81 @@ class PerronFrobeniusOperator(_TransferOperator):
         return self._finish()
 
 
-class KernelCCA(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
+class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
     """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
 
     S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
-    empirical operators (App. A.2 with Λ → Λ + ε). ``center=True`` uses centred features (the usual
+    empirical operators (App. A.2 with Λ → Λ + ε, ε = ``alpha``; ``regularization`` is its
+    deprecated former name). ``center=True`` uses centred features (the usual
     CCA; the paper's App. A.2 is uncentred, ``center=False``). The inverse square roots come from
     eigendecompositions of the Gram matrices (computed through a rank-revealing pivoted Cholesky
     when they are numerically low-rank, :func:`~asymkern.linalg.operator_svd.gram_eigh`; directions
     with eigenvalue ≤ n·eps·max diag are dropped), which also serve as the kernel QR factors.
+    ``n_components`` larger than the numerical rank is clipped
+    (:class:`~asymkern.exceptions.ClippedParameterWarning`); ``n_components_`` is the number kept.
 
+    ``fit(X, y)``: y is the paired second view (samples (x_i, y_i)), as scikit-learn's ``CCA``.
     Attributes: ``canonical_correlations_`` (the singular values σ_i ≤ 1),
     ``x_singular_functions_`` (right singular functions v_i ∈ H, plotted in Ex. 4.2),
     ``y_singular_functions_`` (left, u_i ∈ F),
     ``x_canonical_functions_`` f_i = (Ĉ_XX + ε)^{-1/2} v_i and ``y_canonical_functions_``
     g_i = (Ĉ_YY + ε)^{-1/2} u_i, scaled to unit empirical variance.
-    ``transform(X)`` / ``transform_y(Y)`` give the (centred) canonical variates.
+    ``transform(X)`` gives the (centred) canonical variates of X, ``transform(X, y)`` the pair
+    ``(x_scores, y_scores)``, ``transform_y(y)`` those of y alone.
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
-                 kernel_y_params=None, regularization: float = 1e-3, n_components: int = 2,
-                 center: bool = True, method: str = "qr"):
+                 kernel_y_params=None, alpha: float = 1e-3, n_components: int = 2,
+                 center: bool = True, method: str = "qr", regularization=DEPRECATED):
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
         self.kernel_x_params = kernel_x_params
         self.kernel_y_params = kernel_y_params
-        self.regularization = regularization
+        self.alpha = alpha
         self.n_components = n_components
         self.center = center
         self.method = method
+        self.regularization = regularization
 
-    def fit(self, X, Y=None):
-        eps = _check_reg(self.regularization)
-        X, Y = _pairs(self, X, Y)
-        Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-        n = X.shape[0]
+    def fit(self, X, y=None, *, Y=None):
+        """Fit on paired samples (x_i, y_i); ``Y=`` is the deprecated name of ``y``."""
+        y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.fit")
+        eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        X = _fit_X(self, X, kx)
+        Y2, self._y_1d = _second_view(y, X.shape[0], ky)
+        self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
+        n = X.shape[0]
         c = bool(self.center)
         Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
-        Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of Y",
-                                              "rescale Y or change kernel_y's parameters"), c, c)
+        Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of y",
+                                              "rescale y or change kernel_y's parameters"), c, c)
         Fx = gram_eigh(Gx, name="Gram matrix of X")
-        Fy = gram_eigh(Gy, name="Gram matrix of Y")
+        Fy = gram_eigh(Gy, name="Gram matrix of y")
         dx = 1.0 / np.sqrt(Fx.evals + n * eps)
         dy = 1.0 / np.sqrt(Fy.evals + n * eps)
-        B = CCARepresentation(Fx.evecs, dx, Fy.evecs, dy)
+        B = CCARepresentation(Fx.evecs, dx, Fy.evecs, dy, source=(kx, X, ky, Y2, c, n * eps))
         op = EmpiricalOperator(kx, X, ky, Y2, B, center_in=c, center_out=c)
         op._cache["in"], op._cache["out"] = Gx, Gy
         op.set_factor("in", Fx)
         op.set_factor("out", Fy)
         self.operator_ = op
-        res = op.svd(_check_int(self.n_components, "n_components"), method=self.method)
+        if self.method == "qr":
+            limit = min(Fx.rank, Fy.rank)
+            what = f"the numerical rank of the Gram matrices ({Fx.rank} for X, {Fy.rank} for y)"
+        else:
+            limit, what = n, "the number of samples"
+        res = _clipped_decomposition(self, lambda k: op.svd(k, method=self.method), limit, what)
+        self.n_components_ = int(res.singular_values.size)
         self.canonical_correlations_ = res.singular_values
         self.x_singular_functions_ = res.right
         self.y_singular_functions_ = res.left
         self.x_canonical_functions_ = self._canonical(res.right.coef, Fx, Gx, eps, n, kx, X)
         self.y_canonical_functions_ = self._canonical(res.left.coef, Fy, Gy, eps, n, ky, Y2)
+        # the training means of the variates (centring), so transform needs no n×n work
+        self._x_mean = self.x_canonical_functions_(X).mean(axis=0) if c else None
+        self._y_mean = self.y_canonical_functions_(Y2).mean(axis=0) if c else None
         return self
 
     def _canonical(self, C, F, G, eps, n, kernel, Z) -> RKHSFunction:
@@ -937,32 +1275,32 @@ class KernelCCA(_PreservesFloat32, TransformerMixin, _OperatorEstimator):
             coef = coef - coef.mean(axis=0)
         return RKHSFunction(kernel, Z, coef)
 
-    def _variates(self, f: RKHSFunction, Z, train: np.ndarray) -> np.ndarray:
+    def _variates(self, f: RKHSFunction, Z, mean) -> np.ndarray:
         vals = f(Z)
-        if self.center:
-            vals = vals - f(train).mean(axis=0)
+        if mean is not None:
+            vals = vals - mean
         return check_finite_output(vals, "the canonical variates", "rescale the samples like "
                                    "the training data")
 
-    def transform(self, X):
-        """Canonical variates f_i(x) of the X side."""
+    def transform(self, X, y=None):
+        """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``."""
         check_is_fitted(self, "operator_")
-        X_in = X
-        X = validate_data(self, X, reset=False)
-        return _like_input(X_in, self._variates(self.x_canonical_functions_, X,
-                                                self.operator_.X))
+        X_in, X = _transform_X(self, X)
+        xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
+        if y is None:
+            return xs
+        return xs, self.transform_y(y)
 
-    def transform_y(self, Y):
-        """Canonical variates g_i(y) of the Y side."""
+
+    def transform_y(self, y=None, *, Y=None):
+        """Canonical variates g_i(y) of the y side (``Y=`` is the deprecated keyword)."""
+        y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.transform_y")
         check_is_fitted(self, "operator_")
-        Y_in = Y
-        Y = np.asarray(as_data(Y, "Y", ensure_2d=False), dtype=np.float64)
-        Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
-        if Y.ndim != 2 or Y.shape[1] != self.operator_.Y.shape[1]:
-            raise ValueError(f"Y has shape {Y.shape}; expected (n_samples, "
-                             f"{self.operator_.Y.shape[1]}) like the Y passed to fit")
-        return _like_input(Y_in, self._variates(self.y_canonical_functions_, Y,
-                                                self.operator_.Y))
+        if y is None:
+            raise ValueError("y is None; expected the samples y of shape (n_samples, "
+                             f"{self.operator_.Y.shape[1]}) like the y passed to fit")
+        y_in, Y = _transform_y(self, y)
+        return _like_input(y_in, self._variates(self.y_canonical_functions_, Y, self._y_mean))
 
 
 __all__ = [
