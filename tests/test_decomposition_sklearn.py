@@ -25,32 +25,13 @@ from asymkern.kernels import RBFKernel
 
 pd = pytest.importorskip("pandas")
 
-#: sample weights act on the rows of G; in the data-matrix mode that plain fit(X) uses, repeating
-#: a row of A also lengthens every column z_j (and changes the compat map), so weights cannot
-#: equal repetition there (they do for fit(X, Z=Z) and 'precomputed': tests below)
-KSVD_EXPECTED_FAILURES = {
-    name: "fit(A) data-matrix mode: repeating rows of A changes the column set Z too"
-    for name in ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")
-}
-
-
-def _expected_failed_checks(est):
-    if isinstance(est, KernelSVD) and est.kernel != "precomputed":
-        return KSVD_EXPECTED_FAILURES
-    return {}
-
-
 @parametrize_with_checks(
-    [KernelSVD(), KernelPCA(),
-     # beyond the defaults: a precomputed G (n×m, rows split by CV, weights = repetition),
-     # a precomputed symmetric K (pairwise), the pre-image map
-     KernelSVD(kernel="precomputed"), KernelPCA(kernel="precomputed"),
+    # beyond the defaults (tests/test_sklearn_api.py): a precomputed G (n×m, rows split by CV,
+    # weights = repetition), a precomputed symmetric K (pairwise), the pre-image map
+    [KernelSVD(kernel="precomputed"), KernelPCA(kernel="precomputed"),
      KernelPCA(fit_inverse_transform=True)],
-    expected_failed_checks=_expected_failed_checks,
 )
 def test_sklearn_common_checks(estimator, check):
-    # plain fit(X) of KernelSVD is the data-matrix mode (rows vs columns, compat 'pca')
     check(estimator)
 
 

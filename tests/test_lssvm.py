@@ -3,13 +3,10 @@ one-vs-rest, precomputed kernels, stacking, Nyström, bad input and scikit-learn
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs, make_classification
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from asymkern.kernels import KernelMatrix, get_kernel
 from asymkern.lssvm import (
@@ -368,24 +365,4 @@ def test_bad_input_errors():
     np.testing.assert_array_equal(Xc, X)  # caller's array untouched
 
 
-# --------------------------------------------------------------------------- sklearn checks
-# merge='stack' also passes every check (run by hand); it is left out here to keep the suite fast
-_ROWNORM = ("the default kernel 'sne' is row-normalised over the training rows: repeating a row "
-            "also changes the normalisers of every other row, a sample weight does not (the "
-            "same model with kernel='rbf' passes, tests/test_lssvm_sklearn.py)")
-ASKLS_EXPECTED_FAILURES = {
-    "check_sample_weight_equivalence_on_dense_data": _ROWNORM,
-    "check_sample_weight_equivalence_on_sparse_data": _ROWNORM,
-}
-
-
-@parametrize_with_checks([
-    LSSVMClassifier(),
-    LSSVMRegressor(),
-    AsKLSClassifier(),
-], expected_failed_checks=lambda est: (ASKLS_EXPECTED_FAILURES
-                                       if isinstance(est, AsKLSClassifier) else {}))
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IllConditionedWarning)
-        check(estimator)
+# scikit-learn common checks at defaults: tests/test_sklearn_api.py

@@ -18,7 +18,6 @@ from sklearn.kernel_approximation import Nystroem
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from asymkern.exceptions import ClippedParameterWarning
 from asymkern.kernels import CallableKernel, RBFKernel
@@ -32,23 +31,7 @@ from asymkern.nystrom import (
 MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
 
-def _expected_failures(est):
-    if isinstance(est, NystromSVC) and est.svm == "nusvc":
-        # libsvm's ν-SVC does not rescale the classes by class_weight the way C-SVC does;
-        # scikit-learn marks the same check as an expected failure for its own NuSVC
-        return {"check_class_weight_classifiers": "ν-SVC (libsvm) largely ignores "
-                                                  "class_weight, as sklearn's NuSVC"}
-    return {}
-
-
-@parametrize_with_checks(
-    [NystromKernelRidge(), NystromSVC(), NystromKernelPCA(), NystromFeatureMap()],
-    expected_failed_checks=_expected_failures,
-)
-def test_sklearn_common_checks_at_defaults(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippedParameterWarning)
-        check(estimator)
+# scikit-learn common checks at defaults: tests/test_sklearn_api.py
 
 
 def test_svc_class_weight_with_c_svc_passes_the_check():

@@ -517,16 +517,3 @@ def test_callable_kernel_accepted(rng):
         warnings.simplefilter("ignore", RankDeficientGramWarning)
         np.testing.assert_allclose(op.svd(4).singular_values, ref.svd(4).singular_values,
                                    rtol=1e-10)
-
-
-def test_sklearn_estimator_checks():
-    from sklearn.utils.estimator_checks import check_estimator
-
-    # defaults; KoopmanOperator/PerronFrobeniusOperator: tests/test_operators_sklearn.py
-    for est in (ConditionalMeanEmbedding(), CovarianceOperator(), CrossCovarianceOperator(),
-                KernelCCA()):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = check_estimator(est, on_fail=None)
-        failed = [r for r in res if r["status"] == "failed"]
-        assert not failed, [(r["check_name"], str(r["exception"])[:200]) for r in failed]

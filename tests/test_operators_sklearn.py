@@ -5,7 +5,6 @@ input equal to dense, KoopmanOperator.score against a dense hand computation."""
 from __future__ import annotations
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -14,7 +13,6 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from asymkern.exceptions import ClippedParameterWarning
 from asymkern.kernels import RBFKernel, get_kernel
@@ -27,37 +25,8 @@ from asymkern.operators import (
     PerronFrobeniusOperator,
 )
 
-# fit(X, y) of the transfer operators takes y = the time-shifted snapshots, of X's shape (a 1-D y
-# only with one feature). scikit-learn's common checks pass class labels (1-D) as y with
-# multi-feature X: refused with a ValueError naming y (never a silently different estimator).
-_Y_IS_SNAPSHOTS = ("y = class labels of shape (n,) with multi-feature X: refused (y must be the "
-                   "time-shifted snapshots, X's shape)")
-_TRANSFER_XFAIL = {name: _Y_IS_SNAPSHOTS for name in (
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
-    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_dict_unchanged", "check_fit_idempotent",
-    "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d")}
-
-
-def _expected_failed_checks(est):
-    if isinstance(est, (KoopmanOperator, PerronFrobeniusOperator)):
-        return _TRANSFER_XFAIL
-    return {}
-
-
-@parametrize_with_checks([CovarianceOperator(), CrossCovarianceOperator(),
-                          ConditionalMeanEmbedding(), KoopmanOperator(),
-                          PerronFrobeniusOperator(), KernelCCA()],
-                         expected_failed_checks=_expected_failed_checks)
-def test_sklearn_common_checks_at_defaults(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippedParameterWarning)
-        check(estimator)
+# scikit-learn common checks at defaults (and the transfer operators' declared failures):
+# tests/test_sklearn_api.py
 
 
 def _ou(n=300, seed=0):

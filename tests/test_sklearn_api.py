@@ -51,8 +51,39 @@ def public_estimators() -> list[type]:
 
 ESTIMATORS = public_estimators()
 
+_ROWNORM = ("the default kernel 'sne' is row-normalised over the training rows: repeating a row "
+            "also changes the normalisers of every other row, a sample weight does not (with "
+            "kernel='rbf' the check passes, tests/test_lssvm_sklearn.py)")
+_DATA_MATRIX = ("plain fit(X) is the data-matrix mode (rows vs columns of X): repeating a row of X "
+                "also lengthens every column z_j, so a weight cannot equal repetition (it does for "
+                "fit(X, Z=Z) and kernel='precomputed', tests/test_decomposition_sklearn.py)")
+_Y_IS_SNAPSHOTS = ("fit(X, y) takes y = the time-shifted snapshots, of X's shape; the check passes "
+                   "class labels of shape (n,) with multi-feature X, refused with a ValueError "
+                   "naming y (ignoring y would silently fit a different model)")
+_SW_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
+              "check_sample_weight_equivalence_on_sparse_data")
+_TRANSFER_CHECKS = (
+    "check_fit_score_takes_y", "check_estimators_overwrite_params",
+    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
+    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
+    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
+    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance", "check_dict_unchanged", "check_fit_idempotent",
+    "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d")
+
 #: {estimator class name: {check name: reason}} — failures that are part of the design
-EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {}
+EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
+    "AsKLSClassifier": dict.fromkeys(_SW_CHECKS, _ROWNORM),
+    "KernelSVD": dict.fromkeys(_SW_CHECKS, _DATA_MATRIX),
+    "NystromSVC": {"check_class_weight_classifiers":
+                   "the default svm='nusvc' is libsvm's ν-SVC, which largely ignores class_weight "
+                   "(scikit-learn's own NuSVC fails this check on the same data); svm='svc' "
+                   "passes it (tests/test_nystrom_sklearn.py)"},
+    "KoopmanOperator": dict.fromkeys(_TRANSFER_CHECKS, _Y_IS_SNAPSHOTS),
+    "PerronFrobeniusOperator": dict.fromkeys(_TRANSFER_CHECKS, _Y_IS_SNAPSHOTS),
+}
 
 
 def _expected(estimator) -> dict[str, str]:
@@ -95,9 +126,22 @@ def _data(cls, n: int = 60, d: int = 3, seed: int = 0):
         y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
     elif is_regressor(est):
         y = X[:, 0] - 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
+    elif cls.__name__ in PAIRED:
+        y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]]) + 0.1 * rng.normal(size=(n, 2))
     else:
         y = None
     return X, y
+
+
+#: estimators fitted on a paired second view y (scikit-learn's CCA convention); a new one that
+#: needs y fails the tests below with its own "y is None" error until it is listed here
+PAIRED = {"CrossCovarianceOperator", "KernelCCA", "ConditionalMeanEmbedding"}
+
+
+def cls_default(cls, name: str):
+    """The default of constructor parameter ``name`` (the LS-SVM's ``gamma`` is the deprecated
+    alias of ``C`` this release, not a kernel width)."""
+    return cls().get_params(deep=False).get(name)
 
 
 def _has_param(cls, name: str) -> bool:
@@ -116,6 +160,10 @@ KERNEL_ESTIMATORS = [cls for cls in ESTIMATORS if _kernel_param(cls)]
 
 
 def _fit(est, X, y):
+    """Fit with warnings about clipping silenced and a fixed seed (two fits are compared)."""
+    target = est.steps[-1][1] if hasattr(est, "steps") else est
+    if "random_state" in target.get_params(deep=False) and target.random_state is None:
+        target.set_params(random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippedParameterWarning)
         return est.fit(X, y) if y is not None else est.fit(X)
@@ -126,7 +174,9 @@ def _output(est, X):
         if hasattr(est, method):
             out = getattr(est, method)(X)
             return out[0] if isinstance(out, tuple) else out
-    raise AssertionError(f"{type(est).__name__} has no predict/transform")
+    if hasattr(est, "eigenvalues_"):  # spectral estimators without a prediction (Perron–Frobenius)
+        return np.asarray(est.eigenvalues_)
+    raise AssertionError(f"{type(est).__name__} has no predict/transform/eigenvalues_")
 
 
 @pytest.mark.parametrize("cls", KERNEL_ESTIMATORS, ids=lambda c: c.__name__)
@@ -154,7 +204,7 @@ def test_grid_search_over_kernels(cls):
     name = _kernel_param(cls)
     X, y = _data(cls)
     est = cls()
-    if y is None and not hasattr(est, "score"):
+    if not hasattr(est, "score"):
         pytest.skip(f"{cls.__name__} has no score: nothing for a grid search to rank")
     grid = {name: [RBFKernel(gamma=0.2), LaplacianKernel(gamma=0.5)]}
     with warnings.catch_warnings():
@@ -167,7 +217,8 @@ def test_grid_search_over_kernels(cls):
 
 
 @pytest.mark.parametrize("cls", [c for c in ESTIMATORS if _has_param(c, "gamma")
-                                 and _kernel_param(c)], ids=lambda c: c.__name__)
+                                 and cls_default(c, "gamma") is None and _kernel_param(c)],
+                         ids=lambda c: c.__name__)
 def test_estimator_gamma_is_the_kernel_width(cls):
     """``gamma`` on the estimator equals ``kernel_params={'gamma': …}`` (scikit-learn's
     meaning); giving it in both places is refused by name."""
