@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from asymkern.kernels import KernelMatrix, get_kernel
-from asymkern.lssvm import askls_gamma_path, askls_solve
+from asymkern.lssvm import askls_C_path, askls_solve
 
 
 def _kernel(n, d=10, seed=0):
@@ -100,8 +100,8 @@ def main(argv=None):
     K2, y2 = _kernel(a.n_grid, seed=1)
     for n_g in a.n_gammas:
         gammas = np.logspace(-2, 1, n_g)
-        path = lambda gs=gammas: askls_gamma_path(K2, y2, gs)  # noqa: E731
-        path_lu = lambda gs=gammas: askls_gamma_path(K2, y2, gs, method="schur")  # noqa: E731
+        path = lambda gs=gammas: askls_C_path(K2, y2, gs)  # noqa: E731
+        path_lu = lambda gs=gammas: askls_C_path(K2, y2, gs, method="schur")  # noqa: E731
         indep = lambda gs=gammas: [askls_solve(K2, y2, g, method="schur") for g in gs]  # noqa: E731
         tp, tps, sp_ = _time(path, max(1, a.repeats - 1))
         tl, tls, sl_ = _time(path_lu, max(1, a.repeats - 1))

@@ -206,7 +206,7 @@ def case_askls(a) -> list[str]:
     X, y = histogram_dask(n, d, chunk, 1)
     Xt, yt = (np.asarray(v) for v in client.compute(list(histogram_dask(50_000, d, 50_000, 9)),
                                                      sync=True))
-    est_kw = dict(kernel="kl", kernel_params={"a": 1.0}, gamma=1.0, merge="sum",
+    est_kw = dict(kernel="kl", kernel_params={"a": 1.0}, C=1.0, merge="sum",
                   nystrom={"n_components": r, "n_row_landmarks": 2 * r,
                            "n_col_landmarks": 2 * r}, random_state=0)
     with PeakMemory(client) as mem:
@@ -265,7 +265,7 @@ def case_koopman(a) -> list[str]:
     del x
     with PeakMemory(client) as mem:
         t0 = time.perf_counter()
-        est = KoopmanOperator(kernel="rbf", kernel_params={"gamma": 0.5}, regularization=1e-7,
+        est = KoopmanOperator(kernel="rbf", kernel_params={"gamma": 0.5}, alpha=1e-7,
                               n_components=k, timestep=tau, n_landmarks=a.m,
                               random_state=0).fit(X)
         wall = time.perf_counter() - t0

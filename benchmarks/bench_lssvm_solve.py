@@ -40,7 +40,7 @@ def bench(n: int, repeats: int, d: int = 10, g: float = 0.1, gamma: float = 10.0
     X = rng.standard_normal((n, d))
     y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(n)
     K = np.asarray(KernelMatrix(get_kernel("rbf", gamma=g), X, X, reference=X).to_array())
-    ours = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": g}, gamma=gamma)
+    ours = LSSVMRegressor(kernel="rbf", kernel_params={"gamma": g}, C=gamma)
     peer = KernelRidge(alpha=1.0 / gamma, kernel="rbf", gamma=g)
     peer_pre = KernelRidge(alpha=1.0 / gamma, kernel="precomputed")
     fac = ours.fit(X, y).factorization_

@@ -91,7 +91,7 @@ def test_pf_well_conditioned_unchanged():
     k = get_kernel("laplacian", gamma=2.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", IllConditionedLaggedGramWarning)
-        pf = PerronFrobeniusOperator(kernel=k, regularization=1e-4, n_components=3).fit(X, Y=Y)
+        pf = PerronFrobeniusOperator(kernel=k, alpha=1e-4, n_components=3).fit(X, Y)
     assert pf.lagged_gram_solver_ == "lu"
     np.testing.assert_allclose(pf.eigenvalues_, _pf_reference(k, X, Y, 1e-4, 3), rtol=1e-8)
 
@@ -379,11 +379,11 @@ def test_lssvm_regressor_multi_output_equals_separate_fits(solver):
     X = rng.standard_normal((50, 3))
     Y = np.c_[np.sin(X[:, 0]), X[:, 1] ** 2, X[:, 2] - 1.0]
     Xt = rng.standard_normal((9, 3))
-    m = LSSVMRegressor(gamma=10.0, solver=solver).fit(X, Y)
+    m = LSSVMRegressor(C=10.0, solver=solver).fit(X, Y)
     P = m.predict(Xt)
     assert P.shape == (9, 3) and m.dual_coef_.shape == (50, 3) and m.intercept_.shape == (3,)
     for j in range(3):
-        s = LSSVMRegressor(gamma=10.0, solver=solver).fit(X, Y[:, j])
+        s = LSSVMRegressor(C=10.0, solver=solver).fit(X, Y[:, j])
         np.testing.assert_allclose(P[:, j], s.predict(Xt), rtol=0, atol=1e-10)
         np.testing.assert_allclose(m.dual_coef_[:, j], s.dual_coef_[:, 0], rtol=0, atol=1e-10)
     # one column stays 2-D, a 1-D target stays 1-D

@@ -109,7 +109,7 @@ def test_lssvm_classifier_agrees_with_project_lssvm(rng):
     X = rng.standard_normal((45, 4))
     y = np.argmax(X[:, :3] + 0.5 * rng.standard_normal((45, 3)), axis=1)
     ours = lssvm_classifier(1.0).fit(X, y)
-    ref = lssvm.LSSVMClassifier(kernel="linear", gamma=1.0).fit(X, y)
+    ref = lssvm.LSSVMClassifier(kernel="linear", C=1.0).fit(X, y)
     Xt = rng.standard_normal((30, 4))
     np.testing.assert_array_equal(ours.predict(Xt), ref.predict(Xt))
     np.testing.assert_allclose(ours.decision_function(Xt), ref.decision_function(Xt),

@@ -131,7 +131,7 @@ def test_lssvm_is_translation_invariant_with_an_rbf_kernel(rng):
 
     X = rng.standard_normal((80, 3))
     y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
-    kw = dict(kernel="rbf", kernel_params={"gamma": 0.5}, gamma=10.0)
+    kw = dict(kernel="rbf", kernel_params={"gamma": 0.5}, C=10.0)
     p0 = LSSVMClassifier(**kw).fit(X[:60], y[:60]).decision_function(X[60:])
     p1 = LSSVMClassifier(**kw).fit(X[:60] + 1e8, y[:60]).decision_function(X[60:] + 1e8)
     np.testing.assert_allclose(p1, p0, atol=1e-4)

@@ -133,7 +133,7 @@ def test_askls_with_graph_kernel_on_directed_sbm():
     rng = np.random.default_rng(0)
     perm = rng.permutation(A.shape[0])
     tr, te = perm[:108], perm[108:]
-    m = AsKLSClassifier(kernel=k, gamma=1.0).fit(ids[tr], y[tr])
+    m = AsKLSClassifier(kernel=k, C=1.0).fit(ids[tr], y[tr])
     assert m.score(ids[te], y[te]) > 0.9
 
 
