@@ -41,6 +41,28 @@ a dask array return a dask array computed chunk by chunk (numpy in, numpy out). 
 pickled Dask-fitted model holds only landmarks and small matrices (a GSA model then predicts
 through ``predict_lla`` only). ``NystromSVC`` gathers the features F (n×s) within
 ``max_dense_memory`` (libsvm/liblinear solve on all rows at once) and refuses past it.
+
+**scikit-learn conventions**, common to the machines:
+
+* ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
+  landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
+  ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
+  of row indices, ``n_landmarks`` is ignored (m = the number of indices).
+* ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
+  :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
+  instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
+* ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
+  ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
+  (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
+  (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
+  or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
+  refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
+* Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
+  linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
+  indices, and tagged accordingly.
+* ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
+* Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
+  ``feature_names_in_``).
 """
 
 from __future__ import annotations
@@ -375,27 +397,9 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     gamma, kernel_params, fit_intercept, solver, gsa_solver, rcond (eigenvalue cut-off, see
     ``_basis``), random_state.
 
-    Common to the three machines (scikit-learn conventions):
-
-    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
-      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
-      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
-      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
-    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
-      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
-      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
-    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
-      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
-      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
-      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
-      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
-      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
-    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
-      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
-      indices, and tagged accordingly.
-    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
-    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
-      ``feature_names_in_``).
+    scikit-learn conventions common to the Nyström machines (clipping, ``gamma``,
+    ``kernel='precomputed'``, sparse input, ``random_state``, validation): see the module
+    docstring.
 
     scikit-learn's common checks pass at default parameters (tests/test_nystrom_sklearn.py).
     """
@@ -644,27 +648,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     argmax of the probabilities may differ from ``predict`` near the margin. Not on dask
     inputs.
 
-    Common to the three machines (scikit-learn conventions):
-
-    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
-      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
-      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
-      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
-    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
-      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
-      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
-    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
-      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
-      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
-      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
-      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
-      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
-    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
-      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
-      indices, and tagged accordingly.
-    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
-    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
-      ``feature_names_in_``).
+    scikit-learn conventions common to the Nyström machines (clipping, ``gamma``,
+    ``kernel='precomputed'``, sparse input, ``random_state``, validation): see the module
+    docstring.
 
     scikit-learn's common checks pass at default parameters except
     ``check_class_weight_classifiers`` (ν-SVC; it passes with ``svm='svc'``).
@@ -906,27 +892,9 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
     ``get_feature_names_out`` gives nystromkernelpca0, … (so ``set_output(transform='pandas')``
     works).
 
-    Common to the three machines (scikit-learn conventions):
-
-    * ``n_landmarks`` larger than n_samples (and ``subspace_dim`` larger than the number of
-      landmarks) is clipped with a :class:`~asymkern.exceptions.ClippedParameterWarning`;
-      ``n_landmarks_`` / ``subspace_dim_`` record the values used. With ``landmarks`` an array
-      of row indices, ``n_landmarks`` is ignored (m = the number of indices).
-    * ``gamma`` is the kernel width (exp(−gamma‖x − z‖²) for ``'rbf'``), applied by
-      :func:`~asymkern.kernels.resolve_kernel`; None keeps the kernel's default. A Kernel
-      instance passed as ``kernel`` is never modified (``clone`` / ``kernel__gamma`` work).
-    * ``kernel='precomputed'``: ``fit(K)`` with K the (n, n) training kernel matrix and
-      ``predict(K_test)`` / ``transform`` with K_test = [κ(z_i, x_j)] of shape
-      (n_test, n_train), as ``SVC``/``KernelRidge``; landmarks are row/column indices of K
-      (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
-      or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
-      refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``.
-    * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
-      linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
-      indices, and tagged accordingly.
-    * ``random_state``: None, an int or a ``RandomState`` (a numpy ``Generator`` is refused).
-    * Inputs are validated by :func:`~asymkern._validation.check_input` (``n_features_in_``,
-      ``feature_names_in_``).
+    scikit-learn conventions common to the Nyström machines (clipping, ``gamma``,
+    ``kernel='precomputed'``, sparse input, ``random_state``, validation): see the module
+    docstring.
 
     scikit-learn's common checks pass at default parameters.
     """
