@@ -37,7 +37,11 @@ def main() -> None:
         failed = [r["check_name"] for r in results if r["status"] == "failed"]
         rows.append(f"| {cls.__name__} | {len(results)} | {status.count('passed')} | "
                     f"{status.count('skipped')} | {status.count('xfail')} | {len(failed)} |")
-        notes += [f"- {cls.__name__} `{name}`: {why}" for name, why in expected.items()]
+        by_reason: dict[str, list[str]] = {}
+        for name, why in expected.items():
+            by_reason.setdefault(why, []).append(f"`{name}`")
+        notes += [f"- {cls.__name__}, {len(names)} check(s) ({', '.join(names)}): {why}"
+                  for why, names in by_reason.items()]
         notes += [f"- {cls.__name__} `{name}`: FAILED" for name in failed]
         print(rows[-1], flush=True)
     text = (f"# scikit-learn common checks at default parameters\n\nscikit-learn "

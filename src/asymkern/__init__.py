@@ -9,7 +9,7 @@ from .config import config_context, get_config, set_config
 from .decomposition import KernelPCA, KernelSVD
 from .kernels import KernelMatrix, get_kernel
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 __all__ = [
     "KernelSVD",
