@@ -51,11 +51,20 @@ def _nystrom_once(*args, **kwargs):
     return nystrom_once(*args, **kwargs)
 
 
-# the kernel layer and asymkern.linalg sit below this package: they reach it through these hooks
+def _nystrom_features(basis, Z, B=None):
+    """``NystromBasis.features`` / ``landmark_kernel`` for dask Z (:func:`.machines.features`)."""
+    from .machines import features
+
+    return features(basis, Z, B=B)
+
+
+# the kernel layer, asymkern.linalg and asymkern._shared sit below this package: they reach it
+# through these hooks
 register_dask_executor("kernel_matrix", _kernel_matrix)
 register_dask_executor("top_svd", _top_svd)
 register_dask_executor("nystrom_access", _nystrom_access)
 register_dask_executor("nystrom_once", _nystrom_once)
+register_dask_executor("nystrom_features", _nystrom_features)
 
 
 def __getattr__(name):  # lazy: importing asymkern._dask must not import dask

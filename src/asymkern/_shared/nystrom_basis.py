@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._dask import is_dask_array
+from .._dispatch import dask_executor, is_dask_array
 from .._validation import check_finite_output
 from ..kernels import KernelMatrix
 from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
@@ -61,10 +61,8 @@ class NystromBasis:
         """K(Z, C) (n_z × m), float64; for a sketch K(Z, X_fit) S streamed in blocks.
 
         A dask Z gives a dask array chunked like Z (computed chunk by chunk)."""
-        if is_dask_array(Z):
-            from .._dask.machines import features
-
-            return features(self, Z, B=np.eye(self.n_landmarks))
+        if is_dask_array(Z):  # the Dask executor (asymkern._dask.machines.features)
+            return dask_executor("nystrom_features")(self, Z, B=np.eye(self.n_landmarks))
         if self.sketch is not None:
             return np.asarray(KernelMatrix(self.kernel, Z, self.X_fit).matmat(self.sketch),
                               dtype=np.float64)
@@ -76,9 +74,7 @@ class NystromBasis:
         A dask Z gives a dask array chunked like Z, float64, one task per chunk
         (``asymkern._dask.machines.features``); nothing n×m is held."""
         if Knm is None and is_dask_array(Z):
-            from .._dask.machines import features
-
-            return features(self, Z)
+            return dask_executor("nystrom_features")(self, Z)
         if Knm is None:
             Knm = self.landmark_kernel(Z)
         return Knm @ self.A
