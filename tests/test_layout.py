@@ -138,7 +138,7 @@ def graph():
 
 def test_graph_reader_sees_lazy_imports(graph):
     # function-level imports count: the Dask dispatch inside KernelMatrix.__new__ is an edge
-    assert "asymkern._dask.kernel" in graph["asymkern.kernels.matrix"]
+    assert "asymkern._dispatch" in graph["asymkern.kernels.matrix"]
     assert "asymkern.kernels._registry" in graph["asymkern.kernels.matrix"]
     assert "asymkern.linalg.nystrom" in graph["asymkern.linalg.svd"]
 
@@ -153,7 +153,36 @@ def test_no_import_cycle_inside_layer(graph, layer):
     )
 
 
-@pytest.mark.parametrize("layer", ["kernels", "linalg"])
+def _package(module: str) -> str:
+    """The top-level subpackage (or module) of asymkern that ``module`` belongs to."""
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """asymkern subpackage → the subpackages its modules import (the root package left out).
+
+    Importing any module of a subpackage runs that subpackage's ``__init__`` first, so
+    ``asymkern._dask`` importing ``asymkern.lssvm._x`` ties it to all of ``asymkern.lssvm``.
+    """
+    out: dict[str, set[str]] = {}
+    for m, ts in graph.items():
+        if m == "asymkern":
+            continue
+        out.setdefault(_package(m), set()).update(
+            _package(t) for t in ts if t != "asymkern" and _package(t) != _package(m))
+    return out
+
+
+def test_no_import_cycle_in_the_package(graph):
+    # the whole library, module by module and subpackage by subpackage: every module imports
+    # only modules below it (top-level and function-level imports alike)
+    assert not find_cycles(graph), f"import cycle(s) between modules: {find_cycles(graph)}"
+    pkgs = package_graph(graph)
+    assert not find_cycles(pkgs), f"import cycle(s) between subpackages: {find_cycles(pkgs)}"
+
+
+@pytest.mark.parametrize("layer", ["_dispatch", "kernels", "linalg", "landmarks", "_shared",
+                                   "_dask"])
 def test_low_layers_do_not_import_estimators(graph, layer):
     bad = sorted(
         (m, t) for m, ts in _subgraph(graph, f"asymkern.{layer}").items() for t in graph[m]
@@ -161,6 +190,31 @@ def test_low_layers_do_not_import_estimators(graph, layer):
                for p in ESTIMATOR_PACKAGES)
     )
     assert not bad, f"asymkern.{layer} imports estimator packages: {bad}"
+
+
+@pytest.mark.parametrize("layer", ["_dispatch", "kernels", "linalg", "landmarks", "_shared"])
+def test_layers_below_the_executors_do_not_import_them(graph, layer):
+    # kernels, linalg and the shared helpers reach asymkern._dask only through the hooks it
+    # registers in asymkern._dispatch
+    bad = sorted((m, t) for m, ts in _subgraph(graph, f"asymkern.{layer}").items() for t in ts
+                 if t == "asymkern._dask" or t.startswith("asymkern._dask."))
+    assert not bad, f"asymkern.{layer} imports the Dask executors: {bad}"
+
+
+def test_dask_dispatch_works_without_importing_the_executors_first():
+    # a user who never names asymkern._dask still gets the Dask executors: importing any part
+    # of asymkern imports the root package, which registers the hooks
+    pytest.importorskip("dask")
+    code = ("import numpy as np, dask.array as da, sys\n"
+            "from asymkern.kernels.matrix import KernelMatrix\n"
+            "from asymkern.kernels import get_kernel\n"
+            "X = da.from_array(np.random.default_rng(0).normal(size=(20, 3)), chunks=10)\n"
+            "G = KernelMatrix(get_kernel('rbf'), X)\n"
+            "print(type(G).__module__)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "PYTHONPATH": str(SRC)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "asymkern._dask.kernel"
 
 
 # ------------------------------------------------------------------ import-time side effects

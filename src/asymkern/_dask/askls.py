@@ -17,7 +17,7 @@ Data flow
     decision_function(X_new) ─────────────────▶ per new chunk: k(x, X_J)·w_s, k(X_I, x)ᵀ·w_t
 
 The solve is the reduced form of the low-rank (Woodbury) AsK-LS solver
-(:func:`asymkern.lssvm._solvers.askls_lowrank_reduced`): every n-sized quantity it needs is a
+(:func:`asymkern._shared.lssvm.askls_lowrank_reduced`): every n-sized quantity it needs is a
 sum over rows, so only r×r, r×k and k-sized statistics reach the client; the dual coefficients
 ã = α ⊙ y, b̃ = β ⊙ y stay affine in the rows of (Y, Ũ, Ṽ) and are re-expanded inside the
 tasks that need them. The fitted model keeps the landmark rows X[I], X[J], their normalisers
@@ -31,7 +31,7 @@ import dataclasses
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from . import is_dask_array, require_dask
+from .._dispatch import is_dask_array, require_dask
 from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather, task
 
 
@@ -61,7 +61,7 @@ def dask_labels(y, row_chunks: tuple, n: int):
     """
     da = require_dask()
     if not is_dask_array(y):
-        from ..lssvm._estimators import _encode_labels
+        from .._shared.lssvm import _encode_labels
 
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
@@ -112,7 +112,7 @@ def dask_labels(y, row_chunks: tuple, n: int):
 
 # ------------------------------------------------------------------------------- tasks
 def _stats_task(Uc, Vc, Yc):
-    from ..lssvm._solvers import LowRankStats
+    from .._shared.lssvm import LowRankStats
 
     return LowRankStats.of(Uc, Vc, Yc)
 
@@ -148,10 +148,9 @@ def _cross_task(kernel, Xc, XI, XJ, lse_c, lse_I, ws, wt, need_s, need_t):
 # ------------------------------------------------------------------------------- fit
 def fit_askls_dask(est, X, y):
     """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y)."""
+    from .._shared.lssvm import _check_merge, askls_lowrank_reduced
     from .._validation import check_random_state
     from ..linalg.nystrom import asymmetric_nystrom
-    from ..lssvm._estimators import _check_merge
-    from ..lssvm._solvers import askls_lowrank_reduced
 
     _check_merge(est.merge)
     C = est._resolved_C()
@@ -189,8 +188,8 @@ def fit_askls_dask(est, X, y):
     stats = _tree([task(_stats_task, u, v, t) for u, v, t in zip(Ud, Vd, Yd)],
                   _add)
     (st,) = gather("low-rank AsK-LS statistics (r×r)", stats)
+    from .._shared.lssvm import _RESCALE
     from .._validation import check_finite_output
-    from ..lssvm._estimators import _RESCALE
 
     for what, val in (("U", st.UtU), ("V", st.WtW)):
         check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X", _RESCALE)

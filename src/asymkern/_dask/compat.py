@@ -43,6 +43,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._dispatch import require_dask
 from ..kernels.compat import (
     RANDOM_BLOCK_ROWS,
     CompatibilityTransform,
@@ -56,7 +57,6 @@ from ..kernels.compat import (
     random_rows,
     stack_r,
 )
-from . import require_dask
 from .kernel import _add, _chunk_bounds, _tree, as_dask_data, gather, task
 
 #: Rows per chunk of the dense mapped set (small × small) as the kernel sees it: chunks of about

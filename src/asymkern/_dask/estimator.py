@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from . import is_dask_array, require_dask
+from .._dispatch import is_dask_array, require_dask
 from .kernel import DaskKernelMatrix, aligned, as_dask_data, gather
 
 
@@ -46,7 +46,7 @@ def fit_dask(est, X, Z) -> None:
         est.X_fit_ = est.Z_fit_ = None
         est._fit_matrix(G, tuple(int(k) for k in G.shape))
         return
-    from ..decomposition.ksvd import build_kernel
+    from .._shared.ksvd import build_kernel
 
     # estimator-level gamma and the 'auto' bandwidth placeholder, exactly as in memory
     est.kernel_, auto_bw = build_kernel(est)
@@ -56,7 +56,7 @@ def fit_dask(est, X, Z) -> None:
         X, Z, features = _data_matrix_sets(est, X)
     G = DaskKernelMatrix(est.kernel_, X, Z, center=False, working_memory=est.working_memory)
     if auto_bw:
-        from ..decomposition.ksvd import _resolve_bandwidth, median_sample_indices
+        from .._shared.ksvd import _resolve_bandwidth, median_sample_indices
 
         # the same rows as the in-memory heuristic (≤ 500 per side), gathered: same value
         i, j = median_sample_indices(int(G.X.shape[0]), int(G.Z.shape[0]))

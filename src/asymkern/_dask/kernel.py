@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._dispatch import require_dask
 from .._validation import as_data
-from . import require_dask
 
 #: (description, nbytes) of every object :func:`gather` brought to the client (tests inspect it)
 GATHER_LOG: list[tuple[str, int]] = []

@@ -9,7 +9,7 @@ map-reduce over the row chunks of X (and of y, chunked like X):
   the in-memory selector on the gathered rows, identical), or by two passes (ridge leverage:
   the Gram FᵀF of a uniform Nyström sketch as a tree reduction, then the scores per chunk);
   only the m landmark rows C (m×d) reach the client, and A = V_s Λ_s^{-1/2} comes from the
-  shared :func:`~asymkern.nystrom._basis.basis_from_landmarks`;
+  shared :func:`~asymkern._shared.nystrom_basis.basis_from_landmarks`;
 * **one kernel pass** per fit: each task computes K_c = K(X_c, C) (``kernel_block``, the very
   function of the in-memory path) and returns its m×m / m×outputs / s×s summaries — n_c,
   Σ K_c, K_cᵀK_c, K_cᵀ(Y_c − ȳ), Σ(Y_c − ȳ) and, where a mode needs the singular values of the
@@ -35,7 +35,7 @@ import numbers
 
 import numpy as np
 
-from . import is_dask_array, require_dask
+from .._dispatch import is_dask_array, require_dask
 from .kernel import _chunk_bounds, _tree, as_dask_data, gather, task
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
@@ -205,15 +205,15 @@ def kmeans_centers(X, m: int, rng):
 
 def build_basis_dask(kern, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,
                      random_state=None):
-    """The Nyström basis of :func:`~asymkern.nystrom._basis.build_basis` for dask X.
+    """The Nyström basis of :func:`~asymkern._shared.nystrom_basis.build_basis` for dask X.
 
     Same landmark indices for the same ``random_state`` (uniform, fixed, leverage, k-means for
     n ≤ 20000); the Gaussian sketch (C_H = X_H S, an n×m S) is refused.
     """
     from sklearn.utils import check_random_state
 
+    from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
     from ..landmarks import select_landmarks
-    from ..nystrom._basis import basis_from_landmarks, check_psd_kernel, landmark_request
 
     n = int(X.shape[0])
     check_psd_kernel(kern)
@@ -240,8 +240,8 @@ def build_basis_dask(kern, X, n_landmarks, landmarks="uniform", subspace_dim=Non
 # ================================================================================ chunk tasks
 def _knm(kern, Xc, C):
     """K(X_c, C) (float64) by the in-memory ``kernel_block``, checked for overflow."""
+    from .._shared.nystrom_basis import kernel_block
     from .._validation import check_finite_output
-    from ..nystrom._basis import kernel_block
 
     return check_finite_output(kernel_block(kern, Xc, C),
                                "the kernel matrix K_nm between X and the landmarks", _RESCALE)
@@ -449,7 +449,7 @@ def fit_ridge(est, X, y, alpha: float):
     factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c gives
     Vᵀy_c without inverting R (the Gram route would square κ(G_c)).
     """
-    from ..nystrom._basis import psd_pinv
+    from .._shared.nystrom_basis import psd_pinv
 
     if est.solver == "sklearn":
         raise NotImplementedError(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import require_dask
+from .._dispatch import require_dask
 from .kernel import DaskKernelMatrix, _chunk_bounds, aligned, gather, task
 
 

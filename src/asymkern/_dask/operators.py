@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import is_dask_array, require_dask
+from .._dispatch import is_dask_array, require_dask
 from .kernel import DaskKernelMatrix, _tree, as_dask_data, gather, task
 
 
 def _eval_task(kernel, L, coef, Xc):
-    from ..operators.estimators import landmark_evaluate
+    from .._shared.operators import landmark_evaluate
 
     return landmark_evaluate(kernel, L, coef, Xc)
 
@@ -55,14 +55,14 @@ def evaluate_dask(kernel, L, coef, X):
 
 
 def _stats_task(kernel, L, T, Xc, X1c, Yc):
-    from ..operators.estimators import landmark_stats
+    from .._shared.operators import landmark_stats
 
     return landmark_stats(kernel, L, T, Xc, X1c, Yc)
 
 
 def _landmark_basis(est, kernel, X):
     """Landmark indices (the in-memory draw), their gathered rows L and the whitening T."""
-    from ..operators.estimators import landmark_whitening
+    from .._shared.operators import landmark_whitening
 
     idx = _landmarks(est, int(X.shape[0]))
     L = np.asarray(DaskKernelMatrix.gather_rows(X, idx, "landmarks"), dtype=np.float64)
@@ -73,7 +73,7 @@ def _reduce_stats(kernel, L, T, X0, X1=None, Y=None, what: str = "landmark stati
     """Tree reduction of the per-chunk landmark statistics; gathered (p×p, p×d only)."""
     from dask import delayed
 
-    from ..operators.estimators import _add_stats
+    from .._shared.operators import _add_stats
 
     def parts(A):
         return [None] * len(X0.chunks[0]) if A is None else list(
@@ -97,7 +97,7 @@ def _check_same_rows(A, B, name_a: str, name_b: str):
 
 
 def _landmarks(est, n: int):
-    from ..operators.estimators import _check_landmark_options
+    from .._shared.operators import _check_landmark_options
 
     idx = _check_landmark_options(est, n)
     if idx is None:
@@ -110,7 +110,7 @@ def _landmarks(est, n: int):
 
 def fit_cme_dask(est, X, y):
     """Fit a :class:`~asymkern.operators.ConditionalMeanEmbedding` with landmarks on dask X."""
-    from ..operators.empirical import as_rkhs_kernel
+    from .._shared.operators import as_rkhs_kernel
     da = require_dask()
     eps = est._alpha()
     if y is None:
@@ -159,8 +159,7 @@ def fit_koopman_dask(est, X, Y):
     the chunks of X[:-lag]); else X and Y (the estimator's ``y``, the time-shifted snapshots)
     are the paired samples, chunked alike.
     """
-    from ..operators.empirical import as_rkhs_kernel
-    from ..operators.estimators import _check_int
+    from .._shared.operators import _check_int, as_rkhs_kernel
 
     eps = est._alpha()
     lag = _check_int(est.lag, "lag")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import require_dask
+from .._dispatch import require_dask
 from .kernel import DaskKernelMatrix, _chunk_bounds, gather
 from .nystrom import paired_signs, persist
 

@@ -16,89 +16,20 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._dask import any_dask
+from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandwidth: public here
+    AUTO_BANDWIDTH_FACTOR,
+    _resolve_bandwidth,
+    build_kernel,
+    median_bandwidth,
+    median_sample_indices,
+)
 from .._validation import as_data, check_input, check_random_state, clip_count
 from ..config import check_memory
-from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel, resolve_kernel
+from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..linalg.svd import SOLVERS, top_svd
-
-#: Multiple of the median distance used by ``bandwidth='auto'`` (measured on the citation and
-#: Amazon graphs, docs/results/embed_defaults.md).
-AUTO_BANDWIDTH_FACTOR = 8.0
-
-
-def median_sample_indices(n: int, m: int, n_samples: int = 500):
-    """The rows of X and Z that :func:`median_bandwidth` uses (fixed seed, sorted)."""
-    rng = np.random.default_rng(0)
-    i = np.sort(rng.choice(n, min(n_samples, n), replace=False))
-    j = np.sort(rng.choice(m, min(n_samples, m), replace=False))
-    return i, j
-
-
-def median_bandwidth(X, Z, n_samples: int = 500) -> float:
-    """Median Euclidean distance ‖x_i − z_j‖ between the rows of X and of Z.
-
-    The standard median heuristic for the bandwidth γ of κ(x, z) = exp(−‖x − z‖²/γ²) (paper 000
-    §4 and App. C.2 tune γ around the data scale; this is a cheap data-driven scale). At most
-    ``n_samples`` rows of each set are used, drawn with a fixed seed, so the value is
-    deterministic. Zero distances (x_i = z_j) are skipped; 1.0 when every distance is zero.
-
-    Parameters
-    ----------
-    X : (n, d) array or sparse matrix.  Z : (m, d) array or sparse matrix.
-    n_samples : int, default 500
-
-    Returns
-    -------
-    float
-    """
-    i, j = median_sample_indices(X.shape[0], Z.shape[0], n_samples)
-    D = euclidean_distances(X[i], Z[j])
-    D = D[np.isfinite(D) & (D > 0)]
-    return float(np.median(D)) if D.size else 1.0
-
-
-def _resolve_bandwidth(params: dict, X, Z) -> tuple[dict, float | None]:
-    """Replace ``bandwidth='auto'`` / ``'median'`` by a number computed from the two sets."""
-    bw = params.get("bandwidth")
-    if not isinstance(bw, str):
-        return params, None
-    key = bw.lower()
-    if key not in ("auto", "median"):
-        raise ValueError(f"kernel_params['bandwidth'] must be a positive number, 'auto' or "
-                         f"'median', got {bw!r}")
-    if params.get("gamma") is not None:
-        raise ValueError("give either gamma or bandwidth, not both")
-    value = median_bandwidth(X, Z)
-    if key == "auto":
-        value *= AUTO_BANDWIDTH_FACTOR
-    return {**params, "bandwidth": value}, value
-
-
-def build_kernel(est):
-    """The kernel of a KernelSVD ``est`` and whether its bandwidth is chosen from the data.
-
-    ``kernel_params={'bandwidth': 'auto'|'median'}`` builds the kernel with a placeholder
-    bandwidth (the value needs both training sets, :func:`_resolve_bandwidth`); the
-    estimator-level ``gamma`` goes through :func:`~asymkern.kernels.resolve_kernel` (never
-    modifying a Kernel instance). ``gamma`` together with a bandwidth in ``kernel_params`` sets
-    the width twice: ``ValueError``.
-    """
-    params = dict(est.kernel_params or {})
-    bw = params.get("bandwidth")
-    if est.gamma is not None and bw is not None:
-        raise ValueError(
-            f"gamma={est.gamma!r} is given both as an estimator parameter and as "
-            f"kernel_params['bandwidth']={bw!r}; set the kernel width once (gamma=None with "
-            "kernel_params={'bandwidth': 'auto'} chooses it from the data)"
-        )
-    auto_bw = isinstance(bw, str)
-    if auto_bw:  # placeholder; the real value needs the two validated sets
-        params["bandwidth"] = 1.0
-    return resolve_kernel(est.kernel, params, gamma=est.gamma), auto_bw
 
 
 def _check_weights(weights, n: int, name: str, what: str) -> np.ndarray | None:

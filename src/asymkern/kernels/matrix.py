@@ -161,12 +161,10 @@ class KernelMatrix:
     """
 
     def __new__(cls, kernel=None, X=None, Z=None, *, reference=None, **kwargs):
-        from .._dask import any_dask
+        from .._dispatch import any_dask, dask_executor
 
         if any_dask(X, Z, reference):  # dask inputs: the lazy Dask operator (asymkern._dask)
-            from .._dask.kernel import DaskKernelMatrix
-
-            return DaskKernelMatrix(kernel, X, Z, reference=reference, **kwargs)
+            return dask_executor("kernel_matrix")(kernel, X, Z, reference=reference, **kwargs)
         return super().__new__(cls)
 
     def __init__(

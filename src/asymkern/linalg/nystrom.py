@@ -246,12 +246,10 @@ class _Access:
 
 def _dask_access(G, working_memory):
     """The Dask executor's access object (asymkern._dask) for dask inputs, else None."""
-    from .._dask import is_dask_array
+    from .._dispatch import dask_executor, is_dask_array
 
     if getattr(G, "is_dask", False) or is_dask_array(G):
-        from .._dask.nystrom import DaskAccess
-
-        return DaskAccess(G, working_memory)
+        return dask_executor("nystrom_access")(G, working_memory)
     return None
 
 
@@ -473,9 +471,10 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
                   rs, normalize: bool, warn: bool = True,
                   orthogonalize: bool = False) -> NystromResult:
     if getattr(acc, "is_dask", False):  # Dask executor (asymkern._dask), same core solve
-        from .._dask.nystrom import nystrom_once
+        from .._dispatch import dask_executor
 
-        return nystrom_once(acc, r, I, J, core_solver, rcond, rs, normalize, warn, orthogonalize)
+        return dask_executor("nystrom_once")(acc, r, I, J, core_solver, rcond, rs, normalize, warn,
+                                             orthogonalize)
     N, M = acc.shape
     sx, sz = len(I), len(J)
     Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)

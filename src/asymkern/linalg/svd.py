@@ -94,7 +94,7 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     SVDResult
         U (n, r), s (r,) decreasing, V (m, r) with paired deterministic signs.
     """
-    from .._dask import is_dask_array
+    from .._dispatch import dask_executor, is_dask_array
     from ..kernels.matrix import KernelMatrix
 
     if not isinstance(solver, str) or solver not in SOLVERS:
@@ -102,9 +102,7 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     valid = _nystrom_options() if solver == "nystrom" else _SOLVER_OPTIONS[solver]
     _check_options(options, valid, f"top_svd(solver={solver!r})")
     if getattr(G, "is_dask", False) or is_dask_array(G):  # Dask executor (asymkern._dask)
-        from .._dask.svd import dask_top_svd
-
-        return dask_top_svd(G, n_components, solver, random_state, **options)
+        return dask_executor("top_svd")(G, n_components, solver, random_state, **options)
     G, kind = check_matrix(G)
     shape = G.shape
     r = _rank(n_components, shape, name="n_components")

@@ -35,6 +35,7 @@ from sklearn.utils.validation import _check_sample_weight, check_consistent_leng
 
 from .._calibration import PlattCalibration
 from .._dask import any_dask, is_dask_array
+from .._shared.lssvm import _RESCALE, _check_merge, _encode_labels
 from .._validation import (
     DEPRECATED,
     check_finite_output,
@@ -45,8 +46,6 @@ from .._validation import (
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ._solvers import _check_C, _nearly_symmetric, askls_solve, lssvm_solve
-
-_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class KernelPair(NamedTuple):
@@ -102,29 +101,6 @@ def _check_block(K, shape, name):
     if not np.all(np.isfinite(K)):
         raise ValueError(f"{name} contains NaN or infinity")
     return K
-
-
-def _encode_labels(y):
-    check_classification_targets(y)
-    classes, yi = np.unique(y, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError(
-            f"the classifier needs samples of at least 2 classes in y; got 1 class "
-            f"({classes[0]!r})"
-        )
-    if classes.size == 2:
-        Y = np.where(yi == 1, 1.0, -1.0)[:, None]
-    else:
-        Y = -np.ones((yi.size, classes.size))
-        Y[np.arange(yi.size), yi] = 1.0
-    return classes, yi, Y
-
-
-def _check_merge(merge):
-    if merge not in ("sum", "stack", "source", "target"):
-        raise ValueError(
-            f"merge must be 'sum', 'stack', 'source' or 'target', got {merge!r}"
-        )
 
 
 def _block(K, rows, cols):

@@ -7,7 +7,7 @@ Estimators ``NystromKernelRidge``, ``NystromSVC``, ``NystromKernelPCA`` with
 asymmetric Nyström feature maps). Landmark selection lives in :mod:`asymkern.landmarks`.
 """
 
-from ._basis import NystromBasis, build_basis
+from .._shared.nystrom_basis import NystromBasis, build_basis
 from .errors import approximation_error, gsa_approximation_error, lla_approximation_error
 from .estimators import MODES, NystromKernelPCA, NystromKernelRidge, NystromSVC, machine_duals
 from .feature_map import NystromFeatureMap

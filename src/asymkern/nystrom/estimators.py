@@ -21,7 +21,7 @@
 * ``'exact'`` — the non-approximated machine on the full n×n kernel (reference for the
   approximation errors (15), (19)); O(n²) memory.
 
-Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom._basis.NystromBasis`,
+Fitted attributes common to all modes: ``basis_`` (a :class:`~asymkern.nystrom.NystromBasis`,
 None for exact), ``landmark_indices_`` (None for a Gaussian sketch), ``landmarks_`` (landmark
 points, None for a sketch; rows of K for ``kernel='precomputed'``), ``n_landmarks_`` (m used,
 after clipping to n_samples), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, for lla/gsa),
@@ -80,6 +80,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._dask import any_dask
+from .._shared.nystrom_basis import build_basis, psd_pinv
 from .._validation import (
     as_data,
     check_finite_output,
@@ -92,7 +93,6 @@ from .._validation import (
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels.base import Kernel
-from ._basis import build_basis, psd_pinv
 
 MODES = ("gsa", "lla", "ncr", "spa", "exact")
 
@@ -183,8 +183,8 @@ class _NystromBase(BaseEstimator):
         rng = check_random_state(self.random_state, "random_state")
         landmarks = self.landmarks
         if self._precomputed():  # landmarks are row/column indices into the kernel matrix
+            from .._shared.nystrom_basis import landmark_request
             from ..landmarks import select_landmarks
-            from ._basis import landmark_request
 
             if isinstance(landmarks, str) and landmarks != "uniform":
                 raise ValueError(f"kernel='precomputed' supports landmarks='uniform' or an "

@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._shared.nystrom_basis import kernel_block
 from .._validation import (
     as_data,
     check_finite_output,
@@ -55,7 +56,6 @@ from .._validation import (
     clip_count,
 )
 from ..kernels import resolve_kernel
-from ._basis import kernel_block
 
 __all__ = ["NystromFeatureMap"]
 

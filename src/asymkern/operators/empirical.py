@@ -15,9 +15,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from .._shared.operators import as_rkhs_kernel
 from .._validation import as_data, check_finite_output
 from ..config import check_memory
-from ..kernels import CallableKernel, Kernel, get_kernel
+from ..kernels import Kernel
 from ..linalg.operator_svd import (
     EIG_METHODS,
     SVD_METHODS,
@@ -30,26 +31,6 @@ from ..linalg.operator_svd import (
     svd_block,
     svd_qr,
 )
-
-
-def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> Kernel:
-    """A symmetric PSD kernel for paper 002 from a name, a :class:`Kernel` or a callable.
-
-    A plain callable ``f(X, Z) -> (n, m)`` is taken to be a symmetric PSD kernel (its Gram matrices
-    are checked numerically when factorised). Kernels flagged asymmetric or indefinite (SNE, T)
-    are rejected: an RKHS needs a symmetric positive semi-definite kernel.
-    """
-    params = dict(params or {})
-    if callable(kernel) and not isinstance(kernel, (Kernel, str)):
-        k = CallableKernel(kernel, is_symmetric=True, is_psd=True, **params)
-    else:
-        k = get_kernel(kernel, **params)
-    if not (k.is_symmetric and k.is_psd):
-        raise ValueError(
-            f"{name}={k!r} is not a symmetric positive semi-definite kernel; empirical RKHS "
-            "operators (paper 002) need an RKHS, i.e. a symmetric PSD kernel"
-        )
-    return k
 
 
 def _center_gram(K: np.ndarray, rows: bool, cols: bool) -> np.ndarray:

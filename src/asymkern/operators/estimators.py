@@ -45,7 +45,6 @@ Conventions (scikit-learn)
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -59,12 +58,20 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._shared.operators import (
+    _add_stats,
+    _check_int,
+    _check_landmark_options,
+    _check_reg,
+    landmark_evaluate,
+    landmark_stats,
+    landmark_whitening,
+)
 from .._validation import (
     DEPRECATED,
     as_data,
     check_finite_output,
     check_input,
-    check_random_state,
     clip_count,
     renamed_argument,
     renamed_param,
@@ -93,23 +100,6 @@ def _like_input(X_in, values):
     if getattr(X_in, "dtype", None) == np.float32:
         return values.astype(np.complex64 if np.iscomplexobj(values) else np.float32)
     return values
-
-
-def _check_reg(value, name: str = "alpha") -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(
-            f"{name} must be finite and > 0 (Tikhonov parameter ε of (C + εI)⁻¹), got {value}"
-        )
-    return value
-
-
-def _check_int(value, name: str, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
 
 
 class _Recomputable:
@@ -312,43 +302,6 @@ class LandmarkFunction(RKHSFunction):
         return LandmarkFunction(self.kernel, self.centers, self.coef[:, idx])
 
 
-def landmark_whitening(K_LL: np.ndarray) -> np.ndarray:
-    """T = Q Λ^{-1/2} (m×p) with K_LL = Q Λ Qᵀ (eigh; eigenvalues ≤ m·eps·λ_max dropped).
-
-    The whitened landmark features F(x) = k(x, L) T are orthonormal in the RKHS
-    (TᵀK_LLT = I): the Nyström features of paper 004 (LLA/SPA, F = K_nm U Λ^{-1/2}).
-    """
-    K_LL = np.asarray(K_LL, dtype=np.float64)
-    lam, Q = sla.eigh(0.5 * (K_LL + K_LL.T), check_finite=False)
-    if not lam.size or lam[-1] <= 0:
-        raise ValueError("the landmark Gram matrix K_LL is zero; choose other landmarks or "
-                         "kernel parameters")
-    keep = lam > lam[-1] * K_LL.shape[0] * np.finfo(float).eps
-    return Q[:, keep] / np.sqrt(lam[keep])
-
-
-def landmark_stats(kernel, L: np.ndarray, T: np.ndarray, X, X1=None, Y=None) -> tuple:
-    """Row-block sums of the Nyström-restricted estimators (one block function, two executors).
-
-    For the rows x_i of the block (partners x1_i, targets y_i) and the whitened landmark
-    features F = k(X, L) T, F⁺ = k(X1, L) T: returns (FᵀF (p×p), FᵀF⁺ (p×p) or None,
-    FᵀY (p×d) or None), float64. The in-memory fit sums them over row blocks, the Dask fit over
-    row chunks (tree reduction); whitening inside the block keeps the sums well conditioned.
-    """
-    L = np.asarray(L, dtype=np.float64)
-    F0 = np.asarray(kernel(np.asarray(X, dtype=np.float64), L), dtype=np.float64) @ T
-    C = None
-    if X1 is not None:
-        F1 = np.asarray(kernel(np.asarray(X1, dtype=np.float64), L), dtype=np.float64) @ T
-        C = F0.T @ F1
-    FY = None if Y is None else F0.T @ np.asarray(Y, dtype=np.float64)
-    return F0.T @ F0, C, FY
-
-
-def _add_stats(a: tuple, b: tuple) -> tuple:
-    return tuple(None if p is None else p + q for p, q in zip(a, b))
-
-
 def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
     from ..config import get_config
 
@@ -380,12 +333,6 @@ def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
     return sla.cho_solve(cho, np.eye(Aw.shape[0]), check_finite=False)
 
 
-def landmark_evaluate(kernel, L: np.ndarray, coef: np.ndarray, X) -> np.ndarray:
-    """k(X, L) @ coef in float64 (the prediction / eigenfunction evaluation of one block)."""
-    K = np.asarray(kernel(np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)))
-    return K @ coef
-
-
 class _LandmarkRepresentation(MatmatOperator):
     """n×n representation B of a Nyström-restricted operator S = Ψ B Φᵀ (in-memory fits).
 
@@ -413,35 +360,6 @@ class _LandmarkRepresentation(MatmatOperator):
         if self.side == "in":
             return self._scatter(self.Tw @ (self.M.T @ (self.F.T @ V)))
         return self.F @ (self.M.T @ (self.Tw.T @ V[self.idx]))
-
-
-def _check_landmark_options(est, n: int):
-    """Landmark indices (or None for the exact estimator): same draws for every executor."""
-    from ..landmarks import select_landmarks
-
-    m, how = est.n_landmarks, est.landmarks
-    est.n_landmarks_ = None
-    if m is None and isinstance(how, str):
-        if how != "uniform":
-            raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
-        check_random_state(est.random_state)
-        return None
-    if isinstance(how, str):
-        if how != "uniform":
-            raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-            raise ValueError(f"n_landmarks must be None or a positive integer, got {m!r}")
-        m = clip_count(m, n, "n_landmarks", "the number of samples", owner=type(est).__name__)
-        est.n_landmarks_ = m
-        check_random_state(est.random_state)  # the library's policy (a Generator is refused)
-        return select_landmarks(None, int(m), "uniform", est.random_state, n_samples=n)
-    idx = np.asarray(how)
-    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral)
-                          or m != idx.size):
-        raise ValueError(f"n_landmarks={m!r} does not match the {idx.size} given landmark "
-                         "indices (pass n_landmarks=None with an index array)")
-    est.n_landmarks_ = int(idx.size)
-    return select_landmarks(None, idx.size, "fixed", indices=idx, n_samples=n)
 
 
 def _landmark_eig(C, M, k):

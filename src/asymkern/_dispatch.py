@@ -1,0 +1,98 @@
+"""Dask detection and the Dask executor hooks (lowest layer: imports nothing of asymkern).
+
+The library imports without dask: :func:`is_dask_array` looks at ``sys.modules`` and never
+imports dask itself, so a non-dask input costs nothing and dask stays optional.
+
+The kernel layer and :mod:`asymkern.linalg` sit *below* the Dask executors
+(:mod:`asymkern._dask`), so they must not import them. Instead, :mod:`asymkern._dask` registers
+its entry points here when it is imported (the root package ``asymkern`` imports it, so the
+hooks are in place whatever the user imported), and the lower layers look them up with
+:func:`dask_executor` when they see a dask input — the same inversion as
+``Kernel._matrix_type``, which :mod:`asymkern.kernels.matrix` fills in for
+:mod:`asymkern.kernels.base`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+DASK_EXTRA_HINT = 'pip install "asymkern[dask]"'
+
+_DASK_EXECUTORS: dict[str, Callable[..., Any]] = {}
+
+
+def is_dask_array(x) -> bool:
+    """True when ``x`` is a ``dask.array.Array`` (without importing dask)."""
+    mod_da = sys.modules.get("dask.array")
+    if mod_da is not None:
+        return isinstance(x, mod_da.Array)
+    # dask.array not imported yet: only an object from dask can be a dask array
+    mod = type(x).__module__ or ""
+    if mod.startswith("dask"):
+        require_dask()
+        return isinstance(x, sys.modules["dask.array"].Array)
+    return False
+
+
+def any_dask(*objs) -> bool:
+    """True when any of ``objs`` is a dask array."""
+    return any(o is not None and is_dask_array(o) for o in objs)
+
+
+def require_dask():
+    """Import dask.array, or raise an ImportError naming the extra to install."""
+    try:
+        import dask  # noqa: F401
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - exercised only without dask
+        raise ImportError(
+            "a dask array was given, but dask (with dask.array) is not installed; install the "
+            f"extra: {DASK_EXTRA_HINT}"
+        ) from exc
+    return da
+
+
+def register_dask_executor(name: str, func: Callable[..., Any]) -> None:
+    """Register the Dask executor ``func`` under ``name`` (called by :mod:`asymkern._dask`).
+
+    Parameters
+    ----------
+    name : str
+        The hook a lower layer asks for (``"kernel_matrix"``, ``"top_svd"``,
+        ``"nystrom_access"``, ``"nystrom_once"``).
+    func : callable
+        The executor; registering a name again replaces it.
+    """
+    _DASK_EXECUTORS[name] = func
+
+
+def dask_executor(name: str) -> Callable[..., Any]:
+    """The Dask executor registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A name given to :func:`register_dask_executor`.
+
+    Returns
+    -------
+    callable
+
+    Raises
+    ------
+    RuntimeError
+        When :mod:`asymkern._dask` has not registered ``name`` (it does so when imported, and
+        importing ``asymkern`` imports it).
+    """
+    try:
+        return _DASK_EXECUTORS[name]
+    except KeyError:
+        raise RuntimeError(
+            f"no Dask executor {name!r} is registered; import asymkern._dask first"
+        ) from None
+
+
+__all__ = ["DASK_EXTRA_HINT", "any_dask", "dask_executor", "is_dask_array",
+           "register_dask_executor", "require_dask"]

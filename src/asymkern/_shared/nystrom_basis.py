@@ -1,0 +1,210 @@
+"""The Nyström basis shared by every mode (paper 004 §II-C, §III-B, Algorithm 1 steps 1–4).
+
+Landmarks C_H (m of them) give K_nm = ⟨X_H, C_H⟩ and K_mm = ⟨C_H, C_H⟩. The *standard* Nyström
+method's embedded orthogonal basis is B_H = C_H A with A = V_s Σ_s⁻¹ from the eigendecomposition
+K_mm = V Σ² Vᵀ (paper 004 §IV-A), so AᵀK_mm A = I, G = AᵀK_mn (s × n) and
+K̃ = GᵀG = K_nm K_mm^† K_mn (for s = rank K_mm). The approximate feature map (LLA's Φ̃) is
+t(z) = Aᵀ⟨C_H, Φ(z)⟩; we store training features as F = Gᵀ (n × s, samples are rows).
+
+**Pseudo-inverse cut-off.** Eigenvalues λ of K_mm with λ ≤ rcond·λ_max are treated as zero
+(default rcond = m·ε, numpy's ``matrix_rank`` rule, with ε the machine precision of X's dtype:
+float32 kernel values are only accurate to ~1e-7, and a float64 cut-off would keep rounding noise
+and amplify it by 1/√λ); duplicate landmark points therefore
+give a rank-deficient K_mm that is handled exactly like K_mm^† with that cut-off. The subspace
+dimension s (``subspace_dim``) keeps the top-s eigenpairs (s ≤ numerical rank ≤ m).
+
+Landmark kinds: rows of X (``'uniform'``, ``'leverage'``, explicit indices), k-means centres
+(``'kmeans'``, points outside the data) and a Gaussian sketch C_H = X_H S (``'gaussian'``,
+K_nm = K S, so it needs the kernel against all training points).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._dispatch import dask_executor, is_dask_array
+from .._validation import check_finite_output
+from ..kernels import KernelMatrix
+from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
+
+SAMPLERS = ("uniform", "gaussian", "leverage", "kmeans")
+
+
+@dataclass
+class NystromBasis:
+    """Landmarks, K_mm and A (m × s) with AᵀK_mm A = I; evaluates t(Z) = K(Z, C) A."""
+
+    kernel: object
+    X_fit: np.ndarray
+    centers: np.ndarray | None  # (m, d) landmark points, or None for a sketch
+    sketch: np.ndarray | None  # (n, m) Gaussian sketch S, or None
+    indices: np.ndarray | None
+    Kmm: np.ndarray
+    A: np.ndarray
+    eigenvalues: np.ndarray  # kept eigenvalues of K_mm (descending), length s
+    rank: int  # numerical rank of K_mm
+
+    @property
+    def n_landmarks(self) -> int:
+        return self.Kmm.shape[0]
+
+    @property
+    def subspace_dim(self) -> int:
+        return self.A.shape[1]
+
+    def landmark_kernel(self, Z) -> np.ndarray:
+        """K(Z, C) (n_z × m), float64; for a sketch K(Z, X_fit) S streamed in blocks.
+
+        A dask Z gives a dask array chunked like Z (computed chunk by chunk)."""
+        if is_dask_array(Z):  # the Dask executor (asymkern._dask.machines.features)
+            return dask_executor("nystrom_features")(self, Z, B=np.eye(self.n_landmarks))
+        if self.sketch is not None:
+            return np.asarray(KernelMatrix(self.kernel, Z, self.X_fit).matmat(self.sketch),
+                              dtype=np.float64)
+        return kernel_block(self.kernel, Z, self.centers)
+
+    def features(self, Z=None, Knm=None) -> np.ndarray:
+        """t(Z) = K(Z, C) A (n_z × s): the approximate feature map Φ̃ of LLA (paper 004 §II-E).
+
+        A dask Z gives a dask array chunked like Z, float64, one task per chunk
+        (``asymkern._dask.machines.features``); nothing n×m is held."""
+        if Knm is None and is_dask_array(Z):
+            return dask_executor("nystrom_features")(self, Z)
+        if Knm is None:
+            Knm = self.landmark_kernel(Z)
+        return Knm @ self.A
+
+
+def check_psd_kernel(kernel):
+    """Paper 004 needs a symmetric positive semi-definite kernel (a Hilbert-space feature map)."""
+    if not (kernel.is_symmetric and kernel.is_psd) or kernel.row_normalized:
+        raise ValueError(
+            f"Nyström kernel machines need a symmetric positive semi-definite kernel; "
+            f"{kernel!r} is_symmetric={kernel.is_symmetric}, is_psd={kernel.is_psd}, "
+            f"row_normalized={kernel.row_normalized}")
+    return kernel
+
+
+def kernel_block(kernel, Z, C, working_memory: float | None = None) -> np.ndarray:
+    """Dense K(Z, C) as float64, written block by block straight into the output (no copy of a
+    full-size temporary); blocks of at most ``working_memory`` MiB (library setting)."""
+    from ..config import get_config
+
+    Z, C = kernel.validate_pair(Z, C)
+    n, m = Z.shape[0], C.shape[0]
+    wm = get_config()["working_memory"] if working_memory is None else working_memory
+    rows = int(max(1, min(n, wm * 2**20 // max(1, 2 * m * 8))))
+    if rows >= n:
+        return np.asarray(kernel._raw(Z, C), dtype=np.float64)
+    out = np.empty((n, m), dtype=np.float64)
+    for start in range(0, n, rows):
+        out[start:start + rows] = kernel._raw(Z[start:start + rows], C)
+    return out
+
+
+def _check_int(v, name, lo, hi=None, hi_what=""):
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} must be a positive integer, got {v!r}")
+    v = int(v)
+    if v < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise ValueError(f"{name}={v} is larger than {hi} ({hi_what})")
+    return v
+
+
+def landmark_request(landmarks, n_landmarks, n: int):
+    """Validate the landmark options: (method or None, m, fixed indices or None).
+
+    ``landmarks`` is a selector name of :data:`SAMPLERS` (then m = ``n_landmarks``, 1 ≤ m ≤ n)
+    or an array of row indices (then m is its size, and ``n_landmarks`` must be None or m).
+    Shared by the in-memory and the Dask executors.
+    """
+    if isinstance(landmarks, str):
+        if landmarks not in SAMPLERS:
+            raise ValueError(f"unknown landmarks={landmarks!r}; expected one of {SAMPLERS} "
+                             "or an array of row indices")
+        m = _check_int(n_landmarks, "n_landmarks", 1, n, f"the number of samples n_samples={n}")
+        return landmarks, m, None
+    idx = np.asarray(landmarks)
+    m = idx.size
+    if n_landmarks is not None and int(n_landmarks) != m:
+        raise ValueError(f"landmarks has {m} indices but n_landmarks={n_landmarks}")
+    return None, m, select_landmarks(None, m, method="fixed", indices=idx, n_samples=n)
+
+
+def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,
+                random_state=None) -> NystromBasis:
+    """Select landmarks and compute A (paper 004 Algorithm 1 steps 1–3, standard Nyström)."""
+    n = X.shape[0]
+    check_psd_kernel(kernel)
+    rng = check_random_state(random_state)
+    centers = sketch = indices = None
+    method, m, indices = landmark_request(landmarks, n_landmarks, n)
+    if method == "gaussian":
+        sketch = gaussian_sketch(n, m, random_state=rng)
+    elif method == "kmeans":
+        indices, centers = kmeans_landmarks(X, m, return_centers=True, random_state=rng)
+        centers = centers.astype(X.dtype, copy=False)
+    elif method is not None:
+        indices = select_landmarks(X, m, method=method, random_state=rng, kernel=kernel)
+    if centers is None and sketch is None:
+        centers = X[indices]
+    Kmm = sketch.T @ KernelMatrix(kernel, X).matmat(sketch) if sketch is not None else None
+    return basis_from_landmarks(kernel, centers, indices, X.dtype, subspace_dim=subspace_dim,
+                                rcond=rcond, X_fit=X, sketch=sketch, Kmm=Kmm)
+
+
+def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rcond=None,
+                         X_fit=None, sketch=None, Kmm=None) -> NystromBasis:
+    """A = V_s Σ_s⁻¹ from K_mm = K(C, C) (paper 004 §IV-A, Algorithm 1 step 3).
+
+    The step of :func:`build_basis` after the landmarks are chosen; the Dask executor
+    (``asymkern._dask.machines``) calls it with landmark rows gathered from a dask X
+    (``X_fit=None``). ``dtype`` is the data's dtype (it sets the default cut-off).
+    """
+    if Kmm is None:
+        Kmm = kernel_block(kernel, centers, centers)
+    m = Kmm.shape[0]
+    Kmm = (Kmm + Kmm.T) / 2
+    check_finite_output(Kmm, "the landmark kernel matrix K_mm",
+                        "rescale X (e.g. StandardScaler) or change the kernel parameters")
+    lam, V = np.linalg.eigh(Kmm)
+    lam, V = lam[::-1], V[:, ::-1]
+    if rcond is None:  # the kernel values carry the rounding of X's dtype (float32: 1.2e-7)
+        rcond = m * float(np.finfo(dtype).eps)
+    elif not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
+        raise ValueError(f"rcond must be a number in [0, 1), got {rcond!r}")
+    top = lam[0] if lam.size else 0.0
+    if not top > 0:
+        raise ValueError("K_mm has no positive eigenvalue: the kernel must be positive "
+                         "semi-definite and not identically zero on the landmarks")
+    rank = int(np.sum(lam > rcond * top))
+    if subspace_dim is None:
+        s = rank
+    else:
+        s = _check_int(subspace_dim, "subspace_dim", 1, m, f"the number of landmarks m={m}")
+        if s > rank:
+            warnings.warn(
+                f"subspace_dim={s} exceeds the numerical rank {rank} of K_mm (cut-off "
+                f"rcond={rcond:.3g}); using s={rank}", RuntimeWarning, stacklevel=4)
+            s = rank
+    A = V[:, :s] / np.sqrt(lam[:s])
+    return NystromBasis(kernel=kernel, X_fit=X_fit, centers=centers, sketch=sketch,
+                        indices=indices, Kmm=Kmm, A=A, eigenvalues=lam[:s].copy(), rank=rank)
+
+
+def psd_pinv(H: np.ndarray, rcond: float | None = None, dtype=np.float64) -> np.ndarray:
+    """Pseudo-inverse of a symmetric PSD matrix by eigh with the same relative cut-off
+    (default size·eps of ``dtype``, the precision of the data H was computed from)."""
+    H = (H + H.T) / 2
+    lam, V = np.linalg.eigh(H)
+    if rcond is None:
+        rcond = H.shape[0] * float(np.finfo(dtype).eps)
+    keep = lam > rcond * max(lam.max(initial=0.0), 0.0)
+    return (V[:, keep] / lam[keep]) @ V[:, keep].T

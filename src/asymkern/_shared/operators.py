@@ -1,0 +1,126 @@
+"""Pieces of the RKHS operator estimators shared with the Dask executor (asymkern._dask.operators).
+
+The kernel check of paper 002 (:func:`as_rkhs_kernel`), the parameter checks, the landmark draw
+and the row-block functions of the Nyström-restricted estimators (one block function, two
+executors: :func:`landmark_stats`, :func:`landmark_evaluate`). :mod:`asymkern.operators`
+re-exports what it uses.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.linalg as sla
+
+from .._validation import check_random_state, clip_count
+from ..kernels import CallableKernel, Kernel, get_kernel
+
+
+def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> Kernel:
+    """A symmetric PSD kernel for paper 002 from a name, a :class:`Kernel` or a callable.
+
+    A plain callable ``f(X, Z) -> (n, m)`` is taken to be a symmetric PSD kernel (its Gram matrices
+    are checked numerically when factorised). Kernels flagged asymmetric or indefinite (SNE, T)
+    are rejected: an RKHS needs a symmetric positive semi-definite kernel.
+    """
+    params = dict(params or {})
+    if callable(kernel) and not isinstance(kernel, (Kernel, str)):
+        k = CallableKernel(kernel, is_symmetric=True, is_psd=True, **params)
+    else:
+        k = get_kernel(kernel, **params)
+    if not (k.is_symmetric and k.is_psd):
+        raise ValueError(
+            f"{name}={k!r} is not a symmetric positive semi-definite kernel; empirical RKHS "
+            "operators (paper 002) need an RKHS, i.e. a symmetric PSD kernel"
+        )
+    return k
+
+
+def _check_reg(value, name: str = "alpha") -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"{name} must be finite and > 0 (Tikhonov parameter ε of (C + εI)⁻¹), got {value}"
+        )
+    return value
+
+
+def _check_int(value, name: str, low: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def landmark_whitening(K_LL: np.ndarray) -> np.ndarray:
+    """T = Q Λ^{-1/2} (m×p) with K_LL = Q Λ Qᵀ (eigh; eigenvalues ≤ m·eps·λ_max dropped).
+
+    The whitened landmark features F(x) = k(x, L) T are orthonormal in the RKHS
+    (TᵀK_LLT = I): the Nyström features of paper 004 (LLA/SPA, F = K_nm U Λ^{-1/2}).
+    """
+    K_LL = np.asarray(K_LL, dtype=np.float64)
+    lam, Q = sla.eigh(0.5 * (K_LL + K_LL.T), check_finite=False)
+    if not lam.size or lam[-1] <= 0:
+        raise ValueError("the landmark Gram matrix K_LL is zero; choose other landmarks or "
+                         "kernel parameters")
+    keep = lam > lam[-1] * K_LL.shape[0] * np.finfo(float).eps
+    return Q[:, keep] / np.sqrt(lam[keep])
+
+
+def landmark_stats(kernel, L: np.ndarray, T: np.ndarray, X, X1=None, Y=None) -> tuple:
+    """Row-block sums of the Nyström-restricted estimators (one block function, two executors).
+
+    For the rows x_i of the block (partners x1_i, targets y_i) and the whitened landmark
+    features F = k(X, L) T, F⁺ = k(X1, L) T: returns (FᵀF (p×p), FᵀF⁺ (p×p) or None,
+    FᵀY (p×d) or None), float64. The in-memory fit sums them over row blocks, the Dask fit over
+    row chunks (tree reduction); whitening inside the block keeps the sums well conditioned.
+    """
+    L = np.asarray(L, dtype=np.float64)
+    F0 = np.asarray(kernel(np.asarray(X, dtype=np.float64), L), dtype=np.float64) @ T
+    C = None
+    if X1 is not None:
+        F1 = np.asarray(kernel(np.asarray(X1, dtype=np.float64), L), dtype=np.float64) @ T
+        C = F0.T @ F1
+    FY = None if Y is None else F0.T @ np.asarray(Y, dtype=np.float64)
+    return F0.T @ F0, C, FY
+
+
+def _add_stats(a: tuple, b: tuple) -> tuple:
+    return tuple(None if p is None else p + q for p, q in zip(a, b))
+
+
+def landmark_evaluate(kernel, L: np.ndarray, coef: np.ndarray, X) -> np.ndarray:
+    """k(X, L) @ coef in float64 (the prediction / eigenfunction evaluation of one block)."""
+    K = np.asarray(kernel(np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)))
+    return K @ coef
+
+
+def _check_landmark_options(est, n: int):
+    """Landmark indices (or None for the exact estimator): same draws for every executor."""
+    from ..landmarks import select_landmarks
+
+    m, how = est.n_landmarks, est.landmarks
+    est.n_landmarks_ = None
+    if m is None and isinstance(how, str):
+        if how != "uniform":
+            raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
+        check_random_state(est.random_state)
+        return None
+    if isinstance(how, str):
+        if how != "uniform":
+            raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"n_landmarks must be None or a positive integer, got {m!r}")
+        m = clip_count(m, n, "n_landmarks", "the number of samples", owner=type(est).__name__)
+        est.n_landmarks_ = m
+        check_random_state(est.random_state)  # the library's policy (a Generator is refused)
+        return select_landmarks(None, int(m), "uniform", est.random_state, n_samples=n)
+    idx = np.asarray(how)
+    if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral)
+                          or m != idx.size):
+        raise ValueError(f"n_landmarks={m!r} does not match the {idx.size} given landmark "
+                         "indices (pass n_landmarks=None with an index array)")
+    est.n_landmarks_ = int(idx.size)
+    return select_landmarks(None, idx.size, "fixed", indices=idx, n_samples=n)
