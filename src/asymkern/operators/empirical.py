@@ -403,6 +403,17 @@ class MatmatOperator(LinearOperator):
     def __init__(self, shape):
         super().__init__(dtype=np.dtype(np.float64), shape=tuple(shape))
 
+    def __getstate__(self):
+        # scipy >= 1.18 keeps its array namespace (a module, not picklable) as ``_xp``: dropped
+        # here, set again by LinearOperator.__init__ on unpickling
+        state = self.__dict__.copy()
+        state.pop("_xp", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        LinearOperator.__init__(self, dtype=state["dtype"], shape=state["shape"])
+
     def _apply(self, V):  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -112,14 +112,11 @@ class _Recomputable:
     _heavy: tuple = ()
 
     def __getstate__(self):
-        state = self.__dict__.copy()
+        state = super().__getstate__()  # type: ignore[misc]  # MatmatOperator's: a dict copy
         if state.get("_source") is not None:
             for key in self._heavy:
                 state.pop(key, None)
         return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
 
     def __getattr__(self, name):  # called only for attributes that are missing
         if name in type(self)._heavy and self.__dict__.get("_source") is not None:
