@@ -85,7 +85,9 @@ def test_randomized_at_least_as_accurate_as_sklearn():
                          random_state=seed).fit(X).eigenvalues_
         err_ours = np.abs(ours - lam_ref).max() / lam_ref[0]
         err_sk = np.abs(sk - lam_ref).max() / lam_ref[0]
-        assert err_ours <= err_sk + 1e-15
+        # both may sit at the rounding floor (~1e-15 relative; which one is lower there depends
+        # on the BLAS/numpy build, seen 2.8e-15 vs 1.5e-15 at the minimum versions)
+        assert err_ours <= err_sk + 50 * np.finfo(np.float64).eps
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "many", None, True])
