@@ -284,7 +284,26 @@ def test_too_many_components_are_clipped_with_a_warning(cls):
     with a warning naming it, never an error, and the value used is recorded."""
     X, y = _data(cls, n=15)
     params = {p: 500 for p in ("n_components", "n_landmarks") if _has_param(cls, p)}
-    with pytest.warns(ClippedParameterWarning, match="|".join(params)):
+    with pytest.warns(ClippedParameterWarning, match="|".join(params)) as record:
         est = cls(**params).fit(X, y) if y is not None else cls(**params).fit(X)
+    # reported at the caller's line (this file), not somewhere inside the library
+    assert any(r.filename == __file__ for r in record
+               if issubclass(r.category, ClippedParameterWarning))
     used = [getattr(est, f"{p}_") for p in params if hasattr(est, f"{p}_")]
     assert used and all(u <= 15 for u in used)
+
+
+def test_deprecated_names_warn_at_the_callers_line():
+    from asymkern.kernels import CauchyKernel
+    from asymkern.lssvm import LSSVMClassifier
+    from asymkern.operators import KoopmanOperator
+
+    X, y = _data(LSSVMClassifier)
+    with pytest.warns(FutureWarning, match="renamed 'C'") as record:
+        LSSVMClassifier(gamma=2.0).fit(X, y)
+    with pytest.warns(FutureWarning, match="alpha") as more:
+        KoopmanOperator(regularization=1e-3).fit(X)
+    with pytest.warns(FutureWarning, match="scale") as again:
+        CauchyKernel(scale=2.0)
+    for rec in (record, more, again):
+        assert any(r.filename == __file__ for r in rec), [r.filename for r in rec]

@@ -7,6 +7,8 @@ here modifies its input: arrays are converted (and copied only when a conversion
 from __future__ import annotations
 
 import numbers
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -120,6 +122,23 @@ def check_n_components(n_components, limit: int, name: str = "n_components", wha
     return n_components
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside asymkern.
+
+    Call it in the function that calls ``warnings.warn``: the warning is then reported at the
+    user's line (their ``fit(...)`` call), however deep inside the library it was raised.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def clip_count(value, limit: int, name: str, what: str, *, owner: str = "") -> int:
     """Validate a positive integer count and clip it to ``limit`` with a warning.
 
@@ -137,7 +156,7 @@ def clip_count(value, limit: int, name: str, what: str, *, owner: str = "") -> i
         warnings.warn(
             f"{prefix}{name}={value} is larger than {what} ({limit}); using {name}={limit}",
             ClippedParameterWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return limit
     return value
@@ -187,7 +206,7 @@ def renamed_param(estimator, new: str, old: str, *, since: str = "0.2",
         f"{type(estimator).__name__}: the parameter {old!r} was renamed {new!r} in {since} and "
         f"will be removed in {removed}; use {new}={old_value!r}",
         FutureWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return old_value
 
@@ -204,7 +223,7 @@ def renamed_argument(value, old_value, new: str, old: str, where: str, *,
         f"{where}: the argument {old!r} was renamed {new!r} in {since} and will be removed in "
         f"{removed}; pass it as {new}",
         FutureWarning,
-        stacklevel=3,
+        stacklevel=user_stacklevel(),
     )
     return old_value
 

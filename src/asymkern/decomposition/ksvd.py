@@ -26,7 +26,13 @@ from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandw
     median_bandwidth,
     median_sample_indices,
 )
-from .._validation import as_data, check_input, check_random_state, clip_count
+from .._validation import (
+    as_data,
+    check_input,
+    check_random_state,
+    clip_count,
+    user_stacklevel,
+)
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..linalg.svd import SOLVERS, top_svd
@@ -256,7 +262,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             f"KernelSVD.{where}(X, y, Z): passing Z positionally is deprecated since 0.2 and will "
             f"be an error in 0.3; use KernelSVD.{where}(X, Z=Z)",
             FutureWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
         return args[0]
 

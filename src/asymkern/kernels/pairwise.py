@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import manhattan_distances
 
-from .._validation import DEPRECATED
+from .._validation import DEPRECATED, user_stacklevel
 from .base import (
     Kernel,
     _dense,
@@ -296,22 +296,22 @@ class CauchyKernel(_SqDistKernel):
         self.bandwidth = bandwidth
         self.scale = scale
         if _scale_given(scale):
-            self._warn_scale(scale, stacklevel=3)
+            self._warn_scale(scale)
         self._check_params()
 
-    def _warn_scale(self, scale, stacklevel: int) -> None:
+    def _warn_scale(self, scale) -> None:
         warnings.warn(
             f"{type(self).__name__}: the parameter 'scale' is deprecated since 0.2 and will "
             f"be removed in 0.3; scale={scale!r} is gamma = 1/scale: use gamma="
             f"{_inverse_scale(scale, self.name)!r}",
             FutureWarning,
-            stacklevel=stacklevel,
+            stacklevel=user_stacklevel(),
         )
 
     def set_params(self, **params) -> CauchyKernel:
         """As :meth:`Kernel.set_params`; setting the deprecated ``scale`` warns."""
         if _scale_given(params.get("scale")):
-            self._warn_scale(params["scale"], stacklevel=3)
+            self._warn_scale(params["scale"])
         return super().set_params(**params)
 
     def _check_params(self):

@@ -42,6 +42,7 @@ from .._validation import (
     check_input,
     check_random_state,
     renamed_param,
+    user_stacklevel,
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
@@ -154,7 +155,7 @@ class _KernelMixin:
                 f"constant) was renamed 'C' in 0.2 and will be removed in 0.3, when 'gamma' "
                 f"will become the kernel width as in scikit-learn; use C={gamma!r} (and set "
                 f"the kernel width through kernel_params or kernel__gamma)",
-                FutureWarning, stacklevel=3,
+                FutureWarning, stacklevel=user_stacklevel(),
             )
         else:
             value = self.C
