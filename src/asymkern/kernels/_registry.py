@@ -107,6 +107,30 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
     A :class:`Kernel` instance is never modified: with ``gamma`` set, a new kernel with the
     same parameters and that width is returned. Raises ``ValueError`` naming ``gamma`` when the
     width is also given in ``kernel_params`` or the kernel has no width parameter.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default 'rbf'
+        As for :func:`get_kernel`.
+    kernel_params : dict or None
+        Constructor parameters of a kernel given by name.
+    gamma : float or None
+        The estimator-level kernel width (None: leave the kernel as it is).
+    name : str
+        The estimator parameter's name, for error messages (``'kernel'``, ``'kernel_x'``).
+
+    Returns
+    -------
+    Kernel
+
+    Examples
+    --------
+    >>> from asymkern.kernels import RBFKernel, resolve_kernel
+    >>> resolve_kernel("rbf", None, gamma=0.5)
+    RBFKernel(bandwidth=None, gamma=0.5)
+    >>> k = RBFKernel(gamma=2.0)
+    >>> resolve_kernel(k, gamma=0.5), k.gamma   # a new kernel; k is unchanged
+    (RBFKernel(bandwidth=None, gamma=0.5), 2.0)
     """
     if gamma is None:
         return get_kernel(kernel, **(kernel_params or {}))

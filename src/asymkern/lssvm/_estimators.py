@@ -41,7 +41,6 @@ from .._validation import (
     check_finite_output,
     check_input,
     check_random_state,
-    renamed_param,
     user_stacklevel,
 )
 from ..config import check_memory
@@ -147,9 +146,7 @@ class _KernelMixin:
         gamma = getattr(self, "gamma", DEPRECATED)
         used_old = not (isinstance(gamma, str) and gamma == DEPRECATED)
         if used_old:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FutureWarning)
-                value = renamed_param(self, "C", "gamma")
+            value = gamma
             warnings.warn(
                 f"{type(self).__name__}: the parameter 'gamma' (the LS-SVM regularisation "
                 f"constant) was renamed 'C' in 0.2 and will be removed in 0.3, when 'gamma' "
