@@ -56,9 +56,48 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
     """Build a kernel from a name (see ``KERNELS``), a :class:`Kernel` instance or a callable.
 
     ``params`` go to the kernel's constructor (a name or callable) and must be empty for an
-    instance; an unknown parameter raises ``ValueError`` naming it, and every kernel validates
-    its parameters (finite, in range) at construction and again when used. ``'precomputed'``
-    is handled by the estimators, not here.
+    instance; every kernel validates its parameters (finite, in range) at construction and
+    again when used. ``'precomputed'`` is handled by the estimators, not here.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default 'rbf'
+        A name in ``KERNELS`` (case-insensitive: ``'linear'``, ``'poly'``, ``'rbf'``,
+        ``'laplacian'``, ``'cauchy'``, ``'sne'``, ``'t'``, ``'kl_histogram'``, ``'kl_gmm'``,
+        ``'directed_graph'`` and aliases), a :class:`Kernel` instance (returned as is) or a
+        callable ``f(X, Z) -> (n, m) array`` (wrapped in :class:`CallableKernel`).
+    **params
+        Constructor parameters of the kernel (e.g. ``gamma=0.5``, ``bandwidth=2.0``).
+
+    Returns
+    -------
+    Kernel
+        The kernel.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown or ``'precomputed'``, a parameter is not one of the kernel's,
+        a parameter value is invalid, or ``params`` are given with a :class:`Kernel`
+        instance.
+    TypeError
+        If ``kernel`` is neither a string, a :class:`Kernel` nor a callable.
+
+    See Also
+    --------
+    resolve_kernel : The same, with an estimator-level ``gamma``.
+    KERNELS : The registry of kernel names.
+    Kernel : The base class of all kernels.
+
+    Examples
+    --------
+    >>> from asymkern.kernels import get_kernel
+    >>> get_kernel("rbf", gamma=0.5)
+    RBFKernel(bandwidth=None, gamma=0.5)
+    >>> get_kernel("sne", bandwidth=2.0).is_symmetric
+    False
+    >>> get_kernel(lambda X, Z: X @ Z.T).name
+    'callable'
     """
     if isinstance(kernel, Kernel):
         if params:
@@ -122,6 +161,18 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
     Returns
     -------
     Kernel
+        The kernel, with its ``gamma`` set when ``gamma`` is given.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is also given (as ``gamma`` or ``bandwidth``) in ``kernel_params`` or
+        by the instance, the kernel has no ``gamma`` parameter, or ``kernel`` is a callable.
+
+    See Also
+    --------
+    get_kernel : Build a kernel from a name, an instance or a callable.
+    WIDTH_PARAMS : The kernel parameters that set the width.
 
     Examples
     --------

@@ -29,7 +29,45 @@ class Kernel(ABC):
     """Base class of all kernels.
 
     Subclasses implement :meth:`_raw`, the unnormalised kernel block k(X, Z) for validated 2-D
-    inputs. Calling a kernel, ``kernel(X, Z)``, returns the dense matrix [κ(x_i, z_j)].
+    inputs. Calling a kernel, ``kernel(X, Z)``, returns the dense matrix [κ(x_i, z_j)]
+    (float32 for float32 inputs, float64 otherwise), computed in memory-bounded blocks by a
+    :class:`~asymkern.kernels.KernelMatrix`.
+
+    A kernel may be asymmetric, κ(x, z) ≠ κ(z, x), and need not be positive semi-definite;
+    the class flags ``is_symmetric`` and ``is_psd`` say what holds, and the linear algebra
+    relies on them only when they are true. In the coupled-covariance view of Tao et al.
+    (2024), Prop. 2.2, an asymmetric kernel is κ(x, z) = ⟨φ(x), ψ(z)⟩ with two feature maps
+    φ and ψ. Row-normalised kernels (``row_normalized = True``: SNE, T) divide by a sum over
+    a reference set R, κ(x, z) = k(x, z) / Σ_{r∈R} k(x, r).
+
+    Kernels follow scikit-learn's estimator protocol (:meth:`get_params`,
+    :meth:`set_params`), so ``sklearn.base.clone`` and grid searches over kernel
+    parameters work.
+
+    See Also
+    --------
+    asymkern.kernels.get_kernel : Build a kernel from a name, an instance or a callable.
+    asymkern.kernels.KernelMatrix : The lazy matrix [κ(x_i, z_j)].
+    asymkern.kernels.RBFKernel : A symmetric positive definite kernel.
+    asymkern.kernels.SNEKernel : An asymmetric, row-normalised kernel.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import Kernel, RBFKernel
+    >>> k = RBFKernel(gamma=0.5)
+    >>> isinstance(k, Kernel), k.is_symmetric, k.is_psd
+    (True, True, True)
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    >>> K = k(X)                      # dense 2 x 2 matrix exp(-0.5 ||x - z||^2)
+    >>> K.shape, round(float(K[0, 1]), 3)
+    ((2, 2), 0.607)
     """
 
     name: str = "kernel"
@@ -60,7 +98,22 @@ class Kernel(ABC):
         return None
 
     def center_for(self, Z):
-        """The shift used for every block of a KernelMatrix over columns ``Z`` (or None)."""
+        """The shift used for every block of a KernelMatrix over columns ``Z`` (or None).
+
+        Squared-distance kernels return the column means of ``Z``
+        (:func:`~asymkern.kernels.base.data_center`), so that every block of a matrix is
+        computed with the same centre; the base class returns None (no shift).
+
+        Parameters
+        ----------
+        Z : ndarray or sparse matrix of shape (m, d)
+            The validated column samples.
+
+        Returns
+        -------
+        ndarray of shape (d,) or None
+            The shift, or None when the kernel uses none.
+        """
         return None
 
     def _raw_into(self, X, Z, out: np.ndarray, **kw) -> np.ndarray:
@@ -82,14 +135,51 @@ class Kernel(ABC):
         return self.matrix(X, Z, reference=reference, working_memory=working_memory).to_array()
 
     def matrix(self, X, Z=None, **kwargs):
-        """The lazy :class:`KernelMatrix` over (X, Z)."""
+        """The lazy :class:`~asymkern.kernels.KernelMatrix` over (X, Z).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Row samples.
+        Z : array-like or sparse matrix of shape (m, d), optional
+            Column samples; None (default) means ``Z = X``.
+        **kwargs
+            Keyword arguments of :class:`~asymkern.kernels.KernelMatrix` (``reference``,
+            ``center``, ``working_memory``, ``max_dense_memory``).
+
+        Returns
+        -------
+        KernelMatrix
+            The n × m matrix G_ij = κ(x_i, z_j), evaluated lazily in blocks.
+        """
         matrix_type = Kernel._matrix_type
         if matrix_type is None:  # pragma: no cover - importing asymkern.kernels registers it
             raise RuntimeError("KernelMatrix is not registered; import asymkern.kernels first")
         return matrix_type(self, X, Z, **kwargs)
 
     def validate_pair(self, X, Z=None, names=("X", "Z")):
-        """Validate the two sets and check that their feature counts match."""
+        """Validate the two sets and check that their feature counts match.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n, d)
+            Row samples (sparse only if the kernel has ``accepts_sparse``).
+        Z : array-like or sparse matrix of shape (m, d), optional
+            Column samples; None (default) returns ``X`` for both.
+        names : tuple of str, default ("X", "Z")
+            The names used in error messages.
+
+        Returns
+        -------
+        X, Z : ndarray or CSR matrix
+            The validated (2-D, finite, floating) sets.
+
+        Raises
+        ------
+        ValueError
+            If the data are not finite 2-D numeric arrays, or (when the kernel checks
+            features) ``X`` and ``Z`` have different numbers of columns.
+        """
         X = as_data(X, names[0], allow_sparse=self.accepts_sparse)
         Z = X if Z is None else as_data(Z, names[1], allow_sparse=self.accepts_sparse)
         if self.checks_features and X.shape[1] != Z.shape[1]:
@@ -120,6 +210,16 @@ class Kernel(ABC):
         included as ``name__param``. This makes a kernel usable as an estimator parameter:
         ``clone(est)``, ``GridSearchCV(est, {'kernel': [RBFKernel(), SNEKernel()]})`` and
         ``est.set_params(kernel__gamma=0.5)`` work.
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Also return the parameters of nested objects, as ``name__param``.
+
+        Returns
+        -------
+        dict
+            Parameter name → value, for every constructor parameter.
         """
         out = {}
         for name in self._get_param_names():
@@ -132,8 +232,25 @@ class Kernel(ABC):
     def set_params(self, **params) -> Kernel:
         """Set parameters (``name`` or nested ``name__param``) and re-validate them.
 
-        Raises ``ValueError`` naming an unknown parameter; the kernel's own checks run after
-        the update, so an invalid value raises here rather than at the next evaluation.
+        The kernel's own checks run after the update, so an invalid value raises here rather
+        than at the next evaluation.
+
+        Parameters
+        ----------
+        **params
+            New values of constructor parameters, by name.
+
+        Returns
+        -------
+        Kernel
+            The kernel itself, updated in place.
+
+        Raises
+        ------
+        ValueError
+            If a name is not a parameter of the kernel, or a value is out of range.
+        TypeError
+            If a value has the wrong type (e.g. a non-real width).
         """
         if not params:
             return self

@@ -144,9 +144,45 @@ def pinv_factor(Gm: np.ndarray) -> np.ndarray:
 class CompatibilityTransform:
     """Fit a compatibility matrix for a data matrix A and map rows/columns into one dimension.
 
-    Attributes after :meth:`fit`: ``side_`` ('x', 'z' or 'none'), ``C_`` (or None),
-    ``n_rows_`` (N), ``n_cols_`` (M), ``dim_`` (the common dimension min(N, M)),
-    ``seed_`` (the integer seed of a2, else None).
+    A data matrix A ∈ R^{N×M} gives two sets, its rows x_i ∈ R^M and its columns
+    z_j ∈ R^N. A kernel κ(x, z) needs equal dimensions, so the larger side is mapped by a
+    compatibility matrix (Tao et al. (2024), Remark 2.3 and Algorithm 1, App. D): if M > N,
+    x ↦ C_xᵀ x with C_x ∈ R^{M×N}; if N > M, z ↦ C_zᵀ z with C_z ∈ R^{N×M}; if N = M, no
+    map is needed.
+
+    Parameters
+    ----------
+    method : {'pca', 'pinv', 'random'} or ndarray, default 'pca'
+        ``'pinv'`` (a0: C_x = ((AAᵀ)^† A)ᵀ), ``'pca'`` (a1: the leading right singular
+        vectors, no centring), ``'random'`` (a2: C = randn), or a user-given matrix of
+        shape (max(N, M), min(N, M)) (e.g. learned end to end, a3). The aliases
+        ``'a0'``, ``'a1'``, ``'a2'`` are accepted; ``'a3'`` raises, pointing at
+        :func:`asymkern.experiments.learnable_compat`.
+    random_state : int, numpy Generator or None, default None
+        Seed of the a2 matrix.
+
+    Attributes
+    ----------
+    side_ : {'x', 'z', 'none'}
+        Which set is mapped.
+    C_ : ndarray of shape (max(N, M), min(N, M)) or None
+        The compatibility matrix, in the data dtype (None when ``side_ == 'none'``).
+    n_rows_, n_cols_ : int
+        N and M.
+    dim_ : int
+        The common dimension min(N, M).
+    seed_ : int or None
+        The integer seed of a2, else None.
+
+    See Also
+    --------
+    asymkern.kernels.KernelMatrix : The kernel matrix of the mapped sets.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, Remark 2.3 and App. D.
 
     Notes
     -----
@@ -156,6 +192,18 @@ class CompatibilityTransform:
     (``RandomState(random_state).standard_normal``). a1 fixes the sign of every singular vector
     (the largest-|.| entry of each column of the small factor W positive, :func:`fix_signs`),
     so its C does not depend on the LAPACK build.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import CompatibilityTransform
+    >>> A = np.random.default_rng(0).standard_normal((4, 6))   # N = 4 rows in R^6
+    >>> ct = CompatibilityTransform("pca").fit(A)
+    >>> ct.side_, ct.C_.shape, ct.dim_
+    ('x', (6, 4), 4)
+    >>> Xm, Zm = ct.fit_transform(A)       # rows mapped to R^4; columns (in R^4) kept
+    >>> Xm.shape, Zm.shape
+    ((4, 4), (6, 4))
     """
 
     def __init__(self, method="pca", random_state=None):
@@ -184,7 +232,27 @@ class CompatibilityTransform:
 
     @staticmethod
     def check_matrix(C, big: int, small: int, N: int, M: int) -> np.ndarray:
-        """Validate a user-given compatibility matrix (shape (big, small), finite)."""
+        """Validate a user-given compatibility matrix (shape (big, small), finite).
+
+        Parameters
+        ----------
+        C : array-like
+            The matrix.
+        big, small : int
+            The expected shape, (max(N, M), min(N, M)).
+        N, M : int
+            The data matrix shape, for the error message.
+
+        Returns
+        -------
+        ndarray of shape (big, small)
+            ``C`` as a float array.
+
+        Raises
+        ------
+        ValueError
+            If the shape is wrong or ``C`` holds NaN or infinity.
+        """
         C = np.asarray(C, dtype=float)
         if C.shape != (big, small):
             raise ValueError(
@@ -196,6 +264,25 @@ class CompatibilityTransform:
         return C
 
     def fit(self, A):
+        """Fit the compatibility matrix of a data matrix.
+
+        Parameters
+        ----------
+        A : array-like or sparse matrix of shape (N, M)
+            The data matrix: rows x_i ∈ R^M, columns z_j ∈ R^N.
+
+        Returns
+        -------
+        CompatibilityTransform
+            The fitted transform.
+
+        Raises
+        ------
+        ValueError
+            If the method is unknown or ``'a3'``, or a given matrix has the wrong shape.
+        TypeError
+            If ``method`` is neither a string nor an array.
+        """
         A = as_data(A, "X", allow_sparse=True)
         N, M = A.shape
         self.n_rows_, self.n_cols_ = N, M
@@ -230,7 +317,23 @@ class CompatibilityTransform:
             raise RuntimeError("CompatibilityTransform is not fitted; call fit(A) first")
 
     def transform_x(self, Xrows):
-        """Map row samples x ∈ R^M into the common dimension."""
+        """Map row samples x ∈ R^M into the common dimension.
+
+        Parameters
+        ----------
+        Xrows : ndarray or sparse matrix of shape (k, M)
+            Row samples.
+
+        Returns
+        -------
+        ndarray of shape (k, min(N, M)), or ``Xrows`` unchanged
+            ``Xrows @ C_`` when the rows are the mapped side, else ``Xrows`` itself.
+
+        Raises
+        ------
+        RuntimeError
+            If the transform is not fitted.
+        """
         self._check()
         if self.side_ == "x":
             out = Xrows @ self.C_
@@ -238,7 +341,23 @@ class CompatibilityTransform:
         return Xrows
 
     def transform_z(self, Zrows):
-        """Map column samples z ∈ R^N (given as rows, i.e. Aᵀ) into the common dimension."""
+        """Map column samples z ∈ R^N (given as rows, i.e. Aᵀ) into the common dimension.
+
+        Parameters
+        ----------
+        Zrows : ndarray or sparse matrix of shape (k, N)
+            Column samples, one per row.
+
+        Returns
+        -------
+        ndarray of shape (k, min(N, M)), or ``Zrows`` unchanged
+            ``Zrows @ C_`` when the columns are the mapped side, else ``Zrows`` itself.
+
+        Raises
+        ------
+        RuntimeError
+            If the transform is not fitted.
+        """
         self._check()
         if self.side_ == "z":
             out = Zrows @ self.C_
@@ -246,7 +365,20 @@ class CompatibilityTransform:
         return Zrows
 
     def fit_transform(self, A):
-        """Fit on A and return (mapped rows of A, mapped columns of A as rows)."""
+        """Fit on A and return (mapped rows of A, mapped columns of A as rows).
+
+        Parameters
+        ----------
+        A : array-like or sparse matrix of shape (N, M)
+            The data matrix.
+
+        Returns
+        -------
+        X : ndarray of shape (N, min(N, M))
+            The rows of A, mapped if needed.
+        Z : ndarray of shape (M, min(N, M))
+            The columns of A (rows of Aᵀ), mapped if needed.
+        """
         self.fit(A)
         A = as_data(A, "X", allow_sparse=True)
         At = A.T.tocsr() if sp.issparse(A) else A.T

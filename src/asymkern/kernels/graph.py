@@ -22,12 +22,44 @@ from .base import Kernel, check_bool
 class DirectedGraphKernel(Kernel):
     """κ(i, j) = G[i, j] between node ids (paper 001 §4.2); asymmetric unless ``symmetrize``.
 
+    Samples are node ids, an (m, 1) array (:func:`~asymkern.kernels.graph.node_ids`).
+    With ``preprocess='in-degree'``, G = D⁻¹(𝒜 + I) with 𝒜 = adjacencyᵀ (𝒜_ij = 1 iff
+    j → i) and D = diag(in-degree + 1), as in He et al. (2023), §4.2.
+
     Parameters
     ----------
-    adjacency : (N, N) array or sparse matrix, ``adjacency[i, j] ≠ 0`` iff edge i → j (or the
-        finished kernel matrix G with ``preprocess='none'``).
-    preprocess : ``'in-degree'`` (G = D⁻¹(adjacencyᵀ + I), paper 001 §4.2) or ``'none'``.
-    symmetrize : use (G + Gᵀ)/2 (symmetric baseline).
+    adjacency : array-like or sparse matrix of shape (N, N)
+        ``adjacency[i, j] ≠ 0`` iff edge i → j (or the finished kernel matrix G with
+        ``preprocess='none'``).
+    preprocess : {'in-degree', 'none'}, default 'in-degree'
+        ``'in-degree'``: G = D⁻¹(adjacencyᵀ + I); ``'none'``: G = adjacency.
+    symmetrize : bool, default False
+        Use (G + Gᵀ)/2 (the symmetric baseline).
+
+    Raises
+    ------
+    ValueError
+        If ``preprocess`` is unknown, the adjacency is not square or not finite, or the
+        samples are not integer node ids in [0, N).
+
+    See Also
+    --------
+    asymkern.graphs.node_classification : AsK-LS node classification with this kernel.
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang and J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 2023, §4.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import DirectedGraphKernel
+    >>> from asymkern.kernels.graph import node_ids
+    >>> A = np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]])   # 0 -> 1 -> 2
+    >>> k = DirectedGraphKernel(A)
+    >>> k(node_ids(3)).tolist()
+    [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
     """
 
     name = "directed_graph"

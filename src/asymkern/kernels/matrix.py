@@ -149,15 +149,72 @@ def _apply_rows_chunked(K: np.ndarray, rows_func) -> np.ndarray:
 class KernelMatrix:
     """Lazy kernel matrix G = [κ(x_i, z_j)] over two sets of samples (rows).
 
+    Nothing n × m is formed unless asked for: products, rows, columns and means stream
+    blocks of ``working_memory`` MiB. With ``center=True`` the matrix is the doubly centred
+    G̃ = H_n G H_m, H_k = I − 11ᵀ/k (Tao et al. (2024), §2), applied through row and
+    column means. float32 inputs give float32 results. Dask inputs give the lazy Dask
+    operator instead.
+
     Parameters
     ----------
-    kernel : Kernel
-    X : (n, d) array or CSR matrix; Z : (m, d) array or CSR matrix, or None for Z = X.
-    reference : normalisation set of row-normalised kernels (default: Z).
-    center : apply double centring H_n G H_m (paper 000 §2).
-    working_memory : MiB per block (default: ``asymkern.get_config()['working_memory']``).
-    max_dense_memory : MiB above which :meth:`to_array` refuses (both budgets are read from the
-        configuration when the matrix is built, and are positive finite numbers).
+    kernel : Kernel, str or callable
+        The kernel (anything :func:`get_kernel` accepts).
+    X : array-like or CSR matrix of shape (n, d)
+        Row samples.
+    Z : array-like or CSR matrix of shape (m, d), optional
+        Column samples; None (default) means ``Z = X``.
+    reference : array-like or CSR matrix of shape (r, d), optional
+        Normalisation set R of row-normalised kernels (default: ``Z``).
+    **kwargs
+        Keyword-only options of ``__init__``:
+
+        - ``center`` (bool, default False): apply the double centring H_n G H_m;
+        - ``working_memory`` (float, optional): MiB per block (default:
+          ``asymkern.get_config()['working_memory']``);
+        - ``max_dense_memory`` (float, optional): MiB above which :meth:`to_array` refuses
+          (default: the configuration's ``max_dense_memory``).
+
+        Both budgets are read when the matrix is built and must be positive finite numbers.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        (n, m).
+    dtype : numpy.dtype
+        float32 if both sets are float32, else float64.
+    nbytes : int
+        Bytes a dense copy would take.
+
+    Raises
+    ------
+    ValueError
+        If the data are invalid, the feature counts differ, or a budget is not positive.
+
+    See Also
+    --------
+    Kernel.matrix : Builds this matrix from a kernel.
+    asymkern.linalg.top_svd : The top singular triplets of a KernelMatrix.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import KernelMatrix
+    >>> rng = np.random.default_rng(0)
+    >>> X, Z = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    >>> G = KernelMatrix("sne", X, Z)
+    >>> G.shape, G.dtype.name
+    ((5, 4), 'float64')
+    >>> v = np.ones(4)
+    >>> bool(np.allclose(G.matvec(v), G.to_array() @ v))    # rows of SNE sum to 1
+    True
+    >>> bool(np.allclose(KernelMatrix("rbf", X, center=True).row_sums(), 0.0))
+    True
     """
 
     def __new__(cls, kernel=None, X=None, Z=None, *, reference=None, **kwargs):
@@ -218,7 +275,18 @@ class KernelMatrix:
         return int(self.shape[0]) * int(self.shape[1]) * self.dtype.itemsize
 
     def block_rows(self, n_cols: int | None = None) -> int:
-        """Rows per block so that one block and its temporaries fit ``working_memory``."""
+        """Rows per block so that one block and its temporaries fit ``working_memory``.
+
+        Parameters
+        ----------
+        n_cols : int, optional
+            Columns of a block (default: all m columns).
+
+        Returns
+        -------
+        int
+            Between 1 and n.
+        """
         n_cols = self.shape[1] if n_cols is None else n_cols
         budget = self.working_memory * 2**20
         per_row = max(1, n_cols) * self.dtype.itemsize * 2
@@ -329,6 +397,11 @@ class KernelMatrix:
 
         Internally the library works with their logarithms (a log-sum-exp), so a small bandwidth
         never divides by an underflowed zero.
+
+        Returns
+        -------
+        ndarray of shape (n,) or None
+            The normalisers, in the matrix dtype (cached after the first call).
         """
         if not self.kernel.row_normalized:
             return None
@@ -394,6 +467,15 @@ class KernelMatrix:
 
         Accumulated in float64; the means are returned in the matrix dtype (float32 for
         float32 data), the grand mean as a Python float.
+
+        Returns
+        -------
+        row_means : ndarray of shape (n,)
+            Means of the rows of G.
+        col_means : ndarray of shape (m,)
+            Means of the columns of G.
+        grand_mean : float
+            Mean of all entries.
         """
         r, c, g = self._means64()
         return r.astype(self.dtype, copy=False), c.astype(self.dtype, copy=False), g
@@ -410,13 +492,25 @@ class KernelMatrix:
         return self._means
 
     def row_sums(self) -> np.ndarray:
-        """Σ_j G_ij (after centring, if enabled)."""
+        """Σ_j G_ij (after centring, if enabled).
+
+        Returns
+        -------
+        ndarray of shape (n,)
+            The row sums, in the matrix dtype (zeros when centred).
+        """
         if self.center:
             return np.zeros(self.shape[0], dtype=self.dtype)
         return (self._means64()[0] * self.shape[1]).astype(self.dtype, copy=False)
 
     def col_sums(self) -> np.ndarray:
-        """Σ_i G_ij (after centring, if enabled)."""
+        """Σ_i G_ij (after centring, if enabled).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            The column sums, in the matrix dtype (zeros when centred).
+        """
         if self.center:
             return np.zeros(self.shape[1], dtype=self.dtype)
         return (self._means64()[1] * self.shape[0]).astype(self.dtype, copy=False)
@@ -426,7 +520,20 @@ class KernelMatrix:
             yield sl, self._normalized_block(self.X[sl], self.Z, sl, True)
 
     def iter_row_blocks(self, block_rows: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
-        """Yield (row slice, dense block of full rows) covering the matrix."""
+        """Yield (row slice, dense block of full rows) covering the matrix.
+
+        Parameters
+        ----------
+        block_rows : int, optional
+            Rows per block (default: :meth:`block_rows`).
+
+        Yields
+        ------
+        rows : slice
+            The rows of the block.
+        block : ndarray of shape (rows, m)
+            G[rows, :] (centred if enabled).
+        """
         for sl, B in self._iter_blocks_uncentered(block_rows):
             if self.center:
                 self._center_block(B, sl, slice(None))
@@ -440,7 +547,27 @@ class KernelMatrix:
         return B
 
     def block(self, rows=slice(None), cols=slice(None)) -> np.ndarray:
-        """Dense sub-matrix G[rows][:, cols] (rows/cols: slices or index arrays)."""
+        """Dense sub-matrix G[rows][:, cols].
+
+        Parameters
+        ----------
+        rows : slice, int array or bool mask, default slice(None)
+            Row selection.
+        cols : slice, int array or bool mask, default slice(None)
+            Column selection.
+
+        Returns
+        -------
+        ndarray of shape (len(rows), len(cols))
+            The sub-matrix (centred if enabled), in the matrix dtype.
+
+        Raises
+        ------
+        ValueError
+            If an index array is not 1-D integer or a mask has the wrong length.
+        IndexError
+            If an index is out of range.
+        """
         rows = _as_index(rows, self.shape[0], "rows")
         cols = _as_index(cols, self.shape[1], "cols")
         Xr = self.X[rows]
@@ -452,11 +579,33 @@ class KernelMatrix:
         return B
 
     def rows(self, idx) -> np.ndarray:
-        """Selected full rows G[idx, :] (len(idx) × m)."""
+        """Selected full rows G[idx, :].
+
+        Parameters
+        ----------
+        idx : slice, int array or bool mask
+            Row selection.
+
+        Returns
+        -------
+        ndarray of shape (len(idx), m)
+            The rows.
+        """
         return self.block(idx, slice(None))
 
     def cols(self, idx) -> np.ndarray:
-        """Selected full columns G[:, idx] (n × len(idx)), computed in row blocks."""
+        """Selected full columns G[:, idx], computed in row blocks.
+
+        Parameters
+        ----------
+        idx : slice, int array or bool mask
+            Column selection.
+
+        Returns
+        -------
+        ndarray of shape (n, len(idx))
+            The columns.
+        """
         idx = _as_index(idx, self.shape[1], "cols")
         n_sel = len(range(*idx.indices(self.shape[1]))) if isinstance(idx, slice) else len(idx)
         out = np.empty((self.shape[0], n_sel), dtype=self.dtype)
@@ -470,7 +619,27 @@ class KernelMatrix:
 
     # ---------------------------------------------------------------- products
     def matmat(self, V: np.ndarray) -> np.ndarray:
-        """G @ V for V of shape (m,) or (m, k), streaming row blocks."""
+        """G @ V for V of shape (m,) or (m, k), streaming row blocks.
+
+        ``matvec`` is the same method.
+
+        Parameters
+        ----------
+        V : array-like of shape (m,) or (m, k)
+            Real, finite right-hand side.
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, k)
+            The product.
+
+        Raises
+        ------
+        TypeError
+            If ``V`` is not real numeric.
+        ValueError
+            If ``V`` has the wrong shape or is not finite.
+        """
         V = _check_operand(V, self.shape[1], "V", "matmat")
         vec = V.ndim == 1
         V2 = V.reshape(self.shape[1], -1)
@@ -487,7 +656,27 @@ class KernelMatrix:
         return out.ravel() if vec else out
 
     def rmatmat(self, U: np.ndarray) -> np.ndarray:
-        """Gᵀ @ U for U of shape (n,) or (n, k), streaming row blocks."""
+        """Gᵀ @ U for U of shape (n,) or (n, k), streaming row blocks.
+
+        ``rmatvec`` is the same method. The sum over row blocks is accumulated in float64.
+
+        Parameters
+        ----------
+        U : array-like of shape (n,) or (n, k)
+            Real, finite left-hand side.
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, k)
+            The product.
+
+        Raises
+        ------
+        TypeError
+            If ``U`` is not real numeric.
+        ValueError
+            If ``U`` has the wrong shape or is not finite.
+        """
         U = _check_operand(U, self.shape[0], "U", "rmatmat")
         vec = U.ndim == 1
         U2 = U.reshape(self.shape[0], -1)
@@ -517,7 +706,13 @@ class KernelMatrix:
         return self.aslinearoperator().T
 
     def aslinearoperator(self) -> LinearOperator:
-        """scipy ``LinearOperator`` view (matvec/rmatvec/matmat/rmatmat stream blocks)."""
+        """scipy ``LinearOperator`` view (matvec/rmatvec/matmat/rmatmat stream blocks).
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator
+            An operator of shape (n, m) and the matrix dtype.
+        """
         return LinearOperator(
             shape=self.shape,
             matvec=self.matmat,
@@ -528,7 +723,23 @@ class KernelMatrix:
         )
 
     def to_array(self, max_dense_memory: float | None = None) -> np.ndarray:
-        """The dense n×m matrix; refuses when it would exceed ``max_dense_memory`` MiB."""
+        """The dense n×m matrix; refuses when it would exceed ``max_dense_memory`` MiB.
+
+        Parameters
+        ----------
+        max_dense_memory : float, optional
+            Limit in MiB for this call (default: the matrix's ``max_dense_memory``).
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            The matrix (centred if enabled), in the matrix dtype.
+
+        Raises
+        ------
+        MemoryBudgetError
+            If the dense matrix would exceed the limit.
+        """
         limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
         check_memory(self.nbytes, f"a dense {self.shape[0]}×{self.shape[1]} {self.dtype} kernel "
                      "matrix", "the lazy operator (matmat, blocks, a Nystrom or randomized "

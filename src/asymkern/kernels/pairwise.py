@@ -93,10 +93,29 @@ def _neg(K):
 
 
 class LinearKernel(Kernel):
-    """κ(x, z) = xᵀz.
+    """Linear kernel κ(x, z) = xᵀz.
 
-    Raises ``OverflowError`` when xᵀz exceeds the float range (only checked when
-    d·max|x|·max|z| could; Cauchy–Schwarz bounds |xᵀz| by it).
+    Symmetric and positive semi-definite; accepts sparse (CSR) input. The kernel has no
+    parameters.
+
+    Raises
+    ------
+    OverflowError
+        When xᵀz exceeds the float range (only checked when d·max|x|·max|z| could;
+        Cauchy–Schwarz bounds |xᵀz| by it).
+
+    See Also
+    --------
+    PolynomialKernel : (gamma·xᵀz + coef0)^degree.
+    RBFKernel : The Gaussian kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import LinearKernel
+    >>> X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> LinearKernel()(X).tolist()
+    [[5.0, 11.0], [11.0, 25.0]]
     """
 
     name = "linear"
@@ -122,11 +141,41 @@ def _may_overflow(X, Z, dtype, gamma: float = 1.0, coef0: float = 0.0, degree: i
 
 
 class PolynomialKernel(Kernel):
-    """κ(x, z) = (gamma·xᵀz + coef0)^degree (gamma defaults to 1/n_features).
+    """Polynomial kernel κ(x, z) = (gamma·xᵀz + coef0)^degree.
 
-    Parameters are validated (degree a positive integer, gamma > 0 finite, coef0 finite) at
-    construction and again at every use. Raises ``OverflowError`` naming the kernel when the
-    values exceed the float range.
+    Parameters are validated at construction and again at every use. Symmetric; positive
+    semi-definite when ``coef0 >= 0`` (the ``is_psd`` flag). Accepts sparse (CSR) input.
+
+    Parameters
+    ----------
+    degree : int, default 3
+        The exponent, a positive integer.
+    gamma : float, optional
+        Positive finite factor of xᵀz; None (default) means 1/n_features.
+    coef0 : float, default 1.0
+        Finite additive constant.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range (at construction or use).
+    TypeError
+        If a parameter is not a real number.
+    OverflowError
+        When the values exceed the float range (named after the kernel).
+
+    See Also
+    --------
+    LinearKernel : The case degree 1, gamma 1, coef0 0.
+    RBFKernel : The Gaussian kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import PolynomialKernel
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> PolynomialKernel(degree=2, gamma=1.0, coef0=1.0)(X).tolist()
+    [[4.0, 1.0], [1.0, 4.0]]
     """
 
     name = "polynomial"
@@ -208,8 +257,47 @@ class _SqDistKernel(Kernel):
 class RBFKernel(_SqDistKernel):
     """Gaussian kernel κ(x, z) = exp(−gamma‖x − z‖²); ``bandwidth=γ`` means gamma = 1/γ².
 
-    Accurate for data far from the origin and exactly 1 on identical rows (see
-    :func:`~asymkern.kernels.base.neg_scaled_sq_dists`); values lie in [0, 1].
+    ``gamma`` multiplies the squared distance, as in scikit-learn's ``rbf_kernel``. The
+    papers' width γ divides it, exp(−‖x − z‖²/γ²) (Tao et al. (2024), §4.1): pass
+    ``bandwidth=γ``. Accurate for data far from the origin and exactly 1 on identical rows
+    (see :func:`~asymkern.kernels.base.neg_scaled_sq_dists`); values lie in [0, 1].
+    Symmetric and positive definite; accepts sparse (CSR) input.
+
+    Parameters
+    ----------
+    gamma : float, optional
+        Positive finite factor of ‖x − z‖²; None (default, with no ``bandwidth``) means
+        1/n_features.
+    bandwidth : float, optional
+        σ > 0 with gamma = 1/σ². Give ``gamma`` or ``bandwidth``, not both.
+
+    Raises
+    ------
+    ValueError
+        If both ``gamma`` and ``bandwidth`` are given, or either is not positive and finite.
+
+    See Also
+    --------
+    SNEKernel : The row-normalised, asymmetric version.
+    CauchyKernel : 1/(1 + gamma‖x − z‖²).
+    LaplacianKernel : exp(−gamma‖x − z‖₁).
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §4.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> K = RBFKernel(bandwidth=2.0)(X)     # gamma = 1/4: exp(-2/4)
+    >>> round(float(K[0, 1]), 3), float(K[0, 0])
+    (0.607, 1.0)
+    >>> bool(np.allclose(K, RBFKernel(gamma=0.25)(X)))
+    True
     """
 
     name = "rbf"
@@ -230,10 +318,34 @@ class RBFKernel(_SqDistKernel):
 
 
 class LaplacianKernel(Kernel):
-    """κ(x, z) = exp(−gamma‖x − z‖₁).
+    """Laplacian kernel κ(x, z) = exp(−gamma‖x − z‖₁).
 
     ‖x − z‖₁ is summed from the coordinate differences directly, so it has no cancellation
     for data far from the origin; values lie in [0, 1] (an overflowing distance gives 0).
+    Symmetric and positive definite; accepts sparse (CSR) input. It has no ``bandwidth``.
+
+    Parameters
+    ----------
+    gamma : float, optional
+        Positive finite factor of ‖x − z‖₁; None (default) means 1/n_features.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is not positive and finite.
+
+    See Also
+    --------
+    RBFKernel : exp(−gamma‖x − z‖²).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import LaplacianKernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 2.0]])
+    >>> K = LaplacianKernel(gamma=0.5)(X)    # exp(-0.5 * 3)
+    >>> round(float(K[0, 1]), 3)
+    0.223
     """
 
     name = "laplacian"
@@ -286,6 +398,33 @@ class CauchyKernel(_SqDistKernel):
     scale : float, optional
         Deprecated (``FutureWarning``) since 0.2, removed in 0.3: the former divisor of
         ‖x − z‖², ``scale = 1/gamma``. Use ``gamma=1/scale``.
+
+    Raises
+    ------
+    ValueError
+        If more than one of ``gamma``, ``bandwidth`` and ``scale`` is given, or the value is
+        not positive and finite.
+
+    See Also
+    --------
+    TKernel : The row-normalised, asymmetric version.
+    RBFKernel : exp(−gamma‖x − z‖²), with the same width convention.
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang and J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 2023, §4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import CauchyKernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> K = CauchyKernel()(X)                # 1 / (1 + 2)
+    >>> round(float(K[0, 1]), 3), float(K[1, 1])
+    (0.333, 1.0)
+    >>> round(float(CauchyKernel(bandwidth=2.0)(X)[0, 1]), 3)    # 1 / (1 + 2/4)
+    0.667
     """
 
     name = "cauchy"
@@ -309,7 +448,19 @@ class CauchyKernel(_SqDistKernel):
         )
 
     def set_params(self, **params) -> CauchyKernel:
-        """As :meth:`Kernel.set_params`; setting the deprecated ``scale`` warns."""
+        """Set parameters as :meth:`Kernel.set_params`; the deprecated ``scale`` warns.
+
+        Parameters
+        ----------
+        **params
+            New values of ``gamma``, ``bandwidth`` or (deprecated, ``FutureWarning``)
+            ``scale``.
+
+        Returns
+        -------
+        CauchyKernel
+            The kernel itself, updated in place.
+        """
         if _scale_given(params.get("scale")):
             self._warn_scale(params["scale"])
         return super().set_params(**params)
@@ -329,8 +480,49 @@ class SNEKernel(RBFKernel):
 
     κ(x, z) = exp(−gamma‖x − z‖²) / Σ_{r∈R} exp(−gamma‖x − r‖²), with R the reference set
     (the second training set by default). Asymmetric even when X = Z; not PSD in general.
-    The log-values −gamma‖x − z‖² are computed without cancellation (see
-    :func:`~asymkern.kernels.base.neg_scaled_sq_dists`) and normalised by a log-sum-exp.
+    Tao et al. (2024), §4.1, write exp(−‖x − z‖²/γ²): ``bandwidth=γ``; He et al. (2023),
+    §4.3, write σ² in the same place: ``bandwidth=σ``. The log-values −gamma‖x − z‖² are
+    computed without cancellation (see :func:`~asymkern.kernels.base.neg_scaled_sq_dists`)
+    and normalised by a log-sum-exp; each row of ``kernel(X, Z)`` sums to 1 when the
+    reference set is ``Z``.
+
+    Parameters
+    ----------
+    gamma : float, optional
+        Positive finite factor of ‖x − z‖²; None (default, with no ``bandwidth``) means
+        1/n_features.
+    bandwidth : float, optional
+        σ > 0 with gamma = 1/σ². Give ``gamma`` or ``bandwidth``, not both.
+
+    Raises
+    ------
+    ValueError
+        If both ``gamma`` and ``bandwidth`` are given, or either is not positive and finite.
+    OverflowError
+        When every kernel value of a row underflows (the row normaliser is not finite).
+
+    See Also
+    --------
+    RBFKernel : The unnormalised, symmetric kernel.
+    TKernel : The row-normalised Cauchy kernel.
+    KernelMatrix : Evaluates the normalisers in memory-bounded blocks.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §4.1.
+    .. [2] M. He, F. He, L. Shi, X. Huang and J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 2023, §4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import SNEKernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])
+    >>> K = SNEKernel(gamma=1.0)(X)
+    >>> bool(np.allclose(K.sum(axis=1), 1.0)), bool(np.allclose(K, K.T))
+    (True, False)
     """
 
     name = "sne"
@@ -342,8 +534,43 @@ class SNEKernel(RBFKernel):
 class TKernel(CauchyKernel):
     """Asymmetric T kernel (paper 001 §4.3): (1 + gamma‖x − z‖²)⁻¹ / Σ_{r∈R} (1 + gamma‖x − r‖²)⁻¹.
 
-    Parameters as :class:`CauchyKernel` (``gamma`` default 1.0, ``bandwidth`` σ with
-    gamma = 1/σ², ``scale`` deprecated: gamma = 1/scale).
+    R is the reference set (the second training set by default). Asymmetric even when
+    X = Z; not PSD in general. Each row of ``kernel(X, Z)`` sums to 1 when the reference
+    set is ``Z``.
+
+    Parameters
+    ----------
+    gamma : float, optional
+        Positive finite factor of ‖x − z‖²; default 1.0 (He et al. (2023), §4.3).
+    bandwidth : float, optional
+        σ > 0 with gamma = 1/σ². Give ``gamma`` or ``bandwidth``, not both.
+    scale : float, optional
+        Deprecated (``FutureWarning``) since 0.2, removed in 0.3: ``scale = 1/gamma``.
+
+    Raises
+    ------
+    ValueError
+        If more than one of ``gamma``, ``bandwidth`` and ``scale`` is given, or the value is
+        not positive and finite.
+
+    See Also
+    --------
+    CauchyKernel : The unnormalised, symmetric kernel.
+    SNEKernel : The row-normalised Gaussian kernel.
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang and J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 2023, §4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import TKernel
+    >>> X = np.array([[0.0], [1.0], [3.0]])
+    >>> K = TKernel()(X)
+    >>> bool(np.allclose(K.sum(axis=1), 1.0)), bool(np.allclose(K, K.T))
+    (True, False)
     """
 
     name = "t"
@@ -353,8 +580,44 @@ class TKernel(CauchyKernel):
 
 
 class CallableKernel(Kernel):
-    """A user function ``func(X, Z) -> (n, m) array``; its output is checked for shape and
-    finiteness. Flags default to the safe values (asymmetric, not PSD)."""
+    """A kernel given by a user function ``func(X, Z) -> (n, m) array``.
+
+    The output is checked for shape and finiteness (and converted to float64 unless it is
+    float32). Flags default to the safe values (asymmetric, not PSD).
+
+    Parameters
+    ----------
+    func : callable
+        ``func(X, Z)`` returning the (n, m) matrix [κ(x_i, z_j)] (dense or sparse).
+    is_symmetric : bool, default False
+        Whether κ(x, z) = κ(z, x); only then may solvers use symmetric routines.
+    is_psd : bool, default False
+        Whether the kernel is positive semi-definite.
+    accepts_sparse : bool, default False
+        Whether ``func`` accepts sparse (CSR) input.
+    checks_features : bool, default True
+        Whether X and Z must have the same number of columns.
+
+    Raises
+    ------
+    TypeError
+        If ``func`` is not callable or a flag is not a bool.
+    ValueError
+        If ``func`` returns an array of the wrong shape or with NaN or infinity.
+
+    See Also
+    --------
+    get_kernel : Wraps a callable in this class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import CallableKernel
+    >>> k = CallableKernel(lambda X, Z: np.exp(X @ Z.T))
+    >>> X = np.array([[0.0], [1.0]])
+    >>> k(X).shape, k.is_symmetric
+    ((2, 2), False)
+    """
 
     name = "callable"
 
