@@ -26,7 +26,45 @@ SOLVERS = ("auto", "dense", "arpack", "randomized", "nystrom")
 
 @dataclass(frozen=True)
 class SVDResult:
-    """Truncated SVD G ≈ U diag(s) Vᵀ: U (n, r), s (r,) decreasing, V (m, r)."""
+    """Truncated SVD G ≈ U diag(s) Vᵀ: U (n, r), s (r,) decreasing, V (m, r).
+
+    Returned by every solver of :func:`top_svd`. With an asymmetric kernel matrix G, the
+    top-r SVD solves the coupled covariance eigenproblem: G V = U Σ, Gᵀ U = V Σ (Tao et al.
+    (2024), Prop. 2.4–2.5).
+
+    Parameters
+    ----------
+    U : ndarray of shape (n, r)
+        Left singular vectors (orthonormal columns).
+    s : ndarray of shape (r,)
+        Singular values, decreasing.
+    V : ndarray of shape (m, r)
+        Right singular vectors (orthonormal columns).
+    solver : str, default 'dense'
+        The solver that produced the result.
+    info : dict or None, default None
+        Solver details (e.g. ``{'nystrom': NystromResult}``).
+
+    See Also
+    --------
+    top_svd : Computes it.
+    flip_signs : The sign convention of (U, V).
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import top_svd
+    >>> G = np.diag([3.0, 2.0, 1.0])
+    >>> res = top_svd(G, 2, solver="dense")
+    >>> res.U.shape, res.s.tolist(), res.V.shape, res.solver
+    ((3, 2), [3.0, 2.0], (3, 2), 'dense')
+    """
 
     U: np.ndarray
     s: np.ndarray
@@ -182,13 +220,37 @@ def _check_dense_budget(n: int, m: int, dtype, matrix_bytes: int, what: str,
 def flip_signs(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Paired sign flip of (u_i, v_i): the largest-magnitude entry of each u_i becomes positive.
 
+    Flipping u_i and v_i together leaves G = U diag(s) Vᵀ unchanged and makes the result
+    independent of the LAPACK/ARPACK build.
+
     Parameters
     ----------
-    U : (n, r) array;  V : (m, r) array with the same number of columns.
+    U : array-like of shape (n, r)
+        Left vectors (columns).
+    V : array-like of shape (m, r)
+        Right vectors, with the same number of columns.
 
     Returns
     -------
-    (U, V) flipped (new arrays; the inputs are not modified).
+    U, V : ndarray
+        The flipped vectors (new arrays; the inputs are not modified).
+
+    Raises
+    ------
+    ValueError
+        If ``U`` or ``V`` is not 2-D, or their column counts differ.
+
+    See Also
+    --------
+    top_svd : Returns vectors with this sign convention.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import flip_signs
+    >>> U, V = flip_signs(np.array([[0.6], [-0.8]]), np.array([[1.0], [0.0]]))
+    >>> U.ravel().tolist(), V.ravel().tolist()
+    ([-0.6, 0.8], [-1.0, -0.0])
     """
     U = np.asarray(U)
     V = np.asarray(V)
@@ -238,14 +300,42 @@ def dense_svd(G, r: int, *, _checked: bool = False, _driver: str = "gesdd") -> S
 
     Parameters
     ----------
-    G : (n, m) array-like, sparse matrix, LinearOperator or KernelMatrix (formed densely).
-    r : int, 1 ≤ r ≤ min(n, m).
+    G : array-like, sparse matrix, LinearOperator or KernelMatrix of shape (n, m)
+        Real and finite; formed densely.
+    r : int
+        Number of components, 1 ≤ r ≤ min(n, m).
+    _checked : bool, default False
+        Internal: G was already validated.
+    _driver : {'gesdd', 'gesvd'}, default 'gesdd'
+        Internal: the LAPACK driver (``'gesvd'`` is the fallback).
+
+    Returns
+    -------
+    SVDResult
+        U (n, r), s (r,) decreasing, V (m, r), with paired deterministic signs; float32 for
+        float32 input.
 
     Raises
     ------
+    ValueError
+        If G is not real and finite, or r is out of range.
     MemoryBudgetError
         When the whole operation (matrix formed, its copy, factors, workspace;
         :func:`dense_svd_bytes`) would exceed ``max_dense_memory``.
+
+    See Also
+    --------
+    top_svd : Chooses a solver.
+    arpack_svd : Iterative, for a few components of a large matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import dense_svd
+    >>> G = np.random.default_rng(0).standard_normal((6, 4))
+    >>> res = dense_svd(G, 2)
+    >>> bool(np.allclose(res.s, np.linalg.svd(G, compute_uv=False)[:2]))
+    True
     """
     from ..kernels.matrix import KernelMatrix
 
@@ -297,10 +387,39 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
 
     Parameters
     ----------
-    G : (n, m) array-like, sparse matrix, LinearOperator or KernelMatrix (never formed).
-    r : int, 1 ≤ r ≤ min(n, m) (r = min(n, m) falls back to :func:`dense_svd`).
-    tol : float ≥ 0, ARPACK's relative tolerance (0: machine precision).
-    random_state : None, int or RandomState (the starting vector).
+    G : array-like, sparse matrix, LinearOperator or KernelMatrix of shape (n, m)
+        Real and finite; a LinearOperator or KernelMatrix is never formed.
+    r : int
+        Number of components, 1 ≤ r ≤ min(n, m) (r = min(n, m) falls back to
+        :func:`dense_svd`).
+    tol : float, default 0.0
+        ARPACK's relative tolerance, ≥ 0 (0: machine precision).
+    random_state : None, int or RandomState, default None
+        Seed of the starting vector.
+
+    Returns
+    -------
+    SVDResult
+        U (n, r), s (r,) decreasing, V (m, r), with paired deterministic signs.
+
+    Raises
+    ------
+    ValueError
+        If G is not real and finite, or r or tol is out of range.
+
+    See Also
+    --------
+    top_svd : Chooses a solver.
+    randomized_svd : Randomized range finder.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import arpack_svd
+    >>> G = np.random.default_rng(0).standard_normal((30, 20))
+    >>> res = arpack_svd(G, 3, random_state=0)
+    >>> bool(np.allclose(res.s, np.linalg.svd(G, compute_uv=False)[:3]))
+    True
     """
     G, kind = check_matrix(G)
     shape = G.shape
@@ -351,9 +470,54 @@ def randomized_svd(
     """Randomized SVD (Halko, Martinsson & Tropp 2011, Alg. 4.4/5.1) using only G·X and Gᵀ·Y.
 
     Works on dense or sparse arrays, LinearOperators and lazy KernelMatrix objects alike.
-    ``n_oversamples``: integer ≥ 0 extra columns of the sketch. ``n_iter``: integer ≥ 0 power
-    iterations, or ``'auto'`` (7 when r is small relative to min(n, m), else 4). Power
-    iterations are stabilised with QR (economic), so accuracy is kept in float32 too.
+    Power iterations are stabilised with QR (economic), so accuracy is kept in float32 too.
+    The Gaussian test matrix is drawn block by block from a seed, so the Dask executor draws
+    the same one whatever the chunking.
+
+    Parameters
+    ----------
+    G : array-like, sparse matrix, LinearOperator or KernelMatrix of shape (n, m)
+        Real and finite; only products with G and Gᵀ are used.
+    r : int
+        Number of components, 1 ≤ r ≤ min(n, m).
+    n_oversamples : int, default 10
+        Extra columns of the sketch, ≥ 0.
+    n_iter : int or 'auto', default 'auto'
+        Power iterations, ≥ 0; ``'auto'``: 7 when r < 0.1·min(n, m), else 4.
+    random_state : None, int or RandomState, default None
+        Seed of the test matrix.
+
+    Returns
+    -------
+    SVDResult
+        U (n, r), s (r,) decreasing, V (m, r), with paired deterministic signs;
+        ``info['n_oversamples']`` records the oversampling.
+
+    Raises
+    ------
+    ValueError
+        If G is not real and finite, or an option is out of range.
+
+    See Also
+    --------
+    top_svd : Chooses a solver.
+    asymmetric_nystrom : Uses only sampled rows and columns of G.
+
+    References
+    ----------
+    .. [1] N. Halko, P.-G. Martinsson and J. A. Tropp, "Finding structure with randomness:
+       probabilistic algorithms for constructing approximate matrix decompositions",
+       SIAM Review 53(2), 2011, Alg. 4.4 and 5.1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import randomized_svd
+    >>> rng = np.random.default_rng(0)
+    >>> G = rng.standard_normal((40, 3)) @ rng.standard_normal((3, 30))   # rank 3
+    >>> res = randomized_svd(G, 3, random_state=0)
+    >>> bool(np.allclose(res.U * res.s @ res.V.T, G))
+    True
     """
     G, kind = check_matrix(G)
     shape = G.shape

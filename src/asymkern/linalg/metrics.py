@@ -73,7 +73,53 @@ def _real_vector(a, name: str) -> np.ndarray:
 
 
 def eta_components(U, V, U_approx, V_approx) -> tuple[np.ndarray, np.ndarray]:
-    """Per-component errors (1 − |cos ∠(u_i, ũ_i)|, 1 − |cos ∠(v_i, ṽ_i)|), each of length r."""
+    """Per-component errors (1 − |cos ∠(u_i, ũ_i)|, 1 − |cos ∠(v_i, ṽ_i)|), each of length r.
+
+    Columns need not be normalised and signs are irrelevant; a missing or all-zero column of
+    the approximation counts as a complete miss (error 1).
+
+    Parameters
+    ----------
+    U : array-like of shape (n, r)
+        Exact left singular vectors (columns).
+    V : array-like of shape (m, r)
+        Exact right singular vectors (columns).
+    U_approx : array-like of shape (n, k)
+        Approximate left vectors (k < r: the missing ones count 1).
+    V_approx : array-like of shape (m, k)
+        Approximate right vectors.
+
+    Returns
+    -------
+    err_u, err_v : ndarray of shape (r,)
+        The errors of the left and right vectors, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If the arrays are not 2-D, real and finite, or their shapes do not match.
+    TypeError
+        If an input is sparse or not numeric.
+
+    See Also
+    --------
+    eta : The weighted mean of these errors.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §4.4 and App. C.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg.metrics import eta_components
+    >>> I = np.eye(3)[:, :2]
+    >>> eu, ev = eta_components(I, I, I, -2.0 * I)     # scale and sign do not matter
+    >>> eu.tolist(), ev.tolist()
+    ([0.0, 0.0], [0.0, 0.0])
+    """
     U = _vectors(U, "U")
     V = _vectors(V, "V")
     U_approx = _vectors(U_approx, "U_approx")
@@ -123,16 +169,58 @@ def eta(U, V, U_approx, V_approx, singular_values=None, weights="paper") -> floa
     (w_i = r λ_i / Σ λ) or an array of r weights. Lower is better; 0 means every direction is
     exact.
 
+    η = (1/r) Σ_i w_i (1 − |u_iᵀ ũ_i| / ‖ũ_i‖) + (1/r) Σ_i w_i (1 − |v_iᵀ ṽ_i| / ‖ṽ_i‖)
+    (Tao et al. (2024), App. C.2; the equation is unnumbered there).
+
     Parameters
     ----------
-    U, V : (n, r) and (m, r) array-likes, the exact singular vectors (columns).
-    U_approx, V_approx : (n, k) and (m, k), the approximation (k < r: missing ones count 1).
-    singular_values : (≥ r,) the exact λ_i (needed by 'paper' and 'normalized').
-    weights : 'paper', 'uniform', 'normalized' or an array of r weights ≥ 0.
+    U : array-like of shape (n, r)
+        Exact left singular vectors (columns).
+    V : array-like of shape (m, r)
+        Exact right singular vectors (columns).
+    U_approx : array-like of shape (n, k)
+        Approximate left vectors (k < r: the missing ones count 1).
+    V_approx : array-like of shape (m, k)
+        Approximate right vectors.
+    singular_values : array-like of shape (>= r,), optional
+        The exact λ_i (needed by ``'paper'`` and ``'normalized'``).
+    weights : {'paper', 'uniform', 'normalized'} or array-like of shape (r,), default 'paper'
+        The weights w_i (an array: r non-negative weights).
 
     Returns
     -------
-    float, η ≥ 0.
+    float
+        η ≥ 0 (η ∈ [0, 2] with uniform weights).
+
+    Raises
+    ------
+    ValueError
+        If the arrays are not real and finite, shapes do not match, ``weights`` is unknown
+        or negative, or ``singular_values`` is missing or too short.
+    TypeError
+        If ``weights`` is None or a scalar, or an input is sparse or not numeric.
+
+    See Also
+    --------
+    eta_strict : η with uniform weights.
+    asymmetric_nystrom : Its ``tol`` targets an estimate of η.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §4.4 and App. C.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import eta
+    >>> U = np.eye(4)[:, :2]
+    >>> Ua = U.copy(); Ua[:, 1] = [0.0, 1.0, 1.0, 0.0]   # second vector at 45 degrees
+    >>> round(eta(U, U, Ua, U, singular_values=[2.0, 1.0]), 4)
+    0.1464
+    >>> round(eta(U, U, Ua, U, weights="uniform"), 4)
+    0.1464
     """
     if not isinstance(weights, str) and weights is not None and np.ndim(weights) == 0:
         raise TypeError(f"weights must be one of {WEIGHTS} or an array of r weights, got "
@@ -144,7 +232,36 @@ def eta(U, V, U_approx, V_approx, singular_values=None, weights="paper") -> floa
 
 
 def eta_strict(U, V, U_approx, V_approx) -> float:
-    """η with equal weights w_i = 1 (every component counts; η ∈ [0, 2])."""
+    """η with equal weights w_i = 1 (every component counts; η ∈ [0, 2]).
+
+    Parameters
+    ----------
+    U : array-like of shape (n, r)
+        Exact left singular vectors (columns).
+    V : array-like of shape (m, r)
+        Exact right singular vectors (columns).
+    U_approx : array-like of shape (n, k)
+        Approximate left vectors.
+    V_approx : array-like of shape (m, k)
+        Approximate right vectors.
+
+    Returns
+    -------
+    float
+        η ∈ [0, 2].
+
+    See Also
+    --------
+    eta : The general metric (``weights='uniform'`` here).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import eta_strict
+    >>> U = np.eye(3)[:, :2]
+    >>> eta_strict(U, U, U[:, :1], U[:, :1])      # second component missing: 2/2
+    1.0
+    """
     return eta(U, V, U_approx, V_approx, weights="uniform")
 
 

@@ -81,10 +81,51 @@ ESTIMATES = ("change", "residual")
 class NystromResult:
     """Nyström approximation G ≈ U diag(s) Vᵀ with its landmarks (paper 000 eq. 8–9).
 
-    U (N, r), s (r,) decreasing, V (M, r): eq. 9 vectors (not orthonormal in general, unit norm
-    on average), singular values rescaled to the full problem. ``row_landmarks`` (s_x,) and
-    ``col_landmarks`` (s_z,) index rows and columns of G. ``core_U`` (s_x, r), ``core_s`` (r,),
-    ``core_V`` (s_z, r) hold the SVD of the core G[I, J]; ``scale`` is c of eq. 9.
+    Parameters
+    ----------
+    U : ndarray of shape (N, r)
+        Eq. 9 left vectors (not orthonormal in general, unit norm on average).
+    s : ndarray of shape (r,)
+        Singular values, decreasing, rescaled to the full problem.
+    V : ndarray of shape (M, r)
+        Eq. 9 right vectors.
+    row_landmarks : ndarray of shape (s_x,)
+        Indices I of the sampled rows of G.
+    col_landmarks : ndarray of shape (s_z,)
+        Indices J of the sampled columns of G.
+    core_U : ndarray of shape (s_x, r) or None, default None
+        Left singular vectors of the core G[I, J].
+    core_s : ndarray of shape (r,) or None, default None
+        Singular values of the core.
+    core_V : ndarray of shape (s_z, r) or None, default None
+        Right singular vectors of the core.
+    scale : float, default 1.0
+        c of eq. 9.
+    method : str, default 'asymmetric'
+        ``'asymmetric'`` or ``'symmetric'`` (the baseline).
+    info : dict
+        Details (landmark growth history, estimates, change-of-basis matrices).
+
+    See Also
+    --------
+    asymmetric_nystrom : Computes it.
+    symmetric_nystrom : The symmetric baseline.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §3, Eq. (8)–(9).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import asymmetric_nystrom
+    >>> rng = np.random.default_rng(0)
+    >>> G = rng.standard_normal((30, 2)) @ rng.standard_normal((2, 20))
+    >>> res = asymmetric_nystrom(G, 2, 10, 10, random_state=0)
+    >>> res.U.shape, res.V.shape, res.row_landmarks.shape, res.n_components
+    ((30, 2), (20, 2), (10,), 2)
     """
 
     U: np.ndarray
@@ -104,16 +145,44 @@ class NystromResult:
         return int(self.s.shape[0])
 
     def extend_rows(self, K_rows) -> np.ndarray:
-        """Left eigenfunctions at new x (eq. 8): K_rows[a, j] = κ(x_a, z_{J_j}), (n_new, s_z).
+        """Left eigenfunctions at new x (eq. 8): u_s(x) = c/λ_s^W Σ_{j∈J} κ(x, z_j) V^W_{js}.
 
-        Returns (n_new, r); at a training row i (K_rows = G[i, J]) it equals ``U[i]``.
+        Parameters
+        ----------
+        K_rows : array-like of shape (n_new, s_z)
+            Kernel values against the column landmarks, K_rows[a, j] = κ(x_a, z_{J_j}).
+
+        Returns
+        -------
+        ndarray of shape (n_new, r)
+            The extension; at a training row i (K_rows = G[i, J]) it equals ``U[i]``.
+
+        Raises
+        ------
+        ValueError
+            If ``K_rows`` has the wrong shape, or the result has no core SVD (symmetric
+            baseline).
         """
         return self._extend(K_rows, self.core_V, "mix_u", "K_rows", "n_new", "column landmarks")
 
     def extend_cols(self, K_cols) -> np.ndarray:
-        """Right eigenfunctions at new z (eq. 8): K_cols[b, i] = κ(x_{I_i}, z_b), (m_new, s_x).
+        """Right eigenfunctions at new z (eq. 8): v_s(z) = c/λ_s^W Σ_{i∈I} κ(x_i, z) U^W_{is}.
 
-        Returns (m_new, r); at a training column j (K_cols = G[I, j]ᵀ) it equals ``V[j]``.
+        Parameters
+        ----------
+        K_cols : array-like of shape (m_new, s_x)
+            Kernel values against the row landmarks, K_cols[b, i] = κ(x_{I_i}, z_b).
+
+        Returns
+        -------
+        ndarray of shape (m_new, r)
+            The extension; at a training column j (K_cols = G[I, j]ᵀ) it equals ``V[j]``.
+
+        Raises
+        ------
+        ValueError
+            If ``K_cols`` has the wrong shape, or the result has no core SVD (symmetric
+            baseline).
         """
         return self._extend(K_cols, self.core_U, "mix_v", "K_cols", "m_new", "row landmarks")
 
@@ -338,7 +407,52 @@ def _leverage_draw(scores: np.ndarray, s: int, rs) -> np.ndarray:
 
 
 def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=None):
-    """Landmark indices of one side ('row' or 'col') of G: method name or fixed index array."""
+    """Landmark indices of one side ('row' or 'col') of G: method name or fixed index array.
+
+    An internal helper of :func:`asymmetric_nystrom` and :func:`symmetric_nystrom`.
+
+    Parameters
+    ----------
+    acc : _Access
+        Block access to G (the wrapper built by :func:`asymmetric_nystrom`).
+    side : {'row', 'col'}
+        Which side of G.
+    s : int
+        Number of landmarks.
+    method : {'uniform', 'kmeans', 'leverage'} or array-like of int
+        The sampling, or fixed indices (validated and returned).
+    r : int
+        Target rank (used by the leverage scores).
+    rs : numpy.random.RandomState
+        Random state.
+    points : ndarray of shape (size, d), optional
+        Points for k-means (default: the data of a KernelMatrix, else the rows of G or Gᵀ).
+
+    Returns
+    -------
+    ndarray of int
+        The landmark indices (sorted for the sampled methods).
+
+    Raises
+    ------
+    ValueError
+        If the method is unknown, fixed indices are invalid, or the points do not match.
+
+    See Also
+    --------
+    asymkern.landmarks.select_landmarks : Landmarks of a set of points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg.nystrom import _Access, select_indices
+    >>> acc = _Access(np.ones((8, 5)))
+    >>> rs = np.random.RandomState(0)
+    >>> select_indices(acc, "row", 3, "uniform", 1, rs).shape
+    (3,)
+    >>> select_indices(acc, "col", 2, [4, 1], 1, rs).tolist()
+    [4, 1]
+    """
     n = acc.shape[0] if side == "row" else acc.shape[1]
     name = f"{side}_landmarks"
     if not isinstance(method, str):
@@ -503,7 +617,53 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
 # -------------------------------------------------------------------------------- estimates
 def residual_estimate(G, result: NystromResult, n_probes: int | None = None, random_state=None,
                       weights: str = "uniform", working_memory=None) -> float:
-    """A-posteriori η estimate from probe residuals (no exact SVD; see the module docstring)."""
+    """A-posteriori η estimate from probe residuals (no exact SVD; see the module docstring).
+
+    Residuals ρ_i² = ‖G v̂_i − λ̃_i û_i‖² + ‖Gᵀ û_i − λ̃_i v̂_i‖² (unit û, v̂) are estimated on
+    a uniform probe of rows and columns and turned into an angle estimate with Wedin's bound:
+    η̂ = (1/r) Σ w_i min(2, ρ_i²/(2δ_i²)), δ_i the gap of λ̃_i to the other values.
+
+    Parameters
+    ----------
+    G : array-like, sparse matrix or KernelMatrix of shape (N, M)
+        The matrix that was approximated.
+    result : NystromResult
+        The approximation.
+    n_probes : int, optional
+        Probe rows and columns (default: max(256, 2 × the landmark count), capped).
+    random_state : None, int or RandomState, default None
+        Seed of the probes.
+    weights : {'uniform', 'paper'}, default 'uniform'
+        Weights of the estimate (1, or λ̃_i).
+    working_memory : float, optional
+        MiB per block.
+
+    Returns
+    -------
+    float
+        The estimate η̂ ≥ 0.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is unknown or ``n_probes`` is not a positive integer.
+
+    See Also
+    --------
+    asymmetric_nystrom : ``estimate='residual'`` uses this estimate.
+    eta : The exact metric.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import asymmetric_nystrom
+    >>> from asymkern.linalg.nystrom import residual_estimate
+    >>> rng = np.random.default_rng(0)
+    >>> G = rng.standard_normal((40, 2)) @ rng.standard_normal((2, 30))   # rank 2
+    >>> res = asymmetric_nystrom(G, 2, 10, 10, random_state=0, orthogonalize=True)
+    >>> residual_estimate(G, res, random_state=0) < 1e-8
+    True
+    """
     acc = G if isinstance(G, _Access) or getattr(G, "is_dask_access", False) else (
         _dask_access(G, working_memory) or _Access(G, working_memory))
     rs = _check_random_state(random_state)
@@ -614,36 +774,99 @@ def asymmetric_nystrom(
 ) -> NystromResult:
     """Asymmetric Nyström approximation of the top-r SVD of G (paper 000 §3, eq. 8–9).
 
+    With the SVD of the core W = G[I, J] = U_W Λ_W V_Wᵀ (top r), Tao et al. (2024), Eq. (9)
+    with the scaling l_λ = 1/√(NM) gives λ̃_s = √(NM/(s_x s_z)) λ_s^W,
+    ũ_s = c/λ_s^W · G[:, J] v_s^W, ṽ_s = c/λ_s^W · G[I, :]ᵀ u_s^W, c = (s_x s_z/(NM))^{1/4};
+    Eq. (8) is the same formula at new points (:meth:`NystromResult.extend_rows`). Only
+    G[:, J] and G[I, :] are touched, block by block: a lazy kernel is never formed.
+
     Parameters
     ----------
-    G : (N, M) array, sparse matrix or lazy :class:`~asymkern.kernels.KernelMatrix`.
-    n_components : r.
-    n_row_landmarks, n_col_landmarks : s_x and s_z (each ≤ the size of its side; a missing one
-        takes the other's value, capped; both missing: min(size, max(10r, 100))). With ``tol``
-        they are the starting counts.
-    random_state : int, RandomState or None (landmark draws, k-means, randomized core SVD).
-    sampling : 'uniform' (default), 'kmeans' or 'leverage' for both sides; ``row_sampling`` /
-        ``col_sampling`` override per side and may be a fixed index array.
-    row_points, col_points : points for k-means (default: X and Z of a KernelMatrix, else the
-        rows of G and of Gᵀ).
-    tol : grow the landmark counts (doubling) until the a-posteriori η estimate ≤ tol.
-    estimate : 'change' or 'residual' (module docstring); ``weights`` of the estimate:
-        'uniform' (strict η, default) or 'paper' (w_i = λ̃_i).
-    max_landmarks : cap of each side's count while growing (default: the side's size).
-    core_solver : SVD of the core: 'auto' (LAPACK up to 600 landmarks, else randomized),
-        'dense', 'randomized', 'arpack'.
-    rcond : singular values of the core ≤ rcond·σ₁ are dropped with a warning (default
+    G : array-like, sparse matrix or KernelMatrix of shape (N, M)
+        The matrix (a lazy :class:`~asymkern.kernels.KernelMatrix` is never formed).
+    n_components : int
+        Number of components r.
+    n_row_landmarks : int, optional
+        s_x ≤ N. A missing count takes the other's value (capped); both missing:
+        min(size, max(10r, 100)). With ``tol`` it is the starting count.
+    n_col_landmarks : int, optional
+        s_z ≤ M, as ``n_row_landmarks``.
+    random_state : None, int or RandomState, default None
+        Seed of the landmark draws, k-means and randomized core SVD.
+    sampling : {'uniform', 'kmeans', 'leverage'}, default 'uniform'
+        Landmark sampling of both sides.
+    row_sampling : str or array-like of int, optional
+        Overrides ``sampling`` for the rows; an index array fixes the landmarks.
+    col_sampling : str or array-like of int, optional
+        Overrides ``sampling`` for the columns.
+    row_points : array-like of shape (N, d), optional
+        Points for k-means on the rows (default: X of a KernelMatrix, else the rows of G).
+    col_points : array-like of shape (M, d), optional
+        Points for k-means on the columns (default: Z of a KernelMatrix, else the rows of Gᵀ).
+    tol : float, optional
+        Grow the landmark counts (doubling) until the a-posteriori η estimate ≤ tol.
+    estimate : {'change', 'residual'}, default 'change'
+        The a-posteriori estimate (see the module docstring).
+    weights : {'uniform', 'paper'}, default 'uniform'
+        Weights of the estimate: 1 (strict η) or λ̃_i.
+    max_landmarks : int, optional
+        Cap of each side's count while growing (default: the side's size).
+    n_probes : int, optional
+        Probe rows/columns of ``estimate='residual'``.
+    core_solver : {'auto', 'dense', 'randomized', 'arpack'}, default 'auto'
+        SVD of the core: ``'auto'`` is LAPACK up to 600 landmarks, else randomized.
+    rcond : float, optional
+        Singular values of the core ≤ rcond·σ₁ are dropped with a warning (default
         max(s_x, s_z)·eps); the result then has fewer than r components.
-    normalize : scale each column of U and V to unit norm (the paper's "scaling through
-        normalization"); default False keeps eq. 9 exactly.
-    orthogonalize : return instead the exact SVD of the Nyström approximation
-        Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :] (QR of Ũ and Ṽ and an r×r SVD, O((N+M) r²) extra):
-        orthonormal U, V, exact whenever rank(G) ≤ r is captured by the landmarks. Not in the
-        paper; eq. 8 then applies the same r×r change of basis.
+    normalize : bool, default False
+        Scale each column of U and V to unit norm (the paper's "scaling through
+        normalization"); False keeps Eq. (9) exactly.
+    orthogonalize : bool, default False
+        Return instead the exact SVD of the Nyström approximation
+        Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :] (QR of Ũ and Ṽ and an r×r SVD, O((N+M) r²)
+        extra): orthonormal U, V, exact whenever rank(G) ≤ r is captured by the landmarks.
+        Not in the paper; Eq. (8) then applies the same r×r change of basis.
+    working_memory : float, optional
+        MiB per block (default: the configuration's ``working_memory``).
 
     Returns
     -------
-    NystromResult with U, s, V, row_landmarks, col_landmarks (and the core SVD).
+    NystromResult
+        U, s, V, row_landmarks, col_landmarks and the core SVD.
+
+    Raises
+    ------
+    ValueError
+        If ``n_components`` or a landmark count is out of range (fewer landmarks than r), a
+        sampling, estimate, weights or core solver is unknown, or ``tol`` is not positive.
+    TypeError
+        If ``normalize`` or ``orthogonalize`` is not a bool.
+
+    See Also
+    --------
+    symmetric_nystrom : The symmetric baseline.
+    top_svd : ``solver='nystrom'`` calls this function.
+    eta : The accuracy metric.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §3, Eq. (8)–(9).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import KernelMatrix
+    >>> from asymkern.linalg import asymmetric_nystrom, eta_strict, top_svd
+    >>> rng = np.random.default_rng(0)
+    >>> G = KernelMatrix("rbf", rng.standard_normal((200, 2)), rng.standard_normal((150, 2)))
+    >>> res = asymmetric_nystrom(G, 3, 60, 60, random_state=0)
+    >>> res.U.shape, res.V.shape
+    ((200, 3), (150, 3))
+    >>> exact = top_svd(G, 3, solver="dense")
+    >>> eta_strict(exact.U, exact.V, res.U, res.V) < 0.1     # accuracy metric eta
+    True
     """
     acc = _dask_access(G, working_memory) or _Access(G, working_memory)
     N, M = acc.shape
@@ -802,10 +1025,66 @@ def symmetric_nystrom(
 ) -> NystromResult:
     """Baseline: classic Nyström on GGᵀ (row landmarks) and on GᵀG (column landmarks).
 
-    Paper 000 §4.4 / App. A.2.1 eq. (13) applied twice. Returns U, s (from GGᵀ), V and the
-    landmarks; the signs of (u_i, v_i) are paired with the sampled block G[I, J]. Needs G[I, :],
-    G[:, J] and one streaming pass over the whole of G. ``eig_solver``: 'auto'/'dense' (LAPACK
-    ``eigh`` for the top r) or 'arpack' (Lanczos ``eigsh``, as in the paper).
+    Tao et al. (2024), §4.4 / App. A.2.1, Eq. (13) applied twice: W = G[I, :] G[I, :]ᵀ with
+    eigenpairs (λ_W, u_W), ũ = √(s/N) G G[I, :]ᵀ u_W / λ_W, σ̃ = √(N λ_W / s), and the same
+    for GᵀG with column landmarks. The signs of (u_i, v_i) are paired with the sampled block
+    G[I, J]. Needs G[I, :], G[:, J] and one streaming pass over the whole of G.
+
+    Parameters
+    ----------
+    G : array-like, sparse matrix or KernelMatrix of shape (N, M)
+        The matrix.
+    n_components : int
+        Number of components r.
+    n_row_landmarks : int, optional
+        s_x (default min(N, max(10r, 100)), or the column count).
+    n_col_landmarks : int, optional
+        s_z (default: the row count, capped at M).
+    random_state : None, int or RandomState, default None
+        Seed of the landmark draws.
+    sampling : {'uniform', 'kmeans', 'leverage'}, default 'uniform'
+        Landmark sampling of both sides.
+    row_sampling : str or array-like of int, optional
+        Overrides ``sampling`` for the rows; an index array fixes the landmarks.
+    col_sampling : str or array-like of int, optional
+        Overrides ``sampling`` for the columns.
+    eig_solver : {'auto', 'dense', 'arpack'}, default 'auto'
+        ``'auto'``/``'dense'``: LAPACK ``eigh`` for the top r; ``'arpack'``: Lanczos
+        ``eigsh``, as in the paper.
+    working_memory : float, optional
+        MiB per block.
+
+    Returns
+    -------
+    NystromResult
+        U, s (from GGᵀ), V and the landmarks (``method='symmetric'``, no core SVD).
+
+    Raises
+    ------
+    ValueError
+        If ``n_components`` exceeds a landmark count, or a sampling or solver is unknown.
+    MemoryBudgetError
+        If G[I, :] and G[:, J] would exceed ``max_dense_memory``.
+
+    See Also
+    --------
+    asymmetric_nystrom : The asymmetric method (faster, touches only G[I, :] and G[:, J]).
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, App. A.2.1, Eq. (13).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import symmetric_nystrom
+    >>> rng = np.random.default_rng(0)
+    >>> G = rng.standard_normal((30, 2)) @ rng.standard_normal((2, 20))   # rank 2
+    >>> res = symmetric_nystrom(G, 2, 10, 10, random_state=0)
+    >>> res.U.shape, res.V.shape, res.method, bool(res.s[0] >= res.s[1])
+    ((30, 2), (20, 2), 'symmetric', True)
     """
     from scipy.sparse.linalg import eigsh
 

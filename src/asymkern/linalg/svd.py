@@ -75,14 +75,16 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
 
     Parameters
     ----------
-    G : (n, m) array-like (nested lists accepted), sparse matrix, LinearOperator or
-        KernelMatrix; real and finite.
-    n_components : int, 1 ≤ n_components ≤ min(n, m).
-    solver : {'auto', 'dense', 'arpack', 'randomized', 'nystrom'}
+    G : array-like, sparse matrix, LinearOperator or KernelMatrix of shape (n, m)
+        Real and finite (nested lists are accepted).
+    n_components : int
+        Number of components r, 1 ≤ r ≤ min(n, m).
+    solver : {'auto', 'dense', 'arpack', 'randomized', 'nystrom'}, default 'auto'
         ``'auto'``: dense LAPACK for small problems (min(n, m) ≤ 1000) or many components,
         ARPACK for a large array, randomized SVD for a lazy kernel that does not fit the dense
         budget (a kernel whose dense solve fits ``max_dense_memory`` is formed once).
-    random_state : None, int or RandomState.
+    random_state : None, int or RandomState, default None
+        Seed of the iterative and randomized solvers.
     **options
         Options of the chosen solver: ``tol`` (arpack), ``n_oversamples`` and ``n_iter``
         (randomized), the keyword options of :func:`~asymkern.linalg.asymmetric_nystrom`
@@ -93,6 +95,41 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     -------
     SVDResult
         U (n, r), s (r,) decreasing, V (m, r) with paired deterministic signs.
+
+    Raises
+    ------
+    ValueError
+        If the solver is unknown, G is not real and finite, or ``n_components`` is out of
+        range.
+    TypeError
+        If an option does not belong to the solver, or ``solver='nystrom'`` is given a
+        LinearOperator (it needs entries of G).
+
+    See Also
+    --------
+    dense_svd, arpack_svd, randomized_svd : The solvers.
+    asymmetric_nystrom : The ``'nystrom'`` solver.
+    asymkern.kernels.KernelMatrix : A lazy kernel matrix G.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, §2 (Prop. 2.4–2.5) and §3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import KernelMatrix
+    >>> from asymkern.linalg import top_svd
+    >>> rng = np.random.default_rng(0)
+    >>> G = KernelMatrix("sne", rng.standard_normal((50, 3)), rng.standard_normal((40, 3)))
+    >>> res = top_svd(G, 5, solver="randomized", random_state=0)
+    >>> res.U.shape, res.V.shape
+    ((50, 5), (40, 5))
+    >>> exact = top_svd(G, 5, solver="dense")
+    >>> bool(np.allclose(res.s, exact.s, rtol=1e-3))
+    True
     """
     from .._dispatch import dask_executor, is_dask_array
     from ..kernels.matrix import KernelMatrix
