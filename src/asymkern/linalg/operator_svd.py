@@ -56,7 +56,27 @@ DEFAULT_RANK_RTOL = {"qr": 1e-10, "block": 1e-10, "auxiliary": 1e-7}
 
 
 class RankDeficientGramWarning(UserWarning):
-    """A Gram matrix was numerically singular and a rank-revealing factorisation was used."""
+    """A Gram matrix was numerically singular and a rank-revealing factorisation was used.
+
+    Issued by :func:`kernel_qr` with ``method='auto'``; pass ``jitter > 0`` to regularise
+    instead, or ``method='pivoted'`` to accept the rank without a warning.
+
+    See Also
+    --------
+    kernel_qr : Issues it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from asymkern.linalg import RankDeficientGramWarning, kernel_qr
+    >>> X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])    # a duplicate point
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     F = kernel_qr(X @ X.T)
+    >>> F.rank, issubclass(w[0].category, RankDeficientGramWarning)
+    (2, True)
+    """
 
 
 # ------------------------------------------------------------------------------------------------
@@ -65,7 +85,37 @@ class RankDeficientGramWarning(UserWarning):
 def as_representation(B, shape: tuple[int, int] | None = None, name: str = "B") -> LinearOperator:
     """Validate the representation matrix B (array, sparse matrix or LinearOperator) of S = ΨBΦᵀ.
 
-    ``shape`` = (n, m) = (len(Y), len(X)). Dense/sparse B must be finite.
+    Parameters
+    ----------
+    B : array-like, sparse matrix or LinearOperator of shape (n, m)
+        The representation matrix; dense or sparse B must be finite.
+    shape : tuple of int, optional
+        The expected shape (n, m) = (len(Y), len(X)).
+    name : str, default 'B'
+        The name used in error messages.
+
+    Returns
+    -------
+    scipy.sparse.linalg.LinearOperator
+        B as a float64 operator (a LinearOperator is returned as is).
+
+    Raises
+    ------
+    ValueError
+        If B is not 2-D, not finite, or has the wrong shape.
+    TypeError
+        If B is not numeric.
+
+    See Also
+    --------
+    operator_svd : The SVD of S = ΨBΦᵀ.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg.operator_svd import as_representation
+    >>> as_representation(np.ones((2, 3)), (2, 3)).shape
+    (2, 3)
     """
     if isinstance(B, LinearOperator):
         op = B
@@ -117,9 +167,58 @@ class GramFactor:
     (kernel QR, paper 002 Prop. 3.4). :meth:`coefficients` maps coordinates A (r×k) in the basis
     Φ̃ to coefficients C (m×k) with Φ̃ A = Φ C.
 
-    ``kind``: ``'cholesky'`` (R upper triangular, r = m), ``'pivoted'`` (rank-revealing pivoted
-    Cholesky; R upper triangular up to a column permutation) or ``'eigh'`` (R = Λ^{1/2} Uᵀ from an
-    eigendecomposition — not triangular, but Φ̃ = Φ U Λ^{-1/2} is orthonormal all the same).
+    Parameters
+    ----------
+    R : ndarray of shape (r, m)
+        The factor, G ≈ RᵀR.
+    kind : {'cholesky', 'pivoted', 'eigh'}
+        ``'cholesky'`` (R upper triangular, r = m), ``'pivoted'`` (rank-revealing pivoted
+        Cholesky; R upper triangular up to a column permutation) or ``'eigh'``
+        (R = Λ^{1/2} Uᵀ from an eigendecomposition — not triangular, but
+        Φ̃ = Φ U Λ^{-1/2} is orthonormal all the same).
+    size : int
+        m, the number of samples.
+    jitter : float, default 0.0
+        The diagonal shift that was added to G.
+    tol : float, default 0.0
+        The absolute threshold below which directions were dropped.
+    perm : ndarray of shape (r,) or None, default None
+        Pivoted: the r pivot columns.
+    tri : ndarray of shape (r, r) or None, default None
+        Cholesky / pivoted: the triangular block.
+    evecs : ndarray of shape (m, r) or None, default None
+        Eigh: the eigenvectors U.
+    evals : ndarray of shape (r,) or None, default None
+        Eigh: the eigenvalues Λ, decreasing.
+    info : dict
+        Details (``rank``, ``dropped``).
+
+    See Also
+    --------
+    kernel_qr : Computes a Cholesky factor.
+    gram_eigh : Computes an eigendecomposition factor.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Prop. 3.4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.standard_normal((6, 2)), rng.standard_normal((5, 2))
+    >>> G_in, G_out = RBFKernel(gamma=0.5)(X), RBFKernel(gamma=0.5)(Y)
+    >>> B = rng.standard_normal((5, 6))
+    >>> from asymkern.linalg import kernel_qr
+    >>> F = kernel_qr(G_in, method="cholesky")
+    >>> F.kind, F.rank, bool(np.allclose(F.R.T @ F.R, G_in))
+    ('cholesky', 6, True)
+    >>> C = F.coefficients(np.eye(6))      # the orthonormal basis: C^T G C = I
+    >>> bool(np.allclose(C.T @ G_in @ C, np.eye(6)))
+    True
     """
 
     R: np.ndarray
@@ -138,7 +237,23 @@ class GramFactor:
         return int(self.R.shape[0])
 
     def coefficients(self, A: np.ndarray) -> np.ndarray:
-        """C (m×k) with Φ C = Φ̃ A for A (r×k) (or a vector)."""
+        """C (m×k) with Φ C = Φ̃ A for A (r×k) (or a vector).
+
+        Parameters
+        ----------
+        A : ndarray of shape (r, k) or (r,)
+            Coordinates in the orthonormal basis Φ̃.
+
+        Returns
+        -------
+        ndarray of shape (m, k) or (m,)
+            Coefficients over the features Φ.
+
+        Raises
+        ------
+        ValueError
+            If ``A`` does not have r rows.
+        """
         A = np.asarray(A)
         vec = A.ndim == 1
         A2 = A[:, None] if vec else A
@@ -156,7 +271,31 @@ class GramFactor:
     @classmethod
     def from_eigh(cls, evals, evecs, *, rtol: float | None = None, jitter: float = 0.0,
                   name: str = "G") -> GramFactor:
-        """Factor from an eigendecomposition G = U Λ Uᵀ, keeping λ > rtol·λ_max."""
+        """Factor from an eigendecomposition G = U Λ Uᵀ, keeping λ > rtol·λ_max.
+
+        Parameters
+        ----------
+        evals : array-like of shape (m,)
+            Eigenvalues of G.
+        evecs : array-like of shape (m, m)
+            Eigenvectors of G (columns).
+        rtol : float, optional
+            Relative threshold (default m·eps).
+        jitter : float, default 0.0
+            The diagonal shift that was added to G (recorded).
+        name : str, default 'G'
+            The name used in error messages.
+
+        Returns
+        -------
+        GramFactor
+            ``kind='eigh'``, eigenpairs sorted by decreasing eigenvalue.
+
+        Raises
+        ------
+        ValueError
+            If G has no positive eigenvalue or is clearly indefinite.
+        """
         evals = np.asarray(evals, dtype=np.float64)
         evecs = np.asarray(evecs, dtype=np.float64)
         m = evecs.shape[0]
@@ -232,15 +371,59 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
 
     Parameters
     ----------
-    G : (m, m) symmetric PSD Gram matrix.
-    jitter : ≥ 0, added to the diagonal before factorising (documented regularisation).
-    rtol : relative tolerance: directions whose squared RKHS norm is ≤ rtol·max diag(G) count as
-        zero (default m·eps, LAPACK's choice for pivoted Cholesky).
-    method : ``'auto'`` (Cholesky with diagonal pivoting, LAPACK ``pstrf``: PᵀGP = UᵀU; it stops
-        at the numerical rank and issues a :class:`RankDeficientGramWarning` if that is < m),
-        ``'pivoted'`` (the same without the warning), ``'cholesky'`` (plain Cholesky, G = RᵀR with
-        R upper triangular as in Prop. 3.4; raises if G is not numerically positive definite) or
-        ``'eigh'``.
+    G : array-like of shape (m, m)
+        Symmetric positive semi-definite Gram matrix.
+    jitter : float, default 0.0
+        Value ≥ 0 added to the diagonal before factorising (documented regularisation).
+    rtol : float, optional
+        Relative tolerance: directions whose squared RKHS norm is ≤ rtol·max diag(G) count
+        as zero (default m·eps, LAPACK's choice for pivoted Cholesky).
+    method : {'auto', 'pivoted', 'cholesky', 'eigh'}, default 'auto'
+        ``'auto'`` (Cholesky with diagonal pivoting, LAPACK ``pstrf``: PᵀGP = UᵀU; it stops
+        at the numerical rank and issues a :class:`RankDeficientGramWarning` if that is
+        < m), ``'pivoted'`` (the same without the warning), ``'cholesky'`` (plain Cholesky,
+        G = RᵀR with R upper triangular as in Prop. 3.4; raises if G is not numerically
+        positive definite) or ``'eigh'``.
+    name : str, default 'G'
+        The name used in messages.
+    warn : bool, default True
+        Issue the warning of ``'auto'``.
+
+    Returns
+    -------
+    GramFactor
+        The factor R (r × m) with G + jitter·I ≈ RᵀR.
+
+    Raises
+    ------
+    ValueError
+        If G is not square, finite, symmetric and PSD, has a non-positive diagonal, the
+        method is unknown, ``jitter`` or ``rtol`` is negative, or ``'cholesky'`` finds G
+        not numerically positive definite.
+
+    See Also
+    --------
+    gram_eigh : An eigendecomposition factor.
+    svd_qr : The SVD of S through two kernel QR factors.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Prop. 3.4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.standard_normal((6, 2)), rng.standard_normal((5, 2))
+    >>> G_in, G_out = RBFKernel(gamma=0.5)(X), RBFKernel(gamma=0.5)(Y)
+    >>> B = rng.standard_normal((5, 6))
+    >>> from asymkern.linalg import kernel_qr
+    >>> F = kernel_qr(G_in)
+    >>> F.kind, F.R.shape, bool(np.allclose(F.R.T @ F.R, G_in))
+    ('pivoted', (6, 6), True)
     """
     G = _check_gram(G, name)
     if not np.isfinite(jitter) or jitter < 0:
@@ -294,6 +477,38 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     A pivoted Cholesky factor G ≈ RᵀR (rank r) is computed first; if r ≤ m/2 the eigenpairs come
     from the thin SVD of R (O(m r²)) instead of a full O(m³) ``eigh``. Eigenvalues ≤ rtol·max diag
     are dropped (as in :func:`kernel_qr`).
+
+    Parameters
+    ----------
+    G : array-like of shape (m, m)
+        Symmetric positive semi-definite Gram matrix.
+    rtol : float, optional
+        Relative tolerance (default m·eps).
+    name : str, default 'G'
+        The name used in error messages.
+
+    Returns
+    -------
+    GramFactor
+        ``kind='eigh'``: the kept eigenpairs, decreasing.
+
+    Raises
+    ------
+    ValueError
+        If G is not square, finite, symmetric and PSD, or has a non-positive diagonal.
+
+    See Also
+    --------
+    kernel_qr : A Cholesky factor.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import gram_eigh
+    >>> X = np.random.default_rng(0).standard_normal((8, 2))
+    >>> F = gram_eigh(X @ X.T)                  # rank 2
+    >>> F.kind, F.rank
+    ('eigh', 2)
     """
     G = _check_gram(G, name)
     m = G.shape[0]
@@ -314,7 +529,37 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
 # helpers
 # ------------------------------------------------------------------------------------------------
 def rkhs_normalize(C: np.ndarray, G: np.ndarray) -> np.ndarray:
-    """Scale the columns of C so that the functions Φ c have unit RKHS norm (cᴴ G c = 1)."""
+    """Scale the columns of C so that the functions Φ c have unit RKHS norm (cᴴ G c = 1).
+
+    Parameters
+    ----------
+    C : ndarray of shape (m, k)
+        Coefficients (real or complex) over the features Φ.
+    G : ndarray of shape (m, m)
+        The Gram matrix ΦᵀΦ.
+
+    Returns
+    -------
+    ndarray of shape (m, k)
+        The scaled coefficients.
+
+    Raises
+    ------
+    ValueError
+        If a column has zero RKHS norm.
+
+    See Also
+    --------
+    orthonormalize_clusters : Orthonormalises within clusters, then normalises.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg.operator_svd import rkhs_normalize
+    >>> G = np.diag([4.0, 1.0])
+    >>> rkhs_normalize(np.eye(2), G).tolist()
+    [[0.5, 0.0], [0.0, 1.0]]
+    """
     norms2 = np.real(np.einsum("ij,ij->j", np.conj(C), G @ C))
     norms = np.sqrt(np.maximum(norms2, 0.0))
     if np.any(norms <= 0):
@@ -323,7 +568,30 @@ def rkhs_normalize(C: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 
 def clusters(values: np.ndarray, rtol: float) -> list[np.ndarray]:
-    """Groups of consecutive indices whose values differ by ≤ rtol·max|values| (sorted input)."""
+    """Groups of consecutive indices whose values differ by ≤ rtol·max|values| (sorted input).
+
+    Parameters
+    ----------
+    values : array-like of shape (k,)
+        Sorted values (singular values or eigenvalues).
+    rtol : float
+        Relative tolerance.
+
+    Returns
+    -------
+    list of ndarray
+        Index arrays of the groups, in order.
+
+    See Also
+    --------
+    orthonormalize_clusters : Uses the groups.
+
+    Examples
+    --------
+    >>> from asymkern.linalg.operator_svd import clusters
+    >>> [g.tolist() for g in clusters([3.0, 2.0, 2.0, 1.0], 1e-6)]
+    [[0], [1, 2], [3]]
+    """
     values = np.asarray(values)
     if values.size == 0:
         return []
@@ -345,6 +613,48 @@ def orthonormalize_clusters(values, pairs, rtol: float = 1e-6, merge_nonorthogon
     cluster and the same transformation applied to every C, then each column is normalised.
     ``merge_nonorthogonal`` (self-adjoint problems only): neighbouring groups whose functions are
     clearly non-orthogonal (|cos| > 1e-6) are treated as one eigenspace.
+
+    Parameters
+    ----------
+    values : array-like of shape (k,)
+        Sorted singular values or eigenvalues.
+    pairs : list of tuple of ndarray
+        (C, G) pairs: coefficients (m_i × k) and Gram matrices (m_i × m_i).
+    rtol : float, default 1e-6
+        Relative tolerance of :func:`clusters`.
+    merge_nonorthogonal : bool, default True
+        Merge neighbouring non-orthogonal groups (self-adjoint problems only).
+
+    Returns
+    -------
+    list of ndarray
+        The transformed coefficient matrices, one per pair, with unit RKHS norms.
+
+    Raises
+    ------
+    ValueError
+        If a column has zero RKHS norm.
+
+    See Also
+    --------
+    clusters : The grouping.
+    rkhs_normalize : The final normalisation.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Remark 3.14.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg.operator_svd import orthonormalize_clusters
+    >>> G = np.eye(2)
+    >>> C = np.array([[1.0, 1.0], [0.0, 1.0]])     # equal values, non-orthogonal vectors
+    >>> (Cn,) = orthonormalize_clusters([1.0, 1.0], [(C, G)])
+    >>> bool(np.allclose(Cn.T @ G @ Cn, np.eye(2)))
+    True
     """
     out = [C.copy() for C, _ in pairs]
     groups = clusters(values, rtol)
@@ -446,7 +756,47 @@ def _real_if_close(lam, W, scale, tol=1e-8):
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class OperatorSVDCoefficients:
-    """σ (k,) decreasing, left coefficients C_u (n×k) over Ψ, right C_v (m×k) over Φ."""
+    """Result of an operator SVD: singular values and singular-function coefficients.
+
+    The SVD S = Σ_i σ_i u_i ⊗ v_i of S = ΨBΦᵀ with u_i = Ψ C_u[:, i] and v_i = Φ C_v[:, i]
+    (unit RKHS norm).
+
+    Parameters
+    ----------
+    s : ndarray of shape (k,)
+        Singular values σ, decreasing.
+    C_u : ndarray of shape (n, k)
+        Left coefficients over Ψ.
+    C_v : ndarray of shape (m, k)
+        Right coefficients over Φ.
+    method : str
+        ``'qr'``, ``'auxiliary'`` or ``'block'``.
+    info : dict
+        Solver details.
+
+    See Also
+    --------
+    operator_svd : Computes it.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, §3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.standard_normal((6, 2)), rng.standard_normal((5, 2))
+    >>> G_in, G_out = RBFKernel(gamma=0.5)(X), RBFKernel(gamma=0.5)(Y)
+    >>> B = rng.standard_normal((5, 6))
+    >>> from asymkern.linalg import operator_svd
+    >>> res = operator_svd(G_in, G_out, B, 2)
+    >>> res.s.shape, res.C_u.shape, res.C_v.shape, res.method
+    ((2,), (5, 2), (6, 2), 'qr')
+    """
 
     s: np.ndarray
     C_u: np.ndarray
@@ -473,7 +823,55 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
            rtol: float | None = None) -> OperatorSVDCoefficients:
     """SVD of S = ΨBΦᵀ through the kernel QR factors (Cor. 3.5): SVD of B̃ = R_Ψ B R_Φᵀ.
 
-    ``k=None``: every numerically nonzero singular value (σ > rtol·σ_1).
+    Parameters
+    ----------
+    F_in : GramFactor
+        Kernel QR factor of G_Φ (m × m, input samples X).
+    F_out : GramFactor
+        Kernel QR factor of G_Ψ (n × n, output samples Y).
+    B : array-like, sparse matrix or LinearOperator of shape (n, m)
+        The representation matrix.
+    k : int or None
+        Number of components; None: every numerically nonzero singular value
+        (σ > rtol·σ_1).
+    solver : str, default 'auto'
+        Solver of :func:`top_svd` for the small matrix B̃.
+    rtol : float, optional
+        Relative threshold of a numerically zero singular value (default 1e-10).
+
+    Returns
+    -------
+    OperatorSVDCoefficients
+        ``method='qr'``.
+
+    Raises
+    ------
+    ValueError
+        If B has the wrong shape, or k exceeds the numerical rank.
+
+    See Also
+    --------
+    svd_auxiliary, svd_block : The other two routes.
+    operator_svd : Chooses the route.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Prop. 3.4 and Cor. 3.5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.standard_normal((6, 2)), rng.standard_normal((5, 2))
+    >>> G_in, G_out = RBFKernel(gamma=0.5)(X), RBFKernel(gamma=0.5)(Y)
+    >>> B = rng.standard_normal((5, 6))
+    >>> from asymkern.linalg import kernel_qr, svd_qr
+    >>> res = svd_qr(kernel_qr(G_in), kernel_qr(G_out), B, 2)
+    >>> bool(np.allclose(res.C_u.T @ G_out @ res.C_u, np.eye(2)))    # orthonormal in H
+    True
     """
     from .svd import top_svd
 
@@ -500,6 +898,58 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     """SVD via the auxiliary problem Bᵀ G_Ψ B G_Φ w = λ w (Prop. 3.13).
 
     σ_i = √λ_i, v_i = Φ w_i / (w_iᵀ G_Φ w_i)^{1/2}, u_i = λ_i^{-1/2} S v_i = Ψ (B G_Φ c_v) / σ_i.
+    Squaring the singular values limits the resolution to about √eps.
+
+    Parameters
+    ----------
+    G_in : array-like of shape (m, m)
+        Gram matrix G_Φ of the input samples.
+    G_out : array-like of shape (n, n)
+        Gram matrix G_Ψ of the output samples.
+    B : array-like, sparse matrix or LinearOperator of shape (n, m)
+        The representation matrix.
+    k : int or None
+        Number of components; None: every numerically nonzero one (dense solve).
+    solver : {'auto', 'dense', 'arpack'}, default 'auto'
+        Eigensolver of the auxiliary problem.
+    rtol : float, optional
+        Relative threshold of a numerically zero singular value (default 1e-7).
+
+    Returns
+    -------
+    OperatorSVDCoefficients
+        ``method='auxiliary'``.
+
+    Raises
+    ------
+    ValueError
+        If B has the wrong shape, or k exceeds the numerical rank.
+    numpy.linalg.LinAlgError
+        If the eigenvalues come out complex (the Gram matrices are not PSD).
+
+    See Also
+    --------
+    svd_qr, svd_block : The other two routes.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Prop. 3.13.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.standard_normal((6, 2)), rng.standard_normal((5, 2))
+    >>> G_in, G_out = RBFKernel(gamma=0.5)(X), RBFKernel(gamma=0.5)(Y)
+    >>> B = rng.standard_normal((5, 6))
+    >>> from asymkern.linalg import kernel_qr, svd_auxiliary, svd_qr
+    >>> a = svd_auxiliary(G_in, G_out, B, 2)
+    >>> q = svd_qr(kernel_qr(G_in), kernel_qr(G_out), B, 2)
+    >>> bool(np.allclose(a.s, q.s))
+    True
     """
     G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
     if solver in ("auto", "dense") and (solver == "dense" or m <= 1500 or k >= m - 2):
@@ -526,7 +976,63 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
 
 def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
               rtol: float | None = None) -> OperatorSVDCoefficients:
-    """SVD via the block auxiliary matrix [[0, B G_Φ], [Bᵀ G_Ψ, 0]] (Thm. 3.17)."""
+    """SVD via the block auxiliary matrix [[0, B G_Φ], [Bᵀ G_Ψ, 0]] (Thm. 3.17).
+
+    Its positive eigenvalues are the σ_i, with eigenvectors [w; z]: u = Ψw/‖Ψw‖,
+    v = Φz/‖Φz‖.
+
+    Parameters
+    ----------
+    G_in : array-like of shape (m, m)
+        Gram matrix G_Φ of the input samples.
+    G_out : array-like of shape (n, n)
+        Gram matrix G_Ψ of the output samples.
+    B : array-like, sparse matrix or LinearOperator of shape (n, m)
+        The representation matrix.
+    k : int or None
+        Number of components; None: every numerically nonzero one (dense solve).
+    solver : {'auto', 'dense', 'arpack'}, default 'auto'
+        Eigensolver of the block problem.
+    rtol : float, optional
+        Relative threshold of a numerically zero singular value (default 1e-10).
+
+    Returns
+    -------
+    OperatorSVDCoefficients
+        ``method='block'``.
+
+    Raises
+    ------
+    ValueError
+        If B has the wrong shape, k exceeds the numerical rank, or fewer positive
+        eigenvalues than k are found.
+    numpy.linalg.LinAlgError
+        If the eigenvalues come out complex.
+
+    See Also
+    --------
+    svd_qr, svd_auxiliary : The other two routes.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Thm. 3.17.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> rng = np.random.default_rng(0)
+    >>> X, Y = rng.standard_normal((6, 2)), rng.standard_normal((5, 2))
+    >>> G_in, G_out = RBFKernel(gamma=0.5)(X), RBFKernel(gamma=0.5)(Y)
+    >>> B = rng.standard_normal((5, 6))
+    >>> from asymkern.linalg import kernel_qr, svd_block, svd_qr
+    >>> b = svd_block(G_in, G_out, B, 2)
+    >>> q = svd_qr(kernel_qr(G_in), kernel_qr(G_out), B, 2)
+    >>> bool(np.allclose(b.s, q.s))
+    True
+    """
     G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
     N = n + m
     if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
@@ -575,7 +1081,37 @@ def operator_svd(G_in, G_out, B, k: int, method: str = "qr", *, F_in: GramFactor
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class OperatorEigCoefficients:
-    """Eigenvalues (k,) by decreasing modulus and eigenfunction coefficients C (n×k) over Ψ."""
+    """Result of an operator eigendecomposition: eigenvalues and eigenfunction coefficients.
+
+    Parameters
+    ----------
+    eigenvalues : ndarray of shape (k,)
+        Eigenvalues by decreasing modulus (complex for complex pairs).
+    C : ndarray of shape (n, k)
+        Coefficients of the eigenfunctions (unit RKHS norm).
+    method : str
+        ``'auxiliary'`` or ``'qr'``.
+    info : dict
+        Solver details.
+
+    See Also
+    --------
+    eig_auxiliary, eig_qr : Compute it.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Prop. 3.8 and Cor. 3.6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import eig_qr, kernel_qr
+    >>> res = eig_qr(kernel_qr(np.eye(3)), np.diag([3.0, 2.0, 1.0]), 2)
+    >>> res.eigenvalues.tolist(), res.C.shape, res.method
+    ([3.0, 2.0], (3, 2), 'qr')
+    """
 
     eigenvalues: np.ndarray
     C: np.ndarray
@@ -587,9 +1123,56 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
                   rtol: float = 1e-12) -> OperatorEigCoefficients:
     """Eigenpairs of S = Υ B Φᵀ : H → H via the auxiliary matrix B ΦᵀΥ (Prop. 3.8).
 
-    ``G_cross`` = ΦᵀΥ (m×n, [k(x_i, y_j)]), ``G_out`` = ΥᵀΥ (n×n). Eigenfunctions Υw, normalised
-    in the RKHS norm; complex eigenpairs are returned as complex arrays. Eigenvalues with
+    Eigenfunctions Υw, normalised in the RKHS norm; complex eigenpairs are returned as
+    complex arrays (phase fixed: largest-modulus coefficient real positive). Eigenvalues with
     |λ| ≤ rtol·|λ_1| are numerically zero and rejected (more components than the rank).
+    Eigenvectors whose function has a numerically zero RKHS norm are dropped with a
+    ``RuntimeWarning``.
+
+    Parameters
+    ----------
+    G_cross : array-like of shape (m, n)
+        ΦᵀΥ = [k(x_i, y_j)].
+    G_out : array-like of shape (n, n)
+        ΥᵀΥ.
+    B : array-like, sparse matrix or LinearOperator of shape (n, m)
+        The representation matrix.
+    k : int or None
+        Number of eigenpairs; None: every numerically nonzero one.
+    solver : {'auto', 'dense', 'arpack'}, default 'auto'
+        Eigensolver.
+    rtol : float, default 1e-12
+        Relative threshold of a numerically zero eigenvalue.
+
+    Returns
+    -------
+    OperatorEigCoefficients
+        ``method='auxiliary'``.
+
+    Raises
+    ------
+    ValueError
+        If B has the wrong shape, k exceeds the number of nonzero eigenvalues, or every
+        eigenfunction has zero RKHS norm.
+
+    See Also
+    --------
+    eig_qr : The self-adjoint route.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Prop. 3.8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import eig_auxiliary
+    >>> G = np.eye(3)
+    >>> res = eig_auxiliary(G, G, np.diag([3.0, 2.0, 1.0]), 2)
+    >>> [round(float(v), 6) for v in res.eigenvalues]
+    [3.0, 2.0]
     """
     G_cross = np.asarray(G_cross, dtype=np.float64)
     G_out = np.asarray(G_out, dtype=np.float64)
@@ -647,7 +1230,49 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
 
 
 def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorEigCoefficients:
-    """Eigenpairs of a self-adjoint S = Φ B Φᵀ (B symmetric) via B̃ = R B Rᵀ (Cor. 3.6)."""
+    """Eigenpairs of a self-adjoint S = Φ B Φᵀ (B symmetric) via B̃ = R B Rᵀ (Cor. 3.6).
+
+    Parameters
+    ----------
+    F : GramFactor
+        Kernel QR factor of G_Φ.
+    B : array-like, sparse matrix or LinearOperator of shape (m, m)
+        Symmetric representation matrix.
+    k : int or None
+        Number of eigenpairs (by decreasing modulus); None: every numerically nonzero one.
+    rtol : float, default 1e-12
+        Relative threshold of a numerically zero eigenvalue.
+
+    Returns
+    -------
+    OperatorEigCoefficients
+        ``method='qr'``, real eigenvalues.
+
+    Raises
+    ------
+    ValueError
+        If B is not symmetric or has the wrong shape, or k exceeds the number of nonzero
+        eigenvalues.
+
+    See Also
+    --------
+    eig_auxiliary : For operators that are not self-adjoint.
+    kernel_qr : Computes ``F``.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, Cor. 3.6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.linalg import eig_qr, kernel_qr
+    >>> res = eig_qr(kernel_qr(np.eye(3)), np.diag([1.0, -3.0, 2.0]), 2)
+    >>> res.eigenvalues.tolist()
+    [-3.0, 2.0]
+    """
     B = as_representation(B, (F.size, F.size))
     truncate = k is None
     k = F.rank if truncate else k
