@@ -18,4 +18,20 @@ class ClippedParameterWarning(UserWarning):
     The fitted estimator records the value it used in a trailing-underscore attribute (for
     example ``n_landmarks_``); raise the warning to an error with
     ``warnings.simplefilter("error", ClippedParameterWarning)`` to refuse clipping.
+
+    See Also
+    --------
+    MemoryBudgetError : Raised when a dense result would exceed the memory budget.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from asymkern.exceptions import ClippedParameterWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", ClippedParameterWarning)
+    ...     try:
+    ...         warnings.warn("n_landmarks clipped", ClippedParameterWarning)
+    ...     except ClippedParameterWarning as w:
+    ...         print(type(w).__name__)
+    ClippedParameterWarning
     """

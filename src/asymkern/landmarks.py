@@ -69,6 +69,42 @@ def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=n
 
     The scale does not matter to any Nyström approximation (K_nm K_mm^† K_mn is invariant to
     S ↦ S D for invertible D); 1/√m keeps the entries of K_mm = SᵀKS of order one.
+
+    Parameters
+    ----------
+    n_samples : int
+        n, the number of data points.
+    n_landmarks : int
+        m, 1 ≤ m ≤ n.
+    random_state : None, int or RandomState, default None
+        Seed.
+    dtype : dtype, default numpy.float64
+        Result dtype.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_landmarks)
+        The sketch S.
+
+    Raises
+    ------
+    ValueError
+        If ``n_landmarks`` is not in [1, n_samples].
+
+    See Also
+    --------
+    select_landmarks : Landmarks that are data points.
+
+    References
+    ----------
+    .. [1] Y. Li, Y. Liu and Q. Zhang, "Geometric Interpretation of Running Nyström-Based
+       Kernel Machines and Error Analysis", §IV (Gaussian sampler).
+
+    Examples
+    --------
+    >>> from asymkern.landmarks import gaussian_sketch
+    >>> gaussian_sketch(100, 10, random_state=0).shape
+    (100, 10)
     """
     m = _check_m(n_landmarks, int(n_samples))
     rng = check_random_state(random_state)
@@ -82,6 +118,44 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     A uniform Nyström feature map F (n × p, p = min(n, ⌈oversampling·rank⌉) landmarks, eigenvalue
     cut-off as in :mod:`asymkern.nystrom`) approximates K ≈ F Fᵀ; the scores are the squared row
     norms of the top-``rank`` left singular vectors of F. Cost O(n p² + n p d).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        Data.
+    rank : int
+        Target rank, 1 ≤ rank ≤ n.
+    kernel : str, Kernel or callable, default 'rbf'
+        The kernel (anything :func:`~asymkern.kernels.get_kernel` accepts).
+    kernel_params : dict, optional
+        Its parameters.
+    random_state : None, int or RandomState, default None
+        Seed of the uniform landmarks.
+    oversampling : float, default 1.5
+        Landmarks per unit of rank.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Non-negative scores summing to the numerical rank (≤ ``rank``).
+
+    Raises
+    ------
+    ValueError
+        If ``rank`` is out of range or the data are invalid.
+
+    See Also
+    --------
+    select_landmarks : ``method='leverage'`` samples by these scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.landmarks import leverage_scores
+    >>> X = np.random.default_rng(0).standard_normal((50, 2))
+    >>> s = leverage_scores(X, 5, random_state=0)
+    >>> s.shape, round(float(s.sum()), 6)
+    ((50,), 5.0)
     """
     from .kernels import get_kernel
 
@@ -113,6 +187,51 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
     most ``max_iter`` Lloyd iterations); ``indices`` are the distinct training rows nearest to the
     centres — when two centres share a nearest row, the next-nearest unused row is taken, so
     exactly m unique indices come back. Empty clusters are impossible in scikit-learn's KMeans.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        Data.
+    n_landmarks : int
+        m, 1 ≤ m ≤ n.
+    return_centers : bool, default True
+        Also return the centres.
+    random_state : None, int or RandomState, default None
+        Seed of k-means.
+    max_iter : int, default 20
+        Lloyd iterations per run.
+    n_init : int, default 1
+        k-means runs.
+
+    Returns
+    -------
+    indices : ndarray of shape (m,)
+        Distinct row indices nearest to the centres.
+    centers : ndarray of shape (m, d)
+        The centres (only with ``return_centers``).
+
+    Raises
+    ------
+    ValueError
+        If ``n_landmarks`` is out of range.
+
+    See Also
+    --------
+    select_landmarks : ``method='kmeans'``.
+
+    References
+    ----------
+    .. [1] Y. Li, Y. Liu and Q. Zhang, "Geometric Interpretation of Running Nyström-Based
+       Kernel Machines and Error Analysis", §IV.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.landmarks import kmeans_landmarks
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1]])
+    >>> idx, C = kmeans_landmarks(X, 2, random_state=0)
+    >>> sorted(int(i) // 2 for i in idx), C.shape     # one point from each cluster
+    ([0, 1], (2, 1))
     """
     from sklearn.cluster import KMeans
     from sklearn.metrics import pairwise_distances
@@ -150,8 +269,55 @@ def select_landmarks(
 
     ``X_or_None`` may be None for ``'uniform'`` and ``'fixed'`` when ``n_samples`` is given.
     ``kernel``/``kernel_params`` are used by ``'leverage'`` only. Uniform indices are returned
-    sorted; leverage and k-means indices in sampling order. Errors: m > n, unknown method,
-    out-of-range or duplicate fixed indices, a method that needs X without X.
+    sorted; leverage and k-means indices in sampling order.
+
+    Parameters
+    ----------
+    X_or_None : array-like, sparse matrix of shape (n, d), or None
+        Data (None allowed for ``'uniform'`` and ``'fixed'`` with ``n_samples``).
+    n_landmarks : int
+        m, 1 ≤ m ≤ n.
+    method : {'uniform', 'leverage', 'kmeans', 'fixed'}, default 'uniform'
+        The sampler (``'gaussian'`` raises: use :func:`gaussian_sketch`).
+    random_state : None, int or RandomState, default None
+        Seed.
+    indices : array-like of int, optional
+        The landmarks of ``'fixed'``.
+    kernel : str, Kernel or callable, default 'rbf'
+        Kernel of ``'leverage'``.
+    kernel_params : dict, optional
+        Its parameters.
+    n_samples : int, optional
+        n when ``X_or_None`` is None.
+
+    Returns
+    -------
+    ndarray of shape (n_landmarks,)
+        Unique row indices (intp).
+
+    Raises
+    ------
+    ValueError
+        If m > n, the method is unknown or ``'gaussian'``, fixed indices are out of range,
+        duplicated or of the wrong length, or a method that needs X gets none.
+
+    See Also
+    --------
+    kmeans_landmarks, leverage_scores, gaussian_sketch : The samplers.
+
+    References
+    ----------
+    .. [1] Y. Li, Y. Liu and Q. Zhang, "Geometric Interpretation of Running Nyström-Based
+       Kernel Machines and Error Analysis", §IV.
+
+    Examples
+    --------
+    >>> from asymkern.landmarks import select_landmarks
+    >>> idx = select_landmarks(None, 3, "uniform", random_state=0, n_samples=10)
+    >>> idx.shape, bool((idx[:-1] < idx[1:]).all())
+    ((3,), True)
+    >>> select_landmarks(None, 2, "fixed", indices=[4, 1], n_samples=10).tolist()
+    [4, 1]
     """
     if not isinstance(method, str) or method not in LANDMARK_METHODS:
         raise ValueError(f"unknown landmark method {method!r}; expected one of {LANDMARK_METHODS}")
