@@ -50,8 +50,33 @@ _LOCAL = threading.local()
 class MemoryBudgetError(MemoryError):
     """An operation would need more memory than the ``max_dense_memory`` budget allows.
 
-    Raised *before* anything large is allocated. Attributes: ``nbytes`` (the estimated peak),
-    ``budget`` (bytes allowed) and ``what`` (the operation).
+    Raised *before* anything large is allocated (by :func:`check_memory`). A subclass of
+    :class:`MemoryError`, so ``except MemoryError`` catches it too.
+
+    Parameters
+    ----------
+    message : str
+        The error message (bytes needed, the budget, the setting to change).
+    nbytes : int, optional
+        The estimated peak of the operation in bytes (kept as the attribute ``nbytes``).
+    budget : float, optional
+        The bytes allowed (attribute ``budget``).
+    what : str, optional
+        The operation (attribute ``what``).
+
+    See Also
+    --------
+    check_memory : Raises this error.
+    set_config : Changes the ``max_dense_memory`` budget.
+
+    Examples
+    --------
+    >>> from asymkern.config import MemoryBudgetError, check_memory
+    >>> try:
+    ...     check_memory(2 * 2**20, "a demo operation", limit=1)
+    ... except MemoryBudgetError as err:
+    ...     print(err.nbytes, err.what)
+    2097152 a demo operation
     """
 
     def __init__(self, message: str, nbytes: int | None = None, budget: float | None = None,
@@ -124,6 +149,16 @@ def progress_bar(iterable, *, desc: str | None = None, total: int | None = None,
     ------
     ImportError
         When a bar is to be shown and tqdm (optional) is not installed.
+
+    See Also
+    --------
+    set_config : The ``show_progress`` setting.
+
+    Examples
+    --------
+    >>> from asymkern.config import progress_bar
+    >>> list(progress_bar(range(3), enabled=False))
+    [0, 1, 2]
     """
     if enabled is None:
         enabled = bool(get_config()["show_progress"])
@@ -183,14 +218,15 @@ def set_config(**settings) -> None:
 
     Parameters
     ----------
-    working_memory : float, optional
-        MiB that one kernel block and its temporaries may use (positive, finite; not bool).
-    max_dense_memory : float, optional
-        MiB that an operation forming dense n×n or n×m matrices may use in total (positive,
-        finite; not bool); past it the operation raises :class:`MemoryBudgetError` before
-        allocating.
-    show_progress : bool, optional
-        Show tqdm progress bars on long computations.
+    **settings
+        Keyword settings, any of:
+
+        - ``working_memory`` (float): MiB that one kernel block and its temporaries may use
+          (positive, finite; not bool).
+        - ``max_dense_memory`` (float): MiB that an operation forming dense n×n or n×m
+          matrices may use in total (positive, finite; not bool); past it the operation
+          raises :class:`MemoryBudgetError` before allocating.
+        - ``show_progress`` (bool): show tqdm progress bars on long computations.
 
     Raises
     ------
@@ -199,6 +235,11 @@ def set_config(**settings) -> None:
         ``working_memory=True``).
     ValueError
         A non-positive or non-finite memory size.
+
+    See Also
+    --------
+    get_config : The current settings.
+    config_context : Thread-local settings inside a ``with`` block.
 
     Notes
     -----
@@ -231,8 +272,26 @@ def config_context(**settings) -> Iterator[None]:
 
     Parameters
     ----------
-    working_memory, max_dense_memory, show_progress
-        As in :func:`set_config`; None keeps the current value.
+    **settings
+        ``working_memory``, ``max_dense_memory``, ``show_progress``: as in
+        :func:`set_config`; None keeps the current value.
+
+    Yields
+    ------
+    None
+        The block runs with the changed settings.
+
+    Raises
+    ------
+    TypeError
+        An unknown setting or a value of the wrong type.
+    ValueError
+        A non-positive or non-finite memory size.
+
+    See Also
+    --------
+    set_config : Change the settings.
+    get_config : The current settings.
 
     Examples
     --------
@@ -254,7 +313,28 @@ def config_context(**settings) -> Iterator[None]:
 
 # ------------------------------------------------------------------------------ memory budget
 def format_bytes(nbytes: float) -> str:
-    """Human-readable size: '512.0 KiB', '3.2 GiB'."""
+    """Human-readable size: '512.0 KiB', '3.2 GiB'.
+
+    Parameters
+    ----------
+    nbytes : float
+        A size in bytes.
+
+    Returns
+    -------
+    str
+        The size in B (whole bytes), KiB, MiB, GiB or TiB with one decimal.
+
+    See Also
+    --------
+    check_memory : Uses it in its error message.
+
+    Examples
+    --------
+    >>> from asymkern.config import format_bytes
+    >>> format_bytes(512), format_bytes(3 * 2**30)
+    ('512 B', '3.0 GiB')
+    """
     size = float(nbytes)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(size) < 1024 or unit == "TiB":
@@ -286,6 +366,16 @@ def check_memory(nbytes: float, what: str, alternatives: str | None = None, *,
     MemoryBudgetError
         When ``nbytes`` exceeds the budget; the message gives the bytes needed, the budget and
         the setting to change.
+
+    See Also
+    --------
+    MemoryBudgetError : The error raised.
+    config_context : Raise the budget for a block of code.
+
+    Examples
+    --------
+    >>> from asymkern.config import check_memory
+    >>> check_memory(2**20, "a small operation")  # within the default budget: returns None
     """
     limit_mib = get_config()["max_dense_memory"] if limit is None else limit
     budget = float(limit_mib) * 2**20
@@ -318,9 +408,26 @@ class _WithConfig:
 def delayed(function):
     """Like :func:`joblib.delayed`, for use with :class:`Parallel` of this module.
 
+    Parameters
+    ----------
+    function : callable
+        The function to run in a worker.
+
     Returns
     -------
-    A function that packs its call as ``(function, args, kwargs)`` for :class:`Parallel`.
+    callable
+        A function that packs its call as ``(function, args, kwargs)`` for :class:`Parallel`.
+
+    See Also
+    --------
+    Parallel : Runs the packed calls with the caller's settings.
+
+    Examples
+    --------
+    >>> from asymkern.config import delayed
+    >>> function, args, kwargs = delayed(pow)(2, 3)
+    >>> function is pow, args, kwargs
+    (True, (2, 3), {})
     """
     return joblib.delayed(function)
 
@@ -330,9 +437,52 @@ class Parallel(joblib.Parallel):
 
     The settings the calling thread sees when the ``Parallel`` object is called (including
     those of an enclosing :func:`config_context`) are captured once and applied in each worker
-    task, threads and processes (loky) alike. Use it as joblib's::
+    task, threads and processes (loky) alike.
 
-        Parallel(n_jobs=2)(delayed(f)(i) for i in range(10))
+    Parameters
+    ----------
+    n_jobs : int, optional
+        Number of workers (joblib's meaning).
+    backend : str, optional
+        Joblib backend ('loky', 'threading', ...).
+    return_as : str, default 'list'
+        Joblib's output form.
+    verbose : int, optional
+        Joblib's verbosity.
+    timeout : float, optional
+        Joblib's per-task timeout.
+    pre_dispatch : str or int, default '2 * n_jobs'
+        Joblib's pre-dispatch count.
+    batch_size : int or 'auto', default 'auto'
+        Joblib's batch size.
+    temp_folder : str, optional
+        Joblib's memmapping folder.
+    max_nbytes : int or str, optional
+        Joblib's memmapping threshold.
+    mmap_mode : str, optional
+        Joblib's memmapping mode.
+    prefer : str, optional
+        Joblib's soft backend hint ('processes' or 'threads').
+    require : str, optional
+        Joblib's hard backend constraint ('sharedmem').
+    **backend_kwargs
+        Passed to the backend, as in :class:`joblib.Parallel`.
+
+    See Also
+    --------
+    delayed : Packs a call for this class.
+    config_context : Settings that the workers inherit.
+    joblib.Parallel : The base class.
+
+    Examples
+    --------
+    >>> import asymkern
+    >>> from asymkern.config import Parallel, delayed
+    >>> def budget(_):
+    ...     return asymkern.get_config()["working_memory"]
+    >>> with asymkern.config_context(working_memory=64):
+    ...     Parallel(n_jobs=2, backend="threading")(delayed(budget)(i) for i in range(2))
+    [64, 64]
     """
 
     def __call__(self, iterable):

@@ -33,7 +33,34 @@ BCOT_DATASETS = {
 
 @dataclass(frozen=True)
 class BiclusterDataset:
-    """A document–term matrix ``X`` (CSR float64, documents × terms) with document labels."""
+    """A document–term matrix ``X`` (CSR float64, documents × terms) with document labels.
+
+    Properties ``n_documents``, ``n_terms`` and ``n_document_clusters`` give the sizes.
+
+    Parameters
+    ----------
+    name : str
+        The dataset ('acm', 'dblp' or 'wiki').
+    X : scipy.sparse.csr_matrix of shape (n_documents, n_terms)
+        The document–term matrix (float64).
+    labels : ndarray of shape (n_documents,)
+        Document labels 0..k−1.
+    n_term_clusters : int
+        The number of term clusters of paper 000 Table 9 (BCOT's term-clustering script).
+
+    See Also
+    --------
+    load_bcot : Loads a BiclusterDataset.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from asymkern.datasets.bcot import BiclusterDataset
+    >>> ds = BiclusterDataset("toy", sp.csr_matrix(np.eye(3)), np.array([0, 1, 1]), 2)
+    >>> ds.n_documents, ds.n_terms, ds.n_document_clusters
+    (3, 3, 2)
+    """
 
     name: str
     X: sp.csr_matrix
@@ -54,7 +81,38 @@ class BiclusterDataset:
 
 
 def load_bcot(name: str, data_dir=None) -> BiclusterDataset:
-    """Load 'acm', 'dblp' or 'wiki' (features as float64 CSR, labels 0..k-1)."""
+    """Load 'acm', 'dblp' or 'wiki' (features as float64 CSR, labels 0..k-1).
+
+    Parameters
+    ----------
+    name : str
+        'acm', 'dblp' or 'wiki' (case-insensitive).
+    data_dir : str or os.PathLike, optional
+        The data directory (see :func:`~asymkern.datasets.get_data_dir`).
+
+    Returns
+    -------
+    BiclusterDataset
+        The document–term matrix, labels and number of term clusters.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, or a file whose label count differs from its row count.
+    DataNotFoundError
+        For 'pubmed' (not in the data directory) or a missing file.
+
+    See Also
+    --------
+    asymkern.KernelSVD : KSVD biclustering (paper 000 Table 2) uses these sets.
+
+    Examples
+    --------
+    >>> from asymkern.datasets.bcot import load_bcot
+    >>> ds = load_bcot("dblp")  # doctest: +SKIP
+    >>> ds.X.shape, ds.n_document_clusters  # doctest: +SKIP
+    ((4057, 334), 4)
+    """
     key = str(name).lower()
     if key == "pubmed":
         raise DataNotFoundError(

@@ -33,7 +33,42 @@ def _svmlight(path, n_features=None):
 def load_usps(data_dir=None, scale: str = "unit"):
     """USPS digits → ``(X_train, y_train, X_test, y_test)`` (7291 / 2007 × 256), digits 0..9.
 
-    ``scale='unit'`` keeps the stored [0, 1] values; ``'libsvm'`` returns 2x − 1 ∈ [−1, 1].
+    Parameters
+    ----------
+    data_dir : str or os.PathLike, optional
+        The data directory (see :func:`~asymkern.datasets.get_data_dir`).
+    scale : {'unit', 'libsvm'}, default 'unit'
+        'unit' keeps the stored [0, 1] values; 'libsvm' returns 2x − 1 ∈ [−1, 1] (the range
+        of LIBSVM's ``usps``, to which paper 004's γ = 10 refers).
+
+    Returns
+    -------
+    X_train : ndarray of shape (7291, 256)
+        Training images (float64), one per row.
+    y_train : ndarray of shape (7291,)
+        Digits 0..9.
+    X_test : ndarray of shape (2007, 256)
+        Test images.
+    y_test : ndarray of shape (2007,)
+        Digits 0..9.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``scale``.
+    DataNotFoundError
+        If the data directory or the file is missing.
+
+    See Also
+    --------
+    load_dna, load_phishing : The other LIBSVM sets of paper 004.
+
+    Examples
+    --------
+    >>> from asymkern.datasets.libsvm import load_usps
+    >>> X_train, y_train, X_test, y_test = load_usps()  # doctest: +SKIP
+    >>> X_train.shape, X_test.shape  # doctest: +SKIP
+    ((7291, 256), (2007, 256))
     """
     import scipy.io as sio
 
@@ -51,12 +86,74 @@ def load_usps(data_dir=None, scale: str = "unit"):
 
 
 def load_dna(data_dir=None):
-    """Statlog DNA → ``(X_train, y_train, X_test, y_test)`` (2000 / 1186 × 180), classes 1..3."""
+    """Statlog DNA → ``(X_train, y_train, X_test, y_test)`` (2000 / 1186 × 180), classes 1..3.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike, optional
+        The data directory (see :func:`~asymkern.datasets.get_data_dir`).
+
+    Returns
+    -------
+    X_train : ndarray of shape (2000, 180)
+        Binary features (float64).
+    y_train : ndarray of shape (2000,)
+        Classes 1, 2, 3.
+    X_test : ndarray of shape (1186, 180)
+        Test features.
+    y_test : ndarray of shape (1186,)
+        Test classes.
+
+    Raises
+    ------
+    DataNotFoundError
+        If the data directory or a file is missing.
+
+    See Also
+    --------
+    load_usps, load_phishing : The other LIBSVM sets of paper 004.
+
+    Examples
+    --------
+    >>> from asymkern.datasets.libsvm import load_dna
+    >>> X_train, y_train, X_test, y_test = load_dna()  # doctest: +SKIP
+    >>> X_train.shape  # doctest: +SKIP
+    (2000, 180)
+    """
     Xtr, ytr = _svmlight(data_path("libsvm/dna/dna.scale", data_dir), n_features=180)
     Xte, yte = _svmlight(data_path("libsvm/dna/dna.scale.t", data_dir), n_features=180)
     return Xtr, ytr, Xte, yte
 
 
 def load_phishing(data_dir=None):
-    """Phishing websites → ``(X, y)`` (11055 × 68), labels 0/1 (no standard split)."""
+    """Phishing websites → ``(X, y)`` (11055 × 68), labels 0/1 (no standard split).
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike, optional
+        The data directory (see :func:`~asymkern.datasets.get_data_dir`).
+
+    Returns
+    -------
+    X : ndarray of shape (11055, 68)
+        Features (float64).
+    y : ndarray of shape (11055,)
+        Labels 0/1.
+
+    Raises
+    ------
+    DataNotFoundError
+        If the data directory or a file is missing.
+
+    See Also
+    --------
+    load_usps, load_dna : The other LIBSVM sets of paper 004.
+
+    Examples
+    --------
+    >>> from asymkern.datasets.libsvm import load_phishing
+    >>> X, y = load_phishing()  # doctest: +SKIP
+    >>> X.shape  # doctest: +SKIP
+    (11055, 68)
+    """
     return _svmlight(data_path("libsvm/phishing/phishing.gz", data_dir), n_features=68)

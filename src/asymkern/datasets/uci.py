@@ -43,7 +43,40 @@ __all__ = ["UCI_DATASETS", "UCIDataset", "load_uci"]
 
 @dataclass(frozen=True)
 class UCIDataset:
-    """One UCI dataset: features ``X`` (float64), target ``y``, ``task`` and optional test split."""
+    """One UCI dataset: features ``X`` (float64), target ``y``, ``task`` and optional test split.
+
+    Properties ``n_samples``, ``n_features`` and ``classes`` (sorted labels of ``y`` and
+    ``y_test``; None for regression) describe it.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name.
+    X : ndarray of shape (n_samples, n_features)
+        Features (float64).
+    y : ndarray of shape (n_samples,)
+        Labels as in the file (classification) or float64 targets (regression).
+    task : {'classification', 'regression'}
+        The task.
+    feature_names : tuple of str, default ()
+        Feature names, when known.
+    X_test : ndarray, optional
+        Features of a standard test split (monks-1/2/3), else None.
+    y_test : ndarray, optional
+        Targets of that split.
+
+    See Also
+    --------
+    load_uci : Loads a UCIDataset.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.datasets.uci import UCIDataset
+    >>> ds = UCIDataset("toy", np.zeros((4, 2)), np.array([1, 2, 2, 1]), "classification")
+    >>> ds.n_samples, ds.n_features, ds.classes.tolist()
+    (4, 2, [1, 2])
+    """
 
     name: str
     X: np.ndarray
@@ -252,8 +285,37 @@ def load_uci(name: str, data_dir=None) -> UCIDataset:
     """Load one UCI dataset of MANIFEST.md §3 by name (see the module docstring for conventions).
 
     Names: ``pima, ionosphere, sonar, liver, yacht, cholesterol, casp, heart, monks-1, monks-2,
-    monks-3, australian, spambase``. Raises ``ValueError`` for an unknown name and
-    :class:`~asymkern.datasets.DataNotFoundError` when the file is missing.
+    monks-3, australian, spambase`` (case-insensitive; ``_`` and ``-`` are interchangeable).
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name.
+    data_dir : str or os.PathLike, optional
+        The data directory (see :func:`~asymkern.datasets.get_data_dir`).
+
+    Returns
+    -------
+    UCIDataset
+        Features, target, task and (monks) the test split.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or a malformed file.
+    DataNotFoundError
+        When the file is missing.
+
+    See Also
+    --------
+    asymkern.KernelSVD : Paper 000's general-data experiments use these sets.
+
+    Examples
+    --------
+    >>> from asymkern.datasets.uci import load_uci
+    >>> ds = load_uci("sonar")  # doctest: +SKIP
+    >>> ds.X.shape, ds.task  # doctest: +SKIP
+    ((208, 60), 'classification')
     """
     if not isinstance(name, str):
         raise ValueError(f"name must be a string, one of {UCI_DATASETS}; got {name!r}")

@@ -127,25 +127,31 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Constructor arguments of a named kernel.
     center : bool, default True
         Centre the features (K → HKH).
-    solver : ``'auto'``, ``'dense'`` (LAPACK ``syevr``), ``'arpack'`` or ``'randomized'``
+    solver : {'auto', 'dense', 'arpack', 'randomized'}, default 'auto'
+        Eigensolver: 'dense' (LAPACK ``syevr``), 'arpack' (Lanczos), 'randomized'
         (randomized subspace iteration, Halko et al. 2011 alg. 4.4, see
-        :func:`randomized_eigh`).
-    tol : relative eigenvalue cut-off. Eigenvalues λ ≤ max(tol, n·eps)·λ_max are dropped with
+        :func:`~asymkern.decomposition.kpca.randomized_eigh`); 'auto' uses arpack when
+        n > 1000 and n_components < n/10, else dense.
+    tol : float, default 1e-12
+        Relative eigenvalue cut-off. Eigenvalues λ ≤ max(tol, n·eps)·λ_max are dropped with
         their components, where eps is the machine precision of the data's dtype (2.2e-16 for
         float64, 1.2e-7 for float32; n·eps·λ_max bounds the rounding error of the computed
         eigenvalues, so smaller ones carry no variance and cannot be normalised).
-    copy_X : keep a copy of the training data (default); ``False`` keeps a reference, and a later
-        change to the caller's array changes ``transform``.
+    copy_X : bool, default True
+        Keep a copy of the training data; ``False`` keeps a reference, and a later change to
+        the caller's array changes ``transform``.
     random_state : None, int or numpy.random.RandomState, default None
         Starting vector of ARPACK and random test matrix of the randomized solver. ``None``
         draws from numpy's global RandomState (fresh entropy, as scikit-learn's
         ``KernelPCA``: two fits may differ in the last digits), an int makes fits
         reproducible; a :class:`numpy.random.Generator` is refused with a ``TypeError``
         (:func:`asymkern._validation.check_random_state`). The dense solver uses no randomness.
-    iterated_power : ``'auto'`` or int ≥ 0, power steps of the randomized solver (see
-        :func:`randomized_eigh`; ``'auto'`` searches a subspace one power of K beyond
-        scikit-learn's randomized KernelPCA for one product with K more).
-    n_oversamples : extra random vectors of the randomized solver (default 10).
+    iterated_power : int or 'auto', default 'auto'
+        Power steps (≥ 0) of the randomized solver (see
+        :func:`~asymkern.decomposition.kpca.randomized_eigh`; ``'auto'`` searches a subspace
+        one power of K beyond scikit-learn's randomized KernelPCA for one product with K more).
+    n_oversamples : int, default 10
+        Extra random vectors of the randomized solver.
     gamma : float or None, default None
         Kernel width at estimator level (scikit-learn's meaning, κ = exp(−gamma‖x − z‖²) for
         ``'rbf'``), resolved by :func:`asymkern.kernels.resolve_kernel`: ``None`` keeps the
@@ -160,15 +166,65 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     Attributes
     ----------
-    eigenvalues_, eigenvectors_ : the kept eigenpairs (dtype of X: float32 stays float32).
-    n_components_ : number of components returned by ``transform`` — ``n_components`` (clipped
-        to the number of samples), or fewer (with a ``RuntimeWarning`` that says how many) when
-        the kernel matrix has fewer eigenvalues above the cut-off (e.g. rank-2 data with a
-        linear kernel).
-    X_fit_ : the training data (a copy unless ``copy_X=False``); None when precomputed.
-    kernel_ : the Kernel used (None when precomputed).
-    dual_coef_, X_transformed_fit_ : the pre-image map (when ``fit_inverse_transform``).
-    n_features_in_, feature_names_in_ : scikit-learn's input bookkeeping.
+    eigenvalues_ : ndarray of shape (n_components_,)
+        The kept eigenvalues λ of the (centred) kernel matrix, decreasing (dtype of X: float32
+        stays float32).
+    eigenvectors_ : ndarray of shape (n, n_components_)
+        The matching unit-norm eigenvectors U (signs fixed deterministically).
+    n_components_ : int
+        Number of components returned by ``transform`` — ``n_components`` (clipped to the
+        number of samples), or fewer (with a ``RuntimeWarning`` that says how many) when the
+        kernel matrix has fewer eigenvalues above the cut-off (e.g. rank-2 data with a linear
+        kernel).
+    row_means_ : ndarray of shape (n,)
+        Row means of the training kernel matrix (only when ``center``).
+    grand_mean_ : float
+        Grand mean of the training kernel matrix (only when ``center``).
+    X_fit_ : ndarray or sparse matrix or None
+        The training data (a copy unless ``copy_X=False``); None when precomputed.
+    kernel_ : Kernel or None
+        The kernel used (None when precomputed).
+    dual_coef_ : ndarray of shape (n, n_features_in_)
+        Coefficients of the pre-image map (only when ``fit_inverse_transform``).
+    X_transformed_fit_ : ndarray of shape (n, n_components_)
+        Training scores U Λ^{1/2}, the inputs of the pre-image map (only when
+        ``fit_inverse_transform``).
+    n_features_in_ : int
+        Number of features of X seen in fit.
+    feature_names_in_ : ndarray of str
+        Column names of X, when X is a DataFrame with string column names.
+
+    See Also
+    --------
+    KernelSVD : Kernel SVD with asymmetric kernels; with a symmetric PSD kernel, X = Z and no
+        centring it finds the same U with σ_i = λ_i.
+    asymkern.nystrom.NystromKernelPCA : Nyström approximation for large n.
+    sklearn.decomposition.KernelPCA : scikit-learn's kernel PCA.
+
+    Notes
+    -----
+    Eigendecomposition H K H = U Λ Uᵀ of the centred Gram matrix; new samples get the scores
+    [k̃(x, x_i)]_i U Λ^{-1/2}, which on the training set equal U Λ^{1/2} [2]_. Paper [1]_
+    (§2.2, "CCE versus 2KPCA") compares KernelSVD with kernel PCA.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos, J. A. K. Suykens, "Learning in
+       Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and Nyström method",
+       ICML 2024.
+    .. [2] B. Schölkopf, A. Smola, K.-R. Müller, "Nonlinear Component Analysis as a Kernel
+       Eigenvalue Problem", Neural Computation 10(5):1299–1319, 1998.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern import KernelPCA
+    >>> X = np.random.RandomState(0).randn(40, 3)
+    >>> kpca = KernelPCA(n_components=2, gamma=0.5).fit(X)
+    >>> kpca.transform(X).shape
+    (40, 2)
+    >>> bool(kpca.eigenvalues_[0] >= kpca.eigenvalues_[1])
+    True
     """
 
     def __init__(self, n_components=2, kernel="rbf", kernel_params=None, center=True,
@@ -230,7 +286,24 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def fit(self, X, y=None):
         """Fit on X (n, d), or on the (n, n) Gram matrix when ``kernel='precomputed'``.
 
-        ``y`` is ignored (scikit-learn's transformer signature).
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d) or (n, n)
+            Training data, or the symmetric Gram matrix when ``kernel='precomputed'``.
+        y : None
+            Ignored (scikit-learn's transformer signature).
+
+        Returns
+        -------
+        self : KernelPCA
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If the kernel is asymmetric, a precomputed matrix is not square or not symmetric,
+            ``solver`` is unknown, ``tol`` or ``alpha`` is negative, X has one sample with
+            ``center=True``, or ``fit_inverse_transform`` is combined with ``'precomputed'``.
         """
         self._fit(X)
         return self
@@ -326,8 +399,16 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def transform(self, X):
         """Scores [k̃(x, x_i)]_i U Λ^{-1/2} of new samples (U Λ^{1/2} on the training set).
 
-        With ``kernel='precomputed'``, X is the (n_test, n_train) matrix of kernel values
-        against the training samples.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_test, d)
+            New samples; with ``kernel='precomputed'`` the (n_test, n_train) matrix of kernel
+            values against the training samples.
+
+        Returns
+        -------
+        ndarray of shape (n_test, n_components_)
+            The scores.
         """
         check_is_fitted(self, "eigenvalues_")
         K = self._kernel_rows(X)
@@ -340,7 +421,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                                    "rescale X like the training data")
 
     def fit_transform(self, X, y=None):
-        """Fit and return the training scores U Λ^{1/2}."""
+        """Fit and return the training scores U Λ^{1/2}.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d) or (n, n)
+            Training data, or the Gram matrix when ``kernel='precomputed'``.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of shape (n, n_components_)
+            The training scores.
+        """
         self._fit(X)
         return self.eigenvectors_ * np.sqrt(self.eigenvalues_)
 
@@ -351,16 +445,20 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
         Parameters
         ----------
-        X : (n_samples, n_components_) array of scores (as returned by ``transform``).
+        X : array-like of shape (n_samples, n_components_)
+            Scores (as returned by ``transform``).
 
         Returns
         -------
-        (n_samples, n_features_in_) array.
+        ndarray of shape (n_samples, n_features_in_)
+            The approximate pre-images.
 
         Raises
         ------
         NotFittedError
             When not fitted, or fitted with ``fit_inverse_transform=False``.
+        ValueError
+            If X does not have ``n_components_`` columns.
         """
         check_is_fitted(self, "eigenvalues_")
         if not hasattr(self, "dual_coef_"):

@@ -2,10 +2,11 @@
 matrix (paper 000, §2, Prop. 2.4–2.5).
 
 With G_ij = κ(x_i, z_j) = ⟨φ(x_i), ψ(z_j)⟩ and its top-r SVD G = U Σ Vᵀ, the CCE stationarity
-conditions read G V = U Σ and Gᵀ U = V Σ. Projection scores of new data (eq. 5 of paper 000):
-left e(x) = [κ(x, z_j)]_j V (equals UΣ on the training rows), right e(z) = [κ(x_i, z)]_iᵀ U
-(equals VΣ on the training columns). With ``center=True`` both feature maps are centred on the
-training sets (G̃ = H_n G H_m) and new kernel rows are centred the same way.
+conditions read G V = U Σ and Gᵀ U = V Σ. Projection scores of new data (paper 000, §2.2,
+after Prop. 2.5): left e(x) = [κ(x, z_j)]_j V (equals UΣ on the training rows), right
+e(z) = [κ(x_i, z)]_iᵀ U (equals VΣ on the training columns). With ``center=True`` both feature
+maps are centred on the training sets (G̃ = H_n G H_m) and new kernel rows are centred the same
+way.
 """
 
 from __future__ import annotations
@@ -88,7 +89,14 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         those of asymkern ≤ 0.1.0) and a1 fixes the signs of its factor (largest entry of each
         column of W positive), so results no longer depend on the LAPACK build.
     solver : {'auto', 'dense', 'arpack', 'randomized', 'nystrom'}, default 'auto'
-    n_oversamples, n_iter : randomized-solver settings.
+        Top-r SVD solver (:func:`asymkern.linalg.svd.top_svd`): 'dense' (LAPACK on G),
+        'arpack' (Lanczos), 'randomized' (Halko et al.), 'nystrom' (the asymmetric Nyström
+        method of §3, eq. (8)–(9) of [1]_, which evaluates only sampled rows and columns of G);
+        'auto' picks one from the size of G and r. The solver used is ``solver_``.
+    n_oversamples : int, default 10
+        Extra random vectors of the 'randomized' solver.
+    n_iter : int or 'auto', default 'auto'
+        Power iterations of the 'randomized' solver.
     nystrom_params : dict, optional
         Options of the asymmetric Nyström solver (landmark counts, selectors, tolerance).
     working_memory : float, optional
@@ -109,17 +117,53 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     Attributes
     ----------
-    singular_values_ : (r,) decreasing.
-    left_singular_vectors_ : (n, r) U.  right_singular_vectors_ : (m, r) V.
-    kernel_ : the Kernel used (None when precomputed).  compat_ : CompatibilityTransform or None.
-    bandwidth_ : float or None, the bandwidth chosen by ``'auto'``/``'median'`` (else None).
-    n_informative_ : int, how many singular values exceed the numerical noise level (see Notes).
-    X_fit_, Z_fit_ : the two training sets as the kernel sees them (after compat).
-    row_means_, col_means_, grand_mean_ : centring statistics of G (when ``center``; weighted
-        means when fitted with sample weights).
-    n_components_ : int, number of singular triplets computed (``n_components`` clipped).
-    n_features_in_, feature_names_in_ : scikit-learn's bookkeeping of X (the row set).
-    sample_weight_, sample_weight_Z_ : the weights of the fit (None when unweighted).
+    singular_values_ : ndarray of shape (r,)
+        Singular values σ_1 ≥ … ≥ σ_r of G (of G̃ when centred, of G_w when weighted).
+    left_singular_vectors_ : ndarray of shape (n, r)
+        Orthonormal left singular vectors U (the dual variables B_φ of Prop. 2.5 of [1]_).
+    right_singular_vectors_ : ndarray of shape (m, r)
+        Orthonormal right singular vectors V (the dual variables B_ψ).
+    n_components_ : int
+        Number of singular triplets computed (``n_components`` clipped to min(n, m)).
+    n_informative_ : int
+        How many singular values exceed the numerical noise level (see Notes).
+    solver_ : str
+        The solver that ran ('dense', 'arpack', 'randomized' or 'nystrom').
+    kernel_ : Kernel or None
+        The kernel used (None when ``kernel='precomputed'``).
+    compat_ : CompatibilityTransform or None
+        The compatibility transform of ``fit(A)`` with a non-square A (else None).
+    bandwidth_ : float or None
+        The bandwidth chosen by ``'auto'``/``'median'`` (else None).
+    X_fit_, Z_fit_ : ndarray or sparse matrix, or None
+        The two training sets as the kernel sees them (after compat; None when precomputed).
+    n_rows_, n_cols_ : int
+        Shape (n, m) of the kernel matrix G.
+    row_means_, col_means_ : ndarray of shape (n,) and (m,)
+        Row and column means of G (only when ``center``; weighted means after a weighted fit).
+    grand_mean_ : float
+        Grand mean of G (only when ``center``).
+    sample_weight_, sample_weight_Z_ : ndarray or None
+        The weights of the fit (None when unweighted; a vector of ones for the side left
+        unweighted in a weighted fit).
+    nystrom_ : object
+        The asymmetric Nyström factorisation (only after ``solver='nystrom'``).
+    row_landmarks_, col_landmarks_ : ndarray of int
+        Sampled rows I and columns J of G (only after ``solver='nystrom'``).
+    n_features_in_ : int
+        Number of features of X (of the columns of A, of G when precomputed).
+    feature_names_in_ : ndarray of str
+        Column names of X, when X is a DataFrame with string column names.
+    z_features_in_ : int
+        Number of features of Z (the number N of rows of A in ``fit(A)``).
+    z_feature_names_in_ : ndarray of str or None
+        Column names of Z when Z is a DataFrame.
+
+    See Also
+    --------
+    KernelPCA : Kernel PCA, the symmetric special case (X = Z, symmetric PSD kernel).
+    asymkern.nystrom.NystromFeatureMap : Nyström features for asymmetric kernels.
+    asymkern.kernels.CompatibilityTransform : The compatibility matrices a0–a2.
 
     Notes
     -----
@@ -167,6 +211,31 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     with scale = σ_1, or for a centred fit max(σ_1, |mean(G)|·√(nm)) (the rounding errors of G
     are relative to its entries before centring): those components carry no information. A
     far too large bandwidth (a nearly constant kernel matrix) is the usual cause.
+
+    **Mathematics.** The coupled covariances eigenproblem (CCE, Def. 2.1, eq. (1) of [1]_)
+    Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ has, with W_φ = Γ_φ* B_φ and W_ψ = Γ_ψ* B_ψ, the dual
+    shifted eigenvalue problem G B_ψ = B_φ Λ, Gᵀ B_φ = B_ψ Λ (Prop. 2.4, eq. (4)), solved by
+    the SVD G = U Σ Vᵀ (Prop. 2.5). The projection scores of §2.2 are
+    e(x) = [κ(x, z_j)]_j V and e(z) = [κ(x_i, z)]_iᵀ U; the out-of-sample extension of the
+    adjoint eigenfunctions is eq. (8).
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos, J. A. K. Suykens, "Learning in
+       Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and Nyström method",
+       ICML 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern import KernelSVD
+    >>> rng = np.random.RandomState(0)
+    >>> X, Z = rng.randn(30, 4), rng.randn(20, 4)
+    >>> ksvd = KernelSVD(n_components=3, kernel="sne", gamma=0.5).fit(X, Z=Z)
+    >>> ksvd.singular_values_.shape
+    (3,)
+    >>> ksvd.transform(X).shape, ksvd.transform_right(Z).shape
+    ((30, 3), (20, 3))
     """
 
     def __init__(
@@ -229,15 +298,36 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
         Parameters
         ----------
-        X : (n, d) array or sparse matrix, the row set (or A, or G).
-        y : ignored (scikit-learn's signature; Z is not y, see the class Notes).
-        Z : (m, d) array or sparse matrix, keyword-only, the unpaired column set.
-        sample_weight : (n,) array of weights ≥ 0 of the rows of G, optional.
-        sample_weight_Z : (m,) array of weights ≥ 0 of the columns of G, optional.
+        X : {array-like, sparse matrix} of shape (n, d)
+            The row set; in ``fit(A)`` the (N, M) data matrix A; with ``'precomputed'`` the
+            (n, m) kernel matrix G.
+        y : None
+            Ignored (scikit-learn's signature; Z is not y, see the class Notes). A 2-D ``y``
+            is refused with a ``TypeError``.
+        *args : array-like
+            Deprecated: a third positional argument is taken as Z with a ``FutureWarning``.
+        Z : {array-like, sparse matrix} of shape (m, d), optional
+            Keyword-only: the unpaired column set.
+        sample_weight : array-like of shape (n,), optional
+            Weights ≥ 0 of the rows of G (see the class Notes).
+        sample_weight_Z : array-like of shape (m,), optional
+            Weights ≥ 0 of the columns of G.
 
         Returns
         -------
-        self
+        self : KernelSVD
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``solver`` is unknown; if Z is given with ``'precomputed'``; if X and Z have
+            different feature counts for a kernel that needs equal ones; if ``fit(A)`` gets a
+            non-square A with ``compat=None``; if the weights are malformed.
+        TypeError
+            If ``center``, ``kernel_params``, ``nystrom_params`` or ``n_components`` have the
+            wrong type, if ``random_state`` is a ``numpy.random.Generator``, or if Z is passed
+            both positionally and by keyword.
         """
         Z = self._positional_z(args, Z, "fit")
         self._fit(X, y, Z, sample_weight, sample_weight_Z)
@@ -245,7 +335,28 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def fit_transform(self, X, y=None, *args, Z=None, sample_weight=None,
                       sample_weight_Z=None):
-        """Fit (as :meth:`fit`) and return the left scores of the training rows (U Σ)."""
+        """Fit (as :meth:`fit`) and return the left scores of the training rows (U Σ).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            The row set (or A, or G), as in :meth:`fit`.
+        y : None
+            Ignored.
+        *args : array-like
+            Deprecated positional Z, as in :meth:`fit`.
+        Z : {array-like, sparse matrix} of shape (m, d), optional
+            Keyword-only: the unpaired column set.
+        sample_weight : array-like of shape (n,), optional
+            Weights ≥ 0 of the rows of G.
+        sample_weight_Z : array-like of shape (m,), optional
+            Weights ≥ 0 of the columns of G.
+
+        Returns
+        -------
+        ndarray of shape (n, r)
+            Left scores of the training rows, U Σ (the first element of :meth:`embeddings`).
+        """
         Z = self._positional_z(args, Z, "fit_transform")
         self._fit(X, y, Z, sample_weight, sample_weight_Z)
         return self.embeddings()[0]
@@ -511,8 +622,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def kernel_rows(self, X, subset=None):
         """[κ(x, z_j)]_j for new x (rows), shape (n_new, m), before centring.
 
-        ``subset``: only the columns j in this index array (the Nyström column landmarks); a
-        row-normalised kernel is still normalised over every training z.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_new, d)
+            New rows (with ``'precomputed'``: the kernel rows themselves, shape (n_new, m)).
+        subset : array-like of int, optional
+            Only the columns j in this index array (the Nyström column landmarks); a
+            row-normalised kernel is still normalised over every training z.
+
+        Returns
+        -------
+        ndarray of shape (n_new, m) or (n_new, len(subset))
+            The kernel values κ(x, z_j), uncentred.
         """
         check_is_fitted(self, "singular_values_")
         if self._precomputed():
@@ -549,7 +670,24 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def kernel_cols(self, Z, subset=None):
         """[κ(x_i, z)]_i for new z (rows), shape (m_new, n), before centring.
 
-        ``subset``: only the rows i in this index array (the Nyström row landmarks).
+        Parameters
+        ----------
+        Z : {array-like, sparse matrix} of shape (m_new, d)
+            New columns given as rows (with ``'precomputed'``: the kernel values κ(x_i, z),
+            shape (m_new, n)).
+        subset : array-like of int, optional
+            Only the rows i in this index array (the Nyström row landmarks).
+
+        Returns
+        -------
+        ndarray of shape (m_new, n) or (m_new, len(subset))
+            The kernel values κ(x_i, z), uncentred, one row per new z.
+
+        Raises
+        ------
+        ValueError
+            If Z has the wrong number of features (or of columns when precomputed), or
+            DataFrame column names differing from those seen in fit.
         """
         check_is_fitted(self, "singular_values_")
         if self._precomputed():
@@ -589,6 +727,16 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         extension of eq. 8 of paper 000 (kernel values against the column landmarks only); on
         a training row they equal the rows of UΣ. After a weighted fit V is replaced by
         W_z^{1/2} V (class Notes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_new, d)
+            New rows (for ``'precomputed'``: kernel rows κ(x, z_j), shape (n_new, m)).
+
+        Returns
+        -------
+        ndarray of shape (n_new, r)
+            The left projection scores.
         """
         if any_dask(X) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
@@ -610,6 +758,16 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         New z are rows: for ``fit(X, Z=Z)`` rows with Z's features; for ``fit(A)`` new columns of
         A given as rows (length N); for ``'precomputed'`` an (m_new, n) array of κ(x_i, z).
         After a weighted fit U is replaced by W^{1/2} U (class Notes).
+
+        Parameters
+        ----------
+        Z : {array-like, sparse matrix} of shape (m_new, d)
+            New columns given as rows (see above).
+
+        Returns
+        -------
+        ndarray of shape (m_new, r)
+            The right projection scores.
         """
         if any_dask(Z) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
@@ -626,8 +784,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return K @ self._left_map().astype(K.dtype, copy=False)
 
     def embeddings(self) -> tuple[np.ndarray, np.ndarray]:
-        """Training embeddings (U Σ, V Σ) of rows and columns (after a weighted fit: the
-        scores ``transform``/``transform_right`` give the training rows and columns)."""
+        """Training embeddings (U Σ, V Σ) of the rows and columns.
+
+        After a weighted fit: the scores ``transform``/``transform_right`` give the training
+        rows and columns.
+
+        Returns
+        -------
+        left : ndarray of shape (n, r)
+            Scores of the training rows, U Σ.
+        right : ndarray of shape (m, r)
+            Scores of the training columns, V Σ.
+        """
         check_is_fitted(self, "singular_values_")
         if getattr(self, "_train_scores", None) is not None:
             return self._train_scores

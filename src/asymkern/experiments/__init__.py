@@ -27,7 +27,35 @@ REGISTRY: dict[str, tuple[str, str, str]] = {
 
 
 def get_experiment(name: str):
-    """The ``run`` function registered under ``name`` (ValueError for unknown names)."""
+    """The ``run`` function registered under ``name``, imported on demand.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REGISTRY` (e.g. ``'askls-uci'``).
+
+    Returns
+    -------
+    callable
+        ``run(quick=False, data_dir=None, out=None, seed=0) -> Report``.
+
+    Raises
+    ------
+    ValueError
+        For a name not in :data:`REGISTRY`.
+
+    See Also
+    --------
+    Report : What the experiment returns.
+
+    Examples
+    --------
+    >>> from asymkern.experiments import get_experiment
+    >>> run = get_experiment("operators-covariance")
+    >>> callable(run)
+    True
+    >>> report = run(quick=True)  # doctest: +SKIP
+    """
     if name not in REGISTRY:
         raise ValueError(f"unknown experiment {name!r}; available: {', '.join(sorted(REGISTRY))}")
     module, func, _ = REGISTRY[name]

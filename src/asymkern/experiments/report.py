@@ -29,7 +29,39 @@ def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
 
 @dataclass
 class Report:
-    """Result of one experiment: named tables (lists of dict rows), notes, figure paths."""
+    """Result of one experiment: named tables (lists of dict rows), notes, figure paths.
+
+    Parameters
+    ----------
+    title : str
+        The report's title (a level-1 heading).
+    tables : dict of str to list of dict, optional
+        Named tables, each a list of rows (dicts keyed by column).
+    notes : list of str, optional
+        Free-text notes (a bulleted list).
+    figures : list of str, optional
+        Paths of figure files, linked by file name.
+    protocol : str, default ''
+        How the experiment was run (printed under the title).
+
+    See Also
+    --------
+    get_experiment : The experiments that return a Report.
+
+    Examples
+    --------
+    >>> from asymkern.experiments import Report
+    >>> rep = Report("Demo", tables={"scores": [{"method": "a", "acc": 0.91234}]})
+    >>> print(rep.to_markdown())
+    # Demo
+    <BLANKLINE>
+    ## scores
+    <BLANKLINE>
+    | method | acc |
+    |---|---|
+    | a | 0.9123 |
+    <BLANKLINE>
+    """
 
     title: str
     tables: dict[str, list[dict]] = field(default_factory=dict)
@@ -38,6 +70,13 @@ class Report:
     protocol: str = ""
 
     def to_markdown(self) -> str:
+        """Render the report as Markdown.
+
+        Returns
+        -------
+        str
+            Title, protocol, one section per table, the notes and the figure links.
+        """
         parts = [f"# {self.title}\n"]
         if self.protocol:
             parts.append(f"**Protocol.** {self.protocol}\n")
@@ -53,7 +92,20 @@ class Report:
         return "\n".join(parts)
 
     def write(self, out_dir, name: str) -> Path:
-        """Write ``<out_dir>/<name>.md`` atomically (a temp file renamed into place)."""
+        """Write ``<out_dir>/<name>.md`` atomically (a temp file renamed into place).
+
+        Parameters
+        ----------
+        out_dir : str or os.PathLike
+            The output directory (created when missing).
+        name : str
+            The file name without ``.md``.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+        """
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         path = out_dir / f"{name}.md"

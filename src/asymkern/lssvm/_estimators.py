@@ -51,8 +51,33 @@ from ._solvers import _check_C, _nearly_symmetric, askls_solve, lssvm_solve
 class KernelPair(NamedTuple):
     """Both orientations of a precomputed kernel between test and training samples.
 
-    ``test_train`` = [κ(x_test_a, x_train_i)] (m × n), used by the source function f_s;
-    ``train_test`` = [κ(x_train_i, x_test_a)] (n × m), used by the target function f_t.
+    Prediction of an asymmetric model with ``kernel='precomputed'`` needs both orientations
+    of the kernel, one per discriminant function of paper 001 eq. (7).
+
+    Parameters
+    ----------
+    test_train : array-like or sparse matrix of shape (m, n)
+        [κ(x_test_a, x_train_i)], used by the source function f_s.
+    train_test : array-like or sparse matrix of shape (n, m)
+        [κ(x_train_i, x_test_a)], used by the target function f_t.
+
+    See Also
+    --------
+    AsKLSClassifier : The estimator that predicts on a KernelPair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import AsKLSClassifier, KernelPair
+    >>> from asymkern.kernels import get_kernel
+    >>> rng = np.random.RandomState(0)
+    >>> X, Xt = rng.randn(20, 3), rng.randn(5, 3)
+    >>> y = np.where(X[:, 0] > 0, 1, -1)
+    >>> k = get_kernel("sne", bandwidth=1.0)
+    >>> clf = AsKLSClassifier(kernel="precomputed").fit(k(X, X), y)
+    >>> pair = KernelPair(test_train=k(Xt, X, reference=X), train_test=k(X, Xt, reference=X))
+    >>> clf.predict(pair).shape
+    (5,)
     """
 
     test_train: Any
@@ -420,16 +445,19 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 
     Parameters
     ----------
-    kernel : name, :class:`~asymkern.kernels.Kernel`, callable or ``'precomputed'``
-        A Kernel instance is never modified; its parameters are tunable through
-        ``set_params(kernel__gamma=...)`` (grid search).
-    kernel_params : dict or None
+    kernel : str, Kernel, callable or 'precomputed', default 'rbf'
+        Kernel name, :class:`~asymkern.kernels.Kernel`, callable f(X, Z) or
+        ``'precomputed'`` (``fit(K)`` with the n × n training matrix, prediction on the
+        (m, n) test–train matrix). A Kernel instance is never modified; its parameters are
+        tunable through ``set_params(kernel__gamma=...)`` (grid search).
+    kernel_params : dict or None, default None
         Parameters of a kernel given by name (e.g. ``{'gamma': 0.5}``: the kernel width).
     C : float > 0, default 1.0
         The regularisation constant γ of paper 001 eq. (4): the weight of the squared errors
         (larger = weaker regularisation, like SVC's ``C``).
-    solver : ``'auto'``/``'chol'`` (Cholesky of K + I/C, LU when K is indefinite or
-        asymmetric), ``'eig'`` or ``'dense'`` (LU of the (n+1) system, reference).
+    solver : {'auto', 'chol', 'eig', 'dense'}, default 'auto'
+        'auto'/'chol' (Cholesky of K + I/C, LU when K is indefinite or asymmetric), 'eig'
+        or 'dense' (LU of the (n+1) system, reference).
         ``factorization_`` records which one ran (``'cholesky'``, ``'lu'`` or ``None``).
     rcond_tol : float, default 1e-8
         Threshold of the 1-norm reciprocal condition estimate of the system below which it is
@@ -437,7 +465,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     ridge : float or None, default 1.0
         λ of the fallback (AᵀA + λI)⁻¹Aᵀb used below ``rcond_tol`` (with an
         :class:`IllConditionedWarning`); None or 0 raises instead.
-    class_weight : dict, ``'balanced'`` or None
+    class_weight : dict, 'balanced' or None, default None
         Weights of the classes, multiplied into the per-sample weights of the error terms
         (scikit-learn semantics: ``'balanced'`` is n_samples / (n_classes · bincount(y))).
     probability : bool, default False
@@ -447,9 +475,42 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         ridge fallback, on 5-fold cross-validated values — and enable ``predict_proba``.
         As with SVC, ``predict`` keeps using the decision values (argmax of the
         probabilities can differ from it near the boundary).
-    gamma : deprecated
-        Former name of ``C`` (renamed in 0.2 because scikit-learn's ``gamma`` is the kernel
-        width; ``FutureWarning``). Removed in 0.3, when ``gamma`` becomes the kernel width.
+    gamma : float, optional
+        Former name of ``C`` (``FutureWarning``).
+
+        .. deprecated:: 0.2
+            Renamed ``C`` because scikit-learn's ``gamma`` is the kernel width; removed in
+            0.3, when ``gamma`` becomes the kernel width.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n, k)
+        Signed dual coefficients α ⊙ y of each one-vs-rest problem (k = 1 for two classes;
+        0 for samples of weight 0).
+    intercept_ : ndarray of shape (k,)
+        Biases b.
+    classes_ : ndarray of shape (n_classes,)
+        The sorted class labels.
+    rcond_ : float
+        1-norm reciprocal condition estimate of the system.
+    fallback_ : bool
+        Whether the ridge-regularised fallback solution was used.
+    factorization_ : {'cholesky', 'lu'} or None
+        The factorisation of K + I/C that ran (None for 'eig'/'dense').
+    calibration_ : PlattCalibration or None
+        The Platt sigmoids of ``probability=True`` (else None).
+    n_train_ : int
+        Number of training samples.
+    X_fit_ : ndarray or sparse matrix or None
+        Copy of the training data (samples of weight 0 removed); None when precomputed.
+    n_features_in_ : int
+        Number of features of X seen in fit.
+
+    See Also
+    --------
+    AsKLSClassifier : The asymmetric-kernel generalisation (AsK-LS).
+    LSSVMRegressor : LS-SVM regression.
+    asymkern.lssvm.lssvm_solve : The functional solver of eq. (4).
 
     Notes
     -----
@@ -457,6 +518,24 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     term is (C/2) Σ_i v_i e_i², the identity block I/C of eq. (4) becomes diag(1/(C v_i))
     (see :func:`asymkern.lssvm.lssvm_solve`); an integer weight equals repeating the sample,
     and a zero weight equals leaving it out (such samples are dropped before the solve).
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang, J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 45(8), 2023.
+    .. [2] J. A. K. Suykens, J. Vandewalle, "Least Squares Support Vector Machine
+       Classifiers", Neural Processing Letters 9(3):293–300, 1999.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from asymkern.lssvm import LSSVMClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = LSSVMClassifier(C=10.0, kernel_params={"gamma": 0.5}).fit(X, y)
+    >>> clf.decision_function(X[:4]).shape
+    (4, 3)
+    >>> round(float(clf.score(X, y)), 2) > 0.9
+    True
     """
 
     def __init__(self, kernel="rbf", kernel_params=None, C: float = 1.0, solver: str = "auto",
@@ -468,7 +547,30 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         self.probability = probability
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the one-vs-rest LS-SVMs; ``sample_weight`` (n,) ≥ 0 weights the error terms."""
+        """Fit the one-vs-rest LS-SVMs of paper 001 eq. (4).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            Training samples, or the (n, n) kernel matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n,)
+            Class labels.
+        sample_weight : array-like of shape (n,), optional
+            Weights ≥ 0 of the error terms (see Notes); a zero weight drops the sample.
+
+        Returns
+        -------
+        self : LSSVMClassifier
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``solver`` or ``class_weight`` is unknown, ``C`` is not positive, or every
+            weight is zero.
+        numpy.linalg.LinAlgError
+            If the system is singular and ``ridge`` is None or 0.
+        """
         X, y, v = self._validate_X_fit(X, y, sample_weight=sample_weight,
                                        class_weight=self.class_weight)
         self.classes_, yi, Y = _encode_labels(y)
@@ -492,12 +594,34 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         return F
 
     def decision_function(self, X):
-        """Decision values, (m,) for two classes or (m, n_classes) one-vs-rest."""
+        """Decision values f(x) = Σ_i α_i y_i κ(x, x_i) + b of each one-vs-rest problem.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (m, d)
+            Samples (with ``kernel='precomputed'``: the (m, n) test–train kernel matrix).
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, n_classes)
+            (m,) for two classes (positive: ``classes_[1]``), else one column per class.
+        """
         F = self._raw_decision(X)
         return F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):
-        """Class labels."""
+        """Class labels: the sign of the decision value, or its argmax over classes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (m, d)
+            Samples (with ``kernel='precomputed'``: the (m, n) test–train kernel matrix).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            Predicted labels (elements of ``classes_``).
+        """
         F = self.decision_function(X)
         if F.ndim == 1:
             return self.classes_[(F > 0).astype(int)]
@@ -523,21 +647,26 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 
 
 class LSSVMRegressor(RegressorMixin, _LSSVMBase):
-    """Least-squares SVM regression / kernel ridge with bias (Suykens et al. 2002):
-    [[0, 1ᵀ], [1, K + I/C]] [b, α] = [0, y]; f(x) = Σ_i α_i κ(x, x_i) + b.
+    """Least-squares SVM regression, i.e. kernel ridge with a bias (Suykens et al. 2002).
+
+    Solves [[0, 1ᵀ], [1, K + I/C]] [b, α] = [0, y] (paper 001 eq. (4) with real targets);
+    f(x) = Σ_i α_i κ(x, x_i) + b.
 
     Parameters
     ----------
-    kernel : name, :class:`~asymkern.kernels.Kernel`, callable or ``'precomputed'``
-        A Kernel instance is never modified; its parameters are tunable through
-        ``set_params(kernel__gamma=...)`` (grid search).
-    kernel_params : dict or None
+    kernel : str, Kernel, callable or 'precomputed', default 'rbf'
+        Kernel name, :class:`~asymkern.kernels.Kernel`, callable f(X, Z) or
+        ``'precomputed'`` (``fit(K)`` with the n × n training matrix, prediction on the
+        (m, n) test–train matrix). A Kernel instance is never modified; its parameters are
+        tunable through ``set_params(kernel__gamma=...)`` (grid search).
+    kernel_params : dict or None, default None
         Parameters of a kernel given by name (e.g. ``{'gamma': 0.5}``: the kernel width).
     C : float > 0, default 1.0
         The regularisation constant γ of paper 001 eq. (4): the weight of the squared errors
         (larger = weaker regularisation, like SVC's ``C``).
-    solver : ``'auto'``/``'chol'`` (Cholesky of K + I/C, LU when K is indefinite or
-        asymmetric), ``'eig'`` or ``'dense'`` (LU of the (n+1) system, reference).
+    solver : {'auto', 'chol', 'eig', 'dense'}, default 'auto'
+        'auto'/'chol' (Cholesky of K + I/C, LU when K is indefinite or asymmetric), 'eig'
+        or 'dense' (LU of the (n+1) system, reference).
         ``factorization_`` records which one ran (``'cholesky'``, ``'lu'`` or ``None``).
     rcond_tol : float, default 1e-8
         Threshold of the 1-norm reciprocal condition estimate of the system below which it is
@@ -545,9 +674,37 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     ridge : float or None, default 1.0
         λ of the fallback (AᵀA + λI)⁻¹Aᵀb used below ``rcond_tol`` (with an
         :class:`IllConditionedWarning`); None or 0 raises instead.
-    gamma : deprecated
-        Former name of ``C`` (renamed in 0.2 because scikit-learn's ``gamma`` is the kernel
-        width; ``FutureWarning``). Removed in 0.3, when ``gamma`` becomes the kernel width.
+    gamma : float, optional
+        Former name of ``C`` (``FutureWarning``).
+
+        .. deprecated:: 0.2
+            Renamed ``C`` because scikit-learn's ``gamma`` is the kernel width; removed in
+            0.3, when ``gamma`` becomes the kernel width.
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n, k)
+        Dual coefficients α (k = 1 for a 1-D y; 0 for samples of weight 0).
+    intercept_ : ndarray of shape (k,)
+        Biases b.
+    rcond_ : float
+        1-norm reciprocal condition estimate of the system.
+    fallback_ : bool
+        Whether the ridge-regularised fallback solution was used.
+    factorization_ : {'cholesky', 'lu'} or None
+        The factorisation of K + I/C that ran (None for 'eig'/'dense').
+    n_train_ : int
+        Number of training samples.
+    X_fit_ : ndarray or sparse matrix or None
+        Copy of the training data (samples of weight 0 removed); None when precomputed.
+    n_features_in_ : int
+        Number of features of X seen in fit.
+
+    See Also
+    --------
+    LSSVMClassifier : LS-SVM classification.
+    asymkern.nystrom.NystromKernelRidge : Nyström kernel ridge regression for large n.
+    asymkern.lssvm.lssvm_solve : The functional solver.
 
     Notes
     -----
@@ -558,6 +715,26 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
 
     ``fit(X, y, sample_weight)``: weighted LS-SVM (Suykens et al. 2002), I/C → diag(1/(C v_i));
     an integer weight equals repeating the sample, a zero weight leaving it out.
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang, J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 45(8), 2023.
+    .. [2] J. A. K. Suykens, J. Vandewalle, "Least Squares Support Vector Machine
+       Classifiers", Neural Processing Letters 9(3):293–300, 1999.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import LSSVMRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-3, 3, (60, 1))
+    >>> y = np.sin(X[:, 0])
+    >>> reg = LSSVMRegressor(C=100.0, kernel_params={"gamma": 0.5}).fit(X, y)
+    >>> reg.predict(X[:5]).shape
+    (5,)
+    >>> bool(reg.score(X, y) > 0.99)
+    True
     """
 
     def __sklearn_tags__(self):
@@ -566,7 +743,27 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
         return tags
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the regression; ``sample_weight`` (n,) ≥ 0 weights the squared errors."""
+        """Fit the regression.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            Training samples, or the (n, n) kernel matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n,) or (n, k)
+            Real targets (k independent regressions for a 2-D y).
+        sample_weight : array-like of shape (n,), optional
+            Weights ≥ 0 of the squared errors; a zero weight drops the sample.
+
+        Returns
+        -------
+        self : LSSVMRegressor
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``solver`` is unknown, ``C`` is not positive, or every weight is zero.
+        """
         X, y, v = self._validate_X_fit(X, y, y_numeric=True, multi_output=True,
                                        sample_weight=sample_weight)
         self._multi_output = y.ndim == 2
@@ -574,7 +771,18 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
         return self
 
     def predict(self, X):
-        """Predicted targets, (m,) or (m, k) for a 2-D training y."""
+        """Predicted targets f(x) = Σ_i α_i κ(x, x_i) + b.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (m, d)
+            Samples (with ``kernel='precomputed'``: the (m, n) test–train kernel matrix).
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, k)
+            (m, k) when fitted on a 2-D y.
+        """
         F = self._raw_decision(X)
         return F if self._multi_output else F[:, 0]
 
@@ -589,41 +797,52 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
 
     Parameters
     ----------
-    kernel : name (``'sne'``, ``'t'``, ``'kl_histogram'``, ``'directed_graph'``, …), a
+    kernel : str, Kernel, callable or 'precomputed', default 'sne'
+        A name (``'sne'``, ``'t'``, ``'kl_histogram'``, ``'directed_graph'``, …), a
         :class:`~asymkern.kernels.Kernel`, a callable f(X, Z) or ``'precomputed'`` (then
         ``fit(K)`` with the n × n training matrix and prediction on a :class:`KernelPair`).
         Row-normalised kernels (SNE, T) are normalised over the *training* set, also at
         prediction time.
         A Kernel instance is never modified (tunable as ``kernel__gamma`` etc. in a grid search).
-    kernel_params : dict for the kernel (e.g. ``{'bandwidth': σ}`` or ``{'gamma': g}`` for SNE:
-        the kernel width).
+    kernel_params : dict or None, default None
+        Parameters of the kernel (e.g. ``{'bandwidth': σ}`` or ``{'gamma': g}`` for SNE: the
+        kernel width).
     C : float > 0, default 1.0
         The regularisation constant γ of eq. (5)–(6): the weight of the squared errors e, h
         (larger = weaker regularisation, like SVC's ``C``).
-    merge : ``'sum'`` (f_s + f_t; the paper's "average"), ``'stack'`` (out-of-fold (f_s, f_t)
-        → logistic regression per class, the authors' protocol; always has ``predict_proba``
-        from those regressions), ``'source'`` (f_s only) or ``'target'`` (f_t only).
-    cv : folds of the stacking (``merge='stack'``).
-    refit : with ``'stack'``: test-time (f_s, f_t) from a model refit on all training data
-        (True) or, as in the authors' code, the average of the ``cv`` fold models (False).
-    stack_C : inverse regularisation ``C`` of the stacking ``LogisticRegression`` (large ≈ the
+    merge : {'sum', 'stack', 'source', 'target'}, default 'sum'
+        'sum' (f_s + f_t; the paper's "average"), 'stack' (out-of-fold (f_s, f_t) → logistic
+        regression per class, the authors' protocol; always has ``predict_proba`` from those
+        regressions), 'source' (f_s only) or 'target' (f_t only).
+    cv : int, default 10
+        Folds of the stacking (``merge='stack'``).
+    refit : bool, default False
+        With 'stack': test-time (f_s, f_t) from a model refit on all training data (True) or,
+        as in the authors' code, the average of the ``cv`` fold models (False).
+    stack_C : float, default 1e4
+        Inverse regularisation ``C`` of the stacking ``LogisticRegression`` (large ≈ the
         authors' unpenalised ``glmfit``); unrelated to ``C``.
-    solver : ``'auto'``/``'schur'`` (Schur complement, one n×n LU), ``'eig'`` (one
-        eigendecomposition of KᵀK, for γ grids), ``'dense'`` (LU of the (2n + 2) system).
-    rcond_tol, ridge : the paper's ill-conditioning rule: 1-norm rcond estimate of A below
-        ``rcond_tol`` → :class:`IllConditionedWarning` and the ridge-regularised normal
-        equations (AᵀA + ridge·I)⁻¹Aᵀb (authors' MATLAB: 1e-8 and 1); ridge None/0 raises.
-    nystrom : None, an int r, or a dict of :func:`asymkern.linalg.nystrom.asymmetric_nystrom`
+    solver : {'auto', 'schur', 'eig', 'dense'}, default 'auto'
+        'auto'/'schur' (Schur complement, one n×n LU), 'eig' (one eigendecomposition of
+        KᵀK, for C grids), 'dense' (LU of the (2n + 2) system).
+    rcond_tol : float, default 1e-8
+        The paper's ill-conditioning rule: a 1-norm rcond estimate of A below ``rcond_tol``
+        gives an :class:`IllConditionedWarning` and the ridge-regularised normal equations
+        (AᵀA + ridge·I)⁻¹Aᵀb (authors' MATLAB: 1e-8 and 1).
+    ridge : float or None, default 1.0
+        λ of that fallback; None or 0 raises ``numpy.linalg.LinAlgError`` instead.
+    nystrom : int, dict or None, default None
+        None, an int r, or a dict of :func:`asymkern.linalg.nystrom.asymmetric_nystrom`
         keywords with ``n_components``: train on the rank-r asymmetric Nyström approximation
         K ≈ U diag(s) Vᵀ = C W_r⁺ R (the n × n matrix is never formed; O(n r²) solve;
         prediction uses the same Nyström extension, i.e. kernel values against the landmarks
         only). The rcond check is skipped; the approximation changes the model (see
         docs/results/askls_bench.md for the accuracy cost). The solve runs on r×r statistics
         (:func:`asymkern.lssvm._solvers.askls_lowrank_reduced`, the Woodbury form of eq. 6).
-    random_state : None, int or RandomState
+    random_state : None, int or RandomState, default None
         Folds of the stacking / of the calibration and the landmark sampling (None: fresh
         entropy; a numpy Generator is refused, see :func:`asymkern._validation.check_random_state`).
-    class_weight : dict, ``'balanced'`` or None
+    class_weight : dict, 'balanced' or None, default None
         Weights of the classes, multiplied into the per-sample weights (scikit-learn
         semantics).
     probability : bool, default False
@@ -632,9 +851,12 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         internal 5-fold cross-validation (same parameters, folds from ``random_state``) and
         enable ``predict_proba``. With ``merge='stack'`` the stacking regressions already give
         probabilities and ``probability`` is not used.
-    gamma : deprecated
-        Former name of ``C`` (renamed in 0.2: scikit-learn's ``gamma`` is the kernel width;
-        ``FutureWarning``). Removed in 0.3, when ``gamma`` becomes the kernel width.
+    gamma : float, optional
+        Former name of ``C`` (``FutureWarning``).
+
+        .. deprecated:: 0.2
+            Renamed ``C`` because scikit-learn's ``gamma`` is the kernel width; removed in
+            0.3, when ``gamma`` becomes the kernel width.
 
     Notes
     -----
@@ -659,10 +881,60 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, coef_source_ (n × k, β ⊙ y of each one-vs-rest problem), coef_target_ (α ⊙ y),
-    intercept_ (2 × k: b1, b2), rcond_ (smallest rcond estimate over the solves), fallback_,
-    stackers_ (list of LogisticRegression, ``merge='stack'``), nystrom_landmarks_ (I, J),
-    dask_fit_ (fitted on dask inputs).
+    classes_ : ndarray of shape (n_classes,)
+        The sorted class labels.
+    coef_source_ : ndarray of shape (n, k)
+        β ⊙ y of each one-vs-rest problem (k = 1 for two classes), the coefficients of f_s.
+        None after a dask fit.
+    coef_target_ : ndarray of shape (n, k)
+        α ⊙ y, the coefficients of f_t. None after a dask fit.
+    intercept_ : ndarray of shape (2, k)
+        The biases b1 (row 0) and b2 (row 1).
+    rcond_ : float
+        Smallest rcond estimate over the solves (NaN with ``nystrom``).
+    fallback_ : bool
+        Whether any solve used the ridge-regularised fallback.
+    stackers_ : list of LogisticRegression or None
+        One stacking regression per one-vs-rest problem (``merge='stack'``).
+    oof_parts_ : tuple of two ndarrays of shape (n, k)
+        Out-of-fold (f_s, f_t) of the training samples (``merge='stack'``).
+    calibration_ : PlattCalibration or None
+        The Platt sigmoids of ``probability=True`` (else None).
+    nystrom_landmarks_ : tuple of two ndarrays of int
+        Row and column landmarks (I, J) (with ``nystrom``).
+    n_train_ : int
+        Number of training samples.
+    X_fit_ : ndarray or sparse matrix or None
+        Copy of the training data (samples of weight 0 removed); None when precomputed.
+    n_features_in_ : int
+        Number of features of X seen in fit.
+    dask_fit_ : bool
+        Whether the model was fitted on dask inputs.
+
+    See Also
+    --------
+    LSSVMClassifier : The symmetric special case (Prop. 2 of [1]_).
+    KernelPair : Both orientations of a precomputed test kernel.
+    asymkern.lssvm.askls_solve : The functional solver of eq. (6).
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang, J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 45(8), 2023.
+    .. [2] J. A. K. Suykens, J. Vandewalle, "Least Squares Support Vector Machine
+       Classifiers", Neural Processing Letters 9(3):293–300, 1999.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from asymkern.lssvm import AsKLSClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = AsKLSClassifier(kernel="sne", kernel_params={"bandwidth": 1.0}).fit(X, y)
+    >>> fs, ft = clf.decision_function(X[:4], return_parts=True)
+    >>> fs.shape, ft.shape
+    ((4, 3), (4, 3))
+    >>> bool(clf.score(X, y) > 0.8)
+    True
     """
 
     def __init__(self, kernel="sne", kernel_params=None, C: float = 1.0,
@@ -769,9 +1041,32 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit on training samples X (or the n × n kernel matrix with ``kernel='precomputed'``).
 
-        ``sample_weight`` (n,) ≥ 0 weights both error terms of eq. (5) (see Notes).
         Dask X (row-chunked; y a numpy array or a 1-D dask array chunked like X's rows) is
         fitted by :func:`asymkern._dask.askls.fit_askls_dask` (Nyström option only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n, d)
+            Training samples, or the (n, n) kernel matrix with ``kernel='precomputed'``.
+        y : array-like of shape (n,)
+            Class labels.
+        sample_weight : array-like of shape (n,), optional
+            Weights ≥ 0 of both error terms of eq. (5) (see Notes).
+
+        Returns
+        -------
+        self : AsKLSClassifier
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``merge``, ``solver`` or ``class_weight`` is unknown, ``C`` is not positive,
+            every weight is zero, a ``nystrom`` dict lacks ``n_components``, or ``cv`` is
+            invalid for ``merge='stack'``.
+        NotImplementedError
+            For dask inputs with weights or ``probability=True``, and for zero weights with
+            ``'precomputed'`` and ``nystrom``.
         """
         if any_dask(X, y):
             from .._dask.askls import fit_askls_dask
@@ -935,8 +1230,18 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     def decision_function(self, X, return_parts: bool = False):
         """Merged decision values, (m,) for two classes or (m, k) one-vs-rest.
 
-        ``return_parts=True`` returns (f_s, f_t) of eq. (7) instead (same shapes); for
-        ``merge='source'``/``'target'`` both parts are computed.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, KernelPair} of shape (m, d)
+            Samples; with ``kernel='precomputed'`` a :class:`KernelPair`.
+        return_parts : bool, default False
+            Return (f_s, f_t) of eq. (7) instead (same shapes); for
+            ``merge='source'``/``'target'`` both parts are computed.
+
+        Returns
+        -------
+        ndarray of shape (m,) or (m, k), or tuple of two of them
+            (m,) for two classes (positive: ``classes_[1]``), else one column per class.
         """
         if return_parts:
             check_is_fitted(self, "intercept_")
@@ -967,7 +1272,18 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         return F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):
-        """Class labels (a dask array for dask X)."""
+        """Class labels (a dask array for dask X).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, KernelPair} of shape (m, d)
+            Samples; with ``kernel='precomputed'`` a :class:`KernelPair`.
+
+        Returns
+        -------
+        ndarray of shape (m,)
+            Predicted labels (elements of ``classes_``).
+        """
         F = self.decision_function(X)
         if is_dask_array(F):
             from .._dask.askls import predict_labels

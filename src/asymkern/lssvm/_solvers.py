@@ -474,12 +474,36 @@ def _inv_norm1_estimate(apply_inv, N: int, max_iter: int = 5) -> float:
 
 @dataclass
 class Solution:
-    """Dual solution in signed coefficients.
+    """Dual solution in signed coefficients, as returned by the LS-SVM / AsK-LS solvers.
 
-    ``bias``: (p, k) — (b1, b2) for AsK-LS, (b,) for LS-SVM; ``coef``: list of (n, k) arrays —
-    [ã, b̃] = [α⊙y, β⊙y] for AsK-LS, [α⊙y] for LS-SVM; ``C`` the regularisation constant
-    (γ of the paper); ``rcond`` the 1-norm reciprocal condition estimate of the system;
-    ``fallback`` whether the ridge-regularised solution was used.
+    Parameters
+    ----------
+    bias : ndarray of shape (p, k)
+        (b1, b2) for AsK-LS (p = 2), b for LS-SVM (p = 1); one column per right-hand side.
+    coef : list of ndarray of shape (n, k)
+        [ã, b̃] = [α⊙y, β⊙y] for AsK-LS, [α⊙y] for LS-SVM.
+    C : float
+        The regularisation constant (γ of paper 001).
+    rcond : float, default nan
+        The 1-norm reciprocal condition estimate of the system (NaN when not estimated).
+    fallback : bool, default False
+        Whether the ridge-regularised solution was used.
+    info : dict, optional
+        Solver details (``'method'``, and ``'factorization'`` for :func:`lssvm_solve`).
+
+    See Also
+    --------
+    askls_solve : Returns a Solution of eq. (6).
+    lssvm_solve : Returns a Solution of eq. (4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import lssvm_solve
+    >>> K = np.eye(3) + 0.5
+    >>> sol = lssvm_solve(K, np.array([1.0, -1.0, 1.0]), C=1.0)
+    >>> sol.bias.shape, sol.coef[0].shape, sol.fallback
+    ((1, 1), (3, 1), False)
     """
 
     bias: np.ndarray
@@ -618,25 +642,81 @@ def askls_solve(
 
     Parameters
     ----------
-    K : (n, n) asymmetric kernel matrix K_ij = κ(x_i, x_j), dense or sparse (or ``(U, s, W)``
-        low-rank factors with ``method='lowrank'``).
-    Y : (n,) or (n, k) targets (±1 for classification).
-    C : float > 0
-        The regularisation constant γ of eq. (5)–(6): the weight of the squared errors
+    K : array-like, sparse matrix or tuple
+        (n, n) asymmetric kernel matrix K_ij = κ(x_i, x_j), dense or sparse (or ``(U, s, W)``
+        low-rank factors K ≈ U diag(s) Wᵀ with ``method='lowrank'``).
+    Y : array-like of shape (n,) or (n, k)
+        Targets (±1 for classification), one system per column.
+    C : float
+        The regularisation constant γ > 0 of eq. (5)–(6): the weight of the squared errors
         (larger = weaker regularisation, like SVC's C).
-    method : ``'schur'``, ``'eig'``, ``'lowrank'`` or ``'dense'`` (reference LU of eq. 6).
-    rcond_tol, ridge, check_rcond : the paper's ill-conditioning rule (see the module).
-    sample_weight : (n,) weights > 0 or None (see below).
-    gamma : deprecated name of ``C`` (``FutureWarning``; removed in 0.3).
+    method : {'schur', 'eig', 'lowrank', 'dense'}, default 'schur'
+        Schur complement (one n×n LU), eigendecomposition of KᵀK, Woodbury on low-rank
+        factors, or the reference LU of the (2n + 2) matrix of eq. (6).
+    rcond_tol : float, default 1e-8
+        Below this 1-norm rcond estimate the system is treated as ill-conditioned (the
+        authors' MATLAB rule) and the ridge-regularised normal equations are solved with an
+        :class:`IllConditionedWarning`.
+    ridge : float or None, default 1.0
+        λ of that fallback (AᵀA + λI)⁻¹Aᵀb; None or 0 raises ``numpy.linalg.LinAlgError``.
+    check_rcond : bool, default True
+        Estimate rcond at all (False skips the estimate and the fallback).
+    sample_weight : array-like of shape (n,), optional
+        Weights > 0 of the error terms: the identity blocks I/C become diag(1/(C v_i))
+        (weighted LS-SVM, Suykens et al. 2002); an integer weight equals repeating the sample.
+    gamma : float, optional
+        Former name of ``C`` (``FutureWarning``).
+
+        .. deprecated:: 0.2
+            Use ``C``; removed in 0.3.
+    _inner : object, optional
+        Internal: a factorisation prepared by the caller (the path functions); not part of
+        the public interface.
 
     Returns
     -------
     Solution
-        Signed coefficients: f_s(x) = κ(x, X)·b̃ + b1, f_t(x) = κ(X, x)ᵀ·ã + b2 (eq. 7).
+        Signed coefficients ``coef = [ã, b̃]``, ``bias = (b1, b2)``:
+        f_s(x) = κ(x, X)·b̃ + b1, f_t(x) = κ(X, x)ᵀ·ã + b2 (eq. 7).
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, C is not positive, or Y's rows do not match K.
+    TypeError
+        If neither C nor ``gamma`` is given.
+
+    See Also
+    --------
+    askls_kkt_matrix : The dense (2n + 2) matrix of eq. (6).
+    askls_C_path : The same system for a grid of C.
+    asymkern.lssvm.AsKLSClassifier : The estimator built on this solver.
 
     Notes
     -----
-    ``sample_weight``: see "Weighted systems" in the module docstring.
+    The system of eq. (6) of [1]_ is solved in signed coefficients ã = α ⊙ y, b̃ = β ⊙ y, in
+    which its matrix does not depend on the labels (one factorisation for every column of Y);
+    the bias unknowns are eliminated by a 2×2 Schur complement.
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang, J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 45(8), 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import askls_solve
+    >>> rng = np.random.RandomState(0)
+    >>> K = rng.rand(6, 6)
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    >>> sol = askls_solve(K, y, C=1.0)
+    >>> a, b = sol.coef
+    >>> a.shape, b.shape, sol.bias.shape
+    ((6, 1), (6, 1), (2, 1))
+    >>> ref = askls_solve(K, y, C=1.0, method="dense")
+    >>> bool(np.allclose(a, ref.coef[0]))
+    True
     """
     C = _check_C(_renamed_C(C, gamma, "askls_solve"))
     c = 1.0 / C
@@ -690,7 +770,48 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     ``method='eig'``: one eigendecomposition KᵀK = VΛVᵀ, then O(n²) per C (a few matrix–vector
     products). ``method='schur'``: KᵀK once (one GEMM), then one n×n LU per C — BLAS-3 only,
     better for short grids or a CPU shared with other jobs (the eigensolver is partly BLAS-2).
-    ``sample_weight`` as in :func:`askls_solve` (the scaled kernel is formed once).
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        Dense asymmetric kernel matrix.
+    Y : array-like of shape (n,) or (n, k)
+        Targets (±1 for classification).
+    Cs : iterable of float
+        Regularisation constants, each > 0.
+    method : {'eig', 'schur'}, default 'eig'
+        How the C-independent work is shared (see above).
+    rcond_tol : float, default 1e-8
+        Ill-conditioning threshold, as in :func:`askls_solve`.
+    ridge : float or None, default 1.0
+        λ of the ridge fallback, as in :func:`askls_solve`.
+    check_rcond : bool, default True
+        Estimate rcond at all.
+    sample_weight : array-like of shape (n,), optional
+        As in :func:`askls_solve` (the scaled kernel is formed once).
+
+    Returns
+    -------
+    list of Solution
+        One solution per C, in the order of ``Cs``.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown or some C is not positive.
+
+    See Also
+    --------
+    askls_solve : One C.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import askls_C_path
+    >>> K = np.random.RandomState(0).rand(6, 6)
+    >>> y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+    >>> [sol.C for sol in askls_C_path(K, y, [0.1, 1.0, 10.0])]
+    [0.1, 1.0, 10.0]
     """
     K = np.asarray(K, dtype=np.float64)
     v = _check_weights(sample_weight, K.shape[0])
@@ -712,25 +833,86 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
                 ridge: float | None = 1.0, check_rcond: bool = True,
                 symmetric: bool | None = None, overwrite_K: bool = False,
                 sample_weight=None, gamma: float | None = None, _inner=None) -> Solution:
-    """Solve the classic LS-SVM system (paper 001 eq. 4) in signed form:
-    [[0, 1ᵀ], [1, K + I/C]] [b, α⊙y] = [0, y] (for regression, y is the real target).
+    """Solve the classic LS-SVM system (paper 001 eq. 4) in signed form.
 
-    ``C`` > 0 is the regularisation constant γ of eq. (4) (weight of the squared errors:
-    larger = weaker regularisation, like SVC's C); ``gamma`` is its deprecated name
-    (``FutureWarning``; removed in 0.3).
-
-    The bias is eliminated by the bordered (Schur-complement) solve: with Z = (K + I/C)⁻¹[1, y],
-    b = (1ᵀZ_y)/(1ᵀZ_1) and α⊙y = Z_y − Z_1 b — two right-hand sides of the inner block
-    K + I/C, which is SPD for a PSD kernel (``method='chol'``: Cholesky, LU otherwise).
+    The system is [[0, 1ᵀ], [1, K + I/C]] [b, α⊙y] = [0, y] (for regression, y is the real
+    target). The bias is eliminated by the bordered (Schur-complement) solve: with
+    Z = (K + I/C)⁻¹[1, y], b = (1ᵀZ_y)/(1ᵀZ_1) and α⊙y = Z_y − Z_1 b — two right-hand sides
+    of the inner block K + I/C, which is SPD for a PSD kernel (``method='chol'``: Cholesky,
+    LU otherwise).
     ``symmetric`` (``method='chol'``): ``True`` when K is the Gram matrix of a kernel flagged
     symmetric on one set, ``False`` never tries Cholesky, ``None`` (default) checks K to a
     rounding-level tolerance. ``info['factorization']`` says which factorisation ran.
     ``overwrite_K`` (with ``method='chol'``, a symmetric float64 K): factor in K's memory,
     saving an n×n copy; K's contents are then unspecified (for callers that discard K).
 
-    Notes
-    -----
-    ``sample_weight``: see "Weighted systems" in the module docstring.
+    Parameters
+    ----------
+    K : array-like or sparse matrix of shape (n, n)
+        Kernel matrix.
+    Y : array-like of shape (n,) or (n, k)
+        Targets (±1 labels or real values), one system per column.
+    C : float
+        The regularisation constant γ > 0 of eq. (4) (weight of the squared errors: larger =
+        weaker regularisation, like SVC's C).
+    method : {'chol', 'eig', 'dense'}, default 'chol'
+        Bordered solve with Cholesky (LU when K + I/C is not SPD), with an eigendecomposition
+        of K, or the reference LU of the (n + 1) system.
+    rcond_tol : float, default 1e-8
+        Ill-conditioning threshold of the 1-norm rcond estimate (see :func:`askls_solve`).
+    ridge : float or None, default 1.0
+        λ of the ridge fallback; None or 0 raises ``numpy.linalg.LinAlgError`` instead.
+    check_rcond : bool, default True
+        Estimate rcond at all.
+    symmetric : bool or None, default None
+        Whether K is symmetric (see above).
+    overwrite_K : bool, default False
+        Allow factoring in K's memory (see above).
+    sample_weight : array-like of shape (n,), optional
+        Weights > 0 of the squared errors: I/C becomes diag(1/(C v_i)).
+    gamma : float, optional
+        Former name of ``C`` (``FutureWarning``).
+
+        .. deprecated:: 0.2
+            Use ``C``; removed in 0.3.
+    _inner : object, optional
+        Internal: a factorisation prepared by the caller (the path functions); not part of
+        the public interface.
+
+    Returns
+    -------
+    Solution
+        ``coef = [α⊙y]`` (n, k) and ``bias`` (1, k): f(x) = κ(x, X)·(α⊙y) + b.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is unknown, C is not positive, or Y's rows do not match K.
+    TypeError
+        If neither C nor ``gamma`` is given.
+
+    See Also
+    --------
+    lssvm_C_path : The same system for a grid of C.
+    askls_solve : The asymmetric (AsK-LS) system of eq. (6).
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang, J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 45(8), 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import lssvm_solve
+    >>> X = np.random.RandomState(0).randn(8, 2)
+    >>> K = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1))
+    >>> y = np.sign(X[:, 0])
+    >>> sol = lssvm_solve(K, y, C=10.0)
+    >>> sol.info["factorization"], sol.coef[0].shape
+    ('cholesky', (8, 1))
+    >>> bool(abs(sol.coef[0].sum()) < 1e-10)  # the border row: 1ᵀ(α⊙y) = 0
+    True
     """
     C = _check_C(_renamed_C(C, gamma, "lssvm_solve"))
     c = 1.0 / C
@@ -771,7 +953,37 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
 def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
     """Classic LS-SVM for every C in ``Cs`` with one eigendecomposition of K (O(n²) per C).
 
-    ``sample_weight`` as in :func:`lssvm_solve` (the scaled kernel is decomposed once)."""
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        Dense kernel matrix.
+    Y : array-like of shape (n,) or (n, k)
+        Targets.
+    Cs : iterable of float
+        Regularisation constants, each > 0.
+    sample_weight : array-like of shape (n,), optional
+        As in :func:`lssvm_solve` (the scaled kernel is decomposed once).
+    **kwargs
+        Further keywords of :func:`lssvm_solve` (``rcond_tol``, ``ridge``, ``check_rcond``).
+
+    Returns
+    -------
+    list of Solution
+        One solution per C, in the order of ``Cs``.
+
+    See Also
+    --------
+    lssvm_solve : One C.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import lssvm_C_path
+    >>> K = np.eye(4) + 0.5
+    >>> sols = lssvm_C_path(K, np.array([1.0, -1.0, 1.0, -1.0]), [1.0, 10.0])
+    >>> len(sols), sols[1].C
+    (2, 10.0)
+    """
     K = np.asarray(K, dtype=np.float64)
     v = _check_weights(sample_weight, K.shape[0])
     inner = _SymEig(K if v is None else _scale_kernel(K, np.sqrt(v)))
@@ -780,14 +992,84 @@ def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
 
 
 def askls_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
-    """Deprecated name of :func:`askls_C_path` (renamed in 0.2, removed in 0.3)."""
+    """Deprecated name of :func:`askls_C_path` (renamed in 0.2, removed in 0.3).
+
+    .. deprecated:: 0.2
+        Use :func:`askls_C_path`; removed in 0.3.
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        Dense asymmetric kernel matrix.
+    Y : array-like of shape (n,) or (n, k)
+        Targets.
+    gammas : iterable of float
+        The regularisation constants (now called C).
+    **kwargs
+        Keywords of :func:`askls_C_path`.
+
+    Returns
+    -------
+    list of Solution
+        One solution per constant.
+
+    See Also
+    --------
+    askls_C_path : The new name.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from asymkern.lssvm import askls_gamma_path
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     sols = askls_gamma_path(np.eye(4) + 0.5, np.array([1.0, -1.0, 1.0, -1.0]), [2.0])
+    >>> len(sols)
+    1
+    """
     warnings.warn("askls_gamma_path was renamed askls_C_path in 0.2 (the LS-SVM constant γ is "
                   "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
     return askls_C_path(K, Y, gammas, **kwargs)
 
 
 def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
-    """Deprecated name of :func:`lssvm_C_path` (renamed in 0.2, removed in 0.3)."""
+    """Deprecated name of :func:`lssvm_C_path` (renamed in 0.2, removed in 0.3).
+
+    .. deprecated:: 0.2
+        Use :func:`lssvm_C_path`; removed in 0.3.
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        Dense kernel matrix.
+    Y : array-like of shape (n,) or (n, k)
+        Targets.
+    gammas : iterable of float
+        The regularisation constants (now called C).
+    **kwargs
+        Keywords of :func:`lssvm_C_path`.
+
+    Returns
+    -------
+    list of Solution
+        One solution per constant.
+
+    See Also
+    --------
+    lssvm_C_path : The new name.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from asymkern.lssvm import lssvm_gamma_path
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     sols = lssvm_gamma_path(np.eye(4) + 0.5, np.array([1.0, -1.0, 1.0, -1.0]), [1.0])
+    >>> len(sols)
+    1
+    """
     warnings.warn("lssvm_gamma_path was renamed lssvm_C_path in 0.2 (the LS-SVM constant γ is "
                   "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
     return lssvm_C_path(K, Y, gammas, **kwargs)
@@ -800,8 +1082,55 @@ def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
                      gamma: float | None = None) -> np.ndarray:
     """The (2n + 2) matrix of paper 001 eq. (6) with H = (y yᵀ) ⊙ K (labels y ∈ {±1}).
 
-    With ``sample_weight`` v the identity blocks I/C become diag(1/(C v_i)) (the weighted
-    primal, see :func:`askls_solve`). ``gamma`` is the deprecated name of ``C``.
+    The matrix is [[0, 0, yᵀ, 0], [0, 0, 0, yᵀ], [y, 0, I/C, H], [0, y, Hᵀ, I/C]] for the
+    unknowns (b1, b2, α, β); it is the dense reference of :func:`askls_solve`
+    (``method='dense'``).
+
+    Parameters
+    ----------
+    K : array-like of shape (n, n)
+        Kernel matrix K_ij = κ(x_i, x_j).
+    y : array-like of shape (n,)
+        Labels in {−1, +1}.
+    C : float
+        The regularisation constant γ > 0 of eq. (6).
+    sample_weight : array-like of shape (n,), optional
+        Weights v: the identity blocks I/C become diag(1/(C v_i)) (the weighted primal, see
+        :func:`askls_solve`).
+    gamma : float, optional
+        Former name of ``C`` (``FutureWarning``).
+
+        .. deprecated:: 0.2
+            Use ``C``; removed in 0.3.
+
+    Returns
+    -------
+    ndarray of shape (2n + 2, 2n + 2)
+        The system matrix.
+
+    Raises
+    ------
+    ValueError
+        If C is not positive.
+    TypeError
+        If neither C nor ``gamma`` is given.
+
+    See Also
+    --------
+    askls_solve : Solves this system without forming it.
+
+    References
+    ----------
+    .. [1] M. He, F. He, L. Shi, X. Huang, J. A. K. Suykens, "Learning with Asymmetric
+       Kernels: Least Squares and Feature Interpretation", IEEE TPAMI 45(8), 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.lssvm import askls_kkt_matrix
+    >>> A = askls_kkt_matrix(np.eye(3), np.array([1.0, -1.0, 1.0]), C=2.0)
+    >>> A.shape, float(A[2, 2])
+    ((8, 8), 0.5)
     """
     C = _check_C(_renamed_C(C, gamma, "askls_kkt_matrix"))
     K = np.asarray(K, dtype=np.float64)

@@ -77,6 +77,57 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     """‖f_LLA − f*‖_H (eq. (15)) for an approx machine in mode lla, ncr, gsa or spa.
 
     For a GSA fit, f_LLA is the LLA solution it was trained through (Algorithm 1).
+
+    Parameters
+    ----------
+    approx : NystromKernelRidge, NystromSVC or NystromKernelPCA
+        A fitted Nyström machine (mode 'lla', 'ncr', 'gsa' or 'spa').
+    exact : same type as ``approx``
+        The same machine fitted with ``mode='exact'`` on the same data and kernel.
+    K : array-like of shape (n, n), optional
+        The training kernel matrix; when None, products with K are streamed.
+    formula : {'landmark', 'eq15'}, default 'landmark'
+        Evaluate through the landmark coefficients β (any fit) or literally by eq. (15)
+        from α̂ = G^†ŵ (GSA fits only).
+    squared : bool, default False
+        Return ‖f_LLA − f*‖²_H.
+
+    Returns
+    -------
+    float or ndarray of shape (n_outputs,)
+        The RKHS distance (its square with ``squared=True``), one per output (KRR target
+        column, one-vs-one machine, KPCA component); a float when there is one.
+
+    Raises
+    ------
+    ValueError
+        If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
+        training data, kernel or number of outputs, ``approx.mode`` does not fit, or
+        ``formula`` is invalid.
+
+    See Also
+    --------
+    gsa_approximation_error : Eq. (19) for GSA fits.
+    approximation_error : Picks the right one of the two.
+
+    References
+    ----------
+    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.nystrom import NystromKernelRidge, lla_approximation_error
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(80, 2)
+    >>> y = np.sin(X[:, 0])
+    >>> exact = NystromKernelRidge(mode="exact", alpha=0.1).fit(X, y)
+    >>> approx = NystromKernelRidge(mode="lla", n_landmarks=20, alpha=0.1,
+    ...                             random_state=0).fit(X, y)
+    >>> err = lla_approximation_error(approx, exact)
+    >>> isinstance(err, float), bool(err >= 0)
+    (True, True)
     """
     at = _check_pair(approx, exact)
     if approx.mode not in ("lla", "ncr", "gsa", "spa"):
@@ -106,7 +157,54 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
 
 
 def gsa_approximation_error(approx, exact, K=None, *, squared=False):
-    """‖f_GSA − f*‖_H (eq. (19)) = √((α̃ − α̂)ᵀK(α̃ − α̂)) for a GSA fit."""
+    """‖f_GSA − f*‖_H (eq. (19)) = √((α̃ − α̂)ᵀK(α̃ − α̂)) for a GSA fit.
+
+    Parameters
+    ----------
+    approx : NystromKernelRidge, NystromSVC or NystromKernelPCA
+        A fitted Nyström machine with ``mode='gsa'``.
+    exact : same type as ``approx``
+        The same machine fitted with ``mode='exact'`` on the same data and kernel.
+    K : array-like of shape (n, n), optional
+        The training kernel matrix; when None, products with K are streamed.
+    squared : bool, default False
+        Return ‖f_GSA − f*‖²_H.
+
+    Returns
+    -------
+    float or ndarray of shape (n_outputs,)
+        The RKHS distance (its square with ``squared=True``), one per output (KRR target
+        column, one-vs-one machine, KPCA component); a float when there is one.
+
+    Raises
+    ------
+    ValueError
+        If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
+        training data, kernel or number of outputs, or ``approx.mode`` does not fit.
+
+    See Also
+    --------
+    lla_approximation_error : Eq. (15) for LLA / NCR / SPA fits.
+    approximation_error : Picks the right one of the two.
+
+    References
+    ----------
+    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.nystrom import NystromKernelRidge, gsa_approximation_error
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(80, 2)
+    >>> y = np.sin(X[:, 0])
+    >>> exact = NystromKernelRidge(mode="exact", alpha=0.1).fit(X, y)
+    >>> approx = NystromKernelRidge(mode="gsa", n_landmarks=20, alpha=0.1,
+    ...                             random_state=0).fit(X, y)
+    >>> bool(gsa_approximation_error(approx, exact) >= 0)
+    True
+    """
     at = _check_pair(approx, exact)
     if approx.mode != "gsa":
         raise ValueError(f"approx.mode={approx.mode!r}; eq. (19) needs a GSA fit (mode='gsa')")
@@ -120,7 +218,54 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
 
 
 def approximation_error(approx, exact, K=None, *, squared=False):
-    """Eq. (19) for a GSA fit, eq. (15) for LLA / NCR / SPA fits."""
+    """‖f̂ − f*‖_H: eq. (19) for a GSA fit, eq. (15) for LLA / NCR / SPA fits.
+
+    Parameters
+    ----------
+    approx : NystromKernelRidge, NystromSVC or NystromKernelPCA
+        A fitted Nyström machine.
+    exact : same type as ``approx``
+        The same machine fitted with ``mode='exact'`` on the same data and kernel.
+    K : array-like of shape (n, n), optional
+        The training kernel matrix; when None, products with K are streamed.
+    squared : bool, default False
+        Return the squared distance.
+
+    Returns
+    -------
+    float or ndarray of shape (n_outputs,)
+        The RKHS distance (its square with ``squared=True``), one per output (KRR target
+        column, one-vs-one machine, KPCA component); a float when there is one.
+
+    Raises
+    ------
+    ValueError
+        If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
+        training data, kernel or number of outputs, or ``approx.mode`` does not fit.
+
+    See Also
+    --------
+    lla_approximation_error : Eq. (15).
+    gsa_approximation_error : Eq. (19).
+
+    References
+    ----------
+    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.nystrom import NystromKernelRidge, approximation_error
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(80, 2)
+    >>> y = np.sin(X[:, 0])
+    >>> exact = NystromKernelRidge(mode="exact", alpha=0.1).fit(X, y)
+    >>> approx = NystromKernelRidge(mode="spa", n_landmarks=20, alpha=0.1,
+    ...                             random_state=0).fit(X, y)
+    >>> bool(approximation_error(approx, exact) >= 0)
+    True
+    """
     if getattr(approx, "mode", None) == "gsa":
         return gsa_approximation_error(approx, exact, K, squared=squared)
     return lla_approximation_error(approx, exact, K, squared=squared)

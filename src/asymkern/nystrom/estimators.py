@@ -392,16 +392,97 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     alpha‖f‖²_H in every mode (lla, ncr, gsa, spa, exact); an integer weight equals repeating
     the row (same landmarks), a zero weight equals dropping it. Not on dask inputs.
 
-    Parameters: mode, n_landmarks (m), landmarks ('uniform'|'gaussian'|'leverage'|'kmeans' or
-    row indices), subspace_dim (s ≤ m, None = numerical rank of K_mm), alpha (> 0), kernel,
-    gamma, kernel_params, fit_intercept, solver, gsa_solver, rcond (eigenvalue cut-off, see
-    ``_basis``), random_state.
+    Parameters
+    ----------
+    mode : {'lla', 'gsa', 'ncr', 'spa', 'exact'}, default 'lla'
+        How the landmarks are used (module docstring).
+    n_landmarks : int, default 100
+        Number m of landmarks drawn by the sampler (clipped to n_samples with a
+        ``ClippedParameterWarning``); ignored when ``landmarks`` is an index array.
+    landmarks : str or array-like of int, default 'uniform'
+        Landmark sampler ('uniform', 'gaussian', 'leverage' or 'kmeans'), or row indices of X.
+    subspace_dim : int or None, default None
+        Dimension s ≤ m of the landmark subspace; None = the numerical rank of K_mm.
+    alpha : float, default 1.0
+        Ridge regularisation λ₀ > 0.
+    kernel : str, Kernel, callable or 'precomputed', default 'rbf'
+        The kernel (see :func:`~asymkern.kernels.resolve_kernel`); ``'precomputed'`` takes
+        kernel matrices (see the module docstring).
+    gamma : float or None, default None
+        Kernel width (exp(−gamma‖x − z‖²) for 'rbf'); None keeps the kernel's default.
+    kernel_params : dict or None, default None
+        Further parameters of a kernel given by name.
+    fit_intercept : bool, default False
+        Fit a bias b (centred features; HKH for the exact machine).
+    solver : {'auto', 'sklearn'}, default 'auto'
+        LLA's ridge problem in Gram form, or ``sklearn.linear_model.Ridge`` on F.
+    gsa_solver : {'eq20', 'woodbury'}, default 'eq20'
+        How GSA's α̂ is computed (see above).
+    rcond : float or None, default None
+        Eigenvalue cut-off of the pseudo-inverse of K_mm (λ ≤ rcond·λ_max is treated as zero;
+        None = m·eps of X's dtype).
+    random_state : None, int or RandomState, default None
+        Randomness of the landmark sampler (a numpy ``Generator`` is refused).
 
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_outputs, s) or None
+        ŵ, the linear model on the features F = K_nm A (lla, gsa).
+    landmark_coef_ : ndarray of shape (m, n_outputs) or None
+        β with f = C_H β (lla, ncr, gsa, spa).
+    dual_coef_ : ndarray of shape (n, n_outputs) or None
+        α with f = X_H α (gsa, exact) or f = X̃_H α (spa).
+    intercept_ : float or ndarray of shape (n_outputs,)
+        The bias b (0 unless ``fit_intercept``).
+    basis_ : NystromBasis or None
+        The landmark basis (None for ``mode='exact'``).
+    landmark_indices_ : ndarray of int or None
+        Row indices of the landmarks (None for a Gaussian sketch or ``'exact'``).
+    landmarks_ : ndarray or None
+        The landmark points (rows of K for ``'precomputed'``; None for a sketch).
+    n_landmarks_ : int or None
+        Number m of landmarks used (after clipping).
+    subspace_dim_ : int
+        Dimension s of the landmark subspace used (n for ``'exact'``).
+    X_fit_ : ndarray or sparse matrix
+        Copy of the training data (None after a Dask fit, except for GSA).
+    n_features_in_ : int
+        Number of features of X seen in fit.
+    dask_fit_ : bool
+        Whether the model was fitted on dask inputs.
+
+    See Also
+    --------
+    NystromSVC : Nyström support vector classification.
+    NystromKernelPCA : Nyström kernel PCA.
+    approximation_error : ‖f̂ − f*‖_H of a fitted machine against the exact one.
+    sklearn.kernel_ridge.KernelRidge : Exact kernel ridge regression.
+
+    Notes
+    -----
     scikit-learn conventions common to the Nyström machines (clipping, ``gamma``,
     ``kernel='precomputed'``, sparse input, ``random_state``, validation): see the module
-    docstring.
+    docstring. scikit-learn's common checks pass at default parameters
+    (tests/test_nystrom_sklearn.py).
 
-    scikit-learn's common checks pass at default parameters (tests/test_nystrom_sklearn.py).
+    References
+    ----------
+    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.nystrom import NystromKernelRidge
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-3, 3, (200, 1))
+    >>> y = np.sin(X[:, 0])
+    >>> krr = NystromKernelRidge(n_landmarks=20, alpha=1e-3, gamma=0.5, random_state=0)
+    >>> krr = krr.fit(X, y)
+    >>> krr.predict(X[:3]).shape
+    (3,)
+    >>> bool(krr.score(X, y) > 0.99)
+    True
     """
 
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
@@ -429,10 +510,30 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     def fit(self, X, y, sample_weight=None):
         """Fit the machine of ``mode`` on X (n × d) and targets y (n,) or (n, outputs).
 
-        ``sample_weight`` (n,), non-negative: weighted least squares
-        Σᵢ wᵢ(yᵢ − f(xᵢ) − b)² + alpha‖f‖²_H in every in-memory mode (lla, ncr, gsa, spa, exact;
-        the intercept uses weighted means). An integer weight equals repeating the row
-        (with the same landmarks). ``None`` = all ones. Not available on dask inputs.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n, d)
+            Training data (the (n, n) kernel matrix with ``kernel='precomputed'``).
+        y : array-like of shape (n,) or (n, n_outputs)
+            Targets.
+        sample_weight : array-like of shape (n,), optional
+            Non-negative weights: weighted least squares Σᵢ wᵢ(yᵢ − f(xᵢ) − b)² +
+            alpha‖f‖²_H in every in-memory mode (the intercept uses weighted means). An
+            integer weight equals repeating the row (with the same landmarks). None = all
+            ones. Not available on dask inputs.
+
+        Returns
+        -------
+        self : NystromKernelRidge
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``mode``, ``solver`` or ``gsa_solver`` is unknown, ``alpha`` is not positive,
+            or y / the weights are malformed.
+        NotImplementedError
+            For ``sample_weight`` with dask inputs.
         """
         mode = _check_mode(self.mode)
         if self.solver not in ("auto", "sklearn"):
@@ -588,11 +689,38 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         return out.ravel() if self._y_1d else out
 
     def predict(self, X):
-        """Predictions of the fitted mode (GSA and exact use K(X, X_fit), the others K(X, C))."""
+        """Predictions of the fitted mode (GSA and exact use K(X, X_fit), the others K(X, C)).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_test, d)
+            Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``).
+
+        Returns
+        -------
+        ndarray of shape (n_test,) or (n_test, n_outputs)
+            Predicted targets (2-D when fitted on a 2-D y).
+        """
         return self._decision(X)
 
     def predict_lla(self, X):
-        """LLA predictions from a GSA (or LLA) fit: GSA is trained through LLA (Algorithm 1)."""
+        """LLA predictions from a GSA (or LLA) fit: GSA is trained through LLA (Algorithm 1).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_test, d)
+            Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``).
+
+        Returns
+        -------
+        ndarray of shape (n_test,) or (n_test, n_outputs)
+            The predictions of LLA's model.
+
+        Raises
+        ------
+        ValueError
+            If ``mode`` is not 'gsa' or 'lla'.
+        """
         if self.mode not in ("gsa", "lla"):
             raise ValueError("predict_lla needs mode 'gsa' or 'lla'")
         return self._decision(X, "lla")
@@ -605,6 +733,35 @@ def machine_duals(est, n: int) -> np.ndarray:
     Machines are scikit-learn's one-vs-one pairs (0,1), (0,2), …, (1,2), … (one machine for two
     classes), with the coefficient layout that ``coef_`` of a linear-kernel SVC uses, so that for
     training features F: coef_ = Dᵀ F and decision_p(z) = D[:, p]ᵀ k(X, z) + intercept_[p].
+
+    Parameters
+    ----------
+    est : sklearn.svm.SVC or sklearn.svm.NuSVC
+        A fitted libsvm classifier.
+    n : int
+        Number of training samples (rows of the output).
+
+    Returns
+    -------
+    ndarray of shape (n, n_machines)
+        Signed dual coefficients; zero for samples that are not support vectors.
+
+    See Also
+    --------
+    NystromSVC : Uses these duals for the GSA/SPA/exact machines.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.svm import SVC
+    >>> from asymkern.nystrom import machine_duals
+    >>> X, y = load_iris(return_X_y=True)
+    >>> svc = SVC(kernel="linear").fit(X, y)
+    >>> D = machine_duals(svc, X.shape[0])
+    >>> D.shape
+    (150, 3)
+    >>> bool(abs(D.T @ X - svc.coef_).max() < 1e-8)
+    True
     """
     dual = np.asarray(est.dual_coef_)
     sup = np.asarray(est.support_)
@@ -648,12 +805,105 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     argmax of the probabilities may differ from ``predict`` near the margin. Not on dask
     inputs.
 
+    Parameters
+    ----------
+    mode : {'lla', 'gsa', 'ncr', 'spa', 'exact'}, default 'lla'
+        How the landmarks are used (module docstring).
+    n_landmarks : int, default 100
+        Number m of landmarks drawn by the sampler (clipped to n_samples with a
+        ``ClippedParameterWarning``); ignored when ``landmarks`` is an index array.
+    landmarks : str or array-like of int, default 'uniform'
+        Landmark sampler ('uniform', 'gaussian', 'leverage' or 'kmeans'), or row indices of X.
+    subspace_dim : int or None, default None
+        Dimension s ≤ m of the landmark subspace; None = the numerical rank of K_mm.
+    svm : {'nusvc', 'svc', 'linearsvc'}, default 'nusvc'
+        The solver (see above).
+    nu : float, default 0.5
+        ν of ``NuSVC`` (``svm='nusvc'``).
+    C : float, default 1.0
+        C of ``SVC`` / ``LinearSVC``.
+    kernel : str, Kernel, callable or 'precomputed', default 'rbf'
+        The kernel (see :func:`~asymkern.kernels.resolve_kernel`); ``'precomputed'`` takes
+        kernel matrices (see the module docstring).
+    gamma : float or None, default None
+        Kernel width (exp(−gamma‖x − z‖²) for 'rbf'); None keeps the kernel's default.
+    kernel_params : dict or None, default None
+        Further parameters of a kernel given by name.
+    tol : float, default 1e-3
+        Stopping tolerance of the solver.
+    max_iter : int, default -1
+        Iteration limit of the solver (-1 = libsvm's unlimited; 1000 for LinearSVC).
+    class_weight : dict, 'balanced' or None, default None
+        Class weights passed to the solver (see above).
+    probability : bool, default False
+        Fit Platt sigmoids for ``predict_proba`` (see above).
+    rcond : float or None, default None
+        Eigenvalue cut-off of the pseudo-inverse of K_mm (λ ≤ rcond·λ_max is treated as zero;
+        None = m·eps of X's dtype).
+    random_state : None, int or RandomState, default None
+        Randomness of the landmark sampler (a numpy ``Generator`` is refused).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    estimator_ : SVC, NuSVC or LinearSVC
+        The fitted scikit-learn solver (linear on the features F, or precomputed).
+    coef_ : ndarray of shape (n_machines, s) or None
+        Weights of the linear model on F (lla, gsa, ncr).
+    landmark_coef_ : ndarray of shape (m, n_machines) or None
+        β with f = C_H β (not for 'exact').
+    dual_coef_ : ndarray of shape (n, n_machines) or None
+        Signed duals (gsa: eq. (20); spa, exact: :func:`machine_duals`).
+    calibration_ : PlattCalibration or None
+        The sigmoids of ``probability=True``.
+    n_iter_ : int or ndarray
+        Iterations of the solver (when it reports them).
+    basis_ : NystromBasis or None
+        The landmark basis (None for ``mode='exact'``).
+    landmark_indices_ : ndarray of int or None
+        Row indices of the landmarks (None for a Gaussian sketch or ``'exact'``).
+    landmarks_ : ndarray or None
+        The landmark points (rows of K for ``'precomputed'``; None for a sketch).
+    n_landmarks_ : int or None
+        Number m of landmarks used (after clipping).
+    subspace_dim_ : int
+        Dimension s of the landmark subspace used (n for ``'exact'``).
+    X_fit_ : ndarray or sparse matrix
+        Copy of the training data (None after a Dask fit, except for GSA).
+    n_features_in_ : int
+        Number of features of X seen in fit.
+    dask_fit_ : bool
+        Whether the model was fitted on dask inputs.
+
+    See Also
+    --------
+    NystromKernelRidge : Nyström kernel ridge regression.
+    machine_duals : Per-machine dual coefficients of a libsvm classifier.
+    sklearn.svm.NuSVC : The exact ν-SVM.
+
+    Notes
+    -----
     scikit-learn conventions common to the Nyström machines (clipping, ``gamma``,
     ``kernel='precomputed'``, sparse input, ``random_state``, validation): see the module
-    docstring.
-
-    scikit-learn's common checks pass at default parameters except
+    docstring. scikit-learn's common checks pass at default parameters except
     ``check_class_weight_classifiers`` (ν-SVC; it passes with ``svm='svc'``).
+
+    References
+    ----------
+    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis".
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from asymkern.nystrom import NystromSVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = NystromSVC(n_landmarks=30, gamma=0.5, random_state=0).fit(X, y)
+    >>> clf.predict(X[:3]).shape
+    (3,)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
     """
 
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
@@ -716,8 +966,31 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         return y
 
     def fit(self, X, y):
-        """Fit on X (n × d) and class labels y (n,); with ``probability=True`` also the Platt
-        sigmoids of ``predict_proba`` (from 5-fold cross-validated decision values)."""
+        """Fit on X (n × d) and class labels y (n,).
+
+        With ``probability=True`` also the Platt sigmoids of ``predict_proba`` (from 5-fold
+        cross-validated decision values).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n, d)
+            Training data (the (n, n) kernel matrix with ``kernel='precomputed'``).
+        y : array-like of shape (n,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self : NystromSVC
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``mode`` or ``svm`` is unknown, y is malformed or has one class, or
+            ``probability=True`` with a class of fewer than 2 samples.
+        NotImplementedError
+            For ``probability=True`` with dask inputs.
+        """
         mode = _check_mode(self.mode)
         _require_y(y, self)
         if any_dask(X, y):  # features gathered within max_dense_memory (_dask.machines)
@@ -846,6 +1119,18 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         return T @ self._F.T if approach == "spa" else T
 
     def decision_function(self, X):
+        """Decision values of the fitted solver on the features of the fitted mode.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_test, d)
+            Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``).
+
+        Returns
+        -------
+        ndarray of shape (n_test,) or (n_test, n_machines)
+            As the decision function of the underlying scikit-learn solver.
+        """
         if self._use_dask(X):
             from .._dask.machines import svc_apply
 
@@ -857,6 +1142,18 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         return F.astype(self.X_fit_.dtype, copy=False)
 
     def predict(self, X):
+        """Class labels predicted by the fitted mode.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_test, d)
+            Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``).
+
+        Returns
+        -------
+        ndarray of shape (n_test,)
+            Predicted labels.
+        """
         if self._use_dask(X):
             from .._dask.machines import svc_apply
 
@@ -866,7 +1163,23 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         return self.estimator_.predict(T)
 
     def predict_lla(self, X):
-        """LLA predictions from a GSA (or LLA) fit: both share LLA's training (Algorithm 1)."""
+        """LLA predictions from a GSA (or LLA) fit: both share LLA's training (Algorithm 1).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_test, d)
+            Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``).
+
+        Returns
+        -------
+        ndarray of shape (n_test,)
+            Labels predicted by LLA's model.
+
+        Raises
+        ------
+        ValueError
+            If ``mode`` is not 'gsa', 'lla' or 'ncr'.
+        """
         if self.mode not in ("gsa", "lla", "ncr"):
             raise ValueError("predict_lla needs mode 'gsa', 'lla' or 'ncr'")
         if self._use_dask(X):
@@ -892,11 +1205,91 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
     ``get_feature_names_out`` gives nystromkernelpca0, … (so ``set_output(transform='pandas')``
     works).
 
+    Parameters
+    ----------
+    n_components : int, default 2
+        Number of components.
+    mode : {'lla', 'gsa', 'ncr', 'spa', 'exact'}, default 'lla'
+        How the landmarks are used (module docstring).
+    n_landmarks : int, default 100
+        Number m of landmarks drawn by the sampler (clipped to n_samples with a
+        ``ClippedParameterWarning``); ignored when ``landmarks`` is an index array.
+    landmarks : str or array-like of int, default 'uniform'
+        Landmark sampler ('uniform', 'gaussian', 'leverage' or 'kmeans'), or row indices of X.
+    subspace_dim : int or None, default None
+        Dimension s ≤ m of the landmark subspace; None = the numerical rank of K_mm.
+    center : bool, default True
+        Centre the features on the training mean.
+    kernel : str, Kernel, callable or 'precomputed', default 'rbf'
+        The kernel (see :func:`~asymkern.kernels.resolve_kernel`); ``'precomputed'`` takes
+        kernel matrices (see the module docstring).
+    gamma : float or None, default None
+        Kernel width (exp(−gamma‖x − z‖²) for 'rbf'); None keeps the kernel's default.
+    kernel_params : dict or None, default None
+        Further parameters of a kernel given by name.
+    rcond : float or None, default None
+        Eigenvalue cut-off of the pseudo-inverse of K_mm (λ ≤ rcond·λ_max is treated as zero;
+        None = m·eps of X's dtype).
+    random_state : None, int or RandomState, default None
+        Randomness of the landmark sampler (a numpy ``Generator`` is refused).
+
+    Attributes
+    ----------
+    n_components_ : int
+        Number of components used (``n_components`` clipped).
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Variance captured by each component (squared singular values of the centred F, or
+        eigenvalues of the centred kernel matrix).
+    coef_ : ndarray of shape (n_components_, s) or None
+        Components in the feature space of F (not for 'exact').
+    landmark_coef_ : ndarray of shape (m, n_components_) or None
+        β with f_k = C_H β_k (not for 'exact').
+    dual_coef_ : ndarray of shape (n, n_components_) or None
+        α with f_k = X_H α_k (gsa, spa, exact).
+    intercept_ : ndarray of shape (n_components_,)
+        Offset of the scores (the centring term).
+    basis_ : NystromBasis or None
+        The landmark basis (None for ``mode='exact'``).
+    landmark_indices_ : ndarray of int or None
+        Row indices of the landmarks (None for a Gaussian sketch or ``'exact'``).
+    landmarks_ : ndarray or None
+        The landmark points (rows of K for ``'precomputed'``; None for a sketch).
+    n_landmarks_ : int or None
+        Number m of landmarks used (after clipping).
+    subspace_dim_ : int
+        Dimension s of the landmark subspace used (n for ``'exact'``).
+    X_fit_ : ndarray or sparse matrix
+        Copy of the training data (None after a Dask fit, except for GSA).
+    n_features_in_ : int
+        Number of features of X seen in fit.
+    dask_fit_ : bool
+        Whether the model was fitted on dask inputs.
+
+    See Also
+    --------
+    asymkern.KernelPCA : Exact kernel PCA.
+    NystromKernelRidge : Nyström kernel ridge regression.
+    asymkern.nystrom.NystromFeatureMap : Nyström features (also for asymmetric kernels).
+
+    Notes
+    -----
     scikit-learn conventions common to the Nyström machines (clipping, ``gamma``,
     ``kernel='precomputed'``, sparse input, ``random_state``, validation): see the module
-    docstring.
+    docstring. scikit-learn's common checks pass at default parameters.
 
-    scikit-learn's common checks pass at default parameters.
+    References
+    ----------
+    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.nystrom import NystromKernelPCA
+    >>> X = np.random.RandomState(0).randn(100, 3)
+    >>> pca = NystromKernelPCA(n_components=2, n_landmarks=20, random_state=0).fit(X)
+    >>> pca.transform(X).shape
+    (100, 2)
     """
 
     def __init__(self, n_components=2, mode="lla", n_landmarks=100, landmarks="uniform",
@@ -915,6 +1308,26 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         self.random_state = random_state
 
     def fit(self, X, y=None):
+        """Fit the components of ``mode`` on X.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n, d)
+            Training data (the (n, n) kernel matrix with ``kernel='precomputed'``).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : NystromKernelPCA
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``mode`` is unknown, X has fewer than 2 samples with ``center=True``, or the
+            (centred) kernel has fewer than ``n_components`` positive directions.
+        """
         from sklearn.utils.extmath import svd_flip
 
         mode = _check_mode(self.mode)
@@ -1008,6 +1421,18 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         return tags
 
     def transform(self, X):
+        """Scores ⟨f_k, Φ(z) − μ⟩ of new samples.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_test, d)
+            Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``).
+
+        Returns
+        -------
+        ndarray of shape (n_test, n_components_)
+            The scores (dtype of the training data).
+        """
         check_is_fitted(self, "X_fit_")
         if self._use_dask(X):  # a dask array chunked like X (numpy in → numpy out)
             from .._dask.machines import transform_pca

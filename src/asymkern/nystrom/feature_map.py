@@ -98,18 +98,42 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Singular values of K_CC below ``rcond``·s_max are treated as zero (pseudo-inverse);
         default m·eps of X's dtype.
     random_state : None, int or RandomState, default=None
+        Randomness of the landmark draw (a numpy ``Generator`` is refused).
     side : {'left', 'right'}, default='left'
         Which map ``transform`` returns.
 
     Attributes
     ----------
-    components_ : (m, n_features) landmark points C.
-    component_indices_ : (m,) training-row indices of the landmarks (None for k-means).
-    normalization_ : (m, m) V S^{-1/2} Uᵀ (left map; ``Nystroem``'s attribute name).
-    normalization_right_ : (m, m) U S^{-1/2} Uᵀ (right map).
-    singular_values_ : (r,) kept singular values of K_CC.
-    n_components_ : int, the number of landmarks (output columns) used.
-    n_features_in_, feature_names_in_ : scikit-learn's bookkeeping.
+    components_ : ndarray or sparse matrix of shape (m, n_features)
+        The landmark points C.
+    component_indices_ : ndarray of shape (m,) or None
+        Training-row indices of the landmarks (None for k-means).
+    normalization_ : ndarray of shape (m, m)
+        V S^{-1/2} Uᵀ (left map; ``Nystroem``'s attribute name).
+    normalization_right_ : ndarray of shape (m, m)
+        U S^{-1/2} Uᵀ (right map).
+    singular_values_ : ndarray of shape (r,)
+        Kept singular values of K_CC.
+    n_components_ : int
+        The number of landmarks (output columns) used.
+    n_features_in_ : int
+        Number of features of X seen in fit.
+    feature_names_in_ : ndarray of str
+        Column names of X, when X is a DataFrame with string column names.
+
+    See Also
+    --------
+    sklearn.kernel_approximation.Nystroem : The symmetric PSD special case.
+    asymkern.KernelSVD : Kernel SVD, whose ``solver='nystrom'`` uses the same approximation.
+    NystromKernelRidge : Kernel machines on Nyström features.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos, J. A. K. Suykens, "Learning in
+       Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and Nyström method",
+       ICML 2024.
+    .. [2] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis".
 
     Examples
     --------
@@ -163,7 +187,28 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     # -------------------------------------------------------------------------------- fit
     def fit(self, X, y=None):
-        """Choose the landmarks C among the rows of X and factor K_CC = U S Vᵀ."""
+        """Choose the landmarks C among the rows of X and factor K_CC = U S Vᵀ.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            Training data.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : NystromFeatureMap
+            The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            If ``side`` or ``landmarks`` is invalid, ``rcond`` is outside [0, 1), the kernel is
+            row-normalised, or K_CC is zero.
+        TypeError
+            For ``landmarks='kmeans'`` with sparse X.
+        """
         if self.side not in _SIDES:
             raise ValueError(f"side must be 'left' or 'right', got {self.side!r}")
         kern = self._kernel()
@@ -238,15 +283,48 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return out.astype(X.dtype, copy=False)
 
     def transform(self, X):
-        """The map selected by ``side``: φ̂(X) (``'left'``) or ψ̂(X) (``'right'``), (n, m)."""
+        """The map selected by ``side``: φ̂(X) (``'left'``) or ψ̂(X) (``'right'``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n, n_components_)
+            The features (dtype of the input).
+        """
         return self._map(X, right=self.side == "right")
 
     def transform_left(self, X):
-        """Left map φ̂(X) = K(X, C) V S^{-1/2} Uᵀ (X in the kernel's first argument)."""
+        """Left map φ̂(X) = K(X, C) V S^{-1/2} Uᵀ (X in the kernel's first argument).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n, n_components_)
+            The features (dtype of the input).
+        """
         return self._map(X, right=False)
 
     def transform_right(self, Z):
-        """Right map ψ̂(Z) = K(C, Z)ᵀ U S^{-1/2} Uᵀ (Z in the kernel's second argument)."""
+        """Right map ψ̂(Z) = K(C, Z)ᵀ U S^{-1/2} Uᵀ (Z in the kernel's second argument).
+
+        Parameters
+        ----------
+        Z : {array-like, sparse matrix} of shape (n, d)
+            Samples.
+
+        Returns
+        -------
+        ndarray of shape (n, n_components_)
+            The features (dtype of the input).
+        """
         return self._map(Z, right=True)
 
 

@@ -50,8 +50,35 @@ def _center_coef(C: np.ndarray) -> np.ndarray:
 class RKHSFunction:
     """Functions f_j = Σ_i C_ij k(c_i, ·) in an RKHS: a callable, ``f(Z)`` → (n_points, k).
 
-    ``centers`` are the expansion points (rows), ``coef`` is (n_centers, k) or a vector (one
-    function). Centred features are folded into the coefficients, so evaluation is plain.
+    Centred features are folded into the coefficients, so evaluation is plain.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The reproducing kernel k.
+    centers : ndarray or sparse matrix of shape (n_centers, d)
+        The expansion points c_i (rows).
+    coef : array-like of shape (n_centers, k) or (n_centers,)
+        Coefficients C; a vector defines one function (then evaluation returns a vector).
+
+    Raises
+    ------
+    ValueError
+        If ``coef`` and ``centers`` have different numbers of rows.
+
+    See Also
+    --------
+    EmpiricalOperator : Returns singular and eigenfunctions as RKHSFunction.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import get_kernel
+    >>> from asymkern.operators import RKHSFunction
+    >>> X = np.random.RandomState(0).randn(5, 2)
+    >>> f = RKHSFunction(get_kernel("rbf"), X, np.ones((5, 2)))
+    >>> f(X[:3]).shape, len(f)
+    ((3, 2), 2)
     """
 
     def __init__(self, kernel: Kernel, centers: np.ndarray, coef: np.ndarray):
@@ -88,16 +115,39 @@ class RKHSFunction:
         return RKHSFunction(self.kernel, self.centers, coef)
 
     def gram(self) -> np.ndarray:
-        """Inner products ⟨f_i, f_j⟩_H (k×k)."""
+        """Inner products ⟨f_i, f_j⟩_H.
+
+        Returns
+        -------
+        ndarray of shape (k, k)
+            The Gram matrix Cᴴ K C of the functions.
+        """
         G = self.kernel(self.centers)
         return np.conj(self.coef).T @ (G @ self.coef)
 
     def norms(self) -> np.ndarray:
-        """RKHS norms ‖f_j‖_H."""
+        """RKHS norms ‖f_j‖_H.
+
+        Returns
+        -------
+        ndarray of shape (k,)
+            The norms (rounding below zero clipped to 0).
+        """
         return np.sqrt(np.maximum(np.real(np.diag(self.gram())), 0.0))
 
     def inner(self, other: RKHSFunction) -> np.ndarray:
-        """⟨f_i, g_j⟩_H for two function sets of the same kernel."""
+        """⟨f_i, g_j⟩_H for two function sets of the same kernel.
+
+        Parameters
+        ----------
+        other : RKHSFunction
+            Functions g_j of the same kernel (any expansion points).
+
+        Returns
+        -------
+        ndarray of shape (k, k_other)
+            The inner products, by the reproducing property.
+        """
         K = self.kernel(self.centers, other.centers)
         return np.conj(self.coef).T @ (K @ other.coef)
 
@@ -110,8 +160,34 @@ class RKHSFunction:
 class OperatorSVD:
     """S ≈ Σ σ_i u_i ⊗ v_i. Unpacks like ``numpy.linalg.svd``: ``u, s, v = op.svd(k)``.
 
-    ``left`` (u_i ∈ F, on the output samples Y) and ``right`` (v_i ∈ H, on the input samples X)
-    are :class:`RKHSFunction` sets orthonormal in their RKHS.
+    Parameters
+    ----------
+    singular_values : ndarray of shape (k,)
+        σ_1 ≥ … ≥ σ_k.
+    left : RKHSFunction
+        Left singular functions u_i ∈ F (on the output samples Y), orthonormal in F.
+    right : RKHSFunction
+        Right singular functions v_i ∈ H (on the input samples X), orthonormal in H.
+    method : str
+        The route that computed it ('qr', 'auxiliary' or 'block').
+    info : dict, optional
+        Solver details.
+
+    See Also
+    --------
+    EmpiricalOperator.svd : Returns an OperatorSVD.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import EmpiricalOperator
+    >>> rng = np.random.RandomState(0)
+    >>> X, Y = rng.randn(20, 2), rng.randn(15, 2)
+    >>> B = rng.randn(15, 20)
+    >>> op = EmpiricalOperator("rbf", X, "rbf", Y, B)
+    >>> u, sv, v = op.svd(3)
+    >>> sv.shape, len(u), len(v)
+    ((3,), 3, 3)
     """
 
     singular_values: np.ndarray
@@ -126,7 +202,33 @@ class OperatorSVD:
 
 @dataclass(frozen=True)
 class OperatorEig:
-    """S f_i = λ_i f_i. Unpacks like ``numpy.linalg.eig``: ``lam, f = op.eig(k)``."""
+    """S f_i = λ_i f_i. Unpacks like ``numpy.linalg.eig``: ``lam, f = op.eig(k)``.
+
+    Parameters
+    ----------
+    eigenvalues : ndarray of shape (k,)
+        Eigenvalues λ_i, largest |λ| first (complex for the auxiliary route when needed).
+    eigenfunctions : RKHSFunction
+        The eigenfunctions f_i, unit-norm in the RKHS.
+    method : str
+        The route that computed it ('qr' or 'auxiliary').
+    info : dict, optional
+        Solver details.
+
+    See Also
+    --------
+    EmpiricalOperator.eig : Returns an OperatorEig.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import EmpiricalOperator
+    >>> X = np.random.RandomState(0).randn(20, 2)
+    >>> op = EmpiricalOperator("rbf", X, "rbf", X, np.eye(20) / 20)  # covariance operator
+    >>> lam, f = op.eig(2)
+    >>> lam.shape, len(f)
+    ((2,), 2)
+    """
 
     eigenvalues: np.ndarray
     eigenfunctions: RKHSFunction
@@ -142,22 +244,69 @@ class EmpiricalOperator:
 
     Parameters
     ----------
-    kernel_in : kernel of the input space H (feature map φ on the samples X).
-    X : (m, d_x) input samples; Φ = [φ(x_1) … φ(x_m)].
-    kernel_out : kernel of the output space F (ψ on the samples Y).
-    Y : (n, d_y) output samples; Ψ = [ψ(y_1) … ψ(y_n)].
-    B : (n, m) array, sparse matrix or ``scipy.sparse.linalg.LinearOperator`` (with ``rmatvec``
+    kernel_in : str or Kernel
+        Kernel of the input space H (feature map φ on the samples X); symmetric PSD.
+    X : array-like or sparse matrix of shape (m, d_x)
+        Input samples; Φ = [φ(x_1) … φ(x_m)].
+    kernel_out : str or Kernel
+        Kernel of the output space F (ψ on the samples Y); symmetric PSD.
+    Y : array-like or sparse matrix of shape (n, d_y)
+        Output samples; Ψ = [ψ(y_1) … ψ(y_n)].
+    B : array-like, sparse matrix or LinearOperator of shape (n, m)
+        The coefficient matrix (a ``scipy.sparse.linalg.LinearOperator`` needs ``rmatvec``
         for the auxiliary/block routes); applied, never inverted.
-    kernel_in_params, kernel_out_params : keyword arguments for kernels given by name.
-    center_in, center_out : use centred features φ(x_i) − mean (Φ H); done with means, never an
-        m×m centring matrix.
-    jitter : ≥ 0, added to the Gram diagonals before the kernel QR (see
-        :func:`~asymkern.linalg.operator_svd.kernel_qr`; default 0: a numerically singular Gram
-        matrix gets a rank-revealing pivoted Cholesky factor and a ``RankDeficientGramWarning``).
+    kernel_in_params : dict, optional
+        Keyword arguments of ``kernel_in`` when given by name.
+    kernel_out_params : dict, optional
+        Keyword arguments of ``kernel_out`` when given by name.
+    center_in : bool, default False
+        Use centred input features φ(x_i) − mean (Φ H); done with means, never an m×m
+        centring matrix.
+    center_out : bool, default False
+        Use centred output features.
+    jitter : float, default 0.0
+        ≥ 0, added to the Gram diagonals before the kernel QR (see
+        :func:`~asymkern.linalg.operator_svd.kernel_qr`; 0: a numerically singular Gram
+        matrix gets a rank-revealing pivoted Cholesky factor and a
+        ``RankDeficientGramWarning``).
 
+    Raises
+    ------
+    ValueError
+        If ``jitter`` is negative or not finite, or B's shape is not (n, m).
+
+    See Also
+    --------
+    OperatorSVD : The result of :meth:`svd`.
+    OperatorEig : The result of :meth:`eig`.
+    asymkern.operators.CrossCovarianceOperator : An estimator built on this class.
+
+    Notes
+    -----
     (S v)(y) = Σ_i ψ(y_i)(y) Σ_j B_ij v(x_j). Kernels must be symmetric PSD. Gram matrices and
     decompositions are computed in float64 (float32 input is upcast: the symmetry checks and the
     Cholesky factorisations need it). Gram matrices are dense (n² and m² entries).
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus, C. Schütte, "Singular Value Decomposition of
+       Operators on Reproducing Kernel Hilbert Spaces".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import EmpiricalOperator
+    >>> rng = np.random.RandomState(0)
+    >>> X, Y = rng.randn(20, 2), rng.randn(15, 2)
+    >>> B = rng.randn(15, 20)
+    >>> op = EmpiricalOperator("rbf", X, "rbf", Y, B)
+    >>> res = op.svd(3)
+    >>> res.singular_values.shape, res.left(Y[:4]).shape
+    ((3,), (4, 3))
+    >>> s_qr = op.svd(3, method="qr").singular_values
+    >>> s_block = op.svd(3, method="block").singular_values
+    >>> bool(np.allclose(s_qr, s_block))
+    True
     """
 
     def __init__(self, kernel_in, X, kernel_out, Y, B, *, kernel_in_params=None,
@@ -227,7 +376,18 @@ class EmpiricalOperator:
         return self._gram("out")
 
     def factor(self, which: str) -> GramFactor:
-        """Kernel QR factor of G_Φ (``'in'``) or G_Ψ (``'out'``), computed once."""
+        """Kernel QR factor of G_Φ (``'in'``) or G_Ψ (``'out'``), computed once.
+
+        Parameters
+        ----------
+        which : {'in', 'out'}
+            Which Gram matrix.
+
+        Returns
+        -------
+        GramFactor
+            The factor R with G = RᵀR (cached).
+        """
         key = "F_" + which
         if key not in self._cache:
             G = self.gram_in if which == "in" else self.gram_out
@@ -236,7 +396,20 @@ class EmpiricalOperator:
         return self._cache[key]
 
     def set_factor(self, which: str, factor: GramFactor) -> None:
-        """Install a precomputed kernel QR factor (e.g. an eigendecomposition already at hand)."""
+        """Install a precomputed kernel QR factor (e.g. an eigendecomposition already at hand).
+
+        Parameters
+        ----------
+        which : {'in', 'out'}
+            Which Gram matrix it factors.
+        factor : GramFactor
+            The factor; its size must be m ('in') or n ('out').
+
+        Raises
+        ------
+        ValueError
+            If the factor has the wrong size.
+        """
         size = self.shape[1] if which == "in" else self.shape[0]
         if factor.size != size:
             raise ValueError(f"factor has size {factor.size}; expected {size}")
@@ -264,9 +437,30 @@ class EmpiricalOperator:
         ``method``: ``'qr'`` (kernel QR), ``'auxiliary'`` or ``'block'``; ``solver``: ``'auto'``,
         ``'dense'`` or ``'arpack'`` (for the eigenproblems; the QR route uses
         :func:`asymkern.linalg.top_svd`). ``n_components=None``: all numerically nonzero singular
-        values (dense solvers). Raises ``ValueError`` when more components than the numerical
-        rank are requested (σ_k/σ_1 ≤ ``rtol``, default 1e-10; 1e-7 for the auxiliary route,
-        whose eigenvalues are σ²).
+        values (dense solvers).
+
+        Parameters
+        ----------
+        n_components : int or None, default None
+            Number k of singular triplets; None = all numerically nonzero ones.
+        method : {'qr', 'auxiliary', 'block'}, default 'qr'
+            SVD of R_Ψ B R_Φᵀ (Cor. 3.5), the auxiliary eigenproblem (Prop. 3.13) or the
+            block eigenproblem (Thm. 3.17).
+        solver : {'auto', 'dense', 'arpack'}, default 'auto'
+            Eigen/SVD solver.
+        rtol : float or None, default None
+            Numerical-rank threshold σ_k/σ_1 (default 1e-10; 1e-7 for the auxiliary route,
+            whose eigenvalues are σ²).
+
+        Returns
+        -------
+        OperatorSVD
+            Singular values and left/right singular functions.
+
+        Raises
+        ------
+        ValueError
+            If ``method`` is unknown or more components than the numerical rank are asked for.
         """
         if method not in SVD_METHODS:
             raise ValueError(f"unknown method {method!r}; expected one of {SVD_METHODS}")
@@ -283,7 +477,13 @@ class EmpiricalOperator:
                            dict(res.info))
 
     def is_self_adjoint(self) -> bool:
-        """S = Φ B Φᵀ with the same samples on both sides and B symmetric (checked on B̃)."""
+        """S = Φ B Φᵀ with the same samples on both sides and B symmetric (checked on B̃).
+
+        Returns
+        -------
+        bool
+            True when S is self-adjoint (B's symmetry probed with random vectors).
+        """
         if not self.same_space or self.X.shape != self.Y.shape:
             return False
         if self.X is not self.Y:
@@ -305,6 +505,25 @@ class EmpiricalOperator:
         ``method``: ``'auxiliary'`` (eigenproblem of B ΦᵀΨ; any operator, complex eigenpairs
         possible), ``'qr'`` (self-adjoint operators: eigh of R B Rᵀ) or ``'auto'`` (``'qr'`` when
         S is self-adjoint). Eigenfunctions live on the output samples Y, normalised in the RKHS.
+
+        Parameters
+        ----------
+        n_components : int or None, default None
+            Number k of eigenpairs (largest |λ|); None = all.
+        method : {'auto', 'qr', 'auxiliary'}, default 'auto'
+            See above.
+        solver : {'auto', 'dense', 'arpack'}, default 'auto'
+            Eigensolver of the auxiliary route.
+
+        Returns
+        -------
+        OperatorEig
+            Eigenvalues and eigenfunctions.
+
+        Raises
+        ------
+        ValueError
+            If H ≠ F, ``method`` is unknown, or 'qr' is asked for a non-self-adjoint operator.
         """
         if not self.same_space:
             raise ValueError(
@@ -327,7 +546,18 @@ class EmpiricalOperator:
 
     # -- operations ------------------------------------------------------------------------------
     def apply(self, f: RKHSFunction) -> RKHSFunction:
-        """S f for f ∈ H given as an :class:`RKHSFunction` of ``kernel_in``: Ψ B [f(x_j)]_j."""
+        """S f for f ∈ H given as an :class:`RKHSFunction` of ``kernel_in``: Ψ B [f(x_j)]_j.
+
+        Parameters
+        ----------
+        f : RKHSFunction
+            Function(s) of ``kernel_in``.
+
+        Returns
+        -------
+        RKHSFunction
+            S f, expanded on the output samples Y.
+        """
         vals = np.asarray(f(self.X))
         vals = vals[:, None] if vals.ndim == 1 else vals
         if self.center_in:
@@ -338,7 +568,18 @@ class EmpiricalOperator:
         return self._fn_out(out)
 
     def apply_adjoint(self, g: RKHSFunction) -> RKHSFunction:
-        """S* g = Φ Bᵀ [g(y_i)]_i (Prop. 3.3 (ii))."""
+        """S* g = Φ Bᵀ [g(y_i)]_i (Prop. 3.3 (ii)).
+
+        Parameters
+        ----------
+        g : RKHSFunction
+            Function(s) of ``kernel_out``.
+
+        Returns
+        -------
+        RKHSFunction
+            S* g, expanded on the input samples X.
+        """
         vals = np.asarray(g(self.Y))
         vals = vals[:, None] if vals.ndim == 1 else vals
         if self.center_out:
@@ -349,14 +590,26 @@ class EmpiricalOperator:
         return self._fn_in(out)
 
     def adjoint(self) -> EmpiricalOperator:
-        """S* = Φ Bᵀ Ψᵀ : F → H as an :class:`EmpiricalOperator`."""
+        """S* = Φ Bᵀ Ψᵀ : F → H as an :class:`EmpiricalOperator`.
+
+        Returns
+        -------
+        EmpiricalOperator
+            The adjoint (input and output swapped, B transposed).
+        """
         op = EmpiricalOperator(self.kernel_out, self.Y, self.kernel_in, self.X, self.B.T,
                                center_in=self.center_out, center_out=self.center_in,
                                jitter=self.jitter)
         return op
 
     def hs_norm(self) -> float:
-        """Hilbert–Schmidt norm ‖S‖_HS = tr(Bᵀ G_Ψ B G_Φ)^{1/2} = ‖R_Ψ B R_Φᵀ‖_F (Remark 2.5)."""
+        """Hilbert–Schmidt norm ‖S‖_HS = tr(Bᵀ G_Ψ B G_Φ)^{1/2} = ‖R_Ψ B R_Φᵀ‖_F (Remark 2.5).
+
+        Returns
+        -------
+        float
+            The Hilbert–Schmidt norm.
+        """
         Fi, Fo = self.factor("in"), self.factor("out")
         return float(np.linalg.norm(Fo.R @ np.asarray(self.B.matmat(Fi.R.T))))
 
@@ -365,6 +618,18 @@ class EmpiricalOperator:
 
         Returned as an :class:`EmpiricalOperator` on the same samples with
         B_k = C_u diag(σ) C_vᵀ (C_u, C_v the singular-function coefficients).
+
+        Parameters
+        ----------
+        n_components : int
+            Rank k.
+        method : {'qr', 'auxiliary', 'block'}, default 'qr'
+            SVD route (see :meth:`svd`).
+
+        Returns
+        -------
+        EmpiricalOperator
+            S_k on the same samples.
         """
         res = self.svd(n_components, method=method)
         Bk = (res.left.coef * res.singular_values) @ res.right.coef.T
@@ -379,6 +644,29 @@ class EmpiricalOperator:
         ``g`` is an :class:`RKHSFunction` of ``kernel_out`` (any expansion points);
         ⟨u_i, g⟩ is computed by the reproducing property. ``n_components`` truncates the SVD
         (regularisation by truncation); default: the numerical rank.
+
+        Parameters
+        ----------
+        g : RKHSFunction
+            Function(s) of ``kernel_out``.
+        n_components : int or None, default None
+            Truncation rank of the SVD; None = the numerical rank.
+        method : {'qr', 'auxiliary', 'block'}, default 'qr'
+            SVD route (see :meth:`svd`).
+        rtol : float or None, default None
+            Numerical-rank threshold (see :meth:`svd`).
+
+        Returns
+        -------
+        RKHSFunction
+            S⁺g, expanded on the input samples X.
+
+        Raises
+        ------
+        TypeError
+            If g is not an RKHSFunction.
+        ValueError
+            If g is not a function of ``kernel_out``.
         """
         if not isinstance(g, RKHSFunction):
             raise TypeError("g must be an RKHSFunction of kernel_out (e.g. from op.apply(...))")
@@ -397,8 +685,33 @@ class EmpiricalOperator:
 
 
 class MatmatOperator(LinearOperator):
-    """A picklable LinearOperator defined by ``_apply(V)`` (B V) and ``_apply_t(V)`` (Bᵀ V)
-    on 2-D blocks; vectors are handled by reshaping."""
+    """A picklable LinearOperator defined by ``_apply(V)`` (B V) and ``_apply_t(V)`` (Bᵀ V).
+
+    Subclasses implement both on 2-D blocks; vectors are handled by reshaping and complex
+    blocks by their real and imaginary parts. Used for the coefficient matrices B of the
+    operator estimators.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        (rows, columns) of B.
+
+    See Also
+    --------
+    scaled_identity : A MatmatOperator for scale·I.
+    scipy.sparse.linalg.LinearOperator : The base class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators.empirical import MatmatOperator
+    >>> class Double(MatmatOperator):
+    ...     def _apply(self, V):
+    ...         return 2 * V
+    ...     _apply_t = _apply
+    >>> (Double((3, 3)) @ np.ones(3)).tolist()
+    [2.0, 2.0, 2.0]
+    """
 
     def __init__(self, shape):
         super().__init__(dtype=np.dtype(np.float64), shape=tuple(shape))
@@ -454,7 +767,35 @@ class ScaledIdentity(MatmatOperator):
 
 
 def scaled_identity(n: int, scale: float, center: bool = False) -> LinearOperator:
-    """scale·I (or scale·H when ``center``) as a LinearOperator."""
+    """scale·I (or scale·H when ``center``) as a LinearOperator.
+
+    H = I − 11ᵀ/n is applied through column means, never formed.
+
+    Parameters
+    ----------
+    n : int
+        Size.
+    scale : float
+        The factor.
+    center : bool, default False
+        Return scale·H instead of scale·I.
+
+    Returns
+    -------
+    LinearOperator
+        An (n, n) picklable operator.
+
+    See Also
+    --------
+    MatmatOperator : The base class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators.empirical import scaled_identity
+    >>> (scaled_identity(3, 0.5, center=True) @ np.array([1.0, 2.0, 3.0])).tolist()
+    [-0.5, 0.0, 0.5]
+    """
     return ScaledIdentity(n, scale, center)
 
 
