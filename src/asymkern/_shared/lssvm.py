@@ -19,7 +19,26 @@ _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class IllConditionedWarning(UserWarning):
-    """The LS-SVM / AsK-LS system is (nearly) singular; a ridge-regularised solution is used."""
+    """The LS-SVM / AsK-LS system is (nearly) singular; a ridge-regularised solution is used.
+
+    Issued when the reciprocal condition number of the linear system falls below the
+    solver's ``rcond_tol`` (the AsK-LS rule of He et al., 2023): the solve then falls back
+    to a ridge-regularised system instead of returning an inaccurate solution silently.
+
+    See Also
+    --------
+    asymkern.lssvm.AsKLSClassifier : The estimator that may issue it.
+    asymkern.lssvm.askls_solve : The solver that decides the fallback.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from asymkern.lssvm import IllConditionedWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", IllConditionedWarning)  # make the fallback an error
+    >>> issubclass(IllConditionedWarning, UserWarning)
+    True
+    """
 
 
 def _encode_labels(y):

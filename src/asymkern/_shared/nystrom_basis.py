@@ -37,7 +37,57 @@ SAMPLERS = ("uniform", "gaussian", "leverage", "kmeans")
 
 @dataclass
 class NystromBasis:
-    """Landmarks, K_mm and A (m × s) with AᵀK_mm A = I; evaluates t(Z) = K(Z, C) A."""
+    """A fitted Nyström basis: landmarks, K_mm and A (m × s) with AᵀK_mm A = I.
+
+    The standard Nyström method's embedded orthonormal basis B_H = C_H A, with
+    A = V_s Σ_s⁻¹ from the eigendecomposition K_mm = V Σ² Vᵀ (paper 004 §IV-A), so that
+    the approximate feature map is t(z) = K(z, C) A and K̃ = K_nm K_mm^† K_mn. Built by
+    :func:`build_basis`; shared by every mode of the Nyström kernel machines.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The symmetric positive semi-definite kernel.
+    X_fit : ndarray of shape (n, d) or None
+        Training data (needed for a Gaussian sketch; None when the landmarks came from a
+        dask array).
+    centers : ndarray of shape (m, d) or None
+        Landmark points, or None for a Gaussian sketch.
+    sketch : ndarray of shape (n, m) or None
+        The Gaussian sketch S (C_H = X_H S), or None for landmark points.
+    indices : ndarray of shape (m,) or None
+        Row indices of the landmarks in ``X_fit`` (None for k-means centres or a sketch).
+    Kmm : ndarray of shape (m, m)
+        The (symmetrised) landmark kernel matrix.
+    A : ndarray of shape (m, s)
+        The basis coefficients, AᵀK_mm A = I.
+    eigenvalues : ndarray of shape (s,)
+        The kept eigenvalues of K_mm, decreasing.
+    rank : int
+        Numerical rank of K_mm (eigenvalues above rcond·λ_max).
+
+    See Also
+    --------
+    build_basis : Selects the landmarks and builds the basis.
+    asymkern.nystrom.NystromKernelRidge : Uses it.
+
+    References
+    ----------
+    .. [1] Li, Liu and Zhang, "Nyström kernel machines" (paper 004 in the asymkern paper
+       index), §II-C, §IV-A and Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> from asymkern.nystrom import build_basis
+    >>> X = np.random.default_rng(0).standard_normal((50, 3))
+    >>> basis = build_basis(RBFKernel(gamma=0.5), X, 10, random_state=0)
+    >>> basis.n_landmarks, basis.features(X).shape
+    (10, (50, 10))
+    >>> bool(np.allclose(basis.A.T @ basis.Kmm @ basis.A, np.eye(basis.subspace_dim)))
+    True
+    """
 
     kernel: object
     X_fit: np.ndarray
@@ -58,9 +108,21 @@ class NystromBasis:
         return self.A.shape[1]
 
     def landmark_kernel(self, Z) -> np.ndarray:
-        """K(Z, C) (n_z × m), float64; for a sketch K(Z, X_fit) S streamed in blocks.
+        """The kernel between ``Z`` and the landmarks, K(Z, C).
 
-        A dask Z gives a dask array chunked like Z (computed chunk by chunk)."""
+        For a Gaussian sketch this is K(Z, X_fit) S, streamed in blocks. A dask ``Z`` gives a
+        dask array chunked like ``Z`` (computed chunk by chunk).
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_z, d) or dask array
+            Points at which to evaluate the kernel.
+
+        Returns
+        -------
+        ndarray of shape (n_z, m)
+            K(Z, C) in float64 (a dask array for a dask ``Z``).
+        """
         if is_dask_array(Z):  # the Dask executor (asymkern._dask.machines.features)
             return dask_executor("nystrom_features")(self, Z, B=np.eye(self.n_landmarks))
         if self.sketch is not None:
@@ -69,10 +131,23 @@ class NystromBasis:
         return kernel_block(self.kernel, Z, self.centers)
 
     def features(self, Z=None, Knm=None) -> np.ndarray:
-        """t(Z) = K(Z, C) A (n_z × s): the approximate feature map Φ̃ of LLA (paper 004 §II-E).
+        """The approximate feature map t(Z) = K(Z, C) A (LLA's Φ̃, paper 004 §II-E).
 
-        A dask Z gives a dask array chunked like Z, float64, one task per chunk
-        (``asymkern._dask.machines.features``); nothing n×m is held."""
+        A dask ``Z`` gives a dask array chunked like ``Z``, float64, one task per chunk
+        (``asymkern._dask.machines.features``); nothing n×m is held.
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_z, d) or dask array, optional
+            Points at which to evaluate the features (ignored when ``Knm`` is given).
+        Knm : ndarray of shape (n_z, m), optional
+            A precomputed :meth:`landmark_kernel` of ``Z``.
+
+        Returns
+        -------
+        ndarray of shape (n_z, s)
+            The features, float64 (a dask array for a dask ``Z``).
+        """
         if Knm is None and is_dask_array(Z):
             return dask_executor("nystrom_features")(self, Z)
         if Knm is None:
@@ -140,7 +215,57 @@ def landmark_request(landmarks, n_landmarks, n: int):
 
 def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,
                 random_state=None) -> NystromBasis:
-    """Select landmarks and compute A (paper 004 Algorithm 1 steps 1–3, standard Nyström)."""
+    """Select landmarks and compute the Nyström basis (paper 004 Algorithm 1, steps 1–3).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A symmetric positive semi-definite kernel.
+    X : ndarray of shape (n, d)
+        Training data.
+    n_landmarks : int
+        Number of landmarks m (ignored when ``landmarks`` is an array of indices).
+    landmarks : {'uniform', 'leverage', 'kmeans', 'gaussian'} or array of int, default='uniform'
+        How to choose the landmarks: uniform rows, approximate leverage-score rows, k-means
+        centres, a Gaussian sketch C_H = X_H S, or explicit row indices.
+    subspace_dim : int, optional
+        Keep the top-s eigenpairs of K_mm (default: its numerical rank).
+    rcond : float in [0, 1), optional
+        Relative eigenvalue cut-off of K_mm (default m·ε of ``X``'s dtype).
+    random_state : None, int or numpy.random.RandomState, optional
+        Seed of the landmark selection.
+
+    Returns
+    -------
+    NystromBasis
+        The landmarks, K_mm and A with AᵀK_mm A = I.
+
+    Raises
+    ------
+    ValueError
+        If the kernel is not symmetric positive semi-definite (or is row-normalised), if
+        ``rcond`` is outside [0, 1), or if K_mm has no positive eigenvalue.
+
+    See Also
+    --------
+    NystromBasis : The result.
+    asymkern.landmarks.select_landmarks : The landmark samplers.
+
+    References
+    ----------
+    .. [1] Li, Liu and Zhang, "Nyström kernel machines" (paper 004 in the asymkern paper
+       index), §IV-A and Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import RBFKernel
+    >>> from asymkern.nystrom import build_basis
+    >>> X = np.random.default_rng(0).standard_normal((40, 2))
+    >>> basis = build_basis(RBFKernel(gamma=1.0), X, 8, landmarks="kmeans", random_state=0)
+    >>> basis.centers.shape, basis.subspace_dim
+    ((8, 2), 8)
+    """
     n = X.shape[0]
     check_psd_kernel(kernel)
     rng = check_random_state(random_state)
