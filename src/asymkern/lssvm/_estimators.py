@@ -603,6 +603,15 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     merge : ``'sum'`` (f_s + f_t; the paper's "average"), ``'stack'`` (out-of-fold (f_s, f_t)
         → logistic regression per class, the authors' protocol; always has ``predict_proba``
         from those regressions), ``'source'`` (f_s only) or ``'target'`` (f_t only).
+        'sum', 'source' and 'target' predict with the sign (two classes: positive → the
+        second of the sorted ``classes_``) or the arg max over the one-vs-rest problems of
+        the merged values, exactly as the paper. Each of f_s, f_t is a kernel-weighted vote
+        of the training labels, and eq. (5) is a saddle problem (ωᵀν is indefinite), so
+        nothing makes them fit even the training set: where a sample's kernel neighbours
+        mostly carry *other* classes (heterophily, e.g. a directed graph whose class c links
+        to class c+1) these three rules score below chance, and so does the symmetric
+        LS-SVM. ``'stack'`` learns the sign and weight of f_s and f_t per class and recovers
+        such structure; compare it with 'sum' (e.g. by cross-validation) on a new kind of data.
     cv : folds of the stacking (``merge='stack'``).
     refit : with ``'stack'``: test-time (f_s, f_t) from a model refit on all training data
         (True) or, as in the authors' code, the average of the ``cv`` fold models (False).
