@@ -813,7 +813,16 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     merge : {'sum', 'stack', 'source', 'target'}, default 'sum'
         'sum' (f_s + f_t; the paper's "average"), 'stack' (out-of-fold (f_s, f_t) → logistic
         regression per class, the authors' protocol; always has ``predict_proba`` from those
-        regressions), 'source' (f_s only) or 'target' (f_t only).
+        regressions), 'source' (f_s only) or 'target' (f_t only). 'sum', 'source' and
+        'target' predict with the sign (two classes: positive → the second of the sorted
+        ``classes_``) or the arg max over the one-vs-rest problems of the merged values,
+        exactly as the paper. Each of f_s, f_t is a kernel-weighted vote of the training
+        labels, and eq. (5) is a saddle problem (ωᵀν is indefinite), so nothing makes them
+        fit even the training set: where a sample's kernel neighbours mostly carry *other*
+        classes (heterophily, e.g. a directed graph whose class c links to class c+1) these
+        three rules score below chance, and so does the symmetric LS-SVM. 'stack' learns the
+        sign and weight of f_s and f_t per class and recovers such structure; compare it
+        with 'sum' (e.g. by cross-validation) on a new kind of data.
     cv : int, default 10
         Folds of the stacking (``merge='stack'``).
     refit : bool, default False
