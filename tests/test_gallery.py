@@ -15,7 +15,7 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SCRIPTS = sorted(EXAMPLES.glob("plot_*.py"))
 # The quickest scripts (a few seconds each on two idle cores), run end to end.
-FAST = ["plot_askls_graph.py", "plot_koopman.py"]
+FAST = ["plot_askls_graph.py", "plot_koopman.py", "plot_load_your_data.py"]
 
 
 def test_gallery_has_examples():
