@@ -73,6 +73,7 @@ def _entries(page: str) -> tuple[list[str], list[str]]:
                 break
             names.append(ln)
         (own if ":toctree:" in block.split("\n\n", 1)[0] else linked).extend(names)
+    own += re.findall(r"^\.\. autodata:: (\w+)$", page, re.M)  # constants, on the page itself
     return own, [n.lstrip("~") for n in linked]
 
 
@@ -119,14 +120,23 @@ def test_canonical_location(apigen):
         c([], None)
 
 
-def test_a_new_public_name_gets_listed(apigen):
-    # the pages follow __all__: a name added to a module's __all__ appears on its page
-    table = apigen.api_table(["asymkern.landmarks"])
-    page = apigen.module_page("asymkern.landmarks", table["asymkern.landmarks"] +
-                              [("brand_new_function", "asymkern.landmarks")])
-    assert "brand_new_function" in _entries(page)[0]
-    assert "brand_new_function" not in _entries(apigen.module_page(
-        "asymkern.landmarks", table["asymkern.landmarks"]))[0]
+def test_a_new_public_name_gets_listed(apigen, monkeypatch):
+    # the pages follow __all__: a function or constant added to a module's __all__ appears
+    import asymkern.landmarks as mod
+
+    def brand_new_function():
+        """A new public function."""
+
+    brand_new_function.__module__ = mod.__name__
+    monkeypatch.setattr(mod, "brand_new_function", brand_new_function, raising=False)
+    monkeypatch.setattr(mod, "BRAND_NEW_CONSTANT", ("a", "b"), raising=False)
+    before = _entries(apigen.module_page(mod.__name__,
+                                         apigen.api_table([mod.__name__])[mod.__name__]))[0]
+    monkeypatch.setattr(mod, "__all__", [*mod.__all__, "brand_new_function",
+                                         "BRAND_NEW_CONSTANT"])
+    after = _entries(apigen.module_page(mod.__name__,
+                                        apigen.api_table([mod.__name__])[mod.__name__]))[0]
+    assert sorted(set(after) - set(before)) == ["BRAND_NEW_CONSTANT", "brand_new_function"]
 
 
 def test_site_structure():

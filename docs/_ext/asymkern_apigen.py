@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 PACKAGE = "asymkern"
+MAX_VALUE_REPR = 300  # longer constant values are not printed on the API page
 
 
 def public_modules() -> list[str]:
@@ -90,7 +91,9 @@ def module_page(mod: str, rows: list[tuple[str, str]], taken: frozenset[str] = f
     ``taken``: full names documented as objects; a module of the same name (``asymkern.linalg.
     operator_svd`` is a module and a function of ``asymkern.linalg``) is shown, not indexed.
     """
-    own = [n for n, home in rows if home == mod]
+    m = importlib.import_module(mod)
+    constants = [n for n, home in rows if home == mod and _home(getattr(m, n)) is None]
+    own = [n for n, home in rows if home == mod and n not in constants]
     other = [(n, home) for n, home in rows if home != mod]
     out = [
         ".. This page is generated from __all__ by docs/_ext/asymkern_apigen.py; do not edit.\n",
@@ -103,6 +106,12 @@ def module_page(mod: str, rows: list[tuple[str, str]], taken: frozenset[str] = f
         out.append(".. autosummary::\n   :toctree: ../generated\n   :nosignatures:\n")
         out.extend(f"   {n}" for n in own)
         out.append("")
+    if constants:
+        # documented on this page: autosummary would show the docstring of the value's type
+        out.append(_underline("Constants", "-"))
+        for n in constants:
+            long = len(repr(getattr(m, n))) > MAX_VALUE_REPR
+            out.append(f".. autodata:: {n}" + ("\n   :no-value:" if long else "") + "\n")
     if other:
         out.append(_underline("Also exported here", "-"))
         out.append(f"These names are importable from ``{mod}`` too; each is documented at the "
