@@ -55,8 +55,6 @@ exclude_patterns = ["_build", "_intersphinx", "_ext", "Thumbs.db", ".DS_Store",
 
 # -- autodoc / autosummary / numpydoc --------------------------------------------------------
 autosummary_generate = True
-autosummary_imported_members = True
-autodoc_default_options = {"members": False}
 autodoc_typehints = "none"  # numpydoc's Parameters section carries the types
 autoclass_content = "class"
 numpydoc_show_class_members = False  # the class template lists the members itself
@@ -147,3 +145,15 @@ intersphinx_mapping = intersphinx_offline_safe(
     cache=DOCS / "_build" / "intersphinx",
 )
 intersphinx_timeout = 5
+
+
+def skip_sklearn_machinery(app, what, name, obj, skip, options):
+    """Leave out scikit-learn's generated metadata-routing setters (``set_fit_request``, ...):
+    not asymkern API, and their docstrings link into scikit-learn's own site."""
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", skip_sklearn_machinery)
