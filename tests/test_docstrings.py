@@ -132,10 +132,12 @@ def test_validation_detects_a_missing_section():
 @pytest.mark.parametrize("path", NAMES)
 def test_public_name_docstring(path):
     bad = _failures(path, NAME_CODES)
-    assert not bad, f"{path} (public name in the test id): numpydoc validation failed:\n  " + "\n  ".join(bad)
+    assert not bad, (f"numpydoc validation of {path} (defined there; public name in the test "
+                     "id) failed:\n  " + "\n  ".join(bad))
 
 
 @pytest.mark.parametrize("path", METHODS)
 def test_public_method_docstring(path):
     bad = _failures(path, METHOD_CODES)
-    assert not bad, f"{path} (public name in the test id): numpydoc validation failed:\n  " + "\n  ".join(bad)
+    assert not bad, (f"numpydoc validation of {path} (defined there; public name in the test "
+                     "id) failed:\n  " + "\n  ".join(bad))
