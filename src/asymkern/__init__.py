@@ -10,6 +10,8 @@ from .config import config_context, get_config, set_config
 from .decomposition import KernelPCA, KernelSVD
 from .kernels import KernelMatrix, get_kernel
 
+# The one source of the version: pyproject.toml reads it (``[tool.setuptools.dynamic]``) and
+# ``asymkern --version`` prints it.
 __version__ = "0.2.0.dev0"
 
 __all__ = [

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from . import __version__
+
 
 class InputError(Exception):
     """Bad user input: reported in one line with exit status 2."""
@@ -574,6 +576,8 @@ def build_parser() -> argparse.ArgumentParser:
         "RKHS operator SVD, Nystrom kernel machines.",
         formatter_class=_Formatter,
     )
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}",
+                   help="print the version of asymkern and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser("demo", help="why direction matters: SVD/KPCA/KSVD on a directed graph "

@@ -1,0 +1,221 @@
+"""The documentation site's sources and the package's front door (issue 17).
+
+Every ``__all__`` entry of every public module is listed in the API reference pages, documented
+exactly once; the results pages are in the site; intersphinx never needs the network; one
+version (``asymkern.__version__``) for pyproject, the installed metadata and ``asymkern
+--version``; README, LICENSE, py.typed, CI. Building the site itself is CI's job (README's
+third command with ``-W``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import pkgutil
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import asymkern
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+DOCS_COMMAND = "python -m sphinx -W -b html docs docs/_build/html"
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on Python 3.10")
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def apigen():
+    return _load(DOCS / "_ext" / "asymkern_apigen.py", "asymkern_apigen")
+
+
+@pytest.fixture(scope="module")
+def pages(apigen, tmp_path_factory):
+    out = tmp_path_factory.mktemp("api")
+    return {p.stem: p.read_text(encoding="utf-8") for p in apigen.write_pages(out)}
+
+
+def _public_all() -> dict[str, list[str]]:
+    """Independently of the generator: module → __all__ for every public module."""
+    names = ["asymkern"] + [m.name for m in pkgutil.walk_packages(asymkern.__path__, "asymkern.")
+                            if not any(p.startswith("_") for p in m.name.split(".")[1:])]
+    out = {}
+    for n in names:
+        entries = getattr(importlib.import_module(n), "__all__", None)
+        if entries:
+            out[n] = list(entries)
+    return out
+
+
+def _entries(page: str) -> tuple[list[str], list[str]]:
+    """(names documented on the page, full names it links to) from its autosummary tables."""
+    own, linked = [], []
+    for block in re.split(r"\n\.\. autosummary::\n", page)[1:]:
+        lines = [ln.strip() for ln in block.split("\n\n", 1)[1].splitlines()]
+        names = []
+        for ln in lines:
+            if not ln:
+                break
+            names.append(ln)
+        (own if ":toctree:" in block.split("\n\n", 1)[0] else linked).extend(names)
+    own += re.findall(r"^\.\. autodata:: (\w+)$", page, re.M)  # constants, on the page itself
+    return own, [n.lstrip("~") for n in linked]
+
+
+def test_every_public_name_is_in_the_api_reference(pages):
+    public = _public_all()
+    assert set(pages) == set(public), "one API page per public module with __all__"
+    documented: dict[str, str] = {}
+    for mod, entries in public.items():
+        own, linked = _entries(pages[mod])
+        assert f".. automodule:: {mod}" in pages[mod]
+        listed = own + [full.rsplit(".", 1)[1] for full in linked]
+        missing = [n for n in entries if n not in listed]
+        assert not missing, f"{mod}: __all__ names missing from its API page: {missing}"
+        for n in own:
+            documented[f"{mod}.{n}"] = mod
+    # every link points at an object documented (with its own page) elsewhere
+    for mod in public:
+        for full in _entries(pages[mod])[1]:
+            assert full in documented, f"{mod}'s page links {full}, which no page documents"
+
+
+def test_each_object_is_documented_once(pages):
+    seen: dict[tuple[int, str], str] = {}
+    for mod, page in pages.items():
+        m = importlib.import_module(mod)
+        for n in _entries(page)[0]:
+            key = (id(getattr(m, n)), n)
+            assert key not in seen, f"{n} documented twice: under {seen[key]} and {mod}"
+            seen[key] = mod
+
+
+def test_canonical_location(apigen):
+    c = apigen.canonical
+    # the shortest public module that contains the defining module; the root package last
+    assert c(["asymkern", "asymkern.decomposition"], "asymkern.decomposition.ksvd") == \
+        "asymkern.decomposition"
+    assert c(["asymkern.linalg", "asymkern.linalg.metrics", "asymkern.linalg.nystrom"],
+             "asymkern.linalg.metrics") == "asymkern.linalg"
+    assert c(["asymkern.config", "asymkern.exceptions", "asymkern.kernels"],
+             "asymkern.config") == "asymkern.config"
+    assert c(["asymkern.operators", "asymkern.linalg"], "asymkern._shared.x") == "asymkern.linalg"
+    assert c(["asymkern"], None) == "asymkern"
+    with pytest.raises(ValueError, match="exporters"):
+        c([], None)
+
+
+def test_a_new_public_name_gets_listed(apigen, monkeypatch):
+    # the pages follow __all__: a function or constant added to a module's __all__ appears
+    import asymkern.landmarks as mod
+
+    def brand_new_function():
+        """A new public function."""
+
+    brand_new_function.__module__ = mod.__name__
+    monkeypatch.setattr(mod, "brand_new_function", brand_new_function, raising=False)
+    monkeypatch.setattr(mod, "BRAND_NEW_CONSTANT", ("a", "b"), raising=False)
+    before = _entries(apigen.module_page(mod.__name__,
+                                         apigen.api_table([mod.__name__])[mod.__name__]))[0]
+    monkeypatch.setattr(mod, "__all__", [*mod.__all__, "brand_new_function",
+                                         "BRAND_NEW_CONSTANT"])
+    after = _entries(apigen.module_page(mod.__name__,
+                                        apigen.api_table([mod.__name__])[mod.__name__]))[0]
+    assert sorted(set(after) - set(before)) == ["BRAND_NEW_CONSTANT", "brand_new_function"]
+
+
+def test_site_structure():
+    index = (DOCS / "index.rst").read_text(encoding="utf-8")
+    for entry in ("user_guide/index", "auto_examples/index", "api/index", "results/index",
+                  "changelog"):
+        assert re.search(rf"^\s+{re.escape(entry)}\s*$", index, re.M), f"index lacks {entry}"
+    results = (DOCS / "results" / "index.md").read_text(encoding="utf-8")
+    assert ":glob:" in results and re.search(r"^\*$", results, re.M), \
+        "results/index.md must include every docs/results/*.md page (glob)"
+    assert "/ARCHITECTURE" in results and "/scaling_out" in results
+    assert "../CHANGELOG.md" in (DOCS / "changelog.md").read_text(encoding="utf-8")
+    assert (DOCS / "api" / "index.rst").read_text(encoding="utf-8").count("modules/*") == 1
+
+
+def test_conf_extensions_and_offline_intersphinx(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ASYMKERN_DOCS_OFFLINE", "1")  # loading conf.py downloads nothing
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    conf = _load(DOCS / "conf.py", "asymkern_docs_conf")
+    for ext in ("numpydoc", "sphinx.ext.autosummary", "sphinx_gallery.gen_gallery",
+                "myst_parser", "sphinx.ext.intersphinx", "asymkern_apigen"):
+        assert ext in conf.extensions
+    assert conf.html_theme == "pydata_sphinx_theme"
+    assert set(conf.myst_enable_extensions) >= {"dollarmath", "amsmath"}
+    assert conf.sphinx_gallery_conf["examples_dirs"] == "../examples"
+    assert conf.release == asymkern.__version__
+    assert set(conf.INTERSPHINX_TARGETS) == {"python", "numpy", "scipy", "sklearn", "dask"}
+    # intersphinx only ever reads local files: a present inventory is used, a missing one (no
+    # network here: cache=None) is dropped with a printed note instead of failing the build
+    (tmp_path / "numpy.inv").write_bytes(b"# Sphinx inventory version 2\n")
+    mapping = conf.intersphinx_offline_safe(
+        {"numpy": "https://numpy.org/doc/stable/", "scipy": "https://docs.scipy.org/doc/scipy/"},
+        dirs=[tmp_path], cache=None)
+    assert mapping == {"numpy": ("https://numpy.org/doc/stable/", str(tmp_path / "numpy.inv"))}
+    assert "no intersphinx inventory for scipy" in capsys.readouterr().out
+
+
+def test_one_version_everywhere(capsys):
+    from asymkern.cli import main
+
+    v = asymkern.__version__
+    assert re.fullmatch(r"\d+\.\d+\.\d+((a|b|rc)\d+)?(\.dev\d+)?", v), v
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in pyproject["project"] and "version" in pyproject["project"]["dynamic"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "asymkern.__version__"}
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"asymkern {v}"
+    try:
+        dist = importlib.metadata.distribution("asymkern")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("asymkern is not installed (metadata version not checked)")
+    direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    testing_this_checkout = Path(asymkern.__file__).resolve().is_relative_to(ROOT / "src")
+    if testing_this_checkout and direct.get("url") != ROOT.as_uri():
+        pytest.skip(f"the installed asymkern ({direct.get('url', 'unknown source')}) is not this "
+                    "checkout (metadata version not checked)")
+    assert dist.version == v, f"installed metadata says {dist.version}, asymkern.__version__ {v}"
+
+
+def test_front_door():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    project = pyproject["project"]
+    assert project["license"] == "BSD-3-Clause"
+    assert "BSD 3-Clause License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert set(project["urls"]) >= {"Documentation", "Source", "Issues", "Changelog"}
+    assert all(u.startswith("https://") for u in project["urls"].values())
+    assert "Typing :: Typed" in project["classifiers"]
+    assert (ROOT / "src" / "asymkern" / "py.typed").is_file()
+    docs_extra = " ".join(project["optional-dependencies"]["docs"])
+    for pkg in ("sphinx", "pydata-sphinx-theme", "numpydoc", "sphinx-gallery", "myst-parser",
+                "matplotlib"):
+        assert pkg in docs_extra
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert DOCS_COMMAND in readme, "README must give the docs build command"
+    assert DOCS_COMMAND.replace("python -m", ".venv/bin/python -m") in \
+        (ROOT / ".ci" / "run").read_text(encoding="utf-8"), "CI must run README's docs command"
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8")
+    for path in ("/docs/_build/", "/docs/auto_examples/", "/docs/api/generated/",
+                 "/docs/api/modules/"):
+        assert path in ignored, f".gitignore lacks {path} (built HTML is never committed)"
