@@ -63,7 +63,7 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
     Q₀ = orth(K Ω) for a Gaussian n×l test matrix Ω (l = n_components + n_oversamples), then
     ``iterated_power`` steps Q ← orth(K Q) (QR each time, Halko, Martinsson & Tropp 2011
     alg. 4.4), then the SVD of K Q: its singular values are √eig(Qᵀ K² Q), which approximate
-    |λ_i| more closely than the Rayleigh quotients eig(Qᵀ K Q); signs from u_iᵀ Q w_i. Being
+    ``|λ_i|`` more closely than the Rayleigh quotients eig(Qᵀ K Q); signs from u_iᵀ Q w_i. Being
     symmetric, K needs one product per power step where a randomized SVD needs two (K and Kᵀ).
 
     Parameters
@@ -166,10 +166,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     Attributes
     ----------
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (``n_components_``,)
         The kept eigenvalues λ of the (centred) kernel matrix, decreasing (dtype of X: float32
         stays float32).
-    eigenvectors_ : ndarray of shape (n, n_components_)
+    eigenvectors_ : ndarray of shape (n, ``n_components_``)
         The matching unit-norm eigenvectors U (signs fixed deterministically).
     n_components_ : int
         Number of components returned by ``transform`` — ``n_components`` (clipped to the
@@ -184,9 +184,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         The training data (a copy unless ``copy_X=False``); None when precomputed.
     kernel_ : Kernel or None
         The kernel used (None when precomputed).
-    dual_coef_ : ndarray of shape (n, n_features_in_)
+    dual_coef_ : ndarray of shape (n, ``n_features_in_``)
         Coefficients of the pre-image map (only when ``fit_inverse_transform``).
-    X_transformed_fit_ : ndarray of shape (n, n_components_)
+    X_transformed_fit_ : ndarray of shape (n, ``n_components_``)
         Training scores U Λ^{1/2}, the inputs of the pre-image map (only when
         ``fit_inverse_transform``).
     n_features_in_ : int
@@ -407,7 +407,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
         Returns
         -------
-        ndarray of shape (n_test, n_components_)
+        ndarray of shape (n_test, ``n_components_``)
             The scores.
         """
         check_is_fitted(self, "eigenvalues_")
@@ -432,25 +432,25 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
         Returns
         -------
-        ndarray of shape (n, n_components_)
+        ndarray of shape (n, ``n_components_``)
             The training scores.
         """
         self._fit(X)
         return self.eigenvectors_ * np.sqrt(self.eigenvalues_)
 
     def inverse_transform(self, X):
-        """Approximate pre-images of scores: [k(s, s_i)]_i · dual_coef_ (kernel ridge map from
+        """Approximate pre-images of scores: [k(s, s_i)]_i · ``dual_coef_`` (kernel ridge map from
         the training scores s_i to the training samples, learnt when
         ``fit_inverse_transform=True``; the kernel is applied to the scores).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, ``n_components_``)
             Scores (as returned by ``transform``).
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_in_)
+        ndarray of shape (n_samples, ``n_features_in_``)
             The approximate pre-images.
 
         Raises

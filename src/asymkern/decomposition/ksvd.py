@@ -208,7 +208,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     ``fit`` warns (``UserWarning``) when some σ_k fall below the noise level
     tol = max(n, m) · eps(dtype of G) · scale (the rank tolerance of ``numpy.linalg.matrix_rank``),
-    with scale = σ_1, or for a centred fit max(σ_1, |mean(G)|·√(nm)) (the rounding errors of G
+    with scale = σ_1, or for a centred fit max(σ_1, ``|mean(G)|``·√(nm)) (the rounding errors of G
     are relative to its entries before centring): those components carry no information. A
     far too large bandwidth (a nearly constant kernel matrix) is the usual cause.
 

@@ -55,7 +55,7 @@ def pmi_matrix(X) -> np.ndarray:
 
 def term_coherence(X, term_labels, pmi: np.ndarray | None = None) -> float:
     """BCOT's term-cluster coherence index (Fettal et al. 2022, ``average_pmi_per_cluster``):
-    Σ_c (|c|/M) · [mean PMI within cluster c − mean PMI between c and the other terms],
+    Σ_c (``|c|``/M) · [mean PMI within cluster c − mean PMI between c and the other terms],
     PMI from the term co-occurrence matrix XᵀX (:func:`pmi_matrix`). Higher is better."""
     labels = np.asarray(term_labels)
     P = pmi_matrix(X) if pmi is None else pmi

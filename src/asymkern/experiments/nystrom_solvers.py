@@ -180,7 +180,7 @@ def subspace_svd(G, r: int, oversamples: int = 80, n_iter: int = 30, tol: float 
     iterations. Returns ``(SVDResult, info)``; ``info`` has the explicitly recomputed residuals
     (:func:`svd_residuals`), the Ritz values σ̃_{r+1}, σ̃_k, the relative gap (σ̃_r − σ̃_{r+1})/σ̃_1
     and the iteration history. Ritz values are lower bounds of the true σᵢ; Weyl's bound
-    |σ̃ᵢ − σ_j| ≤ residual holds for some j, and the vector pair i is determined to within
+    ``|σ̃ᵢ − σ_j|`` ≤ residual holds for some j, and the vector pair i is determined to within
     ≈ residual / (distance of σ̃ᵢ to the rest of the spectrum) (Wedin).
     """
     from sklearn.utils import check_random_state

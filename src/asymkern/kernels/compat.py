@@ -16,7 +16,7 @@ mapped set is S C = Tᵀ C (small × small) and every method is a function of T:
 * a2: C is drawn by :func:`random_rows`, block by block from ``(seed, block index)``, so any
   partition of its rows (any chunking of T) gives the same C;
 * a1: T = Q R, R = U_R Σ Wᵀ (:func:`r_factor`, :func:`pca_factor`), C = Q U_R = T W Σ⁺ and
-  S C = W Σ; the sign of each column of W is fixed (its largest-|.| entry positive,
+  S C = W Σ; the sign of each column of W is fixed (its largest-``|.|`` entry positive,
   :func:`fix_signs`), so the result does not depend on the LAPACK build;
 * a0: C = T (TᵀT)^† (:func:`gram`, :func:`pinv_factor`) and S C = TᵀT (TᵀT)^†.
 
@@ -108,7 +108,7 @@ def stack_r(R1, R2) -> np.ndarray:
 
 
 def fix_signs(W: np.ndarray) -> np.ndarray:
-    """±1 per column of W making the largest-|.| entry of each column positive."""
+    """±1 per column of W making the largest-``|.|`` entry of each column positive."""
     W = np.asarray(W)
     if W.shape[0] == 0:
         return np.ones(W.shape[1])
@@ -190,7 +190,7 @@ class CompatibilityTransform:
     generator as the Dask executor, so ``random_state`` gives the same C on numpy and dask
     inputs whatever the chunking. These draws differ from those of versions before issue 13
     (``RandomState(random_state).standard_normal``). a1 fixes the sign of every singular vector
-    (the largest-|.| entry of each column of the small factor W positive, :func:`fix_signs`),
+    (the largest-``|.|`` entry of each column of the small factor W positive, :func:`fix_signs`),
     so its C does not depend on the LAPACK build.
 
     Examples

@@ -102,7 +102,7 @@ class LinearKernel(Kernel):
     ------
     OverflowError
         When xᵀz exceeds the float range (only checked when d·max|x|·max|z| could;
-        Cauchy–Schwarz bounds |xᵀz| by it).
+        Cauchy–Schwarz bounds ``|xᵀz|`` by it).
 
     See Also
     --------
@@ -131,7 +131,7 @@ class LinearKernel(Kernel):
 
 def _may_overflow(X, Z, dtype, gamma: float = 1.0, coef0: float = 0.0, degree: int = 1) -> bool:
     """Whether (gamma·xᵀz + coef0)^degree could leave the float range (a cheap a-priori bound
-    on the logarithm: log|.| <= degree·log(gamma·d·max|x|·max|z| + |coef0|))."""
+    on the logarithm: log|.| <= degree·log(gamma·d·max|x|·max|z| + ``|coef0|``))."""
     from .base import _maxabs
 
     b = gamma * X.shape[1] * _maxabs(X) * _maxabs(Z) + abs(coef0)

@@ -3,7 +3,7 @@
 For the exact rank-r SVD G = U Λ Vᵀ (singular values λ_1 ≥ … ≥ λ_r) and an approximation
 (Ũ, Ṽ) (columns need not be normalised, signs are irrelevant)
 
-    η = (1/r) Σ_i w_i (1 − |u_iᵀ ũ_i| / ‖ũ_i‖) + (1/r) Σ_i w_i (1 − |v_iᵀ ṽ_i| / ‖ṽ_i‖).
+    η = (1/r) Σ_i w_i (1 − ``|u_iᵀ ũ_i|`` / ‖ũ_i‖) + (1/r) Σ_i w_i (1 − ``|v_iᵀ ṽ_i|`` / ‖ṽ_i‖).
 
 *As printed* (``weights='paper'``) the weights are the singular values themselves, w_i = λ_i,
 not normalised. η then depends on the scale of G: for a row-stochastic SNE kernel matrix
@@ -29,7 +29,7 @@ WEIGHTS = ("paper", "uniform", "normalized")
 
 
 def _cosines(X: np.ndarray, Y: np.ndarray, r: int) -> np.ndarray:
-    """|x_iᵀ y_i| / (‖x_i‖ ‖y_i‖) for the first r columns; 0 for missing or zero columns."""
+    """``|x_iᵀ y_i|`` / (‖x_i‖ ‖y_i‖) for the first r columns; 0 for missing or zero columns."""
     out = np.zeros(r)
     k = min(r, Y.shape[1])
     if k == 0:
@@ -73,7 +73,7 @@ def _real_vector(a, name: str) -> np.ndarray:
 
 
 def eta_components(U, V, U_approx, V_approx) -> tuple[np.ndarray, np.ndarray]:
-    """Per-component errors (1 − |cos ∠(u_i, ũ_i)|, 1 − |cos ∠(v_i, ṽ_i)|), each of length r.
+    """Per-component errors (1 − ``|cos ∠(u_i, ũ_i)|``, 1 − ``|cos ∠(v_i, ṽ_i)|``), length r.
 
     Columns need not be normalised and signs are irrelevant; a missing or all-zero column of
     the approximation counts as a complete miss (error 1).
@@ -169,7 +169,7 @@ def eta(U, V, U_approx, V_approx, singular_values=None, weights="paper") -> floa
     (w_i = r λ_i / Σ λ) or an array of r weights. Lower is better; 0 means every direction is
     exact.
 
-    η = (1/r) Σ_i w_i (1 − |u_iᵀ ũ_i| / ‖ũ_i‖) + (1/r) Σ_i w_i (1 − |v_iᵀ ṽ_i| / ‖ṽ_i‖)
+    η = (1/r) Σ_i w_i (1 − ``|u_iᵀ ũ_i|`` / ‖ũ_i‖) + (1/r) Σ_i w_i (1 − ``|v_iᵀ ṽ_i|`` / ‖ṽ_i‖)
     (Tao et al. (2024), App. C.2; the equation is unnumbered there).
 
     Parameters

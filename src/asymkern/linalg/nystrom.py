@@ -2,7 +2,7 @@
 
 Asymmetric Nyström
 ------------------
-Sample row landmarks I (|I| = s_x) and column landmarks J (|J| = s_z) of the N×M matrix
+Sample row landmarks I (``|I|`` = s_x) and column landmarks J (``|J|`` = s_z) of the N×M matrix
 G = [κ(x_i, z_j)]. With the SVD of the core W = G[I, J] = U_W Λ_W V_Wᵀ (top r), eq. 9 with the
 scaling l_λ = 1/√(NM) (which rescales the singular values to the full problem) reads
 
@@ -295,7 +295,7 @@ class _Access:
         return out
 
     def row_probe(self, P: np.ndarray, V: np.ndarray) -> np.ndarray:
-        """G[P, :] @ V over column blocks: (|P|, k)."""
+        """G[P, :] @ V over column blocks: (``|P|``, k)."""
         m = self.shape[1]
         out = np.zeros((len(P), V.shape[1]))
         step = self.step(len(P))
@@ -357,7 +357,7 @@ def _kmeans_landmarks(points, s: int, rs) -> np.ndarray:
 def _leverage_landmarks(acc: _Access, side: str, s: int, r: int, rs) -> np.ndarray:
     """Sample s rows (side='row') or columns of G by approximate ridge leverage scores.
 
-    Sketch C = G[:, Q] with |Q| = p uniform columns (rows for side='col'); scores
+    Sketch C = G[:, Q] with ``|Q|`` = p uniform columns (rows for side='col'); scores
     ℓ_i = c_iᵀ (CᵀC + λI)⁻¹ c_i with λ the (r+1)-th eigenvalue of CᵀC (the ridge that keeps the
     top-r subspace), computed in two block passes; then s indices without replacement with
     probabilities ∝ ℓ.

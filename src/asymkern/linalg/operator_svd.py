@@ -612,7 +612,7 @@ def orthonormalize_clusters(values, pairs, rtol: float = 1e-6, merge_nonorthogon
     together: the Gram matrix of the first space (summed over spaces) is Cholesky-factorised per
     cluster and the same transformation applied to every C, then each column is normalised.
     ``merge_nonorthogonal`` (self-adjoint problems only): neighbouring groups whose functions are
-    clearly non-orthogonal (|cos| > 1e-6) are treated as one eigenspace.
+    clearly non-orthogonal (``|cos|`` > 1e-6) are treated as one eigenspace.
 
     Parameters
     ----------
@@ -727,7 +727,7 @@ def _eig_top(A_or_op, N: int, k: int, which: str, solver: str, v0_seed: int = 0)
 
 
 def _real_if_close(lam, W, scale, tol=1e-8):
-    """Real eigenpairs when every |Im λ| ≤ tol·scale.
+    """Real eigenpairs when every ``|Im λ|`` ≤ tol·scale.
 
     A (numerically) repeated real eigenvalue may come back from a non-symmetric solver as a
     complex-conjugate pair λ, λ̄ with tiny imaginary parts; the real parts of its two
@@ -1193,7 +1193,7 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
 
     Eigenfunctions Υw, normalised in the RKHS norm; complex eigenpairs are returned as
     complex arrays (phase fixed: largest-modulus coefficient real positive). Eigenvalues with
-    |λ| ≤ rtol·|λ_1| are numerically zero and rejected (more components than the rank).
+    ``|λ|`` ≤ rtol·``|λ_1|`` are numerically zero and rejected (more components than the rank).
     Eigenvectors whose function has a numerically zero RKHS norm are dropped with a
     ``RuntimeWarning``.
 

@@ -1016,7 +1016,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         self._set_nystrom_predictor(I, J, R_b, Ct_a, W, XI, XJ, lse_I)
 
     def _set_nystrom_predictor(self, I, J, R_b, Ct_a, W, XI=None, XJ=None, lse_I=None):
-        """Predictor weights from R b̃ (|I|×k), Cᵀ ã (|J|×k) and the core W = K[I, J].
+        """Predictor weights from R b̃ (``|I|``×k), Cᵀ ã (``|J|``×k) and the core W = K[I, J].
 
         Shared by the in-memory and the Dask fits (which obtain R b̃ and Cᵀ ã by reductions
         over row chunks). Keeps the landmark rows X[I], X[J] and, for row-normalised kernels,

@@ -148,8 +148,8 @@ class _AsymSchurSparse:
 
     def _isolated_singular(self, c) -> bool:
         """Exact singularity visible in the sparsity pattern: a node i with no off-diagonal
-        entry in row or column i is a 1×1 block of K with singular value |K_ii|, so B(c) is
-        singular when |K_ii| = c (a node without in- or out-edges and self-loop weight 1/γ)."""
+        entry in row or column i is a 1×1 block of K with singular value ``|K_ii|``, so B(c) is
+        singular when ``|K_ii|`` = c (a node without in- or out-edges and self-loop weight 1/γ)."""
         if self._isolated is None:
             K = self.K
             d = K.diagonal()

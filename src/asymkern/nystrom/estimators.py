@@ -161,7 +161,7 @@ class _NystromBase(BaseEstimator):
                           "the number of landmarks n_landmarks_", owner=type(self).__name__)
 
     def _validate_fit_X(self, X):
-        """check_input (n_features_in_, feature_names_in_) and a private copy kept as X_fit_."""
+        """check_input (``n_features_in_``, ``feature_names_in_``); a private copy as ``X_fit_``."""
         X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
         if self._precomputed():
             self._kernel()  # refuses gamma / kernel_params
@@ -225,7 +225,7 @@ class _NystromBase(BaseEstimator):
         self.subspace_dim_ = X.shape[0]
 
     def _check_X(self, X, name="X"):
-        """Prediction input: n_features_in_ / feature names checked against fit (check_input)."""
+        """Prediction input: ``n_features_in_`` / feature names checked against fit."""
         if not sp.issparse(X) and np.asarray(X).ndim == 1:  # "reshape your data" first
             as_data(X, name)
         return check_input(self, X, reset=False, name=name, allow_sparse=self._accepts_sparse())
@@ -732,7 +732,7 @@ def machine_duals(est, n: int) -> np.ndarray:
 
     Machines are scikit-learn's one-vs-one pairs (0,1), (0,2), …, (1,2), … (one machine for two
     classes), with the coefficient layout that ``coef_`` of a linear-kernel SVC uses, so that for
-    training features F: coef_ = Dᵀ F and decision_p(z) = D[:, p]ᵀ k(X, z) + intercept_[p].
+    training features F: ``coef_`` = Dᵀ F and decision_p(z) = D[:, p]ᵀ k(X, z) + intercept_[p].
 
     Parameters
     ----------
@@ -1237,16 +1237,16 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
     ----------
     n_components_ : int
         Number of components used (``n_components`` clipped).
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (``n_components_``,)
         Variance captured by each component (squared singular values of the centred F, or
         eigenvalues of the centred kernel matrix).
-    coef_ : ndarray of shape (n_components_, s) or None
+    coef_ : ndarray of shape (``n_components_``, s) or None
         Components in the feature space of F (not for 'exact').
-    landmark_coef_ : ndarray of shape (m, n_components_) or None
+    landmark_coef_ : ndarray of shape (m, ``n_components_``) or None
         β with f_k = C_H β_k (not for 'exact').
-    dual_coef_ : ndarray of shape (n, n_components_) or None
+    dual_coef_ : ndarray of shape (n, ``n_components_``) or None
         α with f_k = X_H α_k (gsa, spa, exact).
-    intercept_ : ndarray of shape (n_components_,)
+    intercept_ : ndarray of shape (``n_components_``,)
         Offset of the scores (the centring term).
     basis_ : NystromBasis or None
         The landmark basis (None for ``mode='exact'``).
@@ -1392,7 +1392,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         return _finite_fit(self)
 
     def _components_for(self, s: int) -> int:
-        """n_components clipped to the size limit (n_landmarks_, or subspace_dim when set)
+        """n_components clipped to the size limit (``n_landmarks_``, or subspace_dim when set)
         with a warning; a numerical rank s of K_mm below it is an error (degenerate data:
         never silently fewer components)."""
         limit, what = self.n_landmarks_, "the number of landmarks n_landmarks_"
@@ -1430,7 +1430,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
         Returns
         -------
-        ndarray of shape (n_test, n_components_)
+        ndarray of shape (n_test, ``n_components_``)
             The scores (dtype of the training data).
         """
         check_is_fitted(self, "X_fit_")

@@ -25,7 +25,7 @@ and φ̂(x)ᵀψ̂(z) = K(x, C) V S⁻¹ Uᵀ K(C, z) = κ̃(x, z) exactly. With
 coordinate s is √s_s times the Nyström extension of the s-th pair of singular functions of
 paper 000 eq. (8): K(x, C) v_s / s_s and K(C, z)ᵀ u_s / s_s. We take **Q = U**, so
 
-    normalization_       = V S^{-1/2} Uᵀ,   normalization_right_ = U S^{-1/2} Uᵀ.
+    ``normalization_``       = V S^{-1/2} Uᵀ,   ``normalization_right_`` = U S^{-1/2} Uᵀ.
 
 Why: for a symmetric PSD kernel U = V on the kept range and both matrices equal K_CC^{-1/2},
 so both maps are *exactly* scikit-learn's ``Nystroem`` map K(x, C) K_CC^{-1/2} (not merely up to
@@ -292,7 +292,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
         Returns
         -------
-        ndarray of shape (n, n_components_)
+        ndarray of shape (n, ``n_components_``)
             The features (dtype of the input).
         """
         return self._map(X, right=self.side == "right")
@@ -307,7 +307,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
         Returns
         -------
-        ndarray of shape (n, n_components_)
+        ndarray of shape (n, ``n_components_``)
             The features (dtype of the input).
         """
         return self._map(X, right=False)
@@ -322,7 +322,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
         Returns
         -------
-        ndarray of shape (n, n_components_)
+        ndarray of shape (n, ``n_components_``)
             The features (dtype of the input).
         """
         return self._map(Z, right=True)

@@ -207,7 +207,7 @@ class OperatorEig:
     Parameters
     ----------
     eigenvalues : ndarray of shape (k,)
-        Eigenvalues λ_i, largest |λ| first (complex for the auxiliary route when needed).
+        Eigenvalues λ_i, largest ``|λ|`` first (complex for the auxiliary route when needed).
     eigenfunctions : RKHSFunction
         The eigenfunctions f_i, unit-norm in the RKHS.
     method : str
@@ -500,7 +500,7 @@ class EmpiricalOperator:
 
     def eig(self, n_components: int | None = None, method: str = "auto", *,
             solver: str = "auto") -> OperatorEig:
-        """Top-k eigenpairs (by |λ|) of S : H → H (needs H = F): Prop. 3.8 / Cor. 3.6.
+        """Top-k eigenpairs (by ``|λ|``) of S : H → H (needs H = F): Prop. 3.8 / Cor. 3.6.
 
         ``method``: ``'auxiliary'`` (eigenproblem of B ΦᵀΨ; any operator, complex eigenpairs
         possible), ``'qr'`` (self-adjoint operators: eigh of R B Rᵀ) or ``'auto'`` (``'qr'`` when
@@ -509,7 +509,7 @@ class EmpiricalOperator:
         Parameters
         ----------
         n_components : int or None, default None
-            Number k of eigenpairs (largest |λ|); None = all.
+            Number k of eigenpairs (largest ``|λ|``); None = all.
         method : {'auto', 'qr', 'auxiliary'}, default 'auto'
             See above.
         solver : {'auto', 'dense', 'arpack'}, default 'auto'
