@@ -210,7 +210,8 @@ def test_modes_reproduce_forecasts_and_left_eigenfunctions_are_biorthogonal(kind
             assert np.max(np.abs(np.imag(got))) < 1e-9
     xi, psi_f = est.left_eigenfunctions_, est.eigenfunctions_
     B = xi.coef.T @ xi.kernel(xi.centers, psi_f.centers) @ psi_f.coef  # bilinear ⟨ξ_i, ψ_j⟩
-    np.testing.assert_allclose(B, np.eye(5), atol=1e-8)
+    # landmark functions: the RKHS inner products go through the (truncated) K_LL
+    np.testing.assert_allclose(B, np.eye(5), atol=1e-8 if landmarks is None else 1e-5)
     assert est.predict(X[:3], observable=True).shape == (3,)
 
 
