@@ -99,7 +99,23 @@ _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class IllConditionedLaggedGramWarning(RuntimeWarning):
-    """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix."""
+    """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix.
+
+    Raised (as a warning) when the reciprocal condition number of G_XY = [k(x_i, y_j)] is below
+    ``PerronFrobeniusOperator.RCOND_MIN``; the estimator then uses the Tikhonov-regularised inverse
+    (see :class:`PerronFrobeniusOperator`).
+
+    See Also
+    --------
+    PerronFrobeniusOperator : the estimator that emits it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from asymkern.operators import IllConditionedLaggedGramWarning
+    >>> issubclass(IllConditionedLaggedGramWarning, RuntimeWarning)
+    True
+    """
 
 
 def _like_input(X_in, values):
@@ -520,16 +536,56 @@ class _ComponentsOut(ClassNamePrefixFeaturesOutMixin):
 
 
 class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
-    """Empirical (uncentred by default) covariance operator Ĉ_XX = (1/n) ΦΦᵀ (paper 002 §4.2).
+    """Empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ and its eigendecomposition (paper 002 §4.2).
 
-    ``fit`` computes its top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
+    ``fit`` computes the top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
     uncentred operator the eigenfunctions φ_i = √λ_i e_i approximate the Mercer features of the
     kernel (Example 3.10): ``transform(X)`` returns [φ_i(x)], and k(x, x') ≈ Σ_i φ_i(x) φ_i(x').
-    ``n_components`` larger than the numerical rank of the Gram matrix is clipped
-    (:class:`~asymkern.exceptions.ClippedParameterWarning`); ``n_components_`` is the number kept.
 
-    Attributes: ``operator_``, ``eigenvalues_``, ``eigenfunctions_`` (RKHS-normalised, i.e.
-    e_i = φ_i / √λ_i has unit empirical L² norm), ``n_components_``.
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default='rbf'
+        A symmetric PSD kernel.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel.
+    n_components : int, default=5
+        Number of eigenpairs; more than the numerical rank of the Gram matrix is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_`` is the number kept).
+    center : bool, default=False
+        Use centred features (the covariance in the usual sense).
+    jitter : float, default=0.0
+        Diagonal added to the Gram matrix before factorising it.
+
+    Attributes
+    ----------
+    operator_ : EmpiricalOperator
+        The fitted operator.
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues, descending.
+    eigenfunctions_ : RKHSFunction
+        RKHS-normalised eigenfunctions e_i (e_i = φ_i / √λ_i).
+    n_components_ : int
+        Number of eigenpairs kept.
+
+    See Also
+    --------
+    CrossCovarianceOperator : the cross-covariance Ĉ_YX and its SVD.
+    asymkern.operators.EmpiricalOperator : the operator and its ``svd``/``eig``.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.2 and Example 3.10 (Mercer features from Ĉ_XX).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import CovarianceOperator
+    >>> X = np.random.RandomState(0).uniform(-1, 1, size=(60, 2))
+    >>> cov = CovarianceOperator(kernel="polynomial", n_components=3).fit(X)
+    >>> cov.transform(X).shape
+    (60, 3)
+    >>> bool(np.all(np.diff(cov.eigenvalues_) <= 0))
+    True
     """
 
     def __init__(self, kernel="rbf", kernel_params=None, n_components: int = 5,
@@ -541,7 +597,20 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         self.jitter = jitter
 
     def fit(self, X, y=None):
-        """Fit on the samples X (``y`` is ignored)."""
+        """Fit the operator and its top eigenpairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (CSR when the kernel accepts sparse input).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CovarianceOperator
+            The fitted estimator.
+        """
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
         X = _fit_X(self, X, k)
         self._sparse_ok = _kernel_sparse(k)
@@ -558,7 +627,18 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         return self
 
     def transform(self, X):
-        """[φ_i(x)] (n_samples, n_components_)."""
+        """Mercer features [φ_i(x)] = [√λ_i e_i(x)].
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points to evaluate.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_)
+            The features (float32 for float32 X).
+        """
         check_is_fitted(self, "operator_")
         X_in, X = _transform_X(self, X)
         vals = self.eigenfunctions_(X)
@@ -570,15 +650,58 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
 
 class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin,
                               _OperatorEstimator):
-    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F (paper 002 §4.2, Ex. 3.16).
+    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F and its SVD (paper 002 §4.2).
 
-    ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top
-    ``n_components`` singular triplets by ``method``; more than the numerical rank of the
-    operator (at most that of either Gram matrix) are clipped with a
-    :class:`~asymkern.exceptions.ClippedParameterWarning`, ``n_components_`` is the number kept.
-    Attributes: ``singular_values_``, ``left_singular_functions_`` (u_i ∈ F, functions of y),
-    ``right_singular_functions_`` (v_i ∈ H, functions of x). ``transform(X)`` = [v_i(x)];
-    ``transform(X, y)`` = ([v_i(x)], [u_i(y)]) as scikit-learn's ``PLSSVD``.
+    ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top ``n_components``
+    singular triplets (Ex. 3.16). ``transform(X)`` = [v_i(x)]; ``transform(X, y)`` =
+    ([v_i(x)], [u_i(y)]) as scikit-learn's ``PLSSVD``.
+
+    Parameters
+    ----------
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        Symmetric PSD kernels on X and y.
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    n_components : int, default=5
+        Number of singular triplets; more than the numerical rank is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning`.
+    center : bool, default=False
+        Use centred features.
+    method : {'qr', 'auxiliary', 'block'}, default='qr'
+        SVD route (see :meth:`EmpiricalOperator.svd`).
+    jitter : float, default=0.0
+        Diagonal added to the Gram matrices before factorising them.
+
+    Attributes
+    ----------
+    singular_values_ : ndarray of shape (n_components_,)
+        Singular values, descending.
+    left_singular_functions_ : RKHSFunction
+        u_i ∈ F (functions of y).
+    right_singular_functions_ : RKHSFunction
+        v_i ∈ H (functions of x).
+    n_components_ : int
+        Number of triplets kept.
+
+    See Also
+    --------
+    KernelCCA : the normalised (canonical-correlation) version.
+    CovarianceOperator : the covariance Ĉ_XX.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.2 and Example 3.16.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import CrossCovarianceOperator
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(50, 2)
+    >>> y = np.sin(X[:, :1]) + 0.1 * rng.randn(50, 1)
+    >>> cc = CrossCovarianceOperator(n_components=2).fit(X, y)
+    >>> cc.transform(X).shape
+    (50, 2)
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
@@ -594,7 +717,22 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         self.jitter = jitter
 
     def fit(self, X, y=None, *, Y=None):
-        """Fit on paired samples (x_i, y_i); ``Y=`` is the deprecated name of ``y``."""
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The x samples.
+        y : array-like of shape (n_samples,) or (n_samples, n_features_y)
+            The paired y samples.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : CrossCovarianceOperator
+            The fitted estimator.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="CrossCovarianceOperator.fit")
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
@@ -620,7 +758,20 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         return self
 
     def transform(self, X, y=None):
-        """[v_i(x)]; with ``y`` also [u_i(y)]: returns ``(x_scores, y_scores)``."""
+        """Right singular functions at X; with ``y`` also the left ones at y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points x.
+        y : array-like of shape (n_points, n_features_y) or None, default=None
+            Points y.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_) or tuple of two such arrays
+            [v_i(x)], or ([v_i(x)], [u_i(y)]) when ``y`` is given.
+        """
         check_is_fitted(self, "operator_")
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
@@ -1185,7 +1336,7 @@ class KoopmanOperator(_TransferOperator):
             self.rank_ = None
             self.left_eigenfunctions_ = None
             self._fc = {"kind": "exact", "U": None, "M": None, "state": X1d, "obs": obs}
-            return self._finish(solver="arpack" if n > 300 else "auto")
+            return self._finish(solver="arpack" if n > 150 else "auto")
         r = self._rank(n, "the number of time-lagged pairs")
         Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
         check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
@@ -1436,7 +1587,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
         self.X_fit_, self.Y_fit_ = X0, X1
-        return self._finish(solver="arpack" if n > 300 else "auto")
+        return self._finish(solver="arpack" if n > 150 else "auto")
 
 
 class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
