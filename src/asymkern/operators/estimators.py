@@ -550,7 +550,7 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         Keyword arguments of the kernel.
     n_components : int, default=5
         Number of eigenpairs; more than the numerical rank of the Gram matrix is clipped with a
-        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_`` is the number kept).
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_``: the number kept).
     center : bool, default=False
         Use centred features (the covariance in the usual sense).
     jitter : float, default=0.0
@@ -820,19 +820,50 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
     Parameters
     ----------
-    kernel_x, kernel_y, kernel_x_params, kernel_y_params : the two symmetric PSD kernels.
-    alpha : ε > 0 (Tikhonov parameter; ``regularization`` is its deprecated former name).
-    n_landmarks : None (exact estimator) or m, the number of uniformly drawn landmarks (clipped
-        to the number of samples with a ``ClippedParameterWarning``; ``n_landmarks_``).
-    landmarks : ``'uniform'`` or an index array of landmark rows of X.
-    random_state : None, int or RandomState: the landmark draw (same indices on numpy and dask
-        inputs).
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        The two symmetric PSD kernels (on X and on y).
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    alpha : float, default=1e-3
+        ε > 0, the Tikhonov parameter (``regularization`` is its deprecated former name).
+    n_landmarks : int or None, default=None
+        None (exact estimator) or m, the number of uniformly drawn landmarks (clipped to the number
+        of samples with a ``ClippedParameterWarning``; ``n_landmarks_``).
+    landmarks : 'uniform' or array of int, default='uniform'
+        How landmarks are drawn, or the indices of the landmark rows of X.
+    random_state : int, RandomState or None, default=None
+        The landmark draw (same indices on numpy and dask inputs).
+    regularization : float, deprecated
+        Former name of ``alpha``.
 
     Attributes
     ----------
-    operator_ : the EmpiricalOperator (None after a dask fit); ``dual_coef_``: (G + nεI)⁻¹Y
-    (n×d_y), or with landmarks the m×d_y coefficients B_L K_LnY on ``landmark_points_``;
-    ``landmarks_`` (indices, or None).
+    operator_ : EmpiricalOperator or None
+        The fitted operator (None after a dask fit).
+    dual_coef_ : ndarray
+        (G + nεI)⁻¹Y (n×d_y), or with landmarks the m×d_y coefficients B_L K_LnY on
+        ``landmark_points_``.
+    landmarks_ : ndarray of int or None
+        Landmark indices.
+
+    See Also
+    --------
+    KoopmanOperator : the same regression with y the time-shifted snapshots.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.3 (conditional mean embedding, Tikhonov-regularised).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import ConditionalMeanEmbedding
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-2, 2, size=(80, 1))
+    >>> y = np.sin(X[:, 0]) + 0.05 * rng.randn(80)
+    >>> cme = ConditionalMeanEmbedding(alpha=1e-4).fit(X, y)
+    >>> bool(np.max(np.abs(cme.predict(X) - np.sin(X[:, 0]))) < 0.2)
+    True
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
@@ -854,7 +885,20 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return tags
 
     def fit(self, X, y=None):
-        """Fit on paired samples (x_i, y_i): y of shape (n,) or (n, d_y) (dask: see class)."""
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (dask arrays with landmarks).
+        y : array-like of shape (n_samples,) or (n_samples, d_y)
+            Outputs.
+
+        Returns
+        -------
+        self : ConditionalMeanEmbedding
+            The fitted estimator.
+        """
         from .._dask import any_dask
 
         if any_dask(X, y):
@@ -904,7 +948,18 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
                                               _RESCALE)
 
     def weights(self, X) -> np.ndarray:
-        """β(x) for each row of X: (n_train, n_points), μ_{Y|x} = Σ_i β_i(x) ψ(y_i)."""
+        """Weights β(x) of the embedding, μ_{Y|x} = Σ_i β_i(x) ψ(y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Conditioning points.
+
+        Returns
+        -------
+        ndarray of shape (n_train, n_points)
+            β(x) for each row of X.
+        """
         check_is_fitted(self, "operator_")
         if self.X_fit_ is None:
             raise ValueError("weights/embedding/expectation need the training samples, which a "
@@ -921,11 +976,35 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self.operator_.B._apply(np.asarray(K, dtype=np.float64))
 
     def embedding(self, X) -> RKHSFunction:
-        """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X."""
+        """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Conditioning points.
+
+        Returns
+        -------
+        RKHSFunction
+            n_points functions of y.
+        """
         return RKHSFunction(self.kernel_y_, self.Y_fit_, self.weights(X))
 
     def expectation(self, func, X) -> np.ndarray:
-        """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i); ``func`` maps (n, d_y) samples to (n,) or (n, p)."""
+        """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i).
+
+        Parameters
+        ----------
+        func : callable
+            Maps (n, d_y) samples to (n,) or (n, p) values.
+        X : array-like of shape (n_points, n_features)
+            Conditioning points.
+
+        Returns
+        -------
+        ndarray of shape (n_points,) or (n_points, p)
+            The conditional expectations.
+        """
         vals = np.asarray(func(self.Y_fit_), dtype=np.float64)
         if vals.shape[0] != self.Y_fit_.shape[0]:
             raise ValueError(f"func returned {vals.shape[0]} values for "
@@ -935,8 +1014,18 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self.weights(X).T @ vals
 
     def predict(self, X) -> np.ndarray:
-        """E[Y | X = x] (kernel ridge regression with ridge nε); a dask array for dask X
-        (landmark or dask-fitted models)."""
+        """E[Y | X = x] (kernel ridge regression with ridge nε).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points (a dask array for landmark or dask-fitted models gives a dask array).
+
+        Returns
+        -------
+        ndarray of shape (n_points,) or (n_points, d_y)
+            The predictions (float32 for float32 X).
+        """
         check_is_fitted(self, "operator_")
         X_in = X
         if getattr(self, "landmarks_", None) is not None:
@@ -1525,41 +1614,96 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     ``fit`` as for :class:`KoopmanOperator` (one trajectory X, or snapshot pairs ``fit(X, y)``).
     No ``score``: P̂ propagates densities, it predicts no state, so there is no natural
-    supervised score.
-    G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on the lagged
-    samples y_i.
+    supervised score. G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on
+    the lagged samples y_i; the top eigenpairs come from ARPACK (n > 150), never a full
+    eigendecomposition.
 
     **Ill-conditioned G_ΦΨ.** In exact arithmetic the eigenvalues of P̂ are those of
-    A = (G_Φ + nεI)⁻¹ G_ΦΨ (the auxiliary matrix B G_ΦΨ = G_ΦΨ⁻¹ A G_ΦΨ is similar to A), but the
-    eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with G_ΦΨ loses about
-    log10(1/rcond) digits. With a smooth kernel G_ΦΨ is numerically singular as soon as the
-    samples are dense (i.i.d. samples instead of a trajectory, or a trajectory that revisits
-    states exactly): the exact formula then yields spurious eigenvalues of any size and
-    eigenfunctions that are numerically the zero function. Therefore G_ΦΨ is LU-factorised and
-    its reciprocal condition number ``lagged_gram_rcond_`` estimated first; when it is below
-    ``RCOND_MIN`` = √eps (≈ 1.5e-8, i.e. more than half of the float64 digits would be lost) the
-    inverse is replaced, with an :class:`IllConditionedLaggedGramWarning`, by the Tikhonov-
-    regularised inverse with the estimator's own parameter, δ = nε:
+    A = (G_Φ + nεI)⁻¹ G_ΦΨ, but the eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with
+    G_ΦΨ loses about log10(1/rcond) digits. G_ΦΨ is therefore LU-factorised and its reciprocal
+    condition number ``lagged_gram_rcond_`` estimated first; when it is below ``RCOND_MIN`` = √eps
+    the inverse is replaced, with an :class:`IllConditionedLaggedGramWarning`, by the Tikhonov-
+    regularised inverse with δ = nε:
 
         B_δ = G_ΦΨ^{+δ} (G_Φ + nεI)⁻¹ G_ΦΨ,  G_ΦΨ^{+δ} = (G_ΦΨᵀG_ΦΨ + δ²I)⁻¹G_ΦΨᵀ
-            = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ).
+            = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ),
 
-    The eigenvalues of B_δ G_ΦΨ are those of F^{1/2} Uᵀ A U F^{1/2} with filter factors
-    F = diag(σ_i²/(σ_i² + δ²)): directions of G_ΦΨ with σ ≫ δ are kept exactly, the
-    numerically null ones (σ ≪ δ) are damped to zero instead of amplified by 1/σ, and every
-    eigenvalue satisfies |λ| ≤ ‖A‖₂ (the exact formula produced |λ| ~ 3e4 on i.i.d. samples
-    whose exact-arithmetic eigenvalues are ≤ 1.0001). Well-conditioned G_ΦΨ
-    (rcond ≥ RCOND_MIN) keeps the exact formula. ``lagged_gram_solver_`` is ``'lu'`` or
-    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a
-    warning (fewer than ``n_components`` are then returned).
+    which keeps the directions with σ ≫ δ exactly and damps the numerically null ones
+    (every eigenvalue then satisfies |λ| ≤ ‖A‖₂). ``lagged_gram_solver_`` is ``'lu'`` or
+    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a warning.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default='rbf'
+        A symmetric PSD kernel.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel.
+    alpha : float, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    lag : int, default=1
+        τ in time steps for a trajectory ``fit(X)``.
+    n_components : int, default=5
+        Number of eigenpairs kept.
+    timestep : float, default=1.0
+        Time per step (for ``timescales_``).
+    regularization : float, deprecated
+        Former name of ``alpha``.
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues by decreasing modulus.
+    eigenfunctions_ : RKHSFunction
+        Eigenfunctions (functions on the lagged samples' space).
+    timescales_ : ndarray
+        Implied timescales −τ/ln|λ_i|.
+    lagged_gram_rcond_ : float
+        Estimated reciprocal condition number of G_ΦΨ.
+    lagged_gram_solver_ : {'lu', 'tikhonov'}
+        How G_ΦΨ⁻¹ was applied.
+
+    See Also
+    --------
+    KoopmanOperator : the adjoint (function propagation, forecasts).
+
+    References
+    ----------
+    .. [1] Paper 002, §4.4 (kernel transfer operators).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import PerronFrobeniusOperator
+    >>> rng = np.random.RandomState(0)
+    >>> x = np.zeros((120, 1))
+    >>> for t in range(119):
+    ...     x[t + 1] = 0.8 * x[t] + 0.5 * rng.randn()
+    >>> pf = PerronFrobeniusOperator(kernel_params={"gamma": 0.5}, alpha=1e-3,
+    ...                              n_components=2).fit(x)
+    >>> pf.eigenvalues_.shape
+    (2,)
     """
 
     RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
 
     def fit(self, X, y=None, *, Y=None):
-        """``fit(X)``: X is one trajectory (rows are time steps), pairs (x_t, x_{t+lag});
-        ``fit(X, y)``: the time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X (``Y=`` is
-        the deprecated keyword)."""
+        """Fit on a trajectory or on snapshot pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            One trajectory (rows are time steps, pairs (x_t, x_{t+lag})) when ``y`` is None, else
+            the snapshots x_i.
+        y : array-like of shape (n_samples, n_features) or None, default=None
+            The time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : PerronFrobeniusOperator
+            The fitted estimator.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
         eps, X0, X1, n, G = self._lagged_gram(X, y)
         Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
@@ -1594,23 +1738,63 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
     """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
 
     S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
-    empirical operators (App. A.2 with Λ → Λ + ε, ε = ``alpha``; ``regularization`` is its
-    deprecated former name). ``center=True`` uses centred features (the usual
-    CCA; the paper's App. A.2 is uncentred, ``center=False``). The inverse square roots come from
-    eigendecompositions of the Gram matrices (computed through a rank-revealing pivoted Cholesky
-    when they are numerically low-rank, :func:`~asymkern.linalg.operator_svd.gram_eigh`; directions
-    with eigenvalue ≤ n·eps·max diag are dropped), which also serve as the kernel QR factors.
-    ``n_components`` larger than the numerical rank is clipped
-    (:class:`~asymkern.exceptions.ClippedParameterWarning`); ``n_components_`` is the number kept.
-
+    empirical operators. The inverse square roots come from eigendecompositions of the Gram
+    matrices (through a rank-revealing pivoted Cholesky when they are numerically low-rank,
+    :func:`~asymkern.linalg.operator_svd.gram_eigh`), which also serve as the kernel QR factors.
     ``fit(X, y)``: y is the paired second view (samples (x_i, y_i)), as scikit-learn's ``CCA``.
-    Attributes: ``canonical_correlations_`` (the singular values σ_i ≤ 1),
-    ``x_singular_functions_`` (right singular functions v_i ∈ H, plotted in Ex. 4.2),
-    ``y_singular_functions_`` (left, u_i ∈ F),
-    ``x_canonical_functions_`` f_i = (Ĉ_XX + ε)^{-1/2} v_i and ``y_canonical_functions_``
-    g_i = (Ĉ_YY + ε)^{-1/2} u_i, scaled to unit empirical variance.
     ``transform(X)`` gives the (centred) canonical variates of X, ``transform(X, y)`` the pair
     ``(x_scores, y_scores)``, ``transform_y(y)`` those of y alone.
+
+    Parameters
+    ----------
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        Symmetric PSD kernels on X and y.
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    alpha : float, default=1e-3
+        ε > 0 (``regularization`` is its deprecated former name).
+    n_components : int, default=2
+        Number of canonical pairs; more than the numerical rank is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_``).
+    center : bool, default=True
+        Centred features (the usual CCA; the paper's App. A.2 is uncentred).
+    method : {'qr', 'auxiliary', 'block'}, default='qr'
+        SVD route.
+    regularization : float, deprecated
+        Former name of ``alpha``.
+
+    Attributes
+    ----------
+    canonical_correlations_ : ndarray of shape (n_components_,)
+        The singular values σ_i ≤ 1.
+    x_singular_functions_, y_singular_functions_ : RKHSFunction
+        Right (v_i ∈ H, plotted in Ex. 4.2) and left (u_i ∈ F) singular functions.
+    x_canonical_functions_, y_canonical_functions_ : RKHSFunction
+        f_i = (Ĉ_XX + ε)^{-1/2} v_i and g_i = (Ĉ_YY + ε)^{-1/2} u_i, unit empirical variance.
+    n_components_ : int
+        Number of pairs kept.
+
+    See Also
+    --------
+    CrossCovarianceOperator : the unnormalised cross-covariance SVD.
+    KoopmanOperator : transfer operators (their SVD gives coherent sets).
+
+    References
+    ----------
+    .. [1] Paper 002, Appendix A.2 and Example 4.2 (coherent sets of the double gyre).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import KernelCCA
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 2)
+    >>> y = X[:, :1] ** 2 + 0.1 * rng.randn(60, 1)
+    >>> cca = KernelCCA(n_components=2).fit(X, y)
+    >>> cca.transform(X).shape
+    (60, 2)
+    >>> bool(cca.canonical_correlations_[0] <= 1.0)
+    True
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
@@ -1627,7 +1811,22 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self.regularization = regularization
 
     def fit(self, X, y=None, *, Y=None):
-        """Fit on paired samples (x_i, y_i); ``Y=`` is the deprecated name of ``y``."""
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The first view.
+        y : array-like of shape (n_samples,) or (n_samples, n_features_y)
+            The paired second view.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : KernelCCA
+            The fitted estimator.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.fit")
         eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
@@ -1690,7 +1889,20 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
                                    "the training data")
 
     def transform(self, X, y=None):
-        """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``."""
+        """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points of the first view.
+        y : array-like of shape (n_points, n_features_y) or None, default=None
+            Points of the second view.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_) or tuple of two such arrays
+            The canonical variates.
+        """
         check_is_fitted(self, "operator_")
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
@@ -1700,7 +1912,20 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
 
     def transform_y(self, y=None, *, Y=None):
-        """Canonical variates g_i(y) of the y side (``Y=`` is the deprecated keyword)."""
+        """Canonical variates g_i(y) of the second view.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_points, n_features_y)
+            Points of the second view.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_)
+            The canonical variates of y.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.transform_y")
         check_is_fitted(self, "operator_")
         if y is None:
