@@ -324,7 +324,7 @@ def test_common_checks_reduced_rank(estimator, check):
 
 
 def test_benchmark_quick_mode(tmp_path):
-    """benchmarks/bench_operators_koopman.py --quick runs (kooplearn optional) and writes a table."""
+    """The benchmark's quick mode runs (kooplearn optional) and writes its table."""
     import importlib.util
     from pathlib import Path
 
@@ -336,3 +336,15 @@ def test_benchmark_quick_mode(tmp_path):
     table = mod.main(["--quick", "--out", str(out)])
     assert out.read_text() == table
     assert "| 300 | RRR |" in table and "Noisy linear system" in table
+
+
+def test_multistep_score_matches_r2_of_the_forecast():
+    from sklearn.metrics import r2_score
+
+    X = _ou(300)
+    est = KoopmanOperator(estimator="rrr", rank=3, n_components=3).fit(X)
+    ref = r2_score(X[3:], est.predict(X[:-3], n_steps=3), multioutput="variance_weighted")
+    assert abs(est.score(X, n_steps=3) - ref) < 1e-12
+    assert est.score(X, n_steps=3) < est.score(X)  # harder to forecast further ahead
+    with pytest.raises(ValueError, match="n_steps"):
+        est.score(X[:-1], X[1:], n_steps=2)

@@ -1559,7 +1559,7 @@ class KoopmanOperator(_TransferOperator):
                              "observables=...) first")
         return self._modes_map @ c
 
-    def score(self, X, y=None, sample_weight=None) -> float:
+    def score(self, X, y=None, sample_weight=None, n_steps: int = 1) -> float:
         """R² of the one-step prediction of the snapshots y from X (for model selection).
 
         1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖² with ŷ = ``predict(X)``, pooled over the features
@@ -1576,11 +1576,20 @@ class KoopmanOperator(_TransferOperator):
             The time-shifted snapshots.
         sample_weight : array-like of shape (n_pairs,) or None, default=None
             Weights of the pairs.
+        n_steps : int, default=1
+            Score the ``n_steps``-lag forecast ``predict(x_t, n_steps)`` against
+            x_{t + n_steps·lag} instead (trajectory input, ``y=None``, only), as kooplearn's
+            ``score(n_steps=...)``.
 
         Returns
         -------
         float
-            The R² score (1 is a perfect one-step forecast).
+            The R² score (1 is a perfect forecast).
+
+        Raises
+        ------
+        ValueError
+            If ``n_steps > 1`` with snapshot pairs ``y``, or the trajectory is too short.
         """
         from sklearn.metrics import r2_score
 
@@ -1589,11 +1598,16 @@ class KoopmanOperator(_TransferOperator):
         X_in = X
         sparse_ok = getattr(self, "_sparse_ok", False)
         X = check_input(self, X, reset=False, allow_sparse=sparse_ok, min_samples=2)
+        k = _check_int(n_steps, "n_steps")
         if y is None:
-            if lag >= X.shape[0] - 1:
-                raise ValueError(f"lag={lag} must be smaller than the trajectory length "
-                                 f"{X.shape[0]} minus one (at least two time-lagged pairs)")
-            X0, Y = X[:-lag], X[lag:]
+            shift = lag * k
+            if shift >= X.shape[0] - 1:
+                raise ValueError(f"lag·n_steps={shift} must be smaller than the trajectory "
+                                 f"length {X.shape[0]} minus one (at least two pairs)")
+            X0, Y = X[:-shift], X[shift:]
+        elif k > 1:
+            raise ValueError(f"n_steps={k} > 1 needs a trajectory (y=None): snapshot pairs y "
+                             "give one-step targets only")
         else:
             X0 = X
             Y = as_data(y, "y", ensure_2d=False, allow_sparse=sparse_ok)
@@ -1604,7 +1618,7 @@ class KoopmanOperator(_TransferOperator):
                                  f"with the shape of X {X.shape}")
         Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
         X0 = X0 if not hasattr(X_in, "columns") else X_in.iloc[: X0.shape[0]]
-        pred = self.predict(X0)
+        pred = self.predict(X0, n_steps=k)
         return float(r2_score(Y, pred, sample_weight=sample_weight,
                               multioutput="variance_weighted"))
 
