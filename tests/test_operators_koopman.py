@@ -348,3 +348,29 @@ def test_multistep_score_matches_r2_of_the_forecast():
     assert est.score(X, n_steps=3) < est.score(X)  # harder to forecast further ahead
     with pytest.raises(ValueError, match="n_steps"):
         est.score(X[:-1], X[1:], n_steps=2)
+
+
+def test_arpack_failure_falls_back_to_the_dense_reference(monkeypatch):
+    """ARPACK not converging (rare, clustered spectra) falls back to the dense solvers."""
+    import importlib
+
+    from scipy.sparse.linalg import ArpackNoConvergence
+
+    osvd = importlib.import_module("asymkern.linalg.operator_svd")
+    kmod = importlib.import_module("asymkern.operators._koopman")
+
+    X = _ou(400)
+    kw = dict(rank=3, n_components=3, alpha=1e-3)
+    ref = {k: KoopmanOperator(estimator=k, **kw).fit(X) for k in KINDS}
+
+    def fail(*args, **kwargs):
+        raise ArpackNoConvergence("no convergence", np.zeros(0), np.zeros((0, 0)))
+
+    monkeypatch.setattr(kmod, "eigs", fail)
+    monkeypatch.setattr(kmod, "eigsh", fail)
+    monkeypatch.setattr(osvd, "eigs", fail)
+    for k in KINDS:
+        est = KoopmanOperator(estimator=k, **kw).fit(X)
+        np.testing.assert_allclose(est.eigenvalues_, ref[k].eigenvalues_, atol=1e-9)
+        np.testing.assert_allclose(est.predict(X[:5], n_steps=2),
+                                   ref[k].predict(X[:5], n_steps=2), atol=1e-9)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.sparse.linalg import LinearOperator, eigs, eigsh
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs, eigsh
 
 ESTIMATORS = ("full", "pcr", "rrr")
 
@@ -39,10 +39,15 @@ def _v0(n: int) -> np.ndarray:
 def top_eigh(G: np.ndarray, r: int, dense_below: int = 200):
     """Top-r eigenpairs of the symmetric PSD matrix G, descending (ARPACK for large n)."""
     n = G.shape[0]
-    if n <= dense_below or r >= n - 1:
+    lam = None
+    if not (n <= dense_below or r >= n - 1):
+        try:
+            lam, Q = eigsh(G, k=r, which="LA", v0=_v0(n), tol=0.0,
+                           ncv=min(n, max(2 * r + 1, 20)))
+        except ArpackNoConvergence:  # rare: fall back to the dense reference
+            lam = None
+    if lam is None:
         lam, Q = sla.eigh(G, subset_by_index=[n - r, n - 1], check_finite=False)
-    else:
-        lam, Q = eigsh(G, k=r, which="LA", v0=_v0(n), tol=0.0, ncv=min(n, max(2 * r + 1, 20)))
     order = np.argsort(-lam, kind="stable")
     return lam[order], Q[:, order]
 
@@ -64,16 +69,24 @@ def rrr_dual(G: np.ndarray, H: np.ndarray, r: int, shift: float, dense_below: in
     its eigenvalues σ² are real and ≥ 0 (it is similar to a symmetric PSD matrix).
     """
     n = G.shape[0]
-    Gs = G + shift * np.eye(n)
-    cho = sla.cho_factor(Gs, check_finite=False)
-    if n <= dense_below or r >= n - 2:
-        A = sla.cho_solve(cho, H @ G, check_finite=False) / n
-        s2, W = sla.eig(A, check_finite=False)
-    else:
+    try:
+        cho = sla.cho_factor(G + shift * np.eye(n), check_finite=False)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
+                         "must be PSD and alpha large enough") from exc
+    s2 = None
+    if not (n <= dense_below or r >= n - 2):
         op = LinearOperator((n, n), dtype=np.float64,
                             matvec=lambda v: sla.cho_solve(cho, H @ (G @ v),
                                                            check_finite=False) / n)
-        s2, W = eigs(op, k=r, which="LR", v0=_v0(n), tol=0.0, ncv=min(n, max(2 * r + 1, 20)))
+        try:
+            s2, W = eigs(op, k=r, which="LR", v0=_v0(n), tol=0.0,
+                         ncv=min(n, max(2 * r + 1, 20)))
+        except ArpackNoConvergence:  # rare: fall back to the dense reference
+            s2 = None
+    if s2 is None:
+        A = sla.cho_solve(cho, H @ G, check_finite=False) / n
+        s2, W = sla.eig(A, check_finite=False)
     order = np.argsort(-s2.real, kind="stable")[:r]
     s2, W = s2.real[order], W[:, order].real
     GW = G @ W

@@ -50,6 +50,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -1128,10 +1129,15 @@ class _TransferOperator(_OperatorEstimator):
     def _finish(self, res=None, solver: str = "auto"):
         if res is None:
             op = self.operator_
-            res = _clipped_decomposition(
-                self, lambda m: op.eig(m, method="auxiliary",
-                                       solver=solver if m is not None else "auto"),
-                min(op.shape), "the number of time-lagged pairs")
+            def decompose(m):
+                try:
+                    return op.eig(m, method="auxiliary",
+                                  solver=solver if m is not None else "auto")
+                except ArpackNoConvergence:  # rare (clustered spectra): the dense reference
+                    return op.eig(m, method="auxiliary", solver="dense")
+
+            res = _clipped_decomposition(self, decompose, min(op.shape),
+                                         "the number of time-lagged pairs")
         self.eigenvalues_ = res.eigenvalues
         self.eigenfunctions_ = res.eigenfunctions
         self.n_components_ = int(res.eigenvalues.size)
