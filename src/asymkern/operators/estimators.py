@@ -9,7 +9,8 @@ estimator                     B (S = Ψ B Φᵀ), paper 002
 CovarianceOperator            I/n, Ψ = Φ (§4.2) — eigenvalues/Mercer eigenfunctions (Ex. 3.10)
 CrossCovarianceOperator       I/n (§4.2) — singular values/functions (Ex. 3.16)
 ConditionalMeanEmbedding      (G_Φ + nεI)⁻¹ (§4.3, Tikhonov) — E[g(Y) | X = x]
-KoopmanOperator               (G_Φ + nεI)⁻¹ with the roles of X_t, X_{t+τ} swapped (§4.4)
+KoopmanOperator               (G_Φ + nεI)⁻¹ with the roles of X_t, X_{t+τ} swapped (§4.4);
+                              PCR/RRR: rank-r U Vᵀ (Kostic et al. 2022), see the class
 PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4)
 KernelCCA                     (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (App. A.2, regularised)
 ============================  ==================================================================
@@ -1168,7 +1169,7 @@ class KoopmanOperator(_TransferOperator):
       (H = [k(y_i, y_j)]) normalised by uᵀ G (G + nεI) u = n, and V = G U / n.
 
     The eigenpairs of K̂ are those of the r×r matrix M = Vᵀ [k(y_i, x_j)] U (pcr, rrr) or of the
-    auxiliary matrix (G + nεI)⁻¹[k(y_i, x_j)] (full; Prop. 3.8, ARPACK for n > 300). Forecasts
+    auxiliary matrix (G + nεI)⁻¹[k(y_i, x_j)] (full; Prop. 3.8, ARPACK for n > 150). Forecasts
     iterate the learned operator: E[g(x_{t+kτ}) | x_t = x] ≈ (K̂ᵏ g)(x) = k(x, X) U Mᵏ⁻¹ Vᵀ g(Y).
 
     Landmarks (``n_landmarks`` = m or ``landmarks`` = indices of the x_t): the Nyström version of
