@@ -9,7 +9,8 @@ estimator                     B (S = Ψ B Φᵀ), paper 002
 CovarianceOperator            I/n, Ψ = Φ (§4.2) — eigenvalues/Mercer eigenfunctions (Ex. 3.10)
 CrossCovarianceOperator       I/n (§4.2) — singular values/functions (Ex. 3.16)
 ConditionalMeanEmbedding      (G_Φ + nεI)⁻¹ (§4.3, Tikhonov) — E[g(Y) | X = x]
-KoopmanOperator               (G_Φ + nεI)⁻¹ with the roles of X_t, X_{t+τ} swapped (§4.4)
+KoopmanOperator               (G_Φ + nεI)⁻¹ with the roles of X_t, X_{t+τ} swapped (§4.4);
+                              PCR/RRR: rank-r U Vᵀ (Kostic et al. 2022), see the class
 PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4)
 KernelCCA                     (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (App. A.2, regularised)
 ============================  ==================================================================
@@ -50,6 +51,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -77,6 +79,14 @@ from .._validation import (
     renamed_param,
 )
 from ..linalg.operator_svd import gram_eigh
+from ._koopman import (
+    ESTIMATORS,
+    pcr_dual,
+    pcr_primal,
+    reduced_eig,
+    rrr_dual,
+    rrr_primal,
+)
 from .empirical import (
     EmpiricalOperator,
     MatmatOperator,
@@ -91,7 +101,23 @@ _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class IllConditionedLaggedGramWarning(RuntimeWarning):
-    """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix."""
+    """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix.
+
+    Raised (as a warning) when the reciprocal condition number of G_XY = [k(x_i, y_j)] is below
+    ``PerronFrobeniusOperator.RCOND_MIN``; the estimator then uses the Tikhonov-regularised inverse
+    (see :class:`PerronFrobeniusOperator`).
+
+    See Also
+    --------
+    PerronFrobeniusOperator : the estimator that emits it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from asymkern.operators import IllConditionedLaggedGramWarning
+    >>> issubclass(IllConditionedLaggedGramWarning, RuntimeWarning)
+    True
+    """
 
 
 def _like_input(X_in, values):
@@ -359,6 +385,20 @@ class _LandmarkRepresentation(MatmatOperator):
         return self.F @ (self.M.T @ (self.Tw.T @ V[self.idx]))
 
 
+class _LowRank(MatmatOperator):
+    """B = U Vᵀ (n×n, rank r) of a reduced-rank Koopman estimator (PCR/RRR), never formed."""
+
+    def __init__(self, U: np.ndarray, V: np.ndarray):
+        super().__init__((U.shape[0], V.shape[0]))
+        self.U, self.V = U, V
+
+    def _apply(self, W):
+        return self.U @ (self.V.T @ W)
+
+    def _apply_t(self, W):
+        return self.V @ (self.U.T @ W)
+
+
 def _landmark_eig(C, M, k):
     """Eigenpairs of the whitened landmark Koopman matrix M C (coefficients, not functions)."""
     from ..linalg.operator_svd import eig_auxiliary
@@ -498,16 +538,56 @@ class _ComponentsOut(ClassNamePrefixFeaturesOutMixin):
 
 
 class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
-    """Empirical (uncentred by default) covariance operator Ĉ_XX = (1/n) ΦΦᵀ (paper 002 §4.2).
+    """Empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ and its eigendecomposition (paper 002 §4.2).
 
-    ``fit`` computes its top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
+    ``fit`` computes the top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
     uncentred operator the eigenfunctions φ_i = √λ_i e_i approximate the Mercer features of the
     kernel (Example 3.10): ``transform(X)`` returns [φ_i(x)], and k(x, x') ≈ Σ_i φ_i(x) φ_i(x').
-    ``n_components`` larger than the numerical rank of the Gram matrix is clipped
-    (:class:`~asymkern.exceptions.ClippedParameterWarning`); ``n_components_`` is the number kept.
 
-    Attributes: ``operator_``, ``eigenvalues_``, ``eigenfunctions_`` (RKHS-normalised, i.e.
-    e_i = φ_i / √λ_i has unit empirical L² norm), ``n_components_``.
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default='rbf'
+        A symmetric PSD kernel.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel.
+    n_components : int, default=5
+        Number of eigenpairs; more than the numerical rank of the Gram matrix is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_``: the number kept).
+    center : bool, default=False
+        Use centred features (the covariance in the usual sense).
+    jitter : float, default=0.0
+        Diagonal added to the Gram matrix before factorising it.
+
+    Attributes
+    ----------
+    operator_ : EmpiricalOperator
+        The fitted operator.
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues, descending.
+    eigenfunctions_ : RKHSFunction
+        RKHS-normalised eigenfunctions e_i (e_i = φ_i / √λ_i).
+    n_components_ : int
+        Number of eigenpairs kept.
+
+    See Also
+    --------
+    CrossCovarianceOperator : the cross-covariance Ĉ_YX and its SVD.
+    asymkern.operators.EmpiricalOperator : the operator and its ``svd``/``eig``.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.2 and Example 3.10 (Mercer features from Ĉ_XX).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import CovarianceOperator
+    >>> X = np.random.RandomState(0).uniform(-1, 1, size=(60, 2))
+    >>> cov = CovarianceOperator(kernel="polynomial", n_components=3).fit(X)
+    >>> cov.transform(X).shape
+    (60, 3)
+    >>> bool(np.all(np.diff(cov.eigenvalues_) <= 0))
+    True
     """
 
     def __init__(self, kernel="rbf", kernel_params=None, n_components: int = 5,
@@ -519,7 +599,20 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         self.jitter = jitter
 
     def fit(self, X, y=None):
-        """Fit on the samples X (``y`` is ignored)."""
+        """Fit the operator and its top eigenpairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (CSR when the kernel accepts sparse input).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CovarianceOperator
+            The fitted estimator.
+        """
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
         X = _fit_X(self, X, k)
         self._sparse_ok = _kernel_sparse(k)
@@ -536,7 +629,18 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         return self
 
     def transform(self, X):
-        """[φ_i(x)] (n_samples, n_components_)."""
+        """Mercer features [φ_i(x)] = [√λ_i e_i(x)].
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points to evaluate.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_)
+            The features (float32 for float32 X).
+        """
         check_is_fitted(self, "operator_")
         X_in, X = _transform_X(self, X)
         vals = self.eigenfunctions_(X)
@@ -548,15 +652,58 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
 
 class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin,
                               _OperatorEstimator):
-    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F (paper 002 §4.2, Ex. 3.16).
+    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F and its SVD (paper 002 §4.2).
 
-    ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top
-    ``n_components`` singular triplets by ``method``; more than the numerical rank of the
-    operator (at most that of either Gram matrix) are clipped with a
-    :class:`~asymkern.exceptions.ClippedParameterWarning`, ``n_components_`` is the number kept.
-    Attributes: ``singular_values_``, ``left_singular_functions_`` (u_i ∈ F, functions of y),
-    ``right_singular_functions_`` (v_i ∈ H, functions of x). ``transform(X)`` = [v_i(x)];
-    ``transform(X, y)`` = ([v_i(x)], [u_i(y)]) as scikit-learn's ``PLSSVD``.
+    ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top ``n_components``
+    singular triplets (Ex. 3.16). ``transform(X)`` = [v_i(x)]; ``transform(X, y)`` =
+    ([v_i(x)], [u_i(y)]) as scikit-learn's ``PLSSVD``.
+
+    Parameters
+    ----------
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        Symmetric PSD kernels on X and y.
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    n_components : int, default=5
+        Number of singular triplets; more than the numerical rank is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning`.
+    center : bool, default=False
+        Use centred features.
+    method : {'qr', 'auxiliary', 'block'}, default='qr'
+        SVD route (see :meth:`EmpiricalOperator.svd`).
+    jitter : float, default=0.0
+        Diagonal added to the Gram matrices before factorising them.
+
+    Attributes
+    ----------
+    singular_values_ : ndarray of shape (n_components_,)
+        Singular values, descending.
+    left_singular_functions_ : RKHSFunction
+        u_i ∈ F (functions of y).
+    right_singular_functions_ : RKHSFunction
+        v_i ∈ H (functions of x).
+    n_components_ : int
+        Number of triplets kept.
+
+    See Also
+    --------
+    KernelCCA : the normalised (canonical-correlation) version.
+    CovarianceOperator : the covariance Ĉ_XX.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.2 and Example 3.16.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import CrossCovarianceOperator
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(50, 2)
+    >>> y = np.sin(X[:, :1]) + 0.1 * rng.randn(50, 1)
+    >>> cc = CrossCovarianceOperator(n_components=2).fit(X, y)
+    >>> cc.transform(X).shape
+    (50, 2)
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
@@ -572,7 +719,22 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         self.jitter = jitter
 
     def fit(self, X, y=None, *, Y=None):
-        """Fit on paired samples (x_i, y_i); ``Y=`` is the deprecated name of ``y``."""
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The x samples.
+        y : array-like of shape (n_samples,) or (n_samples, n_features_y)
+            The paired y samples.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : CrossCovarianceOperator
+            The fitted estimator.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="CrossCovarianceOperator.fit")
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
@@ -598,7 +760,20 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         return self
 
     def transform(self, X, y=None):
-        """[v_i(x)]; with ``y`` also [u_i(y)]: returns ``(x_scores, y_scores)``."""
+        """Right singular functions at X; with ``y`` also the left ones at y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points x.
+        y : array-like of shape (n_points, n_features_y) or None, default=None
+            Points y.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_) or tuple of two such arrays
+            [v_i(x)], or ([v_i(x)], [u_i(y)]) when ``y`` is given.
+        """
         check_is_fitted(self, "operator_")
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
@@ -647,19 +822,50 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
     Parameters
     ----------
-    kernel_x, kernel_y, kernel_x_params, kernel_y_params : the two symmetric PSD kernels.
-    alpha : ε > 0 (Tikhonov parameter; ``regularization`` is its deprecated former name).
-    n_landmarks : None (exact estimator) or m, the number of uniformly drawn landmarks (clipped
-        to the number of samples with a ``ClippedParameterWarning``; ``n_landmarks_``).
-    landmarks : ``'uniform'`` or an index array of landmark rows of X.
-    random_state : None, int or RandomState: the landmark draw (same indices on numpy and dask
-        inputs).
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        The two symmetric PSD kernels (on X and on y).
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    alpha : float, default=1e-3
+        ε > 0, the Tikhonov parameter (``regularization`` is its deprecated former name).
+    n_landmarks : int or None, default=None
+        None (exact estimator) or m, the number of uniformly drawn landmarks (clipped to the number
+        of samples with a ``ClippedParameterWarning``; ``n_landmarks_``).
+    landmarks : 'uniform' or array of int, default='uniform'
+        How landmarks are drawn, or the indices of the landmark rows of X.
+    random_state : int, RandomState or None, default=None
+        The landmark draw (same indices on numpy and dask inputs).
+    regularization : float, deprecated
+        Former name of ``alpha``.
 
     Attributes
     ----------
-    operator_ : the EmpiricalOperator (None after a dask fit); ``dual_coef_``: (G + nεI)⁻¹Y
-    (n×d_y), or with landmarks the m×d_y coefficients B_L K_LnY on ``landmark_points_``;
-    ``landmarks_`` (indices, or None).
+    operator_ : EmpiricalOperator or None
+        The fitted operator (None after a dask fit).
+    dual_coef_ : ndarray
+        (G + nεI)⁻¹Y (n×d_y), or with landmarks the m×d_y coefficients B_L K_LnY on
+        ``landmark_points_``.
+    landmarks_ : ndarray of int or None
+        Landmark indices.
+
+    See Also
+    --------
+    KoopmanOperator : the same regression with y the time-shifted snapshots.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.3 (conditional mean embedding, Tikhonov-regularised).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import ConditionalMeanEmbedding
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-2, 2, size=(80, 1))
+    >>> y = np.sin(X[:, 0]) + 0.05 * rng.randn(80)
+    >>> cme = ConditionalMeanEmbedding(alpha=1e-4).fit(X, y)
+    >>> bool(np.max(np.abs(cme.predict(X) - np.sin(X[:, 0]))) < 0.2)
+    True
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
@@ -681,7 +887,20 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return tags
 
     def fit(self, X, y=None):
-        """Fit on paired samples (x_i, y_i): y of shape (n,) or (n, d_y) (dask: see class)."""
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Inputs (dask arrays with landmarks).
+        y : array-like of shape (n_samples,) or (n_samples, d_y)
+            Outputs.
+
+        Returns
+        -------
+        self : ConditionalMeanEmbedding
+            The fitted estimator.
+        """
         from .._dask import any_dask
 
         if any_dask(X, y):
@@ -731,7 +950,18 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
                                               _RESCALE)
 
     def weights(self, X) -> np.ndarray:
-        """β(x) for each row of X: (n_train, n_points), μ_{Y|x} = Σ_i β_i(x) ψ(y_i)."""
+        """Weights β(x) of the embedding, μ_{Y|x} = Σ_i β_i(x) ψ(y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Conditioning points.
+
+        Returns
+        -------
+        ndarray of shape (n_train, n_points)
+            β(x) for each row of X.
+        """
         check_is_fitted(self, "operator_")
         if self.X_fit_ is None:
             raise ValueError("weights/embedding/expectation need the training samples, which a "
@@ -748,11 +978,35 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self.operator_.B._apply(np.asarray(K, dtype=np.float64))
 
     def embedding(self, X) -> RKHSFunction:
-        """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X."""
+        """The conditional mean embeddings μ_{Y|x} ∈ F, one function per row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Conditioning points.
+
+        Returns
+        -------
+        RKHSFunction
+            n_points functions of y.
+        """
         return RKHSFunction(self.kernel_y_, self.Y_fit_, self.weights(X))
 
     def expectation(self, func, X) -> np.ndarray:
-        """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i); ``func`` maps (n, d_y) samples to (n,) or (n, p)."""
+        """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i).
+
+        Parameters
+        ----------
+        func : callable
+            Maps (n, d_y) samples to (n,) or (n, p) values.
+        X : array-like of shape (n_points, n_features)
+            Conditioning points.
+
+        Returns
+        -------
+        ndarray of shape (n_points,) or (n_points, p)
+            The conditional expectations.
+        """
         vals = np.asarray(func(self.Y_fit_), dtype=np.float64)
         if vals.shape[0] != self.Y_fit_.shape[0]:
             raise ValueError(f"func returned {vals.shape[0]} values for "
@@ -762,8 +1016,18 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self.weights(X).T @ vals
 
     def predict(self, X) -> np.ndarray:
-        """E[Y | X = x] (kernel ridge regression with ridge nε); a dask array for dask X
-        (landmark or dask-fitted models)."""
+        """E[Y | X = x] (kernel ridge regression with ridge nε).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points (a dask array for landmark or dask-fitted models gives a dask array).
+
+        Returns
+        -------
+        ndarray of shape (n_points,) or (n_points, d_y)
+            The predictions (float32 for float32 X).
+        """
         check_is_fitted(self, "operator_")
         X_in = X
         if getattr(self, "landmarks_", None) is not None:
@@ -863,11 +1127,18 @@ class _TransferOperator(_OperatorEstimator):
         self.timestep = timestep
         self.regularization = regularization
 
-    def _finish(self, res=None):
+    def _finish(self, res=None, solver: str = "auto"):
         if res is None:
             op = self.operator_
-            res = _clipped_decomposition(self, lambda m: op.eig(m, method="auxiliary"),
-                                         min(op.shape), "the number of time-lagged pairs")
+            def decompose(m):
+                try:
+                    return op.eig(m, method="auxiliary",
+                                  solver=solver if m is not None else "auto")
+                except ArpackNoConvergence:  # rare (clustered spectra): the dense reference
+                    return op.eig(m, method="auxiliary", solver="dense")
+
+            res = _clipped_decomposition(self, decompose, min(op.shape),
+                                         "the number of time-lagged pairs")
         self.eigenvalues_ = res.eigenvalues
         self.eigenfunctions_ = res.eigenfunctions
         self.n_components_ = int(res.eigenvalues.size)
@@ -883,51 +1154,165 @@ class _TransferOperator(_OperatorEstimator):
         check_is_fitted(self, "operator_")
         return self.timescales_
 class KoopmanOperator(_TransferOperator):
-    """Kernel Koopman operator K̂ = Φ (G_Φ + nεI)⁻¹ Ψᵀ (paper 002 §4.4, Tikhonov ε).
+    """Kernel Koopman operator K̂ of a dynamical system from time-lagged snapshots (paper 002 §4.4).
 
-    ``fit(X)`` takes a trajectory (rows = time steps) and pairs x_t with x_{t+lag};
-    ``fit(X, y)`` takes the time-shifted snapshots y_i = Ξ^τ(x_i) directly (y has X's shape; see
-    the module docstring for the convention). Eigenpairs by the auxiliary problem (Prop. 3.8):
-    ``eigenvalues_`` (complex if the dynamics rotate), ``eigenfunctions_`` (functions of x),
-    ``timescales_`` = −τ/ln|λ|. ``predict(X)`` = E[x_{t+τ} | x_t = x] = (K̂ id)(x).
+    (K̂ f)(x) ≈ E[f(x_{t+τ}) | x_t = x] is estimated by kernel regression of the shifted
+    snapshots y_i = x_{t+τ} on the x_i, with one of three estimators (``estimator``; Kostic et
+    al. 2022), each written as (K̂ f)(x) = k(x, X) U Vᵀ f(Y) with n×r matrices U, V:
 
-    Landmarks (``n_landmarks`` = m or ``landmarks`` = indices of the x_t): the
-    Nyström-restricted estimator on span{φ(x̃_l)}, x̃_l = x_{t_l}. With K_nL = [k(x_t, x̃_l)],
-    the lagged K⁺_nL = [k(x_{t+τ}, x̃_l)] and B_L = (K_LnK_nL + nεK_LL)⁻¹ (whitened, see
-    :func:`landmark_inverse`), (K̂f)(x) = k(x, L) B_L K_Ln f(X⁺) for f = k(·, L)ξ, i.e. the m×m
-    matrix B_L K_LnK⁺_nL acting on ξ. Its eigenpairs (λ, ξ) (the auxiliary problem, Prop. 3.8,
-    with G_cross = K_LnK⁺_nL and the landmark Gram K_LL for the RKHS normalisation) give the
-    eigenfunctions φ(x) = k(x, L)ξ; predict(x) = k(x, L) B_L K_Ln X⁺. Only m×m (and m×d) sums
-    over the pairs are needed, so the fit also runs on dask arrays (trajectory X, or X and Y
-    chunked alike). With all x_t as landmarks it equals the exact estimator.
+    * ``'full'`` (default): kernel ridge regression, U Vᵀ = (G + nεI)⁻¹ (G = [k(x_i, x_j)]),
+      i.e. K̂ = Φ (G_Φ + nεI)⁻¹ Ψᵀ of paper 002 §4.4;
+    * ``'pcr'``: principal-component regression, U Vᵀ = Q_r (Λ_r + nεI)⁻¹ Q_rᵀ with the top
+      ``rank`` eigenpairs (Λ_r, Q_r) of G (ARPACK, never a full eigendecomposition);
+    * ``'rrr'``: reduced-rank regression, the rank-r minimiser of the Tikhonov-regularised
+      empirical risk: U holds the r leading solutions of (1/n) H G u = σ² (G + nεI) u
+      (H = [k(y_i, y_j)]) normalised by uᵀ G (G + nεI) u = n, and V = G U / n.
+
+    The eigenpairs of K̂ are those of the r×r matrix M = Vᵀ [k(y_i, x_j)] U (pcr, rrr) or of the
+    auxiliary matrix (G + nεI)⁻¹[k(y_i, x_j)] (full; Prop. 3.8, ARPACK for n > 150). Forecasts
+    iterate the learned operator: E[g(x_{t+kτ}) | x_t = x] ≈ (K̂ᵏ g)(x) = k(x, X) U Mᵏ⁻¹ Vᵀ g(Y).
+
+    Landmarks (``n_landmarks`` = m or ``landmarks`` = indices of the x_t): the Nyström version of
+    each estimator (Meanti et al. 2023), the same regressions on the whitened landmark features
+    F(x) = k(x, L) T (TᵀK_LLT = I): only m×m (and m×d) sums over the pairs are needed, so the fit
+    also runs on row-chunked dask arrays and scales to n = 10⁵–10⁶. With all x_t as landmarks it
+    equals the exact estimator.
 
     Parameters
     ----------
-    kernel, kernel_params : symmetric PSD kernel; alpha : ε > 0 (``regularization`` is its
-    deprecated former name); lag : τ in steps;
-    n_components : eigenpairs kept; timestep : time per step (for ``timescales_``).
-    n_landmarks : None (exact estimator) or m.
-    landmarks : ``'uniform'`` or an index array into the pairs.
-    random_state : seed of the landmark draw (same indices on numpy and dask inputs).
+    kernel : str, Kernel or callable, default='rbf'
+        A symmetric PSD kernel (see :func:`~asymkern.operators.as_rkhs_kernel`).
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel (e.g. ``{'gamma': 0.5}``).
+    alpha : float, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    lag : int, default=1
+        τ in time steps for a trajectory ``fit(X)``.
+    n_components : int, default=5
+        Number of eigenpairs kept (``eigenvalues_``); clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` to what the estimator has.
+    timestep : float, default=1.0
+        Time per step (``timescales_`` are in these units).
+    n_landmarks : int or None, default=None
+        None (exact estimator) or m, the number of uniformly drawn landmarks (Nyström).
+    landmarks : 'uniform' or array of int, default='uniform'
+        How landmarks are chosen, or their indices into the pairs.
+    random_state : int, RandomState or None, default=None
+        Seed of the landmark draw.
+    estimator : {'full', 'pcr', 'rrr'}, default='full'
+        The regression estimator (see above).
+    rank : int or None, default=None
+        Rank r of the 'pcr'/'rrr' estimators; None uses ``n_components``. Clipped to the number
+        of pairs (or landmark features). Ignored by 'full'.
+    regularization : float, deprecated
+        Former name of ``alpha``.
+
+    Attributes
+    ----------
+    operator_ : EmpiricalOperator or None
+        S = Ψ B Φᵀ with B = U Vᵀ (``svd``/``eig`` work on it; None after a dask fit).
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues by decreasing modulus (complex if the dynamics rotate).
+    eigenfunctions_ : RKHSFunction
+        Right eigenfunctions ψ_i (RKHS-normalised), evaluable at new points: ``eigenfunctions_(X)``.
+    left_eigenfunctions_ : RKHSFunction or None
+        Left eigenfunctions ξ_i (eigenfunctions of K̂*), biorthogonal to ψ_j in the RKHS,
+        ⟨ξ_i, ψ_j⟩ = δ_ij (bilinear); 'pcr'/'rrr' only (None for 'full').
+    timescales_ : ndarray
+        Implied timescales −τ/ln|λ_i|.
+    n_components_ : int
+        Number of eigenpairs kept.
+    rank_ : int or None
+        Rank of the 'pcr'/'rrr' estimator (None for 'full').
+
+    See Also
+    --------
+    PerronFrobeniusOperator : the adjoint (density propagation).
+    ConditionalMeanEmbedding : the same regression for general outputs.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.4 (kernel transfer operators, Prop. 3.8 auxiliary eigenproblem).
+    .. [2] V. Kostic, P. Novelli, A. Maurer, C. Ciliberto, L. Rosasco, M. Pontil, "Learning
+       dynamical systems via Koopman operator regression in reproducing kernel Hilbert
+       spaces", NeurIPS 2022 (PCR and RRR estimators, Thm. 3).
+    .. [3] G. Meanti, A. Chatalic, V. Kostic, P. Novelli, M. Pontil, L. Rosasco, "Estimating
+       Koopman operators with sketching to provably learn large scale dynamical systems",
+       NeurIPS 2023 (Nyström PCR/RRR).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import KoopmanOperator
+    >>> rng = np.random.RandomState(0)
+    >>> x = np.zeros((400, 1))
+    >>> for t in range(399):
+    ...     x[t + 1] = 0.8 * x[t] + 0.3 * rng.randn()
+    >>> est = KoopmanOperator(kernel="linear", estimator="rrr", rank=1, n_components=1).fit(x)
+    >>> round(float(est.eigenvalues_[0]), 1)
+    0.8
+    >>> est.predict(x[:3], n_steps=2).shape
+    (3, 1)
     """
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0, n_landmarks=None,
-                 landmarks="uniform", random_state=None, regularization=DEPRECATED):
+                 landmarks="uniform", random_state=None, estimator: str = "full", rank=None,
+                 regularization=DEPRECATED):
         super().__init__(kernel=kernel, kernel_params=kernel_params,
                          alpha=alpha, lag=lag, n_components=n_components,
                          timestep=timestep, regularization=regularization)
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
         self.random_state = random_state
+        self.estimator = estimator
+        self.rank = rank
 
-    def _set_landmark_model(self, L, T, A, C, FY, n: int, eps: float):
+    # ---------------------------------------------------------------------------- parameters
+    def _estimator_kind(self) -> str:
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
+        return self.estimator
+
+    def _rank(self, limit: int, what: str) -> int:
+        r = self.n_components if self.rank is None else self.rank
+        r = _check_int(r, "rank" if self.rank is not None else "n_components")
+        return clip_count(r, limit, "rank", what, owner=type(self).__name__)
+
+    def _observable_data(self, observables, X0, X1, lag: int, y_given: bool):
+        """The observable values g(y_i) at the shifted samples (n, p) float64, or None."""
+        self._obs_1d = False
+        if observables is None:
+            return None
+        if callable(observables):
+            vals = np.asarray(observables(X1), dtype=np.float64)
+            where = "observables(y)"
+        else:
+            vals = np.asarray(as_data(observables, "observables", ensure_2d=False),
+                              dtype=np.float64)
+            where = "observables"
+            if not y_given:  # one row per time step of the trajectory: the values at x_{t+lag}
+                if vals.shape[0] != X0.shape[0] + lag:
+                    raise ValueError(f"observables has {vals.shape[0]} rows; expected one per "
+                                     f"row of the trajectory X ({X0.shape[0] + lag})")
+                vals = vals[lag:]
+        if vals.ndim == 1:
+            self._obs_1d = True
+            vals = vals.reshape(-1, 1)
+        if vals.ndim != 2 or vals.shape[0] != X1.shape[0]:
+            raise ValueError(f"{where} has shape {vals.shape}; expected ({X1.shape[0]},) or "
+                             f"({X1.shape[0]}, p): one row per shifted snapshot y_i")
+        return check_finite_output(vals, where, "pass finite observable values")
+
+    # ---------------------------------------------------------------------------- fits
+    def _set_landmark_model(self, L, T, A, C, FY, n: int, eps: float, FG=None):
         """Landmark fit from the reduced matrices (shared by the in-memory and dask fits).
 
-        In whitened features the Koopman matrix is M FᵀF⁺ (p×p, M = (FᵀF + nεI)⁻¹); its
-        eigenvectors w are RKHS-normalised by ‖w‖ = 1 (TᵀK_LLT = I) and give ξ = T w.
+        With whitened features (FᵀF = A, FᵀF⁺ = C, FᵀY = FY) the estimator is U Vᵀ
+        (``'full'``: (A + nεI)⁻¹; ``'pcr'``/``'rrr'``: see :mod:`._koopman`); eigenvectors w of
+        the Koopman matrix are RKHS-normalised by ‖w‖ = 1 (TᵀK_LLT = I) and give ξ = T w.
         """
-
+        kind = self._estimator_kind()
         check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
         check_finite_output(C, "the lagged landmark matrix FᵀF⁺", _RESCALE)
         self.landmark_points_ = np.asarray(L, dtype=np.float64)
@@ -935,20 +1320,74 @@ class KoopmanOperator(_TransferOperator):
         self._T, self._M = T, M
         self._pred_coef = T @ (M @ FY)
         p = M.shape[0]
-        res = _clipped_decomposition(
-            self, lambda k: OperatorEig(*_landmark_eig(C, M, k)), p,
-            "the rank of the landmark Gram matrix")
-        fn = LandmarkFunction(self.kernel_, self.landmark_points_, T @ res.eigenfunctions)
-        return self._finish(OperatorEig(res.eigenvalues, fn, "auxiliary", dict(res.info)))
+        if kind == "full":
+            self.rank_ = None
+            self._fc = {"kind": "landmark", "U": M, "M": C @ M, "state": FY, "obs": FG}
+            res = _clipped_decomposition(
+                self, lambda k: OperatorEig(*_landmark_eig(C, M, k)), p,
+                "the rank of the landmark Gram matrix")
+            fn = LandmarkFunction(self.kernel_, self.landmark_points_, T @ res.eigenfunctions)
+            self.left_eigenfunctions_ = None
+            return self._finish(OperatorEig(res.eigenvalues, fn, "auxiliary", dict(res.info)))
+        r = self._rank(p, "the rank of the landmark Gram matrix")
+        if kind == "pcr":
+            U, V = pcr_primal(A, r, n * eps)
+        else:
+            U, V, _ = rrr_primal(A, C, r, n * eps)
+        Mr = V.T @ C @ U
+        self._pred_coef = T @ (U @ (V.T @ FY))
+        self._fc = {"kind": "landmark", "U": U, "V": V, "M": Mr, "state": V.T @ FY,
+                    "obs": None if FG is None else V.T @ FG}
+        lam, Z, Zinv = reduced_eig(Mr)
+        coef = U @ Z
+        norms = np.sqrt(np.maximum(np.real(np.einsum("ij,ij->j", np.conj(coef), coef)), 1e-300))
+        left = (C.T @ V) @ (Zinv.T / lam) * norms  # ξ_i coefficients in whitened features
+        Lp = self.landmark_points_
+        make = lambda c: LandmarkFunction(self.kernel_, Lp, T @ c)  # noqa: E731
+        return self._finish_reduced(lam, coef / norms, Zinv, norms, left, r, make, make)
 
-    def fit(self, X, y=None, *, Y=None):
-        """``fit(X)``: X is one trajectory (rows are time steps), pairs (x_t, x_{t+lag});
-        ``fit(X, y)``: the time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X (``Y=`` is
-        the deprecated keyword). Dask X (and y): see the class docstring."""
+    def _finish_reduced(self, lam, coef, Zinv, norms, left, r, make, make_left):
+        self.rank_ = int(r)
+        k = _check_int(self.n_components, "n_components")
+        k = clip_count(k, lam.size, "n_components",
+                       f"the number of nonzero eigenvalues of the rank-{r} estimator",
+                       owner=type(self).__name__)
+        self._modes_map = (Zinv / lam[:, None]) * norms[:, None]  # modes = this @ Vᵀ d(g)
+        self._modes_map = self._modes_map[:k]
+        self.left_eigenfunctions_ = make_left(left[:, :k])
+        fn = make(coef[:, :k])
+        return self._finish(OperatorEig(lam[:k], fn, self.estimator, {"rank": int(r)}))
+
+    def fit(self, X, y=None, *, observables=None, Y=None):
+        """Fit the Koopman operator on a trajectory or on snapshot pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            One trajectory (rows are time steps; pairs (x_t, x_{t+lag})) when ``y`` is None,
+            else the snapshots x_i. Dask arrays are accepted with landmarks.
+        y : array-like of shape (n_samples, n_features) or None, default=None
+            The time-shifted snapshots y_i = Ξ^τ(x_i) (same shape as X).
+        observables : array-like of shape (n_rows,) or (n_rows, p), callable or None
+            Observables g to forecast with ``predict(..., observable=True)`` and to decompose
+            with :meth:`modes`: their values at the rows of the trajectory X (``y=None``) or at
+            the rows of ``y``, or a callable mapping samples (n, d) to values (n, p).
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : KoopmanOperator
+            The fitted estimator.
+        """
         from .._dask import any_dask
 
         y = renamed_argument(y, Y, "y", "Y", where="KoopmanOperator.fit")
+        kind = self._estimator_kind()
         if any_dask(X, y):
+            if observables is not None:
+                raise ValueError("observables are not supported with dask inputs; fit on "
+                                 "numpy arrays or forecast the state (observable=False)")
             from .._dask.operators import fit_koopman_dask
 
             return fit_koopman_dask(self, X, y)
@@ -962,45 +1401,203 @@ class KoopmanOperator(_TransferOperator):
         self.landmarks_ = idx
         n = X0.shape[0]
         self.X_fit_, self.Y_fit_ = X0, X1
+        obs = self._observable_data(observables, X0, X1, lag, y is not None)
         if idx is not None:
             L = X0[idx]
             T = landmark_whitening(self.kernel_(L))
             A, C, FY = _landmark_stats_in_memory(self.kernel_, L, T, X0, X1=X1, Y=X1)
+            FG = None if obs is None else \
+                _landmark_stats_in_memory(self.kernel_, L, T, X0, Y=obs)[2]
             self.operator_ = None
-            self._set_landmark_model(L, T, A, C, FY, n, eps)
+            self._set_landmark_model(L, T, A, C, FY, n, eps, FG)
             F = landmark_evaluate(self.kernel_, L, T, X0)
-            self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0,
-                                               _LandmarkRepresentation(F, self._M, T, idx,
-                                                                       "out"))
+            if kind == "full":
+                rep = _LandmarkRepresentation(F, self._M, T, idx, "out")
+            else:  # B = P T U Vᵀ Fᵀ (P scatters the landmark rows)
+                Ub = np.zeros((n, self._fc["U"].shape[1]))
+                Ub[idx] = T @ self._fc["U"]
+                rep = _LowRank(Ub, F @ self._fc["V"])
+            self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, rep)
             return self
         G = np.asarray(self.kernel_(X0), dtype=np.float64)
         check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
-        B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_, X0))
-        # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
-        self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
-        self.operator_._cache["out"] = G
         X1d = X1.toarray() if sp.issparse(X1) else X1
-        self._pred_coef = check_finite_output(B._apply(X1d), "the coefficients (G_X + nεI)⁻¹Y",
-                                              _RESCALE)
-        return self._finish()
+        if kind == "full":
+            B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_, X0))
+            # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
+            self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
+            self.operator_._cache["out"] = G
+            self._pred_coef = check_finite_output(B._apply(X1d),
+                                                  "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
+            self.rank_ = None
+            self.left_eigenfunctions_ = None
+            self._fc = {"kind": "exact", "U": None, "M": None, "state": X1d, "obs": obs}
+            return self._finish(solver="arpack" if n > 150 else "auto")
+        r = self._rank(n, "the number of time-lagged pairs")
+        Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
+        check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
+        if kind == "pcr":
+            U, V = pcr_dual(G, r, n * eps)
+        else:
+            H = np.asarray(self.kernel_(X1), dtype=np.float64)
+            check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
+            U, V, _ = rrr_dual(G, H, r, n * eps)
+            del H
+        if U.shape[1] == 0:
+            raise ValueError("the reduced-rank estimator is numerically zero (no direction "
+                             "above the rounding level); " + _RESCALE)
+        self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, _LowRank(U, V))
+        self.operator_._cache["out"] = G
+        self.operator_._cache["cross"] = Cyx
+        Mr = V.T @ (Cyx @ U)
+        self._pred_coef = U @ (V.T @ X1d)
+        self._fc = {"kind": "exact", "U": U, "M": Mr, "state": V.T @ X1d,
+                    "obs": None if obs is None else V.T @ obs}
+        lam, Z, Zinv = reduced_eig(Mr)
+        coef = U @ Z
+        norms = np.sqrt(np.maximum(np.real(np.einsum("ij,ij->j", np.conj(coef), G @ coef)),
+                                   1e-300))
+        left = V @ (Zinv.T / lam) * norms
+        kern = self.kernel_
+        return self._finish_reduced(lam, coef / norms, Zinv, norms, left, U.shape[1],
+                                    lambda c: RKHSFunction(kern, X0, c),
+                                    lambda c: RKHSFunction(kern, X1, c))
 
-    def predict(self, X) -> np.ndarray:
-        """E[x_{t+τ} | x_t = x] = (K̂ id)(x) (float32 for float32 X; dask for dask X with
-        landmarks)."""
+    # ---------------------------------------------------------------------------- forecasts
+    def _propagate(self, c, n_steps: int) -> np.ndarray:
+        """Basis coefficients of K̂ⁿ g from the data coefficients c = Vᵀ d(g)."""
+        fc = self._fc
+        if fc["U"] is None:  # exact full rank: U = (G + nεI)⁻¹, V = I, M = k(Y, X) U
+            B = self.operator_.B
+            a = B._apply(c)
+            if n_steps > 1:
+                Cyx = self.operator_._gram("cross")
+                for _ in range(n_steps - 1):
+                    a = B._apply(Cyx @ a)
+            return a
+        for _ in range(n_steps - 1):
+            c = fc["M"] @ c
+        return fc["U"] @ c
+
+    def predict(self, X, n_steps: int = 1, observable: bool = False) -> np.ndarray:
+        """Forecast the state (or the observables) ``n_steps`` lags ahead.
+
+        Iterates the learned operator: E[g(x_{t+kτ}) | x_t = x] ≈ (K̂ᵏ g)(x)
+        = k(x, X) U Mᵏ⁻¹ Vᵀ g(Y) with g the identity (the state) or the observables passed to
+        ``fit``. ``n_steps=1`` is the one-step regression E[x_{t+τ} | x_t = x].
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Initial states (a dask array with landmark models: a dask array out).
+        n_steps : int, default=1
+            Number of lags k ≥ 1 to forecast.
+        observable : bool, default=False
+            Forecast the observables given to ``fit`` instead of the state.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_features) or (n_points, p)
+            The forecasts (float32 for float32 X).
+
+        Raises
+        ------
+        ValueError
+            If ``n_steps`` is not a positive integer, or ``observable=True`` without
+            observables in ``fit``.
+        """
         check_is_fitted(self, "operator_")
+        k = _check_int(n_steps, "n_steps")
+        fc = getattr(self, "_fc", None)
+        if observable:
+            if fc is None or fc["obs"] is None:
+                raise ValueError("observable=True needs observables: pass fit(X, y, "
+                                 "observables=...) first")
+            c = fc["obs"]
+        else:
+            c = None if fc is None else fc["state"]
+        if c is None or (k == 1 and not observable):
+            coef = self._pred_coef
+        else:
+            coef = self._propagate(c, k)
         if getattr(self, "landmarks_", None) is not None:
-            return _landmark_predict(self, X, self.kernel_, self.landmark_points_,
-                                     self._pred_coef)
-        X_in, X = _transform_X(self, X)
-        out = np.asarray(self.kernel_(X, self.X_fit_)) @ self._pred_coef
-        return _like_input(X_in, check_finite_output(out, "the predictions",
-                                                     "rescale X like the training data"))
+            if k > 1 or observable:
+                coef = self._T @ coef
+            out = _landmark_predict(self, X, self.kernel_, self.landmark_points_, coef)
+        else:
+            X_in, X = _transform_X(self, X)
+            out = np.asarray(self.kernel_(X, self.X_fit_)) @ coef
+            out = _like_input(X_in, check_finite_output(out, "the predictions",
+                                                        "rescale X like the training data"))
+        if observable and getattr(self, "_obs_1d", False):
+            return out[:, 0]
+        return out
 
-    def score(self, X, y=None, sample_weight=None) -> float:
-        """R² of the one-step prediction of the snapshots y from X (scikit-learn regressors'
-        ``score``): 1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖², ŷ = ``predict(X)``, pooled over the
-        features (``r2_score`` with ``multioutput='variance_weighted'``). ``y=None``: X is a
-        trajectory and the pairs are (x_t, x_{t+lag}) as in ``fit``."""
+    def modes(self, observable: bool = False) -> np.ndarray:
+        """Koopman modes m_i of the state (or of the observables): K̂ᵏ g ≈ Σ_i λ_iᵏ ψ_i m_i.
+
+        With ψ_i = ``eigenfunctions_`` and λ_i = ``eigenvalues_``, the forecast
+        ``predict(X, k, observable)`` equals Σ_i λ_iᵏ ψ_i(x) m_i exactly when every eigenpair of
+        the rank-r estimator is kept (``n_components ≥ rank``); otherwise the sum is its
+        truncation to the leading ``n_components_`` eigenpairs.
+
+        Parameters
+        ----------
+        observable : bool, default=False
+            Modes of the observables given to ``fit`` instead of the state.
+
+        Returns
+        -------
+        ndarray of shape (n_components_, n_features) or (n_components_, p)
+            The modes (complex when the eigenvalues are).
+
+        Raises
+        ------
+        ValueError
+            For ``estimator='full'`` (use 'pcr' or 'rrr') or without observables in ``fit``.
+        """
+        check_is_fitted(self, "operator_")
+        if getattr(self, "rank_", None) is None:
+            raise ValueError("modes need a reduced-rank estimator: use estimator='pcr' or "
+                             "'rrr' (with rank=...); estimator='full' keeps no left eigenvectors")
+        c = self._fc["obs"] if observable else self._fc["state"]
+        if c is None:
+            raise ValueError("observable=True needs observables: pass fit(X, y, "
+                             "observables=...) first")
+        return self._modes_map @ c
+
+    def score(self, X, y=None, sample_weight=None, n_steps: int = 1) -> float:
+        """R² of the one-step prediction of the snapshots y from X (for model selection).
+
+        1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖² with ŷ = ``predict(X)``, pooled over the features
+        (``r2_score`` with ``multioutput='variance_weighted'``): a scikit-learn regressor's
+        ``score``, so ``GridSearchCV``/``cross_val_score`` select ``alpha``, the kernel
+        parameters, ``estimator`` and ``rank`` by held-out one-step prediction (the one-step
+        prediction risk of Kostic et al. 2022 measured on the state).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            A trajectory (``y=None``; pairs (x_t, x_{t+lag}) as in ``fit``) or the snapshots.
+        y : array-like of shape (n_samples, n_features) or None, default=None
+            The time-shifted snapshots.
+        sample_weight : array-like of shape (n_pairs,) or None, default=None
+            Weights of the pairs.
+        n_steps : int, default=1
+            Score the ``n_steps``-lag forecast ``predict(x_t, n_steps)`` against
+            x_{t + n_steps·lag} instead (trajectory input, ``y=None``, only), as kooplearn's
+            ``score(n_steps=...)``.
+
+        Returns
+        -------
+        float
+            The R² score (1 is a perfect forecast).
+
+        Raises
+        ------
+        ValueError
+            If ``n_steps > 1`` with snapshot pairs ``y``, or the trajectory is too short.
+        """
         from sklearn.metrics import r2_score
 
         check_is_fitted(self, "operator_")
@@ -1008,11 +1605,16 @@ class KoopmanOperator(_TransferOperator):
         X_in = X
         sparse_ok = getattr(self, "_sparse_ok", False)
         X = check_input(self, X, reset=False, allow_sparse=sparse_ok, min_samples=2)
+        k = _check_int(n_steps, "n_steps")
         if y is None:
-            if lag >= X.shape[0] - 1:
-                raise ValueError(f"lag={lag} must be smaller than the trajectory length "
-                                 f"{X.shape[0]} minus one (at least two time-lagged pairs)")
-            X0, Y = X[:-lag], X[lag:]
+            shift = lag * k
+            if shift >= X.shape[0] - 1:
+                raise ValueError(f"lag·n_steps={shift} must be smaller than the trajectory "
+                                 f"length {X.shape[0]} minus one (at least two pairs)")
+            X0, Y = X[:-shift], X[shift:]
+        elif k > 1:
+            raise ValueError(f"n_steps={k} > 1 needs a trajectory (y=None): snapshot pairs y "
+                             "give one-step targets only")
         else:
             X0 = X
             Y = as_data(y, "y", ensure_2d=False, allow_sparse=sparse_ok)
@@ -1023,7 +1625,7 @@ class KoopmanOperator(_TransferOperator):
                                  f"with the shape of X {X.shape}")
         Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
         X0 = X0 if not hasattr(X_in, "columns") else X_in.iloc[: X0.shape[0]]
-        pred = self.predict(X0)
+        pred = self.predict(X0, n_steps=k)
         return float(r2_score(Y, pred, sample_weight=sample_weight,
                               multioutput="variance_weighted"))
 
@@ -1033,41 +1635,96 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     ``fit`` as for :class:`KoopmanOperator` (one trajectory X, or snapshot pairs ``fit(X, y)``).
     No ``score``: P̂ propagates densities, it predicts no state, so there is no natural
-    supervised score.
-    G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on the lagged
-    samples y_i.
+    supervised score. G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on
+    the lagged samples y_i; the top eigenpairs come from ARPACK (n > 150), never a full
+    eigendecomposition.
 
     **Ill-conditioned G_ΦΨ.** In exact arithmetic the eigenvalues of P̂ are those of
-    A = (G_Φ + nεI)⁻¹ G_ΦΨ (the auxiliary matrix B G_ΦΨ = G_ΦΨ⁻¹ A G_ΦΨ is similar to A), but the
-    eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with G_ΦΨ loses about
-    log10(1/rcond) digits. With a smooth kernel G_ΦΨ is numerically singular as soon as the
-    samples are dense (i.i.d. samples instead of a trajectory, or a trajectory that revisits
-    states exactly): the exact formula then yields spurious eigenvalues of any size and
-    eigenfunctions that are numerically the zero function. Therefore G_ΦΨ is LU-factorised and
-    its reciprocal condition number ``lagged_gram_rcond_`` estimated first; when it is below
-    ``RCOND_MIN`` = √eps (≈ 1.5e-8, i.e. more than half of the float64 digits would be lost) the
-    inverse is replaced, with an :class:`IllConditionedLaggedGramWarning`, by the Tikhonov-
-    regularised inverse with the estimator's own parameter, δ = nε:
+    A = (G_Φ + nεI)⁻¹ G_ΦΨ, but the eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with
+    G_ΦΨ loses about log10(1/rcond) digits. G_ΦΨ is therefore LU-factorised and its reciprocal
+    condition number ``lagged_gram_rcond_`` estimated first; when it is below ``RCOND_MIN`` = √eps
+    the inverse is replaced, with an :class:`IllConditionedLaggedGramWarning`, by the Tikhonov-
+    regularised inverse with δ = nε:
 
         B_δ = G_ΦΨ^{+δ} (G_Φ + nεI)⁻¹ G_ΦΨ,  G_ΦΨ^{+δ} = (G_ΦΨᵀG_ΦΨ + δ²I)⁻¹G_ΦΨᵀ
-            = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ).
+            = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ),
 
-    The eigenvalues of B_δ G_ΦΨ are those of F^{1/2} Uᵀ A U F^{1/2} with filter factors
-    F = diag(σ_i²/(σ_i² + δ²)): directions of G_ΦΨ with σ ≫ δ are kept exactly, the
-    numerically null ones (σ ≪ δ) are damped to zero instead of amplified by 1/σ, and every
-    eigenvalue satisfies |λ| ≤ ‖A‖₂ (the exact formula produced |λ| ~ 3e4 on i.i.d. samples
-    whose exact-arithmetic eigenvalues are ≤ 1.0001). Well-conditioned G_ΦΨ
-    (rcond ≥ RCOND_MIN) keeps the exact formula. ``lagged_gram_solver_`` is ``'lu'`` or
-    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a
-    warning (fewer than ``n_components`` are then returned).
+    which keeps the directions with σ ≫ δ exactly and damps the numerically null ones
+    (every eigenvalue then satisfies |λ| ≤ ‖A‖₂). ``lagged_gram_solver_`` is ``'lu'`` or
+    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a warning.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default='rbf'
+        A symmetric PSD kernel.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel.
+    alpha : float, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    lag : int, default=1
+        τ in time steps for a trajectory ``fit(X)``.
+    n_components : int, default=5
+        Number of eigenpairs kept.
+    timestep : float, default=1.0
+        Time per step (for ``timescales_``).
+    regularization : float, deprecated
+        Former name of ``alpha``.
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray of shape (n_components_,)
+        Eigenvalues by decreasing modulus.
+    eigenfunctions_ : RKHSFunction
+        Eigenfunctions (functions on the lagged samples' space).
+    timescales_ : ndarray
+        Implied timescales −τ/ln|λ_i|.
+    lagged_gram_rcond_ : float
+        Estimated reciprocal condition number of G_ΦΨ.
+    lagged_gram_solver_ : {'lu', 'tikhonov'}
+        How G_ΦΨ⁻¹ was applied.
+
+    See Also
+    --------
+    KoopmanOperator : the adjoint (function propagation, forecasts).
+
+    References
+    ----------
+    .. [1] Paper 002, §4.4 (kernel transfer operators).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import PerronFrobeniusOperator
+    >>> rng = np.random.RandomState(0)
+    >>> x = np.zeros((120, 1))
+    >>> for t in range(119):
+    ...     x[t + 1] = 0.8 * x[t] + 0.5 * rng.randn()
+    >>> pf = PerronFrobeniusOperator(kernel_params={"gamma": 0.5}, alpha=1e-3,
+    ...                              n_components=2).fit(x)
+    >>> pf.eigenvalues_.shape
+    (2,)
     """
 
     RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
 
     def fit(self, X, y=None, *, Y=None):
-        """``fit(X)``: X is one trajectory (rows are time steps), pairs (x_t, x_{t+lag});
-        ``fit(X, y)``: the time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X (``Y=`` is
-        the deprecated keyword)."""
+        """Fit on a trajectory or on snapshot pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            One trajectory (rows are time steps, pairs (x_t, x_{t+lag})) when ``y`` is None, else
+            the snapshots x_i.
+        y : array-like of shape (n_samples, n_features) or None, default=None
+            The time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : PerronFrobeniusOperator
+            The fitted estimator.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
         eps, X0, X1, n, G = self._lagged_gram(X, y)
         Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
@@ -1095,30 +1752,70 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
         self.X_fit_, self.Y_fit_ = X0, X1
-        return self._finish()
+        return self._finish(solver="arpack" if n > 150 else "auto")
 
 
 class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
     """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
 
     S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
-    empirical operators (App. A.2 with Λ → Λ + ε, ε = ``alpha``; ``regularization`` is its
-    deprecated former name). ``center=True`` uses centred features (the usual
-    CCA; the paper's App. A.2 is uncentred, ``center=False``). The inverse square roots come from
-    eigendecompositions of the Gram matrices (computed through a rank-revealing pivoted Cholesky
-    when they are numerically low-rank, :func:`~asymkern.linalg.operator_svd.gram_eigh`; directions
-    with eigenvalue ≤ n·eps·max diag are dropped), which also serve as the kernel QR factors.
-    ``n_components`` larger than the numerical rank is clipped
-    (:class:`~asymkern.exceptions.ClippedParameterWarning`); ``n_components_`` is the number kept.
-
+    empirical operators. The inverse square roots come from eigendecompositions of the Gram
+    matrices (through a rank-revealing pivoted Cholesky when they are numerically low-rank,
+    :func:`~asymkern.linalg.operator_svd.gram_eigh`), which also serve as the kernel QR factors.
     ``fit(X, y)``: y is the paired second view (samples (x_i, y_i)), as scikit-learn's ``CCA``.
-    Attributes: ``canonical_correlations_`` (the singular values σ_i ≤ 1),
-    ``x_singular_functions_`` (right singular functions v_i ∈ H, plotted in Ex. 4.2),
-    ``y_singular_functions_`` (left, u_i ∈ F),
-    ``x_canonical_functions_`` f_i = (Ĉ_XX + ε)^{-1/2} v_i and ``y_canonical_functions_``
-    g_i = (Ĉ_YY + ε)^{-1/2} u_i, scaled to unit empirical variance.
     ``transform(X)`` gives the (centred) canonical variates of X, ``transform(X, y)`` the pair
     ``(x_scores, y_scores)``, ``transform_y(y)`` those of y alone.
+
+    Parameters
+    ----------
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        Symmetric PSD kernels on X and y.
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    alpha : float, default=1e-3
+        ε > 0 (``regularization`` is its deprecated former name).
+    n_components : int, default=2
+        Number of canonical pairs; more than the numerical rank is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_``).
+    center : bool, default=True
+        Centred features (the usual CCA; the paper's App. A.2 is uncentred).
+    method : {'qr', 'auxiliary', 'block'}, default='qr'
+        SVD route.
+    regularization : float, deprecated
+        Former name of ``alpha``.
+
+    Attributes
+    ----------
+    canonical_correlations_ : ndarray of shape (n_components_,)
+        The singular values σ_i ≤ 1.
+    x_singular_functions_, y_singular_functions_ : RKHSFunction
+        Right (v_i ∈ H, plotted in Ex. 4.2) and left (u_i ∈ F) singular functions.
+    x_canonical_functions_, y_canonical_functions_ : RKHSFunction
+        f_i = (Ĉ_XX + ε)^{-1/2} v_i and g_i = (Ĉ_YY + ε)^{-1/2} u_i, unit empirical variance.
+    n_components_ : int
+        Number of pairs kept.
+
+    See Also
+    --------
+    CrossCovarianceOperator : the unnormalised cross-covariance SVD.
+    KoopmanOperator : transfer operators (their SVD gives coherent sets).
+
+    References
+    ----------
+    .. [1] Paper 002, Appendix A.2 and Example 4.2 (coherent sets of the double gyre).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import KernelCCA
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 2)
+    >>> y = X[:, :1] ** 2 + 0.1 * rng.randn(60, 1)
+    >>> cca = KernelCCA(n_components=2).fit(X, y)
+    >>> cca.transform(X).shape
+    (60, 2)
+    >>> bool(cca.canonical_correlations_[0] <= 1.0)
+    True
     """
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
@@ -1135,7 +1832,22 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self.regularization = regularization
 
     def fit(self, X, y=None, *, Y=None):
-        """Fit on paired samples (x_i, y_i); ``Y=`` is the deprecated name of ``y``."""
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The first view.
+        y : array-like of shape (n_samples,) or (n_samples, n_features_y)
+            The paired second view.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : KernelCCA
+            The fitted estimator.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.fit")
         eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
@@ -1198,7 +1910,20 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
                                    "the training data")
 
     def transform(self, X, y=None):
-        """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``."""
+        """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points of the first view.
+        y : array-like of shape (n_points, n_features_y) or None, default=None
+            Points of the second view.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_) or tuple of two such arrays
+            The canonical variates.
+        """
         check_is_fitted(self, "operator_")
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
@@ -1208,7 +1933,20 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
 
     def transform_y(self, y=None, *, Y=None):
-        """Canonical variates g_i(y) of the y side (``Y=`` is the deprecated keyword)."""
+        """Canonical variates g_i(y) of the second view.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_points, n_features_y)
+            Points of the second view.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        ndarray of shape (n_points, n_components_)
+            The canonical variates of y.
+        """
         y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.transform_y")
         check_is_fitted(self, "operator_")
         if y is None:

@@ -1,0 +1,131 @@
+"""Reduced-rank (PCR, RRR) kernel Koopman estimators, multi-step forecasts and modes.
+
+Every Koopman estimator here has the form (Kostic et al. 2022, §3; dual form)
+
+    (K̂ f)(x) = e(x) U Vᵀ d(f),    K̂ᵏ f (x) = e(x) U Mᵏ⁻¹ Vᵀ d(f),    M = Vᵀ C U  (r×r),
+
+where e(x) is the evaluation basis — e(x) = [k(x, x_i)]_i (exact estimators, n columns) or the
+whitened landmark features e(x) = k(x, L) T (Nyström, p columns) — d(f) the data of f at the
+shifted samples — f(Y) (exact) or Fᵀ f(Y) with F = k(X, L) T (Nyström) — and C maps basis
+coefficients to data: C = k(Y, X) (exact) or FᵀF⁺ (Nyström, F⁺ = k(Y, L) T).
+
+* full rank (kernel ridge regression): U Vᵀ = (G + nεI)⁻¹ (exact) or (FᵀF + nεI)⁻¹ (Nyström);
+* PCR (principal-component regression): U Vᵀ = Q_r (Λ_r + nεI)⁻¹ Q_rᵀ with (Λ_r, Q_r) the top r
+  eigenpairs of G (exact) or of FᵀF (Nyström);
+* RRR (reduced-rank regression): the rank-r minimiser of the regularised empirical risk
+  ‖F⁺ − F W‖² + nε‖W‖² (Kostic et al. 2022, Thm. 3; Meanti et al. 2023 for the Nyström
+  version). Exact: U = the r leading solutions of the generalised eigenproblem
+  (1/n) H G u = σ² (G + nεI) u (H = k(Y, Y)), normalised by uᵀ G (G + nεI) u = n, V = G U / n.
+  Nyström: U = V = A_ε⁻¹ C V_r Σ_r⁻¹ with A_ε = FᵀF + nεI and (Σ_r², V_r) the top eigenpairs of
+  Cᵀ A_ε⁻¹ C.
+
+With M = Z Λ Z⁻¹ the eigenfunctions are ψ_i = e(·) U z_i, and for an observable g with data
+d(g), K̂ᵏ g = Σ_i λ_iᵏ ψ_i m_i with the Koopman modes m_i = (Λ⁻¹ Z⁻¹ Vᵀ d(g))_i.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs, eigsh
+
+ESTIMATORS = ("full", "pcr", "rrr")
+
+
+def _v0(n: int) -> np.ndarray:
+    return np.random.default_rng(0).standard_normal(n)
+
+
+def top_eigh(G: np.ndarray, r: int, dense_below: int = 200):
+    """Top-r eigenpairs of the symmetric PSD matrix G, descending (ARPACK for large n)."""
+    n = G.shape[0]
+    lam = None
+    if not (n <= dense_below or r >= n - 1):
+        try:
+            lam, Q = eigsh(G, k=r, which="LA", v0=_v0(n), tol=0.0,
+                           ncv=min(n, max(2 * r + 1, 20)))
+        except ArpackNoConvergence:  # rare: fall back to the dense reference
+            lam = None
+    if lam is None:
+        lam, Q = sla.eigh(G, subset_by_index=[n - r, n - 1], check_finite=False)
+    order = np.argsort(-lam, kind="stable")
+    return lam[order], Q[:, order]
+
+
+def pcr_dual(G: np.ndarray, r: int, shift: float):
+    """Exact PCR: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (U Vᵀ = Q_r (Λ_r + nεI)⁻¹ Q_rᵀ)."""
+    lam, Q = top_eigh(G, r)
+    keep = lam > lam[0] * G.shape[0] * np.finfo(float).eps if lam.size and lam[0] > 0 else \
+        np.zeros(lam.size, dtype=bool)
+    lam, Q = lam[keep], Q[:, keep]
+    return Q / (lam + shift), Q
+
+
+def rrr_dual(G: np.ndarray, H: np.ndarray, r: int, shift: float, dense_below: int = 200):
+    """Exact RRR (Kostic et al. 2022): U from (1/n) H G u = σ² (G + nεI) u, V = G U / n.
+
+    The generalised problem is solved as the ordinary eigenproblem of the operator
+    v ↦ (G + nεI)⁻¹ H G v / n (a Cholesky solve per product, never an n×n product of matrices);
+    its eigenvalues σ² are real and ≥ 0 (it is similar to a symmetric PSD matrix).
+    """
+    n = G.shape[0]
+    try:
+        cho = sla.cho_factor(G + shift * np.eye(n), check_finite=False)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
+                         "must be PSD and alpha large enough") from exc
+    s2 = None
+    if not (n <= dense_below or r >= n - 2):
+        op = LinearOperator((n, n), dtype=np.float64,
+                            matvec=lambda v: sla.cho_solve(cho, H @ (G @ v),
+                                                           check_finite=False) / n)
+        try:
+            s2, W = eigs(op, k=r, which="LR", v0=_v0(n), tol=0.0,
+                         ncv=min(n, max(2 * r + 1, 20)))
+        except ArpackNoConvergence:  # rare: fall back to the dense reference
+            s2 = None
+    if s2 is None:
+        A = sla.cho_solve(cho, H @ G, check_finite=False) / n
+        s2, W = sla.eig(A, check_finite=False)
+    order = np.argsort(-s2.real, kind="stable")[:r]
+    s2, W = s2.real[order], W[:, order].real
+    GW = G @ W
+    norms2 = np.einsum("ij,ij->j", GW, GW + shift * W) / n
+    keep = norms2 > 1000.0 * np.finfo(float).eps * max(float(norms2.max(initial=0.0)), 1e-300)
+    keep &= s2 > 0
+    U = W[:, keep] / np.sqrt(norms2[keep])
+    return U, G @ U / n, s2[keep]
+
+
+def pcr_primal(A: np.ndarray, r: int, shift: float):
+    """Nyström PCR in whitened landmark features: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (A = FᵀF)."""
+    lam, Q = top_eigh(0.5 * (A + A.T), r, dense_below=10**9)
+    return Q / (lam + shift), Q
+
+
+def rrr_primal(A: np.ndarray, C: np.ndarray, r: int, shift: float):
+    """Nyström RRR (Meanti et al. 2023): U = V = A_ε⁻¹ C V_r Σ_r⁻¹ (A_ε = FᵀF + nεI)."""
+    p = A.shape[0]
+    cho = sla.cho_factor(0.5 * (A + A.T) + shift * np.eye(p), check_finite=False)
+    AiC = sla.cho_solve(cho, C, check_finite=False)
+    S = C.T @ AiC
+    s2, Vr = top_eigh(0.5 * (S + S.T), r, dense_below=10**9)
+    keep = s2 > 1000.0 * np.finfo(float).eps * max(float(s2.max(initial=0.0)), 1e-300)
+    B = AiC @ Vr[:, keep] / np.sqrt(s2[keep])
+    return B, B, s2[keep]
+
+
+def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
+    """All eigenpairs of the r×r matrix M sorted by decreasing |λ| (real when M's are), with
+    Z⁻¹ for the modes. Eigenvalues |λ| ≤ rtol·|λ_1| are dropped (no eigenfunction)."""
+    lam, Z = sla.eig(M, check_finite=False)
+    order = np.argsort(-np.abs(lam), kind="stable")
+    lam, Z = lam[order], Z[:, order]
+    scale = max(float(np.abs(lam[0])) if lam.size else 0.0, 1e-300)
+    if np.all(np.abs(lam.imag) <= 1e-10 * scale) and np.all(np.abs(Z.imag) <= 1e-10):
+        lam, Z = lam.real, Z.real
+    elif np.all(np.abs(lam.imag) <= 1e-10 * scale):
+        lam = lam.real
+    Zinv = np.linalg.inv(Z)
+    keep = np.abs(lam) > rtol * scale
+    return lam[keep], Z[:, keep], Zinv[keep]
