@@ -116,8 +116,8 @@ def rrr_primal(A: np.ndarray, C: np.ndarray, r: int, shift: float):
 
 
 def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
-    """All eigenpairs of the r×r matrix M sorted by decreasing |λ| (real when M's are), with
-    Z⁻¹ for the modes. Eigenvalues |λ| ≤ rtol·|λ_1| are dropped (no eigenfunction)."""
+    """All eigenpairs of the r×r matrix M sorted by decreasing ``|λ|`` (real when M's are), with
+    Z⁻¹ for the modes. Eigenvalues ``|λ|`` ≤ rtol·``|λ_1|`` are dropped (no eigenfunction)."""
     lam, Z = sla.eig(M, check_finite=False)
     order = np.argsort(-np.abs(lam), kind="stable")
     lam, Z = lam[order], Z[:, order]

@@ -562,7 +562,7 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
     ----------
     operator_ : EmpiricalOperator
         The fitted operator.
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (``n_components_``,)
         Eigenvalues, descending.
     eigenfunctions_ : RKHSFunction
         RKHS-normalised eigenfunctions e_i (e_i = φ_i / √λ_i).
@@ -638,7 +638,7 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
 
         Returns
         -------
-        ndarray of shape (n_points, n_components_)
+        ndarray of shape (n_points, ``n_components_``)
             The features (float32 for float32 X).
         """
         check_is_fitted(self, "operator_")
@@ -676,7 +676,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
 
     Attributes
     ----------
-    singular_values_ : ndarray of shape (n_components_,)
+    singular_values_ : ndarray of shape (``n_components_``,)
         Singular values, descending.
     left_singular_functions_ : RKHSFunction
         u_i ∈ F (functions of y).
@@ -771,7 +771,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
 
         Returns
         -------
-        ndarray of shape (n_points, n_components_) or tuple of two such arrays
+        ndarray of shape (n_points, ``n_components_``) or tuple of two such arrays
             [v_i(x)], or ([v_i(x)], [u_i(y)]) when ``y`` is given.
         """
         check_is_fitted(self, "operator_")
@@ -1150,7 +1150,7 @@ class _TransferOperator(_OperatorEstimator):
         return self
 
     def implied_timescales(self) -> np.ndarray:
-        """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for |λ_i| ≥ 1."""
+        """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for ``|λ_i|`` ≥ 1."""
         check_is_fitted(self, "operator_")
         return self.timescales_
 class KoopmanOperator(_TransferOperator):
@@ -1211,7 +1211,7 @@ class KoopmanOperator(_TransferOperator):
     ----------
     operator_ : EmpiricalOperator or None
         S = Ψ B Φᵀ with B = U Vᵀ (``svd``/``eig`` work on it; None after a dask fit).
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (``n_components_``,)
         Eigenvalues by decreasing modulus (complex if the dynamics rotate).
     eigenfunctions_ : RKHSFunction
         Right eigenfunctions ψ_i (RKHS-normalised), evaluable at new points: ``eigenfunctions_(X)``.
@@ -1548,7 +1548,7 @@ class KoopmanOperator(_TransferOperator):
 
         Returns
         -------
-        ndarray of shape (n_components_, n_features) or (n_components_, p)
+        ndarray of shape (``n_components_``, n_features) or (``n_components_``, p)
             The modes (complex when the eigenvalues are).
 
         Raises
@@ -1650,7 +1650,7 @@ class PerronFrobeniusOperator(_TransferOperator):
             = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ),
 
     which keeps the directions with σ ≫ δ exactly and damps the numerically null ones
-    (every eigenvalue then satisfies |λ| ≤ ‖A‖₂). ``lagged_gram_solver_`` is ``'lu'`` or
+    (every eigenvalue then satisfies ``|λ|`` ≤ ‖A‖₂). ``lagged_gram_solver_`` is ``'lu'`` or
     ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a warning.
 
     Parameters
@@ -1672,7 +1672,7 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     Attributes
     ----------
-    eigenvalues_ : ndarray of shape (n_components_,)
+    eigenvalues_ : ndarray of shape (``n_components_``,)
         Eigenvalues by decreasing modulus.
     eigenfunctions_ : RKHSFunction
         Eigenfunctions (functions on the lagged samples' space).
@@ -1786,7 +1786,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
     Attributes
     ----------
-    canonical_correlations_ : ndarray of shape (n_components_,)
+    canonical_correlations_ : ndarray of shape (``n_components_``,)
         The singular values σ_i ≤ 1.
     x_singular_functions_, y_singular_functions_ : RKHSFunction
         Right (v_i ∈ H, plotted in Ex. 4.2) and left (u_i ∈ F) singular functions.
@@ -1921,7 +1921,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
         Returns
         -------
-        ndarray of shape (n_points, n_components_) or tuple of two such arrays
+        ndarray of shape (n_points, ``n_components_``) or tuple of two such arrays
             The canonical variates.
         """
         check_is_fitted(self, "operator_")
@@ -1944,7 +1944,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
         Returns
         -------
-        ndarray of shape (n_points, n_components_)
+        ndarray of shape (n_points, ``n_components_``)
             The canonical variates of y.
         """
         y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.transform_y")
