@@ -226,7 +226,11 @@ def main(argv=None) -> str:
     print(table)
     print(f"total {time.perf_counter() - t0:.1f}s")
     if args.out:
-        Path(args.out).write_text(table)
+        Path(args.out).write_text(
+            "# Koopman estimators vs kooplearn (benchmark table)\n\nWritten by "
+            "`benchmarks/bench_operators_koopman.py`; see [operators.md](operators.md) for the "
+            "protocol and the discussion. The machine was shared with other work: only the "
+            "ratios are meaningful.\n\n" + table)
     return table
 
 

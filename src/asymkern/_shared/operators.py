@@ -23,6 +23,50 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
     A plain callable ``f(X, Z) -> (n, m)`` is taken to be a symmetric PSD kernel (its Gram matrices
     are checked numerically when factorised). Kernels flagged asymmetric or indefinite (SNE, T)
     are rejected: an RKHS needs a symmetric positive semi-definite kernel.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable
+        A kernel name (see :func:`asymkern.kernels.get_kernel`), a :class:`Kernel` instance, or a
+        callable ``f(X, Z)`` returning the (n, m) kernel matrix.
+    params : dict, optional
+        Keyword parameters of the kernel (e.g. ``{"gamma": 0.5}``).
+    name : str, default='kernel'
+        The argument's name in error messages.
+
+    Returns
+    -------
+    Kernel
+        A symmetric positive semi-definite kernel.
+
+    Raises
+    ------
+    ValueError
+        If the kernel is flagged asymmetric or indefinite (``sne``, ``t``, KL kernels).
+
+    See Also
+    --------
+    asymkern.operators.EmpiricalOperator : Uses it for both of its kernels.
+    asymkern.kernels.get_kernel : Builds a kernel from its name.
+
+    References
+    ----------
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, "Singular Value
+       Decomposition of Operators on Reproducing Kernel Hilbert Spaces", in Advances in
+       Dynamics, Optimization and Computation, Springer, 2020, §2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import as_rkhs_kernel
+    >>> k = as_rkhs_kernel("rbf", {"gamma": 0.5})
+    >>> k(np.zeros((2, 3)), np.ones((4, 3))).shape
+    (2, 4)
+    >>> try:
+    ...     as_rkhs_kernel("sne")
+    ... except ValueError:
+    ...     print("refused")
+    refused
     """
     params = dict(params or {})
     if callable(kernel) and not isinstance(kernel, (Kernel, str)):
