@@ -19,7 +19,6 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._dask import any_dask
-from .._torch import use_torch
 from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandwidth: public here
     AUTO_BANDWIDTH_FACTOR,
     _resolve_bandwidth,
@@ -27,6 +26,7 @@ from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandw
     median_bandwidth,
     median_sample_indices,
 )
+from .._torch import use_torch
 from .._validation import (
     as_data,
     check_input,
