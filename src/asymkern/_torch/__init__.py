@@ -12,8 +12,9 @@ Layering (mirrors :mod:`asymkern._dask`): the estimators (:class:`~asymkern.Kern
 small, device-independent steps of the numpy path (landmark draws, the core SVD of the
 Nyström landmarks, the eigen-decomposition of K_mm, the ridge solves) and run the O(n)
 work — kernel blocks, row normalisers, products with G and Gᵀ, landmark blocks — on the
-device with PyTorch's own kernels (``torch.cdist``-free GEMM expansions, ``torch.linalg``,
-``torch.logsumexp``).
+device with PyTorch's own kernels (GEMM expansions of squared distances, ``torch.cdist`` for
+the L1 distances, ``torch.linalg`` QR/SVD, a streaming log-sum-exp for the normalisers); no
+CUDA is written here.
 
 Semantics: a torch tensor in gives fitted arrays and outputs as torch tensors on the compute
 device, in the input dtype (float32 stays float32); numpy in with the estimator parameter

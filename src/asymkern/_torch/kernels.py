@@ -6,8 +6,8 @@ squared distances by one GEMM after shifting both sets by the centre of the refe
 (no cancellation for data far from 0), entries below the rounding bound
 2(d+2)·eps·(‖x−c‖² + ‖z−c‖²) recomputed directly in float64 (identical rows give exactly 0),
 and the row normalisers of the asymmetric kernels computed in float64 with a streaming
-log-sum-exp over column blocks (SNE: log Σ_r exp(−γ‖x − r‖²) never overflows or underflows,
-whatever the bandwidth; T: log Σ_r (1 + γ‖x − r‖²)⁻¹).
+log-sum-exp over column blocks, the row maximum kept apart (SNE: log Σ_r exp(−γ‖x − r‖²)
+never overflows or underflows, whatever the bandwidth; T: log Σ_r (1 + γ‖x − r‖²)⁻¹).
 
 :class:`TorchKernelMatrix` is the lazy G = [κ(x_i, z_j)] on the device: blocks over rows (and
 over columns for the normalisers) of at most ``working_memory`` MiB, products G·B and Gᵀ·B
@@ -15,8 +15,6 @@ accumulated block by block, so no n×m matrix is held.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from .._dispatch import require_torch
 
@@ -143,8 +141,11 @@ class TorchKernelMatrix:
         set Z when new columns are evaluated against a subset (Nyström landmarks).
     working_memory : float
         MiB per block.
-    log_norm : tensor (n,), optional
-        Precomputed float64 log-normalisers of the rows (else computed on first use).
+    log_norm : tensor (n, 2), optional
+        Precomputed normalisers of the rows (:meth:`row_log_norm`; else computed on first
+        use).
+    center : tensor (d,), optional
+        The shift of the squared-distance expansion (default: the mean of ``reference``).
     """
 
     def __init__(self, kernel: TorchKernel, X, Z, *, reference=None, working_memory: float = 64,
@@ -167,26 +168,40 @@ class TorchKernelMatrix:
         return int(max(1, self.budget // (max(1, other) * 8 * 4)))
 
     def log_norm(self):
-        """Float64 log of each row's normaliser over ``reference`` (streaming log-sum-exp)."""
+        """The rows' normalisers over ``reference`` (see :meth:`row_log_norm`)."""
         if self._log_norm is None:
             self._log_norm = self.row_log_norm(self.X)
         return self._log_norm
 
     def row_log_norm(self, X):
-        """log Σ_{r∈R} k(x, r) for the rows of X, float64, blocked over rows and columns."""
+        """Normalisers log Σ_{r∈R} k(x, r) of the rows of X, blocked over rows and columns.
+
+        Returned as an (n, 2) float64 tensor [μ, ℓ] with μ = max_r log k(x, r) and
+        ℓ = log Σ_r exp(log k(x, r) − μ) ∈ [0, log |R|]: the value κ(x, z) is then
+        exp((log k(x, z) − μ) − ℓ). Keeping μ apart avoids rounding the large |μ| of a tiny
+        SNE bandwidth into the small ℓ (a streaming log-sum-exp over column blocks).
+        """
         torch = require_torch()
         R = self.reference
         k = self.kernel
-        out = torch.empty(X.shape[0], dtype=torch.float64, device=X.device)
-        rstep = self.step(min(R.shape[0], 4096))
+        out = torch.empty((X.shape[0], 2), dtype=torch.float64, device=X.device)
         cstep = max(1, min(R.shape[0], 4096))
+        rstep = self.step(cstep)
         for a in range(0, X.shape[0], rstep):
             Xb = X[a:a + rstep]
-            acc = None
+            mx = s = None
             for b in range(0, R.shape[0], cstep):
-                L = torch.logsumexp(k.log_raw(Xb, R[b:b + cstep], self.c), dim=1)
-                acc = L if acc is None else torch.logaddexp(acc, L)
-            out[a:a + rstep] = acc
+                L = k.log_raw(Xb, R[b:b + cstep], self.c)
+                m2 = L.max(dim=1).values
+                s2 = torch.exp(L - m2[:, None]).sum(dim=1)
+                if mx is None:
+                    mx, s = m2, s2
+                else:
+                    new = torch.maximum(mx, m2)
+                    s = s * torch.exp(mx - new) + s2 * torch.exp(m2 - new)
+                    mx = new
+            out[a:a + rstep, 0] = mx
+            out[a:a + rstep, 1] = torch.log(s)
         return out
 
     def block(self, rows, cols, log_norm=None):
@@ -198,7 +213,8 @@ class TorchKernelMatrix:
         if not k.row_normalized:
             return k.raw(Xb, Zb, self.c)
         ln = self.log_norm()[rows] if log_norm is None else log_norm
-        return torch.exp(k.log_raw(Xb, Zb, self.c).sub_(ln[:, None])).to(self.dtype)
+        L = k.log_raw(Xb, Zb, self.c).sub_(ln[:, 0:1]).sub_(ln[:, 1:2])
+        return torch.exp(L).to(self.dtype)
 
     def to_dense(self):
         """The whole G (n × m)."""
