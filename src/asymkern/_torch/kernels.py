@@ -91,9 +91,14 @@ class TorchKernel:
         if D.numel() and not bool(torch.isfinite(D).all()):
             raise OverflowError("squared distances overflow the float range on the torch "
                                 "backend; rescale the data (e.g. StandardScaler)")
-        eps = float(torch.finfo(X.dtype).eps)
-        bound = (2.0 * (X.shape[1] + 2) * eps) * (xx[:, None] + zz[None, :])
-        i, j = torch.nonzero(D <= bound, as_tuple=True)
+        coef = 2.0 * (X.shape[1] + 2) * float(torch.finfo(X.dtype).eps)
+        if not D.numel():
+            return D
+        # candidates under the largest bound first (one boolean pass, no float temporary)
+        i, j = torch.nonzero(D <= coef * float(xx.max() + zz.max()), as_tuple=True)
+        if i.numel():
+            near = D[i, j] <= coef * (xx[i] + zz[j])
+            i, j = i[near], j[near]
         if i.numel():
             diff = X[i].double() - Z[j].double()
             D[i, j] = (diff * diff).sum(dim=1).to(D.dtype)
@@ -112,9 +117,10 @@ class TorchKernel:
         torch = require_torch()
         if self.name in _SQDIST:
             D = self.sq_dists(X, Z, self.center(Z) if c is None else c)
+            # in the data dtype: γ‖x − z‖² overflowing to inf still gives the correct 0
             if self.name in ("rbf", "sne"):
-                return torch.exp(D.double().mul_(-self.gamma)).to(X.dtype)
-            return torch.reciprocal(D.double().mul_(self.gamma).add_(1.0)).to(X.dtype)
+                return torch.exp(D.mul_(-self.gamma))
+            return torch.reciprocal(D.mul_(self.gamma).add_(1.0))
         if self.name == "laplacian":
             D = torch.cdist(X.double(), Z.double(), p=1.0)
             return torch.exp(D.mul_(-self.gamma)).to(X.dtype)
