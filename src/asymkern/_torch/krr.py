@@ -41,7 +41,6 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
     from .._validation import check_input, check_random_state
     from ..landmarks import select_landmarks
-    from ..nystrom.estimators import _as_targets, _check_weights, _finite_fit
 
     torch = require_torch()
     if mode not in TORCH_MODES:
@@ -63,9 +62,8 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     n, d = (int(k) for k in Xt.shape)
     if not as_numpy:
         est.n_features_in_ = d
-    Y = _as_targets(to_numpy(y) if any_torch(y) else y, n)
-    sw = _check_weights(to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight,
-                        n)
+    Y = _targets(to_numpy(y) if any_torch(y) else y, n)
+    sw = _weights(to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight, n)
     est.dask_fit_ = False
     est.torch_fit_ = True
     est._y_1d = Y.ndim == 1
@@ -141,11 +139,48 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "center": c,
                         "beta": from_numpy(beta, Yt), "b": from_numpy(np.atleast_1d(
                             est.intercept_), Yt)}
-    dual = est.dual_coef_
-    est.dual_coef_ = None if dual is None or not as_numpy else dual
-    _finite_fit(est)
-    est.dual_coef_ = dual
+    from .._validation import check_finite_output
+
+    for name in ("coef_", "landmark_coef_", "intercept_"):
+        if getattr(est, name) is not None:
+            check_finite_output(getattr(est, name), f"the fitted {name}",
+                                "rescale X (e.g. StandardScaler) or increase alpha")
     return est
+
+
+def _targets(y, n: int) -> np.ndarray:
+    """y as a float64 (n,) or (n, k) array of finite values (the numpy path's checks)."""
+    y = np.asarray(y)
+    if y.dtype == object or not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise TypeError(f"y must be numeric (Unknown label type for regression: dtype {y.dtype})")
+    y = y.astype(np.float64)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {n} samples")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity; expected finite values")
+    return y
+
+
+def _weights(sample_weight, n: int) -> np.ndarray:
+    """sample_weight as float64 (n,), finite, ≥ 0, positive sum; None = all ones."""
+    if sample_weight is None:
+        return np.ones(n)
+    sw = np.asarray(sample_weight)
+    if sw.ndim == 0:
+        sw = np.full(n, float(sw))
+    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
+        raise TypeError("sample_weight must be numeric")
+    sw = sw.astype(np.float64)
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n},)")
+    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
+                         "positive weight is needed")
+    return sw
 
 
 def predict_ridge_torch(est, X, approach=None):
