@@ -240,14 +240,16 @@ class TorchKernelMatrix:
         return out
 
     def rmatmat(self, B, rows=None):
-        """G[rows, :]ᵀ @ B, accumulated over row blocks of G (``rows`` None: all rows)."""
+        """G[rows, :]ᵀ @ B, over column blocks of G (``rows`` None: all rows); B has one row
+        per selected row of G."""
         torch = require_torch()
         m = self.shape[1]
-        n = self.shape[0] if rows is None else len(rows)
-        out = torch.zeros((m, B.shape[1]), dtype=self.dtype, device=self.device)
-        step = self.step(m)
-        for a in range(0, n, step):
-            sub = slice(a, min(a + step, n)) if rows is None else rows[a:a + step]
-            out += self.block(sub, slice(None)).T @ B[a:a + step]
+        sel = slice(None) if rows is None else rows
+        nrows = self.shape[0] if rows is None else len(rows)
+        ln = self.log_norm()[sel] if self.kernel.row_normalized else None
+        out = torch.empty((m, B.shape[1]), dtype=self.dtype, device=self.device)
+        step = self.step(nrows)
+        for a in range(0, m, step):
+            cb = slice(a, min(a + step, m))
+            out[cb] = self.block(sel, cb, log_norm=ln).T @ B
         return out
-
