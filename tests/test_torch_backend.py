@@ -257,7 +257,7 @@ def reg():
     return X, y, rng.rand(300), rng.randn(25, 3)
 
 
-@pytest.mark.parametrize("mode", ["lla", "ncr", "spa"])
+@pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
 @pytest.mark.parametrize("fit_intercept", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("multi", [False, True])
@@ -275,14 +275,16 @@ def test_krr_torch_equals_numpy_float64(mode, fit_intercept, weighted, multi, re
     assert is_torch_tensor(p) and p.dtype == torch.float64 and tuple(p.shape) == a.predict(
         Xn).shape
     assert rel(p, a.predict(Xn)) < 1e-12
-    if mode == "spa":
+    if mode in ("gsa", "spa"):
         assert rel(b.dual_coef_, a.dual_coef_) < 1e-12
+    if mode == "gsa":
+        assert rel(b.predict_lla(torch.as_tensor(Xn)), a.predict_lla(Xn)) < 1e-12
     c = NystromKernelRidge(device="cpu", **kw).fit(X, Y, sample_weight=sw)
     pc = c.predict(Xn)
     assert isinstance(pc, np.ndarray) and rel(pc, a.predict(Xn)) < 1e-12
 
 
-@pytest.mark.parametrize("mode", ["lla", "ncr", "spa"])
+@pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
 def test_krr_torch_float32(mode, reg):
     X, y, _, Xn = reg
     X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
@@ -298,8 +300,12 @@ def test_krr_torch_float32(mode, reg):
 def test_krr_torch_refusals(reg):
     X, y, _, _ = reg
     Xt = torch.as_tensor(X)
-    with pytest.raises(NotImplementedError, match="mode='gsa'"):
-        NystromKernelRidge(mode="gsa").fit(Xt, y)
+    with pytest.raises(NotImplementedError, match="mode='exact'"):
+        NystromKernelRidge(mode="exact").fit(Xt, y)
+    with pytest.raises(NotImplementedError, match="gsa_solver='woodbury'"):
+        NystromKernelRidge(mode="gsa", gsa_solver="woodbury").fit(Xt, y)
+    with pytest.raises(ValueError, match="subspace_dim"):
+        NystromKernelRidge(mode="ncr", subspace_dim=5).fit(Xt, y)
     with pytest.raises(NotImplementedError, match="landmarks='kmeans'"):
         NystromKernelRidge(landmarks="kmeans").fit(Xt, y)
     with pytest.raises(ValueError, match="positive semi-definite|psd|PSD|symmetric"):

@@ -12,7 +12,10 @@ from which LLA and NCR solve their m×m systems on the host (the numpy code's fo
 SPA takes a second pass for its dual coefficients a = W(y_c − G_cᵀŵ)/alpha. Predictions are
 K(X, C)·β + b, block by block on the device. K_nm itself (n×m) is never held.
 
-Supported: modes 'lla' (default), 'ncr', 'spa'; landmarks 'uniform' or row indices; the
+GSA (gsa_solver 'eq20') assembles G_cᵀ = (K_nm − 1k̄ᵀ)A (n × s) on the device for its thin SVD
+and predicts with K(X, X_fit)·α streamed over row blocks.
+
+Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa'; landmarks 'uniform' or row indices; the
 kernels of :data:`~.kernels.SUPPORTED_KERNELS` that are PSD; ``solver='auto'``; sample weights.
 Others raise ``NotImplementedError`` naming the option.
 """
@@ -26,7 +29,7 @@ from .._dispatch import any_torch, require_torch
 from .device import as_tensor, from_numpy, resolve_device, to_numpy
 from .kernels import TorchKernel
 
-TORCH_MODES = ("lla", "ncr", "spa")
+TORCH_MODES = ("lla", "ncr", "gsa", "spa")
 
 
 def _row_step(m: int, k: int) -> int:
@@ -51,6 +54,10 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
                                   "use solver='auto'")
     if est._precomputed():
         raise NotImplementedError("kernel='precomputed' is not available on the torch backend")
+    if mode == "gsa" and est.gsa_solver != "eq20":
+        raise NotImplementedError(f"gsa_solver={est.gsa_solver!r} is not available on the torch "
+                                  "backend; use gsa_solver='eq20'")
+    est._ncr_requires_full()
     if isinstance(est.landmarks, str) and est.landmarks != "uniform":
         raise NotImplementedError(f"landmarks={est.landmarks!r} is not available on the torch "
                                   "backend; use 'uniform' or an array of row indices")
@@ -109,10 +116,36 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
         M -= wsum * np.outer(kbar, kbar)
     A = b.A
     est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
+    a_all = None
     if mode == "ncr":
         from .._shared.nystrom_basis import psd_pinv
 
         beta = psd_pinv(M + alpha * b.Kmm, dtype=centers.dtype) @ R  # eq. (11)
+    elif mode == "gsa":  # eq. (20) through one thin SVD of W½G_cᵀ (n × s) on the device
+        At = from_numpy(A, Yt)
+        kb = from_numpy(kbar, Yt) if kbar is not None else None
+        Gt = torch.empty((n, A.shape[1]), **f64)
+        for a in range(0, n, step):
+            Kb = tk.raw(Xt[a:a + step], Ct, c).double()
+            Gt[a:a + step] = ((Kb - kb) if kb is not None else Kb) @ At
+        weighted = not unweighted and not np.all(sw == 1.0)
+        rw = torch.sqrt(wt)[:, None]
+        Yg = rw * Yt if weighted else Yt
+        if weighted:
+            Gt = rw * Gt
+        V, sig, Ut = torch.linalg.svd(Gt, full_matrices=False)
+        del Gt
+        eps = float(np.finfo(centers.dtype).eps)
+        keep = sig > max(n, A.shape[1]) * eps * (sig[0] if sig.numel() else 0.0)
+        V, sig, U = V[:, keep], sig[keep], Ut[keep].T
+        filt = (V.T @ Yg) / (sig**2 + alpha)[:, None]
+        w = to_numpy(U @ (sig[:, None] * filt))
+        a_all = V @ filt
+        if weighted:
+            a_all = rw * a_all
+        est.coef_ = w.T
+        beta = A @ w
+        est.dual_coef_ = a_all if not as_numpy else to_numpy(a_all)
     else:
         H = A.T @ M @ A  # G_c W G_cᵀ
         H[np.diag_indices_from(H)] += alpha
@@ -137,6 +170,7 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     est.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
     est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
     est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "center": c,
+                        "X": Xt, "dual": a_all,
                         "beta": from_numpy(beta, Yt), "b": from_numpy(np.atleast_1d(
                             est.intercept_), Yt)}
     from .._validation import check_finite_output
@@ -206,11 +240,24 @@ def predict_ridge_torch(est, X, approach=None):
                          f"{est.n_features_in_} features as input")
     beta, b, tk, C = state["beta"], state["b"], state["kernel"], state["C"]
     n = int(Xn.shape[0])
+    if approach == "gsa":  # K(X, X_fit) α, streamed over row blocks on the device
+        from ..config import get_config
+        from .kernels import TorchKernelMatrix
+
+        G = TorchKernelMatrix(tk, Xn, state["X"], working_memory=get_config()["working_memory"])
+        out = G.matmat(state["dual"].to(state["dtype"])).double()
+        return _finish(est, out + b, state, as_numpy)
     out = torch.empty((n, beta.shape[1]), dtype=torch.float64, device=Xn.device)
     step = _row_step(C.shape[0], beta.shape[1])
     for a in range(0, n, step):
         out[a:a + step] = tk.raw(Xn[a:a + step], C, state["center"]).double() @ beta
-    out = (out + b).to(state["dtype"])
+    return _finish(est, out + b, state, as_numpy)
+
+
+def _finish(est, out, state, as_numpy: bool):
+    """Cast to the training dtype, check finiteness, 1-D for a 1-D y, numpy for numpy input."""
+    torch = require_torch()
+    out = out.to(state["dtype"])
     if not bool(torch.isfinite(out).all()):
         raise ValueError("the predictions contain NaN or infinity; rescale X like the training "
                          "data")

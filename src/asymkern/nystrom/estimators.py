@@ -401,7 +401,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     ``device`` (None, 'cpu', 'cuda', 'cuda:0' or a torch.device): run on the torch backend
     (:mod:`asymkern._torch.krr`; needs ``pip install "asymkern[torch]"``). Torch tensors in give
     tensors out on their device (dtype kept); numpy input with ``device`` set gives numpy
-    arrays. On torch: modes 'lla', 'ncr', 'spa', landmarks 'uniform' or row indices,
+    arrays. On torch: modes 'lla', 'ncr', 'gsa' (eq20), 'spa', landmarks 'uniform' or row indices,
     ``solver='auto'``; other options raise ``NotImplementedError``.
 
     scikit-learn conventions common to the Nyström machines (clipping, ``gamma``,
