@@ -182,7 +182,7 @@ def test_no_import_cycle_in_the_package(graph):
 
 
 @pytest.mark.parametrize("layer", ["_dispatch", "kernels", "linalg", "landmarks", "_shared",
-                                   "_dask"])
+                                   "_dask", "_torch"])
 def test_low_layers_do_not_import_estimators(graph, layer):
     bad = sorted(
         (m, t) for m, ts in _subgraph(graph, f"asymkern.{layer}").items() for t in graph[m]
@@ -197,8 +197,9 @@ def test_layers_below_the_executors_do_not_import_them(graph, layer):
     # kernels, linalg and the shared helpers reach asymkern._dask only through the hooks it
     # registers in asymkern._dispatch
     bad = sorted((m, t) for m, ts in _subgraph(graph, f"asymkern.{layer}").items() for t in ts
-                 if t == "asymkern._dask" or t.startswith("asymkern._dask."))
-    assert not bad, f"asymkern.{layer} imports the Dask executors: {bad}"
+                 for ex in ("asymkern._dask", "asymkern._torch")
+                 if t == ex or t.startswith(ex + "."))
+    assert not bad, f"asymkern.{layer} imports the Dask or torch executors: {bad}"
 
 
 def test_dask_dispatch_works_without_importing_the_executors_first():

@@ -94,5 +94,57 @@ def dask_executor(name: str) -> Callable[..., Any]:
         ) from None
 
 
-__all__ = ["DASK_EXTRA_HINT", "any_dask", "dask_executor", "is_dask_array",
-           "register_dask_executor", "require_dask"]
+# ----------------------------------------------------------------------------------- torch
+TORCH_EXTRA_HINT = 'pip install "asymkern[torch]"'
+
+
+def is_torch_tensor(x) -> bool:
+    """True when ``x`` is a ``torch.Tensor`` (without importing torch).
+
+    Parameters
+    ----------
+    x : object
+        Any object.
+
+    Returns
+    -------
+    bool
+        ``False`` whenever torch has not been imported: nothing can then be a tensor.
+    """
+    mod = sys.modules.get("torch")
+    if mod is None:
+        return False
+    return isinstance(x, mod.Tensor)
+
+
+def any_torch(*objs) -> bool:
+    """True when any of ``objs`` is a torch tensor (``None`` entries are skipped)."""
+    return any(o is not None and is_torch_tensor(o) for o in objs)
+
+
+def require_torch():
+    """Import and return torch, or raise an ImportError naming the extra to install.
+
+    Returns
+    -------
+    module
+        The ``torch`` module.
+
+    Raises
+    ------
+    ImportError
+        When torch is not installed; the message names ``asymkern[torch]``.
+    """
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(
+            "the torch backend (a torch tensor input or device=...) needs PyTorch, which is not "
+            f"installed; install the extra: {TORCH_EXTRA_HINT}"
+        ) from exc
+    return torch
+
+
+__all__ = ["DASK_EXTRA_HINT", "TORCH_EXTRA_HINT", "any_dask", "any_torch", "dask_executor",
+           "is_dask_array", "is_torch_tensor", "register_dask_executor", "require_dask",
+           "require_torch"]

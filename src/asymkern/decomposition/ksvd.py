@@ -27,6 +27,7 @@ from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandw
     median_bandwidth,
     median_sample_indices,
 )
+from .._torch import use_torch
 from .._validation import (
     as_data,
     check_input,
@@ -114,6 +115,15 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ``kernel_params``). Refused (``ValueError``) for a kernel without a width, with
         ``'precomputed'``, and together with ``kernel_params['bandwidth']`` (including
         ``'auto'``/``'median'``): the width is set once. A Kernel instance is never modified.
+    device : None, str or torch.device, default None
+        Run on the torch backend (:mod:`asymkern._torch`) on this device (``'cpu'``,
+        ``'cuda'``, ``'cuda:0'``, …): numpy inputs are copied there and the fitted arrays and
+        outputs come back as numpy arrays. ``None``: the numpy path for numpy input, the
+        tensor's own device for torch tensors (which give tensors back, dtype kept). The
+        torch backend supports the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``
+        and the solvers 'auto', 'dense', 'randomized' and 'nystrom' (fixed landmark counts);
+        ``center=True``, sample weights and the compatibility transform raise
+        ``NotImplementedError``. Needs PyTorch (``pip install "asymkern[torch]"``).
 
     Attributes
     ----------
@@ -252,6 +262,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         working_memory: float | None = None,
         random_state=None,
         gamma: float | None = None,
+        device=None,
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -265,6 +276,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.working_memory = working_memory
         self.random_state = random_state
         self.gamma = gamma
+        self.device = device
 
     # ------------------------------------------------------------------------------ fitting
     def _precomputed(self) -> bool:
@@ -404,6 +416,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             from .._dask.estimator import fit_dask
 
             return fit_dask(self, X, Z)
+        self.torch_fit_ = False
+        if use_torch(self, X, Z):  # torch executor (asymkern._torch)
+            from .._torch.ksvd import fit_torch
+
+            return fit_torch(self, X, Z, weighted)
         if self._precomputed():
             if Z is not None:
                 raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
@@ -742,6 +759,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             from .._dask.estimator import transform_dask
 
             return transform_dask(self, X, left=True)
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.ksvd import transform_torch
+
+            return transform_torch(self, X, left=True)
         if self._nystrom_fit():
             J = self.nystrom_.col_landmarks
             if self.center:
@@ -773,6 +794,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             from .._dask.estimator import transform_dask
 
             return transform_dask(self, Z, left=False)
+        if use_torch(self, Z):  # torch executor (asymkern._torch)
+            from .._torch.ksvd import transform_torch
+
+            return transform_torch(self, Z, left=False)
         if self._nystrom_fit():
             I = self.nystrom_.row_landmarks
             if self.center:

@@ -81,6 +81,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._dask import any_dask
 from .._shared.nystrom_basis import build_basis, psd_pinv
+from .._torch import use_torch
 from .._validation import (
     as_data,
     check_finite_output,
@@ -423,6 +424,13 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         None = m·eps of X's dtype).
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
+    device : None, str or torch.device, default None
+        Run on the torch backend (:mod:`asymkern._torch.krr`; needs
+        ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
+        Torch tensors in give tensors out on their device (dtype kept); numpy input with
+        ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (eq20), 'spa',
+        landmarks 'uniform' or row indices, ``solver='auto'``; other options raise
+        ``NotImplementedError``. None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
     ----------
@@ -487,7 +495,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
 
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
                  alpha=1.0, kernel="rbf", gamma=None, kernel_params=None, fit_intercept=False,
-                 solver="auto", gsa_solver="eq20", rcond=None, random_state=None):
+                 solver="auto", gsa_solver="eq20", rcond=None, random_state=None, device=None):
         self.mode = mode
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
@@ -501,6 +509,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.gsa_solver = gsa_solver
         self.rcond = rcond
         self.random_state = random_state
+        self.device = device
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -551,6 +560,11 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             from .._dask.machines import fit_ridge
 
             return fit_ridge(self, X, y, alpha)
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.krr import fit_ridge_torch
+
+            return fit_ridge_torch(self, X, y, sample_weight, alpha, mode)
         self.dask_fit_ = False
         X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         y = _as_targets(y, X.shape[0])
@@ -678,6 +692,10 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             from .._dask.machines import predict_ridge
 
             return predict_ridge(self, X, approach)
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.krr import predict_ridge_torch
+
+            return predict_ridge_torch(self, X, approach)
         X = self._check_X(X)
         approach = approach or self.mode
         if approach in ("gsa", "exact"):

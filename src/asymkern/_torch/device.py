@@ -1,0 +1,114 @@
+"""Devices and array conversion of the torch backend (private)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dispatch import is_torch_tensor, require_torch
+
+
+def resolve_device(device, *arrays):
+    """The ``torch.device`` to compute on.
+
+    Parameters
+    ----------
+    device : None, str or torch.device
+        ``None``: the device of the first tensor among ``arrays`` (CPU when there is none);
+        ``'cpu'``, ``'cuda'``, ``'cuda:0'``, … or a ``torch.device``.
+    *arrays : array-like or None
+        The inputs of the call.
+
+    Returns
+    -------
+    torch.device
+
+    Raises
+    ------
+    ValueError
+        When ``device`` is not a valid device string, or names a CUDA device while CUDA is not
+        available.
+    TypeError
+        When ``device`` is neither None, a string nor a ``torch.device``.
+    """
+    torch = require_torch()
+    if device is None:
+        for a in arrays:
+            if is_torch_tensor(a):
+                return a.device
+        return torch.device("cpu")
+    if isinstance(device, str):
+        try:
+            dev = torch.device(device)
+        except RuntimeError as exc:
+            raise ValueError(f"device={device!r} is not a valid torch device; expected None, "
+                             "'cpu', 'cuda', 'cuda:0', ... or a torch.device") from exc
+    elif isinstance(device, torch.device):
+        dev = device
+    else:
+        raise TypeError(f"device must be None, a string such as 'cpu' or 'cuda', or a "
+                        f"torch.device, got {device!r}")
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}: CUDA is not available on this machine (torch "
+                         f"{torch.__version__}); use device='cpu' or None")
+    return dev
+
+
+def as_tensor(X, device, name: str = "X", dtype=None):
+    """A 2-D, finite, floating tensor on ``device`` (the input is never modified).
+
+    Integer and boolean inputs become float64; float32 and float64 are kept (or cast to
+    ``dtype`` when given). Numpy input is copied to the device; a tensor already there is
+    used as is (never written to).
+
+    Raises
+    ------
+    TypeError
+        For a sparse matrix or a complex or non-numeric input.
+    ValueError
+        For a non-2-D input or NaN / infinity, naming ``name``.
+    """
+    torch = require_torch()
+    if is_torch_tensor(X):
+        if X.is_sparse or X.layout != torch.strided:
+            raise TypeError(f"{name} is a sparse torch tensor; the torch backend needs dense "
+                            "tensors")
+        T = X.detach()
+    else:
+        import scipy.sparse as sp
+
+        if sp.issparse(X):
+            raise TypeError(f"{name} is a scipy sparse matrix; the torch backend needs dense "
+                            "input (densify it, or use device=None for the numpy path)")
+        A = np.asarray(X)
+        if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
+            raise TypeError(f"{name} must be numeric, got dtype {A.dtype}")
+        T = torch.as_tensor(A)
+    if T.is_complex():
+        raise TypeError(f"{name} is complex-valued; expected real numbers")
+    if dtype is not None:
+        T = T.to(dtype)
+    elif T.dtype not in (torch.float32, torch.float64):
+        T = T.to(torch.float64)
+    if T.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got "
+                         f"{T.ndim} dimensions (shape {tuple(T.shape)})")
+    T = T.to(device)
+    if T.numel() and not bool(torch.isfinite(T).all()):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    return T
+
+
+def numpy_dtype(T):
+    """The numpy dtype of a floating tensor."""
+    return np.dtype(str(T.dtype).replace("torch.", ""))
+
+
+def to_numpy(T) -> np.ndarray:
+    """A numpy copy of a tensor (on the host)."""
+    return T.detach().cpu().numpy()
+
+
+def from_numpy(A, like):
+    """``A`` (numpy) as a tensor on ``like``'s device, in ``like``'s dtype."""
+    torch = require_torch()
+    return torch.as_tensor(np.ascontiguousarray(A)).to(device=like.device, dtype=like.dtype)

@@ -1,0 +1,255 @@
+"""Kernel blocks, row normalisers and blocked products with G and Gᵀ on torch (private).
+
+:class:`TorchKernel` evaluates the kernels of :mod:`asymkern.kernels` on torch tensors with
+the same numerics as the numpy kernel layer (:func:`asymkern.kernels.base.neg_scaled_sq_dists`):
+squared distances by one GEMM after shifting both sets by the centre of the reference set
+(no cancellation for data far from 0), entries below the rounding bound
+2(d+2)·eps·(‖x−c‖² + ‖z−c‖²) recomputed directly in float64 (identical rows give exactly 0),
+and the row normalisers of the asymmetric kernels computed in float64 with a streaming
+log-sum-exp over column blocks, the row maximum kept apart (SNE: log Σ_r exp(−γ‖x − r‖²)
+never overflows or underflows, whatever the bandwidth; T: log Σ_r (1 + γ‖x − r‖²)⁻¹).
+
+:class:`TorchKernelMatrix` is the lazy G = [κ(x_i, z_j)] on the device: blocks over rows (and
+over columns for the normalisers) of at most ``working_memory`` MiB, products G·B and Gᵀ·B
+accumulated block by block, so no n×m matrix is held.
+"""
+
+from __future__ import annotations
+
+from .._dispatch import require_torch
+
+#: kernel names the torch backend evaluates ('gaussian' is the registry's alias of 'rbf')
+SUPPORTED_KERNELS = ("rbf", "gaussian", "laplacian", "linear", "polynomial", "cauchy", "sne", "t")
+
+_SQDIST = ("rbf", "cauchy", "sne", "t")
+
+
+def check_torch_kernel(kernel) -> None:
+    """Refuse a kernel the torch backend cannot evaluate.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved kernel instance (``kernel_`` of an estimator).
+
+    Raises
+    ------
+    ValueError
+        Naming ``kernel`` and :data:`SUPPORTED_KERNELS`.
+    """
+    name = getattr(kernel, "name", None)
+    if name not in SUPPORTED_KERNELS or type(kernel).__module__ != "asymkern.kernels.pairwise":
+        raise ValueError(
+            f"kernel={name or kernel!r} is not available on the torch backend; supported "
+            f"kernels: {', '.join(SUPPORTED_KERNELS)} (use device=None with numpy input for "
+            "the other kernels)"
+        )
+
+
+class TorchKernel:
+    """A kernel of :mod:`asymkern.kernels.pairwise` evaluated on torch tensors.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The resolved kernel (its parameters are read, never modified).
+    n_features : int
+        d, for the kernels whose default gamma is 1/d.
+    """
+
+    def __init__(self, kernel, n_features: int):
+        from ..kernels.pairwise import _resolve_gamma
+
+        check_torch_kernel(kernel)
+        self.kernel = kernel
+        self.name = kernel.name
+        self.row_normalized = bool(kernel.row_normalized)
+        if self.name in _SQDIST:
+            self.gamma = float(kernel._sq_scale(n_features))
+        elif self.name == "laplacian":
+            self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
+        elif self.name == "polynomial":
+            self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
+            self.degree = int(kernel.degree)
+            self.coef0 = float(kernel.coef0)
+
+    # ------------------------------------------------------------------------- raw blocks
+    @staticmethod
+    def center(Z):
+        """The shift of the squared-distance expansion: the column means of Z (its dtype)."""
+        return Z.double().mean(dim=0).to(Z.dtype)
+
+    @staticmethod
+    def sq_dists(X, Z, c):
+        """‖x_i − z_j‖² (X's dtype) with the shift ``c`` and near-duplicate recomputation."""
+        torch = require_torch()
+        Xc = X - c
+        Zc = Z - c
+        xx = (Xc * Xc).sum(dim=1)
+        zz = (Zc * Zc).sum(dim=1)
+        D = torch.addmm(xx[:, None] + zz[None, :], Xc, Zc.T, beta=1.0, alpha=-2.0)
+        if D.numel() and not bool(torch.isfinite(D).all()):
+            raise OverflowError("squared distances overflow the float range on the torch "
+                                "backend; rescale the data (e.g. StandardScaler)")
+        coef = 2.0 * (X.shape[1] + 2) * float(torch.finfo(X.dtype).eps)
+        if not D.numel():
+            return D
+        # candidates under the largest bound first (one boolean pass, no float temporary)
+        i, j = torch.nonzero(D <= coef * float(xx.max() + zz.max()), as_tuple=True)
+        if i.numel():
+            near = D[i, j] <= coef * (xx[i] + zz[j])
+            i, j = i[near], j[near]
+        if i.numel():
+            diff = X[i].double() - Z[j].double()
+            D[i, j] = (diff * diff).sum(dim=1).to(D.dtype)
+        return D
+
+    def log_raw(self, X, Z, c):
+        """log k(x, z) in float64 for the squared-distance kernels (−γ‖x − z‖² for rbf/sne)."""
+        torch = require_torch()
+        D = self.sq_dists(X, Z, c).double()
+        if self.name in ("rbf", "sne"):
+            return D.mul_(-self.gamma)
+        return torch.log1p(D.mul_(self.gamma)).neg_()  # cauchy / t
+
+    def raw(self, X, Z, c=None):
+        """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
+        torch = require_torch()
+        if self.name in _SQDIST:
+            D = self.sq_dists(X, Z, self.center(Z) if c is None else c)
+            # in the data dtype: γ‖x − z‖² overflowing to inf still gives the correct 0
+            if self.name in ("rbf", "sne"):
+                return torch.exp(D.mul_(-self.gamma))
+            return torch.reciprocal(D.mul_(self.gamma).add_(1.0))
+        if self.name == "laplacian":
+            D = torch.cdist(X.double(), Z.double(), p=1.0)
+            return torch.exp(D.mul_(-self.gamma)).to(X.dtype)
+        if self.name == "linear":
+            K = X @ Z.T
+        else:  # polynomial
+            K = torch.addmm(torch.full((1, 1), self.coef0, dtype=X.dtype, device=X.device),
+                            X, Z.T, alpha=self.gamma) ** self.degree
+        if K.numel() and not bool(torch.isfinite(K).all()):
+            raise OverflowError(f"kernel {self.name!r} values overflow the float range; rescale "
+                                "the data")
+        return K
+
+
+class TorchKernelMatrix:
+    """Lazy G = [κ(x_i, z_j)] on a torch device, evaluated block by block.
+
+    Parameters
+    ----------
+    kernel : TorchKernel
+    X, Z : tensors (n, d), (m, d) on the same device and of the same dtype.
+    reference : tensor, optional
+        The set R over which the row-normalised kernels normalise (default Z): the training
+        set Z when new columns are evaluated against a subset (Nyström landmarks).
+    working_memory : float
+        MiB per block.
+    log_norm : tensor (n, 2), optional
+        Precomputed normalisers of the rows (:meth:`row_log_norm`; else computed on first
+        use).
+    center : tensor (d,), optional
+        The shift of the squared-distance expansion (default: the mean of ``reference``).
+    """
+
+    def __init__(self, kernel: TorchKernel, X, Z, *, reference=None, working_memory: float = 64,
+                 log_norm=None, center=None):
+        self.kernel = kernel
+        self.X = X
+        self.Z = Z
+        self.reference = Z if reference is None else reference
+        self.shape = (int(X.shape[0]), int(Z.shape[0]))
+        self.dtype = X.dtype
+        self.device = X.device
+        self.budget = float(working_memory) * 2**20
+        self.c = kernel.center(self.reference) if kernel.name in _SQDIST else None
+        if center is not None:
+            self.c = center
+        self._log_norm = log_norm
+
+    def step(self, other: int) -> int:
+        """Rows per block when a block has ``other`` columns (≈ 4 float64 temporaries)."""
+        return int(max(1, self.budget // (max(1, other) * 8 * 4)))
+
+    def log_norm(self):
+        """The rows' normalisers over ``reference`` (see :meth:`row_log_norm`)."""
+        if self._log_norm is None:
+            self._log_norm = self.row_log_norm(self.X)
+        return self._log_norm
+
+    def row_log_norm(self, X):
+        """Normalisers log Σ_{r∈R} k(x, r) of the rows of X, blocked over rows and columns.
+
+        Returned as an (n, 2) float64 tensor [μ, ℓ] with μ = max_r log k(x, r) and
+        ℓ = log Σ_r exp(log k(x, r) − μ) ∈ [0, log |R|]: the value κ(x, z) is then
+        exp((log k(x, z) − μ) − ℓ). Keeping μ apart avoids rounding the large |μ| of a tiny
+        SNE bandwidth into the small ℓ (a streaming log-sum-exp over column blocks).
+        """
+        torch = require_torch()
+        R = self.reference
+        k = self.kernel
+        out = torch.empty((X.shape[0], 2), dtype=torch.float64, device=X.device)
+        cstep = max(1, min(R.shape[0], 4096))
+        rstep = self.step(cstep)
+        for a in range(0, X.shape[0], rstep):
+            Xb = X[a:a + rstep]
+            mx = s = None
+            for b in range(0, R.shape[0], cstep):
+                L = k.log_raw(Xb, R[b:b + cstep], self.c)
+                m2 = L.max(dim=1).values
+                s2 = torch.exp(L - m2[:, None]).sum(dim=1)
+                if mx is None:
+                    mx, s = m2, s2
+                else:
+                    new = torch.maximum(mx, m2)
+                    s = s * torch.exp(mx - new) + s2 * torch.exp(m2 - new)
+                    mx = new
+            out[a:a + rstep, 0] = mx
+            out[a:a + rstep, 1] = torch.log(s)
+        return out
+
+    def block(self, rows, cols, log_norm=None):
+        """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices or index tensors."""
+        torch = require_torch()
+        Xb = self.X[rows]
+        Zb = self.Z[cols]
+        k = self.kernel
+        if not k.row_normalized:
+            return k.raw(Xb, Zb, self.c)
+        ln = self.log_norm()[rows] if log_norm is None else log_norm
+        L = k.log_raw(Xb, Zb, self.c).sub_(ln[:, 0:1]).sub_(ln[:, 1:2])
+        return torch.exp(L).to(self.dtype)
+
+    def to_dense(self):
+        """The whole G (n × m)."""
+        return self.block(slice(None), slice(None))
+
+    def matmat(self, B, cols=None):
+        """G[:, cols] @ B, accumulated over row blocks (``cols`` None: all columns)."""
+        torch = require_torch()
+        n = self.shape[0]
+        mcols = self.shape[1] if cols is None else len(cols)
+        sel = slice(None) if cols is None else cols
+        out = torch.empty((n, B.shape[1]), dtype=self.dtype, device=self.device)
+        step = self.step(mcols)
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            out[sl] = self.block(sl, sel) @ B
+        return out
+
+    def rmatmat(self, B, rows=None):
+        """G[rows, :]ᵀ @ B, over column blocks of G (``rows`` None: all rows); B has one row
+        per selected row of G."""
+        torch = require_torch()
+        m = self.shape[1]
+        sel = slice(None) if rows is None else rows
+        nrows = self.shape[0] if rows is None else len(rows)
+        ln = self.log_norm()[sel] if self.kernel.row_normalized else None
+        out = torch.empty((m, B.shape[1]), dtype=self.dtype, device=self.device)
+        step = self.step(nrows)
+        for a in range(0, m, step):
+            cb = slice(a, min(a + step, m))
+            out[cb] = self.block(sel, cb, log_norm=ln).T @ B
+        return out

@@ -1,0 +1,266 @@
+"""NystromKernelRidge on torch: ``fit`` / ``predict`` for tensors or ``device`` (private).
+
+Paper 004 (Algorithm 1, eq. (11)–(13)) with the same algebra as the in-memory estimator; only
+the O(n·m) work runs on the device. The landmarks are drawn by the numpy code from the same
+``random_state`` stream and A = V_s Σ_s⁻¹ comes from K_mm = K(C, C) exactly as in memory
+(:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`). One streamed pass over row
+blocks of X accumulates, in float64,
+
+    k̄ = Σᵢ wᵢ K(xᵢ, C) / Σw,   M = K_mnWK_nm − Σw·k̄k̄ᵀ,   R = K_mnW(y − ȳ),
+
+from which LLA and NCR solve their m×m systems on the host (the numpy code's formulas).
+SPA takes a second pass for its dual coefficients a = W(y_c − G_cᵀŵ)/alpha. Predictions are
+K(X, C)·β + b, block by block on the device. K_nm itself (n×m) is never held.
+
+GSA (gsa_solver 'eq20') assembles G_cᵀ = (K_nm − 1k̄ᵀ)A (n × s) on the device for its thin SVD
+and predicts with K(X, X_fit)·α streamed over row blocks.
+
+Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa'; landmarks 'uniform' or row indices; the
+kernels of :data:`~.kernels.SUPPORTED_KERNELS` that are PSD; ``solver='auto'``; sample weights.
+Others raise ``NotImplementedError`` naming the option.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._dispatch import any_torch, require_torch
+from .device import as_tensor, from_numpy, resolve_device, to_numpy
+from .kernels import TorchKernel
+
+TORCH_MODES = ("lla", "ncr", "gsa", "spa")
+
+
+def _row_step(m: int, k: int) -> int:
+    from ..config import get_config
+
+    budget = float(get_config()["working_memory"]) * 2**20
+    return int(max(1, budget // (8 * 4 * (m + k))))
+
+
+def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
+    """Fit ``est`` (a NystromKernelRidge) on the torch backend; returns ``est``."""
+    from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
+    from .._validation import check_input, check_random_state
+    from ..landmarks import select_landmarks
+
+    torch = require_torch()
+    if mode not in TORCH_MODES:
+        raise NotImplementedError(f"mode={mode!r} is not available on the torch backend; use one "
+                                  f"of {TORCH_MODES} or device=None with numpy input")
+    if est.solver != "auto":
+        raise NotImplementedError(f"solver={est.solver!r} is not available on the torch backend; "
+                                  "use solver='auto'")
+    if est._precomputed():
+        raise NotImplementedError("kernel='precomputed' is not available on the torch backend")
+    if mode == "gsa" and est.gsa_solver != "eq20":
+        raise NotImplementedError(f"gsa_solver={est.gsa_solver!r} is not available on the torch "
+                                  "backend; use gsa_solver='eq20'")
+    est._ncr_requires_full()
+    if isinstance(est.landmarks, str) and est.landmarks != "uniform":
+        raise NotImplementedError(f"landmarks={est.landmarks!r} is not available on the torch "
+                                  "backend; use 'uniform' or an array of row indices")
+    dev = resolve_device(est.device, X, y)
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = check_input(est, X, reset=True, name="X")
+    Xt = as_tensor(X, dev, "X")
+    n, d = (int(k) for k in Xt.shape)
+    if not as_numpy:
+        est.n_features_in_ = d
+    Y = _targets(to_numpy(y) if any_torch(y) else y, n)
+    sw = _weights(to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight, n)
+    est.dask_fit_ = False
+    est.torch_fit_ = True
+    est._y_1d = Y.ndim == 1
+    Y = Y.reshape(n, -1)
+    unweighted = sample_weight is None
+    wsum = sw.sum()
+    ybar = (Y.mean(axis=0) if unweighted else (sw @ Y) / wsum) if est.fit_intercept \
+        else np.zeros(Y.shape[1])
+    kernel = est._kernel()
+    check_psd_kernel(kernel)
+    tk = TorchKernel(kernel, d)
+    rng = check_random_state(est.random_state, "random_state")
+    m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
+    method, m, idx = landmark_request(est.landmarks, m, n)
+    if idx is None:
+        idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
+    It = torch.as_tensor(np.asarray(idx), device=dev)
+    Ct = Xt[It]
+    centers = to_numpy(Ct)
+    est.basis_ = b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
+                                          subspace_dim=est._subspace_request(m), rcond=est.rcond)
+    est.landmark_indices_ = b.indices
+    est.landmarks_ = b.centers
+    est.n_landmarks_ = b.n_landmarks
+    est.subspace_dim_ = b.subspace_dim
+    f64 = dict(dtype=torch.float64, device=dev)
+    Yt = torch.as_tensor(Y - ybar, **f64)
+    wt = torch.as_tensor(sw, **f64)
+    c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
+    M = torch.zeros((m, m), **f64)
+    R = torch.zeros((m, Y.shape[1]), **f64)
+    S = torch.zeros(m, **f64)
+    step = _row_step(m, Y.shape[1])
+    for a in range(0, n, step):
+        Kb = tk.raw(Xt[a:a + step], Ct, c).double()
+        WK = wt[a:a + step, None] * Kb
+        S += WK.sum(dim=0)
+        M += Kb.T @ WK
+        R += WK.T @ Yt[a:a + step]
+    M, R = to_numpy(M), to_numpy(R)
+    kbar = to_numpy(S) / wsum if est.fit_intercept else None
+    if kbar is not None:
+        M -= wsum * np.outer(kbar, kbar)
+    A = b.A
+    est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
+    a_all = None
+    if mode == "ncr":
+        from .._shared.nystrom_basis import psd_pinv
+
+        beta = psd_pinv(M + alpha * b.Kmm, dtype=centers.dtype) @ R  # eq. (11)
+    elif mode == "gsa":  # eq. (20) through one thin SVD of W½G_cᵀ (n × s) on the device
+        At = from_numpy(A, Yt)
+        kb = from_numpy(kbar, Yt) if kbar is not None else None
+        Gt = torch.empty((n, A.shape[1]), **f64)
+        for a in range(0, n, step):
+            Kb = tk.raw(Xt[a:a + step], Ct, c).double()
+            Gt[a:a + step] = ((Kb - kb) if kb is not None else Kb) @ At
+        weighted = not unweighted and not np.all(sw == 1.0)
+        rw = torch.sqrt(wt)[:, None]
+        Yg = rw * Yt if weighted else Yt
+        if weighted:
+            Gt = rw * Gt
+        V, sig, Ut = torch.linalg.svd(Gt, full_matrices=False)
+        del Gt
+        eps = float(np.finfo(centers.dtype).eps)
+        keep = sig > max(n, A.shape[1]) * eps * (sig[0] if sig.numel() else 0.0)
+        V, sig, U = V[:, keep], sig[keep], Ut[keep].T
+        filt = (V.T @ Yg) / (sig**2 + alpha)[:, None]
+        w = to_numpy(U @ (sig[:, None] * filt))
+        a_all = V @ filt
+        if weighted:
+            a_all = rw * a_all
+        est.coef_ = w.T
+        beta = A @ w
+        est.dual_coef_ = a_all if not as_numpy else to_numpy(a_all)
+    else:
+        H = A.T @ M @ A  # G_c W G_cᵀ
+        H[np.diag_indices_from(H)] += alpha
+        w = np.linalg.solve(H, A.T @ R)
+        if mode == "lla":
+            est.coef_ = w.T
+            beta = A @ w
+        else:  # spa: a = W(y_c − G_cᵀ ŵ)/alpha, second pass; β = A G_c a
+            At, wt_sol = from_numpy(A, Yt), from_numpy(w, Yt)
+            kb = from_numpy(kbar, Yt) if kbar is not None else None
+            a_all = torch.empty_like(Yt)
+            GtA = torch.zeros((A.shape[1], Y.shape[1]), **f64)
+            for a in range(0, n, step):
+                Kb = tk.raw(Xt[a:a + step], Ct, c).double()
+                Gt = ((Kb - kb) if kb is not None else Kb) @ At
+                ab = wt[a:a + step, None] * (Yt[a:a + step] - Gt @ wt_sol) / alpha
+                a_all[a:a + step] = ab
+                GtA += Gt.T @ ab
+            beta = A @ to_numpy(GtA)
+            est.dual_coef_ = a_all if not as_numpy else to_numpy(a_all)
+    est.landmark_coef_ = beta
+    est.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
+    est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
+    est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "center": c,
+                        "X": Xt, "dual": a_all,
+                        "beta": from_numpy(beta, Yt), "b": from_numpy(np.atleast_1d(
+                            est.intercept_), Yt)}
+    from .._validation import check_finite_output
+
+    for name in ("coef_", "landmark_coef_", "intercept_"):
+        if getattr(est, name) is not None:
+            check_finite_output(getattr(est, name), f"the fitted {name}",
+                                "rescale X (e.g. StandardScaler) or increase alpha")
+    return est
+
+
+def _targets(y, n: int) -> np.ndarray:
+    """y as a float64 (n,) or (n, k) array of finite values (the numpy path's checks)."""
+    y = np.asarray(y)
+    if y.dtype == object or not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise TypeError(f"y must be numeric (Unknown label type for regression: dtype {y.dtype})")
+    y = y.astype(np.float64)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise ValueError(f"y has {y.shape[0]} entries but X has {n} samples")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity; expected finite values")
+    return y
+
+
+def _weights(sample_weight, n: int) -> np.ndarray:
+    """sample_weight as float64 (n,), finite, ≥ 0, positive sum; None = all ones."""
+    if sample_weight is None:
+        return np.ones(n)
+    sw = np.asarray(sample_weight)
+    if sw.ndim == 0:
+        sw = np.full(n, float(sw))
+    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
+        raise TypeError("sample_weight must be numeric")
+    sw = sw.astype(np.float64)
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n},)")
+    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
+                         "positive weight is needed")
+    return sw
+
+
+def predict_ridge_torch(est, X, approach=None):
+    """Predictions K(X, C)β + b of a NystromKernelRidge on the torch backend."""
+    from .._validation import check_input
+
+    torch = require_torch()
+    check_is_fitted(est, "X_fit_")
+    state = getattr(est, "_torch_state", None)
+    if state is None or not getattr(est, "torch_fit_", False):
+        raise ValueError("this NystromKernelRidge was fitted on numpy arrays without device=...; "
+                         "fit it with torch tensors (or a device) to predict on torch tensors")
+    approach = approach or est.mode
+    if approach not in TORCH_MODES:
+        raise NotImplementedError(f"predictions of {approach!r} are not available on the torch "
+                                  "backend")
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = check_input(est, X, reset=False, name="X")
+    Xn = as_tensor(X, state["device"], "X", dtype=state["dtype"])
+    if Xn.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {Xn.shape[1]} features, but NystromKernelRidge is expecting "
+                         f"{est.n_features_in_} features as input")
+    beta, b, tk, C = state["beta"], state["b"], state["kernel"], state["C"]
+    n = int(Xn.shape[0])
+    if approach == "gsa":  # K(X, X_fit) α, streamed over row blocks on the device
+        from ..config import get_config
+        from .kernels import TorchKernelMatrix
+
+        G = TorchKernelMatrix(tk, Xn, state["X"], working_memory=get_config()["working_memory"])
+        out = G.matmat(state["dual"].to(state["dtype"])).double()
+        return _finish(est, out + b, state, as_numpy)
+    out = torch.empty((n, beta.shape[1]), dtype=torch.float64, device=Xn.device)
+    step = _row_step(C.shape[0], beta.shape[1])
+    for a in range(0, n, step):
+        out[a:a + step] = tk.raw(Xn[a:a + step], C, state["center"]).double() @ beta
+    return _finish(est, out + b, state, as_numpy)
+
+
+def _finish(est, out, state, as_numpy: bool):
+    """Cast to the training dtype, check finiteness, 1-D for a 1-D y, numpy for numpy input."""
+    torch = require_torch()
+    out = out.to(state["dtype"])
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError("the predictions contain NaN or infinity; rescale X like the training "
+                         "data")
+    if est._y_1d:
+        out = out.reshape(-1)
+    return to_numpy(out) if as_numpy else out

@@ -1,0 +1,192 @@
+"""KernelSVD on torch: ``fit`` / ``transform`` / ``transform_right`` for tensors or ``device``.
+
+:class:`~asymkern.KernelSVD` hands the call here at the top of its entry points when an input
+is a torch tensor, when its ``device`` parameter is set, or when it was fitted here. The fit
+builds the lazy :class:`~.kernels.TorchKernelMatrix` on the device and runs the solver of
+:mod:`.linalg` ('dense', 'randomized', 'nystrom'; 'auto' picks 'dense' for min(n, m) ≤ 1000
+or many components when the matrix fits ``max_dense_memory``, else 'randomized').
+
+Output types: a tensor input gives tensors on the compute device (the input dtype kept);
+numpy input (with ``device`` set) gives numpy arrays. Fitted vectors follow the type of the fit
+input. Not available on torch (``NotImplementedError`` naming the option): ``center=True``,
+sample weights, ``solver='arpack'``, ``fit(A)`` with rows and columns of different dimension
+(the compatibility transform), sparse input.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._dispatch import any_torch, require_torch
+from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
+from .kernels import TorchKernel, TorchKernelMatrix
+from .linalg import dense_svd, nystrom_extension_map, nystrom_svd, randomized_svd
+
+
+def _working_memory(est) -> float:
+    from ..config import get_config
+
+    wm = est.working_memory
+    return float(get_config()["working_memory"] if wm is None else wm)
+
+
+def _out(T, as_numpy: bool):
+    return to_numpy(T) if as_numpy else T
+
+
+def fit_torch(est, X, Z, weighted: bool = False) -> None:
+    """Fit ``est`` (a KernelSVD) on the torch backend (see the module docstring)."""
+    from .._shared.ksvd import build_kernel, median_bandwidth, median_sample_indices
+    from .._validation import check_input, clip_count
+    from ..config import get_config
+    from ..kernels import get_kernel
+
+    require_torch()
+    if weighted:
+        raise NotImplementedError("sample_weight/sample_weight_Z are not available on the torch "
+                                  "backend; use device=None with numpy input")
+    if est.center:
+        raise NotImplementedError("center=True is not available on the torch backend yet; use "
+                                  "center=False or device=None with numpy input")
+    if est.solver == "arpack":
+        raise NotImplementedError("solver='arpack' is not available on the torch backend; use "
+                                  "'randomized', 'nystrom', 'dense' or 'auto'")
+    dev = resolve_device(est.device, X, Z)
+    as_numpy = not any_torch(X, Z)
+    if as_numpy:  # scikit-learn bookkeeping (feature names, n_features_in_) as in memory
+        X = check_input(est, X, reset=True, name="X")
+    Xt = as_tensor(X, dev, "X")
+    est.torch_fit_ = True
+    est._torch_state = state = {"device": dev, "dtype": Xt.dtype}
+    if est._precomputed():
+        if Z is not None:
+            raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
+        if est.gamma is not None:
+            raise ValueError(f"gamma={est.gamma!r} cannot be used with kernel='precomputed' "
+                             "(the kernel matrix is given); leave gamma=None")
+        G = Xt
+        est.n_features_in_ = int(G.shape[1])
+        est.X_fit_ = est.Z_fit_ = None
+        state["kernel"] = None
+    else:
+        est.kernel_, auto_bw = build_kernel(est)
+        if Z is None:
+            N, M = Xt.shape
+            if N != M:
+                raise NotImplementedError(
+                    f"fit(A) with a {N}x{M} data matrix needs the compatibility transform "
+                    "(compat), which is not available on the torch backend; pass the second set "
+                    "as Z")
+            Zt = Xt.T.contiguous()
+            est.n_features_in_, est.z_features_in_ = int(M), int(N)
+        else:
+            Zt = as_tensor(Z, dev, "Z", dtype=Xt.dtype)
+            if est.kernel_.checks_features and Xt.shape[1] != Zt.shape[1]:
+                raise ValueError(f"X has {Xt.shape[1]} features but Z has {Zt.shape[1]}; the "
+                                 "kernel needs equal feature counts")
+            est.n_features_in_, est.z_features_in_ = int(Xt.shape[1]), int(Zt.shape[1])
+        if auto_bw:  # the in-memory heuristic on the same ≤ 500 rows per side
+            i, j = median_sample_indices(int(Xt.shape[0]), int(Zt.shape[0]))
+            Xs, Zs = to_numpy(Xt[from_index(i, dev)]), to_numpy(Zt[from_index(j, dev)])
+            params = dict(est.kernel_params)
+            bw = median_bandwidth(Xs, Zs)
+            if str(params["bandwidth"]).lower() == "auto":
+                from .._shared.ksvd import AUTO_BANDWIDTH_FACTOR
+
+                bw *= AUTO_BANDWIDTH_FACTOR
+            est.bandwidth_ = bw
+            est.kernel_ = get_kernel(est.kernel, **{**params, "bandwidth": bw})
+        tk = TorchKernel(est.kernel_, int(Xt.shape[1]))
+        G = TorchKernelMatrix(tk, Xt, Zt, working_memory=_working_memory(est))
+        est.X_fit_, est.Z_fit_ = (_out(Xt, as_numpy), _out(Zt, as_numpy))
+        state.update(kernel=tk, X=Xt, Z=Zt)
+    n, m = (int(k) for k in G.shape)
+    r = clip_count(est.n_components, min(n, m), "n_components",
+                   f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
+    solver = est.solver
+    itemsize = Xt.element_size()
+    if solver == "auto":
+        small = min(n, m) <= 1000 or r > 0.25 * min(n, m)
+        fits = 7 * n * m * itemsize <= get_config()["max_dense_memory"] * 2**20
+        solver = "dense" if small and fits else "randomized"
+    options = est._solver_options() if solver == est.solver else {}
+    if solver == "dense":
+        from ..config import check_memory
+
+        check_memory(4 * n * m * itemsize, f"a dense SVD of the {n}x{m} kernel matrix on torch",
+                     "solver='randomized' or 'nystrom'")
+        U, s, V = dense_svd(G if not hasattr(G, "to_dense") else G.to_dense(), r)
+    elif solver == "randomized":
+        U, s, V = randomized_svd(G, r, random_state=est.random_state, **options)
+    else:
+        res = nystrom_svd(G, r, random_state=est.random_state, **options)
+        U, s, V = res.U, res.s, res.V
+        est.nystrom_ = res
+        est.row_landmarks_ = res.row_landmarks
+        est.col_landmarks_ = res.col_landmarks
+    np_dtype = numpy_dtype(Xt)
+    s = np.asarray(s, dtype=np.float64).astype(np_dtype)
+    est._check_noise_level(types.SimpleNamespace(dtype=np_dtype), s, n, m)
+    est.singular_values_ = s if as_numpy else from_numpy(s, U)
+    est.n_components_ = int(s.shape[0])
+    est.left_singular_vectors_ = _out(U, as_numpy)
+    est.right_singular_vectors_ = _out(V, as_numpy)
+    state.update(U=U, V=V, s=from_numpy(s, U))
+    if getattr(G, "kernel", None) is not None and G.kernel.row_normalized:
+        state["log_norm"] = G.log_norm()  # the training rows' normalisers (transform_right)
+    est.solver_ = solver
+    est.n_rows_, est.n_cols_ = n, m
+
+
+def from_index(idx, device):
+    """A numpy index array as a tensor on ``device``."""
+    torch = require_torch()
+    return torch.as_tensor(np.asarray(idx), device=device)
+
+
+def transform_torch(est, X, left: bool = True):
+    """Left (``left=True``: e(x)) or right (e(z)) projection scores on the torch backend."""
+    from .._validation import check_input
+
+    check_is_fitted(est, "singular_values_")
+    state = getattr(est, "_torch_state", None)
+    if state is None:  # fitted by the numpy path, now given a tensor: refit on torch
+        raise ValueError("this KernelSVD was fitted on numpy arrays without device=...; fit it "
+                         "with torch tensors (or a device) to transform torch tensors")
+    dev, dtype = state["device"], state["dtype"]
+    as_numpy = not any_torch(X)
+    name = "X" if left else "Z"
+    if as_numpy and left and not est._precomputed():
+        X = check_input(est, X, reset=False, name="X")
+    Xn = as_tensor(X, dev, name, dtype=dtype)
+    s = state["s"]
+    nys = est.solver_ == "nystrom"
+    if nys:
+        res = est.nystrom_
+        Mx = from_numpy(nystrom_extension_map(res, left), Xn)
+        idx = from_index(res.col_landmarks if left else res.row_landmarks, dev)
+    if est._precomputed():
+        expected = est.n_cols_ if left else est.n_rows_
+        if Xn.shape[1] != expected:
+            raise ValueError(f"precomputed {name} has {Xn.shape[1]} columns; expected {expected}")
+        if nys:
+            out = (Xn[:, idx] @ Mx) * s
+        else:
+            out = Xn @ (state["V"] if left else state["U"])
+        return _out(out, as_numpy)
+    expected = est.n_features_in_ if left else est.z_features_in_
+    if Xn.shape[1] != expected:
+        raise ValueError(f"{name} has {Xn.shape[1]} features, but KernelSVD is expecting "
+                         f"{expected} features as input")
+    tk, wm = state["kernel"], _working_memory(est)
+    if left:
+        G = TorchKernelMatrix(tk, Xn, state["Z"], reference=state["Z"], working_memory=wm)
+        out = (G.matmat(Mx, cols=idx) * s) if nys else G.matmat(state["V"])
+    else:
+        G = TorchKernelMatrix(tk, state["X"], Xn, reference=state["Z"], working_memory=wm,
+                              log_norm=state.get("log_norm"))
+        out = (G.rmatmat(Mx, rows=idx) * s) if nys else G.rmatmat(state["U"])
+    return _out(out, as_numpy)

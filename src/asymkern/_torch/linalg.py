@@ -1,0 +1,240 @@
+"""Top-r SVD solvers on torch: dense, randomized and the asymmetric Nyström method (private).
+
+Each solver runs the algorithm of its numpy counterpart in :mod:`asymkern.linalg` step by step
+so that, with the same ``random_state``, the results agree to rounding:
+
+* :func:`randomized_svd` — Halko, Martinsson & Tropp (2011) Alg. 4.4/5.1 as
+  :func:`asymkern.linalg.randomized_svd`: the Gaussian test matrix Ω is drawn with numpy by
+  :func:`asymkern._random.normal_rows` from the same ``check_random_state`` stream and moved to
+  the device; the passes G·X, Gᵀ·Y, the QR factorisations and the small SVD run on the device.
+* :func:`nystrom_svd` — paper 000 §3, eq. 8–9, as :func:`asymkern.linalg.asymmetric_nystrom`
+  with fixed landmark counts: the landmarks are drawn by the numpy code (same stream), the small
+  core W = G[I, J] is solved by the numpy core solver (``_core_solve``), and the O((N + M) r)
+  products G[:, J]·B and G[I, :]ᵀ·A run on the device.
+* :func:`dense_svd` — ``torch.linalg.svd`` of the formed matrix.
+
+Signs follow :func:`asymkern.linalg.flip_signs`: the largest-magnitude entry of each u_i is
+positive, u_i and v_i flipped together.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._dispatch import require_torch
+from .device import from_numpy, numpy_dtype, to_numpy
+
+
+def flip_signs(U, V):
+    """Paired sign flip (torch): the largest-magnitude entry of each column of U positive."""
+    torch = require_torch()
+    idx = torch.argmax(torch.abs(U), dim=0)
+    signs = torch.sign(U[idx, torch.arange(U.shape[1], device=U.device)])
+    signs[signs == 0] = 1
+    return U * signs, V * signs, signs
+
+
+def dense_svd(G, r: int):
+    """Top-r SVD of the dense tensor G by ``torch.linalg.svd`` (s returned as float64 numpy)."""
+    torch = require_torch()
+    U, s, Vt = torch.linalg.svd(G, full_matrices=False)
+    U, V, _ = flip_signs(U[:, :r], Vt[:r].T)
+    return U.contiguous(), to_numpy(s[:r]).astype(np.float64), V.contiguous()
+
+
+def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_state=None):
+    """Randomized SVD of the lazy G (:class:`~.kernels.TorchKernelMatrix`) or a dense tensor.
+
+    Parameters
+    ----------
+    G : TorchKernelMatrix or tensor (n, m)
+    r : int
+        Number of singular triplets.
+    n_oversamples : int
+        Extra columns of the sketch.
+    n_iter : int or 'auto'
+        Power iterations ('auto': 7 when r < 0.1·min(n, m), else 4).
+    random_state : None, int or RandomState
+
+    Returns
+    -------
+    U : tensor (n, r), s : ndarray (r,) float64 (the device dtype's values), V : tensor (m, r)
+    """
+    from .._random import normal_rows, seed_from
+    from .._validation import check_random_state
+    from ..linalg._svd_core import check_randomized_options
+
+    torch = require_torch()
+    n, m = G.shape
+    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter)
+    rng = check_random_state(random_state)
+    k = min(r + n_oversamples, n, m)
+    if n_iter == "auto":
+        n_iter = 7 if r < 0.1 * min(n, m) else 4
+    if hasattr(G, "matmat"):
+        mm, rmm, like = G.matmat, G.rmatmat, G.X
+    else:
+        def mm(B):
+            return G @ B
+
+        def rmm(B):
+            return G.T @ B
+
+        like = G
+    dtype = numpy_dtype(like)
+    Omega = from_numpy(normal_rows(seed_from(rng), 0, m, k, dtype), like)
+
+    def orth(Y):
+        return torch.linalg.qr(Y).Q
+
+    Q = orth(mm(Omega))
+    for _ in range(int(n_iter)):
+        W = orth(rmm(Q))
+        Q = orth(mm(W))
+    GtQ = rmm(Q)
+    Ub, s, Vt = torch.linalg.svd(GtQ.T, full_matrices=False)  # Qᵀ G, (k, m)
+    U = Q @ Ub[:, :r]
+    U, V, _ = flip_signs(U, Vt[:r].T)
+    return U.contiguous(), to_numpy(s[:r]).astype(np.float64), V.contiguous()
+
+
+class _CoreAccess:
+    """The numpy-side view of a torch matrix the Nyström landmark and core code needs."""
+
+    is_dask = False
+
+    def __init__(self, G):
+        self.G = G
+        self.shape = tuple(G.shape)
+        self.dtype = numpy_dtype(G.X if hasattr(G, "X") else G)
+
+    def block(self, rows, cols) -> np.ndarray:
+        torch = require_torch()
+        dev = self.G.device
+        I = torch.as_tensor(np.asarray(rows), device=dev)
+        J = torch.as_tensor(np.asarray(cols), device=dev)
+        if hasattr(self.G, "block"):
+            return to_numpy(self.G.block(I, J))
+        return to_numpy(self.G[I][:, J])
+
+    def points(self, side: str):
+        if hasattr(self.G, "X"):
+            return to_numpy(self.G.X if side == "row" else self.G.Z)
+        return to_numpy(self.G if side == "row" else self.G.T)
+
+
+NYSTROM_OPTIONS = ("n_row_landmarks", "n_col_landmarks", "sampling", "row_sampling",
+                   "col_sampling", "core_solver", "rcond", "normalize", "orthogonalize")
+
+
+def nystrom_svd(G, r: int, random_state=None, **options):
+    """Asymmetric Nyström SVD (paper 000 eq. 8–9) of a torch matrix with fixed landmark counts.
+
+    Parameters
+    ----------
+    G : TorchKernelMatrix or tensor (N, M)
+    r : int
+    random_state : None, int or RandomState
+    **options
+        The options of :func:`asymkern.linalg.asymmetric_nystrom` in :data:`NYSTROM_OPTIONS`
+        (landmark counts, 'uniform' or 'kmeans' sampling or index arrays, core solver, rcond,
+        normalize, orthogonalize). Growing to a tolerance (``tol``) and 'leverage' sampling are
+        not available on torch.
+
+    Returns
+    -------
+    NystromResult
+        U, V as tensors on G's device (G's dtype); s, the landmarks and the core SVD as numpy.
+
+    Raises
+    ------
+    NotImplementedError
+        For an option of the numpy solver the torch path does not implement.
+    """
+    from .._validation import check_random_state
+    from ..linalg.nystrom import NystromResult, _core_solve, _count, select_indices
+
+    torch = require_torch()
+    unknown = sorted(set(options) - set(NYSTROM_OPTIONS))
+    if unknown:
+        raise NotImplementedError(
+            f"nystrom_params {', '.join(map(repr, unknown))} are not available on the torch "
+            f"backend; supported: {', '.join(NYSTROM_OPTIONS)}")
+    acc = _CoreAccess(G)
+    N, M = acc.shape
+    rs = check_random_state(random_state)
+    sampling = options.get("sampling", "uniform")
+    row_m = options.get("row_sampling") or sampling
+    col_m = options.get("col_sampling") or sampling
+    for side, m_ in (("row", row_m), ("col", col_m)):
+        if isinstance(m_, str) and m_ not in ("uniform", "kmeans"):
+            raise NotImplementedError(f"{side} sampling {m_!r} is not available on the torch "
+                                      "backend; use 'uniform', 'kmeans' or an index array")
+    sx, sz = options.get("n_row_landmarks"), options.get("n_col_landmarks")
+    if not isinstance(row_m, str):
+        sx = len(np.asarray(row_m))
+    if not isinstance(col_m, str):
+        sz = len(np.asarray(col_m))
+    if sx is None and sz is None:
+        sx, sz = min(N, max(10 * r, 100)), min(M, max(10 * r, 100))
+    elif sx is None:
+        sx = min(N, _count(sz, M, "n_col_landmarks"))
+    elif sz is None:
+        sz = min(M, _count(sx, N, "n_row_landmarks"))
+    sx = _count(sx, N, "n_row_landmarks")
+    sz = _count(sz, M, "n_col_landmarks")
+    if sx < r or sz < r:
+        raise ValueError(f"n_components={r} is larger than the number of landmarks (rows {sx}, "
+                         f"columns {sz}); use at least {r} landmarks on each side")
+    I = select_indices(acc, "row", sx, row_m, r, rs)
+    J = select_indices(acc, "col", sz, col_m, r, rs)
+    Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, options.get("core_solver", "auto"),
+                                                 options.get("rcond"), rs)
+    like = G.X if hasattr(G, "X") else G
+    dev = like.device
+    It = torch.as_tensor(I, device=dev)
+    Jt = torch.as_tensor(J, device=dev)
+    if hasattr(G, "matmat"):
+        U = G.matmat(from_numpy((Vw / swk) * c, like), cols=Jt)
+        V = G.rmatmat(from_numpy((Uw / swk) * c, like), rows=It)
+    else:
+        U = G[:, Jt] @ from_numpy((Vw / swk) * c, like)
+        V = G[It].T @ from_numpy((Uw / swk) * c, like)
+    s = swk * np.sqrt(N * M / (sx * sz))
+    mix_u = mix_v = None
+    if options.get("orthogonalize", False):
+        import scipy.linalg as sla
+
+        Qu, Ru = torch.linalg.qr(U)
+        Qv, Rv = torch.linalg.qr(V)
+        Ru, Rv = to_numpy(Ru).astype(np.float64), to_numpy(Rv).astype(np.float64)
+        A, s, Bt = np.linalg.svd((Ru * s) @ Rv.T)
+        U = Qu @ from_numpy(A, Qu)
+        V = Qv @ from_numpy(Bt.T, Qv)
+        mix_u, mix_v = sla.solve_triangular(Ru, A), sla.solve_triangular(Rv, Bt.T)
+    elif options.get("normalize", False):
+        tiny = float(np.finfo(float).tiny)
+        nu = np.maximum(to_numpy(torch.linalg.norm(U, dim=0)).astype(np.float64), tiny)
+        nv = np.maximum(to_numpy(torch.linalg.norm(V, dim=0)).astype(np.float64), tiny)
+        U = U / from_numpy(nu, U)
+        V = V / from_numpy(nv, V)
+        mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
+    U, V, signs = flip_signs(U, V)
+    signs = to_numpy(signs).astype(np.float64)
+    if mix_u is not None:
+        mix_u, mix_v = mix_u * signs, mix_v * signs
+    else:
+        Uw, Vw = Uw * signs, Vw * signs
+    info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
+            "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
+            "n_row_landmarks": sx, "n_col_landmarks": sz}
+    return NystromResult(U.contiguous(), s, V.contiguous(), np.asarray(I), np.asarray(J), Uw,
+                         swk, Vw, float(c), "asymmetric", info)
+
+
+def nystrom_extension_map(res, left: bool):
+    """The (s, r) numpy matrix M of eq. 8: u(x) = K_rows @ M (left) or v(z) = K_cols @ M."""
+    core = res.core_V if left else res.core_U
+    M = (core / res.core_s) * res.scale
+    mix = res.info.get("mix_u" if left else "mix_v")
+    return M @ mix if mix is not None else M

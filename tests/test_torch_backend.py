@@ -1,0 +1,315 @@
+"""The torch backend (asymkern._torch) against the numpy path, on CPU tensors.
+
+Every torch path is compared with the dense/numpy reference: 1e-12 relative in float64 and
+1e-5 in float32 (norm-wise relative errors). No test depends on timing or on a GPU.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from asymkern import KernelSVD  # noqa: E402
+from asymkern._dispatch import is_torch_tensor, require_torch  # noqa: E402
+from asymkern._torch.kernels import (  # noqa: E402
+    SUPPORTED_KERNELS,
+    TorchKernel,
+    TorchKernelMatrix,
+)
+from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
+from asymkern.nystrom import NystromKernelRidge  # noqa: E402
+
+TOL = {np.float64: 1e-12, np.float32: 1e-5}
+
+
+def rel(a, b) -> float:
+    """‖a − b‖ / ‖b‖ with a possibly a tensor."""
+    a = a.detach().cpu().numpy() if is_torch_tensor(a) else np.asarray(a)
+    b = np.asarray(b, dtype=np.float64)
+    return float(np.linalg.norm(a.astype(np.float64) - b) / np.linalg.norm(b))
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.RandomState(0)
+    return rng.randn(120, 4), rng.randn(100, 4) + 0.5, rng.randn(15, 4), rng.randn(12, 4)
+
+
+# ------------------------------------------------------------------------------- kernel blocks
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["rbf", "gaussian", "laplacian", "linear", "polynomial", "cauchy",
+                                  "sne", "t"])
+def test_kernel_blocks_and_products_equal_numpy(name, dtype, data):
+    X, Z, _, _ = data
+    X, Z = (X + 3).astype(dtype), (Z + 3).astype(dtype)  # off the origin: the centring matters
+    k = get_kernel(name)
+    ref = KernelMatrix(k, X, Z).to_array()
+    G = TorchKernelMatrix(TorchKernel(k, X.shape[1]), torch.as_tensor(X), torch.as_tensor(Z),
+                          working_memory=0.02)  # many row blocks
+    D = G.to_dense()
+    assert D.dtype == torch.from_numpy(X).dtype
+    assert rel(D, ref) < TOL[dtype]
+    rng = np.random.RandomState(1)
+    B, C = rng.randn(Z.shape[0], 3).astype(dtype), rng.randn(X.shape[0], 3).astype(dtype)
+    assert rel(G.matmat(torch.as_tensor(B)), ref @ B) < TOL[dtype]
+    assert rel(G.rmatmat(torch.as_tensor(C)), ref.T @ C) < TOL[dtype]
+
+
+def _grid_sets():
+    """Integer data whose reference set has an integer mean: every squared distance, after
+    the centring, is computed exactly, so the comparison isolates the normaliser."""
+    rng = np.random.RandomState(2)
+    half = rng.randint(-4, 5, size=(30, 3)).astype(np.float64)
+    Z = np.vstack([half, -half])  # column means exactly 0
+    X = rng.randint(-4, 5, size=(40, 3)).astype(np.float64)
+    return X, Z
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", ["sne", "t"])
+@pytest.mark.parametrize("bandwidth", [1e-4, 1e-2, 1.0, 1e3, 1e6])
+def test_row_normalised_kernels_at_extreme_bandwidths(name, bandwidth, dtype):
+    """Tiny bandwidths (exp(−γd²) underflows for all but the nearest point) and huge ones
+    (every value ≈ 1/m): the log-sum-exp normaliser keeps every row finite, summing to 1."""
+    X, Z = (a.astype(dtype) for a in _grid_sets())
+    k = get_kernel(name, bandwidth=bandwidth)
+    ref = KernelMatrix(k, X, Z).to_array()
+    G = TorchKernelMatrix(TorchKernel(k, 3), torch.as_tensor(X), torch.as_tensor(Z),
+                          working_memory=0.01)
+    D = G.to_dense()
+    assert bool(torch.isfinite(D).all())
+    np.testing.assert_allclose(D.double().sum(dim=1).numpy(), 1.0, rtol=TOL[dtype])
+    assert rel(D, ref) < TOL[dtype]
+
+
+def test_unsupported_kernel_names_kernel_and_list(data):
+    X, Z, _, _ = data
+    with pytest.raises(ValueError, match="kernel=.*supported kernels: rbf"):
+        KernelSVD(kernel=lambda A, B: A @ B.T).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    assert "sne" in SUPPORTED_KERNELS and "t" in SUPPORTED_KERNELS
+
+
+# ------------------------------------------------------------------------------------- KernelSVD
+SOLVERS = [("dense", {}), ("randomized", {}),
+           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "n_col_landmarks": 50}}),
+           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "orthogonalize": True}}),
+           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "normalize": True,
+                                           "sampling": "kmeans"}}),
+           ("auto", {})]
+
+
+def _both(kw, X, Z, dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # noise-level warnings are the same on both paths
+        a = KernelSVD(**kw).fit(X.astype(dtype), Z=Z.astype(dtype))
+        b = KernelSVD(**kw).fit(torch.as_tensor(X.astype(dtype)),
+                                Z=torch.as_tensor(Z.astype(dtype)))
+    return a, b
+
+
+@pytest.mark.parametrize("solver,opts", SOLVERS)
+@pytest.mark.parametrize("kernel", ["rbf", "sne", "t", "laplacian", "polynomial", "linear"])
+def test_ksvd_torch_equals_numpy_float64(kernel, solver, opts, data):
+    X, Z, Xn, Zn = data
+    a, b = _both(dict(n_components=3, kernel=kernel, solver=solver, random_state=0, **opts),
+                 X, Z, np.float64)
+    assert b.solver_ == a.solver_ or solver == "auto"
+    for attr in ("singular_values_", "left_singular_vectors_", "right_singular_vectors_"):
+        got = getattr(b, attr)
+        assert is_torch_tensor(got) and got.dtype == torch.float64
+        assert rel(got, getattr(a, attr)) < 1e-12, attr
+    assert rel(b.transform(torch.as_tensor(Xn)), a.transform(Xn)) < 1e-12
+    assert rel(b.transform_right(torch.as_tensor(Zn)), a.transform_right(Zn)) < 1e-12
+    assert rel(b.fit_transform(torch.as_tensor(X), Z=torch.as_tensor(Z)), a.embeddings()[0]) \
+        < 1e-12
+
+
+@pytest.mark.parametrize("solver,opts", [SOLVERS[1], SOLVERS[2], SOLVERS[3]])
+@pytest.mark.parametrize("kernel", ["rbf", "sne"])
+def test_ksvd_torch_equals_numpy_float32(kernel, solver, opts, data):
+    X, Z, Xn, Zn = data
+    a, b = _both(dict(n_components=3, kernel=kernel, solver=solver, random_state=0, **opts),
+                 X, Z, np.float32)
+    assert b.singular_values_.dtype == torch.float32
+    assert b.left_singular_vectors_.dtype == torch.float32
+    assert rel(b.singular_values_, a.singular_values_) < 1e-5
+    t = b.transform(torch.as_tensor(Xn.astype(np.float32)))
+    assert t.dtype == torch.float32
+    assert rel(t, a.transform(Xn.astype(np.float32))) < 1e-5
+    assert rel(b.transform_right(torch.as_tensor(Zn.astype(np.float32))),
+               a.transform_right(Zn.astype(np.float32))) < 1e-5
+
+
+def test_ksvd_data_matrix_precomputed_and_bandwidth(data):
+    X, Z, Xn, _ = data
+    A = np.random.RandomState(3).rand(40, 40)
+    a = KernelSVD(2, random_state=0).fit(A)
+    b = KernelSVD(2, random_state=0).fit(torch.as_tensor(A))
+    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    G = KernelMatrix(get_kernel("sne"), X, Z).to_array()
+    for solver in ("randomized", "nystrom"):
+        a = KernelSVD(2, kernel="precomputed", solver=solver, random_state=0).fit(G)
+        b = KernelSVD(2, kernel="precomputed", solver=solver, random_state=0).fit(
+            torch.as_tensor(G))
+        assert rel(b.left_singular_vectors_, a.left_singular_vectors_) < 1e-12
+        assert rel(b.transform(torch.as_tensor(G[:5])), a.transform(G[:5])) < 1e-12
+    kw = dict(n_components=2, kernel="sne", kernel_params={"bandwidth": "auto"})
+    a = KernelSVD(**kw).fit(X, Z=Z)
+    b = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    assert b.bandwidth_ == pytest.approx(a.bandwidth_, rel=1e-12)
+    assert rel(b.transform(torch.as_tensor(Xn)), a.transform(Xn)) < 1e-12
+
+
+def test_ksvd_device_with_numpy_gives_numpy(data):
+    X, Z, Xn, Zn = data
+    X32 = X.astype(np.float32)
+    before = X32.copy()
+    a = KernelSVD(3, solver="randomized", random_state=0).fit(X32, Z=Z.astype(np.float32))
+    b = KernelSVD(3, solver="randomized", random_state=0, device="cpu").fit(
+        X32, Z=Z.astype(np.float32))
+    np.testing.assert_array_equal(X32, before)  # input not modified
+    for attr in ("singular_values_", "left_singular_vectors_", "X_fit_"):
+        got = getattr(b, attr)
+        assert isinstance(got, np.ndarray) and got.dtype == np.float32, attr
+    out = b.transform(Xn.astype(np.float32))
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    assert rel(out, a.transform(Xn.astype(np.float32))) < 1e-5
+    assert b.n_features_in_ == 4
+
+
+def test_same_random_state_same_result(data):
+    X, Z, _, _ = data
+    kw = dict(n_components=3, solver="nystrom", random_state=7,
+              nystrom_params={"n_row_landmarks": 30})
+    b1 = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    b2 = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    assert torch.equal(b1.left_singular_vectors_, b2.left_singular_vectors_)
+    np.testing.assert_array_equal(b1.row_landmarks_, b2.row_landmarks_)
+
+
+def test_ksvd_torch_refusals(data):
+    X, Z, _, _ = data
+    Xt, Zt = torch.as_tensor(X), torch.as_tensor(Z)
+    with pytest.raises(NotImplementedError, match="center=True"):
+        KernelSVD(center=True).fit(Xt, Z=Zt)
+    with pytest.raises(NotImplementedError, match="arpack"):
+        KernelSVD(solver="arpack").fit(Xt, Z=Zt)
+    with pytest.raises(NotImplementedError, match="sample_weight"):
+        KernelSVD().fit(Xt, Z=Zt, sample_weight=np.ones(len(X)))
+    with pytest.raises(NotImplementedError, match="tol"):
+        KernelSVD(solver="nystrom", nystrom_params={"tol": 0.1}).fit(Xt, Z=Zt)
+    with pytest.raises(ValueError, match="NaN"):
+        KernelSVD().fit(torch.full((5, 2), float("nan")), Z=Zt[:, :2])
+    with pytest.raises(ValueError, match="expecting 4 features"):
+        KernelSVD().fit(Xt, Z=Zt).transform(torch.ones(3, 2, dtype=torch.float64))
+
+
+# ------------------------------------------------------------------------------------ devices
+@pytest.mark.parametrize("bad", ["gpu", "cuda:x", "npu0"])
+def test_bad_device_string(bad, data):
+    X, Z, _, _ = data
+    with pytest.raises(ValueError, match="device="):
+        KernelSVD(device=bad).fit(X, Z=Z)
+
+
+def test_device_type_and_missing_cuda(data):
+    X, Z, _, _ = data
+    with pytest.raises(TypeError, match="device must be"):
+        KernelSVD(device=3).fit(X, Z=Z)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            NystromKernelRidge(device="cuda").fit(X, X[:, 0])
+
+
+def test_torch_not_installed_names_extra(monkeypatch, data):
+    X, Z, _, _ = data
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
+    with pytest.raises(ImportError, match=r"asymkern\[torch\]"):
+        require_torch()
+    with pytest.raises(ImportError, match=r"asymkern\[torch\]"):
+        KernelSVD(device="cpu").fit(X, Z=Z)
+    with pytest.raises(ImportError, match=r"asymkern\[torch\]"):
+        NystromKernelRidge(device="cpu").fit(X, X[:, 0])
+    assert not is_torch_tensor(X)
+    KernelSVD(2).fit(X, Z=Z)  # the numpy path needs no torch
+
+
+def test_importing_asymkern_does_not_import_torch():
+    code = ("import sys, asymkern, asymkern._torch, asymkern.decomposition, asymkern.nystrom; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ---------------------------------------------------------------------------- NystromKernelRidge
+@pytest.fixture(scope="module")
+def reg():
+    rng = np.random.RandomState(4)
+    X = rng.randn(300, 3)
+    y = np.sin(X).sum(axis=1) + 0.1 * rng.randn(300)
+    return X, y, rng.rand(300), rng.randn(25, 3)
+
+
+@pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("multi", [False, True])
+def test_krr_torch_equals_numpy_float64(mode, fit_intercept, weighted, multi, reg):
+    X, y, w, Xn = reg
+    Y = np.c_[y, y**2] if multi else y
+    sw = w if weighted else None
+    kw = dict(mode=mode, n_landmarks=30, alpha=0.5, kernel="laplacian", gamma=1.0,
+              fit_intercept=fit_intercept, random_state=1)
+    a = NystromKernelRidge(**kw).fit(X, Y, sample_weight=sw)
+    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X), torch.as_tensor(Y), sample_weight=sw)
+    np.testing.assert_array_equal(b.landmark_indices_, a.landmark_indices_)
+    assert rel(b.landmark_coef_, a.landmark_coef_) < 1e-12
+    p = b.predict(torch.as_tensor(Xn))
+    assert is_torch_tensor(p) and p.dtype == torch.float64 and tuple(p.shape) == a.predict(
+        Xn).shape
+    assert rel(p, a.predict(Xn)) < 1e-12
+    if mode in ("gsa", "spa"):
+        assert rel(b.dual_coef_, a.dual_coef_) < 1e-12
+    if mode == "gsa":
+        assert rel(b.predict_lla(torch.as_tensor(Xn)), a.predict_lla(Xn)) < 1e-12
+    c = NystromKernelRidge(device="cpu", **kw).fit(X, Y, sample_weight=sw)
+    pc = c.predict(Xn)
+    assert isinstance(pc, np.ndarray) and rel(pc, a.predict(Xn)) < 1e-12
+
+
+@pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
+def test_krr_torch_float32(mode, reg):
+    X, y, _, Xn = reg
+    X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
+    kw = dict(mode=mode, n_landmarks=30, alpha=0.5, gamma=0.5, random_state=1)
+    a = NystromKernelRidge(**kw).fit(X32, y)
+    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X32), torch.as_tensor(y))
+    p = b.predict(torch.as_tensor(Xn32))
+    assert p.dtype == torch.float32
+    assert rel(p, a.predict(Xn32)) < 1e-5
+    assert b.score(torch.as_tensor(X32), y) == pytest.approx(a.score(X32, y), rel=1e-5)
+
+
+def test_krr_torch_refusals(reg):
+    X, y, _, _ = reg
+    Xt = torch.as_tensor(X)
+    with pytest.raises(NotImplementedError, match="mode='exact'"):
+        NystromKernelRidge(mode="exact").fit(Xt, y)
+    with pytest.raises(NotImplementedError, match="gsa_solver='woodbury'"):
+        NystromKernelRidge(mode="gsa", gsa_solver="woodbury").fit(Xt, y)
+    with pytest.raises(ValueError, match="subspace_dim"):
+        NystromKernelRidge(mode="ncr", subspace_dim=5).fit(Xt, y)
+    with pytest.raises(NotImplementedError, match="landmarks='kmeans'"):
+        NystromKernelRidge(landmarks="kmeans").fit(Xt, y)
+    with pytest.raises(ValueError, match="positive semi-definite|psd|PSD|symmetric"):
+        NystromKernelRidge(kernel="sne").fit(Xt, y)
+    b = NystromKernelRidge(n_landmarks=20, random_state=0).fit(Xt, y)
+    with pytest.raises(ValueError, match="expecting 3 features"):
+        b.predict(torch.ones(2, 5, dtype=torch.float64))
