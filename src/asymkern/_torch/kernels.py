@@ -183,8 +183,8 @@ class TorchKernelMatrix:
         """Normalisers log Σ_{r∈R} k(x, r) of the rows of X, blocked over rows and columns.
 
         Returned as an (n, 2) float64 tensor [μ, ℓ] with μ = max_r log k(x, r) and
-        ℓ = log Σ_r exp(log k(x, r) − μ) ∈ [0, log |R|]: the value κ(x, z) is then
-        exp((log k(x, z) − μ) − ℓ). Keeping μ apart avoids rounding the large |μ| of a tiny
+        ℓ = log Σ_r exp(log k(x, r) − μ) ∈ [0, log ``|R|``]: the value κ(x, z) is then
+        exp((log k(x, z) − μ) − ℓ). Keeping μ apart avoids rounding the large ``|μ|`` of a tiny
         SNE bandwidth into the small ℓ (a streaming log-sum-exp over column blocks).
         """
         torch = require_torch()
