@@ -336,6 +336,7 @@ def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
         part = landmark_stats(kernel, L, T, X[sl], None if X1 is None else X1[sl],
                               None if Y is None else Y[sl])
         out = part if out is None else _add_stats(out, part)
+    assert out is not None  # n ≥ 1: X was validated by the caller
     return out
 
 
