@@ -313,7 +313,7 @@ class DaskKernelMatrix:
         self.max_dense_memory = (cfg["max_dense_memory"] if max_dense_memory is None
                                  else max_dense_memory)
         both32 = self.X.dtype == np.float32 and self.Z.dtype == np.float32
-        self.dtype = np.dtype(np.float32 if both32 else np.float64)
+        self.dtype: np.dtype = np.dtype(np.float32 if both32 else np.float64)
         self.shape = (int(self.X.shape[0]), int(self.Z.shape[0]))
         self._lse = None
         self._means: tuple[Any, Any] | None = None  # (row means, column means), dask arrays

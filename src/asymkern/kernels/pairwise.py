@@ -209,7 +209,7 @@ class PolynomialKernel(Kernel):
         return K
 
     @property
-    def is_psd(self):  # type: ignore[override]
+    def is_psd(self):
         return self.coef0 >= 0
 
 

@@ -138,7 +138,7 @@ class _Recomputable:
     _heavy: tuple = ()
 
     def __getstate__(self):
-        state = super().__getstate__()  # type: ignore[misc]  # MatmatOperator's: a dict copy
+        state = super().__getstate__()  # MatmatOperator's: a dict copy
         if state.get("_source") is not None:
             for key in self._heavy:
                 state.pop(key, None)
