@@ -9,6 +9,7 @@ from __future__ import annotations
 import numbers
 import os
 import sys
+import types
 import warnings
 
 import numpy as np
@@ -131,7 +132,7 @@ def user_stacklevel() -> int:
     Call it in the function that calls ``warnings.warn``: the warning is then reported at the
     user's line (their ``fit(...)`` call), however deep inside the library it was raised.
     """
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back

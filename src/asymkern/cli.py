@@ -531,7 +531,7 @@ def cmd_reproduce(args) -> int:
     except BaseException as exc:
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
-            if created and not any(out.iterdir()):
+            if created and out is not None and not any(out.iterdir()):
                 out.rmdir()  # the folder this run made for its outputs
         if isinstance(exc, DataNotFoundError):
             raise InputError(_one_line(exc)) from exc
@@ -539,6 +539,7 @@ def cmd_reproduce(args) -> int:
     print(report.to_markdown())
     if out is not None:
         # move figures then the table into place: nothing half-written is left behind
+        assert staging is not None  # made above whenever out is given
         for f in list(staging.iterdir()):
             os.replace(f, out / f.name)
         staging.rmdir()

@@ -95,7 +95,7 @@ def _check_value(key: str, value):
                 f"{key} must be a positive finite real number of MiB, got {value!r} "
                 f"(type {type(value).__name__})"
             )
-        if not (math.isfinite(float(value)) and value > 0):
+        if not (math.isfinite(float(value)) and float(value) > 0):
             raise ValueError(f"{key} must be a positive finite number of MiB, got {value!r}")
         return value
     if key == "show_progress":

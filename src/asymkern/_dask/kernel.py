@@ -25,6 +25,8 @@ goes through :func:`gather`, which records the size of what it brought back (tes
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -311,11 +313,11 @@ class DaskKernelMatrix:
         self.max_dense_memory = (cfg["max_dense_memory"] if max_dense_memory is None
                                  else max_dense_memory)
         both32 = self.X.dtype == np.float32 and self.Z.dtype == np.float32
-        self.dtype = np.dtype(np.float32 if both32 else np.float64)
+        self.dtype: np.dtype = np.dtype(np.float32 if both32 else np.float64)
         self.shape = (int(self.X.shape[0]), int(self.Z.shape[0]))
         self._lse = None
-        self._means = None
-        self._grand = None
+        self._means: tuple[Any, Any] | None = None  # (row means, column means), dask arrays
+        self._grand: float | None = None
 
     # ---------------------------------------------------------------------- layout helpers
     @property

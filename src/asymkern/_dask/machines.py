@@ -326,8 +326,8 @@ def map_rows(func, X, n_out: int, dtype, *args):
     from dask import delayed
 
     da = require_dask()
-    args = [delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args]
-    blocks = [da.from_delayed(task(func, xc, *args), shape=(c, n_out), dtype=dtype)
+    dargs = [delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args]
+    blocks = [da.from_delayed(task(func, xc, *dargs), shape=(c, n_out), dtype=dtype)
               for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])]
     return da.concatenate(blocks, axis=0)
 

@@ -119,9 +119,10 @@ class LowRankStats:
     def __add__(self, other: LowRankStats) -> LowRankStats:
         if (self.ete is None) != (other.ete is None):
             raise ValueError("cannot add weighted and unweighted low-rank statistics")
-        ete = None if self.ete is None else self.ete + other.ete
-        return LowRankStats(self.n + other.n, *(getattr(self, f) + getattr(other, f) for f in (
-            "UtU", "WtW", "Ut1", "Wt1", "UtY", "WtY", "sumY")), ete)
+        ete = None if self.ete is None or other.ete is None else self.ete + other.ete
+        return LowRankStats(self.n + other.n, self.UtU + other.UtU, self.WtW + other.WtW,
+                            self.Ut1 + other.Ut1, self.Wt1 + other.Wt1, self.UtY + other.UtY,
+                            self.WtY + other.WtY, self.sumY + other.sumY, ete)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from sklearn.utils import check_random_state
 
 from .._dispatch import dask_executor, is_dask_array
 from .._validation import check_finite_output
-from ..kernels import KernelMatrix
+from ..kernels import Kernel, KernelMatrix
 from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
 
 SAMPLERS = ("uniform", "gaussian", "leverage", "kmeans")
@@ -89,7 +89,7 @@ class NystromBasis:
     True
     """
 
-    kernel: object
+    kernel: Kernel
     X_fit: np.ndarray
     centers: np.ndarray | None  # (m, d) landmark points, or None for a sketch
     sketch: np.ndarray | None  # (n, m) Gaussian sketch S, or None
@@ -303,7 +303,7 @@ def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rco
     lam, V = lam[::-1], V[:, ::-1]
     if rcond is None:  # the kernel values carry the rounding of X's dtype (float32: 1.2e-7)
         rcond = m * float(np.finfo(dtype).eps)
-    elif not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
+    elif not (isinstance(rcond, numbers.Real) and 0 <= float(rcond) < 1):
         raise ValueError(f"rcond must be a number in [0, 1), got {rcond!r}")
     top = lam[0] if lam.size else 0.0
     if not top > 0:

@@ -69,6 +69,7 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
     refused
     """
     params = dict(params or {})
+    k: Kernel
     if callable(kernel) and not isinstance(kernel, (Kernel, str)):
         k = CallableKernel(kernel, is_symmetric=True, is_psd=True, **params)
     else:

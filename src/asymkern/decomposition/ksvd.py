@@ -44,7 +44,8 @@ def _check_weights(weights, n: int, name: str, what: str) -> np.ndarray | None:
     """``sample_weight``-style weights as a float64 (n,) array ≥ 0 with a positive sum."""
     if weights is None:
         return None
-    if np.isscalar(weights) and not isinstance(weights, (str, bytes)):
+    is_scalar = np.isscalar(weights) and not isinstance(weights, (str, bytes))
+    if is_scalar:
         w = np.full(n, float(weights))
     else:
         try:

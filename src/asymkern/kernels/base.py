@@ -17,12 +17,14 @@ import math
 import numbers
 import os
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import as_data, check_finite_result
+
+_KernelT = TypeVar("_KernelT", bound="Kernel")
 
 
 class Kernel(ABC):
@@ -221,7 +223,7 @@ class Kernel(ABC):
         dict
             Parameter name → value, for every constructor parameter.
         """
-        out = {}
+        out: dict[str, Any] = {}
         for name in self._get_param_names():
             value = getattr(self, name)
             if deep and hasattr(value, "get_params") and not isinstance(value, type):
@@ -229,7 +231,7 @@ class Kernel(ABC):
             out[name] = value
         return out
 
-    def set_params(self, **params) -> Kernel:
+    def set_params(self: _KernelT, **params) -> _KernelT:
         """Set parameters (``name`` or nested ``name__param``) and re-validate them.
 
         The kernel's own checks run after the update, so an invalid value raises here rather
@@ -317,11 +319,13 @@ def check_int(value, name: str, kernel: str, *, low: int = 1) -> int:
     """Check a kernel parameter is an integer (an integral float is accepted) >= ``low``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"kernel {kernel!r}: {name} must be an integer, got {value!r}")
-    if not isinstance(value, numbers.Integral):
-        v = float(value)
-        if not math.isfinite(v) or v != round(v):
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+    else:
+        f = float(value)
+        if not math.isfinite(f) or f != round(f):
             raise ValueError(f"kernel {kernel!r}: {name} must be an integer, got {value!r}")
-    v = int(value)
+        v = int(f)  # f is finite and integral: int(f) is the value itself
     if v < low:
         raise ValueError(f"kernel {kernel!r}: {name} must be an integer >= {low}, got {value!r}")
     return v

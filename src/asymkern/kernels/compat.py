@@ -26,6 +26,8 @@ and the Dask tasks run the same code.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -81,6 +83,12 @@ def gram(T) -> np.ndarray:
     return T.T @ T
 
 
+def _qr_r(A) -> np.ndarray:
+    """The R factor of A (``np.linalg.qr(A, mode="r")``)."""
+    # mode="r" returns the bare R array; numpy's stubs type every mode as a QRResult
+    return cast(np.ndarray, np.linalg.qr(A, mode="r"))
+
+
 def r_factor(T, R=None) -> np.ndarray:
     """The R of a QR factorisation of [R; T] (float64), without Q (one TSQR step).
 
@@ -92,11 +100,11 @@ def r_factor(T, R=None) -> np.ndarray:
         T = np.asarray(T, dtype=np.float64)
         if T.shape[0] == 0:
             return np.zeros((0, k)) if R is None else R
-        return np.linalg.qr(T if R is None else np.vstack([R, T]), mode="r")
+        return _qr_r(T if R is None else np.vstack([R, T]))
     step = max(4 * k, 1024)
     for i in range(0, T.shape[0], step):
         block = np.asarray(_dense(T[i:i + step]), dtype=np.float64)
-        R = np.linalg.qr(block if R is None else np.vstack([R, block]), mode="r")
+        R = _qr_r(block if R is None else np.vstack([R, block]))
     if R is None:
         R = np.zeros((0, k))
     return R
@@ -104,7 +112,7 @@ def r_factor(T, R=None) -> np.ndarray:
 
 def stack_r(R1, R2) -> np.ndarray:
     """R of [R1; R2] (the combine step of the TSQR tree)."""
-    return np.linalg.qr(np.vstack([R1, R2]), mode="r")
+    return _qr_r(np.vstack([R1, R2]))
 
 
 def fix_signs(W: np.ndarray) -> np.ndarray:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -207,7 +209,7 @@ class PolynomialKernel(Kernel):
         return K
 
     @property
-    def is_psd(self):  # type: ignore[override]
+    def is_psd(self):
         return self.coef0 >= 0
 
 
@@ -226,8 +228,10 @@ class _SqDistKernel(Kernel):
     def _sq_scale(self, n_features: int) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    _value_func = None  # in-place map from −s‖x−z‖² to the kernel value
-    _log_func = None  # in-place map from −s‖x−z‖² to log k (row-normalised kernels)
+    # in-place map from −s‖x−z‖² to the kernel value
+    _value_func: Callable[[np.ndarray], Any] | None = None
+    # in-place map from −s‖x−z‖² to log k (row-normalised kernels)
+    _log_func: Callable[[np.ndarray], Any] | None = None
 
     def center_for(self, Z):
         """The shift a KernelMatrix uses for all blocks (None for sparse data)."""

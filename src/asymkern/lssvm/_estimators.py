@@ -155,6 +155,10 @@ _LS_ALTERNATIVE = "fewer samples or AsKLSClassifier(nystrom=r) (never forms the 
 class _KernelMixin:
     """Kernel evaluation shared by the estimators (training matrix and both cross blocks)."""
 
+    # constructor parameters of the estimators that use this mixin
+    kernel: Any  # a kernel name, a Kernel, a callable or "precomputed"
+    C: float
+
     def _predict_inputs(self, X):
         """Kernel object, validated new X and the training set (shared by the predict paths)."""
         kern = self._kernel_obj()

@@ -325,9 +325,9 @@ class EmpiricalOperator:
             np.isfinite(jitter) and jitter >= 0
         ):
             raise ValueError(f"jitter must be a finite number >= 0, got {jitter!r}")
-        self.jitter = float(jitter)
-        self.center_in = bool(center_in)
-        self.center_out = bool(center_out)
+        self.jitter: float = float(jitter)
+        self.center_in: bool = bool(center_in)
+        self.center_out: bool = bool(center_out)
         self._cache: dict = {}
 
     def __getstate__(self):

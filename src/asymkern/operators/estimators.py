@@ -138,7 +138,7 @@ class _Recomputable:
     _heavy: tuple = ()
 
     def __getstate__(self):
-        state = super().__getstate__()  # type: ignore[misc]  # MatmatOperator's: a dict copy
+        state = super().__getstate__()  # MatmatOperator's: a dict copy
         if state.get("_source") is not None:
             for key in self._heavy:
                 state.pop(key, None)
@@ -336,6 +336,7 @@ def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
         part = landmark_stats(kernel, L, T, X[sl], None if X1 is None else X1[sl],
                               None if Y is None else Y[sl])
         out = part if out is None else _add_stats(out, part)
+    assert out is not None  # n ≥ 1: X was validated by the caller
     return out
 
 
