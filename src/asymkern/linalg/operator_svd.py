@@ -264,7 +264,8 @@ class GramFactor:
         elif self.kind == "pivoted":
             C = np.zeros((self.size, A2.shape[1]), dtype=np.result_type(A2, np.float64))
             C[self.perm] = sla.solve_triangular(self.tri, A2, lower=False, check_finite=False)
-        else:  # eigh
+        else:  # eigh: a factor built by from_eigh always holds its eigenpairs
+            assert self.evecs is not None and self.evals is not None
             C = self.evecs @ (A2 / np.sqrt(self.evals)[:, None])
         return C[:, 0] if vec else C
 
