@@ -125,18 +125,45 @@ def flat(sol):
 
 
 @pytest.mark.parametrize("C", [10.0, 100.0, 3.0, 1.0])
-def test_askls_ridge_fallback_equals_dense_regularised_solve(C):
-    # the paper's fallback: x = (AᵀA + λI)⁻¹Aᵀb with A the (2n + 2) matrix of eq. (6), λ = 1;
-    # rcond_tol = 0.9 sends every fit there. γ = 10, 100: Cholesky + fixed point;
-    # γ = 3 (ρ = 0.75) and γ = 1 (μ = 1/γ): the complex LU of z²I − KᵀK.
+@pytest.mark.parametrize("path", ["default", "cocg-missed", "fixed-point", "complex-lu"])
+def test_askls_ridge_fallback_equals_dense_regularised_solve(C, path, monkeypatch):
+    # the paper's fallback: x = (AᵀA + λI)⁻¹Aᵀb with A the (2n + 2) matrix of eq. (6), λ = 1
+    # (on the signed system: the same solution); rcond_tol = 0.9 sends every fit there.
+    # γ = 1 has μ = 1/γ: always the complex LU of z²I − KᵀK.
     K = directed_graph_kernel(180)
     Y = np.where(np.random.default_rng(2).random((180, 2)) < 0.5, 1.0, -1.0)
-    assert (_AsymSchur(K)._factor_shifted(complex(1 / C, -1.0)) is not None) == (C >= 10)
+    inner = _AsymSchur(K)
+    fac = inner._factor_shifted(complex(1 / C, -1.0))
+    assert (fac is None) == (C == 1.0)
+    if C > 1:
+        assert fac[0] == "cocg"  # ‖K‖₁ = 1 here: κ(P) is small
+    orig = _AsymSchur._factor_shifted
+    if path == "cocg-missed":  # COCG cannot reach the tolerance: factorised fallback
+        monkeypatch.setattr(_AsymSchur, "_CG_TOL", 1e-30)
+    elif path == "fixed-point":
+        monkeypatch.setattr(_AsymSchur, "_factor_shifted",
+                            lambda self, c, methods=("fixed-point",): orig(self, c, methods))
+        if C >= 10:
+            assert _AsymSchur(K)._factor_shifted(complex(1 / C, -1.0))[0] == "fixed-point"
+    elif path == "complex-lu":
+        monkeypatch.setattr(_AsymSchur, "_factor_shifted", lambda self, c, methods=(): None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fast = askls_solve(K, Y, C, rcond_tol=0.9)
         ref = askls_solve(K, Y, C, method="dense", rcond_tol=0.9)
     assert fast.fallback and ref.fallback
+    assert rel(flat(fast), flat(ref)) < 1e-10
+
+
+def test_askls_fallback_on_the_rcond_rule():
+    # no forced tolerance: a graph kernel whose rcond estimate is below 1e-8 at γ = 10
+    K = directed_graph_kernel(900)
+    y = np.where(np.random.default_rng(3).random(900) < 0.5, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = askls_solve(K, y, 10.0)
+        ref = askls_solve(K, y, 10.0, method="dense")
+    assert fast.fallback == ref.fallback
     assert rel(flat(fast), flat(ref)) < 1e-10
 
 
