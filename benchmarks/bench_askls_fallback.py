@@ -68,7 +68,8 @@ def flat(sol):
     return np.concatenate([sol.bias.ravel(), sol.coef[0].ravel(), sol.coef[1].ravel()])
 
 
-def run(n: int, C: float, repeats: int, check_dense: bool, rcond_tol: float = 1e-8) -> dict:
+def run(n: int, C: float, repeats: int, check_dense: bool,
+        rcond_tol: float = 1e-8) -> dict:
     K = graph_kernel(n)
     y = np.where(np.random.default_rng(1).random(n) < 0.5, 1.0, -1.0)
     fns = {"dense LU": dense_lu, "before": before, "after": after}
@@ -130,7 +131,10 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/results"))
     a = ap.parse_args(argv)
-    res = run(300, 10.0, 2, True, rcond_tol=1e-4) if a.quick else run(a.n, 10.0, a.repeats, a.n <= 1500)
+    if a.quick:
+        res = run(300, 10.0, 2, True, rcond_tol=1e-4)
+    else:
+        res = run(a.n, 10.0, a.repeats, a.n <= 1500)
     text = table(res)
     print(text)
     if not a.quick:

@@ -94,15 +94,21 @@ def run(n: int, d: int, r: int, repeats: int, working_memory: float, seed: int =
             "times": times}
 
 
-def table(res: dict) -> str:
-    med, mem = res["median"], res["mem"]
-    mib = 2.0 ** 20
-    lines = [
+def header(repeats: int) -> list:
+    return [
         "# Lazy randomized SVD benchmark (issue 16 gap 5)\n",
         f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, **shared with other "
         f"work** (other helpers ran tests and benchmarks on the same 2 cores; load average "
         f"{os.getloadavg()[0]:.1f} at the end). The three routes ran interleaved in rotating "
-        f"order, {res['repeats']} repeats; medians. Only the ratios are results.\n",
+        f"order, {repeats} repeats; medians. Only the ratios are results.\n",
+    ]
+
+
+def table(res: dict) -> str:
+    med, mem = res["median"], res["mem"]
+    mib = 2.0 ** 20
+    lines = [
+        f"## r = {res['r']}\n",
         f"RBF kernel (γ = 1/(2d)), n = m = {res['n']}, d = {res['d']}, float64, r = "
         f"{res['r']}, n_oversamples = 10, n_iter = 7; lazy routes use working_memory = "
         f"{res['working_memory']} MiB blocks.\n",
@@ -137,13 +143,15 @@ def main(argv=None):
     ap.add_argument("--d", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--working-memory", type=float, default=32.0)
+    ap.add_argument("--r", type=int, nargs="+", default=[20, 100])
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/results"))
     a = ap.parse_args(argv)
     if a.quick:
-        res = run(300, 4, 5, 2, 0.5)
+        results = [run(300, 4, 5, 2, 0.5)]
     else:
-        res = run(a.n, a.d, 20, a.repeats, a.working_memory)
-    text = table(res)
+        results = [run(a.n, a.d, r, a.repeats, a.working_memory) for r in a.r]
+    text = "\n".join(header(results[0]["repeats"])) + "\n" + "\n".join(map(table, results))
+    res = results[0]
     print(text)
     if not a.quick:
         Path(a.out).mkdir(parents=True, exist_ok=True)

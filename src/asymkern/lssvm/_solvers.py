@@ -90,6 +90,12 @@ class _AsymSchur:
     _FP_MAX_ITER = 200
     _CG_TOL = 1e-14
 
+    def abs_sums(self) -> tuple[float, float]:
+        """(max row sum, max column sum) of |K|, computed once."""
+        if getattr(self, "_abs_sums", None) is None:
+            self._abs_sums = _abs_sums_max(self.K)
+        return self._abs_sums
+
     @staticmethod
     def _cg_max_iter(n: int) -> int:
         return max(100, n // 30)
@@ -103,8 +109,8 @@ class _AsymSchur:
         if not shift > 0:
             return None
         if "cocg" in methods:
-            a = np.abs(self.K)
-            lam_max = float(a.sum(axis=0).max()) * float(a.sum(axis=1).max())
+            r_max, c_max = self.abs_sums()
+            lam_max = r_max * c_max  # λ_max(KᵀK) ≤ ‖K‖₁‖K‖∞
             kappa = (lam_max + shift) / shift
             if 0.5 * np.sqrt(kappa) * np.log(2.0 / self._CG_TOL) <= self._cg_max_iter(self.n):
                 return ("cocg", c, shift, tau, {})
@@ -236,8 +242,8 @@ class _AsymSchur:
         P, Q = R[:n], R[n:]
         if isinstance(fac[0], str):  # 'cocg' / 'fixed-point' (the ridge fallback)
             c = fac[1]
-            beta = self._shifted_inverse(fac, c * Q - self.K.T @ P)
-            alpha = (P - self.K @ beta) / c
+            beta = self._shifted_inverse(fac, c * Q - _real_matmul(self.K.T, P))
+            alpha = (P - _real_matmul(self.K, beta)) / c
             return np.vstack([alpha, beta])
         c, lu = fac
         beta = sla.lu_solve(lu, c * Q - self.K.T @ P, check_finite=False)
@@ -559,16 +565,36 @@ def _E(X, p: int, n: int, e=None):
     return np.vstack([e @ X[k * n:(k + 1) * n] for k in range(p)])
 
 
-class _Bordered:
-    """Solve [[s I_p, E], [Eᵀ, B(c)]] x = r for any right-hand side, given an inner solver."""
+def _real_matmul(A: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """A @ X for a real A and a real or complex X (numpy would cast A to complex: an n×n
+    complex copy and a slower product); one real product of [Re X, Im X]."""
+    if np.isrealobj(X):
+        return A @ X
+    X2 = X.reshape(X.shape[0], -1)
+    k = X2.shape[1]
+    W = A @ np.hstack([X2.real, X2.imag])
+    return (W[:, :k] + 1j * W[:, k:]).reshape((A.shape[0],) + X.shape[1:])
 
-    def __init__(self, inner, fac, p: int, n: int, s=0.0, e=None):
+
+class _Bordered:
+    """Solve [[s I_p, E], [Eᵀ, B(c)]] x = r for any right-hand side, given an inner solver.
+
+    ``rhs``: an inner right-hand side solved together with the border columns (one call of the
+    inner solver; :meth:`solve` with that very array reuses it).
+    """
+
+    def __init__(self, inner, fac, p: int, n: int, s=0.0, e=None, rhs=None):
         self.inner, self.fac, self.p, self.n, self.s, self.e = inner, fac, p, n, s, e
         N = p * n
         ones = np.zeros((N, p))
         for k in range(p):
             ones[k * n:(k + 1) * n, k] = 1.0 if e is None else e
-        self.Zb = inner.solve(fac, ones)  # B⁻¹ Eᵀ
+        self._rhs, self._Zr = rhs, None
+        if rhs is None:
+            self.Zb = inner.solve(fac, ones)  # B⁻¹ Eᵀ
+        else:
+            Z = inner.solve(fac, np.hstack([ones.astype(rhs.dtype), rhs]))
+            self.Zb, self._Zr = Z[:, :p], Z[:, p:]
         S = _E(self.Zb, p, n, e)
         S = S - s * np.eye(p)
         self.S = S
@@ -577,7 +603,7 @@ class _Bordered:
 
     def solve(self, r_bias, r_inner):
         """Return (bias (p, k), inner solution (p·n, k))."""
-        Zr = self.inner.solve(self.fac, r_inner)
+        Zr = self._Zr if r_inner is self._rhs else self.inner.solve(self.fac, r_inner)
         rhs = _E(Zr, self.p, self.n, self.e) - r_bias
         b = np.linalg.solve(self.S, rhs)
         x = Zr - self.Zb @ b
@@ -645,11 +671,23 @@ class Solution:
         return self.C
 
 
-def _norm1_asym(K, c, e=None) -> float:
-    n, one = (K.shape[0], 1.0) if e is None else (float(e.sum()), float(e.max()))
+def _abs_sums_max(K, block: int = 512) -> tuple[float, float]:
+    """(max row sum, max column sum) of |K| — dense K by row blocks (no n×n temporary)."""
+    if isinstance(K, np.ndarray):
+        cs = np.zeros(K.shape[1])
+        rs = np.empty(K.shape[0])
+        for i in range(0, K.shape[0], block):
+            a = np.abs(K[i:i + block])
+            cs += a.sum(axis=0)
+            rs[i:i + block] = a.sum(axis=1)
+        return float(rs.max(initial=0.0)), float(cs.max(initial=0.0))
     a = abs(K)
-    r = np.asarray(a.sum(axis=1)).max()
-    cs = np.asarray(a.sum(axis=0)).max()
+    return float(np.asarray(a.sum(axis=1)).max()), float(np.asarray(a.sum(axis=0)).max())
+
+
+def _norm1_asym(K, c, e=None, sums=None) -> float:
+    n, one = (K.shape[0], 1.0) if e is None else (float(e.sum()), float(e.max()))
+    r, cs = _abs_sums_max(K) if sums is None else sums
     return float(max(n, one + abs(c) + r, one + abs(c) + cs))
 
 
@@ -711,8 +749,9 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
     facz = inner.factor(cz)
     if facz is None:  # pragma: no cover - the complex shift is never singular in exact arithmetic
         raise np.linalg.LinAlgError("ridge-regularised system could not be factorised")
-    bordz = _Bordered(inner, facz, p, n, complex(0.0, -mu), e)
-    b, x = bordz.solve(r_bias.astype(complex), r_inner.astype(complex))
+    r_inner_z = r_inner.astype(complex)
+    bordz = _Bordered(inner, facz, p, n, complex(0.0, -mu), e, rhs=r_inner_z)
+    b, x = bordz.solve(r_bias.astype(complex), r_inner_z)
     return b.real.copy(), x.real.copy(), rcond, True
 
 
@@ -822,7 +861,8 @@ def askls_solve(
         if e is not None:
             a, b = e[:, None] * a, e[:, None] * b
         return Solution(red.bias, [a, b], C, np.nan, red.fallback, {"method": "lowrank"})
-    norm1 = _norm1_asym(inner.K, c, e=e)
+    norm1 = _norm1_asym(inner.K, c, e=e,
+                        sums=inner.abs_sums() if isinstance(inner, _AsymSchur) else None)
     b, x, rcond, fb = _solve_bordered(inner, c, 2, n, Ys, norm1, rcond_tol, ridge, check_rcond,
                                       e=e)
     if e is not None:
