@@ -103,8 +103,8 @@ def table(res: dict) -> str:
         f"{os.getloadavg()[0]:.1f} at the end). Routes interleaved in rotating order, "
         f"{res['repeats']} repeats; medians. Only the ratios are results.\n",
         f"In-degree-normalised adjacency of a random directed graph, n = {res['n']}, γ = "
-        f"{res['C']:g}, ridge λ = 1; rcond estimate {res['rcond']:.1e} < {res['rcond_tol']:g}, so the fit "
-        f"takes the fallback: {res['fallback']}.\n",
+        f"{res['C']:g}, ridge λ = 1; rcond estimate {res['rcond']:.1e} (rule: < "
+        f"{res['rcond_tol']:g}), so the fit takes the fallback: {res['fallback']}.\n",
         "| route | median (s) | dense LU / route |",
         "|---|---|---|",
     ]
