@@ -146,8 +146,8 @@ Materialised: one kernel evaluation + 2q + 2 = 16 products. With K the cost of o
 evaluation and g that of one product, the ratio after / materialised is about
 9 (K + 2g) / (K + 16 g): it reaches 1.2× only when K ≲ 0.2 g. An RBF kernel costs several
 products with k = 30 columns (the exp and the distance expansion are memory passes over every
-block), so at r = 20 the lazy route stays about 2× the materialised one; at r = 100 (k = 110,
-a product costs 3.7× more) the ratio falls towards 1.4×. The remaining gap is the kernel
+block), so at r = 20 the lazy route stays near 1.8× the materialised one; at r = 100 (k = 110,
+a product costs 3.7× more) the ratio falls to about 1.5×. The remaining gap is the kernel
 evaluations themselves: closing it needs either caching kernel blocks (giving up the memory
 advantage) or fewer passes for the same accuracy (a block Krylov method), not attempted.
 """
