@@ -2,7 +2,8 @@
 
 ``solver='randomized'`` runs the same passes as the in-memory solver
 (:func:`asymkern.linalg.svd.randomized_passes`: Halko et al. 2011, Alg. 4.4, subspace
-iteration stabilised by QR), with the products G·B and Gᵀ·B computed blockwise in tasks
+iteration on Gᵀ G stabilised by QR; in memory by LU, the same subspace), with the products
+G·B and Gᵀ·B computed blockwise in tasks
 (every pass recomputes the kernel blocks; G is never stored) and the QR of each tall n×k
 iterate by ``dask.array.linalg.tsqr``. We do not call ``dask.array.linalg.svd_compressed``,
 although it runs this very algorithm, for one reason: it draws its test matrix Ω per column
@@ -93,13 +94,16 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     if n_iter == "auto":
         n_iter = 7 if r < 0.1 * min(n, m) else 4
     Omega = gaussian_rows_dask(seed_from(rng), col_chunks, k, dtype)
-    Q, GtQ = randomized_passes(mm, rmm, _orth, Omega, int(n_iter))
-    # Gᵀ Q = P S Rᵀ (TSQR + SVD of the small R), so Qᵀ G = R S Pᵀ: U = Q R, V = P
-    P, s, Rt = da.linalg.tsqr(GtQ.rechunk({1: -1}), compute_svd=True)
+    def gram(B):
+        return rmm(mm(B))
+
+    W, Y = randomized_passes(mm, gram, _orth, _orth, Omega, int(n_iter))
+    # G W = P S Rᵀ (TSQR + SVD of the small R) and G ≈ G W Wᵀ: U = P, V = W R
+    P, s, Rt = da.linalg.tsqr(Y.rechunk({1: -1}), compute_svd=True)
     (s, Rt) = gather("singular values and the k×k factor", s, Rt)
     order = np.argsort(s)[::-1][:r]
-    U = Q @ np.ascontiguousarray(Rt.T[:, order]).astype(dtype, copy=False)
-    V = P[:, order].astype(dtype)
+    U = P[:, order].astype(dtype)
+    V = W @ np.ascontiguousarray(Rt.T[:, order]).astype(dtype, copy=False)
     U, V = persist(U, V)  # kept in the cluster; the sign flip below is a lazy view of them
     signs = paired_signs(U)
     return SVDResult(U * signs.astype(dtype), np.asarray(s[order]), V * signs.astype(dtype),

@@ -694,6 +694,34 @@ class KernelMatrix:
         out = acc.astype(dtype, copy=False)
         return out.ravel() if vec else out
 
+    def _gram_matmat(self, W: np.ndarray) -> np.ndarray:
+        """Gᵀ(G W) for W of shape (m, k) in one pass over the row blocks (each block is formed
+        once; ``rmatmat(matmat(W))`` forms it twice). Same blocks, same operations and the same
+        float64 accumulation as that composition, so the result is equal to it bitwise."""
+        W = _check_operand(W, self.shape[1], "W", "_gram_matmat").reshape(self.shape[1], -1)
+        Y = np.empty((self.shape[0], W.shape[1]), dtype=np.result_type(self.dtype, W.dtype))
+        acc = np.zeros((self.shape[1], W.shape[1]), dtype=np.float64)
+        if self.center:
+            r, c, g = self._means64()
+            ones_w = W.sum(axis=0, dtype=np.float64)
+            cw = (c @ W)[None, :]
+        for sl, B in self._iter_blocks_uncentered():
+            Ys = Y[sl]
+            np.matmul(B, W, out=Ys)
+            if self.center:  # row block of G_c W = G W − (r 1ᵀW + 1 cᵀW − g 1 1ᵀW)
+                corr = np.outer(r[sl], ones_w)
+                corr += cw
+                corr -= g * ones_w[None, :]
+                Ys -= corr.astype(Ys.dtype, copy=False)
+            acc += B.T @ Ys
+        if self.center:
+            r, c, g = self._means64()
+            ones_y = Y.sum(axis=0, dtype=np.float64)
+            acc -= (r @ Y)[None, :]
+            acc -= np.outer(c, ones_y)
+            acc += g * ones_y[None, :]
+        return acc.astype(Y.dtype, copy=False)
+
     matvec = matmat
     rmatvec = rmatmat
 

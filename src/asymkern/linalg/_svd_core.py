@@ -434,19 +434,36 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     return _finish(U, s, Vt.T, r, "arpack")
 
 
-def randomized_passes(mm, rmm, orth, Omega, n_iter: int):
-    """The passes over G of the randomized SVD (Halko et al. 2011, Alg. 4.4): Q and GᵀQ.
+def lu_normalize(Y: np.ndarray) -> np.ndarray:
+    """A well-conditioned basis of range(Y) by LU with partial pivoting: the permuted unit lower
+    factor P L (entries ≤ 1 in magnitude), about half the flops of a QR. Used between power
+    iterations (scikit-learn's default normaliser); the last iterate is orthonormalised by QR.
+    Y is overwritten (a temporary of the caller)."""
+    return sla.lu(Y, permute_l=True, overwrite_a=True, check_finite=False)[0]
 
-    Q = orth(G Ω), then ``n_iter`` times W = orth(Gᵀ Q), Q = orth(G W) (subspace iteration
-    stabilised by QR). Returns (Q, Gᵀ Q); the top SVD of G is then read from the small
-    Qᵀ G. Shared by the in-memory solver (``mm = G @ ·``, numpy QR) and the Dask executor
-    (``mm`` a lazy kernel product, a tall-skinny QR), so both run the same passes.
+
+def qr_basis(Y: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of range(Y) (economic QR)."""
+    return np.linalg.qr(Y)[0]
+
+
+def randomized_passes(mm, gram, normalize, orth, Omega, n_iter: int):
+    """The passes over G of the randomized SVD (Halko et al. 2011, Alg. 4.4 on the row space).
+
+    W = normalize(Gᵀ G Ω), then ``n_iter`` times W = normalize(Gᵀ G W), the last normalisation
+    being ``orth`` (an orthonormal basis); finally Y = G W. Returns (W, Y), and G ≈ Y Wᵀ: the
+    top SVD of G is read from the thin SVD of Y. ``gram(W)`` computes Gᵀ(G W), fused into one
+    pass over the kernel blocks for a lazy kernel matrix. W spans (GᵀG)^(n_iter+1) Ω, the row
+    space of the former Q Qᵀ G with Q = orth((GGᵀ)^n_iter G Ω) (two passes per iteration), now
+    in n_iter + 2 passes instead of 2 n_iter + 2; G W Wᵀ is at least as accurate as Q Qᵀ G.
+    Shared by the in-memory solver (fused products, LU between iterations) and the Dask
+    executor (``gram`` = two lazy kernel products, TSQR), so both run the same passes.
     """
-    Q = orth(mm(Omega))
-    for _ in range(n_iter):
-        W = orth(rmm(Q))
-        Q = orth(mm(W))
-    return Q, rmm(Q)
+    W = Omega
+    for i in range(n_iter + 1):
+        Z = gram(W)
+        W = orth(Z) if i == n_iter else normalize(Z)
+    return W, mm(W)
 
 
 def check_randomized_options(n_oversamples, n_iter) -> tuple[int, int | str]:
@@ -470,7 +487,9 @@ def randomized_svd(
     """Randomized SVD (Halko, Martinsson & Tropp 2011, Alg. 4.4/5.1) using only G·X and Gᵀ·Y.
 
     Works on dense or sparse arrays, LinearOperators and lazy KernelMatrix objects alike.
-    Power iterations are stabilised with QR (economic), so accuracy is kept in float32 too.
+    Each power iteration is one product Gᵀ(G W) (one pass over the blocks of a lazy kernel
+    matrix), normalised by LU between iterations and by QR at the end
+    (:func:`randomized_passes`), so accuracy is kept in float32 too.
     The Gaussian test matrix is drawn block by block from a seed, so the Dask executor draws
     the same one whatever the chunking.
 
@@ -528,24 +547,15 @@ def randomized_svd(
     k = min(r + n_oversamples, n, m)
     if n_iter == "auto":
         n_iter = 7 if r < 0.1 * min(n, m) else 4
-    if kind == "dense":
-        A = np.asarray(G)
+    if kind in ("dense", "sparse"):
+        A = np.asarray(G) if kind == "dense" else G.tocsr()
+        AT = A.T
 
         def mm(X):
             return A @ X
 
-        def rmm(Y):
-            return A.T @ Y
-
-        dtype = A.dtype
-    elif kind == "sparse":
-        A = G.tocsr()
-
-        def mm(X):
-            return A @ X
-
-        def rmm(Y):
-            return A.T @ Y
+        def gram(X):
+            return AT @ (A @ X)
 
         dtype = A.dtype
     else:
@@ -554,15 +564,20 @@ def randomized_svd(
         def mm(X):
             return op.matmat(X) if hasattr(op, "matmat") else op @ X
 
-        def rmm(Y):
-            return op.rmatmat(Y)
+        from ..kernels.matrix import KernelMatrix
+
+        if isinstance(op, KernelMatrix):  # Gᵀ(G W) in one pass over the kernel blocks
+            gram = op._gram_matmat
+        else:
+            def gram(X):
+                return op.rmatmat(mm(X))
 
         dtype = G.dtype
     dtype = np.dtype(dtype) if np.dtype(dtype) in (np.float32, np.float64) else np.dtype(float)
 
     # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
     Omega = normal_rows(seed_from(rng), 0, m, k, dtype)
-    Q, GtQ = randomized_passes(mm, rmm, lambda Y: np.linalg.qr(Y)[0], Omega, int(n_iter))
-    Ub, s, Vt = sla.svd(GtQ.T, full_matrices=False, check_finite=False)  # Qᵀ G, (k, m)
-    U = Q @ Ub
-    return _finish(U[:, :r], s[:r], Vt[:r].T, r, "randomized", {"n_oversamples": n_oversamples})
+    W, Y = randomized_passes(mm, gram, lu_normalize, qr_basis, Omega, int(n_iter))
+    U, s, Vyt = sla.svd(Y, full_matrices=False, check_finite=False)  # G W = U S Vyᵀ, (n, k)
+    V = W @ Vyt[:r].T
+    return _finish(U[:, :r], s[:r], V, r, "randomized", {"n_oversamples": n_oversamples})

@@ -563,12 +563,19 @@ def nystrom_result(U, s, V, I, J, Uw, swk, Vw, c: float, signs, mix_u, mix_v, *,
     """Apply the paired signs to (Ũ, Ṽ) and their extension maps and build the result.
 
     Shared by both executors: ``signs`` make the largest-magnitude entry of each ũ_i positive
-    (computed on the client in memory, by a per-chunk pass on Dask).
+    (computed on the client in memory, by a per-chunk pass on Dask). In-memory U and V (numpy
+    arrays of ``out_dtype``, owned by the caller's computation) are flipped in place.
     """
     N, M = shape
     sx, sz = len(I), len(J)
-    U = U * signs.astype(out_dtype)
-    V = V * signs.astype(out_dtype)
+    if isinstance(U, np.ndarray) and U.dtype == out_dtype and V.dtype == out_dtype:
+        # in place: U, V were formed by the in-memory executor (a copy would double the
+        # O((N + M) r) part of the peak memory: 640 MB at N = M = 10⁶, r = 20, float64)
+        U *= signs.astype(out_dtype)
+        V *= signs.astype(out_dtype)
+    else:  # dask arrays (lazy) or a dtype change
+        U = U * signs.astype(out_dtype)
+        V = V * signs.astype(out_dtype)
     if mix_u is not None:
         mix_u, mix_v = mix_u * signs, mix_v * signs
     else:
@@ -579,6 +586,35 @@ def nystrom_result(U, s, V, I, J, Uw, swk, Vw, c: float, signs, mix_u, mix_v, *,
             "n_row_landmarks": sx, "n_col_landmarks": sz, **info}
     return NystromResult(U.astype(out_dtype, copy=False), s, V.astype(out_dtype, copy=False),
                          np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info)
+
+
+_ROW_CHUNK = 1 << 13  # rows per chunk of the O(N r) reductions below (no N×r temporary)
+
+
+def _col_norms(U: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the columns of U, by row chunks (``np.linalg.norm(U, axis=0)`` forms
+    two N×r temporaries)."""
+    sq = np.zeros(U.shape[1], dtype=U.dtype)
+    for a in range(0, U.shape[0], _ROW_CHUNK):
+        B = U[a:a + _ROW_CHUNK]
+        sq += np.einsum("ij,ij->j", B, B)
+    return np.sqrt(sq)
+
+
+def _argmax_abs_cols(U: np.ndarray) -> np.ndarray:
+    """``np.argmax(np.abs(U), axis=0)`` (first index of each column's largest magnitude) by row
+    chunks, without an N×r temporary."""
+    best = np.full(U.shape[1], -1.0)
+    idx = np.zeros(U.shape[1], dtype=np.intp)
+    cols = np.arange(U.shape[1])
+    for a in range(0, U.shape[0], _ROW_CHUNK):
+        A = np.abs(U[a:a + _ROW_CHUNK])
+        j = np.argmax(A, axis=0)
+        v = A[j, cols]
+        better = v > best
+        idx[better] = a + j[better]
+        best[better] = v[better]
+    return idx
 
 
 def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
@@ -601,13 +637,13 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
     if orthogonalize:
         U, s, V, mix_u, mix_v = orthogonal_factors(U, V, s, np.linalg.qr)
     elif normalize:
-        nu = np.maximum(np.linalg.norm(U, axis=0), np.finfo(float).tiny)
-        nv = np.maximum(np.linalg.norm(V, axis=0), np.finfo(float).tiny)
+        nu = np.maximum(_col_norms(U), np.finfo(float).tiny)
+        nv = np.maximum(_col_norms(V), np.finfo(float).tiny)
         U /= nu
         V /= nv
         mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
     # paired sign flip: largest-magnitude entry of each u_i positive (as top_svd does)
-    idx = np.argmax(np.abs(U), axis=0)
+    idx = _argmax_abs_cols(U)
     signs = np.sign(U[idx, np.arange(U.shape[1])])
     signs[signs == 0] = 1
     return nystrom_result(U, s, V, I, J, Uw, swk, Vw, c, signs, mix_u, mix_v, r=r,
