@@ -91,7 +91,7 @@ class _AsymSchur:
     _CG_TOL = 1e-14
 
     def abs_sums(self) -> tuple[float, float]:
-        """(max row sum, max column sum) of |K|, computed once."""
+        """(max row sum, max column sum) of ``|K|``, computed once."""
         if getattr(self, "_abs_sums", None) is None:
             self._abs_sums = _abs_sums_max(self.K)
         return self._abs_sums
@@ -696,7 +696,7 @@ class Solution:
 
 
 def _abs_sums_max(K, block: int = 512) -> tuple[float, float]:
-    """(max row sum, max column sum) of |K| — dense K by row blocks (no n×n temporary)."""
+    """(max row sum, max column sum) of ``|K|`` — dense K by row blocks (no n×n temporary)."""
     if isinstance(K, np.ndarray):
         cs = np.zeros(K.shape[1])
         rs = np.empty(K.shape[0])
