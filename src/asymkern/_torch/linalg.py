@@ -62,7 +62,7 @@ def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_sta
     """
     from .._random import normal_rows, seed_from
     from .._validation import check_random_state
-    from ..linalg._svd_core import check_randomized_options
+    from ..linalg._svd_core import check_randomized_options, randomized_passes
 
     torch = require_torch()
     n, m = G.shape
@@ -84,17 +84,22 @@ def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_sta
     dtype = numpy_dtype(like)
     Omega = from_numpy(normal_rows(seed_from(rng), 0, m, k, dtype), like)
 
-    def orth(Y):
+    def gram(W):  # Gᵀ(G W); the numpy path fuses the two passes, with the same result
+        return rmm(mm(W))
+
+    def lu_normalize(Y):  # P L of LU with partial pivoting, as scipy's lu(permute_l=True)
+        P, L, _ = torch.linalg.lu(Y)
+        return P @ L
+
+    def qr_basis(Y):
         return torch.linalg.qr(Y).Q
 
-    Q = orth(mm(Omega))
-    for _ in range(int(n_iter)):
-        W = orth(rmm(Q))
-        Q = orth(mm(W))
-    GtQ = rmm(Q)
-    Ub, s, Vt = torch.linalg.svd(GtQ.T, full_matrices=False)  # Qᵀ G, (k, m)
-    U = Q @ Ub[:, :r]
-    U, V, _ = flip_signs(U, Vt[:r].T)
+    # the same passes as the numpy solver (asymkern.linalg._svd_core.randomized_passes)
+    W, Y = randomized_passes(mm, gram, lu_normalize, qr_basis, Omega, int(n_iter))
+    U, s, Vyt = torch.linalg.svd(Y, full_matrices=False)  # G W = U S Vyᵀ, (n, k)
+    V = W @ Vyt[:r].T
+    U = U[:, :r]
+    U, V, _ = flip_signs(U, V)
     return U.contiguous(), to_numpy(s[:r]).astype(np.float64), V.contiguous()
 
 
