@@ -53,6 +53,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import scipy.linalg as sla
@@ -205,6 +206,20 @@ class NystromResult:
 
 
 # ------------------------------------------------------------------------------ matrix access
+class BlockAccess(Protocol):
+    """What the landmark selection needs of a matrix: its shape, blocks and point sets.
+
+    Satisfied by :class:`_Access` (in memory), the Dask access of :mod:`asymkern._dask.nystrom`
+    and the torch backend's access (:mod:`asymkern._torch.linalg`).
+    """
+
+    shape: tuple
+
+    def block(self, rows, cols) -> np.ndarray: ...
+
+    def points(self, side: str): ...
+
+
 class _Access:
     """Blocks of a dense array, sparse matrix or lazy KernelMatrix, within a memory budget."""
 
@@ -354,7 +369,7 @@ def _kmeans_landmarks(points, s: int, rs) -> np.ndarray:
     return np.sort(idx)
 
 
-def _leverage_landmarks(acc: _Access, side: str, s: int, r: int, rs) -> np.ndarray:
+def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.ndarray:
     """Sample s rows (side='row') or columns of G by approximate ridge leverage scores.
 
     Sketch C = G[:, Q] with ``|Q|`` = p uniform columns (rows for side='col'); scores
@@ -406,7 +421,7 @@ def _leverage_draw(scores: np.ndarray, s: int, rs) -> np.ndarray:
     return np.sort(rs.choice(scores.shape[0], s, replace=False, p=scores / scores.sum()))
 
 
-def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=None):
+def select_indices(acc: BlockAccess, side: str, s: int, method, r: int, rs, points=None):
     """Landmark indices of one side ('row' or 'col') of G: method name or fixed index array.
 
     An internal helper of :func:`asymmetric_nystrom` and :func:`symmetric_nystrom`.
@@ -458,7 +473,8 @@ def select_indices(acc: _Access, side: str, s: int, method, r: int, rs, points=N
     if not isinstance(method, str):
         return _check_indices(method, n, name)
     if getattr(acc, "is_dask", False) and method in ("kmeans", "leverage"):
-        return acc.select(side, s, method, r, rs, points)
+        dask_access: Any = acc  # the Dask access selects landmarks chunk by chunk
+        return dask_access.select(side, s, method, r, rs, points)
     from ..landmarks import select_landmarks
 
     if method == "uniform":
@@ -700,7 +716,7 @@ def residual_estimate(G, result: NystromResult, n_probes: int | None = None, ran
     >>> residual_estimate(G, res, random_state=0) < 1e-8
     True
     """
-    acc = G if isinstance(G, _Access) or getattr(G, "is_dask_access", False) else (
+    acc: Any = G if isinstance(G, _Access) or getattr(G, "is_dask_access", False) else (
         _dask_access(G, working_memory) or _Access(G, working_memory))
     rs = _check_random_state(random_state)
     if n_probes is not None:
@@ -904,7 +920,7 @@ def asymmetric_nystrom(
     >>> eta_strict(exact.U, exact.V, res.U, res.V) < 0.1     # accuracy metric eta
     True
     """
-    acc = _dask_access(G, working_memory) or _Access(G, working_memory)
+    acc: Any = _dask_access(G, working_memory) or _Access(G, working_memory)
     N, M = acc.shape
     r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
     rs = _check_random_state(random_state)

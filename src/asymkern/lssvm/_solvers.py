@@ -1004,6 +1004,7 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     K = np.asarray(K, dtype=np.float64)
     v = _check_weights(sample_weight, K.shape[0])
     Kw = K if v is None else _scale_kernel(K, np.sqrt(v))
+    inner: _AsymEig | _AsymSchur
     if method == "eig":
         inner = _AsymEig(Kw)
     elif method == "schur":
