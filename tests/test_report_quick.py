@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from asymkern.experiments.report import FIGURE_DPI, QUICK_BANNER, Report
-
 from asymkern.testing import requires_data
 
 

@@ -244,6 +244,9 @@ def _figure(rows, out) -> list[str]:
             ax.axhline(0.0, color="k", lw=0.6)
             if j == 0:
                 ax.set_ylabel(ylabels[key])
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, loc="upper left")
+    for i in range(2):  # headroom for the legends above the bars (once per shared row)
+        lo, hi = axes[i][0].get_ylim()
+        axes[i][0].set_ylim(lo, hi + 0.35 * (hi - lo))
     fig.tight_layout()
     return [save_figure(fig, out, "ksvd_biclustering.png")]

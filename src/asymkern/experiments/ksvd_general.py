@@ -305,6 +305,8 @@ def _figure(rows, std_rows, out) -> list[str]:
         ax.set_ylabel("test RMSE (target units)" if regression
                       else "test accuracy (fraction)", fontsize=9)
         ax.set_title(f"{name} ({ours['metric']})", fontsize=10)
-        ax.legend(fontsize=7)
+        lo, hi = ax.get_ylim()  # headroom for the legend above the bars
+        ax.set_ylim(lo, hi + 0.35 * (hi - lo))
+        ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return [save_figure(fig, out, "ksvd_general.png")]
