@@ -230,7 +230,8 @@ def test_ksvd_biclustering_quick():
     for r in rows:
         assert {"dataset", "method", "NMI", "Coh", "paper_NMI", "paper_Coh"} <= set(r)
         assert 0 <= r["NMI"] <= 1 and np.isfinite(r["Coh"])
-    assert any("PubMed" in n for n in rep.notes)
+    assert rep.quick and "QUICK RUN" in rep.protocol
+    assert not any("PubMed" in n for n in rep.notes)  # the full run's notes are not carried
 
 
 @requires_data("uci/yacht/yacht_hydrodynamics.data")

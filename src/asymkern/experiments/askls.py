@@ -176,7 +176,7 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     return Report(
         title="AsK-LS — paper 001 Table III (node classification)",
         tables={"Micro/Macro-F1": rows, "Timing and set-up": timing},
-        notes=notes,
+        notes=notes, quick=quick,
         protocol=(
             f"60/40 random node split per repeat (seeds {seed}+1000·r); γ = 1 for AsK-LS and "
             f"LS-SVM, SVC C = 1 (one-vs-rest) on (G+Gᵀ)/2; stacking cv = {cv}; "
@@ -337,7 +337,7 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     return Report(
         title="AsK-LS — paper 001 Table IV (UCI classification accuracy)",
         tables={"Accuracy (mean±std over random 60/40 splits)": rows, "Timing": timing},
-        notes=notes,
+        notes=notes, quick=quick,
         protocol=(
             "60/40 random splits (seeds seed+1000·r); hyper-parameters (bandwidth, γ) chosen by "
             "stratified k-fold CV accuracy on the training part; "
@@ -448,7 +448,7 @@ def run_kl(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Repor
     return Report(
         title="AsK-LS — KL-divergence kernel (paper 001 §4.1; stand-in for Table I)",
         tables={"Micro/Macro-F1 (one-vs-rest)": rows},
-        notes=notes,
+        notes=notes, quick=quick,
         protocol=(
             f"DBLP (4 classes), {n_sub} random documents per repeat, 60/40 split, {R} repeat(s); "
             f"a, γ (and SVC C) by {k_cv}-fold CV accuracy: a ∈ {a_grid}, γ ∈ "

@@ -24,7 +24,7 @@ from ..linalg.nystrom import asymmetric_nystrom
 from ..linalg.svd import top_svd
 from ._graph_data import graph_problem
 from .ksvd_graphs import normalize_embedding, reference_bandwidth
-from .report import new_figure
+from .report import new_figure, save_figure
 
 
 def kpca_nystrom_embedding(K: KernelMatrix, r: int, m: int, seed: int) -> np.ndarray:
@@ -76,6 +76,7 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
     trials = n_trials or (2 if quick else 10)
     folds = 3 if quick else 10
     rows, chosen = [], []
+    err = {}  # (dataset, m, method, "micro"/"macro") -> std over trials (figure only)
     for name in names:
         A, X, Z, _, y = graph_problem(name, data_dir, n_sub, k=1.0)
         g0 = reference_bandwidth(A)
@@ -109,32 +110,41 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
                 f = node_classification(E, y, n_trials=trials, random_state=seed)
                 row[f"{method} micro"] = f["micro_f1"]
                 row[f"{method} macro"] = f["macro_f1"]
+                err[name, m, method, "micro"] = f["micro_f1_std"]
+                err[name, m, method, "macro"] = f["macro_f1_std"]
             rows.append(row)
     if out is not None:
-        path = _plot(rows, names, Path(out))
+        path = _plot(rows, names, Path(out), err, trials)
         if figures is not None:
             figures.append(str(path))
     return rows, chosen
 
 
-def _plot(rows, names, out: Path) -> Path:
-    fig, axes = new_figure(1, len(names), figsize=(4 * len(names), 3.2), squeeze=False)
-    for ax, name in zip(axes[0], names):
+def _plot(rows, names, out: Path, err=None, trials=None) -> Path:
+    err = err or {}
+    fig, axes = new_figure(1, len(names), figsize=(4.6 * len(names), 3.8), squeeze=False,
+                           sharey=True)
+    for j, (ax, name) in enumerate(zip(axes[0], names)):
         sub = [r_ for r_ in rows if r_["dataset"] == name and r_["m"] != "exact"]
         ex = [r_ for r_ in rows if r_["dataset"] == name and r_["m"] == "exact"]
         ms = [r_["m"] for r_ in sub]
         for key, col in (("KSVD", "green"), ("KPCA", "blue")):
-            ax.plot(ms, [r_[f"{key} macro"] for r_ in sub], "o-", color=col, label=f"{key} macro")
-            ax.plot(ms, [r_[f"{key} micro"] for r_ in sub], "^:", color=col, label=f"{key} micro")
+            for kind, fmt in (("macro", "o-"), ("micro", "^:")):
+                ax.errorbar(ms, [r_[f"{key} {kind}"] for r_ in sub],
+                            yerr=[err.get((name, m, key, kind), 0.0) for m in ms], fmt=fmt,
+                            color=col, capsize=2, ms=4, label=f"{key} {kind}-F1")
             if ex:
-                ax.axhline(ex[0][f"{key} macro"], color=col, ls="--", lw=0.8)
+                ax.axhline(ex[0][f"{key} macro"], color=col, ls="--", lw=0.8,
+                           label=f"{key} macro-F1, exact")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("landmarks m")
-        ax.set_ylabel("F1")
-        ax.set_title(name)
-    axes[0][0].legend(fontsize=7)
-    fig.suptitle("KSVD + asymmetric Nyström vs KPCA + symmetric Nyström (RBF; dashed: exact)")
+        ax.set_xlabel("landmarks m (count)")
+        if j == 0:
+            ax.set_ylabel("F1 on held-out nodes (fraction)")
+        ax.set_title(name.capitalize())
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    spread = f"; error bars: std over {trials} splits" if trials else ""
+    fig.suptitle("KSVD + asymmetric Nyström vs KPCA + symmetric Nyström (RBF kernel"
+                 f"{spread})", fontsize=10)
     fig.tight_layout()
-    path = out / "nystrom_fig5_6_f1.png"
-    fig.savefig(path, dpi=80)
-    return path
+    return Path(save_figure(fig, out, "nystrom_fig5_6_f1.png"))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import Report, new_figure
+from .report import Report, new_figure, save_figure
 
 SAMPLERS = ("gaussian", "uniform", "leverage", "kmeans")
 SAMPLER_TITLES = {"gaussian": "Gaussian", "uniform": "Uniform", "leverage": "Leverage score",
@@ -150,12 +150,13 @@ def _summary(raw, name):
 
 def _plot(raw, meta, out):
     name = meta["dataset"]
-    fig, axes = new_figure(2, 4, figsize=(13, 5.6), sharex=True)
+    fig, axes = new_figure(2, 4, figsize=(14, 6.2), sharex=True, sharey="row")
     for j, sampler in enumerate(SAMPLERS):
         g = [r for r in raw if r["sampler"] == sampler]
         ratios = sorted({r["ratio"] for r in g})
-        for row, (kg, kl, lab) in enumerate((("err_gsa", "err_lla", "approximation error"),
-                                             ("acc_gsa", "acc_lla", "test accuracy"))):
+        for row, (kg, kl, lab) in enumerate((
+                ("err_gsa", "err_lla", "error ‖f − f*‖_H (RKHS norm)"),
+                ("acc_gsa", "acc_lla", "test accuracy (fraction)"))):
             ax = axes[row, j]
             for key, label, color in ((kg, "GSA", "tab:red"), (kl, "LLA", "tab:blue")):
                 mu = np.array([np.mean([r[key] for r in g if r["ratio"] == q]) for q in ratios])
@@ -164,20 +165,17 @@ def _plot(raw, meta, out):
                             marker="o", ms=3, capsize=2, lw=1)
             if row == 1:
                 ax.axhline(meta["exact_acc"], color="k", ls=":", lw=1, label="exact")
-                ax.set_xlabel("m/n (%)")
+                ax.set_xlabel("landmarks m/n (%)")
             if j == 0:
                 ax.set_ylabel(lab)
             if row == 0:
                 ax.set_title(SAMPLER_TITLES[sampler])
             ax.grid(alpha=0.3)
-    axes[1, 0].legend(fontsize=8)
-    axes[0, 0].legend(fontsize=8)
+            ax.legend(fontsize=7)
     fig.suptitle(f"{name}: GSA vs LLA (ν-SVM, γ={meta['gamma']:g}, ν={meta['nu']}, "
-                 f"{meta['seeds']} seeds)", fontsize=11)
+                 f"{meta['seeds']} seeds; error bars: std over seeds)", fontsize=11)
     fig.tight_layout()
-    path = Path(out) / f"nystrom_machines_{name}.png"
-    fig.savefig(path, dpi=72)
-    return str(path)
+    return save_figure(fig, out, f"nystrom_machines_{name}.png")
 
 
 def _verdict(raw, name):
@@ -251,8 +249,14 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: in
         "‖f − f*‖_H from eqs. (19) and (15) against the exact NuSVC on the full kernel, averaged "
         "over the one-vs-one binary machines (45 for usps, 3 for dna, 1 for phishing). Samplers: "
         "Gaussian sketch C_H = X_H S, uniform without replacement, approximate rank-m leverage "
-        "scores, k-means centres (20 Lloyd iterations). " + ("QUICK MODE (subsampled)." if quick
-                                                            else "")
+        "scores, k-means centres (20 Lloyd iterations)."
     )
+    if quick:
+        protocol = (
+            "QUICK RUN: subsampled " + ", ".join(datasets) + ", m/n ∈ {"
+            + ", ".join(f"{100 * q:g} %" for q in ratios) + "}, "
+            + f"{n_seeds or 1} seed(s) per setting; Gaussian kernel and ν from paper 004 "
+            "Table II, samplers, GSA/LLA errors against the exact NuSVC as in the full run.")
+        notes = [n for n in notes if not n.startswith(tuple(f"{d}/" for d in datasets))]
     return Report(title="Paper 004 Figures 1–2: Nyström ν-SVM, GSA vs LLA", tables=tables,
-                  notes=notes, figures=figures, protocol=protocol)
+                  notes=notes, figures=figures, protocol=protocol, quick=quick)

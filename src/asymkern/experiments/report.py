@@ -27,6 +27,17 @@ def markdown_table(rows: list[dict], columns: list[str] | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+QUICK_BANNER = (
+    "> **Quick run with reduced settings** (`--quick`): smaller data, fewer repeats and smaller "
+    "grids than the full protocol. These numbers only exercise the code path; they are not the "
+    "results pages' numbers, and neither the full protocol nor the comparisons with the paper "
+    "apply to them."
+)
+
+#: Resolution of the saved PNG figures (print quality: at least 150 dpi).
+FIGURE_DPI = 200
+
+
 @dataclass
 class Report:
     """Result of one experiment: named tables (lists of dict rows), notes, figure paths.
@@ -42,7 +53,12 @@ class Report:
     figures : list of str, optional
         Paths of figure files, linked by file name.
     protocol : str, default ''
-        How the experiment was run (printed under the title).
+        How the experiment was run (printed under the title). In a quick report: the quick run's
+        own (reduced) settings only, never the full protocol's text.
+    quick : bool, default False
+        A ``--quick`` run: the Markdown then opens with a banner saying so (reduced settings, not
+        the full protocol; the numbers are a smoke test, not comparable with the results pages
+        or the paper) and the protocol paragraph is headed "Quick-run settings".
 
     See Also
     --------
@@ -68,6 +84,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     protocol: str = ""
+    quick: bool = False
 
     def to_markdown(self) -> str:
         """Render the report as Markdown.
@@ -77,9 +94,14 @@ class Report:
         str
             Title, protocol, one section per table, the notes and the figure links.
         """
-        parts = [f"# {self.title}\n"]
-        if self.protocol:
-            parts.append(f"**Protocol.** {self.protocol}\n")
+        if self.quick:
+            parts = [f"# {self.title} (quick run)\n", QUICK_BANNER + "\n"]
+            if self.protocol:
+                parts.append(f"**Quick-run settings.** {self.protocol}\n")
+        else:
+            parts = [f"# {self.title}\n"]
+            if self.protocol:
+                parts.append(f"**Protocol.** {self.protocol}\n")
         for name, rows in self.tables.items():
             parts.append(f"## {name}\n")
             parts.append(markdown_table(rows))
@@ -135,7 +157,7 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float],
     Returns
     -------
     fig : matplotlib.figure.Figure
-        The figure; save it with ``fig.savefig``.
+        The figure; save it with :func:`save_figure`.
     axes : matplotlib.axes.Axes or numpy.ndarray of them
         As :meth:`matplotlib.figure.Figure.subplots` returns them.
     """
@@ -145,3 +167,35 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float],
     fig = Figure(figsize=figsize)
     FigureCanvasAgg(fig)
     return fig, fig.subplots(nrows, ncols, **subplots_kw)
+
+
+
+def save_figure(fig, out, name: str, *, svg: bool = False) -> str:
+    """Save ``fig`` as ``<out>/<name>`` (a PNG at :data:`FIGURE_DPI` dpi), the one way
+    experiments write figures.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (e.g. from :func:`new_figure`).
+    out : str or os.PathLike
+        The output directory (created when missing).
+    name : str
+        The file name, ending in ``.png``.
+    svg : bool, default False
+        Also write a vector copy ``<name>.svg`` beside the PNG (the Markdown links the PNG).
+
+    Returns
+    -------
+    str
+        The PNG's path.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    if path.suffix != ".png":
+        raise ValueError(f"figure name must end in .png, got {name!r}")
+    fig.savefig(path, dpi=FIGURE_DPI, bbox_inches="tight")
+    if svg:
+        fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
+    return str(path)
