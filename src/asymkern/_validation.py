@@ -229,6 +229,30 @@ def renamed_argument(value, old_value, new: str, old: str, where: str, *,
     return old_value
 
 
+def check_nonnegative_weights(sample_weight, n: int) -> np.ndarray:
+    """``sample_weight`` as float64 (n,): finite, non-negative, with a positive sum.
+
+    None means all ones; a scalar is broadcast. Shared by the in-memory and torch paths of the
+    Nyström machines.
+    """
+    if sample_weight is None:
+        return np.ones(n)
+    sw = np.asarray(sample_weight)
+    if sw.ndim == 0:
+        sw = np.full(n, float(sw))
+    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
+        raise TypeError("sample_weight must be numeric")
+    sw = sw.astype(np.float64)
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n},)")
+    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise ValueError("sample_weight must be finite and non-negative")
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
+                         "positive weight is needed")
+    return sw
+
+
 def check_positive(value, name: str, *, allow_zero: bool = False, allow_none: bool = False):
     """Check a real scalar is > 0 (or >= 0) and finite; return it as float."""
     if value is None and allow_none:

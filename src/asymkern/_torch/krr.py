@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
+from .._validation import check_nonnegative_weights
 from .device import as_tensor, from_numpy, resolve_device, to_numpy
 from .kernels import TorchKernel
 
@@ -70,7 +71,8 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     if not as_numpy:
         est.n_features_in_ = d
     Y = _targets(to_numpy(y) if any_torch(y) else y, n)
-    sw = _weights(to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight, n)
+    sw = check_nonnegative_weights(
+        to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight, n)
     est.dask_fit_ = False
     est.torch_fit_ = True
     est._y_1d = Y.ndim == 1
@@ -195,26 +197,6 @@ def _targets(y, n: int) -> np.ndarray:
     if not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinity; expected finite values")
     return y
-
-
-def _weights(sample_weight, n: int) -> np.ndarray:
-    """sample_weight as float64 (n,), finite, ≥ 0, positive sum; None = all ones."""
-    if sample_weight is None:
-        return np.ones(n)
-    sw = np.asarray(sample_weight)
-    if sw.ndim == 0:
-        sw = np.full(n, float(sw))
-    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
-        raise TypeError("sample_weight must be numeric")
-    sw = sw.astype(np.float64)
-    if sw.shape != (n,):
-        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n},)")
-    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-        raise ValueError("sample_weight must be finite and non-negative")
-    if not sw.sum() > 0:
-        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
-                         "positive weight is needed")
-    return sw
 
 
 def predict_ridge_torch(est, X, approach=None):

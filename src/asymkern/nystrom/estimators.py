@@ -87,6 +87,7 @@ from .._validation import (
     check_finite_output,
     check_input,
     check_n_components,
+    check_nonnegative_weights,
     check_positive,
     check_random_state,
     clip_count,
@@ -325,27 +326,6 @@ def _finite_fit(est):
     return est
 
 
-def _check_weights(sample_weight, n: int) -> np.ndarray:
-    """sample_weight as a float64 (n,) array of finite non-negative values with a positive
-    sum; None = all ones."""
-    if sample_weight is None:
-        return np.ones(n)
-    sw = np.asarray(sample_weight)
-    if sw.ndim == 0:
-        sw = np.full(n, float(sw))
-    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
-        raise TypeError("sample_weight must be numeric")
-    sw = sw.astype(np.float64)
-    if sw.shape != (n,):
-        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n},)")
-    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-        raise ValueError("sample_weight must be finite and non-negative")
-    if not sw.sum() > 0:
-        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
-                         "positive weight is needed")
-    return sw
-
-
 def _require_y(y, est):
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
@@ -569,7 +549,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         y = _as_targets(y, X.shape[0])
         n = X.shape[0]
-        sw = _check_weights(sample_weight, n)
+        sw = check_nonnegative_weights(sample_weight, n)
         self._y_1d = y.ndim == 1
         Y = y.reshape(n, -1)
         self.X_fit_ = X
