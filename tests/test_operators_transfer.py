@@ -152,6 +152,23 @@ def test_pf_reduced_errors_float32_pickle_and_inputs():
     np.testing.assert_array_equal(again.eigenvalues_, pf.eigenvalues_)
 
 
+@pytest.mark.parametrize("cls", [KoopmanOperator, PerronFrobeniusOperator])
+def test_rrr_is_stable_under_rounding_level_perturbations(cls):
+    """Rank-deficient G (linear kernel, d = 3 < n) and small ε: the dense RRR solves the
+    symmetric form D QᵀHQ D/n (well-conditioned eigenvalues), so a CSR copy of X (different
+    rounding in the Gram matrices) gives the same estimator to rounding. The former non-normal
+    (G + nεI)⁻¹HG/n moved these eigenvalues by 1e-4."""
+    import scipy.sparse as sp
+
+    X = np.random.RandomState(0).randn(60, 3)
+    kw = dict(kernel="linear", estimator="rrr", rank=2, n_components=2)
+    a = cls(**kw).fit(X)
+    b = cls(**kw).fit(sp.csr_matrix(X))
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, atol=1e-12)
+    fa, fb = _align(a.eigenfunctions_(X[:5]), b.eigenfunctions_(X[:5]))  # up to sign
+    np.testing.assert_allclose(fa, fb, atol=1e-9)
+
+
 def test_pf_reduced_arpack_path_equals_dense():
     """n > 200: the PCR/RRR factors come from ARPACK; the eigenvalues equal the dense ones."""
     X = _ou(320)
@@ -250,3 +267,30 @@ def test_common_checks_reduced_rank_pf(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippedParameterWarning)
         check(estimator)
+
+
+# ------------------------------------------------------------ double gyre (Ex. 4.2) helper
+def test_gyre_l2_svd_of_the_rrr_estimator_equals_the_dense_svd():
+    """gyre_transfer_estimators: the L² SVD of K̂ (values (K̂g)(X) = G U Vᵀ g(Y)) from two thin
+    QRs equals the dense SVD of the n×n matrix G U Vᵀ; Nyström with every point a landmark
+    equals the exact estimator."""
+    from asymkern.experiments.operators import double_gyre_flow, gyre_transfer_estimators
+
+    g1, g2 = np.meshgrid((np.arange(16) + 0.5) / 8, (np.arange(8) + 0.5) / 8)
+    X = np.column_stack([g1.ravel(), g2.ravel()])
+    Y = double_gyre_flow(X, tau=2.0)
+    V_cca = np.column_stack([X[:, 0] - 1.0, X[:, 1] - 0.5, X[:, 0] * X[:, 1]])
+    rows, panels = gyre_transfer_estimators(X, Y, gamma=8.0, alpha=1e-4, V_cca=V_cca, k=3,
+                                            n_landmarks=X.shape[0], rank=6)
+    est = KoopmanOperator(kernel="rbf", kernel_params={"gamma": 8.0}, alpha=1e-4,
+                          estimator="rrr", rank=6, n_components=4).fit(X, Y)
+    A = est.kernel_(X) @ _dense_B(est)
+    W, s_ref = np.linalg.svd(A)[:2]
+    _, U, sv = panels[0]
+    np.testing.assert_allclose(sv[:4], s_ref[:4], rtol=1e-8)
+    a, b = _align(U, W[:, :4])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    np.testing.assert_allclose(np.mean(U**2, axis=0), 1.0, rtol=1e-10)  # unit empirical L²
+    np.testing.assert_allclose(panels[1][2][:4], sv[:4], rtol=1e-6)  # Nyström, m = n
+    for row in rows:
+        assert all(0.0 <= row[f"cos∠(v_{i}, span u)"] <= 1.0 + 1e-12 for i in (1, 2, 3))
