@@ -11,7 +11,8 @@ CrossCovarianceOperator       I/n (§4.2) — singular values/functions (Ex. 3.1
 ConditionalMeanEmbedding      (G_Φ + nεI)⁻¹ (§4.3, Tikhonov) — E[g(Y) | X = x]
 KoopmanOperator               (G_Φ + nεI)⁻¹ with the roles of X_t, X_{t+τ} swapped (§4.4);
                               PCR/RRR: rank-r U Vᵀ (Kostic et al. 2022), see the class
-PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4)
+PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4);
+                              PCR/RRR: V Uᵀ, the adjoint of the Koopman U Vᵀ, see the class
 KernelCCA                     (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (App. A.2, regularised)
 ============================  ==================================================================
 
