@@ -42,7 +42,9 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
     Raises
     ------
     ValueError
-        If the kernel is flagged asymmetric or indefinite (``sne``, ``t``, KL kernels).
+        If the kernel is flagged asymmetric or indefinite (``sne``, ``t``, KL kernels); the
+        message for an asymmetric kernel explains why (two feature maps, no Gram matrices of
+        either) and names :class:`~asymkern.decomposition.KernelSVD` for its SVD.
 
     See Also
     --------
@@ -74,10 +76,23 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
         k = CallableKernel(kernel, is_symmetric=True, is_psd=True, **params)
     else:
         k = get_kernel(kernel, **params)
-    if not (k.is_symmetric and k.is_psd):
+    if not k.is_symmetric:
         raise ValueError(
-            f"{name}={k!r} is not a symmetric positive semi-definite kernel; empirical RKHS "
-            "operators (paper 002) need an RKHS, i.e. a symmetric PSD kernel"
+            f"{name}={k!r} is asymmetric, not a symmetric positive semi-definite kernel; "
+            "empirical RKHS operators (paper 002: "
+            "covariance, conditional mean embedding, Koopman/Perron–Frobenius, CCA) need an "
+            "RKHS, i.e. a symmetric PSD kernel. An asymmetric kernel κ(x, z) = ⟨φ(x), ψ(z)⟩ has "
+            "two feature maps (paper 000) and gives only the cross inner products κ(x_i, z_j), "
+            "not the Gram matrices ⟨φ(x_i), φ(x_j)⟩ and ⟨ψ(z_i), ψ(z_j)⟩ that an operator "
+            "estimate and its regularisation, eigen- and singular functions need. Use a PSD "
+            "kernel here (e.g. 'rbf'), or, for the SVD of the asymmetric kernel matrix "
+            "between the states and their successors, asymkern.decomposition.KernelSVD"
+            "(kernel=...).fit(X[:-lag], Z=X[lag:])"
+        )
+    if not k.is_psd:
+        raise ValueError(
+            f"{name}={k!r} is not a positive semi-definite kernel; empirical RKHS operators "
+            "(paper 002) need an RKHS, i.e. a symmetric PSD kernel (e.g. 'rbf', 'laplacian')"
         )
     return k
 

@@ -64,29 +64,27 @@ def pcr_dual(G: np.ndarray, r: int, shift: float):
 def rrr_dual(G: np.ndarray, H: np.ndarray, r: int, shift: float, dense_below: int = 200):
     """Exact RRR (Kostic et al. 2022): U from (1/n) H G u = σ² (G + nεI) u, V = G U / n.
 
-    The generalised problem is solved as the ordinary eigenproblem of the operator
-    v ↦ (G + nεI)⁻¹ H G v / n (a Cholesky solve per product, never an n×n product of matrices);
-    its eigenvalues σ² are real and ≥ 0 (it is similar to a symmetric PSD matrix).
+    For n > ``dense_below`` the generalised problem is solved by ARPACK as the ordinary
+    eigenproblem of the operator v ↦ (G + nεI)⁻¹ H G v / n (a Cholesky solve per product, never
+    an n×n product of matrices); its eigenvalues σ² are real and ≥ 0 (it is similar to a
+    symmetric PSD matrix). Small problems (and an ARPACK failure) use the symmetric form of
+    :func:`_rrr_dual_dense`, whose eigenvalues are well conditioned.
     """
     n = G.shape[0]
+    if n <= dense_below or r >= n - 2:
+        return _rrr_dual_dense(G, H, r, shift)
     try:
         cho = sla.cho_factor(G + shift * np.eye(n), check_finite=False)
     except np.linalg.LinAlgError as exc:
         raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
                          "must be PSD and alpha large enough") from exc
-    s2 = None
-    if not (n <= dense_below or r >= n - 2):
-        op = LinearOperator((n, n), dtype=np.float64,
-                            matvec=lambda v: sla.cho_solve(cho, H @ (G @ v),
-                                                           check_finite=False) / n)
-        try:
-            s2, W = eigs(op, k=r, which="LR", v0=_v0(n), tol=0.0,
-                         ncv=min(n, max(2 * r + 1, 20)))
-        except ArpackNoConvergence:  # rare: fall back to the dense reference
-            s2 = None
-    if s2 is None:
-        A = sla.cho_solve(cho, H @ G, check_finite=False) / n
-        s2, W = sla.eig(A, check_finite=False)
+    op = LinearOperator((n, n), dtype=np.float64,
+                        matvec=lambda v: sla.cho_solve(cho, H @ (G @ v),
+                                                       check_finite=False) / n)
+    try:
+        s2, W = eigs(op, k=r, which="LR", v0=_v0(n), tol=0.0, ncv=min(n, max(2 * r + 1, 20)))
+    except ArpackNoConvergence:  # rare: fall back to the dense reference
+        return _rrr_dual_dense(G, H, r, shift)
     order = np.argsort(-s2.real, kind="stable")[:r]
     s2, W = s2.real[order], W[:, order].real
     GW = G @ W
@@ -94,6 +92,35 @@ def rrr_dual(G: np.ndarray, H: np.ndarray, r: int, shift: float, dense_below: in
     keep = norms2 > 1000.0 * np.finfo(float).eps * max(float(norms2.max(initial=0.0)), 1e-300)
     keep &= s2 > 0
     U = W[:, keep] / np.sqrt(norms2[keep])
+    return U, G @ U / n, s2[keep]
+
+
+def _rrr_dual_dense(G: np.ndarray, H: np.ndarray, r: int, shift: float):
+    """Exact RRR through the symmetric form of (1/n) H G u = σ² (G + nεI) u (dense, small n).
+
+    With G = Q Λ Qᵀ (λ > 0 kept) and D = diag(√(λ/(λ + nε))) ≤ I, the nonzero σ² are the
+    eigenvalues of the symmetric PSD T = D Qᵀ H Q D / n, and u = √n Q diag(1/√(λ(λ + nε))) z
+    for T z = σ² z (then uᵀG(G + nεI)u = n). Unlike the non-normal (G + nεI)⁻¹HG/n, whose
+    eigenvalues amplify rounding errors by up to 1/(nε) when G is numerically rank-deficient,
+    T has perfectly conditioned eigenvalues.
+    """
+    n = G.shape[0]
+    lam, Q = sla.eigh(0.5 * (G + G.T), check_finite=False)
+    if lam.size == 0 or lam[-1] <= 0:
+        return np.zeros((n, 0)), np.zeros((n, 0)), np.zeros(0)
+    if lam[0] + shift <= 0:  # where the Cholesky factorisation of G + nεI would fail
+        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
+                         f"eigenvalue of G_X {lam[0]:.3g}); the kernel must be PSD and alpha "
+                         "large enough")
+    keep = lam > lam[-1] * n * np.finfo(float).eps
+    lam, Q = lam[keep], Q[:, keep]
+    d = np.sqrt(lam / (lam + shift))
+    T = d[:, None] * (Q.T @ H @ Q) * d / n
+    s2, Z = sla.eigh(0.5 * (T + T.T), check_finite=False)
+    order = np.argsort(-s2, kind="stable")[:r]
+    s2, Z = s2[order], Z[:, order]
+    keep = s2 > 1000.0 * np.finfo(float).eps * max(float(s2.max(initial=0.0)), 1e-300)
+    U = np.sqrt(n) * (Q @ (Z[:, keep] / np.sqrt(lam * (lam + shift))[:, None]))
     return U, G @ U / n, s2[keep]
 
 

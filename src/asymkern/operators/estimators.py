@@ -11,7 +11,8 @@ CrossCovarianceOperator       I/n (§4.2) — singular values/functions (Ex. 3.1
 ConditionalMeanEmbedding      (G_Φ + nεI)⁻¹ (§4.3, Tikhonov) — E[g(Y) | X = x]
 KoopmanOperator               (G_Φ + nεI)⁻¹ with the roles of X_t, X_{t+τ} swapped (§4.4);
                               PCR/RRR: rank-r U Vᵀ (Kostic et al. 2022), see the class
-PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4)
+PerronFrobeniusOperator       G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ (§4.4);
+                              PCR/RRR: V Uᵀ, the adjoint of the Koopman U Vᵀ, see the class
 KernelCCA                     (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (App. A.2, regularised)
 ============================  ==================================================================
 
@@ -1150,6 +1151,35 @@ class _TransferOperator(_OperatorEstimator):
         self.timescales_ = ts
         return self
 
+    def _estimator_kind(self) -> str:
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
+        return self.estimator
+
+    def _rank(self, limit: int, what: str) -> int:
+        r = self.n_components if self.rank is None else self.rank
+        r = _check_int(r, "rank" if self.rank is not None else "n_components")
+        return clip_count(r, limit, "rank", what, owner=type(self).__name__)
+
+    def _reduced_dual(self, kind: str, G, X0, X1, r: int, shift: float):
+        """Exact PCR/RRR factors U, V (B_Koopman = U Vᵀ) with k(Y, X) and, for RRR, k(Y, Y).
+
+        Returns ``(U, V, Cyx, H)``; H is None for PCR (it is not needed there).
+        """
+        Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
+        check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
+        H = None
+        if kind == "pcr":
+            U, V = pcr_dual(G, r, shift)
+        else:
+            H = np.asarray(self.kernel_(X1), dtype=np.float64)
+            check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
+            U, V, _ = rrr_dual(G, H, r, shift)
+        if U.shape[1] == 0:
+            raise ValueError("the reduced-rank estimator is numerically zero (no direction "
+                             "above the rounding level); " + _RESCALE)
+        return U, V, Cyx, H
+
     def implied_timescales(self) -> np.ndarray:
         """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for ``|λ_i|`` ≥ 1."""
         check_is_fitted(self, "operator_")
@@ -1270,16 +1300,6 @@ class KoopmanOperator(_TransferOperator):
         self.rank = rank
 
     # ---------------------------------------------------------------------------- parameters
-    def _estimator_kind(self) -> str:
-        if self.estimator not in ESTIMATORS:
-            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
-        return self.estimator
-
-    def _rank(self, limit: int, what: str) -> int:
-        r = self.n_components if self.rank is None else self.rank
-        r = _check_int(r, "rank" if self.rank is not None else "n_components")
-        return clip_count(r, limit, "rank", what, owner=type(self).__name__)
-
     def _observable_data(self, observables, X0, X1, lag: int, y_given: bool):
         """The observable values g(y_i) at the shifted samples (n, p) float64, or None."""
         self._obs_1d = False
@@ -1435,18 +1455,7 @@ class KoopmanOperator(_TransferOperator):
             self._fc = {"kind": "exact", "U": None, "M": None, "state": X1d, "obs": obs}
             return self._finish(solver="arpack" if n > 150 else "auto")
         r = self._rank(n, "the number of time-lagged pairs")
-        Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
-        check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
-        if kind == "pcr":
-            U, V = pcr_dual(G, r, n * eps)
-        else:
-            H = np.asarray(self.kernel_(X1), dtype=np.float64)
-            check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
-            U, V, _ = rrr_dual(G, H, r, n * eps)
-            del H
-        if U.shape[1] == 0:
-            raise ValueError("the reduced-rank estimator is numerically zero (no direction "
-                             "above the rounding level); " + _RESCALE)
+        U, V, Cyx, _ = self._reduced_dual(kind, G, X0, X1, r, n * eps)
         self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, _LowRank(U, V))
         self.operator_._cache["out"] = G
         self.operator_._cache["cross"] = Cyx
@@ -1654,6 +1663,25 @@ class PerronFrobeniusOperator(_TransferOperator):
     (every eigenvalue then satisfies ``|λ|`` ≤ ‖A‖₂). ``lagged_gram_solver_`` is ``'lu'`` or
     ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a warning.
 
+    **Reduced-rank estimators** (``estimator='pcr'`` or ``'rrr'``, rank r = ``rank``). The
+    Perron–Frobenius operator is the adjoint of the Koopman operator; in the RKHS its embedded
+    form is P_E = C_YX C_XX⁻¹ = (C_XX⁻¹ C_XY)* (Klus et al. 2020, §3), so its estimator is the
+    adjoint of the Koopman estimator (Kostic et al. 2022, §3): with the Koopman estimator
+    K̂ = Φ U Vᵀ Ψᵀ of :class:`KoopmanOperator` (same ``estimator``/``rank``; Φ the features of the
+    x_i, Ψ those of the y_i, U, V n×r),
+
+        P̂ = K̂* = Ψ V Uᵀ Φᵀ,  i.e. B = V Uᵀ (rank r, never formed).
+
+    Its eigenpairs come from the r×r matrix Mᵀ = Uᵀ G_ΦΨ V (M = Vᵀ G_ΨΦ U is the Koopman
+    matrix): P̂ (Ψ V z) = λ Ψ V z when Mᵀ z = λ z, so the eigenvalues are those of the Koopman
+    estimator and the eigenfunctions are its left eigenfunctions
+    (``KoopmanOperator.left_eigenfunctions_``), here RKHS-normalised. G_ΦΨ is only multiplied,
+    never inverted, so the reduced-rank estimators need no conditioning safeguard. At full rank
+    (r = n) 'pcr' and 'rrr' equal Ψ (G_Φ + nεI)⁻¹ Φᵀ (the regularised P_E); ``'full'`` (the default)
+    is the paper-002 estimator above, of the kernel PF operator C_XX⁻¹C_YX (Klus et al. 2020):
+    the two are similar operators, P_E = C_XX P C_XX⁻¹, so their eigenvalues coincide and
+    their eigenfunctions differ by the covariance operator.
+
     Parameters
     ----------
     kernel : str, Kernel or callable, default='rbf'
@@ -1668,6 +1696,12 @@ class PerronFrobeniusOperator(_TransferOperator):
         Number of eigenpairs kept.
     timestep : float, default=1.0
         Time per step (for ``timescales_``).
+    estimator : {'full', 'pcr', 'rrr'}, default='full'
+        'full': the paper-002 estimator; 'pcr'/'rrr': the adjoint of the reduced-rank
+        Koopman estimator (see above).
+    rank : int or None, default=None
+        Rank r of the 'pcr'/'rrr' estimators; None uses ``n_components``. Clipped to the number
+        of pairs. Ignored by 'full'.
     regularization : float, deprecated
         Former name of ``alpha``.
 
@@ -1679,10 +1713,12 @@ class PerronFrobeniusOperator(_TransferOperator):
         Eigenfunctions (functions on the lagged samples' space).
     timescales_ : ndarray
         Implied timescales −τ/ln|λ_i|.
-    lagged_gram_rcond_ : float
-        Estimated reciprocal condition number of G_ΦΨ.
-    lagged_gram_solver_ : {'lu', 'tikhonov'}
-        How G_ΦΨ⁻¹ was applied.
+    lagged_gram_rcond_ : float or None
+        Estimated reciprocal condition number of G_ΦΨ ('full' only).
+    lagged_gram_solver_ : {'lu', 'tikhonov'} or None
+        How G_ΦΨ⁻¹ was applied ('full' only; None for 'pcr'/'rrr').
+    rank_ : int or None
+        Rank of the 'pcr'/'rrr' estimator (None for 'full').
 
     See Also
     --------
@@ -1691,6 +1727,11 @@ class PerronFrobeniusOperator(_TransferOperator):
     References
     ----------
     .. [1] Paper 002, §4.4 (kernel transfer operators).
+    .. [2] S. Klus, I. Schuster, K. Muandet, "Eigendecompositions of transfer operators in
+       reproducing kernel Hilbert spaces", J. Nonlinear Sci. 30, 283–315 (2020), §3.
+    .. [3] V. Kostic, P. Novelli, A. Maurer, C. Ciliberto, L. Rosasco, M. Pontil, "Learning
+       dynamical systems via Koopman operator regression in reproducing kernel Hilbert
+       spaces", NeurIPS 2022 (PCR and RRR estimators).
 
     Examples
     --------
@@ -1704,9 +1745,23 @@ class PerronFrobeniusOperator(_TransferOperator):
     ...                              n_components=2).fit(x)
     >>> pf.eigenvalues_.shape
     (2,)
+    >>> from asymkern.operators import KoopmanOperator
+    >>> kw = dict(kernel="linear", estimator="rrr", rank=1, n_components=1)
+    >>> pf_rrr = PerronFrobeniusOperator(**kw).fit(x)  # the adjoint of the Koopman RRR
+    >>> bool(np.isclose(pf_rrr.eigenvalues_[0], KoopmanOperator(**kw).fit(x).eigenvalues_[0]))
+    True
     """
 
     RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
+
+    def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
+                 lag: int = 1, n_components: int = 5, timestep: float = 1.0,
+                 estimator: str = "full", rank=None, regularization=DEPRECATED):
+        super().__init__(kernel=kernel, kernel_params=kernel_params,
+                         alpha=alpha, lag=lag, n_components=n_components,
+                         timestep=timestep, regularization=regularization)
+        self.estimator = estimator
+        self.rank = rank
 
     def fit(self, X, y=None, *, Y=None):
         """Fit on a trajectory or on snapshot pairs.
@@ -1727,7 +1782,12 @@ class PerronFrobeniusOperator(_TransferOperator):
             The fitted estimator.
         """
         y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
+        kind = self._estimator_kind()
         eps, X0, X1, n, G = self._lagged_gram(X, y)
+        self.X_fit_, self.Y_fit_ = X0, X1
+        if kind != "full":
+            return self._fit_reduced(kind, G, X0, X1, n, eps)
+        self.rank_ = None
         Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
         check_finite_output(Gxy, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
                             "rescale X (and Y) or choose a kernel parameter that keeps it finite")
@@ -1752,8 +1812,31 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
-        self.X_fit_, self.Y_fit_ = X0, X1
         return self._finish(solver="arpack" if n > 150 else "auto")
+
+    def _fit_reduced(self, kind, G, X0, X1, n, eps):
+        """P̂ = Ψ V Uᵀ Φᵀ, the adjoint of the reduced-rank Koopman estimator Φ U Vᵀ Ψᵀ."""
+        r = self._rank(n, "the number of time-lagged pairs")
+        U, V, Cyx, H = self._reduced_dual(kind, G, X0, X1, r, n * eps)
+        if H is None:
+            H = np.asarray(self.kernel_(X1), dtype=np.float64)
+            check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
+        self.lagged_gram_rcond_ = None
+        self.lagged_gram_solver_ = None
+        op = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, _LowRank(V, U))
+        op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
+        self.operator_ = op
+        self.rank_ = int(U.shape[1])
+        lam, Z, _ = reduced_eig(U.T @ (Cyx.T @ V))  # Mᵀ = Uᵀ G_ΦΨ V
+        coef = V @ Z
+        norms = np.sqrt(np.maximum(np.real(np.einsum("ij,ij->j", np.conj(coef), H @ coef)),
+                                   1e-300))
+        k = _check_int(self.n_components, "n_components")
+        k = clip_count(k, lam.size, "n_components",
+                       f"the number of nonzero eigenvalues of the rank-{self.rank_} estimator",
+                       owner=type(self).__name__)
+        fn = RKHSFunction(self.kernel_, X1, coef[:, :k] / norms[:k])
+        return self._finish(OperatorEig(lam[:k], fn, kind, {"rank": self.rank_}))
 
 
 class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
