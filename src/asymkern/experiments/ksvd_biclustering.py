@@ -121,7 +121,7 @@ def embed_pair(method: str, X, r: int, c: float = 1.0, seed: int = 0, compat=Non
 
 
 def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0,
-                compats=("a1",)) -> list[dict]:
+                compats=("a1",), methods=METHODS) -> list[dict]:
     """One row per (method, compatibility, bandwidth multiple): NMI of documents, coherence of
     terms. ``compats``: the KSVD compatibility matrices to run ('a0', 'a1', 'a1c', 'a2')."""
     pmi = pmi_matrix(ds.X)
@@ -129,7 +129,11 @@ def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0,
     X64 = sp.csr_matrix(ds.X, dtype=np.float64)
     cts = {a: CompatibilityTransform(a, random_state=seed).fit(X64) for a in compats}
     rows = []
-    runs = [(m, None) for m in METHODS if m != "KSVD"] + [("KSVD", a) for a in compats]
+    bad = set(methods) - set(METHODS)
+    if bad:
+        raise ValueError(f"unknown methods {sorted(bad)}; expected a subset of {METHODS}")
+    runs = [(m, None) for m in METHODS if m != "KSVD" and m in methods]
+    runs += [("KSVD", a) for a in compats] if "KSVD" in methods else []
     for method, comp in runs:
         for c in (grid if method != "SVD" else (1.0,)):
             t0 = time.perf_counter()
@@ -167,11 +171,14 @@ def _subsample(ds, n_docs: int, seed: int):
 
 
 def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
-        datasets=("acm", "dblp", "wiki"), compats=("a1",)) -> Report:
+        datasets=("acm", "dblp", "wiki"), compats=("a1",), methods=METHODS,
+        grid=(0.5, 1.0, 2.0)) -> Report:
     """Table 2. Quick mode: 200 random DBLP documents, r = 4, 2 k-means restarts, c = 1 only.
 
     ``compats``: KSVD's compatibility matrices, one row each ('a1' is the paper's; 'a0', 'a1c'
-    — a1 corrected, :func:`asymkern.kernels.compat.polar_factor` — and 'a2' for comparison)."""
+    — a1 corrected, :func:`asymkern.kernels.compat.polar_factor` — and 'a2' for comparison).
+    ``methods``: a subset of :data:`METHODS`; ``grid``: the bandwidth multiples of the full run
+    (c = 1 is the main table, the others the sensitivity table)."""
     t_start = time.perf_counter()
     if quick:
         datasets = ("dblp",)
@@ -180,16 +187,17 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         ds = load_bcot(name, data_dir)
         if quick:
             ds = _subsample(ds, 200, seed)
-            rows = run_dataset(ds, r=4, grid=(1.0,), n_restarts=2, seed=seed, compats=compats)
+            rows = run_dataset(ds, r=4, grid=(1.0,), n_restarts=2, seed=seed, compats=compats,
+                               methods=methods)
         else:
             r = max(ds.n_document_clusters, ds.n_term_clusters)
-            rows = run_dataset(ds, r=r, grid=(0.5, 1.0, 2.0), n_restarts=5, seed=seed,
-                               compats=compats)
+            rows = run_dataset(ds, r=r, grid=tuple(float(c) for c in grid), n_restarts=5,
+                               seed=seed, compats=compats, methods=methods)
         for row in rows:
             (main if (row["method"] == "SVD" or row["bw/median"] == 1.0) else sens).append(row)
     if not quick:
         for name in ("pubmed",):
-            for m in METHODS:
+            for m in methods:
                 main.append({"dataset": name, "method": m, "NMI": float("nan"),
                              "paper_NMI": PAPER_TABLE2[m][name][0], "Coh": float("nan"),
                              "paper_Coh": PAPER_TABLE2[m][name][1]})
@@ -207,8 +215,9 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         "vectors, no centring, as printed — the paper's; a0 pseudo-inverse; a1c = a1 corrected, "
         "C = V Wᵀ, which puts both sets in the same (sample) coordinates; a2 Gaussian random), "
         "both feature maps centred, UΣ / VΣ. Bandwidth γ = c × median pairwise distance "
-        "between the two sets the kernel compares (label-free; c = 1 in the main table, c ∈ {0.5, 2} in the "
-        "sensitivity table). k-means (scikit-learn defaults: k-means++, n_init='auto' = 1) "
+        "between the two sets the kernel compares (label-free; c = 1 in the main table, "
+        "c ∈ {0.5, 2} in the sensitivity table). k-means (scikit-learn defaults: k-means++, "
+        "n_init='auto' = 1) "
         "on each embedding with the number of document classes and the term-cluster counts "
         "of Table 9 (ACM 18, DBLP 2, Wiki 23); mean ± std over 5 k-means seeds. "
         "NMI: sklearn normalized_mutual_info_score (arithmetic). Coh: BCOT's coherence index "
