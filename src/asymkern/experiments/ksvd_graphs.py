@@ -255,9 +255,10 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         "score 170–171 and Pubmed's largest in-degree (i cites j orientation) is 171. For Cora "
         "and Citeseer the largest in-degrees are 166 and 99, so the paper's KSVD ℓ1 of 14 and 25 "
         "(and Citeseer's 25 for three methods ≈ the largest *out*-degree 26) suggest those two "
-        "graphs were used in the transposed (AsK-LS .mat) orientation. We use one orientation "
-        "(i cites j) for all three, so our ℓ1 is bounded below by roughly the largest in-degree "
-        "minus the recovered in-edges of that hub; ℓ1/ℓ2 are not comparable in absolute terms."
+        "graphs were used in the transposed (AsK-LS .mat) orientation. The orientation is the "
+        "option `orientations` ('cites' default, 'cited_by' = transposed; column "
+        "`orientation`); in either, ℓ1 is bounded below by roughly the largest column sum of A "
+        "minus the recovered edges of that hub."
     )
     notes.append("The paper's node-classification training ratio is not stated; we use 50%.")
     notes.append("DeepWalk, HOPE and DiGAE (paper columns) are not reimplemented.")
