@@ -171,7 +171,7 @@ class DaskCompatibility:
 
     Parameters
     ----------
-    method : {'pca', 'pinv', 'random', 'a0', 'a1', 'a2'} or (big, small) ndarray
+    method : {'pca', 'polar', 'pinv', 'random', 'a0', 'a1', 'a1c', 'a2'} or (big, small) ndarray
     random_state : int, RandomState or None (a2: one integer seed, :func:`compat_seed`)
 
     Attributes after :meth:`fit`
