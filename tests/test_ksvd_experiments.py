@@ -247,3 +247,131 @@ def test_ksvd_general_quick():
         assert np.all(np.isfinite(fixed))
     t5 = rep.tables["Table 5 (ablation)"]
     assert {"Nonlinear+SVD", "KSVD (poly)", "paper KSVD"} <= set(t5[0])
+
+
+# ----------------------------------------------------------------- compatibility a1 corrected
+
+
+def _polar_reference(T):
+    """Orthonormal polar factor of T (big × small) from numpy's SVD: T = U S Vᵀ → U Vᵀ."""
+    U, _, Vt = np.linalg.svd(T, full_matrices=False)
+    return U @ Vt
+
+
+@pytest.mark.parametrize("shape", [(5, 9), (9, 5)])
+def test_compat_a1c_is_polar_factor_and_a1_unchanged(shape):
+    from asymkern.kernels import CompatibilityTransform
+
+    A = np.random.default_rng(3).standard_normal(shape)
+    ct = CompatibilityTransform("a1c").fit(A)
+    T = A.T if ct.side_ == "x" else A
+    np.testing.assert_allclose(ct.C_, _polar_reference(T), atol=1e-12)
+    # the mapped set is (S Sᵀ)^{1/2}: symmetric PSD with square = S Sᵀ
+    S = T.T
+    mapped = S @ ct.C_
+    np.testing.assert_allclose(mapped, mapped.T, atol=1e-12)
+    np.testing.assert_allclose(mapped @ mapped, S @ S.T, atol=1e-10)
+    # a1 (as printed) is still the leading singular vectors: C = V with S C = W Σ
+    a1 = CompatibilityTransform("a1").fit(A).C_
+    _, s, Vt = np.linalg.svd(S, full_matrices=False)
+    np.testing.assert_allclose(np.abs(a1), np.abs(Vt.T), atol=1e-10)
+    np.testing.assert_allclose(np.linalg.svd(S @ a1, compute_uv=False), s, atol=1e-10)
+
+
+def test_compat_a1c_maps_both_sets_into_sample_coordinates():
+    """Defining property: permuting the samples (rows of A, M > N) permutes the coordinates of
+    the mapped rows exactly as it permutes those of the columns z_j; a1 as printed does not."""
+    from asymkern.kernels import CompatibilityTransform, KernelMatrix, get_kernel
+
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((6, 11))
+    perm = rng.permutation(6)
+    X, Z = CompatibilityTransform("a1c").fit_transform(A)
+    Xp, Zp = CompatibilityTransform("a1c").fit_transform(A[perm])
+    np.testing.assert_allclose(Zp, Z[:, perm])                       # z: coordinates permuted
+    np.testing.assert_allclose(Xp, X[perm][:, perm], atol=1e-12)     # x: the same permutation
+    kern = get_kernel("rbf", bandwidth=3.0)
+    K = KernelMatrix(kern, X, Z).to_array()
+    Kp = KernelMatrix(kern, Xp, Zp).to_array()
+    np.testing.assert_allclose(Kp, K[perm], atol=1e-12)              # kernel: rows permuted
+    X1, Z1 = CompatibilityTransform("a1").fit_transform(A)
+    X1p, Z1p = CompatibilityTransform("a1").fit_transform(A[perm])
+    K1 = KernelMatrix(kern, X1, Z1).to_array()
+    K1p = KernelMatrix(kern, X1p, Z1p).to_array()
+    assert not np.allclose(K1p, K1[perm], atol=1e-3)                 # a1: not equivariant
+
+
+def test_compat_a1c_sparse_rank_deficient_and_invariance():
+    from asymkern.kernels import CompatibilityTransform
+
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((4, 3)) @ rng.standard_normal((3, 8))     # rank 3 < N = 4
+    A_in = A.copy()
+    ct = CompatibilityTransform("polar").fit(A)
+    np.testing.assert_array_equal(A, A_in)                             # input not modified
+    U, s, Vt = np.linalg.svd(A.T, full_matrices=False)
+    np.testing.assert_allclose(ct.C_, U[:, :3] @ Vt[:3], atol=1e-10)  # partial isometry
+    cts = CompatibilityTransform("a1c").fit(sp.csr_matrix(A))
+    np.testing.assert_allclose(cts.C_, ct.C_, atol=1e-10)
+    # an orthogonal change of the feature basis (A ↦ A Q) rotates C and leaves A C unchanged
+    Q, _ = np.linalg.qr(rng.standard_normal((8, 8)))
+    ctq = CompatibilityTransform("a1c").fit(A @ Q)
+    np.testing.assert_allclose(ctq.C_, Q.T @ ct.C_, atol=1e-10)
+    with pytest.raises(ValueError, match="polar"):
+        CompatibilityTransform("a9").fit(A)
+
+
+def test_compat_a1c_dask_matches_in_memory():
+    pytest.importorskip("dask")
+    import dask.array as da
+
+    from asymkern._dask.compat import DaskCompatibility
+    from asymkern.kernels import CompatibilityTransform
+
+    A = np.random.default_rng(6).standard_normal((40, 7))             # side 'z'
+    ref = CompatibilityTransform("a1c").fit(A)
+    dct = DaskCompatibility("a1c").fit(da.from_array(A, chunks=(10, 7)))
+    np.testing.assert_allclose(np.asarray(dct.mapped_), A.T @ ref.C_, atol=1e-10)
+    Zd = dct.transform_z(da.from_array(A.T.copy(), chunks=(4, 40)))
+    np.testing.assert_allclose(np.asarray(Zd), ref.transform_z(A.T), atol=1e-10)
+
+
+def test_biclustering_compat_rows(rng):
+    X = sp.csr_matrix((rng.random((30, 12)) < 0.3).astype(float))
+    for comp in ("a0", "a1", "a1c", "a2"):
+        Ed, Et, bw = bic.embed_pair("KSVD", X, 3, compat_method=comp)
+        assert Ed.shape == (30, 3) and Et.shape == (12, 3) and np.isfinite(bw)
+
+
+@requires_data("bcot/dblp/DBLP.mat")
+def test_ksvd_biclustering_quick_all_compats():
+    rep = bic.run(quick=True, compats=("a0", "a1", "a1c", "a2"))
+    rows = rep.tables["Table 2 (bandwidth = median distance)"]
+    ksvd = [r for r in rows if r["method"] == "KSVD"]
+    assert [r["compat"] for r in ksvd] == ["a0", "a1", "a1c", "a2"]
+    assert all(0 <= r["NMI"] <= 1 for r in ksvd)
+    assert any("Run time" in n for n in rep.notes)
+
+
+@requires_data("uci/yacht/yacht_hydrodynamics.data")
+def test_ksvd_general_quick_a1c_columns():
+    cols = ("SNE a1", "SNE a1c")
+    rep = gen.run(quick=True, columns=cols, with_a3=False, with_table5=False)
+    t3 = [r for r in rep.tables["Table 3"] if r["dataset"] == "Yacht"]
+    ours = [r for r in t3 if r["source"] == "ours"][0]
+    assert all(np.isfinite(ours[c]) for c in cols) and "RBF a0" not in ours
+    paper = [r for r in t3 if r["source"] == "paper"][0]
+    assert np.isnan(paper["SNE a1c"]) and paper["SNE a1"] == gen.PAPER_TABLE3["yacht"][6]
+    with pytest.raises(ValueError, match="unknown columns"):
+        gen.run_dataset("yacht", quick=True, columns=("SNE a9",))
+
+
+@requires_data("cora/cora.npz")
+def test_ksvd_graphs_quick_both_orientations():
+    rep = kg.run(quick=True, orientations=("cites", "cited_by"), r=8, grid=(1.0,), trials=2)
+    rows = rep.tables["Table 1"]
+    assert [r["orientation"] for r in rows] == ["cites"] * 4 + ["cited_by"] * 4
+    assert all(r["r"] == 8 and 0 <= r["micro_f1"] <= 1 for r in rows)
+    assert "overrides" in rep.protocol
+    with pytest.raises(ValueError, match="orientation"):
+        kg.run_dataset("cora", quick=True, orientation="sideways")

@@ -53,3 +53,13 @@ def test_quick_f1_study_runs_on_cora(tmp_path):
             assert 0.0 <= r[key] <= 1.0
     assert {c["method"] for c in chosen} == {"KSVD", "KPCA"}
     assert figs and (tmp_path / "nystrom_fig5_6_f1.png").exists()
+
+
+@requires_data("cora")
+def test_quick_f1_study_cited_by_single_bandwidth():
+    rows, chosen = run_f1_study(["cora"], quick=True, m_grid=[32], mults=(2.0,),
+                                orientation="cited_by", n_trials=1)
+    assert [r["m"] for r in rows] == [32, "exact"]
+    assert all(r["orientation"] == "cited_by" for r in rows + chosen)
+    assert [r["r"] for r in rows] == [16, 16]
+    assert {c["bandwidth / γ0"] for c in chosen} == {2.0}

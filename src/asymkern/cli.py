@@ -620,7 +620,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="centre both feature maps (paper 000 §2.2); --no-center keeps the "
                    "trivial leading component of a row-normalised kernel")
     e.add_argument("--compat", default="pca", help="compatibility for non-square matrices: "
-                   "pca (a1), pinv (a0), random (a2)")
+                   "pca (a1), polar (a1c: a1 corrected), pinv (a0), random (a2)")
     e.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     e.set_defaults(func=cmd_embed)
 

@@ -52,6 +52,7 @@ from ..kernels.compat import (
     matrix_products,
     pca_factor,
     pinv_factor,
+    polar_factor,
     r_factor,
     random_products,
     random_rows,
@@ -170,7 +171,7 @@ class DaskCompatibility:
 
     Parameters
     ----------
-    method : {'pca', 'pinv', 'random', 'a0', 'a1', 'a2'} or (big, small) ndarray
+    method : {'pca', 'polar', 'pinv', 'random', 'a0', 'a1', 'a1c', 'a2'} or (big, small) ndarray
     random_state : int, RandomState or None (a2: one integer seed, :func:`compat_seed`)
 
     Attributes after :meth:`fit`
@@ -209,7 +210,8 @@ class DaskCompatibility:
         # the dense rows a task holds besides the small matrices: a2's generator block, the
         # rows of T that a1's QR copies (a CSR chunk a block at a time), a slice of a user C
         pca_rows = 5 * small + 1024 if sp.issparse(A._meta) else rows
-        block_rows = {"random": RANDOM_BLOCK_ROWS, "pca": min(pca_rows, rows), "pinv": 0,
+        block_rows = {"random": RANDOM_BLOCK_ROWS, "pca": min(pca_rows, rows),
+                      "polar": min(pca_rows, rows), "pinv": 0,
                       "matrix": min(rows, big)}[self.method_]
         check_compat_budget(self.method_, self.side_, N, M, dtype,
                             block_rows)
@@ -238,6 +240,11 @@ class DaskCompatibility:
             W, s, self.P_ = pca_factor(R, small, big)
             self.singular_values_ = s
             mapped = da.from_array((W * s).astype(dtype), chunks=(small, small))
+        elif method == "polar":  # a1c: the same TSQR, C = T W Σ⁺ Wᵀ
+            R = _tree([task(r_factor, t) for t in Td], stack_r)
+            (R,) = gather(f"R factor of the TSQR ({small}x{small})", R)
+            self.P_, polar_mapped = polar_factor(R, small, big)
+            mapped = da.from_array(polar_mapped.astype(dtype), chunks=(small, small))
         else:  # pinv
             Gm = _tree([task(gram, t) for t in Td], _add)
             (Gm,) = gather(f"Gram matrix TᵀT ({small}x{small})", Gm)

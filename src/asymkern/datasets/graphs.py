@@ -1,8 +1,12 @@
 """Directed citation graphs (Cora, CiteSeer, PubMed-Diabetes) and graph helpers.
 
-Orientation used throughout asymkern: ``adjacency[i, j] = 1`` iff paper i cites paper j (rows are
-out-edges). MANIFEST.md documents the files: the gnn-benchmark ``.npz`` files store the transpose
-(A[i, j] = 1 iff j cites i), LINQS PubMed lines read ``citing | cited``.
+Orientation. The default throughout asymkern is ``orientation='cites'``: ``adjacency[i, j] = 1``
+iff paper i cites paper j (rows are out-edges). ``orientation='cited_by'`` returns the transpose,
+``adjacency[i, j] = 1`` iff paper j cites paper i (rows are in-edges) — the orientation in which
+the gnn-benchmark ``.npz`` files and the AsK-LS ``.mat`` files store Cora and CiteSeer. The choice
+is always explicit (:data:`ORIENTATIONS`); no loader transposes silently. MANIFEST.md documents
+the files: the gnn-benchmark ``.npz`` files store A[i, j] = 1 iff j cites i, LINQS PubMed lines
+read ``citing | cited``.
 """
 
 from __future__ import annotations
@@ -18,16 +22,55 @@ from ._paths import DataNotFoundError, data_path
 
 GRAPHS = ("cora", "citeseer", "pubmed")
 
+#: Edge orientations of :func:`load_citation_graph`: 'cites' (A[i, j] = 1 iff i cites j, the
+#: default) and 'cited_by' (its transpose, A[i, j] = 1 iff j cites i: the .npz / AsK-LS .mat
+#: orientation).
+ORIENTATIONS = ("cites", "cited_by")
+
+
+def check_orientation(orientation: str) -> str:
+    """Validate an orientation name (one of :data:`ORIENTATIONS`) and return it.
+
+    Parameters
+    ----------
+    orientation : str
+        ``'cites'`` or ``'cited_by'``.
+
+    Returns
+    -------
+    str
+        ``orientation`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        If it is not one of :data:`ORIENTATIONS`.
+
+    Examples
+    --------
+    >>> from asymkern.datasets.graphs import check_orientation
+    >>> check_orientation("cited_by")
+    'cited_by'
+    """
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"unknown orientation {orientation!r}; expected one of {ORIENTATIONS}")
+    return orientation
+
 
 @dataclass(frozen=True)
 class DirectedGraph:
-    """A directed graph with node labels: ``adjacency`` (CSR, i → j), ``labels`` (0..k-1)."""
+    """A directed graph with node labels: ``adjacency`` (CSR), ``labels`` (0..k-1).
+
+    ``orientation`` says what ``adjacency[i, j] = 1`` means: 'cites' (i cites j) or 'cited_by'
+    (j cites i); see :data:`ORIENTATIONS`.
+    """
 
     name: str
     adjacency: sp.csr_matrix
     labels: np.ndarray
     class_names: tuple = ()
     node_ids: np.ndarray | None = field(default=None, repr=False)
+    orientation: str = "cites"
 
     @property
     def n_nodes(self) -> int:
@@ -88,19 +131,25 @@ def _load_pubmed(data_dir=None) -> DirectedGraph:
     return DirectedGraph("pubmed", A, labels, names, pmids)
 
 
-def load_citation_graph(name: str, data_dir=None) -> DirectedGraph:
-    """Load 'cora', 'citeseer' or 'pubmed' as a directed graph (i → j: i cites j) with labels.
+def load_citation_graph(name: str, data_dir=None, orientation: str = "cites") -> DirectedGraph:
+    """Load 'cora', 'citeseer' or 'pubmed' as a directed graph with labels.
 
     Cora/CiteSeer come from the gnn-benchmark ``.npz`` files; PubMed from the LINQS directed edge
     list with labels from the derived PMID table (Planetoid label codes 0..2, nodes in Planetoid
-    order). Self-loops present in the data are kept.
+    order). Self-loops present in the data are kept. ``orientation='cites'`` (default):
+    A[i, j] = 1 iff i cites j; ``'cited_by'``: the transpose (A[i, j] = 1 iff j cites i, the
+    orientation of the .npz and AsK-LS .mat files). Only the edges' direction differs.
     """
+    check_orientation(orientation)
     key = str(name).lower()
     if key not in GRAPHS:
         raise ValueError(f"unknown graph {name!r}; expected one of {GRAPHS}")
-    if key == "pubmed":
-        return _load_pubmed(data_dir)
-    return _load_npz_graph(key, data_dir)
+    g = _load_pubmed(data_dir) if key == "pubmed" else _load_npz_graph(key, data_dir)
+    if orientation == "cites":
+        return g
+    At = sp.csr_matrix(g.adjacency.T)
+    At.sort_indices()
+    return DirectedGraph(g.name, At, g.labels, g.class_names, g.node_ids, orientation)
 
 
 def load_askls_graph(name: str, data_dir=None) -> DirectedGraph:

@@ -83,9 +83,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         to :data:`AUTO_BANDWIDTH_FACTOR` times it; the value used is ``bandwidth_``.
     center : bool, default False
         Centre both feature maps on the training sets (G̃ = H_n G H_m, §2).
-    compat : {'pca', 'pinv', 'random', 'a0', 'a1', 'a2'} or array or None, default 'pca'
-        Compatibility matrix (Remark 2.3, App. D) used when ``fit(A)`` is given one data matrix
-        whose rows x_i ∈ R^M and columns z_j ∈ R^N differ in dimension. Ignored when Z is given.
+    compat : {'pca', 'polar', 'pinv', 'random', 'a0', 'a1', 'a1c', 'a2'}, array or None
+        Default 'pca'. Compatibility matrix (Remark 2.3, App. D) used when ``fit(A)`` is given
+        one data matrix whose rows x_i ∈ R^M and columns z_j ∈ R^N differ in dimension.
+        Ignored when Z is given. ``'polar'``/``'a1c'`` is a1 corrected so that both sets share
+        coordinates (:func:`asymkern.kernels.compat.polar_factor`).
         Works on a dask A too (:mod:`asymkern._dask.compat`, the same C as in memory). a2 draws
         C from :func:`asymkern._random.normal_rows` (chunk-independent; its numbers differ from
         those of asymkern ≤ 0.1.0) and a1 fixes the signs of its factor (largest entry of each

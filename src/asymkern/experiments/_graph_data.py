@@ -13,11 +13,14 @@ import scipy.sparse as sp
 K_FACTOR = {"cora": 1.0, "citeseer": 1.0, "pubmed": 0.5}
 
 
-def graph_problem(name: str, data_dir=None, n_sub: int | None = None, k: float | None = None):
-    """(A, X, Z, γ) of paper 000 §4.4: A = D⁻¹(A + I), X rows, Z columns, γ = k√(M var A)."""
+def graph_problem(name: str, data_dir=None, n_sub: int | None = None, k: float | None = None,
+                  orientation: str = "cites"):
+    """(A, X, Z, γ, labels) of paper 000 §4.4: A = D⁻¹(A + I), X rows, Z columns,
+    γ = k√(M var A); ``orientation`` as in :func:`~asymkern.datasets.graphs.load_citation_graph`
+    ('cites': A[i, j] = 1 iff i cites j; 'cited_by': the transpose)."""
     from ..datasets.graphs import load_citation_graph, row_normalized_adjacency
 
-    g = load_citation_graph(name, data_dir)
+    g = load_citation_graph(name, data_dir, orientation=orientation)
     adj = g.adjacency
     labels = g.labels
     if n_sub is not None and n_sub < adj.shape[0]:

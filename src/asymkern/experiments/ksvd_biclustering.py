@@ -87,9 +87,11 @@ def _kmeans(E, k, seed):
     return KMeans(n_clusters=k, n_init="auto", random_state=seed).fit_predict(E)
 
 
-def embed_pair(method: str, X, r: int, c: float = 1.0, seed: int = 0, compat=None):
+def embed_pair(method: str, X, r: int, c: float = 1.0, seed: int = 0, compat=None,
+               compat_method: str = "a1"):
     """(document embedding, term embedding, bandwidth) for one method. ``compat``: a fitted
-    a1 :class:`CompatibilityTransform` of X to reuse (KSVD only)."""
+    :class:`CompatibilityTransform` of X to reuse (KSVD only); else one is fitted with
+    ``compat_method`` ('a0', 'a1' as printed — the paper's, 'a1c' corrected, 'a2')."""
     X64 = sp.csr_matrix(X, dtype=np.float64)
     if method == "SVD":
         res = top_svd(X64, r, solver="arpack", random_state=seed)
@@ -105,26 +107,38 @@ def embed_pair(method: str, X, r: int, c: float = 1.0, seed: int = 0, compat=Non
             bws.append(bw)
         return out[0], out[1], bws[0]
     if method == "KSVD":
-        ct = compat if compat is not None else CompatibilityTransform("a1").fit(X64)
+        ct = compat if compat is not None else CompatibilityTransform(
+            compat_method, random_state=seed).fit(X64)
         Xs, Zs = ct.transform_x(X64), ct.transform_z(X64.T.tocsr())
         bw = c * _median_distance(Xs, Zs, seed=seed)
         k = KernelSVD(r, kernel="sne", kernel_params={"bandwidth": bw}, center=True,
-                      compat="a1" if ct.C_ is None else ct.C_, random_state=seed).fit(X64)
+                      compat=compat_method if ct.C_ is None else ct.C_,
+                      random_state=seed).fit(X64)
         U, V = k.embeddings()
         return U, V, bw
     raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
 
 
-def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0) -> list[dict]:
-    """One row per (method, bandwidth multiple): NMI of documents, coherence of terms."""
+def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0,
+                compats=("a1",), methods=METHODS) -> list[dict]:
+    """One row per (method, compatibility, bandwidth multiple): NMI of documents, coherence of
+    terms. ``compats``: the KSVD compatibility matrices to run ('a0', 'a1', 'a1c', 'a2')."""
     pmi = pmi_matrix(ds.X)
     k_doc, k_term = ds.n_document_clusters, ds.n_term_clusters
-    ct = CompatibilityTransform("a1").fit(sp.csr_matrix(ds.X, dtype=np.float64))
+    X64 = sp.csr_matrix(ds.X, dtype=np.float64)
+    cts = {a: CompatibilityTransform(a, random_state=seed).fit(X64) for a in compats}
     rows = []
-    for method in METHODS:
+    bad = set(methods) - set(METHODS)
+    if bad:
+        raise ValueError(f"unknown methods {sorted(bad)}; expected a subset of {METHODS}")
+    runs = [(m, None) for m in METHODS if m != "KSVD" and m in methods]
+    runs += [("KSVD", a) for a in compats] if "KSVD" in methods else []
+    for method, comp in runs:
         for c in (grid if method != "SVD" else (1.0,)):
             t0 = time.perf_counter()
-            Ed, Et, bw = embed_pair(method, ds.X, r, c, seed, compat=ct)
+            Ed, Et, bw = embed_pair(method, ds.X, r, c, seed,
+                                    compat=cts[comp] if comp else None,
+                                    compat_method=comp or "a1")
             t_embed = time.perf_counter() - t0
             nmis, cohs = [], []
             for s in range(n_restarts):
@@ -132,7 +146,8 @@ def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0) -> 
                 cohs.append(term_coherence(ds.X, _kmeans(Et, k_term, seed + s), pmi))
             paper = PAPER_TABLE2[method][ds.name]
             rows.append({
-                "dataset": ds.name, "method": method, "bw/median": c if method != "SVD"
+                "dataset": ds.name, "method": method, "compat": comp or "",
+                "bw/median": c if method != "SVD"
                 else float("nan"), "bandwidth": bw, "r": r,
                 "NMI": float(np.mean(nmis)), "NMI_std": float(np.std(nmis)),
                 "paper_NMI": paper[0],
@@ -155,8 +170,15 @@ def _subsample(ds, n_docs: int, seed: int):
 
 
 def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
-        datasets=("acm", "dblp", "wiki")) -> Report:
-    """Table 2. Quick mode: 200 random DBLP documents, r = 4, 2 k-means restarts, c = 1 only."""
+        datasets=("acm", "dblp", "wiki"), compats=("a1",), methods=METHODS,
+        grid=(0.5, 1.0, 2.0)) -> Report:
+    """Table 2. Quick mode: 200 random DBLP documents, r = 4, 2 k-means restarts, c = 1 only.
+
+    ``compats``: KSVD's compatibility matrices, one row each ('a1' is the paper's; 'a0', 'a1c'
+    — a1 corrected, :func:`asymkern.kernels.compat.polar_factor` — and 'a2' for comparison).
+    ``methods``: a subset of :data:`METHODS`; ``grid``: the bandwidth multiples of the full run
+    (c = 1 is the main table, the others the sensitivity table)."""
+    t_start = time.perf_counter()
     if quick:
         datasets = ("dblp",)
     main, sens = [], []
@@ -164,15 +186,17 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         ds = load_bcot(name, data_dir)
         if quick:
             ds = _subsample(ds, 200, seed)
-            rows = run_dataset(ds, r=4, grid=(1.0,), n_restarts=2, seed=seed)
+            rows = run_dataset(ds, r=4, grid=(1.0,), n_restarts=2, seed=seed, compats=compats,
+                               methods=methods)
         else:
             r = max(ds.n_document_clusters, ds.n_term_clusters)
-            rows = run_dataset(ds, r=r, grid=(0.5, 1.0, 2.0), n_restarts=5, seed=seed)
+            rows = run_dataset(ds, r=r, grid=tuple(float(c) for c in grid), n_restarts=5,
+                               seed=seed, compats=compats, methods=methods)
         for row in rows:
             (main if (row["method"] == "SVD" or row["bw/median"] == 1.0) else sens).append(row)
     if not quick:
         for name in ("pubmed",):
-            for m in METHODS:
+            for m in methods:
                 main.append({"dataset": name, "method": m, "NMI": float("nan"),
                              "paper_NMI": PAPER_TABLE2[m][name][0], "Coh": float("nan"),
                              "paper_Coh": PAPER_TABLE2[m][name][1]})
@@ -185,11 +209,14 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         "2405×4973 TF-IDF; no preprocessing, as BCOT's reader). Embeddings with r = max(#document "
         "clusters, #term clusters) components (ACM 18, DBLP 4, Wiki 23): SVD — UΣ (documents), "
         "VΣ (terms); KPCA — centred RBF KPCA run twice, on documents and on terms, scores U Λ^½; "
-        "KSVD — SNE kernel between documents x_i ∈ R^M and terms z_j ∈ R^N mapped by the a1 "
-        "compatibility matrix (App. D: leading right singular vectors, no centring), both feature "
-        "maps centred, UΣ / VΣ. Bandwidth γ = c × median pairwise distance between the two sets "
-        "the kernel compares (label-free; c = 1 in the main table, c ∈ {0.5, 2} in the "
-        "sensitivity table). k-means (scikit-learn defaults: k-means++, n_init='auto' = 1) "
+        "KSVD — SNE kernel between documents x_i ∈ R^M and terms z_j ∈ R^N, the larger side "
+        "mapped by a compatibility matrix (App. D; column `compat`: a1 = leading singular "
+        "vectors, no centring, as printed — the paper's; a0 pseudo-inverse; a1c = a1 corrected, "
+        "C = V Wᵀ, which puts both sets in the same (sample) coordinates; a2 Gaussian random), "
+        "both feature maps centred, UΣ / VΣ. Bandwidth γ = c × median pairwise distance "
+        "between the two sets the kernel compares (label-free; c = 1 in the main table, "
+        "c ∈ {0.5, 2} in the sensitivity table). k-means (scikit-learn defaults: k-means++, "
+        "n_init='auto' = 1) "
         "on each embedding with the number of document classes and the term-cluster counts "
         "of Table 9 (ACM 18, DBLP 2, Wiki 23); mean ± std over 5 k-means seeds. "
         "NMI: sklearn normalized_mutual_info_score (arithmetic). Coh: BCOT's coherence index "
@@ -215,6 +242,8 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     if sens:
         tables["Bandwidth sensitivity (KPCA, KSVD; c × median distance)"] = sens
     tables["Paper: BCOT and EBC"] = others
+    notes.append(f"Run time: {time.perf_counter() - t_start:.0f} s (KSVD compat: "
+                 + ", ".join(compats) + ").")
     rep = Report("Paper 000 Table 2 — biclustering with KSVD", tables, notes, protocol=protocol,
                  quick=quick)
     if out is not None:

@@ -67,18 +67,25 @@ def _exact(method, G, K, r, seed):
 def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int = 0,
                  figures: list | None = None, r_max: int | None = None,
                  m_grid=None, n_trials: int | None = None,
-                 center: bool = True) -> tuple[list, list]:
-    """Rows (dataset, m, F1 of both methods) and the chosen bandwidths; saves the PNG to ``out``."""
+                 center: bool = True, mults=None,
+                 orientation: str = "cites") -> tuple[list, list]:
+    """Rows (dataset, m, F1 of both methods) and the chosen bandwidths; saves the PNG to ``out``.
+
+    ``mults``: the CV grid of bandwidth multiples of γ0 (default {½, 1, 2, 4, 8}); ``r_max``:
+    the component cap (r = min(r_max, m); default 256); ``orientation``: the graph's edge
+    orientation ('cites' or 'cited_by', :func:`asymkern.datasets.graphs.load_citation_graph`).
+    """
     n_sub = 400 if quick else None
     r_max = r_max or (16 if quick else 256)
     m_grid = m_grid or ([32, 64, 128] if quick else [64, 128, 256, 512, 1024, 2048])
-    mults = (1.0, 2.0) if quick else (0.5, 1.0, 2.0, 4.0, 8.0)
+    mults = tuple(float(c) for c in mults) if mults else (
+        (1.0, 2.0) if quick else (0.5, 1.0, 2.0, 4.0, 8.0))
     trials = n_trials or (2 if quick else 10)
     folds = 3 if quick else 10
     rows, chosen = [], []
     err = {}  # (dataset, m, method, "micro"/"macro") -> std over trials (figure only)
     for name in names:
-        A, X, Z, _, y = graph_problem(name, data_dir, n_sub, k=1.0)
+        A, X, Z, _, y = graph_problem(name, data_dir, n_sub, k=1.0, orientation=orientation)
         g0 = reference_bandwidth(A)
         best = {}
         for method in ("KSVD", "KPCA"):
@@ -88,13 +95,18 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
                 G = KernelMatrix(kern, X, Z, center=center)
                 K = KernelMatrix(kern, X, center=center)
                 cands[mu] = normalize_embedding(_exact(method, G, K, r_max, seed))
-            mu, scores = select_by_cv(cands, y, n_folds=folds, random_state=seed)
+            if len(cands) > 1:
+                mu, scores = select_by_cv(cands, y, n_folds=folds, random_state=seed)
+            else:
+                mu, scores = next(iter(cands)), {}
             best[method] = (mu, cands[mu])
-            chosen.append({"dataset": name, "method": method, "bandwidth / γ0": mu,
+            chosen.append({"dataset": name, "orientation": orientation, "method": method,
+                           "bandwidth / γ0": mu,
                            "CV Micro-F1 per multiple": ", ".join(
                                f"{k:g}: {v:.3f}" for k, v in scores.items())})
         for m in [mm for mm in m_grid if mm <= A.shape[0]] + ["exact"]:
-            row = {"dataset": name, "m": m}
+            row = {"dataset": name, "orientation": orientation, "r": min(r_max, A.shape[0])
+                   if m == "exact" else min(r_max, m), "m": m}
             for method in ("KSVD", "KPCA"):
                 mu, E_exact = best[method]
                 if m == "exact":

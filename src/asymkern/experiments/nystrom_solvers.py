@@ -266,22 +266,28 @@ def _log(verbose, *msg):
 def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, *, datasets=None,
         parts=("table", "gamma", "f1"), verbose: bool = False,
         subspace_reference=("pubmed",), tsvd_tol: float = 1e-6,
-        tsvd_limit_s: float = 300.0) -> Report:
+        tsvd_limit_s: float = 300.0, orientation: str = "cites", f1_r_max: int | None = None,
+        f1_mults: tuple | None = None) -> Report:
     """Reproduce Table 4/6 and Figures 4–6 of paper 000 (see the module docstring).
 
     ``subspace_reference``: datasets whose reference is :func:`subspace_svd` (certified by its
     reported residuals) instead of ARPACK to machine precision, which does not finish on Pubmed.
     Their TSVD column is ARPACK at ``tsvd_tol``, stopped after ``tsvd_limit_s`` seconds.
+    ``orientation``: the citation graphs' edge orientation for every part ('cites', default, or
+    'cited_by', the transpose; :func:`asymkern.datasets.graphs.load_citation_graph`).
+    ``f1_r_max``, ``f1_mults``: the F1 study's component cap and bandwidth grid (multiples of
+    γ0; None keeps 256 and {½, 1, 2, 4, 8}).
     """
     with warnings.catch_warnings():  # this run's RuntimeWarnings only; the caller's filters stay
         warnings.simplefilter("ignore", RuntimeWarning)
         return _run(quick, data_dir, out, seed, datasets=datasets, parts=parts, verbose=verbose,
                     subspace_reference=subspace_reference, tsvd_tol=tsvd_tol,
-                    tsvd_limit_s=tsvd_limit_s)
+                    tsvd_limit_s=tsvd_limit_s, orientation=orientation, f1_r_max=f1_r_max,
+                    f1_mults=f1_mults)
 
 
 def _run(quick, data_dir, out, seed, *, datasets, parts, verbose, subspace_reference, tsvd_tol,
-         tsvd_limit_s) -> Report:
+         tsvd_limit_s, orientation="cites", f1_r_max=None, f1_mults=None) -> Report:
     eps_list = [0.1, 0.01]
     # Figures 5–6 default to Cora and Citeseer (exact 19 717-node references are too slow)
     f1_names = ["cora"] if quick else list(datasets or ["cora", "citeseer"])
@@ -309,10 +315,13 @@ def _run(quick, data_dir, out, seed, *, datasets, parts, verbose, subspace_refer
         title="Asymmetric Nyström vs SVD solvers (paper 000, Table 4/6, Figures 4-6)",
         protocol=protocol, quick=quick,
     )
+    if orientation != "cites":
+        rep.protocol += (f" Graph orientation: {orientation!r} (A[i, j] = 1 iff j cites i, the "
+                         "transpose of the default).")
     rows, rows_k, rows_eta, rows_ref = [], [], [], []
     if "table" in parts:
         for name in datasets:
-            A, X, Z, gamma, _ = graph_problem(name, data_dir, n_sub)
+            A, X, Z, gamma, _ = graph_problem(name, data_dir, n_sub, orientation=orientation)
             N = A.shape[0]
             kern = get_kernel("sne", bandwidth=gamma)
             tk = []
@@ -421,19 +430,20 @@ def _run(quick, data_dir, out, seed, *, datasets, parts, verbose, subspace_refer
     if "gamma" in parts:
         _log(verbose, "gamma study")
         rep.tables["Figure 4: varying γ on Cora (ε = 1e-2, η as printed)"] = _gamma_study(
-            quick, data_dir, out, seed, rep)
+            quick, data_dir, out, seed, rep, orientation)
     if "f1" in parts:
         _log(verbose, "F1 study")
         from .nystrom_f1 import run_f1_study
 
         f1_rows, chosen = run_f1_study(f1_names, quick=quick, data_dir=data_dir, out=out,
-                                       seed=seed, figures=rep.figures)
+                                       seed=seed, figures=rep.figures, r_max=f1_r_max,
+                                       mults=f1_mults, orientation=orientation)
         rep.tables["Figures 5-6: node classification F1 vs landmarks"] = f1_rows
         rep.tables["Figures 5-6: bandwidth chosen by CV"] = chosen
     return rep
 
 
-def _gamma_study(quick, data_dir, out, seed, rep):
+def _gamma_study(quick, data_dir, out, seed, rep, orientation="cites"):
     eps = 0.01
     mults = [1.0, 4.0] if quick else [0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0]
     n_sub = 400 if quick else None
@@ -442,7 +452,7 @@ def _gamma_study(quick, data_dir, out, seed, rep):
     repeats = 2 if quick else 3
     rows = []
     for mlt in mults:
-        A, X, Z, g0, _ = graph_problem("cora", data_dir, n_sub)
+        A, X, Z, g0, _ = graph_problem("cora", data_dir, n_sub, orientation=orientation)
         gamma = g0 * mlt
         G = KernelMatrix(get_kernel("sne", bandwidth=gamma), X, Z).to_array()
         N = G.shape[0]

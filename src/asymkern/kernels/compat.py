@@ -5,8 +5,10 @@ z_j ∈ R^N (M of them). A kernel κ(x, z) needs equal dimensions, so one side i
 if M > N, x ↦ C_xᵀ x with C_x ∈ R^{M×N}; if N > M, z ↦ C_zᵀ z with C_z ∈ R^{N×M}; if N = M, C = I.
 
 Methods: ``'pinv'`` (a0, C_x = ((XXᵀ)^† X)ᵀ), ``'pca'`` (a1, C_x = argmin ‖X − X C Cᵀ‖_F over
-orthonormal C: the leading right singular vectors, no centring, as printed), ``'random'``
-(a2, C_x = randn(M, N)), or a user-given matrix (e.g. learned end to end, a3).
+orthonormal C: the leading right singular vectors, no centring, as printed), ``'polar'`` (a1c,
+a1 corrected so that both sets end up in the same coordinates: C_x = V Wᵀ, see
+:func:`polar_factor`), ``'random'`` (a2, C_x = randn(M, N)), or a user-given matrix (e.g.
+learned end to end, a3).
 
 Notation used below and by the Dask executor (:mod:`asymkern._dask.compat`): S (small × big) is
 the set that gets mapped, one sample per row (S = A for side 'x', S = Aᵀ for side 'z'), and
@@ -18,6 +20,8 @@ mapped set is S C = Tᵀ C (small × small) and every method is a function of T:
 * a1: T = Q R, R = U_R Σ Wᵀ (:func:`r_factor`, :func:`pca_factor`), C = Q U_R = T W Σ⁺ and
   S C = W Σ; the sign of each column of W is fixed (its largest-``|.|`` entry positive,
   :func:`fix_signs`), so the result does not depend on the LAPACK build;
+* a1c: C = Q U_R Wᵀ = T W Σ⁺ Wᵀ and S C = W Σ Wᵀ (:func:`polar_factor`; no sign convention
+  needed: the signs of W cancel);
 * a0: C = T (TᵀT)^† (:func:`gram`, :func:`pinv_factor`) and S C = TᵀT (TᵀT)^†.
 
 The helpers operate on one block of rows of T at a time (numpy or CSR), so the in-memory fit here
@@ -34,7 +38,7 @@ import scipy.sparse as sp
 from .._random import BLOCK_ROWS, normal_rows, seed_from
 from .._validation import as_data
 
-_ALIASES = {"a0": "pinv", "a1": "pca", "a2": "random", "a3": "learnable"}
+_ALIASES = {"a0": "pinv", "a1": "pca", "a1c": "polar", "a2": "random", "a3": "learnable"}
 
 #: Rows of C per block of the a2 generator (:data:`asymkern._random.BLOCK_ROWS`): block b
 #: (rows [b·B, (b+1)·B)) is drawn from ``numpy.random.default_rng([seed, b])`` alone.
@@ -144,6 +148,79 @@ def pca_factor(R: np.ndarray, k: int, big: int):
     return W, s, W * _sigma_pinv(s, max(big, k))
 
 
+def polar_factor(R: np.ndarray, k: int, big: int):
+    """a1c (a1 corrected) from the R of T = QR: (P, S C) with C = T P = V Wᵀ and S C = W Σ Wᵀ.
+
+    Derivation (side 'x', M > N; side 'z' is the same with A replaced by Aᵀ). Write the thin SVD
+    A = W Σ Vᵀ (W ∈ R^{N×N} orthogonal, V ∈ R^{M×N} orthonormal columns); T = Aᵀ = V Σ Wᵀ.
+    a1 as printed takes C = V, so a row x_i ∈ R^M is mapped to Vᵀ x_i = Σ W[i, :]ᵀ: its
+    coordinates are indexed by the singular component k. The other set, the columns
+    z_j = A[:, j] ∈ R^N, is kept as is: its coordinates are indexed by the sample i
+    (z_j[i] = A[i, j]). κ(Cᵀx_i, z_j) therefore compares component k of one vector with sample k
+    of the other, which are unrelated (permuting the samples permutes the coordinates of every
+    z_j but not those of Cᵀx_i).
+
+    The correction expresses the mapped x in the coordinates z already has: a coordinate of
+    R^N, the sample index, is reached from the component coordinates by the orthogonal change
+    of basis W (A = W Σ Vᵀ: component k of the column space is the vector W[:, k] of sample
+    coordinates). Hence x_i ↦ W Vᵀ x_i, i.e.
+
+        C = V Wᵀ = T W Σ⁺ Wᵀ  (P = W Σ⁺ Wᵀ),   S C = A C = W Σ Wᵀ = (A Aᵀ)^{1/2}.
+
+    Equivalently C is the orthonormal polar factor of T (T = (V Wᵀ)(W Σ Wᵀ)), the matrix with
+    orthonormal columns closest to T in Frobenius norm (orthogonal Procrustes): column i of C is
+    the orthonormalised direction of sample x_i, so coordinate i of Cᵀx is the component of x
+    along sample i, the index z's coordinate i also refers to. Because W is orthogonal,
+    ‖W Vᵀ x − z‖ = ‖Vᵀ x − Wᵀ z‖: mapping x by W Vᵀ and keeping z equals mapping both sides into
+    the component coordinates (x by Vᵀ, z by Wᵀ) for every kernel of distances or inner
+    products. Defining property (tested): for any permutation Π of the samples, A ↦ Π A gives
+    C ↦ C Πᵀ, so the mapped rows become Π (S C) Πᵀ — their coordinates permute with those of z,
+    and the kernel matrix of Π A is Π times that of A (rows permuted, columns unchanged). C does
+    not depend on the signs or, for repeated singular values, the basis of the singular
+    vectors; for a rank-deficient T it is the partial isometry V_r W_rᵀ (singular values below
+    max(big, k)·eps·σ_1 count as zero).
+
+    Parameters
+    ----------
+    R : ndarray of shape (k, k) or (n, k) with n < k
+        The R factor of T = QR (:func:`r_factor`).
+    k : int
+        The common dimension (columns of T).
+    big : int
+        The row count of T (for the rank tolerance).
+
+    Returns
+    -------
+    P : ndarray of shape (k, k)
+        W Σ⁺ Wᵀ, so that C = T P.
+    mapped : ndarray of shape (k, k)
+        S C = W Σ Wᵀ, the mapped set (symmetric positive semidefinite).
+
+    See Also
+    --------
+    pca_factor : a1 as printed (C = V).
+    CompatibilityTransform : ``method='polar'`` (alias ``'a1c'``) uses this factor.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, Remark 2.3 and App. D (a1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels.compat import polar_factor, r_factor
+    >>> A = np.random.default_rng(0).standard_normal((3, 5))      # N = 3 rows in R^5
+    >>> P, mapped = polar_factor(r_factor(A.T), 3, 5)
+    >>> C = A.T @ P                                                # (5, 3), orthonormal columns
+    >>> bool(np.allclose(C.T @ C, np.eye(3))), bool(np.allclose(A @ C, mapped))
+    (True, True)
+    """
+    W, s, Ws = pca_factor(R, k, big)
+    return Ws @ W.T, (W * s) @ W.T
+
+
 def pinv_factor(Gm: np.ndarray) -> np.ndarray:
     """a0: (TᵀT)^† (C = T (TᵀT)^†, i.e. ((S Sᵀ)^† S)ᵀ)."""
     return np.linalg.pinv(np.asarray(Gm, dtype=np.float64), hermitian=True)
@@ -160,11 +237,13 @@ class CompatibilityTransform:
 
     Parameters
     ----------
-    method : {'pca', 'pinv', 'random'} or ndarray, default 'pca'
+    method : {'pca', 'polar', 'pinv', 'random'} or ndarray, default 'pca'
         ``'pinv'`` (a0: C_x = ((AAᵀ)^† A)ᵀ), ``'pca'`` (a1: the leading right singular
-        vectors, no centring), ``'random'`` (a2: C = randn), or a user-given matrix of
+        vectors, no centring, as printed), ``'polar'`` (a1c: a1 corrected so that the mapped
+        set is in the same coordinates as the other set, C_x = V Wᵀ for A = W Σ Vᵀ; derivation
+        in :func:`polar_factor`), ``'random'`` (a2: C = randn), or a user-given matrix of
         shape (max(N, M), min(N, M)) (e.g. learned end to end, a3). The aliases
-        ``'a0'``, ``'a1'``, ``'a2'`` are accepted; ``'a3'`` raises, pointing at
+        ``'a0'``, ``'a1'``, ``'a1c'``, ``'a2'`` are accepted; ``'a3'`` raises, pointing at
         :func:`asymkern.experiments.learnable_compat`.
     random_state : int, numpy Generator or None, default None
         Seed of the a2 matrix.
@@ -224,7 +303,8 @@ class CompatibilityTransform:
             return m
         if not isinstance(m, str):
             raise TypeError(
-                "compat must be one of 'pinv'/'a0', 'pca'/'a1', 'random'/'a2' or a matrix, "
+                "compat must be one of 'pinv'/'a0', 'pca'/'a1', 'polar'/'a1c', 'random'/'a2' or "
+                "a matrix, "
                 f"got {m!r}"
             )
         m = _ALIASES.get(m.lower(), m.lower())
@@ -234,8 +314,10 @@ class CompatibilityTransform:
                 "asymkern.experiments.learnable_compat (needs the torch extra) and pass the "
                 "learned matrix as compat=C"
             )
-        if m not in ("pinv", "pca", "random"):
-            raise ValueError(f"unknown compat {self.method!r}; expected 'pinv', 'pca', 'random'")
+        if m not in ("pinv", "pca", "polar", "random"):
+            raise ValueError(
+                f"unknown compat {self.method!r}; expected 'pinv', 'pca', 'polar', 'random'"
+            )
         return m
 
     @staticmethod
@@ -313,6 +395,9 @@ class CompatibilityTransform:
             C = random_rows(self.seed_, 0, big, small)
         elif method == "pca":
             _, _, P = pca_factor(r_factor(T), small, big)
+            C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
+        elif method == "polar":
+            P, _ = polar_factor(r_factor(T), small, big)
             C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
         else:  # pinv: ((S Sᵀ)^† S)ᵀ = T (TᵀT)^†
             P = pinv_factor(gram(T))
