@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg as sla
+from _transfer_checks import TRANSFER_CHECKS
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -302,16 +303,7 @@ def test_dask_landmark_reduced_rank_matches_in_memory():
                                                 observables=X)
 
 
-_TRANSFER_CHECKS = (
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
-    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_dict_unchanged", "check_fit_idempotent",
-    "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d")
+_TRANSFER_CHECKS = TRANSFER_CHECKS
 _WHY = ("fit(X, y) takes y = the time-shifted snapshots (tests/test_sklearn_api.py lists the same "
         "expected failures for the default KoopmanOperator)")
 

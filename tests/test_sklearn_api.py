@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _transfer_checks import TRANSFER_CHECKS
 from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -62,16 +63,7 @@ _Y_IS_SNAPSHOTS = ("fit(X, y) takes y = the time-shifted snapshots, of X's shape
                    "naming y (ignoring y would silently fit a different model)")
 _SW_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
               "check_sample_weight_equivalence_on_sparse_data")
-_TRANSFER_CHECKS = (
-    "check_fit_score_takes_y", "check_estimators_overwrite_params",
-    "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-    "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-    "check_positive_only_tag_during_fit", "check_estimators_dtypes", "check_dtype_object",
-    "check_pipeline_consistency", "check_estimators_nan_inf", "check_estimator_sparse_tag",
-    "check_estimator_sparse_array", "check_estimator_sparse_matrix", "check_estimators_pickle",
-    "check_f_contiguous_array_estimator", "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance", "check_dict_unchanged", "check_fit_idempotent",
-    "check_fit_check_is_fitted", "check_n_features_in", "check_fit2d_predict1d")
+_TRANSFER_CHECKS = TRANSFER_CHECKS
 
 #: {estimator class name: {check name: reason}} — failures that are part of the design
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {

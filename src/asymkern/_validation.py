@@ -229,6 +229,31 @@ def renamed_argument(value, old_value, new: str, old: str, where: str, *,
     return old_value
 
 
+def check_regression_targets(y, n: int, name: str = "y") -> np.ndarray:
+    """Regression targets as float64 of shape (n,) or (n, k), finite and numeric.
+
+    Shared by the in-memory and torch paths of the Nyström machines; errors name ``name``.
+    """
+    y = np.asarray(y)
+    if y.dtype == object:
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric (Unknown label type for regression: "
+                            f"{exc})") from exc
+    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+        raise TypeError(f"{name} must be numeric (Unknown label type for regression: dtype "
+                        f"{y.dtype})")
+    y = y.astype(np.float64)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
+    if y.shape[0] != n:
+        raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    return y
+
+
 def check_nonnegative_weights(sample_weight, n: int) -> np.ndarray:
     """``sample_weight`` as float64 (n,): finite, non-negative, with a positive sum.
 

@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
-from .._validation import check_nonnegative_weights
+from .._validation import check_nonnegative_weights, check_regression_targets
 from .device import as_tensor, from_numpy, resolve_device, to_numpy
 from .kernels import TorchKernel
 
@@ -70,7 +70,7 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     n, d = (int(k) for k in Xt.shape)
     if not as_numpy:
         est.n_features_in_ = d
-    Y = _targets(to_numpy(y) if any_torch(y) else y, n)
+    Y = check_regression_targets(to_numpy(y) if any_torch(y) else y, n)
     sw = check_nonnegative_weights(
         to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight, n)
     est.dask_fit_ = False
@@ -182,21 +182,6 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
             check_finite_output(getattr(est, name), f"the fitted {name}",
                                 "rescale X (e.g. StandardScaler) or increase alpha")
     return est
-
-
-def _targets(y, n: int) -> np.ndarray:
-    """y as a float64 (n,) or (n, k) array of finite values (the numpy path's checks)."""
-    y = np.asarray(y)
-    if y.dtype == object or not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
-        raise TypeError(f"y must be numeric (Unknown label type for regression: dtype {y.dtype})")
-    y = y.astype(np.float64)
-    if y.ndim not in (1, 2):
-        raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} entries but X has {n} samples")
-    if not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity; expected finite values")
-    return y
 
 
 def predict_ridge_torch(est, X, approach=None):

@@ -90,6 +90,7 @@ from .._validation import (
     check_nonnegative_weights,
     check_positive,
     check_random_state,
+    check_regression_targets,
     clip_count,
 )
 from ..config import check_memory
@@ -331,27 +332,6 @@ def _require_y(y, est):
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None")
 
 
-def _as_targets(y, n, name="y"):
-    y = np.asarray(y)
-    if y.dtype == object:
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric (Unknown label type for regression: "
-                            f"{exc})") from exc
-    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
-        raise TypeError(f"{name} must be numeric (Unknown label type for regression: dtype "
-                        f"{y.dtype})")
-    y = y.astype(np.float64)
-    if y.ndim not in (1, 2):
-        raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
-    if y.shape[0] != n:
-        raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
-    if not np.all(np.isfinite(y)):
-        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
-    return y
-
-
 # ======================================================================================= KRR
 class NystromKernelRidge(RegressorMixin, _NystromBase):
     """Kernel ridge regression with Nyström landmarks (paper 004; KRR = eq. (11)–(13)).
@@ -547,7 +527,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             return fit_ridge_torch(self, X, y, sample_weight, alpha, mode)
         self.dask_fit_ = False
         X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
-        y = _as_targets(y, X.shape[0])
+        y = check_regression_targets(y, X.shape[0])
         n = X.shape[0]
         sw = check_nonnegative_weights(sample_weight, n)
         self._y_1d = y.ndim == 1
