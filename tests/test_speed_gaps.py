@@ -202,6 +202,44 @@ def _bench(name):
 def test_benchmarks_quick_mode(tmp_path):
     res = _bench("bench_lazy_rsvd").main(["--quick", "--out", str(tmp_path)])
     assert res["err_after"] < 1e-12 and res["subspace_sin"] < 1e-6
-    res = _bench("bench_askls_fallback").main(["--quick", "--out", str(tmp_path)])
-    assert res["fallback"] and res["after_vs_dense"] < 1e-10
+    for res in _bench("bench_askls_fallback").main(["--quick", "--out", str(tmp_path)]):
+        assert res["fallback"] and res["after_vs_dense"] < 1e-10
     assert not list(tmp_path.iterdir())  # quick mode writes nothing
+
+
+@pytest.mark.parametrize("C", [10.0, 0.5])
+def test_askls_dense_stored_graph_kernel_uses_its_sparsity(C, monkeypatch):
+    # a graph kernel stored as a dense array (0.6 % nonzeros): KᵀK and the fallback's
+    # iterations go through a CSR copy; the solution is the dense-arithmetic one (C = 10: the
+    # ridge fallback (rcond ≈ 1e-8 < rcond_tol); C = 0.5: the regular Schur solve)
+    K = directed_graph_kernel(900)
+    K0 = K.copy()
+    y = np.where(np.random.default_rng(3).random(900) < 0.5, 1.0, -1.0)
+    assert _AsymSchur(K).K_csr is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = askls_solve(K, y, C, rcond_tol=1e-6)
+        monkeypatch.setattr(_AsymSchur, "_SPARSE_DENSITY", 0.0)
+        assert _AsymSchur(K).K_csr is None
+        dense_route = askls_solve(K, y, C, rcond_tol=1e-6)
+        ref = askls_solve(K, y, C, method="dense", rcond_tol=1e-6)
+    np.testing.assert_array_equal(K, K0)
+    assert fast.fallback == dense_route.fallback == ref.fallback == (C == 10.0)
+    assert rel(flat(fast), flat(dense_route)) < 1e-12
+    assert rel(flat(fast), flat(ref)) < 1e-10
+
+
+def test_askls_sparse_kernel_equals_dense_stored():
+    # the scipy.sparse route (SuperLU of c²I − KᵀK with a symmetric ordering; damped LSQR in
+    # the fallback) and the dense-stored route give the same solution
+    import scipy.sparse as sp
+
+    K = directed_graph_kernel(500)
+    y = np.where(np.random.default_rng(5).random(500) < 0.5, 1.0, -1.0)
+    for C in (0.5, 10.0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = askls_solve(sp.csr_matrix(K), y, C)
+            b = askls_solve(K, y, C)
+        assert a.fallback == b.fallback
+        assert rel(flat(a), flat(b)) < 1e-9

@@ -268,7 +268,8 @@ def _figure(rows, out) -> list[str]:
                    yerr=[r.get(f"{key}_std", 0.0) for r in rr], capsize=3,
                    label="ours (mean ± std, k-means seeds)")
             ax.bar(x + 0.2, [r[f"paper_{key}"] for r in rr], 0.4, label="paper")
-            ax.set_xticks(x, [r["method"] for r in rr])
+            ax.set_xticks(x, [f"{r['method']}\n{r['compat']}" if r.get("compat") else r["method"]
+                              for r in rr])
             ax.set_title(f"{name.upper()}: {key}")
             ax.axhline(0.0, color="k", lw=0.6)
             if j == 0:

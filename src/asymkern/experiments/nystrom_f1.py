@@ -154,7 +154,7 @@ def _plot(rows, names, out: Path, err=None, trials=None) -> Path:
             ax.set_ylabel("F1 on held-out nodes (fraction)")
         ax.set_title(name.capitalize())
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower right")
     spread = f"; error bars: std over {trials} splits" if trials else ""
     fig.suptitle("KSVD + asymmetric Nyström vs KPCA + symmetric Nyström (RBF kernel"
                  f"{spread})", fontsize=10)

@@ -70,10 +70,32 @@ from .._validation import renamed_argument
 class _AsymSchur:
     """B = [[cI, K], [Kᵀ, cI]] via the Schur complement M = c²I − KᵀK (LU)."""
 
+    # A dense array with at most this fraction of nonzeros (a graph kernel such as a degree-
+    # normalised adjacency, stored dense) is also held as CSR: KᵀK costs O(nnz·n) instead of a
+    # GEMM, and the ridge fallback's iterations apply Kᵀ(K v) in O(nnz) instead of reading the
+    # dense KᵀK. Same arithmetic, other summation order (rounding-level differences only).
+    _SPARSE_DENSITY = 0.01
+    _SPARSE_MIN_N = 256
+
     def __init__(self, K: np.ndarray, KtK: np.ndarray | None = None):
         self.K = K
         self.n = K.shape[0]
-        self.KtK = K.T @ K if KtK is None else KtK
+        self.K_csr = None
+        if self.n >= self._SPARSE_MIN_N and (np.count_nonzero(K)
+                                             <= self._SPARSE_DENSITY * K.size):
+            self.K_csr = sp.csr_matrix(K)
+        if KtK is None:
+            KtK = K.T @ K if self.K_csr is None else np.asarray(self.K_csr.T @ K)
+        self.KtK = KtK
+
+    def _matmul(self, X, transpose: bool = False):
+        """K X (or Kᵀ X) for a real or complex X, through the CSR copy when there is one."""
+        if self.K_csr is None:
+            return _real_matmul(self.K.T if transpose else self.K, X)
+        A = self.K_csr.T if transpose else self.K_csr
+        if np.isrealobj(X):
+            return A @ X
+        return A @ X.real + 1j * (A @ X.imag)
 
     # The ridge fallback's shift z = c − iμ: z²I − KᵀK = −(P + iτI), P = (μ² − c²)I + KᵀK,
     # τ = 2cμ. When μ² − c² > 0, P is symmetric positive definite and P + iτI is complex
@@ -131,7 +153,8 @@ class _AsymSchur:
         KtK = self.KtK
 
         def apply(V):  # (P + iτI) V with one real product [Re V, Im V]
-            W = KtK @ np.hstack([V.real, V.imag])
+            V2 = np.hstack([V.real, V.imag])
+            W = KtK @ V2 if self.K_csr is None else self.K_csr.T @ (self.K_csr @ V2)
             return W[:, :k] + 1j * W[:, k:] + (shift + 1j * tau) * V
 
         bnorm = np.linalg.norm(R, axis=0)
@@ -242,12 +265,12 @@ class _AsymSchur:
         P, Q = R[:n], R[n:]
         if isinstance(fac[0], str):  # 'cocg' / 'fixed-point' (the ridge fallback)
             c = fac[1]
-            beta = self._shifted_inverse(fac, c * Q - _real_matmul(self.K.T, P))
-            alpha = (P - _real_matmul(self.K, beta)) / c
+            beta = self._shifted_inverse(fac, c * Q - self._matmul(P, transpose=True))
+            alpha = (P - self._matmul(beta)) / c
             return np.vstack([alpha, beta])
         c, lu = fac
-        beta = sla.lu_solve(lu, c * Q - self.K.T @ P, check_finite=False)
-        alpha = (P - self.K @ beta) / c
+        beta = sla.lu_solve(lu, c * Q - self._matmul(P, transpose=True), check_finite=False)
+        alpha = (P - self._matmul(beta)) / c
         return np.vstack([alpha, beta])
 
 
@@ -323,7 +346,10 @@ class _AsymSchurSparse:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                lu = splu(M)
+                # M is symmetric: a minimum-degree ordering of its own pattern (Mᵀ + M = 2M)
+                # fills in about half as much as the default COLAMD (3× faster on a random
+                # directed graph of 3000 nodes)
+                lu = splu(M, permc_spec="MMD_AT_PLUS_A")
         except RuntimeError:  # exactly singular
             return None
         return (c, lu)
