@@ -165,6 +165,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", default=str(os.cpu_count()),
                     help="BLAS thread counts, comma-separated (threadpoolctl); one table each")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/results"))
     a = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
