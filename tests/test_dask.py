@@ -120,12 +120,13 @@ def test_ksvd_sparse_csr_chunks(kernel):
     assert rel(b.transform(dsparse(Xs[:30], 7)).compute(), a.transform(Xs[:30])) < 1e-10
 
 
+@pytest.mark.parametrize("solver", ["randomized", "block_krylov"])
 @pytest.mark.parametrize("kernel,center", [("rbf", False), ("sne", True)])
-def test_ksvd_randomized_matches_in_memory_whatever_the_chunking(kernel, center):
+def test_ksvd_randomized_matches_in_memory_whatever_the_chunking(kernel, center, solver):
     # the same Ω (chunk-independent generator) and the same passes as the in-memory solver
     X, Z = data()
     kw = dict(n_components=3, kernel=kernel, kernel_params={"gamma": 0.3}, center=center,
-              solver="randomized", n_iter=2, random_state=0)
+              solver=solver, n_iter=2, random_state=0)
     a = KernelSVD(**kw).fit(X, Z=Z)
     exact = KernelSVD(**dict(kw, solver="dense")).fit(X, Z=Z)
     assert rel(a.singular_values_, exact.singular_values_) < 1e-5  # a randomized SVD
@@ -159,6 +160,13 @@ def test_randomized_plain_dask_matrix_and_float32():
     assert rel(b32.s, a32.s) < 1e-5 and rel(b32.U.compute(), a32.U) < 1e-4
     with pytest.raises(ValueError, match="n_iter"):
         top_svd(da.from_array(G, chunks=50), 4, solver="randomized", n_iter="many")
+    # block Krylov: the same blocks and the same Rayleigh–Ritz step as in memory
+    a = top_svd(G, 4, solver="block_krylov", random_state=3, n_iter=2)
+    b = top_svd(da.from_array(G, chunks=(50, 40)), 4, solver="block_krylov", random_state=3,
+                n_iter=2)
+    assert b.solver == a.solver == "block_krylov" and b.info["n_iter"] == 2
+    assert rel(b.s, a.s) < 1e-12 and rel(b.U.compute(), a.U) < 1e-12
+    assert rel(b.V.compute(), a.V) < 1e-12
 
 
 def test_chunk_independent_gaussian_rows():

@@ -96,7 +96,7 @@ def test_unsupported_kernel_names_kernel_and_list(data):
 
 
 # ------------------------------------------------------------------------------------- KernelSVD
-SOLVERS = [("dense", {}), ("randomized", {}),
+SOLVERS = [("dense", {}), ("randomized", {}), ("block_krylov", {}),
            ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "n_col_landmarks": 50}}),
            ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "orthogonalize": True}}),
            ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "normalize": True,

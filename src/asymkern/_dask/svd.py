@@ -52,13 +52,15 @@ def _orth(Y):
     return Q
 
 
-def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_state=None):
+def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_state=None,
+                        method: str = "power"):
     """Randomized SVD of a DaskKernelMatrix or a dask array (see the module docstring).
 
     Same options, same Ω and same passes as :func:`asymkern.linalg.svd.randomized_svd`; U and
     V are dask arrays chunked like X and Z (persisted, never gathered).
     """
     from .._random import seed_from
+    from ..linalg._svd_core import krylov_passes, resolve_randomized_plan
     from ..linalg.svd import (
         SVDResult,
         _check_random_state,
@@ -67,7 +69,7 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     )
 
     da = require_dask()
-    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter)
+    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
     rng = _check_random_state(random_state)
     if isinstance(G, DaskKernelMatrix):
         col_chunks, dtype = G.col_chunks, np.dtype(G.dtype)
@@ -91,13 +93,16 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
             return G.T @ B
     n, m = (int(k) for k in G.shape)
     k = min(r + n_oversamples, n, m)
-    if n_iter == "auto":
-        n_iter = 7 if r < 0.1 * min(n, m) else 4
+    method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
     Omega = gaussian_rows_dask(seed_from(rng), col_chunks, k, dtype)
     def gram(B):
         return rmm(mm(B))
 
-    W, Y = randomized_passes(mm, gram, _orth, _orth, Omega, int(n_iter))
+    if method == "block_krylov":
+        W, Y = krylov_passes(mm, gram, _orth, Omega, n_iter,
+                             concat=lambda blocks: da.concatenate(blocks, axis=1))
+    else:
+        W, Y = randomized_passes(mm, gram, _orth, _orth, Omega, n_iter)
     # G W = P S Rᵀ (TSQR + SVD of the small R) and G ≈ G W Wᵀ: U = P, V = W R
     P, s, Rt = da.linalg.tsqr(Y.rechunk({1: -1}), compute_svd=True)
     (s, Rt) = gather("singular values and the k×k factor", s, Rt)
@@ -107,8 +112,9 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     U, V = persist(U, V)  # kept in the cluster; the sign flip below is a lazy view of them
     signs = paired_signs(U)
     return SVDResult(U * signs.astype(dtype), np.asarray(s[order]), V * signs.astype(dtype),
-                     "randomized",
-                     {"n_oversamples": n_oversamples, "executor": "dask"})
+                     "randomized" if method == "power" else method,
+                     {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
+                      "executor": "dask"})
 
 
 def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options):
@@ -131,9 +137,10 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
         raise ValueError(f"unknown solver {solver!r}; expected one of {SOLVERS}")
     if solver == "auto":
         solver = "randomized"
-    if solver == "randomized":
+    if solver in ("randomized", "block_krylov"):
         opts = {k: v for k, v in options.items() if k in ("n_oversamples", "n_iter")}
-        return dask_randomized_svd(G, r, random_state=random_state, **opts)
+        method = "power" if solver == "randomized" else "block_krylov"
+        return dask_randomized_svd(G, r, random_state=random_state, method=method, **opts)
     if solver == "nystrom":
         from ..linalg.nystrom import asymmetric_nystrom
         from ..linalg.svd import SVDResult

@@ -119,8 +119,9 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
         check_memory(4 * n * m * itemsize, f"a dense SVD of the {n}x{m} kernel matrix on torch",
                      "solver='randomized' or 'nystrom'")
         U, s, V = dense_svd(G if not hasattr(G, "to_dense") else G.to_dense(), r)
-    elif solver == "randomized":
-        U, s, V = randomized_svd(G, r, random_state=est.random_state, **options)
+    elif solver in ("randomized", "block_krylov"):
+        method = "power" if solver == "randomized" else "block_krylov"
+        U, s, V = randomized_svd(G, r, random_state=est.random_state, method=method, **options)
     else:
         res = nystrom_svd(G, r, random_state=est.random_state, **options)
         U, s, V = res.U, res.s, res.V

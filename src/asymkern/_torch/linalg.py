@@ -42,7 +42,8 @@ def dense_svd(G, r: int):
     return U.contiguous(), to_numpy(s[:r]).astype(np.float64), V.contiguous()
 
 
-def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_state=None):
+def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_state=None,
+                   method: str = "power"):
     """Randomized SVD of the lazy G (:class:`~.kernels.TorchKernelMatrix`) or a dense tensor.
 
     Parameters
@@ -53,8 +54,11 @@ def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_sta
     n_oversamples : int
         Extra columns of the sketch.
     n_iter : int or 'auto'
-        Power iterations ('auto': 7 when r < 0.1·min(n, m), else 4).
+        Power iterations ('auto': 7 when r < 0.1·min(n, m), else 4), or the Krylov steps of
+        ``method='block_krylov'`` ('auto': 3, else 2).
     random_state : None, int or RandomState
+    method : {'power', 'block_krylov'}
+        As :func:`asymkern.linalg.randomized_svd`.
 
     Returns
     -------
@@ -62,15 +66,19 @@ def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_sta
     """
     from .._random import normal_rows, seed_from
     from .._validation import check_random_state
-    from ..linalg._svd_core import check_randomized_options, randomized_passes
+    from ..linalg._svd_core import (
+        check_randomized_options,
+        krylov_passes,
+        randomized_passes,
+        resolve_randomized_plan,
+    )
 
     torch = require_torch()
     n, m = G.shape
-    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter)
+    n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
     rng = check_random_state(random_state)
     k = min(r + n_oversamples, n, m)
-    if n_iter == "auto":
-        n_iter = 7 if r < 0.1 * min(n, m) else 4
+    method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
     if hasattr(G, "matmat"):
         mm, rmm, like = G.matmat, G.rmatmat, G.X
     else:
@@ -95,7 +103,11 @@ def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_sta
         return torch.linalg.qr(Y).Q
 
     # the same passes as the numpy solver (asymkern.linalg._svd_core.randomized_passes)
-    W, Y = randomized_passes(mm, gram, lu_normalize, qr_basis, Omega, int(n_iter))
+    if method == "block_krylov":
+        W, Y = krylov_passes(mm, gram, qr_basis, Omega, n_iter,
+                             concat=lambda blocks: torch.cat(blocks, dim=1))
+    else:
+        W, Y = randomized_passes(mm, gram, lu_normalize, qr_basis, Omega, n_iter)
     U, s, Vyt = torch.linalg.svd(Y, full_matrices=False)  # G W = U S Vyᵀ, (n, k)
     V = W @ Vyt[:r].T
     U = U[:, :r]

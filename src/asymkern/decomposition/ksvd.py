@@ -92,15 +92,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         C from :func:`asymkern._random.normal_rows` (chunk-independent; its numbers differ from
         those of asymkern ≤ 0.1.0) and a1 fixes the signs of its factor (largest entry of each
         column of W positive), so results no longer depend on the LAPACK build.
-    solver : {'auto', 'dense', 'arpack', 'randomized', 'nystrom'}, default 'auto'
+    solver : {'auto', 'dense', 'arpack', 'randomized', 'block_krylov', 'nystrom'}, default 'auto'
         Top-r SVD solver (:func:`asymkern.linalg.svd.top_svd`): 'dense' (LAPACK on G),
-        'arpack' (Lanczos), 'randomized' (Halko et al.), 'nystrom' (the asymmetric Nyström
-        method of §3, eq. (8)–(9) of [1]_, which evaluates only sampled rows and columns of G);
-        'auto' picks one from the size of G and r. The solver used is ``solver_``.
+        'arpack' (Lanczos), 'randomized' (Halko et al.), 'block_krylov' (randomized block
+        Krylov, Musco & Musco: about half the passes over a lazy G for the same accuracy),
+        'nystrom' (the asymmetric Nyström method of §3, eq. (8)–(9) of [1]_, which evaluates
+        only sampled rows and columns of G); 'auto' picks one from the size of G and r. The
+        solver used is ``solver_``.
     n_oversamples : int, default 10
-        Extra random vectors of the 'randomized' solver.
+        Extra random vectors of the 'randomized' and 'block_krylov' solvers.
     n_iter : int or 'auto', default 'auto'
-        Power iterations of the 'randomized' solver.
+        Power iterations of the 'randomized' solver, Krylov steps of 'block_krylov'
+        (:func:`asymkern.linalg.randomized_svd`).
     nystrom_params : dict, optional
         Options of the asymmetric Nyström solver (landmark counts, selectors, tolerance).
     working_memory : float, optional
@@ -141,7 +144,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     n_informative_ : int
         How many singular values exceed the numerical noise level (see Notes).
     solver_ : str
-        The solver that ran ('dense', 'arpack', 'randomized' or 'nystrom').
+        The solver that ran ('dense', 'arpack', 'randomized', 'block_krylov' or 'nystrom').
     kernel_ : Kernel or None
         The kernel used (None when ``kernel='precomputed'``).
     compat_ : CompatibilityTransform or None
@@ -301,7 +304,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_random_state(self.random_state)  # the policy (Generator refused), value passed on
 
     def _solver_options(self) -> dict:
-        if self.solver == "randomized":
+        if self.solver in ("randomized", "block_krylov"):
             return {"n_oversamples": self.n_oversamples, "n_iter": self.n_iter}
         if self.solver == "nystrom":
             return dict(self.nystrom_params or {})
