@@ -119,7 +119,7 @@ def main(argv=None):
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/results"))
     a = ap.parse_args(argv)
-    if not data_available("cora", a.data_dir):
+    if not data_available("cora/cora.npz", a.data_dir):
         raise SystemExit("the Cora graph is not available (set ASYMKERN_DATA or --data-dir)")
     r = 40 if a.quick else 1000
     rows = run(300 if a.quick else None, r, a.repeats, a.data_dir)

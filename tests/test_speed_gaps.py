@@ -21,6 +21,7 @@ from asymkern.kernels import KernelMatrix, get_kernel
 from asymkern.linalg import dense_svd, randomized_svd
 from asymkern.linalg.nystrom import asymmetric_nystrom
 from asymkern.lssvm._solvers import _AsymSchur, askls_solve
+from asymkern.testing import requires_data
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -243,3 +244,15 @@ def test_askls_sparse_kernel_equals_dense_stored():
             b = askls_solve(K, y, C)
         assert a.fallback == b.fallback
         assert rel(flat(a), flat(b)) < 1e-9
+
+
+@requires_data("cora/cora.npz")
+def test_ksvd_paths_benchmark_quick_mode(tmp_path):
+    # every float32 path close to the float64 reference in its singular values (Cora subgraph)
+    rows = _bench("bench_ksvd_paths").main(["--quick", "--out", str(tmp_path)])
+    assert {r["path"] for r in rows} == {"float64 dense", "float32 dense",
+                                         "float32 randomized", "float32 block_krylov"}
+    for r in rows:
+        tol = {"dense": 1e-5, "block_krylov": 1e-4, "randomized": 0.1}[r["path"].split()[1]]
+        assert r["dsigma"] < tol
+    assert not list(tmp_path.iterdir())
