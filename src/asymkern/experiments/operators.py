@@ -428,17 +428,22 @@ def plot_gyre_estimators(panels, nx: int, ny: int, out) -> str:
     """Figure ``operators_gyre_estimators.png``: the left L² singular functions u_i of
     :func:`gyre_transfer_estimators` on the nx×ny grid, one row per estimator."""
     ncol = panels[0][1].shape[1]
-    fig, axes = new_figure(len(panels), ncol, figsize=(3.6 * ncol, 1.9 * len(panels)),
-                           squeeze=False)
+    fig, axes = new_figure(len(panels), ncol, figsize=(3.9 * ncol, 2.3 * len(panels)),
+                           squeeze=False, sharex=True, sharey=True)
     for r_, (name, U, sv) in enumerate(panels):
         for i in range(ncol):
+            ax = axes[r_, i]
             ui = U[:, i] * (np.sign(U[np.argmax(np.abs(U[:, i])), i]) or 1.0)
             lim = float(np.abs(ui).max())
-            axes[r_, i].imshow(ui.reshape(ny, nx), origin="lower", extent=(0, 2, 0, 1),
-                               cmap="RdBu_r", vmin=-lim, vmax=lim)
-            axes[r_, i].set_title(f"{name}: u{i + 1}, σ = {sv[i]:.3g}", fontsize=7)
-            axes[r_, i].set_xticks([])
-            axes[r_, i].set_yticks([])
+            im = ax.imshow(ui.reshape(ny, nx), origin="lower", extent=(0, 2, 0, 1),
+                           cmap="RdBu_r", vmin=-lim, vmax=lim)
+            ax.set_title(f"{name}: u{i + 1}, σ = {sv[i]:.3g}", fontsize=7)
+            if r_ == len(panels) - 1:
+                ax.set_xlabel("x₁ (dimensionless)", fontsize=8)
+            if i == 0:
+                ax.set_ylabel("x₂ (dimensionless)", fontsize=8)
+            fig.colorbar(im, ax=ax, shrink=0.8).set_label(f"u{i + 1}(x) (L²-normalised)",
+                                                           fontsize=7)
     fig.suptitle("Example 4.2: left L² singular functions of the RRR Koopman estimators",
                  fontsize=10)
     fig.tight_layout()
