@@ -85,6 +85,11 @@ def test_falls_back_to_the_power_method_when_two_blocks_do_not_fit():
     capped = randomized_svd(np.random.default_rng(3).standard_normal((200, 60)), 5,
                             random_state=0, method="block_krylov", n_iter=10)
     assert capped.info["n_iter"] == 60 // 15 - 1  # k(q + 1) ≤ min(n, m)
+    assert capped.info["method"] == "block_krylov"
+    # 'auto' (q = 2) does not fit: 3·35 > 90 columns; the power method with its own 'auto'
+    auto = randomized_svd(np.random.default_rng(3).standard_normal((200, 90)), 25,
+                          random_state=0, method="block_krylov")
+    assert auto.info == {"n_oversamples": 10, "method": "power", "n_iter": 4}
 
 
 def test_bad_method_and_inputs_untouched():

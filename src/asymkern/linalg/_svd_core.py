@@ -516,15 +516,17 @@ def check_randomized_options(n_oversamples, n_iter, method: str = "power"
 def resolve_randomized_plan(method: str, n_iter, r: int, k: int, n: int, m: int
                             ) -> tuple[str, int]:
     """(method, iterations) that run: ``n_iter='auto'`` is 7 (power) or 3 (block Krylov)
-    when r < 0.1·min(n, m), else 4 or 2. Block Krylov keeps k(q + 1) ≤ min(n, m) columns
-    (q lowered to fit); when not even two blocks fit, the power method runs instead."""
+    when r < 0.1·min(n, m), else 4 or 2. Block Krylov keeps k(q + 1) ≤ min(n, m) columns: an
+    explicit q is lowered to fit; with ``'auto'``, or when not even two blocks fit, the power
+    method runs instead (a Krylov space cut short is less accurate than the power method's
+    default, as measured on Cora at r = 1000: docs/results/ksvd.md)."""
     small = r < 0.1 * min(n, m)
     if method == "block_krylov":
         q = (3 if small else 2) if n_iter == "auto" else int(n_iter)
-        q = min(q, min(n, m) // max(k, 1) - 1)
-        if q >= 1:
-            return "block_krylov", q
-        method = "power"
+        q_fit = min(n, m) // max(k, 1) - 1
+        if q <= q_fit or (n_iter != "auto" and q_fit >= 1):
+            return "block_krylov", min(q, q_fit)
+        method, n_iter = "power", "auto"
     return method, (7 if small else 4) if n_iter == "auto" else int(n_iter)
 
 
@@ -560,12 +562,15 @@ def randomized_svd(
     n_iter : int or 'auto', default 'auto'
         Power iterations (passes Gᵀ(G W)), ≥ 0; ``'auto'``: 7 when r < 0.1·min(n, m), else 4.
         With ``method='block_krylov'``: the Krylov steps q ≥ 1 (``'auto'``: 3, else 2), lowered
-        so that the k(q + 1) basis columns (k = r + n_oversamples) fit in min(n, m).
+        so that the k(q + 1) basis columns (k = r + n_oversamples) fit in min(n, m); when the
+        ``'auto'`` count does not fit, the power method runs with its own ``'auto'``.
     random_state : None, int or RandomState, default None
         Seed of the test matrix.
     method : {'power', 'block_krylov'}, default 'power'
         Subspace (power) iteration on the last iterate, or the randomized block Krylov method
-        (falls back to 'power' when fewer than 2k columns fit in min(n, m)).
+        (falls back to 'power' when its basis does not fit in min(n, m), see ``n_iter``; the
+        method that ran is ``info['method']``). Block Krylov pays off when each pass is
+        expensive (a lazy kernel) and r ≪ min(n, m).
 
     Returns
     -------
