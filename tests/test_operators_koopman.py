@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 from _transfer_checks import TRANSFER_CHECKS
+from _transfer_checks import ou_trajectory as _ou
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -21,17 +22,6 @@ from asymkern.exceptions import ClippedParameterWarning
 from asymkern.operators import KoopmanOperator
 
 KINDS = ("full", "pcr", "rrr")
-
-
-def _ou(n: int, theta: float = 0.223, seed: int = 0) -> np.ndarray:
-    """Discretely sampled OU process dX = −θX dt + √2 dW (unit stationary variance), dt = 1."""
-    rng = np.random.RandomState(seed)
-    a = np.exp(-theta)
-    x = np.zeros((n, 1))
-    x[0] = rng.randn()
-    for t in range(n - 1):
-        x[t + 1] = a * x[t] + np.sqrt(1 - a * a) * rng.randn()
-    return x
 
 
 def _linear(n: int = 600, seed: int = 0, noise: float = 0.05):

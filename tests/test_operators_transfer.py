@@ -15,20 +15,11 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 from _transfer_checks import TRANSFER_CHECKS
+from _transfer_checks import ou_trajectory as _ou
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from asymkern.exceptions import ClippedParameterWarning
 from asymkern.operators import KoopmanOperator, PerronFrobeniusOperator
-
-
-def _ou(n: int, theta: float = 0.223, seed: int = 0) -> np.ndarray:
-    rng = np.random.RandomState(seed)
-    a = np.exp(-theta)
-    x = np.zeros((n, 1))
-    x[0] = rng.randn()
-    for t in range(n - 1):
-        x[t + 1] = a * x[t] + np.sqrt(1 - a * a) * rng.randn()
-    return x
 
 
 def _linear3(n: int = 300, seed: int = 0) -> np.ndarray:

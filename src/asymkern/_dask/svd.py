@@ -120,6 +120,7 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
 def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options):
     """``top_svd`` for a DaskKernelMatrix or a dask array G (see the module docstring)."""
     from .._validation import check_n_components
+    from ..linalg._svd_core import RANDOMIZED_SOLVERS
     from ..linalg.svd import SOLVERS, top_svd
 
     da = require_dask()
@@ -137,10 +138,10 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
         raise ValueError(f"unknown solver {solver!r}; expected one of {SOLVERS}")
     if solver == "auto":
         solver = "randomized"
-    if solver in ("randomized", "block_krylov"):
+    if solver in RANDOMIZED_SOLVERS:
         opts = {k: v for k, v in options.items() if k in ("n_oversamples", "n_iter")}
-        method = "power" if solver == "randomized" else "block_krylov"
-        return dask_randomized_svd(G, r, random_state=random_state, method=method, **opts)
+        return dask_randomized_svd(G, r, random_state=random_state,
+                                   method=RANDOMIZED_SOLVERS[solver], **opts)
     if solver == "nystrom":
         from ..linalg.nystrom import asymmetric_nystrom
         from ..linalg.svd import SVDResult

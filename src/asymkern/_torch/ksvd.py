@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
+from ..linalg._svd_core import RANDOMIZED_SOLVERS
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
 from .linalg import dense_svd, nystrom_extension_map, nystrom_svd, randomized_svd
@@ -119,9 +120,9 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
         check_memory(4 * n * m * itemsize, f"a dense SVD of the {n}x{m} kernel matrix on torch",
                      "solver='randomized' or 'nystrom'")
         U, s, V = dense_svd(G if not hasattr(G, "to_dense") else G.to_dense(), r)
-    elif solver in ("randomized", "block_krylov"):
-        method = "power" if solver == "randomized" else "block_krylov"
-        U, s, V = randomized_svd(G, r, random_state=est.random_state, method=method, **options)
+    elif solver in RANDOMIZED_SOLVERS:
+        U, s, V = randomized_svd(G, r, random_state=est.random_state,
+                                 method=RANDOMIZED_SOLVERS[solver], **options)
     else:
         res = nystrom_svd(G, r, random_state=est.random_state, **options)
         U, s, V = res.U, res.s, res.V

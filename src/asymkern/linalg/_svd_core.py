@@ -497,6 +497,8 @@ def krylov_passes(mm, gram, orth, Omega, n_blocks: int, concat=np.hstack):
 
 
 RANDOMIZED_METHODS = ("power", "block_krylov")
+# top_svd / KernelSVD solver name → randomized_svd method
+RANDOMIZED_SOLVERS = {"randomized": "power", "block_krylov": "block_krylov"}
 
 
 def check_randomized_options(n_oversamples, n_iter, method: str = "power"

@@ -36,6 +36,7 @@ import inspect
 from scipy.sparse.linalg import LinearOperator
 
 from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays valid)
+    RANDOMIZED_SOLVERS,
     SOLVERS,
     SVDResult,
     _all_finite,
@@ -171,10 +172,10 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     if solver == "arpack":
         opts = {k: v for k, v in options.items() if k in _SOLVER_OPTIONS["arpack"]}
         return arpack_svd(G, r, random_state=random_state, **opts)
-    if solver in ("randomized", "block_krylov"):
-        opts = {k: v for k, v in options.items() if k in _SOLVER_OPTIONS["randomized"]}
-        method = "power" if solver == "randomized" else "block_krylov"
-        return randomized_svd(G, r, random_state=random_state, method=method, **opts)
+    if solver in RANDOMIZED_SOLVERS:
+        opts = {k: v for k, v in options.items() if k in _SOLVER_OPTIONS[solver]}
+        return randomized_svd(G, r, random_state=random_state,
+                              method=RANDOMIZED_SOLVERS[solver], **opts)
     # nystrom
     if isinstance(G, LinearOperator) and not isinstance(G, KernelMatrix):
         raise TypeError("solver='nystrom' needs entries of G: pass an array or a KernelMatrix")
