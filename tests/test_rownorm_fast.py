@@ -199,3 +199,185 @@ def test_block_lse_matches_plain_formula_and_keeps_input(rng, dtype):
                                KernelMatrix._block_lse(np.ascontiguousarray(L[:, ::2])),
                                rtol=0)
     np.testing.assert_array_equal(L, keep)
+
+
+# --- fused GEMM and finishing pass (each worker forms its own row panels) -------------------
+
+from asymkern.kernels import base as kernel_base  # noqa: E402
+
+
+@pytest.fixture
+def fused(monkeypatch):
+    """Force the fused route on small blocks: three workers (uneven splits), panels of a few
+    rows, finishing chunks of a few rows, and a BLAS that would allow the workers."""
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(kernel_base, "_FUSE_MIN_ENTRIES", 0)
+    monkeypatch.setattr(kernel_base, "_GEMM_PANEL_BYTES", 40_000)
+    monkeypatch.setattr(kernel_base, "_FINISH_CHUNK", 3_000)
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 64)
+    calls = []
+    real = kernel_base._finish
+
+    def spy(*args, **kwargs):
+        gemm = args[10] if len(args) > 10 else kwargs.get("gemm")
+        calls.append(gemm is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kernel_base, "_finish", spy)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name,params", KERNELS + [("rbf", {"gamma": 0.5})])
+def test_fused_gemm_matches_reference_and_unfused(rng, fused, dtype, name, params):
+    """Per-worker GEMM panels finished in cache give the dense reference (SNE, T: normalised;
+    RBF: plain values) and the values of the one-GEMM route."""
+    X, Z, _ = make(rng, dtype, n=1100, m=1000, d=3)
+    keep = (X.copy(), Z.copy())
+    k = get_kernel(name, **params)
+    got = KernelMatrix(k, X, Z, working_memory=64).block(slice(None))  # one 1.1e6-entry block
+    assert any(fused), "the fused route did not run"
+    if name == "rbf":
+        ref = np.exp(-params["gamma"] * direct_sq(X, Z))
+    else:
+        ref = reference(name, params, X, Z)
+    assert_close(got, ref, dtype)
+    fused.clear()
+    kernel_base._FUSE_MIN_ENTRIES = 1 << 62  # undone by monkeypatch
+    one_gemm = KernelMatrix(k, X, Z, working_memory=64).block(slice(None))
+    assert not any(fused)
+    np.testing.assert_allclose(got, one_gemm, rtol=RTOL[dtype], atol=ATOL[dtype])
+    np.testing.assert_array_equal(X, keep[0])
+    np.testing.assert_array_equal(Z, keep[1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("bandwidth", [1e-3, 1e3, 1e150])
+def test_fused_gemm_overflow_prone_bandwidths(rng, fused, dtype, bandwidth):
+    """Tiny and huge bandwidths through the fused route: still the reference, rows sum to 1."""
+    X, Z, _ = make(rng, dtype, n=1100, m=1000, d=3)
+    gamma = 1.0 / bandwidth / bandwidth
+    with np.errstate(over="ignore"):
+        ref = reference("sne", {"gamma": gamma}, X, Z)
+    k = get_kernel("sne", bandwidth=bandwidth)
+    full = KernelMatrix(k, X, Z, working_memory=64).block(slice(None))
+    assert any(fused)
+    assert np.all(np.isfinite(full))
+    # relative to each row's largest value, and looser than RTOL in float64: at gamma = 1e6
+    # with 1000 points the exponents gamma·‖x − z‖² reach 1e2–1e3 and carry the expansion's
+    # rounding of ‖x − z‖² (2e-12 on the largest entries, 1e-9 relative on entries of
+    # exp(−130), on the one-GEMM route as well); the routes' equality is checked below
+    tol = {np.float64: 1e-10, np.float32: RTOL[np.float32]}[dtype]
+    np.testing.assert_allclose(full, ref, rtol=0, atol=tol * float(ref.max(axis=1).min()))
+    np.testing.assert_allclose(full.sum(1, dtype=np.float64), 1.0, rtol=RTOL[dtype] * 40)
+    kernel_base._FUSE_MIN_ENTRIES = 1 << 62  # undone by monkeypatch: the one-GEMM route
+    one_gemm = KernelMatrix(k, X, Z, working_memory=64).block(slice(None))
+    # panel GEMMs may round ‖x − z‖² differently from one GEMM (BLAS-dependent); at
+    # gamma = 1e6 that moves the tiny entries by ~1e-10 relative, so relative to the rows
+    np.testing.assert_allclose(full, one_gemm, rtol=RTOL[dtype],
+                               atol=RTOL[dtype] * float(ref.max(axis=1).min()))
+
+
+def test_fused_gemm_near_duplicates_refined(rng, fused):
+    """Rows of Z that (nearly) repeat rows of X are recomputed directly in the fused pass, and
+    the row maxima handed on are those of the refined chunk: X = Z gives exact zeros on the
+    diagonal of the log-kernel, and near copies the direct distances."""
+    X = rng.standard_normal((1100, 3)) * 1e3
+    Z = X[:1000] + 1e-9 * rng.standard_normal((1000, 3))
+    ref = reference("sne", {"gamma": 1e-7}, X, Z)
+    k = get_kernel("sne", gamma=1e-7)
+    assert_close(KernelMatrix(k, X, Z, working_memory=64).block(slice(None)), ref, np.float64)
+    assert any(fused)
+    same = KernelMatrix(k, X, working_memory=64).block(slice(None))
+    assert_close(same, reference("sne", {"gamma": 1e-7}, X, X), np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [0.5, 1e305])
+def test_rows_func_gets_row_maxima_of_the_finished_chunk(rng, dtype, scale):
+    """``rows_func`` receives the maxima of the chunk it is handed (after the near-duplicate
+    refinement and, when the scale is not folded into the GEMM, after the scaling)."""
+    X = rng.standard_normal((300, 4)).astype(dtype)
+    Z = np.vstack([X[:50], rng.standard_normal((250, 4))]).astype(dtype)
+    seen = []
+
+    def check(Kc, a, b, mx=None):
+        assert mx is not None
+        np.testing.assert_array_equal(mx, Kc.max(axis=1))
+        seen.append(b - a)
+
+    with np.errstate(over="ignore"):
+        kernel_base.neg_scaled_sq_dists(X, Z, scale, rows_func=check)
+    assert sum(seen) == X.shape[0]
+
+
+def test_fused_gemm_respects_a_blas_thread_limit(monkeypatch):
+    """A BLAS limited to fewer threads than the pass would use keeps one GEMM (the workers
+    never run more GEMMs at once than the user allowed), and the limit is restored after a
+    fused pass."""
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 1)
+    assert kernel_base._fused_workers(1 << 30) == 1
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 2)
+    assert kernel_base._fused_workers(1 << 30) == 2
+    assert kernel_base._fused_workers(10) == 1  # small blocks: one GEMM
+
+
+def test_blas_threads_restored_after_fused_pass(rng, monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    monkeypatch.setattr(kernel_base, "_FUSE_MIN_ENTRIES", 0)
+    before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
+              if lib["user_api"] == "blas"]
+    X = rng.standard_normal((1100, 3))
+    KernelMatrix(get_kernel("sne", gamma=0.5), X, X[:1000]).to_array()
+    after = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
+             if lib["user_api"] == "blas"]
+    assert before == after
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_to_array_into_out(rng, dtype):
+    """``to_array(out=)`` writes the matrix into the given array and returns it; a wrong dtype,
+    shape or layout is refused naming ``out``; the memory limit does not apply (nothing n×m
+    is allocated)."""
+    X, Z, _ = make(rng, dtype)
+    k = get_kernel("sne", gamma=0.5)
+    G = KernelMatrix(k, X, Z, max_dense_memory=1e-6)
+    buf = np.full(G.shape, np.nan, dtype=dtype)
+    got = G.to_array(out=buf)
+    assert got is buf
+    assert_close(buf, reference("sne", {"gamma": 0.5}, X, Z), dtype)
+    other = np.float32 if dtype == np.float64 else np.float64
+    with pytest.raises(TypeError, match="out must be a numpy array of dtype"):
+        G.to_array(out=np.empty(G.shape, dtype=other))
+    with pytest.raises(ValueError, match="out must have shape"):
+        G.to_array(out=np.empty((G.shape[0], G.shape[1] + 1), dtype=dtype))
+    with pytest.raises(ValueError, match="out must be a writeable C-contiguous"):
+        G.to_array(out=np.empty(G.shape[::-1], dtype=dtype).T)
+    with pytest.raises(TypeError, match="out must be a numpy array"):
+        G.to_array(out=[[0.0]])
+
+
+def test_concurrent_fused_passes_restore_blas_threads(rng, monkeypatch):
+    """Fused passes from several threads at once (as Dask runs them) share the one-thread BLAS
+    limit and leave the original thread counts behind, with correct values in every thread."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(kernel_base, "_FUSE_MIN_ENTRIES", 0)
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 64)
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 2)
+    before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
+              if lib["user_api"] == "blas"]
+    X, Z, _ = make(rng, np.float64, n=1100, m=1000, d=3)
+    k = get_kernel("sne", gamma=0.5)
+    ref = reference("sne", {"gamma": 0.5}, X, Z)
+    with ThreadPoolExecutor(4) as ex:
+        outs = list(ex.map(lambda _: KernelMatrix(k, X, Z, working_memory=64)
+                           .block(slice(None)), range(6)))
+    for out in outs:
+        assert_close(out, ref, np.float64)
+    after = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
+             if lib["user_api"] == "blas"]
+    assert before == after
+    assert kernel_base._BLAS_DEPTH == 0

@@ -200,6 +200,9 @@ def test_benchmarks_quick_mode(tmp_path):
     assert res["err_after"] < 1e-12 and res["subspace_sin"] < 1e-6
     for res in _bench("bench_askls_fallback").main(["--quick", "--out", str(tmp_path)]):
         assert res["fallback"] and res["after_vs_dense"] < 1e-10
+    rows = _bench("bench_rownorm").main(["--quick", "--out", str(tmp_path)])
+    assert [r["dtype"] for r in rows] == ["float64", "float32"]
+    assert rows[0]["max_rel_err_vs_sklearn"] < 1e-12 and rows[1]["max_rel_err_vs_sklearn"] < 1e-5
     assert not list(tmp_path.iterdir())  # quick mode writes nothing
 
 

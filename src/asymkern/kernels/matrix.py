@@ -79,15 +79,21 @@ def _row_sums64(K: np.ndarray) -> np.ndarray:
     return s
 
 
-def _shifted_exp_sums(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _shifted_exp_sums(K: np.ndarray, mx: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """In place K ← exp(K − max_row K); returns (row maxima, row sums of the result) in float64.
+
+    ``mx``: the row maxima of K when the caller has them already (the fused pass of
+    :func:`~asymkern.kernels.base.neg_scaled_sq_dists` takes them while it looks for near
+    duplicates), saving one pass over the chunk.
 
     The sums are at least 1 for every row with a finite maximum (the maximum maps to 1), so
     they neither underflow nor (m terms ≤ 1) overflow. A row whose maximum is −inf (every
     kernel value 0) gives NaN, which :meth:`KernelMatrix._check_lse` refuses. The shift is
     skipped when every maximum is exactly 0 (X = Z: the exact zeros of the diagonal).
     """
-    mx = K.max(axis=1)
+    if mx is None:
+        mx = K.max(axis=1)
     with np.errstate(invalid="ignore", over="ignore"):
         if np.any(mx != 0):
             K -= mx[:, None]
@@ -98,8 +104,8 @@ def _shifted_exp_sums(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _lse_rows(lse: np.ndarray):
     """rows_func: store log Σ_j exp(K_ij) of rows a:b in ``lse[a:b]`` (the chunk is destroyed)."""
 
-    def fn(Kc: np.ndarray, a: int, b: int) -> None:
-        mx, s = _shifted_exp_sums(Kc)
+    def fn(Kc: np.ndarray, a: int, b: int, mx: np.ndarray | None = None) -> None:
+        mx, s = _shifted_exp_sums(Kc, mx)
         with np.errstate(divide="ignore", invalid="ignore"):
             lse[a:b] = mx + np.log(s)
 
@@ -114,8 +120,8 @@ def _normalize_rows_fn(lse: np.ndarray):
     multiplication by 1/s (float64, cast to the block dtype), no second exp and no temporary.
     """
 
-    def fn(Kc: np.ndarray, a: int, b: int) -> None:
-        mx, s = _shifted_exp_sums(Kc)
+    def fn(Kc: np.ndarray, a: int, b: int, mx: np.ndarray | None = None) -> None:
+        mx, s = _shifted_exp_sums(Kc, mx)
         with np.errstate(divide="ignore", invalid="ignore"):
             lse[a:b] = mx + np.log(s)
             Kc *= (1.0 / s).astype(Kc.dtype)[:, None]
@@ -126,7 +132,8 @@ def _normalize_rows_fn(lse: np.ndarray):
 def _exp_shift_fn(lse: np.ndarray):
     """rows_func: log-values → κ = exp(K − lse) with known row log-normalisers ``lse``."""
 
-    def fn(Kc: np.ndarray, a: int, b: int) -> None:
+    def fn(Kc: np.ndarray, a: int, b: int, mx: np.ndarray | None = None) -> None:
+        del mx  # the normalisers are known
         with np.errstate(invalid="ignore", over="ignore"):
             Kc -= lse[a:b].astype(Kc.dtype, copy=False)[:, None]
             np.exp(Kc, out=Kc)
@@ -750,29 +757,52 @@ class KernelMatrix:
             dtype=self.dtype,
         )
 
-    def to_array(self, max_dense_memory: float | None = None) -> np.ndarray:
+    def to_array(self, max_dense_memory: float | None = None, *,
+                 out: np.ndarray | None = None) -> np.ndarray:
         """The dense n×m matrix; refuses when it would exceed ``max_dense_memory`` MiB.
 
         Parameters
         ----------
         max_dense_memory : float, optional
-            Limit in MiB for this call (default: the matrix's ``max_dense_memory``).
+            Limit in MiB for this call (default: the matrix's ``max_dense_memory``). Not
+            checked when ``out`` is given (nothing n×m is allocated).
+        out : ndarray of shape (n, m), optional
+            A C-contiguous array of the matrix dtype to write the matrix into (for example
+            a preallocated buffer or a ``numpy.memmap``); it is returned.
 
         Returns
         -------
         ndarray of shape (n, m)
-            The matrix (centred if enabled), in the matrix dtype.
+            The matrix (centred if enabled), in the matrix dtype (``out`` when given).
 
         Raises
         ------
         MemoryBudgetError
             If the dense matrix would exceed the limit.
+        TypeError
+            If ``out`` is not a numpy array of the matrix dtype.
+        ValueError
+            If ``out`` does not have shape (n, m) or is not C-contiguous.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from asymkern.kernels import KernelMatrix, get_kernel
+        >>> X = np.random.default_rng(0).standard_normal((5, 2))
+        >>> G = KernelMatrix(get_kernel("sne", gamma=0.5), X)
+        >>> buf = np.empty(G.shape)
+        >>> K = G.to_array(out=buf)
+        >>> K is buf, bool(np.allclose(K.sum(axis=1), 1.0))
+        (True, True)
         """
-        limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
-        check_memory(self.nbytes, f"a dense {self.shape[0]}×{self.shape[1]} {self.dtype} kernel "
-                     "matrix", "the lazy operator (matmat, blocks, a Nystrom or randomized "
-                     "solver)", limit=limit)
-        out = np.empty(self.shape, dtype=self.dtype)
+        if out is None:
+            limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
+            check_memory(self.nbytes, f"a dense {self.shape[0]}×{self.shape[1]} {self.dtype} "
+                         "kernel matrix", "the lazy operator (matmat, blocks, a Nystrom or "
+                         "randomized solver)", limit=limit)
+            out = np.empty(self.shape, dtype=self.dtype)
+        else:
+            self._check_out(out)
         # blocks of at most ~4 % of the output keep the peak near the output's own size
         rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))
         if not self.center and (not self.kernel.row_normalized or self.kernel.fuses_rows):
@@ -787,6 +817,17 @@ class KernelMatrix:
         for sl, B in self.iter_row_blocks(rows):
             out[sl] = B
         return out
+
+    def _check_out(self, out) -> None:
+        """Refuse an ``out`` that is not a C-contiguous (n, m) array of the matrix dtype."""
+        if not isinstance(out, np.ndarray) or out.dtype != self.dtype:
+            raise TypeError(f"out must be a numpy array of dtype {self.dtype} (the matrix "
+                            f"dtype), got {type(out).__name__} of dtype "
+                            f"{getattr(out, 'dtype', None)}")
+        if out.shape != self.shape:
+            raise ValueError(f"out must have shape {self.shape}, got {out.shape}")
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError("out must be a writeable C-contiguous array")
 
     def __repr__(self) -> str:
         return (
