@@ -9,7 +9,7 @@ are the result (absolute times depend on the machine's load). Peak traced memory
 Targets: ≤ 1.3× the bare product, ≤ 0.5× the scikit-learn route, peak ≤ output + 5 %.
 
 Usage: python benchmarks/bench_rownorm.py [--n 20000] [--d 100] [--repeats 5]
-       [--out docs/results/rownorm_bench.md] [--quick]
+       [--out docs/results/rownorm_bench.md] [--quick] [--ablation]
 """
 
 from __future__ import annotations
@@ -83,6 +83,45 @@ def bench(n: int, d: int, dtype, repeats: int, gamma: float) -> dict:
             "max_rel_err_vs_sklearn": err}
 
 
+def ablation(n: int, d: int, dtype, repeats: int, gamma: float) -> dict:
+    """The fused route against one GEMM followed by the finishing pass, in the same code.
+
+    Only ``kernels.base._FUSE_MIN_ENTRIES`` is toggled; every route writes into a prefaulted
+    array, so the medians compare the computation alone. Returns the ratios to the bare
+    product (also written into a prefaulted array).
+    """
+    from asymkern.kernels import base as kernel_base
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d)).astype(dtype)
+    Z = rng.standard_normal((n, d)).astype(dtype)
+    buf = np.ones((n, n), dtype=dtype)
+    default = kernel_base._FUSE_MIN_ENTRIES
+    routes = {"product": lambda: np.matmul(X, Z.T, out=buf)}
+    for name in ("sne", "rbf"):
+        kern = get_kernel(name, gamma=gamma)
+
+        def run(kern=kern, fuse=True):
+            kernel_base._FUSE_MIN_ENTRIES = default if fuse else 1 << 62
+            try:
+                KernelMatrix(kern, X, Z).to_array(out=buf)
+            finally:
+                kernel_base._FUSE_MIN_ENTRIES = default
+
+        routes[f"{name} fused"] = run
+        routes[f"{name} one GEMM"] = lambda run=run: run(fuse=False)
+    names = list(routes)
+    times: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(repeats):
+        shift = r % len(names)
+        for k in names[shift:] + names[:shift]:
+            t0 = time.perf_counter()
+            routes[k]()
+            times[k].append(time.perf_counter() - t0)
+    base = float(np.median(times["product"]))
+    return {k: float(np.median(v)) / base for k, v in times.items() if k != "product"}
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=20000)
@@ -92,6 +131,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--quick", action="store_true",
                     help="n = 1500, one repeat, nothing written (the test suite runs this)")
+    ap.add_argument("--ablation", action="store_true",
+                    help="also time the fused route against one GEMM + the finishing pass")
     args = ap.parse_args(argv)
     if args.quick:
         args.n, args.repeats, args.out = 1500, 1, None
@@ -110,6 +151,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
               f"ours/sklearn {res['vs_sklearn']:.2f}  | peak/output ours "
               f"{res['peak_ratio']:.3f} sklearn {res['peak_sk_ratio']:.3f}  | max rel err "
               f"{res['max_rel_err_vs_sklearn']:.1e}", flush=True)
+    ablations = {}
+    if args.ablation:
+        for dtype in (np.float64, np.float32):
+            ab = ablation(args.n, args.d, dtype, args.repeats, args.gamma)
+            ablations[np.dtype(dtype).name] = ab
+            print(f"ablation {np.dtype(dtype).name}: " + "  ".join(
+                f"{k} {v:.2f}" for k, v in ab.items()), flush=True)
     load_after = os.getloadavg()
     if args.out is not None:
         lines = [
@@ -141,6 +189,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
             f"sklearn {r['med']['sklearn']:.3f}, product into {r['med']['product_into']:.3f}, "
             f"ours into {r['med']['ours_into']:.3f}" for r in rows))
         lines.append("")
+        if ablations:
+            lines += ["Fused route against one GEMM + the finishing pass (`--ablation`; "
+                      "ratios to the bare product, all written into prefaulted arrays):", "",
+                      "| dtype | " + " | ".join(next(iter(ablations.values()))) + " |",
+                      "|---|" + "---|" * len(next(iter(ablations.values())))]
+            for name, ab in ablations.items():
+                lines.append(f"| {name} | " + " | ".join(f"{v:.2f}" for v in ab.values())
+                             + " |")
+            lines.append("")
         text = "\n".join(lines) + "\n"
         mode = "a" if args.out.exists() else "w"
         with open(args.out, mode) as f:
