@@ -323,6 +323,17 @@ def test_fused_gemm_respects_a_blas_thread_limit(monkeypatch):
     assert kernel_base._fused_workers(10) == 1  # small blocks: one GEMM
 
 
+def test_blas_probe_failure_keeps_one_gemm(monkeypatch):
+    """A BLAS that threadpoolctl cannot drive is never limited: the one-GEMM route runs."""
+    def broken():
+        raise RuntimeError("no BLAS controller")
+
+    monkeypatch.setattr(kernel_base, "_blas_controller", broken)
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 2)
+    assert kernel_base._blas_threads() == 1
+    assert kernel_base._fused_workers(1 << 30) == 1
+
+
 def test_blas_threads_restored_after_fused_pass(rng, monkeypatch):
     threadpoolctl = pytest.importorskip("threadpoolctl")
     monkeypatch.setattr(kernel_base, "_FUSE_MIN_ENTRIES", 0)
