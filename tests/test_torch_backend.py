@@ -146,6 +146,67 @@ def test_ksvd_torch_equals_numpy_float32(kernel, solver, opts, data):
                a.transform_right(Zn.astype(np.float32))) < 1e-5
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("solver", ["dense", "randomized", "block_krylov", "auto"])
+@pytest.mark.parametrize("kernel", ["rbf", "sne", "linear"])
+def test_ksvd_torch_centered_equals_numpy(kernel, solver, dtype, data):
+    """center=True (G̃ = H_n G H_m, paper 000 §2) on torch equals the numpy path: the singular
+    triplets, the training means and the centred scores of new rows and columns."""
+    X, Z, Xn, Zn = data
+    keep = [A.copy() for A in (X, Z, Xn, Zn)]
+    a, b = _both(dict(n_components=3, kernel=kernel, solver=solver, random_state=0,
+                      center=True), X, Z, dtype)
+    tol = TOL[dtype]
+    assert b.singular_values_.dtype == (torch.float64 if dtype == np.float64 else torch.float32)
+    assert rel(b.singular_values_, a.singular_values_) < tol
+    for attr in ("left_singular_vectors_", "right_singular_vectors_", "row_means_",
+                 "col_means_"):
+        got = getattr(b, attr)
+        assert is_torch_tensor(got), attr
+        assert rel(got, getattr(a, attr)) < tol, attr
+    assert abs(b.grand_mean_ - a.grand_mean_) <= tol * abs(a.grand_mean_)
+    assert rel(b.transform(torch.as_tensor(Xn.astype(dtype))), a.transform(Xn.astype(dtype))) \
+        < 10 * tol
+    assert rel(b.transform_right(torch.as_tensor(Zn.astype(dtype))),
+               a.transform_right(Zn.astype(dtype))) < 10 * tol
+    # the training scores: the centred embeddings of the fit
+    assert rel(b.transform(torch.as_tensor(X.astype(dtype))), a.embeddings()[0]) < 10 * tol
+    for A, B in zip((X, Z, Xn, Zn), keep):
+        np.testing.assert_array_equal(A, B)
+
+
+def test_ksvd_torch_centered_against_dense_reference(data):
+    """The centred torch fit against an SVD of H_n G H_m formed densely with numpy."""
+    X, Z, Xn, _ = data
+    G = KernelMatrix(get_kernel("rbf", gamma=0.5), X, Z).to_array()
+    Gc = G - G.mean(1, keepdims=True) - G.mean(0, keepdims=True) + G.mean()
+    s_ref = np.linalg.svd(Gc, compute_uv=False)[:4]
+    b = KernelSVD(n_components=4, kernel="rbf", gamma=0.5, solver="dense", center=True).fit(
+        torch.as_tensor(X), Z=torch.as_tensor(Z))
+    assert rel(b.singular_values_, s_ref) < 1e-12
+    U = b.left_singular_vectors_.numpy()
+    np.testing.assert_allclose(np.abs(U.T @ Gc @ b.right_singular_vectors_.numpy()),
+                               np.diag(s_ref), atol=1e-10)
+    # scores of new rows: centred with their own means and the training column means
+    Kn = KernelMatrix(get_kernel("rbf", gamma=0.5), Xn, Z).to_array()
+    Knc = Kn - Kn.mean(1, keepdims=True) - G.mean(0)[None, :] + G.mean()
+    assert rel(b.transform(torch.as_tensor(Xn)), Knc @ b.right_singular_vectors_.numpy()) \
+        < 1e-12
+
+
+def test_ksvd_torch_centered_precomputed(data):
+    X, Z, Xn, _ = data
+    G = KernelMatrix(get_kernel("rbf", gamma=0.5), X, Z).to_array()
+    Gn = KernelMatrix(get_kernel("rbf", gamma=0.5), Xn, Z).to_array()
+    a = KernelSVD(n_components=3, kernel="precomputed", solver="dense", center=True).fit(G)
+    Gt = torch.as_tensor(G.copy())
+    b = KernelSVD(n_components=3, kernel="precomputed", solver="dense", center=True).fit(Gt)
+    np.testing.assert_array_equal(Gt.numpy(), G)  # the given kernel matrix is not centred in place
+    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    assert b.row_means_.dtype == torch.float64
+    assert rel(b.transform(torch.as_tensor(Gn)), a.transform(Gn)) < 1e-12
+
+
 def test_ksvd_data_matrix_precomputed_and_bandwidth(data):
     X, Z, Xn, _ = data
     A = np.random.RandomState(3).rand(40, 40)
@@ -196,8 +257,8 @@ def test_same_random_state_same_result(data):
 def test_ksvd_torch_refusals(data):
     X, Z, _, _ = data
     Xt, Zt = torch.as_tensor(X), torch.as_tensor(Z)
-    with pytest.raises(NotImplementedError, match="center=True"):
-        KernelSVD(center=True).fit(Xt, Z=Zt)
+    with pytest.raises(NotImplementedError, match="center=True with solver='nystrom'"):
+        KernelSVD(center=True, solver="nystrom").fit(Xt, Z=Zt)
     with pytest.raises(NotImplementedError, match="arpack"):
         KernelSVD(solver="arpack").fit(Xt, Z=Zt)
     with pytest.raises(NotImplementedError, match="sample_weight"):

@@ -8,9 +8,13 @@ or many components when the matrix fits ``max_dense_memory``, else 'randomized')
 
 Output types: a tensor input gives tensors on the compute device (the input dtype kept);
 numpy input (with ``device`` set) gives numpy arrays. Fitted vectors follow the type of the fit
-input. Not available on torch (``NotImplementedError`` naming the option): ``center=True``,
-sample weights, ``solver='arpack'``, ``fit(A)`` with rows and columns of different dimension
-(the compatibility transform), sparse input.
+input. ``center=True`` (paper 000 §2: G̃ = H_n G H_m) runs the solvers on the doubly centred
+operator, applied through the row, column and grand means (accumulated in float64, as the
+numpy path does) so that nothing beyond G is formed; new rows and columns are centred with
+the training means in ``transform`` / ``transform_right``. Not available on torch
+(``NotImplementedError`` naming the option): ``center=True`` with ``solver='nystrom'``, sample
+weights, ``solver='arpack'``, ``fit(A)`` with rows and columns of different dimension (the
+compatibility transform), sparse input.
 """
 
 from __future__ import annotations
@@ -49,9 +53,10 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
     if weighted:
         raise NotImplementedError("sample_weight/sample_weight_Z are not available on the torch "
                                   "backend; use device=None with numpy input")
-    if est.center:
-        raise NotImplementedError("center=True is not available on the torch backend yet; use "
-                                  "center=False or device=None with numpy input")
+    if est.center and est.solver == "nystrom":
+        raise NotImplementedError("center=True with solver='nystrom' is not available on the "
+                                  "torch backend; use solver='dense', 'randomized' or "
+                                  "'block_krylov', or device=None with numpy input")
     if est.solver == "arpack":
         raise NotImplementedError("solver='arpack' is not available on the torch backend; use "
                                   "'randomized', 'nystrom', 'dense' or 'auto'")
@@ -105,6 +110,8 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
         est.X_fit_, est.Z_fit_ = (_out(Xt, as_numpy), _out(Zt, as_numpy))
         state.update(kernel=tk, X=Xt, Z=Zt)
     n, m = (int(k) for k in G.shape)
+    if est.center:
+        G = _centered(G, est, state, as_numpy)
     r = clip_count(est.n_components, min(n, m), "n_components",
                    f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
     solver = est.solver
@@ -143,6 +150,74 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
     est.n_rows_, est.n_cols_ = n, m
 
 
+class _CenteredOperator:
+    """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m) for the torch solvers: products through G and
+    the means, ``to_dense`` forms G once and centres it in place."""
+
+    def __init__(self, G, r, c, g: float):
+        self.G, self.r, self.c, self.g = G, r, c, g
+        self.shape = G.shape
+        self.X = G.X if hasattr(G, "X") else G  # the dtype/device template of the solvers
+
+    def matmat(self, B):
+        s = B.sum(dim=0, keepdim=True)
+        out = self.G.matmat(B) if hasattr(self.G, "matmat") else self.G @ B
+        return out - self.r[:, None] * s - (self.c @ B - self.g * s)
+
+    def rmatmat(self, B):
+        s = B.sum(dim=0, keepdim=True)
+        out = self.G.rmatmat(B) if hasattr(self.G, "rmatmat") else self.G.T @ B
+        return out - self.c[:, None] * s - (self.r @ B - self.g * s)
+
+    def to_dense(self):
+        D = self.G.to_dense() if hasattr(self.G, "to_dense") else self.G.clone()
+        D -= self.r[:, None]
+        D -= self.c[None, :]
+        D += self.g
+        return D
+
+
+def _means64(G):
+    """Row and column means of G (float64 tensors) and the grand mean (float), one pass over
+    row blocks of G accumulated in float64 (as :meth:`KernelMatrix.means`)."""
+    torch = require_torch()
+    n, m = (int(k) for k in G.shape)
+    if not hasattr(G, "block"):
+        D = G.to(torch.float64)
+        rows, cols = D.sum(dim=1), D.sum(dim=0)
+    else:
+        rows = torch.empty(n, dtype=torch.float64, device=G.device)
+        cols = torch.zeros(m, dtype=torch.float64, device=G.device)
+        step = G.step(m)
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            B = G.block(sl, slice(None)).to(torch.float64)
+            rows[sl] = B.sum(dim=1)
+            cols += B.sum(dim=0)
+    return rows / m, cols / n, float(rows.sum()) / (n * m)
+
+
+def _centered(G, est, state: dict, as_numpy: bool) -> _CenteredOperator:
+    """Record the training means on ``est`` (numpy path's attributes) and return G̃."""
+    r64, c64, g = _means64(G)
+    like = G.X if hasattr(G, "X") else G
+    r, c = r64.to(like.dtype), c64.to(like.dtype)
+    # the numpy path keeps float64 means for a precomputed G, the matrix dtype otherwise
+    keep = (r64, c64) if state.get("kernel") is None else (r, c)
+    est.row_means_, est.col_means_ = (_out(v, as_numpy) for v in keep)
+    est.grand_mean_ = g
+    state.update(row_means=r, col_means=c, grand_mean=g)
+    return _CenteredOperator(G, r, c, g)
+
+
+def _center_scores(out, row_means_new, train_means, B, g: float):
+    """Scores of centred new kernel rows K̃ = K − k̄1ᵀ − 1 m_trainᵀ + g11ᵀ times B, from
+    ``out`` = K B: K̃B = KB − k̄(1ᵀB) − 1(m_trainᵀB) + g1(1ᵀB) (:meth:`KernelSVD._center_rows`
+    and ``_center_cols``)."""
+    s = B.sum(dim=0, keepdim=True)
+    return out - row_means_new[:, None] * s - (train_means @ B - g * s)
+
+
 def from_index(idx, device):
     """A numpy index array as a tensor on ``device``."""
     torch = require_torch()
@@ -177,7 +252,11 @@ def transform_torch(est, X, left: bool = True):
         if nys:
             out = (Xn[:, idx] @ Mx) * s
         else:
-            out = Xn @ (state["V"] if left else state["U"])
+            B = state["V"] if left else state["U"]
+            out = Xn @ B
+            if est.center:
+                tm = state["col_means" if left else "row_means"]
+                out = _center_scores(out, Xn.mean(dim=1), tm, B, state["grand_mean"])
         return _out(out, as_numpy)
     expected = est.n_features_in_ if left else est.z_features_in_
     if Xn.shape[1] != expected:
@@ -187,8 +266,22 @@ def transform_torch(est, X, left: bool = True):
     if left:
         G = TorchKernelMatrix(tk, Xn, state["Z"], reference=state["Z"], working_memory=wm)
         out = (G.matmat(Mx, cols=idx) * s) if nys else G.matmat(state["V"])
+        if est.center:  # centred rows: their own means, the training columns' means
+            ones = torch_ones(G.shape[1], Xn)
+            out = _center_scores(out, G.matmat(ones)[:, 0] / G.shape[1], state["col_means"],
+                                 state["V"], state["grand_mean"])
     else:
         G = TorchKernelMatrix(tk, state["X"], Xn, reference=state["Z"], working_memory=wm,
                               log_norm=state.get("log_norm"))
         out = (G.rmatmat(Mx, rows=idx) * s) if nys else G.rmatmat(state["U"])
+        if est.center:
+            ones = torch_ones(G.shape[0], Xn)
+            out = _center_scores(out, G.rmatmat(ones)[:, 0] / G.shape[0], state["row_means"],
+                                 state["U"], state["grand_mean"])
     return _out(out, as_numpy)
+
+
+def torch_ones(k: int, like):
+    """A (k, 1) column of ones with the dtype and device of ``like``."""
+    torch = require_torch()
+    return torch.ones((k, 1), dtype=like.dtype, device=like.device)

@@ -127,8 +127,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         outputs come back as numpy arrays. ``None``: the numpy path for numpy input, the
         tensor's own device for torch tensors (which give tensors back, dtype kept). The
         torch backend supports the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``
-        and the solvers 'auto', 'dense', 'randomized' and 'nystrom' (fixed landmark counts);
-        ``center=True``, sample weights and the compatibility transform raise
+        and the solvers 'auto', 'dense', 'randomized', 'block_krylov' and 'nystrom' (fixed
+        landmark counts), ``center=True`` with every solver but 'nystrom'; ``center=True``
+        with 'nystrom', sample weights and the compatibility transform raise
         ``NotImplementedError``. Needs PyTorch (``pip install "asymkern[torch]"``).
 
     Attributes
