@@ -170,7 +170,8 @@ class _CenteredOperator:
         return out - self.c[:, None] * s - (self.r @ B - self.g * s)
 
     def to_dense(self):
-        D = self.G.to_dense() if hasattr(self.G, "to_dense") else self.G.clone()
+        # a tensor's own to_dense() returns the tensor itself: copy a precomputed G
+        D = self.G.to_dense() if hasattr(self.G, "block") else self.G.clone()
         D -= self.r[:, None]
         D -= self.c[None, :]
         D += self.g
