@@ -1,4 +1,5 @@
-"""PyTorch execution of the kernel layer, KernelSVD and NystromKernelRidge (private).
+"""PyTorch execution of the kernel layer, KernelSVD, NystromKernelRidge and CovarianceOperator
+(private).
 
 The library imports without torch: :func:`asymkern._dispatch.is_torch_tensor` looks at
 ``sys.modules`` and never imports torch, and nothing in this package imports torch at module
@@ -6,7 +7,8 @@ level (every module here imports it through :func:`asymkern._dispatch.require_to
 function runs), so ``import asymkern._torch`` is free.
 
 Layering (mirrors :mod:`asymkern._dask`): the estimators (:class:`~asymkern.KernelSVD`,
-:class:`~asymkern.nystrom.NystromKernelRidge`) ask :func:`use_torch` at the top of ``fit`` /
+:class:`~asymkern.nystrom.NystromKernelRidge`,
+:class:`~asymkern.operators.CovarianceOperator`) ask :func:`use_torch` at the top of ``fit`` /
 ``transform`` / ``predict`` and hand the work to the executors here; the kernel layer and
 :mod:`asymkern.linalg` stay numpy-only and never import this package. The executors reuse the
 small, device-independent steps of the numpy path (landmark draws, the core SVD of the

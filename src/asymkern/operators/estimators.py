@@ -70,6 +70,7 @@ from .._shared.operators import (
     landmark_stats,
     landmark_whitening,
 )
+from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
     as_data,
@@ -93,6 +94,7 @@ from .empirical import (
     MatmatOperator,
     OperatorEig,
     RKHSFunction,
+    _center_coef,
     _center_gram,
     as_rkhs_kernel,
     scaled_identity,
@@ -559,15 +561,26 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         Use centred features (the covariance in the usual sense).
     jitter : float, default=0.0
         Diagonal added to the Gram matrix before factorising it.
+    device : None, str or torch.device, default=None
+        Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
+        ``'cuda'``, …): the Gram matrix is formed and eigendecomposed there
+        (``torch.linalg.eigh``, float64, as the numpy path computes) and numpy inputs give
+        numpy outputs. ``None``: the numpy path for numpy input, the tensor's own device for
+        torch tensors (which give tensors back, dtype kept). Supports the kernels of
+        ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``). The eigenvalues equal the numpy path's to
+        rounding; eigenfunctions agree up to sign (LAPACK leaves it free on both paths).
 
     Attributes
     ----------
     operator_ : EmpiricalOperator
-        The fitted operator.
+        The fitted operator (after a torch fit: the numpy operator on the same samples; its
+        own methods run with numpy).
     eigenvalues_ : ndarray of shape (``n_components_``,)
-        Eigenvalues, descending.
+        Eigenvalues, descending (a float64 tensor on the device after a fit on tensors).
     eigenfunctions_ : RKHSFunction
-        RKHS-normalised eigenfunctions e_i (e_i = φ_i / √λ_i).
+        RKHS-normalised eigenfunctions e_i (e_i = φ_i / √λ_i); numpy, also after a torch fit
+        (``transform`` evaluates them on the device).
     n_components_ : int
         Number of eigenpairs kept.
 
@@ -593,12 +606,13 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
     """
 
     def __init__(self, kernel="rbf", kernel_params=None, n_components: int = 5,
-                 center: bool = False, jitter: float = 0.0):
+                 center: bool = False, jitter: float = 0.0, device=None):
         self.kernel = kernel
         self.kernel_params = kernel_params
         self.n_components = n_components
         self.center = center
         self.jitter = jitter
+        self.device = device
 
     def fit(self, X, y=None):
         """Fit the operator and its top eigenpairs.
@@ -616,6 +630,24 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
             The fitted estimator.
         """
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
+        self.torch_fit_ = False
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.operators import fit_covariance_torch
+
+            if not np.isfinite(self.jitter) or self.jitter < 0:
+                raise ValueError(f"jitter must be finite and >= 0, got {self.jitter}")
+            res_t = fit_covariance_torch(self, X, k)
+            self._sparse_ok = False
+            X64, n = res_t["X"], res_t["X"].shape[0]
+            self._torch_state = res_t["state"]
+            self.operator_ = EmpiricalOperator(k, X64, k, X64, scaled_identity(n, 1.0 / n),
+                                               center_in=self.center, center_out=self.center,
+                                               jitter=self.jitter)
+            coef = _center_coef(res_t["coef"]) if self.center else res_t["coef"]
+            self.eigenvalues_ = res_t["eigenvalues"]
+            self.eigenfunctions_ = RKHSFunction(k, X64, coef)
+            self.n_components_ = int(coef.shape[1])
+            return self
         X = _fit_X(self, X, k)
         self._sparse_ok = _kernel_sparse(k)
         n = X.shape[0]
@@ -644,6 +676,10 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
             The features (float32 for float32 X).
         """
         check_is_fitted(self, "operator_")
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_covariance_torch
+
+            return transform_covariance_torch(self, X)
         X_in, X = _transform_X(self, X)
         vals = self.eigenfunctions_(X)
         if self.center:

@@ -1,0 +1,131 @@
+"""CovarianceOperator on the torch backend (issue 16) against the numpy path and a dense
+reference, on CPU tensors: eigenvalues to 1e-12 relative (float64), eigenfunction values to
+1e-12 up to the sign LAPACK leaves free, float32 outputs to 1e-5. No test depends on timing.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from asymkern._dispatch import is_torch_tensor  # noqa: E402
+from asymkern.exceptions import ClippedParameterWarning  # noqa: E402
+from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
+from asymkern.operators import CovarianceOperator  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.RandomState(0)
+    return rng.uniform(-1, 1, size=(90, 3)), rng.uniform(-1, 1, size=(25, 3))
+
+
+def _quiet_fit(est, X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # rank warnings: checked separately
+        return est.fit(X)
+
+
+def _np(a):
+    return a.detach().cpu().numpy() if is_torch_tensor(a) else np.asarray(a)
+
+
+def _same_up_to_sign(got, want, tol):
+    got, want = _np(got).astype(np.float64), np.asarray(want, dtype=np.float64)
+    signs = np.sign(np.sum(got * want, axis=0))
+    signs[signs == 0] = 1
+    err = np.max(np.abs(got * signs - want)) / np.max(np.abs(want))
+    assert err < tol, err
+
+
+@pytest.mark.parametrize("kernel,params", [("rbf", {"gamma": 2.0}), ("laplacian", None),
+                                           ("polynomial", None), ("cauchy", None)])
+@pytest.mark.parametrize("center", [False, True])
+@pytest.mark.parametrize("jitter", [0.0, 1e-3])
+def test_covariance_torch_equals_numpy(kernel, params, center, jitter, data):
+    X, Xn = data
+    keep = (X.copy(), Xn.copy())
+    kw = dict(kernel=kernel, kernel_params=params, n_components=4, center=center, jitter=jitter)
+    a = _quiet_fit(CovarianceOperator(**kw), X)
+    b = _quiet_fit(CovarianceOperator(**kw), torch.as_tensor(X))
+    assert b.n_components_ == a.n_components_ == 4
+    assert is_torch_tensor(b.eigenvalues_) and b.eigenvalues_.dtype == torch.float64
+    np.testing.assert_allclose(_np(b.eigenvalues_), a.eigenvalues_, rtol=0,
+                               atol=1e-12 * a.eigenvalues_[0])
+    t = b.transform(torch.as_tensor(Xn))
+    assert is_torch_tensor(t) and t.dtype == torch.float64
+    _same_up_to_sign(t, a.transform(Xn), 1e-11)
+    _same_up_to_sign(b.transform(torch.as_tensor(X)), a.transform(X), 1e-11)
+    # the numpy eigenfunctions recorded by the torch fit give the same values
+    _same_up_to_sign(b.eigenfunctions_(Xn) - (b.eigenfunctions_(X).mean(0) if center else 0),
+                     a.transform(Xn), 1e-11)
+    np.testing.assert_array_equal(X, keep[0])
+    np.testing.assert_array_equal(Xn, keep[1])
+
+
+def test_covariance_torch_against_dense_reference(data):
+    """Eigenvalues of Ĉ_XX = eigenvalues of G/n; the eigenfunctions are RKHS-normalised and
+    satisfy Ĉ e = λ e on the samples (G α = nλ α)."""
+    X, _ = data
+    G = KernelMatrix(get_kernel("rbf", gamma=2.0), X).to_array()
+    n = X.shape[0]
+    ref = np.linalg.eigvalsh(G / n)[::-1][:5]
+    b = CovarianceOperator(kernel="rbf", kernel_params={"gamma": 2.0}, n_components=5).fit(
+        torch.as_tensor(X))
+    np.testing.assert_allclose(_np(b.eigenvalues_), ref, rtol=1e-12)
+    C = b.eigenfunctions_.coef
+    np.testing.assert_allclose(C.T @ G @ C, np.eye(5), atol=1e-10)  # ‖e_i‖ = 1, orthogonal
+    np.testing.assert_allclose(G @ C, n * C * ref[None, :], rtol=1e-9, atol=1e-12)
+
+
+def test_covariance_torch_float32_and_device_numpy(data):
+    X, Xn = data
+    a = CovarianceOperator(n_components=3).fit(X.astype(np.float32))
+    b = CovarianceOperator(n_components=3).fit(torch.as_tensor(X.astype(np.float32)))
+    t = b.transform(torch.as_tensor(Xn.astype(np.float32)))
+    assert t.dtype == torch.float32
+    _same_up_to_sign(t, a.transform(Xn.astype(np.float32)), 1e-5)
+    # numpy in, device set: numpy out, the numpy path's values
+    c = CovarianceOperator(n_components=3, device="cpu").fit(X)
+    assert isinstance(c.eigenvalues_, np.ndarray)
+    out = c.transform(Xn)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64
+    _same_up_to_sign(out, CovarianceOperator(n_components=3).fit(X).transform(Xn), 1e-11)
+    assert c.n_features_in_ == 3
+
+
+def test_covariance_torch_rank_clipping_matches_numpy():
+    """A rank-3 Gram (linear kernel, d = 3): n_components = 6 is clipped to 3 with a
+    ClippedParameterWarning on both paths."""
+    X = np.random.RandomState(1).standard_normal((40, 3))
+    with pytest.warns(ClippedParameterWarning):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            a = CovarianceOperator(kernel="linear", n_components=6).fit(X)
+    with pytest.warns(ClippedParameterWarning):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            b = CovarianceOperator(kernel="linear", n_components=6).fit(torch.as_tensor(X))
+    assert a.n_components_ == b.n_components_ == 3
+    np.testing.assert_allclose(_np(b.eigenvalues_), a.eigenvalues_, rtol=1e-12)
+
+
+def test_covariance_torch_refusals(data):
+    X, Xn = data
+    with pytest.raises(ValueError, match="fitted on numpy"):
+        CovarianceOperator(n_components=2).fit(X).transform(torch.as_tensor(Xn))
+    with pytest.raises(ValueError, match="not available on the torch backend"):
+        CovarianceOperator(kernel=lambda A, B: A @ B.T).fit(torch.as_tensor(X))
+    b = CovarianceOperator(n_components=2).fit(torch.as_tensor(X))
+    with pytest.raises(ValueError, match="expecting 3 features"):
+        b.transform(torch.ones(4, 2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="at least 2"):
+        CovarianceOperator().fit(torch.ones(1, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="jitter"):
+        CovarianceOperator(jitter=-1.0).fit(torch.as_tensor(X))
+    with pytest.raises(ValueError, match="NaN|finite"):
+        CovarianceOperator().fit(torch.full((5, 3), float("nan"), dtype=torch.float64))
