@@ -129,3 +129,104 @@ def test_covariance_torch_refusals(data):
         CovarianceOperator(jitter=-1.0).fit(torch.as_tensor(X))
     with pytest.raises(ValueError, match="NaN|finite"):
         CovarianceOperator().fit(torch.full((5, 3), float("nan"), dtype=torch.float64))
+
+
+# ------------------------------------------------------------------ CrossCovarianceOperator
+from asymkern.operators import CrossCovarianceOperator  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def paired():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(80, 3))
+    Y = np.sin(X[:, :2]) + 0.1 * rng.randn(80, 2)
+    return X, Y, rng.uniform(-1, 1, size=(20, 3)), rng.randn(20, 2)
+
+
+@pytest.mark.parametrize("center", [False, True])
+@pytest.mark.parametrize("jitter,tol_u", [(1e-3, 1e-11), (0.0, 1e-7)])
+def test_cross_covariance_torch_equals_numpy(center, jitter, tol_u, paired):
+    """σ to 1e-12 relative; v (functions of x) and u (functions of y) to 1e-11 up to sign on
+    full-rank Gram matrices (jitter). Without jitter the y Gram matrix is numerically singular
+    and both paths drop its directions below n·eps·max diag (pivoted Cholesky there, eigh here):
+    u then agrees to the size of what was dropped (1.6e-9 measured), σ and v still to 1e-12."""
+    X, Y, Xn, Yn = paired
+    keep = [A.copy() for A in paired]
+    kw = dict(n_components=4, center=center, jitter=jitter, kernel_y_params={"gamma": 5.0})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = CrossCovarianceOperator(**kw).fit(X, Y)
+        b = CrossCovarianceOperator(**kw).fit(torch.as_tensor(X), torch.as_tensor(Y))
+    assert b.n_components_ == a.n_components_ == 4
+    assert is_torch_tensor(b.singular_values_)
+    np.testing.assert_allclose(_np(b.singular_values_), a.singular_values_, rtol=0,
+                               atol=1e-12 * a.singular_values_[0])
+    xa, ya = a.transform(Xn, Yn)
+    xb, yb = b.transform(torch.as_tensor(Xn), torch.as_tensor(Yn))
+    assert is_torch_tensor(xb) and is_torch_tensor(yb)
+    signs = np.sign(np.sum(_np(xb) * xa, axis=0))
+    _same_up_to_sign(_np(xb) * signs, xa, 1e-11)
+    _same_up_to_sign(_np(yb) * signs, ya, tol_u)  # u_i pairs with v_i: the same sign
+    _same_up_to_sign(b.transform(torch.as_tensor(X)), a.transform(X), 1e-11)
+    for A, B in zip(paired, keep):
+        np.testing.assert_array_equal(A, B)
+
+
+def test_cross_covariance_torch_against_dense_reference(paired):
+    """σ_i(Ĉ_YX) from the dense route: with G_X = ΦᵀΦ, G_Y = ΨᵀΨ, the squared singular values
+    are the eigenvalues of (1/n²) G_Y G_X; u_i, v_i are RKHS-orthonormal and Ĉ_YX v_i = σ_i u_i
+    on the samples ((1/n) G_Y C_v = ... checked through the coefficients)."""
+    X, Y, _, _ = paired
+    n = X.shape[0]
+    kx, ky = get_kernel("rbf"), get_kernel("rbf", gamma=5.0)
+    Gx = KernelMatrix(kx, X).to_array()
+    Gy = KernelMatrix(ky, Y).to_array()
+    b = CrossCovarianceOperator(n_components=3, kernel_y_params={"gamma": 5.0},
+                                jitter=1e-3).fit(torch.as_tensor(X), torch.as_tensor(Y))
+    Gxj, Gyj = Gx + 1e-3 * np.eye(n), Gy + 1e-3 * np.eye(n)
+    ev = np.sort(np.abs(np.linalg.eigvals(Gyj @ Gxj / n**2)))[::-1][:3]
+    np.testing.assert_allclose(_np(b.singular_values_) ** 2, ev, rtol=1e-9)
+    Cu, Cv = b.left_singular_functions_.coef, b.right_singular_functions_.coef
+    np.testing.assert_allclose(Cu.T @ Gyj @ Cu, np.eye(3), atol=1e-9)
+    np.testing.assert_allclose(Cv.T @ Gxj @ Cv, np.eye(3), atol=1e-9)
+    # ⟨u_i, Ĉ_YX v_j⟩ = (1/n) C_uᵀ G_Y G_X C_v = diag(σ)
+    np.testing.assert_allclose(Cu.T @ Gyj @ Gxj @ Cv / n, np.diag(_np(b.singular_values_)),
+                               atol=1e-9)
+
+
+def test_cross_covariance_torch_y_1d_float32_and_numpy(paired):
+    X, Y, Xn, Yn = paired
+    y = Y[:, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = CrossCovarianceOperator(n_components=2, jitter=1e-3).fit(X, y)
+        b = CrossCovarianceOperator(n_components=2, jitter=1e-3).fit(
+            torch.as_tensor(X.astype(np.float32)), torch.as_tensor(y.astype(np.float32)))
+        c = CrossCovarianceOperator(n_components=2, jitter=1e-3, device="cpu").fit(X, y)
+    xb, yb = b.transform(torch.as_tensor(Xn.astype(np.float32)),
+                         torch.as_tensor(Yn[:, 0].astype(np.float32)))
+    assert xb.dtype == torch.float32 and yb.dtype == torch.float32
+    xa, ya = a.transform(Xn, Yn[:, 0])
+    _same_up_to_sign(xb, xa, 1e-5)
+    xc, yc = c.transform(Xn, Yn[:, 0])
+    assert isinstance(xc, np.ndarray) and isinstance(yc, np.ndarray)
+    _same_up_to_sign(xc, xa, 1e-11)
+    _same_up_to_sign(yc, ya, 1e-11)
+
+
+def test_cross_covariance_torch_refusals(paired):
+    X, Y, Xn, _ = paired
+    Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
+    with pytest.raises(NotImplementedError, match="method='auxiliary'"):
+        CrossCovarianceOperator(method="auxiliary").fit(Xt, Yt)
+    with pytest.raises(ValueError, match="y has 5 samples"):
+        CrossCovarianceOperator().fit(Xt, Yt[:5])
+    with pytest.raises(ValueError, match="y is None"):
+        CrossCovarianceOperator().fit(Xt)
+    with pytest.raises(ValueError, match="fitted on numpy"):
+        CrossCovarianceOperator(n_components=2).fit(X, Y).transform(torch.as_tensor(Xn))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = CrossCovarianceOperator(n_components=2).fit(Xt, Yt)
+    with pytest.raises(ValueError, match="y has 3 features"):
+        b.transform(torch.as_tensor(Xn), torch.ones(20, 3, dtype=torch.float64))

@@ -1,5 +1,5 @@
-"""PyTorch execution of the kernel layer, KernelSVD, NystromKernelRidge and CovarianceOperator
-(private).
+"""PyTorch execution of the kernel layer, KernelSVD, NystromKernelRidge and the covariance and
+cross-covariance operators (private).
 
 The library imports without torch: :func:`asymkern._dispatch.is_torch_tensor` looks at
 ``sys.modules`` and never imports torch, and nothing in this package imports torch at module
@@ -8,7 +8,8 @@ function runs), so ``import asymkern._torch`` is free.
 
 Layering (mirrors :mod:`asymkern._dask`): the estimators (:class:`~asymkern.KernelSVD`,
 :class:`~asymkern.nystrom.NystromKernelRidge`,
-:class:`~asymkern.operators.CovarianceOperator`) ask :func:`use_torch` at the top of ``fit`` /
+:class:`~asymkern.operators.CovarianceOperator`,
+:class:`~asymkern.operators.CrossCovarianceOperator`) ask :func:`use_torch` at the top of ``fit`` /
 ``transform`` / ``predict`` and hand the work to the executors here; the kernel layer and
 :mod:`asymkern.linalg` stay numpy-only and never import this package. The executors reuse the
 small, device-independent steps of the numpy path (landmark draws, the core SVD of the

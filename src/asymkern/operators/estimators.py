@@ -711,15 +711,24 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         SVD route (see :meth:`EmpiricalOperator.svd`).
     jitter : float, default=0.0
         Diagonal added to the Gram matrices before factorising them.
+    device : None, str or torch.device, default=None
+        Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
+        ``'cuda'``, …): both Gram matrices are formed and decomposed there (float64, as the
+        numpy path computes) and numpy inputs give numpy outputs. ``None``: the numpy path for
+        numpy input, the tensor's own device for torch tensors (tensors back, dtype kept).
+        Only ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``;
+        needs PyTorch (``pip install "asymkern[torch]"``). Singular values equal the numpy
+        path's to rounding; singular functions agree up to sign.
 
     Attributes
     ----------
     singular_values_ : ndarray of shape (``n_components_``,)
-        Singular values, descending.
+        Singular values, descending (a float64 tensor on the device after a fit on
+        tensors).
     left_singular_functions_ : RKHSFunction
-        u_i ∈ F (functions of y).
+        u_i ∈ F (functions of y); numpy, also after a torch fit.
     right_singular_functions_ : RKHSFunction
-        v_i ∈ H (functions of x).
+        v_i ∈ H (functions of x); numpy, also after a torch fit.
     n_components_ : int
         Number of triplets kept.
 
@@ -746,7 +755,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
                  kernel_y_params=None, n_components: int = 5, center: bool = False,
-                 method: str = "qr", jitter: float = 0.0):
+                 method: str = "qr", jitter: float = 0.0, device=None):
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
         self.kernel_x_params = kernel_x_params
@@ -755,6 +764,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         self.center = center
         self.method = method
         self.jitter = jitter
+        self.device = device
 
     def fit(self, X, y=None, *, Y=None):
         """Fit on paired samples (x_i, y_i).
@@ -776,6 +786,32 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         y = renamed_argument(y, Y, "y", "Y", where="CrossCovarianceOperator.fit")
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import fit_cross_covariance_torch
+
+            if y is None:
+                raise ValueError("y is None; expected the paired samples y of shape "
+                                 "(n_samples,) or (n_samples, n_features_y)")
+            if not np.isfinite(self.jitter) or self.jitter < 0:
+                raise ValueError(f"jitter must be finite and >= 0, got {self.jitter}")
+            res_t = fit_cross_covariance_torch(self, X, y, kx, ky)
+            self._sparse_ok = self._y_sparse_ok = False
+            self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+            X64, Y64 = res_t["X"], res_t["Y"]
+            self._torch_state = res_t["state"]
+            n = X64.shape[0]
+            self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
+                                               center_in=self.center, center_out=self.center,
+                                               jitter=self.jitter)
+            cu, cv = res_t["coef_u"], res_t["coef_v"]
+            if self.center:
+                cu, cv = _center_coef(cu), _center_coef(cv)
+            self.singular_values_ = res_t["singular_values"]
+            self.left_singular_functions_ = RKHSFunction(ky, Y64, cu)
+            self.right_singular_functions_ = RKHSFunction(kx, X64, cv)
+            self.n_components_ = int(cv.shape[1])
+            return self
         X = _fit_X(self, X, kx)
         Y2, self._y_1d = _second_view(y, X.shape[0], ky)
         self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
@@ -813,6 +849,10 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
             [v_i(x)], or ([v_i(x)], [u_i(y)]) when ``y`` is given.
         """
         check_is_fitted(self, "operator_")
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_cross_covariance_torch
+
+            return transform_cross_covariance_torch(self, X, y)
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
                                                    "the transformed values",
@@ -1972,6 +2012,32 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import fit_cross_covariance_torch
+
+            if y is None:
+                raise ValueError("y is None; expected the paired samples y of shape "
+                                 "(n_samples,) or (n_samples, n_features_y)")
+            if not np.isfinite(self.jitter) or self.jitter < 0:
+                raise ValueError(f"jitter must be finite and >= 0, got {self.jitter}")
+            res_t = fit_cross_covariance_torch(self, X, y, kx, ky)
+            self._sparse_ok = self._y_sparse_ok = False
+            self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+            X64, Y64 = res_t["X"], res_t["Y"]
+            self._torch_state = res_t["state"]
+            n = X64.shape[0]
+            self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
+                                               center_in=self.center, center_out=self.center,
+                                               jitter=self.jitter)
+            cu, cv = res_t["coef_u"], res_t["coef_v"]
+            if self.center:
+                cu, cv = _center_coef(cu), _center_coef(cv)
+            self.singular_values_ = res_t["singular_values"]
+            self.left_singular_functions_ = RKHSFunction(ky, Y64, cu)
+            self.right_singular_functions_ = RKHSFunction(kx, X64, cv)
+            self.n_components_ = int(cv.shape[1])
+            return self
         X = _fit_X(self, X, kx)
         Y2, self._y_1d = _second_view(y, X.shape[0], ky)
         self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
