@@ -230,3 +230,15 @@ def test_cross_covariance_torch_refusals(paired):
         b = CrossCovarianceOperator(n_components=2).fit(Xt, Yt)
     with pytest.raises(ValueError, match="y has 3 features"):
         b.transform(torch.as_tensor(Xn), torch.ones(20, 3, dtype=torch.float64))
+
+
+def test_kernel_cca_is_not_routed_to_the_cross_covariance(paired):
+    """KernelCCA has no torch path: tensors go through its numpy fit (converted), never through
+    the cross-covariance executor (which would return a different operator's SVD)."""
+    from asymkern.operators import KernelCCA
+
+    X, Y, Xn, _ = paired
+    a = KernelCCA(n_components=2).fit(X, Y)
+    b = KernelCCA(n_components=2).fit(torch.as_tensor(X), torch.as_tensor(Y))
+    assert not getattr(b, "torch_fit_", False)
+    np.testing.assert_allclose(_np(b.transform(Xn)), a.transform(Xn), rtol=1e-12, atol=1e-14)

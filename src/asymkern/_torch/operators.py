@@ -93,6 +93,26 @@ def fit_covariance_torch(est, X, kernel) -> dict:
             "coef": to_numpy(coef), "state": state, "as_numpy": as_numpy}
 
 
+def _transform_input(est, X):
+    """(torch state of the fit, X as a tensor on the fit's device, whether X was numpy),
+    with the numpy path's checks of ``transform``'s X."""
+    from .._validation import check_input
+
+    state = getattr(est, "_torch_state", None)
+    if state is None:
+        raise ValueError(f"this {type(est).__name__} was fitted on numpy arrays without "
+                         "device=...; fit it with torch tensors (or a device) to transform "
+                         "torch tensors")
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = check_input(est, X, reset=False)
+    Xn = as_tensor(X, state["device"], "X")
+    if Xn.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {Xn.shape[1]} features, but {type(est).__name__} is "
+                         f"expecting {est.n_features_in_} features as input")
+    return state, Xn, as_numpy
+
+
 def _gram_eigh(tk, X64, center: bool, jitter: float, which: str):
     """Eigendecomposition of the (centred, jittered) float64 Gram matrix of X64 on the device.
 
@@ -145,20 +165,7 @@ def transform_covariance_torch(est, X):
     -------
     tensor (for tensor input, the fit's device and the input dtype) or ndarray
     """
-    from .._validation import check_input
-
-    state = getattr(est, "_torch_state", None)
-    if state is None:
-        raise ValueError("this CovarianceOperator was fitted on numpy arrays without "
-                         "device=...; fit it with torch tensors (or a device) to transform "
-                         "torch tensors")
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = check_input(est, X, reset=False)
-    Xn = as_tensor(X, state["device"], "X")
-    if Xn.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {Xn.shape[1]} features, but CovarianceOperator is expecting "
-                         f"{est.n_features_in_} features as input")
+    state, Xn, as_numpy = _transform_input(est, X)
     out_dtype = Xn.dtype
     torch = require_torch()
     G = TorchKernelMatrix(state["kernel"], Xn.to(torch.float64), state["X"])
@@ -262,21 +269,8 @@ def transform_cross_covariance_torch(est, X, y=None):
     tensor or ndarray, or a tuple of two
         Tensors for tensor input (the input dtype), numpy arrays otherwise.
     """
-    from .._validation import check_input
-
     torch = require_torch()
-    state = getattr(est, "_torch_state", None)
-    if state is None:
-        raise ValueError(f"this {type(est).__name__} was fitted on numpy arrays without "
-                         "device=...; fit it with torch tensors (or a device) to transform "
-                         "torch tensors")
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = check_input(est, X, reset=False)
-    Xn = as_tensor(X, state["device"], "X")
-    if Xn.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {Xn.shape[1]} features, but {type(est).__name__} is "
-                         f"expecting {est.n_features_in_} features as input")
+    state, Xn, as_numpy = _transform_input(est, X)
 
     def values(tk, P, centers, coef, what):
         vals = TorchKernelMatrix(tk, P.to(torch.float64), centers).matmat(coef)

@@ -2012,32 +2012,6 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
-        self.torch_fit_ = False
-        if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import fit_cross_covariance_torch
-
-            if y is None:
-                raise ValueError("y is None; expected the paired samples y of shape "
-                                 "(n_samples,) or (n_samples, n_features_y)")
-            if not np.isfinite(self.jitter) or self.jitter < 0:
-                raise ValueError(f"jitter must be finite and >= 0, got {self.jitter}")
-            res_t = fit_cross_covariance_torch(self, X, y, kx, ky)
-            self._sparse_ok = self._y_sparse_ok = False
-            self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-            X64, Y64 = res_t["X"], res_t["Y"]
-            self._torch_state = res_t["state"]
-            n = X64.shape[0]
-            self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
-                                               center_in=self.center, center_out=self.center,
-                                               jitter=self.jitter)
-            cu, cv = res_t["coef_u"], res_t["coef_v"]
-            if self.center:
-                cu, cv = _center_coef(cu), _center_coef(cv)
-            self.singular_values_ = res_t["singular_values"]
-            self.left_singular_functions_ = RKHSFunction(ky, Y64, cu)
-            self.right_singular_functions_ = RKHSFunction(kx, X64, cv)
-            self.n_components_ = int(cv.shape[1])
-            return self
         X = _fit_X(self, X, kx)
         Y2, self._y_1d = _second_view(y, X.shape[0], ky)
         self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
