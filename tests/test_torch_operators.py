@@ -233,12 +233,20 @@ def test_cross_covariance_torch_refusals(paired):
 
 
 def test_kernel_cca_is_not_routed_to_the_cross_covariance(paired):
-    """KernelCCA has no torch path: tensors go through its numpy fit (converted), never through
-    the cross-covariance executor (which would return a different operator's SVD)."""
-    from asymkern.operators import KernelCCA
+    """Tensors given to KernelCCA go through its own torch fit (kernel CCA's correlations),
+    never through the cross-covariance executor (which would return a different operator's
+    SVD)."""
+    from asymkern.operators import CrossCovarianceOperator, KernelCCA
 
     X, Y, Xn, _ = paired
     a = KernelCCA(n_components=2).fit(X, Y)
     b = KernelCCA(n_components=2).fit(torch.as_tensor(X), torch.as_tensor(Y))
-    assert not getattr(b, "torch_fit_", False)
-    np.testing.assert_allclose(_np(b.transform(Xn)), a.transform(Xn), rtol=1e-12, atol=1e-14)
+    assert b.torch_fit_
+    np.testing.assert_allclose(_np(b.canonical_correlations_), a.canonical_correlations_,
+                               rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cc = CrossCovarianceOperator(n_components=2).fit(X, Y)
+    assert not np.allclose(_np(b.canonical_correlations_), cc.singular_values_, rtol=1e-3)
+    np.testing.assert_allclose(np.abs(_np(b.transform(Xn))), np.abs(a.transform(Xn)),
+                               rtol=1e-8, atol=1e-10)

@@ -113,12 +113,16 @@ def _transform_input(est, X):
     return state, Xn, as_numpy
 
 
-def _gram_eigh(tk, X64, center: bool, jitter: float, which: str):
+def _gram_eigh(tk, X64, center: bool, jitter: float, which: str, warn: bool = True):
     """Eigendecomposition of the (centred, jittered) float64 Gram matrix of X64 on the device.
 
     Returns the eigenvalues μ (descending), the eigenvectors U and the numerical rank: the
     number of μ above n·eps·max diag(G), the threshold of the numpy path's pivoted Cholesky
-    (:func:`asymkern.linalg.kernel_qr`), which warns the same way when it is below n.
+    (:func:`asymkern.linalg.kernel_qr`) and of :func:`asymkern.linalg.gram_eigh`. With ``warn``
+    a rank below n gives the ``RankDeficientGramWarning`` of the kernel QR route (the
+    regularised estimators, e.g. kernel CCA, do not warn). A clearly indefinite G (smallest
+    eigenvalue below −max(1000·n·eps, 1e-8)·μ₁, the rule of ``GramFactor.from_eigh``) is
+    refused: paper 002 needs a PSD kernel.
     """
     torch = require_torch()
     n = int(X64.shape[0])
@@ -138,9 +142,14 @@ def _gram_eigh(tk, X64, center: bool, jitter: float, which: str):
                          "is the zero function")
     mu, U = torch.linalg.eigh(G)
     mu, U = mu.flip(0), U.flip(1)  # descending
-    tol = n * float(np.finfo(np.float64).eps) * dmax
+    eps = float(np.finfo(np.float64).eps)
+    if float(mu[-1]) < -max(1e3 * n * eps, 1e-8) * float(mu[0]):
+        raise ValueError(f"the Gram matrix of {which} is not positive semi-definite (smallest "
+                         f"eigenvalue {float(mu[-1]):.3g}, largest {float(mu[0]):.3g}); paper "
+                         "002 needs a symmetric PSD kernel")
+    tol = n * eps * dmax
     rank = int((mu > tol).sum())
-    if rank < n:  # as the numpy path's kernel QR warns
+    if warn and rank < n:  # as the numpy path's kernel QR warns
         import warnings
 
         from ..linalg.operator_svd import RankDeficientGramWarning
@@ -166,16 +175,8 @@ def transform_covariance_torch(est, X):
     tensor (for tensor input, the fit's device and the input dtype) or ndarray
     """
     state, Xn, as_numpy = _transform_input(est, X)
-    out_dtype = Xn.dtype
-    torch = require_torch()
-    G = TorchKernelMatrix(state["kernel"], Xn.to(torch.float64), state["X"])
-    vals = G.matmat(state["coef"])
-    if "offset" in state:
-        vals = vals - state["offset"]
-    if not bool(torch.isfinite(vals).all()):
-        raise ValueError("the transformed values have non-finite entries; rescale X like the "
-                         "training data")
-    vals = vals.to(out_dtype)
+    vals = evaluate(state["kernel"], Xn, state["X"], state["coef"], "the transformed values",
+                    state.get("offset"))
     return to_numpy(vals) if as_numpy else vals
 
 
@@ -201,26 +202,13 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
         RKHS-normalised left (y) / right (x) singular functions before centring) and
         ``state`` (what ``transform`` needs on the device).
     """
-    from .._validation import check_input, clip_count
+    from .._validation import clip_count
 
     torch = require_torch()
     if est.method != "qr":
         raise NotImplementedError(f"method={est.method!r} is not available on the torch "
                                   "backend; use method='qr' or device=None with numpy input")
-    dev = resolve_device(est.device, X, Y)
-    as_numpy = not any_torch(X, Y)
-    if as_numpy:
-        X = check_input(est, X, reset=True, min_samples=2)
-    Xt = as_tensor(X, dev, "X")
-    Yt = as_tensor(two_d(Y), dev, "y")
-    if not as_numpy:
-        if Xt.shape[0] < 2:
-            raise ValueError(f"X has {Xt.shape[0]} sample(s); {type(est).__name__} needs at "
-                             "least 2")
-        est.n_features_in_ = int(Xt.shape[1])
-    if Yt.shape[0] != Xt.shape[0]:
-        raise ValueError(f"y has {Yt.shape[0]} samples; expected {Xt.shape[0]}, one per row "
-                         "of X (paired samples (x_i, y_i))")
+    dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
     X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
     n = int(X64.shape[0])
     tkx = TorchKernel(kernel_x, int(X64.shape[1]))
@@ -254,6 +242,45 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
             "coef_u": to_numpy(coef_u), "coef_v": to_numpy(coef_v), "state": state}
 
 
+def paired_input(est, X, Y):
+    """Validate the paired samples (x_i, y_i) of a torch fit and move them to the device.
+
+    Parameters
+    ----------
+    est : estimator
+        The estimator being fitted (``device``; ``n_features_in_`` is set).
+    X : tensor or array-like of shape (n, d_x)
+    Y : tensor or array-like of shape (n,) or (n, d_y)
+
+    Returns
+    -------
+    device, bool, tensor, tensor
+        The device, whether the inputs were numpy (numpy outputs then), X and Y (2-D) on the
+        device in their own dtypes.
+    """
+    from .._validation import check_input
+
+    if Y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
+                         "None (paired samples y of shape (n_samples,) or (n_samples, d_y) are "
+                         "needed)")
+    dev = resolve_device(est.device, X, Y)
+    as_numpy = not any_torch(X, Y)
+    if as_numpy:
+        X = check_input(est, X, reset=True, min_samples=2)
+    Xt = as_tensor(X, dev, "X")
+    Yt = as_tensor(two_d(Y), dev, "y")
+    if not as_numpy:
+        if Xt.shape[0] < 2:
+            raise ValueError(f"X has {Xt.shape[0]} sample(s); {type(est).__name__} needs at "
+                             "least 2")
+        est.n_features_in_ = int(Xt.shape[1])
+    if Yt.shape[0] != Xt.shape[0]:
+        raise ValueError(f"y has {Yt.shape[0]} samples; expected {Xt.shape[0]}, one per row "
+                         "of X (paired samples (x_i, y_i))")
+    return dev, as_numpy, Xt, Yt
+
+
 def transform_cross_covariance_torch(est, X, y=None):
     """``CrossCovarianceOperator.transform`` on the torch backend: [v_i(x)], and [u_i(y)].
 
@@ -269,27 +296,161 @@ def transform_cross_covariance_torch(est, X, y=None):
     tensor or ndarray, or a tuple of two
         Tensors for tensor input (the input dtype), numpy arrays otherwise.
     """
-    torch = require_torch()
     state, Xn, as_numpy = _transform_input(est, X)
-
-    def values(tk, P, centers, coef, what):
-        vals = TorchKernelMatrix(tk, P.to(torch.float64), centers).matmat(coef)
-        if not bool(torch.isfinite(vals).all()):
-            raise ValueError(f"the transformed values{what} have non-finite entries; rescale "
-                             "the data like the training data")
-        return vals.to(P.dtype)
-
-    xs = values(state["kernel_x"], Xn, state["X"], state["coef_v"], "")
+    xs = evaluate(state["kernel_x"], Xn, state["X"], state["coef_v"], "the transformed values")
     xs = to_numpy(xs) if as_numpy else xs
     if y is None:
         return xs
+    ys, y_numpy = _second_view_values(state, y, state["coef_u"], "the transformed values of y")
+    return xs, (to_numpy(ys) if y_numpy else ys)
+
+
+def evaluate(tk, P, centers, coef, what: str, offset=None):
+    """Σ_i coef_ij k(p, c_i) (minus ``offset``) at the rows p of P, on the device.
+
+    Computed in float64 from the float64 ``centers`` and returned in P's dtype; non-finite
+    values are refused with a ``ValueError`` naming ``what``.
+    """
+    torch = require_torch()
+    vals = TorchKernelMatrix(tk, P.to(torch.float64), centers).matmat(coef)
+    if offset is not None:
+        vals = vals - offset
+    if not bool(torch.isfinite(vals).all()):
+        raise ValueError(f"{what} have non-finite entries; rescale the data like the training "
+                         "data")
+    return vals.to(P.dtype)
+
+
+def _second_view_values(state, y, coef, what: str, offset=None):
+    """The fitted functions of the second view at y (1-D or 2-D, the fit's columns), and
+    whether y was numpy."""
     y_numpy = not any_torch(y)
     Yn = as_tensor(two_d(y), state["device"], "y")
     if Yn.shape[1] != state["Y"].shape[1]:
         raise ValueError(f"y has {Yn.shape[1]} features; expected {state['Y'].shape[1]} "
                          "(as in fit)")
-    ys = values(state["kernel_y"], Yn, state["Y"], state["coef_u"], " of y")
-    return xs, (to_numpy(ys) if y_numpy else ys)
+    return evaluate(state["kernel_y"], Yn, state["Y"], coef, what, offset), y_numpy
+
+
+def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
+    """Kernel CCA on the torch backend: the SVD of S = Ψ B Φᵀ through the Gram eigen-factors.
+
+    With the kept eigenpairs (λ, U) of the (centred) Gram matrices, the eigen-factors
+    R = Λ^{1/2} Uᵀ and B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (paper 002 App. A.2), the small
+    matrix of Cor. 3.5 is B̃ = R_Ψ B R_Φᵀ = diag(√λ_Ψ/√(λ_Ψ + nε)) U_Ψᵀ U_Φ
+    diag(√λ_Φ/√(λ_Φ + nε)); its SVD P Σ Qᵀ gives the canonical correlations σ, the singular
+    functions u = Ψ U_Ψ Λ_Ψ^{-1/2} p and v = Φ U_Φ Λ_Φ^{-1/2} q, and the canonical functions
+    f = (Ĉ_XX + ε)^{-1/2} v = Φ U_Φ diag(1/√(λ_Φ/n + ε)) Λ_Φ^{-1/2} q, scaled to unit empirical
+    variance (as :meth:`KernelCCA._canonical` does on numpy).
+
+    Parameters
+    ----------
+    est : KernelCCA
+        The estimator (``n_components``, ``center``, ``method``, ``device``).
+    X : tensor or array-like of shape (n, d_x)
+    Y : tensor or array-like of shape (n,) or (n, d_y)
+    kernel_x, kernel_y : Kernel
+        The resolved kernels.
+    eps : float
+        ε > 0 (``alpha``).
+
+    Returns
+    -------
+    dict
+        ``X``, ``Y`` (float64 numpy copies), ``correlations`` (descending; a float64 tensor for
+        tensor input), the numpy coefficients ``coef_u``, ``coef_v`` (singular functions,
+        before centring) and ``coef_f``, ``coef_g`` (canonical functions, final) and
+        ``state`` (what ``transform`` needs on the device).
+    """
+    from .._validation import clip_count
+
+    torch = require_torch()
+    if est.method != "qr":
+        raise NotImplementedError(f"method={est.method!r} is not available on the torch "
+                                  "backend; use method='qr' or device=None with numpy input")
+    dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
+    X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
+    n = int(X64.shape[0])
+    c = bool(est.center)
+    tkx = TorchKernel(kernel_x, int(X64.shape[1]))
+    tky = TorchKernel(kernel_y, int(Y64.shape[1]))
+    lx, Ux, rx = _gram_eigh(tkx, X64, c, 0.0, "X", warn=False)
+    ly, Uy, ry = _gram_eigh(tky, Y64, c, 0.0, "y", warn=False)
+    lx, Ux, ly, Uy = lx[:rx], Ux[:, :rx], ly[:ry], Uy[:, :ry]
+    owner = type(est).__name__
+    k = clip_count(est.n_components, min(rx, ry), "n_components",
+                   f"the numerical rank of the Gram matrices ({rx} for X, {ry} for y)",
+                   owner=owner)
+    sx, sy = torch.sqrt(lx), torch.sqrt(ly)
+    wx, wy = sx / torch.sqrt(lx + n * eps), sy / torch.sqrt(ly + n * eps)
+    P, sig, Qt = torch.linalg.svd(wy[:, None] * (Uy.T @ Ux) * wx[None, :],
+                                  full_matrices=False)
+    if sig.numel() == 0 or not bool(sig[0] > 0):
+        raise ValueError("the operator is numerically zero (kernel QR route); nothing to "
+                         "decompose")
+    nonzero = int((sig[:k] > _SVD_RTOL * sig[0]).sum())
+    k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
+                   owner=owner)
+    sig, P, Q = sig[:k], P[:, :k], Qt[:k].T
+    coef_u, coef_v = Uy @ (P / sy[:, None]), Ux @ (Q / sx[:, None])
+
+    def canonical(U, lam, Z64, tk, W):
+        # (Ĉ + ε)^{-1/2} Φ U W = Φ U diag(1/√(λ/n + ε)) W; its values at the training features
+        # are U diag(λ) (...) exactly, as U holds eigenvectors of the (centred) Gram matrix
+        A = W / torch.sqrt(lam / n + eps)[:, None]
+        vals = U @ (lam[:, None] * A)
+        if c:
+            vals = vals - vals.mean(dim=0, keepdim=True)
+        sd = torch.sqrt((vals**2).mean(dim=0))
+        sd = torch.where(sd == 0, torch.ones_like(sd), sd)
+        coef = U @ (A / sd)
+        if not c:
+            return coef, None
+        coef = coef - coef.mean(dim=0, keepdim=True)
+        return coef, TorchKernelMatrix(tk, Z64, Z64).matmat(coef).mean(dim=0)
+
+    coef_f, mean_x = canonical(Ux, lx, X64, tkx, Q / sx[:, None])
+    coef_g, mean_y = canonical(Uy, ly, Y64, tky, P / sy[:, None])
+    est.torch_fit_ = True
+    state = {"device": dev, "dtype": Xt.dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
+             "Y": Y64, "coef_f": coef_f, "coef_g": coef_g, "mean_x": mean_x,
+             "mean_y": mean_y}
+    return {"X": to_numpy(X64), "Y": to_numpy(Y64),
+            "correlations": to_numpy(sig) if as_numpy else sig,
+            "coef_u": to_numpy(coef_u), "coef_v": to_numpy(coef_v),
+            "coef_f": to_numpy(coef_f), "coef_g": to_numpy(coef_g), "state": state}
+
+
+def transform_cca_torch(est, X=None, y=None):
+    """Canonical variates of ``KernelCCA`` fitted on the torch backend.
+
+    Parameters
+    ----------
+    est : KernelCCA
+        Fitted on the torch backend.
+    X : tensor or array-like of shape (n_points, d_x), optional
+        Points of the first view (None: only ``y``).
+    y : tensor or array-like of shape (n_points,) or (n_points, d_y), optional
+        Points of the second view.
+
+    Returns
+    -------
+    tensor or ndarray, or a tuple of two
+        f_i(x) − mean (and g_i(y) − mean): tensors for tensor input (its dtype), numpy arrays
+        otherwise.
+    """
+    what = "the canonical variates"
+    out = []
+    if X is not None:
+        state, Xn, as_numpy = _transform_input(est, X)
+        xs = evaluate(state["kernel_x"], Xn, state["X"], state["coef_f"], what,
+                      state["mean_x"])
+        out.append(to_numpy(xs) if as_numpy else xs)
+    if y is not None:
+        state = est._torch_state
+        ys, y_numpy = _second_view_values(state, y, state["coef_g"], what, state["mean_y"])
+        out.append(to_numpy(ys) if y_numpy else ys)
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def two_d(y):

@@ -156,6 +156,20 @@ class _Recomputable:
     def _rebuild(self):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @classmethod
+    def lazy(cls, shape: tuple, source, **attrs):
+        """An instance whose heavy factorisations are computed from ``source`` on first use.
+
+        For a fit on the torch backend, which decomposes on the device: the numpy operator's
+        own methods (``operator_.svd`` …) then factorise with numpy only if they are called.
+        ``attrs`` are the light attributes of the class (e.g. ``shift``, ``name``).
+        """
+        obj = cls.__new__(cls)
+        MatmatOperator.__init__(obj, shape)
+        obj.__dict__.update(attrs)
+        obj._source = source
+        return obj
+
 
 def _sym_gram(kernel, X, center: bool = False) -> np.ndarray:
     G = np.asarray(kernel(X), dtype=np.float64)
@@ -915,14 +929,24 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         The landmark draw (same indices on numpy and dask inputs).
     regularization : float, deprecated
         Former name of ``alpha``.
+    device : None, str or torch.device, default=None
+        Run ``fit``, ``predict``, ``weights`` and ``expectation`` on the torch backend on this
+        device (``'cpu'``, ``'cuda'``, …): G_X is formed there in float64 (as the numpy path
+        forms it), Cholesky-factorised and solved with (``torch.linalg.cholesky_ex``,
+        ``torch.cholesky_solve``); numpy inputs give numpy outputs. ``None``: the numpy path
+        for numpy input, the tensor's own device for torch tensors (tensors back, in X's
+        dtype). Exact estimator only (no landmarks) and the kernels of
+        ``asymkern._torch.kernels.SUPPORTED_KERNELS`` for ``kernel_x``; needs PyTorch
+        (``pip install "asymkern[torch]"``). Equals the numpy path to rounding.
 
     Attributes
     ----------
     operator_ : EmpiricalOperator or None
-        The fitted operator (None after a dask fit).
+        The fitted operator (None after a dask fit; after a torch fit the numpy operator on
+        the same samples, which factorises with numpy only when its own methods are called).
     dual_coef_ : ndarray
         (G + nεI)⁻¹Y (n×d_y), or with landmarks the m×d_y coefficients B_L K_LnY on
-        ``landmark_points_``.
+        ``landmark_points_`` (a float64 tensor on the device after a fit on tensors).
     landmarks_ : ndarray of int or None
         Landmark indices.
 
@@ -948,7 +972,8 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
                  kernel_y_params=None, alpha: float = 1e-3, n_landmarks=None,
-                 landmarks="uniform", random_state=None, regularization=DEPRECATED):
+                 landmarks="uniform", random_state=None, regularization=DEPRECATED,
+                 device=None):
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
         self.kernel_x_params = kernel_x_params
@@ -958,6 +983,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         self.landmarks = landmarks
         self.random_state = random_state
         self.regularization = regularization
+        self.device = device
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -988,6 +1014,9 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         eps = self._alpha()
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            return self._fit_torch(X, y, eps)
         if y is None:
             raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y "
                              "is None (paired samples y of shape (n_samples, d_y) are needed)")
@@ -1018,6 +1047,26 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
                                               _RESCALE)
         return self
 
+    def _fit_torch(self, X, y, eps: float):
+        from .._torch.embedding import fit_cme_torch
+
+        if self.n_landmarks is not None or not isinstance(self.landmarks, str):
+            raise NotImplementedError(
+                "landmarks (n_landmarks / landmarks=indices) are not available on the torch "
+                "backend; use numpy input with device=None for the Nyström estimator")
+        res = fit_cme_torch(self, X, y, self.kernel_x_, eps)
+        self._sparse_ok = False
+        self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+        self._torch_state = res["state"]
+        self.landmarks_ = None
+        X64, Y64 = res["X"], res["Y"]
+        n = X64.shape[0]
+        self.X_fit_, self.Y_fit_ = X64, Y64
+        B = CholeskyInverse.lazy((n, n), (self.kernel_x_, X64), shift=n * eps, name="G_X")
+        self.operator_ = EmpiricalOperator(self.kernel_x_, X64, self.kernel_y_, Y64, B)
+        self.dual_coef_ = res["dual_coef"]
+        return self
+
     def _set_landmark_model(self, L, T, A, FY, n: int, eps: float):
         """Landmark fit from the reduced matrices (shared by the in-memory and dask fits)."""
         check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
@@ -1044,6 +1093,10 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         if self.X_fit_ is None:
             raise ValueError("weights/embedding/expectation need the training samples, which a "
                              "model fitted on dask arrays does not keep; use predict")
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.embedding import weights_cme_torch
+
+            return weights_cme_torch(self, X)
         X = check_input(self, X, reset=False)
         if getattr(self, "landmarks_", None) is not None:
             L, T = self.landmark_points_, self._T
@@ -1068,7 +1121,12 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         RKHSFunction
             n_points functions of y.
         """
-        return RKHSFunction(self.kernel_y_, self.Y_fit_, self.weights(X))
+        W = self.weights(X)
+        if use_torch(self, X):
+            from .._torch.device import to_numpy
+
+            W = to_numpy(W).astype(np.float64) if not isinstance(W, np.ndarray) else W
+        return RKHSFunction(self.kernel_y_, self.Y_fit_, W)
 
     def expectation(self, func, X) -> np.ndarray:
         """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i).
@@ -1091,6 +1149,11 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
                              f"{self.Y_fit_.shape[0]} samples")
         if not np.all(np.isfinite(vals)):
             raise ValueError("func returned non-finite values")
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.embedding import expectation_cme_torch
+
+            check_is_fitted(self, "operator_")
+            return expectation_cme_torch(self, vals, X)
         return self.weights(X).T @ vals
 
     def predict(self, X) -> np.ndarray:
@@ -1107,6 +1170,10 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             The predictions (float32 for float32 X).
         """
         check_is_fitted(self, "operator_")
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.embedding import predict_cme_torch
+
+            return predict_cme_torch(self, X)
         X_in = X
         if getattr(self, "landmarks_", None) is not None:
             out = _landmark_predict(self, X, self.kernel_x_, self.landmark_points_,
@@ -1943,11 +2010,20 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         SVD route.
     regularization : float, deprecated
         Former name of ``alpha``.
+    device : None, str or torch.device, default=None
+        Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
+        ``'cuda'``, …): both Gram matrices are formed and eigendecomposed there
+        (``torch.linalg.eigh``, float64, as the numpy path computes), the small SVD of
+        Cor. 3.5 too, and numpy inputs give numpy outputs. ``None``: the numpy path for numpy
+        input, the tensor's own device for torch tensors (tensors back, dtype kept). Only
+        ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs
+        PyTorch (``pip install "asymkern[torch]"``). Correlations equal the numpy path's to
+        rounding; the functions agree up to sign.
 
     Attributes
     ----------
     canonical_correlations_ : ndarray of shape (``n_components_``,)
-        The singular values σ_i ≤ 1.
+        The singular values σ_i ≤ 1 (a float64 tensor on the device after a fit on tensors).
     x_singular_functions_, y_singular_functions_ : RKHSFunction
         Right (v_i ∈ H, plotted in Ex. 4.2) and left (u_i ∈ F) singular functions.
     x_canonical_functions_, y_canonical_functions_ : RKHSFunction
@@ -1980,7 +2056,8 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
     def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
                  kernel_y_params=None, alpha: float = 1e-3, n_components: int = 2,
-                 center: bool = True, method: str = "qr", regularization=DEPRECATED):
+                 center: bool = True, method: str = "qr", regularization=DEPRECATED,
+                 device=None):
         self.kernel_x = kernel_x
         self.kernel_y = kernel_y
         self.kernel_x_params = kernel_x_params
@@ -1990,6 +2067,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self.center = center
         self.method = method
         self.regularization = regularization
+        self.device = device
 
     def fit(self, X, y=None, *, Y=None):
         """Fit on paired samples (x_i, y_i).
@@ -2012,6 +2090,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            return self._fit_torch(X, y, kx, ky, eps)
         X = _fit_X(self, X, kx)
         Y2, self._y_1d = _second_view(y, X.shape[0], ky)
         self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
@@ -2045,6 +2126,34 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         # the training means of the variates (centring), so transform needs no n×n work
         self._x_mean = self.x_canonical_functions_(X).mean(axis=0) if c else None
         self._y_mean = self.y_canonical_functions_(Y2).mean(axis=0) if c else None
+        return self
+
+    def _fit_torch(self, X, y, kx, ky, eps: float):
+        from .._torch.device import to_numpy
+        from .._torch.operators import fit_cca_torch
+
+        res = fit_cca_torch(self, X, y, kx, ky, eps)
+        self._sparse_ok = self._y_sparse_ok = False
+        self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+        X64, Y64, c = res["X"], res["Y"], bool(self.center)
+        self._torch_state = res["state"]
+        n = X64.shape[0]
+        # the numpy operator on the same samples: its own methods factorise lazily, with numpy
+        self.operator_ = EmpiricalOperator(
+            kx, X64, ky, Y64, CCARepresentation.lazy((n, n), (kx, X64, ky, Y64, c, n * eps)),
+            center_in=c, center_out=c)
+        cu, cv = res["coef_u"], res["coef_v"]
+        if c:
+            cu, cv = _center_coef(cu), _center_coef(cv)
+        self.n_components_ = int(cv.shape[1])
+        self.canonical_correlations_ = res["correlations"]
+        self.x_singular_functions_ = RKHSFunction(kx, X64, cv)
+        self.y_singular_functions_ = RKHSFunction(ky, Y64, cu)
+        self.x_canonical_functions_ = RKHSFunction(kx, X64, res["coef_f"])
+        self.y_canonical_functions_ = RKHSFunction(ky, Y64, res["coef_g"])
+        st = res["state"]
+        self._x_mean = None if st["mean_x"] is None else to_numpy(st["mean_x"])
+        self._y_mean = None if st["mean_y"] is None else to_numpy(st["mean_y"])
         return self
 
     def _canonical(self, C, F, G, eps, n, kernel, Z) -> RKHSFunction:
@@ -2085,6 +2194,10 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
             The canonical variates.
         """
         check_is_fitted(self, "operator_")
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_cca_torch
+
+            return transform_cca_torch(self, X, y)
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
         if y is None:
@@ -2112,6 +2225,10 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         if y is None:
             raise ValueError("y is None; expected the samples y of shape (n_samples, "
                              f"{self.operator_.Y.shape[1]}) like the y passed to fit")
+        if use_torch(self, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_cca_torch
+
+            return transform_cca_torch(self, None, y)
         y_in, Y = _transform_y(self, y)
         return _like_input(y_in, self._variates(self.y_canonical_functions_, Y, self._y_mean))
 

@@ -1,0 +1,140 @@
+"""The conditional mean embedding on torch: Gram matrix, Cholesky factor and solves on the device.
+
+:class:`~asymkern.operators.ConditionalMeanEmbedding` hands ``fit`` / ``predict`` /
+``weights`` / ``expectation`` here for torch tensors or a set ``device``. The Tikhonov-
+regularised embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (paper 002 §4.3) needs the Cholesky factor
+of G_Φ + nεI: G_Φ = [k(x_i, x_j)] is formed on the device in float64 (as the numpy path forms
+it), factorised with ``torch.linalg.cholesky_ex`` and applied with ``torch.cholesky_solve``;
+the weights are β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j and E[Y | x] = k(x, X) (G_Φ + nεI)⁻¹ Y.
+Only the exact estimator runs here (no landmarks).
+"""
+
+from __future__ import annotations
+
+from .._dispatch import require_torch
+from .device import as_tensor, to_numpy
+from .kernels import TorchKernel, TorchKernelMatrix
+from .operators import _transform_input, evaluate, paired_input
+
+
+def fit_cme_torch(est, X, y, kernel_x, eps: float) -> dict:
+    """Fit the conditional mean embedding on the torch backend.
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding
+        The estimator (``device``; ``n_features_in_`` is set).
+    X : tensor or array-like of shape (n, d)
+        The inputs.
+    y : tensor or array-like of shape (n,) or (n, d_y)
+        The outputs.
+    kernel_x : Kernel
+        The resolved kernel on X.
+    eps : float
+        ε > 0 (``alpha``); the ridge is nε.
+
+    Returns
+    -------
+    dict
+        ``X``, ``Y`` (float64 numpy copies, Y 2-D), ``dual_coef`` ((G_Φ + nεI)⁻¹Y, float64; a
+        tensor on the device for tensor input) and ``state`` (what the other methods need on
+        the device).
+
+    Raises
+    ------
+    ValueError
+        If G_Φ has non-finite entries, or G_Φ + nεI is not positive definite.
+    """
+    torch = require_torch()
+    dev, as_numpy, Xt, Yt = paired_input(est, X, y)
+    X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
+    n = int(X64.shape[0])
+    tk = TorchKernel(kernel_x, int(X64.shape[1]))
+    G = TorchKernelMatrix(tk, X64, X64).to_dense()
+    if not bool(torch.isfinite(G).all()):
+        raise ValueError("the Gram matrix G_X of X has non-finite entries; rescale the samples "
+                         "(e.g. StandardScaler) or change the kernel parameters")
+    shift = n * eps
+    G.diagonal().add_(shift)
+    L, info = torch.linalg.cholesky_ex(G)
+    if int(info) != 0:
+        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
+                         "must be PSD and alpha large enough")
+    coef = torch.cholesky_solve(Y64, L)
+    if not bool(torch.isfinite(coef).all()):
+        raise ValueError("the coefficients (G_X + nεI)⁻¹Y have non-finite entries; rescale the "
+                         "samples (e.g. StandardScaler) or change the kernel parameters")
+    est.torch_fit_ = True
+    state = {"device": dev, "kernel": tk, "X": X64, "L": L, "coef": coef}
+    return {"X": to_numpy(X64), "Y": to_numpy(Y64),
+            "dual_coef": to_numpy(coef) if as_numpy else coef, "state": state}
+
+
+def predict_cme_torch(est, X):
+    """E[Y | X = x] = k(x, X) (G_Φ + nεI)⁻¹ Y on the device.
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding
+        Fitted on the torch backend.
+    X : tensor or array-like of shape (n_points, d)
+
+    Returns
+    -------
+    tensor or ndarray of shape (n_points,) or (n_points, d_y)
+        A tensor in X's dtype for tensor input, numpy otherwise; 1-D when y was.
+    """
+    state, Xn, as_numpy = _transform_input(est, X)
+    out = evaluate(state["kernel"], Xn, state["X"], state["coef"], "the predictions")
+    out = out[:, 0] if est._y_1d else out
+    return to_numpy(out) if as_numpy else out
+
+
+def weights_cme_torch(est, X):
+    """The embedding weights β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j on the device.
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding
+        Fitted on the torch backend.
+    X : tensor or array-like of shape (n_points, d)
+
+    Returns
+    -------
+    tensor or ndarray of shape (n_train, n_points)
+        A tensor in X's dtype for tensor input, float64 numpy otherwise.
+    """
+    torch = require_torch()
+    state, Xn, as_numpy = _transform_input(est, X)
+    K = TorchKernelMatrix(state["kernel"], state["X"], Xn.to(torch.float64)).to_dense()
+    if not bool(torch.isfinite(K).all()):
+        raise ValueError("the kernel values k(x_i, x) have non-finite entries; rescale X like "
+                         "the training data")
+    W = torch.cholesky_solve(K, state["L"])
+    return to_numpy(W) if as_numpy else W.to(Xn.dtype)
+
+
+def expectation_cme_torch(est, vals, X):
+    """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i) on the device, from the values g(y_i).
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding
+        Fitted on the torch backend.
+    vals : ndarray of shape (n_train,) or (n_train, p)
+        The finite float64 values g(y_i).
+    X : tensor or array-like of shape (n_points, d)
+
+    Returns
+    -------
+    tensor or ndarray of shape (n_points,) or (n_points, p)
+        A tensor in X's dtype for tensor input, float64 numpy otherwise.
+    """
+    torch = require_torch()
+    state, Xn, as_numpy = _transform_input(est, X)
+    V = as_tensor(vals.reshape(vals.shape[0], -1), state["device"], "func(y)",
+                  dtype=torch.float64)
+    K = TorchKernelMatrix(state["kernel"], Xn.to(torch.float64), state["X"])
+    out = K.matmat(torch.cholesky_solve(V, state["L"]))  # β(x)ᵀ g = k(x, X)(G + nεI)⁻¹ g
+    out = out[:, 0] if vals.ndim == 1 else out
+    return to_numpy(out) if as_numpy else out.to(Xn.dtype)
