@@ -48,6 +48,7 @@ Conventions (scikit-learn)
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -164,7 +165,7 @@ class _Recomputable:
         own methods (``operator_.svd`` …) then factorise with numpy only if they are called.
         ``attrs`` are the light attributes of the class (e.g. ``shift``, ``name``).
         """
-        obj = cls.__new__(cls)
+        obj: Any = cls.__new__(cls)
         MatmatOperator.__init__(obj, shape)
         obj.__dict__.update(attrs)
         obj._source = source
