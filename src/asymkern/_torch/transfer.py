@@ -129,6 +129,19 @@ def _cholesky(G, shift: float):
     return L
 
 
+def lazy_cholesky_inverse(n: int, shift: float, source):
+    """(G + shift·I)⁻¹ as the numpy :class:`~asymkern.operators.estimators.CholeskyInverse`
+    with ``source=(kernel, X)``, G = kernel(X), whose factor is computed on first use only
+    (as after unpickling): a torch fit does no n³ work on the host."""
+    from ..operators.empirical import MatmatOperator
+    from ..operators.estimators import CholeskyInverse
+
+    B = CholeskyInverse.__new__(CholeskyInverse)
+    MatmatOperator.__init__(B, (n, n))
+    B.shift, B.name, B._source = float(shift), "G_X", source
+    return B
+
+
 # ------------------------------------------------------------------------------ reduced rank
 def pcr_dual_torch(G, r: int, shift: float):
     """Exact PCR on the device: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (top-r eigenpairs of G, dense).
@@ -313,9 +326,10 @@ def fit_koopman_torch(est, X, y, kernel):
         For landmarks (``n_landmarks`` / a ``landmarks`` index array).
     """
     from .._shared.operators import _check_int
+    from .._validation import clip_count
+    from ..operators._koopman import reduced_eig
     from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
     from ..operators.estimators import _LowRank
-    from ..operators._koopman import reduced_eig
 
     torch = require_torch()
     owner = type(est).__name__
@@ -342,9 +356,6 @@ def fit_koopman_torch(est, X, y, kernel):
     est.torch_fit_ = True
     state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind}
     if kind == "full":
-        from ..operators.estimators import CholeskyInverse
-        from ..operators.empirical import MatmatOperator
-
         L = _cholesky(G, shift)
         A = torch.cholesky_solve(Cyx, L)  # (G + nεI)⁻¹ C
         coef = torch.cholesky_solve(X1, L)
@@ -352,19 +363,14 @@ def fit_koopman_torch(est, X, y, kernel):
             raise ValueError(f"the coefficients (G_X + nεI)⁻¹Y have non-finite entries; "
                              f"{_RESCALE}")
         state.update(L=L, Cyx=Cyx, Y=X1, coef=coef)
-        # B = (G + nεI)⁻¹ for the numpy operator, factorised on first use only
-        B = CholeskyInverse.__new__(CholeskyInverse)
-        MatmatOperator.__init__(B, (n, n))
-        B.shift, B.name, B._source = float(shift), "G_X", (kernel, X0n)
-        est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, B)
+        est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n,
+                                          lazy_cholesky_inverse(n, shift, (kernel, X0n)))
         est.rank_ = None
         est.left_eigenfunctions_ = None
         est._pred_coef = to_numpy(coef)
         est._fc = {"kind": "exact", "U": None, "M": None, "state": X1n, "obs": None}
         est._torch_state = state
         k = _check_int(est.n_components, "n_components")
-        from .._validation import clip_count
-
         k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
         lam, C = _auxiliary_eig(G, A, k, owner)
         fn = RKHSFunction(kernel, X0n, C)
