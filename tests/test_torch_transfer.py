@@ -232,3 +232,117 @@ def test_koopman_torch_refusals(data):
         b.predict(torch.as_tensor(Xq), observable=True)
     with pytest.raises(ValueError, match="modes need a reduced-rank"):
         b.modes()
+
+
+def test_koopman_torch_default_parameters_conditioning(data):
+    """With the defaults (alpha=1e-6, gamma=1/d) the auxiliary matrix and the RRR problem are
+    ill-conditioned (nε = 1e-4 against numerically zero eigenvalues of G): the numpy path itself
+    moves by ~2e-8 ('full' eigenvalues) and ~2e-9 ('rrr' forecasts) when the inputs are
+    perturbed at the rounding level, and the torch path agrees to that level (2.6e-8, 1.5e-8
+    measured), not to 1e-10."""
+    x, _, _, Xq = data
+    for estimator in ("full", "rrr"):
+        kw = dict(estimator=estimator, rank=6, n_components=4)
+        a = _fit(KoopmanOperator(**kw), x)
+        b = _fit(KoopmanOperator(**kw), torch.as_tensor(x))
+        lam = a.eigenvalues_
+        assert np.max(np.abs(b.eigenvalues_ - lam)) <= 1e-6 * abs(lam[0])
+        assert _rel(b.predict(Xq, n_steps=3), a.predict(Xq, n_steps=3)) < 1e-6
+
+
+# ------------------------------------------------------------------ PerronFrobeniusOperator
+from asymkern.operators import (  # noqa: E402
+    IllConditionedLaggedGramWarning,
+    PerronFrobeniusOperator,
+)
+
+
+@pytest.mark.parametrize("kernel,params", KERNELS)
+@pytest.mark.parametrize("estimator", ["full", "pcr", "rrr"])
+@pytest.mark.parametrize("kind", ["trajectory", "pairs"])
+def test_perron_frobenius_torch_equals_numpy(kernel, params, estimator, kind, data):
+    """Eigenvalues, eigenfunctions (on the lagged samples), the G_XY solver and its rcond, and
+    the warnings (here G_XY is ill-conditioned: 'full' regularises it on both paths)."""
+    X, y = _args(kind, data)
+    Xq = data[3]
+    keep = [A.copy() for A in data]
+    kw = dict(kernel=kernel, kernel_params=params, alpha=1e-4, estimator=estimator, rank=6,
+              n_components=4)
+    a, wa = _warned(lambda: PerronFrobeniusOperator(**kw).fit(X, y))
+    b, wb = _warned(lambda: PerronFrobeniusOperator(**kw).fit(_tensor(X), _tensor(y)))
+    assert wa == wb
+    assert b.torch_fit_ and b.n_components_ == a.n_components_ and b.rank_ == a.rank_
+    assert isinstance(b.eigenvalues_, np.ndarray)
+    assert b.eigenvalues_.dtype == a.eigenvalues_.dtype
+    lam = a.eigenvalues_
+    assert np.max(np.abs(b.eigenvalues_ - lam)) <= 1e-10 * abs(lam[0])
+    assert _phase_err(b.eigenfunctions_(Xq), a.eigenfunctions_(Xq)) < 1e-8
+    np.testing.assert_array_equal(b.eigenfunctions_.centers, a.eigenfunctions_.centers)
+    assert b.lagged_gram_solver_ == a.lagged_gram_solver_
+    if estimator == "full":
+        assert b.lagged_gram_rcond_ == pytest.approx(a.lagged_gram_rcond_, rel=1e-3)
+    for A, B in zip(data, keep):
+        np.testing.assert_array_equal(A, B)
+
+
+def test_perron_frobenius_torch_lu_branch_against_dense_reference(data):
+    """A well-conditioned G_XY (gamma=20, 40 steps): the exact LU inverse on both paths, no
+    warning; the eigenvalues are those of G_XY⁻¹ (G + nεI)⁻¹ G_XY G_XY (numpy's dense eig) and
+    the eigenfunctions k(·, Y) w are RKHS-normalised eigenvectors of that matrix."""
+    x = data[0][:40]
+    X0, X1 = x[:-1], x[1:]
+    n, eps = X0.shape[0], 1e-4
+    kw = dict(kernel_params={"gamma": 20.0}, alpha=eps, n_components=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = PerronFrobeniusOperator(**kw).fit(x)
+        b = PerronFrobeniusOperator(**kw).fit(torch.as_tensor(x))
+    assert a.lagged_gram_solver_ == b.lagged_gram_solver_ == "lu"
+    assert b.lagged_gram_rcond_ == pytest.approx(a.lagged_gram_rcond_, rel=1e-8)
+    k = get_kernel("rbf", gamma=20.0)
+    G = KernelMatrix(k, X0).to_array()
+    Gxy = KernelMatrix(k, X0, X1).to_array()
+    H = KernelMatrix(k, X1).to_array()
+    A = np.linalg.solve(Gxy, np.linalg.solve(G + n * eps * np.eye(n), Gxy @ Gxy))
+    ev = np.linalg.eigvals(A)
+    ev = ev[np.argsort(-np.abs(ev), kind="stable")][:5]
+    lam = b.eigenvalues_
+    assert np.max(np.abs(np.sort_complex(lam) - np.sort_complex(ev))) < 1e-9 * abs(ev[0])
+    assert np.max(np.abs(lam - a.eigenvalues_)) < 1e-10 * abs(lam[0])
+    C = b.eigenfunctions_.coef
+    np.testing.assert_allclose(np.real(np.einsum("ij,ij->j", np.conj(C), H @ C)), 1.0,
+                               atol=1e-10)
+    np.testing.assert_allclose(A @ C, C * lam[None, :], atol=1e-7 * np.max(np.abs(C)))
+    # the numpy operator_ (its factors made on first use) has the same eigenvalues
+    res = b.eig(5, method="auxiliary")
+    assert np.max(np.abs(res.eigenvalues - lam)) < 1e-10 * abs(lam[0])
+
+
+def test_perron_frobenius_torch_tikhonov_warning_and_device_numpy(data):
+    x = data[0]
+    kw = dict(kernel_params={"gamma": 5.0}, alpha=1e-4, n_components=3)
+    with pytest.warns(IllConditionedLaggedGramWarning, match="ill-conditioned"):
+        b = PerronFrobeniusOperator(**kw).fit(torch.as_tensor(x))
+    assert b.lagged_gram_solver_ == "tikhonov"
+    with pytest.warns(IllConditionedLaggedGramWarning):
+        a = PerronFrobeniusOperator(**kw).fit(x)
+        c = PerronFrobeniusOperator(**kw, device="cpu").fit(x)
+    assert c.torch_fit_ and isinstance(c.eigenvalues_, np.ndarray) and c.n_features_in_ == 2
+    assert np.max(np.abs(c.eigenvalues_ - a.eigenvalues_)) <= 1e-10 * abs(a.eigenvalues_[0])
+    # float32 tensors: fitted in float64 all the same
+    d = _fit(PerronFrobeniusOperator(**kw), torch.as_tensor(x.astype(np.float32)))
+    e = _fit(PerronFrobeniusOperator(**kw), x.astype(np.float32))
+    assert np.max(np.abs(d.eigenvalues_ - e.eigenvalues_)) <= 1e-10 * abs(e.eigenvalues_[0])
+
+
+def test_perron_frobenius_torch_refusals(data):
+    _, X, Y, _ = data
+    Xt = torch.as_tensor(X)
+    with pytest.raises(ValueError, match=r"y has shape \(10, 2\)"):
+        PerronFrobeniusOperator().fit(Xt, torch.as_tensor(Y[:10]))
+    with pytest.raises(ValueError, match="y has shape"):
+        PerronFrobeniusOperator(device="cpu").fit(X, Y[:, :1])
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        PerronFrobeniusOperator(estimator="svd").fit(Xt, torch.as_tensor(Y))
+    with pytest.raises(ValueError, match="not available on the torch backend"):
+        PerronFrobeniusOperator(kernel=lambda A, B: A @ B.T).fit(Xt, torch.as_tensor(Y))

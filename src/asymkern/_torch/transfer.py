@@ -338,22 +338,13 @@ def fit_koopman_torch(est, X, y, kernel):
         raise NotImplementedError(f"{which} is not available on the torch backend ({owner} "
                                   "fits the exact estimators there); use numpy input with "
                                   "device=None for the landmark (Nyström) estimators")
-    kind = est._estimator_kind()
-    eps = est._alpha()
-    lag = _check_int(est.lag, "lag")
-    X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
-    n, d = int(X0.shape[0]), int(X0.shape[1])
-    tk = TorchKernel(kernel, d)
+    kind, eps, X0, X1, dtype, tk, G = _fit_start(est, X, y, kernel)
+    n = int(X0.shape[0])
     shift = n * eps
-    G = _gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
     Cyx = _gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
-    X0n, X1n = to_numpy(X0).copy(), to_numpy(X1).copy()
-    est.kernel_ = kernel
-    est._sparse_ok = False
+    X0n, X1n = est.X_fit_, est.Y_fit_
     est.landmarks_ = None
     est._obs_1d = False
-    est.X_fit_, est.Y_fit_ = X0n, X1n
-    est.torch_fit_ = True
     state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind}
     if kind == "full":
         L = _cholesky(G, shift)
@@ -375,15 +366,7 @@ def fit_koopman_torch(est, X, y, kernel):
         lam, C = _auxiliary_eig(G, A, k, owner)
         fn = RKHSFunction(kernel, X0n, C)
         return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": "torch"}))
-    r = est._rank(n, "the number of time-lagged pairs")
-    if kind == "pcr":
-        U, V = pcr_dual_torch(G, r, shift)
-    else:
-        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-        U, V, _ = rrr_dual_torch(G, H, r, shift)
-    if U.shape[1] == 0:
-        raise ValueError("the reduced-rank estimator is numerically zero (no direction above "
-                         "the rounding level); " + _RESCALE)
+    U, V, _ = _reduced_factors(est, kind, tk, G, X1, n, shift)
     VtY = V.T @ X1
     M = V.T @ (Cyx @ U)
     Mn, Un, Vn = to_numpy(M), to_numpy(U), to_numpy(V)
@@ -393,18 +376,58 @@ def fit_koopman_torch(est, X, y, kernel):
     est._pred_coef = to_numpy(state["coef"])
     est._fc = {"kind": "exact", "U": Un, "M": Mn, "state": to_numpy(VtY), "obs": None}
     lam, Z, Zinv = reduced_eig(Mn)
-    Zt = torch.as_tensor(Z, device=U.device)
-    UGU = U.T @ (G @ U)
-    if Zt.is_complex():
-        S = Zt.conj().T @ (UGU.to(Zt.dtype) @ Zt)
-    else:
-        S = Zt.T @ (UGU @ Zt)
-    norms = np.sqrt(np.maximum(np.real(np.diag(to_numpy(S))), 1e-300))
+    norms = _norms(Z, U, G)
     coef = Un @ Z
     left = Vn @ (Zinv.T / lam) * norms
     return est._finish_reduced(lam, coef / norms, Zinv, norms, left, U.shape[1],
                                lambda c: RKHSFunction(kernel, X0n, c),
                                lambda c: RKHSFunction(kernel, X1n, c))
+
+
+def _fit_start(est, X, y, kernel):
+    """Shared start of the transfer-operator fits: parameters, the pairs on the device, the
+    Gram matrix G_X there, and the numpy bookkeeping (``kernel_``, ``X_fit_``, ``Y_fit_``)."""
+    from .._shared.operators import _check_int
+
+    kind = est._estimator_kind()
+    eps = est._alpha()
+    lag = _check_int(est.lag, "lag")
+    X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
+    tk = TorchKernel(kernel, int(X0.shape[1]))
+    G = _gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
+    est.kernel_ = kernel
+    est._sparse_ok = False
+    est.X_fit_, est.Y_fit_ = to_numpy(X0).copy(), to_numpy(X1).copy()
+    est.torch_fit_ = True
+    return kind, eps, X0, X1, dtype, tk, G
+
+
+def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
+    """U, V of the exact 'pcr'/'rrr' estimator on the device (and H = k(Y, Y) when formed)."""
+    r = est._rank(n, "the number of time-lagged pairs")
+    H = None
+    if kind == "pcr":
+        U, V = pcr_dual_torch(G, r, shift)
+    else:
+        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+        U, V, _ = rrr_dual_torch(G, H, r, shift)
+    if U.shape[1] == 0:
+        raise ValueError("the reduced-rank estimator is numerically zero (no direction above "
+                         "the rounding level); " + _RESCALE)
+    return U, V, H
+
+
+def _norms(Z, P, K):
+    """‖P z_i‖ in the RKHS for the columns of the (numpy) Z: √Re diag(Zᴴ (Pᵀ K P) Z), with the
+    r×r matrix Pᵀ K P formed on the device."""
+    torch = require_torch()
+    Zt = torch.as_tensor(Z, device=P.device)
+    PKP = P.T @ (K @ P)
+    if Zt.is_complex():
+        S = Zt.conj().T @ (PKP.to(Zt.dtype) @ Zt)
+    else:
+        S = Zt.T @ (PKP @ Zt)
+    return np.sqrt(np.maximum(np.real(np.diag(to_numpy(S))), 1e-300))
 
 
 def predict_koopman_torch(est, X, n_steps: int):
@@ -443,3 +466,130 @@ def predict_koopman_torch(est, X, n_steps: int):
                          "data")
     out = out.to(Xn.dtype)
     return to_numpy(out) if as_numpy else out
+
+
+# ------------------------------------------------------------------------------ Perron–Frobenius
+def _lagged_solver(Gxy, delta: float, rcond_min: float):
+    """G_XY⁻¹ on the device with the rule of the numpy path's ``LaggedGramSolver``.
+
+    G_XY is LU-factorised on the device and its reciprocal condition number estimated by
+    LAPACK's ``dgecon`` (1-norm) from that factor on the host (O(n²)), as the numpy path
+    does; below ``rcond_min`` the Tikhonov-regularised G_XY^{+δ} = V diag(σ/(σ² + δ²)) Uᵀ
+    from the SVD on the device replaces it.
+
+    Returns
+    -------
+    solve : callable
+        V ↦ G_XY⁻¹ V (or G_XY^{+δ} V), on the device.
+    kind : {'lu', 'tikhonov'}
+    rcond : float
+    n_damped : int
+        Singular values below δ ('tikhonov'; 0 otherwise).
+    """
+    import scipy.linalg as sla
+
+    torch = require_torch()
+    anorm = float(Gxy.abs().sum(dim=0).max())
+    LU, piv, _ = torch.linalg.lu_factor_ex(Gxy)
+    LUn = to_numpy(LU)
+    pv = np.abs(np.diag(LUn))
+    if anorm > 0 and np.all(np.isfinite(LUn)) and pv.min() > 0:
+        rcond = float(sla.lapack.dgecon(np.asfortranarray(LUn), anorm, norm="1")[0])
+        rcond = rcond if np.isfinite(rcond) else 0.0
+    else:
+        rcond = 0.0
+    if rcond >= rcond_min:
+        return (lambda V: torch.linalg.lu_solve(LU, piv, V)), "lu", rcond, 0
+    U, s, Vh = torch.linalg.svd(Gxy, full_matrices=False)
+    filt = s / (s**2 + delta**2)
+    n_damped = int((s < delta).sum())
+    return (lambda V: Vh.T @ (filt[:, None] * (U.T @ V))), "tikhonov", rcond, n_damped
+
+
+def lazy_pf_representation(n: int, source):
+    """The numpy :class:`~asymkern.operators.estimators.PerronFrobeniusRepresentation` with
+    ``source=(kernel, X0, X1, delta, rcond_min)``, its factors computed on first use only."""
+    from ..operators.empirical import MatmatOperator
+    from ..operators.estimators import PerronFrobeniusRepresentation
+
+    B = PerronFrobeniusRepresentation.__new__(PerronFrobeniusRepresentation)
+    MatmatOperator.__init__(B, (n, n))
+    B._source = source
+    return B
+
+
+def fit_perron_frobenius_torch(est, X, y, kernel):
+    """``PerronFrobeniusOperator.fit`` on the torch backend (paper 002 §4.4).
+
+    'full': P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ, whose eigenpairs are those of the auxiliary
+    matrix G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ G_ΦΨ with eigenfunctions on the lagged samples y_i
+    (RKHS-normalised with H = k(Y, Y)); G_ΦΨ⁻¹ follows the numpy path's LU / rcond / Tikhonov
+    rule (:func:`_lagged_solver`, an ``IllConditionedLaggedGramWarning`` when regularised).
+    'pcr'/'rrr': the adjoint Ψ V Uᵀ Φᵀ of the reduced-rank Koopman estimator (Kostic et al.
+    2022), eigenpairs from the r×r Mᵀ = Uᵀ k(X, Y) V on the host, eigenfunctions Ψ V z.
+
+    Parameters
+    ----------
+    est : PerronFrobeniusOperator
+        The estimator; fitted in place.
+    X : tensor or array-like of shape (n, d)
+        One trajectory (``y`` None) or the snapshots x_i.
+    y : tensor, array-like or None
+        The time-shifted snapshots.
+    kernel : Kernel
+        The resolved kernel.
+
+    Returns
+    -------
+    PerronFrobeniusOperator
+        ``est`` with the numpy path's fitted attributes (numpy arrays) and an ``operator_`` whose
+        n×n factors are computed on first use only.
+    """
+    from .._shared.operators import _check_int
+    from .._validation import clip_count
+    from ..operators._koopman import reduced_eig
+    from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
+    from ..operators.estimators import _LowRank
+
+    torch = require_torch()
+    owner = type(est).__name__
+    kind, eps, X0, X1, _, tk, G = _fit_start(est, X, y, kernel)
+    n = int(X0.shape[0])
+    shift = n * eps
+    X0n, X1n = est.X_fit_, est.Y_fit_
+    k = _check_int(est.n_components, "n_components")
+    if kind == "full":
+        est.rank_ = None
+        Gxy = _gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
+        L = _cholesky(G, shift)
+        solve, skind, rcond, n_damped = _lagged_solver(Gxy, shift, est.RCOND_MIN)
+        est.lagged_gram_rcond_ = rcond
+        est.lagged_gram_solver_ = skind
+        if skind == "tikhonov":
+            est._warn_ill_conditioned(n, eps, rcond, n_damped, stacklevel=4)
+        A = solve(torch.cholesky_solve(Gxy @ Gxy, L))  # B G_XY, B = G_XY⁻¹(G + nεI)⁻¹G_XY
+        est.operator_ = EmpiricalOperator(
+            kernel, X0n, kernel, X1n,
+            lazy_pf_representation(n, (kernel, X0n, X1n, shift, est.RCOND_MIN)))
+        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
+        lam, C = _auxiliary_eig(H, A, k, owner)
+        fn = RKHSFunction(kernel, X1n, C)
+        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": "torch"}))
+    Cyx = _gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+    U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
+    if H is None:
+        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+    est.lagged_gram_rcond_ = None
+    est.lagged_gram_solver_ = None
+    Un, Vn = to_numpy(U), to_numpy(V)
+    est.operator_ = EmpiricalOperator(kernel, X0n, kernel, X1n, _LowRank(Vn, Un))
+    est.rank_ = int(U.shape[1])
+    lam, Z, _ = reduced_eig(to_numpy(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
+    coef = Vn @ Z
+    norms = _norms(Z, V, H)
+    k = clip_count(k, lam.size, "n_components",
+                   f"the number of nonzero eigenvalues of the rank-{est.rank_} estimator",
+                   owner=owner)
+    fn = RKHSFunction(kernel, X1n, coef[:, :k] / norms[:k])
+    return est._finish(OperatorEig(lam[:k], fn, kind, {"rank": est.rank_}))

@@ -1817,13 +1817,25 @@ class PerronFrobeniusOperator(_TransferOperator):
         of pairs. Ignored by 'full'.
     regularization : float, deprecated
         Former name of ``alpha``.
+    device : None, str or torch.device, default=None
+        Run ``fit`` on the torch backend on this device (``'cpu'``, ``'cuda'``, …): the n×n
+        Gram matrices are formed there in float64 and the n×n work runs there (``'full'``:
+        Cholesky and LU factors of G_X + nεI and G_XY — the reciprocal condition number
+        ``lagged_gram_rcond_`` is LAPACK's ``gecon`` estimate from that LU factor, as on the
+        numpy path, and below ``RCOND_MIN`` the SVD of G_XY gives the Tikhonov-regularised
+        inverse — then ``torch.linalg.eig`` of the auxiliary matrix; ``'pcr'``/``'rrr'``:
+        ``torch.linalg.eigh``, then the r×r matrix on the host). ``None``: the numpy path for
+        numpy input, the tensor's own device for torch tensors. The fitted attributes are numpy
+        arrays either way. Exact estimators only; the kernels of
+        ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``).
 
     Attributes
     ----------
     eigenvalues_ : ndarray of shape (``n_components_``,)
-        Eigenvalues by decreasing modulus.
+        Eigenvalues by decreasing modulus (numpy, also after a fit on torch tensors).
     eigenfunctions_ : RKHSFunction
-        Eigenfunctions (functions on the lagged samples' space).
+        Eigenfunctions (functions on the lagged samples' space; numpy, also after a torch fit).
     timescales_ : ndarray
         Implied timescales −τ/ln|λ_i|.
     lagged_gram_rcond_ : float or None
@@ -1869,12 +1881,13 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0,
-                 estimator: str = "full", rank=None, regularization=DEPRECATED):
+                 estimator: str = "full", rank=None, regularization=DEPRECATED, device=None):
         super().__init__(kernel=kernel, kernel_params=kernel_params,
                          alpha=alpha, lag=lag, n_components=n_components,
                          timestep=timestep, regularization=regularization)
         self.estimator = estimator
         self.rank = rank
+        self.device = device
 
     def fit(self, X, y=None, *, Y=None):
         """Fit on a trajectory or on snapshot pairs.
@@ -1896,6 +1909,12 @@ class PerronFrobeniusOperator(_TransferOperator):
         """
         y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
         kind = self._estimator_kind()
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.transfer import fit_perron_frobenius_torch
+
+            return fit_perron_frobenius_torch(self, X, y,
+                                              as_rkhs_kernel(self.kernel, self.kernel_params))
         eps, X0, X1, n, G = self._lagged_gram(X, y)
         self.X_fit_, self.Y_fit_ = X0, X1
         if kind != "full":
@@ -1909,16 +1928,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.lagged_gram_rcond_ = solver.rcond
         self.lagged_gram_solver_ = solver.kind
         if solver.kind == "tikhonov":
-            warnings.warn(
-                f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
-                f"(rcond={solver.rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
-                "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
-                f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
-                f"({solver.n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
-                "samples that are not a trajectory, repeated states, a large kernel bandwidth",
-                IllConditionedLaggedGramWarning,
-                stacklevel=2,
-            )
+            self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=3)
 
         B = PerronFrobeniusRepresentation(Gxy, inv, solver,
                                           source=(self.kernel_, X0, X1, n * eps, self.RCOND_MIN))
@@ -1926,6 +1936,20 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
         return self._finish(solver="arpack" if n > 150 else "auto")
+
+    def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
+                              stacklevel: int):
+        """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹."""
+        warnings.warn(
+            f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
+            f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
+            "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
+            f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
+            f"({n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
+            "samples that are not a trajectory, repeated states, a large kernel bandwidth",
+            IllConditionedLaggedGramWarning,
+            stacklevel=stacklevel,
+        )
 
     def _fit_reduced(self, kind, G, X0, X1, n, eps):
         """P̂ = Ψ V Uᵀ Φᵀ, the adjoint of the reduced-rank Koopman estimator Φ U Vᵀ Ψᵀ."""
