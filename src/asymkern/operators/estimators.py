@@ -1381,15 +1381,31 @@ class KoopmanOperator(_TransferOperator):
         of pairs (or landmark features). Ignored by 'full'.
     regularization : float, deprecated
         Former name of ``alpha``.
+    device : None, str or torch.device, default=None
+        Run ``fit`` / ``predict`` on the torch backend on this device (``'cpu'``,
+        ``'cuda'``, …): the n×n Gram matrices k(X, X), k(Y, X) (and k(Y, Y) for 'rrr') are
+        formed there in float64 (as the numpy path computes) and the estimator's n×n
+        eigenproblem runs there (``'full'``: Cholesky solve and ``torch.linalg.eig`` of the
+        auxiliary matrix (G + nεI)⁻¹k(Y, X); ``'pcr'``/``'rrr'``: ``torch.linalg.eigh``, then
+        the r×r matrix M on the host); numpy inputs give numpy outputs. ``None``: the numpy path
+        for numpy input, the tensor's own device for torch tensors (``predict`` then returns
+        tensors, dtype kept). Exact estimators only (no landmarks, no ``observables``); the
+        kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``). Eigenvalues and forecasts equal the numpy path's
+        to rounding; eigenfunctions agree up to sign (complex phase) that LAPACK leaves free.
 
     Attributes
     ----------
     operator_ : EmpiricalOperator or None
-        S = Ψ B Φᵀ with B = U Vᵀ (``svd``/``eig`` work on it; None after a dask fit).
+        S = Ψ B Φᵀ with B = U Vᵀ (``svd``/``eig`` work on it; None after a dask fit). After a
+        torch fit: the numpy operator on the same samples (its methods run with numpy; the
+        n×n factorisations are computed only when they are used).
     eigenvalues_ : ndarray of shape (``n_components_``,)
-        Eigenvalues by decreasing modulus (complex if the dynamics rotate).
+        Eigenvalues by decreasing modulus (complex if the dynamics rotate); a numpy array also
+        after a fit on torch tensors.
     eigenfunctions_ : RKHSFunction
-        Right eigenfunctions ψ_i (RKHS-normalised), evaluable at new points: ``eigenfunctions_(X)``.
+        Right eigenfunctions ψ_i (RKHS-normalised), evaluable at new points: ``eigenfunctions_(X)``
+        (numpy, also after a torch fit).
     left_eigenfunctions_ : RKHSFunction or None
         Left eigenfunctions ξ_i (eigenfunctions of K̂*), biorthogonal to ψ_j in the RKHS,
         ⟨ξ_i, ψ_j⟩ = δ_ij (bilinear); 'pcr'/'rrr' only (None for 'full').
@@ -1433,7 +1449,7 @@ class KoopmanOperator(_TransferOperator):
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0, n_landmarks=None,
                  landmarks="uniform", random_state=None, estimator: str = "full", rank=None,
-                 regularization=DEPRECATED):
+                 regularization=DEPRECATED, device=None):
         super().__init__(kernel=kernel, kernel_params=kernel_params,
                          alpha=alpha, lag=lag, n_components=n_components,
                          timestep=timestep, regularization=regularization)
@@ -1442,6 +1458,7 @@ class KoopmanOperator(_TransferOperator):
         self.random_state = random_state
         self.estimator = estimator
         self.rank = rank
+        self.device = device
 
     # ---------------------------------------------------------------------------- parameters
     def _observable_data(self, observables, X0, X1, lag: int, y_given: bool):
@@ -1549,6 +1566,8 @@ class KoopmanOperator(_TransferOperator):
 
         y = renamed_argument(y, Y, "y", "Y", where="KoopmanOperator.fit")
         kind = self._estimator_kind()
+        self.torch_fit_ = False
+        self._torch_state = None
         if any_dask(X, y):
             if observables is not None:
                 raise ValueError("observables are not supported with dask inputs; fit on "
@@ -1556,6 +1575,14 @@ class KoopmanOperator(_TransferOperator):
             from .._dask.operators import fit_koopman_dask
 
             return fit_koopman_dask(self, X, y)
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            if observables is not None:
+                raise NotImplementedError("observables are not available on the torch backend; "
+                                          "use numpy input with device=None to forecast or "
+                                          "decompose observables")
+            from .._torch.transfer import fit_koopman_torch
+
+            return fit_koopman_torch(self, X, y, as_rkhs_kernel(self.kernel, self.kernel_params))
         eps = self._alpha()
         lag = _check_int(self.lag, "lag")
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
@@ -1670,6 +1697,10 @@ class KoopmanOperator(_TransferOperator):
             c = fc["obs"]
         else:
             c = None if fc is None else fc["state"]
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.transfer import predict_koopman_torch
+
+            return predict_koopman_torch(self, X, k)
         if c is None or (k == 1 and not observable):
             coef = self._pred_coef
         else:
@@ -1754,8 +1785,14 @@ class KoopmanOperator(_TransferOperator):
         """
         from sklearn.metrics import r2_score
 
+        from .._dispatch import is_torch_tensor
+
         check_is_fitted(self, "operator_")
         lag = _check_int(self.lag, "lag")
+        if is_torch_tensor(X):  # scored on the host (predict runs on the fit's device)
+            X = X.detach().cpu().numpy()
+        if is_torch_tensor(y):
+            y = y.detach().cpu().numpy()
         X_in = X
         sparse_ok = getattr(self, "_sparse_ok", False)
         X = check_input(self, X, reset=False, allow_sparse=sparse_ok, min_samples=2)
@@ -1848,13 +1885,25 @@ class PerronFrobeniusOperator(_TransferOperator):
         of pairs. Ignored by 'full'.
     regularization : float, deprecated
         Former name of ``alpha``.
+    device : None, str or torch.device, default=None
+        Run ``fit`` on the torch backend on this device (``'cpu'``, ``'cuda'``, …): the n×n
+        Gram matrices are formed there in float64 and the n×n work runs there (``'full'``:
+        Cholesky and LU factors of G_X + nεI and G_XY — the reciprocal condition number
+        ``lagged_gram_rcond_`` is LAPACK's ``gecon`` estimate from that LU factor, as on the
+        numpy path, and below ``RCOND_MIN`` the SVD of G_XY gives the Tikhonov-regularised
+        inverse — then ``torch.linalg.eig`` of the auxiliary matrix; ``'pcr'``/``'rrr'``:
+        ``torch.linalg.eigh``, then the r×r matrix on the host). ``None``: the numpy path for
+        numpy input, the tensor's own device for torch tensors. The fitted attributes are numpy
+        arrays either way. Exact estimators only; the kernels of
+        ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``).
 
     Attributes
     ----------
     eigenvalues_ : ndarray of shape (``n_components_``,)
-        Eigenvalues by decreasing modulus.
+        Eigenvalues by decreasing modulus (numpy, also after a fit on torch tensors).
     eigenfunctions_ : RKHSFunction
-        Eigenfunctions (functions on the lagged samples' space).
+        Eigenfunctions (functions on the lagged samples' space; numpy, also after a torch fit).
     timescales_ : ndarray
         Implied timescales −τ/ln|λ_i|.
     lagged_gram_rcond_ : float or None
@@ -1900,12 +1949,13 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0,
-                 estimator: str = "full", rank=None, regularization=DEPRECATED):
+                 estimator: str = "full", rank=None, regularization=DEPRECATED, device=None):
         super().__init__(kernel=kernel, kernel_params=kernel_params,
                          alpha=alpha, lag=lag, n_components=n_components,
                          timestep=timestep, regularization=regularization)
         self.estimator = estimator
         self.rank = rank
+        self.device = device
 
     def fit(self, X, y=None, *, Y=None):
         """Fit on a trajectory or on snapshot pairs.
@@ -1927,6 +1977,12 @@ class PerronFrobeniusOperator(_TransferOperator):
         """
         y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
         kind = self._estimator_kind()
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.transfer import fit_perron_frobenius_torch
+
+            return fit_perron_frobenius_torch(self, X, y,
+                                              as_rkhs_kernel(self.kernel, self.kernel_params))
         eps, X0, X1, n, G = self._lagged_gram(X, y)
         self.X_fit_, self.Y_fit_ = X0, X1
         if kind != "full":
@@ -1940,16 +1996,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.lagged_gram_rcond_ = solver.rcond
         self.lagged_gram_solver_ = solver.kind
         if solver.kind == "tikhonov":
-            warnings.warn(
-                f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
-                f"(rcond={solver.rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
-                "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
-                f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
-                f"({solver.n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
-                "samples that are not a trajectory, repeated states, a large kernel bandwidth",
-                IllConditionedLaggedGramWarning,
-                stacklevel=2,
-            )
+            self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=3)
 
         B = PerronFrobeniusRepresentation(Gxy, inv, solver,
                                           source=(self.kernel_, X0, X1, n * eps, self.RCOND_MIN))
@@ -1957,6 +2004,20 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.operator_._cache["in"] = G
         self.operator_._cache["cross"] = Gxy
         return self._finish(solver="arpack" if n > 150 else "auto")
+
+    def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
+                              stacklevel: int):
+        """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹."""
+        warnings.warn(
+            f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
+            f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
+            "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
+            f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
+            f"({n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
+            "samples that are not a trajectory, repeated states, a large kernel bandwidth",
+            IllConditionedLaggedGramWarning,
+            stacklevel=stacklevel,
+        )
 
     def _fit_reduced(self, kind, G, X0, X1, n, eps):
         """P̂ = Ψ V Uᵀ Φᵀ, the adjoint of the reduced-rank Koopman estimator Φ U Vᵀ Ψᵀ."""

@@ -1,0 +1,601 @@
+"""Kernel transfer operators on torch: the exact Koopman and Perron–Frobenius estimators with
+their n×n Gram matrices and eigenproblems on the device (private).
+
+:class:`~asymkern.operators.KoopmanOperator` hands ``fit`` / ``predict`` here for torch tensors
+or a set ``device``, :class:`~asymkern.operators.PerronFrobeniusOperator` its ``fit`` (see
+:func:`fit_perron_frobenius_torch`). The Koopman estimators are those of the numpy path (paper
+002 §4.4; Kostic et al. 2022, §3, dual form), (K̂ f)(x) = k(x, X) U Vᵀ f(Y) with the pairs
+(x_i, y_i), G = k(X, X), C = k(Y, X) and H = k(Y, Y), all formed on the device in float64 (as
+the numpy path computes):
+
+* ``'full'`` (kernel ridge regression, U Vᵀ = (G + nεI)⁻¹): the eigenpairs of K̂ are those of the
+  auxiliary matrix A = (G + nεI)⁻¹ C (Prop. 3.8; ``torch.linalg.cholesky`` + ``cholesky_solve``,
+  then the dense ``torch.linalg.eig``), sorted by decreasing ``|λ|``; the eigenfunctions are
+  ψ = k(·, X) w, RKHS-normalised (wᴴ G w = 1), with the post-processing of the numpy path's
+  ``EmpiricalOperator.eig(method='auxiliary')`` (:func:`asymkern.linalg.eig_auxiliary`): real
+  eigenpairs when every ``|Im λ|`` ≤ 1e-8·``|λ₁|``, eigenvalues ≤ 1e-12·``|λ₁|`` treated as
+  zero, eigenfunctions of numerically zero norm dropped with a warning, repeated eigenvalues'
+  eigenfunctions orthonormalised, the complex phase fixed (largest coefficient real positive).
+  These steps need only the k×k Gram matrix Wᴴ G W of the k kept eigenvectors, computed on the
+  device. Forecasts use the coefficients (G + nεI)⁻¹ Y and iterate a ← (G + nεI)⁻¹ C a.
+* ``'pcr'`` / ``'rrr'``: the n×n symmetric eigenproblems of :func:`asymkern.operators._koopman.
+  pcr_dual` and :func:`~asymkern.operators._koopman._rrr_dual_dense` (with their rules for the
+  directions kept) run densely on the device (``torch.linalg.eigh``); the small r×r matrix
+  M = Vᵀ C U goes to numpy, where :func:`~asymkern.operators._koopman.reduced_eig` and the
+  estimator's ``_finish_reduced`` do the numpy path's bookkeeping (left eigenfunctions, modes).
+
+For larger n the numpy path switches to ARPACK ('full': n > 150, 'rrr': n > 200) while the
+torch path stays dense. Both compute the same estimator; the numpy ARPACK route of 'rrr' (the
+non-symmetric form) is less accurate than its dense route on ill-conditioned problems (1e-7
+apart in a test, the torch result 3e-10 from the dense one), and when ``n_components`` cuts a
+complex-conjugate pair ARPACK may keep the other member of the pair than the dense solvers.
+
+Nothing of size n×n goes to the host: the fitted ``operator_`` is the numpy
+:class:`~asymkern.operators.EmpiricalOperator` on the same samples, whose B is lazy for
+``'full'`` (its Cholesky factor is computed on first use) and the n×r factors for 'pcr'/'rrr'.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._dispatch import any_torch, is_torch_tensor, require_torch
+from .device import as_tensor, resolve_device, to_numpy
+from .kernels import TorchKernel, TorchKernelMatrix
+
+#: machine epsilon of float64
+_EPS = float(np.finfo(np.float64).eps)
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+# ------------------------------------------------------------------------------ inputs
+def snapshot_pairs_torch(est, X, y, lag: int, device):
+    """The time-lagged pairs (x_i, y_i) on the device, with the numpy path's validation.
+
+    Parameters
+    ----------
+    est : KoopmanOperator or PerronFrobeniusOperator
+        The estimator (``n_features_in_`` is recorded).
+    X : tensor or array-like of shape (n, d)
+        One trajectory (``y`` None) or the snapshots x_i.
+    y : tensor, array-like or None
+        The time-shifted snapshots y_i, X's shape (1-D only when d = 1).
+    lag : int
+        τ in steps for a trajectory.
+    device : None, str or torch.device
+        The estimator's ``device``.
+
+    Returns
+    -------
+    X0, X1 : tensors (float64, on the device, never the caller's memory)
+    dtype : torch.dtype
+        X's dtype (float32 or float64).
+    as_numpy : bool
+        Whether every input was numpy (outputs are then numpy).
+
+    Raises
+    ------
+    ValueError
+        For a trajectory shorter than lag + 2, or a y whose shape is not X's (naming y).
+    """
+    from .._validation import as_data, check_input
+
+    torch = require_torch()
+    dev = resolve_device(device, X, y)
+    as_numpy = not any_torch(X, y)
+    owner = type(est).__name__
+    if not is_torch_tensor(X):
+        X = check_input(est, X, reset=True, min_samples=2)
+    Xt = as_tensor(X, dev, "X")
+    if is_torch_tensor(X):
+        if Xt.shape[0] < 2:
+            raise ValueError(f"X has {Xt.shape[0]} sample(s); {owner} needs at least 2")
+        est.n_features_in_ = int(Xt.shape[1])
+    dtype = Xt.dtype
+    X64 = Xt.to(torch.float64)
+    n, d = int(X64.shape[0]), int(X64.shape[1])
+    if y is None:
+        if lag >= n - 1:
+            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
+                             f"{n} minus one (at least two time-lagged pairs)")
+        return X64[:-lag].clone(), X64[lag:].clone(), dtype, as_numpy
+    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
+                f"{(n, d)} (or y=None when X is one trajectory)")
+    Y = y if is_torch_tensor(y) else as_data(y, "y", ensure_2d=False)
+    if Y.ndim == 1 and d == 1:
+        Y = Y.reshape(-1, 1)
+    if Y.ndim != 2:
+        raise ValueError(f"y has shape {tuple(Y.shape)}; {expected}")
+    Yt = as_tensor(Y, dev, "y")
+    if tuple(Yt.shape) != (n, d):
+        raise ValueError(f"y has shape {tuple(Yt.shape)}; {expected}")
+    return X64.clone(), Yt.to(torch.float64).clone(), dtype, as_numpy
+
+
+def _gram(tk, A, B, what: str, symmetric: bool = False):
+    """k(A, B) on the device (float64), finite-checked with the numpy path's message."""
+    torch = require_torch()
+    K = TorchKernelMatrix(tk, A, B).to_dense()
+    if not bool(torch.isfinite(K).all()):
+        raise ValueError(f"{what} has non-finite entries; {_RESCALE}")
+    return 0.5 * (K + K.T) if symmetric else K
+
+
+def _cholesky(G, shift: float):
+    """Lower Cholesky factor of G + shift·I (the numpy path's CholeskyInverse message)."""
+    torch = require_torch()
+    n = int(G.shape[0])
+    A = G + shift * torch.eye(n, dtype=G.dtype, device=G.device)
+    L, info = torch.linalg.cholesky_ex(A)
+    if int(info) != 0:
+        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
+                         "must be PSD and alpha large enough")
+    return L
+
+
+def lazy_cholesky_inverse(n: int, shift: float, source):
+    """(G + shift·I)⁻¹ as the numpy :class:`~asymkern.operators.estimators.CholeskyInverse`
+    with ``source=(kernel, X)``, G = kernel(X), whose factor is computed on first use only
+    (as after unpickling): a torch fit does no n³ work on the host."""
+    from ..operators.empirical import MatmatOperator
+    from ..operators.estimators import CholeskyInverse
+
+    B = CholeskyInverse.__new__(CholeskyInverse)
+    MatmatOperator.__init__(B, (n, n))
+    B.shift, B.name, B._source = float(shift), "G_X", source
+    return B
+
+
+# ------------------------------------------------------------------------------ reduced rank
+def pcr_dual_torch(G, r: int, shift: float):
+    """Exact PCR on the device: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (top-r eigenpairs of G, dense).
+
+    Mirrors :func:`asymkern.operators._koopman.pcr_dual` (directions with λ ≤ λ₁·n·eps
+    dropped).
+    """
+    torch = require_torch()
+    n = int(G.shape[0])
+    lam, Q = torch.linalg.eigh(G)
+    lam, Q = lam.flip(0)[:r], Q.flip(1)[:, :r]
+    if lam.numel() and float(lam[0]) > 0:
+        keep = lam > float(lam[0]) * n * _EPS
+    else:
+        keep = torch.zeros(lam.numel(), dtype=torch.bool, device=lam.device)
+    lam, Q = lam[keep], Q[:, keep]
+    return Q / (lam + shift), Q
+
+
+def rrr_dual_torch(G, H, r: int, shift: float):
+    """Exact RRR on the device through the symmetric form of (1/n) H G u = σ² (G + nεI) u.
+
+    Mirrors :func:`asymkern.operators._koopman._rrr_dual_dense` (Kostic et al. 2022, Thm. 3):
+    with G = Q Λ Qᵀ (λ > λ_max·n·eps kept) and D = diag(√(λ/(λ + nε))), the σ² are the
+    eigenvalues of T = D Qᵀ H Q D / n and u = √n Q diag(1/√(λ(λ + nε))) z, so that
+    uᵀ G (G + nεI) u = n; V = G U / n.
+
+    Returns
+    -------
+    U, V : tensors (n, r')
+    s2 : tensor (r',)
+    """
+    torch = require_torch()
+    n = int(G.shape[0])
+    lam, Q = torch.linalg.eigh(G)
+    empty = torch.zeros((n, 0), dtype=G.dtype, device=G.device)
+    if lam.numel() == 0 or float(lam[-1]) <= 0:
+        return empty, empty, torch.zeros(0, dtype=G.dtype, device=G.device)
+    if float(lam[0]) + shift <= 0:
+        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
+                         f"eigenvalue of G_X {float(lam[0]):.3g}); the kernel must be PSD and "
+                         "alpha large enough")
+    keep = lam > float(lam[-1]) * n * _EPS
+    lam, Q = lam[keep], Q[:, keep]
+    dd = torch.sqrt(lam / (lam + shift))
+    T = dd[:, None] * (Q.T @ H @ Q) * dd / n
+    s2, Z = torch.linalg.eigh(0.5 * (T + T.T))
+    s2, Z = s2.flip(0)[:r], Z.flip(1)[:, :r]
+    smax = max(float(s2.max()) if s2.numel() else 0.0, 1e-300)
+    keep = s2 > 1000.0 * _EPS * smax
+    U = np.sqrt(n) * (Q @ (Z[:, keep] / torch.sqrt(lam * (lam + shift))[:, None]))
+    return U, G @ U / n, s2[keep]
+
+
+# ------------------------------------------------------------------------------ full
+def _auxiliary_eig(G, A, k: int, owner: str):
+    """Top-k eigenpairs of the auxiliary matrix A = B C with eigenfunctions k(·, X) w on the
+    samples of G, post-processed exactly as :func:`asymkern.linalg.eig_auxiliary` does.
+
+    The dense eigenproblem runs on the device; the k×k Gram matrix Wᴴ G W of the kept
+    eigenvectors (computed there) is all the normalisation, cluster orthonormalisation and
+    zero-norm test need. Returns the eigenvalues and the n×k coefficients (numpy).
+    """
+    from .._validation import clip_count
+    from ..linalg.operator_svd import _real_if_close
+
+    torch = require_torch()
+    n = int(G.shape[0])
+    lam_t, W_t = torch.linalg.eig(A)
+    order = torch.argsort(-lam_t.abs(), stable=True)
+    lam_all = to_numpy(lam_t[order])
+    W_all = W_t[:, order]
+
+    def top(m):
+        lam, W = lam_all[:m], to_numpy(W_all[:, :m])
+        if not np.any(lam.imag):
+            lam, W = lam.real.copy(), W.real.copy()
+        return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+
+    lam, W = top(k)
+    scale = max(abs(lam[0]), 1e-300)
+    small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
+    if abs(lam[0]) == 0 or small.size:  # the numpy path retries with every nonzero eigenpair
+        lam, W = top(n)
+        scale = max(abs(lam[0]), 1e-300)
+        small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
+        if small.size and small[0] > 0:
+            lam, W = lam[: small[0]], W[:, : small[0]]
+        else:
+            r = int(small[0]) if small.size else 0
+            raise ValueError(f"n_components={n} exceeds the number {r} of numerically nonzero "
+                             "eigenvalues of the operator; ask for fewer components")
+        clip_count(k, lam.size, "n_components", "the numerical rank of the operator",
+                   owner=owner)
+    Wd = torch.as_tensor(W, device=G.device)
+    Gc = G.to(Wd.dtype) if Wd.is_complex() else G
+    S = to_numpy(Wd.conj().T @ (Gc @ Wd))  # Wᴴ G W (k×k)
+    norms2 = np.real(np.diag(S))
+    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(
+        float(G.diagonal().max()), 1e-300)
+    zero = ~(norms2 > 10.0 * n * _EPS * scale2)
+    if np.all(zero):
+        raise ValueError("every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w "
+                         "at rounding level): the operator is numerically zero or its "
+                         "representation B is too ill-conditioned to resolve eigenfunctions")
+    if np.any(zero):
+        warnings.warn(
+            f"{int(zero.sum())} of {lam.size} computed eigenfunctions have a numerically zero "
+            f"RKHS norm (spurious eigenpairs of an ill-conditioned representation) and were "
+            f"dropped; returning {int((~zero).sum())} eigenpairs", RuntimeWarning, stacklevel=4)
+        lam, W, S = lam[~zero], W[:, ~zero], S[np.ix_(~zero, ~zero)]
+    T = _normalise_transform(lam, S)
+    C = W @ T
+    if np.iscomplexobj(C):  # phase: largest-modulus coefficient real positive
+        idx = np.argmax(np.abs(C), axis=0)
+        ph = C[idx, np.arange(C.shape[1])]
+        C = C * (np.abs(ph) / ph)
+    return lam, C
+
+
+def _normalise_transform(lam, S):
+    """The k×k T with W T = the coefficients :func:`~asymkern.linalg.operator_svd.eig_auxiliary`
+    returns: ``rkhs_normalize``, then (real eigenpairs) ``orthonormalize_clusters`` with
+    rtol 1e-9 and no merging, all through S = Wᴴ G W."""
+    import scipy.linalg as sla
+
+    from ..linalg.operator_svd import clusters
+
+    def normalise(T):
+        n2 = np.real(np.einsum("ij,ij->j", np.conj(T), S @ T))
+        nr = np.sqrt(np.maximum(n2, 0.0))
+        if np.any(nr <= 0):
+            raise ValueError("a computed singular/eigen-function has zero RKHS norm")
+        return T / nr
+
+    T = normalise(np.eye(S.shape[0], dtype=S.dtype if np.iscomplexobj(lam) else np.float64))
+    if np.iscomplexobj(lam):
+        return T
+    S = np.real(S)
+    for g in clusters(lam, 1e-9):
+        if g.size < 2:
+            continue
+        Gram = T[:, g].T @ S @ T[:, g]
+        Gram = 0.5 * (Gram + Gram.T)
+        try:
+            L = np.linalg.cholesky(Gram)
+        except np.linalg.LinAlgError:  # numerically dependent: the numpy path's eigh fallback
+            mu, V = np.linalg.eigh(Gram)
+            mu = np.maximum(mu, _EPS * mu.max())
+            T[:, g] = T[:, g] @ (V / np.sqrt(mu))
+            continue
+        T[:, g] = sla.solve_triangular(L, T[:, g].T, lower=True).T
+    return normalise(T)
+
+
+# ------------------------------------------------------------------------------ Koopman
+def fit_koopman_torch(est, X, y, kernel):
+    """``KoopmanOperator.fit`` on the torch backend (exact estimators, paper 002 §4.4).
+
+    Parameters
+    ----------
+    est : KoopmanOperator
+        The estimator (``estimator``, ``alpha``, ``lag``, ``n_components``, ``rank``,
+        ``device``); fitted in place.
+    X : tensor or array-like of shape (n, d)
+        One trajectory (``y`` None) or the snapshots x_i.
+    y : tensor, array-like or None
+        The time-shifted snapshots.
+    kernel : Kernel
+        The resolved kernel.
+
+    Returns
+    -------
+    KoopmanOperator
+        ``est``, with the numpy path's fitted attributes (numpy ``eigenvalues_``,
+        ``eigenfunctions_``, ``X_fit_``…), ``operator_`` (no n×n work on the host) and the device
+        state ``_torch_state`` that ``predict`` uses.
+
+    Raises
+    ------
+    NotImplementedError
+        For landmarks (``n_landmarks`` / a ``landmarks`` index array).
+    """
+    from .._shared.operators import _check_int
+    from .._validation import clip_count
+    from ..operators._koopman import reduced_eig
+    from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
+    from ..operators.estimators import _LowRank
+
+    torch = require_torch()
+    owner = type(est).__name__
+    if est.n_landmarks is not None or not isinstance(est.landmarks, str):
+        which = "n_landmarks" if est.n_landmarks is not None else "landmarks (an index array)"
+        raise NotImplementedError(f"{which} is not available on the torch backend ({owner} "
+                                  "fits the exact estimators there); use numpy input with "
+                                  "device=None for the landmark (Nyström) estimators")
+    kind, eps, X0, X1, dtype, tk, G = _fit_start(est, X, y, kernel)
+    n = int(X0.shape[0])
+    shift = n * eps
+    Cyx = _gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+    X0n, X1n = est.X_fit_, est.Y_fit_
+    est.landmarks_ = None
+    est._obs_1d = False
+    state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind}
+    if kind == "full":
+        L = _cholesky(G, shift)
+        A = torch.cholesky_solve(Cyx, L)  # (G + nεI)⁻¹ C
+        coef = torch.cholesky_solve(X1, L)
+        if not bool(torch.isfinite(coef).all()):
+            raise ValueError(f"the coefficients (G_X + nεI)⁻¹Y have non-finite entries; "
+                             f"{_RESCALE}")
+        state.update(L=L, Cyx=Cyx, Y=X1, coef=coef)
+        est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n,
+                                          lazy_cholesky_inverse(n, shift, (kernel, X0n)))
+        est.rank_ = None
+        est.left_eigenfunctions_ = None
+        est._pred_coef = to_numpy(coef)
+        est._fc = {"kind": "exact", "U": None, "M": None, "state": X1n, "obs": None}
+        est._torch_state = state
+        k = _check_int(est.n_components, "n_components")
+        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
+        lam, C = _auxiliary_eig(G, A, k, owner)
+        fn = RKHSFunction(kernel, X0n, C)
+        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": "torch"}))
+    U, V, _ = _reduced_factors(est, kind, tk, G, X1, n, shift)
+    VtY = V.T @ X1
+    M = V.T @ (Cyx @ U)
+    Mn, Un, Vn = to_numpy(M), to_numpy(U), to_numpy(V)
+    state.update(U=U, M=M, state=VtY, coef=U @ VtY)
+    est._torch_state = state
+    est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, _LowRank(Un, Vn))
+    est._pred_coef = to_numpy(state["coef"])
+    est._fc = {"kind": "exact", "U": Un, "M": Mn, "state": to_numpy(VtY), "obs": None}
+    lam, Z, Zinv = reduced_eig(Mn)
+    norms = _norms(Z, U, G)
+    coef = Un @ Z
+    left = Vn @ (Zinv.T / lam) * norms
+    return est._finish_reduced(lam, coef / norms, Zinv, norms, left, U.shape[1],
+                               lambda c: RKHSFunction(kernel, X0n, c),
+                               lambda c: RKHSFunction(kernel, X1n, c))
+
+
+def _fit_start(est, X, y, kernel):
+    """Shared start of the transfer-operator fits: parameters, the pairs on the device, the
+    Gram matrix G_X there, and the numpy bookkeeping (``kernel_``, ``X_fit_``, ``Y_fit_``)."""
+    from .._shared.operators import _check_int
+
+    kind = est._estimator_kind()
+    eps = est._alpha()
+    lag = _check_int(est.lag, "lag")
+    X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
+    tk = TorchKernel(kernel, int(X0.shape[1]))
+    G = _gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
+    est.kernel_ = kernel
+    est._sparse_ok = False
+    est.X_fit_, est.Y_fit_ = to_numpy(X0).copy(), to_numpy(X1).copy()
+    est.torch_fit_ = True
+    return kind, eps, X0, X1, dtype, tk, G
+
+
+def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
+    """U, V of the exact 'pcr'/'rrr' estimator on the device (and H = k(Y, Y) when formed)."""
+    r = est._rank(n, "the number of time-lagged pairs")
+    H = None
+    if kind == "pcr":
+        U, V = pcr_dual_torch(G, r, shift)
+    else:
+        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+        U, V, _ = rrr_dual_torch(G, H, r, shift)
+    if U.shape[1] == 0:
+        raise ValueError("the reduced-rank estimator is numerically zero (no direction above "
+                         "the rounding level); " + _RESCALE)
+    return U, V, H
+
+
+def _norms(Z, P, K):
+    """‖P z_i‖ in the RKHS for the columns of the (numpy) Z: √Re diag(Zᴴ (Pᵀ K P) Z), with the
+    r×r matrix Pᵀ K P formed on the device."""
+    torch = require_torch()
+    Zt = torch.as_tensor(Z, device=P.device)
+    PKP = P.T @ (K @ P)
+    if Zt.is_complex():
+        S = Zt.conj().T @ (PKP.to(Zt.dtype) @ Zt)
+    else:
+        S = Zt.T @ (PKP @ Zt)
+    return np.sqrt(np.maximum(np.real(np.diag(to_numpy(S))), 1e-300))
+
+
+def predict_koopman_torch(est, X, n_steps: int):
+    """``KoopmanOperator.predict`` (the state, ``n_steps`` lags ahead) on the torch backend.
+
+    Parameters
+    ----------
+    est : KoopmanOperator
+        Fitted on the torch backend.
+    X : tensor or array-like of shape (n_points, d)
+        Initial states.
+    n_steps : int
+        Number of lags k ≥ 1.
+
+    Returns
+    -------
+    tensor (tensor input: the fit's device, X's dtype) or ndarray of shape (n_points, d)
+        k(x, X) U Mᵏ⁻¹ Vᵀ Y ('pcr'/'rrr') or k(x, X) ((G + nεI)⁻¹ C)ᵏ⁻¹ (G + nεI)⁻¹ Y ('full').
+    """
+    from .operators import _transform_input
+
+    torch = require_torch()
+    state, Xn, as_numpy = _transform_input(est, X)
+    if state["kind"] == "full":
+        coef = state["coef"]
+        for _ in range(n_steps - 1):
+            coef = torch.cholesky_solve(state["Cyx"] @ coef, state["L"])
+    else:
+        c = state["state"]
+        for _ in range(n_steps - 1):
+            c = state["M"] @ c
+        coef = state["U"] @ c if n_steps > 1 else state["coef"]
+    out = TorchKernelMatrix(state["kernel"], Xn.to(torch.float64), state["X"]).matmat(coef)
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError("the predictions have non-finite entries; rescale X like the training "
+                         "data")
+    out = out.to(Xn.dtype)
+    return to_numpy(out) if as_numpy else out
+
+
+# ------------------------------------------------------------------------------ Perron–Frobenius
+def _lagged_solver(Gxy, delta: float, rcond_min: float):
+    """G_XY⁻¹ on the device with the rule of the numpy path's ``LaggedGramSolver``.
+
+    G_XY is LU-factorised on the device and its reciprocal condition number estimated by
+    LAPACK's ``dgecon`` (1-norm) from that factor on the host (O(n²)), as the numpy path
+    does; below ``rcond_min`` the Tikhonov-regularised G_XY^{+δ} = V diag(σ/(σ² + δ²)) Uᵀ
+    from the SVD on the device replaces it.
+
+    Returns
+    -------
+    solve : callable
+        V ↦ G_XY⁻¹ V (or G_XY^{+δ} V), on the device.
+    kind : {'lu', 'tikhonov'}
+    rcond : float
+    n_damped : int
+        Singular values below δ ('tikhonov'; 0 otherwise).
+    """
+    import scipy.linalg as sla
+
+    torch = require_torch()
+    anorm = float(Gxy.abs().sum(dim=0).max())
+    LU, piv, _ = torch.linalg.lu_factor_ex(Gxy)
+    LUn = to_numpy(LU)
+    pv = np.abs(np.diag(LUn))
+    if anorm > 0 and np.all(np.isfinite(LUn)) and pv.min() > 0:
+        rcond = float(sla.lapack.dgecon(np.asfortranarray(LUn), anorm, norm="1")[0])
+        rcond = rcond if np.isfinite(rcond) else 0.0
+    else:
+        rcond = 0.0
+    if rcond >= rcond_min:
+        return (lambda V: torch.linalg.lu_solve(LU, piv, V)), "lu", rcond, 0
+    U, s, Vh = torch.linalg.svd(Gxy, full_matrices=False)
+    filt = s / (s**2 + delta**2)
+    n_damped = int((s < delta).sum())
+    return (lambda V: Vh.T @ (filt[:, None] * (U.T @ V))), "tikhonov", rcond, n_damped
+
+
+def lazy_pf_representation(n: int, source):
+    """The numpy :class:`~asymkern.operators.estimators.PerronFrobeniusRepresentation` with
+    ``source=(kernel, X0, X1, delta, rcond_min)``, its factors computed on first use only."""
+    from ..operators.empirical import MatmatOperator
+    from ..operators.estimators import PerronFrobeniusRepresentation
+
+    B = PerronFrobeniusRepresentation.__new__(PerronFrobeniusRepresentation)
+    MatmatOperator.__init__(B, (n, n))
+    B._source = source
+    return B
+
+
+def fit_perron_frobenius_torch(est, X, y, kernel):
+    """``PerronFrobeniusOperator.fit`` on the torch backend (paper 002 §4.4).
+
+    'full': P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ, whose eigenpairs are those of the auxiliary
+    matrix G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ G_ΦΨ with eigenfunctions on the lagged samples y_i
+    (RKHS-normalised with H = k(Y, Y)); G_ΦΨ⁻¹ follows the numpy path's LU / rcond / Tikhonov
+    rule (:func:`_lagged_solver`, an ``IllConditionedLaggedGramWarning`` when regularised).
+    'pcr'/'rrr': the adjoint Ψ V Uᵀ Φᵀ of the reduced-rank Koopman estimator (Kostic et al.
+    2022), eigenpairs from the r×r Mᵀ = Uᵀ k(X, Y) V on the host, eigenfunctions Ψ V z.
+
+    Parameters
+    ----------
+    est : PerronFrobeniusOperator
+        The estimator; fitted in place.
+    X : tensor or array-like of shape (n, d)
+        One trajectory (``y`` None) or the snapshots x_i.
+    y : tensor, array-like or None
+        The time-shifted snapshots.
+    kernel : Kernel
+        The resolved kernel.
+
+    Returns
+    -------
+    PerronFrobeniusOperator
+        ``est`` with the numpy path's fitted attributes (numpy arrays) and an ``operator_`` whose
+        n×n factors are computed on first use only.
+    """
+    from .._shared.operators import _check_int
+    from .._validation import clip_count
+    from ..operators._koopman import reduced_eig
+    from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
+    from ..operators.estimators import _LowRank
+
+    torch = require_torch()
+    owner = type(est).__name__
+    kind, eps, X0, X1, _, tk, G = _fit_start(est, X, y, kernel)
+    n = int(X0.shape[0])
+    shift = n * eps
+    X0n, X1n = est.X_fit_, est.Y_fit_
+    k = _check_int(est.n_components, "n_components")
+    if kind == "full":
+        est.rank_ = None
+        Gxy = _gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
+        L = _cholesky(G, shift)
+        solve, skind, rcond, n_damped = _lagged_solver(Gxy, shift, est.RCOND_MIN)
+        est.lagged_gram_rcond_ = rcond
+        est.lagged_gram_solver_ = skind
+        if skind == "tikhonov":
+            est._warn_ill_conditioned(n, eps, rcond, n_damped, stacklevel=4)
+        A = solve(torch.cholesky_solve(Gxy @ Gxy, L))  # B G_XY, B = G_XY⁻¹(G + nεI)⁻¹G_XY
+        est.operator_ = EmpiricalOperator(
+            kernel, X0n, kernel, X1n,
+            lazy_pf_representation(n, (kernel, X0n, X1n, shift, est.RCOND_MIN)))
+        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
+        lam, C = _auxiliary_eig(H, A, k, owner)
+        fn = RKHSFunction(kernel, X1n, C)
+        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": "torch"}))
+    Cyx = _gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+    U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
+    if H is None:
+        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+    est.lagged_gram_rcond_ = None
+    est.lagged_gram_solver_ = None
+    Un, Vn = to_numpy(U), to_numpy(V)
+    est.operator_ = EmpiricalOperator(kernel, X0n, kernel, X1n, _LowRank(Vn, Un))
+    est.rank_ = int(U.shape[1])
+    lam, Z, _ = reduced_eig(to_numpy(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
+    coef = Vn @ Z
+    norms = _norms(Z, V, H)
+    k = clip_count(k, lam.size, "n_components",
+                   f"the number of nonzero eigenvalues of the rank-{est.rank_} estimator",
+                   owner=owner)
+    fn = RKHSFunction(kernel, X1n, coef[:, :k] / norms[:k])
+    return est._finish(OperatorEig(lam[:k], fn, kind, {"rank": est.rank_}))

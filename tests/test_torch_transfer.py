@@ -1,0 +1,371 @@
+"""KoopmanOperator on the torch backend against the numpy path and a dense reference, on CPU
+tensors: eigenvalues to 1e-10 relative to ``|λ₁|``, eigenfunction values to 1e-8 up to the sign
+(complex phase) LAPACK leaves free, forecasts (1 and 3 steps) to 1e-10 relative (float64),
+float32 forecasts to 1e-5. No test depends on timing.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from asymkern._dispatch import is_torch_tensor  # noqa: E402
+from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
+from asymkern.operators import KoopmanOperator  # noqa: E402
+
+KERNELS = [("rbf", {"gamma": 5.0}), ("linear", None)]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """A noisy damped rotation (trajectory), independent snapshot pairs and query points."""
+    rng = np.random.RandomState(0)
+    R = 0.95 * np.array([[0.9, -0.3], [0.3, 0.9]])
+    x = np.zeros((110, 2))
+    for t in range(109):
+        x[t + 1] = R @ x[t] + 0.2 * rng.randn(2)
+    X = rng.uniform(-1, 1, size=(80, 2))
+    Y = np.tanh(X @ R.T) + 0.05 * rng.randn(80, 2)
+    return x, X, Y, 0.5 * rng.randn(15, 2)
+
+
+def _np(a):
+    return a.detach().cpu().numpy() if is_torch_tensor(a) else np.asarray(a)
+
+
+def _fit(est, X, y=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # clipping warnings: checked separately
+        return est.fit(X, y)
+
+
+def _phase_err(got, want):
+    """max |got_j·c_j − want_j| / max |want| with the best unit-modulus c_j per column."""
+    got, want = _np(got), np.asarray(want)
+    err = 0.0
+    for j in range(want.shape[1]):
+        ph = np.vdot(got[:, j], want[:, j])
+        ph = ph / abs(ph) if abs(ph) > 0 else 1.0
+        err = max(err, float(np.max(np.abs(got[:, j] * ph - want[:, j]))))
+    return err / float(np.max(np.abs(want)))
+
+
+def _rel(got, want):
+    got, want = _np(got), np.asarray(want)
+    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+
+
+def _args(kind, data):
+    x, X, Y, _ = data
+    return (x, None) if kind == "trajectory" else (X, Y)
+
+
+def _tensor(a):
+    return None if a is None else torch.as_tensor(a)
+
+
+@pytest.mark.parametrize("kernel,params", KERNELS)
+@pytest.mark.parametrize("estimator", ["full", "pcr", "rrr"])
+@pytest.mark.parametrize("kind", ["trajectory", "pairs"])
+def test_koopman_torch_equals_numpy(kernel, params, estimator, kind, data):
+    X, y = _args(kind, data)
+    Xq = data[3]
+    keep = [A.copy() for A in data]
+    kw = dict(kernel=kernel, kernel_params=params, alpha=1e-4, estimator=estimator, rank=6,
+              n_components=4)
+    a = _fit(KoopmanOperator(**kw), X, y)
+    Xt, yt = _tensor(X), _tensor(y)
+    Xt_keep, yt_keep = Xt.clone(), None if yt is None else yt.clone()
+    b = _fit(KoopmanOperator(**kw), Xt, yt)
+    assert b.torch_fit_ and not a.torch_fit_
+    assert b.n_components_ == a.n_components_ and b.rank_ == a.rank_
+    assert isinstance(b.eigenvalues_, np.ndarray)  # numpy also for tensor input
+    assert b.eigenvalues_.dtype == a.eigenvalues_.dtype
+    lam = a.eigenvalues_
+    assert np.max(np.abs(b.eigenvalues_ - lam)) <= 1e-10 * abs(lam[0])
+    np.testing.assert_allclose(b.timescales_, a.timescales_, rtol=1e-8)
+    assert _phase_err(b.eigenfunctions_(Xq), a.eigenfunctions_(Xq)) < 1e-8
+    np.testing.assert_array_equal(b.X_fit_, a.X_fit_)
+    for steps in (1, 3):
+        want = a.predict(Xq, n_steps=steps)
+        got = b.predict(torch.as_tensor(Xq), n_steps=steps)
+        assert is_torch_tensor(got) and got.dtype == torch.float64
+        assert _rel(got, want) < 1e-10
+        out = b.predict(Xq, n_steps=steps)  # numpy in: numpy out
+        assert isinstance(out, np.ndarray) and _rel(out, want) < 1e-10
+    if estimator != "full":  # Koopman modes: ψ_i m_i is free of the eigenfunctions' phase
+        pa = a.eigenfunctions_(Xq)[:, :, None] * a.modes()[None]
+        pb = b.eigenfunctions_(Xq)[:, :, None] * b.modes()[None]
+        assert np.max(np.abs(pa - pb)) < 1e-8 * np.max(np.abs(pa))
+        assert _phase_err(b.left_eigenfunctions_(Xq), a.left_eigenfunctions_(Xq)) < 1e-8
+    else:
+        assert b.left_eigenfunctions_ is None
+    assert b.score(X, y) == pytest.approx(a.score(X, y), abs=1e-10)
+    assert b.score(Xt, yt) == pytest.approx(a.score(X, y), abs=1e-10)
+    for A, B in zip(data, keep):
+        np.testing.assert_array_equal(A, B)
+    assert torch.equal(Xt, Xt_keep) and (yt is None or torch.equal(yt, yt_keep))
+
+
+def test_koopman_torch_full_against_dense_reference(data):
+    """'full': the eigenvalues of (G + nεI)⁻¹ k(Y, X) from numpy's dense eig; the
+    eigenfunctions k(·, X) w are RKHS-normalised and w are eigenvectors of that matrix."""
+    x = data[0]
+    X0, X1 = x[:-1], x[1:]
+    n, eps = X0.shape[0], 1e-4
+    k = get_kernel("rbf", gamma=0.5)
+    G = KernelMatrix(k, X0).to_array()
+    Cyx = KernelMatrix(k, X1, X0).to_array()
+    A = np.linalg.solve(G + n * eps * np.eye(n), Cyx)
+    ev = np.linalg.eigvals(A)
+    ev = ev[np.argsort(-np.abs(ev), kind="stable")][:6]
+    b = KoopmanOperator(kernel_params={"gamma": 0.5}, alpha=eps, n_components=6).fit(
+        torch.as_tensor(x))
+    lam = b.eigenvalues_
+    # conjugate pairs may come in either order: compare as multisets
+    assert np.max(np.abs(np.sort_complex(lam) - np.sort_complex(ev))) < 1e-10 * abs(ev[0])
+    C = b.eigenfunctions_.coef
+    np.testing.assert_allclose(np.real(np.einsum("ij,ij->j", np.conj(C), G @ C)), 1.0,
+                               atol=1e-10)
+    np.testing.assert_allclose(A @ C, C * lam[None, :], atol=1e-8 * np.max(np.abs(C)))
+    # forecasts: k(x, X) (G + nεI)⁻¹ X1, iterated with A
+    Xq = data[3]
+    Kq = KernelMatrix(k, Xq, X0).to_array()
+    coef = np.linalg.solve(G + n * eps * np.eye(n), X1)
+    assert _rel(b.predict(torch.as_tensor(Xq)), Kq @ coef) < 1e-10
+    assert _rel(b.predict(torch.as_tensor(Xq), n_steps=3), Kq @ (A @ (A @ coef))) < 1e-9
+    # the numpy operator_ (its Cholesky factor made on first use) has the same eigenvalues
+    res = b.eig(6, method="auxiliary")
+    assert np.max(np.abs(res.eigenvalues - lam)) < 1e-10 * abs(lam[0])
+
+
+def test_koopman_torch_float32_and_device_numpy(data):
+    x, _, _, Xq = data
+    x32, q32 = x.astype(np.float32), Xq.astype(np.float32)
+    a = KoopmanOperator(n_components=3).fit(x32)
+    b = KoopmanOperator(n_components=3).fit(torch.as_tensor(x32))
+    for steps in (1, 3):
+        got = b.predict(torch.as_tensor(q32), n_steps=steps)
+        assert got.dtype == torch.float32
+        assert _rel(got, a.predict(q32, n_steps=steps)) < 1e-5
+    # numpy in, device set: numpy out, the numpy path's values
+    kw = dict(n_components=3, estimator="rrr", kernel_params={"gamma": 5.0}, alpha=1e-4)
+    ref = KoopmanOperator(**kw).fit(x)
+    c = KoopmanOperator(**kw, device="cpu").fit(x)
+    assert c.torch_fit_ and c.n_features_in_ == 2
+    assert isinstance(c.eigenvalues_, np.ndarray)
+    out = c.predict(Xq, n_steps=2)
+    assert isinstance(out, np.ndarray) and out.dtype == np.float64
+    assert _rel(out, ref.predict(Xq, n_steps=2)) < 1e-10
+    assert c.predict(q32).dtype == np.float32
+    # refitting on numpy without a device returns to the numpy path
+    c.set_params(device=None).fit(x)
+    assert not c.torch_fit_
+    with pytest.raises(ValueError, match="fitted on numpy"):
+        c.predict(torch.as_tensor(Xq))
+
+
+def _warned(fit):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        est = fit()
+    return est, sorted({w.category.__name__ for w in rec})
+
+
+@pytest.mark.parametrize("estimator", ["full", "pcr", "rrr"])
+def test_koopman_torch_clipping_and_pickle(estimator, data):
+    """A linear kernel on 2-D states has a rank-2 operator: n_components=5 (and rank=5) give
+    two eigenpairs on both paths, with the same warnings ('full': the three spurious
+    eigenpairs of zero RKHS norm dropped with a RuntimeWarning; 'pcr'/'rrr':
+    ClippedParameterWarning)."""
+    x, _, _, Xq = data
+    kw = dict(kernel="linear", n_components=5, rank=5, estimator=estimator, alpha=1e-4)
+    a, wa = _warned(lambda: KoopmanOperator(**kw).fit(x))
+    b, wb = _warned(lambda: KoopmanOperator(**kw).fit(torch.as_tensor(x)))
+    assert wa == wb and wa
+    if estimator != "full":
+        assert "ClippedParameterWarning" in wb
+    assert a.n_components_ == b.n_components_ == 2
+    np.testing.assert_allclose(b.eigenvalues_, a.eigenvalues_, rtol=1e-10)
+    b2 = pickle.loads(pickle.dumps(b))
+    assert torch.equal(b2.predict(torch.as_tensor(Xq), n_steps=2),
+                       b.predict(torch.as_tensor(Xq), n_steps=2))
+
+
+def test_koopman_torch_refusals(data):
+    x, X, Y, Xq = data
+    xt = torch.as_tensor(x)
+    with pytest.raises(NotImplementedError, match="n_landmarks.*device=None"):
+        KoopmanOperator(n_landmarks=20).fit(xt)
+    with pytest.raises(NotImplementedError, match="landmarks.*device=None"):
+        KoopmanOperator(landmarks=np.arange(10)).fit(xt)
+    with pytest.raises(NotImplementedError, match="observables.*device=None"):
+        KoopmanOperator().fit(xt, observables=np.ones(len(x)))
+    with pytest.raises(NotImplementedError, match="n_landmarks"):
+        KoopmanOperator(n_landmarks=20, device="cpu").fit(x)
+    # snapshot shapes: the numpy path's messages, naming y
+    for bad in (torch.as_tensor(Y[:10]), torch.as_tensor(Y[:, :1]), Y[:10],
+                torch.ones(80, 2, 1, dtype=torch.float64)):
+        with pytest.raises(ValueError, match="y has shape"):
+            KoopmanOperator().fit(torch.as_tensor(X), bad)
+    with pytest.raises(ValueError, match=r"y has shape \(10, 2\)"):
+        KoopmanOperator(device="cpu").fit(X, Y[:10])
+    with pytest.raises(ValueError, match="lag=200"):
+        KoopmanOperator(lag=200).fit(xt)
+    with pytest.raises(ValueError, match="at least 2"):
+        KoopmanOperator().fit(torch.ones(1, 2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="NaN|finite"):
+        KoopmanOperator().fit(torch.full((5, 2), float("nan"), dtype=torch.float64))
+    with pytest.raises(ValueError, match="not available on the torch backend"):
+        KoopmanOperator(kernel=lambda A, B: A @ B.T).fit(xt)
+    with pytest.raises(ValueError, match="fitted on numpy"):
+        KoopmanOperator(n_components=2).fit(x).predict(torch.as_tensor(Xq))
+    b = KoopmanOperator(n_components=2).fit(xt)
+    with pytest.raises(ValueError, match="expecting 2 features"):
+        b.predict(torch.ones(4, 3, dtype=torch.float64))
+    with pytest.raises(ValueError, match="observables"):
+        b.predict(torch.as_tensor(Xq), observable=True)
+    with pytest.raises(ValueError, match="modes need a reduced-rank"):
+        b.modes()
+
+
+def test_koopman_torch_default_parameters_conditioning(data):
+    """With the defaults (alpha=1e-6, gamma=1/d) the auxiliary matrix and the RRR problem are
+    ill-conditioned (nε = 1e-4 against numerically zero eigenvalues of G): the numpy path itself
+    moves by ~2e-8 ('full' eigenvalues) and ~2e-9 ('rrr' forecasts) when the inputs are
+    perturbed at the rounding level, and the torch path agrees to that level (2.6e-8, 1.5e-8
+    measured), not to 1e-10."""
+    x, _, _, Xq = data
+    for estimator in ("full", "rrr"):
+        kw = dict(estimator=estimator, rank=6, n_components=4)
+        a = _fit(KoopmanOperator(**kw), x)
+        b = _fit(KoopmanOperator(**kw), torch.as_tensor(x))
+        lam = a.eigenvalues_
+        assert np.max(np.abs(b.eigenvalues_ - lam)) <= 1e-6 * abs(lam[0])
+        assert _rel(b.predict(Xq, n_steps=3), a.predict(Xq, n_steps=3)) < 1e-6
+
+
+# ------------------------------------------------------------------ PerronFrobeniusOperator
+from asymkern.operators import (  # noqa: E402
+    IllConditionedLaggedGramWarning,
+    PerronFrobeniusOperator,
+)
+
+
+@pytest.mark.parametrize("kernel,params", KERNELS)
+@pytest.mark.parametrize("estimator", ["full", "pcr", "rrr"])
+@pytest.mark.parametrize("kind", ["trajectory", "pairs"])
+def test_perron_frobenius_torch_equals_numpy(kernel, params, estimator, kind, data):
+    """Eigenvalues, eigenfunctions (on the lagged samples), the G_XY solver and its rcond, and
+    the warnings (here G_XY is ill-conditioned: 'full' regularises it on both paths)."""
+    X, y = _args(kind, data)
+    Xq = data[3]
+    keep = [A.copy() for A in data]
+    kw = dict(kernel=kernel, kernel_params=params, alpha=1e-4, estimator=estimator, rank=6,
+              n_components=4)
+    a, wa = _warned(lambda: PerronFrobeniusOperator(**kw).fit(X, y))
+    b, wb = _warned(lambda: PerronFrobeniusOperator(**kw).fit(_tensor(X), _tensor(y)))
+    assert wa == wb
+    assert b.torch_fit_ and b.n_components_ == a.n_components_ and b.rank_ == a.rank_
+    assert isinstance(b.eigenvalues_, np.ndarray)
+    assert b.eigenvalues_.dtype == a.eigenvalues_.dtype
+    lam = a.eigenvalues_
+    assert np.max(np.abs(b.eigenvalues_ - lam)) <= 1e-10 * abs(lam[0])
+    assert _phase_err(b.eigenfunctions_(Xq), a.eigenfunctions_(Xq)) < 1e-8
+    np.testing.assert_array_equal(b.eigenfunctions_.centers, a.eigenfunctions_.centers)
+    assert b.lagged_gram_solver_ == a.lagged_gram_solver_
+    if estimator == "full":
+        assert b.lagged_gram_rcond_ == pytest.approx(a.lagged_gram_rcond_, rel=1e-3)
+    for A, B in zip(data, keep):
+        np.testing.assert_array_equal(A, B)
+
+
+def test_perron_frobenius_torch_lu_branch_against_dense_reference(data):
+    """A well-conditioned G_XY (gamma=20, 40 steps): the exact LU inverse on both paths, no
+    warning; the eigenvalues are those of G_XY⁻¹ (G + nεI)⁻¹ G_XY G_XY (numpy's dense eig) and
+    the eigenfunctions k(·, Y) w are RKHS-normalised eigenvectors of that matrix."""
+    x = data[0][:40]
+    X0, X1 = x[:-1], x[1:]
+    n, eps = X0.shape[0], 1e-4
+    kw = dict(kernel_params={"gamma": 20.0}, alpha=eps, n_components=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = PerronFrobeniusOperator(**kw).fit(x)
+        b = PerronFrobeniusOperator(**kw).fit(torch.as_tensor(x))
+    assert a.lagged_gram_solver_ == b.lagged_gram_solver_ == "lu"
+    assert b.lagged_gram_rcond_ == pytest.approx(a.lagged_gram_rcond_, rel=1e-8)
+    k = get_kernel("rbf", gamma=20.0)
+    G = KernelMatrix(k, X0).to_array()
+    Gxy = KernelMatrix(k, X0, X1).to_array()
+    H = KernelMatrix(k, X1).to_array()
+    A = np.linalg.solve(Gxy, np.linalg.solve(G + n * eps * np.eye(n), Gxy @ Gxy))
+    ev = np.linalg.eigvals(A)
+    ev = ev[np.argsort(-np.abs(ev), kind="stable")][:5]
+    lam = b.eigenvalues_
+    assert np.max(np.abs(np.sort_complex(lam) - np.sort_complex(ev))) < 1e-9 * abs(ev[0])
+    assert np.max(np.abs(lam - a.eigenvalues_)) < 1e-10 * abs(lam[0])
+    C = b.eigenfunctions_.coef
+    np.testing.assert_allclose(np.real(np.einsum("ij,ij->j", np.conj(C), H @ C)), 1.0,
+                               atol=1e-10)
+    np.testing.assert_allclose(A @ C, C * lam[None, :], atol=1e-7 * np.max(np.abs(C)))
+    # the numpy operator_ (its factors made on first use) has the same eigenvalues
+    res = b.eig(5, method="auxiliary")
+    assert np.max(np.abs(res.eigenvalues - lam)) < 1e-10 * abs(lam[0])
+
+
+def test_perron_frobenius_torch_tikhonov_warning_and_device_numpy(data):
+    x = data[0]
+    kw = dict(kernel_params={"gamma": 5.0}, alpha=1e-4, n_components=3)
+    with pytest.warns(IllConditionedLaggedGramWarning, match="ill-conditioned"):
+        b = PerronFrobeniusOperator(**kw).fit(torch.as_tensor(x))
+    assert b.lagged_gram_solver_ == "tikhonov"
+    with pytest.warns(IllConditionedLaggedGramWarning):
+        a = PerronFrobeniusOperator(**kw).fit(x)
+        c = PerronFrobeniusOperator(**kw, device="cpu").fit(x)
+    assert c.torch_fit_ and isinstance(c.eigenvalues_, np.ndarray) and c.n_features_in_ == 2
+    assert np.max(np.abs(c.eigenvalues_ - a.eigenvalues_)) <= 1e-10 * abs(a.eigenvalues_[0])
+    # float32 tensors: fitted in float64 all the same
+    d = _fit(PerronFrobeniusOperator(**kw), torch.as_tensor(x.astype(np.float32)))
+    e = _fit(PerronFrobeniusOperator(**kw), x.astype(np.float32))
+    assert np.max(np.abs(d.eigenvalues_ - e.eigenvalues_)) <= 1e-10 * abs(e.eigenvalues_[0])
+
+
+def test_perron_frobenius_torch_refusals(data):
+    _, X, Y, _ = data
+    Xt = torch.as_tensor(X)
+    with pytest.raises(ValueError, match=r"y has shape \(10, 2\)"):
+        PerronFrobeniusOperator().fit(Xt, torch.as_tensor(Y[:10]))
+    with pytest.raises(ValueError, match="y has shape"):
+        PerronFrobeniusOperator(device="cpu").fit(X, Y[:, :1])
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        PerronFrobeniusOperator(estimator="svd").fit(Xt, torch.as_tensor(Y))
+    with pytest.raises(ValueError, match="not available on the torch backend"):
+        PerronFrobeniusOperator(kernel=lambda A, B: A @ B.T).fit(Xt, torch.as_tensor(Y))
+
+
+def test_koopman_torch_large_n_numpy_uses_arpack():
+    """n = 399 pairs: the numpy path switches to ARPACK ('full' for n > 150, 'rrr' for
+    n > 200), the torch path stays dense. 'full' and 'pcr' agree to rounding; 'rrr' to the
+    accuracy of the numpy ARPACK route (its dense and ARPACK routes differ by 1.3e-7 here; the
+    torch result matches the dense route to 3e-10). When ``n_components`` cuts a complex
+    conjugate pair, ARPACK may keep the other member of the pair than the dense solvers (an
+    ambiguity of the numpy path itself), so 6 components are compared here (no pair cut)."""
+    rng = np.random.RandomState(0)
+    R = 0.95 * np.array([[0.9, -0.3], [0.3, 0.9]])
+    x = np.zeros((400, 2))
+    for t in range(399):
+        x[t + 1] = R @ x[t] + 0.2 * rng.randn(2)
+    Xq = 0.5 * rng.randn(15, 2)
+    for estimator, tol in (("full", 1e-10), ("pcr", 1e-10), ("rrr", 1e-6)):
+        kw = dict(kernel_params={"gamma": 5.0}, alpha=1e-4, estimator=estimator, rank=8,
+                  n_components=6)
+        a = _fit(KoopmanOperator(**kw), x)
+        b = _fit(KoopmanOperator(**kw), torch.as_tensor(x))
+        lam = a.eigenvalues_
+        assert np.max(np.abs(b.eigenvalues_ - lam)) <= 1e-10 * abs(lam[0])
+        assert _rel(b.predict(torch.as_tensor(Xq), n_steps=3), a.predict(Xq, n_steps=3)) < tol
