@@ -248,3 +248,39 @@ def test_cme_torch_refusals(views):
     est = ConditionalMeanEmbedding().fit(X, Y)  # numpy fit: tensors are refused, with advice
     with pytest.raises(ValueError, match="numpy arrays without"):
         est.predict(_t(Xn))
+
+
+@pytest.mark.parametrize("make", ["cov", "cross", "cca", "cme"])
+def test_torch_fit_never_shares_the_callers_memory(make, views):
+    """A float64 CPU tensor changed after fit leaves the fitted model unchanged (the model
+    keeps copies of the samples, on the device and in its numpy functions)."""
+    from asymkern.operators import CovarianceOperator, CrossCovarianceOperator
+
+    X, Y, Xn, _ = views
+    Xt, Yt = _t(X.copy()), _t(Y.copy())
+    est = {"cov": lambda: CovarianceOperator(n_components=2, jitter=1e-3).fit(Xt),
+           "cross": lambda: CrossCovarianceOperator(n_components=2, jitter=1e-3).fit(Xt, Yt),
+           "cca": lambda: KernelCCA(n_components=2).fit(Xt, Yt),
+           "cme": lambda: ConditionalMeanEmbedding().fit(Xt, Yt)}[make]()
+    out = est.predict if make == "cme" else est.transform
+    before = _np(out(_t(Xn))).copy()
+    Xt.mul_(3.0)
+    Yt.add_(1.0)
+    np.testing.assert_array_equal(_np(out(_t(Xn))), before)
+
+
+@pytest.mark.parametrize("as_numpy", [False, True])
+def test_kernel_svd_torch_fit_never_shares_the_callers_memory(as_numpy, views):
+    """KernelSVD on torch keeps its own X and Z: changing the caller's arrays (a tensor, or
+    numpy with device='cpu', which torch would otherwise share) leaves the model unchanged."""
+    from asymkern import KernelSVD
+
+    X, Y, Xn, _ = views
+    A, B = (X.copy(), Y.copy()) if as_numpy else (_t(X.copy()), _t(Y.copy()))
+    est = KernelSVD(kernel="sne", n_components=2, solver="dense",
+                    device="cpu" if as_numpy else None).fit(A, Z=B)
+    before = _np(est.transform(Xn if as_numpy else _t(Xn))).copy()
+    A *= 3.0
+    B += 1.0
+    np.testing.assert_array_equal(_np(est.transform(Xn if as_numpy else _t(Xn))), before)
+    np.testing.assert_array_equal(_np(est.X_fit_), X)

@@ -53,12 +53,14 @@ def resolve_device(device, *arrays):
     return dev
 
 
-def as_tensor(X, device, name: str = "X", dtype=None):
+def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
     """A 2-D, finite, floating tensor on ``device`` (the input is never modified).
 
     Integer and boolean inputs become float64; float32 and float64 are kept (or cast to
     ``dtype`` when given). Numpy input is copied to the device; a tensor already there is
-    used as is (never written to).
+    used as is (never written to). With ``copy`` the result never shares the input's memory
+    (a fitted model keeping it is then unaffected by later changes to the caller's array;
+    a CPU tensor made from a numpy array shares that array's memory).
 
     Raises
     ------
@@ -95,6 +97,11 @@ def as_tensor(X, device, name: str = "X", dtype=None):
     T = T.to(device)
     if T.numel() and not bool(torch.isfinite(T).all()):
         raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    if copy and T.numel():
+        source = X.data_ptr() if is_torch_tensor(X) else \
+            np.asarray(X).__array_interface__["data"][0]
+        if T.data_ptr() == source:
+            T = T.clone()
     return T
 
 

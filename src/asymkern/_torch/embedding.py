@@ -14,7 +14,7 @@ from __future__ import annotations
 from .._dispatch import require_torch
 from .device import as_tensor, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .operators import _transform_input, evaluate, paired_input
+from .operators import _transform_input, cholesky_shifted, evaluate, gram, paired_input
 
 
 def fit_cme_torch(est, X, y, kernel_x, eps: float) -> dict:
@@ -47,19 +47,12 @@ def fit_cme_torch(est, X, y, kernel_x, eps: float) -> dict:
     """
     torch = require_torch()
     dev, as_numpy, Xt, Yt = paired_input(est, X, y)
-    X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
+    X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
     n = int(X64.shape[0])
     tk = TorchKernel(kernel_x, int(X64.shape[1]))
-    G = TorchKernelMatrix(tk, X64, X64).to_dense()
-    if not bool(torch.isfinite(G).all()):
-        raise ValueError("the Gram matrix G_X of X has non-finite entries; rescale the samples "
-                         "(e.g. StandardScaler) or change the kernel parameters")
-    shift = n * eps
-    G.diagonal().add_(shift)
-    L, info = torch.linalg.cholesky_ex(G)
-    if int(info) != 0:
-        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
-                         "must be PSD and alpha large enough")
+    G = gram(tk, X64, X64, "the Gram matrix G_X of X")
+    L = cholesky_shifted(G, n * eps)
+    del G
     coef = torch.cholesky_solve(Y64, L)
     if not bool(torch.isfinite(coef).all()):
         raise ValueError("the coefficients (G_X + nεI)⁻¹Y have non-finite entries; rescale the "

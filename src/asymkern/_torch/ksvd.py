@@ -64,7 +64,8 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
     as_numpy = not any_torch(X, Z)
     if as_numpy:  # scikit-learn bookkeeping (feature names, n_features_in_) as in memory
         X = check_input(est, X, reset=True, name="X")
-    Xt = as_tensor(X, dev, "X")
+    # the fitted model keeps X and Z (not a precomputed G): never the caller's memory
+    Xt = as_tensor(X, dev, "X", copy=not est._precomputed())
     est.torch_fit_ = True
     est._torch_state = state = {"device": dev, "dtype": Xt.dtype}
     if est._precomputed():
@@ -89,7 +90,7 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
             Zt = Xt.T.contiguous()
             est.n_features_in_, est.z_features_in_ = int(M), int(N)
         else:
-            Zt = as_tensor(Z, dev, "Z", dtype=Xt.dtype)
+            Zt = as_tensor(Z, dev, "Z", dtype=Xt.dtype, copy=True)
             if est.kernel_.checks_features and Xt.shape[1] != Zt.shape[1]:
                 raise ValueError(f"X has {Xt.shape[1]} features but Z has {Zt.shape[1]}; the "
                                  "kernel needs equal feature counts")

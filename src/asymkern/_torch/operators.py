@@ -70,7 +70,7 @@ def fit_covariance_torch(est, X, kernel) -> dict:
                              "least 2")
         est.n_features_in_ = int(Xt.shape[1])
     dtype = Xt.dtype
-    X64 = Xt.to(torch.float64)
+    X64 = Xt.to(torch.float64, copy=True)  # the model never shares the caller's memory
     n = int(X64.shape[0])
     tk = TorchKernel(kernel, int(X64.shape[1]))
     mu, U, rank = _gram_eigh(tk, X64, est.center, est.jitter, "X (input)")
@@ -92,6 +92,28 @@ def fit_covariance_torch(est, X, kernel) -> dict:
     return {"X": to_numpy(X64), "eigenvalues": to_numpy(lam) if as_numpy else lam,
             "coef": to_numpy(coef), "state": state, "as_numpy": as_numpy}
 
+
+def gram(tk, A, B, what: str, symmetric: bool = False):
+    """k(A, B) on the device (float64), refused with a ``ValueError`` naming ``what`` when it
+    has non-finite entries; ``symmetric`` returns (K + Kᵀ)/2."""
+    torch = require_torch()
+    K = TorchKernelMatrix(tk, A, B).to_dense()
+    if not bool(torch.isfinite(K).all()):
+        raise ValueError(f"{what} has non-finite entries; rescale X (e.g. StandardScaler) or "
+                         "change the kernel parameters")
+    return 0.5 * (K + K.T) if symmetric else K
+
+
+def cholesky_shifted(G, shift: float):
+    """Lower Cholesky factor of G + shift·I on the device, refused as the numpy path's
+    ``CholeskyInverse`` refuses it (G_X + nεI not positive definite)."""
+    torch = require_torch()
+    n = int(G.shape[0])
+    L, info = torch.linalg.cholesky_ex(G + shift * torch.eye(n, dtype=G.dtype, device=G.device))
+    if int(info) != 0:
+        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
+                         "must be PSD and alpha large enough")
+    return L
 
 def _transform_input(est, X):
     """(torch state of the fit, X as a tensor on the fit's device, whether X was numpy),
@@ -209,7 +231,7 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
         raise NotImplementedError(f"method={est.method!r} is not available on the torch "
                                   "backend; use method='qr' or device=None with numpy input")
     dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
-    X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
+    X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
     n = int(X64.shape[0])
     tkx = TorchKernel(kernel_x, int(X64.shape[1]))
     tky = TorchKernel(kernel_y, int(Y64.shape[1]))
@@ -369,7 +391,7 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
         raise NotImplementedError(f"method={est.method!r} is not available on the torch "
                                   "backend; use method='qr' or device=None with numpy input")
     dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
-    X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
+    X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
     n = int(X64.shape[0])
     c = bool(est.center)
     tkx = TorchKernel(kernel_x, int(X64.shape[1]))

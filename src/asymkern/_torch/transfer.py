@@ -44,6 +44,7 @@ import numpy as np
 from .._dispatch import any_torch, is_torch_tensor, require_torch
 from .device import as_tensor, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
+from .operators import cholesky_shifted, gram
 
 #: machine epsilon of float64
 _EPS = float(np.finfo(np.float64).eps)
@@ -112,40 +113,6 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     if tuple(Yt.shape) != (n, d):
         raise ValueError(f"y has shape {tuple(Yt.shape)}; {expected}")
     return X64.clone(), Yt.to(torch.float64).clone(), dtype, as_numpy
-
-
-def _gram(tk, A, B, what: str, symmetric: bool = False):
-    """k(A, B) on the device (float64), finite-checked with the numpy path's message."""
-    torch = require_torch()
-    K = TorchKernelMatrix(tk, A, B).to_dense()
-    if not bool(torch.isfinite(K).all()):
-        raise ValueError(f"{what} has non-finite entries; {_RESCALE}")
-    return 0.5 * (K + K.T) if symmetric else K
-
-
-def _cholesky(G, shift: float):
-    """Lower Cholesky factor of G + shift·I (the numpy path's CholeskyInverse message)."""
-    torch = require_torch()
-    n = int(G.shape[0])
-    A = G + shift * torch.eye(n, dtype=G.dtype, device=G.device)
-    L, info = torch.linalg.cholesky_ex(A)
-    if int(info) != 0:
-        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
-                         "must be PSD and alpha large enough")
-    return L
-
-
-def lazy_cholesky_inverse(n: int, shift: float, source):
-    """(G + shift·I)⁻¹ as the numpy :class:`~asymkern.operators.estimators.CholeskyInverse`
-    with ``source=(kernel, X)``, G = kernel(X), whose factor is computed on first use only
-    (as after unpickling): a torch fit does no n³ work on the host."""
-    from ..operators.empirical import MatmatOperator
-    from ..operators.estimators import CholeskyInverse
-
-    B = CholeskyInverse.__new__(CholeskyInverse)
-    MatmatOperator.__init__(B, (n, n))
-    B.shift, B.name, B._source = float(shift), "G_X", source
-    return B
 
 
 # ------------------------------------------------------------------------------ reduced rank
@@ -335,7 +302,7 @@ def fit_koopman_torch(est, X, y, kernel):
     from .._validation import clip_count
     from ..operators._koopman import reduced_eig
     from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
-    from ..operators.estimators import _LowRank
+    from ..operators.estimators import CholeskyInverse, _LowRank
 
     torch = require_torch()
     owner = type(est).__name__
@@ -347,21 +314,21 @@ def fit_koopman_torch(est, X, y, kernel):
     kind, eps, X0, X1, dtype, tk, G = _fit_start(est, X, y, kernel)
     n = int(X0.shape[0])
     shift = n * eps
-    Cyx = _gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+    Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
     X0n, X1n = est.X_fit_, est.Y_fit_
     est.landmarks_ = None
     est._obs_1d = False
     state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind}
     if kind == "full":
-        L = _cholesky(G, shift)
+        L = cholesky_shifted(G, shift)
         A = torch.cholesky_solve(Cyx, L)  # (G + nεI)⁻¹ C
         coef = torch.cholesky_solve(X1, L)
         if not bool(torch.isfinite(coef).all()):
             raise ValueError(f"the coefficients (G_X + nεI)⁻¹Y have non-finite entries; "
                              f"{_RESCALE}")
         state.update(L=L, Cyx=Cyx, Y=X1, coef=coef)
-        est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n,
-                                          lazy_cholesky_inverse(n, shift, (kernel, X0n)))
+        B = CholeskyInverse.lazy((n, n), (kernel, X0n), shift=shift, name="G_X")
+        est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, B)
         est.rank_ = None
         est.left_eigenfunctions_ = None
         est._pred_coef = to_numpy(coef)
@@ -400,7 +367,7 @@ def _fit_start(est, X, y, kernel):
     lag = _check_int(est.lag, "lag")
     X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
     tk = TorchKernel(kernel, int(X0.shape[1]))
-    G = _gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
+    G = gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
     est.kernel_ = kernel
     est._sparse_ok = False
     est.X_fit_, est.Y_fit_ = to_numpy(X0).copy(), to_numpy(X1).copy()
@@ -415,7 +382,7 @@ def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
     if kind == "pcr":
         U, V = pcr_dual_torch(G, r, shift)
     else:
-        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
         U, V, _ = rrr_dual_torch(G, H, r, shift)
     if U.shape[1] == 0:
         raise ValueError("the reduced-rank estimator is numerically zero (no direction above "
@@ -512,18 +479,6 @@ def _lagged_solver(Gxy, delta: float, rcond_min: float):
     return (lambda V: Vh.T @ (filt[:, None] * (U.T @ V))), "tikhonov", rcond, n_damped
 
 
-def lazy_pf_representation(n: int, source):
-    """The numpy :class:`~asymkern.operators.estimators.PerronFrobeniusRepresentation` with
-    ``source=(kernel, X0, X1, delta, rcond_min)``, its factors computed on first use only."""
-    from ..operators.empirical import MatmatOperator
-    from ..operators.estimators import PerronFrobeniusRepresentation
-
-    B = PerronFrobeniusRepresentation.__new__(PerronFrobeniusRepresentation)
-    MatmatOperator.__init__(B, (n, n))
-    B._source = source
-    return B
-
-
 def fit_perron_frobenius_torch(est, X, y, kernel):
     """``PerronFrobeniusOperator.fit`` on the torch backend (paper 002 §4.4).
 
@@ -555,7 +510,7 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
     from .._validation import clip_count
     from ..operators._koopman import reduced_eig
     from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
-    from ..operators.estimators import _LowRank
+    from ..operators.estimators import PerronFrobeniusRepresentation, _LowRank
 
     torch = require_torch()
     owner = type(est).__name__
@@ -566,8 +521,8 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
     k = _check_int(est.n_components, "n_components")
     if kind == "full":
         est.rank_ = None
-        Gxy = _gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
-        L = _cholesky(G, shift)
+        Gxy = gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
+        L = cholesky_shifted(G, shift)
         solve, skind, rcond, n_damped = _lagged_solver(Gxy, shift, est.RCOND_MIN)
         est.lagged_gram_rcond_ = rcond
         est.lagged_gram_solver_ = skind
@@ -576,16 +531,17 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
         A = solve(torch.cholesky_solve(Gxy @ Gxy, L))  # B G_XY, B = G_XY⁻¹(G + nεI)⁻¹G_XY
         est.operator_ = EmpiricalOperator(
             kernel, X0n, kernel, X1n,
-            lazy_pf_representation(n, (kernel, X0n, X1n, shift, est.RCOND_MIN)))
-        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+            PerronFrobeniusRepresentation.lazy((n, n),
+                                               (kernel, X0n, X1n, shift, est.RCOND_MIN)))
+        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
         k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
         lam, C = _auxiliary_eig(H, A, k, owner)
         fn = RKHSFunction(kernel, X1n, C)
         return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": "torch"}))
-    Cyx = _gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+    Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
     U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
     if H is None:
-        H = _gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
+        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
     est.lagged_gram_rcond_ = None
     est.lagged_gram_solver_ = None
     Un, Vn = to_numpy(U), to_numpy(V)
