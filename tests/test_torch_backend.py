@@ -207,6 +207,48 @@ def test_ksvd_torch_centered_precomputed(data):
     assert rel(b.transform(torch.as_tensor(Gn)), a.transform(Gn)) < 1e-12
 
 
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("sampling", ["uniform", "kmeans"])
+@pytest.mark.parametrize("kernel", ["rbf", "sne", "linear"])
+def test_ksvd_torch_centered_nystrom_equals_numpy(kernel, sampling, dtype, data):
+    """center=True with solver='nystrom' on torch: the landmark blocks G̃[I, J] and the
+    extension products of the centred matrix equal the numpy path's centred KernelMatrix."""
+    X, Z, Xn, Zn = data
+    kw = dict(n_components=3, kernel=kernel, solver="nystrom", random_state=0, center=True,
+              nystrom_params={"n_row_landmarks": 30, "n_col_landmarks": 25,
+                              "sampling": sampling})
+    a, b = _both(kw, X, Z, dtype)
+    tol = TOL[dtype]
+    np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
+    assert rel(b.singular_values_, a.singular_values_) < tol
+    assert rel(b.left_singular_vectors_, a.left_singular_vectors_) < 10 * tol
+    assert rel(b.transform(torch.as_tensor(Xn.astype(dtype))), a.transform(Xn.astype(dtype))) \
+        < 10 * tol
+    assert rel(b.transform_right(torch.as_tensor(Zn.astype(dtype))),
+               a.transform_right(Zn.astype(dtype))) < 10 * tol
+
+
+def test_ksvd_torch_centered_nystrom_all_landmarks_is_exact(data):
+    """With every row and column as a landmark the asymmetric Nyström SVD of G̃ is exact: the
+    torch fit equals an SVD of H_n G H_m formed densely with numpy, also for a precomputed G."""
+    X, Z, Xn, _ = data
+    G = KernelMatrix(get_kernel("rbf", gamma=0.5), X, Z).to_array()
+    Gc = G - G.mean(1, keepdims=True) - G.mean(0, keepdims=True) + G.mean()
+    s_ref = np.linalg.svd(Gc, compute_uv=False)[:3]
+    n, m = G.shape
+    kw = dict(n_components=3, solver="nystrom", center=True, random_state=0,
+              nystrom_params={"n_row_landmarks": n, "n_col_landmarks": m})
+    b = KernelSVD(kernel="rbf", gamma=0.5, **kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    assert rel(b.singular_values_, s_ref) < 1e-10
+    c = KernelSVD(kernel="precomputed", **kw).fit(torch.as_tensor(G))
+    assert rel(c.singular_values_, s_ref) < 1e-10
+    Gn = KernelMatrix(get_kernel("rbf", gamma=0.5), Xn, Z).to_array()
+    Gnc = Gn - Gn.mean(1, keepdims=True) - G.mean(0)[None, :] + G.mean()
+    V = c.right_singular_vectors_.numpy()
+    assert rel(c.transform(torch.as_tensor(Gn)), Gnc @ V) < 1e-9
+    assert rel(b.transform(torch.as_tensor(Xn)), Gnc @ b.right_singular_vectors_.numpy()) < 1e-9
+
 def test_ksvd_data_matrix_precomputed_and_bandwidth(data):
     X, Z, Xn, _ = data
     A = np.random.RandomState(3).rand(40, 40)
@@ -257,8 +299,6 @@ def test_same_random_state_same_result(data):
 def test_ksvd_torch_refusals(data):
     X, Z, _, _ = data
     Xt, Zt = torch.as_tensor(X), torch.as_tensor(Z)
-    with pytest.raises(NotImplementedError, match="center=True with solver='nystrom'"):
-        KernelSVD(center=True, solver="nystrom").fit(Xt, Z=Zt)
     with pytest.raises(NotImplementedError, match="arpack"):
         KernelSVD(solver="arpack").fit(Xt, Z=Zt)
     with pytest.raises(NotImplementedError, match="sample_weight"):

@@ -11,10 +11,11 @@ numpy input (with ``device`` set) gives numpy arrays. Fitted vectors follow the 
 input. ``center=True`` (paper 000 §2: G̃ = H_n G H_m) runs the solvers on the doubly centred
 operator, applied through the row, column and grand means (accumulated in float64, as the
 numpy path does) so that nothing beyond G is formed; new rows and columns are centred with
-the training means in ``transform`` / ``transform_right``. Not available on torch
-(``NotImplementedError`` naming the option): ``center=True`` with ``solver='nystrom'``, sample
-weights, ``solver='arpack'``, ``fit(A)`` with rows and columns of different dimension (the
-compatibility transform), sparse input.
+the training means in ``transform`` / ``transform_right`` (with ``solver='nystrom'`` the
+landmark blocks G̃[I, J] and the extension products are centred the same way, as the numpy
+path's centred KernelMatrix gives them). Not available on torch (``NotImplementedError``
+naming the option): sample weights, ``solver='arpack'``, ``fit(A)`` with rows and columns of
+different dimension (the compatibility transform), sparse input.
 """
 
 from __future__ import annotations
@@ -53,10 +54,6 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
     if weighted:
         raise NotImplementedError("sample_weight/sample_weight_Z are not available on the torch "
                                   "backend; use device=None with numpy input")
-    if est.center and est.solver == "nystrom":
-        raise NotImplementedError("center=True with solver='nystrom' is not available on the "
-                                  "torch backend; use solver='dense', 'randomized' or "
-                                  "'block_krylov', or device=None with numpy input")
     if est.solver == "arpack":
         raise NotImplementedError("solver='arpack' is not available on the torch backend; use "
                                   "'randomized', 'nystrom', 'dense' or 'auto'")
@@ -153,22 +150,38 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
 
 class _CenteredOperator:
     """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m) for the torch solvers: products through G and
-    the means, ``to_dense`` forms G once and centres it in place."""
+    the means, blocks G̃[I, J] for the Nyström landmarks, ``to_dense`` forms G once and centres
+    it in place."""
 
     def __init__(self, G, r, c, g: float):
         self.G, self.r, self.c, self.g = G, r, c, g
         self.shape = G.shape
         self.X = G.X if hasattr(G, "X") else G  # the dtype/device template of the solvers
+        self.Z = G.Z if hasattr(G, "Z") else G.T  # the column points (k-means landmarks)
+        self.device = self.X.device
 
-    def matmat(self, B):
-        s = B.sum(dim=0, keepdim=True)
-        out = self.G.matmat(B) if hasattr(self.G, "matmat") else self.G @ B
-        return out - self.r[:, None] * s - (self.c @ B - self.g * s)
+    def block(self, rows, cols):
+        """G̃[rows, cols] for index tensors (or slices)."""
+        B = self.G.block(rows, cols) if hasattr(self.G, "block") else self.G[rows][:, cols]
+        return B - self.r[rows][:, None] - self.c[cols][None, :] + self.g
 
-    def rmatmat(self, B):
-        s = B.sum(dim=0, keepdim=True)
-        out = self.G.rmatmat(B) if hasattr(self.G, "rmatmat") else self.G.T @ B
-        return out - self.c[:, None] * s - (self.r @ B - self.g * s)
+    def matmat(self, B, cols=None):
+        """G̃[:, cols] @ B (``cols`` None: every column)."""
+        if hasattr(self.G, "matmat"):
+            out = self.G.matmat(B, cols=cols)
+        else:
+            out = (self.G if cols is None else self.G[:, cols]) @ B
+        c = self.c if cols is None else self.c[cols]
+        return _center_scores(out, self.r, c, B, self.g)
+
+    def rmatmat(self, B, rows=None):
+        """G̃[rows, :]ᵀ @ B (``rows`` None: every row)."""
+        if hasattr(self.G, "rmatmat"):
+            out = self.G.rmatmat(B, rows=rows)
+        else:
+            out = (self.G if rows is None else self.G[rows]).T @ B
+        r = self.r if rows is None else self.r[rows]
+        return _center_scores(out, self.c, r, B, self.g)
 
     def to_dense(self):
         # a tensor's own to_dense() returns the tensor itself: copy a precomputed G
@@ -252,7 +265,11 @@ def transform_torch(est, X, left: bool = True):
         if Xn.shape[1] != expected:
             raise ValueError(f"precomputed {name} has {Xn.shape[1]} columns; expected {expected}")
         if nys:
-            out = (Xn[:, idx] @ Mx) * s
+            out = Xn[:, idx] @ Mx
+            if est.center:  # centred rows: their own full means, the landmarks' training means
+                tm = state["col_means" if left else "row_means"][idx]
+                out = _center_scores(out, Xn.mean(dim=1), tm, Mx, state["grand_mean"])
+            out = out * s
         else:
             B = state["V"] if left else state["U"]
             out = Xn @ B
@@ -267,19 +284,27 @@ def transform_torch(est, X, left: bool = True):
     tk, wm = state["kernel"], _working_memory(est)
     if left:
         G = TorchKernelMatrix(tk, Xn, state["Z"], reference=state["Z"], working_memory=wm)
-        out = (G.matmat(Mx, cols=idx) * s) if nys else G.matmat(state["V"])
+        B = Mx if nys else state["V"]
+        out = G.matmat(B, cols=idx if nys else None)
         if est.center:  # centred rows: their own means, the training columns' means
             ones = torch_ones(G.shape[1], Xn)
-            out = _center_scores(out, G.matmat(ones)[:, 0] / G.shape[1], state["col_means"],
-                                 state["V"], state["grand_mean"])
+            tm = state["col_means"][idx] if nys else state["col_means"]
+            out = _center_scores(out, G.matmat(ones)[:, 0] / G.shape[1], tm, B,
+                                 state["grand_mean"])
+        if nys:
+            out = out * s
     else:
         G = TorchKernelMatrix(tk, state["X"], Xn, reference=state["Z"], working_memory=wm,
                               log_norm=state.get("log_norm"))
-        out = (G.rmatmat(Mx, rows=idx) * s) if nys else G.rmatmat(state["U"])
+        B = Mx if nys else state["U"]
+        out = G.rmatmat(B, rows=idx if nys else None)
         if est.center:
             ones = torch_ones(G.shape[0], Xn)
-            out = _center_scores(out, G.rmatmat(ones)[:, 0] / G.shape[0], state["row_means"],
-                                 state["U"], state["grand_mean"])
+            tm = state["row_means"][idx] if nys else state["row_means"]
+            out = _center_scores(out, G.rmatmat(ones)[:, 0] / G.shape[0], tm, B,
+                                 state["grand_mean"])
+        if nys:
+            out = out * s
     return _out(out, as_numpy)
 
 
