@@ -213,7 +213,7 @@ def fused(monkeypatch):
     monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 3)
     monkeypatch.setattr(kernel_base, "_FUSE_MIN_ENTRIES", 0)
     monkeypatch.setattr(kernel_base, "_GEMM_PANEL_BYTES", 40_000)
-    monkeypatch.setattr(kernel_base, "_FINISH_CHUNK", 3_000)
+    monkeypatch.setattr(kernel_base, "_FINISH_CHUNK_BYTES", 24_000)
     monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 64)
     calls = []
     real = kernel_base._finish
