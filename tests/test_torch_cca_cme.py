@@ -230,10 +230,8 @@ def test_cme_torch_numpy_operator_and_pickle(views):
 
 def test_cme_torch_refusals(views):
     X, Y, Xn, _ = views
-    with pytest.raises(NotImplementedError, match="landmarks"):
-        ConditionalMeanEmbedding(n_landmarks=10).fit(_t(X), _t(Y))
-    with pytest.raises(NotImplementedError, match="landmarks"):
-        ConditionalMeanEmbedding(landmarks=np.arange(5)).fit(_t(X), _t(Y))
+    with pytest.raises(ValueError, match="landmarks must be 'uniform' or an index array"):
+        ConditionalMeanEmbedding(landmarks="kmeans").fit(_t(X), _t(Y))
     with pytest.raises(ValueError, match="requires y"):
         ConditionalMeanEmbedding().fit(_t(X))
     with pytest.raises(ValueError, match="y has 69 samples"):

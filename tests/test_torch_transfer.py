@@ -200,14 +200,10 @@ def test_koopman_torch_clipping_and_pickle(estimator, data):
 def test_koopman_torch_refusals(data):
     x, X, Y, Xq = data
     xt = torch.as_tensor(x)
-    with pytest.raises(NotImplementedError, match="n_landmarks.*device=None"):
-        KoopmanOperator(n_landmarks=20).fit(xt)
-    with pytest.raises(NotImplementedError, match="landmarks.*device=None"):
-        KoopmanOperator(landmarks=np.arange(10)).fit(xt)
     with pytest.raises(NotImplementedError, match="observables.*device=None"):
         KoopmanOperator().fit(xt, observables=np.ones(len(x)))
-    with pytest.raises(NotImplementedError, match="n_landmarks"):
-        KoopmanOperator(n_landmarks=20, device="cpu").fit(x)
+    with pytest.raises(ValueError, match="n_landmarks must be None or a positive integer"):
+        KoopmanOperator(n_landmarks=0).fit(xt)  # the landmark options' own validation
     # snapshot shapes: the numpy path's messages, naming y
     for bad in (torch.as_tensor(Y[:10]), torch.as_tensor(Y[:, :1]), Y[:10],
                 torch.ones(80, 2, 1, dtype=torch.float64)):
@@ -369,3 +365,9 @@ def test_koopman_torch_large_n_numpy_uses_arpack():
         lam = a.eigenvalues_
         assert np.max(np.abs(b.eigenvalues_ - lam)) <= 1e-10 * abs(lam[0])
         assert _rel(b.predict(torch.as_tensor(Xq), n_steps=3), a.predict(Xq, n_steps=3)) < tol
+
+
+def test_koopman_torch_validates_landmark_options(data):
+    x = data[0]
+    with pytest.raises(ValueError, match="landmarks must be 'uniform' or an index array"):
+        KoopmanOperator(landmarks="kmeans").fit(torch.as_tensor(x))

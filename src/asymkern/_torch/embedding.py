@@ -6,7 +6,9 @@ regularised embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (paper 002 §4.3) n
 of G_Φ + nεI: G_Φ = [k(x_i, x_j)] is formed on the device in float64 (as the numpy path forms
 it), factorised with ``torch.linalg.cholesky_ex`` and applied with ``torch.cholesky_solve``;
 the weights are β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j and E[Y | x] = k(x, X) (G_Φ + nεI)⁻¹ Y.
-Only the exact estimator runs here (no landmarks).
+With landmarks the Nyström-restricted estimator runs instead (:func:`fit_cme_landmarks_torch`):
+its n×m blocks k(X, L) are reduced on the device to the sums FᵀF and FᵀY of the whitened
+landmark features, and the m×m solve is the numpy path's.
 """
 
 from __future__ import annotations
@@ -61,6 +63,40 @@ def fit_cme_torch(est, X, y, kernel_x, eps: float) -> dict:
     state = {"device": dev, "kernel": tk, "X": X64, "L": L, "coef": coef}
     return {"X": to_numpy(X64), "Y": to_numpy(Y64),
             "dual_coef": to_numpy(coef) if as_numpy else coef, "state": state}
+
+
+def fit_cme_landmarks_torch(est, X, y, kernel_x, eps: float) -> dict:
+    """The sums of the landmark (Nyström) conditional mean embedding on the torch backend.
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding
+        The estimator (``n_landmarks`` / ``landmarks``, ``random_state``, ``device``).
+    X : tensor or array-like of shape (n, d)
+    y : tensor or array-like of shape (n,) or (n, d_y)
+    kernel_x : Kernel
+    eps : float
+        ε > 0 (``alpha``).
+
+    Returns
+    -------
+    dict
+        ``idx`` (the landmark indices: the numpy path's draw), ``L`` (numpy float64 landmarks),
+        ``T`` (the whitening of K_LL), ``A`` = FᵀF, ``FY`` = FᵀY (float64 numpy), ``n`` and
+        ``state`` (what ``predict`` needs on the device).
+    """
+    from .operators import landmark_basis_torch, landmark_stats_torch
+
+    torch = require_torch()
+    dev, _, Xt, Yt = paired_input(est, X, y)
+    X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
+    tk = TorchKernel(kernel_x, int(X64.shape[1]))
+    idx, L, T = landmark_basis_torch(est, X64, tk)
+    A, _, FY = landmark_stats_torch(tk, L, T, X64, Y=Y64)
+    est.torch_fit_ = True
+    state = {"device": dev, "kernel": tk, "L": L}
+    return {"idx": idx, "L": to_numpy(L), "T": T, "A": A, "FY": FY, "n": int(X64.shape[0]),
+            "state": state}
 
 
 def predict_cme_torch(est, X):

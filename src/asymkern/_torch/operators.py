@@ -475,6 +475,115 @@ def transform_cca_torch(est, X=None, y=None):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+# ------------------------------------------------------------------ landmark (Nyström) estimators
+def landmark_basis_torch(est, X0, tk):
+    """The landmarks of an operator fit on the device, drawn as the numpy path draws them.
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding or KoopmanOperator
+        The estimator (``n_landmarks``, ``landmarks``, ``random_state``; ``n_landmarks_`` is
+        set).
+    X0 : tensor of shape (n, d)
+        The samples (float64, on the device).
+    tk : TorchKernel
+        The kernel.
+
+    Returns
+    -------
+    idx : ndarray of int
+        The landmark indices (the same draw as the numpy and Dask paths).
+    L : tensor of shape (m, d)
+        The landmarks x̃_l = x_{idx_l} on the device (a copy).
+    T : ndarray of shape (m, p)
+        The whitening T = Q Λ^{-1/2} of K_LL (:func:`asymkern._shared.operators.
+        landmark_whitening`, on the host: m×m).
+    """
+    from .._shared.operators import _check_landmark_options, landmark_whitening
+
+    torch = require_torch()
+    idx = _check_landmark_options(est, int(X0.shape[0]))
+    L = X0[torch.as_tensor(np.asarray(idx), device=X0.device)]
+    K_LL = gram(tk, L, L, "the landmark Gram matrix K_LL", symmetric=True)
+    return idx, L, landmark_whitening(to_numpy(K_LL))
+
+
+def landmark_stats_torch(tk, L, T, X, X1=None, Y=None) -> tuple:
+    """FᵀF, FᵀF⁺ and FᵀY of the whitened landmark features, summed over row blocks on the
+    device (the numpy path's :func:`asymkern._shared.operators.landmark_stats`).
+
+    With F = k(X, L) T and F⁺ = k(X1, L) T (paper 002 §4.3–4.4 restricted to the landmark span,
+    Meanti et al. 2023), only these p×p and p×d sums over the n samples are needed, so the
+    n×m blocks k(X, L) are formed and reduced on the device, ``working_memory`` MiB at a time.
+
+    Parameters
+    ----------
+    tk : TorchKernel
+    L : tensor of shape (m, d)
+        The landmarks (float64, on the device).
+    T : ndarray of shape (m, p)
+        The whitening of K_LL.
+    X : tensor of shape (n, d)
+        The samples (float64).
+    X1 : tensor of shape (n, d), optional
+        Their partners (the time-shifted samples of a transfer operator).
+    Y : tensor of shape (n, d_y), optional
+        The targets.
+
+    Returns
+    -------
+    tuple of ndarray or None
+        (FᵀF, FᵀF⁺ or None, FᵀY or None), float64 numpy.
+    """
+    from ..config import get_config
+
+    torch = require_torch()
+    dev = X.device
+    Tt = torch.as_tensor(np.ascontiguousarray(T), dtype=torch.float64, device=dev)
+    n, m = int(X.shape[0]), int(L.shape[0])
+    step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * 4 * max(m, 1))))
+    p = Tt.shape[1]
+    zeros = {"dtype": torch.float64, "device": dev}
+    A = torch.zeros((p, p), **zeros)
+    C = None if X1 is None else torch.zeros((p, p), **zeros)
+    FY = None if Y is None else torch.zeros((p, int(Y.shape[1])), **zeros)
+
+    def features(P):
+        return TorchKernelMatrix(tk, P, L).to_dense() @ Tt
+
+    for a in range(0, n, step):
+        sl = slice(a, min(a + step, n))
+        F0 = features(X[sl])
+        A += F0.T @ F0
+        if C is not None:
+            C += F0.T @ features(X1[sl])
+        if FY is not None:
+            FY += F0.T @ Y[sl].to(torch.float64)
+    return tuple(None if M is None else to_numpy(M) for M in (A, C, FY))
+
+
+def landmark_predict_torch(est, X, coef):
+    """k(x, L) @ coef on the device, for a landmark model fitted on the torch backend.
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding or KoopmanOperator
+        Fitted with landmarks on the torch backend.
+    X : tensor or array-like of shape (n_points, d)
+    coef : ndarray of shape (m, k)
+        Coefficients on the landmarks (the numpy model's).
+
+    Returns
+    -------
+    tensor (X's dtype, for tensor input) or ndarray
+    """
+    torch = require_torch()
+    state, Xn, as_numpy = _transform_input(est, X)
+    C = torch.as_tensor(np.ascontiguousarray(coef), dtype=torch.float64, device=state["device"])
+    out = evaluate(state["kernel"], Xn, state["L"], C, "the predictions")
+    return to_numpy(out) if as_numpy else out
+
+
 def two_d(y):
     """A 1-D second view (tensor or array) as one column; 2-D inputs unchanged."""
     from .._dispatch import is_torch_tensor

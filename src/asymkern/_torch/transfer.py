@@ -293,12 +293,10 @@ def fit_koopman_torch(est, X, y, kernel):
         ``eigenfunctions_``, ``X_fit_``…), ``operator_`` (no n×n work on the host) and the device
         state ``_torch_state`` that ``predict`` uses.
 
-    Raises
-    ------
-    NotImplementedError
-        For landmarks (``n_landmarks`` / a ``landmarks`` index array).
+    With landmarks (``n_landmarks`` / a ``landmarks`` index array) the Nyström estimators run
+    instead (:func:`_fit_koopman_landmarks`).
     """
-    from .._shared.operators import _check_int
+    from .._shared.operators import _check_int, _check_landmark_options
     from .._validation import clip_count
     from ..operators._koopman import reduced_eig
     from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
@@ -307,10 +305,8 @@ def fit_koopman_torch(est, X, y, kernel):
     torch = require_torch()
     owner = type(est).__name__
     if est.n_landmarks is not None or not isinstance(est.landmarks, str):
-        which = "n_landmarks" if est.n_landmarks is not None else "landmarks (an index array)"
-        raise NotImplementedError(f"{which} is not available on the torch backend ({owner} "
-                                  "fits the exact estimators there); use numpy input with "
-                                  "device=None for the landmark (Nyström) estimators")
+        return _fit_koopman_landmarks(est, X, y, kernel)
+    _check_landmark_options(est, len(X))  # the exact estimators: validates the options
     kind, eps, X0, X1, dtype, tk, G = _fit_start(est, X, y, kernel)
     n = int(X0.shape[0])
     shift = n * eps
@@ -355,6 +351,39 @@ def fit_koopman_torch(est, X, y, kernel):
     return est._finish_reduced(lam, coef / norms, Zinv, norms, left, U.shape[1],
                                lambda c: RKHSFunction(kernel, X0n, c),
                                lambda c: RKHSFunction(kernel, X1n, c))
+
+
+def _fit_koopman_landmarks(est, X, y, kernel):
+    """The Nyström Koopman estimators (Meanti et al. 2023) with their n-sums on the device.
+
+    The whitened landmark features F = k(X, L) T and F⁺ = k(Y, L) T enter only through the
+    sums FᵀF, FᵀF⁺ and FᵀY (:func:`.operators.landmark_stats_torch`), formed block by block on
+    the device; the p×p estimator (``'full'``, ``'pcr'``, ``'rrr'``) is then the numpy path's
+    own ``_set_landmark_model``. As after a Dask fit, the model keeps the landmarks and small
+    matrices only (``operator_`` and ``X_fit_`` are None), and ``predict`` evaluates k(x, L) on
+    the device.
+    """
+    from .._shared.operators import _check_int
+    from .operators import landmark_basis_torch, landmark_stats_torch
+
+    eps = est._alpha()
+    est._estimator_kind()
+    lag = _check_int(est.lag, "lag")
+    X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
+    n = int(X0.shape[0])
+    tk = TorchKernel(kernel, int(X0.shape[1]))
+    idx, L, T = landmark_basis_torch(est, X0, tk)
+    A, C, FY = landmark_stats_torch(tk, L, T, X0, X1, X1)
+    est.kernel_ = kernel
+    est._sparse_ok = False
+    est._obs_1d = False
+    est.landmarks_ = idx
+    est.X_fit_ = est.Y_fit_ = None
+    est.operator_ = None
+    est.torch_fit_ = True
+    est._torch_state = {"device": X0.device, "dtype": dtype, "kernel": tk, "L": L,
+                        "kind": "landmark"}
+    return est._set_landmark_model(to_numpy(L), T, A, C, FY, n, eps)
 
 
 def _fit_start(est, X, y, kernel):

@@ -936,9 +936,11 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         forms it), Cholesky-factorised and solved with (``torch.linalg.cholesky_ex``,
         ``torch.cholesky_solve``); numpy inputs give numpy outputs. ``None``: the numpy path
         for numpy input, the tensor's own device for torch tensors (tensors back, in X's
-        dtype). Exact estimator only (no landmarks) and the kernels of
-        ``asymkern._torch.kernels.SUPPORTED_KERNELS`` for ``kernel_x``; needs PyTorch
-        (``pip install "asymkern[torch]"``). Equals the numpy path to rounding.
+        dtype). With landmarks the n×m blocks k(X, L) are reduced on the device to the
+        sums of the whitened landmark features and the m×m solve is the numpy path's; the
+        model then keeps the landmarks only (``operator_``, ``X_fit_`` None, as after a Dask
+        fit). The kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS`` for ``kernel_x``;
+        needs PyTorch (``pip install "asymkern[torch]"``). Equals the numpy path to rounding.
 
     Attributes
     ----------
@@ -1049,12 +1051,20 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self
 
     def _fit_torch(self, X, y, eps: float):
-        from .._torch.embedding import fit_cme_torch
+        from .._torch.embedding import fit_cme_landmarks_torch, fit_cme_torch
 
         if self.n_landmarks is not None or not isinstance(self.landmarks, str):
-            raise NotImplementedError(
-                "landmarks (n_landmarks / landmarks=indices) are not available on the torch "
-                "backend; use numpy input with device=None for the Nyström estimator")
+            # as after a Dask fit: landmarks and small matrices only
+            res = fit_cme_landmarks_torch(self, X, y, self.kernel_x_, eps)
+            self._sparse_ok = False
+            self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+            self._torch_state = res["state"]
+            self.landmarks_ = res["idx"]
+            self.X_fit_ = self.Y_fit_ = None
+            self.operator_ = None
+            self._set_landmark_model(res["L"], res["T"], res["A"], res["FY"], res["n"], eps)
+            return self
+        _check_landmark_options(self, len(X))  # the exact estimator: validates the options
         res = fit_cme_torch(self, X, y, self.kernel_x_, eps)
         self._sparse_ok = False
         self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
@@ -1077,6 +1087,13 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         self.dual_coef_ = check_finite_output(T @ (M @ FY), "the coefficients B_L K_Ln Y",
                                               _RESCALE)
 
+    def _check_keeps_samples(self) -> None:
+        check_is_fitted(self, "operator_")
+        if self.X_fit_ is None:
+            raise ValueError("weights/embedding/expectation need the training samples, which a "
+                             "landmark model fitted on dask arrays or torch tensors does not "
+                             "keep; use predict")
+
     def weights(self, X) -> np.ndarray:
         """Weights β(x) of the embedding, μ_{Y|x} = Σ_i β_i(x) ψ(y_i).
 
@@ -1090,10 +1107,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         ndarray of shape (n_train, n_points)
             β(x) for each row of X.
         """
-        check_is_fitted(self, "operator_")
-        if self.X_fit_ is None:
-            raise ValueError("weights/embedding/expectation need the training samples, which a "
-                             "model fitted on dask arrays does not keep; use predict")
+        self._check_keeps_samples()
         if use_torch(self, X):  # torch executor (asymkern._torch)
             from .._torch.embedding import weights_cme_torch
 
@@ -1144,6 +1158,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         ndarray of shape (n_points,) or (n_points, p)
             The conditional expectations.
         """
+        self._check_keeps_samples()
         vals = np.asarray(func(self.Y_fit_), dtype=np.float64)
         if vals.shape[0] != self.Y_fit_.shape[0]:
             raise ValueError(f"func returned {vals.shape[0]} values for "
@@ -1171,7 +1186,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             The predictions (float32 for float32 X).
         """
         check_is_fitted(self, "operator_")
-        if use_torch(self, X):  # torch executor (asymkern._torch)
+        if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
             from .._torch.embedding import predict_cme_torch
 
             return predict_cme_torch(self, X)
@@ -1188,9 +1203,14 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
 
 def _landmark_predict(est, X, kernel, L, coef):
-    """k(x, L) coef for numpy X (numpy out) or row-chunked dask X (dask out); float32 kept."""
+    """k(x, L) coef for numpy X (numpy out), row-chunked dask X (dask out) or, for a model
+    fitted on torch, tensors (on the device); float32 kept."""
     from .._dask import is_dask_array
 
+    if use_torch(est, X):  # torch executor (asymkern._torch)
+        from .._torch.operators import landmark_predict_torch
+
+        return landmark_predict_torch(est, X, coef)
     if is_dask_array(X):
         from .._dask.operators import evaluate_dask
 
@@ -1389,8 +1409,11 @@ class KoopmanOperator(_TransferOperator):
         auxiliary matrix (G + nεI)⁻¹k(Y, X); ``'pcr'``/``'rrr'``: ``torch.linalg.eigh``, then
         the r×r matrix M on the host); numpy inputs give numpy outputs. ``None``: the numpy path
         for numpy input, the tensor's own device for torch tensors (``predict`` then returns
-        tensors, dtype kept). Exact estimators only (no landmarks, no ``observables``); the
-        kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        tensors, dtype kept). With landmarks, the sums FᵀF, FᵀF⁺, FᵀY of the whitened landmark
+        features are formed on the device and the p×p estimator is the numpy path's; the
+        model then keeps the landmarks only (``operator_``, ``X_fit_`` None, as after a Dask
+        fit). No ``observables``; the kernels of
+        ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
         (``pip install "asymkern[torch]"``). Eigenvalues and forecasts equal the numpy path's
         to rounding; eigenfunctions agree up to sign (complex phase) that LAPACK leaves free.
 
@@ -1697,7 +1720,7 @@ class KoopmanOperator(_TransferOperator):
             c = fc["obs"]
         else:
             c = None if fc is None else fc["state"]
-        if use_torch(self, X):  # torch executor (asymkern._torch)
+        if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
             from .._torch.transfer import predict_koopman_torch
 
             return predict_koopman_torch(self, X, k)
