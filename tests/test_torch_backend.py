@@ -249,6 +249,111 @@ def test_ksvd_torch_centered_nystrom_all_landmarks_is_exact(data):
     assert rel(c.transform(torch.as_tensor(Gn)), Gnc @ V) < 1e-9
     assert rel(b.transform(torch.as_tensor(Xn)), Gnc @ b.right_singular_vectors_.numpy()) < 1e-9
 
+
+def _signed(got, want):
+    got = got.detach().cpu().numpy() if is_torch_tensor(got) else np.asarray(got)
+    signs = np.sign(np.sum(got * want, axis=0))
+    signs[signs == 0] = 1
+    return got * signs
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("which", ["rows", "cols", "both"])
+@pytest.mark.parametrize("center", [False, True])
+@pytest.mark.parametrize("kernel,solver", [("rbf", "dense"), ("sne", "dense"),
+                                           ("linear", "randomized"), ("sne", "randomized")])
+def test_ksvd_torch_weighted_equals_numpy(kernel, solver, center, which, dtype, data):
+    """sample_weight / sample_weight_Z on torch (G_w = W^{1/2} G̃ W_z^{1/2}, with the weighted
+    normaliser of a row-normalised kernel and weighted centring) equal the numpy path: the
+    singular values, the scores of new rows and columns and the training embeddings."""
+    X, Z, Xn, Zn = data
+    rng = np.random.RandomState(5)
+    w = rng.uniform(0, 2, len(X)) if which != "cols" else None
+    wz = rng.uniform(0, 2, len(Z)) if which != "rows" else None
+    if wz is not None:
+        wz[2] = 0.0  # a column of weight zero
+    kw = dict(n_components=3, kernel=kernel, solver=solver, center=center, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = KernelSVD(**kw).fit(X.astype(dtype), Z=Z.astype(dtype), sample_weight=w,
+                                sample_weight_Z=wz)
+        b = KernelSVD(**kw).fit(torch.as_tensor(X.astype(dtype)),
+                                Z=torch.as_tensor(Z.astype(dtype)),
+                                sample_weight=None if w is None else torch.as_tensor(w),
+                                sample_weight_Z=wz)
+    tol = 10 * TOL[dtype]
+    assert rel(b.singular_values_, a.singular_values_) < tol
+    np.testing.assert_array_equal(b.sample_weight_, a.sample_weight_)
+    ta = a.transform(Xn.astype(dtype))
+    assert rel(_signed(b.transform(torch.as_tensor(Xn.astype(dtype))), ta), ta) < tol
+    tr = a.transform_right(Zn.astype(dtype))
+    assert rel(_signed(b.transform_right(torch.as_tensor(Zn.astype(dtype))), tr), tr) < tol
+    for got, want in zip(b.embeddings(), a.embeddings()):
+        assert is_torch_tensor(got)
+        assert rel(_signed(got, want), want) < tol
+
+
+def test_ksvd_torch_integer_weights_repeat_rows(data):
+    """Integer weights are the fit on the set in which x_i is repeated w_i times (and z_j
+    w_z,j times): the same singular values as a dense SVD of that repeated-rows matrix (class
+    Notes of KernelSVD), for a row-normalised kernel and centring."""
+    X, Z, _, _ = data
+    rng = np.random.RandomState(2)
+    w, wz = rng.randint(1, 4, len(X)), rng.randint(1, 4, len(Z))
+    Xr, Zr = np.repeat(X, w, axis=0), np.repeat(Z, wz, axis=0)
+    G = KernelMatrix(get_kernel("sne", gamma=0.5), Xr, Zr).to_array()
+    Gc = G - G.mean(1, keepdims=True) - G.mean(0, keepdims=True) + G.mean()
+    s_ref = np.linalg.svd(Gc, compute_uv=False)[:3]
+    b = KernelSVD(n_components=3, kernel="sne", gamma=0.5, solver="dense", center=True).fit(
+        torch.as_tensor(X), Z=torch.as_tensor(Z), sample_weight=w, sample_weight_Z=wz)
+    assert rel(b.singular_values_, s_ref) < 1e-12
+
+
+def test_ksvd_torch_weighted_precomputed(data):
+    X, Z, Xn, Zn = data
+    k = get_kernel("rbf", gamma=0.5)
+    G, Gn, Gc = k(X, Z), k(Xn, Z), k(X, Zn).T
+    w = np.random.RandomState(1).uniform(0.5, 2, len(X))
+    kw = dict(n_components=3, kernel="precomputed", solver="dense", center=True)
+    a = KernelSVD(**kw).fit(G, sample_weight=w)
+    b = KernelSVD(**kw).fit(torch.as_tensor(G), sample_weight=w)
+    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    ta, tr = a.transform(Gn), a.transform_right(Gc)
+    assert rel(_signed(b.transform(torch.as_tensor(Gn)), ta), ta) < 1e-11
+    assert rel(_signed(b.transform_right(torch.as_tensor(Gc)), tr), tr) < 1e-11
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("compat", ["pca", "pinv", "random", "a1"])
+@pytest.mark.parametrize("kernel", ["rbf", "sne"])
+def test_ksvd_torch_compat_equals_numpy(kernel, compat, dtype):
+    """fit(A) with a non-square data matrix on torch: the compatibility transform on the host
+    (same random_state), the kernel SVD on the device; new rows of A and new columns (given as
+    rows) go through the fitted transform."""
+    rng = np.random.RandomState(0)
+    A = rng.uniform(0, 1, (60, 40)).astype(dtype)
+    Xn, Zn = rng.uniform(0, 1, (5, 40)).astype(dtype), rng.uniform(0, 1, (4, 60)).astype(dtype)
+    keep = A.copy()
+    kw = dict(n_components=3, kernel=kernel, compat=compat, random_state=0, solver="dense")
+    a = KernelSVD(**kw).fit(A)
+    b = KernelSVD(**kw).fit(torch.as_tensor(A))
+    tol = 10 * TOL[dtype]
+    assert b.n_features_in_ == 40 and b.z_features_in_ == 60
+    assert rel(b.singular_values_, a.singular_values_) < tol
+    ta, tr = a.transform(Xn), a.transform_right(Zn)
+    assert rel(_signed(b.transform(torch.as_tensor(Xn)), ta), ta) < tol
+    assert rel(_signed(b.transform_right(torch.as_tensor(Zn)), tr), tr) < tol
+    c = KernelSVD(**kw, device="cpu").fit(A)
+    out = c.transform(Xn)
+    assert isinstance(out, np.ndarray) and rel(_signed(out, ta), ta) < tol
+    np.testing.assert_array_equal(A, keep)
+
+
+def test_ksvd_torch_compat_none_refuses_a_non_square_matrix():
+    A = torch.as_tensor(np.random.RandomState(0).rand(30, 20))
+    with pytest.raises(ValueError, match="set compat to"):
+        KernelSVD(2, compat=None).fit(A)
+
 def test_ksvd_data_matrix_precomputed_and_bandwidth(data):
     X, Z, Xn, _ = data
     A = np.random.RandomState(3).rand(40, 40)
@@ -301,8 +406,10 @@ def test_ksvd_torch_refusals(data):
     Xt, Zt = torch.as_tensor(X), torch.as_tensor(Z)
     with pytest.raises(NotImplementedError, match="arpack"):
         KernelSVD(solver="arpack").fit(Xt, Z=Zt)
-    with pytest.raises(NotImplementedError, match="sample_weight"):
-        KernelSVD().fit(Xt, Z=Zt, sample_weight=np.ones(len(X)))
+    with pytest.raises(ValueError, match="sample_weight must be a 1-D array"):
+        KernelSVD().fit(Xt, Z=Zt, sample_weight=np.ones(len(X) + 1))
+    with pytest.raises(ValueError, match="sample_weight_Z"):
+        KernelSVD().fit(Xt, Z=Zt, sample_weight_Z=-np.ones(len(Z)))
     with pytest.raises(NotImplementedError, match="tol"):
         KernelSVD(solver="nystrom", nystrom_params={"tol": 0.1}).fit(Xt, Z=Zt)
     with pytest.raises(ValueError, match="NaN"):

@@ -14,8 +14,10 @@ numpy path does) so that nothing beyond G is formed; new rows and columns are ce
 the training means in ``transform`` / ``transform_right`` (with ``solver='nystrom'`` the
 landmark blocks G̃[I, J] and the extension products are centred the same way, as the numpy
 path's centred KernelMatrix gives them). Not available on torch (``NotImplementedError``
-naming the option): sample weights, ``solver='arpack'``, ``fit(A)`` with rows and columns of
-different dimension (the compatibility transform), sparse input.
+naming the option): ``solver='arpack'``, sparse input. Sample weights form the weighted
+matrix W^{1/2} G̃ W_z^{1/2} densely on the device (as the numpy path forms it); the
+compatibility transform of a non-square ``fit(A)`` is computed on the host with numpy (it
+works on the d-dimensional data, not on G) and the kernel SVD then runs on the device.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _out(T, as_numpy: bool):
     return to_numpy(T) if as_numpy else T
 
 
-def fit_torch(est, X, Z, weighted: bool = False) -> None:
+def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
     """Fit ``est`` (a KernelSVD) on the torch backend (see the module docstring)."""
     from .._shared.ksvd import build_kernel, median_bandwidth, median_sample_indices
     from .._validation import check_input, clip_count
@@ -51,9 +53,6 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
     from ..kernels import get_kernel
 
     require_torch()
-    if weighted:
-        raise NotImplementedError("sample_weight/sample_weight_Z are not available on the torch "
-                                  "backend; use device=None with numpy input")
     if est.solver == "arpack":
         raise NotImplementedError("solver='arpack' is not available on the torch backend; use "
                                   "'randomized', 'nystrom', 'dense' or 'auto'")
@@ -64,6 +63,7 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
     # the fitted model keeps X and Z (not a precomputed G): never the caller's memory
     Xt = as_tensor(X, dev, "X", copy=not est._precomputed())
     est.torch_fit_ = True
+    est._train_scores = est._z_norm = None
     est._torch_state = state = {"device": dev, "dtype": Xt.dtype}
     if est._precomputed():
         if Z is not None:
@@ -79,12 +79,10 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
         est.kernel_, auto_bw = build_kernel(est)
         if Z is None:
             N, M = Xt.shape
-            if N != M:
-                raise NotImplementedError(
-                    f"fit(A) with a {N}x{M} data matrix needs the compatibility transform "
-                    "(compat), which is not available on the torch backend; pass the second set "
-                    "as Z")
-            Zt = Xt.T.contiguous()
+            if N == M:
+                Zt = Xt.T.contiguous()
+            else:  # the compatibility transform of the data matrix, on the host (numpy)
+                Xt, Zt = _compat_fit(est, Xt)
             est.n_features_in_, est.z_features_in_ = int(M), int(N)
         else:
             Zt = as_tensor(Z, dev, "Z", dtype=Xt.dtype, copy=True)
@@ -108,7 +106,10 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
         est.X_fit_, est.Z_fit_ = (_out(Xt, as_numpy), _out(Zt, as_numpy))
         state.update(kernel=tk, X=Xt, Z=Zt)
     n, m = (int(k) for k in G.shape)
-    if est.center:
+    weights = _weights(sample_weight, sample_weight_Z, n, m)
+    if weights is not None:
+        G = _weighted(G, est, state, as_numpy, *weights)
+    elif est.center:
         G = _centered(G, est, state, as_numpy)
     r = clip_count(est.n_components, min(n, m), "n_components",
                    f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
@@ -146,6 +147,11 @@ def fit_torch(est, X, Z, weighted: bool = False) -> None:
         state["log_norm"] = G.log_norm()  # the training rows' normalisers (transform_right)
     est.solver_ = solver
     est.n_rows_, est.n_cols_ = n, m
+    if weights is not None:  # the training scores, as transform/transform_right give them
+        w, wz = (state[k] for k in ("w", "wz"))
+        D = state.pop("centred")
+        est._train_scores = (_out(D @ (V * torch_sqrt(wz)[:, None]), as_numpy),
+                             _out(D.T @ (U * torch_sqrt(w)[:, None]), as_numpy))
 
 
 class _CenteredOperator:
@@ -190,6 +196,64 @@ class _CenteredOperator:
         D -= self.c[None, :]
         D += self.g
         return D
+
+
+def torch_sqrt(t):
+    """Elementwise square root of a tensor."""
+    torch = require_torch()
+    return torch.sqrt(t)
+
+
+def _weights(sample_weight, sample_weight_Z, n: int, m: int):
+    """The checked float64 numpy weights (w, w_z) of a weighted fit (ones for the side not
+    given), or None: the numpy path's ``_check_weights``."""
+    from ..decomposition.ksvd import _check_weights
+
+    if sample_weight is None and sample_weight_Z is None:
+        return None
+    sw = to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight
+    swz = to_numpy(sample_weight_Z) if any_torch(sample_weight_Z) else sample_weight_Z
+    w = _check_weights(sw, n, "sample_weight", "row of X (row of G)")
+    wz = _check_weights(swz, m, "sample_weight_Z", "row of Z (column of G)")
+    return (np.ones(n) if w is None else w), (np.ones(m) if wz is None else wz)
+
+
+def _weighted(G, est, state: dict, as_numpy: bool, w: np.ndarray, wz: np.ndarray):
+    """G_w = W^{1/2} G̃ W_z^{1/2} on the device (``KernelSVD._fit_weighted``, the repeated-rows
+    fit of the class Notes): G formed densely, a row-normalised kernel renormalised with the
+    weights of Z, centred with the weighted means, then scaled by √w and √w_z."""
+    from ..config import check_memory
+
+    torch = require_torch()
+    n, m = (int(k) for k in G.shape)
+    like = G.X if hasattr(G, "X") else G
+    check_memory(2 * n * m * like.element_size(), "KernelSVD with sample weights on torch (the "
+                 "weighted kernel matrix)", "no sample weights")
+    D = G.to_dense() if hasattr(G, "block") else G.clone()
+    dt, dev = D.dtype, D.device
+    wt = torch.as_tensor(w, dtype=dt, device=dev)
+    wzt = torch.as_tensor(wz, dtype=dt, device=dev)
+    z_norm = None
+    kernel = state.get("kernel")
+    if kernel is not None and est.kernel_.row_normalized and not np.all(wz == 1):
+        # κ(x, z) = k(x, z) / Σ_r k(x, r): repeating z_r w_z,r times weights the normaliser too
+        z_norm = (D @ wzt).to(torch.float64)
+        D = D / z_norm[:, None].to(dt)
+    if est.center:  # weighted means: the centring of the repeated-rows fit
+        sw, swz = float(w.sum()), float(wz.sum())
+        r64 = (D @ wzt).to(torch.float64) / swz
+        c64 = (wt @ D).to(torch.float64) / sw
+        g = float(torch.as_tensor(w, dtype=torch.float64, device=dev) @ r64) / sw
+        D = D - r64[:, None].to(dt)
+        D -= c64[None, :].to(dt)
+        D += g
+        est.row_means_, est.col_means_ = _out(r64, as_numpy), _out(c64, as_numpy)
+        est.grand_mean_ = g
+        state.update(row_means=r64.to(dt), col_means=c64.to(dt), grand_mean=g)
+    est.sample_weight_, est.sample_weight_Z_ = w, wz
+    est._z_norm = None if z_norm is None else to_numpy(z_norm)
+    state.update(w=wt, wz=wzt, z_norm=z_norm, centred=D)
+    return (D * torch.sqrt(wt)[:, None]) * torch.sqrt(wzt)[None, :]
 
 
 def _means64(G):
@@ -264,6 +328,8 @@ def transform_torch(est, X, left: bool = True):
         expected = est.n_cols_ if left else est.n_rows_
         if Xn.shape[1] != expected:
             raise ValueError(f"precomputed {name} has {Xn.shape[1]} columns; expected {expected}")
+        if "w" in state:
+            return _out(_weighted_scores(est, state, lambda B: Xn @ B, left), as_numpy)
         if nys:
             out = Xn[:, idx] @ Mx
             if est.center:  # centred rows: their own full means, the landmarks' training means
@@ -281,7 +347,15 @@ def transform_torch(est, X, left: bool = True):
     if Xn.shape[1] != expected:
         raise ValueError(f"{name} has {Xn.shape[1]} features, but KernelSVD is expecting "
                          f"{expected} features as input")
+    Xn = _compat_new(est, Xn, left)
     tk, wm = state["kernel"], _working_memory(est)
+    if "w" in state:
+        if left:
+            G = TorchKernelMatrix(tk, Xn, state["Z"], reference=state["Z"], working_memory=wm)
+            return _out(_weighted_scores(est, state, G.matmat, left), as_numpy)
+        G = TorchKernelMatrix(tk, state["X"], Xn, reference=state["Z"], working_memory=wm,
+                              log_norm=state.get("log_norm"))
+        return _out(_weighted_scores(est, state, G.rmatmat, left), as_numpy)
     if left:
         G = TorchKernelMatrix(tk, Xn, state["Z"], reference=state["Z"], working_memory=wm)
         B = Mx if nys else state["V"]
@@ -306,6 +380,61 @@ def transform_torch(est, X, left: bool = True):
         if nys:
             out = out * s
     return _out(out, as_numpy)
+
+
+def _compat_fit(est, A):
+    """Rows and columns of a non-square data matrix A (a tensor) made comparable by the
+    compatibility transform (paper 000 §3: a0–a2, 'pca', 'pinv', 'random'), computed on the
+    host with :class:`~asymkern.kernels.CompatibilityTransform` (as the numpy path; same
+    ``random_state``) and moved back to A's device and dtype; sets ``est.compat_``."""
+    from ..kernels import CompatibilityTransform
+
+    N, M = (int(k) for k in A.shape)
+    if est.compat is None:
+        raise ValueError(f"X is a {N}x{M} data matrix whose rows (dimension {M}) and columns "
+                         f"(dimension {N}) differ: set compat to 'pca', 'pinv', 'random' or a "
+                         "matrix, or pass the second set as Z")
+    est.compat_ = CompatibilityTransform(est.compat, est.random_state)
+    Xv, Zv = est.compat_.fit_transform(to_numpy(A))
+    return (as_tensor(Xv, A.device, "X", dtype=A.dtype, copy=True),
+            as_tensor(Zv, A.device, "Z", dtype=A.dtype, copy=True))
+
+
+def _compat_new(est, P, left: bool):
+    """New rows (``left``: of A, length M) or columns (given as rows, length N) through the
+    fitted compatibility transform, on the host."""
+    if getattr(est, "compat_", None) is None:
+        return P
+    f = est.compat_.transform_x if left else est.compat_.transform_z
+    return as_tensor(f(to_numpy(P)), P.device, "X" if left else "Z", dtype=P.dtype)
+
+
+def _weighted_scores(est, state: dict, prod, left: bool):
+    """Scores of new rows (``left``) or columns after a weighted fit (``KernelSVD.transform``
+    / ``transform_right`` with ``_right_map`` / ``_left_map``), from ``prod(B)`` = K B with K
+    the new kernel rows against the training side (columns: κ(x_i, z) as rows).
+
+    Left: K̂ = K / (K w_z) for a row-normalised kernel renormalised with the weights, centred
+    with its own weighted means and the training column means, times W_z^{1/2} V. Right: K̂ =
+    K / z_norm (the training rows' weighted normalisers), centred likewise, times W^{1/2} U.
+    One product K [w | B] gives both the weighted row sums and the scores.
+    """
+    torch = require_torch()
+    w, z_norm = (state["wz"], None) if left else (state["w"], state["z_norm"])
+    B = (state["V"] if left else state["U"]) * torch.sqrt(w)[:, None]
+    ws, Bs = w, B
+    if z_norm is not None:  # right: κ(x_i, z) / z_norm_i
+        zn = z_norm[:, None].to(B.dtype)
+        ws, Bs = w / zn[:, 0], B / zn
+    P = prod(torch.cat([ws[:, None], Bs], dim=1))
+    a, out = P[:, 0], P[:, 1:]
+    if left and state["z_norm"] is not None:  # left: K̂ = K / (K w_z), whose K̂ w_z is 1
+        out = out / a[:, None]
+        a = torch.ones_like(a)
+    if est.center:
+        tm = state["col_means" if left else "row_means"]
+        out = _center_scores(out, a / float(w.sum()), tm, B, state["grand_mean"])
+    return out
 
 
 def torch_ones(k: int, like):

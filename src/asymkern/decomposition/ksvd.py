@@ -128,9 +128,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         tensor's own device for torch tensors (which give tensors back, dtype kept). The
         torch backend supports the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``
         and the solvers 'auto', 'dense', 'randomized', 'block_krylov' and 'nystrom' (fixed
-        landmark counts), ``center=True`` with every solver but 'nystrom'; ``center=True``
-        with 'nystrom', sample weights and the compatibility transform raise
-        ``NotImplementedError``. Needs PyTorch (``pip install "asymkern[torch]"``).
+        landmark counts), ``center=True``, sample weights (the weighted matrix formed
+        densely on the device) and the compatibility transform (computed on the host);
+        'arpack' and sparse input raise ``NotImplementedError``. Needs PyTorch
+        (``pip install "asymkern[torch]"``).
 
     Attributes
     ----------
@@ -427,7 +428,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if use_torch(self, X, Z):  # torch executor (asymkern._torch)
             from .._torch.ksvd import fit_torch
 
-            return fit_torch(self, X, Z, weighted)
+            return fit_torch(self, X, Z, sample_weight, sample_weight_Z)
         if self._precomputed():
             if Z is not None:
                 raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
