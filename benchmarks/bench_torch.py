@@ -10,9 +10,14 @@ the machine and its load):
    on numpy arrays (CPU path), same ``random_state``; the agreement of the singular values is
    printed next to the ratio.
 3. ``NystromKernelRidge`` (mode 'lla') fit + predict on the device against the CPU path.
+4. ``KoopmanOperator(estimator='rrr', n_landmarks=m)`` (the Nyström estimator: n×m kernel
+   blocks reduced on the device) fit + 3-step forecast, against the CPU path.
+5. ``KernelCCA`` (exact: two n×n Gram matrices eigendecomposed in float64 on the device) fit +
+   transform, against the CPU path.
 
 With CUDA available the sizes are those of issue 16 (kernel blocks 20000², KernelSVD at
-n = m = 10⁶ and 10⁷, KRR at 10⁶; the CPU path of the 10⁷ fit runs once). Without CUDA the
+n = m = 10⁶ and 10⁷, KRR at 10⁶; the CPU path of the 10⁷ fit runs once), the Nyström Koopman
+operator at n = 10⁶ (m = 1000) and kernel CCA at n = 4000. Without CUDA the
 script says so and runs the same comparison on CPU tensors at small sizes: that measures the
 overhead of the torch path on the CPU, not a GPU speed-up, and no GPU figure is reported.
 
@@ -35,6 +40,7 @@ import numpy as np
 from asymkern import KernelSVD
 from asymkern.kernels import get_kernel
 from asymkern.nystrom import NystromKernelRidge
+from asymkern.operators import KernelCCA, KoopmanOperator
 
 
 def _sync(torch, device) -> None:
@@ -126,6 +132,61 @@ def krr(torch, device, n: int, d: int, dtype, repeats: int) -> dict:
             "vs": f"CPU numpy path (rel. diff of predictions {diff:.1e})"}
 
 
+def koopman(torch, device, n: int, m: int, repeats: int) -> dict:
+    rng = np.random.RandomState(3)
+    R = 0.95 * np.array([[np.cos(0.2), -np.sin(0.2), 0], [np.sin(0.2), np.cos(0.2), 0],
+                         [0, 0, 0.5]])
+    x = np.zeros((n, 3))
+    noise = 0.3 * rng.randn(n, 3)
+    for t in range(n - 1):
+        x[t + 1] = R @ x[t] + noise[t]
+    xt = torch.as_tensor(x, device=device)
+    kw = dict(estimator="rrr", rank=10, n_components=5, n_landmarks=m, alpha=1e-6,
+              kernel_params={"gamma": 0.5}, random_state=0)
+    out = {}
+
+    def run_torch():
+        est = KoopmanOperator(**kw).fit(xt)
+        out["torch"] = (est.eigenvalues_, est.predict(xt[:1000], n_steps=3))
+
+    def run_numpy():
+        est = KoopmanOperator(**kw).fit(x)
+        out["numpy"] = (est.eigenvalues_, est.predict(x[:1000], n_steps=3))
+
+    t = interleaved(torch, device, {"torch": run_torch, "numpy": run_numpy}, repeats)
+    lam_t, lam_n = out["torch"][0], out["numpy"][0]
+    diff = float(np.max(np.abs(lam_t - lam_n)) / np.max(np.abs(lam_n)))
+    return {"what": f"KoopmanOperator rrr (Nyström, m={m}) fit + 3-step forecast, n={n:.0e}, "
+                    "d=3, float64",
+            "ratio": t["torch"] / t["numpy"],
+            "vs": f"CPU numpy path (max rel. diff of λ {diff:.1e})"}
+
+
+def cca(torch, device, n: int, repeats: int) -> dict:
+    rng = np.random.RandomState(4)
+    X = rng.randn(n, 5)
+    Y = np.c_[np.sin(X[:, :2]), X[:, 2:3] ** 2] + 0.1 * rng.randn(n, 3)
+    Xt, Yt = torch.as_tensor(X, device=device), torch.as_tensor(Y, device=device)
+    kw = dict(n_components=3, alpha=1e-3)
+    out = {}
+
+    def run_torch():
+        est = KernelCCA(**kw).fit(Xt, Yt)
+        out["torch"] = est.canonical_correlations_.cpu().numpy()
+        est.transform(Xt)
+
+    def run_numpy():
+        est = KernelCCA(**kw).fit(X, Y)
+        out["numpy"] = est.canonical_correlations_
+        est.transform(X)
+
+    t = interleaved(torch, device, {"torch": run_torch, "numpy": run_numpy}, repeats)
+    diff = float(np.max(np.abs(out["torch"] - out["numpy"])))
+    return {"what": f"KernelCCA exact fit + transform, n={n}, float64",
+            "ratio": t["torch"] / t["numpy"],
+            "vs": f"CPU numpy path (max abs. diff of the correlations {diff:.1e})"}
+
+
 def run(quick: bool = False, repeats: int = 3, out: str | None = None) -> str:
     """Run the benchmark and write the markdown table; returns the text written."""
     import torch
@@ -133,13 +194,14 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None) -> str:
     cuda = torch.cuda.is_available()
     device = torch.device("cuda" if cuda else "cpu")
     if quick:
-        sizes = dict(block=300, ksvd=[1500], krr=1500, repeats=1, cpu_repeats=1)
-    elif cuda:
-        sizes = dict(block=20000, ksvd=[10**6, 10**7], krr=10**6, repeats=repeats,
+        sizes = dict(block=300, ksvd=[1500], krr=1500, koopman=(2000, 50), cca=200, repeats=1,
                      cpu_repeats=1)
+    elif cuda:
+        sizes = dict(block=20000, ksvd=[10**6, 10**7], krr=10**6, koopman=(10**6, 1000),
+                     cca=4000, repeats=repeats, cpu_repeats=1)
     else:
-        sizes = dict(block=2000, ksvd=[20000], krr=20000, repeats=repeats,
-                     cpu_repeats=repeats)
+        sizes = dict(block=2000, ksvd=[20000], krr=20000, koopman=(50000, 300), cca=1000,
+                     repeats=repeats, cpu_repeats=repeats)
     rows = []
     for dtype in (np.float32, np.float64):
         rows += kernel_blocks(torch, device, sizes["block"], 10, dtype, sizes["repeats"])
@@ -147,6 +209,8 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None) -> str:
         rows.append(ksvd(torch, device, n, 10, np.float32, sizes["repeats"],
                          sizes["cpu_repeats"] if n < 10**7 else 1))
     rows.append(krr(torch, device, sizes["krr"], 10, np.float32, sizes["repeats"]))
+    rows.append(koopman(torch, device, *sizes["koopman"], sizes["repeats"]))
+    rows.append(cca(torch, device, sizes["cca"], sizes["repeats"]))
     dev_line = (f"CUDA device: {torch.cuda.get_device_name(device)}" if cuda else
                 "**No GPU was available for this run: no GPU figures are reported.** The rows "
                 "below compare the torch path on CPU tensors with the numpy path on the same "
