@@ -1,4 +1,5 @@
-"""KernelSVD's kernel set-up: the data-driven bandwidth rules (shared with asymkern._dask)."""
+"""KernelSVD's kernel set-up and input checks: the data-driven bandwidth rules and the sample
+weights (shared with asymkern._dask and asymkern._torch)."""
 
 from __future__ import annotations
 
@@ -81,3 +82,27 @@ def build_kernel(est):
     if auto_bw:  # placeholder; the real value needs the two validated sets
         params["bandwidth"] = 1.0
     return resolve_kernel(est.kernel, params, gamma=est.gamma), auto_bw
+
+
+def check_weights(weights, n: int, name: str, what: str) -> np.ndarray | None:
+    """``sample_weight``-style weights as a float64 (n,) array ≥ 0 with a positive sum."""
+    if weights is None:
+        return None
+    is_scalar = np.isscalar(weights) and not isinstance(weights, (str, bytes))
+    if is_scalar:
+        w = np.full(n, float(weights))
+    else:
+        try:
+            w = np.array(weights, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric, one weight per {what}: {exc}") from exc
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array with one weight per {what} (shape "
+                         f"({n},)), got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite weights")
+    if np.any(w < 0):
+        raise ValueError(f"{name} has negative values; expected weights >= 0")
+    if not np.any(w > 0):
+        raise ValueError(f"{name} is all zero; at least one weight must be non-zero")
+    return w

@@ -206,15 +206,15 @@ def torch_sqrt(t):
 
 def _weights(sample_weight, sample_weight_Z, n: int, m: int):
     """The checked float64 numpy weights (w, w_z) of a weighted fit (ones for the side not
-    given), or None: the numpy path's ``_check_weights``."""
-    from ..decomposition.ksvd import _check_weights
+    given), or None: the numpy path's :func:`asymkern._shared.ksvd.check_weights`."""
+    from .._shared.ksvd import check_weights
 
     if sample_weight is None and sample_weight_Z is None:
         return None
     sw = to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight
     swz = to_numpy(sample_weight_Z) if any_torch(sample_weight_Z) else sample_weight_Z
-    w = _check_weights(sw, n, "sample_weight", "row of X (row of G)")
-    wz = _check_weights(swz, m, "sample_weight_Z", "row of Z (column of G)")
+    w = check_weights(sw, n, "sample_weight", "row of X (row of G)")
+    wz = check_weights(swz, m, "sample_weight_Z", "row of Z (column of G)")
     return (np.ones(n) if w is None else w), (np.ones(m) if wz is None else wz)
 
 

@@ -298,9 +298,12 @@ def fit_koopman_torch(est, X, y, kernel):
     """
     from .._shared.operators import _check_int, _check_landmark_options
     from .._validation import clip_count
-    from ..operators._koopman import reduced_eig
-    from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
-    from ..operators.estimators import CholeskyInverse, _LowRank
+
+    parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
+    EmpiricalOperator, OperatorEig, RKHSFunction = (
+        parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
+    CholeskyInverse, _LowRank, reduced_eig = parts.CholeskyInverse, parts.LowRank, \
+        parts.reduced_eig
 
     torch = require_torch()
     owner = type(est).__name__
@@ -537,9 +540,12 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
     """
     from .._shared.operators import _check_int
     from .._validation import clip_count
-    from ..operators._koopman import reduced_eig
-    from ..operators.empirical import EmpiricalOperator, OperatorEig, RKHSFunction
-    from ..operators.estimators import PerronFrobeniusRepresentation, _LowRank
+
+    parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
+    EmpiricalOperator, OperatorEig, RKHSFunction = (
+        parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
+    PerronFrobeniusRepresentation, _LowRank, reduced_eig = (
+        parts.PerronFrobeniusRepresentation, parts.LowRank, parts.reduced_eig)
 
     torch = require_torch()
     owner = type(est).__name__

@@ -24,6 +24,7 @@ from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandw
     AUTO_BANDWIDTH_FACTOR,
     _resolve_bandwidth,
     build_kernel,
+    check_weights,
     median_bandwidth,
     median_sample_indices,
 )
@@ -38,30 +39,6 @@ from .._validation import (
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..linalg.svd import SOLVERS, top_svd
-
-
-def _check_weights(weights, n: int, name: str, what: str) -> np.ndarray | None:
-    """``sample_weight``-style weights as a float64 (n,) array ≥ 0 with a positive sum."""
-    if weights is None:
-        return None
-    is_scalar = np.isscalar(weights) and not isinstance(weights, (str, bytes))
-    if is_scalar:
-        w = np.full(n, float(weights))
-    else:
-        try:
-            w = np.array(weights, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric, one weight per {what}: {exc}") from exc
-    if w.ndim != 1 or w.shape[0] != n:
-        raise ValueError(f"{name} must be a 1-D array with one weight per {what} (shape "
-                         f"({n},)), got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise ValueError(f"{name} contains NaN or infinity; expected finite weights")
-    if np.any(w < 0):
-        raise ValueError(f"{name} has negative values; expected weights >= 0")
-    if not np.any(w > 0):
-        raise ValueError(f"{name} is all zero; at least one weight must be non-zero")
-    return w
 
 
 class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -490,8 +467,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         n, m = shape
         r = clip_count(self.n_components, min(n, m), "n_components",
                        f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
-        w = _check_weights(sample_weight, n, "sample_weight", "row of X (row of G)")
-        wz = _check_weights(sample_weight_Z, m, "sample_weight_Z", "row of Z (column of G)")
+        w = check_weights(sample_weight, n, "sample_weight", "row of X (row of G)")
+        wz = check_weights(sample_weight_Z, m, "sample_weight_Z", "row of Z (column of G)")
         self._train_scores = None
         self._z_norm = None
         if w is not None or wz is not None:

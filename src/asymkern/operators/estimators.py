@@ -47,6 +47,7 @@ Conventions (scikit-learn)
 
 from __future__ import annotations
 
+import types
 import warnings
 from typing import Any
 
@@ -1314,6 +1315,16 @@ class _TransferOperator(_OperatorEstimator):
         ts[mod >= 1] = np.inf
         self.timescales_ = ts
         return self
+
+    def _numpy_parts(self) -> types.SimpleNamespace:
+        """The numpy classes and helpers a backend executor (:mod:`asymkern._torch.transfer`)
+        builds the fitted model from: handed down by the estimator, so the executor layer
+        never imports the estimator packages (the layering of ``tests/test_layout.py``)."""
+        return types.SimpleNamespace(
+            EmpiricalOperator=EmpiricalOperator, OperatorEig=OperatorEig,
+            RKHSFunction=RKHSFunction, CholeskyInverse=CholeskyInverse, LowRank=_LowRank,
+            PerronFrobeniusRepresentation=PerronFrobeniusRepresentation,
+            reduced_eig=reduced_eig)
 
     def _estimator_kind(self) -> str:
         if self.estimator not in ESTIMATORS:
