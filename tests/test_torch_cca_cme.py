@@ -14,25 +14,20 @@ import scipy.linalg as sla
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import assert_same_up_to_sign, to_np  # noqa: E402
+
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
 from asymkern.kernels import get_kernel  # noqa: E402
 from asymkern.operators import ConditionalMeanEmbedding, KernelCCA  # noqa: E402
 
-
-def _np(a):
-    return a.detach().cpu().numpy() if is_torch_tensor(a) else np.asarray(a)
+_np = to_np
 
 
 def _t(a):
     return torch.as_tensor(a)
 
 
-def _same_up_to_sign(got, want, tol):
-    got, want = _np(got).astype(np.float64), np.asarray(want, dtype=np.float64)
-    signs = np.sign(np.sum(got * want, axis=0))
-    signs[signs == 0] = 1
-    err = np.max(np.abs(got * signs - want)) / np.max(np.abs(want))
-    assert err < tol, err
+_same_up_to_sign = assert_same_up_to_sign
 
 
 def _quiet(fit, *args):

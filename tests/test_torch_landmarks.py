@@ -16,13 +16,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import to_np  # noqa: E402
+
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
 from asymkern.kernels import get_kernel  # noqa: E402
 from asymkern.operators import ConditionalMeanEmbedding, KoopmanOperator  # noqa: E402
 
-
-def _np(a):
-    return a.detach().cpu().numpy() if is_torch_tensor(a) else np.asarray(a)
+_np = to_np
 
 
 def _t(a):

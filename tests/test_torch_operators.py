@@ -12,6 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import assert_same_up_to_sign, to_np  # noqa: E402
+
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
 from asymkern.exceptions import ClippedParameterWarning  # noqa: E402
 from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
@@ -30,16 +32,10 @@ def _quiet_fit(est, X):
         return est.fit(X)
 
 
-def _np(a):
-    return a.detach().cpu().numpy() if is_torch_tensor(a) else np.asarray(a)
+_np = to_np
 
 
-def _same_up_to_sign(got, want, tol):
-    got, want = _np(got).astype(np.float64), np.asarray(want, dtype=np.float64)
-    signs = np.sign(np.sum(got * want, axis=0))
-    signs[signs == 0] = 1
-    err = np.max(np.abs(got * signs - want)) / np.max(np.abs(want))
-    assert err < tol, err
+_same_up_to_sign = assert_same_up_to_sign
 
 
 @pytest.mark.parametrize("kernel,params", [("rbf", {"gamma": 2.0}), ("laplacian", None),

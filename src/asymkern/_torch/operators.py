@@ -227,14 +227,8 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
     from .._validation import clip_count
 
     torch = require_torch()
-    if est.method != "qr":
-        raise NotImplementedError(f"method={est.method!r} is not available on the torch "
-                                  "backend; use method='qr' or device=None with numpy input")
-    dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
-    X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
+    dev, as_numpy, dtype, X64, Y64, tkx, tky = _two_view_start(est, X, Y, kernel_x, kernel_y)
     n = int(X64.shape[0])
-    tkx = TorchKernel(kernel_x, int(X64.shape[1]))
-    tky = TorchKernel(kernel_y, int(Y64.shape[1]))
     mu_x, U_x, rx = _gram_eigh(tkx, X64, est.center, est.jitter, "X (input)")
     mu_y, U_y, ry = _gram_eigh(tky, Y64, est.center, est.jitter, "Y (output)")
     owner = type(est).__name__
@@ -244,20 +238,13 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
     # eigen-factors R = M^{1/2} Uᵀ of the kept directions; B̃ = R_Ψ (I/n) R_Φᵀ
     sx, sy = torch.sqrt(mu_x[:rx]), torch.sqrt(mu_y[:ry])
     Bt = (sy[:, None] * (U_y[:, :ry].T @ U_x[:, :rx]) * sx[None, :]) / n
-    P, sig, Qt = torch.linalg.svd(Bt, full_matrices=False)
-    if sig.numel() == 0 or not bool(sig[0] > 0):
-        raise ValueError("the operator is numerically zero (kernel QR route); nothing to "
-                         "decompose")
-    nonzero = int((sig[:k] > _SVD_RTOL * sig[0]).sum())
-    k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
-                   owner=owner)
-    sig = sig[:k]
-    coef_u = U_y[:, :ry] @ (P[:, :k] / sy[:, None])
-    coef_v = U_x[:, :rx] @ (Qt[:k].T / sx[:, None])
+    P, sig, Q = _small_svd(Bt, k, owner)
+    coef_u = U_y[:, :ry] @ (P / sy[:, None])
+    coef_v = U_x[:, :rx] @ (Q / sx[:, None])
     est.torch_fit_ = True
     cu = coef_u - coef_u.mean(dim=0, keepdim=True) if est.center else coef_u
     cv = coef_v - coef_v.mean(dim=0, keepdim=True) if est.center else coef_v
-    state = {"device": dev, "dtype": Xt.dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
+    state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
              "Y": Y64, "coef_u": cu, "coef_v": cv}
     return {"X": to_numpy(X64), "Y": to_numpy(Y64),
             "singular_values": to_numpy(sig) if as_numpy else sig,
@@ -302,6 +289,39 @@ def paired_input(est, X, Y):
                          "of X (paired samples (x_i, y_i))")
     return dev, as_numpy, Xt, Yt
 
+
+def _two_view_start(est, X, Y, kernel_x, kernel_y):
+    """Shared start of the two-view fits (cross-covariance, kernel CCA): only ``method='qr'``;
+    the paired samples on the device as float64 copies, and the two kernels.
+
+    Returns (device, whether the inputs were numpy, X's dtype, X64, Y64, kernel of X,
+    kernel of Y).
+    """
+    torch = require_torch()
+    if est.method != "qr":
+        raise NotImplementedError(f"method={est.method!r} is not available on the torch "
+                                  "backend; use method='qr' or device=None with numpy input")
+    dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
+    X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
+    return (dev, as_numpy, Xt.dtype, X64, Y64, TorchKernel(kernel_x, int(X64.shape[1])),
+            TorchKernel(kernel_y, int(Y64.shape[1])))
+
+
+def _small_svd(Bt, k: int, owner: str):
+    """The top-k SVD P Σ Qᵀ of the small matrix B̃ of Cor. 3.5 with the numpy path's rules:
+    a numerically zero operator is refused, and k is clipped (``ClippedParameterWarning``) to
+    the singular values above 1e-10·σ₁. Returns (P, σ, Q), k columns each."""
+    from .._validation import clip_count
+
+    torch = require_torch()
+    P, sig, Qt = torch.linalg.svd(Bt, full_matrices=False)
+    if sig.numel() == 0 or not bool(sig[0] > 0):
+        raise ValueError("the operator is numerically zero (kernel QR route); nothing to "
+                         "decompose")
+    nonzero = int((sig[:k] > _SVD_RTOL * sig[0]).sum())
+    k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
+                   owner=owner)
+    return P[:, :k], sig[:k], Qt[:k].T
 
 def transform_cross_covariance_torch(est, X, y=None):
     """``CrossCovarianceOperator.transform`` on the torch backend: [v_i(x)], and [u_i(y)].
@@ -387,15 +407,9 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
     from .._validation import clip_count
 
     torch = require_torch()
-    if est.method != "qr":
-        raise NotImplementedError(f"method={est.method!r} is not available on the torch "
-                                  "backend; use method='qr' or device=None with numpy input")
-    dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
-    X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
+    dev, as_numpy, dtype, X64, Y64, tkx, tky = _two_view_start(est, X, Y, kernel_x, kernel_y)
     n = int(X64.shape[0])
     c = bool(est.center)
-    tkx = TorchKernel(kernel_x, int(X64.shape[1]))
-    tky = TorchKernel(kernel_y, int(Y64.shape[1]))
     lx, Ux, rx = _gram_eigh(tkx, X64, c, 0.0, "X", warn=False)
     ly, Uy, ry = _gram_eigh(tky, Y64, c, 0.0, "y", warn=False)
     lx, Ux, ly, Uy = lx[:rx], Ux[:, :rx], ly[:ry], Uy[:, :ry]
@@ -405,15 +419,7 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
                    owner=owner)
     sx, sy = torch.sqrt(lx), torch.sqrt(ly)
     wx, wy = sx / torch.sqrt(lx + n * eps), sy / torch.sqrt(ly + n * eps)
-    P, sig, Qt = torch.linalg.svd(wy[:, None] * (Uy.T @ Ux) * wx[None, :],
-                                  full_matrices=False)
-    if sig.numel() == 0 or not bool(sig[0] > 0):
-        raise ValueError("the operator is numerically zero (kernel QR route); nothing to "
-                         "decompose")
-    nonzero = int((sig[:k] > _SVD_RTOL * sig[0]).sum())
-    k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
-                   owner=owner)
-    sig, P, Q = sig[:k], P[:, :k], Qt[:k].T
+    P, sig, Q = _small_svd(wy[:, None] * (Uy.T @ Ux) * wx[None, :], k, owner)
     coef_u, coef_v = Uy @ (P / sy[:, None]), Ux @ (Q / sx[:, None])
 
     def canonical(U, lam, Z64, tk, W):
@@ -434,7 +440,7 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
     coef_f, mean_x = canonical(Ux, lx, X64, tkx, Q / sx[:, None])
     coef_g, mean_y = canonical(Uy, ly, Y64, tky, P / sy[:, None])
     est.torch_fit_ = True
-    state = {"device": dev, "dtype": Xt.dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
+    state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
              "Y": Y64, "coef_f": coef_f, "coef_g": coef_g, "mean_x": mean_x,
              "mean_y": mean_y}
     return {"X": to_numpy(X64), "Y": to_numpy(Y64),
