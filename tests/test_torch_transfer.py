@@ -200,8 +200,10 @@ def test_koopman_torch_clipping_and_pickle(estimator, data):
 def test_koopman_torch_refusals(data):
     x, X, Y, Xq = data
     xt = torch.as_tensor(x)
-    with pytest.raises(NotImplementedError, match="observables.*device=None"):
-        KoopmanOperator().fit(xt, observables=np.ones(len(x)))
+    with pytest.raises(ValueError, match="observables has 5 rows"):
+        KoopmanOperator().fit(xt, observables=np.ones(5))
+    with pytest.raises(ValueError, match=r"observables\(y\) has shape"):
+        KoopmanOperator().fit(xt, observables=lambda Y: Y[:3])
     with pytest.raises(ValueError, match="n_landmarks must be None or a positive integer"):
         KoopmanOperator(n_landmarks=0).fit(xt)  # the landmark options' own validation
     # snapshot shapes: the numpy path's messages, naming y
@@ -371,3 +373,55 @@ def test_koopman_torch_validates_landmark_options(data):
     x = data[0]
     with pytest.raises(ValueError, match="landmarks must be 'uniform' or an index array"):
         KoopmanOperator(landmarks="kmeans").fit(torch.as_tensor(x))
+
+
+@pytest.mark.parametrize("estimator", ["full", "pcr", "rrr"])
+@pytest.mark.parametrize("landmarks", [None, 50])
+@pytest.mark.parametrize("kind", ["array", "1d", "tensor", "callable"])
+def test_koopman_torch_observables_equal_numpy(estimator, landmarks, kind, data):
+    """observables on torch (exact and landmark estimators): forecasts of g K̂ᵏ steps ahead and
+    the Koopman modes of the observables equal the numpy path's. A callable gets the shifted
+    samples in the type of the input (tensors for tensor input)."""
+    x = data[0]
+    g = np.c_[x[:, 0] ** 2, np.sin(x[:, 1])]
+    obs_np = {"array": g, "1d": g[:, 0], "tensor": g, "callable": lambda Y: Y[:, :1] ** 2}[kind]
+    obs_t = {"array": g, "1d": g[:, 0], "tensor": torch.as_tensor(g),
+             "callable": lambda Y: Y[:, :1] ** 2}[kind]
+    kw = dict(estimator=estimator, alpha=1e-4, kernel_params={"gamma": 5.0}, n_components=3,
+              rank=5, n_landmarks=landmarks, random_state=0)
+    a = KoopmanOperator(**kw).fit(x, observables=obs_np)
+    seen = []
+
+    def spy(Y):
+        seen.append(type(Y))
+        return obs_t(Y)
+
+    b = KoopmanOperator(**kw).fit(torch.as_tensor(x),
+                                  observables=spy if kind == "callable" else obs_t)
+    if kind == "callable":
+        assert seen == [torch.Tensor]
+    Xq = x[:7]
+    for k in (1, 3):
+        pa = a.predict(Xq, n_steps=k, observable=True)
+        pb = b.predict(torch.as_tensor(Xq), n_steps=k, observable=True)
+        assert is_torch_tensor(pb) and pb.shape == pa.shape
+        np.testing.assert_allclose(_np(pb), pa, rtol=0, atol=1e-10 * np.abs(pa).max())
+    if estimator != "full":  # ψ_i m_i is free of the eigenvectors' phase
+        ea, eb = a.eigenfunctions_(Xq), b.eigenfunctions_(Xq)
+        ta = np.einsum("ni,ij->nij", ea, a.modes(observable=True))
+        tb = np.einsum("ni,ij->nij", eb, b.modes(observable=True))
+        np.testing.assert_allclose(tb, ta, rtol=0, atol=1e-9 * np.abs(ta).max())
+
+
+def test_koopman_torch_observables_with_pairs(data):
+    """Snapshot pairs: the observables are given at the rows of y (no lag offset)."""
+    _, X, Y, Xq = data
+    g = Y[:, :1] ** 2 + Y[:, 1:]
+    kw = dict(estimator="pcr", rank=4, n_components=2, kernel_params={"gamma": 2.0},
+              alpha=1e-4)
+    a = KoopmanOperator(**kw).fit(X, Y, observables=g)
+    b = KoopmanOperator(**kw, device="cpu").fit(X, Y, observables=g)
+    pb = b.predict(Xq, n_steps=2, observable=True)
+    assert isinstance(pb, np.ndarray)
+    np.testing.assert_allclose(pb, a.predict(Xq, n_steps=2, observable=True), rtol=1e-10,
+                               atol=1e-12)

@@ -271,7 +271,33 @@ def _normalise_transform(lam, S):
 
 
 # ------------------------------------------------------------------------------ Koopman
-def fit_koopman_torch(est, X, y, kernel):
+def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_numpy: bool):
+    """The observable values g(y_i) at the shifted samples, validated by the numpy path's
+    ``KoopmanOperator._observable_data``: a float64 (n, p) tensor on the device, or None.
+
+    A callable is called with the shifted samples in the type of the input (torch tensors on
+    the device for tensor input, numpy arrays otherwise), so a torch function runs on the
+    device; values given as a tensor are copied to the host for the checks.
+    """
+    torch = require_torch()
+    if observables is None:
+        est._obs_1d = False
+        return None
+    if callable(observables):
+        vals = observables(to_numpy(X1) if as_numpy else X1)
+        vals = to_numpy(vals) if is_torch_tensor(vals) else np.asarray(vals)
+        if vals.shape[:1] != (X1.shape[0],):
+            raise ValueError(f"observables(y) has shape {vals.shape}; expected "
+                             f"({X1.shape[0]},) or ({X1.shape[0]}, p): one row per shifted "
+                             "snapshot y_i")
+        obs, y_given = vals, True
+    else:
+        obs = to_numpy(observables) if is_torch_tensor(observables) else observables
+    vals = est._observable_data(obs, X0, X1, lag, y_given)
+    return torch.as_tensor(vals, dtype=torch.float64, device=X1.device)
+
+
+def fit_koopman_torch(est, X, y, kernel, observables=None):
     """``KoopmanOperator.fit`` on the torch backend (exact estimators, paper 002 §4.4).
 
     Parameters
@@ -285,6 +311,8 @@ def fit_koopman_torch(est, X, y, kernel):
         The time-shifted snapshots.
     kernel : Kernel
         The resolved kernel.
+    observables : tensor, array-like, callable or None, default=None
+        As in ``KoopmanOperator.fit`` (:func:`observable_values`).
 
     Returns
     -------
@@ -308,16 +336,19 @@ def fit_koopman_torch(est, X, y, kernel):
     torch = require_torch()
     owner = type(est).__name__
     if est.n_landmarks is not None or not isinstance(est.landmarks, str):
-        return _fit_koopman_landmarks(est, X, y, kernel)
+        return _fit_koopman_landmarks(est, X, y, kernel, observables)
     _check_landmark_options(est, len(X))  # the exact estimators: validates the options
     kind, eps, X0, X1, dtype, tk, G = _fit_start(est, X, y, kernel)
     n = int(X0.shape[0])
     shift = n * eps
+    lag = _check_int(est.lag, "lag")
+    obs = observable_values(est, observables, X0, X1, lag, y is not None,
+                            not any_torch(X, y))
     Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
     X0n, X1n = est.X_fit_, est.Y_fit_
     est.landmarks_ = None
-    est._obs_1d = False
-    state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind}
+    state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind,
+             "obs": obs}
     if kind == "full":
         L = cholesky_shifted(G, shift)
         A = torch.cholesky_solve(Cyx, L)  # (G + nεI)⁻¹ C
@@ -331,7 +362,8 @@ def fit_koopman_torch(est, X, y, kernel):
         est.rank_ = None
         est.left_eigenfunctions_ = None
         est._pred_coef = to_numpy(coef)
-        est._fc = {"kind": "exact", "U": None, "M": None, "state": X1n, "obs": None}
+        est._fc = {"kind": "exact", "U": None, "M": None, "state": X1n,
+                   "obs": None if obs is None else to_numpy(obs)}
         est._torch_state = state
         k = _check_int(est.n_components, "n_components")
         k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
@@ -342,11 +374,13 @@ def fit_koopman_torch(est, X, y, kernel):
     VtY = V.T @ X1
     M = V.T @ (Cyx @ U)
     Mn, Un, Vn = to_numpy(M), to_numpy(U), to_numpy(V)
-    state.update(U=U, M=M, state=VtY, coef=U @ VtY)
+    obs_c = None if obs is None else V.T @ obs
+    state.update(U=U, M=M, state=VtY, coef=U @ VtY, obs=obs_c)
     est._torch_state = state
     est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, _LowRank(Un, Vn))
     est._pred_coef = to_numpy(state["coef"])
-    est._fc = {"kind": "exact", "U": Un, "M": Mn, "state": to_numpy(VtY), "obs": None}
+    est._fc = {"kind": "exact", "U": Un, "M": Mn, "state": to_numpy(VtY),
+               "obs": None if obs_c is None else to_numpy(obs_c)}
     lam, Z, Zinv = reduced_eig(Mn)
     norms = _norms(Z, U, G)
     coef = Un @ Z
@@ -356,7 +390,7 @@ def fit_koopman_torch(est, X, y, kernel):
                                lambda c: RKHSFunction(kernel, X1n, c))
 
 
-def _fit_koopman_landmarks(est, X, y, kernel):
+def _fit_koopman_landmarks(est, X, y, kernel, observables=None):
     """The Nyström Koopman estimators (Meanti et al. 2023) with their n-sums on the device.
 
     The whitened landmark features F = k(X, L) T and F⁺ = k(Y, L) T enter only through the
@@ -375,18 +409,20 @@ def _fit_koopman_landmarks(est, X, y, kernel):
     X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
     n = int(X0.shape[0])
     tk = TorchKernel(kernel, int(X0.shape[1]))
+    obs = observable_values(est, observables, X0, X1, lag, y is not None,
+                            not any_torch(X, y))
     idx, L, T = landmark_basis_torch(est, X0, tk)
     A, C, FY = landmark_stats_torch(tk, L, T, X0, X1, X1)
+    FG = None if obs is None else landmark_stats_torch(tk, L, T, X0, Y=obs)[2]
     est.kernel_ = kernel
     est._sparse_ok = False
-    est._obs_1d = False
     est.landmarks_ = idx
     est.X_fit_ = est.Y_fit_ = None
     est.operator_ = None
     est.torch_fit_ = True
     est._torch_state = {"device": X0.device, "dtype": dtype, "kernel": tk, "L": L,
                         "kind": "landmark"}
-    return est._set_landmark_model(to_numpy(L), T, A, C, FY, n, eps)
+    return est._set_landmark_model(to_numpy(L), T, A, C, FY, n, eps, FG)
 
 
 def _fit_start(est, X, y, kernel):
@@ -435,8 +471,9 @@ def _norms(Z, P, K):
     return np.sqrt(np.maximum(np.real(np.diag(to_numpy(S))), 1e-300))
 
 
-def predict_koopman_torch(est, X, n_steps: int):
-    """``KoopmanOperator.predict`` (the state, ``n_steps`` lags ahead) on the torch backend.
+def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
+    """``KoopmanOperator.predict`` (the state, or the observables, ``n_steps`` lags ahead) on
+    the torch backend.
 
     Parameters
     ----------
@@ -446,6 +483,9 @@ def predict_koopman_torch(est, X, n_steps: int):
         Initial states.
     n_steps : int
         Number of lags k ≥ 1.
+    observable : bool, default=False
+        Forecast the observables given to ``fit`` (their data coefficients on the device)
+        instead of the state.
 
     Returns
     -------
@@ -457,19 +497,24 @@ def predict_koopman_torch(est, X, n_steps: int):
     torch = require_torch()
     state, Xn, as_numpy = _transform_input(est, X)
     if state["kind"] == "full":
-        coef = state["coef"]
+        if observable:
+            coef = torch.cholesky_solve(state["obs"], state["L"])
+        else:
+            coef = state["coef"]
         for _ in range(n_steps - 1):
             coef = torch.cholesky_solve(state["Cyx"] @ coef, state["L"])
     else:
-        c = state["state"]
+        c = state["obs"] if observable else state["state"]
         for _ in range(n_steps - 1):
             c = state["M"] @ c
-        coef = state["U"] @ c if n_steps > 1 else state["coef"]
+        coef = state["U"] @ c if (n_steps > 1 or observable) else state["coef"]
     out = TorchKernelMatrix(state["kernel"], Xn.to(torch.float64), state["X"]).matmat(coef)
     if not bool(torch.isfinite(out).all()):
         raise ValueError("the predictions have non-finite entries; rescale X like the training "
                          "data")
     out = out.to(Xn.dtype)
+    if observable and getattr(est, "_obs_1d", False):
+        out = out[:, 0]
     return to_numpy(out) if as_numpy else out
 
 

@@ -1423,7 +1423,8 @@ class KoopmanOperator(_TransferOperator):
         tensors, dtype kept). With landmarks, the sums FᵀF, FᵀF⁺, FᵀY of the whitened landmark
         features are formed on the device and the p×p estimator is the numpy path's; the
         model then keeps the landmarks only (``operator_``, ``X_fit_`` None, as after a Dask
-        fit). No ``observables``; the kernels of
+        fit). ``observables`` too (a callable gets the shifted samples as tensors on the
+        device for tensor input). The kernels of
         ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
         (``pip install "asymkern[torch]"``). Eigenvalues and forecasts equal the numpy path's
         to rounding; eigenfunctions agree up to sign (complex phase) that LAPACK leaves free.
@@ -1610,13 +1611,10 @@ class KoopmanOperator(_TransferOperator):
 
             return fit_koopman_dask(self, X, y)
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            if observables is not None:
-                raise NotImplementedError("observables are not available on the torch backend; "
-                                          "use numpy input with device=None to forecast or "
-                                          "decompose observables")
             from .._torch.transfer import fit_koopman_torch
 
-            return fit_koopman_torch(self, X, y, as_rkhs_kernel(self.kernel, self.kernel_params))
+            return fit_koopman_torch(self, X, y, as_rkhs_kernel(self.kernel, self.kernel_params),
+                                     observables)
         eps = self._alpha()
         lag = _check_int(self.lag, "lag")
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
@@ -1734,7 +1732,7 @@ class KoopmanOperator(_TransferOperator):
         if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
             from .._torch.transfer import predict_koopman_torch
 
-            return predict_koopman_torch(self, X, k)
+            return predict_koopman_torch(self, X, k, observable)
         if c is None or (k == 1 and not observable):
             coef = self._pred_coef
         else:
