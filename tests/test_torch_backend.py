@@ -505,11 +505,55 @@ def test_krr_torch_float32(mode, reg):
     assert b.score(torch.as_tensor(X32), y) == pytest.approx(a.score(X32, y), rel=1e-5)
 
 
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("two_d", [False, True])
+def test_krr_torch_exact_equals_numpy_and_dense(fit_intercept, weighted, two_d, reg):
+    """mode='exact' on torch (the n×n machine of paper 004 on the device) equals the numpy path
+    and, without intercept or weights, the dense solve (K + alpha I)⁻¹y. With an intercept the
+    predictions k(x, X)a + b add Σa·k̄(x) with Σa = 0 only to rounding: the numpy path itself
+    moves by ~1e-10 when the training rows are permuted, so that case is checked to 1e-9."""
+    X, y, _, Xn = reg
+    rng = np.random.RandomState(3)
+    Y = np.c_[y, y**2] if two_d else y
+    sw = rng.uniform(0.2, 2, len(X)) if weighted else None
+    keep = (X.copy(), np.array(Y, copy=True))
+    kw = dict(mode="exact", alpha=1e-2, fit_intercept=fit_intercept)
+    a = NystromKernelRidge(**kw).fit(X, Y, sample_weight=sw)
+    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X), torch.as_tensor(Y),
+                                     sample_weight=sw)
+    tol = 1e-9 if fit_intercept else 1e-12
+    pa, pb = a.predict(Xn), b.predict(torch.as_tensor(Xn))
+    assert is_torch_tensor(pb) and tuple(pb.shape) == pa.shape
+    assert rel(pb, pa) < tol
+    assert rel(b.dual_coef_, a.dual_coef_) < 1e-10
+    assert b.basis_ is None and b.subspace_dim_ == len(X)
+    if not fit_intercept and not weighted:
+        k = get_kernel("rbf")
+        ref = k(Xn, X) @ np.linalg.solve(k(X) + 1e-2 * np.eye(len(X)), Y)
+        assert rel(pb, ref) < 1e-11
+    c = NystromKernelRidge(**kw, device="cpu").fit(X, Y, sample_weight=sw)
+    assert isinstance(c.predict(Xn), np.ndarray) and rel(c.predict(Xn), pa) < tol
+    np.testing.assert_array_equal(X, keep[0])
+    np.testing.assert_array_equal(Y, keep[1])
+
+
+def test_krr_torch_fit_never_shares_the_callers_memory(reg):
+    """GSA and exact predict with K(X, X_fit): the model keeps its own copy of X."""
+    X, y, _, Xn = reg
+    for mode in ("gsa", "exact"):
+        Xt = torch.as_tensor(X.copy())
+        b = NystromKernelRidge(mode=mode, n_landmarks=20, random_state=0).fit(Xt, y)
+        before = b.predict(torch.as_tensor(Xn)).clone()
+        Xt.mul_(2.0)
+        assert torch.equal(b.predict(torch.as_tensor(Xn)), before), mode
+
 def test_krr_torch_refusals(reg):
     X, y, _, _ = reg
     Xt = torch.as_tensor(X)
-    with pytest.raises(NotImplementedError, match="mode='exact'"):
-        NystromKernelRidge(mode="exact").fit(Xt, y)
+    with pytest.raises(NotImplementedError, match="kernel='precomputed'"):
+        NystromKernelRidge(mode="exact", kernel="precomputed").fit(Xt @ Xt.T, y)
     with pytest.raises(NotImplementedError, match="gsa_solver='woodbury'"):
         NystromKernelRidge(mode="gsa", gsa_solver="woodbury").fit(Xt, y)
     with pytest.raises(ValueError, match="subspace_dim"):

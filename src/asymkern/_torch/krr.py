@@ -15,7 +15,13 @@ K(X, C)·β + b, block by block on the device. K_nm itself (n×m) is never held.
 GSA (gsa_solver 'eq20') assembles G_cᵀ = (K_nm − 1k̄ᵀ)A (n × s) on the device for its thin SVD
 and predicts with K(X, X_fit)·α streamed over row blocks.
 
-Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa'; landmarks 'uniform' or row indices; the
+The exact machine (mode 'exact', the reference of paper 004) forms the n×n kernel on the device
+in float64, centres it with the (weighted) mean feature and solves
+(W½ K_c W½ + alpha I) b = W½ y_c there (``torch.linalg.solve``, LU as numpy's), a = W½ b;
+predictions are K(X, X_fit)·a + b streamed over row blocks, as GSA's.
+
+Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; landmarks 'uniform' or row
+indices; the
 kernels of :data:`~.kernels.SUPPORTED_KERNELS` that are PSD; ``solver='auto'``; sample weights.
 Others raise ``NotImplementedError`` naming the option.
 """
@@ -30,7 +36,7 @@ from .._validation import check_nonnegative_weights, check_regression_targets
 from .device import as_tensor, from_numpy, resolve_device, to_numpy
 from .kernels import TorchKernel
 
-TORCH_MODES = ("lla", "ncr", "gsa", "spa")
+TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
 
 def _row_step(m: int, k: int) -> int:
@@ -66,7 +72,7 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     as_numpy = not any_torch(X)
     if as_numpy:
         X = check_input(est, X, reset=True, name="X")
-    Xt = as_tensor(X, dev, "X")
+    Xt = as_tensor(X, dev, "X", copy=True)  # kept as X_fit_: never the caller's memory
     n, d = (int(k) for k in Xt.shape)
     if not as_numpy:
         est.n_features_in_ = d
@@ -84,6 +90,8 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     kernel = est._kernel()
     check_psd_kernel(kernel)
     tk = TorchKernel(kernel, d)
+    if mode == "exact":
+        return _fit_exact(est, Xt, Y, sw, unweighted, ybar, alpha, tk, as_numpy)
     rng = check_random_state(est.random_state, "random_state")
     m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
     method, m, idx = landmark_request(est.landmarks, m, n)
@@ -184,6 +192,48 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     return est
 
 
+def _fit_exact(est, Xt, Y, sw, unweighted: bool, ybar, alpha: float, tk, as_numpy: bool):
+    """The exact machine on the device: (W½ K_c W½ + alpha I) b = W½ y_c, a = W½ b (the numpy
+    path's formulas, paper 004's reference), K_c the kernel centred with the (weighted) mean
+    feature r: K_c = K − r1ᵀ − 1rᵀ + (mean r)11ᵀ."""
+    from .._validation import check_finite_output
+    from .kernels import TorchKernelMatrix
+
+    torch = require_torch()
+    est._no_basis(Xt)  # the memory check and the basis attributes of mode='exact'
+    f64 = dict(dtype=torch.float64, device=Xt.device)
+    K = TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)
+    if not bool(torch.isfinite(K).all()):
+        raise ValueError("the kernel matrix of X has non-finite entries; rescale X (e.g. "
+                         "StandardScaler) or change the kernel parameters")
+    wt = torch.as_tensor(sw, **f64)
+    wsum = float(sw.sum())
+    Yc = torch.as_tensor(Y - ybar, **f64)
+    r = None
+    if est.fit_intercept:  # the (weighted) mean feature; K is symmetric
+        r = K.mean(dim=0) if unweighted else (wt @ K) / wsum
+        rbar = float(r.mean()) if unweighted else float(wt @ r) / wsum
+        K = K - r[:, None] - r[None, :] + rbar
+    rw = torch.sqrt(wt)[:, None]
+    if not unweighted:
+        K = rw * K * rw.T
+    K.diagonal().add_(alpha)
+    a = rw * torch.linalg.solve(K, rw * Yc)
+    del K
+    est.coef_ = est.landmark_coef_ = None
+    est.intercept_ = ybar - (to_numpy(r @ a) if r is not None else 0.0)
+    est.dual_coef_ = to_numpy(a) if as_numpy else a
+    est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
+    est._torch_state = {"device": Xt.device, "dtype": Xt.dtype, "kernel": tk, "C": None,
+                        "center": None, "X": Xt, "dual": a, "beta": None,
+                        "b": from_numpy(np.atleast_1d(est.intercept_), a)}
+    for name in ("dual_coef_", "intercept_"):
+        check_finite_output(to_numpy(a) if name == "dual_coef_" else est.intercept_,
+                            f"the fitted {name}",
+                            "rescale X (e.g. StandardScaler) or increase alpha")
+    return est
+
+
 def predict_ridge_torch(est, X, approach=None):
     """Predictions K(X, C)β + b of a NystromKernelRidge on the torch backend."""
     from .._validation import check_input
@@ -207,7 +257,7 @@ def predict_ridge_torch(est, X, approach=None):
                          f"{est.n_features_in_} features as input")
     beta, b, tk, C = state["beta"], state["b"], state["kernel"], state["C"]
     n = int(Xn.shape[0])
-    if approach == "gsa":  # K(X, X_fit) α, streamed over row blocks on the device
+    if approach in ("gsa", "exact"):  # K(X, X_fit) α, streamed over row blocks on the device
         from ..config import get_config
         from .kernels import TorchKernelMatrix
 

@@ -388,8 +388,9 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         Run on the torch backend (:mod:`asymkern._torch.krr`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (dtype kept); numpy input with
-        ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (eq20), 'spa',
-        landmarks 'uniform' or row indices, ``solver='auto'``; other options raise
+        ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (eq20), 'spa'
+        and 'exact' (the n×n machine, solved on the device), landmarks 'uniform' or row
+        indices, ``solver='auto'``; other options raise
         ``NotImplementedError``. None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
