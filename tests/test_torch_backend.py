@@ -493,6 +493,20 @@ def test_krr_torch_equals_numpy_float64(mode, fit_intercept, weighted, multi, re
 
 
 @pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
+@pytest.mark.parametrize("landmarks", ["kmeans", "leverage"])
+def test_krr_torch_landmark_selectors_equal_numpy(landmarks, mode, reg):
+    """k-means and leverage-score landmarks on torch: chosen on the host by the numpy samplers
+    from the same random stream (same indices and centres), the machine on the device."""
+    X, y, w, Xn = reg
+    kw = dict(mode=mode, n_landmarks=30, alpha=0.5, kernel="laplacian", gamma=1.0,
+              landmarks=landmarks, random_state=1)
+    a = NystromKernelRidge(**kw).fit(X, y, sample_weight=w)
+    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X), torch.as_tensor(y), sample_weight=w)
+    np.testing.assert_array_equal(b.landmark_indices_, a.landmark_indices_)
+    np.testing.assert_array_equal(b.landmarks_, a.landmarks_)
+    assert rel(b.predict(torch.as_tensor(Xn)), a.predict(Xn)) < 1e-12
+
+@pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
 def test_krr_torch_float32(mode, reg):
     X, y, _, Xn = reg
     X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
@@ -558,8 +572,8 @@ def test_krr_torch_refusals(reg):
         NystromKernelRidge(mode="gsa", gsa_solver="woodbury").fit(Xt, y)
     with pytest.raises(ValueError, match="subspace_dim"):
         NystromKernelRidge(mode="ncr", subspace_dim=5).fit(Xt, y)
-    with pytest.raises(NotImplementedError, match="landmarks='kmeans'"):
-        NystromKernelRidge(landmarks="kmeans").fit(Xt, y)
+    with pytest.raises(NotImplementedError, match="landmarks='gaussian'"):
+        NystromKernelRidge(landmarks="gaussian").fit(Xt, y)
     with pytest.raises(ValueError, match="positive semi-definite|psd|PSD|symmetric"):
         NystromKernelRidge(kernel="sne").fit(Xt, y)
     b = NystromKernelRidge(n_landmarks=20, random_state=0).fit(Xt, y)

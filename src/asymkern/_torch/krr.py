@@ -20,8 +20,9 @@ in float64, centres it with the (weighted) mean feature and solves
 (W½ K_c W½ + alpha I) b = W½ y_c there (``torch.linalg.solve``, LU as numpy's), a = W½ b;
 predictions are K(X, X_fit)·a + b streamed over row blocks, as GSA's.
 
-Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; landmarks 'uniform' or row
-indices; the
+Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; landmarks 'uniform', row
+indices, 'kmeans' and 'leverage' (both chosen on the host by the numpy samplers, same random
+stream); the
 kernels of :data:`~.kernels.SUPPORTED_KERNELS` that are PSD; ``solver='auto'``; sample weights.
 Others raise ``NotImplementedError`` naming the option.
 """
@@ -65,9 +66,10 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
         raise NotImplementedError(f"gsa_solver={est.gsa_solver!r} is not available on the torch "
                                   "backend; use gsa_solver='eq20'")
     est._ncr_requires_full()
-    if isinstance(est.landmarks, str) and est.landmarks != "uniform":
-        raise NotImplementedError(f"landmarks={est.landmarks!r} is not available on the torch "
-                                  "backend; use 'uniform' or an array of row indices")
+    if isinstance(est.landmarks, str) and est.landmarks == "gaussian":
+        raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
+                                  "available on the torch backend; use 'uniform', 'kmeans', "
+                                  "'leverage' or an array of row indices")
     dev = resolve_device(est.device, X, y)
     as_numpy = not any_torch(X)
     if as_numpy:
@@ -95,10 +97,20 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     rng = check_random_state(est.random_state, "random_state")
     m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
     method, m, idx = landmark_request(est.landmarks, m, n)
-    if idx is None:
+    Ct = None
+    if method == "kmeans":  # k-means centres, on the host (the numpy path's sampler and stream)
+        from ..landmarks import kmeans_landmarks
+
+        idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
+        Ct = torch.as_tensor(np.ascontiguousarray(C.astype(to_numpy(Xt[:1]).dtype)),
+                             device=dev)
+    elif method == "leverage":  # approximate ridge leverage scores, on the host
+        idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
+                               kernel=kernel)
+    elif idx is None:
         idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
-    It = torch.as_tensor(np.asarray(idx), device=dev)
-    Ct = Xt[It]
+    if Ct is None:
+        Ct = Xt[torch.as_tensor(np.asarray(idx), device=dev)]
     centers = to_numpy(Ct)
     est.basis_ = b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
                                           subspace_dim=est._subspace_request(m), rcond=est.rcond)

@@ -389,8 +389,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (dtype kept); numpy input with
         ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (eq20), 'spa'
-        and 'exact' (the n×n machine, solved on the device), landmarks 'uniform' or row
-        indices, ``solver='auto'``; other options raise
+        and 'exact' (the n×n machine, solved on the device), landmarks 'uniform', row indices,
+        'kmeans' or 'leverage' (chosen on the host), ``solver='auto'``; other options raise
         ``NotImplementedError``. None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
