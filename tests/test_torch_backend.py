@@ -101,6 +101,7 @@ SOLVERS = [("dense", {}), ("randomized", {}), ("block_krylov", {}),
            ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "orthogonalize": True}}),
            ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "normalize": True,
                                            "sampling": "kmeans"}}),
+           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "sampling": "leverage"}}),
            ("auto", {})]
 
 
@@ -209,7 +210,7 @@ def test_ksvd_torch_centered_precomputed(data):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("sampling", ["uniform", "kmeans"])
+@pytest.mark.parametrize("sampling", ["uniform", "kmeans", "leverage"])
 @pytest.mark.parametrize("kernel", ["rbf", "sne", "linear"])
 def test_ksvd_torch_centered_nystrom_equals_numpy(kernel, sampling, dtype, data):
     """center=True with solver='nystrom' on torch: the landmark blocks G̃[I, J] and the

@@ -166,6 +166,11 @@ class _CenteredOperator:
         self.Z = G.Z if hasattr(G, "Z") else G.T  # the column points (k-means landmarks)
         self.device = self.X.device
 
+    def step(self, other: int) -> int:
+        """Rows per block of G (the blocks of G̃ are G's, shifted)."""
+        return int(self.G.step(other)) if hasattr(self.G, "step") else \
+            int(max(1, 64 * 2**20 // (max(1, other) * 8 * 4)))
+
     def block(self, rows, cols):
         """G̃[rows, cols] for index tensors (or slices)."""
         B = self.G.block(rows, cols) if hasattr(self.G, "block") else self.G[rows][:, cols]

@@ -126,13 +126,23 @@ class _CoreAccess:
         self.dtype = numpy_dtype(G.X if hasattr(G, "X") else G)
 
     def block(self, rows, cols) -> np.ndarray:
+        """G[rows, cols] on the host; ``rows``/``cols`` are index arrays or slices."""
         torch = require_torch()
         dev = self.G.device
-        I = torch.as_tensor(np.asarray(rows), device=dev)
-        J = torch.as_tensor(np.asarray(cols), device=dev)
+
+        def index(ix):
+            return ix if isinstance(ix, slice) else torch.as_tensor(np.asarray(ix), device=dev)
+
+        I, J = index(rows), index(cols)
         if hasattr(self.G, "block"):
             return to_numpy(self.G.block(I, J))
         return to_numpy(self.G[I][:, J])
+
+    def step(self, other: int) -> int:
+        """Rows per block when a block has ``other`` columns (the leverage-score passes)."""
+        if hasattr(self.G, "step"):
+            return int(self.G.step(other))
+        return int(max(1, 64 * 2**20 // (max(1, other) * 8 * 4)))
 
     def points(self, side: str):
         if hasattr(self.G, "X"):
@@ -154,9 +164,10 @@ def nystrom_svd(G, r: int, random_state=None, **options):
     random_state : None, int or RandomState
     **options
         The options of :func:`asymkern.linalg.asymmetric_nystrom` in :data:`NYSTROM_OPTIONS`
-        (landmark counts, 'uniform' or 'kmeans' sampling or index arrays, core solver, rcond,
-        normalize, orthogonalize). Growing to a tolerance (``tol``) and 'leverage' sampling are
-        not available on torch.
+        (landmark counts, 'uniform', 'kmeans' or 'leverage' sampling or index arrays, core
+        solver, rcond, normalize, orthogonalize). The samplers are the numpy code's, on blocks
+        of G formed on the device and read on the host. Growing to a tolerance (``tol``) is not
+        available on torch.
 
     Returns
     -------
@@ -184,9 +195,10 @@ def nystrom_svd(G, r: int, random_state=None, **options):
     row_m = options.get("row_sampling") or sampling
     col_m = options.get("col_sampling") or sampling
     for side, m_ in (("row", row_m), ("col", col_m)):
-        if isinstance(m_, str) and m_ not in ("uniform", "kmeans"):
+        if isinstance(m_, str) and m_ not in ("uniform", "kmeans", "leverage"):
             raise NotImplementedError(f"{side} sampling {m_!r} is not available on the torch "
-                                      "backend; use 'uniform', 'kmeans' or an index array")
+                                      "backend; use 'uniform', 'kmeans', 'leverage' or an "
+                                      "index array")
     sx, sz = options.get("n_row_landmarks"), options.get("n_col_landmarks")
     if not isinstance(row_m, str):
         sx = len(np.asarray(row_m))
