@@ -950,7 +950,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         the same samples, which factorises with numpy only when its own methods are called).
     dual_coef_ : ndarray
         (G + nεI)⁻¹Y (n×d_y), or with landmarks the m×d_y coefficients B_L K_LnY on
-        ``landmark_points_`` (a float64 tensor on the device after a fit on tensors).
+        ``landmark_points_`` (a float64 tensor on the device after an exact fit on tensors).
     landmarks_ : ndarray of int or None
         Landmark indices.
 
@@ -1169,7 +1169,6 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         if use_torch(self, X):  # torch executor (asymkern._torch)
             from .._torch.embedding import expectation_cme_torch
 
-            check_is_fitted(self, "operator_")
             return expectation_cme_torch(self, vals, X)
         return self.weights(X).T @ vals
 
