@@ -244,3 +244,20 @@ def test_koopman_score_is_r2_of_one_step_prediction():
     r2 = 1 - ((Y - pred) ** 2).sum() / ((Y - Y.mean(axis=0)) ** 2).sum()
     assert k.score(X0, Y) == pytest.approx(r2, rel=1e-8)
     assert k.score(T[150:]) == pytest.approx(r2, rel=1e-8)  # trajectory form
+
+
+def test_covariance_eigenfunction_signs_are_deterministic():
+    """The eigenfunctions do not inherit the eigensolver's arbitrary signs: each has its
+    largest-magnitude coefficient positive, so permuting the samples (which changes how the
+    Gram matrix is factorised and rounded) gives the same functions, not merely up to sign."""
+    rng = np.random.RandomState(3)
+    X, Xn = rng.standard_normal((70, 3)), rng.standard_normal((9, 3))
+    p = rng.permutation(70)
+    for center in (False, True):
+        a = CovarianceOperator(n_components=5, center=center, jitter=1e-8).fit(X)
+        b = CovarianceOperator(n_components=5, center=center, jitter=1e-8).fit(X[p])
+        np.testing.assert_allclose(b.transform(Xn), a.transform(Xn), rtol=1e-8, atol=1e-10)
+        C = a.eigenfunctions_.coef if not center else None
+        if C is not None:
+            top = C[np.argmax(np.abs(C), axis=0), np.arange(C.shape[1])]
+            assert np.all(top > 0)

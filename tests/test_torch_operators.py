@@ -246,3 +246,15 @@ def test_kernel_cca_is_not_routed_to_the_cross_covariance(paired):
     assert not np.allclose(_np(b.canonical_correlations_), cc.singular_values_, rtol=1e-3)
     np.testing.assert_allclose(np.abs(_np(b.transform(Xn))), np.abs(a.transform(Xn)),
                                rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_covariance_torch_signs_equal_numpy(center, data):
+    """Both paths fix the eigenfunctions' signs the same way (largest-magnitude coefficient
+    positive), so the features agree without any sign alignment."""
+    X, Xn = data
+    kw = dict(n_components=4, center=center, jitter=1e-3)
+    a = CovarianceOperator(**kw).fit(X)
+    b = CovarianceOperator(**kw).fit(torch.as_tensor(X))
+    np.testing.assert_allclose(_np(b.transform(torch.as_tensor(Xn))), a.transform(Xn), rtol=0,
+                               atol=1e-12)

@@ -80,7 +80,7 @@ def fit_covariance_torch(est, X, kernel) -> dict:
     k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
                    owner=type(est).__name__)
     mu, U = mu[:k], U[:, :k]
-    coef = U / torch.sqrt(mu)
+    coef = largest_positive(U / torch.sqrt(mu))  # the numpy path's sign convention
     est.torch_fit_ = True
     state = {"device": dev, "dtype": dtype, "kernel": tk, "X": X64, "coef": coef}
     if est.center:
@@ -114,6 +114,17 @@ def cholesky_shifted(G, shift: float):
         raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
                          "must be PSD and alpha large enough")
     return L
+
+def largest_positive(C):
+    """Columns of a coefficient tensor with their largest-magnitude entry made positive (the
+    sign convention of :func:`asymkern.linalg.operator_svd.eig_qr`)."""
+    torch = require_torch()
+    if C.numel() == 0:
+        return C
+    idx = C.abs().argmax(dim=0)
+    signs = torch.sign(C[idx, torch.arange(C.shape[1], device=C.device)])
+    signs = torch.where(signs == 0, torch.ones_like(signs), signs)
+    return C * signs
 
 def _transform_input(est, X):
     """(torch state of the fit, X as a tensor on the fit's device, whether X was numpy),

@@ -1364,7 +1364,20 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
             f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
             "operator; ask for fewer components"
         )
-    return OperatorEigCoefficients(lam, F.coefficients(V), "qr", {})
+    return OperatorEigCoefficients(lam, _largest_positive(F.coefficients(V)), "qr", {})
+
+
+def _largest_positive(C: np.ndarray) -> np.ndarray:
+    """Each column's sign fixed so that its largest-magnitude coefficient is positive (the
+    convention of the auxiliary route's phase): eigenfunctions that do not depend on the
+    eigensolver's arbitrary sign, so equal data give equal functions whatever the rounding
+    of the Gram matrix (dense or sparse input, chunking)."""
+    if C.size == 0:
+        return C
+    idx = np.argmax(np.abs(C), axis=0)
+    signs = np.sign(C[idx, np.arange(C.shape[1])])
+    signs[signs == 0] = 1.0
+    return C * signs
 
 
 __all__ = [
