@@ -355,6 +355,48 @@ def test_ksvd_torch_compat_none_refuses_a_non_square_matrix():
     with pytest.raises(ValueError, match="set compat to"):
         KernelSVD(2, compat=None).fit(A)
 
+
+@pytest.mark.parametrize("center", [False, True])
+@pytest.mark.parametrize("sampling", ["uniform", "kmeans", "leverage"])
+@pytest.mark.parametrize("estimate", ["change", "residual"])
+def test_ksvd_torch_nystrom_tol_equals_numpy(estimate, sampling, center):
+    """Growth to a tolerance on torch: the same landmark counts, landmarks and estimates at
+    every step as the numpy path (same random stream), and the same singular values."""
+    rng = np.random.RandomState(7)
+    X, Z = rng.randn(700, 3), rng.randn(600, 3) + 0.3
+    kw = dict(kernel="rbf", n_components=3, solver="nystrom", random_state=0, center=center,
+              nystrom_params={"tol": 1e-3, "estimate": estimate, "sampling": sampling})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = KernelSVD(**kw).fit(X, Z=Z)
+        b = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    ha, hb = a.nystrom_.info["history"], b.nystrom_.info["history"]
+    assert [h["n_row_landmarks"] for h in hb] == [h["n_row_landmarks"] for h in ha]
+    for x, y in zip(ha, hb):
+        if np.isfinite(x["estimate"]):
+            assert abs(y["estimate"] - x["estimate"]) <= 1e-9 * max(abs(x["estimate"]), 1e-300)
+    assert b.nystrom_.info["converged"] == a.nystrom_.info["converged"]
+    np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
+    np.testing.assert_array_equal(b.col_landmarks_, a.col_landmarks_)
+    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+
+
+def test_ksvd_torch_nystrom_tol_cap_and_precomputed(data):
+    """max_landmarks caps the growth (a RuntimeWarning when tol is not reached), on a
+    precomputed G as on numpy."""
+    rng = np.random.RandomState(8)
+    X, Z = rng.randn(500, 3), rng.randn(400, 3)
+    G = KernelMatrix(get_kernel("rbf", gamma=0.5), X, Z).to_array()
+    kw = dict(kernel="precomputed", n_components=3, solver="nystrom", random_state=0,
+              nystrom_params={"tol": 1e-14, "max_landmarks": 128})
+    with pytest.warns(RuntimeWarning, match="did not reach tol"):
+        a = KernelSVD(**kw).fit(G)
+    with pytest.warns(RuntimeWarning, match="did not reach tol"):
+        b = KernelSVD(**kw).fit(torch.as_tensor(G))
+    assert [h["n_row_landmarks"] for h in b.nystrom_.info["history"]] == [64, 128]
+    np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
+    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+
 def test_ksvd_data_matrix_precomputed_and_bandwidth(data):
     X, Z, Xn, _ = data
     A = np.random.RandomState(3).rand(40, 40)
@@ -411,8 +453,10 @@ def test_ksvd_torch_refusals(data):
         KernelSVD().fit(Xt, Z=Zt, sample_weight=np.ones(len(X) + 1))
     with pytest.raises(ValueError, match="sample_weight_Z"):
         KernelSVD().fit(Xt, Z=Zt, sample_weight_Z=-np.ones(len(Z)))
-    with pytest.raises(NotImplementedError, match="tol"):
-        KernelSVD(solver="nystrom", nystrom_params={"tol": 0.1}).fit(Xt, Z=Zt)
+    with pytest.raises(ValueError, match="tol"):
+        KernelSVD(solver="nystrom", nystrom_params={"tol": -0.1}).fit(Xt, Z=Zt)
+    with pytest.raises(ValueError, match="estimate must be one of"):
+        KernelSVD(solver="nystrom", nystrom_params={"tol": 0.1, "estimate": "x"}).fit(Xt, Z=Zt)
     with pytest.raises(ValueError, match="NaN"):
         KernelSVD().fit(torch.full((5, 2), float("nan")), Z=Zt[:, :2])
     with pytest.raises(ValueError, match="expecting 4 features"):

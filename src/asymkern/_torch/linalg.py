@@ -151,11 +151,12 @@ class _CoreAccess:
 
 
 NYSTROM_OPTIONS = ("n_row_landmarks", "n_col_landmarks", "sampling", "row_sampling",
-                   "col_sampling", "core_solver", "rcond", "normalize", "orthogonalize")
+                   "col_sampling", "core_solver", "rcond", "normalize", "orthogonalize", "tol",
+                   "estimate", "weights", "max_landmarks", "n_probes")
 
 
 def nystrom_svd(G, r: int, random_state=None, **options):
-    """Asymmetric Nyström SVD (paper 000 eq. 8–9) of a torch matrix with fixed landmark counts.
+    """Asymmetric Nyström SVD (paper 000 eq. 8–9) of a torch matrix.
 
     Parameters
     ----------
@@ -165,9 +166,10 @@ def nystrom_svd(G, r: int, random_state=None, **options):
     **options
         The options of :func:`asymkern.linalg.asymmetric_nystrom` in :data:`NYSTROM_OPTIONS`
         (landmark counts, 'uniform', 'kmeans' or 'leverage' sampling or index arrays, core
-        solver, rcond, normalize, orthogonalize). The samplers are the numpy code's, on blocks
-        of G formed on the device and read on the host. Growing to a tolerance (``tol``) is not
-        available on torch.
+        solver, rcond, normalize, orthogonalize, and growth to a tolerance: ``tol``,
+        ``estimate``, ``weights``, ``max_landmarks``, ``n_probes``). The samplers and the
+        growth rule are the numpy code's, on blocks of G formed on the device and read on the
+        host, consuming the same random stream, so both paths choose the same landmarks.
 
     Returns
     -------
@@ -180,9 +182,8 @@ def nystrom_svd(G, r: int, random_state=None, **options):
         For an option of the numpy solver the torch path does not implement.
     """
     from .._validation import check_random_state
-    from ..linalg.nystrom import NystromResult, _core_solve, _count, select_indices
+    from ..linalg.nystrom import _count, select_indices
 
-    torch = require_torch()
     unknown = sorted(set(options) - set(NYSTROM_OPTIONS))
     if unknown:
         raise NotImplementedError(
@@ -192,13 +193,15 @@ def nystrom_svd(G, r: int, random_state=None, **options):
     N, M = acc.shape
     rs = check_random_state(random_state)
     sampling = options.get("sampling", "uniform")
-    row_m = options.get("row_sampling") or sampling
-    col_m = options.get("col_sampling") or sampling
+    row_m = sampling if options.get("row_sampling") is None else options["row_sampling"]
+    col_m = sampling if options.get("col_sampling") is None else options["col_sampling"]
     for side, m_ in (("row", row_m), ("col", col_m)):
         if isinstance(m_, str) and m_ not in ("uniform", "kmeans", "leverage"):
             raise NotImplementedError(f"{side} sampling {m_!r} is not available on the torch "
                                       "backend; use 'uniform', 'kmeans', 'leverage' or an "
                                       "index array")
+    if options.get("tol") is not None:
+        return _grow(G, acc, r, row_m, col_m, options, rs)
     sx, sz = options.get("n_row_landmarks"), options.get("n_col_landmarks")
     if not isinstance(row_m, str):
         sx = len(np.asarray(row_m))
@@ -217,8 +220,19 @@ def nystrom_svd(G, r: int, random_state=None, **options):
                          f"columns {sz}); use at least {r} landmarks on each side")
     I = select_indices(acc, "row", sx, row_m, r, rs)
     J = select_indices(acc, "col", sz, col_m, r, rs)
+    return _once(G, acc, r, I, J, options, rs)
+
+
+def _once(G, acc, r: int, I, J, options: dict, rs, warn: bool = True):
+    """The Nyström SVD with the landmark rows I and columns J (eq. 8–9): the core G[I, J] on
+    the host, the extensions G[:, J]·(…) and G[I, :]ᵀ·(…) on the device."""
+    from ..linalg.nystrom import NystromResult, _core_solve
+
+    torch = require_torch()
+    N, M = acc.shape
+    sx, sz = len(I), len(J)
     Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, options.get("core_solver", "auto"),
-                                                 options.get("rcond"), rs)
+                                                 options.get("rcond"), rs, warn=warn)
     like = G.X if hasattr(G, "X") else G
     dev = like.device
     It = torch.as_tensor(I, device=dev)
@@ -259,6 +273,125 @@ def nystrom_svd(G, r: int, random_state=None, **options):
             "n_row_landmarks": sx, "n_col_landmarks": sz}
     return NystromResult(U.contiguous(), s, V.contiguous(), np.asarray(I), np.asarray(J), Uw,
                          swk, Vw, float(c), "asymmetric", info)
+
+
+def _grow(G, acc, r: int, row_m, col_m, options: dict, rs):
+    """Landmark counts doubled until the a-posteriori η estimate is ≤ ``tol``: the growth
+    rule of :func:`asymkern.linalg.asymmetric_nystrom` (same random stream, same estimates),
+    each step an :func:`_once` on the device."""
+    import warnings
+
+    from .._validation import check_positive
+    from ..linalg.metrics import eta
+    from ..linalg.nystrom import ESTIMATES, NystromResult, _count, select_indices
+
+    N, M = acc.shape
+    tol = check_positive(options["tol"], "tol")
+    estimate = options.get("estimate", "change")
+    weights = options.get("weights", "uniform")
+    if estimate not in ESTIMATES:
+        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
+    if weights not in ("uniform", "paper"):
+        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
+    max_landmarks = options.get("max_landmarks")
+    n_probes = options.get("n_probes")
+    fixed_r, fixed_c = not isinstance(row_m, str), not isinstance(col_m, str)
+    n_row = len(np.asarray(row_m)) if fixed_r else options.get("n_row_landmarks")
+    n_col = len(np.asarray(col_m)) if fixed_c else options.get("n_col_landmarks")
+    cap_r = N if max_landmarks is None else min(N, _count(max_landmarks, 10**18,
+                                                          "max_landmarks"))
+    cap_c = M if max_landmarks is None else min(M, int(max_landmarks))
+    start = max(4 * r, 64)
+    sx = min(cap_r, start if n_row is None else _count(n_row, N, "n_row_landmarks"))
+    sz = min(cap_c, start if n_col is None else _count(n_col, M, "n_col_landmarks"))
+    if min(cap_r, cap_c) < r:
+        raise ValueError(f"max_landmarks={max_landmarks} is below n_components={r}")
+    sx, sz = max(sx, r), max(sz, r)
+    perm_r = rs.permutation(N) if not fixed_r and row_m == "uniform" else None
+    perm_c = rs.permutation(M) if not fixed_c and col_m == "uniform" else None
+    history = []
+    prev = None
+    while True:
+        I = (np.sort(perm_r[:sx]) if perm_r is not None
+             else select_indices(acc, "row", sx, row_m, r, rs))
+        J = (np.sort(perm_c[:sz]) if perm_c is not None
+             else select_indices(acc, "col", sz, col_m, r, rs))
+        res = _once(G, acc, r, I, J, options, rs, warn=False)
+        exact = sx == N and sz == M
+        if estimate == "change":
+            if prev is None:
+                est = np.inf
+            else:
+                k = min(prev.n_components, res.n_components)
+                est = eta(to_numpy(res.U[:, :k]), to_numpy(res.V[:, :k]),
+                          to_numpy(prev.U[:, :k]), to_numpy(prev.V[:, :k]),
+                          singular_values=res.s[:k], weights=weights)
+        else:
+            est = _residual_estimate(G, res, n_probes, rs, weights)
+        if exact:
+            est = 0.0
+        history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
+        grown = (fixed_r or sx >= cap_r) and (fixed_c or sz >= cap_c)
+        if est <= tol or exact or grown:
+            break
+        prev = res
+        if not fixed_r:
+            sx = min(cap_r, 2 * sx)
+        if not fixed_c:
+            sz = min(cap_c, 2 * sz)
+    converged = bool(history[-1]["estimate"] <= tol)
+    if not converged:
+        warnings.warn(
+            f"asymmetric Nyström did not reach tol={tol:g} (estimate "
+            f"{history[-1]['estimate']:.3g} with {sx}x{sz} landmarks, the cap); returning the "
+            "last solution", RuntimeWarning, stacklevel=3)
+    if res.info["n_dropped"]:
+        warnings.warn(f"the core G[I, J] is rank-deficient: {res.info['n_dropped']} of {r} "
+                      "components dropped", RuntimeWarning, stacklevel=3)
+    info = dict(res.info, history=history, estimate=history[-1]["estimate"],
+                converged=converged, tol=tol, estimate_kind=estimate)
+    return NystromResult(res.U, res.s, res.V, res.row_landmarks, res.col_landmarks, res.core_U,
+                         res.core_s, res.core_V, res.scale, "asymmetric", info)
+
+
+def _residual_estimate(G, res, n_probes, rs, weights: str) -> float:
+    """:func:`asymkern.linalg.nystrom.residual_estimate` with G's probe rows and columns formed
+    on the device: residuals ‖G v̂ − λ̃ û‖ and ‖Gᵀ û − λ̃ v̂‖ on uniform probes (same draws)."""
+    from ..linalg.nystrom import _residual_eta
+
+    torch = require_torch()
+    N, M = (int(k) for k in G.shape)
+    like = G.X if hasattr(G, "X") else G
+    U = res.U.to(torch.float64)
+    V = res.V.to(torch.float64)
+    nu, nv = torch.linalg.norm(U, dim=0), torch.linalg.norm(V, dim=0)
+    U = U / torch.where(nu == 0, torch.ones_like(nu), nu)
+    V = V / torch.where(nv == 0, torch.ones_like(nv), nv)
+    s = np.asarray(res.s, dtype=np.float64)
+    p = min(N, n_probes or max(256, 2 * len(res.row_landmarks)))
+    q = min(M, n_probes or max(256, 2 * len(res.col_landmarks)))
+    P = np.sort(rs.choice(N, p, replace=False))
+    Q = np.sort(rs.choice(M, q, replace=False))
+    Pt = torch.as_tensor(P, device=like.device)
+    Qt = torch.as_tensor(Q, device=like.device)
+    if hasattr(G, "block"):  # lazy G: probe rows over column blocks, probe columns over rows
+        f64 = torch.float64
+        GPV = torch.zeros((p, V.shape[1]), dtype=f64, device=like.device)
+        step = G.step(p)
+        for a in range(0, M, step):
+            cb = slice(a, min(a + step, M))
+            GPV += G.block(Pt, cb).to(f64) @ V[cb]
+        GQU = torch.zeros((q, U.shape[1]), dtype=f64, device=like.device)
+        step = G.step(q)
+        for a in range(0, N, step):
+            rb = slice(a, min(a + step, N))
+            GQU += G.block(rb, Qt).to(f64).T @ U[rb]
+    else:
+        GPV = G[Pt].to(torch.float64) @ V
+        GQU = G[:, Qt].to(torch.float64).T @ U
+    Ru = to_numpy(GPV) - to_numpy(U[Pt]) * s
+    Rv = to_numpy(GQU) - to_numpy(V[Qt]) * s
+    return _residual_eta(Ru, Rv, N, M, s, res.info.get("next_singular_value", 0.0), weights)
 
 
 def nystrom_extension_map(res, left: bool):

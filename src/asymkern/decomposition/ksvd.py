@@ -104,9 +104,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         outputs come back as numpy arrays. ``None``: the numpy path for numpy input, the
         tensor's own device for torch tensors (which give tensors back, dtype kept). The
         torch backend supports the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``
-        and the solvers 'auto', 'dense', 'randomized', 'block_krylov' and 'nystrom' (fixed
-        landmark counts), ``center=True``, sample weights (the weighted matrix formed
-        densely on the device) and the compatibility transform (computed on the host);
+        and the solvers 'auto', 'dense', 'randomized', 'block_krylov' and 'nystrom' (every
+        sampling, and growth to ``tol``), ``center=True``, sample weights (the weighted
+        matrix formed densely on the device) and the compatibility transform (computed on
+        the host);
         'arpack' and sparse input raise ``NotImplementedError``. Needs PyTorch
         (``pip install "asymkern[torch]"``).
 
