@@ -279,11 +279,9 @@ def _grow(G, acc, r: int, row_m, col_m, options: dict, rs):
     """Landmark counts doubled until the a-posteriori η estimate is ≤ ``tol``: the growth
     rule of :func:`asymkern.linalg.asymmetric_nystrom` (same random stream, same estimates),
     each step an :func:`_once` on the device."""
-    import warnings
-
     from .._validation import check_positive
     from ..linalg.metrics import eta
-    from ..linalg.nystrom import ESTIMATES, NystromResult, _count, select_indices
+    from ..linalg.nystrom import ESTIMATES, _count, _growth_result, _growth_step, select_indices
 
     N, M = acc.shape
     tol = check_positive(options["tol"], "tol")
@@ -309,7 +307,7 @@ def _grow(G, acc, r: int, row_m, col_m, options: dict, rs):
     sx, sz = max(sx, r), max(sz, r)
     perm_r = rs.permutation(N) if not fixed_r and row_m == "uniform" else None
     perm_c = rs.permutation(M) if not fixed_c and col_m == "uniform" else None
-    history = []
+    history: list[dict] = []
     prev = None
     while True:
         I = (np.sort(perm_r[:sx]) if perm_r is not None
@@ -328,30 +326,15 @@ def _grow(G, acc, r: int, row_m, col_m, options: dict, rs):
                           singular_values=res.s[:k], weights=weights)
         else:
             est = _residual_estimate(G, res, n_probes, rs, weights)
-        if exact:
-            est = 0.0
-        history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
-        grown = (fixed_r or sx >= cap_r) and (fixed_c or sz >= cap_c)
-        if est <= tol or exact or grown:
+        if _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
+                       tol):
             break
         prev = res
         if not fixed_r:
             sx = min(cap_r, 2 * sx)
         if not fixed_c:
             sz = min(cap_c, 2 * sz)
-    converged = bool(history[-1]["estimate"] <= tol)
-    if not converged:
-        warnings.warn(
-            f"asymmetric Nyström did not reach tol={tol:g} (estimate "
-            f"{history[-1]['estimate']:.3g} with {sx}x{sz} landmarks, the cap); returning the "
-            "last solution", RuntimeWarning, stacklevel=3)
-    if res.info["n_dropped"]:
-        warnings.warn(f"the core G[I, J] is rank-deficient: {res.info['n_dropped']} of {r} "
-                      "components dropped", RuntimeWarning, stacklevel=3)
-    info = dict(res.info, history=history, estimate=history[-1]["estimate"],
-                converged=converged, tol=tol, estimate_kind=estimate)
-    return NystromResult(res.U, res.s, res.V, res.row_landmarks, res.col_landmarks, res.core_U,
-                         res.core_s, res.core_V, res.scale, "asymmetric", info)
+    return _growth_result(res, history, tol, estimate, (sx, sz), r, stacklevel=4)
 
 
 def _residual_estimate(G, res, n_probes, rs, weights: str) -> float:

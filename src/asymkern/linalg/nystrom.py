@@ -1008,7 +1008,7 @@ def asymmetric_nystrom(
     if "leverage" in (row_m if isinstance(row_m, str) else None,
                       col_m if isinstance(col_m, str) else None):
         acc.prepare()
-    history = []
+    history: list[dict] = []
     prev = None
     while True:
         I = (np.sort(perm_r[:sx]) if perm_r is not None
@@ -1029,17 +1029,35 @@ def asymmetric_nystrom(
                                 singular_values=res.s[:k], weights=ww))
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)
-        if exact:
-            est = 0.0
-        history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
-        grown = (fixed_r or sx >= cap_r) and (fixed_c or sz >= cap_c)
-        if est <= tol or exact or grown:
+        if _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
+                       tol):
             break
         prev = res
         if not fixed_r:
             sx = min(cap_r, 2 * sx)
         if not fixed_c:
             sz = min(cap_c, 2 * sz)
+    return _growth_result(res, history, tol, estimate, (sx, sz), r, stacklevel=3)
+
+
+def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, tol: float) -> bool:
+    """Record one step of the growth to a tolerance; True when it stops (the estimate is at
+    most ``tol``, every row and column is a landmark, or both counts are at their caps).
+
+    Shared by the in-memory and the torch executors (:mod:`asymkern._torch.linalg`).
+    """
+    sx, sz = counts
+    est = 0.0 if exact else est
+    history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
+    grown = (fixed[0] or sx >= caps[0]) and (fixed[1] or sz >= caps[1])
+    return bool(est <= tol or exact or grown)
+
+
+def _growth_result(res: NystromResult, history: list, tol: float, estimate: str, counts, r: int,
+                  stacklevel: int = 2) -> NystromResult:
+    """The last step's result with the growth record in ``info``, warning when ``tol`` was not
+    reached (the cap) or the core was rank-deficient (shared by the executors)."""
+    sx, sz = counts
     converged = bool(history[-1]["estimate"] <= tol)
     if not converged:
         warnings.warn(
@@ -1047,14 +1065,14 @@ def asymmetric_nystrom(
             f"{history[-1]['estimate']:.3g} with {sx}x{sz} landmarks, the cap); returning the "
             "last solution",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     if res.info["n_dropped"]:
         warnings.warn(
             f"the core G[I, J] is rank-deficient: {res.info['n_dropped']} of {r} components "
             "dropped",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=stacklevel,
         )
     info = dict(res.info, history=history, estimate=history[-1]["estimate"], converged=converged,
                 tol=tol, estimate_kind=estimate)
