@@ -326,14 +326,11 @@ def _grow(G, acc, r: int, row_m, col_m, options: dict, rs):
                           singular_values=res.s[:k], weights=weights)
         else:
             est = _residual_estimate(G, res, n_probes, rs, weights)
-        if _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
-                       tol):
+        grow = _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
+                            tol)
+        if grow is None:
             break
-        prev = res
-        if not fixed_r:
-            sx = min(cap_r, 2 * sx)
-        if not fixed_c:
-            sz = min(cap_c, 2 * sz)
+        prev, (sx, sz) = res, grow
     return _growth_result(res, history, tol, estimate, (sx, sz), r, stacklevel=4)
 
 

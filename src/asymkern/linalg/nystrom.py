@@ -1029,20 +1029,18 @@ def asymmetric_nystrom(
                                 singular_values=res.s[:k], weights=ww))
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)
-        if _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
-                       tol):
+        grow = _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
+                            tol)
+        if grow is None:
             break
-        prev = res
-        if not fixed_r:
-            sx = min(cap_r, 2 * sx)
-        if not fixed_c:
-            sz = min(cap_c, 2 * sz)
+        prev, (sx, sz) = res, grow
     return _growth_result(res, history, tol, estimate, (sx, sz), r, stacklevel=3)
 
 
-def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, tol: float) -> bool:
-    """Record one step of the growth to a tolerance; True when it stops (the estimate is at
-    most ``tol``, every row and column is a landmark, or both counts are at their caps).
+def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, tol: float):
+    """Record one step of the growth to a tolerance. Returns None when it stops (the estimate
+    is at most ``tol``, every row and column is a landmark, or both counts are at their caps),
+    else the next landmark counts (the free ones doubled, up to their caps).
 
     Shared by the in-memory and the torch executors (:mod:`asymkern._torch.linalg`).
     """
@@ -1050,7 +1048,9 @@ def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, to
     est = 0.0 if exact else est
     history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
     grown = (fixed[0] or sx >= caps[0]) and (fixed[1] or sz >= caps[1])
-    return bool(est <= tol or exact or grown)
+    if est <= tol or exact or grown:
+        return None
+    return (sx if fixed[0] else min(caps[0], 2 * sx), sz if fixed[1] else min(caps[1], 2 * sz))
 
 
 def _growth_result(res: NystromResult, history: list, tol: float, estimate: str, counts, r: int,
