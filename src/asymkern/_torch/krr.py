@@ -102,8 +102,7 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
         from ..landmarks import kmeans_landmarks
 
         idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
-        Ct = torch.as_tensor(np.ascontiguousarray(C.astype(to_numpy(Xt[:1]).dtype)),
-                             device=dev)
+        Ct = torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
     elif method == "leverage":  # approximate ridge leverage scores, on the host
         idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
                                kernel=kernel)
