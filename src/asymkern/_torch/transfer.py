@@ -10,7 +10,9 @@ the numpy path computes):
 
 * ``'full'`` (kernel ridge regression, U Vᵀ = (G + nεI)⁻¹): the eigenpairs of K̂ are those of the
   auxiliary matrix A = (G + nεI)⁻¹ C (Prop. 3.8; ``torch.linalg.cholesky`` + ``cholesky_solve``,
-  then the dense ``torch.linalg.eig``), sorted by decreasing ``|λ|``; the eigenfunctions are
+  then, as on the numpy path, the dense eigenproblem for n ≤ 150 — ``torch.linalg.eig`` — and
+  above it ARPACK, the numpy path's call with the same starting vector, on the host with its
+  products A·v on the device), sorted by decreasing ``|λ|``; the eigenfunctions are
   ψ = k(·, X) w, RKHS-normalised (wᴴ G w = 1), with the post-processing of the numpy path's
   ``EmpiricalOperator.eig(method='auxiliary')`` (:func:`asymkern.linalg.eig_auxiliary`): real
   eigenpairs when every ``|Im λ|`` ≤ 1e-8·``|λ₁|``, eigenvalues ≤ 1e-12·``|λ₁|`` treated as
@@ -24,11 +26,12 @@ the numpy path computes):
   M = Vᵀ C U goes to numpy, where :func:`~asymkern.operators._koopman.reduced_eig` and the
   estimator's ``_finish_reduced`` do the numpy path's bookkeeping (left eigenfunctions, modes).
 
-For larger n the numpy path switches to ARPACK ('full': n > 150, 'rrr': n > 200) while the
-torch path stays dense. Both compute the same estimator; the numpy ARPACK route of 'rrr' (the
-non-symmetric form) is less accurate than its dense route on ill-conditioned problems (1e-7
-apart in a test, the torch result 3e-10 from the dense one), and when ``n_components`` cuts a
-complex-conjugate pair ARPACK may keep the other member of the pair than the dense solvers.
+So 'full' runs the numpy path's eigensolver at every n, and the two paths agree to rounding
+even where ``n_components`` cuts a complex-conjugate pair (a dense solver and ARPACK may keep
+different members of the pair). For 'rrr' the numpy path switches to ARPACK above n = 200 while
+the torch path stays dense (``eigh``, GPU-friendly): both compute the same estimator, but the
+numpy ARPACK route (the non-symmetric form) is less accurate than its dense route on
+ill-conditioned problems (1e-7 apart in a test, the torch result 3e-10 from the dense one).
 
 Nothing of size n×n goes to the host: the fitted ``operator_`` is the numpy
 :class:`~asymkern.operators.EmpiricalOperator` on the same samples, whose B is lazy for
@@ -170,26 +173,71 @@ def rrr_dual_torch(G, H, r: int, shift: float):
 
 
 # ------------------------------------------------------------------------------ full
+#: above this many pairs the exact 'full' estimators take their top eigenpairs from ARPACK, as
+#: the numpy estimators do (``KoopmanOperator`` / ``PerronFrobeniusOperator``: n > 150)
+ARPACK_MIN_PAIRS = 150
+
+
+def _arpack_top(A, k: int):
+    """Top-k eigenpairs (largest ``|λ|``) of the n×n device matrix A by the numpy path's ARPACK
+    call (:func:`asymkern.linalg.operator_svd._eig_top`: the same v0, ncv and tolerance), with
+    the products A·v on the device; only vectors cross to the host. Returns (λ, W) (numpy),
+    or None when the dense solver should run instead (k ≥ n − 1, as ``_eig_top`` decides)."""
+    from scipy.sparse.linalg import LinearOperator
+
+    from ..linalg.operator_svd import _eig_top
+
+    torch = require_torch()
+    n = int(A.shape[0])
+    if k >= n - 1:
+        return None
+
+    def matvec(v):
+        x = torch.as_tensor(np.ascontiguousarray(v, dtype=np.float64).reshape(n, -1),
+                            device=A.device)
+        return to_numpy(A @ x).reshape(v.shape)
+
+    op = LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
+    lam, W, _ = _eig_top(op, n, k, "LM", "arpack")
+    return lam, W
+
+
 def _auxiliary_eig(G, A, k: int, owner: str):
     """Top-k eigenpairs of the auxiliary matrix A = B C with eigenfunctions k(·, X) w on the
     samples of G, post-processed exactly as :func:`asymkern.linalg.eig_auxiliary` does.
 
-    The dense eigenproblem runs on the device; the k×k Gram matrix Wᴴ G W of the kept
-    eigenvectors (computed there) is all the normalisation, cluster orthonormalisation and
-    zero-norm test need. Returns the eigenvalues and the n×k coefficients (numpy).
+    For n ≤ :data:`ARPACK_MIN_PAIRS` the dense eigenproblem runs on the device
+    (``torch.linalg.eig``); above it ARPACK runs on the host with its products A·v on the device
+    (:func:`_arpack_top`), the numpy estimators' choice, falling back to the dense solver when
+    ARPACK does not converge, as they do. The k×k Gram matrix Wᴴ G W of the kept eigenvectors
+    (computed on the device) is all the normalisation, cluster orthonormalisation and zero-norm
+    test need. Returns the eigenvalues, the n×k coefficients (numpy) and the solver that ran
+    ('arpack' or 'dense').
     """
+    from scipy.sparse.linalg import ArpackNoConvergence
+
     from .._validation import clip_count
     from ..linalg.operator_svd import _real_if_close
 
     torch = require_torch()
     n = int(G.shape[0])
-    lam_t, W_t = torch.linalg.eig(A)
-    order = torch.argsort(-lam_t.abs(), stable=True)
-    lam_all = to_numpy(lam_t[order])
-    W_all = W_t[:, order]
+    found_by: dict = {}  # the dense eigen-decomposition (computed at most once) and the solver
 
     def top(m):
-        lam, W = lam_all[:m], to_numpy(W_all[:, :m])
+        if m <= k and "lam" not in found_by and n > ARPACK_MIN_PAIRS:
+            try:
+                found = _arpack_top(A, m)
+            except ArpackNoConvergence:  # rare (clustered spectra): the dense reference
+                found = None
+            if found is not None:
+                found_by["solver"] = "arpack"
+                lam, W = found
+                return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+        if "lam" not in found_by:
+            lam_t, W_t = torch.linalg.eig(A)
+            order = torch.argsort(-lam_t.abs(), stable=True)
+            found_by.update(lam=to_numpy(lam_t[order]), W=W_t[:, order], solver="dense")
+        lam, W = found_by["lam"][:m], to_numpy(found_by["W"][:, :m])
         if not np.any(lam.imag):
             lam, W = lam.real.copy(), W.real.copy()
         return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
@@ -232,7 +280,7 @@ def _auxiliary_eig(G, A, k: int, owner: str):
         idx = np.argmax(np.abs(C), axis=0)
         ph = C[idx, np.arange(C.shape[1])]
         C = C * (np.abs(ph) / ph)
-    return lam, C
+    return lam, C, found_by["solver"]
 
 
 def _normalise_transform(lam, S):
@@ -367,9 +415,9 @@ def fit_koopman_torch(est, X, y, kernel, observables=None):
         est._torch_state = state
         k = _check_int(est.n_components, "n_components")
         k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
-        lam, C = _auxiliary_eig(G, A, k, owner)
+        lam, C, used = _auxiliary_eig(G, A, k, owner)
         fn = RKHSFunction(kernel, X0n, C)
-        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": "torch"}))
+        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
     U, V, _ = _reduced_factors(est, kind, tk, G, X1, n, shift)
     VtY = V.T @ X1
     M = V.T @ (Cyx @ U)
@@ -615,9 +663,9 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
                                                (kernel, X0n, X1n, shift, est.RCOND_MIN)))
         H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
         k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
-        lam, C = _auxiliary_eig(H, A, k, owner)
+        lam, C, used = _auxiliary_eig(H, A, k, owner)
         fn = RKHSFunction(kernel, X1n, C)
-        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": "torch"}))
+        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
     Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
     U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
     if H is None:

@@ -1415,8 +1415,10 @@ class KoopmanOperator(_TransferOperator):
         Run ``fit`` / ``predict`` on the torch backend on this device (``'cpu'``,
         ``'cuda'``, …): the n×n Gram matrices k(X, X), k(Y, X) (and k(Y, Y) for 'rrr') are
         formed there in float64 (as the numpy path computes) and the estimator's n×n
-        eigenproblem runs there (``'full'``: Cholesky solve and ``torch.linalg.eig`` of the
-        auxiliary matrix (G + nεI)⁻¹k(Y, X); ``'pcr'``/``'rrr'``: ``torch.linalg.eigh``, then
+        eigenproblem runs there (``'full'``: Cholesky solve, then the top eigenpairs of the
+        auxiliary matrix (G + nεI)⁻¹k(Y, X) by ``torch.linalg.eig`` for n ≤ 150 and by the
+        numpy path's ARPACK call above, its products on the device; ``'pcr'``/``'rrr'``:
+        ``torch.linalg.eigh``, then
         the r×r matrix M on the host); numpy inputs give numpy outputs. ``None``: the numpy path
         for numpy input, the tensor's own device for torch tensors (``predict`` then returns
         tensors, dtype kept). With landmarks, the sums FᵀF, FᵀF⁺, FᵀY of the whitened landmark
@@ -1922,7 +1924,9 @@ class PerronFrobeniusOperator(_TransferOperator):
         Cholesky and LU factors of G_X + nεI and G_XY — the reciprocal condition number
         ``lagged_gram_rcond_`` is LAPACK's ``gecon`` estimate from that LU factor, as on the
         numpy path, and below ``RCOND_MIN`` the SVD of G_XY gives the Tikhonov-regularised
-        inverse — then ``torch.linalg.eig`` of the auxiliary matrix; ``'pcr'``/``'rrr'``:
+        inverse — then the top eigenpairs of the auxiliary matrix, by ``torch.linalg.eig`` for
+        n ≤ 150 and above by the numpy path's ARPACK call with its products on the device;
+        ``'pcr'``/``'rrr'``:
         ``torch.linalg.eigh``, then the r×r matrix on the host). ``None``: the numpy path for
         numpy input, the tensor's own device for torch tensors. The fitted attributes are numpy
         arrays either way. Exact estimators only; the kernels of
