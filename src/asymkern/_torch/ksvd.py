@@ -3,8 +3,12 @@
 :class:`~asymkern.KernelSVD` hands the call here at the top of its entry points when an input
 is a torch tensor, when its ``device`` parameter is set, or when it was fitted here. The fit
 builds the lazy :class:`~.kernels.TorchKernelMatrix` on the device and runs the solver of
-:mod:`.linalg` ('dense', 'randomized', 'nystrom'; 'auto' picks 'dense' for min(n, m) ≤ 1000
-or many components when the matrix fits ``max_dense_memory``, else 'randomized').
+:mod:`.linalg` ('dense', 'randomized', 'block_krylov', 'nystrom', 'arpack'; 'auto' picks 'dense'
+for min(n, m) ≤ 1000 or many components when the matrix fits ``max_dense_memory``, else
+'randomized'). ``solver='arpack'`` is :func:`asymkern.linalg.arpack_svd` itself (scipy's ARPACK
+on the host, the numpy path's starting vector, tolerance and signs) on a ``LinearOperator``
+whose products with G and Gᵀ run on the device (:func:`.linalg.arpack_svd`); as there,
+r = min(n, m) falls back to the dense SVD (``solver_`` 'dense').
 
 Output types: a tensor input gives tensors on the compute device (the input dtype kept);
 numpy input (with ``device`` set) gives numpy arrays. Fitted vectors follow the type of the fit
@@ -13,8 +17,15 @@ operator, applied through the row, column and grand means (accumulated in float6
 numpy path does) so that nothing beyond G is formed; new rows and columns are centred with
 the training means in ``transform`` / ``transform_right`` (with ``solver='nystrom'`` the
 landmark blocks G̃[I, J] and the extension products are centred the same way, as the numpy
-path's centred KernelMatrix gives them). Not available on torch (``NotImplementedError``
-naming the option): ``solver='arpack'``, sparse input. Sample weights form the weighted
+path's centred KernelMatrix gives them). A sparse precomputed G (scipy sparse with ``device``,
+or a sparse torch tensor) is held on the device as CSR tensors G and Gᵀ
+(:class:`~.sparse.TorchSparseMatrix`): 'arpack', 'randomized' and 'block_krylov' use sparse
+products, ``center=True`` the means of G (float64 sums), while 'dense' and sample weights form
+G densely on the device (the numpy path densifies it for them too); sparse kernel rows are
+accepted by ``transform`` / ``transform_right``. Not available on torch
+(``NotImplementedError`` naming the option): sparse data features (a sparse X or Z with a
+kernel other than 'precomputed') and ``solver='nystrom'`` with a sparse G (its landmark
+blocks need entries of G). Sample weights form the weighted
 matrix W^{1/2} G̃ W_z^{1/2} densely on the device (as the numpy path forms it); the
 compatibility transform of a non-square ``fit(A)`` is computed on the host with numpy (it
 works on the d-dimensional data, not on G) and the kernel SVD then runs on the device.
