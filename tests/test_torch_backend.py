@@ -447,8 +447,6 @@ def test_same_random_state_same_result(data):
 def test_ksvd_torch_refusals(data):
     X, Z, _, _ = data
     Xt, Zt = torch.as_tensor(X), torch.as_tensor(Z)
-    with pytest.raises(NotImplementedError, match="arpack"):
-        KernelSVD(solver="arpack").fit(Xt, Z=Zt)
     with pytest.raises(ValueError, match="sample_weight must be a 1-D array"):
         KernelSVD().fit(Xt, Z=Zt, sample_weight=np.ones(len(X) + 1))
     with pytest.raises(ValueError, match="sample_weight_Z"):

@@ -18,8 +18,10 @@ Layering (mirrors :mod:`asymkern._dask`): the estimators (:class:`~asymkern.Kern
 :mod:`.krr`, :mod:`.operators`, :mod:`.embedding`, :mod:`.transfer`); the kernel layer and
 :mod:`asymkern.linalg` stay numpy-only and never import this package. The executors reuse the
 small, device-independent steps of the numpy path (landmark draws, the core SVD of the
-Nyström landmarks, the eigen-decomposition of K_mm, the ridge solves) and run the O(n)
-work — kernel blocks, row normalisers, products with G and Gᵀ, landmark blocks — on the
+Nyström landmarks, the eigen-decomposition of K_mm, the ridge solves, the ARPACK iteration of
+``KernelSVD(solver='arpack')``, which gets only vectors from the device) and run the O(n)
+work — kernel blocks, row normalisers, products with G and Gᵀ (sparse CSR products for a
+sparse precomputed G, :mod:`.sparse`), landmark blocks — on the
 device with PyTorch's own kernels (GEMM expansions of squared distances, ``torch.cdist`` for
 the L1 distances, ``torch.linalg`` QR/SVD, a streaming log-sum-exp for the normalisers); no
 CUDA is written here. The operator estimators form their n×n Gram matrices on the device in

@@ -3,8 +3,12 @@
 :class:`~asymkern.KernelSVD` hands the call here at the top of its entry points when an input
 is a torch tensor, when its ``device`` parameter is set, or when it was fitted here. The fit
 builds the lazy :class:`~.kernels.TorchKernelMatrix` on the device and runs the solver of
-:mod:`.linalg` ('dense', 'randomized', 'nystrom'; 'auto' picks 'dense' for min(n, m) ≤ 1000
-or many components when the matrix fits ``max_dense_memory``, else 'randomized').
+:mod:`.linalg` ('dense', 'randomized', 'block_krylov', 'nystrom', 'arpack'; 'auto' picks 'dense'
+for min(n, m) ≤ 1000 or many components when the matrix fits ``max_dense_memory``, else
+'randomized'). ``solver='arpack'`` is :func:`asymkern.linalg.arpack_svd` itself (scipy's ARPACK
+on the host, the numpy path's starting vector, tolerance and signs) on a ``LinearOperator``
+whose products with G and Gᵀ run on the device (:func:`.linalg.arpack_svd`); as there,
+r = min(n, m) falls back to the dense SVD (``solver_`` 'dense').
 
 Output types: a tensor input gives tensors on the compute device (the input dtype kept);
 numpy input (with ``device`` set) gives numpy arrays. Fitted vectors follow the type of the fit
@@ -13,8 +17,15 @@ operator, applied through the row, column and grand means (accumulated in float6
 numpy path does) so that nothing beyond G is formed; new rows and columns are centred with
 the training means in ``transform`` / ``transform_right`` (with ``solver='nystrom'`` the
 landmark blocks G̃[I, J] and the extension products are centred the same way, as the numpy
-path's centred KernelMatrix gives them). Not available on torch (``NotImplementedError``
-naming the option): ``solver='arpack'``, sparse input. Sample weights form the weighted
+path's centred KernelMatrix gives them). A sparse precomputed G (scipy sparse with ``device``,
+or a sparse torch tensor) is held on the device as CSR tensors G and Gᵀ
+(:class:`~.sparse.TorchSparseMatrix`): 'arpack', 'randomized' and 'block_krylov' use sparse
+products, ``center=True`` the means of G (float64 sums), while 'dense' and sample weights form
+G densely on the device (the numpy path densifies it for them too); sparse kernel rows are
+accepted by ``transform`` / ``transform_right``. Not available on torch
+(``NotImplementedError`` naming the option): sparse data features (a sparse X or Z with a
+kernel other than 'precomputed') and ``solver='nystrom'`` with a sparse G (its landmark
+blocks need entries of G). Sample weights form the weighted
 matrix W^{1/2} G̃ W_z^{1/2} densely on the device (as the numpy path forms it); the
 compatibility transform of a non-square ``fit(A)`` is computed on the host with numpy (it
 works on the d-dimensional data, not on G) and the kernel SVD then runs on the device.
@@ -23,15 +34,24 @@ works on the d-dimensional data, not on G) and the kernel SVD then runs on the d
 from __future__ import annotations
 
 import types
+from typing import Any
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._dispatch import any_torch, require_torch
+from .._dispatch import any_torch, is_torch_tensor, require_torch
 from ..linalg._svd_core import RANDOMIZED_SOLVERS
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .linalg import dense_svd, nystrom_extension_map, nystrom_svd, randomized_svd
+from .linalg import (
+    arpack_svd,
+    dense_svd,
+    nystrom_extension_map,
+    nystrom_svd,
+    products,
+    randomized_svd,
+)
+from .sparse import TorchSparseMatrix, as_sparse_matrix, is_sparse_input
 
 
 def _working_memory(est) -> float:
@@ -53,15 +73,17 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
     from ..kernels import get_kernel
 
     require_torch()
-    if est.solver == "arpack":
-        raise NotImplementedError("solver='arpack' is not available on the torch backend; use "
-                                  "'randomized', 'nystrom', 'dense' or 'auto'")
+    sparse = is_sparse_input(X)
+    if sparse or is_sparse_input(Z):
+        _check_sparse_fit(est)
     dev = resolve_device(est.device, X, Z)
     as_numpy = not any_torch(X, Z)
     if as_numpy:  # scikit-learn bookkeeping (feature names, n_features_in_) as in memory
-        X = check_input(est, X, reset=True, name="X")
-    # the fitted model keeps X and Z (not a precomputed G): never the caller's memory
-    Xt = as_tensor(X, dev, "X", copy=not est._precomputed())
+        X = check_input(est, X, reset=True, name="X", allow_sparse=sparse)
+    # the fitted model keeps X and Z (not a precomputed G): never the caller's memory; a
+    # sparse precomputed G is held as CSR tensors on the device (products only)
+    Xt: Any = as_sparse_matrix(X, dev, "X") if sparse else \
+        as_tensor(X, dev, "X", copy=not est._precomputed())
     est.torch_fit_ = True
     est._train_scores = est._z_norm = None
     est._torch_state = state = {"device": dev, "dtype": Xt.dtype}
@@ -120,12 +142,16 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
         fits = 7 * n * m * itemsize <= get_config()["max_dense_memory"] * 2**20
         solver = "dense" if small and fits else "randomized"
     options = est._solver_options() if solver == est.solver else {}
+    if solver == "arpack" and r >= min(n, m):  # as asymkern.linalg.arpack_svd: dense
+        solver = "dense"
     if solver == "dense":
         from ..config import check_memory
 
         check_memory(4 * n * m * itemsize, f"a dense SVD of the {n}x{m} kernel matrix on torch",
                      "solver='randomized' or 'nystrom'")
         U, s, V = dense_svd(G if not hasattr(G, "to_dense") else G.to_dense(), r)
+    elif solver == "arpack":  # ARPACK on the host, products with G on the device
+        U, s, V = arpack_svd(G, r, random_state=est.random_state, **options)
     elif solver in RANDOMIZED_SOLVERS:
         U, s, V = randomized_svd(G, r, random_state=est.random_state,
                                  method=RANDOMIZED_SOLVERS[solver], **options)
@@ -152,6 +178,20 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
         D = state.pop("centred")
         est._train_scores = (_out(D @ (V * torch_sqrt(wz)[:, None]), as_numpy),
                              _out(D.T @ (U * torch_sqrt(w)[:, None]), as_numpy))
+
+
+def _check_sparse_fit(est) -> None:
+    """Sparse input on torch: only a precomputed G, and not with the Nyström solver."""
+    if not est._precomputed():
+        raise NotImplementedError(
+            "sparse data features are not available on the torch backend (its kernels work on "
+            "dense feature blocks): pass dense X and Z (e.g. X.toarray()), a sparse kernel "
+            "matrix with kernel='precomputed', or use device=None for the numpy path")
+    if est.solver == "nystrom":
+        raise NotImplementedError(
+            "solver='nystrom' with a sparse precomputed G is not available on the torch "
+            "backend (the landmark blocks G[I, J] need entries of G); use solver='arpack', "
+            "'randomized', 'block_krylov' or 'dense', or pass G dense")
 
 
 class _CenteredOperator:
@@ -196,7 +236,7 @@ class _CenteredOperator:
 
     def to_dense(self):
         # a tensor's own to_dense() returns the tensor itself: copy a precomputed G
-        D = self.G.to_dense() if hasattr(self.G, "block") else self.G.clone()
+        D = self.G.clone() if is_torch_tensor(self.G) else self.G.to_dense()
         D -= self.r[:, None]
         D -= self.c[None, :]
         D += self.g
@@ -234,7 +274,7 @@ def _weighted(G, est, state: dict, as_numpy: bool, w: np.ndarray, wz: np.ndarray
     like = G.X if hasattr(G, "X") else G
     check_memory(2 * n * m * like.element_size(), "KernelSVD with sample weights on torch (the "
                  "weighted kernel matrix)", "no sample weights")
-    D = G.to_dense() if hasattr(G, "block") else G.clone()
+    D = G.clone() if is_torch_tensor(G) else G.to_dense()
     dt, dev = D.dtype, D.device
     wt = torch.as_tensor(w, dtype=dt, device=dev)
     wzt = torch.as_tensor(wz, dtype=dt, device=dev)
@@ -266,7 +306,9 @@ def _means64(G):
     row blocks of G accumulated in float64 (as :meth:`KernelMatrix.means`)."""
     torch = require_torch()
     n, m = (int(k) for k in G.shape)
-    if not hasattr(G, "block"):
+    if isinstance(G, TorchSparseMatrix):
+        rows, cols = G.sums64()
+    elif not hasattr(G, "block"):
         D = G.to(torch.float64)
         rows, cols = D.sum(dim=1), D.sum(dim=0)
     else:
@@ -320,9 +362,16 @@ def transform_torch(est, X, left: bool = True):
     dev, dtype = state["device"], state["dtype"]
     as_numpy = not any_torch(X)
     name = "X" if left else "Z"
+    sparse = is_sparse_input(X)
+    if sparse and not est._precomputed():
+        raise NotImplementedError(
+            f"sparse {name} is not available on the torch backend (its kernels work on dense "
+            f"feature blocks); pass a dense {name} (e.g. {name}.toarray())")
     if as_numpy and left and not est._precomputed():
         X = check_input(est, X, reset=False, name="X")
-    Xn = as_tensor(X, dev, name, dtype=dtype)
+    # sparse precomputed kernel rows: CSR on the device, used through products only
+    Xn: Any = as_sparse_matrix(X, dev, name, dtype=dtype) if sparse else \
+        as_tensor(X, dev, name, dtype=dtype)
     s = state["s"]
     nys = est.solver_ == "nystrom"
     if nys:
@@ -333,20 +382,21 @@ def transform_torch(est, X, left: bool = True):
         expected = est.n_cols_ if left else est.n_rows_
         if Xn.shape[1] != expected:
             raise ValueError(f"precomputed {name} has {Xn.shape[1]} columns; expected {expected}")
+        mm = products(Xn)[0] if sparse else None  # K[:, cols] @ B for the sparse K
         if "w" in state:
-            return _out(_weighted_scores(est, state, lambda B: Xn @ B, left), as_numpy)
+            return _out(_weighted_scores(est, state, mm or (lambda B: Xn @ B), left), as_numpy)
         if nys:
-            out = Xn[:, idx] @ Mx
+            out = mm(Mx, cols=idx) if mm else Xn[:, idx] @ Mx
             if est.center:  # centred rows: their own full means, the landmarks' training means
                 tm = state["col_means" if left else "row_means"][idx]
-                out = _center_scores(out, Xn.mean(dim=1), tm, Mx, state["grand_mean"])
+                out = _center_scores(out, _row_means(Xn), tm, Mx, state["grand_mean"])
             out = out * s
         else:
             B = state["V"] if left else state["U"]
-            out = Xn @ B
+            out = mm(B) if mm else Xn @ B
             if est.center:
                 tm = state["col_means" if left else "row_means"]
-                out = _center_scores(out, Xn.mean(dim=1), tm, B, state["grand_mean"])
+                out = _center_scores(out, _row_means(Xn), tm, B, state["grand_mean"])
         return _out(out, as_numpy)
     expected = est.n_features_in_ if left else est.z_features_in_
     if Xn.shape[1] != expected:
@@ -385,6 +435,14 @@ def transform_torch(est, X, left: bool = True):
         if nys:
             out = out * s
     return _out(out, as_numpy)
+
+
+def _row_means(K):
+    """Row means of precomputed kernel rows K (a dense tensor, or a TorchSparseMatrix whose
+    means are accumulated in float64), in K's dtype."""
+    if isinstance(K, TorchSparseMatrix):
+        return (K.sums64()[0] / K.shape[1]).to(K.dtype)
+    return K.mean(dim=1)
 
 
 def _compat_fit(est, A):

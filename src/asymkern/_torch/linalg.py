@@ -11,6 +11,11 @@ so that, with the same ``random_state``, the results agree to rounding:
   with fixed landmark counts: the landmarks are drawn by the numpy code (same stream), the small
   core W = G[I, J] is solved by the numpy core solver (``_core_solve``), and the O((N + M) r)
   products G[:, J]·B and G[I, :]ᵀ·A run on the device.
+* :func:`arpack_svd` — implicitly restarted Lanczos as :func:`asymkern.linalg.arpack_svd`:
+  that very function (scipy ``svds``, ARPACK, on the host, with its starting vector v0 drawn
+  from the same ``check_random_state`` stream, tolerance and sign convention) is called on a
+  ``scipy.sparse.linalg.LinearOperator`` whose matvec/rmatvec/matmat/rmatmat run G·v and Gᵀ·u
+  on the device; only the Lanczos vectors travel between host and device.
 * :func:`dense_svd` — ``torch.linalg.svd`` of the formed matrix.
 
 Signs follow :func:`asymkern.linalg.flip_signs`: the largest-magnitude entry of each u_i is
@@ -40,6 +45,67 @@ def dense_svd(G, r: int):
     U, s, Vt = torch.linalg.svd(G, full_matrices=False)
     U, V, _ = flip_signs(U[:, :r], Vt[:r].T)
     return U.contiguous(), to_numpy(s[:r]).astype(np.float64), V.contiguous()
+
+
+def products(G):
+    """(B ↦ G·B, B ↦ Gᵀ·B, template) for a lazy torch matrix (one with ``matmat`` /
+    ``rmatmat``: :class:`~.kernels.TorchKernelMatrix`, the centred operator of :mod:`.ksvd`,
+    :class:`~.sparse.TorchSparseMatrix`) or a dense tensor; the template carries the dtype and
+    device of the results."""
+    if hasattr(G, "matmat"):
+        return G.matmat, G.rmatmat, (G.X if hasattr(G, "X") else G)
+
+    def mm(B):
+        return G @ B
+
+    def rmm(B):
+        return G.T @ B
+
+    return mm, rmm, G
+
+
+def arpack_svd(G, r: int, random_state=None, tol: float = 0.0):
+    """Top-r SVD by ARPACK on the host with the products G·v, Gᵀ·u on the device.
+
+    Calls :func:`asymkern.linalg.arpack_svd` itself — scipy ``svds(solver='arpack')`` with the
+    starting vector v0 = U(−1, 1) drawn from ``check_random_state(random_state)``, ``tol``, the
+    eigenvalue problem of GᵀG (or GGᵀ when n < m) and :func:`asymkern.linalg.flip_signs` — on
+    a ``scipy.sparse.linalg.LinearOperator`` whose products move each Lanczos block to the
+    device, multiply there and move the result back. With the same ``random_state`` it agrees
+    with the numpy path to ARPACK's tolerance. ``r ≥ min(n, m)`` falls back to a dense SVD, as
+    there (``KernelSVD`` routes that case to :func:`dense_svd` on the device first).
+
+    Parameters
+    ----------
+    G : TorchKernelMatrix, centred operator, TorchSparseMatrix or tensor (n, m)
+    r : int
+        Number of singular triplets, 1 ≤ r ≤ min(n, m).
+    random_state : None, int or RandomState
+        Seed of the starting vector.
+    tol : float, default 0.0
+        ARPACK's relative tolerance (0: machine precision).
+
+    Returns
+    -------
+    U : tensor (n, r), s : ndarray (r,) float64 (the device dtype's values), V : tensor (m, r)
+    """
+    from scipy.sparse.linalg import LinearOperator
+
+    from ..linalg._svd_core import arpack_svd as host_arpack_svd
+
+    mm, rmm, like = products(G)
+
+    def on_device(f):
+        def apply(x):
+            x = np.asarray(x)
+            return to_numpy(f(from_numpy(x.reshape(x.shape[0], -1), like)))
+        return apply
+
+    op = LinearOperator(shape=tuple(int(k) for k in G.shape), dtype=numpy_dtype(like),
+                        matvec=on_device(mm), rmatvec=on_device(rmm), matmat=on_device(mm),
+                        rmatmat=on_device(rmm))
+    res = host_arpack_svd(op, r, tol=tol, random_state=random_state)
+    return from_numpy(res.U, like), np.asarray(res.s, dtype=np.float64), from_numpy(res.V, like)
 
 
 def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_state=None,
@@ -79,16 +145,7 @@ def randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", random_sta
     rng = check_random_state(random_state)
     k = min(r + n_oversamples, n, m)
     method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
-    if hasattr(G, "matmat"):
-        mm, rmm, like = G.matmat, G.rmatmat, G.X
-    else:
-        def mm(B):
-            return G @ B
-
-        def rmm(B):
-            return G.T @ B
-
-        like = G
+    mm, rmm, like = products(G)
     dtype = numpy_dtype(like)
     Omega = from_numpy(normal_rows(seed_from(rng), 0, m, k, dtype), like)
 

@@ -104,12 +104,16 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         outputs come back as numpy arrays. ``None``: the numpy path for numpy input, the
         tensor's own device for torch tensors (which give tensors back, dtype kept). The
         torch backend supports the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``
-        and the solvers 'auto', 'dense', 'randomized', 'block_krylov' and 'nystrom' (every
-        sampling, and growth to ``tol``), ``center=True``, sample weights (the weighted
-        matrix formed densely on the device) and the compatibility transform (computed on
-        the host);
-        'arpack' and sparse input raise ``NotImplementedError``. Needs PyTorch
-        (``pip install "asymkern[torch]"``).
+        and every solver: 'auto', 'dense', 'randomized', 'block_krylov', 'nystrom' (every
+        sampling, and growth to ``tol``) and 'arpack' (scipy's ARPACK on the host, the
+        numpy path's starting vector, tolerance and signs, with the products G·v and Gᵀ·u
+        on the device), ``center=True``, sample weights (the weighted matrix formed densely
+        on the device) and the compatibility transform (computed on the host). With
+        ``kernel='precomputed'`` G may be sparse (scipy sparse, or a sparse torch tensor):
+        it is kept as CSR tensors on the device for 'arpack', 'randomized' and
+        'block_krylov' (formed densely for 'dense' and sample weights). Sparse data
+        features, and 'nystrom' with a sparse G, raise ``NotImplementedError``. Needs
+        PyTorch (``pip install "asymkern[torch]"``).
 
     Attributes
     ----------
