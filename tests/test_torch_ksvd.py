@@ -271,3 +271,40 @@ def test_sparse_refusals(data):
         b.transform(G[:, :5])
     with pytest.raises(ValueError, match="X contains NaN"):
         b.transform(bad[:4])
+
+
+# -------------------------------------------------------------------------------- 'auto'
+@pytest.mark.parametrize("case", ["kernel", "sne-centred", "precomputed", "over-budget"])
+def test_auto_picks_the_numpy_solver(case):
+    """``solver='auto'`` follows :func:`asymkern.linalg.top_svd` on torch too: ARPACK for a
+    large matrix and few components (a lazy kernel formed once when it fits
+    ``max_dense_memory``), the randomized SVD for a lazy kernel over that budget; so both
+    paths run one solver and agree to rounding (not merely to the randomized accuracy)."""
+    from asymkern import config_context
+
+    rng = np.random.RandomState(3)
+    X, Z = rng.randn(1100, 5), rng.randn(1050, 5)
+    kw: dict = dict(n_components=4, random_state=0)
+    if case == "kernel":
+        args, kw = (X,), dict(kw, Z=Z, kernel="rbf", kernel_params={"gamma": 0.2})
+    elif case == "sne-centred":
+        args, kw = (X,), dict(kw, Z=Z, kernel="sne", kernel_params={"gamma": 0.2}, center=True)
+    elif case == "precomputed":
+        G = np.exp(-0.2 * ((X[:, None, :] - Z[None, :, :]) ** 2).sum(-1))
+        args, kw = (G,), dict(kw, kernel="precomputed")
+    else:
+        args, kw = (X,), dict(kw, Z=Z, kernel="rbf", kernel_params={"gamma": 0.2})
+    budget = 4 if case == "over-budget" else 1024  # MiB; G is 8.8 MiB
+    with config_context(max_dense_memory=budget):
+        fit_kw = {"Z": kw.pop("Z")} if "Z" in kw else {}
+        a = KernelSVD(**kw).fit(*args, **fit_kw)
+        b = KernelSVD(**kw, device="cpu").fit(*args, **fit_kw)
+    assert a.solver_ == ("randomized" if case == "over-budget" else "arpack")
+    tol = 1e-8 if case == "over-budget" else 1e-12  # randomized: same draws, the same passes
+    assert b.solver_ == a.solver_
+    assert rel(b.singular_values_, a.singular_values_) < tol
+    assert rel(b.left_singular_vectors_, a.left_singular_vectors_) < 1e3 * tol
+    Xq = rng.randn(6, 5)
+    if case != "precomputed":
+        assert rel(b.transform(Xq), a.transform(Xq)) < 1e3 * tol
+        assert rel(b.transform_right(Xq), a.transform_right(Xq)) < 1e3 * tol

@@ -3,9 +3,11 @@
 :class:`~asymkern.KernelSVD` hands the call here at the top of its entry points when an input
 is a torch tensor, when its ``device`` parameter is set, or when it was fitted here. The fit
 builds the lazy :class:`~.kernels.TorchKernelMatrix` on the device and runs the solver of
-:mod:`.linalg` ('dense', 'randomized', 'block_krylov', 'nystrom', 'arpack'; 'auto' picks 'dense'
-for min(n, m) ≤ 1000 or many components when the matrix fits ``max_dense_memory``, else
-'randomized'). ``solver='arpack'`` is :func:`asymkern.linalg.arpack_svd` itself (scipy's ARPACK
+:mod:`.linalg` ('dense', 'randomized', 'block_krylov', 'nystrom', 'arpack'; 'auto' follows
+:func:`asymkern.linalg.top_svd`, so both paths run the same solver: 'dense' for min(n, m) ≤ 1000
+or many components when the matrix fits ``max_dense_memory``, else 'arpack' — on a lazy kernel
+formed once on the device when it fits that budget — and 'randomized' for a lazy kernel that
+does not fit). ``solver='arpack'`` is :func:`asymkern.linalg.arpack_svd` itself (scipy's ARPACK
 on the host, the numpy path's starting vector, tolerance and signs) on a ``LinearOperator``
 whose products with G and Gᵀ run on the device (:func:`.linalg.arpack_svd`); as there,
 r = min(n, m) falls back to the dense SVD (``solver_`` 'dense').
@@ -137,10 +139,18 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
                    f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
     solver = est.solver
     itemsize = Xt.element_size()
-    if solver == "auto":
-        small = min(n, m) <= 1000 or r > 0.25 * min(n, m)
-        fits = 7 * n * m * itemsize <= get_config()["max_dense_memory"] * 2**20
-        solver = "dense" if small and fits else "randomized"
+    G_formed = None
+    if solver == "auto":  # the rule of asymkern.linalg.top_svd, so both paths run one solver
+        budget = get_config()["max_dense_memory"] * 2**20
+        lazy = state.get("kernel") is not None and weights is None  # else G is held (formed)
+        if min(n, m) <= 1000 or r > 0.25 * min(n, m):
+            solver = "dense" if 7 * n * m * itemsize <= budget else "randomized"
+        elif lazy and n * m * itemsize > budget:
+            solver = "randomized"
+        else:  # a large matrix for a few components: ARPACK (a lazy kernel formed once)
+            solver = "arpack"
+            if lazy:
+                G_formed = G.to_dense()
     options = est._solver_options() if solver == est.solver else {}
     if solver == "arpack" and r >= min(n, m):  # as asymkern.linalg.arpack_svd: dense
         solver = "dense"
@@ -151,7 +161,8 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
                      "solver='randomized' or 'nystrom'")
         U, s, V = dense_svd(G if not hasattr(G, "to_dense") else G.to_dense(), r)
     elif solver == "arpack":  # ARPACK on the host, products with G on the device
-        U, s, V = arpack_svd(G, r, random_state=est.random_state, **options)
+        U, s, V = arpack_svd(G if G_formed is None else G_formed, r,
+                             random_state=est.random_state, **options)
     elif solver in RANDOMIZED_SOLVERS:
         U, s, V = randomized_svd(G, r, random_state=est.random_state,
                                  method=RANDOMIZED_SOLVERS[solver], **options)
