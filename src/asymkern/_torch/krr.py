@@ -2,31 +2,47 @@
 
 Paper 004 (Algorithm 1, eq. (11)–(13)) with the same algebra as the in-memory estimator; only
 the O(n·m) work runs on the device. The landmarks are drawn by the numpy code from the same
-``random_state`` stream and A = V_s Σ_s⁻¹ comes from K_mm = K(C, C) exactly as in memory
+``random_state`` stream and A = V_s Σ_s⁻¹ comes from K_mm exactly as in memory
 (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`). One streamed pass over row
-blocks of X accumulates, in float64,
+blocks of K_nm accumulates, in float64,
 
     k̄ = Σᵢ wᵢ K(xᵢ, C) / Σw,   M = K_mnWK_nm − Σw·k̄k̄ᵀ,   R = K_mnW(y − ȳ),
 
 from which LLA and NCR solve their m×m systems on the host (the numpy code's formulas).
 SPA takes a second pass for its dual coefficients a = W(y_c − G_cᵀŵ)/alpha. Predictions are
-K(X, C)·β + b, block by block on the device. K_nm itself (n×m) is never held.
+K(X, C)·β + b, block by block on the device. For landmark points K_nm itself (n×m) is never
+held.
 
-GSA (gsa_solver 'eq20') assembles G_cᵀ = (K_nm − 1k̄ᵀ)A (n × s) on the device for its thin SVD
-and predicts with K(X, X_fit)·α streamed over row blocks.
+GSA assembles G_cᵀ = (K_nm − 1k̄ᵀ)A (n × s, rows scaled by W½ when weighted) on the device and
+takes its thin SVD G_cᵀ = VΣUᵀ. ``gsa_solver='eq20'``: ŵ = UΣ(Σ² + alpha)⁻¹Vᵀy_c and
+α̂ = G_c^†ŵ = V(Σ² + alpha)⁻¹Vᵀy_c (eq. (20)). ``gsa_solver='woodbury'``: problem (3) solved
+directly by the Woodbury identity of §II-D, α_W = (y_c − G_cᵀ(G_cG_cᵀ + alpha I)⁻¹G_c y_c)/alpha
+(the s×s system solved on the host), ŵ = G_cα_W and α̂ = VVᵀα_W, its minimum-norm
+representative (the same α̂). Both predict with K(X, X_fit)·α̂ streamed over row blocks.
+
+``landmarks='gaussian'`` (paper 004 §IV, C_H = X_H S): S (n × m) is drawn by
+:func:`asymkern.landmarks.gaussian_sketch` on the host from the same stream, K·S is accumulated
+over row blocks of K on the device (K is never formed whole) and kept (n×m, as the numpy path
+keeps K_nm), K_mm = SᵀKS; predictions are K(Z, X_fit)·(Sβ), streamed over row blocks of Z.
+
+``kernel='precomputed'``: X is the (n, n) training Gram matrix (a tensor, or numpy with
+``device``), landmarks are its row/column indices ('uniform' from the same stream, or an index
+array; the samplers that need data points are refused as in memory), K_nm = K[:, idx],
+K_mm = K[idx][:, idx]; ``predict`` takes K_test (n_test, n_train): K_test[:, idx]·β, or
+K_test·α for GSA and 'exact' (which solves on a float64 copy of K).
 
 The exact machine (mode 'exact', the reference of paper 004) forms the n×n kernel on the device
 in float64, centres it with the (weighted) mean feature and solves
 (W½ K_c W½ + alpha I) b = W½ y_c there (``torch.linalg.solve``, LU as numpy's), a = W½ b;
 predictions are K(X, X_fit)·a + b streamed over row blocks, as GSA's.
 
-Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; landmarks 'uniform', row
-indices, 'kmeans' and 'leverage' (both chosen on the host by the numpy samplers, same random
-stream); the
-kernels of :data:`~.kernels.SUPPORTED_KERNELS` that are PSD; ``solver='auto'``; sample weights.
-Others raise ``NotImplementedError`` naming the option.
+Supported: modes 'lla' (default), 'ncr', 'gsa' (``gsa_solver`` 'eq20' or 'woodbury'), 'spa',
+'exact'; landmarks 'uniform', row indices, 'kmeans' and 'leverage' (both chosen on the host by
+the numpy samplers, same random stream) and 'gaussian'; the kernels of
+:data:`~.kernels.SUPPORTED_KERNELS` that are PSD, and 'precomputed'; sample weights.
+``solver='sklearn'`` (scikit-learn's ``Ridge`` on host numpy features) raises
+``NotImplementedError`` saying so; use ``solver='auto'``, the same ridge problem in Gram form.
 """
-
 from __future__ import annotations
 
 from typing import Any

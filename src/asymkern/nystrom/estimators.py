@@ -398,10 +398,14 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         Run on the torch backend (:mod:`asymkern._torch.krr`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (dtype kept); numpy input with
-        ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (eq20), 'spa'
-        and 'exact' (the n×n machine, solved on the device), landmarks 'uniform', row indices,
-        'kmeans' or 'leverage' (chosen on the host), ``solver='auto'``; other options raise
-        ``NotImplementedError``. None (default) runs numpy, or torch for tensor inputs.
+        ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (``gsa_solver``
+        'eq20' or 'woodbury'), 'spa' and 'exact' (the n×n machine, solved on the device),
+        landmarks 'uniform', row indices, 'kmeans' or 'leverage' (chosen on the host) and
+        'gaussian' (S drawn on the host, K·S streamed over row blocks on the device),
+        ``kernel='precomputed'`` (a tensor or numpy Gram matrix; predict takes the
+        (n_test, n_train) kernel matrix), sample weights, ``solver='auto'``;
+        ``solver='sklearn'`` (scikit-learn's host ``Ridge``) raises ``NotImplementedError``.
+        None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
     ----------
