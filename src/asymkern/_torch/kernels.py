@@ -226,17 +226,23 @@ class TorchKernelMatrix:
         """The whole G (n × m)."""
         return self.block(slice(None), slice(None))
 
-    def matmat(self, B, cols=None):
-        """G[:, cols] @ B, accumulated over row blocks (``cols`` None: all columns)."""
+    def matmat(self, B, cols=None, dtype=None):
+        """G[:, cols] @ B, accumulated over row blocks (``cols`` None: all columns).
+
+        ``dtype`` (default X's dtype): the dtype of the product; each block is cast to it
+        before the multiplication (float64 for float32 data gives numpy's mixed-precision
+        product, float32 kernel values times a float64 B).
+        """
         torch = require_torch()
         n = self.shape[0]
         mcols = self.shape[1] if cols is None else len(cols)
         sel = slice(None) if cols is None else cols
-        out = torch.empty((n, B.shape[1]), dtype=self.dtype, device=self.device)
+        dtype = self.dtype if dtype is None else dtype
+        out = torch.empty((n, B.shape[1]), dtype=dtype, device=self.device)
         step = self.step(mcols)
         for a in range(0, n, step):
             sl = slice(a, min(a + step, n))
-            out[sl] = self.block(sl, sel) @ B
+            out[sl] = self.block(sl, sel).to(dtype) @ B
         return out
 
     def rmatmat(self, B, rows=None):

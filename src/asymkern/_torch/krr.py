@@ -2,39 +2,57 @@
 
 Paper 004 (Algorithm 1, eq. (11)–(13)) with the same algebra as the in-memory estimator; only
 the O(n·m) work runs on the device. The landmarks are drawn by the numpy code from the same
-``random_state`` stream and A = V_s Σ_s⁻¹ comes from K_mm = K(C, C) exactly as in memory
+``random_state`` stream and A = V_s Σ_s⁻¹ comes from K_mm exactly as in memory
 (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`). One streamed pass over row
-blocks of X accumulates, in float64,
+blocks of K_nm accumulates, in float64,
 
     k̄ = Σᵢ wᵢ K(xᵢ, C) / Σw,   M = K_mnWK_nm − Σw·k̄k̄ᵀ,   R = K_mnW(y − ȳ),
 
 from which LLA and NCR solve their m×m systems on the host (the numpy code's formulas).
 SPA takes a second pass for its dual coefficients a = W(y_c − G_cᵀŵ)/alpha. Predictions are
-K(X, C)·β + b, block by block on the device. K_nm itself (n×m) is never held.
+K(X, C)·β + b, block by block on the device. For landmark points K_nm itself (n×m) is never
+held.
 
-GSA (gsa_solver 'eq20') assembles G_cᵀ = (K_nm − 1k̄ᵀ)A (n × s) on the device for its thin SVD
-and predicts with K(X, X_fit)·α streamed over row blocks.
+GSA assembles G_cᵀ = (K_nm − 1k̄ᵀ)A (n × s, rows scaled by W½ when weighted) on the device and
+takes its thin SVD G_cᵀ = VΣUᵀ. ``gsa_solver='eq20'``: ŵ = UΣ(Σ² + alpha)⁻¹Vᵀy_c and
+α̂ = G_c^†ŵ = V(Σ² + alpha)⁻¹Vᵀy_c (eq. (20)). ``gsa_solver='woodbury'``: problem (3) solved
+directly by the Woodbury identity of §II-D, α_W = (y_c − G_cᵀ(G_cG_cᵀ + alpha I)⁻¹G_c y_c)/alpha
+(the s×s system solved on the host), ŵ = G_cα_W and α̂ = VVᵀα_W, its minimum-norm
+representative (the same α̂). Both predict with K(X, X_fit)·α̂ streamed over row blocks.
+
+``landmarks='gaussian'`` (paper 004 §IV, C_H = X_H S): S (n × m) is drawn by
+:func:`asymkern.landmarks.gaussian_sketch` on the host from the same stream, K·S is accumulated
+over row blocks of K on the device (K is never formed whole) and kept (n×m, as the numpy path
+keeps K_nm), K_mm = SᵀKS; predictions are K(Z, X_fit)·(Sβ), streamed over row blocks of Z.
+
+``kernel='precomputed'``: X is the (n, n) training Gram matrix (a tensor, or numpy with
+``device``), landmarks are its row/column indices ('uniform' from the same stream, or an index
+array; the samplers that need data points are refused as in memory), K_nm = K[:, idx],
+K_mm = K[idx][:, idx]; ``predict`` takes K_test (n_test, n_train): K_test[:, idx]·β, or
+K_test·α for GSA and 'exact' (which solves on a float64 copy of K).
 
 The exact machine (mode 'exact', the reference of paper 004) forms the n×n kernel on the device
 in float64, centres it with the (weighted) mean feature and solves
 (W½ K_c W½ + alpha I) b = W½ y_c there (``torch.linalg.solve``, LU as numpy's), a = W½ b;
 predictions are K(X, X_fit)·a + b streamed over row blocks, as GSA's.
 
-Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; landmarks 'uniform', row
-indices, 'kmeans' and 'leverage' (both chosen on the host by the numpy samplers, same random
-stream); the
-kernels of :data:`~.kernels.SUPPORTED_KERNELS` that are PSD; ``solver='auto'``; sample weights.
-Others raise ``NotImplementedError`` naming the option.
+Supported: modes 'lla' (default), 'ncr', 'gsa' (``gsa_solver`` 'eq20' or 'woodbury'), 'spa',
+'exact'; landmarks 'uniform', row indices, 'kmeans' and 'leverage' (both chosen on the host by
+the numpy samplers, same random stream) and 'gaussian'; the kernels of
+:data:`~.kernels.SUPPORTED_KERNELS` that are PSD, and 'precomputed'; sample weights.
+``solver='sklearn'`` (scikit-learn's ``Ridge`` on host numpy features) raises
+``NotImplementedError`` saying so; use ``solver='auto'``, the same ridge problem in Gram form.
 """
-
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
 from .._validation import check_nonnegative_weights, check_regression_targets
-from .device import as_tensor, from_numpy, resolve_device, to_numpy
+from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 from .kernels import TorchKernel
 
 TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
@@ -51,31 +69,30 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     """Fit ``est`` (a NystromKernelRidge) on the torch backend; returns ``est``."""
     from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
     from .._validation import check_input, check_random_state
-    from ..landmarks import select_landmarks
+    from ..config import get_config
+    from ..landmarks import gaussian_sketch, select_landmarks
+    from .kernels import TorchKernelMatrix
 
     torch = require_torch()
     if mode not in TORCH_MODES:
         raise NotImplementedError(f"mode={mode!r} is not available on the torch backend; use one "
                                   f"of {TORCH_MODES} or device=None with numpy input")
     if est.solver != "auto":
-        raise NotImplementedError(f"solver={est.solver!r} is not available on the torch backend; "
-                                  "use solver='auto'")
-    if est._precomputed():
-        raise NotImplementedError("kernel='precomputed' is not available on the torch backend")
-    if mode == "gsa" and est.gsa_solver != "eq20":
-        raise NotImplementedError(f"gsa_solver={est.gsa_solver!r} is not available on the torch "
-                                  "backend; use gsa_solver='eq20'")
+        raise NotImplementedError(
+            f"solver={est.solver!r} is not available on the torch backend: it runs "
+            "scikit-learn's Ridge on host numpy features F = K_nm A, which would move the n×s "
+            "features off the device; use solver='auto' (the same ridge problem in Gram form, "
+            "equal predictions) or device=None with numpy input")
     est._ncr_requires_full()
-    if isinstance(est.landmarks, str) and est.landmarks == "gaussian":
-        raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
-                                  "available on the torch backend; use 'uniform', 'kmeans', "
-                                  "'leverage' or an array of row indices")
+    pre = est._precomputed()
     dev = resolve_device(est.device, X, y)
     as_numpy = not any_torch(X)
     if as_numpy:
         X = check_input(est, X, reset=True, name="X")
     Xt = as_tensor(X, dev, "X", copy=True)  # kept as X_fit_: never the caller's memory
     n, d = (int(k) for k in Xt.shape)
+    if pre:  # no gamma / kernel_params; X is the square training kernel matrix
+        est._check_precomputed_fit((n, d))
     if not as_numpy:
         est.n_features_in_ = d
     Y = check_regression_targets(to_numpy(y) if any_torch(y) else y, n)
@@ -89,50 +106,82 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     wsum = sw.sum()
     ybar = (Y.mean(axis=0) if unweighted else (sw @ Y) / wsum) if est.fit_intercept \
         else np.zeros(Y.shape[1])
-    kernel = est._kernel()
-    check_psd_kernel(kernel)
-    tk = TorchKernel(kernel, d)
+    kernel = None
+    tk: Any = None  # the TorchKernel; None for a precomputed kernel matrix
+    if not pre:
+        kernel = est._kernel()
+        check_psd_kernel(kernel)
+        tk = TorchKernel(kernel, d)
     if mode == "exact":
         return _fit_exact(est, Xt, Y, sw, unweighted, ybar, alpha, tk, as_numpy)
     rng = check_random_state(est.random_state, "random_state")
     m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
-    method, m, idx = landmark_request(est.landmarks, m, n)
-    Ct = None
-    if method == "kmeans":  # k-means centres, on the host (the numpy path's sampler and stream)
-        from ..landmarks import kmeans_landmarks
+    f64 = dict(dtype=torch.float64, device=dev)
+    Ct = c = St = Kmm = it = None
+    KS: Any = None  # K S (n × m, float64) of a Gaussian sketch
+    if pre:  # landmarks are indices into K: K_nm = K[:, idx], K_mm = K[idx][:, idx]
+        idx, kernel = est._precomputed_landmarks(n, m, rng)
+        m = len(idx)
+        it = torch.as_tensor(np.asarray(idx), device=dev)
+        Ct = Xt[it]  # the landmark rows of K (landmarks_, as in memory)
+        Kmm = to_numpy(Ct[:, it].double())
+        kind = "precomputed"
+    else:
+        method, m, idx = landmark_request(est.landmarks, m, n)
+        kind = "gaussian" if method == "gaussian" else "points"
+        if method == "gaussian":  # C_H = X_H S: K_nm = K S, K_mm = SᵀK S, K streamed by rows
+            S = gaussian_sketch(n, m, random_state=rng)  # the numpy draw, same stream
+            St = torch.as_tensor(S, **f64)
+            KS = TorchKernelMatrix(tk, Xt, Xt, working_memory=get_config()["working_memory"]
+                                   ).matmat(St, dtype=torch.float64)
+            Kmm = to_numpy(St.T @ KS)
+        elif method == "kmeans":  # k-means centres, on the host (the numpy sampler and stream)
+            from ..landmarks import kmeans_landmarks
 
-        idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
-        Ct = torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
-    elif method == "leverage":  # approximate ridge leverage scores, on the host
-        idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
-                               kernel=kernel)
-    elif idx is None:
-        idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
-    if Ct is None:
-        Ct = Xt[torch.as_tensor(np.asarray(idx), device=dev)]
-    centers = to_numpy(Ct)
-    est.basis_ = b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
-                                          subspace_dim=est._subspace_request(m), rcond=est.rcond)
+            idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
+            Ct = torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
+        elif method == "leverage":  # approximate ridge leverage scores, on the host
+            idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
+                                   kernel=kernel)
+        elif idx is None:
+            idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
+        if Ct is None and St is None:
+            Ct = Xt[torch.as_tensor(np.asarray(idx), device=dev)]
+        if Ct is not None:
+            c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
+    X_fit = to_numpy(Xt).copy() if as_numpy else Xt
+    est.basis_ = b = basis_from_landmarks(
+        kernel, to_numpy(Ct) if Ct is not None else None, idx, numpy_dtype(Xt),
+        subspace_dim=est._subspace_request(m), rcond=est.rcond, Kmm=Kmm,
+        sketch=None if St is None else to_numpy(St),
+        X_fit=None if St is None else (X_fit if as_numpy else to_numpy(Xt)))
     est.landmark_indices_ = b.indices
     est.landmarks_ = b.centers
     est.n_landmarks_ = b.n_landmarks
     est.subspace_dim_ = b.subspace_dim
-    f64 = dict(dtype=torch.float64, device=dev)
+
+    def knm(a: int, e: int):
+        """Rows a:e of K_nm in float64, on the device."""
+        if kind == "precomputed":
+            return Xt[a:e, it].double()
+        if kind == "gaussian":
+            return KS[a:e]
+        return tk.raw(Xt[a:e], Ct, c).double()
+
     Yt = torch.as_tensor(Y - ybar, **f64)
     wt = torch.as_tensor(sw, **f64)
-    c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
     M = torch.zeros((m, m), **f64)
     R = torch.zeros((m, Y.shape[1]), **f64)
-    S = torch.zeros(m, **f64)
+    Ssum = torch.zeros(m, **f64)
     step = _row_step(m, Y.shape[1])
     for a in range(0, n, step):
-        Kb = tk.raw(Xt[a:a + step], Ct, c).double()
+        Kb = knm(a, a + step)
         WK = wt[a:a + step, None] * Kb
-        S += WK.sum(dim=0)
+        Ssum += WK.sum(dim=0)
         M += Kb.T @ WK
         R += WK.T @ Yt[a:a + step]
     M, R = to_numpy(M), to_numpy(R)
-    kbar = to_numpy(S) / wsum if est.fit_intercept else None
+    kbar = to_numpy(Ssum) / wsum if est.fit_intercept else None
     if kbar is not None:
         M -= wsum * np.outer(kbar, kbar)
     A = b.A
@@ -141,13 +190,13 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     if mode == "ncr":
         from .._shared.nystrom_basis import psd_pinv
 
-        beta = psd_pinv(M + alpha * b.Kmm, dtype=centers.dtype) @ R  # eq. (11)
+        beta = psd_pinv(M + alpha * b.Kmm, dtype=numpy_dtype(Xt)) @ R  # eq. (11)
     elif mode == "gsa":  # eq. (20) through one thin SVD of W½G_cᵀ (n × s) on the device
         At = from_numpy(A, Yt)
         kb = from_numpy(kbar, Yt) if kbar is not None else None
         Gt = torch.empty((n, A.shape[1]), **f64)
         for a in range(0, n, step):
-            Kb = tk.raw(Xt[a:a + step], Ct, c).double()
+            Kb = knm(a, a + step)
             Gt[a:a + step] = ((Kb - kb) if kb is not None else Kb) @ At
         weighted = not unweighted and not np.all(sw == 1.0)
         rw = torch.sqrt(wt)[:, None]
@@ -155,13 +204,24 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
         if weighted:
             Gt = rw * Gt
         V, sig, Ut = torch.linalg.svd(Gt, full_matrices=False)
-        del Gt
-        eps = float(np.finfo(centers.dtype).eps)
+        eps = float(np.finfo(numpy_dtype(Xt)).eps)
         keep = sig > max(n, A.shape[1]) * eps * (sig[0] if sig.numel() else 0.0)
         V, sig, U = V[:, keep], sig[keep], Ut[keep].T
-        filt = (V.T @ Yg) / (sig**2 + alpha)[:, None]
-        w = to_numpy(U @ (sig[:, None] * filt))
-        a_all = V @ filt
+        if est.gsa_solver == "woodbury":
+            # problem (3) solved directly (paper 004 §II-D, Woodbury): α_W = (K̃_c + αI)⁻¹y_c =
+            # (y_c − G_cᵀ(G_cG_cᵀ + αI)⁻¹G_c y_c)/α with the s×s system on the host, then
+            # ŵ = G_c α_W and the minimum-norm representative α̂ = V Vᵀ α_W (eq. (20)'s α̂)
+            Hp = to_numpy(Gt.T @ Gt)
+            Hp[np.diag_indices_from(Hp)] += alpha
+            sol = np.linalg.solve(Hp, to_numpy(Gt.T @ Yg))
+            a_w = (Yg - Gt @ from_numpy(sol, Yg)) / alpha
+            w = to_numpy(Gt.T @ a_w)
+            a_all = V @ (V.T @ a_w)
+        else:  # ŵ = U Σ(Σ² + α)⁻¹Vᵀy_c, α̂ = V(Σ² + α)⁻¹Vᵀy_c
+            filt = (V.T @ Yg) / (sig**2 + alpha)[:, None]
+            w = to_numpy(U @ (sig[:, None] * filt))
+            a_all = V @ filt
+        del Gt
         if weighted:
             a_all = rw * a_all
         est.coef_ = w.T
@@ -180,20 +240,24 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
             a_all = torch.empty_like(Yt)
             GtA = torch.zeros((A.shape[1], Y.shape[1]), **f64)
             for a in range(0, n, step):
-                Kb = tk.raw(Xt[a:a + step], Ct, c).double()
+                Kb = knm(a, a + step)
                 Gt = ((Kb - kb) if kb is not None else Kb) @ At
                 ab = wt[a:a + step, None] * (Yt[a:a + step] - Gt @ wt_sol) / alpha
                 a_all[a:a + step] = ab
                 GtA += Gt.T @ ab
             beta = A @ to_numpy(GtA)
             est.dual_coef_ = a_all if not as_numpy else to_numpy(a_all)
+    KS = None  # release K S before the model is kept
     est.landmark_coef_ = beta
     est.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
-    est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
-    est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "center": c,
-                        "X": Xt, "dual": a_all,
-                        "beta": from_numpy(beta, Yt), "b": from_numpy(np.atleast_1d(
-                            est.intercept_), Yt)}
+    est.X_fit_ = X_fit
+    beta_t = from_numpy(beta, Yt)
+    est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "kind": kind,
+                        "C": Ct if kind == "points" else None, "center": c, "X": Xt,
+                        "idx": it if kind == "precomputed" else None, "dual": a_all,
+                        # a sketch predicts K(Z, X)(Sβ): one n×k product, not K(Z, X)S
+                        "beta": St @ beta_t if kind == "gaussian" else beta_t,
+                        "b": from_numpy(np.atleast_1d(est.intercept_), Yt)}
     from .._validation import check_finite_output
 
     for name in ("coef_", "landmark_coef_", "intercept_"):
@@ -206,14 +270,15 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
 def _fit_exact(est, Xt, Y, sw, unweighted: bool, ybar, alpha: float, tk, as_numpy: bool):
     """The exact machine on the device: (W½ K_c W½ + alpha I) b = W½ y_c, a = W½ b (the numpy
     path's formulas, paper 004's reference), K_c the kernel centred with the (weighted) mean
-    feature r: K_c = K − r1ᵀ − 1rᵀ + (mean r)11ᵀ."""
+    feature r: K_c = K − r1ᵀ − 1rᵀ + (mean r)11ᵀ. ``tk`` None: ``Xt`` is the precomputed K."""
     from .._validation import check_finite_output
     from .kernels import TorchKernelMatrix
 
     torch = require_torch()
     est._no_basis(Xt)  # the memory check and the basis attributes of mode='exact'
     f64 = dict(dtype=torch.float64, device=Xt.device)
-    K = TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)
+    K = Xt.to(torch.float64, copy=True) if tk is None else \
+        TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)
     if not bool(torch.isfinite(K).all()):
         raise ValueError("the kernel matrix of X has non-finite entries; rescale X (e.g. "
                          "StandardScaler) or change the kernel parameters")
@@ -236,6 +301,7 @@ def _fit_exact(est, Xt, Y, sw, unweighted: bool, ybar, alpha: float, tk, as_nump
     est.dual_coef_ = to_numpy(a) if as_numpy else a
     est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
     est._torch_state = {"device": Xt.device, "dtype": Xt.dtype, "kernel": tk, "C": None,
+                        "kind": "points" if tk is not None else "precomputed", "idx": None,
                         "center": None, "X": Xt, "dual": a, "beta": None,
                         "b": from_numpy(np.atleast_1d(est.intercept_), a)}
     for name in ("dual_coef_", "intercept_"):
@@ -266,14 +332,22 @@ def predict_ridge_torch(est, X, approach=None):
     if Xn.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {Xn.shape[1]} features, but NystromKernelRidge is expecting "
                          f"{est.n_features_in_} features as input")
-    beta, b, tk, C = state["beta"], state["b"], state["kernel"], state["C"]
+    beta, b, tk, C, kind = (state[k] for k in ("beta", "b", "kernel", "C", "kind"))
     n = int(Xn.shape[0])
-    if approach in ("gsa", "exact"):  # K(X, X_fit) α, streamed over row blocks on the device
+    if kind == "precomputed":  # Xn is K(X_test, X_fit): α against all columns, β the landmarks'
+        out = Xn.double() @ state["dual"] if approach in ("gsa", "exact") else \
+            Xn[:, state["idx"]].double() @ beta
+        return _finish(est, out + b, state, as_numpy)
+    if approach in ("gsa", "exact") or kind == "gaussian":
+        # K(X, X_fit) α — or, for a sketch, K(X, X_fit)(Sβ) — streamed over row blocks
         from ..config import get_config
         from .kernels import TorchKernelMatrix
 
         G = TorchKernelMatrix(tk, Xn, state["X"], working_memory=get_config()["working_memory"])
-        out = G.matmat(state["dual"].to(state["dtype"])).double()
+        if kind == "gaussian" and approach not in ("gsa", "exact"):
+            out = G.matmat(beta, dtype=torch.float64)
+        else:
+            out = G.matmat(state["dual"].to(state["dtype"])).double()
         return _finish(est, out + b, state, as_numpy)
     out = torch.empty((n, beta.shape[1]), dtype=torch.float64, device=Xn.device)
     step = _row_step(C.shape[0], beta.shape[1])

@@ -167,11 +167,33 @@ class _NystromBase(BaseEstimator):
         """check_input (``n_features_in_``, ``feature_names_in_``); a private copy as ``X_fit_``."""
         X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
         if self._precomputed():
-            self._kernel()  # refuses gamma / kernel_params
-        if self._precomputed() and X.shape[0] != X.shape[1]:
-            raise ValueError("kernel='precomputed': X must be the square (n_samples, "
-                             f"n_samples) training kernel matrix, got shape {X.shape}")
+            self._check_precomputed_fit(X.shape)
         return X.copy() if sp.issparse(X) else np.array(X, copy=True)
+
+    def _check_precomputed_fit(self, shape):
+        """``kernel='precomputed'``: no gamma / kernel_params, and a square training matrix
+        (shared by the numpy and torch executors)."""
+        self._kernel()  # refuses gamma / kernel_params
+        if shape[0] != shape[1]:
+            raise ValueError("kernel='precomputed': X must be the square (n_samples, "
+                             f"n_samples) training kernel matrix, got shape {tuple(shape)}")
+
+    def _precomputed_landmarks(self, n: int, m, rng):
+        """``kernel='precomputed'``: the landmark indices into K ('uniform', drawn from ``rng``
+        as for the data, or an index array) and the kernel of their columns; the samplers that
+        need the data points are refused. Shared by the numpy and torch executors."""
+        from .._shared.nystrom_basis import landmark_request
+        from ..landmarks import select_landmarks
+
+        landmarks = self.landmarks
+        if isinstance(landmarks, str) and landmarks != "uniform":
+            raise ValueError(f"kernel='precomputed' supports landmarks='uniform' or an "
+                             f"array of row indices, not {landmarks!r} (it needs the data "
+                             "points or a sketch over them)")
+        _, _, idx = landmark_request(landmarks, m if isinstance(landmarks, str) else None, n)
+        if idx is None:
+            idx = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
+        return idx, _PrecomputedColumns(idx)
 
     def _fit_basis(self, X):
         n = X.shape[0]
@@ -186,19 +208,7 @@ class _NystromBase(BaseEstimator):
         rng = check_random_state(self.random_state, "random_state")
         landmarks = self.landmarks
         if self._precomputed():  # landmarks are row/column indices into the kernel matrix
-            from .._shared.nystrom_basis import landmark_request
-            from ..landmarks import select_landmarks
-
-            if isinstance(landmarks, str) and landmarks != "uniform":
-                raise ValueError(f"kernel='precomputed' supports landmarks='uniform' or an "
-                                 f"array of row indices, not {landmarks!r} (it needs the data "
-                                 "points or a sketch over them)")
-            _, _, idx = landmark_request(landmarks, m if isinstance(landmarks, str) else None,
-                                         n)
-            if idx is None:
-                idx = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
-            landmarks = idx
-            kern = _PrecomputedColumns(idx)
+            landmarks, kern = self._precomputed_landmarks(n, m, rng)
         else:
             kern = self._kernel()
         if sp.issparse(X) and self.landmarks in ("kmeans", "gaussian"):
@@ -388,10 +398,14 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         Run on the torch backend (:mod:`asymkern._torch.krr`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (dtype kept); numpy input with
-        ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (eq20), 'spa'
-        and 'exact' (the n×n machine, solved on the device), landmarks 'uniform', row indices,
-        'kmeans' or 'leverage' (chosen on the host), ``solver='auto'``; other options raise
-        ``NotImplementedError``. None (default) runs numpy, or torch for tensor inputs.
+        ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (``gsa_solver``
+        'eq20' or 'woodbury'), 'spa' and 'exact' (the n×n machine, solved on the device),
+        landmarks 'uniform', row indices, 'kmeans' or 'leverage' (chosen on the host) and
+        'gaussian' (S drawn on the host, K·S streamed over row blocks on the device),
+        ``kernel='precomputed'`` (a tensor or numpy Gram matrix; predict takes the
+        (n_test, n_train) kernel matrix), sample weights, ``solver='auto'``;
+        ``solver='sklearn'`` (scikit-learn's host ``Ridge``) raises ``NotImplementedError``.
+        None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
     ----------
