@@ -47,11 +47,68 @@ def _row_step(m: int, k: int) -> int:
     return int(max(1, budget // (8 * 4 * (m + k))))
 
 
+def nystrom_landmarks_torch(est, Xt, kernel):
+    """The landmarks and Nyström basis of a torch fit, chosen as the numpy path chooses them.
+
+    The landmarks are drawn on the host by the numpy samplers from the same ``random_state``
+    stream ('uniform', row indices, 'kmeans' centres, 'leverage' scores); A = V_s Σ_s⁻¹ comes
+    from K_mm = K(C, C) on the host (:func:`asymkern._shared.nystrom_basis.
+    basis_from_landmarks`, paper 004 Algorithm 1 steps 1–3). Sets ``basis_``,
+    ``landmark_indices_``, ``landmarks_``, ``n_landmarks_`` and ``subspace_dim_`` of ``est``.
+
+    Parameters
+    ----------
+    est : NystromKernelRidge or NystromKernelPCA
+        The estimator (``landmarks``, ``n_landmarks``, ``subspace_dim``, ``rcond``,
+        ``random_state``).
+    Xt : tensor of shape (n, d)
+        The training data on the device.
+    kernel : Kernel
+        The resolved (symmetric PSD) kernel.
+
+    Returns
+    -------
+    Ct : tensor of shape (m, d)
+        The landmarks on the device, in X's dtype.
+    basis : NystromBasis
+        The fitted basis (numpy, on the host).
+    """
+    from .._shared.nystrom_basis import basis_from_landmarks, landmark_request
+    from .._validation import check_random_state
+    from ..landmarks import select_landmarks
+
+    torch = require_torch()
+    n, dev = int(Xt.shape[0]), Xt.device
+    rng = check_random_state(est.random_state, "random_state")
+    m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
+    method, m, idx = landmark_request(est.landmarks, m, n)
+    Ct = None
+    if method == "kmeans":  # k-means centres, on the host (the numpy path's sampler and stream)
+        from ..landmarks import kmeans_landmarks
+
+        idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
+        Ct = torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
+    elif method == "leverage":  # approximate ridge leverage scores, on the host
+        idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
+                               kernel=kernel)
+    elif idx is None:
+        idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
+    if Ct is None:
+        Ct = Xt[torch.as_tensor(np.asarray(idx), device=dev)]
+    centers = to_numpy(Ct)
+    est.basis_ = b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
+                                          subspace_dim=est._subspace_request(m), rcond=est.rcond)
+    est.landmark_indices_ = b.indices
+    est.landmarks_ = b.centers
+    est.n_landmarks_ = b.n_landmarks
+    est.subspace_dim_ = b.subspace_dim
+    return Ct, b
+
+
 def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     """Fit ``est`` (a NystromKernelRidge) on the torch backend; returns ``est``."""
-    from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
-    from .._validation import check_input, check_random_state
-    from ..landmarks import select_landmarks
+    from .._shared.nystrom_basis import check_psd_kernel
+    from .._validation import check_input
 
     torch = require_torch()
     if mode not in TORCH_MODES:
@@ -94,29 +151,8 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     tk = TorchKernel(kernel, d)
     if mode == "exact":
         return _fit_exact(est, Xt, Y, sw, unweighted, ybar, alpha, tk, as_numpy)
-    rng = check_random_state(est.random_state, "random_state")
-    m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
-    method, m, idx = landmark_request(est.landmarks, m, n)
-    Ct = None
-    if method == "kmeans":  # k-means centres, on the host (the numpy path's sampler and stream)
-        from ..landmarks import kmeans_landmarks
-
-        idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
-        Ct = torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
-    elif method == "leverage":  # approximate ridge leverage scores, on the host
-        idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
-                               kernel=kernel)
-    elif idx is None:
-        idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
-    if Ct is None:
-        Ct = Xt[torch.as_tensor(np.asarray(idx), device=dev)]
-    centers = to_numpy(Ct)
-    est.basis_ = b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
-                                          subspace_dim=est._subspace_request(m), rcond=est.rcond)
-    est.landmark_indices_ = b.indices
-    est.landmarks_ = b.centers
-    est.n_landmarks_ = b.n_landmarks
-    est.subspace_dim_ = b.subspace_dim
+    Ct, b = nystrom_landmarks_torch(est, Xt, kernel)
+    m, centers = b.n_landmarks, b.centers
     f64 = dict(dtype=torch.float64, device=dev)
     Yt = torch.as_tensor(Y - ybar, **f64)
     wt = torch.as_tensor(sw, **f64)
