@@ -1336,7 +1336,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             if np.any(lam <= 0):
                 raise ValueError(f"the centred kernel matrix has fewer positive eigenvalues "
                                  f"than n_components={k}; lower n_components")
-            U, _ = svd_flip(U, U.T)
+            U, _ = svd_flip(U, U.T.copy())  # a copy: v = U.T would undo u's flip
             self.dual_coef_ = U / np.sqrt(lam)
             self.eigenvalues_ = lam
             self.intercept_ = -(r @ self.dual_coef_)
@@ -1353,7 +1353,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         if mode == "spa":
             lam, U = np.linalg.eigh(Fc @ Fc.T)
             lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
-            U, _ = svd_flip(U, U.T)
+            U, _ = svd_flip(U, U.T.copy())  # a copy: v = U.T would undo u's flip
             a = U / np.sqrt(lam)
             self.dual_coef_ = a
             W = Fc.T @ a
