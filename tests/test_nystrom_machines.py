@@ -237,6 +237,24 @@ def test_kpca_exact_matches_sklearn_and_all_points(reg):
     assert np.all(lla_approximation_error(e, ex) <= 2.0)  # ‖f̂ ∓ f*‖ ≤ ‖f̂‖ + ‖f*‖ = 2
 
 
+@pytest.mark.parametrize("mode", ["lla", "gsa", "spa", "exact"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kpca_signs_follow_svd_flip(mode, seed):
+    """svd_flip's rule: the largest-magnitude entry of each left vector U_k positive. For spa
+    and exact dual_coef_ = U Λ^{-1/2}; for lla/gsa U_k σ_k = F_c W (the centred features
+    times coef_ᵀ). (svd_flip(U, U.T) was a no-op: v = U.T aliases u, so the flip was applied
+    twice and the signs of spa and exact were LAPACK's.)"""
+    X = np.random.default_rng(seed).normal(size=(80, 3))
+    e = NystromKernelPCA(4, mode=mode, n_landmarks=30, kernel_params=KP, random_state=0).fit(X)
+    if mode in ("spa", "exact"):
+        U = e.dual_coef_
+    else:
+        F = e.basis_.features(X)
+        U = (F - F.mean(axis=0)) @ e.coef_.T
+    peak = U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])]
+    assert np.all(peak > 0), peak
+
+
 # ------------------------------------------------------------------------------ bad input
 def test_bad_input(reg, clf):
     X, y, _ = reg

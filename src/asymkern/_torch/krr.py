@@ -65,12 +65,100 @@ def _row_step(m: int, k: int) -> int:
     return int(max(1, budget // (8 * 4 * (m + k))))
 
 
+def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):
+    """Landmark points of a torch fit, drawn on the host by the numpy path's samplers.
+
+    Parameters
+    ----------
+    Xt : tensor of shape (n, d)
+        The training data on the device.
+    kernel : Kernel
+        The resolved kernel (for the leverage scores).
+    rng : RandomState
+        The estimator's random stream (the numpy path's draw order).
+    method, m, idx
+        As :func:`asymkern._shared.nystrom_basis.landmark_request` returns them: 'uniform'
+        (``idx`` None: drawn here; else the given row indices), 'kmeans' or 'leverage'.
+
+    Returns
+    -------
+    idx : ndarray of int
+        The landmark rows (k-means: the rows nearest the centres).
+    Ct : tensor of shape (m, d)
+        The landmarks on the device in X's dtype (k-means: the centres).
+    """
+    from ..landmarks import kmeans_landmarks, select_landmarks
+
+    torch = require_torch()
+    n, dev = int(Xt.shape[0]), Xt.device
+    if method == "kmeans":  # k-means centres (the numpy path's sampler and stream)
+        idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
+        return idx, torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
+    if method == "leverage":  # approximate ridge leverage scores
+        idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
+                               kernel=kernel)
+    elif idx is None:
+        idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
+    return idx, Xt[torch.as_tensor(np.asarray(idx), device=dev)]
+
+
+def set_basis(est, b) -> None:
+    """Record a fitted Nyström basis on ``est``: ``basis_``, ``landmark_indices_``,
+    ``landmarks_``, ``n_landmarks_`` and ``subspace_dim_``."""
+    est.basis_ = b
+    est.landmark_indices_ = b.indices
+    est.landmarks_ = b.centers
+    est.n_landmarks_ = b.n_landmarks
+    est.subspace_dim_ = b.subspace_dim
+
+
+def nystrom_landmarks_torch(est, Xt, kernel):
+    """The landmarks and Nyström basis of a torch fit, chosen as the numpy path chooses them.
+
+    The landmarks are drawn on the host by the numpy samplers from the same ``random_state``
+    stream ('uniform', row indices, 'kmeans' centres, 'leverage' scores:
+    :func:`draw_landmark_points`); A = V_s Σ_s⁻¹ comes from K_mm = K(C, C) on the host
+    (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`, paper 004 Algorithm 1 steps
+    1–3). Records the basis on ``est`` (:func:`set_basis`).
+
+    Parameters
+    ----------
+    est : NystromKernelRidge or NystromKernelPCA
+        The estimator (``landmarks``, ``n_landmarks``, ``subspace_dim``, ``rcond``,
+        ``random_state``).
+    Xt : tensor of shape (n, d)
+        The training data on the device.
+    kernel : Kernel
+        The resolved (symmetric PSD) kernel.
+
+    Returns
+    -------
+    Ct : tensor of shape (m, d)
+        The landmarks on the device, in X's dtype.
+    basis : NystromBasis
+        The fitted basis (numpy, on the host).
+    """
+    from .._shared.nystrom_basis import basis_from_landmarks, landmark_request
+    from .._validation import check_random_state
+
+    n = int(Xt.shape[0])
+    rng = check_random_state(est.random_state, "random_state")
+    m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
+    method, m, idx = landmark_request(est.landmarks, m, n)
+    idx, Ct = draw_landmark_points(Xt, kernel, rng, method, m, idx)
+    centers = to_numpy(Ct)
+    b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
+                             subspace_dim=est._subspace_request(m), rcond=est.rcond)
+    set_basis(est, b)
+    return Ct, b
+
+
 def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     """Fit ``est`` (a NystromKernelRidge) on the torch backend; returns ``est``."""
     from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
     from .._validation import check_input, check_random_state
     from ..config import get_config
-    from ..landmarks import gaussian_sketch, select_landmarks
+    from ..landmarks import gaussian_sketch
     from .kernels import TorchKernelMatrix
 
     torch = require_torch()
@@ -135,30 +223,16 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
             KS = TorchKernelMatrix(tk, Xt, Xt, working_memory=get_config()["working_memory"]
                                    ).matmat(St, dtype=torch.float64)
             Kmm = to_numpy(St.T @ KS)
-        elif method == "kmeans":  # k-means centres, on the host (the numpy sampler and stream)
-            from ..landmarks import kmeans_landmarks
-
-            idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
-            Ct = torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
-        elif method == "leverage":  # approximate ridge leverage scores, on the host
-            idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
-                                   kernel=kernel)
-        elif idx is None:
-            idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
-        if Ct is None and St is None:
-            Ct = Xt[torch.as_tensor(np.asarray(idx), device=dev)]
-        if Ct is not None:
+        else:  # landmark points: the numpy samplers on the host, same stream
+            idx, Ct = draw_landmark_points(Xt, kernel, rng, method, m, idx)
             c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
     X_fit = to_numpy(Xt).copy() if as_numpy else Xt
-    est.basis_ = b = basis_from_landmarks(
+    b = basis_from_landmarks(
         kernel, to_numpy(Ct) if Ct is not None else None, idx, numpy_dtype(Xt),
         subspace_dim=est._subspace_request(m), rcond=est.rcond, Kmm=Kmm,
         sketch=None if St is None else to_numpy(St),
         X_fit=None if St is None else (X_fit if as_numpy else to_numpy(Xt)))
-    est.landmark_indices_ = b.indices
-    est.landmarks_ = b.centers
-    est.n_landmarks_ = b.n_landmarks
-    est.subspace_dim_ = b.subspace_dim
+    set_basis(est, b)
 
     def knm(a: int, e: int):
         """Rows a:e of K_nm in float64, on the device."""

@@ -145,7 +145,8 @@ class _NystromBase(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = self._accepts_sparse()
+        # the torch backend (device set) needs dense input
+        tags.input_tags.sparse = self._accepts_sparse() and getattr(self, "device", None) is None
         tags.input_tags.pairwise = self._precomputed()
         return tags
 
@@ -1225,6 +1226,17 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         None = m·eps of X's dtype).
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
+    device : None, str or torch.device, default None
+        Run on the torch backend (:mod:`asymkern._torch.kpca`; needs
+        ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
+        Torch tensors in give tensors out on their device (``transform`` in X's dtype, the
+        fitted coefficients float64 as on the numpy path); numpy input with ``device`` set
+        gives numpy arrays. On torch: every mode ('lla', 'ncr', 'gsa', 'spa', 'exact'),
+        ``center`` True or False, landmarks 'uniform', row indices, 'kmeans' or 'leverage'
+        (chosen on the host by the numpy samplers, same random stream); the features F, their
+        centring and SVD, SPA's and exact's n×n eigenproblems run on the device.
+        ``kernel='precomputed'`` and ``landmarks='gaussian'`` raise ``NotImplementedError``.
+        None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
     ----------
@@ -1287,7 +1299,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
     def __init__(self, n_components=2, mode="lla", n_landmarks=100, landmarks="uniform",
                  subspace_dim=None, center=True, kernel="rbf", gamma=None, kernel_params=None,
-                 rcond=None, random_state=None):
+                 rcond=None, random_state=None, device=None):
         self.n_components = n_components
         self.mode = mode
         self.n_landmarks = n_landmarks
@@ -1299,14 +1311,16 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         self.kernel_params = kernel_params
         self.rcond = rcond
         self.random_state = random_state
+        self.device = device
 
     def fit(self, X, y=None):
         """Fit the components of ``mode`` on X.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array} of shape (n, d)
-            Training data (the (n, n) kernel matrix with ``kernel='precomputed'``).
+        X : {array-like, sparse matrix, dask array, torch tensor} of shape (n, d)
+            Training data (the (n, n) kernel matrix with ``kernel='precomputed'``); a tensor
+            (or ``device`` set) fits on the torch backend.
         y : None
             Ignored.
 
@@ -1329,6 +1343,11 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             from .._dask.machines import fit_pca
 
             return fit_pca(self, X)
+        self.torch_fit_ = False
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.kpca import fit_pca_torch
+
+            return fit_pca_torch(self, X, mode)
         self.dask_fit_ = False
         X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         n = X.shape[0]
@@ -1350,7 +1369,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             if np.any(lam <= 0):
                 raise ValueError(f"the centred kernel matrix has fewer positive eigenvalues "
                                  f"than n_components={k}; lower n_components")
-            U, _ = svd_flip(U, U.T)
+            U, _ = svd_flip(U, U.T.copy())  # a copy: v = U.T would undo u's flip
             self.dual_coef_ = U / np.sqrt(lam)
             self.eigenvalues_ = lam
             self.intercept_ = -(r @ self.dual_coef_)
@@ -1367,7 +1386,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         if mode == "spa":
             lam, U = np.linalg.eigh(Fc @ Fc.T)
             lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
-            U, _ = svd_flip(U, U.T)
+            U, _ = svd_flip(U, U.T.copy())  # a copy: v = U.T would undo u's flip
             a = U / np.sqrt(lam)
             self.dual_coef_ = a
             W = Fc.T @ a
@@ -1418,19 +1437,24 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_test, d)
+        X : {array-like, sparse matrix, dask array, torch tensor} of shape (n_test, d)
             Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``).
 
         Returns
         -------
-        ndarray of shape (n_test, ``n_components_``)
-            The scores (dtype of the training data).
+        ndarray or tensor of shape (n_test, ``n_components_``)
+            The scores (dtype of the training data; a tensor on the fit's device for tensor
+            input).
         """
         check_is_fitted(self, "X_fit_")
         if self._use_dask(X):  # a dask array chunked like X (numpy in → numpy out)
             from .._dask.machines import transform_pca
 
             return transform_pca(self, X)
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.kpca import transform_pca_torch
+
+            return transform_pca_torch(self, X)
         X = self._check_X(X)
         if self.mode in ("gsa", "exact"):
             out = self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_

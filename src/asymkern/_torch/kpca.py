@@ -1,0 +1,263 @@
+"""NystromKernelPCA on torch: ``fit`` / ``transform`` for tensors or ``device`` (private).
+
+Paper 004 (KPCA as one of the machines of (1); GSA through eq. (20)) with the algebra of the
+in-memory estimator, step by step, so that both paths agree to rounding. The landmarks and the
+basis A = V_s Σ_s⁻¹ of K_mm come from the numpy code on the host, from the same
+``random_state`` stream (:func:`.krr.nystrom_landmarks_torch`). On the device, in float64:
+
+* the features F = K(X, C) A (n × s), formed over row blocks of K(X, C) (K_nm itself is never
+  held), and their centring F_c = F − 1 f̄ᵀ;
+* LLA / NCR / GSA: the thin SVD F_c = U Σ Vᵀ (``torch.linalg.svd``), signs by the
+  ``svd_flip`` convention (the largest-magnitude entry of each column of U positive),
+  W = V_k, eigenvalues σ_k²; GSA's dual coefficients α̂ = F_c^{†ᵀ}W = U_r Σ_r⁻¹ V_rᵀ W
+  (eq. (20), the same cut-off σ > max(n, s)·eps·σ₁ as the numpy path);
+* SPA: ``eigh`` of the n×n F_c F_cᵀ, α = U_k Λ_k^{-1/2}, W = F_cᵀα;
+* exact: the n×n Gram matrix K(X, X), its double centring and ``eigh``, α = U_k Λ_k^{-1/2}.
+
+Only s×k and m×k matrices go to the host (``landmark_coef_ = A W``). ``transform`` evaluates
+K(Z, C)β + b (lla, ncr, spa) or K(Z, X_fit)α + b (gsa, exact) over row blocks of at most
+``working_memory`` MiB, in float64, and returns X's dtype.
+
+Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; ``center`` True or False;
+landmarks 'uniform', row indices, 'kmeans', 'leverage'; the kernels of
+:data:`~.kernels.SUPPORTED_KERNELS` (symmetric PSD ones for the Nyström modes, as numpy; the
+exact mode also takes the row-normalised 'sne' / 't', symmetrised as numpy does). Refused with
+``NotImplementedError``: ``kernel='precomputed'`` and ``landmarks='gaussian'`` (Nyström modes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._dispatch import any_torch, require_torch
+from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
+from .kernels import TorchKernel, TorchKernelMatrix
+from .krr import _row_step, nystrom_landmarks_torch
+from .linalg import flip_signs
+
+TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+def _check_finite(T, what: str, hint: str = _RESCALE) -> None:
+    """The numpy path's :func:`~asymkern._validation.check_finite_output` for a tensor (the
+    test on the device; the tensor goes to the host only to word the error)."""
+    torch = require_torch()
+    if T.numel() and not bool(torch.isfinite(T).all()):
+        from .._validation import check_finite_output
+
+        check_finite_output(to_numpy(T), what, hint)
+
+
+def _top_eigh(S, k: int):
+    """The top-k eigenpairs of the symmetric tensor S, decreasing, columns sign-flipped."""
+    torch = require_torch()
+    lam, U = torch.linalg.eigh(S)
+    lam, U = lam.flip(0)[:k], U.flip(1)[:, :k]
+    return lam, flip_signs(U, U[:1])[0]
+
+
+def fit_pca_torch(est, X, mode: str):
+    """Fit ``est`` (a NystromKernelPCA) on the torch backend (module docstring); returns it.
+
+    Parameters
+    ----------
+    est : NystromKernelPCA
+        The estimator (its ``device``, ``n_components``, ``center``, landmark options).
+    X : tensor or array-like of shape (n, d)
+        Training data; a tensor is never modified and the model keeps its own copy.
+    mode : str
+        The validated ``mode``.
+
+    Returns
+    -------
+    est : NystromKernelPCA
+        Fitted: float64 attributes as tensors on the device for tensor input, numpy arrays
+        for numpy input.
+
+    Raises
+    ------
+    NotImplementedError
+        For ``kernel='precomputed'``, ``landmarks='gaussian'`` or a mode not on torch.
+    ValueError
+        As the numpy path for bad inputs (``n_components``, too few samples, a non-PSD
+        kernel in a Nyström mode, too few positive directions).
+    """
+    from .._shared.nystrom_basis import check_psd_kernel
+    from .._validation import check_input, check_n_components
+
+    torch = require_torch()
+    if mode not in TORCH_MODES:
+        raise NotImplementedError(f"mode={mode!r} is not available on the torch backend; use "
+                                  f"one of {TORCH_MODES} or device=None with numpy input")
+    if est._precomputed():
+        raise NotImplementedError("kernel='precomputed' is not available on the torch backend; "
+                                  "pass the data (or use device=None with numpy input)")
+    if mode != "exact" and isinstance(est.landmarks, str) and est.landmarks == "gaussian":
+        raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
+                                  "available on the torch backend; use 'uniform', 'kmeans', "
+                                  "'leverage' or an array of row indices")
+    dev = resolve_device(est.device, X)
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = check_input(est, X, reset=True, name="X")
+    Xt = as_tensor(X, dev, "X", copy=True)  # kept as X_fit_: never the caller's memory
+    n, d = (int(k) for k in Xt.shape)
+    if not as_numpy:
+        if n < 1:
+            raise ValueError(f"X has 0 sample(s) (shape={tuple(Xt.shape)}) while a minimum of "
+                             "1 is required.")
+        est.n_features_in_ = d
+        if hasattr(est, "feature_names_in_"):  # a tensor has no column names
+            del est.feature_names_in_
+    check_n_components(est.n_components, np.iinfo(np.int64).max)
+    if est.center and n < 2:
+        raise ValueError(f"X has {n} sample(s) (shape={tuple(Xt.shape)}) while a minimum of 2 "
+                         "is required by NystromKernelPCA(center=True): one centred sample has "
+                         "no variance")
+    est.dask_fit_ = False
+    est.torch_fit_ = True
+    est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
+    kernel = est._kernel()
+    tk = TorchKernel(kernel, d)
+    f64 = dict(dtype=torch.float64, device=dev)
+    Ct = c = None
+    if mode == "exact":  # eigenvectors of HKH (n×n) on the device
+        est._no_basis(Xt)
+        k = est.n_components_ = est._clip_components(n, "the number of samples n_samples")
+        K = TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)
+        _check_finite(K, "the kernel matrix of X")
+        r = torch.zeros(n, **f64)
+        if est.center:  # K − r1ᵀ − 1rᵀ + mean(r), r the row means (as numpy, in place)
+            r = K.mean(dim=1)
+            K.sub_(r[:, None]).sub_(r[None, :]).add_(r.mean())
+        K = (K + K.T).mul_(0.5)
+        lam, U = _top_eigh(K, k)
+        del K
+        if bool((lam <= 0).any()):
+            raise ValueError(f"the centred kernel matrix has fewer positive eigenvalues than "
+                             f"n_components={k}; lower n_components")
+        dual = U / torch.sqrt(lam)
+        W = None
+        intercept = -(r @ dual)
+    else:
+        est._ncr_requires_full()
+        check_psd_kernel(kernel)
+        Ct, b = nystrom_landmarks_torch(est, Xt, kernel)
+        A, m = b.A, b.n_landmarks
+        s = int(A.shape[1])
+        k = est.n_components_ = est._components_for(s)
+        At = torch.as_tensor(A, **f64)
+        c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
+        F = torch.empty((n, s), **f64)  # F = K_nm A, block by block
+        step = _row_step(m, s)
+        for a in range(0, n, step):
+            F[a:a + step] = tk.raw(Xt[a:a + step], Ct, c).double() @ At
+        _check_finite(F, "the kernel matrix K_nm between X and the landmarks")
+        fbar = F.mean(dim=0) if est.center else torch.zeros(s, **f64)
+        F.sub_(fbar)  # F_c, in place
+        dual = None
+        if mode == "spa":  # eigenvectors of the n×n K̃_c = F_c F_cᵀ (the reference)
+            lam, U = _top_eigh(F @ F.T, k)
+            dual = U / torch.sqrt(lam)
+            W = F.T @ dual
+        else:
+            U, S, Vt = torch.linalg.svd(F, full_matrices=False)
+            U, V, _ = flip_signs(U, Vt.T)
+            W = V[:, :k]
+            lam = S[:k] ** 2
+            if mode == "gsa":  # eq. (20): α̂ = F_c^{†ᵀ}W = U_r Σ_r⁻¹ V_rᵀ W
+                eps = float(np.finfo(numpy_dtype(Xt)).eps)
+                keep = S > max(n, s) * eps * S[0]
+                dual = (U[:, keep] / S[keep]) @ (V[:, keep].T @ W)
+        del F, U
+        intercept = -(fbar @ W)
+    beta = None if W is None else from_numpy(est.basis_.A, W) @ W  # landmark_coef_ = A W
+    _store(est, as_numpy, lam, W, beta, dual, intercept)
+    est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
+    est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "center": c,
+                        "X": Xt, "dual": dual, "beta": beta, "intercept": intercept}
+    return est
+
+
+def _store(est, as_numpy: bool, lam, W, beta, dual, intercept) -> None:
+    """The fitted attributes (float64; numpy for numpy input, tensors on the device for tensor
+    input), each checked finite as the numpy path's ``_finite_fit`` checks them."""
+    out = (lambda T: to_numpy(T)) if as_numpy else (lambda T: T)
+    if W is not None:
+        _check_finite(W, "the fitted coef_")
+        _check_finite(beta, "the fitted landmark_coef_")
+        est.coef_ = out(W.T.contiguous())
+        est.landmark_coef_ = out(beta)
+    if dual is not None:
+        _check_finite(dual, "the fitted dual_coef_")
+        est.dual_coef_ = out(dual)
+    _check_finite(intercept, "the fitted intercept_")
+    _check_finite(lam, "the fitted eigenvalues_")
+    est.intercept_ = out(intercept)
+    est.eigenvalues_ = out(lam.contiguous())
+
+
+def transform_pca_torch(est, X):
+    """Scores ⟨f_k, Φ(z) − μ⟩ of a NystromKernelPCA fitted on the torch backend.
+
+    Parameters
+    ----------
+    est : NystromKernelPCA
+        Fitted on torch (tensors, or numpy with ``device`` set).
+    X : tensor or array-like of shape (n_test, d)
+        Samples; a tensor is never modified.
+
+    Returns
+    -------
+    tensor or ndarray of shape (n_test, ``n_components_``)
+        In the training dtype; a tensor on the fit's device for tensor input, numpy for numpy
+        input.
+
+    Raises
+    ------
+    ValueError
+        If the model was fitted on the numpy path, X has the wrong number of features, or the
+        scores are not finite.
+    """
+    from ..config import get_config
+
+    torch = require_torch()
+    check_is_fitted(est, "X_fit_")
+    state = getattr(est, "_torch_state", None)
+    if state is None or not getattr(est, "torch_fit_", False):
+        raise ValueError("this NystromKernelPCA was fitted on numpy arrays without device=...; "
+                         "fit it with torch tensors (or a device) to transform torch tensors")
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = est._check_X(X)
+    Xn = as_tensor(X, state["device"], "X", dtype=state["dtype"])
+    if Xn.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {Xn.shape[1]} features, but NystromKernelPCA is expecting "
+                         f"{est.n_features_in_} features as input")
+    n = int(Xn.shape[0])
+    tk = state["kernel"]
+    if state["beta"] is None or est.mode == "gsa":  # K(Z, X_fit) α, over row blocks
+        coef = state["dual"]
+        G = TorchKernelMatrix(tk, Xn, state["X"], working_memory=get_config()["working_memory"])
+
+        def block(sl):
+            return G.block(sl, slice(None))
+
+        step = G.step(G.shape[1])
+    else:  # K(Z, C) β
+        coef, C, c = state["beta"], state["C"], state["center"]
+
+        def block(sl):
+            return tk.raw(Xn[sl], C, c)
+
+        step = _row_step(int(C.shape[0]), int(coef.shape[1]))
+    out = torch.empty((n, int(coef.shape[1])), dtype=torch.float64, device=Xn.device)
+    for a in range(0, n, step):
+        out[a:a + step] = block(slice(a, a + step)).double() @ coef
+    out += state["intercept"]
+    _check_finite(out, "the transformed values", "rescale X like the training data")
+    out = out.to(state["dtype"])
+    return to_numpy(out) if as_numpy else out
