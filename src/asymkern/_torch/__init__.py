@@ -1,4 +1,5 @@
-"""PyTorch execution of the kernel layer, KernelSVD, NystromKernelRidge and the operator
+"""PyTorch execution of the kernel layer, KernelSVD, NystromKernelRidge, NystromSVC (its kernel
+work; the SVM itself stays scikit-learn's, on the host) and the operator
 estimators (covariance, cross-covariance, kernel CCA, conditional mean embedding, Koopman and
 Perron–Frobenius) (private).
 
@@ -8,17 +9,17 @@ level (every module here imports it through :func:`asymkern._dispatch.require_to
 function runs), so ``import asymkern._torch`` is free.
 
 Layering (mirrors :mod:`asymkern._dask`): the estimators (:class:`~asymkern.KernelSVD`,
-:class:`~asymkern.nystrom.NystromKernelRidge`,
+:class:`~asymkern.nystrom.NystromKernelRidge`, :class:`~asymkern.nystrom.NystromSVC`,
 :class:`~asymkern.operators.CovarianceOperator`,
 :class:`~asymkern.operators.CrossCovarianceOperator`, :class:`~asymkern.operators.KernelCCA`,
 :class:`~asymkern.operators.ConditionalMeanEmbedding`,
 :class:`~asymkern.operators.KoopmanOperator`,
 :class:`~asymkern.operators.PerronFrobeniusOperator`) ask :func:`use_torch` at the top of
 ``fit`` / ``transform`` / ``predict`` and hand the work to the executors here (:mod:`.ksvd`,
-:mod:`.krr`, :mod:`.operators`, :mod:`.embedding`, :mod:`.transfer`); the kernel layer and
-:mod:`asymkern.linalg` stay numpy-only and never import this package. The executors reuse the
-small, device-independent steps of the numpy path (landmark draws, the core SVD of the
-Nyström landmarks, the eigen-decomposition of K_mm, the ridge solves) and run the O(n)
+:mod:`.krr`, :mod:`.svc`, :mod:`.operators`, :mod:`.embedding`, :mod:`.transfer`); the kernel
+layer and :mod:`asymkern.linalg` stay numpy-only and never import this package. The executors
+reuse the small, device-independent steps of the numpy path (landmark draws, the core SVD of
+the Nyström landmarks, the eigen-decomposition of K_mm, the ridge solves) and run the O(n)
 work — kernel blocks, row normalisers, products with G and Gᵀ, landmark blocks — on the
 device with PyTorch's own kernels (GEMM expansions of squared distances, ``torch.cdist`` for
 the L1 distances, ``torch.linalg`` QR/SVD, a streaming log-sum-exp for the normalisers); no
