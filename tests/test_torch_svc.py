@@ -277,3 +277,16 @@ def test_svc_torch_refusals_and_bad_inputs(clf):
     a = NystromSVC(**_kw("lla")).fit(X, y3)  # numpy fit, device=None
     with pytest.raises(ValueError, match="fitted on numpy arrays"):
         a.predict(torch.as_tensor(Xn))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_svc_torch_exact_equals_sklearn_svc(n_classes, clf):
+    """Dense reference: mode='exact' with svm='svc' is scikit-learn's SVC on the RBF kernel."""
+    from sklearn.svm import SVC
+
+    X, y2, y3, Xn = clf
+    y = y2 if n_classes == 2 else y3
+    ref = SVC(kernel="rbf", gamma=0.5, tol=1e-12).fit(X, y)
+    b = NystromSVC(mode="exact", svm="svc", gamma=0.5, tol=1e-12).fit(torch.as_tensor(X), y)
+    assert rel(b.decision_function(torch.as_tensor(Xn)), ref.decision_function(Xn)) < 1e-10
+    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Xn))), ref.predict(Xn))
