@@ -81,7 +81,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._dask import any_dask
 from .._shared.nystrom_basis import build_basis, psd_pinv
-from .._torch import use_torch
+from .._torch import is_torch_tensor, use_torch
 from .._validation import (
     as_data,
     check_finite_output,
@@ -836,6 +836,20 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         None = m·eps of X's dtype).
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
+    device : None, str or torch.device, default None
+        Run the kernel work on the torch backend (:mod:`asymkern._torch.svc`; needs
+        ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
+        The SVM itself is scikit-learn's (libsvm / liblinear) and runs on the host, fitted on
+        a numpy copy of what the device computed: the features F = K(X, C)A, the n×n Gram
+        matrix of 'spa' (FFᵀ) and 'exact' (K), GSA's pseudo-inverse factor. Decision values
+        and labels are computed on the device (streamed over row blocks of the test points);
+        ``predict_proba`` applies the Platt sigmoids on the host. Torch tensors in give
+        tensors out on their device (dtype kept; ``predict`` gives a tensor when the labels
+        are numeric, else a numpy array; ``classes_`` stays numpy); numpy input with
+        ``device`` set gives numpy arrays. On torch: every mode and ``svm``, landmarks
+        'uniform', row indices, 'kmeans' or 'leverage' (chosen on the host);
+        ``kernel='precomputed'`` and ``landmarks='gaussian'`` raise ``NotImplementedError``.
+        None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
     ----------
@@ -848,7 +862,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     landmark_coef_ : ndarray of shape (m, n_machines) or None
         β with f = C_H β (not for 'exact').
     dual_coef_ : ndarray of shape (n, n_machines) or None
-        Signed duals (gsa: eq. (20); spa, exact: :func:`machine_duals`).
+        Signed duals (gsa: eq. (20); spa, exact: :func:`machine_duals`); a tensor on the
+        device after a fit on tensors.
     calibration_ : PlattCalibration or None
         The sigmoids of ``probability=True``.
     n_iter_ : int or ndarray
@@ -864,11 +879,14 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     subspace_dim_ : int
         Dimension s of the landmark subspace used (n for ``'exact'``).
     X_fit_ : ndarray or sparse matrix
-        Copy of the training data (None after a Dask fit, except for GSA).
+        Copy of the training data (None after a Dask fit, except for GSA; a tensor on the
+        device after a fit on tensors).
     n_features_in_ : int
         Number of features of X seen in fit.
     dask_fit_ : bool
         Whether the model was fitted on dask inputs.
+    torch_fit_ : bool
+        Whether the model was fitted on the torch backend (tensors or ``device``).
 
     See Also
     --------
@@ -903,7 +921,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     def __init__(self, mode="lla", n_landmarks=100, landmarks="uniform", subspace_dim=None,
                  svm="nusvc", nu=0.5, C=1.0, kernel="rbf", gamma=None, kernel_params=None,
                  tol=1e-3, max_iter=-1, class_weight=None, probability=False, rcond=None,
-                 random_state=None):
+                 random_state=None, device=None):
         self.mode = mode
         self.n_landmarks = n_landmarks
         self.landmarks = landmarks
@@ -920,6 +938,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.probability = probability
         self.rcond = rcond
         self.random_state = random_state
+        self.device = device
 
     def _make_svm(self, kernel):
         from sklearn.svm import SVC, LinearSVC, NuSVC
@@ -996,6 +1015,11 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             from .._dask.machines import fit_svc
 
             return fit_svc(self, X, y)
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # kernel work on the device, the SVM on the host (_torch.svc)
+            from .._torch.svc import fit_svc_torch
+
+            return fit_svc_torch(self, X, y, mode)
         self.dask_fit_ = False
         X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         y = self._check_labels(y, X.shape[0])
@@ -1036,6 +1060,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             self.n_iter_ = self.estimator_.n_iter_
         return _finite_fit(self)
 
+    def _machine_duals(self, n: int) -> np.ndarray:
+        """:func:`machine_duals` of the fitted solver (for the torch executor)."""
+        return machine_duals(self.estimator_, n)
+
     def _fit_calibration(self, X, y):
         """Platt sigmoids on out-of-sample decision values (as ``SVC(probability=True)``).
 
@@ -1062,6 +1090,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         for train, test in cv.split(np.zeros((X.shape[0], 1)), y_index):
             est = clone(inner).fit(X[train], y[train])
             d = est.decision_function(X[test])
+            if is_torch_tensor(d):  # a torch fit (device set, or tensor X): sigmoids on the host
+                d = d.detach().cpu().numpy()
             if k > 2 and len(est.classes_) < k:  # a fold lacking a class (not with stratified)
                 full = np.full((len(test), k), -np.inf)
                 full[:, np.searchsorted(self.classes_, est.classes_)] = d
@@ -1087,13 +1117,20 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         if self._use_dask(X):
             raise NotImplementedError("predict_proba is not available on dask inputs")
         d = self.decision_function(X)
+        if is_torch_tensor(d):  # decision values from the device, sigmoids on the host
+            from .._torch.svc import proba_svc_torch
+
+            return proba_svc_torch(self.calibration_, d)
         return self.calibration_.predict_proba(d).astype(d.dtype, copy=False)
 
     @available_if(_check_proba)
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
+        P = self.predict_proba(X)
+        if is_torch_tensor(P):
+            return P.log()
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return np.log(P)
 
     def _inputs(self, X, approach):
         T = self._inputs_raw(X, approach)
@@ -1130,6 +1167,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "decision_function", self.mode)
+        if use_torch(self, X):  # decision values on the device (asymkern._torch.svc)
+            from .._torch.svc import decision_svc_torch
+
+            return decision_svc_torch(self, X, self.mode)
         T = self._inputs(X, self.mode)
         F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
                                 "rescale X like the training data")
@@ -1153,6 +1194,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "predict", self.mode)
+        if use_torch(self, X):  # labels from the device's decision values (_torch.svc)
+            from .._torch.svc import predict_svc_torch
+
+            return predict_svc_torch(self, X, self.mode)
         T = self._inputs(X, self.mode)
         return self.estimator_.predict(T)
 
@@ -1181,6 +1226,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "predict", "lla")
+        if use_torch(self, X):
+            from .._torch.svc import predict_svc_torch
+
+            return predict_svc_torch(self, X, "lla")
         T = self._inputs(X, "lla")
         return self.estimator_.predict(T)
 

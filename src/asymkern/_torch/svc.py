@@ -1,0 +1,261 @@
+"""NystromSVC on torch: the kernel work of ``fit`` / ``predict`` on the device (private).
+
+Paper 004 (Algorithm 1, §II–III) with the same algebra as the in-memory estimator. The SVM
+itself is scikit-learn's (libsvm for ``svm='nusvc'`` / ``'svc'``, liblinear for
+``'linearsvc'``) and runs on the host, on a numpy copy of what the device produced:
+
+* landmarks: drawn on the host by the numpy samplers from the same ``random_state`` stream
+  ('uniform', row indices, 'kmeans', 'leverage'), A = V_s Σ_s⁻¹ from K_mm = K(C, C) as in
+  memory (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`);
+* on the device: the features F = K(X, C) A (n × s, float64, streamed over row blocks of
+  K(X, C)) for 'lla', 'ncr', 'gsa' and 'spa'; the n×n Gram F Fᵀ of 'spa' and K(X, X) of
+  'exact'; GSA's pseudo-inverse factor G^† = V Σ⁻¹ Uᵀ from the thin SVD of F and its duals
+  α̂ = G^† Wᵀ (eq. (20)); the landmark coefficients β = A Fᵀ D of 'spa';
+* on the host: the SVM fit on F (linear kernel) or on the Gram matrix (precomputed kernel),
+  the signed duals D of the precomputed machines, the Platt sigmoids of ``probability=True``.
+
+Decision values are computed on the device for every mode, streamed over row blocks of the
+test points: K(Z, C) β + b for 'lla', 'ncr' and 'spa' (β = A Wᵀ, resp. A Fᵀ D, which is what
+the fitted solver evaluates on the features t(Z) = K(Z, C) A, resp. t(Z) Fᵀ) and
+K(Z, X_fit) α + b for 'gsa' (α = G^† Wᵀ) and 'exact' (α = D). With several classes libsvm's
+one-vs-one values are turned into scikit-learn's 'ovr' shape on the device
+(``sklearn.utils.multiclass._ovr_decision_function``'s formula). Labels follow the solver's
+rule on those values: libsvm's one-vs-one vote (a tie goes to the first class; two classes:
+classes_[1] for a value ≥ 0), liblinear's sign / argmax.
+
+Labels: the fitted ``classes_`` stay numpy (scikit-learn's metadata); ``predict`` of a tensor
+returns a tensor on the device when the labels are numeric (int, float or bool), else numpy.
+
+Supported: modes 'lla', 'ncr', 'gsa', 'spa', 'exact'; the kernels of
+:data:`~.kernels.SUPPORTED_KERNELS` (PSD ones for the Nyström modes; 'exact' also takes the
+row-normalised 'sne' and 't', as in memory); every ``svm``. ``kernel='precomputed'`` and
+``landmarks='gaussian'`` raise ``NotImplementedError``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._dispatch import any_torch, require_torch
+from .device import as_tensor, from_numpy, resolve_device, to_numpy
+from .kernels import TorchKernel, TorchKernelMatrix
+
+_LINEAR = ("lla", "ncr", "gsa")
+
+
+def landmark_basis(est, Xt, kernel):
+    """Landmarks and basis of a Nyström machine for the device tensor ``Xt``; sets the basis
+    attributes of ``est`` and returns the landmark tensor C (m × d, on the device, Xt's dtype).
+
+    The landmarks are chosen on the host by the numpy samplers from ``est.random_state``'s
+    stream (the same draws as the in-memory fit), A from K_mm on the host.
+    """
+    from .krr import nystrom_landmarks_torch
+
+    if isinstance(est.landmarks, str) and est.landmarks == "gaussian":
+        raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
+                                  "available on the torch backend; use 'uniform', 'kmeans', "
+                                  "'leverage' or an array of row indices")
+    return nystrom_landmarks_torch(est, Xt, kernel)[0]
+
+
+def kernel_times(tk, Z, R, B):
+    """K(Z, R) B in float64 (n_z × k), streamed over row blocks of K(Z, R) on the device.
+
+    The blocks are formed in Z's dtype (row-normalised kernels normalised over R, as the numpy
+    kernel layer does) and multiplied in float64, as the numpy path multiplies its float64
+    kernel blocks.
+    """
+    from ..config import get_config
+
+    torch = require_torch()
+    G = TorchKernelMatrix(tk, Z, R, working_memory=get_config()["working_memory"])
+    out = torch.empty((G.shape[0], B.shape[1]), dtype=torch.float64, device=Z.device)
+    step = G.step(G.shape[1])
+    for a in range(0, G.shape[0], step):
+        out[a:a + step] = G.block(slice(a, a + step), slice(None)).double() @ B
+    return out
+
+
+def _finite(T, what: str):
+    torch = require_torch()
+    if T.numel() and not bool(torch.isfinite(T).all()):
+        raise OverflowError(f"{what} overflowed although the input is finite; rescale X "
+                            "(e.g. StandardScaler) or change the kernel parameters")
+    return T
+
+
+def fit_svc_torch(est, X, y, mode: str):
+    """Fit ``est`` (a NystromSVC) with the kernel work on the torch backend; returns ``est``."""
+    from .._shared.nystrom_basis import check_psd_kernel
+    from .._validation import check_finite_output, check_input
+
+    torch = require_torch()
+    if est._precomputed():
+        raise NotImplementedError("kernel='precomputed' is not available on the torch backend "
+                                  "(the kernel matrix is the input; use device=None with numpy "
+                                  "input)")
+    if mode != "exact":
+        est._ncr_requires_full()
+    svm = est._make_svm("precomputed" if mode in ("spa", "exact") else "linear")  # refuses early
+    dev = resolve_device(est.device, X, y)
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = check_input(est, X, reset=True, name="X")
+    Xt = as_tensor(X, dev, "X", copy=True)  # kept: never the caller's memory
+    n, d = (int(k) for k in Xt.shape)
+    if not as_numpy:
+        est.n_features_in_ = d
+        est.__dict__.pop("feature_names_in_", None)  # a tensor has no column names
+    y = est._check_labels(to_numpy(y) if any_torch(y) else y, n)
+    est.dask_fit_ = False
+    est.torch_fit_ = True
+    est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
+    kernel = est._kernel()
+    tk = TorchKernel(kernel, d)
+    f64 = dict(dtype=torch.float64, device=dev)
+    Ct = dual = None
+    if mode == "exact":
+        est._no_basis(Xt)
+        K = _finite(TorchKernelMatrix(tk, Xt, Xt).to_dense().double(), "the kernel matrix of X")
+        est.estimator_ = svm.fit(to_numpy(K), y)
+        del K
+        D = est._machine_duals(n)
+        dual = torch.as_tensor(D, **f64)
+    else:
+        check_psd_kernel(kernel)
+        Ct = landmark_basis(est, Xt, kernel)
+        A = est.basis_.A
+        Ft = _finite(kernel_times(tk, Xt, Ct, torch.as_tensor(A, **f64)),
+                     "the features F = K(X, C)A")
+        if mode == "spa":  # the projected Gram matrix K̃ = F Fᵀ (n×n) as a precomputed kernel
+            est.estimator_ = svm.fit(to_numpy(Ft @ Ft.T), y)
+            D = est._machine_duals(n)
+            est.landmark_coef_ = A @ to_numpy(Ft.T @ torch.as_tensor(D, **f64))
+            dual = torch.as_tensor(D, **f64)
+        else:
+            est.estimator_ = svm.fit(to_numpy(Ft), y)
+            W = np.atleast_2d(np.asarray(est.estimator_.coef_))
+            est.coef_ = W
+            est.landmark_coef_ = A @ W.T
+            if mode == "gsa":  # eq. (20): α̂ = G^† Wᵀ, G^† = V Σ⁻¹ Uᵀ from Gᵀ = F = V Σ Uᵀ
+                V, sig, Ut = torch.linalg.svd(Ft, full_matrices=False)
+                eps = float(torch.finfo(Xt.dtype).eps)
+                keep = sig > max(Ft.shape) * eps * (sig[0] if sig.numel() else 0.0)
+                P = (V[:, keep] / sig[keep]) @ Ut[keep]
+                dual = P @ torch.tensor(W.T, **f64)
+        del Ft
+    if dual is not None:
+        est.dual_coef_ = to_numpy(dual).copy() if as_numpy else dual
+    est.classes_ = est.estimator_.classes_
+    if hasattr(est.estimator_, "n_iter_"):
+        est.n_iter_ = est.estimator_.n_iter_
+    b = np.atleast_1d(np.asarray(est.estimator_.intercept_, dtype=np.float64))
+    for name in ("coef_", "landmark_coef_"):
+        if getattr(est, name) is not None:
+            check_finite_output(getattr(est, name), f"the fitted {name}",
+                                "rescale X (e.g. StandardScaler) or change the kernel parameters")
+    if dual is not None:
+        _finite(dual, "the fitted dual_coef_")
+    est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
+    labels = None
+    if est.classes_.dtype.kind in "biuf":
+        try:
+            labels = torch.tensor(est.classes_, device=dev)
+        except (TypeError, RuntimeError):  # an unsigned dtype torch lacks: labels stay numpy
+            labels = None
+    est._torch_state = {
+        "device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "X": Xt,
+        "beta": None if est.landmark_coef_ is None else torch.tensor(est.landmark_coef_, **f64),
+        "dual": dual, "b": torch.tensor(b, **f64), "labels": labels,
+        "libsvm": est.svm != "linearsvc"}
+    # the clones of the cross-validation keep ``device`` and get row folds of the device copy
+    est.calibration_ = est._fit_calibration(Xt, y) if est.probability else None
+    return est
+
+
+def _raw_decision(est, X, approach: str):
+    """Raw decision values float64 (n × n_machines), the torch state, whether X is numpy."""
+    check_is_fitted(est, "X_fit_")
+    state = getattr(est, "_torch_state", None)
+    if state is None or not getattr(est, "torch_fit_", False):
+        raise ValueError("this NystromSVC was fitted on numpy arrays without device=...; fit it "
+                         "with torch tensors (or a device) to predict on torch tensors")
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = est._check_X(X)
+    Z = as_tensor(X, state["device"], "X", dtype=state["dtype"])
+    if Z.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {Z.shape[1]} features, but NystromSVC is expecting "
+                         f"{est.n_features_in_} features as input")
+    if approach in ("gsa", "exact"):  # K(Z, X_fit) α
+        raw = kernel_times(state["kernel"], Z, state["X"], state["dual"])
+    else:  # K(Z, C) β
+        raw = kernel_times(state["kernel"], Z, state["C"], state["beta"])
+    raw = _finite(raw + state["b"], "the decision values")
+    return raw, state, as_numpy
+
+
+def _ovr(raw, k: int):
+    """scikit-learn's 'ovr' values from libsvm's one-vs-one ones (``_ovr_decision_function``
+    of ``sklearn.utils.multiclass`` with predictions dec < 0 and confidences −dec)."""
+    torch = require_torch()
+    votes = torch.zeros((raw.shape[0], k), dtype=raw.dtype, device=raw.device)
+    conf = torch.zeros_like(votes)
+    p = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            neg = (raw[:, p] < 0).to(raw.dtype)
+            conf[:, i] += raw[:, p]
+            conf[:, j] -= raw[:, p]
+            votes[:, i] += 1 - neg
+            votes[:, j] += neg
+            p += 1
+    return votes + conf / (3 * (torch.abs(conf) + 1))
+
+
+def decision_svc_torch(est, X, approach: str):
+    """Decision values of a NystromSVC fitted on torch (shaped as the solver's)."""
+    raw, state, as_numpy = _raw_decision(est, X, approach)
+    k = len(est.classes_)
+    if raw.shape[1] == 1:
+        out = raw[:, 0]
+    elif state["libsvm"]:
+        out = _ovr(raw, k)
+    else:
+        out = raw
+    out = out.to(state["dtype"])
+    return to_numpy(out) if as_numpy else out
+
+
+def predict_svc_torch(est, X, approach: str):
+    """Labels of a NystromSVC fitted on torch, by the solver's rule on the decision values."""
+    torch = require_torch()
+    raw, state, as_numpy = _raw_decision(est, X, approach)
+    k = len(est.classes_)
+    if raw.shape[1] == 1:  # libsvm votes classes_[1] unless its value (−ours) is > 0
+        idx = (raw[:, 0] >= 0) if state["libsvm"] else (raw[:, 0] > 0)
+        idx = idx.long()
+    elif state["libsvm"]:  # one-vs-one vote, a tie to the first class (libsvm)
+        votes = torch.zeros((raw.shape[0], k), dtype=torch.long, device=raw.device)
+        p = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                pos = (raw[:, p] > 0).long()
+                votes[:, i] += pos
+                votes[:, j] += 1 - pos
+                p += 1
+        idx = torch.argmax(votes, dim=1)
+    else:  # liblinear one-vs-rest: the first largest value
+        idx = torch.argmax(raw, dim=1)
+    if as_numpy or state["labels"] is None:
+        return est.classes_[to_numpy(idx)]
+    return state["labels"][idx]
+
+
+def proba_svc_torch(calibration, d, log: bool = False):
+    """Platt probabilities (host) of the device decision values ``d``; a tensor like ``d``."""
+    torch = require_torch()
+    P = from_numpy(calibration.predict_proba(to_numpy(d)), d)
+    return torch.log(P) if log else P

@@ -1,0 +1,292 @@
+"""NystromSVC on the torch backend (asymkern._torch.svc) against the numpy path, on CPU tensors.
+
+The kernel work (features, Gram matrices, GSA's pseudo-inverse, decision values) runs on the
+device and the SVM on the host, so with the same ``random_state`` both paths fit the same
+solver on the same inputs to rounding. The solvers stop at ``tol``: libsvm and liblinear turn a
+rounding-level change of their input into a change of order tol·(something) of the solution
+(scaling the numpy path's features by 1 + 1e-15 moves its ν-SVC weights by ~4e-9 at tol=1e-8,
+~6e-13 at tol=1e-12), so the comparisons use ``tol=1e-12``, where both paths reach the same
+optimum to ~1e-12.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from _torch_helpers import to_np  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+
+from asymkern._dispatch import is_torch_tensor  # noqa: E402
+from asymkern.nystrom import NystromSVC  # noqa: E402
+
+MODES = ("lla", "ncr", "gsa", "spa", "exact")
+
+
+def rel(a, b) -> float:
+    """‖a − b‖ / ‖b‖ with a possibly a tensor."""
+    a, b = to_np(a).astype(np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+@pytest.fixture(scope="module")
+def clf():
+    rng = np.random.RandomState(7)
+    X = rng.randn(160, 3)
+    t = X[:, 0] + 0.4 * X[:, 1] ** 2
+    y2 = (X[:, 0] * X[:, 1] > 0).astype(np.int64)
+    y3 = np.digitize(t, [-0.3, 0.8]).astype(np.int64)
+    return X, y2, y3, rng.randn(40, 3)
+
+
+def _kw(mode, svm="nusvc", **extra):
+    # liblinear stops after max_iter=1000 by default, short of tol=1e-12
+    return dict(mode=mode, svm=svm, nu=0.3, n_landmarks=25, gamma=0.5, tol=1e-12,
+                max_iter=100_000 if svm == "linearsvc" else -1, random_state=0, **extra)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("svm", ["nusvc", "svc", "linearsvc"])
+@pytest.mark.parametrize("mode", MODES)
+def test_svc_torch_equals_numpy_float64(mode, svm, n_classes, clf):
+    X, y2, y3, Xn = clf
+    y = y2 if n_classes == 2 else y3
+    if svm == "linearsvc" and mode in ("spa", "exact"):
+        for Xin in (torch.as_tensor(X), X):
+            with pytest.raises(ValueError, match="linearsvc"):
+                NystromSVC(**_kw(mode, svm), device="cpu").fit(Xin, y)
+        return
+    # liblinear's multiclass solution moves by ~1e-8 under a 1e-15 relative change of its
+    # input at any tol (measured on the numpy path alone): compare LinearSVC fits to 1e-7
+    tol = 1e-7 if svm == "linearsvc" else 1e-10
+    a = NystromSVC(**_kw(mode, svm)).fit(X, y)
+    b = NystromSVC(**_kw(mode, svm)).fit(torch.as_tensor(X), torch.as_tensor(y))
+    assert b.torch_fit_ and not a.torch_fit_
+    np.testing.assert_array_equal(b.classes_, a.classes_)
+    if mode != "exact":
+        np.testing.assert_array_equal(b.landmark_indices_, a.landmark_indices_)
+        assert b.subspace_dim_ == a.subspace_dim_
+        assert rel(b.landmark_coef_, a.landmark_coef_) < tol
+    if mode in ("gsa", "spa", "exact"):
+        assert is_torch_tensor(b.dual_coef_) and rel(b.dual_coef_, a.dual_coef_) < tol
+    Xt = torch.as_tensor(Xn)
+    da, db = a.decision_function(Xn), b.decision_function(Xt)
+    assert is_torch_tensor(db) and db.dtype == torch.float64 and tuple(db.shape) == da.shape
+    assert rel(db, da) < tol
+    if mode in ("lla", "ncr"):  # the device's values are the fitted solver's, to rounding
+        assert rel(db, b.estimator_.decision_function(b.basis_.features(Xn))) < 1e-12
+    pa, pb = a.predict(Xn), b.predict(Xt)
+    assert is_torch_tensor(pb) and pb.dtype == torch.int64
+    np.testing.assert_array_equal(to_np(pb), pa)
+    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(X))), a.predict(X))
+    if mode in ("lla", "ncr", "gsa"):
+        np.testing.assert_array_equal(to_np(b.predict_lla(Xt)), a.predict_lla(Xn))
+    # numpy in with device set: the same machine, numpy out
+    c = NystromSVC(**_kw(mode, svm), device="cpu").fit(X, y)
+    dc, pc = c.decision_function(Xn), c.predict(Xn)
+    assert isinstance(dc, np.ndarray) and isinstance(pc, np.ndarray)
+    assert rel(dc, da) < tol
+    np.testing.assert_array_equal(pc, pa)
+    assert isinstance(c.X_fit_, np.ndarray) and c.dual_coef_ is None or isinstance(
+        c.dual_coef_, np.ndarray)
+    assert c.score(Xn, pa) == 1.0
+
+
+@pytest.mark.parametrize("mode", ["lla", "gsa", "spa"])
+@pytest.mark.parametrize("landmarks", ["kmeans", "leverage", "indices"])
+def test_svc_torch_landmark_selectors_equal_numpy(landmarks, mode, clf):
+    """k-means and leverage-score landmarks are chosen on the host by the numpy samplers from
+    the same random stream (same indices and centres); row indices are used as given."""
+    X, _, y3, Xn = clf
+    lm = np.arange(3, 150, 6) if landmarks == "indices" else landmarks
+    kw = _kw(mode, landmarks=lm)
+    if landmarks == "indices":
+        kw.pop("n_landmarks")
+    a = NystromSVC(**kw).fit(X, y3)
+    b = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
+    np.testing.assert_array_equal(b.landmark_indices_, a.landmark_indices_)
+    np.testing.assert_array_equal(b.landmarks_, a.landmarks_)
+    assert rel(b.decision_function(torch.as_tensor(Xn)), a.decision_function(Xn)) < 1e-10
+    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Xn))), a.predict(Xn))
+
+
+@pytest.mark.parametrize("as_tensor", [True, False])
+@pytest.mark.parametrize("mode", MODES)
+def test_svc_torch_float32(mode, as_tensor, clf):
+    X, _, y3, Xn = clf
+    X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
+    a = NystromSVC(**_kw(mode)).fit(X32, y3)
+    if as_tensor:
+        b = NystromSVC(**_kw(mode)).fit(torch.as_tensor(X32), y3)
+        d = b.decision_function(torch.as_tensor(Xn32))
+        assert d.dtype == torch.float32
+        p = to_np(b.predict(torch.as_tensor(Xn32)))
+    else:
+        b = NystromSVC(**_kw(mode), device="cpu").fit(X32, y3)
+        d = b.decision_function(Xn32)
+        assert isinstance(d, np.ndarray) and d.dtype == np.float32
+        p = b.predict(Xn32)
+    da = a.decision_function(Xn32)
+    assert da.dtype == np.float32
+    assert rel(d, da) < 1e-5
+    np.testing.assert_array_equal(p, a.predict(Xn32))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_svc_torch_probability(n_classes, clf, monkeypatch):
+    """probability=True: the internal cross-validation refits clones, which keep ``device`` (and
+    get tensor folds of a tensor fit), so every fold runs on the torch backend too."""
+    import asymkern._torch.svc as svc_mod
+
+    X, y2, y3, Xn = clf
+    y = y2 if n_classes == 2 else y3
+    calls = []
+    real = svc_mod.fit_svc_torch
+
+    def counting(est, *args):
+        calls.append(est.probability)
+        return real(est, *args)
+
+    monkeypatch.setattr(svc_mod, "fit_svc_torch", counting)
+    kw = _kw("lla", probability=True)
+    a = NystromSVC(**kw).fit(X, y)
+    assert calls == []
+    b = NystromSVC(**kw).fit(torch.as_tensor(X), torch.as_tensor(y))
+    assert calls == [True] + [False] * 5
+    c = NystromSVC(**kw, device="cpu").fit(X, y)
+    assert clone(c).device == "cpu" and len(calls) == 12
+    pa = a.predict_proba(Xn)
+    pb = b.predict_proba(torch.as_tensor(Xn))
+    assert is_torch_tensor(pb) and pb.dtype == torch.float64 and tuple(pb.shape) == pa.shape
+    assert rel(pb, pa) < 1e-9
+    lb = b.predict_log_proba(torch.as_tensor(Xn))
+    assert is_torch_tensor(lb) and rel(lb, a.predict_log_proba(Xn)) < 1e-9
+    pc = c.predict_proba(Xn)
+    assert isinstance(pc, np.ndarray) and rel(pc, pa) < 1e-9
+    p32 = b.predict_proba(torch.as_tensor(Xn, dtype=torch.float64).float())
+    assert p32.dtype == torch.float64  # a model fitted on float64 predicts in float64
+
+
+def test_svc_torch_label_types(clf):
+    """Numeric labels come back as tensors for tensor input, other labels as numpy arrays."""
+    X, _, y3, Xn = clf
+    Xt, Xnt = torch.as_tensor(X), torch.as_tensor(Xn)
+    ref = NystromSVC(**_kw("lla")).fit(X, y3).predict(Xn)
+    names = np.array(["low", "mid", "high"])  # sorted otherwise: other one-vs-one machines
+    b = NystromSVC(**_kw("lla")).fit(Xt, names[y3])
+    p = b.predict(Xnt)
+    assert isinstance(p, np.ndarray) and p.dtype == names.dtype
+    np.testing.assert_array_equal(p, NystromSVC(**_kw("lla")).fit(X, names[y3]).predict(Xn))
+    f = NystromSVC(**_kw("lla")).fit(Xt, torch.as_tensor(y3 * 2.0))
+    pf = f.predict(Xnt)
+    assert is_torch_tensor(pf) and pf.dtype == torch.float64
+    np.testing.assert_array_equal(to_np(pf), ref * 2.0)
+    assert isinstance(f.classes_, np.ndarray)
+    assert isinstance(f.predict(Xn), np.ndarray)  # numpy in, numpy out
+
+
+def test_svc_torch_ovr_values_equal_sklearn():
+    """The device's 'ovr' transform is scikit-learn's, exact zeros included (its votes)."""
+    from sklearn.utils.multiclass import _ovr_decision_function
+
+    from asymkern._torch.svc import _ovr
+
+    rng = np.random.RandomState(0)
+    raw = rng.randn(50, 6)
+    raw[::4, 2] = 0.0
+    want = _ovr_decision_function(raw < 0, -raw, 4)
+    np.testing.assert_allclose(to_np(_ovr(torch.as_tensor(raw), 4)), want, rtol=1e-15,
+                               atol=1e-15)
+
+
+@pytest.mark.parametrize("mode", ["lla", "gsa", "spa", "exact"])
+def test_svc_torch_inputs_unchanged_and_memory_not_shared(mode, clf):
+    X, _, y3, Xn = clf
+    Xt, yt = torch.as_tensor(X.copy()), torch.as_tensor(y3.copy())
+    keep_X, keep_y = Xt.clone(), yt.clone()
+    Xnt = torch.as_tensor(Xn.copy())
+    b = NystromSVC(**_kw(mode)).fit(Xt, yt)
+    before = b.decision_function(Xnt).clone()
+    assert torch.equal(Xt, keep_X) and torch.equal(yt, keep_y)
+    assert torch.equal(Xnt, torch.as_tensor(Xn))
+    assert b.X_fit_.data_ptr() != Xt.data_ptr()
+    Xt.mul_(2.0)
+    yt.zero_()
+    assert torch.equal(b.decision_function(Xnt), before)
+    # numpy in with device set: the caller's array may change after fit
+    Xc = X.copy()
+    c = NystromSVC(**_kw(mode), device="cpu").fit(Xc, y3)
+    dc = c.decision_function(Xn)
+    Xc *= 2.0
+    np.testing.assert_array_equal(c.decision_function(Xn), dc)
+    # a pickled torch fit predicts the same
+    again = pickle.loads(pickle.dumps(b))
+    assert torch.equal(again.decision_function(Xnt), before)
+
+
+def test_svc_torch_exact_row_normalised_kernel(clf):
+    """mode='exact' needs no PSD kernel in memory; on torch the SNE kernel is normalised over
+    the training rows as the numpy kernel layer does."""
+    X, _, y3, Xn = clf
+    kw = dict(mode="exact", svm="svc", kernel="sne", tol=1e-8)
+    a = NystromSVC(**kw).fit(X, y3)
+    b = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
+    assert rel(b.decision_function(torch.as_tensor(Xn)), a.decision_function(Xn)) < 1e-10
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        NystromSVC(mode="lla", kernel="sne").fit(torch.as_tensor(X), y3)
+
+
+def test_svc_torch_refusals_and_bad_inputs(clf):
+    X, y2, y3, Xn = clf
+    Xt = torch.as_tensor(X)
+    with pytest.raises(NotImplementedError, match="kernel='precomputed'"):
+        NystromSVC(kernel="precomputed").fit(Xt @ Xt.T, y3)
+    with pytest.raises(NotImplementedError, match="landmarks='gaussian'"):
+        NystromSVC(landmarks="gaussian").fit(Xt, y3)
+    with pytest.raises(ValueError, match="subspace_dim"):
+        NystromSVC(mode="ncr", subspace_dim=5).fit(Xt, y3)
+    with pytest.raises(ValueError, match="not available on the torch backend"):
+        NystromSVC(kernel=lambda a, b: a @ b.T).fit(Xt, y3)
+    with pytest.raises(ValueError, match="device"):
+        NystromSVC(device="tpu:7").fit(X, y3)
+    bad = Xt.clone()
+    bad[3, 1] = float("nan")
+    with pytest.raises(ValueError, match="X contains NaN"):
+        NystromSVC().fit(bad, y3)
+    with pytest.raises(ValueError, match="X must be a 2-D"):
+        NystromSVC().fit(Xt[:, 0], y3)
+    with pytest.raises(TypeError, match="X is complex"):
+        NystromSVC().fit(Xt.to(torch.complex128), y3)
+    with pytest.raises(TypeError, match="sparse"):
+        NystromSVC().fit(Xt.to_sparse(), y3)
+    with pytest.raises(ValueError, match="y must be 1-D with 160 labels"):
+        NystromSVC().fit(Xt, torch.as_tensor(y3[:-1]))
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        NystromSVC().fit(Xt, torch.zeros(len(X)))
+    b = NystromSVC(**_kw("gsa")).fit(Xt, y3)
+    with pytest.raises(ValueError, match="expecting 3 features"):
+        b.predict(torch.ones(2, 5, dtype=torch.float64))
+    with pytest.raises(ValueError, match="X contains NaN"):
+        b.decision_function(torch.full((2, 3), float("inf"), dtype=torch.float64))
+    with pytest.raises(ValueError, match="predict_lla needs mode"):
+        NystromSVC(**_kw("spa")).fit(Xt, y3).predict_lla(torch.as_tensor(Xn))
+    a = NystromSVC(**_kw("lla")).fit(X, y3)  # numpy fit, device=None
+    with pytest.raises(ValueError, match="fitted on numpy arrays"):
+        a.predict(torch.as_tensor(Xn))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_svc_torch_exact_equals_sklearn_svc(n_classes, clf):
+    """Dense reference: mode='exact' with svm='svc' is scikit-learn's SVC on the RBF kernel."""
+    from sklearn.svm import SVC
+
+    X, y2, y3, Xn = clf
+    y = y2 if n_classes == 2 else y3
+    ref = SVC(kernel="rbf", gamma=0.5, tol=1e-12).fit(X, y)
+    b = NystromSVC(mode="exact", svm="svc", gamma=0.5, tol=1e-12).fit(torch.as_tensor(X), y)
+    assert rel(b.decision_function(torch.as_tensor(Xn)), ref.decision_function(Xn)) < 1e-10
+    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Xn))), ref.predict(Xn))
