@@ -28,13 +28,12 @@ exact mode also takes the row-normalised 'sne' / 't', symmetrised as numpy does)
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .krr import _row_step, nystrom_landmarks_torch
 from .linalg import flip_signs
+from .machines import fitted_input, nystrom_landmarks_torch, row_step
 
 TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
@@ -152,7 +151,7 @@ def fit_pca_torch(est, X, mode: str):
         At = torch.as_tensor(A, **f64)
         c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
         F = torch.empty((n, s), **f64)  # F = K_nm A, block by block
-        step = _row_step(m, s)
+        step = row_step(m, s)
         for a in range(0, n, step):
             F[a:a + step] = tk.raw(Xt[a:a + step], Ct, c).double() @ At
         _check_finite(F, "the kernel matrix K_nm between X and the landmarks")
@@ -225,18 +224,7 @@ def transform_pca_torch(est, X):
     from ..config import get_config
 
     torch = require_torch()
-    check_is_fitted(est, "X_fit_")
-    state = getattr(est, "_torch_state", None)
-    if state is None or not getattr(est, "torch_fit_", False):
-        raise ValueError("this NystromKernelPCA was fitted on numpy arrays without device=...; "
-                         "fit it with torch tensors (or a device) to transform torch tensors")
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = est._check_X(X)
-    Xn = as_tensor(X, state["device"], "X", dtype=state["dtype"])
-    if Xn.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {Xn.shape[1]} features, but NystromKernelPCA is expecting "
-                         f"{est.n_features_in_} features as input")
+    state, Xn, as_numpy = fitted_input(est, X)
     n = int(Xn.shape[0])
     tk = state["kernel"]
     if state["beta"] is None or est.mode == "gsa":  # K(Z, X_fit) α, over row blocks
@@ -253,7 +241,7 @@ def transform_pca_torch(est, X):
         def block(sl):
             return tk.raw(Xn[sl], C, c)
 
-        step = _row_step(int(C.shape[0]), int(coef.shape[1]))
+        step = row_step(int(C.shape[0]), int(coef.shape[1]))
     out = torch.empty((n, int(coef.shape[1])), dtype=torch.float64, device=Xn.device)
     for a in range(0, n, step):
         out[a:a + step] = block(slice(a, a + step)).double() @ coef

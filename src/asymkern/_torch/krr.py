@@ -48,109 +48,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
 from .._validation import check_nonnegative_weights, check_regression_targets
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 from .kernels import TorchKernel
+from .machines import draw_landmark_points, fitted_input, row_step, set_basis
 
 TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
-
-
-def _row_step(m: int, k: int) -> int:
-    from ..config import get_config
-
-    budget = float(get_config()["working_memory"]) * 2**20
-    return int(max(1, budget // (8 * 4 * (m + k))))
-
-
-def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):
-    """Landmark points of a torch fit, drawn on the host by the numpy path's samplers.
-
-    Parameters
-    ----------
-    Xt : tensor of shape (n, d)
-        The training data on the device.
-    kernel : Kernel
-        The resolved kernel (for the leverage scores).
-    rng : RandomState
-        The estimator's random stream (the numpy path's draw order).
-    method, m, idx
-        As :func:`asymkern._shared.nystrom_basis.landmark_request` returns them: 'uniform'
-        (``idx`` None: drawn here; else the given row indices), 'kmeans' or 'leverage'.
-
-    Returns
-    -------
-    idx : ndarray of int
-        The landmark rows (k-means: the rows nearest the centres).
-    Ct : tensor of shape (m, d)
-        The landmarks on the device in X's dtype (k-means: the centres).
-    """
-    from ..landmarks import kmeans_landmarks, select_landmarks
-
-    torch = require_torch()
-    n, dev = int(Xt.shape[0]), Xt.device
-    if method == "kmeans":  # k-means centres (the numpy path's sampler and stream)
-        idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
-        return idx, torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
-    if method == "leverage":  # approximate ridge leverage scores
-        idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
-                               kernel=kernel)
-    elif idx is None:
-        idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
-    return idx, Xt[torch.as_tensor(np.asarray(idx), device=dev)]
-
-
-def set_basis(est, b) -> None:
-    """Record a fitted Nyström basis on ``est``: ``basis_``, ``landmark_indices_``,
-    ``landmarks_``, ``n_landmarks_`` and ``subspace_dim_``."""
-    est.basis_ = b
-    est.landmark_indices_ = b.indices
-    est.landmarks_ = b.centers
-    est.n_landmarks_ = b.n_landmarks
-    est.subspace_dim_ = b.subspace_dim
-
-
-def nystrom_landmarks_torch(est, Xt, kernel):
-    """The landmarks and Nyström basis of a torch fit, chosen as the numpy path chooses them.
-
-    The landmarks are drawn on the host by the numpy samplers from the same ``random_state``
-    stream ('uniform', row indices, 'kmeans' centres, 'leverage' scores:
-    :func:`draw_landmark_points`); A = V_s Σ_s⁻¹ comes from K_mm = K(C, C) on the host
-    (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`, paper 004 Algorithm 1 steps
-    1–3). Records the basis on ``est`` (:func:`set_basis`).
-
-    Parameters
-    ----------
-    est : NystromKernelRidge or NystromKernelPCA
-        The estimator (``landmarks``, ``n_landmarks``, ``subspace_dim``, ``rcond``,
-        ``random_state``).
-    Xt : tensor of shape (n, d)
-        The training data on the device.
-    kernel : Kernel
-        The resolved (symmetric PSD) kernel.
-
-    Returns
-    -------
-    Ct : tensor of shape (m, d)
-        The landmarks on the device, in X's dtype.
-    basis : NystromBasis
-        The fitted basis (numpy, on the host).
-    """
-    from .._shared.nystrom_basis import basis_from_landmarks, landmark_request
-    from .._validation import check_random_state
-
-    n = int(Xt.shape[0])
-    rng = check_random_state(est.random_state, "random_state")
-    m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
-    method, m, idx = landmark_request(est.landmarks, m, n)
-    idx, Ct = draw_landmark_points(Xt, kernel, rng, method, m, idx)
-    centers = to_numpy(Ct)
-    b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
-                             subspace_dim=est._subspace_request(m), rcond=est.rcond)
-    set_basis(est, b)
-    return Ct, b
 
 
 def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
@@ -247,7 +152,7 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     M = torch.zeros((m, m), **f64)
     R = torch.zeros((m, Y.shape[1]), **f64)
     Ssum = torch.zeros(m, **f64)
-    step = _row_step(m, Y.shape[1])
+    step = row_step(m, Y.shape[1])
     for a in range(0, n, step):
         Kb = knm(a, a + step)
         WK = wt[a:a + step, None] * Kb
@@ -387,25 +292,12 @@ def _fit_exact(est, Xt, Y, sw, unweighted: bool, ybar, alpha: float, tk, as_nump
 
 def predict_ridge_torch(est, X, approach=None):
     """Predictions K(X, C)β + b of a NystromKernelRidge on the torch backend."""
-    from .._validation import check_input
-
     torch = require_torch()
-    check_is_fitted(est, "X_fit_")
-    state = getattr(est, "_torch_state", None)
-    if state is None or not getattr(est, "torch_fit_", False):
-        raise ValueError("this NystromKernelRidge was fitted on numpy arrays without device=...; "
-                         "fit it with torch tensors (or a device) to predict on torch tensors")
+    state, Xn, as_numpy = fitted_input(est, X)
     approach = approach or est.mode
     if approach not in TORCH_MODES:
         raise NotImplementedError(f"predictions of {approach!r} are not available on the torch "
                                   "backend")
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = check_input(est, X, reset=False, name="X")
-    Xn = as_tensor(X, state["device"], "X", dtype=state["dtype"])
-    if Xn.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {Xn.shape[1]} features, but NystromKernelRidge is expecting "
-                         f"{est.n_features_in_} features as input")
     beta, b, tk, C, kind = (state[k] for k in ("beta", "b", "kernel", "C", "kind"))
     n = int(Xn.shape[0])
     if kind == "precomputed":  # Xn is K(X_test, X_fit): α against all columns, β the landmarks'
@@ -424,7 +316,7 @@ def predict_ridge_torch(est, X, approach=None):
             out = G.matmat(state["dual"].to(state["dtype"])).double()
         return _finish(est, out + b, state, as_numpy)
     out = torch.empty((n, beta.shape[1]), dtype=torch.float64, device=Xn.device)
-    step = _row_step(C.shape[0], beta.shape[1])
+    step = row_step(C.shape[0], beta.shape[1])
     for a in range(0, n, step):
         out[a:a + step] = tk.raw(Xn[a:a + step], C, state["center"]).double() @ beta
     return _finish(est, out + b, state, as_numpy)

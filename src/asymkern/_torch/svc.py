@@ -35,11 +35,11 @@ row-normalised 'sne' and 't', as in memory); every ``svm``. ``kernel='precompute
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
 from .device import as_tensor, from_numpy, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
+from .machines import fitted_input, nystrom_landmarks_torch
 
 _LINEAR = ("lla", "ncr", "gsa")
 
@@ -51,8 +51,6 @@ def landmark_basis(est, Xt, kernel):
     The landmarks are chosen on the host by the numpy samplers from ``est.random_state``'s
     stream (the same draws as the in-memory fit), A from K_mm on the host.
     """
-    from .krr import nystrom_landmarks_torch
-
     if isinstance(est.landmarks, str) and est.landmarks == "gaussian":
         raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
                                   "available on the torch backend; use 'uniform', 'kmeans', "
@@ -177,18 +175,7 @@ def fit_svc_torch(est, X, y, mode: str):
 
 def _raw_decision(est, X, approach: str):
     """Raw decision values float64 (n × n_machines), the torch state, whether X is numpy."""
-    check_is_fitted(est, "X_fit_")
-    state = getattr(est, "_torch_state", None)
-    if state is None or not getattr(est, "torch_fit_", False):
-        raise ValueError("this NystromSVC was fitted on numpy arrays without device=...; fit it "
-                         "with torch tensors (or a device) to predict on torch tensors")
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = est._check_X(X)
-    Z = as_tensor(X, state["device"], "X", dtype=state["dtype"])
-    if Z.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {Z.shape[1]} features, but NystromSVC is expecting "
-                         f"{est.n_features_in_} features as input")
+    state, Z, as_numpy = fitted_input(est, X)
     if approach in ("gsa", "exact"):  # K(Z, X_fit) α
         raw = kernel_times(state["kernel"], Z, state["X"], state["dual"])
     else:  # K(Z, C) β
