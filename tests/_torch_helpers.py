@@ -20,3 +20,16 @@ def assert_same_up_to_sign(got, want, tol: float) -> None:
     signs[signs == 0] = 1
     err = np.max(np.abs(got * signs - want)) / np.max(np.abs(want))
     assert err < tol, err
+
+
+def rel_norm(a, b) -> float:
+    """‖a − b‖ / ‖b‖ (Frobenius), with ``a`` possibly a tensor."""
+    a, b = to_np(a).astype(np.float64), np.asarray(b, dtype=np.float64)
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def rel_max(a, b) -> float:
+    """max |a − b| / max |b| (no sign alignment), with ``a`` possibly a tensor."""
+    a, b = to_np(a).astype(np.float64), np.asarray(b, dtype=np.float64)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))

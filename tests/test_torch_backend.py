@@ -15,6 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import rel_norm as rel  # noqa: E402
+
 from asymkern import KernelSVD  # noqa: E402
 from asymkern._dispatch import is_torch_tensor, require_torch  # noqa: E402
 from asymkern._torch.kernels import (  # noqa: E402
@@ -27,12 +29,6 @@ from asymkern.nystrom import NystromKernelRidge  # noqa: E402
 
 TOL = {np.float64: 1e-12, np.float32: 1e-5}
 
-
-def rel(a, b) -> float:
-    """‖a − b‖ / ‖b‖ with a possibly a tensor."""
-    a = a.detach().cpu().numpy() if is_torch_tensor(a) else np.asarray(a)
-    b = np.asarray(b, dtype=np.float64)
-    return float(np.linalg.norm(a.astype(np.float64) - b) / np.linalg.norm(b))
 
 
 @pytest.fixture(scope="module")
@@ -620,3 +616,25 @@ def test_krr_torch_refusals(reg):
     b = NystromKernelRidge(n_landmarks=20, random_state=0).fit(Xt, y)
     with pytest.raises(ValueError, match="expecting 3 features"):
         b.predict(torch.ones(2, 5, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["NystromKernelRidge", "NystromKernelPCA", "NystromSVC"])
+def test_machines_refit_on_tensors_forgets_feature_names_and_refuses_empty(name):
+    """A refit on tensors (no column names) drops the feature names of an earlier DataFrame
+    fit, as scikit-learn's validation does; an empty tensor is refused by name."""
+    pd = pytest.importorskip("pandas")
+    import asymkern.nystrom as machines
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 2)
+    y = (X[:, 0] > 0).astype(int)
+    est = getattr(machines, name)(n_landmarks=8, random_state=0)
+    args = () if name == "NystromKernelPCA" else (y,)
+    est.fit(pd.DataFrame(X, columns=["a", "b"]), *args)
+    assert list(est.feature_names_in_) == ["a", "b"]
+    est.fit(torch.as_tensor(X), *(torch.as_tensor(a) for a in args))
+    assert est.torch_fit_ and not hasattr(est, "feature_names_in_")
+    assert est.n_features_in_ == 2
+    with pytest.raises(ValueError, match="0 sample"):
+        est.fit(torch.empty((0, 2), dtype=torch.float64),
+                *(torch.empty(0, dtype=torch.int64) for _ in args))

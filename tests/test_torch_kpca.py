@@ -16,6 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import rel_max as rel  # noqa: E402
 from _torch_helpers import to_np  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
@@ -29,12 +30,6 @@ MODES = ("lla", "ncr", "gsa", "spa", "exact")
 TOL = {np.float64: 1e-12, np.float32: 1e-5}
 ATTRS = ("eigenvalues_", "coef_", "landmark_coef_", "dual_coef_", "intercept_")
 
-
-def rel(got, want) -> float:
-    """max |got − want| / max |want| (no sign alignment)."""
-    got, want = to_np(got).astype(np.float64), np.asarray(want, dtype=np.float64)
-    assert got.shape == want.shape
-    return float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -15,6 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import rel_norm as rel  # noqa: E402
 from _torch_helpers import to_np  # noqa: E402
 
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
@@ -25,11 +26,6 @@ from asymkern.nystrom import NystromKernelRidge  # noqa: E402
 
 MODES = ["lla", "ncr", "gsa", "spa"]
 
-
-def rel(a, b) -> float:
-    """‖a − b‖ / ‖b‖ with a possibly a tensor."""
-    a, b = to_np(a).astype(np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
 @pytest.fixture(scope="module")

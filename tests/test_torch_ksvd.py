@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import rel_max as rel  # noqa: E402
 from _torch_helpers import to_np  # noqa: E402
 
 from asymkern import KernelSVD  # noqa: E402
@@ -25,11 +26,6 @@ from asymkern.linalg import arpack_svd  # noqa: E402
 TOL_S = {np.float64: 1e-12, np.float32: 1e-5}
 TOL_V = {np.float64: 1e-10, np.float32: 5e-5}
 
-
-def rel(a, b) -> float:
-    """max |a − b| / max |b|, with a possibly a tensor."""
-    a, b = to_np(a).astype(np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import rel_norm as rel  # noqa: E402
 from _torch_helpers import to_np  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 
@@ -26,11 +27,6 @@ from asymkern.nystrom import NystromSVC  # noqa: E402
 
 MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
-
-def rel(a, b) -> float:
-    """‖a − b‖ / ‖b‖ with a possibly a tensor."""
-    a, b = to_np(a).astype(np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
 @pytest.fixture(scope="module")

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dispatch import any_torch, require_torch
-from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
+from .._dispatch import require_torch
+from .device import from_numpy, numpy_dtype, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
 from .linalg import flip_signs
-from .machines import fitted_input, nystrom_landmarks_torch, row_step
+from .machines import fitted_input, nystrom_landmarks_torch, row_step, training_input
 
 TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
@@ -85,7 +85,7 @@ def fit_pca_torch(est, X, mode: str):
         kernel in a Nyström mode, too few positive directions).
     """
     from .._shared.nystrom_basis import check_psd_kernel
-    from .._validation import check_input, check_n_components
+    from .._validation import check_n_components
 
     torch = require_torch()
     if mode not in TORCH_MODES:
@@ -98,19 +98,8 @@ def fit_pca_torch(est, X, mode: str):
         raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
                                   "available on the torch backend; use 'uniform', 'kmeans', "
                                   "'leverage' or an array of row indices")
-    dev = resolve_device(est.device, X)
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = check_input(est, X, reset=True, name="X")
-    Xt = as_tensor(X, dev, "X", copy=True)  # kept as X_fit_: never the caller's memory
+    dev, as_numpy, Xt = training_input(est, X)
     n, d = (int(k) for k in Xt.shape)
-    if not as_numpy:
-        if n < 1:
-            raise ValueError(f"X has 0 sample(s) (shape={tuple(Xt.shape)}) while a minimum of "
-                             "1 is required.")
-        est.n_features_in_ = d
-        if hasattr(est, "feature_names_in_"):  # a tensor has no column names
-            del est.feature_names_in_
     check_n_components(est.n_components, np.iinfo(np.int64).max)
     if est.center and n < 2:
         raise ValueError(f"X has {n} sample(s) (shape={tuple(Xt.shape)}) while a minimum of 2 "

@@ -51,9 +51,9 @@ import numpy as np
 
 from .._dispatch import any_torch, require_torch
 from .._validation import check_nonnegative_weights, check_regression_targets
-from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
+from .device import from_numpy, numpy_dtype, to_numpy
 from .kernels import TorchKernel
-from .machines import draw_landmark_points, fitted_input, row_step, set_basis
+from .machines import draw_landmark_points, fitted_input, row_step, set_basis, training_input
 
 TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
@@ -61,7 +61,7 @@ TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
 def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     """Fit ``est`` (a NystromKernelRidge) on the torch backend; returns ``est``."""
     from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
-    from .._validation import check_input, check_random_state
+    from .._validation import check_random_state
     from ..config import get_config
     from ..landmarks import gaussian_sketch
     from .kernels import TorchKernelMatrix
@@ -78,16 +78,10 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
             "equal predictions) or device=None with numpy input")
     est._ncr_requires_full()
     pre = est._precomputed()
-    dev = resolve_device(est.device, X, y)
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = check_input(est, X, reset=True, name="X")
-    Xt = as_tensor(X, dev, "X", copy=True)  # kept as X_fit_: never the caller's memory
+    dev, as_numpy, Xt = training_input(est, X, y)
     n, d = (int(k) for k in Xt.shape)
     if pre:  # no gamma / kernel_params; X is the square training kernel matrix
         est._check_precomputed_fit((n, d))
-    if not as_numpy:
-        est.n_features_in_ = d
     Y = check_regression_targets(to_numpy(y) if any_torch(y) else y, n)
     sw = check_nonnegative_weights(
         to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight, n)

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
-from .device import as_tensor, to_numpy
+from .device import as_tensor, resolve_device, to_numpy
 
 
 def row_step(m: int, k: int) -> int:
@@ -151,3 +151,46 @@ def fitted_input(est, X):
         raise ValueError(f"X has {Xt.shape[1]} features, but {owner} is expecting "
                          f"{est.n_features_in_} features as input")
     return state, Xt, as_numpy
+
+
+def training_input(est, X, *others):
+    """The training samples of a Nyström machine on its device, validated as on the numpy path.
+
+    Parameters
+    ----------
+    est : NystromKernelRidge, NystromKernelPCA or NystromSVC
+        The estimator (``device``); its ``n_features_in_`` is set here for tensor input (numpy
+        input is validated by :func:`asymkern._validation.check_input`, which sets it and the
+        feature names).
+    X : tensor or array-like of shape (n, d)
+        The training samples.
+    *others : tensor, array-like or None
+        The other inputs of the call (targets, weights): a tensor among them picks the device.
+
+    Returns
+    -------
+    device : torch.device
+    as_numpy : bool
+        Whether X was numpy (the fitted arrays and outputs are then numpy).
+    Xt : tensor of shape (n, d)
+        A private copy of X on the device (kept as ``X_fit_``: never the caller's memory).
+
+    Raises
+    ------
+    ValueError
+        If X has no samples, is not 2-D or is not finite.
+    """
+    from .._validation import check_input
+
+    dev = resolve_device(est.device, X, *others)
+    as_numpy = not any_torch(X)
+    if as_numpy:
+        X = check_input(est, X, reset=True, name="X")
+    Xt = as_tensor(X, dev, "X", copy=True)
+    if not as_numpy:
+        if int(Xt.shape[0]) < 1:
+            raise ValueError(f"X has 0 sample(s) (shape={tuple(Xt.shape)}) while a minimum of "
+                             "1 is required.")
+        est.n_features_in_ = int(Xt.shape[1])
+        est.__dict__.pop("feature_names_in_", None)  # a tensor has no column names
+    return dev, as_numpy, Xt

@@ -37,9 +37,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._dispatch import any_torch, require_torch
-from .device import as_tensor, from_numpy, resolve_device, to_numpy
+from .device import from_numpy, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .machines import fitted_input, nystrom_landmarks_torch
+from .machines import fitted_input, nystrom_landmarks_torch, training_input
 
 _LINEAR = ("lla", "ncr", "gsa")
 
@@ -87,7 +87,7 @@ def _finite(T, what: str):
 def fit_svc_torch(est, X, y, mode: str):
     """Fit ``est`` (a NystromSVC) with the kernel work on the torch backend; returns ``est``."""
     from .._shared.nystrom_basis import check_psd_kernel
-    from .._validation import check_finite_output, check_input
+    from .._validation import check_finite_output
 
     torch = require_torch()
     if est._precomputed():
@@ -97,15 +97,8 @@ def fit_svc_torch(est, X, y, mode: str):
     if mode != "exact":
         est._ncr_requires_full()
     svm = est._make_svm("precomputed" if mode in ("spa", "exact") else "linear")  # refuses early
-    dev = resolve_device(est.device, X, y)
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = check_input(est, X, reset=True, name="X")
-    Xt = as_tensor(X, dev, "X", copy=True)  # kept: never the caller's memory
+    dev, as_numpy, Xt = training_input(est, X, y)
     n, d = (int(k) for k in Xt.shape)
-    if not as_numpy:
-        est.n_features_in_ = d
-        est.__dict__.pop("feature_names_in_", None)  # a tensor has no column names
     y = est._check_labels(to_numpy(y) if any_torch(y) else y, n)
     est.dask_fit_ = False
     est.torch_fit_ = True
