@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from _torch_helpers import rel_norm as rel  # noqa: E402
+from _torch_helpers import to_np  # noqa: E402
 
 from asymkern import KernelSVD  # noqa: E402
 from asymkern._dispatch import is_torch_tensor, require_torch  # noqa: E402
@@ -638,3 +639,40 @@ def test_machines_refit_on_tensors_forgets_feature_names_and_refuses_empty(name)
     with pytest.raises(ValueError, match="0 sample"):
         est.fit(torch.empty((0, 2), dtype=torch.float64),
                 *(torch.empty(0, dtype=torch.int64) for _ in args))
+
+
+@pytest.mark.parametrize("name,mode", [("NystromKernelRidge", "lla"),
+                                       ("NystromKernelRidge", "gsa"),
+                                       ("NystromKernelPCA", "lla"), ("NystromSVC", "spa")])
+def test_approximation_errors_of_torch_fits_equal_numpy(name, mode):
+    """The approximation errors of paper 004 (eq. (15), (19)) read machines fitted on torch
+    (their tensor attributes, copied to the host) and equal those of the numpy fits."""
+    import asymkern.nystrom as machines
+    from asymkern.nystrom import approximation_error, gsa_approximation_error
+
+    rng = np.random.RandomState(2)
+    X = rng.randn(60, 2)
+    y = np.where(X[:, 0] + 0.3 * rng.randn(60) > 0, 1, -1) if name == "NystromSVC" else \
+        np.sin(X[:, 0])
+    args = () if name == "NystromKernelPCA" else (y,)
+    kw = {"n_components": 2} if name == "NystromKernelPCA" else {}
+    if name == "NystromSVC":
+        kw = {"tol": 1e-12}
+    cls = getattr(machines, name)
+
+    def fit(m, tensor):
+        est = cls(mode=m, n_landmarks=15, random_state=0, **kw)
+        return est.fit(*((torch.as_tensor(X),) + tuple(torch.as_tensor(a) for a in args))
+                       if tensor else (X,) + args)
+
+    want = approximation_error(fit(mode, False), fit("exact", False))
+    approx, exact = fit(mode, True), fit("exact", True)
+    keep = to_np(approx.X_fit_).copy()
+    got = approximation_error(approx, exact)
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
+    assert torch.is_tensor(approx.X_fit_) and np.array_equal(to_np(approx.X_fit_), keep)
+    if mode == "gsa":
+        K = torch.as_tensor(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) /
+                                   X.shape[1]))  # the default RBF, gamma = 1/d
+        np.testing.assert_allclose(gsa_approximation_error(approx, exact, K),
+                                   gsa_approximation_error(approx, exact), rtol=1e-10)

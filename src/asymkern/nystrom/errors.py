@@ -14,18 +14,41 @@ precomputed ``K`` is passed. Intercepts are not part of f (the paper's machines 
 One error per output (KRR target column, libsvm one-vs-one machine, KPCA component); a float
 when there is one. For KPCA the sign of each component is arbitrary, so the smaller of
 ‖f̂ − f*‖ and ‖f̂ + f*‖ is returned. With ``squared=True`` the raw squared values come back
-(they may be −1e-12-ish by rounding; the square roots clip them at 0).
+(they may be −1e-12-ish by rounding; the square roots clip them at 0). Machines fitted on the
+torch backend are read through numpy copies of their fitted tensors (the formulas run on the
+host).
 """
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
+from .._dispatch import is_torch_tensor
 from ..kernels import KernelMatrix
 from .estimators import NystromKernelPCA
 
 __all__ = ["approximation_error", "gsa_approximation_error", "lla_approximation_error"]
+
+
+def _on_host(est):
+    """``est`` itself, or — for a machine fitted on the torch backend — a shallow copy whose
+    tensor attributes (``X_fit_``, ``dual_coef_``, …) are numpy copies on the host, so that the
+    error formulas below, which are numpy, apply to it unchanged (the model is not modified)."""
+    if not getattr(est, "torch_fit_", False):
+        return est
+    view = copy.copy(est)
+    for name, value in vars(est).items():
+        if is_torch_tensor(value):
+            setattr(view, name, value.detach().cpu().numpy())
+    return view
+
+
+def _host_matrix(K):
+    """A user's training kernel matrix K as numpy (a torch tensor is copied to the host)."""
+    return K.detach().cpu().numpy() if is_torch_tensor(K) else K
 
 
 def _same(A, B) -> bool:
@@ -129,6 +152,7 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     >>> isinstance(err, float), bool(err >= 0)
     (True, True)
     """
+    approx, exact, K = _on_host(approx), _on_host(exact), _host_matrix(K)
     at = _check_pair(approx, exact)
     if approx.mode not in ("lla", "ncr", "gsa", "spa"):
         raise ValueError(f"approx.mode={approx.mode!r} has no LLA solution")
@@ -205,6 +229,7 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
     >>> bool(gsa_approximation_error(approx, exact) >= 0)
     True
     """
+    approx, exact, K = _on_host(approx), _on_host(exact), _host_matrix(K)
     at = _check_pair(approx, exact)
     if approx.mode != "gsa":
         raise ValueError(f"approx.mode={approx.mode!r}; eq. (19) needs a GSA fit (mode='gsa')")
