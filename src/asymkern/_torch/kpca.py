@@ -33,21 +33,16 @@ from .._dispatch import require_torch
 from .device import from_numpy, numpy_dtype, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
 from .linalg import flip_signs
-from .machines import fitted_input, nystrom_landmarks_torch, row_step, training_input
+from .machines import (
+    check_finite_tensor,
+    fitted_input,
+    nystrom_landmarks_torch,
+    row_step,
+    training_input,
+)
 
 TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
-_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
-
-
-def _check_finite(T, what: str, hint: str = _RESCALE) -> None:
-    """The numpy path's :func:`~asymkern._validation.check_finite_output` for a tensor (the
-    test on the device; the tensor goes to the host only to word the error)."""
-    torch = require_torch()
-    if T.numel() and not bool(torch.isfinite(T).all()):
-        from .._validation import check_finite_output
-
-        check_finite_output(to_numpy(T), what, hint)
 
 
 def _top_eigh(S, k: int):
@@ -116,7 +111,7 @@ def fit_pca_torch(est, X, mode: str):
         est._no_basis(Xt)
         k = est.n_components_ = est._clip_components(n, "the number of samples n_samples")
         K = TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)
-        _check_finite(K, "the kernel matrix of X")
+        check_finite_tensor(K, "the kernel matrix of X")
         r = torch.zeros(n, **f64)
         if est.center:  # K − r1ᵀ − 1rᵀ + mean(r), r the row means (as numpy, in place)
             r = K.mean(dim=1)
@@ -143,7 +138,7 @@ def fit_pca_torch(est, X, mode: str):
         step = row_step(m, s)
         for a in range(0, n, step):
             F[a:a + step] = tk.raw(Xt[a:a + step], Ct, c).double() @ At
-        _check_finite(F, "the kernel matrix K_nm between X and the landmarks")
+        check_finite_tensor(F, "the kernel matrix K_nm between X and the landmarks")
         fbar = F.mean(dim=0) if est.center else torch.zeros(s, **f64)
         F.sub_(fbar)  # F_c, in place
         dual = None
@@ -175,15 +170,15 @@ def _store(est, as_numpy: bool, lam, W, beta, dual, intercept) -> None:
     input), each checked finite as the numpy path's ``_finite_fit`` checks them."""
     out = (lambda T: to_numpy(T)) if as_numpy else (lambda T: T)
     if W is not None:
-        _check_finite(W, "the fitted coef_")
-        _check_finite(beta, "the fitted landmark_coef_")
+        check_finite_tensor(W, "the fitted coef_")
+        check_finite_tensor(beta, "the fitted landmark_coef_")
         est.coef_ = out(W.T.contiguous())
         est.landmark_coef_ = out(beta)
     if dual is not None:
-        _check_finite(dual, "the fitted dual_coef_")
+        check_finite_tensor(dual, "the fitted dual_coef_")
         est.dual_coef_ = out(dual)
-    _check_finite(intercept, "the fitted intercept_")
-    _check_finite(lam, "the fitted eigenvalues_")
+    check_finite_tensor(intercept, "the fitted intercept_")
+    check_finite_tensor(lam, "the fitted eigenvalues_")
     est.intercept_ = out(intercept)
     est.eigenvalues_ = out(lam.contiguous())
 
@@ -235,6 +230,6 @@ def transform_pca_torch(est, X):
     for a in range(0, n, step):
         out[a:a + step] = block(slice(a, a + step)).double() @ coef
     out += state["intercept"]
-    _check_finite(out, "the transformed values", "rescale X like the training data")
+    check_finite_tensor(out, "the transformed values", "rescale X like the training data")
     out = out.to(state["dtype"])
     return to_numpy(out) if as_numpy else out

@@ -15,6 +15,21 @@ from sklearn.utils.validation import check_is_fitted
 from .._dispatch import any_torch, require_torch
 from .device import as_tensor, resolve_device, to_numpy
 
+#: the advice of the non-finite-output errors
+RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+def check_finite_tensor(T, what: str, hint: str = RESCALE):
+    """The numpy path's :func:`~asymkern._validation.check_finite_output` for a tensor: an
+    ``OverflowError`` naming ``what`` if T (computed from finite input) is not finite. The test
+    runs on the device; the tensor goes to the host only to word the error. Returns T."""
+    torch = require_torch()
+    if T.numel() and not bool(torch.isfinite(T).all()):
+        from .._validation import check_finite_output
+
+        check_finite_output(to_numpy(T), what, hint)
+    return T
+
 
 def row_step(m: int, k: int) -> int:
     """Rows per block of an n×m kernel block with k right-hand sides, within ``working_memory``

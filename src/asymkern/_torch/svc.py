@@ -39,7 +39,7 @@ import numpy as np
 from .._dispatch import any_torch, require_torch
 from .device import from_numpy, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .machines import fitted_input, nystrom_landmarks_torch, training_input
+from .machines import check_finite_tensor, fitted_input, nystrom_landmarks_torch, training_input
 
 _LINEAR = ("lla", "ncr", "gsa")
 
@@ -69,19 +69,7 @@ def kernel_times(tk, Z, R, B):
 
     torch = require_torch()
     G = TorchKernelMatrix(tk, Z, R, working_memory=get_config()["working_memory"])
-    out = torch.empty((G.shape[0], B.shape[1]), dtype=torch.float64, device=Z.device)
-    step = G.step(G.shape[1])
-    for a in range(0, G.shape[0], step):
-        out[a:a + step] = G.block(slice(a, a + step), slice(None)).double() @ B
-    return out
-
-
-def _finite(T, what: str):
-    torch = require_torch()
-    if T.numel() and not bool(torch.isfinite(T).all()):
-        raise OverflowError(f"{what} overflowed although the input is finite; rescale X "
-                            "(e.g. StandardScaler) or change the kernel parameters")
-    return T
+    return G.matmat(B, dtype=torch.float64)
 
 
 def fit_svc_torch(est, X, y, mode: str):
@@ -109,7 +97,8 @@ def fit_svc_torch(est, X, y, mode: str):
     Ct = dual = None
     if mode == "exact":
         est._no_basis(Xt)
-        K = _finite(TorchKernelMatrix(tk, Xt, Xt).to_dense().double(), "the kernel matrix of X")
+        K = check_finite_tensor(TorchKernelMatrix(tk, Xt, Xt).to_dense().double(),
+                                "the kernel matrix of X")
         est.estimator_ = svm.fit(to_numpy(K), y)
         del K
         D = est._machine_duals(n)
@@ -118,7 +107,7 @@ def fit_svc_torch(est, X, y, mode: str):
         check_psd_kernel(kernel)
         Ct = landmark_basis(est, Xt, kernel)
         A = est.basis_.A
-        Ft = _finite(kernel_times(tk, Xt, Ct, torch.as_tensor(A, **f64)),
+        Ft = check_finite_tensor(kernel_times(tk, Xt, Ct, torch.as_tensor(A, **f64)),
                      "the features F = K(X, C)A")
         if mode == "spa":  # the projected Gram matrix K̃ = F Fᵀ (n×n) as a precomputed kernel
             est.estimator_ = svm.fit(to_numpy(Ft @ Ft.T), y)
@@ -148,7 +137,7 @@ def fit_svc_torch(est, X, y, mode: str):
             check_finite_output(getattr(est, name), f"the fitted {name}",
                                 "rescale X (e.g. StandardScaler) or change the kernel parameters")
     if dual is not None:
-        _finite(dual, "the fitted dual_coef_")
+        check_finite_tensor(dual, "the fitted dual_coef_")
     est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
     labels = None
     if est.classes_.dtype.kind in "biuf":
@@ -173,7 +162,7 @@ def _raw_decision(est, X, approach: str):
         raw = kernel_times(state["kernel"], Z, state["X"], state["dual"])
     else:  # K(Z, C) β
         raw = kernel_times(state["kernel"], Z, state["C"], state["beta"])
-    raw = _finite(raw + state["b"], "the decision values")
+    raw = check_finite_tensor(raw + state["b"], "the decision values")
     return raw, state, as_numpy
 
 
