@@ -3,26 +3,35 @@
 Paper 004 (KPCA as one of the machines of (1); GSA through eq. (20)) with the algebra of the
 in-memory estimator, step by step, so that both paths agree to rounding. The landmarks and the
 basis A = V_s Σ_s⁻¹ of K_mm come from the numpy code on the host, from the same
-``random_state`` stream (:func:`.krr.nystrom_landmarks_torch`). On the device, in float64:
+``random_state`` stream (:func:`.machines.nystrom_landmarks_torch`, shared with KRR and SVC:
+landmark points, a Gaussian sketch, or indices into a precomputed K). On the device, in
+float64:
 
-* the features F = K(X, C) A (n × s), formed over row blocks of K(X, C) (K_nm itself is never
-  held), and their centring F_c = F − 1 f̄ᵀ;
+* the features F = K_nm A (n × s), formed over row blocks of K_nm (k(X, C) for landmark points,
+  never held whole; K[:, idx] for ``kernel='precomputed'``; (K S) for a sketch, K S kept n×m
+  during the fit only), and their centring F_c = F − 1 f̄ᵀ;
 * LLA / NCR / GSA: the thin SVD F_c = U Σ Vᵀ (``torch.linalg.svd``), signs by the
   ``svd_flip`` convention (the largest-magnitude entry of each column of U positive),
   W = V_k, eigenvalues σ_k²; GSA's dual coefficients α̂ = F_c^{†ᵀ}W = U_r Σ_r⁻¹ V_rᵀ W
   (eq. (20), the same cut-off σ > max(n, s)·eps·σ₁ as the numpy path);
 * SPA: ``eigh`` of the n×n F_c F_cᵀ, α = U_k Λ_k^{-1/2}, W = F_cᵀα;
-* exact: the n×n Gram matrix K(X, X), its double centring and ``eigh``, α = U_k Λ_k^{-1/2}.
+* exact: the n×n Gram matrix K(X, X) (a float64 copy of the given K for
+  ``kernel='precomputed'``), its double centring and ``eigh``, α = U_k Λ_k^{-1/2}.
 
 Only s×k and m×k matrices go to the host (``landmark_coef_ = A W``). ``transform`` evaluates
 K(Z, C)β + b (lla, ncr, spa) or K(Z, X_fit)α + b (gsa, exact) over row blocks of at most
-``working_memory`` MiB, in float64, and returns X's dtype.
+``working_memory`` MiB, in float64, and returns X's dtype: for a sketch K(Z, C_H)β =
+K(Z, X_fit)(Sβ); for ``kernel='precomputed'`` Z is the (n_test, n_train) matrix K(Z, X_fit),
+so K_test[:, idx]β + b, resp. K_test α + b (:func:`.machines.landmark_times`,
+:func:`.machines.full_times`).
 
 Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; ``center`` True or False;
-landmarks 'uniform', row indices, 'kmeans', 'leverage'; the kernels of
+landmarks 'uniform', row indices, 'kmeans', 'leverage' and 'gaussian'; the kernels of
 :data:`~.kernels.SUPPORTED_KERNELS` (symmetric PSD ones for the Nyström modes, as numpy; the
-exact mode also takes the row-normalised 'sne' / 't', symmetrised as numpy does). Refused with
-``NotImplementedError``: ``kernel='precomputed'`` and ``landmarks='gaussian'`` (Nyström modes).
+exact mode also takes the row-normalised 'sne' / 't', symmetrised as numpy does) and
+'precomputed' (X the (n, n) training Gram matrix, a tensor or numpy with ``device``; landmarks
+'uniform' or row indices, the samplers that need data points refused with numpy's
+``ValueError``).
 """
 
 from __future__ import annotations
@@ -63,7 +72,8 @@ def fit_pca_torch(est, X, mode: str):
     est : NystromKernelPCA
         The estimator (its ``device``, ``n_components``, ``center``, landmark options).
     X : tensor or array-like of shape (n, d)
-        Training data; a tensor is never modified and the model keeps its own copy.
+        Training data (the (n, n) Gram matrix with ``kernel='precomputed'``); a tensor is
+        never modified and the model keeps its own copy.
     mode : str
         The validated ``mode``.
 
@@ -76,10 +86,11 @@ def fit_pca_torch(est, X, mode: str):
     Raises
     ------
     NotImplementedError
-        For ``kernel='precomputed'``, ``landmarks='gaussian'`` or a mode not on torch.
+        For a mode not on torch.
     ValueError
         As the numpy path for bad inputs (``n_components``, too few samples, a non-PSD
-        kernel in a Nyström mode, too few positive directions).
+        kernel in a Nyström mode, too few positive directions; with ``kernel='precomputed'``
+        a non-square X, ``gamma`` / ``kernel_params`` set, or a sampler that needs the data).
     """
     from .._shared.nystrom_basis import check_psd_kernel
     from .._validation import check_n_components
@@ -184,7 +195,8 @@ def transform_pca_torch(est, X):
     est : NystromKernelPCA
         Fitted on torch (tensors, or numpy with ``device`` set).
     X : tensor or array-like of shape (n_test, d)
-        Samples; a tensor is never modified.
+        Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``); a tensor
+        is never modified.
 
     Returns
     -------

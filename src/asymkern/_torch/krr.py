@@ -3,8 +3,9 @@
 Paper 004 (Algorithm 1, eq. (11)–(13)) with the same algebra as the in-memory estimator; only
 the O(n·m) work runs on the device. The landmarks are drawn by the numpy code from the same
 ``random_state`` stream and A = V_s Σ_s⁻¹ comes from K_mm exactly as in memory
-(:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`). One streamed pass over row
-blocks of K_nm accumulates, in float64,
+(:func:`.machines.nystrom_landmarks_torch`, shared with KPCA and SVC, for landmark points, the
+Gaussian sketch and a precomputed K). One streamed pass over row blocks of K_nm accumulates, in
+float64,
 
     k̄ = Σᵢ wᵢ K(xᵢ, C) / Σw,   M = K_mnWK_nm − Σw·k̄k̄ᵀ,   R = K_mnW(y − ȳ),
 

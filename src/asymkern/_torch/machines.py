@@ -1,10 +1,24 @@
-"""Shared steps of the Nyström machines on torch (private): landmarks, basis, prediction input.
+"""Shared steps of the Nyström machines on torch (private): landmarks, basis, K_nm, inputs.
 
 :mod:`.krr` (``NystromKernelRidge``), :mod:`.kpca` (``NystromKernelPCA``) and :mod:`.svc`
-(``NystromSVC``) draw their landmark points and build A = V_s Σ_s⁻¹ exactly as the numpy path
+(``NystromSVC``) choose their landmarks and build A = V_s Σ_s⁻¹ exactly as the numpy path
 does (paper 004, Algorithm 1 steps 1–3: the numpy samplers on the host, from the same
-``random_state`` stream, so both paths pick the same landmarks), and check their prediction
-input the same way.
+``random_state`` stream, so both paths pick the same landmarks) through one function,
+:func:`nystrom_landmarks_torch`, for the three kinds of landmarks:
+
+* points ('uniform', row indices, 'kmeans', 'leverage'): K_nm = k(X, C), K_mm = k(C, C);
+* a Gaussian sketch (``landmarks='gaussian'``, §IV, C_H = X_H S): K_nm = K S, accumulated over
+  row blocks of K on the device and kept during the fit, K_mm = SᵀK S;
+* ``kernel='precomputed'`` (X is the training Gram matrix K): indices into K, K_nm = K[:, idx],
+  K_mm = K[idx][:, idx].
+
+Its :class:`LandmarkBasis` gives the executors the rows a:e of K_nm in float64 on the device
+(:meth:`LandmarkBasis.knm`) and F = K_nm A (:meth:`LandmarkBasis.features`); predictions use
+:func:`landmark_times` (K(Z, C)B: k(Z, C)B, K(Z, X_fit)(SB), or K_test[:, idx]B) and
+:func:`full_times` (K(Z, X_fit)B, or K_test B), streamed over row blocks of Z. The training
+input (:func:`training_input`: a private copy on the device, the precomputed square check),
+the prediction input (:func:`fitted_input`) and the finite-output check
+(:func:`check_finite_tensor`) are shared too.
 """
 
 from __future__ import annotations

@@ -4,20 +4,26 @@ Paper 004 (Algorithm 1, §II–III) with the same algebra as the in-memory estim
 itself is scikit-learn's (libsvm for ``svm='nusvc'`` / ``'svc'``, liblinear for
 ``'linearsvc'``) and runs on the host, on a numpy copy of what the device produced:
 
-* landmarks: drawn on the host by the numpy samplers from the same ``random_state`` stream
-  ('uniform', row indices, 'kmeans', 'leverage'), A = V_s Σ_s⁻¹ from K_mm = K(C, C) as in
-  memory (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`);
-* on the device: the features F = K(X, C) A (n × s, float64, streamed over row blocks of
-  K(X, C)) for 'lla', 'ncr', 'gsa' and 'spa'; the n×n Gram F Fᵀ of 'spa' and K(X, X) of
-  'exact'; GSA's pseudo-inverse factor G^† = V Σ⁻¹ Uᵀ from the thin SVD of F and its duals
-  α̂ = G^† Wᵀ (eq. (20)); the landmark coefficients β = A Fᵀ D of 'spa';
+* landmarks (:func:`.machines.nystrom_landmarks_torch`, shared with KRR and KPCA): drawn on
+  the host by the numpy samplers from the same ``random_state`` stream ('uniform', row
+  indices, 'kmeans', 'leverage'; the sketch S of 'gaussian'; indices into K for
+  ``kernel='precomputed'``), A = V_s Σ_s⁻¹ from K_mm as in memory
+  (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`);
+* on the device: the features F = K_nm A (n × s, float64, streamed over row blocks of K_nm:
+  k(X, C), K[:, idx] for a precomputed K, or K S for a sketch, K S accumulated over row blocks
+  of K and dropped after the fit) for 'lla', 'ncr', 'gsa' and 'spa'; the n×n Gram F Fᵀ of 'spa'
+  and K(X, X) of 'exact' (the given K, precomputed); GSA's pseudo-inverse factor
+  G^† = V Σ⁻¹ Uᵀ from the thin SVD of F and its duals α̂ = G^† Wᵀ (eq. (20)); the landmark
+  coefficients β = A Fᵀ D of 'spa';
 * on the host: the SVM fit on F (linear kernel) or on the Gram matrix (precomputed kernel),
   the signed duals D of the precomputed machines, the Platt sigmoids of ``probability=True``.
 
 Decision values are computed on the device for every mode, streamed over row blocks of the
 test points: K(Z, C) β + b for 'lla', 'ncr' and 'spa' (β = A Wᵀ, resp. A Fᵀ D, which is what
 the fitted solver evaluates on the features t(Z) = K(Z, C) A, resp. t(Z) Fᵀ) and
-K(Z, X_fit) α + b for 'gsa' (α = G^† Wᵀ) and 'exact' (α = D). With several classes libsvm's
+K(Z, X_fit) α + b for 'gsa' (α = G^† Wᵀ) and 'exact' (α = D); for a sketch K(Z, C_H)β =
+K(Z, X_fit)(Sβ); for ``kernel='precomputed'`` Z is K(Z, X_fit) (n_test × n_train):
+K_test[:, idx]β + b, resp. K_test α + b. With several classes libsvm's
 one-vs-one values are turned into scikit-learn's 'ovr' shape on the device
 (``sklearn.utils.multiclass._ovr_decision_function``'s formula). Labels follow the solver's
 rule on those values: libsvm's one-vs-one vote (a tie goes to the first class; two classes:
@@ -28,8 +34,10 @@ returns a tensor on the device when the labels are numeric (int, float or bool),
 
 Supported: modes 'lla', 'ncr', 'gsa', 'spa', 'exact'; the kernels of
 :data:`~.kernels.SUPPORTED_KERNELS` (PSD ones for the Nyström modes; 'exact' also takes the
-row-normalised 'sne' and 't', as in memory); every ``svm``. ``kernel='precomputed'`` and
-``landmarks='gaussian'`` raise ``NotImplementedError``.
+row-normalised 'sne' and 't', as in memory) and 'precomputed' (landmarks 'uniform' or row
+indices, as on numpy); landmarks 'uniform', row indices, 'kmeans', 'leverage', 'gaussian';
+every ``svm``; ``probability=True`` (on data: with a precomputed K the cross-validation's row
+folds are not square Gram matrices, refused as on numpy).
 """
 
 from __future__ import annotations
