@@ -47,8 +47,8 @@ def data():
 
 
 def kw(**extra):
-    return dict(n_components=4, n_landmarks=30, kernel="laplacian", gamma=1.0, random_state=1,
-                **extra)
+    return {**dict(n_components=4, n_landmarks=30, kernel="laplacian", gamma=1.0,
+                   random_state=1), **extra}
 
 
 def _assert_matches(b, a, tol, tensors: bool):
@@ -73,34 +73,176 @@ def _assert_matches(b, a, tol, tensors: bool):
             assert np.max(np.abs(to_np(vb))) == 0, name
 
 
+def _check_against_numpy(params, X, Xn, how):
+    """Fit ``params`` on numpy, on a tensor (``how='tensor'``) or on numpy with
+    ``device='cpu'`` (``how='device'``): the torch fit equals the numpy one (attributes,
+    transform, fit_transform, kinds and dtypes); the inputs are not written to. Returns both
+    fits."""
+    dtype = X.dtype.type
+    keep = X.copy()
+    a = NystromKernelPCA(**params).fit(X)
+    if how == "tensor":
+        Xt = torch.as_tensor(X.copy())
+        b = NystromKernelPCA(**params).fit(Xt)
+        np.testing.assert_array_equal(Xt.numpy(), keep)
+        assert not np.shares_memory(to_np(b.X_fit_), Xt.numpy())
+        t = b.transform(torch.as_tensor(Xn))
+        assert is_torch_tensor(t) and t.dtype == torch.from_numpy(Xn).dtype
+        ft = b.fit_transform(Xt)
+        assert is_torch_tensor(ft) and is_torch_tensor(b.X_fit_)
+        np.testing.assert_array_equal(Xt.numpy(), keep)
+    else:
+        b = NystromKernelPCA(device="cpu", **params).fit(X)
+        t = b.transform(Xn)
+        assert isinstance(t, np.ndarray) and t.dtype == dtype
+        ft = b.fit_transform(X)
+        assert isinstance(ft, np.ndarray) and isinstance(b.X_fit_, np.ndarray)
+        assert not np.shares_memory(b.X_fit_, X)
+    np.testing.assert_array_equal(X, keep)
+    np.testing.assert_array_equal(to_np(b.X_fit_), keep)  # the model's copy is not written to
+    tol = TOL[dtype]
+    _assert_matches(b, a, tol, how == "tensor")
+    assert rel(t, a.transform(Xn)) < tol
+    assert rel(ft, a.transform(X)) < tol
+    assert list(b.get_feature_names_out()) == [f"nystromkernelpca{i}" for i in range(4)]
+    return a, b
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("center", [True, False])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("how", ["tensor", "device"])
 def test_torch_equals_numpy(mode, center, dtype, how, data):
     X, Xn = (v.astype(dtype) for v in data)
-    keep = X.copy()
-    a = NystromKernelPCA(mode=mode, center=center, **kw()).fit(X)
-    if how == "tensor":
-        Xt = torch.as_tensor(X.copy())
-        b = NystromKernelPCA(mode=mode, center=center, **kw()).fit(Xt)
-        np.testing.assert_array_equal(Xt.numpy(), keep)
-        t = b.transform(torch.as_tensor(Xn))
-        assert is_torch_tensor(t) and t.dtype == torch.from_numpy(Xn).dtype
-        ft = b.fit_transform(Xt)
-        assert is_torch_tensor(ft) and is_torch_tensor(b.X_fit_)
+    _check_against_numpy(dict(mode=mode, center=center, **kw()), X, Xn, how)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("how", ["tensor", "device"])
+def test_precomputed_equals_numpy(mode, center, dtype, how, data):
+    """kernel='precomputed': X is the (n, n) Gram matrix, transform takes K(Z, X_fit); the
+    landmarks are the same indices into K as the numpy fit's (the 'exact' machine uses K
+    itself, centred in place on the model's own copy)."""
+    k = get_kernel("laplacian", gamma=1.0)
+    K, Kn = (v.astype(dtype) for v in (k(data[0]), k(data[1], data[0])))
+    params = dict(mode=mode, center=center, **kw(kernel="precomputed", gamma=None))
+    a, b = _check_against_numpy(params, K, Kn, how)
+    assert b.n_features_in_ == len(K)
+    if mode == "exact":
+        assert b.basis_ is None and b.landmark_indices_ is None and b.landmarks_ is None
     else:
-        b = NystromKernelPCA(mode=mode, center=center, device="cpu", **kw()).fit(X)
-        t = b.transform(Xn)
-        assert isinstance(t, np.ndarray) and t.dtype == dtype
-        ft = b.fit_transform(X)
-        assert isinstance(ft, np.ndarray) and isinstance(b.X_fit_, np.ndarray)
-    np.testing.assert_array_equal(X, keep)
-    tol = TOL[dtype]
-    _assert_matches(b, a, tol, how == "tensor")
-    assert rel(t, a.transform(Xn)) < tol
-    assert rel(ft, a.transform(X)) < tol
-    assert list(b.get_feature_names_out()) == [f"nystromkernelpca{i}" for i in range(4)]
+        np.testing.assert_array_equal(b.landmarks_, a.landmarks_)  # rows of K
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_precomputed_equals_the_fit_on_the_data(mode, data):
+    """The same machine as on the data with the same kernel and landmarks (dense reference:
+    the numpy kernel's K and K(Z, X) against the torch kernel's own evaluations)."""
+    X, Xn = data
+    k = get_kernel("laplacian", gamma=1.0)
+    b = NystromKernelPCA(mode=mode, **kw(kernel="precomputed", gamma=None)).fit(
+        torch.as_tensor(k(X)))
+    d = NystromKernelPCA(mode=mode, **kw()).fit(torch.as_tensor(X))
+    if mode != "exact":
+        np.testing.assert_array_equal(b.landmark_indices_, d.landmark_indices_)
+    assert rel(b.eigenvalues_, to_np(d.eigenvalues_)) < 1e-12
+    assert rel(b.transform(torch.as_tensor(k(Xn, X))), to_np(d.transform(torch.as_tensor(Xn)))) \
+        < 1e-11
+
+
+@pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("how", ["tensor", "device"])
+def test_gaussian_sketch_equals_numpy(mode, center, dtype, how, data):
+    """landmarks='gaussian' (C_H = X_H S): the same S from the same stream, K·S over row
+    blocks of K on the device, no landmark points."""
+    X, Xn = (v.astype(dtype) for v in data)
+    a, b = _check_against_numpy(dict(mode=mode, center=center, **kw(landmarks="gaussian")),
+                                X, Xn, how)
+    np.testing.assert_array_equal(b.basis_.sketch, a.basis_.sketch)
+    assert b.landmark_indices_ is None and b.landmarks_ is None and b.n_landmarks_ == 30
+    assert rel(b.basis_.Kmm, a.basis_.Kmm) < TOL[dtype] / 10
+
+
+@pytest.mark.parametrize("mode", ["lla", "gsa"])
+def test_gaussian_sketch_streams_row_blocks(mode, data):
+    """A tiny working_memory forces many row blocks of K·S and of K(Z, X_fit): same
+    results, and no block spans more than a fraction of the rows."""
+    from asymkern._torch.kernels import TorchKernel
+
+    X, Xn = data
+    Xt = torch.as_tensor(X)
+    Z = torch.as_tensor(np.r_[Xn, Xn, Xn, Xn, Xn, Xn])
+    ref = NystromKernelPCA(mode=mode, **kw(landmarks="gaussian")).fit(X).transform(to_np(Z))
+    rows = []
+    raw = TorchKernel.raw
+
+    def spy(self, A, B, c=None):
+        rows.append(int(A.shape[0]))
+        return raw(self, A, B, c)
+
+    with config_context(working_memory=0.1), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(TorchKernel, "raw", spy)
+        b = NystromKernelPCA(mode=mode, **kw(landmarks="gaussian")).fit(Xt)
+        t = b.transform(Z)
+    assert rows and max(rows) < len(X) // 2
+    assert rel(t, ref) < 1e-12
+
+
+@pytest.mark.parametrize("option", ["precomputed", "gaussian"])
+def test_pickle_round_trip_of_the_options(option, data):
+    X, Xn = data
+    if option == "precomputed":
+        k = get_kernel("laplacian", gamma=1.0)
+        X, Xn = k(X), k(Xn, X)
+        params = kw(kernel="precomputed", gamma=None)
+    else:
+        params = kw(landmarks="gaussian")
+    for mode in ("lla", "gsa"):
+        b = NystromKernelPCA(mode=mode, **params).fit(torch.as_tensor(X))
+        c = pickle.loads(pickle.dumps(b))
+        assert torch.equal(c.transform(torch.as_tensor(Xn)), b.transform(torch.as_tensor(Xn)))
+
+
+def test_precomputed_and_gaussian_bad_input(data):
+    """The numpy path's errors, for tensors and for numpy input with a device."""
+    X, Xn = data
+    K = get_kernel("laplacian", gamma=1.0)(X)
+    Kt = torch.as_tensor(K)
+    for mode in ("lla", "exact"):
+        for fit_X in (Kt[:, :100], K[:, :100], Kt[:100]):  # not square
+            with pytest.raises(ValueError, match="square"):
+                NystromKernelPCA(mode=mode, kernel="precomputed", device="cpu").fit(fit_X)
+        with pytest.raises(ValueError, match="gamma=None"):
+            NystromKernelPCA(mode=mode, kernel="precomputed", gamma=0.5).fit(Kt)
+        with pytest.raises(ValueError, match="kernel_params=None"):
+            NystromKernelPCA(mode=mode, kernel="precomputed", kernel_params={"a": 1}).fit(K)
+    for lm in ("gaussian", "kmeans", "leverage"):  # need the data points
+        for fit_X, dev in ((Kt, None), (K, "cpu"), (K, None)):
+            with pytest.raises(ValueError, match=f"not '{lm}'"):
+                NystromKernelPCA(kernel="precomputed", landmarks=lm, device=dev).fit(fit_X)
+    with pytest.raises(ValueError, match="out of range|index|indices"):
+        NystromKernelPCA(kernel="precomputed", landmarks=[0, 5, 999]).fit(Kt)
+    for mode in ("lla", "gsa", "exact"):
+        b = NystromKernelPCA(mode=mode, **kw(kernel="precomputed", gamma=None)).fit(Kt)
+        with pytest.raises(ValueError, match="expecting 160 features"):
+            b.transform(torch.ones(3, 159, dtype=torch.float64))
+        with pytest.raises(ValueError, match="2-D"):
+            b.transform(torch.ones(160, dtype=torch.float64))
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            b.transform(torch.full((2, 160), float("nan"), dtype=torch.float64))
+        c = NystromKernelPCA(mode=mode, device="cpu", **kw(kernel="precomputed", gamma=None)
+                             ).fit(K)
+        with pytest.raises(ValueError, match="expecting 160 features"):
+            c.transform(np.ones((3, 10)))
+    with pytest.raises(ValueError, match="n_landmarks"):
+        NystromKernelPCA(landmarks="gaussian", n_landmarks=0).fit(torch.as_tensor(X))
+    g = NystromKernelPCA(**kw(landmarks="gaussian")).fit(torch.as_tensor(X))
+    with pytest.raises(ValueError, match="expecting 3 features"):
+        g.transform(torch.ones(2, 4, dtype=torch.float64))
 
 
 @pytest.mark.parametrize("mode", ["lla", "gsa", "spa"])
@@ -179,10 +321,6 @@ def test_pickle_round_trip(data):
 def test_refusals_and_bad_input(data):
     X, _ = data
     Xt = torch.as_tensor(X)
-    with pytest.raises(NotImplementedError, match="kernel='precomputed'"):
-        NystromKernelPCA(kernel="precomputed").fit(Xt @ Xt.T)
-    with pytest.raises(NotImplementedError, match="landmarks='gaussian'"):
-        NystromKernelPCA(landmarks="gaussian", n_landmarks=20).fit(Xt)
     # the exact machine uses no landmarks: 'gaussian' is irrelevant there, as on numpy
     NystromKernelPCA(mode="exact", landmarks="gaussian").fit(Xt[:30])
     with pytest.raises(ValueError, match="subspace_dim"):

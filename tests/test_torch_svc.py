@@ -110,6 +110,121 @@ def test_svc_torch_landmark_selectors_equal_numpy(landmarks, mode, clf):
     np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Xn))), a.predict(Xn))
 
 
+def _gram(clf):
+    """The RBF Gram matrix (gamma 0.5, the kernel of ``_kw``) of the training and test data."""
+    from asymkern.kernels import get_kernel
+
+    X, _, _, Xn = clf
+    k = get_kernel("rbf", gamma=0.5)
+    return k(X), k(Xn, X)
+
+
+def _option(option, mode, clf, svm="nusvc", **extra):
+    """(kw, X, Xn) of ``option``: 'precomputed' (X the Gram matrix, Xn K(Z, X_fit)) or
+    'gaussian' (landmarks='gaussian' on the data)."""
+    X, _, _, Xn = clf
+    kw = _kw(mode, svm, **extra)
+    if option == "precomputed":
+        kw.update(kernel="precomputed", gamma=None)
+        X, Xn = _gram(clf)
+    else:
+        kw.update(landmarks="gaussian")
+    return kw, X, Xn
+
+
+@pytest.mark.parametrize("option", ["precomputed", "gaussian"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("svm", ["nusvc", "linearsvc"])
+@pytest.mark.parametrize("mode", MODES)
+def test_svc_torch_options_equal_numpy_float64(option, mode, svm, n_classes, clf):
+    """kernel='precomputed' (landmarks: indices into K; 'exact' uses K itself) and
+    landmarks='gaussian' (C_H = X_H S, K·S on the device), tensor and numpy + device input,
+    against the numpy fit: fitted attributes, decision values and labels."""
+    _, y2, y3, _ = clf
+    y = y2 if n_classes == 2 else y3
+    if (svm == "linearsvc" and mode in ("spa", "exact")) or (
+            option == "gaussian" and mode == "exact"):
+        return  # refused (linearsvc) or the same machine as without landmarks
+    kw, X, Xn = _option(option, mode, clf, svm)
+    tol = 1e-7 if svm == "linearsvc" else 1e-10
+    a = NystromSVC(**kw).fit(X, y)
+    Xt, keep = torch.as_tensor(X.copy()), X.copy()
+    b = NystromSVC(**kw).fit(Xt, torch.as_tensor(y))
+    c = NystromSVC(**kw, device="cpu").fit(X, y)
+    np.testing.assert_array_equal(Xt.numpy(), keep)
+    np.testing.assert_array_equal(X, keep)
+    assert b.X_fit_.data_ptr() != Xt.data_ptr() and not np.shares_memory(c.X_fit_, X)
+    for est, tensors in ((b, True), (c, False)):
+        assert est.torch_fit_ and est.n_features_in_ == X.shape[1]
+        if mode != "exact":
+            assert est.subspace_dim_ == a.subspace_dim_ and est.n_landmarks_ == a.n_landmarks_
+            assert rel(est.landmark_coef_, a.landmark_coef_) < tol
+            if option == "gaussian":
+                np.testing.assert_array_equal(est.basis_.sketch, a.basis_.sketch)
+                assert est.landmark_indices_ is None and est.landmarks_ is None
+            else:
+                np.testing.assert_array_equal(est.landmark_indices_, a.landmark_indices_)
+                np.testing.assert_array_equal(est.landmarks_, a.landmarks_)  # rows of K
+        if mode in ("gsa", "spa", "exact"):
+            assert is_torch_tensor(est.dual_coef_) == tensors
+            assert rel(est.dual_coef_, a.dual_coef_) < tol
+        Zin = torch.as_tensor(Xn) if tensors else Xn
+        da, d = a.decision_function(Xn), est.decision_function(Zin)
+        assert is_torch_tensor(d) == tensors and tuple(d.shape) == da.shape
+        assert to_np(d).dtype == np.float64 and rel(d, da) < tol
+        p = est.predict(Zin)
+        assert is_torch_tensor(p) == tensors
+        np.testing.assert_array_equal(to_np(p), a.predict(Xn))
+        np.testing.assert_array_equal(to_np(est.predict(torch.as_tensor(X) if tensors else X)),
+                                      a.predict(X))
+        if mode in ("lla", "ncr", "gsa"):
+            np.testing.assert_array_equal(to_np(est.predict_lla(Zin)), a.predict_lla(Xn))
+        if mode in ("lla", "ncr"):  # the fitted solver's values on the numpy features
+            assert rel(d, est.estimator_.decision_function(est.basis_.features(Xn))) < 1e-12
+
+
+@pytest.mark.parametrize("mode", ["lla", "gsa", "spa", "exact"])
+def test_svc_torch_precomputed_equals_the_fit_on_the_data(mode, clf):
+    """The same machine as on the data, with the same landmark indices (dense reference: the
+    numpy kernel's Gram matrices against the torch kernel's own evaluations)."""
+    X, _, y3, Xn = clf
+    K, Kn = _gram(clf)
+    kw = _kw(mode)
+    b = NystromSVC(**{**kw, "kernel": "precomputed", "gamma": None}).fit(torch.as_tensor(K), y3)
+    d = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
+    if mode != "exact":
+        np.testing.assert_array_equal(b.landmark_indices_, d.landmark_indices_)
+    assert rel(b.decision_function(torch.as_tensor(Kn)),
+               to_np(d.decision_function(torch.as_tensor(Xn)))) < 1e-8
+    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Kn))),
+                                  to_np(d.predict(torch.as_tensor(Xn))))
+
+
+@pytest.mark.parametrize("option", ["precomputed", "gaussian"])
+@pytest.mark.parametrize("as_tensor", [True, False])
+@pytest.mark.parametrize("mode", MODES)
+def test_svc_torch_options_float32(option, mode, as_tensor, clf):
+    """float32 in, float32 decision values out; the numpy fit's labels."""
+    if option == "gaussian" and mode == "exact":
+        return
+    _, _, y3, _ = clf
+    kw, X, Xn = _option(option, mode, clf)
+    X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
+    a = NystromSVC(**kw).fit(X32, y3)
+    if as_tensor:
+        b = NystromSVC(**kw).fit(torch.as_tensor(X32), y3)
+        d = b.decision_function(torch.as_tensor(Xn32))
+        assert d.dtype == torch.float32
+        p = to_np(b.predict(torch.as_tensor(Xn32)))
+    else:
+        b = NystromSVC(**kw, device="cpu").fit(X32, y3)
+        d = b.decision_function(Xn32)
+        assert isinstance(d, np.ndarray) and d.dtype == np.float32
+        p = b.predict(Xn32)
+    assert rel(d, a.decision_function(Xn32)) < 1e-5
+    np.testing.assert_array_equal(p, a.predict(Xn32))
+
+
 @pytest.mark.parametrize("as_tensor", [True, False])
 @pytest.mark.parametrize("mode", MODES)
 def test_svc_torch_float32(mode, as_tensor, clf):
@@ -224,6 +339,78 @@ def test_svc_torch_inputs_unchanged_and_memory_not_shared(mode, clf):
     assert torch.equal(again.decision_function(Xnt), before)
 
 
+@pytest.mark.parametrize("case", ["precomputed-lla", "precomputed-gsa", "precomputed-spa",
+                                  "precomputed-exact", "gaussian-lla", "gaussian-gsa"])
+def test_svc_torch_options_inputs_unchanged_and_memory_not_shared(case, clf):
+    option, mode = case.split("-")
+    _, _, y3, _ = clf
+    kw, X, Xn = _option(option, mode, clf)
+    Xt, Xnt = torch.as_tensor(X.copy()), torch.as_tensor(Xn.copy())
+    b = NystromSVC(**kw).fit(Xt, y3)
+    before = b.decision_function(Xnt).clone()
+    assert torch.equal(Xt, torch.as_tensor(X)) and torch.equal(Xnt, torch.as_tensor(Xn))
+    assert torch.equal(b.X_fit_, Xt) and b.X_fit_.data_ptr() != Xt.data_ptr()
+    Xt.mul_(2.0)
+    assert torch.equal(b.decision_function(Xnt), before)
+    Xc = X.copy()
+    c = NystromSVC(**kw, device="cpu").fit(Xc, y3)
+    dc = c.decision_function(Xn)
+    np.testing.assert_array_equal(Xc, X)
+    Xc *= 2.0
+    np.testing.assert_array_equal(c.decision_function(Xn), dc)
+    again = pickle.loads(pickle.dumps(b))
+    assert torch.equal(again.decision_function(Xnt), before)
+
+
+def test_svc_torch_gaussian_probability(clf):
+    """probability=True with a sketch: the clones of the cross-validation draw their own S
+    from the same streams as on the numpy path."""
+    X, _, y3, Xn = clf
+    kw = _kw("lla", landmarks="gaussian", probability=True)
+    a = NystromSVC(**kw).fit(X, y3)
+    b = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
+    assert rel(b.predict_proba(torch.as_tensor(Xn)), a.predict_proba(Xn)) < 1e-9
+
+
+def test_svc_torch_precomputed_and_gaussian_bad_inputs(clf):
+    """The numpy path's errors, for tensors and for numpy input with a device."""
+    X, _, y3, _ = clf
+    K, _ = _gram(clf)
+    Kt = torch.as_tensor(K)
+    for mode in ("lla", "exact"):
+        for fit_X in (Kt[:, :100], K[:, :100], Kt[:100]):  # not square
+            with pytest.raises(ValueError, match="square"):
+                NystromSVC(mode=mode, kernel="precomputed", device="cpu").fit(
+                    fit_X, y3[:len(fit_X)])
+        with pytest.raises(ValueError, match="gamma=None"):
+            NystromSVC(mode=mode, kernel="precomputed", gamma=0.5).fit(Kt, y3)
+    for lm in ("gaussian", "kmeans", "leverage"):  # need the data points
+        for fit_X, dev in ((Kt, None), (K, "cpu"), (K, None)):
+            with pytest.raises(ValueError, match=f"not '{lm}'"):
+                NystromSVC(kernel="precomputed", landmarks=lm, device=dev).fit(fit_X, y3)
+    with pytest.raises(ValueError, match="y must be 1-D with 160 labels"):
+        NystromSVC(kernel="precomputed").fit(Kt, y3[:-1])
+    for mode in ("lla", "gsa", "exact"):
+        b = NystromSVC(mode=mode, kernel="precomputed", n_landmarks=20, random_state=0).fit(
+            Kt, y3)
+        with pytest.raises(ValueError, match="expecting 160 features"):
+            b.predict(torch.ones(3, 159, dtype=torch.float64))
+        with pytest.raises(ValueError, match="2-D"):
+            b.decision_function(torch.ones(160, dtype=torch.float64))
+        with pytest.raises(ValueError, match="NaN"):
+            b.decision_function(torch.full((2, 160), float("nan"), dtype=torch.float64))
+        c = NystromSVC(mode=mode, kernel="precomputed", n_landmarks=20, random_state=0,
+                       device="cpu").fit(K, y3)
+        with pytest.raises(ValueError, match="expecting 160 features"):
+            c.predict(np.ones((3, 10)))
+    with pytest.raises(ValueError, match="n_landmarks"):
+        NystromSVC(landmarks="gaussian", n_landmarks=0).fit(torch.as_tensor(X), y3)
+    g = NystromSVC(landmarks="gaussian", n_landmarks=20, random_state=0).fit(
+        torch.as_tensor(X), y3)
+    with pytest.raises(ValueError, match="expecting 3 features"):
+        g.predict(torch.ones(2, 4, dtype=torch.float64))
+
+
 def test_svc_torch_exact_row_normalised_kernel(clf):
     """mode='exact' needs no PSD kernel in memory; on torch the SNE kernel is normalised over
     the training rows as the numpy kernel layer does."""
@@ -239,10 +426,6 @@ def test_svc_torch_exact_row_normalised_kernel(clf):
 def test_svc_torch_refusals_and_bad_inputs(clf):
     X, y2, y3, Xn = clf
     Xt = torch.as_tensor(X)
-    with pytest.raises(NotImplementedError, match="kernel='precomputed'"):
-        NystromSVC(kernel="precomputed").fit(Xt @ Xt.T, y3)
-    with pytest.raises(NotImplementedError, match="landmarks='gaussian'"):
-        NystromSVC(landmarks="gaussian").fit(Xt, y3)
     with pytest.raises(ValueError, match="subspace_dim"):
         NystromSVC(mode="ncr", subspace_dim=5).fit(Xt, y3)
     with pytest.raises(ValueError, match="not available on the torch backend"):

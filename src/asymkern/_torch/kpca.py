@@ -3,26 +3,35 @@
 Paper 004 (KPCA as one of the machines of (1); GSA through eq. (20)) with the algebra of the
 in-memory estimator, step by step, so that both paths agree to rounding. The landmarks and the
 basis A = V_s Σ_s⁻¹ of K_mm come from the numpy code on the host, from the same
-``random_state`` stream (:func:`.krr.nystrom_landmarks_torch`). On the device, in float64:
+``random_state`` stream (:func:`.machines.nystrom_landmarks_torch`, shared with KRR and SVC:
+landmark points, a Gaussian sketch, or indices into a precomputed K). On the device, in
+float64:
 
-* the features F = K(X, C) A (n × s), formed over row blocks of K(X, C) (K_nm itself is never
-  held), and their centring F_c = F − 1 f̄ᵀ;
+* the features F = K_nm A (n × s), formed over row blocks of K_nm (k(X, C) for landmark points,
+  never held whole; K[:, idx] for ``kernel='precomputed'``; (K S) for a sketch, K S kept n×m
+  during the fit only), and their centring F_c = F − 1 f̄ᵀ;
 * LLA / NCR / GSA: the thin SVD F_c = U Σ Vᵀ (``torch.linalg.svd``), signs by the
   ``svd_flip`` convention (the largest-magnitude entry of each column of U positive),
   W = V_k, eigenvalues σ_k²; GSA's dual coefficients α̂ = F_c^{†ᵀ}W = U_r Σ_r⁻¹ V_rᵀ W
   (eq. (20), the same cut-off σ > max(n, s)·eps·σ₁ as the numpy path);
 * SPA: ``eigh`` of the n×n F_c F_cᵀ, α = U_k Λ_k^{-1/2}, W = F_cᵀα;
-* exact: the n×n Gram matrix K(X, X), its double centring and ``eigh``, α = U_k Λ_k^{-1/2}.
+* exact: the n×n Gram matrix K(X, X) (a float64 copy of the given K for
+  ``kernel='precomputed'``), its double centring and ``eigh``, α = U_k Λ_k^{-1/2}.
 
 Only s×k and m×k matrices go to the host (``landmark_coef_ = A W``). ``transform`` evaluates
 K(Z, C)β + b (lla, ncr, spa) or K(Z, X_fit)α + b (gsa, exact) over row blocks of at most
-``working_memory`` MiB, in float64, and returns X's dtype.
+``working_memory`` MiB, in float64, and returns X's dtype: for a sketch K(Z, C_H)β =
+K(Z, X_fit)(Sβ); for ``kernel='precomputed'`` Z is the (n_test, n_train) matrix K(Z, X_fit),
+so K_test[:, idx]β + b, resp. K_test α + b (:func:`.machines.landmark_times`,
+:func:`.machines.full_times`).
 
 Supported: modes 'lla' (default), 'ncr', 'gsa', 'spa', 'exact'; ``center`` True or False;
-landmarks 'uniform', row indices, 'kmeans', 'leverage'; the kernels of
+landmarks 'uniform', row indices, 'kmeans', 'leverage' and 'gaussian'; the kernels of
 :data:`~.kernels.SUPPORTED_KERNELS` (symmetric PSD ones for the Nyström modes, as numpy; the
-exact mode also takes the row-normalised 'sne' / 't', symmetrised as numpy does). Refused with
-``NotImplementedError``: ``kernel='precomputed'`` and ``landmarks='gaussian'`` (Nyström modes).
+exact mode also takes the row-normalised 'sne' / 't', symmetrised as numpy does) and
+'precomputed' (X the (n, n) training Gram matrix, a tensor or numpy with ``device``; landmarks
+'uniform' or row indices, the samplers that need data points refused with numpy's
+``ValueError``).
 """
 
 from __future__ import annotations
@@ -35,9 +44,11 @@ from .kernels import TorchKernel, TorchKernelMatrix
 from .linalg import flip_signs
 from .machines import (
     check_finite_tensor,
+    exact_state,
     fitted_input,
+    full_times,
+    landmark_times,
     nystrom_landmarks_torch,
-    row_step,
     training_input,
 )
 
@@ -61,7 +72,8 @@ def fit_pca_torch(est, X, mode: str):
     est : NystromKernelPCA
         The estimator (its ``device``, ``n_components``, ``center``, landmark options).
     X : tensor or array-like of shape (n, d)
-        Training data; a tensor is never modified and the model keeps its own copy.
+        Training data (the (n, n) Gram matrix with ``kernel='precomputed'``); a tensor is
+        never modified and the model keeps its own copy.
     mode : str
         The validated ``mode``.
 
@@ -74,10 +86,11 @@ def fit_pca_torch(est, X, mode: str):
     Raises
     ------
     NotImplementedError
-        For ``kernel='precomputed'``, ``landmarks='gaussian'`` or a mode not on torch.
+        For a mode not on torch.
     ValueError
         As the numpy path for bad inputs (``n_components``, too few samples, a non-PSD
-        kernel in a Nyström mode, too few positive directions).
+        kernel in a Nyström mode, too few positive directions; with ``kernel='precomputed'``
+        a non-square X, ``gamma`` / ``kernel_params`` set, or a sampler that needs the data).
     """
     from .._shared.nystrom_basis import check_psd_kernel
     from .._validation import check_n_components
@@ -86,14 +99,7 @@ def fit_pca_torch(est, X, mode: str):
     if mode not in TORCH_MODES:
         raise NotImplementedError(f"mode={mode!r} is not available on the torch backend; use "
                                   f"one of {TORCH_MODES} or device=None with numpy input")
-    if est._precomputed():
-        raise NotImplementedError("kernel='precomputed' is not available on the torch backend; "
-                                  "pass the data (or use device=None with numpy input)")
-    if mode != "exact" and isinstance(est.landmarks, str) and est.landmarks == "gaussian":
-        raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
-                                  "available on the torch backend; use 'uniform', 'kmeans', "
-                                  "'leverage' or an array of row indices")
-    dev, as_numpy, Xt = training_input(est, X)
+    dev, as_numpy, Xt = training_input(est, X)  # checks a precomputed K is square
     n, d = (int(k) for k in Xt.shape)
     check_n_components(est.n_components, np.iinfo(np.int64).max)
     if est.center and n < 2:
@@ -103,14 +109,15 @@ def fit_pca_torch(est, X, mode: str):
     est.dask_fit_ = False
     est.torch_fit_ = True
     est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
-    kernel = est._kernel()
-    tk = TorchKernel(kernel, d)
+    tk = None if est._precomputed() else TorchKernel(est._kernel(), d)  # None: X is K
+    X_fit = to_numpy(Xt).copy() if as_numpy else Xt
     f64 = dict(dtype=torch.float64, device=dev)
-    Ct = c = None
+    lb = None
     if mode == "exact":  # eigenvectors of HKH (n×n) on the device
         est._no_basis(Xt)
         k = est.n_components_ = est._clip_components(n, "the number of samples n_samples")
-        K = TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)
+        K = Xt.to(torch.float64, copy=True) if tk is None else \
+            TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)  # written in place
         check_finite_tensor(K, "the kernel matrix of X")
         r = torch.zeros(n, **f64)
         if est.center:  # K − r1ᵀ − 1rᵀ + mean(r), r the row means (as numpy, in place)
@@ -127,17 +134,13 @@ def fit_pca_torch(est, X, mode: str):
         intercept = -(r @ dual)
     else:
         est._ncr_requires_full()
-        check_psd_kernel(kernel)
-        Ct, b = nystrom_landmarks_torch(est, Xt, kernel)
-        A, m = b.A, b.n_landmarks
-        s = int(A.shape[1])
+        if tk is not None:
+            check_psd_kernel(tk.kernel)
+        lb = nystrom_landmarks_torch(est, Xt, tk, X_fit if as_numpy else None)
+        s = est.subspace_dim_
         k = est.n_components_ = est._components_for(s)
-        At = torch.as_tensor(A, **f64)
-        c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
-        F = torch.empty((n, s), **f64)  # F = K_nm A, block by block
-        step = row_step(m, s)
-        for a in range(0, n, step):
-            F[a:a + step] = tk.raw(Xt[a:a + step], Ct, c).double() @ At
+        F = lb.features()  # F = K_nm A, block by block
+        lb.release()
         check_finite_tensor(F, "the kernel matrix K_nm between X and the landmarks")
         fbar = F.mean(dim=0) if est.center else torch.zeros(s, **f64)
         F.sub_(fbar)  # F_c, in place
@@ -159,9 +162,10 @@ def fit_pca_torch(est, X, mode: str):
         intercept = -(fbar @ W)
     beta = None if W is None else from_numpy(est.basis_.A, W) @ W  # landmark_coef_ = A W
     _store(est, as_numpy, lam, W, beta, dual, intercept)
-    est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
-    est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "center": c,
-                        "X": Xt, "dual": dual, "beta": beta, "intercept": intercept}
+    est.X_fit_ = X_fit
+    est._torch_state = {**(exact_state(tk, Xt) if lb is None else lb.state()), "device": dev,
+                        "dtype": Xt.dtype, "dual": dual, "intercept": intercept,
+                        "beta": None if lb is None else lb.column_coef(beta)}
     return est
 
 
@@ -191,7 +195,8 @@ def transform_pca_torch(est, X):
     est : NystromKernelPCA
         Fitted on torch (tensors, or numpy with ``device`` set).
     X : tensor or array-like of shape (n_test, d)
-        Samples; a tensor is never modified.
+        Samples (the (n_test, n_train) kernel matrix with ``kernel='precomputed'``); a tensor
+        is never modified.
 
     Returns
     -------
@@ -205,30 +210,11 @@ def transform_pca_torch(est, X):
         If the model was fitted on the numpy path, X has the wrong number of features, or the
         scores are not finite.
     """
-    from ..config import get_config
-
-    torch = require_torch()
     state, Xn, as_numpy = fitted_input(est, X)
-    n = int(Xn.shape[0])
-    tk = state["kernel"]
-    if state["beta"] is None or est.mode == "gsa":  # K(Z, X_fit) α, over row blocks
-        coef = state["dual"]
-        G = TorchKernelMatrix(tk, Xn, state["X"], working_memory=get_config()["working_memory"])
-
-        def block(sl):
-            return G.block(sl, slice(None))
-
-        step = G.step(G.shape[1])
-    else:  # K(Z, C) β
-        coef, C, c = state["beta"], state["C"], state["center"]
-
-        def block(sl):
-            return tk.raw(Xn[sl], C, c)
-
-        step = row_step(int(C.shape[0]), int(coef.shape[1]))
-    out = torch.empty((n, int(coef.shape[1])), dtype=torch.float64, device=Xn.device)
-    for a in range(0, n, step):
-        out[a:a + step] = block(slice(a, a + step)).double() @ coef
+    if state["beta"] is None or est.mode == "gsa":  # K(Z, X_fit) α (K_test α), row blocks
+        out = full_times(state, Xn, state["dual"])
+    else:  # K(Z, C) β (a sketch: K(Z, X_fit)(Sβ); precomputed: K_test[:, idx] β)
+        out = landmark_times(state, Xn, state["beta"])
     out += state["intercept"]
     check_finite_tensor(out, "the transformed values", "rescale X like the training data")
     out = out.to(state["dtype"])

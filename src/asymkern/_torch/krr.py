@@ -3,8 +3,9 @@
 Paper 004 (Algorithm 1, eq. (11)–(13)) with the same algebra as the in-memory estimator; only
 the O(n·m) work runs on the device. The landmarks are drawn by the numpy code from the same
 ``random_state`` stream and A = V_s Σ_s⁻¹ comes from K_mm exactly as in memory
-(:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`). One streamed pass over row
-blocks of K_nm accumulates, in float64,
+(:func:`.machines.nystrom_landmarks_torch`, shared with KPCA and SVC, for landmark points, the
+Gaussian sketch and a precomputed K). One streamed pass over row blocks of K_nm accumulates, in
+float64,
 
     k̄ = Σᵢ wᵢ K(xᵢ, C) / Σw,   M = K_mnWK_nm − Σw·k̄k̄ᵀ,   R = K_mnW(y − ȳ),
 
@@ -53,18 +54,22 @@ from .._dispatch import any_torch, require_torch
 from .._validation import check_nonnegative_weights, check_regression_targets
 from .device import from_numpy, numpy_dtype, to_numpy
 from .kernels import TorchKernel
-from .machines import draw_landmark_points, fitted_input, row_step, set_basis, training_input
+from .machines import (
+    exact_state,
+    fitted_input,
+    full_times,
+    landmark_times,
+    nystrom_landmarks_torch,
+    row_step,
+    training_input,
+)
 
 TORCH_MODES = ("lla", "ncr", "gsa", "spa", "exact")
 
 
 def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     """Fit ``est`` (a NystromKernelRidge) on the torch backend; returns ``est``."""
-    from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
-    from .._validation import check_random_state
-    from ..config import get_config
-    from ..landmarks import gaussian_sketch
-    from .kernels import TorchKernelMatrix
+    from .._shared.nystrom_basis import check_psd_kernel
 
     torch = require_torch()
     if mode not in TORCH_MODES:
@@ -77,11 +82,8 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
             "features off the device; use solver='auto' (the same ridge problem in Gram form, "
             "equal predictions) or device=None with numpy input")
     est._ncr_requires_full()
-    pre = est._precomputed()
-    dev, as_numpy, Xt = training_input(est, X, y)
+    dev, as_numpy, Xt = training_input(est, X, y)  # checks a precomputed K is square
     n, d = (int(k) for k in Xt.shape)
-    if pre:  # no gamma / kernel_params; X is the square training kernel matrix
-        est._check_precomputed_fit((n, d))
     Y = check_regression_targets(to_numpy(y) if any_torch(y) else y, n)
     sw = check_nonnegative_weights(
         to_numpy(sample_weight) if any_torch(sample_weight) else sample_weight, n)
@@ -93,53 +95,17 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
     wsum = sw.sum()
     ybar = (Y.mean(axis=0) if unweighted else (sw @ Y) / wsum) if est.fit_intercept \
         else np.zeros(Y.shape[1])
-    kernel = None
     tk: Any = None  # the TorchKernel; None for a precomputed kernel matrix
-    if not pre:
+    if not est._precomputed():
         kernel = est._kernel()
         check_psd_kernel(kernel)
         tk = TorchKernel(kernel, d)
     if mode == "exact":
         return _fit_exact(est, Xt, Y, sw, unweighted, ybar, alpha, tk, as_numpy)
-    rng = check_random_state(est.random_state, "random_state")
-    m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
     f64 = dict(dtype=torch.float64, device=dev)
-    Ct = c = St = Kmm = it = None
-    KS: Any = None  # K S (n × m, float64) of a Gaussian sketch
-    if pre:  # landmarks are indices into K: K_nm = K[:, idx], K_mm = K[idx][:, idx]
-        idx, kernel = est._precomputed_landmarks(n, m, rng)
-        m = len(idx)
-        it = torch.as_tensor(np.asarray(idx), device=dev)
-        Ct = Xt[it]  # the landmark rows of K (landmarks_, as in memory)
-        Kmm = to_numpy(Ct[:, it].double())
-        kind = "precomputed"
-    else:
-        method, m, idx = landmark_request(est.landmarks, m, n)
-        kind = "gaussian" if method == "gaussian" else "points"
-        if method == "gaussian":  # C_H = X_H S: K_nm = K S, K_mm = SᵀK S, K streamed by rows
-            S = gaussian_sketch(n, m, random_state=rng)  # the numpy draw, same stream
-            St = torch.as_tensor(S, **f64)
-            KS = TorchKernelMatrix(tk, Xt, Xt, working_memory=get_config()["working_memory"]
-                                   ).matmat(St, dtype=torch.float64)
-            Kmm = to_numpy(St.T @ KS)
-        else:  # landmark points: the numpy samplers on the host, same stream
-            idx, Ct = draw_landmark_points(Xt, kernel, rng, method, m, idx)
-            c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
     X_fit = to_numpy(Xt).copy() if as_numpy else Xt
-    b = basis_from_landmarks(
-        kernel, to_numpy(Ct) if Ct is not None else None, idx, numpy_dtype(Xt),
-        subspace_dim=est._subspace_request(m), rcond=est.rcond, Kmm=Kmm,
-        sketch=None if St is None else to_numpy(St),
-        X_fit=None if St is None else (X_fit if as_numpy else to_numpy(Xt)))
-    set_basis(est, b)
-
-    def knm(a: int, e: int):
-        """Rows a:e of K_nm in float64, on the device."""
-        if kind == "precomputed":
-            return Xt[a:e, it].double()
-        if kind == "gaussian":
-            return KS[a:e]
-        return tk.raw(Xt[a:e], Ct, c).double()
+    lb = nystrom_landmarks_torch(est, Xt, tk, X_fit if as_numpy else None)
+    b, knm, m = lb.basis, lb.knm, lb.basis.n_landmarks
 
     Yt = torch.as_tensor(Y - ybar, **f64)
     wt = torch.as_tensor(sw, **f64)
@@ -220,16 +186,13 @@ def fit_ridge_torch(est, X, y, sample_weight, alpha: float, mode: str):
                 GtA += Gt.T @ ab
             beta = A @ to_numpy(GtA)
             est.dual_coef_ = a_all if not as_numpy else to_numpy(a_all)
-    KS = None  # release K S before the model is kept
+    lb.release()  # release K S before the model is kept
     est.landmark_coef_ = beta
     est.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
     est.X_fit_ = X_fit
-    beta_t = from_numpy(beta, Yt)
-    est._torch_state = {"device": dev, "dtype": Xt.dtype, "kernel": tk, "kind": kind,
-                        "C": Ct if kind == "points" else None, "center": c, "X": Xt,
-                        "idx": it if kind == "precomputed" else None, "dual": a_all,
-                        # a sketch predicts K(Z, X)(Sβ): one n×k product, not K(Z, X)S
-                        "beta": St @ beta_t if kind == "gaussian" else beta_t,
+    # a sketch predicts K(Z, X)(Sβ): one n×k product, not K(Z, X)S
+    est._torch_state = {**lb.state(), "device": dev, "dtype": Xt.dtype, "dual": a_all,
+                        "beta": lb.column_coef(from_numpy(beta, Yt)),
                         "b": from_numpy(np.atleast_1d(est.intercept_), Yt)}
     from .._validation import check_finite_output
 
@@ -273,9 +236,8 @@ def _fit_exact(est, Xt, Y, sw, unweighted: bool, ybar, alpha: float, tk, as_nump
     est.intercept_ = ybar - (to_numpy(r @ a) if r is not None else 0.0)
     est.dual_coef_ = to_numpy(a) if as_numpy else a
     est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
-    est._torch_state = {"device": Xt.device, "dtype": Xt.dtype, "kernel": tk, "C": None,
-                        "kind": "points" if tk is not None else "precomputed", "idx": None,
-                        "center": None, "X": Xt, "dual": a, "beta": None,
+    est._torch_state = {**exact_state(tk, Xt), "device": Xt.device, "dtype": Xt.dtype,
+                        "dual": a, "beta": None,
                         "b": from_numpy(np.atleast_1d(est.intercept_), a)}
     for name in ("dual_coef_", "intercept_"):
         check_finite_output(to_numpy(a) if name == "dual_coef_" else est.intercept_,
@@ -286,34 +248,16 @@ def _fit_exact(est, Xt, Y, sw, unweighted: bool, ybar, alpha: float, tk, as_nump
 
 def predict_ridge_torch(est, X, approach=None):
     """Predictions K(X, C)β + b of a NystromKernelRidge on the torch backend."""
-    torch = require_torch()
     state, Xn, as_numpy = fitted_input(est, X)
     approach = approach or est.mode
     if approach not in TORCH_MODES:
         raise NotImplementedError(f"predictions of {approach!r} are not available on the torch "
                                   "backend")
-    beta, b, tk, C, kind = (state[k] for k in ("beta", "b", "kernel", "C", "kind"))
-    n = int(Xn.shape[0])
-    if kind == "precomputed":  # Xn is K(X_test, X_fit): α against all columns, β the landmarks'
-        out = Xn.double() @ state["dual"] if approach in ("gsa", "exact") else \
-            Xn[:, state["idx"]].double() @ beta
-        return _finish(est, out + b, state, as_numpy)
-    if approach in ("gsa", "exact") or kind == "gaussian":
-        # K(X, X_fit) α — or, for a sketch, K(X, X_fit)(Sβ) — streamed over row blocks
-        from ..config import get_config
-        from .kernels import TorchKernelMatrix
-
-        G = TorchKernelMatrix(tk, Xn, state["X"], working_memory=get_config()["working_memory"])
-        if kind == "gaussian" and approach not in ("gsa", "exact"):
-            out = G.matmat(beta, dtype=torch.float64)
-        else:
-            out = G.matmat(state["dual"].to(state["dtype"])).double()
-        return _finish(est, out + b, state, as_numpy)
-    out = torch.empty((n, beta.shape[1]), dtype=torch.float64, device=Xn.device)
-    step = row_step(C.shape[0], beta.shape[1])
-    for a in range(0, n, step):
-        out[a:a + step] = tk.raw(Xn[a:a + step], C, state["center"]).double() @ beta
-    return _finish(est, out + b, state, as_numpy)
+    if approach in ("gsa", "exact"):  # K(X, X_fit) α (K_test α when precomputed), streamed
+        out = full_times(state, Xn, state["dual"], dtype=state["dtype"])
+    else:  # K(X, C) β (a sketch: K(X, X_fit)(Sβ); precomputed: K_test[:, idx] β)
+        out = landmark_times(state, Xn, state["beta"])
+    return _finish(est, out + state["b"], state, as_numpy)
 
 
 def _finish(est, out, state, as_numpy: bool):

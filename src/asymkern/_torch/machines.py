@@ -1,10 +1,24 @@
-"""Shared steps of the Nyström machines on torch (private): landmarks, basis, prediction input.
+"""Shared steps of the Nyström machines on torch (private): landmarks, basis, K_nm, inputs.
 
 :mod:`.krr` (``NystromKernelRidge``), :mod:`.kpca` (``NystromKernelPCA``) and :mod:`.svc`
-(``NystromSVC``) draw their landmark points and build A = V_s Σ_s⁻¹ exactly as the numpy path
+(``NystromSVC``) choose their landmarks and build A = V_s Σ_s⁻¹ exactly as the numpy path
 does (paper 004, Algorithm 1 steps 1–3: the numpy samplers on the host, from the same
-``random_state`` stream, so both paths pick the same landmarks), and check their prediction
-input the same way.
+``random_state`` stream, so both paths pick the same landmarks) through one function,
+:func:`nystrom_landmarks_torch`, for the three kinds of landmarks:
+
+* points ('uniform', row indices, 'kmeans', 'leverage'): K_nm = k(X, C), K_mm = k(C, C);
+* a Gaussian sketch (``landmarks='gaussian'``, §IV, C_H = X_H S): K_nm = K S, accumulated over
+  row blocks of K on the device and kept during the fit, K_mm = SᵀK S;
+* ``kernel='precomputed'`` (X is the training Gram matrix K): indices into K, K_nm = K[:, idx],
+  K_mm = K[idx][:, idx].
+
+Its :class:`LandmarkBasis` gives the executors the rows a:e of K_nm in float64 on the device
+(:meth:`LandmarkBasis.knm`) and F = K_nm A (:meth:`LandmarkBasis.features`); predictions use
+:func:`landmark_times` (K(Z, C)B: k(Z, C)B, K(Z, X_fit)(SB), or K_test[:, idx]B) and
+:func:`full_times` (K(Z, X_fit)B, or K_test B), streamed over row blocks of Z. The training
+input (:func:`training_input`: a private copy on the device, the precomputed square check),
+the prediction input (:func:`fitted_input`) and the finite-output check
+(:func:`check_finite_tensor`) are shared too.
 """
 
 from __future__ import annotations
@@ -13,7 +27,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch, require_torch
-from .device import as_tensor, resolve_device, to_numpy
+from .device import as_tensor, numpy_dtype, resolve_device, to_numpy
 
 #: the advice of the non-finite-output errors
 RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
@@ -87,45 +101,197 @@ def set_basis(est, b) -> None:
     est.subspace_dim_ = b.subspace_dim
 
 
-def nystrom_landmarks_torch(est, Xt, kernel):
+class LandmarkBasis:
+    """The landmarks of a torch fit and the rows of K_nm they give (built by
+    :func:`nystrom_landmarks_torch`).
+
+    Attributes
+    ----------
+    basis : NystromBasis
+        The fitted basis (numpy, on the host; recorded on the estimator).
+    kind : {'points', 'gaussian', 'precomputed'}
+        Landmark points (rows of X or k-means centres), a Gaussian sketch C_H = X_H S, or
+        indices into a precomputed kernel matrix.
+    C : tensor of shape (m, d) or None
+        The landmark points on the device in X's dtype; the landmark rows of K for
+        'precomputed'; None for a sketch.
+    center : tensor or None
+        The shift of the squared-distance expansion of C (points, 'rbf' / 'cauchy').
+    idx : tensor of int or None
+        The landmark columns of K ('precomputed').
+    sketch : tensor of shape (n, m) or None
+        S in float64 on the device ('gaussian').
+    """
+
+    def __init__(self, basis, kind: str, tk, X, C=None, center=None, idx=None, sketch=None,
+                 KS=None):
+        self.basis, self.kind, self.tk, self.X = basis, kind, tk, X
+        self.C, self.center, self.idx, self.sketch = C, center, idx, sketch
+        self._KS = KS
+
+    def knm(self, a: int, e: int):
+        """Rows a:e of K_nm in float64 on the device: K[a:e, idx] ('precomputed'),
+        (K S)[a:e] ('gaussian', computed once in the fit) or k(X[a:e], C) (points)."""
+        if self.kind == "precomputed":
+            return self.X[a:e, self.idx].double()
+        if self.kind == "gaussian":
+            if self._KS is None:
+                raise RuntimeError("the sketch's K S was released after the fit")
+            return self._KS[a:e]
+        return self.tk.raw(self.X[a:e], self.C, self.center).double()
+
+    def features(self):
+        """F = K_nm A (n × s, float64, on the device), over row blocks of K_nm."""
+        torch = require_torch()
+        A = torch.as_tensor(self.basis.A, dtype=torch.float64, device=self.X.device)
+        n, m, s = int(self.X.shape[0]), self.basis.n_landmarks, int(A.shape[1])
+        F = torch.empty((n, s), dtype=torch.float64, device=self.X.device)
+        step = row_step(m, s)
+        for a in range(0, n, step):
+            F[a:a + step] = self.knm(a, a + step) @ A
+        return F
+
+    def release(self) -> None:
+        """Drop K S (n × m) of a sketch: the fitted model keeps only S."""
+        self._KS = None
+
+    def column_coef(self, beta):
+        """The coefficients of K(Z, ·)'s columns for landmark coefficients β (m × k, float64
+        tensor): S β for a sketch (K(Z, C_H) β = K(Z, X_fit)(S β), one n×k product instead of
+        K(Z, X_fit) S), else β."""
+        return self.sketch @ beta if self.kind == "gaussian" else beta
+
+    def state(self) -> dict:
+        """What the predictions need (:func:`landmark_times`, :func:`full_times`)."""
+        return {"kind": self.kind, "kernel": self.tk, "X": self.X,
+                "C": self.C if self.kind == "points" else None, "center": self.center,
+                "idx": self.idx}
+
+
+def exact_state(tk, Xt) -> dict:
+    """The prediction state of an exact machine (no landmarks); ``tk`` None: precomputed."""
+    return {"kind": "points" if tk is not None else "precomputed", "kernel": tk, "X": Xt,
+            "C": None, "center": None, "idx": None}
+
+
+def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
     """The landmarks and Nyström basis of a torch fit, chosen as the numpy path chooses them.
 
-    The landmarks are drawn on the host by the numpy samplers from the same ``random_state``
-    stream ('uniform', row indices, 'kmeans' centres, 'leverage' scores:
-    :func:`draw_landmark_points`); A = V_s Σ_s⁻¹ comes from K_mm = K(C, C) on the host
-    (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`, paper 004 Algorithm 1 steps
-    1–3). Records the basis on ``est`` (:func:`set_basis`).
+    Paper 004, Algorithm 1 steps 1–3, for the three kinds of landmarks:
+
+    * points ('uniform', row indices, 'kmeans' centres, 'leverage' scores): drawn on the host
+      by the numpy samplers from the same ``random_state`` stream
+      (:func:`draw_landmark_points`), K_mm = K(C, C) on the host;
+    * ``landmarks='gaussian'`` (§IV, C_H = X_H S): S (n × m) drawn on the host by
+      :func:`asymkern.landmarks.gaussian_sketch` from the same stream, K S accumulated over
+      row blocks of K on the device (K is never formed whole) and kept until
+      :meth:`LandmarkBasis.release`, K_mm = SᵀK S;
+    * ``kernel='precomputed'`` (``Xt`` is the training Gram matrix K): indices into K
+      ('uniform' from the same stream, or an index array; the estimator's
+      ``_precomputed_landmarks``), K_nm = K[:, idx], K_mm = K[idx][:, idx].
+
+    A = V_s Σ_s⁻¹ comes from K_mm on the host
+    (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`). Records the basis on
+    ``est`` (:func:`set_basis`).
 
     Parameters
     ----------
-    est : NystromKernelRidge or NystromKernelPCA
+    est : NystromKernelRidge, NystromKernelPCA or NystromSVC
         The estimator (``landmarks``, ``n_landmarks``, ``subspace_dim``, ``rcond``,
-        ``random_state``).
+        ``random_state``, ``kernel``).
     Xt : tensor of shape (n, d)
-        The training data on the device.
-    kernel : Kernel
-        The resolved (symmetric PSD) kernel.
+        The training data on the device (the (n, n) Gram matrix for 'precomputed').
+    tk : TorchKernel or None
+        The resolved (symmetric PSD) kernel on torch; None for 'precomputed'.
+    X_fit : ndarray, optional
+        A host copy of the training data to record in the basis of a sketch (default: a host
+        view of ``Xt``).
 
     Returns
     -------
-    Ct : tensor of shape (m, d)
-        The landmarks on the device, in X's dtype.
-    basis : NystromBasis
-        The fitted basis (numpy, on the host).
+    LandmarkBasis
     """
     from .._shared.nystrom_basis import basis_from_landmarks, landmark_request
     from .._validation import check_random_state
+    from ..config import get_config
+    from ..landmarks import gaussian_sketch
+    from .kernels import TorchKernelMatrix
 
-    n = int(Xt.shape[0])
+    torch = require_torch()
+    n, dev = int(Xt.shape[0]), Xt.device
     rng = check_random_state(est.random_state, "random_state")
     m = est._landmark_count(n) if isinstance(est.landmarks, str) else None
-    method, m, idx = landmark_request(est.landmarks, m, n)
-    idx, Ct = draw_landmark_points(Xt, kernel, rng, method, m, idx)
-    centers = to_numpy(Ct)
-    b = basis_from_landmarks(kernel, centers, idx, centers.dtype,
-                             subspace_dim=est._subspace_request(m), rcond=est.rcond)
+    Ct = c = St = KS = Kmm = it = None
+    if tk is None:  # precomputed: landmarks are indices into K
+        idx, kernel = est._precomputed_landmarks(n, m, rng)
+        m = len(idx)
+        it = torch.as_tensor(np.asarray(idx), device=dev)
+        Ct = Xt[it]  # the landmark rows of K (landmarks_, as in memory)
+        Kmm = to_numpy(Ct[:, it].double())
+        kind = "precomputed"
+    else:
+        kernel = tk.kernel
+        method, m, idx = landmark_request(est.landmarks, m, n)
+        kind = "gaussian" if method == "gaussian" else "points"
+        if method == "gaussian":  # C_H = X_H S: K_nm = K S, K_mm = SᵀK S, K streamed by rows
+            S = gaussian_sketch(n, m, random_state=rng)  # the numpy draw, same stream
+            St = torch.as_tensor(S, dtype=torch.float64, device=dev)
+            KS = TorchKernelMatrix(tk, Xt, Xt, working_memory=get_config()["working_memory"]
+                                   ).matmat(St, dtype=torch.float64)
+            Kmm = to_numpy(St.T @ KS)
+        else:  # landmark points: the numpy samplers on the host, same stream
+            idx, Ct = draw_landmark_points(Xt, kernel, rng, method, m, idx)
+            c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
+    b = basis_from_landmarks(
+        kernel, to_numpy(Ct) if Ct is not None else None, idx, numpy_dtype(Xt),
+        subspace_dim=est._subspace_request(m), rcond=est.rcond, Kmm=Kmm,
+        sketch=None if St is None else to_numpy(St),
+        X_fit=None if St is None else (to_numpy(Xt) if X_fit is None else X_fit))
     set_basis(est, b)
-    return Ct, b
+    return LandmarkBasis(b, kind, tk, Xt, C=Ct, center=c, idx=it, sketch=St, KS=KS)
+
+
+def landmark_times(state, Z, B):
+    """K(Z, C) B in float64 (n_z × k) on the device, for predictions.
+
+    ``state`` as :meth:`LandmarkBasis.state` gives it and ``B`` from
+    :meth:`LandmarkBasis.column_coef`: Z[:, idx] B ('precomputed': Z is K(Z, X_fit)),
+    K(Z, X_fit) B streamed over row blocks of Z ('gaussian', B = S β) or k(Z, C) B over row
+    blocks (points).
+    """
+    torch = require_torch()
+    kind = state["kind"]
+    if kind == "precomputed":
+        return Z[:, state["idx"]].double() @ B
+    if kind == "gaussian":
+        return full_times(state, Z, B)
+    C = state["C"]
+    n = int(Z.shape[0])
+    out = torch.empty((n, int(B.shape[1])), dtype=torch.float64, device=Z.device)
+    step = row_step(int(C.shape[0]), int(B.shape[1]))
+    for a in range(0, n, step):
+        out[a:a + step] = state["kernel"].raw(Z[a:a + step], C, state["center"]).double() @ B
+    return out
+
+
+def full_times(state, Z, B, dtype=None):
+    """K(Z, X_fit) B (n_z × k) on the device, streamed over row blocks of Z: Z B itself for a
+    precomputed kernel (Z is then K(Z, X_fit)), in float64.
+
+    ``dtype`` (default float64): the dtype the kernel blocks and B are multiplied in (float64
+    gives numpy's mixed-precision product of float32 kernel values); the result is float64.
+    """
+    from ..config import get_config
+    from .kernels import TorchKernelMatrix
+
+    torch = require_torch()
+    if state["kind"] == "precomputed":
+        return Z.double() @ B
+    G = TorchKernelMatrix(state["kernel"], Z, state["X"],
+                          working_memory=get_config()["working_memory"])
+    if dtype is None or dtype == torch.float64:
+        return G.matmat(B, dtype=torch.float64)
+    return G.matmat(B.to(dtype)).double()
 
 
 def fitted_input(est, X):
@@ -193,7 +359,8 @@ def training_input(est, X, *others):
     Raises
     ------
     ValueError
-        If X has no samples, is not 2-D or is not finite.
+        If X has no samples, is not 2-D or is not finite; with ``kernel='precomputed'``, if X
+        is not square or ``gamma`` / ``kernel_params`` are set.
     """
     from .._validation import check_input
 
@@ -208,4 +375,6 @@ def training_input(est, X, *others):
                              "1 is required.")
         est.n_features_in_ = int(Xt.shape[1])
         est.__dict__.pop("feature_names_in_", None)  # a tensor has no column names
+    if est._precomputed():  # no gamma / kernel_params; X is the square training kernel matrix
+        est._check_precomputed_fit(tuple(Xt.shape))
     return dev, as_numpy, Xt

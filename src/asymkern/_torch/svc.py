@@ -4,20 +4,26 @@ Paper 004 (Algorithm 1, §II–III) with the same algebra as the in-memory estim
 itself is scikit-learn's (libsvm for ``svm='nusvc'`` / ``'svc'``, liblinear for
 ``'linearsvc'``) and runs on the host, on a numpy copy of what the device produced:
 
-* landmarks: drawn on the host by the numpy samplers from the same ``random_state`` stream
-  ('uniform', row indices, 'kmeans', 'leverage'), A = V_s Σ_s⁻¹ from K_mm = K(C, C) as in
-  memory (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`);
-* on the device: the features F = K(X, C) A (n × s, float64, streamed over row blocks of
-  K(X, C)) for 'lla', 'ncr', 'gsa' and 'spa'; the n×n Gram F Fᵀ of 'spa' and K(X, X) of
-  'exact'; GSA's pseudo-inverse factor G^† = V Σ⁻¹ Uᵀ from the thin SVD of F and its duals
-  α̂ = G^† Wᵀ (eq. (20)); the landmark coefficients β = A Fᵀ D of 'spa';
+* landmarks (:func:`.machines.nystrom_landmarks_torch`, shared with KRR and KPCA): drawn on
+  the host by the numpy samplers from the same ``random_state`` stream ('uniform', row
+  indices, 'kmeans', 'leverage'; the sketch S of 'gaussian'; indices into K for
+  ``kernel='precomputed'``), A = V_s Σ_s⁻¹ from K_mm as in memory
+  (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`);
+* on the device: the features F = K_nm A (n × s, float64, streamed over row blocks of K_nm:
+  k(X, C), K[:, idx] for a precomputed K, or K S for a sketch, K S accumulated over row blocks
+  of K and dropped after the fit) for 'lla', 'ncr', 'gsa' and 'spa'; the n×n Gram F Fᵀ of 'spa'
+  and K(X, X) of 'exact' (the given K, precomputed); GSA's pseudo-inverse factor
+  G^† = V Σ⁻¹ Uᵀ from the thin SVD of F and its duals α̂ = G^† Wᵀ (eq. (20)); the landmark
+  coefficients β = A Fᵀ D of 'spa';
 * on the host: the SVM fit on F (linear kernel) or on the Gram matrix (precomputed kernel),
   the signed duals D of the precomputed machines, the Platt sigmoids of ``probability=True``.
 
 Decision values are computed on the device for every mode, streamed over row blocks of the
 test points: K(Z, C) β + b for 'lla', 'ncr' and 'spa' (β = A Wᵀ, resp. A Fᵀ D, which is what
 the fitted solver evaluates on the features t(Z) = K(Z, C) A, resp. t(Z) Fᵀ) and
-K(Z, X_fit) α + b for 'gsa' (α = G^† Wᵀ) and 'exact' (α = D). With several classes libsvm's
+K(Z, X_fit) α + b for 'gsa' (α = G^† Wᵀ) and 'exact' (α = D); for a sketch K(Z, C_H)β =
+K(Z, X_fit)(Sβ); for ``kernel='precomputed'`` Z is K(Z, X_fit) (n_test × n_train):
+K_test[:, idx]β + b, resp. K_test α + b. With several classes libsvm's
 one-vs-one values are turned into scikit-learn's 'ovr' shape on the device
 (``sklearn.utils.multiclass._ovr_decision_function``'s formula). Labels follow the solver's
 rule on those values: libsvm's one-vs-one vote (a tie goes to the first class; two classes:
@@ -28,8 +34,10 @@ returns a tensor on the device when the labels are numeric (int, float or bool),
 
 Supported: modes 'lla', 'ncr', 'gsa', 'spa', 'exact'; the kernels of
 :data:`~.kernels.SUPPORTED_KERNELS` (PSD ones for the Nyström modes; 'exact' also takes the
-row-normalised 'sne' and 't', as in memory); every ``svm``. ``kernel='precomputed'`` and
-``landmarks='gaussian'`` raise ``NotImplementedError``.
+row-normalised 'sne' and 't', as in memory) and 'precomputed' (landmarks 'uniform' or row
+indices, as on numpy); landmarks 'uniform', row indices, 'kmeans', 'leverage', 'gaussian';
+every ``svm``; ``probability=True`` (on data: with a precomputed K the cross-validation's row
+folds are not square Gram matrices, refused as on numpy).
 """
 
 from __future__ import annotations
@@ -39,37 +47,17 @@ import numpy as np
 from .._dispatch import any_torch, require_torch
 from .device import from_numpy, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .machines import check_finite_tensor, fitted_input, nystrom_landmarks_torch, training_input
+from .machines import (
+    check_finite_tensor,
+    exact_state,
+    fitted_input,
+    full_times,
+    landmark_times,
+    nystrom_landmarks_torch,
+    training_input,
+)
 
 _LINEAR = ("lla", "ncr", "gsa")
-
-
-def landmark_basis(est, Xt, kernel):
-    """Landmarks and basis of a Nyström machine for the device tensor ``Xt``; sets the basis
-    attributes of ``est`` and returns the landmark tensor C (m × d, on the device, Xt's dtype).
-
-    The landmarks are chosen on the host by the numpy samplers from ``est.random_state``'s
-    stream (the same draws as the in-memory fit), A from K_mm on the host.
-    """
-    if isinstance(est.landmarks, str) and est.landmarks == "gaussian":
-        raise NotImplementedError("landmarks='gaussian' (a sketch over all samples) is not "
-                                  "available on the torch backend; use 'uniform', 'kmeans', "
-                                  "'leverage' or an array of row indices")
-    return nystrom_landmarks_torch(est, Xt, kernel)[0]
-
-
-def kernel_times(tk, Z, R, B):
-    """K(Z, R) B in float64 (n_z × k), streamed over row blocks of K(Z, R) on the device.
-
-    The blocks are formed in Z's dtype (row-normalised kernels normalised over R, as the numpy
-    kernel layer does) and multiplied in float64, as the numpy path multiplies its float64
-    kernel blocks.
-    """
-    from ..config import get_config
-
-    torch = require_torch()
-    G = TorchKernelMatrix(tk, Z, R, working_memory=get_config()["working_memory"])
-    return G.matmat(B, dtype=torch.float64)
 
 
 def fit_svc_torch(est, X, y, mode: str):
@@ -78,37 +66,33 @@ def fit_svc_torch(est, X, y, mode: str):
     from .._validation import check_finite_output
 
     torch = require_torch()
-    if est._precomputed():
-        raise NotImplementedError("kernel='precomputed' is not available on the torch backend "
-                                  "(the kernel matrix is the input; use device=None with numpy "
-                                  "input)")
     if mode != "exact":
         est._ncr_requires_full()
     svm = est._make_svm("precomputed" if mode in ("spa", "exact") else "linear")  # refuses early
-    dev, as_numpy, Xt = training_input(est, X, y)
+    dev, as_numpy, Xt = training_input(est, X, y)  # checks a precomputed K is square
     n, d = (int(k) for k in Xt.shape)
     y = est._check_labels(to_numpy(y) if any_torch(y) else y, n)
     est.dask_fit_ = False
     est.torch_fit_ = True
     est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
-    kernel = est._kernel()
-    tk = TorchKernel(kernel, d)
+    tk = None if est._precomputed() else TorchKernel(est._kernel(), d)  # None: X is K
+    X_fit = to_numpy(Xt).copy() if as_numpy else Xt
     f64 = dict(dtype=torch.float64, device=dev)
-    Ct = dual = None
+    lb = dual = None
     if mode == "exact":
         est._no_basis(Xt)
-        K = check_finite_tensor(TorchKernelMatrix(tk, Xt, Xt).to_dense().double(),
-                                "the kernel matrix of X")
-        est.estimator_ = svm.fit(to_numpy(K), y)
+        K = Xt.double() if tk is None else TorchKernelMatrix(tk, Xt, Xt).to_dense().double()
+        est.estimator_ = svm.fit(to_numpy(check_finite_tensor(K, "the kernel matrix of X")), y)
         del K
         D = est._machine_duals(n)
         dual = torch.as_tensor(D, **f64)
     else:
-        check_psd_kernel(kernel)
-        Ct = landmark_basis(est, Xt, kernel)
+        if tk is not None:
+            check_psd_kernel(tk.kernel)
+        lb = nystrom_landmarks_torch(est, Xt, tk, X_fit if as_numpy else None)
         A = est.basis_.A
-        Ft = check_finite_tensor(kernel_times(tk, Xt, Ct, torch.as_tensor(A, **f64)),
-                     "the features F = K(X, C)A")
+        Ft = check_finite_tensor(lb.features(), "the features F = K(X, C)A")
+        lb.release()
         if mode == "spa":  # the projected Gram matrix K̃ = F Fᵀ (n×n) as a precomputed kernel
             est.estimator_ = svm.fit(to_numpy(Ft @ Ft.T), y)
             D = est._machine_duals(n)
@@ -138,7 +122,7 @@ def fit_svc_torch(est, X, y, mode: str):
                                 "rescale X (e.g. StandardScaler) or change the kernel parameters")
     if dual is not None:
         check_finite_tensor(dual, "the fitted dual_coef_")
-    est.X_fit_ = to_numpy(Xt).copy() if as_numpy else Xt
+    est.X_fit_ = X_fit
     labels = None
     if est.classes_.dtype.kind in "biuf":
         try:
@@ -146,9 +130,9 @@ def fit_svc_torch(est, X, y, mode: str):
         except (TypeError, RuntimeError):  # an unsigned dtype torch lacks: labels stay numpy
             labels = None
     est._torch_state = {
-        "device": dev, "dtype": Xt.dtype, "kernel": tk, "C": Ct, "X": Xt,
-        "beta": None if est.landmark_coef_ is None else torch.tensor(est.landmark_coef_, **f64),
-        "dual": dual, "b": torch.tensor(b, **f64), "labels": labels,
+        **(exact_state(tk, Xt) if lb is None else lb.state()), "device": dev,
+        "dtype": Xt.dtype, "dual": dual, "b": torch.tensor(b, **f64), "labels": labels,
+        "beta": None if lb is None else lb.column_coef(torch.tensor(est.landmark_coef_, **f64)),
         "libsvm": est.svm != "linearsvc"}
     # the clones of the cross-validation keep ``device`` and get row folds of the device copy
     est.calibration_ = est._fit_calibration(Xt, y) if est.probability else None
@@ -158,10 +142,10 @@ def fit_svc_torch(est, X, y, mode: str):
 def _raw_decision(est, X, approach: str):
     """Raw decision values float64 (n × n_machines), the torch state, whether X is numpy."""
     state, Z, as_numpy = fitted_input(est, X)
-    if approach in ("gsa", "exact"):  # K(Z, X_fit) α
-        raw = kernel_times(state["kernel"], Z, state["X"], state["dual"])
-    else:  # K(Z, C) β
-        raw = kernel_times(state["kernel"], Z, state["C"], state["beta"])
+    if approach in ("gsa", "exact"):  # K(Z, X_fit) α (K_test α when precomputed)
+        raw = full_times(state, Z, state["dual"])
+    else:  # K(Z, C) β (a sketch: K(Z, X_fit)(Sβ); precomputed: K_test[:, idx] β)
+        raw = landmark_times(state, Z, state["beta"])
     raw = check_finite_tensor(raw + state["b"], "the decision values")
     return raw, state, as_numpy
 

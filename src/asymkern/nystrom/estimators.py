@@ -847,9 +847,13 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         tensors out on their device (dtype kept; ``predict`` gives a tensor when the labels
         are numeric, else a numpy array; ``classes_`` stays numpy); numpy input with
         ``device`` set gives numpy arrays. On torch: every mode and ``svm``, landmarks
-        'uniform', row indices, 'kmeans' or 'leverage' (chosen on the host);
-        ``kernel='precomputed'`` and ``landmarks='gaussian'`` raise ``NotImplementedError``.
-        None (default) runs numpy, or torch for tensor inputs.
+        'uniform', row indices, 'kmeans' or 'leverage' (chosen on the host) and 'gaussian'
+        (S drawn on the host, K·S streamed over row blocks on the device; decision values
+        K(Z, X_fit)·(Sβ)), ``kernel='precomputed'`` (a tensor or numpy Gram matrix, landmarks
+        'uniform' or row indices as on numpy; ``predict`` / ``decision_function`` take the
+        (n_test, n_train) kernel matrix), ``probability=True`` (with data, not a precomputed
+        K: its cross-validation refits on row folds, as on numpy). None (default) runs numpy,
+        or torch for tensor inputs.
 
     Attributes
     ----------
@@ -1282,10 +1286,13 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         fitted coefficients float64 as on the numpy path); numpy input with ``device`` set
         gives numpy arrays. On torch: every mode ('lla', 'ncr', 'gsa', 'spa', 'exact'),
         ``center`` True or False, landmarks 'uniform', row indices, 'kmeans' or 'leverage'
-        (chosen on the host by the numpy samplers, same random stream); the features F, their
-        centring and SVD, SPA's and exact's n×n eigenproblems run on the device.
-        ``kernel='precomputed'`` and ``landmarks='gaussian'`` raise ``NotImplementedError``.
-        None (default) runs numpy, or torch for tensor inputs.
+        (chosen on the host by the numpy samplers, same random stream) and 'gaussian' (S drawn
+        on the host, K·S streamed over row blocks on the device), ``kernel='precomputed'`` (a
+        tensor or numpy Gram matrix, landmarks 'uniform' or row indices as on numpy;
+        ``transform`` takes the (n_test, n_train) kernel matrix; 'exact' decomposes the
+        centred K itself); the features F, their centring and SVD, SPA's and exact's n×n
+        eigenproblems run on the device. None (default) runs numpy, or torch for tensor
+        inputs.
 
     Attributes
     ----------
