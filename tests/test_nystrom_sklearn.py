@@ -422,3 +422,23 @@ def test_dask_refusals(data):
     with pytest.warns(ClippedParameterWarning, match="n_landmarks=100"):
         est = NystromKernelRidge(random_state=0).fit(Xd, yd)
     assert est.n_landmarks_ == 60
+
+
+def test_svc_probability_precomputed_and_index_landmarks(data):
+    """probability=True with kernel='precomputed' folds K[train][:, train] (its probabilities
+    equal the fit on the data with the same kernel), and with landmarks given as row indices
+    each fold keeps the given rows it trains on (it used to fail with an index error)."""
+    from asymkern.kernels import RBFKernel
+
+    X, _, yc = data
+    K = RBFKernel(gamma=0.5)(X, X)
+    idx = np.arange(40, 60)  # some folds train on only part of them
+    kw = dict(probability=True, random_state=0)
+    for mode in ("lla", "spa", "exact"):
+        on_data = NystromSVC(kernel="rbf", kernel_params={"gamma": 0.5}, mode=mode,
+                             landmarks=idx, **kw).fit(X, yc)
+        on_K = NystromSVC(kernel="precomputed", mode=mode, landmarks=idx, **kw).fit(K, yc)
+        np.testing.assert_allclose(on_K.predict_proba(K[:7]), on_data.predict_proba(X[:7]),
+                                   rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="none of the given landmarks"):
+        NystromSVC(landmarks=np.array([0]), **kw).fit(X, yc)

@@ -469,3 +469,20 @@ def test_svc_torch_exact_equals_sklearn_svc(n_classes, clf):
     b = NystromSVC(mode="exact", svm="svc", gamma=0.5, tol=1e-12).fit(torch.as_tensor(X), y)
     assert rel(b.decision_function(torch.as_tensor(Xn)), ref.decision_function(Xn)) < 1e-10
     np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Xn))), ref.predict(Xn))
+
+
+def test_svc_torch_probability_precomputed_and_index_landmarks(clf):
+    """probability=True with a precomputed K (folds of K[train][:, train]) and with landmarks
+    given as row indices (each fold keeps the given rows it trains on): torch equals numpy."""
+    from asymkern.kernels import RBFKernel
+
+    X, y2, _, Xn = clf
+    K, Kn = RBFKernel(gamma=0.5)(X, X), RBFKernel(gamma=0.5)(Xn, X)
+    idx = np.arange(100, 140)
+    for kw, A, An in ((dict(_kw("lla", probability=True), kernel="precomputed", gamma=None),
+                       K, Kn),
+                      (dict(_kw("spa", probability=True), landmarks=idx, n_landmarks=None),
+                       X, Xn)):
+        a = NystromSVC(**kw).fit(A, y2)
+        b = NystromSVC(**kw).fit(torch.as_tensor(A), torch.as_tensor(y2))
+        assert rel(b.predict_proba(torch.as_tensor(An)), a.predict_proba(An)) < 1e-9

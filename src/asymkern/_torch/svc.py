@@ -36,8 +36,8 @@ Supported: modes 'lla', 'ncr', 'gsa', 'spa', 'exact'; the kernels of
 :data:`~.kernels.SUPPORTED_KERNELS` (PSD ones for the Nyström modes; 'exact' also takes the
 row-normalised 'sne' and 't', as in memory) and 'precomputed' (landmarks 'uniform' or row
 indices, as on numpy); landmarks 'uniform', row indices, 'kmeans', 'leverage', 'gaussian';
-every ``svm``; ``probability=True`` (on data: with a precomputed K the cross-validation's row
-folds are not square Gram matrices, refused as on numpy).
+every ``svm``; ``probability=True`` (its cross-validation folds K[train][:, train] of a
+precomputed K, as on numpy).
 """
 
 from __future__ import annotations

@@ -851,9 +851,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         (S drawn on the host, K·S streamed over row blocks on the device; decision values
         K(Z, X_fit)·(Sβ)), ``kernel='precomputed'`` (a tensor or numpy Gram matrix, landmarks
         'uniform' or row indices as on numpy; ``predict`` / ``decision_function`` take the
-        (n_test, n_train) kernel matrix), ``probability=True`` (with data, not a precomputed
-        K: its cross-validation refits on row folds, as on numpy). None (default) runs numpy,
-        or torch for tensor inputs.
+        (n_test, n_train) kernel matrix), ``probability=True`` (its cross-validation refits
+        clones that keep ``device``). None (default) runs numpy, or torch for tensor inputs.
 
     Attributes
     ----------
@@ -1075,6 +1074,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         stratified folds (fewer when the smallest class has fewer than 5 samples; shuffled
         with ``random_state``) and its decision values on the held-out fold are collected;
         :class:`~asymkern._calibration.PlattCalibration` fits one sigmoid per class on them.
+        With ``kernel='precomputed'`` a fold fits on K[train][:, train] and scores
+        K[test][:, train]. Landmarks given as row indices become, in each fold, those of them
+        that lie in the fold's training rows (re-indexed), as a sampler would draw them there.
         """
         from sklearn.base import clone
         from sklearn.model_selection import StratifiedKFold
@@ -1091,9 +1093,21 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         cv = StratifiedKFold(folds, shuffle=True, random_state=rng.randint(2**31 - 1))
         dec = np.zeros((X.shape[0],) if k == 2 else (X.shape[0], k))
         inner = clone(self).set_params(probability=False)
+        given = None if isinstance(self.landmarks, str) or self.landmark_indices_ is None \
+            else np.asarray(self.landmark_indices_, dtype=np.int64)
+        pre = self._precomputed()
         for train, test in cv.split(np.zeros((X.shape[0], 1)), y_index):
-            est = clone(inner).fit(X[train], y[train])
-            d = est.decision_function(X[test])
+            est = clone(inner)
+            if given is not None:  # the given landmark rows that the fold trains on
+                kept = given[np.isin(given, train)]
+                if kept.size == 0:
+                    raise ValueError("probability=True: a cross-validation fold holds none of "
+                                     "the given landmarks; give more landmark indices or use "
+                                     "a sampler ('uniform', 'kmeans', 'leverage')")
+                est.set_params(landmarks=np.searchsorted(train, kept))
+            Xtr, Xte = (X[train][:, train], X[test][:, train]) if pre else (X[train], X[test])
+            est.fit(Xtr, y[train])
+            d = est.decision_function(Xte)
             if is_torch_tensor(d):  # a torch fit (device set, or tensor X): sigmoids on the host
                 d = d.detach().cpu().numpy()
             if k > 2 and len(est.classes_) < k:  # a fold lacking a class (not with stratified)
