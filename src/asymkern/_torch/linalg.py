@@ -336,34 +336,19 @@ def _grow(G, acc, r: int, row_m, col_m, options: dict, rs):
     """Landmark counts doubled until the a-posteriori η estimate is ≤ ``tol``: the growth
     rule of :func:`asymkern.linalg.asymmetric_nystrom` (same random stream, same estimates),
     each step an :func:`_once` on the device."""
-    from .._validation import check_positive
     from ..linalg.metrics import eta
-    from ..linalg.nystrom import ESTIMATES, _count, _growth_result, _growth_step, select_indices
+    from ..linalg.nystrom import _growth_result, _growth_start, _growth_step, select_indices
 
     N, M = acc.shape
-    tol = check_positive(options["tol"], "tol")
     estimate = options.get("estimate", "change")
     weights = options.get("weights", "uniform")
-    if estimate not in ESTIMATES:
-        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
-    if weights not in ("uniform", "paper"):
-        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
-    max_landmarks = options.get("max_landmarks")
     n_probes = options.get("n_probes")
     fixed_r, fixed_c = not isinstance(row_m, str), not isinstance(col_m, str)
     n_row = len(np.asarray(row_m)) if fixed_r else options.get("n_row_landmarks")
     n_col = len(np.asarray(col_m)) if fixed_c else options.get("n_col_landmarks")
-    cap_r = N if max_landmarks is None else min(N, _count(max_landmarks, 10**18,
-                                                          "max_landmarks"))
-    cap_c = M if max_landmarks is None else min(M, int(max_landmarks))
-    start = max(4 * r, 64)
-    sx = min(cap_r, start if n_row is None else _count(n_row, N, "n_row_landmarks"))
-    sz = min(cap_c, start if n_col is None else _count(n_col, M, "n_col_landmarks"))
-    if min(cap_r, cap_c) < r:
-        raise ValueError(f"max_landmarks={max_landmarks} is below n_components={r}")
-    sx, sz = max(sx, r), max(sz, r)
-    perm_r = rs.permutation(N) if not fixed_r and row_m == "uniform" else None
-    perm_c = rs.permutation(M) if not fixed_c and col_m == "uniform" else None
+    tol, (sx, sz), (cap_r, cap_c), (perm_r, perm_c) = _growth_start(
+        (N, M), r, (row_m, col_m), (n_row, n_col), options["tol"], estimate, weights,
+        options.get("max_landmarks"), rs)
     history: list[dict] = []
     prev = None
     while True:

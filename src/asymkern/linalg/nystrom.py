@@ -986,25 +986,9 @@ def asymmetric_nystrom(
                              orthogonalize=orthogonalize)
 
     # ---- growth to a tolerance
-    from .._validation import check_positive
-
-    tol = check_positive(tol, "tol")
-    if estimate not in ESTIMATES:
-        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
-    if weights not in ("uniform", "paper"):
-        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
-    cap_r = N if max_landmarks is None else min(N, _count(max_landmarks, 10**18, "max_landmarks"))
-    cap_c = M if max_landmarks is None else min(M, int(max_landmarks))
-    start = max(4 * r, 64)
-    sx = min(cap_r, start if n_row_landmarks is None else _count(n_row_landmarks, N,
-                                                                  "n_row_landmarks"))
-    sz = min(cap_c, start if n_col_landmarks is None else _count(n_col_landmarks, M,
-                                                                  "n_col_landmarks"))
-    if min(cap_r, cap_c) < r:
-        raise ValueError(f"max_landmarks={max_landmarks} is below n_components={r}")
-    sx, sz = max(sx, r), max(sz, r)
-    perm_r = rs.permutation(N) if isinstance(row_m, str) and row_m == "uniform" else None
-    perm_c = rs.permutation(M) if isinstance(col_m, str) and col_m == "uniform" else None
+    tol, (sx, sz), (cap_r, cap_c), (perm_r, perm_c) = _growth_start(
+        (N, M), r, (row_m, col_m), (n_row_landmarks, n_col_landmarks), tol, estimate, weights,
+        max_landmarks, rs)
     if "leverage" in (row_m if isinstance(row_m, str) else None,
                       col_m if isinstance(col_m, str) else None):
         acc.prepare()
@@ -1035,6 +1019,35 @@ def asymmetric_nystrom(
             break
         prev, (sx, sz) = res, grow
     return _growth_result(res, history, tol, estimate, (sx, sz), r, stacklevel=3)
+
+
+def _growth_start(shape, r: int, methods, counts, tol, estimate: str, weights: str,
+                  max_landmarks, rs):
+    """The validated options and first landmark counts of the growth to a tolerance (shared by
+    the numpy and torch executors, so both draw the same landmarks from ``rs``).
+
+    Returns ``tol``, the first counts (sx, sz) — the given counts or max(4r, 64), capped by
+    ``max_landmarks`` and at least r — the caps (cap_r, cap_c) and, for 'uniform' sampling on
+    a side, the random permutation whose prefixes are the landmark sets (else None).
+    """
+    from .._validation import check_positive
+
+    (N, M), (row_m, col_m), (n_row, n_col) = shape, methods, counts
+    tol = check_positive(tol, "tol")
+    if estimate not in ESTIMATES:
+        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
+    if weights not in ("uniform", "paper"):
+        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
+    cap_r = N if max_landmarks is None else min(N, _count(max_landmarks, 10**18, "max_landmarks"))
+    cap_c = M if max_landmarks is None else min(M, int(max_landmarks))
+    start = max(4 * r, 64)
+    sx = min(cap_r, start if n_row is None else _count(n_row, N, "n_row_landmarks"))
+    sz = min(cap_c, start if n_col is None else _count(n_col, M, "n_col_landmarks"))
+    if min(cap_r, cap_c) < r:
+        raise ValueError(f"max_landmarks={max_landmarks} is below n_components={r}")
+    perm_r = rs.permutation(N) if isinstance(row_m, str) and row_m == "uniform" else None
+    perm_c = rs.permutation(M) if isinstance(col_m, str) and col_m == "uniform" else None
+    return tol, (max(sx, r), max(sz, r)), (cap_r, cap_c), (perm_r, perm_c)
 
 
 def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, tol: float):
