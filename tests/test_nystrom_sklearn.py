@@ -71,7 +71,32 @@ def test_kpca_n_components_clipped(data):
     assert est.transform(X).shape == (60, est.n_components_)
     with pytest.warns(ClippedParameterWarning, match="n_components=70"):
         est = NystromKernelPCA(n_components=70, mode="exact").fit(X[:10])
-    assert est.n_components_ <= 10
+    assert est.n_components_ == 9
+
+
+@pytest.mark.parametrize("mode", ["lla", "gsa", "ncr", "spa", "exact"])
+@pytest.mark.parametrize("center", [True, False])
+def test_kpca_n_components_clipped_to_rank(data, mode, center):
+    """A centred kernel of n samples has rank ≤ n − 1: n_components is clipped to n − 1 (n
+    without centring) in every mode, with a warning, and every kept component is a real
+    direction (positive eigenvalue well above rounding, finite scores) — before, 'exact'
+    promised n and then failed (or not) on the sign of a rounding-level n-th eigenvalue."""
+    X = data[0][:10]
+    with pytest.warns(ClippedParameterWarning, match="n_components=70 is larger than"):
+        est = NystromKernelPCA(n_components=70, n_landmarks=10, mode=mode, center=center,
+                               random_state=0).fit(X)
+    assert est.n_components_ == (9 if center else 10)
+    assert est.eigenvalues_.min() > 1e-8 * est.eigenvalues_.max()
+    Z = est.transform(X)
+    assert Z.shape == (10, est.n_components_) and np.isfinite(Z).all()
+
+
+def test_kpca_exact_refuses_degenerate_components(data):
+    """Duplicate samples span fewer directions: a kept eigenvalue at the rounding level is
+    refused by name, never divided into a component."""
+    X = np.repeat(data[0][:4], 3, axis=0)  # 12 samples, 4 distinct: centred rank 3
+    with pytest.raises(ValueError, match="numerically positive eigenvalues"):
+        NystromKernelPCA(n_components=5, mode="exact").fit(X)
 
 
 @pytest.mark.parametrize("Est", [NystromKernelRidge, NystromSVC, NystromKernelPCA])

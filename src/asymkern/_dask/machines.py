@@ -662,8 +662,8 @@ def fit_pca(est, X):
     X, _, kern, b = _fit_common(est, X)
     A = b.A
     s = A.shape[1]
-    k = est.n_components_ = est._components_for(s)
     n = int(X.shape[0])
+    k = est.n_components_ = est._components_for(s, n)
     st = reduce_stats(kern, X, b.centers, A, qr=True, center=est.center,
                       what="KPCA summaries (s×s R factor)")
     fbar = st["gmean"] if est.center else np.zeros(s)

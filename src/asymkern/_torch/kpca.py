@@ -115,7 +115,7 @@ def fit_pca_torch(est, X, mode: str):
     lb = None
     if mode == "exact":  # eigenvectors of HKH (n×n) on the device
         est._no_basis(Xt)
-        k = est.n_components_ = est._clip_components(n, "the number of samples n_samples")
+        k = est.n_components_ = est._clip_components(*est._rank_limit(n, n))
         K = Xt.to(torch.float64, copy=True) if tk is None else \
             TorchKernelMatrix(tk, Xt, Xt).to_dense().to(torch.float64)  # written in place
         check_finite_tensor(K, "the kernel matrix of X")
@@ -126,9 +126,7 @@ def fit_pca_torch(est, X, mode: str):
         K = (K + K.T).mul_(0.5)
         lam, U = _top_eigh(K, k)
         del K
-        if bool((lam <= 0).any()):
-            raise ValueError(f"the centred kernel matrix has fewer positive eigenvalues than "
-                             f"n_components={k}; lower n_components")
+        est._check_positive_eigenvalues(float(lam.min()), float(lam.max()), n, k)
         dual = U / torch.sqrt(lam)
         W = None
         intercept = -(r @ dual)
@@ -138,7 +136,7 @@ def fit_pca_torch(est, X, mode: str):
             check_psd_kernel(tk.kernel)
         lb = nystrom_landmarks_torch(est, Xt, tk, X_fit if as_numpy else None)
         s = est.subspace_dim_
-        k = est.n_components_ = est._components_for(s)
+        k = est.n_components_ = est._components_for(s, n)
         F = lb.features()  # F = K_nm A, block by block
         lb.release()
         check_finite_tensor(F, "the kernel matrix K_nm between X and the landmarks")

@@ -1430,15 +1430,13 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":
             self._no_basis(X)
-            k = self.n_components_ = self._clip_components(n, "the number of samples n_samples")
+            k = self.n_components_ = self._clip_components(*self._rank_limit(n, n))
             K = _exact_gram(self, X)
             r = K.mean(axis=1) if self.center else np.zeros(n)
             Kc = K - r[:, None] - r[None, :] + r.mean() if self.center else K
             lam, U = np.linalg.eigh((Kc + Kc.T) / 2)
             lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
-            if np.any(lam <= 0):
-                raise ValueError(f"the centred kernel matrix has fewer positive eigenvalues "
-                                 f"than n_components={k}; lower n_components")
+            self._check_positive_eigenvalues(float(lam[-1]), float(lam[0]), n, k)
             U, _ = svd_flip(U, U.T.copy())  # a copy: v = U.T would undo u's flip
             self.dual_coef_ = U / np.sqrt(lam)
             self.eigenvalues_ = lam
@@ -1448,7 +1446,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         Knm = self._fit_basis(X)
         A = self.basis_.A
         s = A.shape[1]
-        k = self.n_components_ = self._components_for(s)
+        k = self.n_components_ = self._components_for(s, n)
         F = Knm @ A
         fbar = F.mean(axis=0) if self.center else np.zeros(s)
         Fc = F - fbar
@@ -1473,14 +1471,34 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         self.intercept_ = -(fbar @ W)
         return _finite_fit(self)
 
-    def _components_for(self, s: int) -> int:
-        """n_components clipped to the size limit (``n_landmarks_``, or subspace_dim when set)
-        with a warning; a numerical rank s of K_mm below it is an error (degenerate data:
-        never silently fewer components)."""
+    def _rank_limit(self, limit: int, n: int, what: str = "the number of samples n_samples"
+                    ) -> tuple[int, str]:
+        """The most components the problem can deliver: ``limit`` (with its description
+        ``what``), lowered to n − 1 when ``center`` (the centred kernel or features of n samples
+        have rank at most n − 1, so an n-th component would be numerically zero)."""
+        if self.center and n - 1 < limit:
+            return n - 1, "n_samples - 1 (the rank of a centred kernel of n samples)"
+        return limit, what
+
+    @staticmethod
+    def _check_positive_eigenvalues(lam_min: float, lam_max: float, n: int, k: int) -> None:
+        """Refuse a kept eigenvalue of the (centred) n×n kernel at or below the numerical zero
+        n·eps·λ_max (its component would be rounding noise divided by √λ): the data span
+        fewer than ``k`` directions (duplicate or degenerate samples)."""
+        if not lam_min > n * np.finfo(np.float64).eps * max(lam_max, 0.0):
+            raise ValueError(f"the centred kernel matrix has fewer than n_components={k} "
+                             f"numerically positive eigenvalues (the {k}-th is {lam_min:.3g} "
+                             f"beside the largest {lam_max:.3g}: degenerate or duplicate "
+                             "samples); lower n_components")
+
+    def _components_for(self, s: int, n: int) -> int:
+        """n_components clipped to the size limit (``n_landmarks_``, or subspace_dim when set;
+        n − 1 when centring n samples) with a warning; a numerical rank s of K_mm below it is
+        an error (degenerate data: never silently fewer components)."""
         limit, what = self.n_landmarks_, "the number of landmarks n_landmarks_"
         if self.subspace_dim is not None and int(self.subspace_dim) < limit:
             limit, what = int(self.subspace_dim), "subspace_dim"
-        k = self._clip_components(limit, what)
+        k = self._clip_components(*self._rank_limit(limit, n, what))
         if k > s:
             raise ValueError(
                 f"n_components={k} is larger than the subspace dimension s={s}, the numerical "
