@@ -211,3 +211,30 @@ def test_asymmetric_nystrom_sampling_indices(case, side):
 def test_select_landmarks_fixed_refuses_negative_indices():
     with pytest.raises(ValueError, match=r"indices must lie in \[0, 10\).*not wrapped"):
         select_landmarks(None, 3, "fixed", indices=[-1, 0, 1], n_samples=10)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "dask"])
+def test_kernel_svd_nystrom_indices_and_dask_landmarks(backend):
+    """KernelSVD's nystrom_params row_sampling and the Dask landmarks name the argument (the
+    torch path named an internal 'row_landmarks')."""
+    from asymkern import KernelSVD
+    from asymkern.nystrom import NystromKernelRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    Z = X[:25] + 1.0
+    y = X[:, 0]
+    if backend == "torch":
+        torch = pytest.importorskip("torch")
+        X, Z, y = torch.as_tensor(X), torch.as_tensor(Z), torch.as_tensor(y)
+    elif backend == "dask":
+        da = pytest.importorskip("dask.array")
+        X, Z, y = (da.from_array(X, chunks=(10, 3)), da.from_array(Z, chunks=(10, 3)),
+                   da.from_array(y, chunks=10))
+    for case in ("negative", "float", "bool-mask"):
+        bad = np.array(BAD_INDICES[case] if case != "bool-mask" else [True] * 30)
+        with pytest.raises(ValueError, match="row_sampling"):
+            KernelSVD(n_components=2, solver="nystrom",
+                      nystrom_params={"row_sampling": bad}).fit(X, Z=Z)
+        with pytest.raises(ValueError, match="landmarks"):
+            NystromKernelRidge(landmarks=bad).fit(X, y)
