@@ -429,3 +429,77 @@ def test_ksvd_in_pipeline_z_and_weights_as_step_parameters(data, rng):
     np.testing.assert_allclose(pipe.named_steps["ksvd"].singular_values_,
                                ref.singular_values_, rtol=1e-12)
     assert out.shape == (40, 3)
+
+
+# ------------------------------------------------- issue 29: non-PSD kernels, default gamma
+def _minkowski(X, Z):
+    """An indefinite symmetric kernel: 3 positive and d − 3 negative directions."""
+    return X[:, :3] @ Z[:, :3].T - X[:, 3:] @ Z[:, 3:].T
+
+
+@pytest.mark.parametrize("solver", ["dense", "arpack", "randomized"])
+@pytest.mark.parametrize("center", [True, False])
+def test_kpca_refuses_significantly_negative_eigenvalues(rng, solver, center):
+    """An indefinite kernel used to lose its negative eigenvalues with a warning calling them
+    "numerically zero"; like scikit-learn, KernelPCA now raises, naming the argument."""
+    X = rng.standard_normal((30, 40))  # full rank: the top 6 include negative ones
+    K = _minkowski(X, X)
+    kw = dict(n_components=6, solver=solver, center=center, random_state=0)
+    with pytest.raises(ValueError, match=r"X \(precomputed kernel matrix K\) is not positive "
+                                         r"semi-definite.*negative eigenvalue"):
+        KernelPCA(kernel="precomputed", **kw).fit(K)
+    with pytest.raises(ValueError, match="kernel=.*is not positive semi-definite"):
+        KernelPCA(kernel=_minkowski, kernel_params={"is_symmetric": True}, **kw).fit(X)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        KernelPCA(kernel="precomputed", **kw).fit(K.astype(np.float32))
+    with pytest.raises(ValueError, match="negative"):  # the reference
+        SkKernelPCA(kernel="precomputed", n_components=6,
+                    eigen_solver="randomized" if solver == "randomized" else solver,
+                    random_state=0).fit(K)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kpca_rounding_level_negative_eigenvalues_count_as_zero(rng, dtype):
+    """A PSD kernel of rank 2 has rounding-level (possibly negative) eigenvalues beyond the
+    rank: those are zero, dropped with the RuntimeWarning, never an error."""
+    X = (rng.standard_normal((30, 2)) @ rng.standard_normal((2, 5))).astype(dtype)
+    K = X @ X.T
+    for est, data in ((KernelPCA(n_components=6, kernel="linear"), X),
+                      (KernelPCA(n_components=6, kernel="precomputed"), K)):
+        with pytest.warns(RuntimeWarning, match="only 2 eigenvalues"):
+            est.fit(data)
+        assert est.n_components_ == 2 and np.all(est.eigenvalues_ > 0)
+    # a numerically zero (centred constant) kernel matrix is no indefinite one
+    with pytest.warns(RuntimeWarning, match="only 0 eigenvalues"):
+        KernelPCA(n_components=2, kernel="precomputed").fit(np.full((10, 10), 3.0, dtype))
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_kpca_default_gamma_resolved_once_like_sklearn(data, rng, kernel):
+    """gamma=None: inverse_transform's pre-image map (a kernel on the 3-D scores) used
+    gamma = 1/3 where transform used 1/n_features = 1/4 (6 % off scikit-learn, which fixed
+    the same defect in PR #26280); the width is now resolved once at fit as gamma_."""
+    X, _ = data
+    Xt = rng.standard_normal((6, 4))
+    kw = dict(n_components=3, kernel=kernel, fit_inverse_transform=True, alpha=0.1)
+    ours = KernelPCA(**kw).fit(X)
+    sk = SkKernelPCA(**kw).fit(X)
+    for A in (X, Xt):
+        want = sk.inverse_transform(sk.transform(A))
+        got = ours.inverse_transform(ours.transform(A))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+    assert ours.gamma_ == pytest.approx(1 / X.shape[1], rel=1e-12) == sk.gamma_
+    assert ours.kernel_.gamma == pytest.approx(0.25, rel=1e-12)
+
+
+def test_kpca_gamma_attribute(data):
+    X, _ = data
+    assert KernelPCA(gamma=0.3).fit(X).gamma_ == 0.3
+    inst = RBFKernel()
+    est = KernelPCA(kernel=inst).fit(X)
+    assert est.gamma_ == pytest.approx(0.25) and inst.gamma is None  # the instance unchanged
+    assert KernelPCA(kernel=RBFKernel(bandwidth=2.0)).fit(X).gamma_ == pytest.approx(0.25)
+    assert KernelPCA(kernel="laplacian").fit(X).gamma_ == pytest.approx(0.25)
+    assert KernelPCA(kernel="cauchy").fit(X).gamma_ == 1.0  # its default does not depend on d
+    assert KernelPCA(kernel="linear").fit(X).gamma_ is None
+    assert KernelPCA(kernel="precomputed").fit(X @ X.T).gamma_ is None

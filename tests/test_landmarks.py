@@ -93,3 +93,148 @@ def test_bad_input(X):
         select_landmarks(Xbad, 5)
     with pytest.raises(ValueError, match="larger than the number of samples"):
         gaussian_sketch(10, 11)
+
+
+# ---------------------------------------------------------------- issue 29: no silent coercion
+@pytest.mark.parametrize("value, error", [
+    (-1, ValueError), (0, ValueError), (0.5, ValueError), (float("nan"), ValueError),
+    (float("inf"), ValueError), ("1.5", TypeError), (True, TypeError), (None, TypeError),
+])
+def test_leverage_scores_refuses_bad_oversampling(X, value, error):
+    with pytest.raises(error, match="oversampling"):
+        leverage_scores(X, 5, oversampling=value, random_state=0)
+
+
+def test_leverage_scores_names_rank(X):
+    with pytest.raises(TypeError, match="rank"):
+        leverage_scores(X, 2.0, random_state=0)
+    with pytest.raises(ValueError, match="rank"):
+        leverage_scores(X, 0, random_state=0)
+
+
+@pytest.mark.parametrize("n, m, name", [
+    (2.7, 1, "n_samples"), (10.0, 2, "n_samples"), ("10", 2, "n_samples"), (True, 1, "n_samples"),
+    (10, 2.0, "n_landmarks"), (10, 2.7, "n_landmarks"),
+])
+def test_gaussian_sketch_refuses_non_integer_sizes(n, m, name):
+    with pytest.raises(TypeError, match=name):
+        gaussian_sketch(n, m, random_state=0)
+
+
+def test_gaussian_sketch_accepts_numpy_integers():
+    S = gaussian_sketch(np.int64(12), np.int32(3), random_state=0)
+    np.testing.assert_array_equal(S, gaussian_sketch(12, 3, random_state=0))
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"n_init": True}, "n_init"), ({"n_init": 0}, "n_init"), ({"max_iter": 2.5}, "max_iter"),
+    ({"max_iter": -1}, "max_iter"),
+])
+def test_kmeans_landmarks_names_bad_counts(X, kwargs, name):
+    with pytest.raises((TypeError, ValueError), match=name):
+        kmeans_landmarks(X, 3, random_state=0, **kwargs)
+
+
+BAD_INDICES = {
+    "negative": [-1, 0, 1], "too-large": [0, 1, 40], "float": [0.0, 1.0, 2.0],
+    "bool-mask": [True, False, True], "duplicate": [0, 1, 1], "empty": [], "2-D": [[0, 1]],
+}
+
+
+def _landmark_estimators():
+    from asymkern.nystrom import (
+        NystromFeatureMap,
+        NystromKernelPCA,
+        NystromKernelRidge,
+        NystromSVC,
+    )
+    from asymkern.operators import ConditionalMeanEmbedding, KoopmanOperator
+
+    return {
+        "NystromFeatureMap": lambda L, X, y: NystromFeatureMap(landmarks=L).fit(X),
+        "NystromKernelRidge": lambda L, X, y: NystromKernelRidge(landmarks=L).fit(X, y),
+        "NystromKernelRidge-precomputed": lambda L, X, y: NystromKernelRidge(
+            kernel="precomputed", landmarks=L).fit(X @ X.T, y),
+        "NystromKernelPCA": lambda L, X, y: NystromKernelPCA(landmarks=L,
+                                                             n_components=1).fit(X),
+        "NystromSVC": lambda L, X, y: NystromSVC(landmarks=L).fit(X, y > 0),
+        "ConditionalMeanEmbedding": lambda L, X, y: ConditionalMeanEmbedding(
+            landmarks=L).fit(X, y[:, None]),
+        "KoopmanOperator": lambda L, X, y: KoopmanOperator(landmarks=L).fit(X),
+    }
+
+
+@pytest.mark.parametrize("case", list(BAD_INDICES))
+@pytest.mark.parametrize("name", list(_landmark_estimators()))
+def test_landmark_indices_in_range_everywhere(name, case):
+    """landmarks=[-1, 0, 1] used to wrap −1 to the last row in NystromFeatureMap; every
+    estimator that takes landmark indices refuses it (and other bad index arrays), naming
+    ``landmarks``."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    fit = _landmark_estimators()[name]
+    with pytest.raises(ValueError, match="landmarks"):
+        fit(np.array(BAD_INDICES[case]), X, y)
+    fit(np.array([0, 5, 30]), X, y)  # a valid index array fits
+
+
+@pytest.mark.parametrize("case", ["negative", "too-large", "float", "bool-mask"])
+def test_landmark_indices_in_range_torch(case):
+    torch = pytest.importorskip("torch")
+    from asymkern.nystrom import NystromKernelRidge
+    from asymkern.operators import ConditionalMeanEmbedding
+
+    rng = np.random.default_rng(0)
+    X = torch.as_tensor(rng.normal(size=(40, 2)))
+    y = X[:, 0].clone()
+    bad = np.array(BAD_INDICES[case])
+    with pytest.raises(ValueError, match="landmarks"):
+        NystromKernelRidge(landmarks=bad).fit(X, y)
+    with pytest.raises(ValueError, match="landmarks"):
+        ConditionalMeanEmbedding(landmarks=bad).fit(X, y[:, None])
+
+
+@pytest.mark.parametrize("case", ["negative", "too-large", "float", "bool-mask", "duplicate"])
+@pytest.mark.parametrize("side", ["row", "col"])
+def test_asymmetric_nystrom_sampling_indices(case, side):
+    from asymkern.linalg import asymmetric_nystrom
+
+    G = np.random.default_rng(0).normal(size=(40, 30))
+    good = np.arange(0, 30, 3)
+    kwargs = {"row_sampling": good, "col_sampling": good, f"{side}_sampling":
+              np.array(BAD_INDICES[case])}
+    with pytest.raises(ValueError, match=f"{side}_sampling"):
+        asymmetric_nystrom(G, 2, **kwargs)
+
+
+def test_select_landmarks_fixed_refuses_negative_indices():
+    with pytest.raises(ValueError, match=r"indices must lie in \[0, 10\).*not wrapped"):
+        select_landmarks(None, 3, "fixed", indices=[-1, 0, 1], n_samples=10)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "dask"])
+def test_kernel_svd_nystrom_indices_and_dask_landmarks(backend):
+    """KernelSVD's nystrom_params row_sampling and the Dask landmarks name the argument (the
+    torch path named an internal 'row_landmarks')."""
+    from asymkern import KernelSVD
+    from asymkern.nystrom import NystromKernelRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    Z = X[:25] + 1.0
+    y = X[:, 0]
+    if backend == "torch":
+        torch = pytest.importorskip("torch")
+        X, Z, y = torch.as_tensor(X), torch.as_tensor(Z), torch.as_tensor(y)
+    elif backend == "dask":
+        da = pytest.importorskip("dask.array")
+        X, Z, y = (da.from_array(X, chunks=(10, 3)), da.from_array(Z, chunks=(10, 3)),
+                   da.from_array(y, chunks=10))
+    for case in ("negative", "float", "bool-mask"):
+        bad = np.array(BAD_INDICES[case] if case != "bool-mask" else [True] * 30)
+        with pytest.raises(ValueError, match="row_sampling"):
+            KernelSVD(n_components=2, solver="nystrom",
+                      nystrom_params={"row_sampling": bad}).fit(X, Z=Z)
+        with pytest.raises(ValueError, match="landmarks"):
+            NystromKernelRidge(landmarks=bad).fit(X, y)

@@ -127,7 +127,7 @@ def test_landmarks_keep_float32_and_pickle():
     ({"n_landmarks": 0}, "n_landmarks must be None or a positive integer"),
     ({"n_landmarks": 5, "landmarks": "kmeans"}, "landmarks must be 'uniform' or an index"),
     ({"landmarks": np.array([0, 1, 1])}, "duplicates"),
-    ({"landmarks": np.array([0, 1, 200])}, r"indices must lie in \[0, 120\)"),
+    ({"landmarks": np.array([0, 1, 200])}, r"landmarks must lie in \[0, 120\)"),
     ({"n_landmarks": 4, "landmarks": np.array([0, 1, 2])}, "does not match the 3 given"),
 ])
 def test_bad_landmark_options(kwargs, match):

@@ -123,6 +123,38 @@ def check_n_components(n_components, limit: int, name: str = "n_components", wha
     return n_components
 
 
+def check_indices(indices, n: int, name: str, *, unique: bool = True) -> np.ndarray:
+    """Validate an array of row indices into ``n`` rows and return it as a new intp array.
+
+    Shared by every option that takes landmark or row indices (the Nyström machines and feature
+    map, the operator estimators, :func:`~asymkern.landmarks.select_landmarks`,
+    :func:`~asymkern.linalg.asymmetric_nystrom`). The indices must form a non-empty 1-D array of
+    integers (a boolean mask or floats are refused) in [0, n): negative indices are *not*
+    wrapped around as numpy indexing would, since −1 is far more likely a mistake than "the
+    last row". With ``unique`` (the default) repeated indices are refused as well. Every
+    ``ValueError`` names ``name``.
+    """
+    if isinstance(indices, (str, bytes)):
+        raise ValueError(f"{name} must be a 1-D array of integer indices in [0, {n}), got "
+                         f"{indices!r}")
+    idx = np.asarray(indices)
+    if idx.ndim != 1 or idx.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of integer indices in [0, {n}), "
+                         f"got an array of shape {idx.shape}")
+    if idx.dtype == bool or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer indices in [0, {n}), got dtype {idx.dtype} "
+                         "(boolean masks and non-integer values are not accepted)")
+    lo, hi = idx.min(), idx.max()
+    if lo < 0 or hi >= n:
+        wrap = "; negative indices are not wrapped around" if lo < 0 else ""
+        raise ValueError(f"{name} must lie in [0, {n}) (there are {n} rows), got min {lo}, "
+                         f"max {hi}{wrap}")
+    if unique and np.unique(idx).size != idx.size:
+        raise ValueError(f"{name} contains duplicates (repeated indices); landmark indices "
+                         "must be unique")
+    return idx.astype(np.intp)  # a copy: the caller's array is never aliased
+
+
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 

@@ -27,7 +27,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._validation import as_data
+from ._validation import as_data, check_indices, check_n_components
 
 __all__ = [
     "LANDMARK_METHODS",
@@ -40,15 +40,15 @@ __all__ = [
 LANDMARK_METHODS = ("uniform", "leverage", "kmeans", "fixed", "gaussian")
 
 
-def _check_m(n_landmarks, n: int) -> int:
+def _check_m(n_landmarks, n: int, name: str = "n_landmarks") -> int:
     if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, numbers.Integral):
-        raise TypeError(f"n_landmarks must be a positive integer, got {n_landmarks!r}")
+        raise TypeError(f"{name} must be a positive integer, got {n_landmarks!r}")
     m = int(n_landmarks)
     if m < 1:
-        raise ValueError(f"n_landmarks must be >= 1, got {m}")
+        raise ValueError(f"{name} must be >= 1, got {m}")
     if m > n:
         raise ValueError(
-            f"n_landmarks={m} is larger than the number of samples n={n}; "
+            f"{name}={m} is larger than the number of samples n={n}; "
             "a landmark subset cannot have more points than the data"
         )
     return m
@@ -88,8 +88,11 @@ def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=n
 
     Raises
     ------
+    TypeError
+        If ``n_samples`` or ``n_landmarks`` is not an integer (Python or numpy; a float such
+        as 2.0 is refused rather than truncated).
     ValueError
-        If ``n_landmarks`` is not in [1, n_samples].
+        If ``n_samples`` < 1 or ``n_landmarks`` is not in [1, n_samples].
 
     See Also
     --------
@@ -106,9 +109,10 @@ def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=n
     >>> gaussian_sketch(100, 10, random_state=0).shape
     (100, 10)
     """
-    m = _check_m(n_landmarks, int(n_samples))
+    n = check_n_components(n_samples, np.iinfo(np.int64).max, "n_samples")
+    m = _check_m(n_landmarks, n)
     rng = check_random_state(random_state)
-    return (rng.standard_normal((int(n_samples), m)) / np.sqrt(m)).astype(dtype, copy=False)
+    return (rng.standard_normal((n, m)) / np.sqrt(m)).astype(dtype, copy=False)
 
 
 def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state=None,
@@ -132,7 +136,7 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     random_state : None, int or RandomState, default None
         Seed of the uniform landmarks.
     oversampling : float, default 1.5
-        Landmarks per unit of rank.
+        Landmarks per unit of rank, a finite number ≥ 1.
 
     Returns
     -------
@@ -141,8 +145,11 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
 
     Raises
     ------
+    TypeError
+        If ``rank`` is not an integer or ``oversampling`` not a real number.
     ValueError
-        If ``rank`` is out of range or the data are invalid.
+        If ``rank`` is out of range, ``oversampling`` is not a finite number ≥ 1, or the data
+        are invalid.
 
     See Also
     --------
@@ -161,7 +168,12 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
 
     X = as_data(X, "X", allow_sparse=True)
     n = X.shape[0]
-    rank = _check_m(rank, n)
+    rank = _check_m(rank, n, "rank")
+    if isinstance(oversampling, bool) or not isinstance(oversampling, numbers.Real):
+        raise TypeError(f"oversampling must be a real number >= 1, got {oversampling!r}")
+    if not (np.isfinite(oversampling) and oversampling >= 1):
+        raise ValueError(f"oversampling must be a finite number >= 1 (landmarks per unit of "
+                         f"rank), got {oversampling!r}")
     kern = get_kernel(kernel, **(kernel_params or {}))
     rng = check_random_state(random_state)
     p = min(n, max(rank, int(np.ceil(oversampling * rank))))
@@ -212,8 +224,10 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
 
     Raises
     ------
+    TypeError
+        If ``n_landmarks``, ``max_iter`` or ``n_init`` is not an integer.
     ValueError
-        If ``n_landmarks`` is out of range.
+        If ``n_landmarks`` is out of range, or ``max_iter`` or ``n_init`` is < 1.
 
     See Also
     --------
@@ -238,6 +252,8 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
 
     X = as_data(X, "X", allow_sparse=True)
     m = _check_m(n_landmarks, X.shape[0])
+    max_iter = check_n_components(max_iter, np.iinfo(np.int32).max, "max_iter")
+    n_init = check_n_components(n_init, np.iinfo(np.int32).max, "n_init")
     km = KMeans(n_clusters=m, n_init=n_init, max_iter=max_iter,
                 random_state=check_random_state(random_state).randint(2**31 - 1))
     km.fit(X)
@@ -334,17 +350,11 @@ def select_landmarks(
     if method == "fixed":
         if indices is None:
             raise ValueError("method='fixed' needs indices=...")
-        idx = np.asarray(indices)
-        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
-            raise ValueError("indices must be a 1-D array of integers")
+        idx = check_indices(indices, n, "indices")
         if idx.size != n_landmarks:
             raise ValueError(f"indices has {idx.size} entries but n_landmarks={n_landmarks}")
         _check_m(n_landmarks, n)
-        if idx.size and (idx.min() < 0 or idx.max() >= n):
-            raise ValueError(f"indices must lie in [0, {n}); got min {idx.min()}, max {idx.max()}")
-        if np.unique(idx).size != idx.size:
-            raise ValueError("indices contains duplicates; landmark indices must be unique")
-        return idx.astype(np.intp)
+        return idx
     m = _check_m(n_landmarks, n)
     rng = check_random_state(random_state)
     if method == "uniform":

@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._dispatch import dask_executor, is_dask_array
-from .._validation import check_finite_output
+from .._validation import check_finite_output, check_indices
 from ..kernels import Kernel, KernelMatrix
 from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
 
@@ -206,11 +206,11 @@ def landmark_request(landmarks, n_landmarks, n: int):
                              "or an array of row indices")
         m = _check_int(n_landmarks, "n_landmarks", 1, n, f"the number of samples n_samples={n}")
         return landmarks, m, None
-    idx = np.asarray(landmarks)
+    idx = check_indices(landmarks, n, "landmarks")
     m = idx.size
     if n_landmarks is not None and int(n_landmarks) != m:
         raise ValueError(f"landmarks has {m} indices but n_landmarks={n_landmarks}")
-    return None, m, select_landmarks(None, m, method="fixed", indices=idx, n_samples=n)
+    return None, m, idx
 
 
 def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 import scipy.linalg as sla
 
-from .._validation import check_random_state, clip_count
+from .._validation import check_indices, check_random_state, clip_count
 from ..kernels import CallableKernel, Kernel, get_kernel
 
 
@@ -177,10 +177,10 @@ def _check_landmark_options(est, n: int):
         est.n_landmarks_ = m
         check_random_state(est.random_state)  # the library's policy (a Generator is refused)
         return select_landmarks(None, int(m), "uniform", est.random_state, n_samples=n)
-    idx = np.asarray(how)
+    idx = check_indices(how, n, "landmarks")
     if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral)
                           or m != idx.size):
         raise ValueError(f"n_landmarks={m!r} does not match the {idx.size} given landmark "
                          "indices (pass n_landmarks=None with an index array)")
     est.n_landmarks_ = int(idx.size)
-    return select_landmarks(None, idx.size, "fixed", indices=idx, n_samples=n)
+    return idx

@@ -32,6 +32,7 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
+from ..kernels._registry import fix_default_width
 from ..linalg.svd import flip_signs
 
 
@@ -54,6 +55,72 @@ def _nonnegative_int(value, name: str, expected: str) -> int:
     if isinstance(value, bool) or out < 0 or out != value:
         raise ValueError(f"{name} must be {expected}, got {value!r}")
     return out
+
+
+#: scikit-learn's ``_check_psd_eigenvalues`` rule: a negative eigenvalue is significant (the
+#: kernel is not PSD) when it is below −ratio·max|λ|, ratio by the precision of the kernel values
+_SIGNIFICANT_NEGATIVE_RATIO = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 5e-3}
+
+
+def check_psd_eigenvalues(eigenvalues, *, dtype=np.float64, noise: float = 0.0,
+                          name: str = "the kernel") -> np.ndarray:
+    """Eigenvalues of a kernel matrix that must be positive semi-definite (PSD), checked.
+
+    The rule of scikit-learn's ``KernelPCA`` (``sklearn.utils.validation.
+    _check_psd_eigenvalues``): an eigenvalue below −max(ratio·max|λ|, ``noise``) is
+    *significantly* negative — the kernel is not PSD, and a ``ValueError`` naming ``name``
+    says so (dropping it as "numerically zero" would silently discard part of the spectrum).
+    Negative eigenvalues above that threshold are rounding errors of a PSD matrix and come back
+    as 0. The ratio is 1e-5 for float64 kernel values and 5e-3 for float32 (scikit-learn's);
+    ``noise`` is an absolute bound on the rounding error of the eigenvalues (e.g. n·eps·max|K_ij|
+    of the uncentred matrix, which centring cancels down to rounding), so that a numerically zero
+    matrix is not mistaken for an indefinite one.
+
+    Parameters
+    ----------
+    eigenvalues : array-like of shape (k,)
+        The computed eigenvalues (any order), not modified.
+    dtype : dtype, default float64
+        Precision of the kernel values (that of the data).
+    noise : float, default 0.0
+        Absolute rounding level of the eigenvalues.
+    name : str, default 'the kernel'
+        What to name in the error (the argument that supplied the kernel).
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        The eigenvalues (float64) with the insignificant negative ones set to 0.
+
+    Raises
+    ------
+    ValueError
+        If an eigenvalue is significantly negative.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.decomposition.kpca import check_psd_eigenvalues
+    >>> check_psd_eigenvalues(np.array([3.0, 1.0, -1e-14])).tolist()
+    [3.0, 1.0, 0.0]
+    """
+    lam = np.array(eigenvalues, dtype=np.float64)
+    if not lam.size:
+        return lam
+    ratio = _SIGNIFICANT_NEGATIVE_RATIO.get(np.dtype(dtype), 5e-3)
+    ref = float(np.max(np.abs(lam)))
+    low = float(lam.min())
+    if low < -max(ratio * ref, float(noise)):
+        high = float(lam.max())
+        raise ValueError(
+            f"{name} is not positive semi-definite: its kernel matrix has the significantly "
+            f"negative eigenvalue {low:.4g} (largest eigenvalue {high:.4g}; eigenvalues below "
+            f"-{ratio:g}·max|λ| are not rounding errors). Kernel PCA needs a positive "
+            "semi-definite kernel; use KernelSVD for an indefinite or asymmetric kernel, or make "
+            "the kernel matrix PSD (e.g. clip its negative eigenvalues) before fitting"
+        )
+    lam[lam < 0] = 0.0
+    return lam
 
 
 def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10,
@@ -136,7 +203,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Relative eigenvalue cut-off. Eigenvalues λ ≤ max(tol, n·eps)·λ_max are dropped with
         their components, where eps is the machine precision of the data's dtype (2.2e-16 for
         float64, 1.2e-7 for float32; n·eps·λ_max bounds the rounding error of the computed
-        eigenvalues, so smaller ones carry no variance and cannot be normalised).
+        eigenvalues, so smaller ones carry no variance and cannot be normalised). Negative
+        eigenvalues are never dropped silently: a significantly negative one (below
+        −1e-5·max|λ| for float64 data, −5e-3·max|λ| for float32, scikit-learn's rule) raises
+        ``ValueError`` (the kernel is not PSD); smaller ones are rounding errors and count as
+        zero (see :func:`~asymkern.decomposition.kpca.check_psd_eigenvalues`).
     copy_X : bool, default True
         Keep a copy of the training data; ``False`` keeps a reference, and a later change to
         the caller's array changes ``transform``.
@@ -156,7 +227,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Kernel width at estimator level (scikit-learn's meaning, κ = exp(−gamma‖x − z‖²) for
         ``'rbf'``), resolved by :func:`asymkern.kernels.resolve_kernel`: ``None`` keeps the
         kernel's own default; a kernel without a width, or a width also given in
-        ``kernel_params``, raises ``ValueError``. A Kernel instance is never modified.
+        ``kernel_params``, raises ``ValueError``. A Kernel instance is never modified. A
+        default that depends on the data (1/n_features for 'rbf', 'laplacian', 'poly') is
+        resolved once at fit and stored as ``gamma_``: ``transform`` and the pre-image map of
+        ``inverse_transform`` (whose kernel acts on the scores) use that same width, as
+        scikit-learn's ``KernelPCA`` does since its fix of the same defect (PR #26280).
     fit_inverse_transform : bool, default False
         Learn the pre-image map of :meth:`inverse_transform` (as scikit-learn's ``KernelPCA``):
         kernel ridge regression from the training scores to the training data, with the same
@@ -183,7 +258,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     X_fit_ : ndarray or sparse matrix or None
         The training data (a copy unless ``copy_X=False``); None when precomputed.
     kernel_ : Kernel or None
-        The kernel used (None when precomputed).
+        The kernel used (None when precomputed), with a data-dependent default width fixed to
+        ``gamma_``.
+    gamma_ : float or None
+        The kernel width gamma actually used (``gamma``, the kernel's own width, or its default
+        1/n_features resolved at fit); None when precomputed or the kernel has no width.
     dual_coef_ : ndarray of shape (n, ``n_features_in_``)
         Coefficients of the pre-image map (only when ``fit_inverse_transform``).
     X_transformed_fit_ : ndarray of shape (n, ``n_components_``)
@@ -267,6 +346,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                                  "needs a symmetric kernel matrix (use KernelSVD for an "
                                  "asymmetric one)")
             self.kernel_ = None
+            self.gamma_ = None
             self.X_fit_ = None
             return None, K, dtype
         self.kernel_ = resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
@@ -276,6 +356,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 "(use KernelSVD for asymmetric kernels)"
             )
         X = check_input(self, X, reset=True, allow_sparse=self.kernel_.accepts_sparse)
+        # one width for every use of the kernel: transform (on X's dimension) and the pre-image
+        # map of inverse_transform (on the scores' dimension) — scikit-learn's gamma_
+        self.kernel_, self.gamma_ = fix_default_width(self.kernel_, X.shape[1])
         n = X.shape[0]
         check_memory(8 * n * n * 4, f"KernelPCA on {n} samples", "asymkern.nystrom."
                      "NystromKernelPCA", detail=f"the {n}×{n} kernel, its copy and eigh's")
@@ -303,7 +386,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ValueError
             If the kernel is asymmetric, a precomputed matrix is not square or not symmetric,
             ``solver`` is unknown, ``tol`` or ``alpha`` is negative, X has one sample with
-            ``center=True``, or ``fit_inverse_transform`` is combined with ``'precomputed'``.
+            ``center=True``, ``fit_inverse_transform`` is combined with ``'precomputed'``, or
+            the (centred) kernel matrix has a significantly negative eigenvalue (the kernel,
+            or the precomputed matrix, is not positive semi-definite; scikit-learn's rule, see
+            :func:`~asymkern.decomposition.kpca.check_psd_eigenvalues`).
         """
         self._fit(X)
         return self
@@ -334,6 +420,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if self.center:  # finite entries whose sums overflow: centring cannot be done
                 raise OverflowError("the row sums of the kernel matrix of X overflowed although "
                                     f"the input is finite; {hint}")
+        # absolute rounding level of the eigenvalues: n·eps·max|K_ij| of the *uncentred* matrix
+        # (centring a numerically constant kernel leaves entries at that level), no temporary
+        kmax = max(abs(float(K.max())), abs(float(K.min()))) if K.size else 0.0
+        noise = n * float(np.finfo(dtype).eps) * kmax
         if X is not None:
             if self.copy_X:  # as_data may return the caller's array (or share its buffers)
                 X = X.copy()
@@ -352,6 +442,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             lam, U = sla.eigh(K, subset_by_index=(n - r, n - 1))
         order = np.argsort(lam)[::-1]
         lam, U = lam[order], U[:, order]
+        # scikit-learn's rule: significantly negative eigenvalues mean a kernel that is not
+        # PSD (ValueError); the others are rounding errors and become 0 (dropped below)
+        what = ("X (precomputed kernel matrix K)" if self._precomputed()
+                else f"kernel={self.kernel!r}")
+        lam = check_psd_eigenvalues(lam, dtype=dtype, noise=noise, name=what)
         # rounding in the kernel values (computed in X's dtype) perturbs the eigenvalues by up
         # to ~n·eps(dtype)·λ_max: anything below that is noise, whatever tol says
         cut = max(tol, n * float(np.finfo(dtype).eps))
@@ -361,8 +456,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             warnings.warn(
                 f"KernelPCA: n_components={r} was asked for, but only {lam.size} eigenvalues of "
                 f"the {'centred ' if self.center else ''}kernel matrix exceed the cut-off "
-                f"{cut:.2g}·λ_max (the others are numerically zero); returning {lam.size} "
-                "components",
+                f"{cut:.2g}·λ_max (the others are numerically zero, or rounding-level negative "
+                f"values counted as zero); returning {lam.size} components",
                 RuntimeWarning,
                 stacklevel=3,
             )

@@ -218,3 +218,56 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
                 f"parameter (its parameters: {valid}); leave gamma=None"
             )
     return get_kernel(kernel, **params, gamma=gamma)
+
+
+def fix_default_width(kernel: Kernel, n_features: int) -> tuple[Kernel, float | None]:
+    """The kernel with a data-dependent default width fixed for ``n_features``, and the width.
+
+    With neither ``gamma`` nor ``bandwidth`` the RBF, Laplacian and polynomial kernels use
+    gamma = 1/n_features of the data they are *called on* (scikit-learn's default). An
+    estimator that applies its kernel to data of another dimension than X — scikit-learn's
+    ``KernelPCA`` pre-image map works on the scores — must resolve the width once at fit
+    (scikit-learn's ``gamma_``, fixed there in scikit-learn PR #26280), or its two uses
+    silently disagree.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel (never modified).
+    n_features : int
+        The dimension of the training data.
+
+    Returns
+    -------
+    kernel : Kernel
+        ``kernel`` itself when its width does not depend on the dimension (given explicitly,
+        as ``bandwidth``, a fixed default such as Cauchy's gamma = 1, or no width parameter),
+        else a new kernel of the same class and parameters with ``gamma = 1/n_features``.
+    gamma : float or None
+        The width gamma the kernel uses on ``n_features``-dimensional data (1/bandwidth² for a
+        bandwidth); None for a kernel without a ``gamma`` parameter.
+
+    Examples
+    --------
+    >>> from asymkern.kernels import RBFKernel
+    >>> from asymkern.kernels._registry import fix_default_width
+    >>> fix_default_width(RBFKernel(), 4)
+    (RBFKernel(bandwidth=None, gamma=0.25), 0.25)
+    >>> fix_default_width(RBFKernel(bandwidth=2.0), 4)
+    (RBFKernel(bandwidth=2.0, gamma=None), 0.25)
+    """
+    from .pairwise import _resolve_gamma, _SqDistKernel
+
+    params = kernel.get_params(deep=False)
+    if "gamma" not in params:
+        return kernel, None
+
+    def width(d: int) -> float:
+        if isinstance(kernel, _SqDistKernel):
+            return float(kernel._sq_scale(d))
+        return float(_resolve_gamma(params["gamma"], params.get("bandwidth"), d, kernel.name))
+
+    gamma = width(n_features)
+    if params["gamma"] is None and gamma != width(n_features + 1):  # the 1/n_features default
+        return type(kernel)(**{**params, "gamma": gamma}), gamma
+    return kernel, gamma

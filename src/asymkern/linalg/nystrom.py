@@ -60,7 +60,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from .._validation import check_n_components
+from .._validation import check_indices, check_n_components
 from ..config import check_memory
 from ._svd_core import (
     _check_int,
@@ -338,17 +338,6 @@ def _dask_access(G, working_memory):
 
 
 # --------------------------------------------------------------------------------- landmarks
-def _check_indices(idx, size: int, name: str) -> np.ndarray:
-    idx = np.asarray(idx)
-    if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
-        raise ValueError(f"{name} must be a non-empty 1-D array of integer indices")
-    if idx.min() < 0 or idx.max() >= size:
-        raise ValueError(f"{name} has indices outside [0, {size})")
-    if np.unique(idx).size != idx.size:
-        raise ValueError(f"{name} contains repeated indices; landmarks must be unique")
-    return idx.astype(np.intp)
-
-
 def _kmeans_landmarks(points, s: int, rs) -> np.ndarray:
     """Indices of the data points nearest to s k-means centres (unique; topped up uniformly)."""
     from sklearn.cluster import KMeans, MiniBatchKMeans
@@ -469,9 +458,8 @@ def select_indices(acc: BlockAccess, side: str, s: int, method, r: int, rs, poin
     [4, 1]
     """
     n = acc.shape[0] if side == "row" else acc.shape[1]
-    name = f"{side}_landmarks"
-    if not isinstance(method, str):
-        return _check_indices(method, n, name)
+    if not isinstance(method, str):  # the user's row_sampling / col_sampling index array
+        return check_indices(method, n, f"{side}_sampling")
     if getattr(acc, "is_dask", False) and method in ("kmeans", "leverage"):
         dask_access: Any = acc  # the Dask access selects landmarks chunk by chunk
         return dask_access.select(side, s, method, r, rs, points)
@@ -956,10 +944,10 @@ def asymmetric_nystrom(
     fixed_r = not isinstance(row_m, str)
     fixed_c = not isinstance(col_m, str)
     if fixed_r:
-        row_m = _check_indices(row_m, N, "row_sampling")
+        row_m = check_indices(row_m, N, "row_sampling")
         n_row_landmarks = len(row_m)
     if fixed_c:
-        col_m = _check_indices(col_m, M, "col_sampling")
+        col_m = check_indices(col_m, M, "col_sampling")
         n_col_landmarks = len(col_m)
 
     if tol is None:
@@ -1185,10 +1173,10 @@ def symmetric_nystrom(
             raise ValueError(f"unknown {side}_sampling {m_!r}; expected one of {SAMPLINGS} or an "
                              "index array")
     if not isinstance(row_m, str):
-        row_m = _check_indices(row_m, N, "row_sampling")
+        row_m = check_indices(row_m, N, "row_sampling")
         n_row_landmarks = len(row_m)
     if not isinstance(col_m, str):
-        col_m = _check_indices(col_m, M, "col_sampling")
+        col_m = check_indices(col_m, M, "col_sampling")
         n_col_landmarks = len(col_m)
     if n_row_landmarks is None and n_col_landmarks is None:
         n_row_landmarks = min(N, max(10 * r, 100))

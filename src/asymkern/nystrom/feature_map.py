@@ -50,6 +50,7 @@ from .._shared.nystrom_basis import kernel_block
 from .._validation import (
     as_data,
     check_finite_output,
+    check_indices,
     check_input,
     check_n_components,
     check_random_state,
@@ -93,7 +94,8 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     landmarks : {'uniform', 'kmeans'} or array of int, default='uniform'
         ``'uniform'``: m distinct training rows drawn as ``Nystroem`` draws them (the first m
         of ``random_state.permutation(n)``); ``'kmeans'``: k-means centres; an array: the
-        training rows with these indices.
+        training rows with these indices (distinct integers in [0, n_samples); negative
+        indices are refused, not wrapped around).
     rcond : float, default=None
         Singular values of K_CC below ``rcond``·s_max are treated as zero (pseudo-inverse);
         default m·eps of X's dtype.
@@ -235,14 +237,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                 _, C = kmeans_landmarks(X, m, return_centers=True, random_state=rng)
                 C = np.asarray(C, dtype=X.dtype)
         else:
-            idx = np.asarray(self.landmarks)
-            if (idx.ndim != 1 or idx.size == 0
-                    or not (np.issubdtype(idx.dtype, np.integer))):
-                raise ValueError("landmarks must be 'uniform', 'kmeans' or a non-empty 1-D "
-                                 f"array of integer row indices, got {self.landmarks!r}")
-            if idx.min() < -n or idx.max() >= n:
-                raise ValueError(f"landmarks has row indices outside [0, {n}) (X has {n} rows)")
-            idx = idx % n
+            idx = check_indices(self.landmarks, n, "landmarks")  # in [0, n), unique
             C = X[idx]
         m = C.shape[0]
         Kcc = check_finite_output(kernel_block(kern, C, C), "the landmark kernel matrix K_CC",
