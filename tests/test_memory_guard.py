@@ -209,3 +209,20 @@ def test_iterative_svd_peak_is_within_the_estimate(solver, r):
         tracemalloc.stop()
     assert peak <= estimate * 1.02 + 2**17, (peak, estimate)
     assert peak >= 0.6 * estimate, (peak, estimate)
+
+
+@pytest.mark.parametrize("solver", ["randomized", "block_krylov", "arpack"])
+def test_torch_ksvd_refuses_many_components_before_the_centring_pass(data, solver,
+                                                                     monkeypatch):
+    pytest.importorskip("torch")
+    import asymkern._torch.ksvd as tksvd
+
+    def no_pass(*a, **k):
+        raise AssertionError("the centring pass ran before the memory check")
+
+    monkeypatch.setattr(tksvd, "_means64", no_pass)
+    X, Z, _ = data
+    est = KernelSVD(120, solver=solver, center=True, random_state=0, device="cpu")
+    with config_context(max_dense_memory=1):
+        with pytest.raises(MemoryBudgetError, match=f"'{solver}' SVD of the 400×300"):
+            est.fit(X, Z=Z)

@@ -234,7 +234,7 @@ def plain_state(state: dict) -> dict:
     values = dask.compute(*lazy) if lazy else ()
     for k, v in zip(keys, values[:len(keys)]):
         state[k] = v
-    if res_keys:
+    if res is not None and res_keys:
         state["nystrom_"] = dataclasses.replace(res, **dict(zip(res_keys, values[len(keys):])))
     if isinstance(compat, DaskCompatibility):
         state["compat_"] = compat.to_in_memory()

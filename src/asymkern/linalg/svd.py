@@ -26,7 +26,11 @@ The dense solver holds, besides G, a copy of G, the n×k and k×m factors (k = m
 LAPACK ``gesdd`` workspace (≈ 3k² to 4k² entries): about 6 copies of G when it is square, 7
 for a lazy kernel, which is formed first. The estimate (:func:`dense_svd_bytes`) is checked
 against ``max_dense_memory`` (:func:`asymkern.config.check_memory`) before anything is
-allocated.
+allocated. The iterative solvers are checked the same way: ARPACK's Lanczos basis (min(n, m) ×
+ncv, ncv ≈ 2r) and the n×r, m×r factors (:func:`arpack_svd_bytes`), and the randomized range
+finders' n×k and m×k blocks with k = r + n_oversamples (k(q + 1) columns for block Krylov) and
+the SVD of the sketch (:func:`randomized_svd_bytes`), so a request for many components is
+refused up front (:func:`check_svd_budget`).
 """
 
 from __future__ import annotations
