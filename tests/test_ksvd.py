@@ -91,10 +91,12 @@ def test_all_solvers_agree_on_top_subspace(two_sets, center):
                                  ref.right_singular_vectors_).min() > 1 - 1e-8
 
 
-def test_randomized_on_lazy_operator_never_forms_matrix(two_sets):
-    X, Z = two_sets
+def test_randomized_on_lazy_operator_never_forms_matrix(rng):
+    # G (600×450 float64, 2.1 MiB) does not fit the 1 MiB budget, the range finder's n×k and
+    # m×k blocks (k = 13, ~0.3 MiB, checked against the budget too) do
+    X, Z = rng.standard_normal((600, 5)), rng.standard_normal((450, 5))
     ref = KernelSVD(3, kernel="rbf", solver="dense").fit(X, Z=Z)
-    with config_context(max_dense_memory=1e-4, working_memory=0.002):
+    with config_context(max_dense_memory=1, working_memory=0.2):
         km = KernelMatrix(get_kernel("rbf"), X, Z)
         with pytest.raises(MemoryError):
             km.to_array()

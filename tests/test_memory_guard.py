@@ -136,3 +136,93 @@ def test_kernel_matrix_budgets_are_validated(kw):
     name = next(iter(kw))
     with pytest.raises((ValueError, TypeError), match=name):
         KernelMatrix(get_kernel("rbf"), np.ones((3, 2)), **kw)
+
+
+# ------------------------------------------------------------------ audit (issue 29, item 3)
+def test_nystrom_feature_map_refuses_its_landmark_factorisation(data):
+    """n_components=m forms K_CC (m×m) and its SVD: refused before K_CC exists."""
+    from asymkern.nystrom import NystromFeatureMap
+
+    X, _, _ = data
+    msg = _guarded(lambda: NystromFeatureMap(n_components=300, random_state=0).fit(X),
+                   "NystromFeatureMap(n_components=300)")
+    assert "fewer landmarks" in msg
+    fm = NystromFeatureMap(n_components=100, random_state=0).fit(X)
+    with config_context(max_dense_memory=0.5):  # 400×100 features + the kernel block
+        _guarded(lambda: fm.transform(np.tile(X, (3, 1))), "NystromFeatureMap.transform")
+    assert fm.transform(X).shape == (400, 100)
+
+
+@pytest.mark.parametrize("solver", ["randomized", "block_krylov", "arpack"])
+def test_iterative_ksvd_solvers_refuse_many_components(data, solver):
+    """The range finders hold n×k and m×k blocks and ARPACK an s×ncv Lanczos basis: many
+    components are refused up front, in KernelSVD and in the solvers themselves."""
+    X, Z, _ = data
+    what = f"'{solver}' SVD of the 400×300 matrix G for r = 120"
+    _guarded(lambda: KernelSVD(120, solver=solver, random_state=0).fit(X, Z=Z), what)
+    G = KernelMatrix(get_kernel("rbf"), X, Z).to_array()
+    _guarded(lambda: top_svd(KernelMatrix(get_kernel("rbf"), X, Z), 120, solver=solver,
+                             random_state=0), what)  # the lazy matrix has the budget it got
+    _guarded(lambda: top_svd(G, 120, solver=solver, random_state=0), what)
+
+
+@pytest.mark.parametrize("solver, center", [("dense", True), ("arpack", True),
+                                            ("randomized", True), ("dense", False)])
+def test_ksvd_refuses_before_the_centring_pass(data, solver, center, monkeypatch):
+    """The solver's memory is checked before the kernel means (a full pass over G) and the
+    bandwidth heuristic run; a sparse data matrix as in the audit."""
+    import scipy.sparse as sp
+
+    X, _, _ = data
+    A = sp.random(300, 300, density=0.05, random_state=0, format="csr")
+
+    def no_pass(*a, **k):
+        raise AssertionError("a pass over G ran before the memory check")
+
+    monkeypatch.setattr(KernelMatrix, "means", no_pass)
+    monkeypatch.setattr(KernelMatrix, "_means64", no_pass)
+    r = 2 if solver == "dense" else 80
+    est = KernelSVD(r, kernel="linear", solver=solver, center=center, random_state=0)
+    with config_context(max_dense_memory=0.5):
+        with pytest.raises(MemoryBudgetError, match=f"{solver}"):
+            est.fit(A)
+
+
+@pytest.mark.parametrize("solver, r", [("randomized", 40), ("block_krylov", 20),
+                                       ("arpack", 30)])
+def test_iterative_svd_peak_is_within_the_estimate(solver, r):
+    """tracemalloc peak of the solver ≤ its estimate (and the estimate not loose)."""
+    from asymkern.linalg._svd_core import arpack_svd_bytes, randomized_svd_bytes
+
+    rng = np.random.default_rng(2)
+    G = rng.standard_normal((700, 500))
+    if solver == "arpack":
+        estimate = arpack_svd_bytes(700, 500, r)
+    else:
+        estimate = randomized_svd_bytes(700, 500, r, 10, "auto",
+                                        "power" if solver == "randomized" else solver)
+    tracemalloc.start()
+    try:
+        top_svd(G, r, solver=solver, random_state=0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= estimate * 1.02 + 2**17, (peak, estimate)
+    assert peak >= 0.6 * estimate, (peak, estimate)
+
+
+@pytest.mark.parametrize("solver", ["randomized", "block_krylov", "arpack"])
+def test_torch_ksvd_refuses_many_components_before_the_centring_pass(data, solver,
+                                                                     monkeypatch):
+    pytest.importorskip("torch")
+    import asymkern._torch.ksvd as tksvd
+
+    def no_pass(*a, **k):
+        raise AssertionError("the centring pass ran before the memory check")
+
+    monkeypatch.setattr(tksvd, "_means64", no_pass)
+    X, Z, _ = data
+    est = KernelSVD(120, solver=solver, center=True, random_state=0, device="cpu")
+    with config_context(max_dense_memory=1):
+        with pytest.raises(MemoryBudgetError, match=f"'{solver}' SVD of the 400×300"):
+            est.fit(X, Z=Z)

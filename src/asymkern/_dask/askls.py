@@ -232,11 +232,11 @@ def fit_askls_dask(est, X, y):
 # ------------------------------------------------------------------------------- predict
 def _reference(est):
     """The training set as a dask array (normalisers of new rows for row-normalised kernels)."""
-    da = require_dask()
     ref = getattr(est, "_dask_reference", None)
     if ref is not None:
         return ref
     if getattr(est, "X_fit_", None) is not None:
+        da = require_dask()
         return da.from_array(est.X_fit_, chunks=est.X_fit_.shape,
                              asarray=not hasattr(est.X_fit_, "tocsr"))
     raise ValueError(
@@ -261,6 +261,9 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
         Xc = validate_data(est, X, reset=False, dtype=[np.float64, np.float32],
                            accept_sparse="csr" if kern.accepts_sparse else False)
         return cross_block(kern, Xc, XI, XJ, None, lse_I, ws, wt, need_s, need_t)
+    # the training set first: an unpickled model without it is refused by name (also where
+    # dask is not installed) before dask is needed
+    ref = _reference(est) if need_s and kern.row_normalized else None
     from dask import delayed
 
     da = require_dask()
@@ -270,7 +273,7 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
                          f"{est.n_features_in_} features as input")
     lses = [None] * len(Xn.chunks[0])
     if need_s and kern.row_normalized:
-        G = DaskKernelMatrix(kern, Xn, _reference(est))
+        G = DaskKernelMatrix(kern, Xn, ref)
         lses = list(G.lse_of(Xn).rechunk((Xn.chunks[0],)).to_delayed())
     k = (ws if ws is not None else wt).shape[1]
     width = k * (int(need_s) + int(need_t))

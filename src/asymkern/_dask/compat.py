@@ -109,6 +109,12 @@ def _factor_apply(Y, start: int, stop: int, Tc, P, dtype):
     return (YT.astype(np.float64) @ P).astype(np.result_type(Y.dtype, dtype))
 
 
+def _times_factor(Tc, P):
+    """T_c P in float64 (rows of C = T P for a1 / a1c / a0), dense."""
+    out = Tc @ P if sp.issparse(Tc) else np.asarray(Tc, dtype=np.float64) @ P
+    return np.asarray(out.toarray() if sp.issparse(out) else out, dtype=np.float64)
+
+
 # ----------------------------------------------------------------------------- helpers
 def transpose_rows(A, rows: int | None = None):
     """Aᵀ of a row-chunked dask A (N×M) as a row-chunked dask array (M×N), chunks CSR if A's are.
@@ -286,6 +292,30 @@ class DaskCompatibility:
                          for t, (s, e) in zip(Td, spans)]
             out.append(da.from_delayed(_tree(parts, _add), shape=(n_i, small), dtype=dt))
         return da.concatenate(out, axis=0)
+
+    def dense_nbytes(self) -> int:
+        """Bytes of the dense C (big × small) that :meth:`to_in_memory` forms."""
+        return max(self.n_rows_, self.n_cols_) * self.dim_ * max(self.dtype_.itemsize, 8)
+
+    def to_in_memory(self) -> CompatibilityTransform:
+        """The equivalent fitted in-memory :class:`CompatibilityTransform` (C formed densely,
+        the same C as here: T P for a1 / a1c / a0, a2's seeded rows, the user's matrix)."""
+        import dask
+
+        big, small = max(self.n_rows_, self.n_cols_), self.dim_
+        if self.method_ == "random":
+            C = random_rows(self.seed_, 0, big, small)  # as the in-memory fit draws it
+        elif self.method_ == "matrix":
+            C = np.concatenate(dask.compute(*self._C_parts), axis=0)
+        else:
+            (C,) = dask.compute(self.T_.map_blocks(
+                _times_factor, self.P_, dtype=np.float64, chunks=(self.T_.chunks[0], (small,)),
+                meta=np.empty((0, 0))))
+        ct = CompatibilityTransform(self.method, self.random_state)
+        ct.n_rows_, ct.n_cols_, ct.dim_ = self.n_rows_, self.n_cols_, self.dim_
+        ct.seed_, ct.side_ = self.seed_, self.side_
+        ct.C_ = np.asarray(C).astype(self.dtype_, copy=False)
+        return ct
 
     def transform_x(self, Y):
         """Map new rows x ∈ R^M (dask, row-chunked): x ↦ C_xᵀ x for side 'x', else unchanged."""

@@ -197,3 +197,55 @@ def transform_dask(est, X, left: bool = True):
 def _as_dask(v):
     da = require_dask()
     return v if is_dask_array(v) else da.from_array(np.asarray(v))
+
+
+def plain_state(state: dict) -> dict:
+    """The pickled state of a Dask-fitted KernelSVD with every dask array gathered to numpy.
+
+    A model fitted on dask arrays keeps its training sets, singular vectors and centring
+    means as lazy dask arrays in the cluster; a pickle of them would need dask to load and a
+    scheduler to use. Here they are computed once (one ``dask.compute``, checked against
+    ``max_dense_memory`` first), a :class:`~asymkern._dask.compat.DaskCompatibility` becomes
+    the equivalent in-memory :class:`~asymkern.kernels.CompatibilityTransform` (C formed) and
+    the Nyström result's vectors are gathered, so the unpickled model transforms numpy input
+    in memory without dask (and dask input still gives dask output). The live estimator is
+    not changed.
+    """
+    import dataclasses
+
+    import dask
+
+    from ..config import check_memory, format_bytes
+    from .compat import DaskCompatibility
+
+    state = dict(state)
+    keys = [k for k, v in state.items() if is_dask_array(v)]
+    res = state.get("nystrom_")
+    res_keys = [f for f in ("U", "V") if res is not None and is_dask_array(getattr(res, f, None))]
+    compat = state.get("compat_")
+    lazy = [state[k] for k in keys] + [getattr(res, f) for f in res_keys]
+    nbytes = sum(int(np.prod(a.shape)) * a.dtype.itemsize for a in lazy)
+    if isinstance(compat, DaskCompatibility):
+        nbytes += compat.dense_nbytes()
+    check_memory(nbytes, "pickling a KernelSVD fitted on dask arrays (its training sets, "
+                 "singular vectors and means gathered as numpy)",
+                 "joblib/cloudpickle of the live model with dask installed where it is loaded, "
+                 f"or a fit on fewer samples (the arrays are {format_bytes(nbytes)})")
+    values = dask.compute(*lazy) if lazy else ()
+    for k, v in zip(keys, values[:len(keys)]):
+        state[k] = v
+    if res is not None and res_keys:
+        state["nystrom_"] = dataclasses.replace(res, **dict(zip(res_keys, values[len(keys):])))
+    if isinstance(compat, DaskCompatibility):
+        state["compat_"] = compat.to_in_memory()
+    state["_dask_lse"] = None  # recomputed from Z_fit_ by the in-memory transforms
+    return state
+
+
+def holds_dask(est) -> bool:
+    """True when ``est`` keeps lazy dask objects (a live Dask fit), False for a model with plain
+    numpy attributes (fitted in memory, or a Dask fit unpickled)."""
+    res = getattr(est, "nystrom_", None)
+    return (any(is_dask_array(v) for v in vars(est).values())
+            or type(getattr(est, "compat_", None)).__name__ == "DaskCompatibility"
+            or any(is_dask_array(getattr(res, f, None)) for f in ("U", "V")))

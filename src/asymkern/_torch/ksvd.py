@@ -131,34 +131,32 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
         state.update(kernel=tk, X=Xt, Z=Zt)
     n, m = (int(k) for k in G.shape)
     weights = _weights(sample_weight, sample_weight_Z, n, m)
-    if weights is not None:
-        G = _weighted(G, est, state, as_numpy, *weights)
-    elif est.center:
-        G = _centered(G, est, state, as_numpy)
     r = clip_count(est.n_components, min(n, m), "n_components",
                    f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
     solver = est.solver
     itemsize = Xt.element_size()
-    G_formed = None
+    lazy = state.get("kernel") is not None and weights is None  # else G is held (formed)
+    form = False
     if solver == "auto":  # the rule of asymkern.linalg.top_svd, so both paths run one solver
         budget = get_config()["max_dense_memory"] * 2**20
-        lazy = state.get("kernel") is not None and weights is None  # else G is held (formed)
         if min(n, m) <= 1000 or r > 0.25 * min(n, m):
             solver = "dense" if 7 * n * m * itemsize <= budget else "randomized"
         elif lazy and n * m * itemsize > budget:
             solver = "randomized"
         else:  # a large matrix for a few components: ARPACK (a lazy kernel formed once)
-            solver = "arpack"
-            if lazy:
-                G_formed = G.to_dense()
+            solver, form = "arpack", lazy
     options = est._solver_options() if solver == est.solver else {}
     if solver == "arpack" and r >= min(n, m):  # as asymkern.linalg.arpack_svd: dense
         solver = "dense"
+    # the solver's memory, refused before the centring statistics or any pass over G
+    _check_solver_budget(solver, n, m, r, itemsize, options,
+                         held=form or weights is not None)
+    if weights is not None:
+        G = _weighted(G, est, state, as_numpy, *weights)
+    elif est.center:
+        G = _centered(G, est, state, as_numpy)
+    G_formed = G.to_dense() if form else None
     if solver == "dense":
-        from ..config import check_memory
-
-        check_memory(4 * n * m * itemsize, f"a dense SVD of the {n}x{m} kernel matrix on torch",
-                     "solver='randomized' or 'nystrom'")
         U, s, V = dense_svd(G if not hasattr(G, "to_dense") else G.to_dense(), r)
     elif solver == "arpack":  # ARPACK on the host, products with G on the device
         U, s, V = arpack_svd(G if G_formed is None else G_formed, r,
@@ -189,6 +187,25 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
         D = state.pop("centred")
         est._train_scores = (_out(D @ (V * torch_sqrt(wz)[:, None]), as_numpy),
                              _out(D.T @ (U * torch_sqrt(w)[:, None]), as_numpy))
+
+
+def _check_solver_budget(solver: str, n: int, m: int, r: int, itemsize: int, options: dict,
+                         held: bool) -> None:
+    """``max_dense_memory`` check of the torch solvers before any work: the dense SVD (G
+    formed, its copy, the factors, the workspace: 4 copies of G), ARPACK (on the host) and the
+    randomized range finders (the estimates of the numpy solvers); ``held``: a dense G is held
+    besides (weighted or formed for ARPACK)."""
+    from ..config import check_memory
+    from ..linalg._svd_core import check_svd_budget
+
+    if solver == "dense":
+        check_memory(4 * n * m * itemsize, f"a dense SVD of the {n}x{m} kernel matrix on torch",
+                     "solver='randomized' or 'nystrom'")
+        return
+    dtype = np.float32 if itemsize == 4 else np.float64
+    check_svd_budget(solver, n, m, r, dtype, n_oversamples=options.get("n_oversamples", 10),
+                     n_iter=options.get("n_iter", "auto"),
+                     extra=n * m * itemsize if held else 0)
 
 
 def _check_sparse_fit(est) -> None:

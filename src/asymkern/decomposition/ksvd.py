@@ -38,7 +38,7 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
-from ..linalg.svd import SOLVERS, top_svd
+from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, top_svd
 
 
 class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -476,6 +476,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         wz = check_weights(sample_weight_Z, m, "sample_weight_Z", "row of Z (column of G)")
         self._train_scores = None
         self._z_norm = None
+        self._check_svd_budget(G, n, m, r, weighted=w is not None or wz is not None)
         if w is not None or wz is not None:
             self._fit_weighted(G, n, m, r, w, wz)
             return
@@ -483,9 +484,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
                 G.center = True
                 self.row_means_, self.col_means_, self.grand_mean_ = G.means()
-            else:
-                check_memory(8 * n * m * (2 if sp.issparse(G) else 1), "KernelSVD(center=True) "
-                             "centring the precomputed matrix", "center=False")
+            else:  # memory checked by _check_svd_budget
                 if sp.issparse(G):
                     G = G.toarray()
                 G = np.asarray(G)
@@ -498,6 +497,32 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         res = top_svd(G, r, solver=self.solver, random_state=self.random_state,
                       **self._solver_options())
         self._store(res, G, n, m)
+
+    def _check_svd_budget(self, G, n: int, m: int, r: int, weighted: bool) -> None:
+        """Refuse, before the centring statistics or any pass over G, a fit whose SVD solver
+        would exceed the memory budget (the solver checks again when it runs)."""
+        if getattr(G, "is_dask", False):  # the Dask executor checks its own blocks
+            return
+        lazy = isinstance(G, KernelMatrix)
+        formed = weighted or (self.center and not lazy)  # G formed densely before the SVD
+        if self.center and not lazy and not weighted:
+            check_memory(8 * n * m * (2 if sp.issparse(G) else 1), "KernelSVD(center=True) "
+                         "centring the precomputed matrix", "center=False")
+        if self.solver == "nystrom":  # asymmetric_nystrom checks its landmark blocks
+            return
+        kind = "kernel" if lazy and not weighted else (
+            "sparse" if sp.issparse(G) and not formed else "dense")
+        dtype = np.dtype(G.dtype)
+        dtype = np.dtype(np.float32 if dtype == np.float32 else np.float64)
+        limit = G.max_dense_memory if lazy else None
+        solver, form = self.solver, False
+        if solver == "auto":
+            solver, form = auto_solver(kind, n, m, r, dtype, limit)
+        held = n * m * dtype.itemsize if (form or formed) and solver != "dense" else 0
+        opts = self._solver_options()
+        check_svd_budget(solver, n, m, r, dtype, extra=held, limit=limit,
+                         n_oversamples=opts.get("n_oversamples", 10),
+                         n_iter=opts.get("n_iter", "auto"))
 
     def _store(self, res, G, n: int, m: int) -> None:
         self.singular_values_ = res.s
@@ -724,6 +749,27 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             K = K / self._z_norm[:, None].astype(K.dtype)
         return np.ascontiguousarray(K.T)
 
+    def _holds_dask(self) -> bool:
+        """A live Dask fit (lazy training sets / factors): numpy input goes through the Dask
+        executor too. An unpickled Dask fit holds numpy arrays only and runs in memory."""
+        if not getattr(self, "dask_fit_", False):
+            return False
+        from .._dask.estimator import holds_dask
+
+        return holds_dask(self)
+
+    def __getstate__(self):
+        """Pickle without dask objects: the lazy attributes of a Dask fit (training sets,
+        singular vectors, means, a Dask compatibility transform) are gathered as numpy
+        (:func:`asymkern._dask.estimator.plain_state`), so the model loads and transforms
+        numpy input where dask is not installed."""
+        state = super().__getstate__()
+        if self._holds_dask():
+            from .._dask.estimator import plain_state
+
+            state = plain_state(state)
+        return state
+
     def _nystrom_fit(self) -> bool:
         return getattr(self, "solver_", None) == "nystrom" and hasattr(self, "nystrom_")
 
@@ -745,7 +791,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ndarray of shape (n_new, r)
             The left projection scores.
         """
-        if any_dask(X) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
+        if any_dask(X) or self._holds_dask():  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
 
             return transform_dask(self, X, left=True)
@@ -780,7 +826,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ndarray of shape (m_new, r)
             The right projection scores.
         """
-        if any_dask(Z) or getattr(self, "dask_fit_", False):  # Dask executor (asymkern._dask)
+        if any_dask(Z) or self._holds_dask():  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
 
             return transform_dask(self, Z, left=False)

@@ -217,6 +217,87 @@ def _check_dense_budget(n: int, m: int, dtype, matrix_bytes: int, what: str,
     )
 
 
+def arpack_svd_bytes(n: int, m: int, r: int, dtype=np.float64) -> int:
+    """Estimated peak bytes of :func:`arpack_svd` of an n×m matrix for r components (besides G).
+
+    The largest of its phases: scipy's ``svds`` runs ARPACK on the s×s Gram operator
+    (s = min(n, m)) with ncv = min(max(2r + 1, 20), s) Lanczos vectors (s×ncv) and its
+    ncv(ncv + 8) workspace; then it forms the r eigenvectors (s×r, with their QR), the
+    products G·V (L×r, L = max(n, m)) and their thin SVD (:func:`dense_svd_bytes`); last the
+    results U (n×r) and V (m×r) with their reordered, sign-flipped copies.
+    """
+    n, m, r = int(n), int(m), int(r)
+    itemsize = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64).itemsize
+    s, big = min(n, m), max(n, m)
+    ncv = min(max(2 * r + 1, 20), s)
+    lanczos = (s * ncv + ncv * (ncv + 8) + 6 * s + 2 * big + s * r) * itemsize
+    extract = (2 * s * r + big * r) * itemsize + dense_svd_bytes(big, r, dtype)
+    finish = (s * r + 3 * (n + m) * r) * itemsize
+    return int(max(lanczos, extract, finish))
+
+
+def randomized_svd_bytes(n: int, m: int, r: int, n_oversamples: int = 10,
+                         n_iter: int | str = "auto", method: str = "power",
+                         dtype=np.float64) -> int:
+    """Estimated peak bytes of :func:`randomized_svd` of an n×m matrix (besides G itself).
+
+    With k = min(r + n_oversamples, n, m) columns (k(q + 1) for the block Krylov basis of q
+    steps, :func:`resolve_randomized_plan`): the test matrix Ω and the basis W (m×k each, the
+    Krylov blocks and their concatenation for ``'block_krylov'``), one pass Gᵀ(G W) (an n×k
+    and two m×k temporaries, one accumulated in float64 for a lazy kernel), Y = G W (n×k), the
+    thin SVD of Y (:func:`dense_svd_bytes`) and the results with their reordered, sign-flipped
+    copies.
+    """
+    n, m, r = int(n), int(m), int(r)
+    itemsize = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64).itemsize
+    k = min(r + int(n_oversamples), n, m)
+    method, q = resolve_randomized_plan(method, n_iter, r, k, n, m)
+    width = k * (q + 1) if method == "block_krylov" else k
+    held = m * k + (2 * m * width if method == "block_krylov" else m * k)  # Ω, W (blocks, V)
+    passes = held * itemsize + (n * k + 2 * m * k) * itemsize + 8 * m * k
+    final = (held + n * width) * itemsize + dense_svd_bytes(n, width, dtype)
+    finish = (held + n * width + n * width + 3 * (n + m) * r) * itemsize
+    return int(max(passes, final, finish))
+
+
+def check_svd_budget(solver: str, n: int, m: int, r: int, dtype=np.float64, *,
+                     n_oversamples: int = 10, n_iter: int | str = "auto",
+                     extra: int = 0, limit: float | None = None) -> None:
+    """Refuse (:class:`~asymkern.config.MemoryBudgetError`) a top-r SVD of an n×m matrix whose
+    solver would exceed the memory budget, before anything is allocated.
+
+    ``solver`` is one of 'dense' (the matrix formed or copied, U, Vᵀ and the LAPACK workspace),
+    'arpack', 'randomized' or 'block_krylov' (:func:`arpack_svd_bytes`,
+    :func:`randomized_svd_bytes`); other solvers are checked by their own functions. ``extra``
+    bytes are held besides (e.g. a dense matrix the iterative solver runs on).
+    """
+    n, m, r = int(n), int(m), int(r)
+    dtype = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
+    if solver == "arpack" and r >= min(n, m):  # arpack_svd falls back to the dense solver
+        solver = "dense"
+    if solver == "dense":
+        _check_dense_budget(n, m, dtype, n * m * dtype.itemsize,
+                            f"a dense SVD of the {n}×{m} matrix G", limit=limit)
+        return
+    if solver == "arpack":
+        need = arpack_svd_bytes(n, m, r, dtype)
+        detail = (f"ARPACK's Lanczos basis of min(n, m) = {min(n, m)} rows and the n×r, m×r "
+                  "factors with their copies")
+        alternatives = "fewer components, or solver='randomized' or 'nystrom'"
+    elif solver in RANDOMIZED_SOLVERS:
+        method = RANDOMIZED_SOLVERS[solver]
+        n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
+        need = randomized_svd_bytes(n, m, r, n_oversamples, n_iter, method, dtype)
+        detail = (f"the range finder's n×k and m×k blocks (k = r + n_oversamples = "
+                  f"{min(r + int(n_oversamples), n, m)}), the SVD of the n×k sketch and the "
+                  "factors")
+        alternatives = "fewer components, or solver='nystrom'"
+    else:
+        return
+    check_memory(need + int(extra), f"{solver!r} SVD of the {n}×{m} matrix G for r = {r} "
+                 "components", alternatives, detail=detail, limit=limit)
+
+
 def flip_signs(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Paired sign flip of (u_i, v_i): the largest-magnitude entry of each u_i becomes positive.
 
@@ -278,6 +359,19 @@ def _as_operator(G) -> LinearOperator:
     if isinstance(G, KernelMatrix):
         return G.aslinearoperator()
     return aslinearoperator(G)
+
+
+def _dtype_of(G) -> np.dtype:
+    """The float dtype the solvers work in for G (float32 kept, anything else float64)."""
+    dt = getattr(G, "dtype", None)
+    return np.dtype(np.float32 if dt is not None and np.dtype(dt) == np.float32 else np.float64)
+
+
+def _limit_of(G) -> float | None:
+    """The budget of a lazy KernelMatrix (its own ``max_dense_memory``), else the setting's."""
+    from ..kernels.matrix import KernelMatrix
+
+    return G.max_dense_memory if isinstance(G, KernelMatrix) else None
 
 
 def _finish(U, s, V, r, solver, info=None) -> SVDResult:
@@ -428,6 +522,7 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     rng = _check_random_state(random_state)
     if r >= min(shape):
         return dense_svd(G, r, _checked=True)
+    check_svd_budget("arpack", shape[0], shape[1], r, _dtype_of(G), limit=_limit_of(G))
     A = _as_operator(G) if kind in ("kernel", "operator") else G
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
     U, s, Vt = svds(A, k=r, tol=tol, v0=v0, solver="arpack", random_state=rng)
@@ -499,6 +594,7 @@ def krylov_passes(mm, gram, orth, Omega, n_blocks: int, concat=np.hstack):
 RANDOMIZED_METHODS = ("power", "block_krylov")
 # top_svd / KernelSVD solver name → randomized_svd method
 RANDOMIZED_SOLVERS = {"randomized": "power", "block_krylov": "block_krylov"}
+RANDOMIZED_NAMES = {v: k for k, v in RANDOMIZED_SOLVERS.items()}
 
 
 def check_randomized_options(n_oversamples, n_iter, method: str = "power"
@@ -621,6 +717,8 @@ def randomized_svd(
     n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
     rng = _check_random_state(random_state)
     k = min(r + n_oversamples, n, m)
+    check_svd_budget(RANDOMIZED_NAMES[method], n, m, r, _dtype_of(G),
+                     n_oversamples=n_oversamples, n_iter=n_iter, limit=_limit_of(G))
     method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
     if kind in ("dense", "sparse"):
         A = np.asarray(G) if kind == "dense" else G.tocsr()

@@ -26,13 +26,18 @@ The dense solver holds, besides G, a copy of G, the n×k and k×m factors (k = m
 LAPACK ``gesdd`` workspace (≈ 3k² to 4k² entries): about 6 copies of G when it is square, 7
 for a lazy kernel, which is formed first. The estimate (:func:`dense_svd_bytes`) is checked
 against ``max_dense_memory`` (:func:`asymkern.config.check_memory`) before anything is
-allocated.
+allocated. The iterative solvers are checked the same way: ARPACK's Lanczos basis (min(n, m) ×
+ncv, ncv ≈ 2r) and the n×r, m×r factors (:func:`arpack_svd_bytes`), and the randomized range
+finders' n×k and m×k blocks with k = r + n_oversamples (k(q + 1) columns for block Krylov) and
+the SVD of the sketch (:func:`randomized_svd_bytes`), so a request for many components is
+refused up front (:func:`check_svd_budget`).
 """
 
 from __future__ import annotations
 
 import inspect
 
+import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays valid)
@@ -50,13 +55,16 @@ from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays
     _rank,
     _shape_and_kind,
     arpack_svd,
+    arpack_svd_bytes,
     check_matrix,
     check_randomized_options,
+    check_svd_budget,
     dense_svd,
     dense_svd_bytes,
     flip_signs,
     randomized_passes,
     randomized_svd,
+    randomized_svd_bytes,
 )
 from .nystrom import asymmetric_nystrom
 
@@ -72,6 +80,51 @@ _SOLVER_OPTIONS = {
 def _nystrom_options() -> tuple:
     skip = ("G", "n_components", "random_state")
     return tuple(p for p in inspect.signature(asymmetric_nystrom).parameters if p not in skip)
+
+
+def auto_solver(kind: str, n: int, m: int, r: int, dtype=np.float64,
+                limit: float | None = None) -> tuple[str, bool]:
+    """The solver ``solver='auto'`` runs for an n×m matrix of the given kind, r components.
+
+    Dense LAPACK for small problems (min(n, m) ≤ 1000) or many components (r > min(n, m)/4),
+    ARPACK otherwise. A lazy kernel (``kind='kernel'``) is formed only when the matrix and the
+    solver's own memory fit ``limit`` MiB (default ``max_dense_memory``); otherwise the
+    randomized solver runs on it lazily.
+
+    Parameters
+    ----------
+    kind : {'dense', 'sparse', 'operator', 'kernel'}
+        What G is (:func:`~asymkern.linalg.svd.check_matrix`).
+    n, m : int
+        The shape of G.
+    r : int
+        The number of components.
+    dtype : dtype, default float64
+        The dtype of G.
+    limit : float, optional
+        Budget in MiB (default: the ``max_dense_memory`` setting).
+
+    Returns
+    -------
+    solver : str
+        'dense', 'arpack' or 'randomized'.
+    form : bool
+        True when a lazy kernel is to be formed densely first (for ARPACK).
+    """
+    from ..config import get_config
+
+    small = min(n, m) <= 1000 or r > 0.25 * min(n, m)
+    if kind == "kernel":
+        itemsize = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64).itemsize
+        extra = (dense_svd_bytes(n, m, dtype, input_copy=False) if small
+                 else arpack_svd_bytes(n, m, r, dtype))
+        budget = (get_config()["max_dense_memory"] if limit is None else limit) * 2**20
+        if n * m * itemsize + extra <= budget:
+            return ("dense", False) if small else ("arpack", True)
+        return "randomized", False
+    if small:
+        return ("dense" if kind != "operator" else "arpack"), False
+    return "arpack", False
 
 
 def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options) -> SVDResult:
@@ -151,22 +204,10 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     r = _rank(n_components, shape, name="n_components")
     _check_random_state(random_state)  # validated up front, whatever the solver
     if solver == "auto":
-        small = min(shape) <= 1000 or r > 0.25 * min(shape)
-        if kind == "kernel":
-            n, m = shape
-            need = G.nbytes + (dense_svd_bytes(n, m, G.dtype, input_copy=False) if small else 0)
-            if need <= G.max_dense_memory * 2**20:
-                if small:
-                    solver = "dense"
-                else:
-                    G, kind = G.to_array(), "dense"
-            else:
-                solver = "randomized"
-        if solver == "auto":
-            if small:
-                solver = "dense" if kind != "operator" else "arpack"
-            else:
-                solver = "arpack"
+        limit = G.max_dense_memory if kind == "kernel" else None
+        solver, form = auto_solver(kind, shape[0], shape[1], r, G.dtype, limit)
+        if form:  # a lazy kernel that fits the budget is formed once for ARPACK
+            G, kind = G.to_array(), "dense"
     if solver == "dense":
         return dense_svd(G, r, _checked=True)
     if solver == "arpack":

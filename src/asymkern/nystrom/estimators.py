@@ -245,8 +245,31 @@ class _NystromBase(BaseEstimator):
         return check_input(self, X, reset=False, name=name, allow_sparse=self._accepts_sparse())
 
     def _use_dask(self, X) -> bool:
-        """Dask executor for dask inputs and for every call on a model fitted on dask."""
-        return any_dask(X) or getattr(self, "dask_fit_", False)
+        """Dask executor for dask inputs, and for in-memory inputs of a model that still holds
+        lazy dask attributes (the training data and ``dual_coef_`` of a live GSA/SPA fit on
+        dask). Every other model, an unpickled Dask-fitted one included, predicts numpy input
+        in memory (numpy in → numpy out, dask not needed)."""
+        from .._dask import is_dask_array
+
+        return any_dask(X) or any(is_dask_array(getattr(self, key, None))
+                                  for key in ("X_fit_", "dual_coef_"))
+
+    def _out_dtype(self) -> np.dtype:
+        """The training data's dtype (predictions and transforms have it); a Dask fit keeps
+        it as ``_fit_dtype`` (its ``X_fit_`` is None or lazy)."""
+        if getattr(self, "dask_fit_", False):
+            return np.dtype(self._fit_dtype)
+        return np.dtype(self.X_fit_.dtype)
+
+    def _check_exact_available(self) -> None:
+        """GSA's / exact test phase reads all training points: clear refusal when a Dask fit
+        was unpickled without them (``__getstate__`` drops the lazy training data)."""
+        if getattr(self, "dask_fit_", False) and self.X_fit_ is None:
+            raise ValueError(
+                f"{type(self).__name__}(mode={self.mode!r}) was fitted on dask inputs and then "
+                "unpickled: GSA's test phase uses the kernel against all training points "
+                "(Algorithm 1), which a pickled Dask-fitted model does not carry; use "
+                "predict_lla / the LLA scores (the same training), or refit")
 
     def __getstate__(self):
         """Pickle without dask objects: a Dask-fitted model keeps only landmarks and small
@@ -675,11 +698,12 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         X = self._check_X(X)
         approach = approach or self.mode
         if approach in ("gsa", "exact"):
+            self._check_exact_available()
             out = self._exact_kernel(X).matmat(self.dual_coef_)
         else:
             out = self.basis_.landmark_kernel(X) @ self.landmark_coef_
         out = check_finite_output(out + self.intercept_, "the predictions",
-                                  "rescale X like the training data").astype(self.X_fit_.dtype)
+                                  "rescale X like the training data").astype(self._out_dtype())
         return out.ravel() if self._y_1d else out
 
     def predict(self, X):
@@ -1158,6 +1182,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     def _inputs_raw(self, X, approach):
         check_is_fitted(self, "X_fit_")
         X = self._check_X(X)
+        if approach in ("gsa", "exact"):
+            self._check_exact_available()
         if approach == "exact":
             if self._precomputed():
                 return np.array(X, dtype=np.float64)
@@ -1192,7 +1218,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         T = self._inputs(X, self.mode)
         F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
                                 "rescale X like the training data")
-        return F.astype(self.X_fit_.dtype, copy=False)
+        return F.astype(self._out_dtype(), copy=False)
 
     def predict(self, X):
         """Class labels predicted by the fitted mode.
@@ -1545,8 +1571,9 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             return transform_pca_torch(self, X)
         X = self._check_X(X)
         if self.mode in ("gsa", "exact"):
+            self._check_exact_available()
             out = self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
         else:
             out = self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
         return check_finite_output(out, "the transformed values",
-                                   "rescale X like the training data").astype(self.X_fit_.dtype)
+                                   "rescale X like the training data").astype(self._out_dtype())

@@ -56,7 +56,9 @@ from .._validation import (
     check_random_state,
     clip_count,
 )
+from ..config import check_memory
 from ..kernels import resolve_kernel
+from ..linalg.svd import dense_svd_bytes
 
 __all__ = ["NystromFeatureMap"]
 
@@ -240,18 +242,26 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             idx = check_indices(self.landmarks, n, "landmarks")  # in [0, n), unique
             C = X[idx]
         m = C.shape[0]
-        Kcc = check_finite_output(kernel_block(kern, C, C), "the landmark kernel matrix K_CC",
-                                  "rescale X or change the kernel parameters")
-        U, S, Vt = np.linalg.svd(Kcc)
         rcond = self.rcond
         if rcond is None:
             rcond = m * float(np.finfo(X.dtype).eps)
         elif not (isinstance(rcond, numbers.Real) and 0 <= rcond < 1):
             raise ValueError(f"rcond must be a number in [0, 1), got {rcond!r}")
+        # K_CC (m×m float64) and its SVD (copy, U, Vᵀ, LAPACK workspace), then the two m×m
+        # normalisations with an m×r temporary beside U and Vᵀ
+        check_memory(8 * m * m + dense_svd_bytes(m, m, np.float64),
+                     f"{type(self).__name__}(n_components={m}) factoring the {m}×{m} landmark "
+                     "kernel matrix K_CC", "fewer landmarks (n_components)",
+                     detail="K_CC, its SVD with the LAPACK workspace and the two m×m "
+                            "normalisation matrices")
+        Kcc = check_finite_output(kernel_block(kern, C, C), "the landmark kernel matrix K_CC",
+                                  "rescale X or change the kernel parameters")
+        U, S, Vt = np.linalg.svd(Kcc, full_matrices=False)
+        del Kcc
         if not S.size or not S[0] > 0:
             raise ValueError("the landmark kernel matrix K_CC is zero: no Nyström feature map")
-        keep = S > rcond * S[0]
-        Ur, Sr, Vr = U[:, keep], S[keep], Vt[keep].T
+        r = int(np.count_nonzero(S > rcond * S[0]))  # S decreases: the kept ones lead
+        Ur, Sr, Vr = U[:, :r], S[:r], Vt[:r].T
         inv_sqrt = 1.0 / np.sqrt(Sr)
         self.normalization_ = (Vr * inv_sqrt) @ Ur.T  # V S^{-1/2} Uᵀ
         self.normalization_right_ = (Ur * inv_sqrt) @ Ur.T  # U S^{-1/2} Uᵀ
@@ -269,6 +279,11 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             as_data(X, "X")
         X = check_input(self, X, reset=False, name="X", allow_sparse=self._accepts_sparse())
         kern = self._kernel()
+        n, m = X.shape[0], self.n_components_
+        itemsize = np.dtype(X.dtype).itemsize if X.dtype == np.float32 else 0
+        check_memory(n * m * (16 + itemsize), f"{type(self).__name__}.transform of {n} samples "
+                     f"({n}×{m} features)", "a transform of fewer rows at a time",
+                     detail="the kernel block K(X, C) and the features, float64")
         if right:  # K(C, Z)ᵀ, Z in row blocks (kernel_block blocks its first argument)
             Kxc = _right_block(kern, self.components_, X)
             out = Kxc @ self.normalization_right_
