@@ -132,3 +132,31 @@ def test_weight_overflow_names_sample_weight():
         AsKLSClassifier(merge="stack").fit(X, y, sample_weight=w)
     with pytest.raises(ValueError, match="sample_weight.*C=1e\\+300"):
         LSSVMClassifier(C=1e300).fit(X, y, sample_weight=w)
+
+
+# --- torch tensors on the meta device ----------------------------------------------------------
+
+def test_meta_tensors_are_refused_by_name():
+    torch = pytest.importorskip("torch")
+    from asymkern import KernelMatrix, KernelPCA, KernelSVD
+    from asymkern.nystrom import NystromKernelRidge
+
+    X, y = _two_blobs(20)
+    Xm = torch.empty((20, 3), device="meta", dtype=torch.float64)
+    meta = "'meta' device"
+    for fit in (lambda: NystromSVC(n_landmarks=4).fit(Xm, y),
+                lambda: NystromKernelRidge(n_landmarks=4).fit(Xm, y.astype(float)),
+                lambda: KernelSVD(n_components=2).fit(Xm),
+                lambda: KernelPCA(n_components=2).fit(Xm),
+                lambda: KernelMatrix("rbf", Xm, Xm).to_array(),
+                lambda: LSSVMClassifier().fit(Xm, y)):
+        with pytest.raises(ValueError, match=meta):
+            fit()
+    with pytest.raises(ValueError, match="G is a torch tensor on the 'meta' device"):
+        top_svd(torch.zeros((5, 4), device="meta"), 2)
+    for dev in ("meta", torch.device("meta")):
+        with pytest.raises(ValueError, match="device=.*'meta' device"):
+            KernelSVD(n_components=2, device=dev).fit(X)
+    est = NystromSVC(n_landmarks=4).fit(torch.as_tensor(X), y)
+    with pytest.raises(ValueError, match="X is a torch tensor on the 'meta' device"):
+        est.predict(Xm)

@@ -17,6 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state as _sk_check_random_state
 
+from ._dispatch import refuse_meta
+
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
@@ -37,6 +39,7 @@ def as_data(
     """
     if X is None:
         raise ValueError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    refuse_meta(X, name)
     if sp.issparse(X):
         if not allow_sparse:
             raise TypeError(

@@ -17,6 +17,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackError, LinearOperator, aslinearoperator, svds
 
+from .._dispatch import refuse_meta
 from .._random import normal_rows, seed_from
 from .._validation import check_n_components, check_random_state
 from ..config import check_memory, format_bytes
@@ -158,6 +159,7 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
         if len(G.shape) != 2:  # pragma: no cover
             raise ValueError(f"{name} must be 2-D, got shape {G.shape}")
         return G, "operator"
+    refuse_meta(G, name)
     try:
         A = np.asarray(G)
     except Exception as exc:  # ragged lists and other non-arrays
