@@ -160,3 +160,29 @@ def test_meta_tensors_are_refused_by_name():
     est = NystromSVC(n_landmarks=4).fit(torch.as_tensor(X), y)
     with pytest.raises(ValueError, match="X is a torch tensor on the 'meta' device"):
         est.predict(Xm)
+
+
+# --- ConditionalMeanEmbedding on sparse X (and y) ----------------------------------------------
+
+@pytest.mark.parametrize("params", [{}, {"kernel_x": "linear"},
+                                    {"n_landmarks": 10, "random_state": 0}],
+                         ids=["exact-rbf", "exact-linear", "landmarks"])
+@pytest.mark.parametrize("sparse_y", [False, True])
+def test_cme_accepts_sparse_X(params, sparse_y):
+    from asymkern.operators import ConditionalMeanEmbedding
+
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 4))
+    X[X < 0.5] = 0.0
+    Y = rng.random((30, 2))
+    Xs = sp.csr_matrix(X)
+    X_before = Xs.copy()
+    a = ConditionalMeanEmbedding(**params).fit(Xs, sp.csr_matrix(Y) if sparse_y else Y)
+    b = ConditionalMeanEmbedding(**params).fit(X, Y)
+    assert (Xs != X_before).nnz == 0  # input not modified
+    Q = rng.random((5, 4))
+    Q[Q < 0.5] = 0.0
+    for q in (sp.csr_matrix(Q), Q):
+        np.testing.assert_allclose(a.predict(q), b.predict(Q), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(a.weights(q), b.weights(Q), rtol=1e-10, atol=1e-12)
+    assert a.__sklearn_tags__().input_tags.sparse
