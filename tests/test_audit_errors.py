@@ -186,3 +186,21 @@ def test_cme_accepts_sparse_X(params, sparse_y):
         np.testing.assert_allclose(a.predict(q), b.predict(Q), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(a.weights(q), b.weights(Q), rtol=1e-10, atol=1e-12)
     assert a.__sklearn_tags__().input_tags.sparse
+
+
+# --- KernelSVD's low-rank warning names the right direction of a bad bandwidth -----------------
+
+@pytest.mark.parametrize("bandwidth, says, not_says", [
+    (1e-3, "far smaller than the distances", "far larger"),
+    (1e6, "far larger than the distances", "far smaller"),
+])
+def test_ksvd_bandwidth_warning_direction(bandwidth, says, not_says):
+    from asymkern import KernelSVD
+
+    rng = np.random.default_rng(0)
+    X = 100 * rng.standard_normal((30, 3))
+    Z = 100 * rng.standard_normal((25, 3))
+    est = KernelSVD(n_components=5, kernel="rbf", kernel_params={"bandwidth": bandwidth})
+    with pytest.warns(UserWarning, match=says) as rec:
+        est.fit(X, Z=Z)
+    assert not any(not_says in str(w.message) for w in rec)
