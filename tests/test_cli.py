@@ -95,7 +95,7 @@ def test_reproduce_param_parsing():
     run = get_experiment("askls-uci")
     got = parse_params(["n_repeats=3", "datasets=spambase,monks-1", "rcond-tol=0"], run)
     assert got == {"n_repeats": 3, "datasets": ("spambase", "monks-1"), "rcond_tol": 0}
-    assert parse_params(["datasets=['heart']"], run) == {"datasets": ["heart"]}
+    assert parse_params(["datasets=['heart']"], run) == {"datasets": ("heart",)}
     assert parse_params(None, run) == {}
     with pytest.raises(InputError, match="KEY=VALUE"):
         parse_params(["n_repeats"], run)
@@ -117,4 +117,4 @@ def test_reproduce_with_params_runs_selected_dataset(capsys):
     out = capsys.readouterr().out
     assert "| heart |" in out and "| sonar |" not in out
     assert main(["reproduce", "askls-uci", "--quick", "-p", "datasets=nosuch"]) == 2
-    assert "datasets must be among" in capsys.readouterr().err
+    assert "datasets expects a comma-separated list of heart" in capsys.readouterr().err

@@ -220,13 +220,13 @@ def test_embed_help_shows_defaults(capsys):
 # ---------------------------------------------------------------------------------- reproduce
 @pytest.mark.parametrize(
     "param,needle",
-    [("n_repeats=0", "n_repeats must be an integer >= 1"),
-     ("n_repeats=-2", "n_repeats must be an integer >= 1"),
+    [("n_repeats=0", "n_repeats expects an integer >= 1"),
+     ("n_repeats=-2", "n_repeats expects an integer >= 1"),
      ("n_repeats=abc", "n_repeats expects an integer"),
      ("n_repeats=1.5", "n_repeats expects an integer"),
      ("n_repeats=True", "n_repeats expects an integer"),
      ("rcond_tol=x", "rcond_tol expects a number"),
-     ("rcond_tol=-1", "rcond_tol must be a number >= 0"),
+     ("rcond_tol=-1", "rcond_tol expects a number >= 0"),
      ("rcond_tol=nan", "rcond_tol expects a number"),
      ("datasets={1: 2}", "datasets expects"),
      ("n_repeats", "KEY=VALUE"), ("bogus=1", "not an option")],
@@ -244,14 +244,14 @@ def test_parse_params_types():
     assert parse_params(["rcond_tol=0", "n_repeats=2"], run) == {"rcond_tol": 0.0,
                                                                   "n_repeats": 2}
     assert isinstance(parse_params(["rcond_tol=0"], run)["rcond_tol"], float)
-    assert parse_params(["n_repeats=None"], run) == {"n_repeats": None}
+    assert parse_params(["n_repeats=None"], run) == {}  # None keeps the default
     gyre = get_experiment("operators-gyre")
     assert parse_params(["center=false"], gyre) == {"center": False}
     graphs = get_experiment("ksvd-graphs")
     assert parse_params(["datasets=cora"], graphs) == {"datasets": ("cora",)}
     from asymkern.cli import InputError
 
-    with pytest.raises(InputError, match="train_size must be a number in"):
+    with pytest.raises(InputError, match="train_size expects a number > 0 and < 1"):
         parse_params(["train_size=1.5"], graphs)
     with pytest.raises(InputError, match="center expects true or false"):
         parse_params(["center=maybe"], gyre)
@@ -337,3 +337,91 @@ def test_arpack_failure_is_a_one_line_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(KernelSVD, "fit", boom)
     code = _run(["embed", str(_edges(tmp_path)), "--out", str(tmp_path / "e.npz"), "-r", "2"])
     _assert_one_error(capsys, code, "did not converge", "--bandwidth")
+
+
+# ------------------------------------------------- audit issue 29 item 5: every bad value refused
+@pytest.mark.parametrize("name, param, needles", [
+    ("nystrom-machines", "ratios=abc", ("ratios expects", "numbers")),
+    ("nystrom-machines", "ratios=0.5,2", ("ratios expects", "<= 1")),
+    ("ksvd-graphs", "grid=abc", ("grid expects", "numbers")),
+    ("ksvd-graphs", "grid=-1", ("grid expects", "> 0")),
+    ("ksvd-graphs", "datasets=cora,nope", ("datasets expects", "cora, citeseer, pubmed",
+                                           "'nope'")),
+    ("ksvd-graphs", "solver=foo", ("solver expects one of", "block_krylov")),
+    ("ksvd-graphs", "folds=1", ("folds expects an integer >= 2",)),
+    ("nystrom-solvers", "parts=foo", ("parts expects", "table, gamma, f1", "'foo'")),
+    ("nystrom-solvers", "parts=table,", ("parts expects", "empty entry")),
+    ("ksvd-general", "columns=nope", ("columns expects", "SNE a1c", "'nope'")),
+    ("ksvd-biclustering", "compats=a9", ("compats expects", "a0, a1, a1c, a2")),
+    ("operators-gyre", "regularization=0", ("regularization expects a number > 0",)),
+    ("askls-nodes", "n_repeats=x", ("n_repeats expects an integer >= 1",)),
+])
+def test_reproduce_param_schema_refuses(capsys, name, param, needles):
+    _assert_one_error(capsys, _run(["reproduce", name, "--quick", "-p", param]), *needles)
+
+
+def test_reproduce_param_schema_values():
+    from asymkern.cli import parse_params
+    from asymkern.experiments import REGISTRY, get_experiment
+    from asymkern.experiments.params import SCHEMAS
+
+    gyre = get_experiment("operators-gyre")
+    assert parse_params(["regularization=None"], gyre) == {}  # documented: keeps the default
+    assert parse_params(["regularization=1e-3", "center=no"], gyre) == {
+        "regularization": 1e-3, "center": False}
+    assert parse_params(["ratios=0.02,0.1"], get_experiment("nystrom-machines")) == {
+        "ratios": (0.02, 0.1)}
+    assert parse_params(["methods=ksvd,svd,KSVD"], get_experiment("ksvd-biclustering")) == {
+        "methods": ("KSVD", "SVD")}
+    assert parse_params(["columns=rbf a1c"], get_experiment("ksvd-general")) == {
+        "columns": ("RBF a1c",)}
+    # every experiment has a schema, with exactly its keyword options
+    import inspect
+
+    common = {"quick", "data_dir", "out", "seed"}
+    for name in REGISTRY:
+        sig = inspect.signature(get_experiment(name)).parameters
+        assert set(SCHEMAS[name]) == set(sig) - common, name
+
+
+def test_reproduce_param_schema_matches_the_experiments():
+    from asymkern.experiments import askls, ksvd_biclustering, ksvd_general
+    from asymkern.experiments.params import SCHEMAS
+
+    assert SCHEMAS["askls-uci"]["datasets"].choices == tuple(askls.PAPER_TABLE4)
+    assert SCHEMAS["ksvd-general"]["columns"].choices == ksvd_general.ALL_COLUMNS
+    assert SCHEMAS["ksvd-general"]["datasets"].choices == ksvd_general.DATASETS
+    assert SCHEMAS["ksvd-biclustering"]["methods"].choices == ksvd_biclustering.METHODS
+
+
+@pytest.mark.parametrize("normalize, peak", [("none", 1e300), ("row", 1e308)])
+def test_embed_huge_entries_exit_2(tmp_path, capsys, normalize, peak):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "big.npy", rng.random((12, 12)) * peak)
+    out = tmp_path / "e.npz"
+    code = _run(["embed", str(tmp_path / "big.npy"), "--out", str(out), "-r", "2",
+                 "--normalize", normalize])
+    _assert_one_error(capsys, code, "too large for float64", "rescale")
+    assert not out.exists()
+
+
+def test_embed_overflow_error_is_a_user_error(tmp_path, capsys, monkeypatch):
+    from asymkern.decomposition import KernelSVD
+
+    def overflow(self, *args, **kwargs):
+        raise OverflowError("kernel 'sne': the row normaliser overflowed; rescale the data")
+
+    monkeypatch.setattr(KernelSVD, "fit", overflow)
+    code = _run(["embed", str(_edges(tmp_path)), "--out", str(tmp_path / "e.npz"), "-r", "2"])
+    _assert_one_error(capsys, code, "row normaliser overflowed")
+
+
+def test_embed_block_krylov_solver(tmp_path, capsys):
+    out = tmp_path / "e.npz"
+    assert _run(["embed", str(_edges(tmp_path)), "--out", str(out), "-r", "3",
+                 "--solver", "block_krylov"]) == 0
+    ref = tmp_path / "d.npz"
+    assert _run(["embed", str(_edges(tmp_path)), "--out", str(ref), "-r", "3",
+                 "--solver", "dense"]) == 0
+    np.testing.assert_allclose(np.load(out)["singular_values"],
+                               np.load(ref)["singular_values"], rtol=1e-6)

@@ -117,6 +117,27 @@ def is_torch_tensor(x) -> bool:
     return isinstance(x, mod.Tensor)
 
 
+def refuse_meta(x, name: str = "X") -> None:
+    """Raise when ``x`` is a torch tensor on the ``'meta'`` device (a shape without data).
+
+    Parameters
+    ----------
+    x : object
+        Any input; only a torch tensor on the meta device is refused.
+    name : str, default 'X'
+        The argument's name, for the message.
+
+    Raises
+    ------
+    ValueError
+        When ``x`` is a meta tensor: no computation can read its (absent) entries.
+    """
+    if is_torch_tensor(x) and x.device.type == "meta":
+        raise ValueError(f"{name} is a torch tensor on the 'meta' device, which has a shape "
+                         f"(here {tuple(x.shape)}) but no data; pass a tensor on a device "
+                         "with data ('cpu', 'cuda', ...) or a numpy array")
+
+
 def any_torch(*objs) -> bool:
     """True when any of ``objs`` is a torch tensor (``None`` entries are skipped)."""
     return any(o is not None and is_torch_tensor(o) for o in objs)

@@ -6,6 +6,7 @@ here modifies its input: arrays are converted (and copied only when a conversion
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import sys
@@ -15,6 +16,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state as _sk_check_random_state
+
+from ._dispatch import refuse_meta
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -36,6 +39,7 @@ def as_data(
     """
     if X is None:
         raise ValueError(f"{name} is None; expected an array of shape (n_samples, n_features)")
+    refuse_meta(X, name)
     if sp.issparse(X):
         if not allow_sparse:
             raise TypeError(
@@ -354,3 +358,54 @@ def check_finite_output(values, what: str, hint: str = ""):
         msg = f"{what} overflowed ({kind}) although the input is finite"
         raise OverflowError(msg + (f"; {hint}" if hint else ""))
     return values
+
+
+class _AvailableIfExplained:
+    """Descriptor of :func:`available_if_explained` (see there)."""
+
+    def __init__(self, fn, check):
+        self.fn = fn
+        self.check = check
+        self.attribute_name = fn.__name__
+        functools.update_wrapper(self, fn)
+
+    def _check(self, obj, owner) -> None:
+        prefix = f"This {owner.__name__!r} has no attribute {self.attribute_name!r}"
+        try:
+            reason = self.check(obj)
+        except AttributeError as exc:  # a missing attribute of obj itself: no reason to add
+            raise AttributeError(prefix) from exc
+        if reason:
+            raise AttributeError(f"{prefix}: {reason}")
+
+    def __get__(self, obj, owner=None):
+        if obj is None:  # class access: the plain function (docs, monkeypatching)
+            @functools.wraps(self.fn)
+            def unbound(*args, **kwargs):
+                self._check(args[0], type(args[0]))
+                return self.fn(*args, **kwargs)
+
+            return unbound
+        self._check(obj, owner if owner is not None else type(obj))
+        return types.MethodType(self.fn, obj)
+
+
+def available_if_explained(why_not):
+    """Like scikit-learn's ``available_if``, with the reason in the ``AttributeError``.
+
+    Parameters
+    ----------
+    why_not : callable
+        Called with the estimator; returns ``None`` (or an empty string) when the decorated
+        method is available, else a sentence saying what to change, e.g.
+        ``"predict_proba needs probability=True at fit"``.
+
+    Returns
+    -------
+    callable
+        The decorator. As with ``available_if``, ``hasattr(estimator, name)`` is ``False``
+        while the method is unavailable (the scikit-learn convention), but calling it raises
+        ``AttributeError("This 'Cls' has no attribute 'name': <reason>")`` instead of a message
+        that leaves the cause out.
+    """
+    return lambda fn: _AvailableIfExplained(fn, why_not)

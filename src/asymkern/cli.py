@@ -300,6 +300,25 @@ def _check_kernel_options(args) -> None:
         raise InputError("give either --gamma or --bandwidth, not both")
 
 
+def _check_magnitude(A, normalize: str) -> None:
+    """Refuse entries so large that the computation overflows float64 (exit status 2).
+
+    ``--normalize row`` sums each row (each sum must stay finite); ``none`` feeds the matrix to
+    the kernel, whose squared distances between rows (or columns) reach 4·max(n, m)·max|a|².
+    """
+    data = A.data if sp.issparse(A) else np.asarray(A)
+    peak = float(np.abs(data).max()) if data.size else 0.0
+    big = float(np.finfo(np.float64).max)
+    n = max(A.shape)
+    limit = big / (n + 1) if normalize == "row" else float(np.sqrt(big / (4.0 * n)))
+    if peak > limit:
+        what = ("the row sums of D^-1(A+I) overflow" if normalize == "row" else
+                "the kernel's squared distances between rows overflow")
+        raise InputError(f"input: entries up to {peak:.3g} are too large for float64 ({what} "
+                         f"above {limit:.3g}); rescale the matrix, e.g. divide it by its "
+                         "largest entry")
+
+
 def cmd_embed(args) -> int:
     from .datasets.graphs import row_normalized_adjacency
     from .decomposition import KernelSVD
@@ -315,6 +334,8 @@ def cmd_embed(args) -> int:
         if A.shape[0] != A.shape[1]:
             raise InputError(f"--normalize row needs a square adjacency, got shape {A.shape}; "
                              "use --normalize none for a data matrix")
+    _check_magnitude(A, args.normalize)
+    if args.normalize == "row":
         A = row_normalized_adjacency(A, self_loops=not args.no_self_loops)
     if out.suffix.lower() == ".csv" and A.shape[0] != A.shape[1]:
         raise InputError("--out .csv needs a square input (one row per node); use .npz")
@@ -336,7 +357,7 @@ def cmd_embed(args) -> int:
 
     try:
         model.fit(A)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError, FloatingPointError) as exc:
         raise InputError(_one_line(exc)) from exc
     except ArpackNoConvergence as exc:
         raise InputError(f"the SVD solver did not converge ({_one_line(exc)}): the leading "
@@ -370,111 +391,41 @@ def cmd_embed(args) -> int:
 
 
 # ----------------------------------------------------------------------------------- others
-_BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
-               "false": False, "0": False, "no": False, "off": False}
+def _experiment_name(run) -> str | None:
+    """The registered name of an experiment's ``run`` function (None for another callable)."""
+    from .experiments import REGISTRY
 
-
-def _param_kind(param) -> str:
-    """'int', 'float', 'bool', 'seq' or 'any': the type an experiment option expects, read from
-    its annotation (a string under ``from __future__ import annotations``) or its default."""
-    ann = param.annotation
-    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
-    words = set(text.replace("|", " ").replace("[", " ").replace("]", " ").replace(",", " ")
-                .split()) if ann is not param.empty else set()
-    default = param.default
-    if "bool" in words or isinstance(default, bool):
-        return "bool"
-    if words & {"tuple", "list", "Sequence"} or isinstance(default, (tuple, list)):
-        return "seq"
-    if "float" in words or isinstance(default, float):
-        return "float"
-    if "int" in words or isinstance(default, int):
-        return "int"
-    return "any"
-
-
-def _param_range(key: str, value):
-    """Range checks for the common numeric options; returns an error text or None."""
-    if isinstance(value, bool):
-        return None
-    if key.startswith("n_") and isinstance(value, int) and value < 1:
-        return "an integer >= 1"
-    if isinstance(value, (int, float)) and not np.isfinite(value):
-        return "a finite number"
-    if key == "train_size" and isinstance(value, (int, float)) and not 0 < value < 1:
-        return "a number in (0, 1)"
-    if (key.endswith(("_tol", "_limit_s")) or key in ("regularization",)) and \
-            isinstance(value, (int, float)) and value < 0:
-        return "a number >= 0"
+    module = getattr(run, "__module__", "")
+    for name, (mod, func, _) in REGISTRY.items():
+        if module == f"asymkern.experiments.{mod}" and getattr(run, "__name__", "") == func:
+            return name
     return None
 
 
 def parse_params(items: list[str] | None, run) -> dict:
     """``KEY=VALUE`` options of ``reproduce --param`` → keyword arguments of the experiment.
 
-    VALUE is read as a Python literal (``10``, ``0.0``, ``None``, ``[1, 2]``); otherwise a value
-    with commas becomes a tuple of strings (``datasets=spambase,monks-1``) and anything else
-    stays a string (a one-element tuple for ``datasets`` and other list-valued options).
-    Keys must be keyword parameters of ``run`` other than the common ones. Values are checked
-    against the option's type (its annotation or default: an integer option takes an integer,
-    a float option a number, a boolean option true/false) and, for ``n_*`` counts, tolerances and
-    ``train_size``, its range; ``None`` keeps an option's default.
-    """
-    import ast
-    import inspect
+    Parsed and checked in one place, the experiment's typed schema
+    (:data:`asymkern.experiments.params.SCHEMAS`): an integer option takes an integer within
+    its range, a float option a finite number within its range, a boolean option true/false, a
+    list option (``datasets=spambase,monks-1``) comma-separated names among the allowed ones or
+    numbers within range; ``KEY=None`` keeps the option's default. Keys must be options of the
+    experiment other than the common ones (``quick``, ``data_dir``, ``out``, ``seed``: flags).
 
-    if not items:
-        return {}
-    params = inspect.signature(run).parameters
-    reserved = {"quick", "data_dir", "out", "seed"}
-    allowed = sorted(k for k, v in params.items() if k not in reserved
-                     and v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY))
-    kwargs = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
-        raw = raw.strip()
-        if not sep or not key:
-            raise InputError(f"--param expects KEY=VALUE, got {item!r}")
-        if key not in allowed:
-            raise InputError(f"--param {key!r} is not an option of this experiment; "
-                             f"options: {', '.join(allowed) or '(none)'}")
-        kind = _param_kind(params[key])
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            value = tuple(x.strip() for x in raw.split(",")) if "," in raw else raw
-        expected = {"int": "an integer", "float": "a number", "bool": "true or false",
-                    "seq": "a name or a comma-separated list"}.get(kind)
-        if value is None:
-            pass
-        elif kind == "bool":
-            if isinstance(value, str) and value.lower() in _BOOL_WORDS:
-                value = _BOOL_WORDS[value.lower()]
-            elif isinstance(value, int) and value in (0, 1):
-                value = bool(value)
-            else:
-                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
-        elif kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
-        elif kind == "float":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
-            value = float(value)
-        elif kind == "seq":
-            if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                value = (value if isinstance(value, str) else raw,)  # one name
-            elif not isinstance(value, (tuple, list)):
-                raise InputError(f"--param {key} expects {expected}, got {raw!r}")
-        elif isinstance(value, str) and key == "datasets":
-            value = (value,)
-        if value is not None:
-            bad = _param_range(key, value)
-            if bad:
-                raise InputError(f"--param {key} must be {bad}, got {raw!r}")
-        kwargs[key] = value
-    return kwargs
+    Raises
+    ------
+    InputError
+        Naming the option and its allowed values (exit status 2).
+    """
+    from .experiments.params import parse_experiment_params
+
+    name = _experiment_name(run)
+    if name is None:
+        raise InputError(f"{run!r} is not a registered experiment")
+    try:
+        return parse_experiment_params(name, items)
+    except ValueError as exc:
+        raise InputError(_one_line(exc)) from exc
 
 
 def cmd_demo(args) -> int:
@@ -609,8 +560,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-r", "--n-components", type=_positive_int, default=16,
                    help="number of singular triplets")
     e.add_argument("--solver", default="auto",
-                   choices=["auto", "dense", "arpack", "randomized", "nystrom"],
-                   help="SVD solver")
+                   choices=["auto", "dense", "arpack", "randomized", "block_krylov", "nystrom"],
+                   help="SVD solver (block_krylov: randomized block Krylov iteration)")
     e.add_argument("--normalize", default="row", choices=["row", "none"],
                    help="row: use D^-1(A+I) as in paper 000 (needs non-negative weights); "
                    "none: the matrix as given")
@@ -681,7 +632,8 @@ def main(argv: list[str] | None = None) -> int:
         except MemoryError:
             msg = "not enough memory for this input and these options (try fewer components " \
                   "or --solver randomized)"
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, TypeError, OverflowError, FloatingPointError) as exc:
+            # an overflow from the input's magnitude is the input's error, as a ValueError
             if debug:
                 raise
             msg = _one_line(exc)

@@ -740,7 +740,7 @@ def fit_svc(est, X, y):
     F, yv = gather("NystromSVC features F (n×s, within max_dense_memory)", F, yd)
     if np.issubdtype(yv.dtype, np.floating) and not np.all(np.isfinite(yv)):
         raise ValueError("y contains NaN or infinity")
-    est.estimator_ = est._make_svm("linear").fit(F, yv)
+    est.estimator_ = est._fit_solver(est._make_svm("linear"), F, yv)
     W = np.atleast_2d(np.asarray(est.estimator_.coef_))
     est.coef_ = W
     est.landmark_coef_ = b.A @ W.T

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from .._validation import check_indices, check_random_state, clip_count
 from ..kernels import CallableKernel, Kernel, get_kernel
@@ -129,6 +130,14 @@ def landmark_whitening(K_LL: np.ndarray) -> np.ndarray:
     return Q[:, keep] / np.sqrt(lam[keep])
 
 
+def _pair_f64(X, L):
+    """X and L in float64 and one representation: both CSR when either is sparse (a kernel that
+    accepts sparse input evaluates CSR against CSR), else both dense."""
+    if sp.issparse(X) or sp.issparse(L):
+        return sp.csr_matrix(X, dtype=np.float64), sp.csr_matrix(L, dtype=np.float64)
+    return np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)
+
+
 def landmark_stats(kernel, L: np.ndarray, T: np.ndarray, X, X1=None, Y=None) -> tuple:
     """Row-block sums of the Nyström-restricted estimators (one block function, two executors).
 
@@ -137,13 +146,13 @@ def landmark_stats(kernel, L: np.ndarray, T: np.ndarray, X, X1=None, Y=None) -> 
     FᵀY (p×d) or None), float64. The in-memory fit sums them over row blocks, the Dask fit over
     row chunks (tree reduction); whitening inside the block keeps the sums well conditioned.
     """
-    L = np.asarray(L, dtype=np.float64)
-    F0 = np.asarray(kernel(np.asarray(X, dtype=np.float64), L), dtype=np.float64) @ T
+    F0 = np.asarray(kernel(*_pair_f64(X, L)), dtype=np.float64) @ T
     C = None
     if X1 is not None:
-        F1 = np.asarray(kernel(np.asarray(X1, dtype=np.float64), L), dtype=np.float64) @ T
+        F1 = np.asarray(kernel(*_pair_f64(X1, L)), dtype=np.float64) @ T
         C = F0.T @ F1
-    FY = None if Y is None else F0.T @ np.asarray(Y, dtype=np.float64)
+    FY = None if Y is None else F0.T @ np.asarray(Y.toarray() if sp.issparse(Y) else Y,
+                                                  dtype=np.float64)
     return F0.T @ F0, C, FY
 
 
@@ -153,8 +162,8 @@ def _add_stats(a: tuple, b: tuple) -> tuple:
 
 def landmark_evaluate(kernel, L: np.ndarray, coef: np.ndarray, X) -> np.ndarray:
     """k(X, L) @ coef in float64 (the prediction / eigenfunction evaluation of one block)."""
-    K = np.asarray(kernel(np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)))
-    return K @ coef
+    K = kernel(*_pair_f64(X, L))
+    return np.asarray(K.toarray() if sp.issparse(K) else K) @ coef
 
 
 def _check_landmark_options(est, n: int):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dispatch import is_torch_tensor, require_torch
+from .._dispatch import is_torch_tensor, refuse_meta, require_torch
 
 
 def resolve_device(device, *arrays):
@@ -25,12 +25,15 @@ def resolve_device(device, *arrays):
     Raises
     ------
     ValueError
-        When ``device`` is not a valid device string, or names a CUDA device while CUDA is not
-        available.
+        When ``device`` is not a valid device string, names a CUDA device while CUDA is not
+        available, or is (or, for ``None``, a tensor input is on) the ``'meta'`` device,
+        which holds no data.
     TypeError
         When ``device`` is neither None, a string nor a ``torch.device``.
     """
     torch = require_torch()
+    for a in arrays:
+        refuse_meta(a, "an input")
     if device is None:
         for a in arrays:
             if is_torch_tensor(a):
@@ -47,6 +50,9 @@ def resolve_device(device, *arrays):
     else:
         raise TypeError(f"device must be None, a string such as 'cpu' or 'cuda', or a "
                         f"torch.device, got {device!r}")
+    if dev.type == "meta":
+        raise ValueError(f"device={device!r}: the 'meta' device holds shapes but no data, so "
+                         "nothing can be computed there; use device='cpu', 'cuda', ... or None")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r}: CUDA is not available on this machine (torch "
                          f"{torch.__version__}); use device='cpu' or None")
@@ -67,9 +73,14 @@ def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
     TypeError
         For a sparse matrix or a complex or non-numeric input.
     ValueError
-        For a non-2-D input or NaN / infinity, naming ``name``.
+        For a non-2-D input, NaN / infinity or a tensor on the ``'meta'`` device (no data),
+        naming ``name``; for ``device`` the meta device.
     """
     torch = require_torch()
+    refuse_meta(X, name)
+    if getattr(device, "type", device) == "meta":
+        raise ValueError(f"device={device!r}: the 'meta' device holds no data; use 'cpu', "
+                         "'cuda', ... or None")
     if is_torch_tensor(X):
         if X.is_sparse or X.layout != torch.strided:
             raise TypeError(f"{name} is a sparse torch tensor; the torch backend needs dense "

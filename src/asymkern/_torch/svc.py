@@ -82,7 +82,8 @@ def fit_svc_torch(est, X, y, mode: str):
     if mode == "exact":
         est._no_basis(Xt)
         K = Xt.double() if tk is None else TorchKernelMatrix(tk, Xt, Xt).to_dense().double()
-        est.estimator_ = svm.fit(to_numpy(check_finite_tensor(K, "the kernel matrix of X")), y)
+        est.estimator_ = est._fit_solver(
+            svm, to_numpy(check_finite_tensor(K, "the kernel matrix of X")), y)
         del K
         D = est._machine_duals(n)
         dual = torch.as_tensor(D, **f64)
@@ -94,12 +95,12 @@ def fit_svc_torch(est, X, y, mode: str):
         Ft = check_finite_tensor(lb.features(), "the features F = K(X, C)A")
         lb.release()
         if mode == "spa":  # the projected Gram matrix K̃ = F Fᵀ (n×n) as a precomputed kernel
-            est.estimator_ = svm.fit(to_numpy(Ft @ Ft.T), y)
+            est.estimator_ = est._fit_solver(svm, to_numpy(Ft @ Ft.T), y)
             D = est._machine_duals(n)
             est.landmark_coef_ = A @ to_numpy(Ft.T @ torch.as_tensor(D, **f64))
             dual = torch.as_tensor(D, **f64)
         else:
-            est.estimator_ = svm.fit(to_numpy(Ft), y)
+            est.estimator_ = est._fit_solver(svm, to_numpy(Ft), y)
             W = np.atleast_2d(np.asarray(est.estimator_.coef_))
             est.coef_ = W
             est.landmark_coef_ = A @ W.T

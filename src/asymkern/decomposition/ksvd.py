@@ -614,9 +614,19 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                     setting = f"gamma={kp['gamma']!r}"
                 else:
                     setting = "the kernel's default parameters"
-                cause = (f"the kernel bandwidth ({setting}) is the likely cause: a bandwidth far "
-                         "larger than the distances in the data makes the kernel matrix nearly "
-                         "constant; try kernel_params={'bandwidth': 'auto'}")
+                typical = scale / np.sqrt(float(n) * float(m))  # an entry's typical size
+                if typical < np.sqrt(float(np.finfo(dtype).eps)):
+                    # kernel values (≤ 1 for the distance kernels) vanished: they underflowed
+                    cause = (f"the kernel bandwidth ({setting}) is the likely cause: the kernel "
+                             f"values are vanishingly small (σ_1 = {scale:.3g}), as when the "
+                             "bandwidth is far smaller than the distances in the data (or gamma "
+                             "far too large) and the kernel underflows; try a larger bandwidth, "
+                             "e.g. kernel_params={'bandwidth': 'auto'}")
+                else:
+                    cause = (f"the kernel bandwidth ({setting}) is the likely cause: a bandwidth "
+                             "far larger than the distances in the data (or gamma far too "
+                             "small) makes the kernel matrix nearly constant; try a smaller "
+                             "bandwidth, e.g. kernel_params={'bandwidth': 'auto'}")
             warnings.warn(
                 f"KernelSVD: only {k} of the {s.size} singular values exceed the numerical noise "
                 f"level {tol:.3g} (= max(n, m)·eps·σ_1 for the {n}x{m} {dtype.name} kernel "

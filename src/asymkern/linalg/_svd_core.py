@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, aslinearoperator, svds
+from scipy.sparse.linalg import ArpackError, LinearOperator, aslinearoperator, svds
 
+from .._dispatch import refuse_meta
 from .._random import normal_rows, seed_from
 from .._validation import check_n_components, check_random_state
 from ..config import check_memory, format_bytes
@@ -158,6 +159,7 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
         if len(G.shape) != 2:  # pragma: no cover
             raise ValueError(f"{name} must be 2-D, got shape {G.shape}")
         return G, "operator"
+    refuse_meta(G, name)
     try:
         A = np.asarray(G)
     except Exception as exc:  # ragged lists and other non-arrays
@@ -525,8 +527,36 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     check_svd_budget("arpack", shape[0], shape[1], r, _dtype_of(G), limit=_limit_of(G))
     A = _as_operator(G) if kind in ("kernel", "operator") else G
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
-    U, s, Vt = svds(A, k=r, tol=tol, v0=v0, solver="arpack", random_state=rng)
+    try:
+        U, s, Vt = svds(A, k=r, tol=tol, v0=v0, solver="arpack", random_state=rng)
+    except ArpackError as exc:
+        if not str(exc).startswith("ARPACK error -9:"):  # pragma: no cover - others as they are
+            raise
+        # "Starting vector is zero": the Gram operator maps the random v0 to 0, i.e. G is zero
+        # (or v0 fell into its null space, which has probability 0). Decide by probing G.
+        return _zero_svd(A, r, rng, exc)
     return _finish(U, s, Vt.T, r, "arpack")
+
+
+def _zero_svd(A, r: int, rng, exc: Exception) -> SVDResult:
+    """The SVD of a G that ARPACK found to be zero, after checking that it is.
+
+    Returns r zero singular values with coordinate singular vectors (a valid SVD of the zero
+    matrix, as LAPACK returns it) when G and Gᵀ annihilate random Gaussian probes; otherwise
+    raises an error naming G.
+    """
+    n, m = A.shape
+    dtype = np.result_type(A.dtype, np.float32)
+    op = aslinearoperator(A) if not isinstance(A, LinearOperator) else A
+    probe_right = np.asarray(op.matmat(rng.standard_normal((m, 2)).astype(dtype)))
+    probe_left = np.asarray(op.rmatmat(rng.standard_normal((n, 2)).astype(dtype)))
+    if np.any(probe_right) or np.any(probe_left):  # pragma: no cover - probability 0
+        raise ArithmeticError(
+            "arpack_svd: ARPACK's random starting vector fell into the null space of G (shape "
+            f"{(n, m)}); call again with another random_state or use solver='dense'") from exc
+    eye = np.eye(max(n, m), r, dtype=dtype)
+    return SVDResult(np.ascontiguousarray(eye[:n]), np.zeros(r, dtype=dtype),
+                     np.ascontiguousarray(eye[:m]), "arpack", None)
 
 
 def lu_normalize(Y: np.ndarray) -> np.ndarray:

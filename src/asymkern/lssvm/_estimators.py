@@ -29,7 +29,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_array, column_or_1d, compute_sample_weight
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted
 
@@ -38,6 +37,7 @@ from .._dask import any_dask, is_dask_array
 from .._shared.lssvm import _RESCALE, _check_merge, _encode_labels
 from .._validation import (
     DEPRECATED,
+    available_if_explained,
     check_finite_output,
     check_input,
     check_random_state,
@@ -45,7 +45,7 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
-from ._solvers import _check_C, _nearly_symmetric, askls_solve, lssvm_solve
+from ._solvers import _absorb_weight_scale, _check_C, _nearly_symmetric, askls_solve, lssvm_solve
 
 
 class KernelPair(NamedTuple):
@@ -631,10 +631,13 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
             return self.classes_[(F > 0).astype(int)]
         return self.classes_[np.argmax(F, axis=1)]
 
-    def _has_probability(self):
-        return bool(self.probability)
+    def _why_no_probability(self):
+        if not self.probability:
+            return (f"predict_proba needs probability=True at fit (got probability="
+                    f"{self.probability!r}); set it and fit again")
+        return None
 
-    @available_if(_has_probability)
+    @available_if_explained(_why_no_probability)
     def predict_proba(self, X):
         """Class probabilities (``probability=True``): Platt sigmoids of the decision values,
         fitted on leave-one-out values; one-vs-rest rows normalised to sum to one."""
@@ -643,7 +646,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
             raise AttributeError("predict_proba needs a model fitted with probability=True")
         return self._as_out(self.calibration_.predict_proba(self.decision_function(X)))
 
-    @available_if(_has_probability)
+    @available_if_explained(_why_no_probability)
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
@@ -1186,10 +1189,12 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             self.coef_target_ = self._scatter(avg_t, n_all)
             self.intercept_ = avg_b
         self.stackers_ = []
+        # only stack_C·v matters to the logistic regressions: keep the weights representable
+        v_lr, C_lr = _absorb_weight_scale(v, self.stack_C, "stack_C")
         for j in range(Y.shape[1]):
-            lr = LogisticRegression(C=self.stack_C, max_iter=1000)
+            lr = LogisticRegression(C=C_lr, max_iter=1000)
             lr.fit(np.column_stack([oof_s[:, j], oof_t[:, j]]), (Y[:, j] > 0).astype(int),
-                   sample_weight=v)
+                   sample_weight=v_lr)
             self.stackers_.append(lr)
         self.oof_parts_ = (oof_s, oof_t)
 
@@ -1306,10 +1311,14 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             return self.classes_[(F > 0).astype(int)]
         return self.classes_[np.argmax(F, axis=1)]
 
-    def _has_proba(self):
-        return self.merge == "stack" or bool(self.probability)
+    def _why_no_proba(self):
+        if self.merge != "stack" and not self.probability:
+            return (f"predict_proba needs probability=True or merge='stack' at fit (got "
+                    f"probability={self.probability!r}, merge={self.merge!r}); set one and "
+                    "fit again")
+        return None
 
-    @available_if(_has_proba)
+    @available_if_explained(_why_no_proba)
     def predict_proba(self, X):
         """Class probabilities: from the stacking logistic regressions (``merge='stack'``) or
         from Platt sigmoids fitted on cross-validated merged decision values
@@ -1333,7 +1342,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         s[s == 0] = 1.0
         return self._as_out(P / s)
 
-    @available_if(_has_proba)
+    @available_if_explained(_why_no_proba)
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):

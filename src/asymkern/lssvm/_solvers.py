@@ -48,7 +48,7 @@ weight equals repeating the sample.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg as sla
@@ -827,6 +827,30 @@ def _check_weights(sample_weight, n: int):
     return None if np.all(v == 1.0) else v
 
 
+def _absorb_weight_scale(v, C: float, name: str = "C"):
+    """(v / s, C·s) for a power of four s that brings max(v) into [1, 4) when it is far from 1.
+
+    The weighted systems depend on the weights and C only through the products C·vᵢ (the
+    diagonal diag(1/(C v))), so this is the same problem; it keeps the scaled kernel
+    diag(√v) K diag(√v) and its products representable (weights like 1e300 overflowed them,
+    and weights like 1e50 already gave wrong coefficients). Powers of four are exact in
+    floating point. Weights within [2⁻¹⁶, 2¹⁶] are left as they are.
+    """
+    if v is None:
+        return None, C
+    top = float(v.max())
+    if 2.0 ** -16 <= top <= 2.0 ** 16:
+        return v, C
+    j = int(np.floor(np.log2(top) / 2))
+    C_eff = C * 4.0 ** j if abs(j) < 511 else C * 2.0 ** j * 2.0 ** j
+    if not np.isfinite(C_eff) or C_eff <= 0:
+        raise ValueError(
+            f"sample_weight (largest {top:.3g}) times {name}={C!r} is outside the float64 "
+            f"range (the weighted problem depends on the products {name}·sample_weight only); "
+            f"rescale sample_weight and {name} so that {name}·sample_weight is representable")
+    return np.ldexp(v, -2 * j), C_eff
+
+
 def _scale_kernel(K, e):
     """diag(e) K diag(e) (dense or sparse) — the symmetric scaling of a weighted system."""
     if sp.issparse(K):
@@ -932,12 +956,12 @@ def askls_solve(
     True
     """
     C = _check_C(_renamed_C(C, gamma, "askls_solve"))
-    c = 1.0 / C
     Y2, _ = _as_targets(Y)
     n_rows = Y2.shape[0]
-    v = _check_weights(sample_weight, n_rows)
+    v, C_sys = _absorb_weight_scale(_check_weights(sample_weight, n_rows), C)
+    c = 1.0 / C_sys
     if method == "dense":
-        return _askls_dense(K, Y2, C, rcond_tol, ridge, v)
+        return replace(_askls_dense(K, Y2, C_sys, rcond_tol, ridge, v), C=C)
     e = None if v is None else np.sqrt(v)
     if _inner is not None:  # built by the caller on the (scaled) kernel
         inner = _inner
@@ -961,8 +985,8 @@ def askls_solve(
         raise ValueError(f"Y has {n_rows} rows but the kernel matrix has {n}")
     Ys = Y2 if e is None else e[:, None] * Y2
     if isinstance(inner, _AsymLowRank):  # the reduced form (shared with the Dask executor)
-        red = askls_lowrank_reduced(LowRankStats.of(inner.U, inner.W, Ys, e=e), inner.s, C,
-                                    ridge=ridge)
+        red = askls_lowrank_reduced(LowRankStats.of(inner.U, inner.W, Ys, e=e), inner.s,
+                                    C_sys, ridge=ridge)
         a, b = red.expand(inner.U, inner.W, Ys, e)
         if e is not None:
             a, b = e[:, None] * a, e[:, None] * b
@@ -1029,6 +1053,7 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     """
     K = np.asarray(K, dtype=np.float64)
     v = _check_weights(sample_weight, K.shape[0])
+    v, _ = _absorb_weight_scale(v, 1.0)  # each C is scaled alike inside askls_solve
     Kw = K if v is None else _scale_kernel(K, np.sqrt(v))
     inner: _AsymEig | _AsymSchur
     if method == "eig":
@@ -1130,17 +1155,17 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
     True
     """
     C = _check_C(_renamed_C(C, gamma, "lssvm_solve"))
-    c = 1.0 / C
     Y2, _ = _as_targets(Y)
     if not sp.issparse(K):
         K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
     if Y2.shape[0] != n:
         raise ValueError(f"Y has {Y2.shape[0]} rows but the kernel matrix has {n}")
-    v = _check_weights(sample_weight, n)
+    v, C_sys = _absorb_weight_scale(_check_weights(sample_weight, n), C)
+    c = 1.0 / C_sys
     if method == "dense":
-        return _lssvm_dense(np.asarray(K.toarray() if sp.issparse(K) else K), Y2, C,
-                            rcond_tol, ridge, v)
+        return replace(_lssvm_dense(np.asarray(K.toarray() if sp.issparse(K) else K), Y2,
+                                    C_sys, rcond_tol, ridge, v), C=C)
     e = None if v is None else np.sqrt(v)
     if e is not None and _inner is None:
         K, overwrite_K = _scale_kernel(K, e), True  # a fresh matrix of our own
@@ -1201,6 +1226,7 @@ def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
     """
     K = np.asarray(K, dtype=np.float64)
     v = _check_weights(sample_weight, K.shape[0])
+    v, _ = _absorb_weight_scale(v, 1.0)  # each C is scaled alike inside lssvm_solve
     inner = _SymEig(K if v is None else _scale_kernel(K, np.sqrt(v)))
     return [lssvm_solve(K, Y, C, method="eig", sample_weight=v, _inner=inner, **kwargs)
             for C in Cs]

@@ -76,7 +76,6 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
-from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._dask import any_dask
@@ -84,6 +83,7 @@ from .._shared.nystrom_basis import build_basis, psd_pinv
 from .._torch import is_torch_tensor, use_torch
 from .._validation import (
     as_data,
+    available_if_explained,
     check_finite_output,
     check_input,
     check_n_components,
@@ -986,6 +986,30 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                              random_state=self.random_state)
         raise ValueError(f"svm must be 'nusvc', 'svc' or 'linearsvc', got {self.svm!r}")
 
+    def _fit_solver(self, svm, A, y):
+        """``svm.fit(A, y)`` with libsvm's degenerate ν-SVC case explained.
+
+        First refuses a ν that is infeasible for the class counts of y
+        (:meth:`_check_nu_feasible`). libsvm's ν-SVC divides its dual coefficients and
+        intercept by a margin scale r that is 0 when the classes are not separated at all in
+        the kernel's feature space (e.g. every input repeated with each label, as happens with
+        a few boolean features); scikit-learn then reports non-finite dual coefficients and
+        blames large input values. A and y are
+        finite here, so that message is replaced by one that names the cause and ``svm``.
+        """
+        self._check_nu_feasible(y)
+        try:
+            return svm.fit(A, y)
+        except ValueError as exc:
+            if self.svm != "nusvc" or "are not finite" not in str(exc):
+                raise
+            raise ValueError(
+                f"svm='nusvc' (nu={self.nu!r}): libsvm's ν-SVC found no margin on these "
+                "training data (its margin scale is 0, so the dual coefficients are not "
+                "finite): the classes are not separated at all in the kernel's feature "
+                "space, e.g. identical inputs carry different labels; use svm='svc' (C-SVC), "
+                "another kernel or bandwidth, or informative features") from exc
+
     def _check_labels(self, y, n):
         """1-D labels with at least two classes (scikit-learn's one-class message)."""
         from sklearn.utils.multiclass import check_classification_targets
@@ -1004,6 +1028,31 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             raise ValueError(f"NystromSVC needs samples of at least 2 classes in y; got 1 "
                              f"class ({classes[0]!r})")
         return y
+
+    def _check_nu_feasible(self, y, where: str = "") -> None:
+        """Refuse a ν that libsvm's ν-SVC cannot fit on the labels y (``svm='nusvc'``).
+
+        libsvm trains one machine per pair of classes (i, j) with counts nᵢ, nⱼ; the problem
+        is feasible only for ν ≤ 2·min(nᵢ, nⱼ)/(nᵢ + nⱼ), and at equality the solution is
+        degenerate (scikit-learn reports non-finite dual coefficients). So ν must be below
+        that bound for the least balanced pair: 2·n_min/(n_min + n_max). An invalid ν (not in
+        (0, 1]) is left to scikit-learn's own parameter check.
+        """
+        nu = self.nu
+        if self.svm != "nusvc" or isinstance(nu, bool) or not isinstance(nu, (int, float)) \
+                or not 0 < nu <= 1:
+            return
+        _, counts = np.unique(np.asarray(y), return_counts=True)
+        if counts.size < 2:
+            return
+        lo, hi = int(counts.min()), int(counts.max())
+        bound = 2 * lo / (lo + hi)
+        if nu >= bound:
+            raise ValueError(
+                f"nu={nu!r} is infeasible for svm='nusvc' on {where or 'y'}: its smallest and "
+                f"largest classes have {lo} and {hi} samples, and libsvm's ν-SVC needs "
+                f"nu < 2·{lo}/({lo}+{hi}) = {bound:.4g} for that pair; lower nu, use "
+                "svm='svc', or balance the classes")
 
     def fit(self, X, y):
         """Fit on X (n × d) and class labels y (n,).
@@ -1061,7 +1110,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         if mode == "exact":
             self._no_basis(X)
             K = _exact_gram(self, X)
-            self.estimator_ = self._make_svm("precomputed").fit(K, y)
+            self.estimator_ = self._fit_solver(self._make_svm("precomputed"), K, y)
             self.dual_coef_ = machine_duals(self.estimator_, n)
         else:
             self._ncr_requires_full()
@@ -1070,12 +1119,12 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             F = Knm @ A
             if mode == "spa":
                 self._F = F
-                self.estimator_ = self._make_svm("precomputed").fit(F @ F.T, y)
+                self.estimator_ = self._fit_solver(self._make_svm("precomputed"), F @ F.T, y)
                 D = machine_duals(self.estimator_, n)
                 self.dual_coef_ = D
                 self.landmark_coef_ = A @ (F.T @ D)
             else:
-                self.estimator_ = self._make_svm("linear").fit(F, y)
+                self.estimator_ = self._fit_solver(self._make_svm("linear"), F, y)
                 W = np.atleast_2d(np.asarray(self.estimator_.coef_))
                 self.coef_ = W
                 self.landmark_coef_ = A @ W.T
@@ -1116,11 +1165,16 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         rng = check_random_state(self.random_state, "random_state")
         cv = StratifiedKFold(folds, shuffle=True, random_state=rng.randint(2**31 - 1))
         dec = np.zeros((X.shape[0],) if k == 2 else (X.shape[0], k))
+        splits = list(cv.split(np.zeros((X.shape[0], 1)), y_index))
+        for train, _ in splits:  # name the cross-validation, not a bare fold, when ν fails
+            self._check_nu_feasible(
+                y[train], f"the training part of a fold of the {folds}-fold cross-validation "
+                "that probability=True fits (or use probability=False)")
         inner = clone(self).set_params(probability=False)
         given = None if isinstance(self.landmarks, str) or self.landmark_indices_ is None \
             else np.asarray(self.landmark_indices_, dtype=np.int64)
         pre = self._precomputed()
-        for train, test in cv.split(np.zeros((X.shape[0], 1)), y_index):
+        for train, test in splits:
             est = clone(inner)
             if given is not None:  # the given landmark rows that the fold trains on
                 kept = given[np.isin(given, train)]
@@ -1141,10 +1195,13 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             dec[test] = d
         return PlattCalibration(dec, y_index, k)
 
-    def _check_proba(self):
-        return self.probability
+    def _why_no_proba(self):
+        if not self.probability:
+            return (f"predict_proba needs probability=True at fit (got probability="
+                    f"{self.probability!r}); set it and fit again")
+        return None
 
-    @available_if(_check_proba)
+    @available_if_explained(_why_no_proba)
     def predict_proba(self, X):
         """Class probabilities (n, n_classes), columns in ``classes_`` order.
 
@@ -1165,7 +1222,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             return proba_svc_torch(self.calibration_, d)
         return self.calibration_.predict_proba(d).astype(d.dtype, copy=False)
 
-    @available_if(_check_proba)
+    @available_if_explained(_why_no_proba)
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
         P = self.predict_proba(X)

@@ -493,6 +493,17 @@ def _c_copy(A):
     return np.array(A, dtype=np.float64, order="C", copy=True)
 
 
+def _same_format(A, B):
+    """A and B both CSR when either is sparse (for a kernel that accepts sparse input)."""
+    if sp.issparse(A) != sp.issparse(B):
+        return sp.csr_matrix(A), sp.csr_matrix(B)
+    return A, B
+
+
+def _dense(K):
+    return K.toarray() if sp.issparse(K) else K
+
+
 def _kernel_sparse(kernel) -> bool:
     return bool(getattr(kernel, "accepts_sparse", False))
 
@@ -992,6 +1003,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.input_tags.sparse = _kernel_accepts_sparse(self.kernel_x, self.kernel_x_params)
         return tags
 
     def fit(self, X, y=None):
@@ -999,10 +1011,11 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Inputs (dask arrays with landmarks).
-        y : array-like of shape (n_samples,) or (n_samples, d_y)
-            Outputs.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs (dask arrays with landmarks; sparse, kept as CSR, when ``kernel_x`` accepts
+            sparse input, as the built-in kernels do).
+        y : {array-like, sparse matrix} of shape (n_samples,) or (n_samples, d_y)
+            Outputs (sparse when ``kernel_y`` accepts it; E[Y | x] is dense).
 
         Returns
         -------
@@ -1024,8 +1037,8 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         if y is None:
             raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y "
                              "is None (paired samples y of shape (n_samples, d_y) are needed)")
-        X = _c_copy(check_input(self, X, reset=True, min_samples=2))
-        self._sparse_ok = False
+        X = _fit_X(self, X, self.kernel_x_)  # CSR when kernel_x accepts sparse input
+        self._sparse_ok = _kernel_sparse(self.kernel_x_)
         Y2, self._y_1d = _second_view(y, X.shape[0], self.kernel_y_)
         Yd = Y2.toarray() if sp.issparse(Y2) else Y2  # E[Y | x] is dense
         n = X.shape[0]
@@ -1082,7 +1095,8 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
     def _set_landmark_model(self, L, T, A, FY, n: int, eps: float):
         """Landmark fit from the reduced matrices (shared by the in-memory and dask fits)."""
         check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
-        self.landmark_points_ = np.asarray(L, dtype=np.float64)
+        self.landmark_points_ = (sp.csr_matrix(L, dtype=np.float64) if sp.issparse(L)
+                                 else np.asarray(L, dtype=np.float64))
         M = landmark_inverse(A, n, eps)
         self._T, self._M = T, M
         self.dual_coef_ = check_finite_output(T @ (M @ FY), "the coefficients B_L K_Ln Y",
@@ -1113,15 +1127,15 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             from .._torch.embedding import weights_cme_torch
 
             return weights_cme_torch(self, X)
-        X = check_input(self, X, reset=False)
+        X = check_input(self, X, reset=False, allow_sparse=getattr(self, "_sparse_ok", False))
         if getattr(self, "landmarks_", None) is not None:
             L, T = self.landmark_points_, self._T
             Fx = check_finite_output(landmark_evaluate(self.kernel_x_, L, T, X),
                                      "the kernel values k(x, x̃_l)",
                                      "rescale X like the training data")
             return landmark_evaluate(self.kernel_x_, L, T, self.X_fit_) @ (self._M @ Fx.T)
-        K = check_finite_output(self.kernel_x_(self.X_fit_, X), "the kernel values k(x_i, x)",
-                                "rescale X like the training data")
+        K = check_finite_output(_dense(self.kernel_x_(*_same_format(self.X_fit_, X))),
+                                "the kernel values k(x_i, x)", "rescale X like the training data")
         return self.operator_.B._apply(np.asarray(K, dtype=np.float64))
 
     def embedding(self, X) -> RKHSFunction:
@@ -1195,8 +1209,8 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             out = _landmark_predict(self, X, self.kernel_x_, self.landmark_points_,
                                     self.dual_coef_)
             return out[:, 0] if self._y_1d else out
-        X = check_input(self, X, reset=False)
-        out = self.kernel_x_(X, self.X_fit_) @ self.dual_coef_
+        X = check_input(self, X, reset=False, allow_sparse=getattr(self, "_sparse_ok", False))
+        out = _dense(self.kernel_x_(*_same_format(X, self.X_fit_))) @ self.dual_coef_
         check_finite_output(out, "the predictions", "rescale X like the training data")
         out = _like_input(X_in, out)
         return out[:, 0] if self._y_1d else out
@@ -1219,7 +1233,7 @@ def _landmark_predict(est, X, kernel, L, coef):
         out = evaluate_dask(kernel, L, coef, X)
         return out.astype(np.float32) if X.dtype == np.float32 else out
     X_in = X
-    X = check_input(est, X, reset=False)
+    X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
     out = check_finite_output(landmark_evaluate(kernel, L, coef, X), "the predictions",
                               "rescale X like the training data")
     return _like_input(X_in, out)
