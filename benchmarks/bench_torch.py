@@ -21,7 +21,10 @@ operator at n = 10⁶ (m = 1000) and kernel CCA at n = 4000. Without CUDA the
 script says so and runs the same comparison on CPU tensors at small sizes: that measures the
 overhead of the torch path on the CPU, not a GPU speed-up, and no GPU figure is reported.
 
-Usage: python benchmarks/bench_torch.py [--quick] [--repeats 3]
+``--device`` picks the device (default: CUDA when available, else the CPU); the test suite
+runs the quick mode on its test device (``ASYMKERN_TEST_DEVICE``).
+
+Usage: python benchmarks/bench_torch.py [--quick] [--repeats 3] [--device cuda]
        [--out docs/results/torch_bench.md]
 """
 
@@ -187,12 +190,20 @@ def cca(torch, device, n: int, repeats: int) -> dict:
             "vs": f"CPU numpy path (max abs. diff of the correlations {diff:.1e})"}
 
 
-def run(quick: bool = False, repeats: int = 3, out: str | None = None) -> str:
-    """Run the benchmark and write the markdown table; returns the text written."""
+def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=None) -> str:
+    """Run the benchmark and write the markdown table; returns the text written.
+
+    ``device``: None (CUDA when available, else the CPU), 'cpu', 'cuda' or 'cuda:N'.
+    """
     import torch
 
-    cuda = torch.cuda.is_available()
-    device = torch.device("cuda" if cuda else "cpu")
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={str(device)!r}: CUDA is not available (torch "
+                         f"{torch.__version__})")
+    cuda = device.type == "cuda"
     if quick:
         sizes = dict(block=300, ksvd=[1500], krr=1500, koopman=(2000, 50), cca=200, repeats=1,
                      cpu_repeats=1)
@@ -211,8 +222,10 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None) -> str:
     rows.append(krr(torch, device, sizes["krr"], 10, np.float32, sizes["repeats"]))
     rows.append(koopman(torch, device, *sizes["koopman"], sizes["repeats"]))
     rows.append(cca(torch, device, sizes["cca"], sizes["repeats"]))
+    why = ("A GPU was available but the CPU was asked for" if torch.cuda.is_available() else
+           "No GPU was available for this run")
     dev_line = (f"CUDA device: {torch.cuda.get_device_name(device)}" if cuda else
-                "**No GPU was available for this run: no GPU figures are reported.** The rows "
+                f"**{why}: no GPU figures are reported.** The rows "
                 "below compare the torch path on CPU tensors with the numpy path on the same "
                 "CPU (the overhead of the torch backend, not a GPU speed-up), at small sizes.")
     lines = [
@@ -245,13 +258,15 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--device", default=None, help="'cpu', 'cuda' or 'cuda:N' (default: CUDA "
+                   "when available, else the CPU)")
     p.add_argument("--out", default=None, help="markdown output (default: "
                    "docs/results/torch_bench.md, none in --quick mode)")
     a = p.parse_args(argv)
     out = a.out
     if out is None and not a.quick:
         out = str(Path(__file__).resolve().parent.parent / "docs" / "results" / "torch_bench.md")
-    run(quick=a.quick, repeats=a.repeats, out=out)
+    run(quick=a.quick, repeats=a.repeats, out=out, device=a.device)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,19 @@
+import os
+
 import numpy as np
 import pytest
+
+
+def pytest_configure(config):
+    """ASYMKERN_TEST_DEVICE (tests/_torch_helpers.py): a run asked for on a device that torch
+    cannot use stops here, loudly, instead of skipping (or silently running on the CPU)."""
+    if os.environ.get("ASYMKERN_TEST_DEVICE", "cpu").strip() in ("", "cpu"):
+        return
+    from _torch_helpers import device_problem
+
+    problem = device_problem()
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 @pytest.fixture

@@ -390,3 +390,86 @@ def test_lssvm_regressor_multi_output_equals_separate_fits(solver):
     assert LSSVMRegressor().fit(X, Y[:, :1]).predict(Xt).shape == (9, 1)
     assert LSSVMRegressor().fit(X, Y[:, 0]).predict(Xt).shape == (9,)
     assert LSSVMRegressor().__sklearn_tags__().target_tags.multi_output
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 29: complex sample weights are refused (one helper), never cast with a ComplexWarning;
+# the scores refuse the weights fit refuses (a negative weight gave R² > 1)
+# ------------------------------------------------------------------------------------------------
+def _weighted_fits():
+    from asymkern.decomposition import KernelSVD
+
+    rng = np.random.RandomState(0)
+    X, Z = rng.randn(40, 3), rng.randn(30, 3)
+    y = X[:, 0] + 0.1 * rng.randn(40)
+    lab = np.where(y > 0, 1, -1)
+    cases = []
+    for solver in ("dense", "randomized"):
+        for name, n in (("sample_weight", 40), ("sample_weight_Z", 30)):
+            cases.append(pytest.param(
+                lambda w, s=solver, nm=name: KernelSVD(n_components=2, solver=s,
+                                                       random_state=0).fit(X, Z=Z, **{nm: w}),
+                name, n, id=f"KernelSVD-{solver}-{name}"))
+    for cls, t in ((NystromKernelRidge, y), (LSSVMRegressor, y), (LSSVMClassifier, lab),
+                   (AsKLSClassifier, lab)):
+        kw = {"n_landmarks": 10, "random_state": 0} if cls is NystromKernelRidge else {}
+        cases.append(pytest.param(lambda w, c=cls, t=t, kw=kw: c(**kw).fit(X, t,
+                                                                           sample_weight=w),
+                                  "sample_weight", 40, id=cls.__name__))
+    return cases
+
+
+@pytest.mark.parametrize("fit, name, n", _weighted_fits())
+def test_complex_sample_weights_are_refused(fit, name, n):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning on the way to the error
+        for w in (np.ones(n) + 1e-3j, np.ones(n) + 0j, list(np.ones(n) + 1j),
+                  np.array([1 + 1j] * n, dtype=object), 1 + 1j):
+            with pytest.raises(ValueError, match=f"Complex data not supported: {name} is "):
+                fit(w)
+    fit(np.linspace(0.5, 2.0, n))  # real weights still fit
+    fit([3] * n)
+
+
+def test_lssvm_functional_api_refuses_complex_weights():
+    from asymkern.lssvm import askls_kkt_matrix, lssvm_solve
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(12, 2)
+    K, y = X @ X.T, np.where(X[:, 0] > 0, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="sample_weight is complex-valued"):
+            lssvm_solve(K, y, 1.0, sample_weight=np.ones(12) + 1j)
+        with pytest.raises(ValueError, match="sample_weight is complex-valued"):
+            askls_kkt_matrix(K, y, 1.0, sample_weight=np.ones(12) + 1j)
+    with pytest.raises(ValueError, match="sample_weight"):
+        askls_kkt_matrix(K, y, 1.0, sample_weight=np.ones(5))
+    A = askls_kkt_matrix(K, y, 2.0, sample_weight=np.full(12, 2.0))
+    assert A[2, 2] == 0.25 and askls_kkt_matrix(K, y, 2.0)[2, 2] == 0.5
+
+
+@pytest.mark.parametrize("make", [
+    lambda X: (KoopmanOperator(n_components=2).fit(X), (X[:-1], X[1:])),
+    lambda X: (ConditionalMeanEmbedding().fit(X[:-1], X[1:]), (X[:-1], X[1:])),
+], ids=["KoopmanOperator", "ConditionalMeanEmbedding"])
+def test_score_refuses_the_weights_fit_refuses(make):
+    from sklearn.metrics import r2_score
+
+    rng = np.random.RandomState(1)
+    X = np.cumsum(rng.randn(80, 2), axis=0) * 0.1
+    est, (A, B) = make(X)
+    n = A.shape[0]
+    neg = np.ones(n)
+    neg[:3] = -20.0
+    for w, msg in ((neg, "sample_weight has negative values"),
+                   (np.r_[np.nan, np.ones(n - 1)], "sample_weight contains NaN"),
+                   (np.ones(n) * 1j, "sample_weight is complex-valued"),
+                   (np.zeros(n), "sample_weight is all zero"),
+                   (np.ones(n + 1), "sample_weight must be a 1-D array")):
+        with pytest.raises(ValueError, match=msg):
+            est.score(A, B, sample_weight=w)
+    w = rng.uniform(0.2, 2.0, n)
+    multi = "variance_weighted" if isinstance(est, KoopmanOperator) else "uniform_average"
+    ref = r2_score(B, est.predict(A), sample_weight=w, multioutput=multi)
+    assert est.score(A, B, sample_weight=w) == pytest.approx(ref, abs=1e-12)

@@ -1,5 +1,7 @@
 """Kernel layer: every kernel against a dense numpy reference; KernelMatrix blocks vs dense."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -146,6 +148,25 @@ def test_callable_kernel_is_checked(XZ):
         get_kernel(lambda A, B: (A @ B.T)[:, 1:])(X, Z)
     with pytest.raises(ValueError, match="non-finite"):
         get_kernel(lambda A, B: np.full((len(A), len(B)), np.nan))(X, Z)
+
+
+def test_callable_kernel_complex_output_is_refused_not_cast(XZ):
+    """Issue 29: a complex kernel value was cast to real with only a ComplexWarning."""
+    X, Z = XZ
+    for out in (lambda A, B: (A @ B.T) * (1 + 1j),  # complex dtype, nonzero imaginary part
+                lambda A, B: (A @ B.T) + 0j,  # complex dtype, zero imaginary part
+                lambda A, B: np.array((A @ B.T).tolist(), dtype=object) * 1j):  # objects
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no ComplexWarning on the way
+            with pytest.raises(ValueError, match="kernel callable returned complex values"):
+                get_kernel(out)(X, Z)
+    with pytest.raises(TypeError, match="kernel callable returned non-numeric"):
+        get_kernel(lambda A, B: np.full((len(A), len(B)), "a"))(X, Z)
+    # an estimator with a complex callable kernel refuses too
+    from asymkern.operators import KoopmanOperator
+
+    with pytest.raises(ValueError, match="kernel callable returned complex values"):
+        KoopmanOperator(kernel=lambda A, B: (A @ B.T) * (1 + 1j)).fit(X)
 
 
 def test_bad_inputs_raise_named_errors(XZ):

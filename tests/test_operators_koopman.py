@@ -361,3 +361,91 @@ def test_arpack_failure_falls_back_to_the_dense_reference(monkeypatch):
         np.testing.assert_allclose(est.eigenvalues_, ref[k].eigenvalues_, atol=1e-9)
         np.testing.assert_allclose(est.predict(X[:5], n_steps=2),
                                    ref[k].predict(X[:5], n_steps=2), atol=1e-9)
+
+
+# ------------------------------------------------------------------ issue 29: silent results
+_BAD_TIMESTEPS = [(-1, ValueError), (-0.5, ValueError), (0, ValueError), (0.0, ValueError),
+                  (np.nan, ValueError), (np.inf, ValueError), (-np.inf, ValueError),
+                  ("1", TypeError), (None, TypeError), (True, TypeError), ([1.0], TypeError)]
+
+
+@pytest.mark.parametrize("landmarks", [None, 20])
+@pytest.mark.parametrize("value, err", _BAD_TIMESTEPS)
+def test_timestep_must_be_finite_and_positive(value, err, landmarks):
+    """timestep=-1 gave negative implied timescales, 0 zero ones, NaN/inf non-finite ones."""
+    X = _ou(60)
+    with pytest.raises(err, match="timestep"):
+        KoopmanOperator(timestep=value, n_landmarks=landmarks, random_state=0).fit(X)
+
+
+def test_timestep_scales_the_implied_timescales():
+    X = _ou(80)
+    a = KoopmanOperator(n_components=2, timestep=1.0).fit(X)
+    b = KoopmanOperator(n_components=2, timestep=np.float32(0.25)).fit(X)
+    assert np.all(a.timescales_ > 0)
+    np.testing.assert_allclose(b.timescales_, 0.25 * a.timescales_, rtol=1e-12)
+
+
+def test_dask_fit_refuses_a_bad_timestep():
+    da = pytest.importorskip("dask.array")
+    X = da.from_array(_ou(100), chunks=25)
+    for value in (-1.0, 0.0, np.nan):
+        with pytest.raises(ValueError, match="timestep"):
+            KoopmanOperator(timestep=value, n_landmarks=10, random_state=0).fit(X)
+
+
+def test_observables_with_no_column_are_refused():
+    """observables of shape (n, 0) were accepted (forecasts of nothing, silently)."""
+    X = _ou(60)
+    est = KoopmanOperator(n_components=2)
+    with pytest.raises(ValueError, match=r"observables has 0 columns \(shape \(60, 0\)\)"):
+        est.fit(X, observables=np.zeros((60, 0)))
+    with pytest.raises(ValueError, match=r"observables has 0 columns"):
+        est.fit(X[:-1], X[1:], observables=np.zeros((59, 0)))
+    with pytest.raises(ValueError, match=r"observables\(y\) has shape \(59, 0\)"):
+        est.fit(X, observables=lambda Y: np.zeros((Y.shape[0], 0)))
+    with pytest.raises(ValueError, match=r"observables\(y\) has shape \(59, 0\)"):
+        KoopmanOperator(n_components=2, n_landmarks=20, random_state=0).fit(
+            X, observables=lambda Y: np.zeros((Y.shape[0], 0)))
+    with pytest.raises(ValueError, match="observables"):
+        est.fit(X, observables=np.float64(1.0))  # a scalar: a named error, no IndexError
+    # complex observables are refused, not cast to real with a ComplexWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"observables\(y\) returned complex values"):
+            est.fit(X, observables=lambda Y: Y * (1 + 1j))
+        with pytest.raises(ValueError, match="observables is complex-valued"):
+            est.fit(X, observables=X * 1j)
+    one = est.fit(X, observables=np.sin(X))  # one column stays fine
+    assert one.predict(X[:3], observable=True).shape == (3, 1)
+
+
+@pytest.mark.parametrize("y_given", [False, True])
+def test_score_refuses_bad_sample_weight(y_given):
+    """A negative weight gave R² > 1; non-finite or complex weights must not pass either."""
+    X = _ou(120)
+    est = KoopmanOperator(n_components=2).fit(X)
+    args = (X[:-1], X[1:]) if y_given else (X,)
+    n = 119
+    neg = np.ones(n)
+    neg[0] = -50.0
+    bad = [(neg, ValueError, "sample_weight has negative values"),
+           (np.r_[np.nan, np.ones(n - 1)], ValueError, "sample_weight contains NaN"),
+           (np.r_[np.inf, np.ones(n - 1)], ValueError, "sample_weight contains NaN or inf"),
+           (np.ones(n) + 1j, ValueError, "sample_weight is complex-valued"),
+           (np.ones(n - 1), ValueError, r"sample_weight must be a 1-D array .*\(119,\)"),
+           (np.zeros(n), ValueError, "sample_weight is all zero"),
+           (np.array(["a"] * n), TypeError, "sample_weight must be numeric")]
+    for w, err, msg in bad:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(err, match=msg):
+                est.score(*args, sample_weight=w)
+    from sklearn.metrics import r2_score
+
+    w = np.random.RandomState(0).uniform(0.1, 2.0, n)
+    ref = r2_score(X[1:], est.predict(X[:-1]), sample_weight=w,
+                   multioutput="variance_weighted")
+    assert abs(est.score(*args, sample_weight=w) - ref) < 1e-12
+    assert abs(est.score(*args, sample_weight=list(w)) - ref) < 1e-12
+    assert est.score(*args, sample_weight=w) <= 1.0

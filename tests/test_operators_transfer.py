@@ -277,3 +277,17 @@ def test_gyre_l2_svd_of_the_rrr_estimator_equals_the_dense_svd():
     np.testing.assert_allclose(panels[1][2][:4], sv[:4], rtol=1e-6)  # Nyström, m = n
     for row in rows:
         assert all(0.0 <= row[f"cos∠(v_{i}, span u)"] <= 1.0 + 1e-12 for i in (1, 2, 3))
+
+
+@pytest.mark.parametrize("kind", ["full", "rrr"])
+@pytest.mark.parametrize("value, err", [(-1, ValueError), (0, ValueError),
+                                        (np.nan, ValueError), (np.inf, ValueError),
+                                        ("1", TypeError), (None, TypeError)])
+def test_pf_timestep_must_be_finite_and_positive(value, err, kind):
+    """Issue 29: timestep=-1 gave negative implied timescales (0 zero, NaN/inf non-finite)."""
+    X = _ou(60)
+    with pytest.raises(err, match="timestep"):
+        PerronFrobeniusOperator(timestep=value, estimator=kind, rank=2,
+                                n_components=2).fit(X)
+    pf = PerronFrobeniusOperator(timestep=0.5, estimator=kind, rank=2, n_components=2).fit(X)
+    assert np.all(pf.timescales_ > 0)

@@ -15,8 +15,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import TEST_DEVICE, dtol, tensor, to_np  # noqa: E402
 from _torch_helpers import rel_norm as rel  # noqa: E402
-from _torch_helpers import to_np  # noqa: E402
 
 from asymkern import KernelSVD  # noqa: E402
 from asymkern._dispatch import is_torch_tensor, require_torch  # noqa: E402
@@ -28,7 +28,8 @@ from asymkern._torch.kernels import (  # noqa: E402
 from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
 from asymkern.nystrom import NystromKernelRidge  # noqa: E402
 
-TOL = {np.float64: 1e-12, np.float32: 1e-5}
+# float32: up to 2.8e-6 measured under other BLAS kernels and thread counts (1e-5 sat at 3x)
+TOL = {np.float64: dtol(1e-12), np.float32: 1e-4}
 
 
 
@@ -47,15 +48,15 @@ def test_kernel_blocks_and_products_equal_numpy(name, dtype, data):
     X, Z = (X + 3).astype(dtype), (Z + 3).astype(dtype)  # off the origin: the centring matters
     k = get_kernel(name)
     ref = KernelMatrix(k, X, Z).to_array()
-    G = TorchKernelMatrix(TorchKernel(k, X.shape[1]), torch.as_tensor(X), torch.as_tensor(Z),
+    G = TorchKernelMatrix(TorchKernel(k, X.shape[1]), tensor(X), tensor(Z),
                           working_memory=0.02)  # many row blocks
     D = G.to_dense()
     assert D.dtype == torch.from_numpy(X).dtype
     assert rel(D, ref) < TOL[dtype]
     rng = np.random.RandomState(1)
     B, C = rng.randn(Z.shape[0], 3).astype(dtype), rng.randn(X.shape[0], 3).astype(dtype)
-    assert rel(G.matmat(torch.as_tensor(B)), ref @ B) < TOL[dtype]
-    assert rel(G.rmatmat(torch.as_tensor(C)), ref.T @ C) < TOL[dtype]
+    assert rel(G.matmat(tensor(B)), ref @ B) < TOL[dtype]
+    assert rel(G.rmatmat(tensor(C)), ref.T @ C) < TOL[dtype]
 
 
 def _grid_sets():
@@ -77,18 +78,18 @@ def test_row_normalised_kernels_at_extreme_bandwidths(name, bandwidth, dtype):
     X, Z = (a.astype(dtype) for a in _grid_sets())
     k = get_kernel(name, bandwidth=bandwidth)
     ref = KernelMatrix(k, X, Z).to_array()
-    G = TorchKernelMatrix(TorchKernel(k, 3), torch.as_tensor(X), torch.as_tensor(Z),
+    G = TorchKernelMatrix(TorchKernel(k, 3), tensor(X), tensor(Z),
                           working_memory=0.01)
     D = G.to_dense()
     assert bool(torch.isfinite(D).all())
-    np.testing.assert_allclose(D.double().sum(dim=1).numpy(), 1.0, rtol=TOL[dtype])
+    np.testing.assert_allclose(to_np(D.double().sum(dim=1)), 1.0, rtol=TOL[dtype])
     assert rel(D, ref) < TOL[dtype]
 
 
 def test_unsupported_kernel_names_kernel_and_list(data):
     X, Z, _, _ = data
     with pytest.raises(ValueError, match="kernel=.*supported kernels: rbf"):
-        KernelSVD(kernel=lambda A, B: A @ B.T).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+        KernelSVD(kernel=lambda A, B: A @ B.T).fit(tensor(X), Z=tensor(Z))
     assert "sne" in SUPPORTED_KERNELS and "t" in SUPPORTED_KERNELS
 
 
@@ -106,8 +107,8 @@ def _both(kw, X, Z, dtype):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # noise-level warnings are the same on both paths
         a = KernelSVD(**kw).fit(X.astype(dtype), Z=Z.astype(dtype))
-        b = KernelSVD(**kw).fit(torch.as_tensor(X.astype(dtype)),
-                                Z=torch.as_tensor(Z.astype(dtype)))
+        b = KernelSVD(**kw).fit(tensor(X.astype(dtype)),
+                                Z=tensor(Z.astype(dtype)))
     return a, b
 
 
@@ -121,11 +122,11 @@ def test_ksvd_torch_equals_numpy_float64(kernel, solver, opts, data):
     for attr in ("singular_values_", "left_singular_vectors_", "right_singular_vectors_"):
         got = getattr(b, attr)
         assert is_torch_tensor(got) and got.dtype == torch.float64
-        assert rel(got, getattr(a, attr)) < 1e-12, attr
-    assert rel(b.transform(torch.as_tensor(Xn)), a.transform(Xn)) < 1e-12
-    assert rel(b.transform_right(torch.as_tensor(Zn)), a.transform_right(Zn)) < 1e-12
-    assert rel(b.fit_transform(torch.as_tensor(X), Z=torch.as_tensor(Z)), a.embeddings()[0]) \
-        < 1e-12
+        assert rel(got, getattr(a, attr)) < dtol(1e-12), attr
+    assert rel(b.transform(tensor(Xn)), a.transform(Xn)) < dtol(1e-12)
+    assert rel(b.transform_right(tensor(Zn)), a.transform_right(Zn)) < dtol(1e-12)
+    assert rel(b.fit_transform(tensor(X), Z=tensor(Z)), a.embeddings()[0]) \
+        < dtol(1e-12)
 
 
 @pytest.mark.parametrize("solver,opts", [SOLVERS[1], SOLVERS[2], SOLVERS[3]])
@@ -136,12 +137,12 @@ def test_ksvd_torch_equals_numpy_float32(kernel, solver, opts, data):
                  X, Z, np.float32)
     assert b.singular_values_.dtype == torch.float32
     assert b.left_singular_vectors_.dtype == torch.float32
-    assert rel(b.singular_values_, a.singular_values_) < 1e-5
-    t = b.transform(torch.as_tensor(Xn.astype(np.float32)))
+    assert rel(b.singular_values_, a.singular_values_) < TOL[np.float32]
+    t = b.transform(tensor(Xn.astype(np.float32)))
     assert t.dtype == torch.float32
-    assert rel(t, a.transform(Xn.astype(np.float32))) < 1e-5
-    assert rel(b.transform_right(torch.as_tensor(Zn.astype(np.float32))),
-               a.transform_right(Zn.astype(np.float32))) < 1e-5
+    assert rel(t, a.transform(Xn.astype(np.float32))) < TOL[np.float32]
+    assert rel(b.transform_right(tensor(Zn.astype(np.float32))),
+               a.transform_right(Zn.astype(np.float32))) < TOL[np.float32]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -163,12 +164,12 @@ def test_ksvd_torch_centered_equals_numpy(kernel, solver, dtype, data):
         assert is_torch_tensor(got), attr
         assert rel(got, getattr(a, attr)) < tol, attr
     assert abs(b.grand_mean_ - a.grand_mean_) <= tol * abs(a.grand_mean_)
-    assert rel(b.transform(torch.as_tensor(Xn.astype(dtype))), a.transform(Xn.astype(dtype))) \
+    assert rel(b.transform(tensor(Xn.astype(dtype))), a.transform(Xn.astype(dtype))) \
         < 10 * tol
-    assert rel(b.transform_right(torch.as_tensor(Zn.astype(dtype))),
+    assert rel(b.transform_right(tensor(Zn.astype(dtype))),
                a.transform_right(Zn.astype(dtype))) < 10 * tol
     # the training scores: the centred embeddings of the fit
-    assert rel(b.transform(torch.as_tensor(X.astype(dtype))), a.embeddings()[0]) < 10 * tol
+    assert rel(b.transform(tensor(X.astype(dtype))), a.embeddings()[0]) < 10 * tol
     for A, B in zip((X, Z, Xn, Zn), keep):
         np.testing.assert_array_equal(A, B)
 
@@ -180,16 +181,16 @@ def test_ksvd_torch_centered_against_dense_reference(data):
     Gc = G - G.mean(1, keepdims=True) - G.mean(0, keepdims=True) + G.mean()
     s_ref = np.linalg.svd(Gc, compute_uv=False)[:4]
     b = KernelSVD(n_components=4, kernel="rbf", gamma=0.5, solver="dense", center=True).fit(
-        torch.as_tensor(X), Z=torch.as_tensor(Z))
-    assert rel(b.singular_values_, s_ref) < 1e-12
-    U = b.left_singular_vectors_.numpy()
-    np.testing.assert_allclose(np.abs(U.T @ Gc @ b.right_singular_vectors_.numpy()),
-                               np.diag(s_ref), atol=1e-10)
+        tensor(X), Z=tensor(Z))
+    assert rel(b.singular_values_, s_ref) < dtol(1e-12)
+    U = to_np(b.left_singular_vectors_)
+    np.testing.assert_allclose(np.abs(U.T @ Gc @ to_np(b.right_singular_vectors_)),
+                               np.diag(s_ref), atol=dtol(1e-10))
     # scores of new rows: centred with their own means and the training column means
     Kn = KernelMatrix(get_kernel("rbf", gamma=0.5), Xn, Z).to_array()
     Knc = Kn - Kn.mean(1, keepdims=True) - G.mean(0)[None, :] + G.mean()
-    assert rel(b.transform(torch.as_tensor(Xn)), Knc @ b.right_singular_vectors_.numpy()) \
-        < 1e-12
+    assert rel(b.transform(tensor(Xn)), Knc @ to_np(b.right_singular_vectors_)) \
+        < dtol(1e-12)
 
 
 def test_ksvd_torch_centered_precomputed(data):
@@ -197,12 +198,12 @@ def test_ksvd_torch_centered_precomputed(data):
     G = KernelMatrix(get_kernel("rbf", gamma=0.5), X, Z).to_array()
     Gn = KernelMatrix(get_kernel("rbf", gamma=0.5), Xn, Z).to_array()
     a = KernelSVD(n_components=3, kernel="precomputed", solver="dense", center=True).fit(G)
-    Gt = torch.as_tensor(G.copy())
+    Gt = tensor(G.copy())
     b = KernelSVD(n_components=3, kernel="precomputed", solver="dense", center=True).fit(Gt)
-    np.testing.assert_array_equal(Gt.numpy(), G)  # the given kernel matrix is not centred in place
-    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    np.testing.assert_array_equal(to_np(Gt), G)  # the given kernel matrix is not centred in place
+    assert rel(b.singular_values_, a.singular_values_) < dtol(1e-12)
     assert b.row_means_.dtype == torch.float64
-    assert rel(b.transform(torch.as_tensor(Gn)), a.transform(Gn)) < 1e-12
+    assert rel(b.transform(tensor(Gn)), a.transform(Gn)) < dtol(1e-12)
 
 
 
@@ -221,9 +222,9 @@ def test_ksvd_torch_centered_nystrom_equals_numpy(kernel, sampling, dtype, data)
     np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
     assert rel(b.singular_values_, a.singular_values_) < tol
     assert rel(b.left_singular_vectors_, a.left_singular_vectors_) < 10 * tol
-    assert rel(b.transform(torch.as_tensor(Xn.astype(dtype))), a.transform(Xn.astype(dtype))) \
+    assert rel(b.transform(tensor(Xn.astype(dtype))), a.transform(Xn.astype(dtype))) \
         < 10 * tol
-    assert rel(b.transform_right(torch.as_tensor(Zn.astype(dtype))),
+    assert rel(b.transform_right(tensor(Zn.astype(dtype))),
                a.transform_right(Zn.astype(dtype))) < 10 * tol
 
 
@@ -237,15 +238,15 @@ def test_ksvd_torch_centered_nystrom_all_landmarks_is_exact(data):
     n, m = G.shape
     kw = dict(n_components=3, solver="nystrom", center=True, random_state=0,
               nystrom_params={"n_row_landmarks": n, "n_col_landmarks": m})
-    b = KernelSVD(kernel="rbf", gamma=0.5, **kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
-    assert rel(b.singular_values_, s_ref) < 1e-10
-    c = KernelSVD(kernel="precomputed", **kw).fit(torch.as_tensor(G))
-    assert rel(c.singular_values_, s_ref) < 1e-10
+    b = KernelSVD(kernel="rbf", gamma=0.5, **kw).fit(tensor(X), Z=tensor(Z))
+    assert rel(b.singular_values_, s_ref) < dtol(1e-10)
+    c = KernelSVD(kernel="precomputed", **kw).fit(tensor(G))
+    assert rel(c.singular_values_, s_ref) < dtol(1e-10)
     Gn = KernelMatrix(get_kernel("rbf", gamma=0.5), Xn, Z).to_array()
     Gnc = Gn - Gn.mean(1, keepdims=True) - G.mean(0)[None, :] + G.mean()
-    V = c.right_singular_vectors_.numpy()
-    assert rel(c.transform(torch.as_tensor(Gn)), Gnc @ V) < 1e-9
-    assert rel(b.transform(torch.as_tensor(Xn)), Gnc @ b.right_singular_vectors_.numpy()) < 1e-9
+    V = to_np(c.right_singular_vectors_)
+    assert rel(c.transform(tensor(Gn)), Gnc @ V) < dtol(1e-9)
+    assert rel(b.transform(tensor(Xn)), Gnc @ to_np(b.right_singular_vectors_)) < dtol(1e-9)
 
 
 def _signed(got, want):
@@ -275,17 +276,17 @@ def test_ksvd_torch_weighted_equals_numpy(kernel, solver, center, which, dtype, 
         warnings.simplefilter("ignore")
         a = KernelSVD(**kw).fit(X.astype(dtype), Z=Z.astype(dtype), sample_weight=w,
                                 sample_weight_Z=wz)
-        b = KernelSVD(**kw).fit(torch.as_tensor(X.astype(dtype)),
-                                Z=torch.as_tensor(Z.astype(dtype)),
-                                sample_weight=None if w is None else torch.as_tensor(w),
+        b = KernelSVD(**kw).fit(tensor(X.astype(dtype)),
+                                Z=tensor(Z.astype(dtype)),
+                                sample_weight=None if w is None else tensor(w),
                                 sample_weight_Z=wz)
     tol = 10 * TOL[dtype]
     assert rel(b.singular_values_, a.singular_values_) < tol
     np.testing.assert_array_equal(b.sample_weight_, a.sample_weight_)
     ta = a.transform(Xn.astype(dtype))
-    assert rel(_signed(b.transform(torch.as_tensor(Xn.astype(dtype))), ta), ta) < tol
+    assert rel(_signed(b.transform(tensor(Xn.astype(dtype))), ta), ta) < tol
     tr = a.transform_right(Zn.astype(dtype))
-    assert rel(_signed(b.transform_right(torch.as_tensor(Zn.astype(dtype))), tr), tr) < tol
+    assert rel(_signed(b.transform_right(tensor(Zn.astype(dtype))), tr), tr) < tol
     for got, want in zip(b.embeddings(), a.embeddings()):
         assert is_torch_tensor(got)
         assert rel(_signed(got, want), want) < tol
@@ -303,8 +304,8 @@ def test_ksvd_torch_integer_weights_repeat_rows(data):
     Gc = G - G.mean(1, keepdims=True) - G.mean(0, keepdims=True) + G.mean()
     s_ref = np.linalg.svd(Gc, compute_uv=False)[:3]
     b = KernelSVD(n_components=3, kernel="sne", gamma=0.5, solver="dense", center=True).fit(
-        torch.as_tensor(X), Z=torch.as_tensor(Z), sample_weight=w, sample_weight_Z=wz)
-    assert rel(b.singular_values_, s_ref) < 1e-12
+        tensor(X), Z=tensor(Z), sample_weight=w, sample_weight_Z=wz)
+    assert rel(b.singular_values_, s_ref) < dtol(1e-12)
 
 
 def test_ksvd_torch_weighted_precomputed(data):
@@ -314,11 +315,11 @@ def test_ksvd_torch_weighted_precomputed(data):
     w = np.random.RandomState(1).uniform(0.5, 2, len(X))
     kw = dict(n_components=3, kernel="precomputed", solver="dense", center=True)
     a = KernelSVD(**kw).fit(G, sample_weight=w)
-    b = KernelSVD(**kw).fit(torch.as_tensor(G), sample_weight=w)
-    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    b = KernelSVD(**kw).fit(tensor(G), sample_weight=w)
+    assert rel(b.singular_values_, a.singular_values_) < dtol(1e-12)
     ta, tr = a.transform(Gn), a.transform_right(Gc)
-    assert rel(_signed(b.transform(torch.as_tensor(Gn)), ta), ta) < 1e-11
-    assert rel(_signed(b.transform_right(torch.as_tensor(Gc)), tr), tr) < 1e-11
+    assert rel(_signed(b.transform(tensor(Gn)), ta), ta) < dtol(1e-11)
+    assert rel(_signed(b.transform_right(tensor(Gc)), tr), tr) < dtol(1e-11)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -334,21 +335,21 @@ def test_ksvd_torch_compat_equals_numpy(kernel, compat, dtype):
     keep = A.copy()
     kw = dict(n_components=3, kernel=kernel, compat=compat, random_state=0, solver="dense")
     a = KernelSVD(**kw).fit(A)
-    b = KernelSVD(**kw).fit(torch.as_tensor(A))
+    b = KernelSVD(**kw).fit(tensor(A))
     tol = 10 * TOL[dtype]
     assert b.n_features_in_ == 40 and b.z_features_in_ == 60
     assert rel(b.singular_values_, a.singular_values_) < tol
     ta, tr = a.transform(Xn), a.transform_right(Zn)
-    assert rel(_signed(b.transform(torch.as_tensor(Xn)), ta), ta) < tol
-    assert rel(_signed(b.transform_right(torch.as_tensor(Zn)), tr), tr) < tol
-    c = KernelSVD(**kw, device="cpu").fit(A)
+    assert rel(_signed(b.transform(tensor(Xn)), ta), ta) < tol
+    assert rel(_signed(b.transform_right(tensor(Zn)), tr), tr) < tol
+    c = KernelSVD(**kw, device=TEST_DEVICE).fit(A)
     out = c.transform(Xn)
     assert isinstance(out, np.ndarray) and rel(_signed(out, ta), ta) < tol
     np.testing.assert_array_equal(A, keep)
 
 
 def test_ksvd_torch_compat_none_refuses_a_non_square_matrix():
-    A = torch.as_tensor(np.random.RandomState(0).rand(30, 20))
+    A = tensor(np.random.RandomState(0).rand(30, 20))
     with pytest.raises(ValueError, match="set compat to"):
         KernelSVD(2, compat=None).fit(A)
 
@@ -357,25 +358,44 @@ def test_ksvd_torch_compat_none_refuses_a_non_square_matrix():
 @pytest.mark.parametrize("sampling", ["uniform", "kmeans", "leverage"])
 @pytest.mark.parametrize("estimate", ["change", "residual"])
 def test_ksvd_torch_nystrom_tol_equals_numpy(estimate, sampling, center):
-    """Growth to a tolerance on torch: the same landmark counts, landmarks and estimates at
-    every step as the numpy path (same random stream), and the same singular values."""
+    """Growth to a tolerance on torch follows the numpy path's rule on the same random stream:
+    the same landmark counts and landmarks at every step, the same estimates, the same stop
+    and the same singular values.
+
+    The estimates are a-posteriori η values of Nyström factors whose cores are ill-conditioned
+    at hundreds of landmarks: another BLAS / device moves them by rounding (1e-13 relative
+    measured here between MKL-torch and OpenBLAS-numpy), so they are compared to 1e-6, and a
+    stop may only differ where the deciding estimate lies within that margin of ``tol`` (the
+    decision est ≤ tol then belongs to rounding, and the longer run must carry on the same
+    steps). With gamma=0.2 and one component several growths stop before the full matrix."""
     rng = np.random.RandomState(7)
     X, Z = rng.randn(700, 3), rng.randn(600, 3) + 0.3
-    kw = dict(kernel="rbf", n_components=3, solver="nystrom", random_state=0, center=center,
-              nystrom_params={"tol": 1e-3, "estimate": estimate, "sampling": sampling})
+    tol_g = 1e-3
+    kw = dict(kernel="rbf", gamma=0.2, n_components=1, solver="nystrom", random_state=0,
+              center=center,
+              nystrom_params={"tol": tol_g, "estimate": estimate, "sampling": sampling})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = KernelSVD(**kw).fit(X, Z=Z)
-        b = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+        b = KernelSVD(**kw).fit(tensor(X), Z=tensor(Z))
     ha, hb = a.nystrom_.info["history"], b.nystrom_.info["history"]
-    assert [h["n_row_landmarks"] for h in hb] == [h["n_row_landmarks"] for h in ha]
+    margin = 1e-6
     for x, y in zip(ha, hb):
-        if np.isfinite(x["estimate"]):
-            assert abs(y["estimate"] - x["estimate"]) <= 1e-9 * max(abs(x["estimate"]), 1e-300)
+        assert (y["n_row_landmarks"], y["n_col_landmarks"]) == \
+            (x["n_row_landmarks"], x["n_col_landmarks"])
+        if np.isfinite(x["estimate"]) or np.isfinite(y["estimate"]):
+            assert abs(y["estimate"] - x["estimate"]) <= margin * max(abs(x["estimate"]), tol_g)
+    if len(ha) != len(hb):  # a stop moved by rounding: only where est is within margin of tol
+        short = ha if len(ha) < len(hb) else hb
+        assert abs(short[-1]["estimate"] - tol_g) <= 2 * margin * tol_g, (ha, hb)
+        return
+    for info in (a.nystrom_.info, b.nystrom_.info):  # the stop obeys the criterion
+        assert info["converged"] == (info["history"][-1]["estimate"] <= tol_g)
+        assert all(h["estimate"] > tol_g for h in info["history"][:-1])
     assert b.nystrom_.info["converged"] == a.nystrom_.info["converged"]
     np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
     np.testing.assert_array_equal(b.col_landmarks_, a.col_landmarks_)
-    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    assert rel(b.singular_values_, a.singular_values_) < dtol(1e-12)
 
 
 def test_ksvd_torch_nystrom_tol_cap_and_precomputed(data):
@@ -389,29 +409,29 @@ def test_ksvd_torch_nystrom_tol_cap_and_precomputed(data):
     with pytest.warns(RuntimeWarning, match="did not reach tol"):
         a = KernelSVD(**kw).fit(G)
     with pytest.warns(RuntimeWarning, match="did not reach tol"):
-        b = KernelSVD(**kw).fit(torch.as_tensor(G))
+        b = KernelSVD(**kw).fit(tensor(G))
     assert [h["n_row_landmarks"] for h in b.nystrom_.info["history"]] == [64, 128]
     np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
-    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    assert rel(b.singular_values_, a.singular_values_) < dtol(1e-12)
 
 def test_ksvd_data_matrix_precomputed_and_bandwidth(data):
     X, Z, Xn, _ = data
     A = np.random.RandomState(3).rand(40, 40)
     a = KernelSVD(2, random_state=0).fit(A)
-    b = KernelSVD(2, random_state=0).fit(torch.as_tensor(A))
-    assert rel(b.singular_values_, a.singular_values_) < 1e-12
+    b = KernelSVD(2, random_state=0).fit(tensor(A))
+    assert rel(b.singular_values_, a.singular_values_) < dtol(1e-12)
     G = KernelMatrix(get_kernel("sne"), X, Z).to_array()
     for solver in ("randomized", "nystrom"):
         a = KernelSVD(2, kernel="precomputed", solver=solver, random_state=0).fit(G)
         b = KernelSVD(2, kernel="precomputed", solver=solver, random_state=0).fit(
-            torch.as_tensor(G))
-        assert rel(b.left_singular_vectors_, a.left_singular_vectors_) < 1e-12
-        assert rel(b.transform(torch.as_tensor(G[:5])), a.transform(G[:5])) < 1e-12
+            tensor(G))
+        assert rel(b.left_singular_vectors_, a.left_singular_vectors_) < dtol(1e-12)
+        assert rel(b.transform(tensor(G[:5])), a.transform(G[:5])) < dtol(1e-12)
     kw = dict(n_components=2, kernel="sne", kernel_params={"bandwidth": "auto"})
     a = KernelSVD(**kw).fit(X, Z=Z)
-    b = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
-    assert b.bandwidth_ == pytest.approx(a.bandwidth_, rel=1e-12)
-    assert rel(b.transform(torch.as_tensor(Xn)), a.transform(Xn)) < 1e-12
+    b = KernelSVD(**kw).fit(tensor(X), Z=tensor(Z))
+    assert b.bandwidth_ == pytest.approx(a.bandwidth_, rel=dtol(1e-12))
+    assert rel(b.transform(tensor(Xn)), a.transform(Xn)) < dtol(1e-12)
 
 
 def test_ksvd_device_with_numpy_gives_numpy(data):
@@ -419,7 +439,7 @@ def test_ksvd_device_with_numpy_gives_numpy(data):
     X32 = X.astype(np.float32)
     before = X32.copy()
     a = KernelSVD(3, solver="randomized", random_state=0).fit(X32, Z=Z.astype(np.float32))
-    b = KernelSVD(3, solver="randomized", random_state=0, device="cpu").fit(
+    b = KernelSVD(3, solver="randomized", random_state=0, device=TEST_DEVICE).fit(
         X32, Z=Z.astype(np.float32))
     np.testing.assert_array_equal(X32, before)  # input not modified
     for attr in ("singular_values_", "left_singular_vectors_", "X_fit_"):
@@ -435,27 +455,33 @@ def test_same_random_state_same_result(data):
     X, Z, _, _ = data
     kw = dict(n_components=3, solver="nystrom", random_state=7,
               nystrom_params={"n_row_landmarks": 30})
-    b1 = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
-    b2 = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    b1 = KernelSVD(**kw).fit(tensor(X), Z=tensor(Z))
+    b2 = KernelSVD(**kw).fit(tensor(X), Z=tensor(Z))
     assert torch.equal(b1.left_singular_vectors_, b2.left_singular_vectors_)
     np.testing.assert_array_equal(b1.row_landmarks_, b2.row_landmarks_)
 
 
 def test_ksvd_torch_refusals(data):
     X, Z, _, _ = data
-    Xt, Zt = torch.as_tensor(X), torch.as_tensor(Z)
+    Xt, Zt = tensor(X), tensor(Z)
     with pytest.raises(ValueError, match="sample_weight must be a 1-D array"):
         KernelSVD().fit(Xt, Z=Zt, sample_weight=np.ones(len(X) + 1))
     with pytest.raises(ValueError, match="sample_weight_Z"):
         KernelSVD().fit(Xt, Z=Zt, sample_weight_Z=-np.ones(len(Z)))
+    # issue 29: complex weights (numpy or tensors) are refused, never cast to real
+    with pytest.raises(ValueError, match="sample_weight is complex-valued"):
+        KernelSVD().fit(Xt, Z=Zt, sample_weight=torch.ones(len(X), dtype=torch.complex128))
+    with pytest.raises(ValueError, match="sample_weight_Z is complex-valued"):
+        KernelSVD().fit(Xt, Z=Zt, sample_weight_Z=np.ones(len(Z)) + 1e-3j)
     with pytest.raises(ValueError, match="tol"):
         KernelSVD(solver="nystrom", nystrom_params={"tol": -0.1}).fit(Xt, Z=Zt)
     with pytest.raises(ValueError, match="estimate must be one of"):
         KernelSVD(solver="nystrom", nystrom_params={"tol": 0.1, "estimate": "x"}).fit(Xt, Z=Zt)
     with pytest.raises(ValueError, match="NaN"):
-        KernelSVD().fit(torch.full((5, 2), float("nan")), Z=Zt[:, :2])
+        KernelSVD().fit(torch.full((5, 2), float("nan"), device=TEST_DEVICE), Z=Zt[:, :2])
     with pytest.raises(ValueError, match="expecting 4 features"):
-        KernelSVD().fit(Xt, Z=Zt).transform(torch.ones(3, 2, dtype=torch.float64))
+        KernelSVD().fit(Xt, Z=Zt).transform(torch.ones(3, 2, dtype=torch.float64,
+            device=TEST_DEVICE))
 
 
 # ------------------------------------------------------------------------------------ devices
@@ -481,9 +507,9 @@ def test_torch_not_installed_names_extra(monkeypatch, data):
     with pytest.raises(ImportError, match=r"asymkern\[torch\]"):
         require_torch()
     with pytest.raises(ImportError, match=r"asymkern\[torch\]"):
-        KernelSVD(device="cpu").fit(X, Z=Z)
+        KernelSVD(device=TEST_DEVICE).fit(X, Z=Z)
     with pytest.raises(ImportError, match=r"asymkern\[torch\]"):
-        NystromKernelRidge(device="cpu").fit(X, X[:, 0])
+        NystromKernelRidge(device=TEST_DEVICE).fit(X, X[:, 0])
     assert not is_torch_tensor(X)
     KernelSVD(2).fit(X, Z=Z)  # the numpy path needs no torch
 
@@ -516,20 +542,20 @@ def test_krr_torch_equals_numpy_float64(mode, fit_intercept, weighted, multi, re
     kw = dict(mode=mode, n_landmarks=30, alpha=0.5, kernel="laplacian", gamma=1.0,
               fit_intercept=fit_intercept, random_state=1)
     a = NystromKernelRidge(**kw).fit(X, Y, sample_weight=sw)
-    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X), torch.as_tensor(Y), sample_weight=sw)
+    b = NystromKernelRidge(**kw).fit(tensor(X), tensor(Y), sample_weight=sw)
     np.testing.assert_array_equal(b.landmark_indices_, a.landmark_indices_)
-    assert rel(b.landmark_coef_, a.landmark_coef_) < 1e-12
-    p = b.predict(torch.as_tensor(Xn))
+    assert rel(b.landmark_coef_, a.landmark_coef_) < dtol(1e-12)
+    p = b.predict(tensor(Xn))
     assert is_torch_tensor(p) and p.dtype == torch.float64 and tuple(p.shape) == a.predict(
         Xn).shape
-    assert rel(p, a.predict(Xn)) < 1e-12
+    assert rel(p, a.predict(Xn)) < dtol(1e-12)
     if mode in ("gsa", "spa"):
-        assert rel(b.dual_coef_, a.dual_coef_) < 1e-12
+        assert rel(b.dual_coef_, a.dual_coef_) < dtol(1e-12)
     if mode == "gsa":
-        assert rel(b.predict_lla(torch.as_tensor(Xn)), a.predict_lla(Xn)) < 1e-12
-    c = NystromKernelRidge(device="cpu", **kw).fit(X, Y, sample_weight=sw)
+        assert rel(b.predict_lla(tensor(Xn)), a.predict_lla(Xn)) < dtol(1e-12)
+    c = NystromKernelRidge(device=TEST_DEVICE, **kw).fit(X, Y, sample_weight=sw)
     pc = c.predict(Xn)
-    assert isinstance(pc, np.ndarray) and rel(pc, a.predict(Xn)) < 1e-12
+    assert isinstance(pc, np.ndarray) and rel(pc, a.predict(Xn)) < dtol(1e-12)
 
 
 @pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
@@ -541,10 +567,10 @@ def test_krr_torch_landmark_selectors_equal_numpy(landmarks, mode, reg):
     kw = dict(mode=mode, n_landmarks=30, alpha=0.5, kernel="laplacian", gamma=1.0,
               landmarks=landmarks, random_state=1)
     a = NystromKernelRidge(**kw).fit(X, y, sample_weight=w)
-    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X), torch.as_tensor(y), sample_weight=w)
+    b = NystromKernelRidge(**kw).fit(tensor(X), tensor(y), sample_weight=w)
     np.testing.assert_array_equal(b.landmark_indices_, a.landmark_indices_)
     np.testing.assert_array_equal(b.landmarks_, a.landmarks_)
-    assert rel(b.predict(torch.as_tensor(Xn)), a.predict(Xn)) < 1e-12
+    assert rel(b.predict(tensor(Xn)), a.predict(Xn)) < dtol(1e-12)
 
 @pytest.mark.parametrize("mode", ["lla", "ncr", "gsa", "spa"])
 def test_krr_torch_float32(mode, reg):
@@ -552,11 +578,11 @@ def test_krr_torch_float32(mode, reg):
     X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
     kw = dict(mode=mode, n_landmarks=30, alpha=0.5, gamma=0.5, random_state=1)
     a = NystromKernelRidge(**kw).fit(X32, y)
-    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X32), torch.as_tensor(y))
-    p = b.predict(torch.as_tensor(Xn32))
+    b = NystromKernelRidge(**kw).fit(tensor(X32), tensor(y))
+    p = b.predict(tensor(Xn32))
     assert p.dtype == torch.float32
     assert rel(p, a.predict(Xn32)) < 1e-5
-    assert b.score(torch.as_tensor(X32), y) == pytest.approx(a.score(X32, y), rel=1e-5)
+    assert b.score(tensor(X32), y) == pytest.approx(a.score(X32, y), rel=1e-5)
 
 
 
@@ -575,19 +601,19 @@ def test_krr_torch_exact_equals_numpy_and_dense(fit_intercept, weighted, two_d, 
     keep = (X.copy(), np.array(Y, copy=True))
     kw = dict(mode="exact", alpha=1e-2, fit_intercept=fit_intercept)
     a = NystromKernelRidge(**kw).fit(X, Y, sample_weight=sw)
-    b = NystromKernelRidge(**kw).fit(torch.as_tensor(X), torch.as_tensor(Y),
+    b = NystromKernelRidge(**kw).fit(tensor(X), tensor(Y),
                                      sample_weight=sw)
-    tol = 1e-9 if fit_intercept else 1e-12
-    pa, pb = a.predict(Xn), b.predict(torch.as_tensor(Xn))
+    tol = dtol(1e-9 if fit_intercept else 1e-12)
+    pa, pb = a.predict(Xn), b.predict(tensor(Xn))
     assert is_torch_tensor(pb) and tuple(pb.shape) == pa.shape
     assert rel(pb, pa) < tol
-    assert rel(b.dual_coef_, a.dual_coef_) < 1e-10
+    assert rel(b.dual_coef_, a.dual_coef_) < dtol(1e-10)
     assert b.basis_ is None and b.subspace_dim_ == len(X)
     if not fit_intercept and not weighted:
         k = get_kernel("rbf")
         ref = k(Xn, X) @ np.linalg.solve(k(X) + 1e-2 * np.eye(len(X)), Y)
-        assert rel(pb, ref) < 1e-11
-    c = NystromKernelRidge(**kw, device="cpu").fit(X, Y, sample_weight=sw)
+        assert rel(pb, ref) < dtol(1e-11)
+    c = NystromKernelRidge(**kw, device=TEST_DEVICE).fit(X, Y, sample_weight=sw)
     assert isinstance(c.predict(Xn), np.ndarray) and rel(c.predict(Xn), pa) < tol
     np.testing.assert_array_equal(X, keep[0])
     np.testing.assert_array_equal(Y, keep[1])
@@ -597,15 +623,15 @@ def test_krr_torch_fit_never_shares_the_callers_memory(reg):
     """GSA and exact predict with K(X, X_fit): the model keeps its own copy of X."""
     X, y, _, Xn = reg
     for mode in ("gsa", "exact"):
-        Xt = torch.as_tensor(X.copy())
+        Xt = tensor(X.copy())
         b = NystromKernelRidge(mode=mode, n_landmarks=20, random_state=0).fit(Xt, y)
-        before = b.predict(torch.as_tensor(Xn)).clone()
+        before = b.predict(tensor(Xn)).clone()
         Xt.mul_(2.0)
-        assert torch.equal(b.predict(torch.as_tensor(Xn)), before), mode
+        assert torch.equal(b.predict(tensor(Xn)), before), mode
 
 def test_krr_torch_refusals(reg):
     X, y, _, _ = reg
-    Xt = torch.as_tensor(X)
+    Xt = tensor(X)
     # gsa_solver='woodbury', landmarks='gaussian' and kernel='precomputed' run on torch
     # (tests/test_torch_krr.py); solver='sklearn' is scikit-learn's host solver
     with pytest.raises(NotImplementedError, match="solver='sklearn'.*scikit-learn"):
@@ -616,7 +642,7 @@ def test_krr_torch_refusals(reg):
         NystromKernelRidge(kernel="sne").fit(Xt, y)
     b = NystromKernelRidge(n_landmarks=20, random_state=0).fit(Xt, y)
     with pytest.raises(ValueError, match="expecting 3 features"):
-        b.predict(torch.ones(2, 5, dtype=torch.float64))
+        b.predict(torch.ones(2, 5, dtype=torch.float64, device=TEST_DEVICE))
 
 
 @pytest.mark.parametrize("name", ["NystromKernelRidge", "NystromKernelPCA", "NystromSVC"])
@@ -633,12 +659,12 @@ def test_machines_refit_on_tensors_forgets_feature_names_and_refuses_empty(name)
     args = () if name == "NystromKernelPCA" else (y,)
     est.fit(pd.DataFrame(X, columns=["a", "b"]), *args)
     assert list(est.feature_names_in_) == ["a", "b"]
-    est.fit(torch.as_tensor(X), *(torch.as_tensor(a) for a in args))
+    est.fit(tensor(X), *(tensor(a) for a in args))
     assert est.torch_fit_ and not hasattr(est, "feature_names_in_")
     assert est.n_features_in_ == 2
     with pytest.raises(ValueError, match="0 sample"):
-        est.fit(torch.empty((0, 2), dtype=torch.float64),
-                *(torch.empty(0, dtype=torch.int64) for _ in args))
+        est.fit(torch.empty((0, 2), dtype=torch.float64, device=TEST_DEVICE),
+                *(torch.empty(0, dtype=torch.int64, device=TEST_DEVICE) for _ in args))
 
 
 @pytest.mark.parametrize("name,mode", [("NystromKernelRidge", "lla"),
@@ -660,19 +686,19 @@ def test_approximation_errors_of_torch_fits_equal_numpy(name, mode):
         kw = {"tol": 1e-12}
     cls = getattr(machines, name)
 
-    def fit(m, tensor):
+    def fit(m, on_tensor):
         est = cls(mode=m, n_landmarks=15, random_state=0, **kw)
-        return est.fit(*((torch.as_tensor(X),) + tuple(torch.as_tensor(a) for a in args))
-                       if tensor else (X,) + args)
+        return est.fit(*((tensor(X),) + tuple(tensor(a) for a in args))
+                       if on_tensor else (X,) + args)
 
     want = approximation_error(fit(mode, False), fit("exact", False))
     approx, exact = fit(mode, True), fit("exact", True)
     keep = to_np(approx.X_fit_).copy()
     got = approximation_error(approx, exact)
-    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(got, want, rtol=dtol(1e-8), atol=dtol(1e-12))
     assert torch.is_tensor(approx.X_fit_) and np.array_equal(to_np(approx.X_fit_), keep)
     if mode == "gsa":
-        K = torch.as_tensor(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) /
+        K = tensor(np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) /
                                    X.shape[1]))  # the default RBF, gamma = 1/d
         np.testing.assert_allclose(gsa_approximation_error(approx, exact, K),
-                                   gsa_approximation_error(approx, exact), rtol=1e-10)
+                                   gsa_approximation_error(approx, exact), rtol=dtol(1e-10))

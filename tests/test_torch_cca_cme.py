@@ -14,7 +14,13 @@ import scipy.linalg as sla
 
 torch = pytest.importorskip("torch")
 
-from _torch_helpers import assert_same_up_to_sign, to_np  # noqa: E402
+from _torch_helpers import (  # noqa: E402
+    TEST_DEVICE,
+    assert_same_up_to_sign,  # noqa: E402
+    dtol,
+    tensor,
+    to_np,
+)
 
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
 from asymkern.kernels import get_kernel  # noqa: E402
@@ -24,7 +30,7 @@ _np = to_np
 
 
 def _t(a):
-    return torch.as_tensor(a)
+    return tensor(a)
 
 
 _same_up_to_sign = assert_same_up_to_sign
@@ -73,12 +79,12 @@ def test_cca_torch_equals_numpy_and_dense(kernel, params, center, views):
     assert b.n_components_ == a.n_components_ == 3
     cb = b.canonical_correlations_
     assert is_torch_tensor(cb) and cb.dtype == torch.float64
-    np.testing.assert_allclose(_np(cb), a.canonical_correlations_, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(_np(cb), a.canonical_correlations_, rtol=dtol(1e-12), atol=0)
     n, eps = X.shape[0], 1e-3
     Gx = get_kernel(kernel, **(params or {}))(X)
     Gy = get_kernel("rbf", gamma=3.0)(Y)
     dense = _dense_cca_correlations(Gx, Gy, n, eps, center)[:3]
-    np.testing.assert_allclose(_np(cb), dense, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(_np(cb), dense, rtol=dtol(1e-10), atol=0)
     xa, ya = a.transform(Xn, Yn)
     xb, yb = b.transform(_t(Xn), _t(Yn))
     assert is_torch_tensor(xb) and is_torch_tensor(yb)
@@ -101,10 +107,10 @@ def test_cca_torch_variates_have_unit_variance(center, views):
     for V in b.transform(_t(X), _t(Y)):
         V = _np(V)
         if center:
-            np.testing.assert_allclose(V.mean(axis=0), 0, atol=1e-10)
-            np.testing.assert_allclose(V.var(axis=0), 1, rtol=1e-10)
+            np.testing.assert_allclose(V.mean(axis=0), 0, atol=dtol(1e-10))
+            np.testing.assert_allclose(V.var(axis=0), 1, rtol=dtol(1e-10))
         else:
-            np.testing.assert_allclose(np.mean(V**2, axis=0), 1, rtol=1e-10)
+            np.testing.assert_allclose(np.mean(V**2, axis=0), 1, rtol=dtol(1e-10))
 
 
 def test_cca_torch_dtypes_and_numpy_device(views):
@@ -114,7 +120,7 @@ def test_cca_torch_dtypes_and_numpy_device(views):
     assert xs.dtype == torch.float32 and ys.dtype == torch.float32
     a = _quiet(KernelCCA(n_components=2).fit, X.astype(np.float32), Y.astype(np.float32))
     _same_up_to_sign(xs, a.transform(Xn.astype(np.float32)), 1e-5)
-    c = KernelCCA(n_components=2, device="cpu").fit(X, Y)
+    c = KernelCCA(n_components=2, device=TEST_DEVICE).fit(X, Y)
     assert isinstance(c.canonical_correlations_, np.ndarray)
     out = c.transform(Xn)
     assert isinstance(out, np.ndarray) and out.dtype == np.float64
@@ -123,7 +129,7 @@ def test_cca_torch_dtypes_and_numpy_device(views):
     d = KernelCCA(n_components=2).fit(_t(X), _t(Y[:, 0]))
     e = _quiet(KernelCCA(n_components=2).fit, X, Y[:, 0])
     np.testing.assert_allclose(_np(d.canonical_correlations_), e.canonical_correlations_,
-                               rtol=1e-12)
+                               rtol=dtol(1e-12))
     assert d.transform_y(_t(Yn[:, 0])).shape == (15, 2)
 
 
@@ -133,7 +139,8 @@ def test_cca_torch_numpy_operator_is_lazy_and_right(views):
     b = KernelCCA(n_components=3, kernel_y_params={"gamma": 3.0}).fit(_t(X), _t(Y))
     assert "Ux" not in b.operator_.B.__dict__  # nothing factorised on the host in fit
     res = _quiet(b.operator_.svd, 3)
-    np.testing.assert_allclose(res.singular_values, _np(b.canonical_correlations_), rtol=1e-10)
+    np.testing.assert_allclose(res.singular_values, _np(b.canonical_correlations_),
+                               rtol=dtol(1e-10))
     c = pickle.loads(pickle.dumps(b))
     _same_up_to_sign(c.transform(_t(X[:5])), b.transform(_t(X[:5])), 1e-14)
 
@@ -169,24 +176,24 @@ def test_cme_torch_equals_numpy_and_dense(kernel, params, views):
     dense = sla.solve(G + n * 1e-4 * np.eye(n), Y, assume_a="pos")
     assert is_torch_tensor(b.dual_coef_)
     np.testing.assert_allclose(_np(b.dual_coef_), dense, rtol=0,
-                               atol=1e-10 * np.abs(dense).max())
+                               atol=dtol(1e-10) * np.abs(dense).max())
     np.testing.assert_allclose(_np(b.dual_coef_), a.dual_coef_, rtol=0,
-                               atol=1e-12 * np.abs(a.dual_coef_).max())
+                               atol=dtol(1e-12) * np.abs(a.dual_coef_).max())
     pa, pb = a.predict(Xn), b.predict(_t(Xn))
     assert is_torch_tensor(pb) and pb.dtype == torch.float64
-    np.testing.assert_allclose(_np(pb), pa, rtol=0, atol=1e-12 * np.abs(pa).max())
+    np.testing.assert_allclose(_np(pb), pa, rtol=0, atol=dtol(1e-12) * np.abs(pa).max())
     wa, wb = a.weights(Xn), b.weights(_t(Xn))
-    np.testing.assert_allclose(_np(wb), wa, rtol=0, atol=1e-12 * np.abs(wa).max())
+    np.testing.assert_allclose(_np(wb), wa, rtol=0, atol=dtol(1e-12) * np.abs(wa).max())
 
     def g(V):
         return V[:, 0] ** 2
 
     ea, eb = a.expectation(g, Xn), b.expectation(g, _t(Xn))
     assert eb.shape == ea.shape == (15,)
-    np.testing.assert_allclose(_np(eb), ea, rtol=0, atol=1e-12 * np.abs(ea).max())
+    np.testing.assert_allclose(_np(eb), ea, rtol=0, atol=dtol(1e-12) * np.abs(ea).max())
     emb_a, emb_b = a.embedding(Xn), b.embedding(_t(Xn))
     np.testing.assert_allclose(emb_b(Y[:7]), emb_a(Y[:7]), rtol=0,
-                               atol=1e-12 * np.abs(emb_a(Y[:7])).max())
+                               atol=dtol(1e-12) * np.abs(emb_a(Y[:7])).max())
     for got, want in zip(keep, views):
         np.testing.assert_array_equal(got, want)
 
@@ -198,15 +205,15 @@ def test_cme_torch_outputs_follow_inputs(views):
     b = ConditionalMeanEmbedding(alpha=1e-3).fit(_t(X), _t(y))
     pb = b.predict(_t(Xn))
     assert pb.shape == (15,)
-    np.testing.assert_allclose(_np(pb), a.predict(Xn), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(_np(pb), a.predict(Xn), rtol=dtol(1e-12), atol=dtol(1e-14))
     p32 = b.predict(_t(Xn).float())
     assert p32.dtype == torch.float32
     np.testing.assert_allclose(_np(p32), a.predict(Xn), rtol=1e-5, atol=1e-6)
-    c = ConditionalMeanEmbedding(alpha=1e-3, device="cpu").fit(X, y)
+    c = ConditionalMeanEmbedding(alpha=1e-3, device=TEST_DEVICE).fit(X, y)
     pc = c.predict(Xn)
     assert isinstance(pc, np.ndarray) and pc.shape == (15,)
     assert isinstance(c.dual_coef_, np.ndarray)
-    np.testing.assert_allclose(pc, a.predict(Xn), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(pc, a.predict(Xn), rtol=dtol(1e-12), atol=dtol(1e-14))
     # a torch-fitted model takes numpy input too, and gives numpy back
     assert isinstance(b.predict(Xn), np.ndarray)
     assert isinstance(b.weights(Xn), np.ndarray)
@@ -218,7 +225,7 @@ def test_cme_torch_numpy_operator_and_pickle(views):
     b = ConditionalMeanEmbedding(alpha=1e-3).fit(_t(X), _t(Y))
     assert "cho" not in b.operator_.B.__dict__  # nothing factorised on the host in fit
     ra, rb = _quiet(a.operator_.svd, 2), _quiet(b.operator_.svd, 2)
-    np.testing.assert_allclose(rb.singular_values, ra.singular_values, rtol=1e-12)
+    np.testing.assert_allclose(rb.singular_values, ra.singular_values, rtol=dtol(1e-12))
     c = pickle.loads(pickle.dumps(b))
     np.testing.assert_array_equal(_np(c.predict(_t(Xn))), _np(b.predict(_t(Xn))))
 
@@ -271,7 +278,7 @@ def test_kernel_svd_torch_fit_never_shares_the_callers_memory(as_numpy, views):
     X, Y, Xn, _ = views
     A, B = (X.copy(), Y.copy()) if as_numpy else (_t(X.copy()), _t(Y.copy()))
     est = KernelSVD(kernel="sne", n_components=2, solver="dense",
-                    device="cpu" if as_numpy else None).fit(A, Z=B)
+                    device=TEST_DEVICE if as_numpy else None).fit(A, Z=B)
     before = _np(est.transform(Xn if as_numpy else _t(Xn))).copy()
     A *= 3.0
     B += 1.0

@@ -16,7 +16,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from _torch_helpers import to_np  # noqa: E402
+from _torch_helpers import TEST_DEVICE, dtol, tensor, to_np  # noqa: E402
 
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
 from asymkern.kernels import get_kernel  # noqa: E402
@@ -26,7 +26,7 @@ _np = to_np
 
 
 def _t(a):
-    return torch.as_tensor(a)
+    return tensor(a)
 
 
 def _rel(got, want):
@@ -63,10 +63,10 @@ def test_cme_landmarks_torch_equals_numpy(landmarks, regression):
     b = ConditionalMeanEmbedding(**CME_KW, **landmarks).fit(_t(X), _t(Y))
     np.testing.assert_array_equal(b.landmarks_, a.landmarks_)
     assert b.operator_ is None and b.X_fit_ is None  # landmarks and small matrices only
-    assert _rel(b.dual_coef_, a.dual_coef_) < 1e-12
+    assert _rel(b.dual_coef_, a.dual_coef_) < dtol(1e-12)
     pb = b.predict(_t(Xn))
     assert is_torch_tensor(pb) and pb.dtype == torch.float64
-    assert _rel(pb, a.predict(Xn)) < 1e-12
+    assert _rel(pb, a.predict(Xn)) < dtol(1e-12)
     p32 = b.predict(_t(Xn).float())
     assert p32.dtype == torch.float32 and _rel(p32, a.predict(Xn)) < 1e-5
     assert isinstance(b.predict(Xn), np.ndarray)  # numpy in, numpy out
@@ -81,10 +81,10 @@ def test_cme_landmarks_torch_equals_numpy(landmarks, regression):
 def test_cme_landmarks_torch_1d_y_and_numpy_device(regression):
     X, Y, Xn = regression
     a = ConditionalMeanEmbedding(**CME_KW, n_landmarks=50).fit(X, Y[:, 0])
-    c = ConditionalMeanEmbedding(**CME_KW, n_landmarks=50, device="cpu").fit(X, Y[:, 0])
+    c = ConditionalMeanEmbedding(**CME_KW, n_landmarks=50, device=TEST_DEVICE).fit(X, Y[:, 0])
     pc = c.predict(Xn)
     assert isinstance(pc, np.ndarray) and pc.shape == (25,)
-    assert _rel(pc, a.predict(Xn)) < 1e-12
+    assert _rel(pc, a.predict(Xn)) < dtol(1e-12)
 
 
 def test_cme_all_landmarks_torch_is_the_exact_estimator(regression):
@@ -96,7 +96,7 @@ def test_cme_all_landmarks_torch_is_the_exact_estimator(regression):
     k = get_kernel("rbf", gamma=5.0)
     ref = k(Xn, X) @ np.linalg.solve(k(X) + n * eps * np.eye(n), Y)
     b = ConditionalMeanEmbedding(**CME_KW, landmarks=np.arange(n)).fit(_t(X), _t(Y))
-    assert _rel(b.predict(_t(Xn)), ref) < 1e-9
+    assert _rel(b.predict(_t(Xn)), ref) < dtol(1e-9)
 
 
 KOOP_KW = dict(alpha=1e-4, kernel_params={"gamma": 5.0}, random_state=1, n_components=3,
@@ -115,21 +115,21 @@ def test_koopman_landmarks_torch_equals_numpy(estimator, pairs, trajectory):
     np.testing.assert_array_equal(b.landmarks_, a.landmarks_)
     assert b.operator_ is None and b.X_fit_ is None
     lam = np.abs(a.eigenvalues_[0])
-    np.testing.assert_allclose(b.eigenvalues_, a.eigenvalues_, rtol=0, atol=1e-12 * lam)
+    np.testing.assert_allclose(b.eigenvalues_, a.eigenvalues_, rtol=0, atol=dtol(1e-11) * lam)
     Xn = x[:12]
     for k in (1, 3):
         pa, pb = a.predict(Xn, n_steps=k), b.predict(_t(Xn), n_steps=k)
         assert is_torch_tensor(pb) and pb.dtype == torch.float64
-        assert _rel(pb, pa) < 1e-10, k
+        assert _rel(pb, pa) < dtol(1e-10), k
     efa, efb = a.eigenfunctions_(Xn), b.eigenfunctions_(Xn)
     phase = np.sum(np.conj(efb) * efa, axis=0)
     phase = phase / np.abs(phase)
-    assert _rel(efb * phase, efa) < 1e-10
+    assert _rel(efb * phase, efa) < dtol(1e-10)
     if estimator != "full":  # ψ_i m_i is free of the eigenvectors' phase
         ta = np.einsum("ni,ij->nij", efa, a.modes())
         tb = np.einsum("ni,ij->nij", efb, b.modes())
-        assert _rel(tb, ta) < 1e-10
-    assert abs(b.score(x) - a.score(x)) < 1e-10
+        assert _rel(tb, ta) < dtol(1e-10)
+    assert abs(b.score(x) - a.score(x)) < dtol(1e-10)
     np.testing.assert_array_equal(x, keep)
 
 
@@ -141,10 +141,10 @@ def test_koopman_landmarks_torch_float32_and_numpy_device(trajectory):
     p = b.predict(_t(x[:5]).float(), n_steps=2)
     assert p.dtype == torch.float32
     assert _rel(p, a.predict(x[:5], n_steps=2)) < 1e-4
-    c = KoopmanOperator(**kw, device="cpu").fit(x)
+    c = KoopmanOperator(**kw, device=TEST_DEVICE).fit(x)
     pc = c.predict(x[:5])
     assert isinstance(pc, np.ndarray)
-    assert _rel(pc, a.predict(x[:5])) < 1e-10
+    assert _rel(pc, a.predict(x[:5])) < dtol(1e-10)
 
 
 def test_koopman_all_landmarks_torch_equals_exact(trajectory):
@@ -159,4 +159,4 @@ def test_koopman_all_landmarks_torch_equals_exact(trajectory):
     ref = ref[np.argsort(-np.abs(ref))][:3]
     b = KoopmanOperator(**dict(KOOP_KW, landmarks=np.arange(n))).fit(_t(x))
     np.testing.assert_allclose(np.sort_complex(b.eigenvalues_.astype(complex)),
-                               np.sort_complex(ref), rtol=0, atol=1e-9)
+                               np.sort_complex(ref), rtol=0, atol=dtol(1e-9))

@@ -12,7 +12,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from _torch_helpers import assert_same_up_to_sign, to_np  # noqa: E402
+from _torch_helpers import (  # noqa: E402
+    TEST_DEVICE,
+    assert_same_up_to_sign,  # noqa: E402
+    dtol,
+    tensor,
+    to_np,
+)
 
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
 from asymkern.exceptions import ClippedParameterWarning  # noqa: E402
@@ -47,15 +53,15 @@ def test_covariance_torch_equals_numpy(kernel, params, center, jitter, data):
     keep = (X.copy(), Xn.copy())
     kw = dict(kernel=kernel, kernel_params=params, n_components=4, center=center, jitter=jitter)
     a = _quiet_fit(CovarianceOperator(**kw), X)
-    b = _quiet_fit(CovarianceOperator(**kw), torch.as_tensor(X))
+    b = _quiet_fit(CovarianceOperator(**kw), tensor(X))
     assert b.n_components_ == a.n_components_ == 4
     assert is_torch_tensor(b.eigenvalues_) and b.eigenvalues_.dtype == torch.float64
     np.testing.assert_allclose(_np(b.eigenvalues_), a.eigenvalues_, rtol=0,
-                               atol=1e-12 * a.eigenvalues_[0])
-    t = b.transform(torch.as_tensor(Xn))
+                               atol=dtol(1e-12) * a.eigenvalues_[0])
+    t = b.transform(tensor(Xn))
     assert is_torch_tensor(t) and t.dtype == torch.float64
     _same_up_to_sign(t, a.transform(Xn), 1e-11)
-    _same_up_to_sign(b.transform(torch.as_tensor(X)), a.transform(X), 1e-11)
+    _same_up_to_sign(b.transform(tensor(X)), a.transform(X), 1e-11)
     # the numpy eigenfunctions recorded by the torch fit give the same values
     _same_up_to_sign(b.eigenfunctions_(Xn) - (b.eigenfunctions_(X).mean(0) if center else 0),
                      a.transform(Xn), 1e-11)
@@ -71,22 +77,22 @@ def test_covariance_torch_against_dense_reference(data):
     n = X.shape[0]
     ref = np.linalg.eigvalsh(G / n)[::-1][:5]
     b = CovarianceOperator(kernel="rbf", kernel_params={"gamma": 2.0}, n_components=5).fit(
-        torch.as_tensor(X))
-    np.testing.assert_allclose(_np(b.eigenvalues_), ref, rtol=1e-12)
+        tensor(X))
+    np.testing.assert_allclose(_np(b.eigenvalues_), ref, rtol=dtol(1e-12))
     C = b.eigenfunctions_.coef
-    np.testing.assert_allclose(C.T @ G @ C, np.eye(5), atol=1e-10)  # ‖e_i‖ = 1, orthogonal
-    np.testing.assert_allclose(G @ C, n * C * ref[None, :], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(C.T @ G @ C, np.eye(5), atol=dtol(1e-10))  # ‖e_i‖ = 1, orthogonal
+    np.testing.assert_allclose(G @ C, n * C * ref[None, :], rtol=dtol(1e-9), atol=dtol(1e-12))
 
 
 def test_covariance_torch_float32_and_device_numpy(data):
     X, Xn = data
     a = CovarianceOperator(n_components=3).fit(X.astype(np.float32))
-    b = CovarianceOperator(n_components=3).fit(torch.as_tensor(X.astype(np.float32)))
-    t = b.transform(torch.as_tensor(Xn.astype(np.float32)))
+    b = CovarianceOperator(n_components=3).fit(tensor(X.astype(np.float32)))
+    t = b.transform(tensor(Xn.astype(np.float32)))
     assert t.dtype == torch.float32
     _same_up_to_sign(t, a.transform(Xn.astype(np.float32)), 1e-5)
     # numpy in, device set: numpy out, the numpy path's values
-    c = CovarianceOperator(n_components=3, device="cpu").fit(X)
+    c = CovarianceOperator(n_components=3, device=TEST_DEVICE).fit(X)
     assert isinstance(c.eigenvalues_, np.ndarray)
     out = c.transform(Xn)
     assert isinstance(out, np.ndarray) and out.dtype == np.float64
@@ -105,26 +111,27 @@ def test_covariance_torch_rank_clipping_matches_numpy():
     with pytest.warns(ClippedParameterWarning):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            b = CovarianceOperator(kernel="linear", n_components=6).fit(torch.as_tensor(X))
+            b = CovarianceOperator(kernel="linear", n_components=6).fit(tensor(X))
     assert a.n_components_ == b.n_components_ == 3
-    np.testing.assert_allclose(_np(b.eigenvalues_), a.eigenvalues_, rtol=1e-12)
+    np.testing.assert_allclose(_np(b.eigenvalues_), a.eigenvalues_, rtol=dtol(1e-12))
 
 
 def test_covariance_torch_refusals(data):
     X, Xn = data
     with pytest.raises(ValueError, match="fitted on numpy"):
-        CovarianceOperator(n_components=2).fit(X).transform(torch.as_tensor(Xn))
+        CovarianceOperator(n_components=2).fit(X).transform(tensor(Xn))
     with pytest.raises(ValueError, match="not available on the torch backend"):
-        CovarianceOperator(kernel=lambda A, B: A @ B.T).fit(torch.as_tensor(X))
-    b = CovarianceOperator(n_components=2).fit(torch.as_tensor(X))
+        CovarianceOperator(kernel=lambda A, B: A @ B.T).fit(tensor(X))
+    b = CovarianceOperator(n_components=2).fit(tensor(X))
     with pytest.raises(ValueError, match="expecting 3 features"):
-        b.transform(torch.ones(4, 2, dtype=torch.float64))
+        b.transform(torch.ones(4, 2, dtype=torch.float64, device=TEST_DEVICE))
     with pytest.raises(ValueError, match="at least 2"):
-        CovarianceOperator().fit(torch.ones(1, 3, dtype=torch.float64))
+        CovarianceOperator().fit(torch.ones(1, 3, dtype=torch.float64, device=TEST_DEVICE))
     with pytest.raises(ValueError, match="jitter"):
-        CovarianceOperator(jitter=-1.0).fit(torch.as_tensor(X))
+        CovarianceOperator(jitter=-1.0).fit(tensor(X))
     with pytest.raises(ValueError, match="NaN|finite"):
-        CovarianceOperator().fit(torch.full((5, 3), float("nan"), dtype=torch.float64))
+        CovarianceOperator().fit(torch.full((5, 3), float("nan"), dtype=torch.float64,
+            device=TEST_DEVICE))
 
 
 # ------------------------------------------------------------------ CrossCovarianceOperator
@@ -152,18 +159,18 @@ def test_cross_covariance_torch_equals_numpy(center, jitter, tol_u, paired):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = CrossCovarianceOperator(**kw).fit(X, Y)
-        b = CrossCovarianceOperator(**kw).fit(torch.as_tensor(X), torch.as_tensor(Y))
+        b = CrossCovarianceOperator(**kw).fit(tensor(X), tensor(Y))
     assert b.n_components_ == a.n_components_ == 4
     assert is_torch_tensor(b.singular_values_)
     np.testing.assert_allclose(_np(b.singular_values_), a.singular_values_, rtol=0,
-                               atol=1e-12 * a.singular_values_[0])
+                               atol=dtol(1e-12) * a.singular_values_[0])
     xa, ya = a.transform(Xn, Yn)
-    xb, yb = b.transform(torch.as_tensor(Xn), torch.as_tensor(Yn))
+    xb, yb = b.transform(tensor(Xn), tensor(Yn))
     assert is_torch_tensor(xb) and is_torch_tensor(yb)
     signs = np.sign(np.sum(_np(xb) * xa, axis=0))
     _same_up_to_sign(_np(xb) * signs, xa, 1e-11)
     _same_up_to_sign(_np(yb) * signs, ya, tol_u)  # u_i pairs with v_i: the same sign
-    _same_up_to_sign(b.transform(torch.as_tensor(X)), a.transform(X), 1e-11)
+    _same_up_to_sign(b.transform(tensor(X)), a.transform(X), 1e-11)
     for A, B in zip(paired, keep):
         np.testing.assert_array_equal(A, B)
 
@@ -178,16 +185,16 @@ def test_cross_covariance_torch_against_dense_reference(paired):
     Gx = KernelMatrix(kx, X).to_array()
     Gy = KernelMatrix(ky, Y).to_array()
     b = CrossCovarianceOperator(n_components=3, kernel_y_params={"gamma": 5.0},
-                                jitter=1e-3).fit(torch.as_tensor(X), torch.as_tensor(Y))
+                                jitter=1e-3).fit(tensor(X), tensor(Y))
     Gxj, Gyj = Gx + 1e-3 * np.eye(n), Gy + 1e-3 * np.eye(n)
     ev = np.sort(np.abs(np.linalg.eigvals(Gyj @ Gxj / n**2)))[::-1][:3]
-    np.testing.assert_allclose(_np(b.singular_values_) ** 2, ev, rtol=1e-9)
+    np.testing.assert_allclose(_np(b.singular_values_) ** 2, ev, rtol=dtol(1e-9))
     Cu, Cv = b.left_singular_functions_.coef, b.right_singular_functions_.coef
-    np.testing.assert_allclose(Cu.T @ Gyj @ Cu, np.eye(3), atol=1e-9)
-    np.testing.assert_allclose(Cv.T @ Gxj @ Cv, np.eye(3), atol=1e-9)
+    np.testing.assert_allclose(Cu.T @ Gyj @ Cu, np.eye(3), atol=dtol(1e-9))
+    np.testing.assert_allclose(Cv.T @ Gxj @ Cv, np.eye(3), atol=dtol(1e-9))
     # ⟨u_i, Ĉ_YX v_j⟩ = (1/n) C_uᵀ G_Y G_X C_v = diag(σ)
     np.testing.assert_allclose(Cu.T @ Gyj @ Gxj @ Cv / n, np.diag(_np(b.singular_values_)),
-                               atol=1e-9)
+                               atol=dtol(1e-9))
 
 
 def test_cross_covariance_torch_y_1d_float32_and_numpy(paired):
@@ -197,10 +204,10 @@ def test_cross_covariance_torch_y_1d_float32_and_numpy(paired):
         warnings.simplefilter("ignore")
         a = CrossCovarianceOperator(n_components=2, jitter=1e-3).fit(X, y)
         b = CrossCovarianceOperator(n_components=2, jitter=1e-3).fit(
-            torch.as_tensor(X.astype(np.float32)), torch.as_tensor(y.astype(np.float32)))
-        c = CrossCovarianceOperator(n_components=2, jitter=1e-3, device="cpu").fit(X, y)
-    xb, yb = b.transform(torch.as_tensor(Xn.astype(np.float32)),
-                         torch.as_tensor(Yn[:, 0].astype(np.float32)))
+            tensor(X.astype(np.float32)), tensor(y.astype(np.float32)))
+        c = CrossCovarianceOperator(n_components=2, jitter=1e-3, device=TEST_DEVICE).fit(X, y)
+    xb, yb = b.transform(tensor(Xn.astype(np.float32)),
+                         tensor(Yn[:, 0].astype(np.float32)))
     assert xb.dtype == torch.float32 and yb.dtype == torch.float32
     xa, ya = a.transform(Xn, Yn[:, 0])
     _same_up_to_sign(xb, xa, 1e-5)
@@ -212,7 +219,7 @@ def test_cross_covariance_torch_y_1d_float32_and_numpy(paired):
 
 def test_cross_covariance_torch_refusals(paired):
     X, Y, Xn, _ = paired
-    Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
+    Xt, Yt = tensor(X), tensor(Y)
     with pytest.raises(NotImplementedError, match="method='auxiliary'"):
         CrossCovarianceOperator(method="auxiliary").fit(Xt, Yt)
     with pytest.raises(ValueError, match="y has 5 samples"):
@@ -220,12 +227,12 @@ def test_cross_covariance_torch_refusals(paired):
     with pytest.raises(ValueError, match="y is None"):
         CrossCovarianceOperator().fit(Xt)
     with pytest.raises(ValueError, match="fitted on numpy"):
-        CrossCovarianceOperator(n_components=2).fit(X, Y).transform(torch.as_tensor(Xn))
+        CrossCovarianceOperator(n_components=2).fit(X, Y).transform(tensor(Xn))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         b = CrossCovarianceOperator(n_components=2).fit(Xt, Yt)
     with pytest.raises(ValueError, match="y has 3 features"):
-        b.transform(torch.as_tensor(Xn), torch.ones(20, 3, dtype=torch.float64))
+        b.transform(tensor(Xn), torch.ones(20, 3, dtype=torch.float64, device=TEST_DEVICE))
 
 
 def test_kernel_cca_is_not_routed_to_the_cross_covariance(paired):
@@ -236,16 +243,16 @@ def test_kernel_cca_is_not_routed_to_the_cross_covariance(paired):
 
     X, Y, Xn, _ = paired
     a = KernelCCA(n_components=2).fit(X, Y)
-    b = KernelCCA(n_components=2).fit(torch.as_tensor(X), torch.as_tensor(Y))
+    b = KernelCCA(n_components=2).fit(tensor(X), tensor(Y))
     assert b.torch_fit_
     np.testing.assert_allclose(_np(b.canonical_correlations_), a.canonical_correlations_,
-                               rtol=1e-12)
+                               rtol=dtol(1e-12))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cc = CrossCovarianceOperator(n_components=2).fit(X, Y)
     assert not np.allclose(_np(b.canonical_correlations_), cc.singular_values_, rtol=1e-3)
     np.testing.assert_allclose(np.abs(_np(b.transform(Xn))), np.abs(a.transform(Xn)),
-                               rtol=1e-8, atol=1e-10)
+                               rtol=dtol(1e-8), atol=dtol(1e-10))
 
 
 @pytest.mark.parametrize("center", [False, True])
@@ -255,6 +262,6 @@ def test_covariance_torch_signs_equal_numpy(center, data):
     X, Xn = data
     kw = dict(n_components=4, center=center, jitter=1e-3)
     a = CovarianceOperator(**kw).fit(X)
-    b = CovarianceOperator(**kw).fit(torch.as_tensor(X))
-    np.testing.assert_allclose(_np(b.transform(torch.as_tensor(Xn))), a.transform(Xn), rtol=0,
-                               atol=1e-12)
+    b = CovarianceOperator(**kw).fit(tensor(X))
+    np.testing.assert_allclose(_np(b.transform(tensor(Xn))), a.transform(Xn), rtol=0,
+                               atol=dtol(1e-12))

@@ -18,8 +18,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _torch_helpers import TEST_DEVICE, dtol, tensor, to_np  # noqa: E402
 from _torch_helpers import rel_norm as rel  # noqa: E402
-from _torch_helpers import to_np  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 
 from asymkern._dispatch import is_torch_tensor  # noqa: E402
@@ -52,15 +52,15 @@ def test_svc_torch_equals_numpy_float64(mode, svm, n_classes, clf):
     X, y2, y3, Xn = clf
     y = y2 if n_classes == 2 else y3
     if svm == "linearsvc" and mode in ("spa", "exact"):
-        for Xin in (torch.as_tensor(X), X):
+        for Xin in (tensor(X), X):
             with pytest.raises(ValueError, match="linearsvc"):
-                NystromSVC(**_kw(mode, svm), device="cpu").fit(Xin, y)
+                NystromSVC(**_kw(mode, svm), device=TEST_DEVICE).fit(Xin, y)
         return
     # liblinear's multiclass solution moves by ~1e-8 under a 1e-15 relative change of its
     # input at any tol (measured on the numpy path alone): compare LinearSVC fits to 1e-7
-    tol = 1e-7 if svm == "linearsvc" else 1e-10
+    tol = 1e-7 if svm == "linearsvc" else dtol(1e-10)
     a = NystromSVC(**_kw(mode, svm)).fit(X, y)
-    b = NystromSVC(**_kw(mode, svm)).fit(torch.as_tensor(X), torch.as_tensor(y))
+    b = NystromSVC(**_kw(mode, svm)).fit(tensor(X), tensor(y))
     assert b.torch_fit_ and not a.torch_fit_
     np.testing.assert_array_equal(b.classes_, a.classes_)
     if mode != "exact":
@@ -69,20 +69,20 @@ def test_svc_torch_equals_numpy_float64(mode, svm, n_classes, clf):
         assert rel(b.landmark_coef_, a.landmark_coef_) < tol
     if mode in ("gsa", "spa", "exact"):
         assert is_torch_tensor(b.dual_coef_) and rel(b.dual_coef_, a.dual_coef_) < tol
-    Xt = torch.as_tensor(Xn)
+    Xt = tensor(Xn)
     da, db = a.decision_function(Xn), b.decision_function(Xt)
     assert is_torch_tensor(db) and db.dtype == torch.float64 and tuple(db.shape) == da.shape
     assert rel(db, da) < tol
     if mode in ("lla", "ncr"):  # the device's values are the fitted solver's, to rounding
-        assert rel(db, b.estimator_.decision_function(b.basis_.features(Xn))) < 1e-12
+        assert rel(db, b.estimator_.decision_function(b.basis_.features(Xn))) < dtol(1e-12)
     pa, pb = a.predict(Xn), b.predict(Xt)
     assert is_torch_tensor(pb) and pb.dtype == torch.int64
     np.testing.assert_array_equal(to_np(pb), pa)
-    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(X))), a.predict(X))
+    np.testing.assert_array_equal(to_np(b.predict(tensor(X))), a.predict(X))
     if mode in ("lla", "ncr", "gsa"):
         np.testing.assert_array_equal(to_np(b.predict_lla(Xt)), a.predict_lla(Xn))
     # numpy in with device set: the same machine, numpy out
-    c = NystromSVC(**_kw(mode, svm), device="cpu").fit(X, y)
+    c = NystromSVC(**_kw(mode, svm), device=TEST_DEVICE).fit(X, y)
     dc, pc = c.decision_function(Xn), c.predict(Xn)
     assert isinstance(dc, np.ndarray) and isinstance(pc, np.ndarray)
     assert rel(dc, da) < tol
@@ -103,11 +103,11 @@ def test_svc_torch_landmark_selectors_equal_numpy(landmarks, mode, clf):
     if landmarks == "indices":
         kw.pop("n_landmarks")
     a = NystromSVC(**kw).fit(X, y3)
-    b = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
+    b = NystromSVC(**kw).fit(tensor(X), y3)
     np.testing.assert_array_equal(b.landmark_indices_, a.landmark_indices_)
     np.testing.assert_array_equal(b.landmarks_, a.landmarks_)
-    assert rel(b.decision_function(torch.as_tensor(Xn)), a.decision_function(Xn)) < 1e-10
-    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Xn))), a.predict(Xn))
+    assert rel(b.decision_function(tensor(Xn)), a.decision_function(Xn)) < dtol(1e-10)
+    np.testing.assert_array_equal(to_np(b.predict(tensor(Xn))), a.predict(Xn))
 
 
 def _gram(clf):
@@ -146,12 +146,12 @@ def test_svc_torch_options_equal_numpy_float64(option, mode, svm, n_classes, clf
             option == "gaussian" and mode == "exact"):
         return  # refused (linearsvc) or the same machine as without landmarks
     kw, X, Xn = _option(option, mode, clf, svm)
-    tol = 1e-7 if svm == "linearsvc" else 1e-10
+    tol = 1e-7 if svm == "linearsvc" else dtol(1e-10)
     a = NystromSVC(**kw).fit(X, y)
-    Xt, keep = torch.as_tensor(X.copy()), X.copy()
-    b = NystromSVC(**kw).fit(Xt, torch.as_tensor(y))
-    c = NystromSVC(**kw, device="cpu").fit(X, y)
-    np.testing.assert_array_equal(Xt.numpy(), keep)
+    Xt, keep = tensor(X.copy()), X.copy()
+    b = NystromSVC(**kw).fit(Xt, tensor(y))
+    c = NystromSVC(**kw, device=TEST_DEVICE).fit(X, y)
+    np.testing.assert_array_equal(to_np(Xt), keep)
     np.testing.assert_array_equal(X, keep)
     assert b.X_fit_.data_ptr() != Xt.data_ptr() and not np.shares_memory(c.X_fit_, X)
     for est, tensors in ((b, True), (c, False)):
@@ -168,19 +168,19 @@ def test_svc_torch_options_equal_numpy_float64(option, mode, svm, n_classes, clf
         if mode in ("gsa", "spa", "exact"):
             assert is_torch_tensor(est.dual_coef_) == tensors
             assert rel(est.dual_coef_, a.dual_coef_) < tol
-        Zin = torch.as_tensor(Xn) if tensors else Xn
+        Zin = tensor(Xn) if tensors else Xn
         da, d = a.decision_function(Xn), est.decision_function(Zin)
         assert is_torch_tensor(d) == tensors and tuple(d.shape) == da.shape
         assert to_np(d).dtype == np.float64 and rel(d, da) < tol
         p = est.predict(Zin)
         assert is_torch_tensor(p) == tensors
         np.testing.assert_array_equal(to_np(p), a.predict(Xn))
-        np.testing.assert_array_equal(to_np(est.predict(torch.as_tensor(X) if tensors else X)),
+        np.testing.assert_array_equal(to_np(est.predict(tensor(X) if tensors else X)),
                                       a.predict(X))
         if mode in ("lla", "ncr", "gsa"):
             np.testing.assert_array_equal(to_np(est.predict_lla(Zin)), a.predict_lla(Xn))
         if mode in ("lla", "ncr"):  # the fitted solver's values on the numpy features
-            assert rel(d, est.estimator_.decision_function(est.basis_.features(Xn))) < 1e-12
+            assert rel(d, est.estimator_.decision_function(est.basis_.features(Xn))) < dtol(1e-12)
 
 
 @pytest.mark.parametrize("mode", ["lla", "gsa", "spa", "exact"])
@@ -190,14 +190,14 @@ def test_svc_torch_precomputed_equals_the_fit_on_the_data(mode, clf):
     X, _, y3, Xn = clf
     K, Kn = _gram(clf)
     kw = _kw(mode)
-    b = NystromSVC(**{**kw, "kernel": "precomputed", "gamma": None}).fit(torch.as_tensor(K), y3)
-    d = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
+    b = NystromSVC(**{**kw, "kernel": "precomputed", "gamma": None}).fit(tensor(K), y3)
+    d = NystromSVC(**kw).fit(tensor(X), y3)
     if mode != "exact":
         np.testing.assert_array_equal(b.landmark_indices_, d.landmark_indices_)
-    assert rel(b.decision_function(torch.as_tensor(Kn)),
-               to_np(d.decision_function(torch.as_tensor(Xn)))) < 1e-8
-    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Kn))),
-                                  to_np(d.predict(torch.as_tensor(Xn))))
+    assert rel(b.decision_function(tensor(Kn)),
+               to_np(d.decision_function(tensor(Xn)))) < dtol(1e-8)
+    np.testing.assert_array_equal(to_np(b.predict(tensor(Kn))),
+                                  to_np(d.predict(tensor(Xn))))
 
 
 @pytest.mark.parametrize("option", ["precomputed", "gaussian"])
@@ -212,12 +212,12 @@ def test_svc_torch_options_float32(option, mode, as_tensor, clf):
     X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
     a = NystromSVC(**kw).fit(X32, y3)
     if as_tensor:
-        b = NystromSVC(**kw).fit(torch.as_tensor(X32), y3)
-        d = b.decision_function(torch.as_tensor(Xn32))
+        b = NystromSVC(**kw).fit(tensor(X32), y3)
+        d = b.decision_function(tensor(Xn32))
         assert d.dtype == torch.float32
-        p = to_np(b.predict(torch.as_tensor(Xn32)))
+        p = to_np(b.predict(tensor(Xn32)))
     else:
-        b = NystromSVC(**kw, device="cpu").fit(X32, y3)
+        b = NystromSVC(**kw, device=TEST_DEVICE).fit(X32, y3)
         d = b.decision_function(Xn32)
         assert isinstance(d, np.ndarray) and d.dtype == np.float32
         p = b.predict(Xn32)
@@ -232,12 +232,12 @@ def test_svc_torch_float32(mode, as_tensor, clf):
     X32, Xn32 = X.astype(np.float32), Xn.astype(np.float32)
     a = NystromSVC(**_kw(mode)).fit(X32, y3)
     if as_tensor:
-        b = NystromSVC(**_kw(mode)).fit(torch.as_tensor(X32), y3)
-        d = b.decision_function(torch.as_tensor(Xn32))
+        b = NystromSVC(**_kw(mode)).fit(tensor(X32), y3)
+        d = b.decision_function(tensor(Xn32))
         assert d.dtype == torch.float32
-        p = to_np(b.predict(torch.as_tensor(Xn32)))
+        p = to_np(b.predict(tensor(Xn32)))
     else:
-        b = NystromSVC(**_kw(mode), device="cpu").fit(X32, y3)
+        b = NystromSVC(**_kw(mode), device=TEST_DEVICE).fit(X32, y3)
         d = b.decision_function(Xn32)
         assert isinstance(d, np.ndarray) and d.dtype == np.float32
         p = b.predict(Xn32)
@@ -266,33 +266,33 @@ def test_svc_torch_probability(n_classes, clf, monkeypatch):
     kw = _kw("lla", probability=True)
     a = NystromSVC(**kw).fit(X, y)
     assert calls == []
-    b = NystromSVC(**kw).fit(torch.as_tensor(X), torch.as_tensor(y))
+    b = NystromSVC(**kw).fit(tensor(X), tensor(y))
     assert calls == [True] + [False] * 5
-    c = NystromSVC(**kw, device="cpu").fit(X, y)
+    c = NystromSVC(**kw, device=TEST_DEVICE).fit(X, y)
     assert clone(c).device == "cpu" and len(calls) == 12
     pa = a.predict_proba(Xn)
-    pb = b.predict_proba(torch.as_tensor(Xn))
+    pb = b.predict_proba(tensor(Xn))
     assert is_torch_tensor(pb) and pb.dtype == torch.float64 and tuple(pb.shape) == pa.shape
-    assert rel(pb, pa) < 1e-9
-    lb = b.predict_log_proba(torch.as_tensor(Xn))
-    assert is_torch_tensor(lb) and rel(lb, a.predict_log_proba(Xn)) < 1e-9
+    assert rel(pb, pa) < dtol(1e-9)
+    lb = b.predict_log_proba(tensor(Xn))
+    assert is_torch_tensor(lb) and rel(lb, a.predict_log_proba(Xn)) < dtol(1e-9)
     pc = c.predict_proba(Xn)
-    assert isinstance(pc, np.ndarray) and rel(pc, pa) < 1e-9
-    p32 = b.predict_proba(torch.as_tensor(Xn, dtype=torch.float64).float())
+    assert isinstance(pc, np.ndarray) and rel(pc, pa) < dtol(1e-9)
+    p32 = b.predict_proba(tensor(Xn, dtype=torch.float64).float())
     assert p32.dtype == torch.float64  # a model fitted on float64 predicts in float64
 
 
 def test_svc_torch_label_types(clf):
     """Numeric labels come back as tensors for tensor input, other labels as numpy arrays."""
     X, _, y3, Xn = clf
-    Xt, Xnt = torch.as_tensor(X), torch.as_tensor(Xn)
+    Xt, Xnt = tensor(X), tensor(Xn)
     ref = NystromSVC(**_kw("lla")).fit(X, y3).predict(Xn)
     names = np.array(["low", "mid", "high"])  # sorted otherwise: other one-vs-one machines
     b = NystromSVC(**_kw("lla")).fit(Xt, names[y3])
     p = b.predict(Xnt)
     assert isinstance(p, np.ndarray) and p.dtype == names.dtype
     np.testing.assert_array_equal(p, NystromSVC(**_kw("lla")).fit(X, names[y3]).predict(Xn))
-    f = NystromSVC(**_kw("lla")).fit(Xt, torch.as_tensor(y3 * 2.0))
+    f = NystromSVC(**_kw("lla")).fit(Xt, tensor(y3 * 2.0))
     pf = f.predict(Xnt)
     assert is_torch_tensor(pf) and pf.dtype == torch.float64
     np.testing.assert_array_equal(to_np(pf), ref * 2.0)
@@ -310,27 +310,27 @@ def test_svc_torch_ovr_values_equal_sklearn():
     raw = rng.randn(50, 6)
     raw[::4, 2] = 0.0
     want = _ovr_decision_function(raw < 0, -raw, 4)
-    np.testing.assert_allclose(to_np(_ovr(torch.as_tensor(raw), 4)), want, rtol=1e-15,
-                               atol=1e-15)
+    np.testing.assert_allclose(to_np(_ovr(tensor(raw), 4)), want, rtol=dtol(1e-15),
+                               atol=dtol(1e-15))
 
 
 @pytest.mark.parametrize("mode", ["lla", "gsa", "spa", "exact"])
 def test_svc_torch_inputs_unchanged_and_memory_not_shared(mode, clf):
     X, _, y3, Xn = clf
-    Xt, yt = torch.as_tensor(X.copy()), torch.as_tensor(y3.copy())
+    Xt, yt = tensor(X.copy()), tensor(y3.copy())
     keep_X, keep_y = Xt.clone(), yt.clone()
-    Xnt = torch.as_tensor(Xn.copy())
+    Xnt = tensor(Xn.copy())
     b = NystromSVC(**_kw(mode)).fit(Xt, yt)
     before = b.decision_function(Xnt).clone()
     assert torch.equal(Xt, keep_X) and torch.equal(yt, keep_y)
-    assert torch.equal(Xnt, torch.as_tensor(Xn))
+    assert torch.equal(Xnt, tensor(Xn))
     assert b.X_fit_.data_ptr() != Xt.data_ptr()
     Xt.mul_(2.0)
     yt.zero_()
     assert torch.equal(b.decision_function(Xnt), before)
     # numpy in with device set: the caller's array may change after fit
     Xc = X.copy()
-    c = NystromSVC(**_kw(mode), device="cpu").fit(Xc, y3)
+    c = NystromSVC(**_kw(mode), device=TEST_DEVICE).fit(Xc, y3)
     dc = c.decision_function(Xn)
     Xc *= 2.0
     np.testing.assert_array_equal(c.decision_function(Xn), dc)
@@ -345,15 +345,15 @@ def test_svc_torch_options_inputs_unchanged_and_memory_not_shared(case, clf):
     option, mode = case.split("-")
     _, _, y3, _ = clf
     kw, X, Xn = _option(option, mode, clf)
-    Xt, Xnt = torch.as_tensor(X.copy()), torch.as_tensor(Xn.copy())
+    Xt, Xnt = tensor(X.copy()), tensor(Xn.copy())
     b = NystromSVC(**kw).fit(Xt, y3)
     before = b.decision_function(Xnt).clone()
-    assert torch.equal(Xt, torch.as_tensor(X)) and torch.equal(Xnt, torch.as_tensor(Xn))
+    assert torch.equal(Xt, tensor(X)) and torch.equal(Xnt, tensor(Xn))
     assert torch.equal(b.X_fit_, Xt) and b.X_fit_.data_ptr() != Xt.data_ptr()
     Xt.mul_(2.0)
     assert torch.equal(b.decision_function(Xnt), before)
     Xc = X.copy()
-    c = NystromSVC(**kw, device="cpu").fit(Xc, y3)
+    c = NystromSVC(**kw, device=TEST_DEVICE).fit(Xc, y3)
     dc = c.decision_function(Xn)
     np.testing.assert_array_equal(Xc, X)
     Xc *= 2.0
@@ -368,19 +368,19 @@ def test_svc_torch_gaussian_probability(clf):
     X, _, y3, Xn = clf
     kw = _kw("lla", landmarks="gaussian", probability=True)
     a = NystromSVC(**kw).fit(X, y3)
-    b = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
-    assert rel(b.predict_proba(torch.as_tensor(Xn)), a.predict_proba(Xn)) < 1e-9
+    b = NystromSVC(**kw).fit(tensor(X), y3)
+    assert rel(b.predict_proba(tensor(Xn)), a.predict_proba(Xn)) < dtol(1e-9)
 
 
 def test_svc_torch_precomputed_and_gaussian_bad_inputs(clf):
     """The numpy path's errors, for tensors and for numpy input with a device."""
     X, _, y3, _ = clf
     K, _ = _gram(clf)
-    Kt = torch.as_tensor(K)
+    Kt = tensor(K)
     for mode in ("lla", "exact"):
         for fit_X in (Kt[:, :100], K[:, :100], Kt[:100]):  # not square
             with pytest.raises(ValueError, match="square"):
-                NystromSVC(mode=mode, kernel="precomputed", device="cpu").fit(
+                NystromSVC(mode=mode, kernel="precomputed", device=TEST_DEVICE).fit(
                     fit_X, y3[:len(fit_X)])
         with pytest.raises(ValueError, match="gamma=None"):
             NystromSVC(mode=mode, kernel="precomputed", gamma=0.5).fit(Kt, y3)
@@ -394,21 +394,22 @@ def test_svc_torch_precomputed_and_gaussian_bad_inputs(clf):
         b = NystromSVC(mode=mode, kernel="precomputed", n_landmarks=20, random_state=0).fit(
             Kt, y3)
         with pytest.raises(ValueError, match="expecting 160 features"):
-            b.predict(torch.ones(3, 159, dtype=torch.float64))
+            b.predict(torch.ones(3, 159, dtype=torch.float64, device=TEST_DEVICE))
         with pytest.raises(ValueError, match="2-D"):
-            b.decision_function(torch.ones(160, dtype=torch.float64))
+            b.decision_function(torch.ones(160, dtype=torch.float64, device=TEST_DEVICE))
         with pytest.raises(ValueError, match="NaN"):
-            b.decision_function(torch.full((2, 160), float("nan"), dtype=torch.float64))
+            b.decision_function(torch.full((2, 160), float("nan"), dtype=torch.float64,
+                device=TEST_DEVICE))
         c = NystromSVC(mode=mode, kernel="precomputed", n_landmarks=20, random_state=0,
-                       device="cpu").fit(K, y3)
+                       device=TEST_DEVICE).fit(K, y3)
         with pytest.raises(ValueError, match="expecting 160 features"):
             c.predict(np.ones((3, 10)))
     with pytest.raises(ValueError, match="n_landmarks"):
-        NystromSVC(landmarks="gaussian", n_landmarks=0).fit(torch.as_tensor(X), y3)
+        NystromSVC(landmarks="gaussian", n_landmarks=0).fit(tensor(X), y3)
     g = NystromSVC(landmarks="gaussian", n_landmarks=20, random_state=0).fit(
-        torch.as_tensor(X), y3)
+        tensor(X), y3)
     with pytest.raises(ValueError, match="expecting 3 features"):
-        g.predict(torch.ones(2, 4, dtype=torch.float64))
+        g.predict(torch.ones(2, 4, dtype=torch.float64, device=TEST_DEVICE))
 
 
 def test_svc_torch_exact_row_normalised_kernel(clf):
@@ -417,15 +418,15 @@ def test_svc_torch_exact_row_normalised_kernel(clf):
     X, _, y3, Xn = clf
     kw = dict(mode="exact", svm="svc", kernel="sne", tol=1e-8)
     a = NystromSVC(**kw).fit(X, y3)
-    b = NystromSVC(**kw).fit(torch.as_tensor(X), y3)
-    assert rel(b.decision_function(torch.as_tensor(Xn)), a.decision_function(Xn)) < 1e-10
+    b = NystromSVC(**kw).fit(tensor(X), y3)
+    assert rel(b.decision_function(tensor(Xn)), a.decision_function(Xn)) < dtol(1e-10)
     with pytest.raises(ValueError, match="positive semi-definite"):
-        NystromSVC(mode="lla", kernel="sne").fit(torch.as_tensor(X), y3)
+        NystromSVC(mode="lla", kernel="sne").fit(tensor(X), y3)
 
 
 def test_svc_torch_refusals_and_bad_inputs(clf):
     X, y2, y3, Xn = clf
-    Xt = torch.as_tensor(X)
+    Xt = tensor(X)
     with pytest.raises(ValueError, match="subspace_dim"):
         NystromSVC(mode="ncr", subspace_dim=5).fit(Xt, y3)
     with pytest.raises(ValueError, match="not available on the torch backend"):
@@ -443,19 +444,20 @@ def test_svc_torch_refusals_and_bad_inputs(clf):
     with pytest.raises(TypeError, match="sparse"):
         NystromSVC().fit(Xt.to_sparse(), y3)
     with pytest.raises(ValueError, match="y must be 1-D with 160 labels"):
-        NystromSVC().fit(Xt, torch.as_tensor(y3[:-1]))
+        NystromSVC().fit(Xt, tensor(y3[:-1]))
     with pytest.raises(ValueError, match="at least 2 classes"):
-        NystromSVC().fit(Xt, torch.zeros(len(X)))
+        NystromSVC().fit(Xt, torch.zeros(len(X), device=TEST_DEVICE))
     b = NystromSVC(**_kw("gsa")).fit(Xt, y3)
     with pytest.raises(ValueError, match="expecting 3 features"):
-        b.predict(torch.ones(2, 5, dtype=torch.float64))
+        b.predict(torch.ones(2, 5, dtype=torch.float64, device=TEST_DEVICE))
     with pytest.raises(ValueError, match="X contains NaN"):
-        b.decision_function(torch.full((2, 3), float("inf"), dtype=torch.float64))
+        b.decision_function(torch.full((2, 3), float("inf"), dtype=torch.float64,
+            device=TEST_DEVICE))
     with pytest.raises(ValueError, match="predict_lla needs mode"):
-        NystromSVC(**_kw("spa")).fit(Xt, y3).predict_lla(torch.as_tensor(Xn))
+        NystromSVC(**_kw("spa")).fit(Xt, y3).predict_lla(tensor(Xn))
     a = NystromSVC(**_kw("lla")).fit(X, y3)  # numpy fit, device=None
     with pytest.raises(ValueError, match="fitted on numpy arrays"):
-        a.predict(torch.as_tensor(Xn))
+        a.predict(tensor(Xn))
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -466,9 +468,9 @@ def test_svc_torch_exact_equals_sklearn_svc(n_classes, clf):
     X, y2, y3, Xn = clf
     y = y2 if n_classes == 2 else y3
     ref = SVC(kernel="rbf", gamma=0.5, tol=1e-12).fit(X, y)
-    b = NystromSVC(mode="exact", svm="svc", gamma=0.5, tol=1e-12).fit(torch.as_tensor(X), y)
-    assert rel(b.decision_function(torch.as_tensor(Xn)), ref.decision_function(Xn)) < 1e-10
-    np.testing.assert_array_equal(to_np(b.predict(torch.as_tensor(Xn))), ref.predict(Xn))
+    b = NystromSVC(mode="exact", svm="svc", gamma=0.5, tol=1e-12).fit(tensor(X), y)
+    assert rel(b.decision_function(tensor(Xn)), ref.decision_function(Xn)) < dtol(1e-10)
+    np.testing.assert_array_equal(to_np(b.predict(tensor(Xn))), ref.predict(Xn))
 
 
 def test_svc_torch_probability_precomputed_and_index_landmarks(clf):
@@ -484,5 +486,5 @@ def test_svc_torch_probability_precomputed_and_index_landmarks(clf):
                       (dict(_kw("spa", probability=True), landmarks=idx, n_landmarks=None),
                        X, Xn)):
         a = NystromSVC(**kw).fit(A, y2)
-        b = NystromSVC(**kw).fit(torch.as_tensor(A), torch.as_tensor(y2))
-        assert rel(b.predict_proba(torch.as_tensor(An)), a.predict_proba(An)) < 1e-9
+        b = NystromSVC(**kw).fit(tensor(A), tensor(y2))
+        assert rel(b.predict_proba(tensor(An)), a.predict_proba(An)) < dtol(1e-9)

@@ -290,28 +290,55 @@ def check_regression_targets(y, n: int, name: str = "y") -> np.ndarray:
     return y
 
 
-def check_nonnegative_weights(sample_weight, n: int) -> np.ndarray:
+def as_weights(weights, n: int, name: str = "sample_weight", what: str = "sample"):
+    """``sample_weight``-style weights as float64 (n,): real, finite, >= 0, not all zero.
+
+    The one validation of every weight argument (the estimators' ``fit``/``score``
+    ``sample_weight``, ``KernelSVD``'s ``sample_weight_Z``, the LS-SVM solvers); errors name
+    ``name`` and say there is one weight per ``what``. None stays None; a scalar is broadcast.
+    Complex weights are refused (``ValueError``), never cast to real (numpy's cast would drop
+    the imaginary part with only a ``ComplexWarning``); non-numeric ones are a ``TypeError``.
+    """
+    if weights is None:
+        return None
+    try:
+        w = np.asarray(weights)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
+    if w.dtype == object:
+        if any(isinstance(v, (complex, np.complexfloating)) for v in w.ravel()):
+            raise ValueError(f"Complex data not supported: {name} is complex-valued; expected "
+                             f"real weights >= 0, one per {what}")
+        try:
+            w = w.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be numeric, one weight per {what}: {exc}") from exc
+    if not (np.issubdtype(w.dtype, np.number) or w.dtype == bool):
+        raise TypeError(f"{name} must be numeric, one weight per {what}; got dtype {w.dtype}")
+    if np.iscomplexobj(w):
+        raise ValueError(f"Complex data not supported: {name} is complex-valued; expected real "
+                         f"weights >= 0, one per {what}")
+    w = np.full(n, float(w)) if w.ndim == 0 else np.array(w, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n:
+        raise ValueError(f"{name} must be a 1-D array with one weight per {what} (shape "
+                         f"({n},)), got shape {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite weights")
+    if np.any(w < 0):
+        raise ValueError(f"{name} has negative values; expected weights >= 0")
+    if not np.any(w > 0):
+        raise ValueError(f"{name} is all zero; at least one weight must be non-zero")
+    return w
+
+
+def check_nonnegative_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray:
     """``sample_weight`` as float64 (n,): finite, non-negative, with a positive sum.
 
-    None means all ones; a scalar is broadcast. Shared by the in-memory and torch paths of the
-    Nyström machines.
+    None means all ones; otherwise :func:`as_weights`. Shared by the in-memory and torch paths
+    of the Nyström machines.
     """
-    if sample_weight is None:
-        return np.ones(n)
-    sw = np.asarray(sample_weight)
-    if sw.ndim == 0:
-        sw = np.full(n, float(sw))
-    if sw.dtype == object or not (np.issubdtype(sw.dtype, np.number) or sw.dtype == bool):
-        raise TypeError("sample_weight must be numeric")
-    sw = sw.astype(np.float64)
-    if sw.shape != (n,):
-        raise ValueError(f"sample_weight.shape == {sw.shape}, expected ({n},)")
-    if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-        raise ValueError("sample_weight must be finite and non-negative")
-    if not sw.sum() > 0:
-        raise ValueError("sample_weight sums to zero (all weights are zero); at least one "
-                         "positive weight is needed")
-    return sw
+    w = as_weights(sample_weight, n, name)
+    return np.ones(n) if w is None else w
 
 
 def check_positive(value, name: str, *, allow_zero: bool = False, allow_none: bool = False):
@@ -335,8 +362,28 @@ def result_dtype(*arrays) -> np.dtype:
 
 
 def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = None) -> np.ndarray:
-    """Validate what a user-supplied function (e.g. a callable kernel) returned."""
+    """Validate what a user-supplied function (e.g. a callable kernel) returned.
+
+    The values must be real numbers of the expected ``shape`` and finite. Complex values are
+    refused (``ValueError`` naming ``name``), never cast to real: numpy's cast drops the
+    imaginary part with only a ``ComplexWarning``. Non-numeric values are a ``TypeError``.
+    """
     values = np.asarray(values)
+    complex_error = ValueError(
+        f"{name} returned complex values; expected real numbers (return the real part "
+        "explicitly, e.g. np.real(...), if that is what is meant)")
+    if values.dtype == object:
+        if any(isinstance(v, (complex, np.complexfloating)) for v in values.ravel()):
+            raise complex_error
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} returned non-numeric values: {exc}") from exc
+    if np.iscomplexobj(values):
+        raise complex_error
+    if not (np.issubdtype(values.dtype, np.number) or values.dtype == bool):
+        raise TypeError(f"{name} returned non-numeric values (dtype {values.dtype}); expected "
+                        "real numbers")
     if shape is not None and values.shape != tuple(shape):
         raise ValueError(
             f"{name} returned an array of shape {values.shape}; expected {tuple(shape)}"

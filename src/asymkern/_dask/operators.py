@@ -162,6 +162,7 @@ def fit_koopman_dask(est, X, Y):
     from .._shared.operators import _check_int, as_rkhs_kernel
 
     eps = est._alpha()
+    est._timestep()
     lag = _check_int(est.lag, "lag")
     Xd = as_dask_data(X, "X", allow_sparse=False)
     if Y is None:

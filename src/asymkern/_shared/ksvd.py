@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import euclidean_distances
 
+from .._validation import as_weights
 from ..kernels import resolve_kernel
 
 #: Multiple of the median distance used by ``bandwidth='auto'`` (measured on the citation and
@@ -85,24 +86,6 @@ def build_kernel(est):
 
 
 def check_weights(weights, n: int, name: str, what: str) -> np.ndarray | None:
-    """``sample_weight``-style weights as a float64 (n,) array ≥ 0 with a positive sum."""
-    if weights is None:
-        return None
-    is_scalar = np.isscalar(weights) and not isinstance(weights, (str, bytes))
-    if is_scalar:
-        w = np.full(n, float(weights))
-    else:
-        try:
-            w = np.array(weights, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric, one weight per {what}: {exc}") from exc
-    if w.ndim != 1 or w.shape[0] != n:
-        raise ValueError(f"{name} must be a 1-D array with one weight per {what} (shape "
-                         f"({n},)), got shape {w.shape}")
-    if not np.all(np.isfinite(w)):
-        raise ValueError(f"{name} contains NaN or infinity; expected finite weights")
-    if np.any(w < 0):
-        raise ValueError(f"{name} has negative values; expected weights >= 0")
-    if not np.any(w > 0):
-        raise ValueError(f"{name} is all zero; at least one weight must be non-zero")
-    return w
+    """``sample_weight``-style weights as a float64 (n,) array ≥ 0 with a positive sum (None
+    stays None): :func:`asymkern._validation.as_weights`, the one weight validation."""
+    return as_weights(weights, n, name, what)

@@ -109,6 +109,22 @@ def _check_reg(value, name: str = "alpha") -> float:
     return value
 
 
+def _check_timestep(value, name: str = "timestep") -> float:
+    """The time per step of a transfer operator: a finite real number > 0.
+
+    The implied timescales −lag·timestep / ln|λ| are in its units, so 0, a negative, NaN or
+    infinite value would give meaningless (negative, zero or non-finite) timescales.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number (the time per step), got "
+                        f"{value!r}")
+    value = float(value)
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and > 0 (the time per step; the implied "
+                         f"timescales -lag*{name}/ln|λ| are in its units), got {value}")
+    return value
+
+
 def _check_int(value, name: str, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")

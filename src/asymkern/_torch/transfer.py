@@ -45,6 +45,7 @@ import warnings
 import numpy as np
 
 from .._dispatch import any_torch, is_torch_tensor, require_torch
+from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
 from .operators import cholesky_shifted, gram
@@ -334,10 +335,11 @@ def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_nump
     if callable(observables):
         vals = observables(to_numpy(X1) if as_numpy else X1)
         vals = to_numpy(vals) if is_torch_tensor(vals) else np.asarray(vals)
-        if vals.shape[:1] != (X1.shape[0],):
+        vals = check_finite_result(vals, "observables(y)")  # real: complex is refused
+        if vals.shape[:1] != (X1.shape[0],) or (vals.ndim == 2 and vals.shape[1] == 0):
             raise ValueError(f"observables(y) has shape {vals.shape}; expected "
-                             f"({X1.shape[0]},) or ({X1.shape[0]}, p): one row per shifted "
-                             "snapshot y_i")
+                             f"({X1.shape[0]},) or ({X1.shape[0]}, p) with p >= 1 observables "
+                             "(at least one column): one row per shifted snapshot y_i")
         obs, y_given = vals, True
     else:
         obs = to_numpy(observables) if is_torch_tensor(observables) else observables
@@ -452,6 +454,7 @@ def _fit_koopman_landmarks(est, X, y, kernel, observables=None):
     from .operators import landmark_basis_torch, landmark_stats_torch
 
     eps = est._alpha()
+    est._timestep()
     est._estimator_kind()
     lag = _check_int(est.lag, "lag")
     X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
@@ -480,6 +483,7 @@ def _fit_start(est, X, y, kernel):
 
     kind = est._estimator_kind()
     eps = est._alpha()
+    est._timestep()
     lag = _check_int(est.lag, "lag")
     X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
     tk = TorchKernel(kernel, int(X0.shape[1]))

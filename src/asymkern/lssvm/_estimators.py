@@ -30,13 +30,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import check_array, column_or_1d, compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._calibration import PlattCalibration
 from .._dask import any_dask, is_dask_array
 from .._shared.lssvm import _RESCALE, _check_merge, _encode_labels
 from .._validation import (
     DEPRECATED,
+    as_weights,
     available_if_explained,
     check_finite_output,
     check_input,
@@ -189,10 +190,11 @@ class _KernelMixin:
 
     def _sample_weights(self, X, y, sample_weight, class_weight=None):
         """Per-sample weights v (float64, ≥ 0; None when all equal one) from ``sample_weight``
-        (scikit-learn's ``_check_sample_weight``) times the ``class_weight`` of each label."""
+        (:func:`~asymkern._validation.as_weights`) times the ``class_weight`` of each label."""
         if sample_weight is None and class_weight is None:
             return None
-        v = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        n = X.shape[0]
+        v = np.ones(n) if sample_weight is None else as_weights(sample_weight, n)
         if class_weight is not None:
             if not (isinstance(class_weight, dict) or class_weight == "balanced"):
                 raise ValueError(f"class_weight must be None, a dict {{class: weight}} or "

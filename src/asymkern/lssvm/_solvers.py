@@ -61,7 +61,7 @@ from .._shared.lssvm import (  # noqa: F401 - LowRankCoef: part of this module's
     _check_C,
     askls_lowrank_reduced,
 )
-from .._validation import renamed_argument
+from .._validation import as_weights, renamed_argument
 
 
 # --------------------------------------------------------------------------------------------
@@ -817,11 +817,8 @@ def _check_weights(sample_weight, n: int):
     """None (all ones) or a float64 (n,) array of finite weights > 0 (``sample_weight``)."""
     if sample_weight is None:
         return None
-    v = np.asarray(sample_weight, dtype=np.float64)
-    if v.ndim != 1 or v.shape[0] != n:
-        raise ValueError(f"sample_weight must have shape ({n},) (one weight per row of the "
-                         f"kernel matrix), got shape {v.shape}")
-    if not np.all(np.isfinite(v)) or np.any(v <= 0):
+    v = as_weights(sample_weight, n, "sample_weight", "row of the kernel matrix")
+    if np.any(v <= 0):
         raise ValueError("sample_weight must be finite and > 0 in the solvers (the estimators "
                          "drop samples of weight 0 before solving)")
     return None if np.all(v == 1.0) else v
@@ -1377,8 +1374,8 @@ def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
     K = np.asarray(K, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = K.shape[0]
-    v = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    d = 1.0 / (C * v)
+    v = _check_weights(sample_weight, n)
+    d = np.full(n, 1.0 / C) if v is None else 1.0 / (C * v)
     H = y[:, None] * K * y[None, :]
     A = np.zeros((2 * n + 2, 2 * n + 2))
     A[0, 2:n + 2] = y

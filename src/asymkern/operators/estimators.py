@@ -68,6 +68,7 @@ from .._shared.operators import (
     _check_int,
     _check_landmark_options,
     _check_reg,
+    _check_timestep,
     landmark_evaluate,
     landmark_stats,
     landmark_whitening,
@@ -76,7 +77,9 @@ from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
     as_data,
+    as_weights,
     check_finite_output,
+    check_finite_result,
     check_input,
     clip_count,
     renamed_argument,
@@ -1215,6 +1218,33 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         out = _like_input(X_in, out)
         return out[:, 0] if self._y_1d else out
 
+    def score(self, X, y, sample_weight=None) -> float:
+        """R² of ``predict(X)`` against y (scikit-learn's ``RegressorMixin.score``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test points.
+        y : array-like of shape (n_samples,) or (n_samples, d_y)
+            True outputs.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights of the samples: real, finite and non-negative (a negative weight can push
+            R² above 1), not all zero.
+
+        Returns
+        -------
+        float
+            The R² score.
+        """
+        from sklearn.utils.validation import _num_samples
+
+        from .._dispatch import is_torch_tensor
+
+        if is_torch_tensor(sample_weight):
+            sample_weight = sample_weight.detach().cpu().numpy()
+        sw = as_weights(sample_weight, _num_samples(X), "sample_weight", "sample")
+        return super().score(X, y, sample_weight=sw)
+
 
 def _landmark_predict(est, X, kernel, L, coef):
     """k(x, L) coef for numpy X (numpy out), row-chunked dask X (dask out) or, for a model
@@ -1285,9 +1315,15 @@ class _TransferOperator(_OperatorEstimator):
         tags.input_tags.sparse = exact and _kernel_accepts_sparse(self.kernel, self.kernel_params)
         return tags
 
+    def _timestep(self) -> float:
+        """``timestep``, validated (finite, > 0): checked with the other parameters at the start
+        of every fit (numpy, torch and dask executors) and used by ``_finish``."""
+        return _check_timestep(self.timestep)
+
     def _lagged_gram(self, X, y):
         """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
         eps = self._alpha()
+        self._timestep()
         lag = _check_int(self.lag, "lag")
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
@@ -1324,7 +1360,7 @@ class _TransferOperator(_OperatorEstimator):
         self.n_components_ = int(res.eigenvalues.size)
         mod = np.abs(self.eigenvalues_)
         with np.errstate(divide="ignore"):
-            ts = -self.lag * float(self.timestep) / np.log(np.clip(mod, 1e-300, None))
+            ts = -self.lag * self._timestep() / np.log(np.clip(mod, 1e-300, None))
         ts[mod >= 1] = np.inf
         self.timescales_ = ts
         return self
@@ -1517,13 +1553,18 @@ class KoopmanOperator(_TransferOperator):
         if observables is None:
             return None
         if callable(observables):
-            vals = np.asarray(observables(X1), dtype=np.float64)
             where = "observables(y)"
+            # real numbers only: a complex return is refused, never cast (ComplexWarning)
+            vals = np.asarray(check_finite_result(observables(X1), where), dtype=np.float64)
         else:
             vals = np.asarray(as_data(observables, "observables", ensure_2d=False),
                               dtype=np.float64)
             where = "observables"
-            if not y_given:  # one row per time step of the trajectory: the values at x_{t+lag}
+            if vals.ndim == 2 and vals.shape[1] == 0:
+                raise ValueError(f"observables has 0 columns (shape {vals.shape}); expected at "
+                                 "least one observable: an array of shape (n_rows,) or "
+                                 "(n_rows, p) with p >= 1, or None")
+            if not y_given and vals.ndim:  # one row per step of X: the values at x_{t+lag}
                 if vals.shape[0] != X0.shape[0] + lag:
                     raise ValueError(f"observables has {vals.shape[0]} rows; expected one per "
                                      f"row of the trajectory X ({X0.shape[0] + lag})")
@@ -1531,9 +1572,10 @@ class KoopmanOperator(_TransferOperator):
         if vals.ndim == 1:
             self._obs_1d = True
             vals = vals.reshape(-1, 1)
-        if vals.ndim != 2 or vals.shape[0] != X1.shape[0]:
+        if vals.ndim != 2 or vals.shape[0] != X1.shape[0] or vals.shape[1] == 0:
             raise ValueError(f"{where} has shape {vals.shape}; expected ({X1.shape[0]},) or "
-                             f"({X1.shape[0]}, p): one row per shifted snapshot y_i")
+                             f"({X1.shape[0]}, p) with p >= 1 observables (at least one "
+                             "column): one row per shifted snapshot y_i")
         return check_finite_output(vals, where, "pass finite observable values")
 
     # ---------------------------------------------------------------------------- fits
@@ -1631,6 +1673,7 @@ class KoopmanOperator(_TransferOperator):
             return fit_koopman_torch(self, X, y, as_rkhs_kernel(self.kernel, self.kernel_params),
                                      observables)
         eps = self._alpha()
+        self._timestep()
         lag = _check_int(self.lag, "lag")
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         idx_probe = self.n_landmarks is not None or not isinstance(self.landmarks, str)
@@ -1828,7 +1871,9 @@ class KoopmanOperator(_TransferOperator):
         Raises
         ------
         ValueError
-            If ``n_steps > 1`` with snapshot pairs ``y``, or the trajectory is too short.
+            If ``n_steps > 1`` with snapshot pairs ``y``, the trajectory is too short, or
+            ``sample_weight`` is not one finite, non-negative real weight per pair (not all
+            zero).
         """
         from sklearn.metrics import r2_score
 
@@ -1840,6 +1885,8 @@ class KoopmanOperator(_TransferOperator):
             X = X.detach().cpu().numpy()
         if is_torch_tensor(y):
             y = y.detach().cpu().numpy()
+        if is_torch_tensor(sample_weight):
+            sample_weight = sample_weight.detach().cpu().numpy()
         X_in = X
         sparse_ok = getattr(self, "_sparse_ok", False)
         X = check_input(self, X, reset=False, allow_sparse=sparse_ok, min_samples=2)
@@ -1862,10 +1909,11 @@ class KoopmanOperator(_TransferOperator):
                 raise ValueError(f"y has shape {Y.shape}; expected the time-shifted snapshots "
                                  f"with the shape of X {X.shape}")
         Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
+        # fit's weight validation: real, finite, >= 0 (a negative weight can push R² above 1)
+        sw = as_weights(sample_weight, Y.shape[0], "sample_weight", "time-lagged pair")
         X0 = X0 if not hasattr(X_in, "columns") else X_in.iloc[: X0.shape[0]]
         pred = self.predict(X0, n_steps=k)
-        return float(r2_score(Y, pred, sample_weight=sample_weight,
-                              multioutput="variance_weighted"))
+        return float(r2_score(Y, pred, sample_weight=sw, multioutput="variance_weighted"))
 
 
 class PerronFrobeniusOperator(_TransferOperator):
