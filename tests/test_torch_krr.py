@@ -337,7 +337,7 @@ def test_complex_sample_weight_is_refused(reg):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match="sample_weight is complex-valued"):
-            NystromKernelRidge(**kw).fit(torch.as_tensor(X), torch.as_tensor(y),
-                                         sample_weight=torch.as_tensor(w + 0j))
+            NystromKernelRidge(**kw).fit(tensor(X), tensor(y),
+                                         sample_weight=tensor(w + 0j))
         with pytest.raises(ValueError, match="sample_weight is complex-valued"):
-            NystromKernelRidge(device="cpu", **kw).fit(X, y, sample_weight=w + 1e-3j)
+            NystromKernelRidge(device=TEST_DEVICE, **kw).fit(X, y, sample_weight=w + 1e-3j)

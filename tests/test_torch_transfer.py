@@ -480,10 +480,10 @@ def test_torch_fit_refuses_a_bad_timestep(cls, kw, data):
     for value, err in ((-1.0, ValueError), (0, ValueError), (float("nan"), ValueError),
                        (float("inf"), ValueError), ("1", TypeError)):
         with pytest.raises(err, match="timestep"):
-            cls(timestep=value, n_components=2, **kw).fit(torch.as_tensor(x))
+            cls(timestep=value, n_components=2, **kw).fit(tensor(x))
         with pytest.raises(err, match="timestep"):
-            cls(timestep=value, n_components=2, device="cpu", **kw).fit(x)
-    b = _fit(cls(timestep=0.5, n_components=2, **kw), torch.as_tensor(x))
+            cls(timestep=value, n_components=2, device=TEST_DEVICE, **kw).fit(x)
+    b = _fit(cls(timestep=0.5, n_components=2, **kw), tensor(x))
     lam = np.abs(b.eigenvalues_)
     assert np.all(b.timescales_ > 0)
     np.testing.assert_allclose(b.timescales_[lam < 1], -0.5 / np.log(lam[lam < 1]),
@@ -494,7 +494,7 @@ def test_koopman_torch_observables_and_score_refusals(data):
     """Issue 29: observables with no column or complex values, and bad score weights, on the
     torch path (tensor input and tensor weights)."""
     x = data[0]
-    xt = torch.as_tensor(x)
+    xt = tensor(x)
     with pytest.raises(ValueError, match="observables has 0 columns"):
         KoopmanOperator(n_components=2).fit(xt, observables=torch.zeros(len(x), 0,
                                                                            dtype=torch.float64))
