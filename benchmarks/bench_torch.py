@@ -214,14 +214,20 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
         sizes = dict(block=2000, ksvd=[20000], krr=20000, koopman=(50000, 300), cca=1000,
                      repeats=repeats, cpu_repeats=repeats)
     rows = []
+
+    def add(*new):  # each row printed as it finishes (a long GPU run shows its progress)
+        for r in new:
+            rows.append(r)
+            print(f"[{r['what']}] ratio {r['ratio']:.2f} vs {r['vs']}", flush=True)
+
     for dtype in (np.float32, np.float64):
-        rows += kernel_blocks(torch, device, sizes["block"], 10, dtype, sizes["repeats"])
+        add(*kernel_blocks(torch, device, sizes["block"], 10, dtype, sizes["repeats"]))
     for n in sizes["ksvd"]:
-        rows.append(ksvd(torch, device, n, 10, np.float32, sizes["repeats"],
-                         sizes["cpu_repeats"] if n < 10**7 else 1))
-    rows.append(krr(torch, device, sizes["krr"], 10, np.float32, sizes["repeats"]))
-    rows.append(koopman(torch, device, *sizes["koopman"], sizes["repeats"]))
-    rows.append(cca(torch, device, sizes["cca"], sizes["repeats"]))
+        add(ksvd(torch, device, n, 10, np.float32, sizes["repeats"],
+                 sizes["cpu_repeats"] if n < 10**7 else 1))
+    add(krr(torch, device, sizes["krr"], 10, np.float32, sizes["repeats"]))
+    add(koopman(torch, device, *sizes["koopman"], sizes["repeats"]))
+    add(cca(torch, device, sizes["cca"], sizes["repeats"]))
     why = ("A GPU was available but the CPU was asked for" if torch.cuda.is_available() else
            "No GPU was available for this run")
     dev_line = (f"CUDA device: {torch.cuda.get_device_name(device)}" if cuda else

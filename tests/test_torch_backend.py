@@ -1,4 +1,4 @@
-"""The torch backend (asymkern._torch) against the numpy path, on CPU tensors.
+"""The torch backend (asymkern._torch) against the numpy path, on test-device tensors.
 
 Every torch path is compared with the dense/numpy reference: 1e-12 relative in float64 and
 1e-5 in float32 (norm-wise relative errors). No test depends on timing or on a GPU.
@@ -51,7 +51,7 @@ def test_kernel_blocks_and_products_equal_numpy(name, dtype, data):
     G = TorchKernelMatrix(TorchKernel(k, X.shape[1]), tensor(X), tensor(Z),
                           working_memory=0.02)  # many row blocks
     D = G.to_dense()
-    assert D.dtype == torch.from_numpy(X).dtype
+    assert D.dtype == tensor(X).dtype
     assert rel(D, ref) < TOL[dtype]
     rng = np.random.RandomState(1)
     B, C = rng.randn(Z.shape[0], 3).astype(dtype), rng.randn(X.shape[0], 3).astype(dtype)

@@ -4,6 +4,7 @@ is checked): on CUDA with ``ASYMKERN_TEST_DEVICE=cuda``, else on CPU tensors."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def test_bench_torch_quick(tmp_path):
         assert ("No GPU was available" in text) == (not torch.cuda.is_available())
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) == 1 + 8  # header + 4 kernel blocks, KernelSVD, KRR, Koopman, CCA
-    for row in rows[1:]:  # every ratio and every agreement figure is a finite number
+    for row in rows[1:]:  # every ratio is a positive number
         ratio = float(row.split("|")[2])
         assert ratio > 0 and ratio == ratio
-    assert "nan" not in text.lower().replace("nanoseconds", "")
+    assert not re.search(r"\bnan\b|\binf\b", text)  # nor any agreement figure

@@ -1,4 +1,4 @@
-"""KernelCCA and ConditionalMeanEmbedding on the torch backend (issue 16), on CPU tensors,
+"""KernelCCA and ConditionalMeanEmbedding on the torch backend (issue 16), on test-device tensors,
 against the numpy path and dense references: correlations and predictions to 1e-12 (float64),
 variates up to the sign LAPACK leaves free, float32 outputs to 1e-5. No test depends on timing.
 """

@@ -1,6 +1,6 @@
-"""NystromKernelPCA on the torch backend (asymkern._torch.kpca), on CPU tensors.
+"""NystromKernelPCA on the torch backend (asymkern._torch.kpca), on test-device tensors.
 
-Every mode × ``center`` × dtype × input kind (tensors; numpy with ``device='cpu'``) against the
+Every mode × ``center`` × dtype × input kind (tensors; numpy with ``device=TEST_DEVICE``) against
 numpy path: the fitted attributes and the scores agree to 1e-12 (float64) / 1e-5 (float32)
 relative, with the same signs (svd_flip's rule, no alignment). A laplacian kernel keeps K_mm
 and the centred features well conditioned, so both paths agree to rounding.
@@ -87,7 +87,7 @@ def _check_against_numpy(params, X, Xn, how):
         np.testing.assert_array_equal(to_np(Xt), keep)
         assert not np.shares_memory(to_np(b.X_fit_), to_np(Xt))
         t = b.transform(tensor(Xn))
-        assert is_torch_tensor(t) and t.dtype == torch.from_numpy(Xn).dtype
+        assert is_torch_tensor(t) and t.dtype == tensor(Xn).dtype
         ft = b.fit_transform(Xt)
         assert is_torch_tensor(ft) and is_torch_tensor(b.X_fit_)
         np.testing.assert_array_equal(to_np(Xt), keep)
@@ -221,7 +221,7 @@ def test_precomputed_and_gaussian_bad_input(data):
         with pytest.raises(ValueError, match="kernel_params=None"):
             NystromKernelPCA(mode=mode, kernel="precomputed", kernel_params={"a": 1}).fit(K)
     for lm in ("gaussian", "kmeans", "leverage"):  # need the data points
-        for fit_X, dev in ((Kt, None), (K, "cpu"), (K, None)):
+        for fit_X, dev in ((Kt, None), (K, TEST_DEVICE), (K, None)):
             with pytest.raises(ValueError, match=f"not '{lm}'"):
                 NystromKernelPCA(kernel="precomputed", landmarks=lm, device=dev).fit(fit_X)
     with pytest.raises(ValueError, match="out of range|index|indices|must lie in"):

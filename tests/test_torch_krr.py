@@ -1,7 +1,7 @@
 """NystromKernelRidge on the torch backend: GSA by Woodbury, the Gaussian sketch and
-``kernel='precomputed'`` against the numpy path (asymkern.nystrom), on CPU tensors.
+``kernel='precomputed'`` against the numpy path (asymkern.nystrom), on test-device tensors.
 
-Each option is fitted on a torch tensor and on numpy input with ``device='cpu'`` and compared
+Each option is fitted on a torch tensor and on numpy input with ``device=TEST_DEVICE`` and compared
 with the numpy fit of the same ``random_state``: 1e-12 relative in float64 (the Laplacian
 kernel keeps K_mm well conditioned), 1e-5 in float32.
 """
@@ -324,7 +324,7 @@ def test_gaussian_and_woodbury_errors(reg):
 
 def test_solver_sklearn_refused_with_reason(reg):
     X, y, _, _ = reg
-    for X_in, dev in ((tensor(X), None), (X, "cpu")):
+    for X_in, dev in ((tensor(X), None), (X, TEST_DEVICE)):
         with pytest.raises(NotImplementedError, match="scikit-learn's Ridge on host"):
             NystromKernelRidge(solver="sklearn", device=dev).fit(X_in, y)
 

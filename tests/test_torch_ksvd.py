@@ -1,6 +1,6 @@
 """KernelSVD on the torch backend: solver='arpack' and sparse precomputed kernel matrices.
 
-Torch on CPU tensors against the numpy path with the same ``random_state``. ARPACK runs on the
+Torch on device tensors against the numpy path with the same ``random_state``. ARPACK runs on the
 host in both paths (the same :func:`asymkern.linalg.arpack_svd` call, only the products with G
 on the device), so singular values agree to ARPACK's tolerance (checked: 1e-12 relative in
 float64, 1e-5 in float32) and singular vectors directly, without any sign alignment (1e-10 and

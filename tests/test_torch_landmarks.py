@@ -1,4 +1,4 @@
-"""The landmark (Nyström) operator estimators on the torch backend (issue 16), on CPU tensors:
+"""The landmark (Nyström) operator estimators on the torch backend (issue 16), on device tensors:
 ConditionalMeanEmbedding and KoopmanOperator with ``n_landmarks`` / landmark indices equal the
 numpy path, and with every sample a landmark the exact estimator (dense solve).
 

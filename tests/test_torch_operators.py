@@ -1,5 +1,5 @@
 """CovarianceOperator on the torch backend (issue 16) against the numpy path and a dense
-reference, on CPU tensors: eigenvalues to 1e-12 relative (float64), eigenfunction values to
+reference, on test-device tensors: eigenvalues to 1e-12 relative (float64), eigenfunction values to
 1e-12 up to the sign LAPACK leaves free, float32 outputs to 1e-5. No test depends on timing.
 """
 

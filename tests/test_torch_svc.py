@@ -1,4 +1,4 @@
-"""NystromSVC on the torch backend (asymkern._torch.svc) against the numpy path, on CPU tensors.
+"""NystromSVC on the torch backend (asymkern._torch.svc) against the numpy path, on device tensors.
 
 The kernel work (features, Gram matrices, GSA's pseudo-inverse, decision values) runs on the
 device and the SVM on the host, so with the same ``random_state`` both paths fit the same
@@ -269,7 +269,7 @@ def test_svc_torch_probability(n_classes, clf, monkeypatch):
     b = NystromSVC(**kw).fit(tensor(X), tensor(y))
     assert calls == [True] + [False] * 5
     c = NystromSVC(**kw, device=TEST_DEVICE).fit(X, y)
-    assert clone(c).device == "cpu" and len(calls) == 12
+    assert clone(c).device == TEST_DEVICE and len(calls) == 12
     pa = a.predict_proba(Xn)
     pb = b.predict_proba(tensor(Xn))
     assert is_torch_tensor(pb) and pb.dtype == torch.float64 and tuple(pb.shape) == pa.shape
@@ -385,7 +385,7 @@ def test_svc_torch_precomputed_and_gaussian_bad_inputs(clf):
         with pytest.raises(ValueError, match="gamma=None"):
             NystromSVC(mode=mode, kernel="precomputed", gamma=0.5).fit(Kt, y3)
     for lm in ("gaussian", "kmeans", "leverage"):  # need the data points
-        for fit_X, dev in ((Kt, None), (K, "cpu"), (K, None)):
+        for fit_X, dev in ((Kt, None), (K, TEST_DEVICE), (K, None)):
             with pytest.raises(ValueError, match=f"not '{lm}'"):
                 NystromSVC(kernel="precomputed", landmarks=lm, device=dev).fit(fit_X, y3)
     with pytest.raises(ValueError, match="y must be 1-D with 160 labels"):

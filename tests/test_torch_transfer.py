@@ -1,7 +1,7 @@
-"""KoopmanOperator on the torch backend against the numpy path and a dense reference, on CPU
-tensors: eigenvalues to 1e-10 relative to ``|λ₁|``, eigenfunction values to 1e-8 up to the sign
-(complex phase) LAPACK leaves free, forecasts (1 and 3 steps) to 1e-10 relative (float64),
-float32 forecasts to 1e-5. No test depends on timing.
+"""KoopmanOperator on the torch backend against the numpy path and a dense reference, on
+test-device tensors: eigenvalues to 1e-10 relative to ``|λ₁|``, eigenfunction values to 1e-8
+up to the sign (complex phase) LAPACK leaves free, forecasts (1 and 3 steps) to 1e-10
+relative (float64), float32 forecasts to 1e-5. No test depends on timing.
 """
 
 from __future__ import annotations
