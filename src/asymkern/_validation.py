@@ -57,17 +57,10 @@ def as_data(
             arr = np.asarray(X)
         except Exception as exc:  # pragma: no cover - exotic objects
             raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
-        if arr.dtype == object:
-            try:
-                arr = arr.astype(np.float64)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"{name} must be numeric: {exc}") from exc
-        if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-            raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-        if np.iscomplexobj(arr):
-            raise ValueError(
-                f"Complex data not supported: {name} is complex-valued; expected real numbers"
-            )
+        arr = real_numeric(
+            arr, complex_message=f"Complex data not supported: {name} is complex-valued; "
+                                 "expected real numbers",
+            nonnumeric_message=f"{name} must be numeric")
         if arr.dtype not in FLOAT_DTYPES or (
             isinstance(dtype, type) and arr.dtype != np.dtype(dtype)
         ):
@@ -290,6 +283,26 @@ def check_regression_targets(y, n: int, name: str = "y") -> np.ndarray:
     return y
 
 
+def real_numeric(arr: np.ndarray, *, complex_message: str, nonnumeric_message: str
+                 ) -> np.ndarray:
+    """``arr`` as a real numeric array (bool kept), or an error: complex values (also inside an
+    object array) raise ``ValueError(complex_message)``, never cast to real (numpy's cast drops
+    the imaginary part with only a ``ComplexWarning``); non-numeric values raise
+    ``TypeError(nonnumeric_message + detail)``. An object array of numbers becomes float64."""
+    if arr.dtype == object:
+        if any(isinstance(v, (complex, np.complexfloating)) for v in arr.ravel()):
+            raise ValueError(complex_message)
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{nonnumeric_message}: {exc}") from exc
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{nonnumeric_message}; got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise ValueError(complex_message)
+    return arr
+
+
 def as_weights(weights, n: int, name: str = "sample_weight", what: str = "sample"):
     """``sample_weight``-style weights as float64 (n,): real, finite, >= 0, not all zero.
 
@@ -305,19 +318,10 @@ def as_weights(weights, n: int, name: str = "sample_weight", what: str = "sample
         w = np.asarray(weights)
     except Exception as exc:  # pragma: no cover - exotic objects
         raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
-    if w.dtype == object:
-        if any(isinstance(v, (complex, np.complexfloating)) for v in w.ravel()):
-            raise ValueError(f"Complex data not supported: {name} is complex-valued; expected "
-                             f"real weights >= 0, one per {what}")
-        try:
-            w = w.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric, one weight per {what}: {exc}") from exc
-    if not (np.issubdtype(w.dtype, np.number) or w.dtype == bool):
-        raise TypeError(f"{name} must be numeric, one weight per {what}; got dtype {w.dtype}")
-    if np.iscomplexobj(w):
-        raise ValueError(f"Complex data not supported: {name} is complex-valued; expected real "
-                         f"weights >= 0, one per {what}")
+    w = real_numeric(
+        w, complex_message=f"Complex data not supported: {name} is complex-valued; expected "
+                           f"real weights >= 0, one per {what}",
+        nonnumeric_message=f"{name} must be numeric, one weight per {what}")
     w = np.full(n, float(w)) if w.ndim == 0 else np.array(w, dtype=np.float64)
     if w.ndim != 1 or w.shape[0] != n:
         raise ValueError(f"{name} must be a 1-D array with one weight per {what} (shape "
@@ -368,22 +372,11 @@ def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = Non
     refused (``ValueError`` naming ``name``), never cast to real: numpy's cast drops the
     imaginary part with only a ``ComplexWarning``. Non-numeric values are a ``TypeError``.
     """
-    values = np.asarray(values)
-    complex_error = ValueError(
-        f"{name} returned complex values; expected real numbers (return the real part "
-        "explicitly, e.g. np.real(...), if that is what is meant)")
-    if values.dtype == object:
-        if any(isinstance(v, (complex, np.complexfloating)) for v in values.ravel()):
-            raise complex_error
-        try:
-            values = values.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} returned non-numeric values: {exc}") from exc
-    if np.iscomplexobj(values):
-        raise complex_error
-    if not (np.issubdtype(values.dtype, np.number) or values.dtype == bool):
-        raise TypeError(f"{name} returned non-numeric values (dtype {values.dtype}); expected "
-                        "real numbers")
+    values = real_numeric(
+        np.asarray(values),
+        complex_message=f"{name} returned complex values; expected real numbers (return the "
+                        "real part explicitly, e.g. np.real(...), if that is what is meant)",
+        nonnumeric_message=f"{name} returned non-numeric values")
     if shape is not None and values.shape != tuple(shape):
         raise ValueError(
             f"{name} returned an array of shape {values.shape}; expected {tuple(shape)}"
@@ -435,6 +428,16 @@ class _AvailableIfExplained:
             return unbound
         self._check(obj, owner if owner is not None else type(obj))
         return types.MethodType(self.fn, obj)
+
+
+def why_no_probability(est) -> str | None:
+    """Why ``predict_proba`` is unavailable on ``est`` (None when ``est.probability`` is set):
+    the reason shared by the classifiers with a ``probability`` option, for
+    :func:`available_if_explained`."""
+    if not est.probability:
+        return (f"predict_proba needs probability=True at fit (got probability="
+                f"{est.probability!r}); set it and fit again")
+    return None
 
 
 def available_if_explained(why_not):

@@ -43,6 +43,7 @@ from .._validation import (
     check_input,
     check_random_state,
     user_stacklevel,
+    why_no_probability,
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
@@ -633,13 +634,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
             return self.classes_[(F > 0).astype(int)]
         return self.classes_[np.argmax(F, axis=1)]
 
-    def _why_no_probability(self):
-        if not self.probability:
-            return (f"predict_proba needs probability=True at fit (got probability="
-                    f"{self.probability!r}); set it and fit again")
-        return None
-
-    @available_if_explained(_why_no_probability)
+    @available_if_explained(why_no_probability)
     def predict_proba(self, X):
         """Class probabilities (``probability=True``): Platt sigmoids of the decision values,
         fitted on leave-one-out values; one-vs-rest rows normalised to sum to one."""
@@ -648,7 +643,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
             raise AttributeError("predict_proba needs a model fitted with probability=True")
         return self._as_out(self.calibration_.predict_proba(self.decision_function(X)))
 
-    @available_if_explained(_why_no_probability)
+    @available_if_explained(why_no_probability)
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):

@@ -92,6 +92,7 @@ from .._validation import (
     check_random_state,
     check_regression_targets,
     clip_count,
+    why_no_probability,
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
@@ -1195,13 +1196,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             dec[test] = d
         return PlattCalibration(dec, y_index, k)
 
-    def _why_no_proba(self):
-        if not self.probability:
-            return (f"predict_proba needs probability=True at fit (got probability="
-                    f"{self.probability!r}); set it and fit again")
-        return None
-
-    @available_if_explained(_why_no_proba)
+    @available_if_explained(why_no_probability)
     def predict_proba(self, X):
         """Class probabilities (n, n_classes), columns in ``classes_`` order.
 
@@ -1222,7 +1217,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             return proba_svc_torch(self.calibration_, d)
         return self.calibration_.predict_proba(d).astype(d.dtype, copy=False)
 
-    @available_if_explained(_why_no_proba)
+    @available_if_explained(why_no_probability)
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`."""
         P = self.predict_proba(X)
