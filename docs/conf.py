@@ -34,11 +34,17 @@ copyright = "2026, the asymkern developers"  # noqa: A001 - Sphinx's name
 release = asymkern.__version__
 version = ".".join(release.split(".")[:2])
 
+# Math is rendered by MathJax 3 served from the site itself: sphinx-mathjax-offline sets
+# ``mathjax_path`` to ``_static/mathjax/tex-chtml.js`` and copies MathJax's files (and fonts)
+# there at the end of the build, so equations render offline and from ``file://``, never from
+# a CDN. tests/test_docs_site.py checks that no page loads a remote script.
+MATH_EXTENSIONS = ["sphinx.ext.mathjax", "sphinx-mathjax-offline"]
+
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
-    "sphinx.ext.mathjax",
+    *MATH_EXTENSIONS,
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
@@ -50,6 +56,9 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_intersphinx", "_ext", "Thumbs.db", ".DS_Store",
+                    # sphinx-gallery's timing pages load their table scripts from CDNs; they
+                    # are not written (write_computation_times) and old copies are ignored
+                    "sg_execution_times.rst", "auto_examples/sg_execution_times.rst",
                     "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.json", "auto_examples/*.md5"]
 
@@ -76,6 +85,7 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "min_reported_time": 1,
     "image_scrapers": ("matplotlib",),
+    "write_computation_times": False,  # see exclude_patterns
 }
 
 # -- HTML ------------------------------------------------------------------------------------

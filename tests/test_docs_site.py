@@ -209,7 +209,7 @@ def test_front_door():
     assert (ROOT / "src" / "asymkern" / "py.typed").is_file()
     docs_extra = " ".join(project["optional-dependencies"]["docs"])
     for pkg in ("sphinx", "pydata-sphinx-theme", "numpydoc", "sphinx-gallery", "myst-parser",
-                "matplotlib"):
+                "sphinx-mathjax-offline", "matplotlib"):
         assert pkg in docs_extra
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert DOCS_COMMAND in readme, "README must give the docs build command"
@@ -259,3 +259,102 @@ def test_docs_extra_holds_what_the_build_imports():
             assert dist in declared, (
                 f"{path.name} imports {mod!r}, but neither the dependencies nor the [docs] extra "
                 f"of pyproject.toml name {dist!r}")
+
+
+# ------------------------------------------------------------------ math renders offline
+_TAG = re.compile(r"<(script|link)\b[^>]*>", re.I)
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.\-]*:)?//", re.I)  # http://, https://, //host
+
+
+def _remote_assets(html: str) -> list[str]:
+    """The off-site URLs the page loads: ``<script src>`` and ``<link href>`` of stylesheets,
+    preloads and icons (hyperlinks to other sites are fine)."""
+    found = []
+    for m in _TAG.finditer(html):
+        tag = m.group(0)
+        attr = "src" if m.group(1).lower() == "script" else "href"
+        url = re.search(rf'\b{attr}="([^"]*)"', tag)
+        if url is None or not _REMOTE.match(url.group(1)):
+            continue
+        if m.group(1).lower() == "link" and not re.search(
+                r'\brel="[^"]*(stylesheet|preload|icon)', tag):
+            continue
+        found.append(url.group(1))
+    return found
+
+
+def _mathjax_scripts(html: str) -> list[str]:
+    return [u for u in re.findall(r'<script\b[^>]*\bsrc="([^"]*)"', html) if "mathjax" in u.lower()]
+
+
+def test_remote_asset_detection():
+    page = ('<script src="_static/a.js"></script><script defer src="https://cdn.x/mathjax.js">'
+            '</script><link rel="stylesheet" href="//cdn.y/s.css"><link rel="canonical" '
+            'href="https://example.org/"><a href="https://example.org/">x</a>')
+    assert _remote_assets(page) == ["https://cdn.x/mathjax.js", "//cdn.y/s.css"]
+    assert _mathjax_scripts(page) == ["https://cdn.x/mathjax.js"]
+
+
+def test_math_is_rendered_without_network(tmp_path, monkeypatch):
+    """The math set-up of docs/conf.py (MATH_EXTENSIONS, with MyST's dollar math) builds a page
+    whose MathJax is a file of the site itself, with no remote script, in a couple of seconds."""
+    import subprocess
+
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_parser")
+    monkeypatch.setenv("ASYMKERN_DOCS_OFFLINE", "1")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    conf = _load(DOCS / "conf.py", "asymkern_docs_conf_math")
+    for ext in conf.MATH_EXTENSIONS:
+        assert ext in conf.extensions
+        if importlib.util.find_spec(ext) is None:
+            pytest.skip(f"{ext} is not installed (the [docs] extra)")
+    src, out = tmp_path / "src", tmp_path / "html"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        f"extensions = {[*conf.MATH_EXTENSIONS, 'myst_parser']!r}\n"
+        f"myst_enable_extensions = {conf.myst_enable_extensions!r}\n", encoding="utf-8")
+    (src / "index.md").write_text("# Math\n\nInline $\\kappa(x, z)$ and\n\n$$\n"
+                                  "\\hat S = \\Psi B \\Phi^\\top\n$$\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src),
+                          str(out)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "\\kappa" in html, "the test page has no math"
+    scripts = _mathjax_scripts(html)
+    assert scripts, "no MathJax script on a page with math"
+    assert not _remote_assets(html), f"remote scripts: {_remote_assets(html)}"
+    for url in scripts:
+        assert (out / url.split("?")[0]).is_file(), f"{url} is not in the built site"
+
+
+def _built_pages(html_dir: Path) -> list[Path]:
+    """The HTML pages of the last build: the documents its search index lists (pages of removed
+    sources, which Sphinx leaves in the output directory, are not among them)."""
+    index = (html_dir / "searchindex.js").read_text(encoding="utf-8")
+    docnames = json.loads(re.search(r'"docnames":(\[.*?\])', index).group(1))
+    return [html_dir / f"{d}.html" for d in docnames]
+
+
+def test_built_site_loads_nothing_remote():
+    """When the site has been built (README's third command) after the last change of
+    docs/conf.py: no page loads a script or stylesheet from another site, and the pages with
+    math load the site's own MathJax."""
+    html_dir = DOCS / "_build" / "html"
+    index = html_dir / "index.html"
+    if not (index.is_file() and (html_dir / "searchindex.js").is_file()):
+        pytest.skip("the site is not built (docs/_build/html)")
+    if index.stat().st_mtime < (DOCS / "conf.py").stat().st_mtime:
+        pytest.skip("docs/_build/html is older than docs/conf.py (rebuild to check it)")
+    pages = _built_pages(html_dir)
+    assert len(pages) > 50 and index in pages
+    remote, with_math = {}, 0
+    for page in pages:
+        html = page.read_text(encoding="utf-8", errors="replace")
+        if urls := _remote_assets(html):
+            remote[str(page.relative_to(html_dir))] = urls
+        for url in _mathjax_scripts(html):
+            with_math += 1
+            assert (page.parent / url.split("?")[0]).resolve().is_file(), (page, url)
+    assert not remote, f"pages loading remote scripts or stylesheets: {remote}"
+    assert with_math > 0, "no page loads MathJax (math pages are expected in the user guide)"
