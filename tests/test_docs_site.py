@@ -141,15 +141,68 @@ def test_a_new_public_name_gets_listed(apigen, monkeypatch):
 
 def test_site_structure():
     index = (DOCS / "index.rst").read_text(encoding="utf-8")
-    for entry in ("user_guide/index", "auto_examples/index", "api/index", "results/index",
-                  "changelog"):
+    for entry in ("getting_started", "user_guide/index", "auto_examples/index", "api/index",
+                  "results/index", "changelog"):
         assert re.search(rf"^\s+{re.escape(entry)}\s*$", index, re.M), f"index lacks {entry}"
     results = (DOCS / "results" / "index.md").read_text(encoding="utf-8")
     assert ":glob:" in results and re.search(r"^\*$", results, re.M), \
         "results/index.md must include every docs/results/*.md page (glob)"
     assert "/ARCHITECTURE" in results and "/scaling_out" in results
     assert "../CHANGELOG.md" in (DOCS / "changelog.md").read_text(encoding="utf-8")
-    assert (DOCS / "api" / "index.rst").read_text(encoding="utf-8").count("modules/*") == 1
+    assert ".. include:: modules/by_task.inc" in (DOCS / "api" / "index.rst").read_text(
+        encoding="utf-8"), "the API index includes the generated task tables"
+    # the front page routes by task; the API's module pages are reached from the API index
+    assert "modules/" not in index and "api/generated" not in index
+
+
+def test_api_index_groups_every_module_by_task(apigen):
+    table = apigen.api_table()
+    placed = [mod for _, _, rows in apigen.TASKS for mod, _, _ in rows]
+    assert sorted(placed) == sorted(set(placed)), "a module is listed under two tasks"
+    assert set(placed) == set(table), \
+        f"modules without a task: {sorted(set(table) - set(placed))}; unknown: " \
+        f"{sorted(set(placed) - set(table))}"
+    documented = {f"{home}.{n}" for rows in table.values() for n, home in rows}
+    for title, _, rows in apigen.TASKS:
+        for mod, summary, entries in rows:
+            assert summary.endswith((".", ")")) and "paper 0" not in summary, (mod, summary)
+            for full in entries:
+                assert full in documented, f"{title}: {full} is not a documented name"
+    text = apigen.index_include(table)
+    toctree = re.findall(r"^   modules/(\S+)$", text, re.M)
+    assert sorted(toctree) == sorted(table), "every module page is in the index's toctree once"
+    assert apigen.OTHER_TASK not in text
+    # a module that no task lists still gets a place, under OTHER_TASK
+    extra = apigen.tasks_table([*table, "asymkern.testing"])
+    assert extra[-1][0] == apigen.OTHER_TASK and extra[-1][2][0][0] == "asymkern.testing"
+
+
+def _shown_output(page: Path, fence: str) -> str:
+    """The output block that follows the first example of ``page`` ("Output:" then a text
+    block)."""
+    text = page.read_text(encoding="utf-8")
+    block = text.split("Output:", 1)[1]
+    if fence == "rst":
+        body = block.split(".. code-block:: text", 1)[1].split("\n\n", 2)[1]
+        return "\n".join(ln.strip() for ln in body.splitlines())
+    return block.split("```text\n", 1)[1].split("```", 1)[0].strip()
+
+
+def test_first_example_runs_and_prints_what_the_pages_show():
+    import contextlib
+    import io
+
+    snippet = DOCS / "snippets" / "first_example.py"
+    code = snippet.read_text(encoding="utf-8")
+    assert len(code.strip().splitlines()) <= 13, "the first example stays short"
+    for page in (DOCS / "index.rst", DOCS / "getting_started.md"):
+        assert "snippets/first_example.py" in page.read_text(encoding="utf-8"), page
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, str(snippet), "exec"), {"__name__": "__main__"})
+    printed = out.getvalue().strip()
+    assert printed == _shown_output(DOCS / "index.rst", "rst")
+    assert printed == _shown_output(DOCS / "getting_started.md", "md")
 
 
 def test_conf_extensions_and_offline_intersphinx(tmp_path, capsys, monkeypatch):

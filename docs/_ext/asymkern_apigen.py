@@ -1,7 +1,9 @@
 """Generate the API reference pages from the ``__all__`` of every public asymkern module.
 
 Run by Sphinx (``config-inited``, before Sphinx looks for source files): one page
-``api/modules/<module>.rst`` per public module that has an ``__all__``, listing every entry.
+``api/modules/<module>.rst`` per public module that has an ``__all__``, listing every entry,
+and ``api/modules/by_task.inc``, the body of the API index (``api/index.rst`` includes it): the
+modules grouped by task (:data:`TASKS`), each with a one-line summary and its main entry points.
 Each object is documented once, at its *canonical* public location (see :func:`canonical`);
 the other modules that re-export it list it in a second table that links to that page, so no
 object is described twice (no duplicate-object warnings) and no public name is missing.
@@ -18,6 +20,96 @@ from typing import Any
 
 PACKAGE = "asymkern"
 MAX_VALUE_REPR = 300  # longer constant values are not printed on the API page
+INDEX_FILE = "by_task.inc"  # in api/modules/, included by api/index.rst
+
+# The API index, by task: (title, reST introduction, [(module, one-line summary, main entry
+# points as documented full names)]). Every public module belongs to exactly one task
+# (tests/test_docs_site.py checks it); a module missing here is listed under OTHER_TASK.
+TASKS: list[tuple[str, str, list[tuple[str, str, list[str]]]]] = [
+    ("Kernels and kernel SVD",
+     "Symmetric and asymmetric kernels and the SVD of the kernel matrices they give. User guide: "
+     ":doc:`../user_guide/kernels`, :doc:`../user_guide/ksvd`.",
+     [("asymkern", "The main estimators and settings, importable from the package itself.",
+       []),
+      ("asymkern.decomposition", "Kernel SVD of an asymmetric kernel matrix between two sets "
+       "(or the rows and columns of one data matrix), and the kernel PCA baseline.",
+       ["asymkern.decomposition.KernelSVD", "asymkern.decomposition.KernelPCA"]),
+      ("asymkern.kernels", "Kernels by name or as objects (RBF, Laplacian, polynomial, SNE, T, "
+       "KL divergence, directed graph, ...), the lazy kernel matrix and compatibility "
+       "matrices.",
+       ["asymkern.kernels.get_kernel", "asymkern.kernels.SNEKernel",
+        "asymkern.kernels.KernelMatrix", "asymkern.kernels.DirectedGraphKernel"]),
+      ("asymkern.graphs", "Evaluating node embeddings of directed graphs: node classification, "
+       "graph reconstruction, choosing a bandwidth by cross-validation.",
+       ["asymkern.graphs.node_classification", "asymkern.graphs.select_by_cv"])]),
+    ("Nyström methods and SVD solvers",
+     "Top-r SVDs of large (possibly never formed) matrices, the asymmetric Nyström method and "
+     "landmark selection. User guide: :doc:`../user_guide/nystrom_svd`.",
+     [("asymkern.linalg", "Top-r SVD solvers (dense, ARPACK, randomized, block Krylov), Nyström "
+       "approximations, accuracy metrics and the SVD routines of empirical operators.",
+       ["asymkern.linalg.top_svd", "asymkern.linalg.asymmetric_nystrom", "asymkern.linalg.eta"]),
+      ("asymkern.linalg.nystrom", "The asymmetric Nyström method and the symmetric baseline, "
+       "with sampling schemes and error estimates.",
+       ["asymkern.linalg.nystrom.residual_estimate"]),
+      ("asymkern.linalg.metrics", "How close approximate singular vectors are to the exact "
+       "ones (the η metric and its components).",
+       ["asymkern.linalg.metrics.eta_components"]),
+      ("asymkern.landmarks", "Choosing landmarks for every Nyström method: uniform, k-means, "
+       "ridge leverage scores, Gaussian sketches.",
+       ["asymkern.landmarks.select_landmarks"])]),
+    ("Classification and regression",
+     "Least-squares SVMs, AsK-LS for asymmetric kernels and Nyström kernel machines. User "
+     "guide: :doc:`../user_guide/lssvm`, :doc:`../user_guide/nystrom_machines`.",
+     [("asymkern.lssvm", "Least-squares SVM classifiers and regressors, AsK-LS (two decision "
+       "functions for an asymmetric kernel) and their solvers and regularisation paths.",
+       ["asymkern.lssvm.AsKLSClassifier", "asymkern.lssvm.LSSVMClassifier",
+        "asymkern.lssvm.LSSVMRegressor"]),
+      ("asymkern.nystrom", "Kernel ridge regression, SVMs and kernel PCA on Nyström landmarks, "
+       "in the GSA, LLA, NCR and SPA modes.",
+       ["asymkern.nystrom.NystromKernelRidge", "asymkern.nystrom.NystromSVC",
+        "asymkern.nystrom.NystromKernelPCA"]),
+      ("asymkern.nystrom.feature_map", "The Nyström feature map as a scikit-learn transformer, "
+       "for symmetric and asymmetric kernels.",
+       ["asymkern.nystrom.NystromFeatureMap"]),
+      ("asymkern.nystrom.errors", "For analysis: the exact RKHS distance between a Nyström "
+       "machine and the exact kernel machine.",
+       ["asymkern.nystrom.approximation_error"])]),
+    ("Dynamical systems and RKHS operators",
+     "Covariance, cross-covariance, conditional mean embedding, Koopman and Perron–Frobenius "
+     "operators and kernel CCA, with their SVD and eigendecomposition. User guide: "
+     ":doc:`../user_guide/operators`.",
+     [("asymkern.operators", "The operator estimators and the RKHS functions (eigen- and "
+       "singular functions) they return.",
+       ["asymkern.operators.KoopmanOperator", "asymkern.operators.KernelCCA",
+        "asymkern.operators.ConditionalMeanEmbedding", "asymkern.operators.RKHSFunction"]),
+      ("asymkern.operators.estimators", "The module that defines the estimators (all also "
+       "importable from :mod:`asymkern.operators`).", []),
+      ("asymkern.operators.empirical", "Lower level: empirical operators S = Ψ B Φᵀ built from "
+       "samples and a coefficient matrix.",
+       ["asymkern.operators.EmpiricalOperator"]),
+      ("asymkern.linalg.operator_svd", "Lower level: the matrix routines behind the operators' "
+       "SVD and eigendecomposition (kernel QR, auxiliary and block problems).",
+       ["asymkern.linalg.svd_qr", "asymkern.linalg.eig_auxiliary"])]),
+    ("Data, settings and reproductions",
+     "Library-wide settings, warnings, the dataset loaders of the reproductions and the "
+     "reproductions themselves. Running on Dask arrays or on a GPU needs no module of its own: "
+     "the estimators accept those inputs (:doc:`../user_guide/scaling_out`, "
+     ":doc:`../user_guide/gpu`).",
+     [("asymkern.config", "Memory budgets, progress bars and parallelism settings.",
+       ["asymkern.config.set_config", "asymkern.config.config_context"]),
+      ("asymkern.exceptions", "Warnings and errors you may want to filter or catch.",
+       ["asymkern.exceptions.ClippedParameterWarning"]),
+      ("asymkern.datasets", "Where the real datasets are read from (a data directory; nothing "
+       "is shipped).", ["asymkern.datasets.get_data_dir"]),
+      ("asymkern.datasets.uci", "UCI tabular datasets.", ["asymkern.datasets.uci.load_uci"]),
+      ("asymkern.datasets.libsvm", "LIBSVM-archive classification datasets (usps, dna, "
+       "phishing).", ["asymkern.datasets.libsvm.load_usps"]),
+      ("asymkern.datasets.bcot", "Document–term biclustering datasets.",
+       ["asymkern.datasets.bcot.load_bcot"]),
+      ("asymkern.experiments", "The reproductions of the papers' tables and figures, run by "
+       "``asymkern reproduce NAME``.", ["asymkern.experiments.get_experiment"])]),
+]
+OTHER_TASK = "Other modules"
 
 
 def public_modules() -> list[str]:
@@ -142,8 +234,64 @@ def write_pages(outdir: Path, table: dict[str, list[tuple[str, str]]] | None = N
     return written
 
 
+def _role(full: str) -> str:
+    obj: Any = importlib.import_module(full.rsplit(".", 1)[0])
+    obj = getattr(obj, full.rsplit(".", 1)[1])
+    role = "class" if isinstance(obj, type) else "func" if callable(obj) else "data"
+    return f":{role}:`~{full}`"
+
+
+def tasks_table(modules: list[str]) -> list[tuple[str, str, list[tuple[str, str, list[str]]]]]:
+    """:data:`TASKS` restricted to ``modules``, plus :data:`OTHER_TASK` for the modules that no
+    task lists (summary: the first line of the module's docstring)."""
+    present = set(modules)
+    out = [(title, intro, [row for row in rows if row[0] in present])
+           for title, intro, rows in TASKS]
+    listed = {row[0] for _, _, rows in TASKS for row in rows}
+    other = []
+    for mod in modules:
+        if mod not in listed:
+            doc = (importlib.import_module(mod).__doc__ or "").strip()
+            other.append((mod, doc.splitlines()[0] if doc else "", []))
+    if other:
+        out.append((OTHER_TASK, "Public modules not yet placed under a task.", other))
+    return [group for group in out if group[2]]
+
+
+def index_include(table: dict[str, list[tuple[str, str]]]) -> str:
+    """reST body of the API index: one section per task, a table of its modules (link, summary,
+    main entry points), and a hidden toctree of every module page in the same order."""
+    groups = tasks_table(list(table))
+    out = [".. This file is generated by docs/_ext/asymkern_apigen.py; do not edit.\n"]
+    for title, intro, rows in groups:
+        out.append(_underline(title, "-"))
+        out.append(intro + "\n")
+        out.append(".. list-table::\n   :header-rows: 1\n   :widths: 32 68\n")
+        out.append("   * - module\n     - what it is for\n")
+        for mod, summary, entries in rows:
+            text = summary + (f" Main entry points: {', '.join(map(_role, entries))}."
+                              if entries else "")
+            out.append(f"   * - :doc:`{mod} <modules/{mod}>`\n     - {text}\n")
+    out.append(".. toctree::\n   :hidden:\n   :maxdepth: 1\n")
+    out.extend(f"   modules/{mod}" for _, _, rows in groups for mod, _, _ in rows)
+    return "\n".join(out) + "\n"
+
+
+def write_index(outdir: Path, table: dict[str, list[tuple[str, str]]] | None = None) -> Path:
+    """Write :data:`INDEX_FILE` (see :func:`index_include`) into ``outdir``; returns its path."""
+    table = api_table() if table is None else table
+    outdir.mkdir(parents=True, exist_ok=True)
+    path = outdir / INDEX_FILE
+    text = index_include(table)
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
 def _on_config_inited(app: Any, config: Any) -> None:
-    write_pages(Path(app.srcdir) / "api" / "modules")
+    table = api_table()
+    write_pages(Path(app.srcdir) / "api" / "modules", table)
+    write_index(Path(app.srcdir) / "api" / "modules", table)
 
 
 def setup(app: Any) -> dict[str, Any]:
