@@ -86,6 +86,10 @@ sphinx_gallery_conf = {
     "min_reported_time": 1,
     "image_scrapers": ("matplotlib",),
     "write_computation_times": False,  # see exclude_patterns
+    # "Gallery examples using X" on the API pages (the templates' minigallery directive):
+    # which examples use which asymkern object, recorded while the examples run
+    "doc_module": ("asymkern",),
+    "backreferences_dir": "api/generated/backreferences",
 }
 
 # -- HTML ------------------------------------------------------------------------------------

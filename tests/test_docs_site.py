@@ -411,3 +411,56 @@ def test_built_site_loads_nothing_remote():
             assert (page.parent / url.split("?")[0]).resolve().is_file(), (page, url)
     assert not remote, f"pages loading remote scripts or stylesheets: {remote}"
     assert with_math > 0, "no page loads MathJax (math pages are expected in the user guide)"
+
+
+# ------------------------------------------------------------------ class pages
+def test_class_pages_show_public_bases_only(apigen):
+    from sklearn.base import BaseEstimator, TransformerMixin
+
+    class _Private(BaseEstimator):
+        pass
+
+    class _Mixin:
+        pass
+
+    class Public(_Private):
+        pass
+
+    assert apigen.public_bases([_Private]) == [BaseEstimator]
+    assert apigen.public_bases([_Mixin, TransformerMixin, _Private]) == \
+        [TransformerMixin, BaseEstimator]
+    assert apigen.public_bases([Public, _Private]) == [Public, BaseEstimator]
+    assert apigen.public_bases([object]) == [] and apigen.public_bases([_Mixin]) == []
+    # every documented class: no private base left to show
+    for rows in apigen.api_table().values():
+        for name, home in rows:
+            obj = getattr(importlib.import_module(home), name)
+            if isinstance(obj, type):
+                shown = apigen.public_bases(list(obj.__bases__))
+                assert not [b for b in shown if b.__name__.startswith("_")], (home, name)
+
+
+def test_user_guide_links_and_gallery_backreferences(apigen, monkeypatch):
+    table = apigen.api_table()
+    documented = {f"{home}.{n}" for rows in table.values() for n, home in rows}
+    pages = {p.relative_to(DOCS).with_suffix("").as_posix() for p in DOCS.rglob("*.md")}
+    for full, guide in apigen.USER_GUIDE.items():
+        assert full in documented, f"USER_GUIDE names {full}, which is not documented"
+        assert guide and all(g in pages for g in guide), (full, guide)
+    for key in ("asymkern.decomposition.KernelSVD", "asymkern.operators.KoopmanOperator",
+                "asymkern.lssvm.AsKLSClassifier", "asymkern.nystrom.NystromKernelRidge"):
+        assert key in apigen.USER_GUIDE
+    aliases = apigen.aliases(table)
+    assert set(aliases) == documented
+    assert aliases["asymkern.decomposition.KernelSVD"][:2] == \
+        ["asymkern.decomposition.KernelSVD", "asymkern.KernelSVD"]
+    # the templates use both, and sphinx-gallery records backreferences for asymkern objects
+    for template in ("class.rst", "base.rst"):
+        text = (DOCS / "_templates" / "autosummary" / template).read_text(encoding="utf-8")
+        assert "asymkern_user_guide" in text and ".. minigallery::" in text, template
+    monkeypatch.setenv("ASYMKERN_DOCS_OFFLINE", "1")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    conf = _load(DOCS / "conf.py", "asymkern_docs_conf_sg")
+    assert conf.sphinx_gallery_conf["doc_module"] == ("asymkern",)
+    backrefs = conf.sphinx_gallery_conf["backreferences_dir"]
+    assert backrefs.startswith("api/generated/"), "generated, inside an ignored folder"

@@ -111,6 +111,37 @@ TASKS: list[tuple[str, str, list[tuple[str, str, list[str]]]]] = [
 ]
 OTHER_TASK = "Other modules"
 
+# "Read more in the user guide" on the API page of an object: documented full name → the
+# user-guide pages (docnames, main page first) that cover it. tests/test_docs_site.py checks
+# that every name is documented and every page exists.
+_KERNELS = ["Kernel", "RBFKernel", "LaplacianKernel", "PolynomialKernel", "LinearKernel",
+            "SNEKernel", "TKernel", "KLHistogramKernel", "GMMKLKernel", "DirectedGraphKernel",
+            "KernelMatrix", "get_kernel"]
+_OPERATORS = ["CovarianceOperator", "CrossCovarianceOperator", "ConditionalMeanEmbedding",
+              "PerronFrobeniusOperator", "KernelCCA"]
+USER_GUIDE: dict[str, list[str]] = {
+    "asymkern.decomposition.KernelSVD": ["user_guide/ksvd", "user_guide/nystrom_svd",
+                                         "user_guide/gpu"],
+    "asymkern.kernels.CompatibilityTransform": ["user_guide/ksvd"],
+    **{f"asymkern.kernels.{n}": ["user_guide/kernels"] for n in _KERNELS},
+    "asymkern.graphs.select_by_cv": ["user_guide/kernels"],
+    **{f"asymkern.linalg.{n}": ["user_guide/nystrom_svd"]
+       for n in ["top_svd", "asymmetric_nystrom", "symmetric_nystrom", "eta", "eta_strict"]},
+    **{f"asymkern.linalg.{n}": ["user_guide/operators"]
+       for n in ["kernel_qr", "svd_qr", "svd_auxiliary", "svd_block", "eig_auxiliary",
+                 "eig_qr"]},
+    **{f"asymkern.operators.{n}": ["user_guide/operators", "user_guide/gpu"] for n in _OPERATORS},
+    "asymkern.operators.KoopmanOperator": ["user_guide/operators", "user_guide/gpu"],
+    "asymkern.operators.EmpiricalOperator": ["user_guide/operators"],
+    "asymkern.operators.RKHSFunction": ["user_guide/operators"],
+    **{f"asymkern.lssvm.{n}": ["user_guide/lssvm"]
+       for n in ["AsKLSClassifier", "LSSVMClassifier", "LSSVMRegressor", "IllConditionedWarning"]},
+    **{f"asymkern.nystrom.{n}": ["user_guide/nystrom_machines", "user_guide/gpu"]
+       for n in ["NystromKernelRidge", "NystromSVC", "NystromKernelPCA"]},
+    **{f"asymkern.nystrom.{n}": ["user_guide/nystrom_machines"]
+       for n in ["approximation_error", "gsa_approximation_error", "lla_approximation_error"]},
+}
+
 
 def public_modules() -> list[str]:
     """Names of the public modules of asymkern that define ``__all__``, sorted.
@@ -288,13 +319,61 @@ def write_index(outdir: Path, table: dict[str, list[tuple[str, str]]] | None = N
     return path
 
 
+def aliases(table: dict[str, list[tuple[str, str]]]) -> dict[str, list[str]]:
+    """Documented full name → every full name it is known by (the documented one first):
+    sphinx-gallery records an example's use of an object under the shortest module it can be
+    reached through (for instances, often ``asymkern.<name>``), so the page's mini-gallery asks
+    for all of them."""
+    out: dict[str, list[str]] = {}
+    for mod, rows in table.items():
+        for name, home in rows:
+            names = out.setdefault(f"{home}.{name}", [f"{home}.{name}"])
+            for alias in (f"{mod}.{name}", f"{PACKAGE}.{name}"):
+                if alias not in names:
+                    names.append(alias)
+    return out
+
+
+def public_bases(bases: list[Any]) -> list[Any]:
+    """``bases`` with every private class (name starting with ``_``) replaced by its nearest
+    public ancestors, and ``object`` left out: what a class page shows after "Bases:"."""
+    out: list[Any] = []
+    for base in bases:
+        if base is object:
+            continue
+        private = isinstance(base, type) and base.__name__.startswith("_")
+        for b in public_bases(list(base.__bases__)) if private else [base]:
+            if b not in out:
+                out.append(b)
+    return out
+
+
+def _on_process_bases(app: Any, name: str, obj: Any, options: Any, bases: list[Any]) -> None:
+    bases[:] = public_bases(bases)
+
+
+def _drop_empty_bases(app: Any, doctree: Any) -> None:
+    """Remove the "Bases:" line of a class whose bases are all private or ``object``."""
+    from docutils import nodes
+
+    for para in list(doctree.findall(nodes.paragraph)):
+        if para.astext().strip() == "Bases:":
+            para.parent.remove(para)
+
+
 def _on_config_inited(app: Any, config: Any) -> None:
     table = api_table()
     write_pages(Path(app.srcdir) / "api" / "modules", table)
     write_index(Path(app.srcdir) / "api" / "modules", table)
+    # read by the autosummary templates (docs/_templates/autosummary)
+    config.autosummary_context = {**(config.autosummary_context or {}),
+                                  "asymkern_user_guide": USER_GUIDE,
+                                  "asymkern_aliases": aliases(table)}
 
 
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx extension entry point: generate the pages before Sphinx looks for sources."""
     app.connect("config-inited", _on_config_inited)
+    app.connect("autodoc-process-bases", _on_process_bases)
+    app.connect("doctree-read", _drop_empty_bases)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
