@@ -464,3 +464,54 @@ def test_user_guide_links_and_gallery_backreferences(apigen, monkeypatch):
     assert conf.sphinx_gallery_conf["doc_module"] == ("asymkern",)
     backrefs = conf.sphinx_gallery_conf["backreferences_dir"]
     assert backrefs.startswith("api/generated/"), "generated, inside an ignored folder"
+
+
+# ------------------------------------------------------------------ pages whose code runs
+# The code of these pages is run as written, and what it prints is compared with the page's
+# output blocks. Opt-in (ASYMKERN_TEST_DOC_PAGES=1; about a minute on 2 idle cores): the
+# cross-validation of the forecasting page and the Dask cluster start-up are too slow for the
+# default run.
+RUN_PAGES = ["user_guide/forecasting.md", "scaling_out.md", "user_guide/scaling_out.md"]
+_BLOCK = re.compile(r"```python\n(.*?)```(?:\s*\n(?:[^`\n][^\n]*:\n\s*)?```text\n(.*?)```)?", re.S)
+
+
+def _page_blocks(page: Path) -> list[tuple[str, str]]:
+    """(code, the output block shown after it or '') for every python block of a MyST page."""
+    return _BLOCK.findall(page.read_text(encoding="utf-8"))
+
+
+def test_page_blocks_are_found():
+    blocks = _page_blocks(DOCS / "user_guide" / "forecasting.md")
+    assert len(blocks) >= 5 and all(shown for _, shown in blocks)
+    assert "KoopmanOperator" in blocks[0][0] and "period:" in blocks[0][1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", RUN_PAGES)
+def test_page_code_prints_what_the_page_shows(page, tmp_path):
+    import os
+    import subprocess
+
+    if not os.environ.get("ASYMKERN_TEST_DOC_PAGES"):
+        pytest.skip("set ASYMKERN_TEST_DOC_PAGES=1 to run the code of the documentation pages")
+    if "scaling_out" in page:
+        pytest.importorskip("distributed")
+    blocks = _page_blocks(DOCS / page)
+    assert blocks, f"{page} has no python block"
+    mark = "@@asymkern-docs-block "
+    script = tmp_path / "page.py"
+    # markers only in the main process: Dask's worker processes re-import the script
+    script.write_text("".join(f"if __name__ == '__main__':\n    print({mark!r} + '{i}', "
+                              f"flush=True)\n{code}\n" for i, (code, _) in enumerate(blocks)),
+                      encoding="utf-8")
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
+        [str(Path(asymkern.__file__).parents[1]), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=900, env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-3000:]
+    printed = run.stdout.split(mark)[1:]
+    assert len(printed) == len(blocks)
+    for i, ((_, shown), got) in enumerate(zip(blocks, printed)):
+        got = got.split("\n", 1)[1] if "\n" in got else ""
+        if shown:
+            assert got.strip() == shown.strip(), f"{page}, block {i}"

@@ -77,7 +77,7 @@ TASKS: list[tuple[str, str, list[tuple[str, str, list[str]]]]] = [
     ("Dynamical systems and RKHS operators",
      "Covariance, cross-covariance, conditional mean embedding, Koopman and Perron–Frobenius "
      "operators and kernel CCA, with their SVD and eigendecomposition. User guide: "
-     ":doc:`../user_guide/operators`.",
+     ":doc:`../user_guide/operators`, :doc:`../user_guide/forecasting`.",
      [("asymkern.operators", "The operator estimators and the RKHS functions (eigen- and "
        "singular functions) they return.",
        ["asymkern.operators.KoopmanOperator", "asymkern.operators.KernelCCA",
@@ -131,7 +131,8 @@ USER_GUIDE: dict[str, list[str]] = {
        for n in ["kernel_qr", "svd_qr", "svd_auxiliary", "svd_block", "eig_auxiliary",
                  "eig_qr"]},
     **{f"asymkern.operators.{n}": ["user_guide/operators", "user_guide/gpu"] for n in _OPERATORS},
-    "asymkern.operators.KoopmanOperator": ["user_guide/operators", "user_guide/gpu"],
+    "asymkern.operators.KoopmanOperator": ["user_guide/forecasting", "user_guide/operators",
+                                           "user_guide/gpu"],
     "asymkern.operators.EmpiricalOperator": ["user_guide/operators"],
     "asymkern.operators.RKHSFunction": ["user_guide/operators"],
     **{f"asymkern.lssvm.{n}": ["user_guide/lssvm"]
