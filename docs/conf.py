@@ -101,6 +101,7 @@ html_theme_options = {
     "show_toc_level": 2,
 }
 html_static_path: list[str] = []
+html_sidebars = {"getting_started": []}  # a single page: no empty section navigation
 
 # -- intersphinx, offline-safe ---------------------------------------------------------------
 INTERSPHINX_TARGETS = {

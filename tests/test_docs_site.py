@@ -194,7 +194,8 @@ def test_first_example_runs_and_prints_what_the_pages_show():
 
     snippet = DOCS / "snippets" / "first_example.py"
     code = snippet.read_text(encoding="utf-8")
-    assert len(code.strip().splitlines()) <= 13, "the first example stays short"
+    lines = [ln for ln in code.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert len(lines) <= 12, "the first example stays short (imports and about eight lines)"
     for page in (DOCS / "index.rst", DOCS / "getting_started.md"):
         assert "snippets/first_example.py" in page.read_text(encoding="utf-8"), page
     out = io.StringIO()
