@@ -42,7 +42,17 @@ device, so with the same ``random_state`` both paths agree to rounding.
 
 from __future__ import annotations
 
+from .._backend import register_ops
 from .._dispatch import TORCH_EXTRA_HINT, any_torch, is_torch_tensor, require_torch
+
+
+def _torch_ops():
+    from .primitives import TorchOps
+
+    return TorchOps()
+
+
+register_ops(is_torch_tensor, _torch_ops)
 
 
 def use_torch(est, *arrays) -> bool:

@@ -16,6 +16,7 @@ accumulated block by block, so no n×m matrix is held.
 
 from __future__ import annotations
 
+from .._backend import LazyMatrix, ops_of
 from .._dispatch import require_torch
 
 #: kernel names the torch backend evaluates ('gaussian' is the registry's alias of 'rbf')
@@ -135,8 +136,9 @@ class TorchKernel:
         return K
 
 
-class TorchKernelMatrix:
-    """Lazy G = [κ(x_i, z_j)] on a torch device, evaluated block by block.
+class TorchKernelMatrix(LazyMatrix):
+    """Lazy G = [κ(x_i, z_j)] on a torch device, evaluated block by block (the torch
+    implementation of :class:`asymkern._backend.LazyMatrix`).
 
     Parameters
     ----------
@@ -161,13 +163,19 @@ class TorchKernelMatrix:
         self.Z = Z
         self.reference = Z if reference is None else reference
         self.shape = (int(X.shape[0]), int(Z.shape[0]))
-        self.dtype = X.dtype
+        self.ops = ops_of(X)
+        self.dtype = self.ops.dtype(X)  # numpy dtype (the protocol's); X.dtype is torch's
         self.device = X.device
+        self.working_memory = float(working_memory)
         self.budget = float(working_memory) * 2**20
         self.c = kernel.center(self.reference) if kernel.name in _SQDIST else None
         if center is not None:
             self.c = center
         self._log_norm = log_norm
+
+    def template(self):
+        """The data tensor X: the device and dtype of results."""
+        return self.X
 
     def step(self, other: int) -> int:
         """Rows per block when a block has ``other`` columns (≈ 4 float64 temporaries)."""
@@ -210,9 +218,20 @@ class TorchKernelMatrix:
             out[a:a + rstep, 1] = torch.log(s)
         return out
 
+    def prepare(self) -> None:
+        """Compute the row normalisers once (before arbitrary blocks are read)."""
+        if self.kernel.row_normalized:
+            self.log_norm()
+
+    def points(self, side: str):
+        """The data set of one side ('row': X, 'col': Z), for k-means landmarks."""
+        return self.X if side == "row" else self.Z
+
     def block(self, rows, cols, log_norm=None):
-        """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices or index tensors."""
+        """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices, index tensors or host
+        index arrays."""
         torch = require_torch()
+        rows, cols = self.ops.index(rows, self.X), self.ops.index(cols, self.X)
         Xb = self.X[rows]
         Zb = self.Z[cols]
         k = self.kernel
@@ -220,7 +239,7 @@ class TorchKernelMatrix:
             return k.raw(Xb, Zb, self.c)
         ln = self.log_norm()[rows] if log_norm is None else log_norm
         L = k.log_raw(Xb, Zb, self.c).sub_(ln[:, 0:1]).sub_(ln[:, 1:2])
-        return torch.exp(L).to(self.dtype)
+        return torch.exp(L).to(self.X.dtype)
 
     def to_dense(self):
         """The whole G (n × m)."""
@@ -237,7 +256,7 @@ class TorchKernelMatrix:
         n = self.shape[0]
         mcols = self.shape[1] if cols is None else len(cols)
         sel = slice(None) if cols is None else cols
-        dtype = self.dtype if dtype is None else dtype
+        dtype = self.X.dtype if dtype is None else dtype
         out = torch.empty((n, B.shape[1]), dtype=dtype, device=self.device)
         step = self.step(mcols)
         for a in range(0, n, step):
@@ -253,7 +272,7 @@ class TorchKernelMatrix:
         sel = slice(None) if rows is None else rows
         nrows = self.shape[0] if rows is None else len(rows)
         ln = self.log_norm()[sel] if self.kernel.row_normalized else None
-        out = torch.empty((m, B.shape[1]), dtype=self.dtype, device=self.device)
+        out = torch.empty((m, B.shape[1]), dtype=self.X.dtype, device=self.device)
         step = self.step(nrows)
         for a in range(0, m, step):
             cb = slice(a, min(a + step, m))

@@ -88,7 +88,7 @@ def fit_torch(est, X, Z, sample_weight=None, sample_weight_Z=None) -> None:
         as_tensor(X, dev, "X", copy=not est._precomputed())
     est.torch_fit_ = True
     est._train_scores = est._z_norm = None
-    est._torch_state = state = {"device": dev, "dtype": Xt.dtype}
+    est._torch_state = state = {"device": dev, "dtype": getattr(Xt, "template", lambda: Xt)().dtype}
     if est._precomputed():
         if Z is not None:
             raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
@@ -230,9 +230,13 @@ class _CenteredOperator:
     def __init__(self, G, r, c, g: float):
         self.G, self.r, self.c, self.g = G, r, c, g
         self.shape = G.shape
-        self.X = G.X if hasattr(G, "X") else G  # the dtype/device template of the solvers
+        self.X = G.template() if hasattr(G, "template") else G  # dtype/device template
         self.Z = G.Z if hasattr(G, "Z") else G.T  # the column points (k-means landmarks)
         self.device = self.X.device
+
+    def template(self):
+        """The dtype/device template of the solvers."""
+        return self.X
 
     def step(self, other: int) -> int:
         """Rows per block of G (the blocks of G̃ are G's, shifted)."""
@@ -299,7 +303,7 @@ def _weighted(G, est, state: dict, as_numpy: bool, w: np.ndarray, wz: np.ndarray
 
     torch = require_torch()
     n, m = (int(k) for k in G.shape)
-    like = G.X if hasattr(G, "X") else G
+    like = G.template() if hasattr(G, "template") else G
     check_memory(2 * n * m * like.element_size(), "KernelSVD with sample weights on torch (the "
                  "weighted kernel matrix)", "no sample weights")
     D = G.clone() if is_torch_tensor(G) else G.to_dense()
@@ -354,7 +358,7 @@ def _means64(G):
 def _centered(G, est, state: dict, as_numpy: bool) -> _CenteredOperator:
     """Record the training means on ``est`` (numpy path's attributes) and return G̃."""
     r64, c64, g = _means64(G)
-    like = G.X if hasattr(G, "X") else G
+    like = G.template() if hasattr(G, "template") else G
     r, c = r64.to(like.dtype), c64.to(like.dtype)
     # the numpy path keeps float64 means for a precomputed G, the matrix dtype otherwise
     keep = (r64, c64) if state.get("kernel") is None else (r, c)
@@ -404,7 +408,7 @@ def transform_torch(est, X, left: bool = True):
     nys = est.solver_ == "nystrom"
     if nys:
         res = est.nystrom_
-        Mx = from_numpy(nystrom_extension_map(res, left), Xn)
+        Mx = from_numpy(nystrom_extension_map(res, left), Xn.template() if sparse else Xn)
         idx = from_index(res.col_landmarks if left else res.row_landmarks, dev)
     if est._precomputed():
         expected = est.n_cols_ if left else est.n_rows_
@@ -469,7 +473,7 @@ def _row_means(K):
     """Row means of precomputed kernel rows K (a dense tensor, or a TorchSparseMatrix whose
     means are accumulated in float64), in K's dtype."""
     if isinstance(K, TorchSparseMatrix):
-        return (K.sums64()[0] / K.shape[1]).to(K.dtype)
+        return (K.sums64()[0] / K.shape[1]).to(K.template().dtype)
     return K.mean(dim=1)
 
 

@@ -53,7 +53,7 @@ def products(G):
     :class:`~.sparse.TorchSparseMatrix`) or a dense tensor; the template carries the dtype and
     device of the results."""
     if hasattr(G, "matmat"):
-        return G.matmat, G.rmatmat, (G.X if hasattr(G, "X") else G)
+        return G.matmat, G.rmatmat, (G.template() if hasattr(G, "template") else G)
 
     def mm(B):
         return G @ B
@@ -180,7 +180,7 @@ class _CoreAccess:
     def __init__(self, G):
         self.G = G
         self.shape = tuple(G.shape)
-        self.dtype = numpy_dtype(G.X if hasattr(G, "X") else G)
+        self.dtype = numpy_dtype(G.template() if hasattr(G, "template") else G)
 
     def block(self, rows, cols) -> np.ndarray:
         """G[rows, cols] on the host; ``rows``/``cols`` are index arrays or slices."""
@@ -290,7 +290,7 @@ def _once(G, acc, r: int, I, J, options: dict, rs, warn: bool = True):
     sx, sz = len(I), len(J)
     Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, options.get("core_solver", "auto"),
                                                  options.get("rcond"), rs, warn=warn)
-    like = G.X if hasattr(G, "X") else G
+    like = G.template() if hasattr(G, "template") else G
     dev = like.device
     It = torch.as_tensor(I, device=dev)
     Jt = torch.as_tensor(J, device=dev)
@@ -383,7 +383,7 @@ def _residual_estimate(G, res, n_probes, rs, weights: str) -> float:
 
     torch = require_torch()
     N, M = (int(k) for k in G.shape)
-    like = G.X if hasattr(G, "X") else G
+    like = G.template() if hasattr(G, "template") else G
     U = res.U.to(torch.float64)
     V = res.V.to(torch.float64)
     nu, nv = torch.linalg.norm(U, dim=0), torch.linalg.norm(V, dim=0)

@@ -127,6 +127,18 @@ def auto_solver(kind: str, n: int, m: int, r: int, dtype=np.float64,
     return "arpack", False
 
 
+def _auto_kind(G, kind: str) -> str:
+    """The kind the 'auto' rule sees: another executor's matrix counts as the numpy matrix of
+    the same nature (formed array, sparse matrix or lazy kernel), so both pick one solver."""
+    if kind != "device":
+        return kind
+    from .._backend import DenseMatrix
+
+    if isinstance(G, DenseMatrix):
+        return "dense"
+    return "sparse" if getattr(G, "is_sparse", False) else "kernel"
+
+
 def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options) -> SVDResult:
     """Top-``n_components`` SVD of G (array, sparse, LinearOperator or KernelMatrix).
 
@@ -204,9 +216,13 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     r = _rank(n_components, shape, name="n_components")
     _check_random_state(random_state)  # validated up front, whatever the solver
     if solver == "auto":
-        limit = G.max_dense_memory if kind == "kernel" else None
-        solver, form = auto_solver(kind, shape[0], shape[1], r, G.dtype, limit)
-        if form:  # a lazy kernel that fits the budget is formed once for ARPACK
+        limit = G.max_dense_memory if kind == "kernel" else getattr(G, "max_dense_memory", None)
+        solver, form = auto_solver(_auto_kind(G, kind), shape[0], shape[1], r, G.dtype, limit)
+        if form and kind == "device":  # formed once on the executor's device for ARPACK
+            from .._backend import DenseMatrix
+
+            G = DenseMatrix(G.to_dense())
+        elif form:  # a lazy kernel that fits the budget is formed once for ARPACK
             G, kind = G.to_array(), "dense"
     if solver == "dense":
         return dense_svd(G, r, _checked=True)

@@ -1,0 +1,393 @@
+"""The executor seam: array primitives and the lazy-matrix protocol (lowest layer).
+
+Every algorithm of the library is written once, against two small interfaces, and runs on
+numpy, on Dask and on PyTorch tensors (CPU or GPU) alike:
+
+* :class:`ArrayOps` — the primitives an algorithm needs of the arrays it holds (the tall n×k
+  factors: QR, LU normalisation, thin SVD, column norms, the paired sign rule, moving small
+  host matrices to the arrays' device and back). :data:`NUMPY` is the numpy table; an executor
+  registers its own table with :func:`register_ops` (:mod:`asymkern._torch` does so when
+  imported, without importing torch), and :func:`ops_of` picks the table from the inputs. This
+  follows KeOps' design (the algebra once, a small primitives table per backend) rather than a
+  full array namespace: the few primitives needed here must keep numpy's LAPACK drivers
+  (``scipy.linalg``) bit for bit, and the small dense problems (r×r, s×s) stay numpy on the host,
+  where scipy's solvers live.
+* :class:`LazyMatrix` — the protocol of the lazy kernel matrix G = [κ(x_i, z_j)]: ``shape``,
+  ``dtype``, ``ops``, ``block(rows, cols)``, ``matmat(B, cols)`` (G[:, cols]·B) and
+  ``rmatmat(B, rows)`` (G[rows, :]ᵀ·B). The other operations (landmark extensions, probes,
+  a host :class:`scipy.sparse.linalg.LinearOperator` for ARPACK, the dense form, double
+  centring through :class:`Centered`) are derived here once. Implemented by the numpy
+  :class:`~asymkern.kernels.KernelMatrix`, the Dask ``DaskKernelMatrix`` and the torch
+  ``TorchKernelMatrix`` / ``TorchSparseMatrix``; like linear_operator's ``LinearOperator``, a
+  new executor implements three methods and inherits the rest.
+
+Nothing here imports an executor: this module sits below the kernel layer and
+:mod:`asymkern.linalg`, which reach the executors only through what they registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+_ROW_CHUNK = 1 << 13  # rows per chunk of the O(n r) reductions (no n×r temporary)
+
+
+class ArrayOps:
+    """The array primitives of one executor; this base class is numpy's (:data:`NUMPY`).
+
+    An executor overrides every method for its arrays (:mod:`asymkern._torch.primitives`).
+    "Host" arrays are numpy arrays in memory; the executor's arrays may live on a device.
+    """
+
+    name = "numpy"
+
+    # ------------------------------------------------------------------ conversions
+    def owns(self, a) -> bool:
+        """Whether ``a`` is one of this executor's arrays."""
+        return isinstance(a, np.ndarray)
+
+    def to_host(self, a) -> np.ndarray:
+        """``a`` as a numpy array on the host (no copy for numpy)."""
+        return np.asarray(a)
+
+    def from_host(self, A, like, dtype=None):
+        """The host array ``A`` as an array of ``like``'s kind (device), in ``dtype``
+        (default: ``like``'s dtype)."""
+        return np.asarray(A, dtype=like.dtype if dtype is None else dtype)
+
+    def dtype(self, a) -> np.dtype:
+        """The numpy dtype of ``a``'s entries."""
+        return np.dtype(a.dtype)
+
+    def astype(self, a, dtype):
+        """``a`` in the numpy ``dtype`` (no copy when it already is)."""
+        return a.astype(dtype, copy=False)
+
+    def empty(self, shape: tuple, like, dtype=None):
+        """An uninitialised array of ``shape`` next to ``like`` (its dtype by default)."""
+        return np.empty(shape, dtype=like.dtype if dtype is None else dtype)
+
+    def index(self, idx, like):
+        """A host index array (or a slice) usable to index arrays of ``like``'s kind."""
+        return idx
+
+    # --------------------------------------------------------- tall-skinny algebra
+    def qr(self, Y):
+        """Economic QR factors (Q, R) of Y."""
+        return np.linalg.qr(Y)
+
+    def orth(self, Y):
+        """An orthonormal basis of range(Y) (economic QR's Q)."""
+        return np.linalg.qr(Y)[0]
+
+    def lu_basis(self, Y):
+        """A well-conditioned basis of range(Y): the permuted unit lower LU factor P L
+        (entries ≤ 1 in magnitude), about half the flops of a QR. Y may be overwritten."""
+        return sla.lu(Y, permute_l=True, overwrite_a=True, check_finite=False)[0]
+
+    def svd(self, A):
+        """Thin SVD (U, s, Vᵀ) of A (s decreasing)."""
+        return sla.svd(A, full_matrices=False, check_finite=False)
+
+    def concat(self, blocks: Sequence):
+        """The column-wise concatenation of ``blocks``."""
+        return np.hstack(blocks)
+
+    def col_norms(self, U) -> np.ndarray:
+        """Euclidean norms of the columns of U (host, U's dtype), by row chunks."""
+        sq = np.zeros(U.shape[1], dtype=U.dtype)
+        for a in range(0, U.shape[0], _ROW_CHUNK):
+            B = U[a:a + _ROW_CHUNK]
+            sq += np.einsum("ij,ij->j", B, B)
+        return np.sqrt(sq)
+
+    def argmax_abs_cols(self, U) -> np.ndarray:
+        """First index of each column's largest magnitude (host), by row chunks."""
+        best = np.full(U.shape[1], -1.0)
+        idx = np.zeros(U.shape[1], dtype=np.intp)
+        cols = np.arange(U.shape[1])
+        for a in range(0, U.shape[0], _ROW_CHUNK):
+            A = np.abs(U[a:a + _ROW_CHUNK])
+            j = np.argmax(A, axis=0)
+            v = A[j, cols]
+            better = v > best
+            idx[better] = a + j[better]
+            best[better] = v[better]
+        return idx
+
+    def rows(self, U, idx) -> np.ndarray:
+        """U[idx] on the host (``idx`` a host index array)."""
+        return np.asarray(U[idx])
+
+    def scale_cols(self, U, v, inplace: bool = False):
+        """U · diag(v) (``v`` a host vector), in place when ``inplace`` and U allows it."""
+        v = np.asarray(v).astype(U.dtype, copy=False)
+        if inplace:
+            U *= v
+            return U
+        return U * v
+
+    def sign_flips(self, U) -> np.ndarray:
+        """The paired sign rule: signs (host, float64) that make the largest-magnitude entry of
+        each column of U positive (0 counts as positive)."""
+        if U.shape[0] == 0:
+            return np.ones(U.shape[1])
+        idx = self.argmax_abs_cols(U)
+        vals = np.asarray(self.rows(U, idx), dtype=np.float64)[np.arange(U.shape[1]),
+                                                                np.arange(U.shape[1])]
+        signs = np.sign(vals)
+        signs[signs == 0] = 1
+        return signs
+
+    def contiguous(self, a):
+        """``a`` in C order (the fitted factors are kept so)."""
+        return np.ascontiguousarray(a)
+
+    def all_finite(self, a) -> bool:
+        """Whether every entry of ``a`` is finite."""
+        return bool(np.isfinite(a).all())
+
+
+#: the numpy primitives (the default executor)
+NUMPY = ArrayOps()
+
+_OPS: list[tuple[Callable[[Any], bool], Callable[[], ArrayOps]]] = []
+_OPS_CACHE: dict[int, ArrayOps] = {}
+
+
+def register_ops(owns: Callable[[Any], bool], factory: Callable[[], ArrayOps]) -> None:
+    """Register an executor's primitives (called by the executor package when imported).
+
+    Parameters
+    ----------
+    owns : callable
+        ``owns(a)`` is true for the executor's arrays; it must not import the executor's
+        library (look in ``sys.modules``, as :func:`asymkern._dispatch.is_torch_tensor` does).
+    factory : callable
+        Returns the :class:`ArrayOps` instance; called once, on first use.
+    """
+    _OPS.append((owns, factory))
+
+
+def ops_of(*arrays) -> ArrayOps:
+    """The primitives of the first input that belongs to a registered executor (numpy's
+    otherwise). A :class:`LazyMatrix` answers with its own ``ops``; ``None`` entries are
+    skipped."""
+    for a in arrays:
+        if a is None:
+            continue
+        own = getattr(a, "ops", None)
+        if isinstance(own, ArrayOps):
+            return own
+        for k, (owns, factory) in enumerate(_OPS):
+            if owns(a):
+                if k not in _OPS_CACHE:
+                    _OPS_CACHE[k] = factory()
+                return _OPS_CACHE[k]
+    return NUMPY
+
+
+# ------------------------------------------------------------------------ the lazy matrix
+class LazyMatrix:
+    """The lazy n×m matrix protocol every executor implements (see the module docstring).
+
+    Subclasses set ``shape`` (a tuple of ints), ``dtype`` (a numpy dtype) and ``ops`` (their
+    :class:`ArrayOps`), and implement :meth:`block`, :meth:`matmat` and :meth:`rmatmat`.
+    ``working_memory`` (MiB per block) sizes the blocks of the derived operations.
+    """
+
+    shape: tuple
+    dtype: np.dtype
+    ops: ArrayOps = NUMPY
+    is_dask = False
+    working_memory: float = 64.0
+
+    # ------------------------------------------------------------- the three primitives
+    def block(self, rows, cols):
+        """G[rows, cols] (an array of the executor); rows/cols: slices or host index arrays."""
+        raise NotImplementedError
+
+    def matmat(self, B, cols=None):
+        """G[:, cols] · B (``cols`` None: every column); B is an array of the executor."""
+        raise NotImplementedError
+
+    def rmatmat(self, B, rows=None):
+        """G[rows, :]ᵀ · B (``rows`` None: every row)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ derived
+    def step(self, other: int) -> int:
+        """Block length along one axis when the other axis has ``other`` entries (≈ 3
+        temporaries of the block in ``working_memory``)."""
+        per = max(1, other) * np.dtype(self.dtype).itemsize * 3
+        return int(max(1, float(self.working_memory) * 2**20 // per))
+
+    def left(self, J, B, out_dtype=None):
+        """G[:, J] · B for host landmark columns J and a host matrix B (the Nyström extension
+        of eq. 8 of Tao et al., 2024), in the executor's arrays."""
+        like = self.template()
+        Bd = self.ops.from_host(B, like, self.dtype)
+        return self.matmat(Bd, cols=self.ops.index(np.asarray(J), like))
+
+    def right(self, I, A, out_dtype=None):
+        """G[I, :]ᵀ · A for host landmark rows I and a host matrix A."""
+        like = self.template()
+        Ad = self.ops.from_host(A, like, self.dtype)
+        return self.rmatmat(Ad, rows=self.ops.index(np.asarray(I), like))
+
+    def row_probe(self, P, V) -> np.ndarray:
+        """G[P, :] · V (host float64, ``|P|`` × k) for host probe rows P and host V."""
+        like = self.template()
+        Vd = self.ops.from_host(np.asarray(V, dtype=np.float64), like, np.float64)
+        out = np.zeros((len(P), V.shape[1]))
+        Pi = self.ops.index(np.asarray(P), like)
+        m = self.shape[1]
+        step = self.step(len(P))
+        for a in range(0, m, step):
+            sl = slice(a, min(a + step, m))
+            B = self.ops.astype(self.block(Pi, sl), np.float64)
+            out += self.ops.to_host(B @ Vd[sl])
+        return out
+
+    def col_probe(self, Q, U) -> np.ndarray:
+        """G[:, Q]ᵀ · U (host float64, ``|Q|`` × k) for host probe columns Q and host U."""
+        like = self.template()
+        Ud = self.ops.from_host(np.asarray(U, dtype=np.float64), like, np.float64)
+        out = np.zeros((len(Q), U.shape[1]))
+        Qi = self.ops.index(np.asarray(Q), like)
+        n = self.shape[0]
+        step = self.step(len(Q))
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            B = self.ops.astype(self.block(sl, Qi), np.float64)
+            out += self.ops.to_host(B.T @ Ud[sl])
+        return out
+
+    def template(self):
+        """An array of the executor that carries the device and dtype of results."""
+        raise NotImplementedError
+
+    def to_dense(self):
+        """The whole G, formed (the caller checks the memory budget)."""
+        return self.block(slice(None), slice(None))
+
+    def aslinearoperator(self):
+        """A host :class:`scipy.sparse.linalg.LinearOperator` whose products run on the
+        executor (only the vectors cross): what ARPACK needs."""
+        from scipy.sparse.linalg import LinearOperator
+
+        like = self.template()
+        ops = self.ops
+
+        def on_executor(f):
+            def apply(x):
+                x = np.asarray(x)
+                return ops.to_host(f(ops.from_host(x.reshape(x.shape[0], -1), like)))
+            return apply
+
+        return LinearOperator(shape=tuple(int(k) for k in self.shape), dtype=self.dtype,
+                              matvec=on_executor(self.matmat),
+                              rmatvec=on_executor(self.rmatmat),
+                              matmat=on_executor(self.matmat),
+                              rmatmat=on_executor(self.rmatmat))
+
+
+class Centered(LazyMatrix):
+    """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m for the means r, c, g of G): the double centring
+    of Tao et al., 2024, §2, over any :class:`LazyMatrix` or dense array of an executor,
+    through G's products and the means (nothing beyond G is formed).
+
+    Parameters
+    ----------
+    G : LazyMatrix or array (n, m)
+    row_means, col_means : arrays (n,), (m,) of the executor, in G's dtype
+    grand_mean : float
+    """
+
+    def __init__(self, G, row_means, col_means, grand_mean: float):
+        self.G = G
+        self.r, self.c, self.g = row_means, col_means, float(grand_mean)
+        self.shape = tuple(int(k) for k in G.shape)
+        self.ops = ops_of(G)
+        self.dtype = self.ops.dtype(G) if not isinstance(G, LazyMatrix) else G.dtype
+        self.working_memory = getattr(G, "working_memory", 64.0)
+
+    def template(self):
+        return self.G.template() if isinstance(self.G, LazyMatrix) else self.G
+
+    def step(self, other: int) -> int:
+        return self.G.step(other) if isinstance(self.G, LazyMatrix) else super().step(other)
+
+    def block(self, rows, cols):
+        B = self.G.block(rows, cols) if isinstance(self.G, LazyMatrix) else self.G[rows][:, cols]
+        return B - self.r[rows][:, None] - self.c[cols][None, :] + self.g
+
+    def matmat(self, B, cols=None):
+        if isinstance(self.G, LazyMatrix):
+            out = self.G.matmat(B, cols=cols)
+        else:
+            out = (self.G if cols is None else self.G[:, cols]) @ B
+        c = self.c if cols is None else self.c[cols]
+        return _centred_product(out, self.r, c, B, self.g)
+
+    def rmatmat(self, B, rows=None):
+        if isinstance(self.G, LazyMatrix):
+            out = self.G.rmatmat(B, rows=rows)
+        else:
+            out = (self.G if rows is None else self.G[rows]).T @ B
+        r = self.r if rows is None else self.r[rows]
+        return _centred_product(out, self.c, r, B, self.g)
+
+    def to_dense(self):
+        D = self.G.to_dense() if isinstance(self.G, LazyMatrix) else self.G
+        D = D - self.r[:, None]  # a new array: G (perhaps the caller's) is never written
+        D -= self.c[None, :]
+        D += self.g
+        return D
+
+
+class DenseMatrix(LazyMatrix):
+    """A formed array of an executor (a torch tensor) seen through the protocol.
+
+    Parameters
+    ----------
+    A : array (n, m)
+        Never written to.
+    """
+
+    def __init__(self, A):
+        self.A = A
+        self.ops = ops_of(A)
+        self.shape = tuple(int(k) for k in A.shape)
+        self.dtype = self.ops.dtype(A)
+
+    def template(self):
+        return self.A
+
+    def block(self, rows, cols):
+        rows, cols = self.ops.index(rows, self.A), self.ops.index(cols, self.A)
+        return self.A[rows][:, cols]
+
+    def matmat(self, B, cols=None):
+        return (self.A if cols is None else self.A[:, cols]) @ B
+
+    def rmatmat(self, B, rows=None):
+        return (self.A if rows is None else self.A[rows]).T @ B
+
+    def to_dense(self):
+        """The array itself (not a copy: callers never write to it)."""
+        return self.A
+
+
+def _centred_product(out, own_means, other_means, B, g: float):
+    """(G − a1ᵀ − 1bᵀ + g11ᵀ)·B from ``out`` = G·B: out − a(1ᵀB) − 1(bᵀB) + g1(1ᵀB), with a the
+    means along the output's axis and b along B's."""
+    s = B.sum(0)[None, :]
+    return out - own_means[:, None] * s - (other_means @ B - g * s)
+
+
+__all__ = ["NUMPY", "ArrayOps", "Centered", "DenseMatrix", "LazyMatrix", "ops_of", "register_ops"]
