@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._torch_helpers import TEST_DEVICE, dtol, to_np
+from _torch_helpers import TEST_DEVICE, dtol, to_np
 
 BACKENDS = ("numpy", "torch")
 
