@@ -7,10 +7,15 @@ from asymkern.cli import main
 from asymkern.testing import requires_data
 
 
-def test_demo_runs_and_prints_table(capsys):
+def test_demo_runs_and_prints_table(capsys, recwarn):
     assert main(["demo", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "KSVD sne (directed A)" in out and "breast cancer" in out
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]  # no degenerate fit
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ")][1:]
+    assert rows and all(r[-1].strip().endswith(" ms") for r in rows)  # one format per column
+    assert "What each row is:" in out
+    assert max(len(line) for line in out.splitlines() if not line.startswith("|")) <= 100
 
 
 def _ring_edges(tmp_path, n=30):
