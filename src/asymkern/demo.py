@@ -138,7 +138,7 @@ def run_demo(seed: int = 0, quick: bool = False) -> str:
     ]
     out = []
     for line in text:
-        if len(line) <= 100:
+        if len(line) <= 100 or "\n" in line:  # the table is kept as it is
             out.append(line)
         else:  # wrapped, bullet continuation lines indented
             out.extend(textwrap.wrap(line, 100, subsequent_indent="  " if line[:2] == "- "
