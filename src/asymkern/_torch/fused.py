@@ -160,3 +160,37 @@ def row_lse(name: str, gamma: float, X, Z, c=None):
     """The row normalisers L_i = log Σ_j exp(q_i·k_j) of a row-normalised kernel over Z."""
     q, k, _ = operands(name, gamma, X, Z, c)
     return row_lse_of(q, k)
+
+
+def product(G, B, transpose: bool = False):
+    """G·B (or Gᵀ·B) of a :class:`~asymkern._torch.kernels.TorchKernelMatrix` by the fused
+    kernels, or None when they do not apply (another kernel, a product in another dtype than
+    the data's, a row-normalised kernel whose reference set is not its column set).
+
+    The row normalisers of a row-normalised G (needed by Gᵀ·B) are those G already holds
+    (``log_norm``, converted to the logits' scale) or are computed once by the fused kernel and
+    kept on G.
+    """
+    k = G.kernel
+    if k.name not in FUSED_KERNELS or B.dtype != G.X.dtype or B.device != G.X.device:
+        return None
+    if k.row_normalized and G.reference is not G.Z:
+        return None
+    c = G.c
+    if not transpose:
+        out, lse = matmat(k.name, k.gamma, G.X, G.Z, B, c)
+        if lse is not None and getattr(G, "_fused_lse", None) is None:
+            G._fused_lse = lse
+        return out
+    L = None
+    if k.row_normalized:
+        L = getattr(G, "_fused_lse", None)
+        if L is None and getattr(G, "_log_norm", None) is not None:
+            ln = G._log_norm  # [μ, ℓ] of log k(x, r); the logits add back γ‖x'‖² (SNE)
+            L = ln[:, 0] + ln[:, 1]
+            if k.name == "sne":
+                Xc = (G.X - c).double()
+                L = L + k.gamma * (Xc * Xc).sum(dim=1)
+        if L is None:
+            L = G._fused_lse = row_lse(k.name, k.gamma, G.X, G.Z, c)
+    return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L)
