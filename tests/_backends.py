@@ -12,7 +12,6 @@ tests (1e-10 float64, 1e-4 float32, relative).
 from __future__ import annotations
 
 import numpy as np
-
 from _torch_helpers import TEST_DEVICE, dtol, to_np
 
 BACKENDS = ("numpy", "torch")
