@@ -295,6 +295,23 @@ class LazyMatrix:
                               matmat=on_executor(self.matmat),
                               rmatmat=on_executor(self.rmatmat))
 
+    # --- KernelSVD
+    def means64(self) -> tuple:
+        """Row means (n,) and column means (m,) of G as float64 arrays of the executor, and
+        the grand mean (a float): one pass over row blocks, accumulated in float64 (the
+        centring statistics of Tao et al., 2024, §2)."""
+        ops, like = self.ops, self.template()
+        n, m = (int(k) for k in self.shape)
+        rows = ops.empty((n,), like, np.float64)
+        cols = ops.from_host(np.zeros(m), like, np.float64)
+        step = self.step(m)
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            B = ops.astype(self.block(sl, slice(None)), np.float64)
+            rows[sl] = B.sum(1)
+            cols += B.sum(0)
+        return rows / m, cols / n, float(ops.to_host(rows.sum())) / (n * m)
+
 
 class Centered(LazyMatrix):
     """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m for the means r, c, g of G): the double centring
