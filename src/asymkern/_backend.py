@@ -312,6 +312,14 @@ class LazyMatrix:
             cols += B.sum(0)
         return rows / m, cols / n, float(ops.to_host(rows.sum())) / (n * m)
 
+    def points(self, side: str):
+        """The data set of one side ('row' or 'col') for k-means landmarks; None when G has
+        none (a formed matrix: its rows or columns are used)."""
+        return None
+
+    def prepare(self) -> None:
+        """One-off statistics needed before arbitrary blocks are read (none by default)."""
+
 
 class Centered(LazyMatrix):
     """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m for the means r, c, g of G): the double centring
@@ -365,6 +373,16 @@ class Centered(LazyMatrix):
         D -= self.c[None, :]
         D += self.g
         return D
+
+    # --- KernelSVD
+    def points(self, side: str):
+        """The data sets of the centred kernel matrix (None for a formed G: the centred rows
+        are used, as in memory)."""
+        return self.G.points(side) if isinstance(self.G, LazyMatrix) else None
+
+    def prepare(self) -> None:
+        if isinstance(self.G, LazyMatrix):
+            self.G.prepare()
 
 
 class DenseMatrix(LazyMatrix):
