@@ -630,7 +630,13 @@ class KernelMatrix(LazyMatrix):
     ops = NUMPY
 
     def template(self) -> np.ndarray:
-        """An empty array of the matrix dtype (the protocol's dtype template)."""
+        """The protocol's dtype template.
+
+        Returns
+        -------
+        ndarray of shape (0, 0)
+            An empty array of the matrix dtype.
+        """
         return np.empty((0, 0), dtype=self.dtype)
 
     def matmat(self, V: np.ndarray, cols=None) -> np.ndarray:
