@@ -616,9 +616,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def _store(self, res, G, n: int, m: int) -> None:
         s = res.s
         ops = ops_of(res.U)
-        if ops is not NUMPY:  # another executor: σ in the factors' dtype, next to them
-            s = np.asarray(s, dtype=np.float64).astype(ops.dtype(res.U))
-            self.singular_values_ = ops.from_host(s, res.U)
+        if ops is not NUMPY:  # another executor: σ next to the factors, in the dtype numpy
+            # gives them (G's; float64 for the Nyström σ = √(NM/(s_x s_z)) λ^W)
+            dt = np.float64 if res.solver == "nystrom" else ops.dtype(res.U)
+            s = np.asarray(s, dtype=np.float64).astype(dt)
+            self.singular_values_ = ops.from_host(s, res.U, dt)
         else:
             self.singular_values_ = s
         self.n_components_ = int(s.shape[0])
