@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
-from .._backend import NUMPY, Centered, LazyMatrix, _centred_product, ops_of
+from .._backend import NUMPY, Centered, DenseMatrix, LazyMatrix, _centred_product, ops_of
 from .._dask import any_dask
 from .._dispatch import any_torch
 from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandwidth: public here
@@ -782,16 +782,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             The kernel values κ(x, z_j), uncentred.
         """
         check_is_fitted(self, "singular_values_")
+        Xn = self._new_points(X, left=True)
         if self._precomputed():
-            K = check_input(self, X, reset=False, name="X (precomputed kernel rows)",
-                              allow_sparse=True)
-            K = K.toarray() if sp.issparse(K) else K
+            K = Xn.toarray() if sp.issparse(Xn) else Xn
             return K if subset is None else K[:, subset]
-        Xn = check_input(self, X, reset=False, allow_sparse=True)
-        if self.compat_ is not None:
-            Xn = self.compat_.transform_x(Xn)
-        if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
-            Xn = Xn.toarray()
         Zs = self.Z_fit_ if subset is None else self.Z_fit_[subset]
         K = KernelMatrix(
             self.kernel_, Xn, Zs, reference=self.Z_fit_,
@@ -800,6 +794,49 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if getattr(self, "_z_norm", None) is not None:  # weighted normaliser (sample_weight_Z)
             K = K / (K @ self.sample_weight_Z_.astype(K.dtype))[:, None]
         return K
+
+    def _new_points(self, X, left: bool):
+        """New rows (``left``) or columns (as rows) checked and mapped as the fit's sets (the
+        compatibility transform, densified for a kernel without sparse support); with
+        ``'precomputed'`` the checked kernel values themselves (dense or sparse)."""
+        check_is_fitted(self, "singular_values_")
+        if left:
+            if self._precomputed():
+                return check_input(self, X, reset=False, name="X (precomputed kernel rows)",
+                                   allow_sparse=True)
+            Xn = check_input(self, X, reset=False, allow_sparse=True)
+        else:
+            if self._precomputed():
+                K = as_data(X, "Z (precomputed kernel columns, shape (m_new, n))",
+                            allow_sparse=True)
+                if K.shape[1] != self.n_rows_:
+                    raise ValueError(
+                        f"precomputed Z has {K.shape[1]} columns; expected {self.n_rows_} "
+                        "(kernel values κ(x_i, z) for every training x_i)"
+                    )
+                return K
+            Xn = as_data(X, "Z", allow_sparse=True)
+            expected = self.z_features_in_
+            if Xn.shape[1] != expected:
+                raise ValueError(f"Z has {Xn.shape[1]} features; expected {expected}")
+            self._check_z_names(X)
+        if self.compat_ is not None:
+            Xn = self.compat_.transform_x(Xn) if left else self.compat_.transform_z(Xn)
+        if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
+            Xn = Xn.toarray()
+        return Xn
+
+    def _new_matrix(self, X, left: bool):
+        """The lazy kernel matrix of new points in memory and whether it is used transposed
+        (new columns: the training rows against them)."""
+        P = self._new_points(X, left)
+        if self._precomputed():
+            return DenseMatrix(P), False
+        if left:
+            return KernelMatrix(self.kernel_, P, self.Z_fit_, reference=self.Z_fit_,
+                                working_memory=self.working_memory), False
+        return KernelMatrix(self.kernel_, self.X_fit_, P, reference=self.Z_fit_,
+                            working_memory=self.working_memory), True
 
     def _check_z_names(self, Z) -> None:
         """The column names of a DataFrame Z must be those seen in ``fit(X, Z=Z)``."""
@@ -836,24 +873,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             DataFrame column names differing from those seen in fit.
         """
         check_is_fitted(self, "singular_values_")
+        Zn = self._new_points(Z, left=False)
         if self._precomputed():
-            K = as_data(Z, "Z (precomputed kernel columns, shape (m_new, n))", allow_sparse=True)
-            if K.shape[1] != self.n_rows_:
-                raise ValueError(
-                    f"precomputed Z has {K.shape[1]} columns; expected {self.n_rows_} "
-                    "(kernel values κ(x_i, z) for every training x_i)"
-                )
-            K = K.toarray() if sp.issparse(K) else K
+            K = Zn.toarray() if sp.issparse(Zn) else Zn
             return K if subset is None else K[:, subset]
-        Zn = as_data(Z, "Z", allow_sparse=True)
-        expected = self.z_features_in_
-        if Zn.shape[1] != expected:
-            raise ValueError(f"Z has {Zn.shape[1]} features; expected {expected}")
-        self._check_z_names(Z)
-        if self.compat_ is not None:
-            Zn = self.compat_.transform_z(Zn)
-        if sp.issparse(Zn) and not self.kernel_.accepts_sparse:
-            Zn = Zn.toarray()
         Xs = self.X_fit_ if subset is None else self.X_fit_[subset]
         K = KernelMatrix(
             self.kernel_, Xs, Zn, reference=self.Z_fit_,
@@ -911,15 +934,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return transform_dask(self, X, left=True)
         if use_torch(self, X):  # torch executor (asymkern._torch)
             return self._transform_on(X, left=True)
-        if self._nystrom_fit():
-            J = self.nystrom_.col_landmarks
-            if self.center:
-                K = self._center_rows(self.kernel_rows(X))[:, J]
-            else:
-                K = self.kernel_rows(X, subset=J)
-            return self.nystrom_.extend_rows(K) * self.singular_values_
-        K = self._center_rows(self.kernel_rows(X))
-        return K @ self._right_map().astype(K.dtype, copy=False)
+        return self._scores(*self._new_matrix(X, left=True), left=True)
 
     def transform_right(self, Z):
         """Right projection scores e(z) = [κ̃(x_i, z)]_iᵀ U (= VΣ on training columns).
@@ -944,15 +959,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return transform_dask(self, Z, left=False)
         if use_torch(self, Z):  # torch executor (asymkern._torch)
             return self._transform_on(Z, left=False)
-        if self._nystrom_fit():
-            I = self.nystrom_.row_landmarks
-            if self.center:
-                K = self._center_cols(self.kernel_cols(Z))[:, I]
-            else:
-                K = self.kernel_cols(Z, subset=I)
-            return self.nystrom_.extend_cols(K) * self.singular_values_
-        K = self._center_cols(self.kernel_cols(Z))
-        return K @ self._left_map().astype(K.dtype, copy=False)
+        return self._scores(*self._new_matrix(Z, left=False), left=False)
 
     def _transform_on(self, X, left: bool):
         """Left (``left``: e(x)) or right (e(z)) scores of new points on the executor of the
