@@ -295,6 +295,31 @@ class LazyMatrix:
                               matmat=on_executor(self.matmat),
                               rmatmat=on_executor(self.rmatmat))
 
+    # --- KernelSVD
+    def means64(self) -> tuple:
+        """Row means (n,) and column means (m,) of G as float64 arrays of the executor, and
+        the grand mean (a float): one pass over row blocks, accumulated in float64 (the
+        centring statistics of Tao et al., 2024, §2)."""
+        ops, like = self.ops, self.template()
+        n, m = (int(k) for k in self.shape)
+        rows = ops.empty((n,), like, np.float64)
+        cols = ops.from_host(np.zeros(m), like, np.float64)
+        step = self.step(m)
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            B = ops.astype(self.block(sl, slice(None)), np.float64)
+            rows[sl] = B.sum(1)
+            cols += B.sum(0)
+        return rows / m, cols / n, float(ops.to_host(rows.sum())) / (n * m)
+
+    def points(self, side: str):
+        """The data set of one side ('row' or 'col') for k-means landmarks; None when G has
+        none (a formed matrix: its rows or columns are used)."""
+        return None
+
+    def prepare(self) -> None:
+        """One-off statistics needed before arbitrary blocks are read (none by default)."""
+
 
 class Centered(LazyMatrix):
     """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m for the means r, c, g of G): the double centring
@@ -348,6 +373,16 @@ class Centered(LazyMatrix):
         D -= self.c[None, :]
         D += self.g
         return D
+
+    # --- KernelSVD
+    def points(self, side: str):
+        """The data sets of the centred kernel matrix (None for a formed G: the centred rows
+        are used, as in memory)."""
+        return self.G.points(side) if isinstance(self.G, LazyMatrix) else None
+
+    def prepare(self) -> None:
+        if isinstance(self.G, LazyMatrix):
+            self.G.prepare()
 
 
 class DenseMatrix(LazyMatrix):

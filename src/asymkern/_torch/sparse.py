@@ -107,6 +107,13 @@ class TorchSparseMatrix(LazyMatrix):
         """The dense n×m tensor (a new tensor)."""
         return self.G.to_dense()
 
+    def means64(self):
+        """Row and column means (float64 tensors) and the grand mean, from the sums of the
+        stored entries (:meth:`sums64`)."""
+        rows, cols = self.sums64()
+        n, m = self.shape
+        return rows / m, cols / n, float(rows.sum()) / (n * m)
+
 
 def as_sparse_matrix(X, device, name: str = "X", dtype=None) -> TorchSparseMatrix:
     """A validated :class:`TorchSparseMatrix` on ``device`` (the input is never modified).

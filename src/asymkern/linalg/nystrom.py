@@ -200,10 +200,31 @@ class NystromResult:
                 f"{name} must have shape ({n_name}, {core.shape[0]}) (kernel values against the "
                 f"{what}), got {K.shape}"
             )
-        M = (core / self.core_s) * self.scale
-        if self.info.get(mix_key) is not None:
-            M = M @ self.info[mix_key]
+        M = self.extension_map(mix_key == "mix_u")
         return K @ M.astype(K.dtype, copy=False)
+
+    def extension_map(self, left: bool = True) -> np.ndarray:
+        """The (s, r) matrix M of eq. 8 with u(x) = K_rows @ M (``left``) or v(z) = K_cols @ M:
+        the core singular vectors over the core singular values, times the scale c (and the
+        mixing of ``normalize`` / ``orthogonalize``).
+
+        Parameters
+        ----------
+        left : bool, default True
+            The left extension (against the column landmarks) or the right one.
+
+        Returns
+        -------
+        ndarray of shape (s, r)
+            float64, on the host (an executor moves it to its device).
+        """
+        core = self.core_V if left else self.core_U
+        if core is None:
+            raise ValueError("the extension needs the core SVD (asymmetric Nyström results "
+                             "only)")
+        M = (core / self.core_s) * self.scale
+        mix = self.info.get("mix_u" if left else "mix_v")
+        return M @ mix if mix is not None else M
 
 
 # ------------------------------------------------------------------------------ matrix access
@@ -211,7 +232,7 @@ class BlockAccess(Protocol):
     """What the landmark selection needs of a matrix: its shape, blocks and point sets.
 
     Satisfied by :class:`_Access` (in memory), the Dask access of :mod:`asymkern._dask.nystrom`
-    and the torch backend's access (:mod:`asymkern._torch.linalg`).
+    and another executor's :class:`~asymkern._backend.LazyMatrix` (torch).
     """
 
     shape: tuple
@@ -262,7 +283,7 @@ class _Access:
 
     def prepare(self):
         """One-off statistics a lazy kernel needs before arbitrary blocks (normalisers, means)."""
-        if self.kind == "device" and not self._prepared and hasattr(self.G, "prepare"):
+        if self.kind == "device" and not self._prepared:
             self.G.prepare()
         if self.kind == "kernel" and not self._prepared:
             if self.G.kernel.row_normalized:
@@ -355,7 +376,7 @@ class _Access:
     def points(self, side: str):
         """Points for k-means: the data sets of a KernelMatrix, else rows of G (or of Gᵀ)."""
         if self.kind == "device":
-            pts = self.G.points(side) if hasattr(self.G, "points") else None
+            pts = self.G.points(side)
             if pts is None:  # a formed matrix: its rows (or columns)
                 D = self.G.to_dense()
                 pts = D if side == "row" else D.T
@@ -1092,7 +1113,7 @@ def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, to
     is at most ``tol``, every row and column is a landmark, or both counts are at their caps),
     else the next landmark counts (the free ones doubled, up to their caps).
 
-    Shared by the in-memory and the torch executors (:mod:`asymkern._torch.linalg`).
+    Shared by the in-memory and the torch executors.
     """
     sx, sz = counts
     est = 0.0 if exact else est
