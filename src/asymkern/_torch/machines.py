@@ -1,24 +1,22 @@
-"""Shared steps of the Nyström machines on torch (private): landmarks, basis, K_nm, inputs.
+"""The Nyström machines on torch (private): the executor's primitives, not their algebra.
 
-:mod:`.krr` (``NystromKernelRidge``), :mod:`.kpca` (``NystromKernelPCA``) and :mod:`.svc`
-(``NystromSVC``) choose their landmarks and build A = V_s Σ_s⁻¹ exactly as the numpy path
-does (paper 004, Algorithm 1 steps 1–3: the numpy samplers on the host, from the same
-``random_state`` stream, so both paths pick the same landmarks) through one function,
-:func:`nystrom_landmarks_torch`, for the three kinds of landmarks:
+NystromKernelRidge, NystromKernelPCA and NystromSVC run one algebra for every executor
+(:mod:`asymkern.nystrom._algebra`); this module gives it what is specific to torch:
 
-* points ('uniform', row indices, 'kmeans', 'leverage'): K_nm = k(X, C), K_mm = k(C, C);
-* a Gaussian sketch (``landmarks='gaussian'``, §IV, C_H = X_H S): K_nm = K S, accumulated over
-  row blocks of K on the device and kept during the fit, K_mm = SᵀK S;
-* ``kernel='precomputed'`` (X is the training Gram matrix K): indices into K, K_nm = K[:, idx],
-  K_mm = K[idx][:, idx].
-
-Its :class:`LandmarkBasis` gives the executors the rows a:e of K_nm in float64 on the device
-(:meth:`LandmarkBasis.knm`) and F = K_nm A (:meth:`LandmarkBasis.features`); predictions use
-:func:`landmark_times` (K(Z, C)B: k(Z, C)B, K(Z, X_fit)(SB), or K_test[:, idx]B) and
-:func:`full_times` (K(Z, X_fit)B, or K_test B), streamed over row blocks of Z. The training
-input (:func:`training_input`: a private copy on the device, the precomputed square check),
-the prediction input (:func:`fitted_input`) and the finite-output check
-(:func:`check_finite_tensor`) are shared too.
+* :class:`TorchTraining`: the training input on the device (a private copy, the precomputed
+  square check), the n×n Gram matrix of the exact machines, the landmarks, and the fitted
+  :class:`DeviceModel` recorded on the estimator (what predictions read);
+* the landmarks (:func:`nystrom_landmarks_torch`), chosen exactly as the numpy path chooses
+  them (Li, Liu and Zhang, Nyström kernel machines, Algorithm 1 steps 1–3: the numpy samplers
+  on the host, from the same ``random_state`` stream), for landmark points (K_nm = k(X, C)),
+  a Gaussian sketch (C_H = X_H S: K_nm = K S, accumulated over row blocks of K on the device
+  and kept during the fit) and a precomputed K (K_nm = K[:, idx]); their
+  :class:`LandmarkBasis` gives the rows a:e of K_nm in float64 on the device
+  (:meth:`LandmarkBasis.knm`);
+* predictions (:func:`predict_ridge`, :func:`transform_pca`, :func:`decision_svc`,
+  :func:`predict_svc`): K(Z, C)β + b (:func:`landmark_times`) or K(Z, X_fit)α + b
+  (:func:`full_times`) streamed over row blocks of Z, tensors in and tensors out (numpy in,
+  numpy out), with libsvm's one-vs-one rules for NystromSVC's labels.
 """
 
 from __future__ import annotations

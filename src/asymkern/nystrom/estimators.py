@@ -304,16 +304,6 @@ class _NystromBase(BaseEstimator):
             raise ValueError("mode='ncr' restricts f to span(C_H) and uses the full standard "
                              "Nyström basis; leave subspace_dim=None")
 
-    def _gsa_pinv_factor(self, Gt):
-        """P = (G^†) = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²).
-
-        Computed from the thin SVD Gᵀ = V Σ Uᵀ as V Σ⁻¹ Uᵀ (σ > max(n, s)·eps·σ₁), which does not
-        square the condition number as the Gram route GGᵀ would.
-        """
-        V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
-        keep = sig > max(Gt.shape) * np.finfo(self.X_fit_.dtype).eps * (sig[0] if sig.size else 0)
-        return (V[:, keep] / sig[keep]) @ Ut[keep]
-
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
@@ -486,7 +476,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
     device : None, str or torch.device, default None
-        Run on the torch backend (:mod:`asymkern._torch.krr`; needs
+        Run on the torch backend (:mod:`asymkern._torch.machines`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (dtype kept); numpy input with
         ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (``gsa_solver``
@@ -849,7 +839,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
     device : None, str or torch.device, default None
-        Run the kernel work on the torch backend (:mod:`asymkern._torch.svc`; needs
+        Run the kernel work on the torch backend (:mod:`asymkern._torch.machines`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         The SVM itself is scikit-learn's (libsvm / liblinear) and runs on the host, fitted on
         a numpy copy of what the device computed: the features F = K(X, C)A, the n×n Gram
@@ -1257,7 +1247,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "decision_function", self.mode)
-        if use_torch(self, X):  # decision values on the device (asymkern._torch.svc)
+        if use_torch(self, X):  # decision values on the device (asymkern._torch.machines)
             from .._torch.machines import decision_svc
 
             return decision_svc(self, X, self.mode)
@@ -1284,7 +1274,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "predict", self.mode)
-        if use_torch(self, X):  # labels from the device's decision values (_torch.svc)
+        if use_torch(self, X):  # labels from the device's decision values (_torch)
             from .._torch.machines import predict_svc
 
             return predict_svc(self, X, self.mode)
@@ -1366,7 +1356,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
     device : None, str or torch.device, default None
-        Run on the torch backend (:mod:`asymkern._torch.kpca`; needs
+        Run on the torch backend (:mod:`asymkern._torch.machines`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (``transform`` in X's dtype, the
         fitted coefficients float64 as on the numpy path); numpy input with ``device`` set
