@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._backend import ArrayOps, ops_of
+from .._backend import NUMPY, ArrayOps, ops_of
 from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef
 from .._validation import check_finite_output
 from ..config import get_config
@@ -38,7 +38,8 @@ RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 class KnmSource(Protocol):
     """Rows of K_nm on an executor: ``shape`` (n, m), ``ops`` and ``knm(a, e)`` (rows a:e,
-    float64, an array of the executor)."""
+    float64, an array of the executor); optionally ``step(k)``, the rows per block with k
+    right-hand sides (default :func:`row_step`)."""
 
     shape: tuple[int, int]
     ops: ArrayOps
@@ -63,6 +64,44 @@ class HostKnm:
     def knm(self, a: int, e: int) -> np.ndarray:
         """Rows a:e of K_nm (a view)."""
         return self.Knm[a:e]
+
+
+class HostLandmarks:
+    """K_nm = K(X, C) of an in-memory fit as a :class:`KnmSource` that is never formed: rows
+    a:e are evaluated when read (as the torch executor streams its kernel blocks), so the
+    ridge statistics and the features hold one row block of K_nm at a time.
+
+    Parameters
+    ----------
+    basis : NystromBasis
+        The fitted basis (landmark points, or indices into a precomputed K).
+    X : ndarray or sparse matrix of shape (n, d)
+        The training data (the (n, n) kernel matrix when precomputed).
+    """
+
+    #: rows per block: BLAS-3 sized, a few MB of K_nm at a time
+    block_rows = 2048
+
+    def __init__(self, basis, X):
+        self.basis, self.X = basis, X
+        self.shape = (int(X.shape[0]), int(basis.n_landmarks))
+        self.ops = NUMPY
+
+    def step(self, k: int) -> int:
+        """Rows per block with k right-hand sides."""
+        return min(self.block_rows, row_step(self.shape[1], k))
+
+    def knm(self, a: int, e: int) -> np.ndarray:
+        """Rows a:e of K_nm (float64), checked finite."""
+        return check_finite_output(self.basis.landmark_kernel(self.X[a:e]),
+                                   "the kernel matrix K_nm between X and the landmarks",
+                                   RESCALE)
+
+
+def _step(src: KnmSource, k: int) -> int:
+    """Rows per block of ``src`` with k right-hand sides."""
+    step = getattr(src, "step", None)
+    return step(k) if step is not None else row_step(src.shape[1], k)
 
 
 def row_step(m: int, k: int) -> int:
@@ -107,8 +146,10 @@ def features(src: KnmSource, A: np.ndarray, shift: np.ndarray | None = None):
     like = _like(src)
     Ad = ops.from_host(A, like, np.float64)
     sd = None if shift is None else ops.from_host(shift, like, np.float64)
+    if isinstance(src, HostKnm):  # formed: one product
+        return (src.Knm if sd is None else src.Knm - sd) @ Ad
     F = ops.empty((n, A.shape[1]), like, np.float64)
-    step = row_step(m, A.shape[1])
+    step = _step(src, A.shape[1])
     for a in range(0, n, step):
         Kb = src.knm(a, a + step)
         F[a:a + step] = (Kb if sd is None else Kb - sd) @ Ad
@@ -155,7 +196,7 @@ def ridge_stats(src: KnmSource, Yc: np.ndarray, sw: np.ndarray | None,
     Yd = ops.from_host(Yc, like, np.float64)
     wd = None if sw is None else ops.from_host(sw, like, np.float64)
     M = R = S = None
-    step = row_step(m, Yc.shape[1])
+    step = _step(src, Yc.shape[1])
     for a in range(0, n, step):
         Kb = src.knm(a, a + step)
         WK = Kb if wd is None else wd[a:a + step, None] * Kb
@@ -260,7 +301,7 @@ def _weighted_mean_knm(src: KnmSource, sw: np.ndarray | None) -> np.ndarray:
     like = _like(src)
     wd = None if sw is None else ops.from_host(sw, like, np.float64)
     S = None
-    step = row_step(m, 1)
+    step = _step(src, 1)
     for a in range(0, n, step):
         Kb = src.knm(a, a + step)
         part = Kb.sum(0) if wd is None else wd[a:a + step] @ Kb

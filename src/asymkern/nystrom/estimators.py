@@ -100,6 +100,7 @@ from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels.base import Kernel
 from ._algebra import (
     HostKnm,
+    HostLandmarks,
     check_finite,
     features,
     pca_exact,
@@ -236,9 +237,11 @@ class _NystromBase(BaseEstimator):
         self.landmarks_ = b.centers
         self.n_landmarks_ = b.n_landmarks
         self.subspace_dim_ = b.subspace_dim
-        Knm = b.landmark_kernel(X)
-        return check_finite_output(Knm, "the kernel matrix K_nm between X and the landmarks",
-                                   _RESCALE)
+        if b.sketch is not None:  # K S: formed once (each row block reads all of K's columns)
+            return HostKnm(check_finite_output(
+                b.landmark_kernel(X), "the kernel matrix K_nm between X and the landmarks",
+                _RESCALE))
+        return HostLandmarks(b, X)  # K(X, C), evaluated by row blocks when read
 
     def _no_basis(self, X):
         n = X.shape[0]  # mode='exact': the n×n kernel, its centred copies and the solver's copy
@@ -383,7 +386,6 @@ class _HostTraining:
         self.X_fit = est._validate_fit_X(X)  # kept as X_fit_: never the caller's array
         self.n = self.X_fit.shape[0]
         self.dtype = self.X_fit.dtype
-        self.Knm = None
 
     @staticmethod
     def host(a):
@@ -397,10 +399,9 @@ class _HostTraining:
         """The n×n kernel matrix (float64, checked finite)."""
         return _exact_gram(self.est, self.X_fit)
 
-    def landmarks(self, est) -> HostKnm:
-        """The landmarks and basis (recorded on ``est``) and the formed K_nm."""
-        self.Knm = HostKnm(est._fit_basis(self.X_fit))
-        return self.Knm
+    def landmarks(self, est):
+        """The landmarks and basis (recorded on ``est``) and the rows of K_nm."""
+        return est._fit_basis(self.X_fit)
 
     def keep(self, est, **state) -> None:
         """Nothing beyond the fitted attributes (the device state of the torch executor)."""
