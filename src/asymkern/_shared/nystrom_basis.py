@@ -351,3 +351,12 @@ def ridge_ncr_coef(M: np.ndarray, R: np.ndarray, Kmm: np.ndarray, alpha: float,
     """NCR's landmark coefficients β = (M + αK_mm)^† R (m × k), Li, Liu and Zhang (Nyström
     kernel machines), eq. (11), the pseudo-inverse cut at the precision of ``dtype``."""
     return psd_pinv(M + alpha * Kmm, dtype=dtype) @ R
+
+
+def row_step(m: int, k: int) -> int:
+    """Rows per block of an n×m kernel block with k right-hand sides, within the library's
+    ``working_memory`` (float64 work arrays): the blocks every executor streams K_nm by."""
+    from ..config import get_config
+
+    budget = float(get_config()["working_memory"]) * 2**20
+    return int(max(1, budget // (8 * 4 * (m + k))))

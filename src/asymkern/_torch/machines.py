@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
+from .._shared.nystrom_basis import row_step
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 
 #: the advice of the non-finite-output errors
@@ -45,15 +46,6 @@ def check_finite_tensor(T, what: str, hint: str = RESCALE):
 
         check_finite_output(to_numpy(T), what, hint)
     return T
-
-
-def row_step(m: int, k: int) -> int:
-    """Rows per block of an n×m kernel block with k right-hand sides, within ``working_memory``
-    (float64 work arrays)."""
-    from ..config import get_config
-
-    budget = float(get_config()["working_memory"]) * 2**20
-    return int(max(1, budget // (8 * 4 * (m + k))))
 
 
 def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):

@@ -28,9 +28,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._backend import NUMPY, ArrayOps, ops_of
-from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef
+from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef, row_step
 from .._validation import check_finite_output
-from ..config import get_config
 
 #: the advice of the non-finite-output errors
 RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
@@ -102,13 +101,6 @@ def _step(src: KnmSource, k: int) -> int:
     """Rows per block of ``src`` with k right-hand sides."""
     step = getattr(src, "step", None)
     return step(k) if step is not None else row_step(src.shape[1], k)
-
-
-def row_step(m: int, k: int) -> int:
-    """Rows per block of an n×m kernel block with k right-hand sides, within
-    ``working_memory`` (float64 work arrays)."""
-    budget = float(get_config()["working_memory"]) * 2**20
-    return int(max(1, budget // (8 * 4 * (m + k))))
 
 
 def check_finite(ops: ArrayOps, a, what: str, hint: str = RESCALE):

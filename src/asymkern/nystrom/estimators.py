@@ -640,8 +640,9 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":  # (W½ K_c W½ + alpha I) b = W½ y_c, a = W½ b
             self._no_basis(tr.X_fit)
-            res = ridge_exact(tr.ops, tr.gram(), Yc, ybar, sw, weighted, alpha,
-                              self.fit_intercept)
+            res = ridge_exact(  # K handed over (no second reference: it is freed early)
+                tr.ops, check_finite(tr.ops, tr.gram(), "the kernel matrix of X", _RESCALE),
+                Yc, ybar, sw, weighted, alpha, self.fit_intercept)
         else:
             src = tr.landmarks(self)
             w_given = None
