@@ -151,6 +151,21 @@ class ArrayOps:
         """Whether every entry of ``a`` is finite."""
         return bool(np.isfinite(a).all())
 
+    # --- Nyström machines
+    def add_diag(self, K, alpha: float):
+        """K + αI in place (K square, owned by the caller); returns K."""
+        K[np.diag_indices(K.shape[0])] += alpha
+        return K
+
+    def solve(self, A, B):
+        """The solution X of A X = B (A square, LU with partial pivoting)."""
+        return np.linalg.solve(A, B)
+
+    def top_eigh(self, S, k: int):
+        """The top-k eigenpairs (λ decreasing, their eigenvectors) of the symmetric S."""
+        lam, U = np.linalg.eigh(S)
+        return lam[::-1][:k], U[:, ::-1][:, :k]
+
 
 #: the numpy primitives (the default executor)
 NUMPY = ArrayOps()

@@ -97,3 +97,15 @@ class TorchOps(ArrayOps):
 
     def all_finite(self, a) -> bool:
         return bool(self.torch.isfinite(a).all())
+
+    # --- Nyström machines
+    def add_diag(self, K, alpha: float):
+        K.diagonal().add_(alpha)
+        return K
+
+    def solve(self, A, B):
+        return self.torch.linalg.solve(A, B)
+
+    def top_eigh(self, S, k: int):
+        lam, U = self.torch.linalg.eigh(S)
+        return lam.flip(0)[:k], U.flip(1)[:, :k]
