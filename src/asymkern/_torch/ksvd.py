@@ -115,7 +115,3 @@ class TorchInputs:
         """``a`` as the caller's type: numpy for numpy input, else the tensor."""
         return to_numpy(a) if self.host_out and is_torch_tensor(a) else a
 
-
-#: the centring statistics of a fit (:meth:`LazyMatrix.means64`), under the name that
-#: tests/test_memory_guard.py watches for a pass over G before the memory check
-_means64 = LazyMatrix.means64
