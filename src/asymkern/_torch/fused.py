@@ -121,7 +121,7 @@ def operands(name: str, gamma: float, X, Z, c=None):
     return q, k, xx
 
 
-def matmat(name: str, gamma: float, X, Z, B, c=None):
+def matmat(name: str, gamma: float, X, Z, B, c=None, block_rows: int = 4096):
     """G·B for G = [κ(x_i, z_j)], the row-normalised kernels normalised over Z itself.
 
     Returns the product in B's dtype (that of X and Z) and, for the row-normalised kernels, the
@@ -129,37 +129,38 @@ def matmat(name: str, gamma: float, X, Z, B, c=None):
     """
     torch = require_torch()
     q, k, xx = operands(name, gamma, X, Z, c)
-    out, lse = attention_lse(q, k, B)
+    out, lse = attention_lse(q, k, B, block_rows)
     if xx is None:
         return out, lse
     scale = torch.exp(lse - xx)  # Σ_j exp(−γ‖x' − z_j'‖²) ∈ [0, m]: no overflow
     return out * scale.to(out.dtype)[:, None], None
 
 
-def rmatmat(name: str, gamma: float, X, Z, B, c=None, row_lse=None):
+def rmatmat(name: str, gamma: float, X, Z, B, c=None, row_lse=None, block_rows: int = 4096):
     """Gᵀ·B (B has one row per row of G). ``row_lse``: the row normalisers L of the
     row-normalised kernels (from :func:`matmat` or :func:`row_lse`; computed when None)."""
     torch = require_torch()
     if name in ("rbf", "gaussian"):  # symmetric in its two arguments: G(X, Z)ᵀ = G(Z, X)
-        return matmat(name, gamma, Z, X, B, c)[0]
+        return matmat(name, gamma, Z, X, B, c, block_rows)[0]
     q, k, _ = operands(name, gamma, X, Z, c)
-    L = row_lse_of(q, k) if row_lse is None else row_lse
+    L = row_lse_of(q, k, block_rows) if row_lse is None else row_lse
     q2 = torch.cat([k, torch.ones((k.shape[0], 1), dtype=k.dtype, device=k.device)], dim=1)
     k2 = torch.cat([q, (-L).to(q.dtype)[:, None]], dim=1)
-    out, lse = attention_lse(q2, k2, B)
+    out, lse = attention_lse(q2, k2, B, block_rows)
     return out * torch.exp(lse).to(out.dtype)[:, None]
 
 
-def row_lse_of(q, k):
+def row_lse_of(q, k, block_rows: int = 4096):
     """The row log-sum-exp of ``q kᵀ`` (float64), by the fused kernel with a one-column v."""
     torch = require_torch()
-    return attention_lse(q, k, torch.zeros((k.shape[0], 1), dtype=q.dtype, device=q.device))[1]
+    v = torch.zeros((k.shape[0], 1), dtype=q.dtype, device=q.device)
+    return attention_lse(q, k, v, block_rows)[1]
 
 
-def row_lse(name: str, gamma: float, X, Z, c=None):
+def row_lse(name: str, gamma: float, X, Z, c=None, block_rows: int = 4096):
     """The row normalisers L_i = log Σ_j exp(q_i·k_j) of a row-normalised kernel over Z."""
     q, k, _ = operands(name, gamma, X, Z, c)
-    return row_lse_of(q, k)
+    return row_lse_of(q, k, block_rows)
 
 
 def product(G, B, transpose: bool = False):
@@ -177,8 +178,9 @@ def product(G, B, transpose: bool = False):
     if k.row_normalized and G.reference is not G.Z:
         return None
     c = G.c
+    rows = G.step(max(G.shape))  # the fallback's row blocks within working_memory
     if not transpose:
-        out, lse = matmat(k.name, k.gamma, G.X, G.Z, B, c)
+        out, lse = matmat(k.name, k.gamma, G.X, G.Z, B, c, rows)
         if lse is not None and getattr(G, "_fused_lse", None) is None:
             G._fused_lse = lse
         return out
@@ -192,5 +194,5 @@ def product(G, B, transpose: bool = False):
                 Xc = (G.X - c).double()
                 L = L + k.gamma * (Xc * Xc).sum(dim=1)
         if L is None:
-            L = G._fused_lse = row_lse(k.name, k.gamma, G.X, G.Z, c)
-    return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L)
+            L = G._fused_lse = row_lse(k.name, k.gamma, G.X, G.Z, c, rows)
+    return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L, block_rows=rows)

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from .._backend import LazyMatrix, ops_of
 from .._dispatch import require_torch
+from . import fused
 
 #: kernel names the torch backend evaluates ('gaussian' is the registry's alias of 'rbf')
-SUPPORTED_KERNELS = ("rbf", "gaussian", "laplacian", "linear", "polynomial", "cauchy", "sne", "t")
+SUPPORTED_KERNELS = ("rbf", "gaussian", "laplacian", "linear", "polynomial", "cauchy", "sne", "t",
+                     "softmax")
 
 _SQDIST = ("rbf", "cauchy", "sne", "t")
 
@@ -73,6 +75,8 @@ class TorchKernel:
             self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
             self.degree = int(kernel.degree)
             self.coef0 = float(kernel.coef0)
+        elif self.name == "softmax":
+            self.gamma = float(kernel._scale(n_features))
 
     # ------------------------------------------------------------------------- raw blocks
     @staticmethod
@@ -106,8 +110,15 @@ class TorchKernel:
         return D
 
     def log_raw(self, X, Z, c):
-        """log k(x, z) in float64 for the squared-distance kernels (−γ‖x − z‖² for rbf/sne)."""
+        """log k(x, z) in float64 of the row-normalised kernels: −γ‖x − z‖² (rbf/sne),
+        −log(1 + γ‖x − z‖²) (cauchy/t), γ⟨x, z⟩ (softmax)."""
         torch = require_torch()
+        if self.name == "softmax":
+            L = X @ Z.T  # in the data dtype, as the numpy kernel forms it
+            if L.numel() and not bool(torch.isfinite(L).all()):
+                raise OverflowError("kernel 'softmax': ⟨q, k⟩ overflowed the float range; "
+                                    "rescale the data")
+            return L.double().mul_(self.gamma)
         D = self.sq_dists(X, Z, c).double()
         if self.name in ("rbf", "sne"):
             return D.mul_(-self.gamma)
@@ -116,6 +127,12 @@ class TorchKernel:
     def raw(self, X, Z, c=None):
         """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
         torch = require_torch()
+        if self.name == "softmax":
+            K = torch.exp(self.log_raw(X, Z, None)).to(X.dtype)
+            if K.numel() and not bool(torch.isfinite(K).all()):
+                raise OverflowError("kernel 'softmax': exp(γ⟨q, k⟩) overflowed; use the "
+                                    "row-normalised kernel")
+            return K
         if self.name in _SQDIST:
             D = self.sq_dists(X, Z, self.center(Z) if c is None else c)
             # in the data dtype: γ‖x − z‖² overflowing to inf still gives the correct 0
@@ -253,6 +270,10 @@ class TorchKernelMatrix(LazyMatrix):
         product, float32 kernel values times a float64 B).
         """
         torch = require_torch()
+        if cols is None and (dtype is None or dtype == self.X.dtype):
+            out = fused.product(self, B)  # RBF, SNE, softmax: never forming G
+            if out is not None:
+                return out
         n = self.shape[0]
         mcols = self.shape[1] if cols is None else len(cols)
         sel = slice(None) if cols is None else cols
@@ -268,6 +289,10 @@ class TorchKernelMatrix(LazyMatrix):
         """G[rows, :]ᵀ @ B, over column blocks of G (``rows`` None: all rows); B has one row
         per selected row of G."""
         torch = require_torch()
+        if rows is None:
+            out = fused.product(self, B, transpose=True)
+            if out is not None:
+                return out
         m = self.shape[1]
         sel = slice(None) if rows is None else rows
         nrows = self.shape[0] if rows is None else len(rows)
