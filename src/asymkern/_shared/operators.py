@@ -109,6 +109,16 @@ def _check_reg(value, name: str = "alpha") -> float:
     return value
 
 
+def _check_jitter(value, name: str = "jitter") -> float:
+    """The diagonal added to a Gram matrix before it is factorised: a finite real number >= 0
+    (one rule and one message for every executor and for :class:`EmpiricalOperator`)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
+        np.isfinite(value) and value >= 0
+    ):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def _check_timestep(value, name: str = "timestep") -> float:
     """The time per step of a transfer operator: a finite real number > 0.
 

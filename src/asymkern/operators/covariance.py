@@ -10,6 +10,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import (
     check_finite_output,
@@ -125,12 +126,11 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
             The fitted estimator.
         """
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
+        _check_jitter(self.jitter)
         self.torch_fit_ = False
         if use_torch(self, X):  # torch executor (asymkern._torch)
             from .._torch.operators import fit_covariance_torch
 
-            if not np.isfinite(self.jitter) or self.jitter < 0:
-                raise ValueError(f"jitter must be finite and >= 0, got {self.jitter}")
             res_t = fit_covariance_torch(self, X, k)
             self._sparse_ok = False
             X64, n = res_t["X"], res_t["X"].shape[0]
@@ -281,6 +281,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         y = renamed_argument(y, Y, "y", "Y", where="CrossCovarianceOperator.fit")
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        _check_jitter(self.jitter)
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             from .._torch.operators import fit_cross_covariance_torch
@@ -288,8 +289,6 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
             if y is None:
                 raise ValueError("y is None; expected the paired samples y of shape "
                                  "(n_samples,) or (n_samples, n_features_y)")
-            if not np.isfinite(self.jitter) or self.jitter < 0:
-                raise ValueError(f"jitter must be finite and >= 0, got {self.jitter}")
             res_t = fit_cross_covariance_torch(self, X, y, kx, ky)
             self._sparse_ok = self._y_sparse_ok = False
             self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
