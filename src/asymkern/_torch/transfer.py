@@ -20,18 +20,16 @@ the numpy path computes):
   eigenfunctions orthonormalised, the complex phase fixed (largest coefficient real positive).
   These steps need only the k×k Gram matrix Wᴴ G W of the k kept eigenvectors, computed on the
   device. Forecasts use the coefficients (G + nεI)⁻¹ Y and iterate a ← (G + nεI)⁻¹ C a.
-* ``'pcr'`` / ``'rrr'``: the n×n symmetric eigenproblems of :func:`asymkern.operators._koopman.
-  pcr_dual` and :func:`~asymkern.operators._koopman._rrr_dual_dense` (with their rules for the
-  directions kept) run densely on the device (``torch.linalg.eigh``); the small r×r matrix
-  M = Vᵀ C U goes to numpy, where :func:`~asymkern.operators._koopman.reduced_eig` and the
-  estimator's ``_finish_reduced`` do the numpy path's bookkeeping (left eigenfunctions, modes).
+* ``'pcr'`` / ``'rrr'``: the estimators' own algorithms (:func:`asymkern.operators._koopman.
+  pcr_dual` / ``rrr_dual``, written once against the executor primitives and handed down by
+  the estimator) run on the device tensors: ``torch.linalg.eigh`` for n ≤ 200, ARPACK with
+  its products on the device above, as for numpy arrays; the small r×r matrix M = Vᵀ C U
+  goes to numpy, where :func:`~asymkern.operators._koopman.reduced_eig` and the estimator's
+  ``_finish_reduced`` do the bookkeeping (left eigenfunctions, modes).
 
-So 'full' runs the numpy path's eigensolver at every n, and the two paths agree to rounding
-even where ``n_components`` cuts a complex-conjugate pair (a dense solver and ARPACK may keep
-different members of the pair). For 'rrr' the numpy path switches to ARPACK above n = 200 while
-the torch path stays dense (``eigh``, GPU-friendly): both compute the same estimator, but the
-numpy ARPACK route (the non-symmetric form) is less accurate than its dense route on
-ill-conditioned problems (1e-7 apart in a test, the torch result 3e-10 from the dense one).
+So every estimator runs the numpy path's eigensolver at every n, and the two paths agree to
+rounding even where ``n_components`` cuts a complex-conjugate pair (a dense solver and ARPACK
+may keep different members of the pair).
 
 Nothing of size n×n goes to the host: the fitted ``operator_`` is the numpy
 :class:`~asymkern.operators.EmpiricalOperator` on the same samples, whose B is lazy for
@@ -48,7 +46,7 @@ from .._dispatch import any_torch, is_torch_tensor, require_torch
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .operators import cholesky_shifted, gram
+from .operators import gram
 
 #: machine epsilon of float64
 _EPS = float(np.finfo(np.float64).eps)
@@ -117,60 +115,6 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     if tuple(Yt.shape) != (n, d):
         raise ValueError(f"y has shape {tuple(Yt.shape)}; {expected}")
     return X64.clone(), Yt.to(torch.float64).clone(), dtype, as_numpy
-
-
-# ------------------------------------------------------------------------------ reduced rank
-def pcr_dual_torch(G, r: int, shift: float):
-    """Exact PCR on the device: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (top-r eigenpairs of G, dense).
-
-    Mirrors :func:`asymkern.operators._koopman.pcr_dual` (directions with λ ≤ λ₁·n·eps
-    dropped).
-    """
-    torch = require_torch()
-    n = int(G.shape[0])
-    lam, Q = torch.linalg.eigh(G)
-    lam, Q = lam.flip(0)[:r], Q.flip(1)[:, :r]
-    if lam.numel() and float(lam[0]) > 0:
-        keep = lam > float(lam[0]) * n * _EPS
-    else:
-        keep = torch.zeros(lam.numel(), dtype=torch.bool, device=lam.device)
-    lam, Q = lam[keep], Q[:, keep]
-    return Q / (lam + shift), Q
-
-
-def rrr_dual_torch(G, H, r: int, shift: float):
-    """Exact RRR on the device through the symmetric form of (1/n) H G u = σ² (G + nεI) u.
-
-    Mirrors :func:`asymkern.operators._koopman._rrr_dual_dense` (Kostic et al. 2022, Thm. 3):
-    with G = Q Λ Qᵀ (λ > λ_max·n·eps kept) and D = diag(√(λ/(λ + nε))), the σ² are the
-    eigenvalues of T = D Qᵀ H Q D / n and u = √n Q diag(1/√(λ(λ + nε))) z, so that
-    uᵀ G (G + nεI) u = n; V = G U / n.
-
-    Returns
-    -------
-    U, V : tensors (n, r')
-    s2 : tensor (r',)
-    """
-    torch = require_torch()
-    n = int(G.shape[0])
-    lam, Q = torch.linalg.eigh(G)
-    empty = torch.zeros((n, 0), dtype=G.dtype, device=G.device)
-    if lam.numel() == 0 or float(lam[-1]) <= 0:
-        return empty, empty, torch.zeros(0, dtype=G.dtype, device=G.device)
-    if float(lam[0]) + shift <= 0:
-        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
-                         f"eigenvalue of G_X {float(lam[0]):.3g}); the kernel must be PSD and "
-                         "alpha large enough")
-    keep = lam > float(lam[-1]) * n * _EPS
-    lam, Q = lam[keep], Q[:, keep]
-    dd = torch.sqrt(lam / (lam + shift))
-    T = dd[:, None] * (Q.T @ H @ Q) * dd / n
-    s2, Z = torch.linalg.eigh(0.5 * (T + T.T))
-    s2, Z = s2.flip(0)[:r], Z.flip(1)[:, :r]
-    smax = max(float(s2.max()) if s2.numel() else 0.0, 1e-300)
-    keep = s2 > 1000.0 * _EPS * smax
-    U = np.sqrt(n) * (Q @ (Z[:, keep] / torch.sqrt(lam * (lam + shift))[:, None]))
-    return U, G @ U / n, s2[keep]
 
 
 # ------------------------------------------------------------------------------ full
@@ -400,7 +344,7 @@ def fit_koopman_torch(est, X, y, kernel, observables=None):
     state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind,
              "obs": obs}
     if kind == "full":
-        L = cholesky_shifted(G, shift)
+        L = parts.cholesky_shifted(G, shift, "G_X")
         A = torch.cholesky_solve(Cyx, L)  # (G + nεI)⁻¹ C
         coef = torch.cholesky_solve(X1, L)
         if not bool(torch.isfinite(coef).all()):
@@ -496,18 +440,12 @@ def _fit_start(est, X, y, kernel):
 
 
 def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
-    """U, V of the exact 'pcr'/'rrr' estimator on the device (and H = k(Y, Y) when formed)."""
+    """U, V of the exact 'pcr'/'rrr' estimator on the device (and H = k(Y, Y) when formed):
+    the estimators' own algorithm (handed down), with H formed here."""
     r = est._rank(n, "the number of time-lagged pairs")
-    H = None
-    if kind == "pcr":
-        U, V = pcr_dual_torch(G, r, shift)
-    else:
-        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-        U, V, _ = rrr_dual_torch(G, H, r, shift)
-    if U.shape[1] == 0:
-        raise ValueError("the reduced-rank estimator is numerically zero (no direction above "
-                         "the rounding level); " + _RESCALE)
-    return U, V, H
+    return est._numpy_parts().reduced_factors(
+        kind, G, lambda: gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i",
+                              symmetric=True), r, shift)
 
 
 def _norms(Z, P, K):
@@ -571,50 +509,14 @@ def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
 
 
 # ------------------------------------------------------------------------------ Perron–Frobenius
-def _lagged_solver(Gxy, delta: float, rcond_min: float):
-    """G_XY⁻¹ on the device with the rule of the numpy path's ``LaggedGramSolver``.
-
-    G_XY is LU-factorised on the device and its reciprocal condition number estimated by
-    LAPACK's ``dgecon`` (1-norm) from that factor on the host (O(n²)), as the numpy path
-    does; below ``rcond_min`` the Tikhonov-regularised G_XY^{+δ} = V diag(σ/(σ² + δ²)) Uᵀ
-    from the SVD on the device replaces it.
-
-    Returns
-    -------
-    solve : callable
-        V ↦ G_XY⁻¹ V (or G_XY^{+δ} V), on the device.
-    kind : {'lu', 'tikhonov'}
-    rcond : float
-    n_damped : int
-        Singular values below δ ('tikhonov'; 0 otherwise).
-    """
-    import scipy.linalg as sla
-
-    torch = require_torch()
-    anorm = float(Gxy.abs().sum(dim=0).max())
-    LU, piv, _ = torch.linalg.lu_factor_ex(Gxy)
-    LUn = to_numpy(LU)
-    pv = np.abs(np.diag(LUn))
-    if anorm > 0 and np.all(np.isfinite(LUn)) and pv.min() > 0:
-        rcond = float(sla.lapack.dgecon(np.asfortranarray(LUn), anorm, norm="1")[0])
-        rcond = rcond if np.isfinite(rcond) else 0.0
-    else:
-        rcond = 0.0
-    if rcond >= rcond_min:
-        return (lambda V: torch.linalg.lu_solve(LU, piv, V)), "lu", rcond, 0
-    U, s, Vh = torch.linalg.svd(Gxy, full_matrices=False)
-    filt = s / (s**2 + delta**2)
-    n_damped = int((s < delta).sum())
-    return (lambda V: Vh.T @ (filt[:, None] * (U.T @ V))), "tikhonov", rcond, n_damped
-
-
 def fit_perron_frobenius_torch(est, X, y, kernel):
     """``PerronFrobeniusOperator.fit`` on the torch backend (paper 002 §4.4).
 
     'full': P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ, whose eigenpairs are those of the auxiliary
     matrix G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ G_ΦΨ with eigenfunctions on the lagged samples y_i
     (RKHS-normalised with H = k(Y, Y)); G_ΦΨ⁻¹ follows the numpy path's LU / rcond / Tikhonov
-    rule (:func:`_lagged_solver`, an ``IllConditionedLaggedGramWarning`` when regularised).
+    rule (the estimators' ``LaggedGramSolver`` on the device tensors, an
+    ``IllConditionedLaggedGramWarning`` when regularised).
     'pcr'/'rrr': the adjoint Ψ V Uᵀ Φᵀ of the reduced-rank Koopman estimator (Kostic et al.
     2022), eigenpairs from the r×r Mᵀ = Uᵀ k(X, Y) V on the host, eigenfunctions Ψ V z.
 
@@ -654,13 +556,13 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
     if kind == "full":
         est.rank_ = None
         Gxy = gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
-        L = cholesky_shifted(G, shift)
-        solve, skind, rcond, n_damped = _lagged_solver(Gxy, shift, est.RCOND_MIN)
-        est.lagged_gram_rcond_ = rcond
-        est.lagged_gram_solver_ = skind
-        if skind == "tikhonov":
-            est._warn_ill_conditioned(n, eps, rcond, n_damped, stacklevel=4)
-        A = solve(torch.cholesky_solve(Gxy @ Gxy, L))  # B G_XY, B = G_XY⁻¹(G + nεI)⁻¹G_XY
+        L = parts.cholesky_shifted(G, shift, "G_X")
+        solver = parts.LaggedGramSolver(Gxy, shift, est.RCOND_MIN)
+        est.lagged_gram_rcond_ = solver.rcond
+        est.lagged_gram_solver_ = solver.kind
+        if solver.kind == "tikhonov":
+            est._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=4)
+        A = solver.solve(torch.cholesky_solve(Gxy @ Gxy, L))  # B G_XY, B = G_XY⁻¹(G + nεI)⁻¹G_XY
         est.operator_ = EmpiricalOperator(
             kernel, X0n, kernel, X1n,
             PerronFrobeniusRepresentation.lazy((n, n),

@@ -31,6 +31,7 @@ from .._validation import (
     clip_count,
     renamed_param,
 )
+from ._numerics import cholesky_shifted
 from .empirical import (
     MatmatOperator,
     RKHSFunction,
@@ -110,14 +111,7 @@ class CholeskyInverse(_Recomputable, MatmatOperator):
         self.cho = self._factor(G)
 
     def _factor(self, G):
-        n = G.shape[0]
-        try:
-            return sla.cho_factor(G + self.shift * np.eye(n), lower=False, check_finite=False)
-        except np.linalg.LinAlgError as exc:
-            raise ValueError(
-                f"{self.name} + nεI is not positive definite (nε = {self.shift:.3g}); the kernel "
-                "must be PSD and alpha large enough"
-            ) from exc
+        return cholesky_shifted(G, self.shift, self.name)
 
     def _rebuild(self):
         kernel, X = self._source

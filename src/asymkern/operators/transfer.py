@@ -6,10 +6,8 @@ Schuster, Klus and Schütte, 2020, §4.4).
 from __future__ import annotations
 
 import types
-import warnings
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.utils.validation import check_is_fitted
@@ -43,6 +41,7 @@ from ._koopman import (
     reduced_eig,
     rrr_dual,
 )
+from ._numerics import LaggedGramSolver, cholesky_shifted
 from .empirical import (
     EmpiricalOperator,
     MatmatOperator,
@@ -70,60 +69,6 @@ class IllConditionedLaggedGramWarning(RuntimeWarning):
     >>> issubclass(IllConditionedLaggedGramWarning, RuntimeWarning)
     True
     """
-
-
-class LaggedGramSolver:
-    """Solves with the time-lagged Gram matrix G_XY = [k(x_i, y_j)] (square, not symmetric).
-
-    G_XY is LU-factorised and its reciprocal condition number ``rcond`` (1-norm, LAPACK ``gecon``)
-    estimated *before* any further LAPACK call. When ``rcond ≥ rcond_min`` the exact inverse is
-    used (``kind = 'lu'``). Otherwise (numerically singular or ill-conditioned, e.g. exact repeats
-    in a trajectory, or i.i.d. samples with a smooth kernel) G_XY⁻¹ is replaced by the Tikhonov-
-    regularised inverse (``kind = 'tikhonov'``)
-
-        G_XY^{+δ} = (G_XYᵀ G_XY + δ² I)⁻¹ G_XYᵀ = V diag(σ_i / (σ_i² + δ²)) Uᵀ,
-
-    from the SVD G_XY = U diag(σ) Vᵀ, i.e. the minimiser of ‖G_XY w − v‖² + δ²‖w‖², whose filter
-    factors σ²/(σ² + δ²) damp the directions with σ ≲ δ that an exact solve would amplify by 1/σ.
-    """
-
-    def __init__(self, Gxy: np.ndarray, delta: float, rcond_min: float):
-        n = Gxy.shape[0]
-        self.shape = Gxy.shape
-        self.delta = float(delta)
-        anorm = float(np.abs(Gxy).sum(axis=0).max())
-        with warnings.catch_warnings():  # an exactly singular G_XY is detected just below
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            lu = sla.lu_factor(Gxy, check_finite=False)
-        piv = np.abs(np.diag(lu[0]))
-        if anorm > 0 and np.all(np.isfinite(lu[0])) and piv.min() > 0:
-            rcond = float(sla.lapack.dgecon(lu[0], anorm, norm="1")[0])
-            rcond = rcond if np.isfinite(rcond) else 0.0
-        else:
-            rcond = 0.0
-        self.rcond = rcond
-        if rcond >= rcond_min:
-            self.kind, self.lu = "lu", lu
-        else:
-            self.kind = "tikhonov"
-            U, s, Vt = sla.svd(Gxy, full_matrices=False, check_finite=False,
-                               lapack_driver="gesvd")
-            self.U, self.Vt, self.s = U, Vt, s
-            self.filt = s / (s**2 + self.delta**2)
-            self.n_damped = int(np.sum(s < self.delta))
-        self.n = n
-
-    def solve(self, V):
-        """G_XY⁻¹ V (or G_XY^{+δ} V)."""
-        if self.kind == "lu":
-            return sla.lu_solve(self.lu, V, check_finite=False)
-        return self.Vt.T @ (self.filt[:, None] * (self.U.T @ V))
-
-    def solve_t(self, V):
-        """G_XY⁻ᵀ V (or (G_XY^{+δ})ᵀ V)."""
-        if self.kind == "lu":
-            return sla.lu_solve(self.lu, V, trans=1, check_finite=False)
-        return self.U @ (self.filt[:, None] * (self.Vt @ V))
 
 
 class PerronFrobeniusRepresentation(_Recomputable, MatmatOperator):
@@ -189,6 +134,27 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
         X = sp.csr_matrix(X) if not sp.issparse(X) else X
         Y = sp.csr_matrix(Y) if not sp.issparse(Y) else Y
     return X, Y
+
+
+def _reduced_factors(kind: str, G, gram_H, r: int, shift: float):
+    """The exact PCR/RRR factors U, V (B_Koopman = U Vᵀ) on G's executor, and H = k(Y, Y) when
+    it was formed (RRR; ``gram_H()`` forms it); None for PCR.
+
+    Raises
+    ------
+    ValueError
+        If the estimator is numerically zero (no direction above the rounding level).
+    """
+    H = None
+    if kind == "pcr":
+        U, V = pcr_dual(G, r, shift)
+    else:
+        H = gram_H()
+        U, V, _ = rrr_dual(G, H, r, shift)
+    if U.shape[1] == 0:
+        raise ValueError("the reduced-rank estimator is numerically zero (no direction "
+                         "above the rounding level); " + _RESCALE)
+    return U, V, H
 
 
 class _TransferOperator(_OperatorEstimator):
@@ -257,7 +223,8 @@ class _TransferOperator(_OperatorEstimator):
             EmpiricalOperator=EmpiricalOperator, OperatorEig=OperatorEig,
             RKHSFunction=RKHSFunction, CholeskyInverse=CholeskyInverse, LowRank=_LowRank,
             PerronFrobeniusRepresentation=PerronFrobeniusRepresentation,
-            reduced_eig=reduced_eig)
+            reduced_eig=reduced_eig, reduced_factors=_reduced_factors,
+            LaggedGramSolver=LaggedGramSolver, cholesky_shifted=cholesky_shifted)
 
     def _estimator_kind(self) -> str:
         if self.estimator not in ESTIMATORS:
@@ -276,16 +243,12 @@ class _TransferOperator(_OperatorEstimator):
         """
         Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
         check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
-        H = None
-        if kind == "pcr":
-            U, V = pcr_dual(G, r, shift)
-        else:
+
+        def gram_H():
             H = np.asarray(self.kernel_(X1), dtype=np.float64)
-            check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
-            U, V, _ = rrr_dual(G, H, r, shift)
-        if U.shape[1] == 0:
-            raise ValueError("the reduced-rank estimator is numerically zero (no direction "
-                             "above the rounding level); " + _RESCALE)
+            return check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
+
+        U, V, H = _reduced_factors(kind, G, gram_H, r, shift)
         return U, V, Cyx, H
 
     def implied_timescales(self) -> np.ndarray:
