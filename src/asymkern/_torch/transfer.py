@@ -324,8 +324,7 @@ def fit_koopman_torch(est, X, y, kernel, observables=None):
     parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
     EmpiricalOperator, OperatorEig, RKHSFunction = (
         parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
-    CholeskyInverse, _LowRank, reduced_eig = parts.CholeskyInverse, parts.LowRank, \
-        parts.reduced_eig
+    CholeskyInverse = parts.CholeskyInverse
 
     torch = require_torch()
     owner = type(est).__name__
@@ -365,23 +364,10 @@ def fit_koopman_torch(est, X, y, kernel, observables=None):
         fn = RKHSFunction(kernel, X0n, C)
         return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
     U, V, _ = _reduced_factors(est, kind, tk, G, X1, n, shift)
-    VtY = V.T @ X1
-    M = V.T @ (Cyx @ U)
-    Mn, Un, Vn = to_numpy(M), to_numpy(U), to_numpy(V)
-    obs_c = None if obs is None else V.T @ obs
-    state.update(U=U, M=M, state=VtY, coef=U @ VtY, obs=obs_c)
+    res = parts.reduced_koopman(U, V, G, Cyx, X1, obs)
+    state.update(U=U, M=res.M, state=res.VtY, coef=res.coef, obs=res.obs)
     est._torch_state = state
-    est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, _LowRank(Un, Vn))
-    est._pred_coef = to_numpy(state["coef"])
-    est._fc = {"kind": "exact", "U": Un, "M": Mn, "state": to_numpy(VtY),
-               "obs": None if obs_c is None else to_numpy(obs_c)}
-    lam, Z, Zinv = reduced_eig(Mn)
-    norms = _norms(Z, U, G)
-    coef = Un @ Z
-    left = Vn @ (Zinv.T / lam) * norms
-    return est._finish_reduced(lam, coef / norms, Zinv, norms, left, U.shape[1],
-                               lambda c: RKHSFunction(kernel, X0n, c),
-                               lambda c: RKHSFunction(kernel, X1n, c))
+    return est._set_reduced_exact(res, U, V, X0n, X1n)
 
 
 def _fit_koopman_landmarks(est, X, y, kernel, observables=None):
@@ -446,19 +432,6 @@ def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
     return est._numpy_parts().reduced_factors(
         kind, G, lambda: gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i",
                               symmetric=True), r, shift)
-
-
-def _norms(Z, P, K):
-    """‖P z_i‖ in the RKHS for the columns of the (numpy) Z: √Re diag(Zᴴ (Pᵀ K P) Z), with the
-    r×r matrix Pᵀ K P formed on the device."""
-    torch = require_torch()
-    Zt = torch.as_tensor(Z, device=P.device)
-    PKP = P.T @ (K @ P)
-    if Zt.is_complex():
-        S = Zt.conj().T @ (PKP.to(Zt.dtype) @ Zt)
-    else:
-        S = Zt.T @ (PKP @ Zt)
-    return np.sqrt(np.maximum(np.real(np.diag(to_numpy(S))), 1e-300))
 
 
 def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
@@ -543,8 +516,7 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
     parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
     EmpiricalOperator, OperatorEig, RKHSFunction = (
         parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
-    PerronFrobeniusRepresentation, _LowRank, reduced_eig = (
-        parts.PerronFrobeniusRepresentation, parts.LowRank, parts.reduced_eig)
+    PerronFrobeniusRepresentation = parts.PerronFrobeniusRepresentation
 
     torch = require_torch()
     owner = type(est).__name__
@@ -576,16 +548,4 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
     U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
     if H is None:
         H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-    est.lagged_gram_rcond_ = None
-    est.lagged_gram_solver_ = None
-    Un, Vn = to_numpy(U), to_numpy(V)
-    est.operator_ = EmpiricalOperator(kernel, X0n, kernel, X1n, _LowRank(Vn, Un))
-    est.rank_ = int(U.shape[1])
-    lam, Z, _ = reduced_eig(to_numpy(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
-    coef = Vn @ Z
-    norms = _norms(Z, V, H)
-    k = clip_count(k, lam.size, "n_components",
-                   f"the number of nonzero eigenvalues of the rank-{est.rank_} estimator",
-                   owner=owner)
-    fn = RKHSFunction(kernel, X1n, coef[:, :k] / norms[:k])
-    return est._finish(OperatorEig(lam[:k], fn, kind, {"rank": est.rank_}))
+    return est._set_reduced(kind, U, V, Cyx, H, X0n, X1n)

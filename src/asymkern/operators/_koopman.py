@@ -25,6 +25,9 @@ d(g), K̂ᵏ g = Σ_i λ_iᵏ ψ_i m_i with the Koopman modes m_i = (Λ⁻¹ Z�
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import scipy.linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs, eigsh
@@ -169,3 +172,58 @@ def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
     Zinv = np.linalg.inv(Z)
     keep = np.abs(lam) > rtol * scale
     return lam[keep], Z[:, keep], Zinv[keep]
+
+
+def rkhs_norms(Z: np.ndarray, P, K) -> np.ndarray:
+    """‖P z_i‖ in the RKHS of the Gram matrix K for the columns z_i of the host matrix Z:
+    √Re diag(Zᴴ (Pᵀ K P) Z), the r×r Pᵀ K P formed on P's executor (P: n×r)."""
+    ops = ops_of(P)
+    PKP = ops.to_host(P.T @ (K @ P))
+    S = np.conj(Z).T @ (PKP @ Z)
+    return np.sqrt(np.maximum(np.real(np.diag(S)), 1e-300))
+
+
+@dataclass(frozen=True)
+class ReducedKoopman:
+    """The exact reduced-rank Koopman model (K̂ f)(x) = k(x, X) U Vᵀ f(Y) of
+    :func:`reduced_koopman`: executor arrays for the forecasts, host arrays for the spectrum.
+
+    Attributes
+    ----------
+    M : array (r, r)
+        The Koopman matrix Vᵀ k(Y, X) U (executor).
+    VtY : array (r, d)
+        The data coefficients Vᵀ Y of the state (executor).
+    coef : array (n, d)
+        The one-step coefficients U Vᵀ Y (executor).
+    obs : array (r, p) or None
+        Vᵀ g(Y) of the observables (executor).
+    lam : ndarray (q,)
+        Eigenvalues of M by decreasing modulus (host; numerically zero ones dropped).
+    Z, Zinv : ndarray
+        Eigenvectors (r, q) and the rows (q, r) of Z⁻¹ kept (host).
+    norms : ndarray (q,)
+        RKHS norms of the eigenfunctions k(·, X) U z_i (host).
+    """
+
+    M: Any
+    VtY: Any
+    coef: Any
+    obs: Any
+    lam: np.ndarray
+    Z: np.ndarray
+    Zinv: np.ndarray
+    norms: np.ndarray
+
+
+def reduced_koopman(U, V, G, Cyx, Y, obs=None) -> ReducedKoopman:
+    """The exact reduced-rank Koopman model from its factors U, V (n×r), the Gram matrices
+    G = k(X, X) and Cyx = k(Y, X), the shifted samples Y and the observables' values g(Y), all
+    arrays of one executor (numpy, or tensors on their device); the r×r eigenproblem runs on
+    the host."""
+    ops = ops_of(G)
+    M = V.T @ (Cyx @ U)
+    VtY = V.T @ Y
+    lam, Z, Zinv = reduced_eig(ops.to_host(M))
+    return ReducedKoopman(M=M, VtY=VtY, coef=U @ VtY, obs=None if obs is None else V.T @ obs,
+                          lam=lam, Z=Z, Zinv=Zinv, norms=rkhs_norms(Z, U, G))

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import ops_of
 from .._shared.operators import (
     _check_int,
     _check_landmark_options,
@@ -42,6 +43,7 @@ from ._common import (
 from ._koopman import (
     pcr_primal,
     reduced_eig,
+    reduced_koopman,
     rrr_primal,
 )
 from .empirical import (
@@ -373,21 +375,25 @@ class KoopmanOperator(_TransferOperator):
             return self._finish(solver="arpack" if n > 150 else "auto")
         r = self._rank(n, "the number of time-lagged pairs")
         U, V, Cyx, _ = self._reduced_dual(kind, G, X0, X1, r, n * eps)
-        self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, _LowRank(U, V))
+        self._set_reduced_exact(reduced_koopman(U, V, G, Cyx, X1d, obs), U, V, X0, X1)
         self.operator_._cache["out"] = G
         self.operator_._cache["cross"] = Cyx
-        Mr = V.T @ (Cyx @ U)
-        self._pred_coef = U @ (V.T @ X1d)
-        self._fc = {"kind": "exact", "U": U, "M": Mr, "state": V.T @ X1d,
-                    "obs": None if obs is None else V.T @ obs}
-        lam, Z, Zinv = reduced_eig(Mr)
-        coef = U @ Z
-        norms = np.sqrt(np.maximum(np.real(np.einsum("ij,ij->j", np.conj(coef), G @ coef)),
-                                   1e-300))
-        left = V @ (Zinv.T / lam) * norms
+        return self
+
+    def _set_reduced_exact(self, res, U, V, X0, X1):
+        """The fitted attributes of an exact 'pcr'/'rrr' fit from :func:`reduced_koopman`'s
+        result (U, V: the factors on their executor; X0, X1: the host samples)."""
+        ops = ops_of(U)
+        Un, Vn = ops.to_host(U), ops.to_host(V)
+        self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, _LowRank(Un, Vn))
+        self._pred_coef = ops.to_host(res.coef)
+        self._fc = {"kind": "exact", "U": Un, "M": ops.to_host(res.M),
+                    "state": ops.to_host(res.VtY),
+                    "obs": None if res.obs is None else ops.to_host(res.obs)}
+        left = Vn @ (res.Zinv.T / res.lam) * res.norms
         kern = self.kernel_
-        return self._finish_reduced(lam, coef / norms, Zinv, norms, left, U.shape[1],
-                                    lambda c: RKHSFunction(kern, X0, c),
+        return self._finish_reduced(res.lam, (Un @ res.Z) / res.norms, res.Zinv, res.norms,
+                                    left, U.shape[1], lambda c: RKHSFunction(kern, X0, c),
                                     lambda c: RKHSFunction(kern, X1, c))
 
     # ---------------------------------------------------------------------------- forecasts

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .._backend import ops_of
 from .._shared.operators import (
     _check_int,
 )
@@ -26,6 +27,7 @@ from ._common import (
 )
 from ._koopman import (
     reduced_eig,
+    rkhs_norms,
 )
 from .empirical import (
     EmpiricalOperator,
@@ -248,22 +250,29 @@ class PerronFrobeniusOperator(_TransferOperator):
         if H is None:
             H = np.asarray(self.kernel_(X1), dtype=np.float64)
             check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
+        self._set_reduced(kind, U, V, Cyx, H, X0, X1)
+        op = self.operator_
+        op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
+        return self
+
+    def _set_reduced(self, kind: str, U, V, Cyx, H, X0, X1):
+        """The fitted attributes of a 'pcr'/'rrr' fit from the Koopman factors U, V, k(Y, X)
+        and H = k(Y, Y) on their executor (X0, X1: the host samples); the eigenpairs come from
+        the r×r Mᵀ = Uᵀ G_ΦΨ V on the host."""
+        ops = ops_of(U)
         self.lagged_gram_rcond_ = None
         self.lagged_gram_solver_ = None
-        op = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, _LowRank(V, U))
-        op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
-        self.operator_ = op
+        Un, Vn = ops.to_host(U), ops.to_host(V)
+        self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, _LowRank(Vn, Un))
         self.rank_ = int(U.shape[1])
-        lam, Z, _ = reduced_eig(U.T @ (Cyx.T @ V))  # Mᵀ = Uᵀ G_ΦΨ V
-        coef = V @ Z
-        norms = np.sqrt(np.maximum(np.real(np.einsum("ij,ij->j", np.conj(coef), H @ coef)),
-                                   1e-300))
+        lam, Z, _ = reduced_eig(ops.to_host(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
+        norms = rkhs_norms(Z, V, H)
+        coef = Vn @ Z
         k = _check_int(self.n_components, "n_components")
         k = clip_count(k, lam.size, "n_components",
                        f"the number of nonzero eigenvalues of the rank-{self.rank_} estimator",
                        owner=type(self).__name__)
         fn = RKHSFunction(self.kernel_, X1, coef[:, :k] / norms[:k])
         return self._finish(OperatorEig(lam[:k], fn, kind, {"rank": self.rank_}))
-
 
 __all__ = ["PerronFrobeniusOperator"]

@@ -30,7 +30,6 @@ from ._common import (
     _clipped_decomposition,
     _kernel_accepts_sparse,
     _kernel_sparse,
-    _LowRank,
     _OperatorEstimator,
     _Recomputable,
     _sym_gram,
@@ -38,7 +37,7 @@ from ._common import (
 from ._koopman import (
     ESTIMATORS,
     pcr_dual,
-    reduced_eig,
+    reduced_koopman,
     rrr_dual,
 )
 from ._numerics import LaggedGramSolver, cholesky_shifted
@@ -221,10 +220,11 @@ class _TransferOperator(_OperatorEstimator):
         never imports the estimator packages (the layering of ``tests/test_layout.py``)."""
         return types.SimpleNamespace(
             EmpiricalOperator=EmpiricalOperator, OperatorEig=OperatorEig,
-            RKHSFunction=RKHSFunction, CholeskyInverse=CholeskyInverse, LowRank=_LowRank,
+            RKHSFunction=RKHSFunction, CholeskyInverse=CholeskyInverse,
             PerronFrobeniusRepresentation=PerronFrobeniusRepresentation,
-            reduced_eig=reduced_eig, reduced_factors=_reduced_factors,
-            LaggedGramSolver=LaggedGramSolver, cholesky_shifted=cholesky_shifted)
+            reduced_factors=_reduced_factors,
+            LaggedGramSolver=LaggedGramSolver, cholesky_shifted=cholesky_shifted,
+            reduced_koopman=reduced_koopman)
 
     def _estimator_kind(self) -> str:
         if self.estimator not in ESTIMATORS:
