@@ -16,6 +16,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import NUMPY
 from .._shared.operators import (
     _add_stats,
     _check_int,
@@ -104,11 +105,11 @@ class CholeskyInverse(_Recomputable, MatmatOperator):
 
     _heavy = ("cho",)
 
-    def __init__(self, G: np.ndarray, shift: float, name: str = "G", source=None):
+    def __init__(self, G: np.ndarray, shift: float, name: str = "G", source=None, factor=None):
         n = G.shape[0]
         super().__init__((n, n))
         self.shift, self.name, self._source = float(shift), name, source
-        self.cho = self._factor(G)
+        self.cho = self._factor(G) if factor is None else factor
 
     def _factor(self, G):
         return cholesky_shifted(G, self.shift, self.name)
@@ -118,7 +119,7 @@ class CholeskyInverse(_Recomputable, MatmatOperator):
         self.cho = self._factor(_sym_gram(kernel, X))
 
     def _apply(self, V):
-        return sla.cho_solve(self.cho, V, check_finite=False)
+        return NUMPY.cho_solve(self.cho, V)
 
     _apply_t = _apply
 

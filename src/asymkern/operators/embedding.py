@@ -11,6 +11,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import ops_of
 from .._shared.operators import (
     _check_landmark_options,
     landmark_evaluate,
@@ -39,11 +40,31 @@ from ._common import (
     _second_view,
     landmark_inverse,
 )
+from ._numerics import cholesky_shifted
 from .empirical import (
     EmpiricalOperator,
     RKHSFunction,
     as_rkhs_kernel,
 )
+
+
+def _cme_coefficients(G, Y, shift: float):
+    """The Cholesky factor of G_X + nεI and the coefficients (G_X + nεI)⁻¹ Y of the exact
+    conditional mean embedding, on the executor of G and Y (numpy, or tensors on their device).
+
+    Raises
+    ------
+    ValueError
+        If G_X + nεI is not positive definite.
+    OverflowError
+        If the coefficients are not finite.
+    """
+    ops = ops_of(G)
+    cho = cholesky_shifted(G, shift, "G_X")
+    coef = ops.cho_solve(cho, Y)
+    if not ops.all_finite(coef):
+        check_finite_output(ops.to_host(coef), "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
+    return cho, coef
 
 
 class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
@@ -194,15 +215,14 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             return self
         G = np.asarray(self.kernel_x_(X), dtype=np.float64)
         check_finite_output(G, "the Gram matrix G_X of X", _RESCALE)
-        B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_x_, X))
+        cho, self.dual_coef_ = _cme_coefficients(G, Yd, n * eps)
+        B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_x_, X), factor=cho)
         self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
         self.operator_._cache["in"] = G
-        self.dual_coef_ = check_finite_output(B._apply(Yd), "the coefficients (G_X + nεI)⁻¹Y",
-                                              _RESCALE)
         return self
 
     def _fit_torch(self, X, y, eps: float):
-        from .._torch.embedding import fit_cme_landmarks_torch, fit_cme_torch
+        from .._torch.embedding import cme_samples_torch, fit_cme_landmarks_torch
 
         if self.n_landmarks is not None or not isinstance(self.landmarks, str):
             # as after a Dask fit: landmarks and small matrices only
@@ -216,17 +236,21 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             self._set_landmark_model(res["L"], res["T"], res["A"], res["FY"], res["n"], eps)
             return self
         _check_landmark_options(self, len(X))  # the exact estimator: validates the options
-        res = fit_cme_torch(self, X, y, self.kernel_x_, eps)
+        d = cme_samples_torch(self, X, y, self.kernel_x_)
+        ops = ops_of(d.X)
+        n = int(d.X.shape[0])
+        cho, coef = _cme_coefficients(d.G, d.Y, n * eps)
         self._sparse_ok = False
         self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-        self._torch_state = res["state"]
+        self.torch_fit_ = True
+        self._torch_state = {"device": d.device, "kernel": d.kernel, "X": d.X, "L": cho,
+                             "coef": coef}
         self.landmarks_ = None
-        X64, Y64 = res["X"], res["Y"]
-        n = X64.shape[0]
+        X64, Y64 = ops.to_host(d.X), ops.to_host(d.Y)
         self.X_fit_, self.Y_fit_ = X64, Y64
         B = CholeskyInverse.lazy((n, n), (self.kernel_x_, X64), shift=n * eps, name="G_X")
         self.operator_ = EmpiricalOperator(self.kernel_x_, X64, self.kernel_y_, Y64, B)
-        self.dual_coef_ = res["dual_coef"]
+        self.dual_coef_ = ops.to_host(coef) if d.as_numpy else coef
         return self
 
     def _set_landmark_model(self, L, T, A, FY, n: int, eps: float):
