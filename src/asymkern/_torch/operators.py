@@ -527,7 +527,8 @@ def landmark_basis_torch(est, X0, tk):
 
 def landmark_stats_torch(tk, L, T, X, X1=None, Y=None) -> tuple:
     """FᵀF, FᵀF⁺ and FᵀY of the whitened landmark features, summed over row blocks on the
-    device (the numpy path's :func:`asymkern._shared.operators.landmark_stats`).
+    device by :func:`asymkern._shared.operators.landmark_sums` (the code of the numpy and Dask
+    fits), with the kernel blocks k(X, L) formed on the device.
 
     With F = k(X, L) T and F⁺ = k(X1, L) T (paper 002 §4.3–4.4 restricted to the landmark span,
     Meanti et al. 2023), only these p×p and p×d sums over the n samples are needed, so the
@@ -552,31 +553,13 @@ def landmark_stats_torch(tk, L, T, X, X1=None, Y=None) -> tuple:
     tuple of ndarray or None
         (FᵀF, FᵀF⁺ or None, FᵀY or None), float64 numpy.
     """
-    from ..config import get_config
+    from .._shared.operators import landmark_sums
 
     torch = require_torch()
-    dev = X.device
-    Tt = torch.as_tensor(np.ascontiguousarray(T), dtype=torch.float64, device=dev)
-    n, m = int(X.shape[0]), int(L.shape[0])
-    step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * 4 * max(m, 1))))
-    p = Tt.shape[1]
-    zeros = {"dtype": torch.float64, "device": dev}
-    A = torch.zeros((p, p), **zeros)
-    C = None if X1 is None else torch.zeros((p, p), **zeros)
-    FY = None if Y is None else torch.zeros((p, int(Y.shape[1])), **zeros)
-
-    def features(P):
-        return TorchKernelMatrix(tk, P, L).to_dense() @ Tt
-
-    for a in range(0, n, step):
-        sl = slice(a, min(a + step, n))
-        F0 = features(X[sl])
-        A += F0.T @ F0
-        if C is not None:
-            C += F0.T @ features(X1[sl])
-        if FY is not None:
-            FY += F0.T @ Y[sl].to(torch.float64)
-    return tuple(None if M is None else to_numpy(M) for M in (A, C, FY))
+    Tt = torch.as_tensor(np.ascontiguousarray(T), dtype=torch.float64, device=X.device)
+    out = landmark_sums(lambda P: TorchKernelMatrix(tk, P, L).to_dense(), Tt, X, X1,
+                        None if Y is None else Y.to(torch.float64))
+    return tuple(None if M is None else to_numpy(M) for M in out)
 
 
 def landmark_predict_torch(est, X, coef):

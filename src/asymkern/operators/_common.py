@@ -18,11 +18,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import NUMPY
 from .._shared.operators import (
-    _add_stats,
     _check_int,
     _check_reg,
+    _pair_f64,
     landmark_evaluate,
-    landmark_stats,
+    landmark_sums,
 )
 from .._torch import use_torch
 from .._validation import (
@@ -147,18 +147,11 @@ class LandmarkFunction(RKHSFunction):
 
 
 def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
-    from ..config import get_config
-
-    n, m = X.shape[0], L.shape[0]
-    step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * 4 * max(m, 1))))
-    out = None
-    for a in range(0, n, step):
-        sl = slice(a, min(a + step, n))
-        part = landmark_stats(kernel, L, T, X[sl], None if X1 is None else X1[sl],
-                              None if Y is None else Y[sl])
-        out = part if out is None else _add_stats(out, part)
-    assert out is not None  # n ≥ 1: X was validated by the caller
-    return out
+    """:func:`~asymkern._shared.operators.landmark_sums` of numpy samples (Y dense)."""
+    if Y is not None:
+        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
+    return landmark_sums(lambda P: np.asarray(kernel(*_pair_f64(P, L)), dtype=np.float64),
+                         T, X, X1, Y)
 
 
 def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:

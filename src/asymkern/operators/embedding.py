@@ -182,11 +182,11 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         """
         from .._dask import any_dask
 
+        eps = self._alpha()  # before the fit goes to an executor
         if any_dask(X, y):
             from .._dask.operators import fit_cme_dask
 
             return fit_cme_dask(self, X, y)
-        eps = self._alpha()
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         self.torch_fit_ = False

@@ -315,7 +315,7 @@ class KoopmanOperator(_TransferOperator):
         from .._dask import any_dask
 
         y = renamed_argument(y, Y, "y", "Y", where="KoopmanOperator.fit")
-        kind = self._estimator_kind()
+        kind, eps, lag = self._check_params()  # before the fit goes to an executor
         self.torch_fit_ = False
         self._torch_state = None
         if any_dask(X, y):
@@ -330,9 +330,6 @@ class KoopmanOperator(_TransferOperator):
 
             return fit_koopman_torch(self, X, y, as_rkhs_kernel(self.kernel, self.kernel_params),
                                      observables)
-        eps = self._alpha()
-        self._timestep()
-        lag = _check_int(self.lag, "lag")
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         idx_probe = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         X0, X1 = _snapshot_pairs(self, X, y, lag, None if idx_probe else self.kernel_)

@@ -200,7 +200,7 @@ class PerronFrobeniusOperator(_TransferOperator):
             The fitted estimator.
         """
         y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
-        kind = self._estimator_kind()
+        kind, _, _ = self._check_params()  # before the fit goes to an executor
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             from .._torch.transfer import fit_perron_frobenius_torch

@@ -169,6 +169,15 @@ class _TransferOperator(_OperatorEstimator):
         of every fit (numpy, torch and dask executors) and used by ``_finish``."""
         return _check_timestep(self.timestep)
 
+    def _check_params(self) -> tuple[str, float, int]:
+        """``estimator``, ``alpha``, ``timestep`` and ``lag`` checked before the fit is handed
+        to an executor (numpy, torch or dask: one rule, one message); returns (estimator,
+        ε, lag)."""
+        kind = self._estimator_kind()
+        eps = self._alpha()
+        self._timestep()
+        return kind, eps, _check_int(self.lag, "lag")
+
     def _lagged_gram(self, X, y):
         """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
         eps = self._alpha()
