@@ -38,8 +38,6 @@ Nothing of size n×n goes to the host: the fitted ``operator_`` is the numpy
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .._dispatch import any_torch, is_torch_tensor, require_torch
@@ -118,151 +116,6 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
 
 
 # ------------------------------------------------------------------------------ full
-#: above this many pairs the exact 'full' estimators take their top eigenpairs from ARPACK, as
-#: the numpy estimators do (``KoopmanOperator`` / ``PerronFrobeniusOperator``: n > 150)
-ARPACK_MIN_PAIRS = 150
-
-
-def _arpack_top(A, k: int):
-    """Top-k eigenpairs (largest ``|λ|``) of the n×n device matrix A by the numpy path's ARPACK
-    call (:func:`asymkern.linalg.operator_svd._eig_top`: the same v0, ncv and tolerance), with
-    the products A·v on the device; only vectors cross to the host. Returns (λ, W) (numpy),
-    or None when the dense solver should run instead (k ≥ n − 1, as ``_eig_top`` decides)."""
-    from scipy.sparse.linalg import LinearOperator
-
-    from ..linalg.operator_svd import _eig_top
-
-    torch = require_torch()
-    n = int(A.shape[0])
-    if k >= n - 1:
-        return None
-
-    def matvec(v):
-        x = torch.as_tensor(np.ascontiguousarray(v, dtype=np.float64).reshape(n, -1),
-                            device=A.device)
-        return to_numpy(A @ x).reshape(v.shape)
-
-    op = LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
-    lam, W, _ = _eig_top(op, n, k, "LM", "arpack")
-    return lam, W
-
-
-def _auxiliary_eig(G, A, k: int, owner: str):
-    """Top-k eigenpairs of the auxiliary matrix A = B C with eigenfunctions k(·, X) w on the
-    samples of G, post-processed exactly as :func:`asymkern.linalg.eig_auxiliary` does.
-
-    For n ≤ :data:`ARPACK_MIN_PAIRS` the dense eigenproblem runs on the device
-    (``torch.linalg.eig``); above it ARPACK runs on the host with its products A·v on the device
-    (:func:`_arpack_top`), the numpy estimators' choice, falling back to the dense solver when
-    ARPACK does not converge, as they do. The k×k Gram matrix Wᴴ G W of the kept eigenvectors
-    (computed on the device) is all the normalisation, cluster orthonormalisation and zero-norm
-    test need. Returns the eigenvalues, the n×k coefficients (numpy) and the solver that ran
-    ('arpack' or 'dense').
-    """
-    from scipy.sparse.linalg import ArpackNoConvergence
-
-    from .._validation import clip_count
-    from ..linalg.operator_svd import _real_if_close
-
-    torch = require_torch()
-    n = int(G.shape[0])
-    found_by: dict = {}  # the dense eigen-decomposition (computed at most once) and the solver
-
-    def top(m):
-        if m <= k and "lam" not in found_by and n > ARPACK_MIN_PAIRS:
-            try:
-                found = _arpack_top(A, m)
-            except ArpackNoConvergence:  # rare (clustered spectra): the dense reference
-                found = None
-            if found is not None:
-                found_by["solver"] = "arpack"
-                lam, W = found
-                return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-        if "lam" not in found_by:
-            lam_t, W_t = torch.linalg.eig(A)
-            order = torch.argsort(-lam_t.abs(), stable=True)
-            found_by.update(lam=to_numpy(lam_t[order]), W=W_t[:, order], solver="dense")
-        lam, W = found_by["lam"][:m], to_numpy(found_by["W"][:, :m])
-        if not np.any(lam.imag):
-            lam, W = lam.real.copy(), W.real.copy()
-        return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-
-    lam, W = top(k)
-    scale = max(abs(lam[0]), 1e-300)
-    small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
-    if abs(lam[0]) == 0 or small.size:  # the numpy path retries with every nonzero eigenpair
-        lam, W = top(n)
-        scale = max(abs(lam[0]), 1e-300)
-        small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
-        if small.size and small[0] > 0:
-            lam, W = lam[: small[0]], W[:, : small[0]]
-        else:
-            r = int(small[0]) if small.size else 0
-            raise ValueError(f"n_components={n} exceeds the number {r} of numerically nonzero "
-                             "eigenvalues of the operator; ask for fewer components")
-        clip_count(k, lam.size, "n_components", "the numerical rank of the operator",
-                   owner=owner)
-    Wd = torch.as_tensor(W, device=G.device)
-    Gc = G.to(Wd.dtype) if Wd.is_complex() else G
-    S = to_numpy(Wd.conj().T @ (Gc @ Wd))  # Wᴴ G W (k×k)
-    norms2 = np.real(np.diag(S))
-    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(
-        float(G.diagonal().max()), 1e-300)
-    zero = ~(norms2 > 10.0 * n * _EPS * scale2)
-    if np.all(zero):
-        raise ValueError("every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w "
-                         "at rounding level): the operator is numerically zero or its "
-                         "representation B is too ill-conditioned to resolve eigenfunctions")
-    if np.any(zero):
-        warnings.warn(
-            f"{int(zero.sum())} of {lam.size} computed eigenfunctions have a numerically zero "
-            f"RKHS norm (spurious eigenpairs of an ill-conditioned representation) and were "
-            f"dropped; returning {int((~zero).sum())} eigenpairs", RuntimeWarning, stacklevel=4)
-        lam, W, S = lam[~zero], W[:, ~zero], S[np.ix_(~zero, ~zero)]
-    T = _normalise_transform(lam, S)
-    C = W @ T
-    if np.iscomplexobj(C):  # phase: largest-modulus coefficient real positive
-        idx = np.argmax(np.abs(C), axis=0)
-        ph = C[idx, np.arange(C.shape[1])]
-        C = C * (np.abs(ph) / ph)
-    return lam, C, found_by["solver"]
-
-
-def _normalise_transform(lam, S):
-    """The k×k T with W T = the coefficients :func:`~asymkern.linalg.operator_svd.eig_auxiliary`
-    returns: ``rkhs_normalize``, then (real eigenpairs) ``orthonormalize_clusters`` with
-    rtol 1e-9 and no merging, all through S = Wᴴ G W."""
-    import scipy.linalg as sla
-
-    from ..linalg.operator_svd import clusters
-
-    def normalise(T):
-        n2 = np.real(np.einsum("ij,ij->j", np.conj(T), S @ T))
-        nr = np.sqrt(np.maximum(n2, 0.0))
-        if np.any(nr <= 0):
-            raise ValueError("a computed singular/eigen-function has zero RKHS norm")
-        return T / nr
-
-    T = normalise(np.eye(S.shape[0], dtype=S.dtype if np.iscomplexobj(lam) else np.float64))
-    if np.iscomplexobj(lam):
-        return T
-    S = np.real(S)
-    for g in clusters(lam, 1e-9):
-        if g.size < 2:
-            continue
-        Gram = T[:, g].T @ S @ T[:, g]
-        Gram = 0.5 * (Gram + Gram.T)
-        try:
-            L = np.linalg.cholesky(Gram)
-        except np.linalg.LinAlgError:  # numerically dependent: the numpy path's eigh fallback
-            mu, V = np.linalg.eigh(Gram)
-            mu = np.maximum(mu, _EPS * mu.max())
-            T[:, g] = T[:, g] @ (V / np.sqrt(mu))
-            continue
-        T[:, g] = sla.solve_triangular(L, T[:, g].T, lower=True).T
-    return normalise(T)
-
-
 # ------------------------------------------------------------------------------ Koopman
 def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_numpy: bool):
     """The observable values g(y_i) at the shifted samples, validated by the numpy path's
@@ -319,15 +172,11 @@ def fit_koopman_torch(est, X, y, kernel, observables=None):
     instead (:func:`_fit_koopman_landmarks`).
     """
     from .._shared.operators import _check_int, _check_landmark_options
-    from .._validation import clip_count
 
     parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
-    EmpiricalOperator, OperatorEig, RKHSFunction = (
-        parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
-    CholeskyInverse = parts.CholeskyInverse
+    EmpiricalOperator, CholeskyInverse = parts.EmpiricalOperator, parts.CholeskyInverse
 
     torch = require_torch()
-    owner = type(est).__name__
     if est.n_landmarks is not None or not isinstance(est.landmarks, str):
         return _fit_koopman_landmarks(est, X, y, kernel, observables)
     _check_landmark_options(est, len(X))  # the exact estimators: validates the options
@@ -358,11 +207,7 @@ def fit_koopman_torch(est, X, y, kernel, observables=None):
         est._fc = {"kind": "exact", "U": None, "M": None, "state": X1n,
                    "obs": None if obs is None else to_numpy(obs)}
         est._torch_state = state
-        k = _check_int(est.n_components, "n_components")
-        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
-        lam, C, used = _auxiliary_eig(G, A, k, owner)
-        fn = RKHSFunction(kernel, X0n, C)
-        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
+        return est._finish_full(G, A, X0n, n)
     U, V, _ = _reduced_factors(est, kind, tk, G, X1, n, shift)
     res = parts.reduced_koopman(U, V, G, Cyx, X1, obs)
     state.update(U=U, M=res.M, state=res.VtY, coef=res.coef, obs=res.obs)
@@ -510,21 +355,16 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
         ``est`` with the numpy path's fitted attributes (numpy arrays) and an ``operator_`` whose
         n×n factors are computed on first use only.
     """
-    from .._shared.operators import _check_int
-    from .._validation import clip_count
 
     parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
-    EmpiricalOperator, OperatorEig, RKHSFunction = (
-        parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
+    EmpiricalOperator = parts.EmpiricalOperator
     PerronFrobeniusRepresentation = parts.PerronFrobeniusRepresentation
 
     torch = require_torch()
-    owner = type(est).__name__
     kind, eps, X0, X1, _, tk, G = _fit_start(est, X, y, kernel)
     n = int(X0.shape[0])
     shift = n * eps
     X0n, X1n = est.X_fit_, est.Y_fit_
-    k = _check_int(est.n_components, "n_components")
     if kind == "full":
         est.rank_ = None
         Gxy = gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
@@ -540,10 +380,7 @@ def fit_perron_frobenius_torch(est, X, y, kernel):
             PerronFrobeniusRepresentation.lazy((n, n),
                                                (kernel, X0n, X1n, shift, est.RCOND_MIN)))
         H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
-        lam, C, used = _auxiliary_eig(H, A, k, owner)
-        fn = RKHSFunction(kernel, X1n, C)
-        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
+        return est._finish_full(H, A, X1n, n)
     Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
     U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
     if H is None:

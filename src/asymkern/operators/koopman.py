@@ -363,13 +363,16 @@ class KoopmanOperator(_TransferOperator):
             B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_, X0))
             # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
+            Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
+            check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
             self.operator_._cache["out"] = G
+            self.operator_._cache["cross"] = Cyx
             self._pred_coef = check_finite_output(B._apply(X1d),
                                                   "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
             self.rank_ = None
             self.left_eigenfunctions_ = None
             self._fc = {"kind": "exact", "U": None, "M": None, "state": X1d, "obs": obs}
-            return self._finish(solver="arpack" if n > 150 else "auto")
+            return self._finish_full(G, B._apply(Cyx), X0, n)
         r = self._rank(n, "the number of time-lagged pairs")
         U, V, Cyx, _ = self._reduced_dual(kind, G, X0, X1, r, n * eps)
         self._set_reduced_exact(reduced_koopman(U, V, G, Cyx, X1d, obs), U, V, X0, X1)

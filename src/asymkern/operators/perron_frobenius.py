@@ -225,9 +225,12 @@ class PerronFrobeniusOperator(_TransferOperator):
         B = PerronFrobeniusRepresentation(Gxy, inv, solver,
                                           source=(self.kernel_, X0, X1, n * eps, self.RCOND_MIN))
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
+        H = np.asarray(self.kernel_(X1), dtype=np.float64)
+        check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
         self.operator_._cache["in"] = G
+        self.operator_._cache["out"] = H
         self.operator_._cache["cross"] = Gxy
-        return self._finish(solver="arpack" if n > 150 else "auto")
+        return self._finish_full(H, B._apply(Gxy), X1, n)  # B G_XY = G_XY⁻¹(G + nεI)⁻¹G_XY²
 
     def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
                               stacklevel: int):

@@ -9,7 +9,6 @@ import types
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.utils.validation import check_is_fitted
 
 from .._shared.operators import (
@@ -27,7 +26,6 @@ from ._common import (
     _RESCALE,
     CholeskyInverse,
     _c_copy,
-    _clipped_decomposition,
     _kernel_accepts_sparse,
     _kernel_sparse,
     _OperatorEstimator,
@@ -40,7 +38,7 @@ from ._koopman import (
     reduced_koopman,
     rrr_dual,
 )
-from ._numerics import LaggedGramSolver, cholesky_shifted
+from ._numerics import LaggedGramSolver, auxiliary_eig, cholesky_shifted
 from .empirical import (
     EmpiricalOperator,
     MatmatOperator,
@@ -201,18 +199,8 @@ class _TransferOperator(_OperatorEstimator):
         self.timestep = timestep
         self.regularization = regularization
 
-    def _finish(self, res=None, solver: str = "auto"):
-        if res is None:
-            op = self.operator_
-            def decompose(m):
-                try:
-                    return op.eig(m, method="auxiliary",
-                                  solver=solver if m is not None else "auto")
-                except ArpackNoConvergence:  # rare (clustered spectra): the dense reference
-                    return op.eig(m, method="auxiliary", solver="dense")
-
-            res = _clipped_decomposition(self, decompose, min(op.shape),
-                                         "the number of time-lagged pairs")
+    def _finish(self, res: OperatorEig):
+        """Record the eigenpairs ``res`` and the implied timescales."""
         self.eigenvalues_ = res.eigenvalues
         self.eigenfunctions_ = res.eigenfunctions
         self.n_components_ = int(res.eigenvalues.size)
@@ -222,6 +210,17 @@ class _TransferOperator(_OperatorEstimator):
         ts[mod >= 1] = np.inf
         self.timescales_ = ts
         return self
+
+    def _finish_full(self, G_out, A, X_out, n: int):
+        """The top eigenpairs of a 'full' estimator from its auxiliary matrix A (n×n, Prop. 3.8
+        of Mollenhauer, Schuster, Klus and Schütte, 2020) and the Gram matrix G_out of the
+        samples X_out (host) its eigenfunctions live on; A and G_out on any executor."""
+        owner = type(self).__name__
+        k = _check_int(self.n_components, "n_components")
+        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
+        lam, C, used = auxiliary_eig(G_out, A, k, owner)
+        fn = RKHSFunction(self.kernel_, X_out, C)
+        return self._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
 
     def _numpy_parts(self) -> types.SimpleNamespace:
         """The numpy classes and helpers a backend executor (:mod:`asymkern._torch.transfer`)
