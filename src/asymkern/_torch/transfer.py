@@ -2,8 +2,10 @@
 their n×n Gram matrices and eigenproblems on the device (private).
 
 :class:`~asymkern.operators.KoopmanOperator` hands ``fit`` / ``predict`` here for torch tensors
-or a set ``device``, :class:`~asymkern.operators.PerronFrobeniusOperator` its ``fit`` (see
-:func:`fit_perron_frobenius_torch`). The Koopman estimators are those of the numpy path (paper
+or a set ``device``. :class:`~asymkern.operators.PerronFrobeniusOperator` only takes its
+validated pairs and Gram matrices on the device from here (:func:`transfer_samples_torch`,
+typed :class:`TransferSamples`) and runs its own fit, the code of its numpy fit, on them. The
+Koopman estimators are those of the numpy path (paper
 002 §4.4; Kostic et al. 2022, §3, dual form), (K̂ f)(x) = k(x, X) U Vᵀ f(Y) with the pairs
 (x_i, y_i), G = k(X, X), C = k(Y, X) and H = k(Y, Y), all formed on the device in float64 (as
 the numpy path computes):
@@ -37,6 +39,9 @@ Nothing of size n×n goes to the host: the fitted ``operator_`` is the numpy
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -251,23 +256,83 @@ def _fit_koopman_landmarks(est, X, y, kernel, observables=None):
     return est._set_landmark_model(to_numpy(L), T, A, C, FY, n, eps, FG)
 
 
-def _fit_start(est, X, y, kernel):
-    """Shared start of the transfer-operator fits: parameters, the pairs on the device, the
-    Gram matrix G_X there, and the numpy bookkeeping (``kernel_``, ``X_fit_``, ``Y_fit_``)."""
-    from .._shared.operators import _check_int
+@dataclass(frozen=True)
+class TransferSamples:
+    """The time-lagged pairs of a transfer-operator fit on the device.
 
-    kind = est._estimator_kind()
-    eps = est._alpha()
-    est._timestep()
-    lag = _check_int(est.lag, "lag")
-    X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
+    Attributes
+    ----------
+    X0, X1 : tensor
+        The pairs (x_i, y_i) as float64 copies on the device.
+    X0n, X1n : ndarray
+        Their float64 numpy copies (the fitted model's samples).
+    dtype : torch.dtype
+        The input dtype (outputs follow it).
+    as_numpy : bool
+        Whether every input was numpy.
+    kernel : TorchKernel
+        The kernel on the device.
+    G : tensor
+        G_X = k(X0, X0) (symmetrised), float64.
+    """
+
+    X0: Any
+    X1: Any
+    X0n: np.ndarray
+    X1n: np.ndarray
+    dtype: Any
+    as_numpy: bool
+    kernel: Any
+    G: Any
+
+    def gram(self, which: str):
+        """The other Gram matrices on the device: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
+        ``'out'`` k(Y, Y) (symmetrised)."""
+        if which == "cross":
+            return gram(self.kernel, self.X1, self.X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+        if which == "lagged":
+            return gram(self.kernel, self.X0, self.X1,
+                        "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
+        return gram(self.kernel, self.X1, self.X1, "the Gram matrix of the shifted samples y_i",
+                    symmetric=True)
+
+
+def transfer_samples_torch(est, X, y, kernel, lag: int) -> TransferSamples:
+    """Validate the time-lagged pairs of a transfer-operator fit (as the numpy path does), move
+    them to the device in float64 and form G_X there.
+
+    Parameters
+    ----------
+    est : KoopmanOperator or PerronFrobeniusOperator
+        The estimator (``device``; ``n_features_in_`` is recorded).
+    X, y : tensor or array-like
+        One trajectory (``y`` None) or the snapshot pairs.
+    kernel : Kernel
+        The resolved kernel.
+    lag : int
+        τ in steps for a trajectory.
+
+    Returns
+    -------
+    TransferSamples
+    """
+    X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
     tk = TorchKernel(kernel, int(X0.shape[1]))
     G = gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
+    return TransferSamples(X0=X0, X1=X1, X0n=to_numpy(X0).copy(), X1n=to_numpy(X1).copy(),
+                           dtype=dtype, as_numpy=as_numpy, kernel=tk, G=G)
+
+
+def _fit_start(est, X, y, kernel):
+    """Shared start of the Koopman fits: parameters, the pairs and G_X on the device, and the
+    numpy bookkeeping (``kernel_``, ``X_fit_``, ``Y_fit_``)."""
+    kind, eps, lag = est._check_params()
+    d = transfer_samples_torch(est, X, y, kernel, lag)
     est.kernel_ = kernel
     est._sparse_ok = False
-    est.X_fit_, est.Y_fit_ = to_numpy(X0).copy(), to_numpy(X1).copy()
+    est.X_fit_, est.Y_fit_ = d.X0n, d.X1n
     est.torch_fit_ = True
-    return kind, eps, X0, X1, dtype, tk, G
+    return kind, eps, d.X0, d.X1, d.dtype, d.kernel, d.G
 
 
 def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
@@ -327,62 +392,3 @@ def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
 
 
 # ------------------------------------------------------------------------------ Perron–Frobenius
-def fit_perron_frobenius_torch(est, X, y, kernel):
-    """``PerronFrobeniusOperator.fit`` on the torch backend (paper 002 §4.4).
-
-    'full': P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ, whose eigenpairs are those of the auxiliary
-    matrix G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ G_ΦΨ with eigenfunctions on the lagged samples y_i
-    (RKHS-normalised with H = k(Y, Y)); G_ΦΨ⁻¹ follows the numpy path's LU / rcond / Tikhonov
-    rule (the estimators' ``LaggedGramSolver`` on the device tensors, an
-    ``IllConditionedLaggedGramWarning`` when regularised).
-    'pcr'/'rrr': the adjoint Ψ V Uᵀ Φᵀ of the reduced-rank Koopman estimator (Kostic et al.
-    2022), eigenpairs from the r×r Mᵀ = Uᵀ k(X, Y) V on the host, eigenfunctions Ψ V z.
-
-    Parameters
-    ----------
-    est : PerronFrobeniusOperator
-        The estimator; fitted in place.
-    X : tensor or array-like of shape (n, d)
-        One trajectory (``y`` None) or the snapshots x_i.
-    y : tensor, array-like or None
-        The time-shifted snapshots.
-    kernel : Kernel
-        The resolved kernel.
-
-    Returns
-    -------
-    PerronFrobeniusOperator
-        ``est`` with the numpy path's fitted attributes (numpy arrays) and an ``operator_`` whose
-        n×n factors are computed on first use only.
-    """
-
-    parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
-    EmpiricalOperator = parts.EmpiricalOperator
-    PerronFrobeniusRepresentation = parts.PerronFrobeniusRepresentation
-
-    torch = require_torch()
-    kind, eps, X0, X1, _, tk, G = _fit_start(est, X, y, kernel)
-    n = int(X0.shape[0])
-    shift = n * eps
-    X0n, X1n = est.X_fit_, est.Y_fit_
-    if kind == "full":
-        est.rank_ = None
-        Gxy = gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
-        L = parts.cholesky_shifted(G, shift, "G_X")
-        solver = parts.LaggedGramSolver(Gxy, shift, est.RCOND_MIN)
-        est.lagged_gram_rcond_ = solver.rcond
-        est.lagged_gram_solver_ = solver.kind
-        if solver.kind == "tikhonov":
-            est._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=4)
-        A = solver.solve(torch.cholesky_solve(Gxy @ Gxy, L))  # B G_XY, B = G_XY⁻¹(G + nεI)⁻¹G_XY
-        est.operator_ = EmpiricalOperator(
-            kernel, X0n, kernel, X1n,
-            PerronFrobeniusRepresentation.lazy((n, n),
-                                               (kernel, X0n, X1n, shift, est.RCOND_MIN)))
-        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-        return est._finish_full(H, A, X1n, n)
-    Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
-    U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
-    if H is None:
-        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-    return est._set_reduced(kind, U, V, Cyx, H, X0n, X1n)

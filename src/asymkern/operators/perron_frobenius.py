@@ -16,12 +16,10 @@ from .._shared.operators import (
 from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
-    check_finite_output,
     clip_count,
     renamed_argument,
 )
 from ._common import (
-    _RESCALE,
     CholeskyInverse,
     _LowRank,
 )
@@ -29,6 +27,7 @@ from ._koopman import (
     reduced_eig,
     rkhs_norms,
 )
+from ._numerics import cholesky_shifted
 from .empirical import (
     EmpiricalOperator,
     OperatorEig,
@@ -39,6 +38,7 @@ from .transfer import (
     IllConditionedLaggedGramWarning,
     LaggedGramSolver,
     PerronFrobeniusRepresentation,
+    _reduced_factors,
     _TransferOperator,
 )
 
@@ -203,34 +203,58 @@ class PerronFrobeniusOperator(_TransferOperator):
         kind, _, _ = self._check_params()  # before the fit goes to an executor
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.transfer import fit_perron_frobenius_torch
+            from .._torch.transfer import transfer_samples_torch
 
-            return fit_perron_frobenius_torch(self, X, y,
-                                              as_rkhs_kernel(self.kernel, self.kernel_params))
+            _, eps, lag = self._check_params()
+            kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
+            d = transfer_samples_torch(self, X, y, kernel, lag)
+            self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
+            self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
+            return self._fit_grams(kind, eps, d.G, d.gram, host=False)
         eps, X0, X1, n, G = self._lagged_gram(X, y)
         self.X_fit_, self.Y_fit_ = X0, X1
+        return self._fit_grams(kind, eps, G, self._host_gram(X0, X1), host=True)
+
+    def _fit_grams(self, kind: str, eps: float, G, gram, host: bool):
+        """The fit from G_X and ``gram(which)`` (the other Gram matrices, see
+        :meth:`_host_gram`) on one executor; ``host``: numpy arrays, whose Gram matrices the
+        fitted ``operator_`` keeps (else its factors are recomputed on first use)."""
+        n = int(G.shape[0])
+        shift = n * eps
+        X0, X1 = self.X_fit_, self.Y_fit_
         if kind != "full":
-            return self._fit_reduced(kind, G, X0, X1, n, eps)
+            r = self._rank(n, "the number of time-lagged pairs")
+            Cyx = gram("cross")
+            U, V, H = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
+            if H is None:
+                H = gram("out")
+            self._set_reduced(kind, U, V, Cyx, H, X0, X1)
+            if host:
+                op = self.operator_
+                op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
+            return self
         self.rank_ = None
-        Gxy = np.asarray(self.kernel_(X0, X1), dtype=np.float64)
-        check_finite_output(Gxy, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
-                            "rescale X (and Y) or choose a kernel parameter that keeps it finite")
-        inv = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_, X0))
-        solver = LaggedGramSolver(Gxy, n * eps, self.RCOND_MIN)
+        Gxy = gram("lagged")
+        cho = cholesky_shifted(G, shift, "G_X")
+        solver = LaggedGramSolver(Gxy, shift, self.RCOND_MIN)
         self.lagged_gram_rcond_ = solver.rcond
         self.lagged_gram_solver_ = solver.kind
         if solver.kind == "tikhonov":
-            self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=3)
-
-        B = PerronFrobeniusRepresentation(Gxy, inv, solver,
-                                          source=(self.kernel_, X0, X1, n * eps, self.RCOND_MIN))
+            self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=4)
+        source = (self.kernel_, X0, X1, shift, self.RCOND_MIN)
+        if host:
+            inv = CholeskyInverse(G, shift, "G_X", source=(self.kernel_, X0), factor=cho)
+            B = PerronFrobeniusRepresentation(Gxy, inv, solver, source=source)
+        else:
+            B = PerronFrobeniusRepresentation.lazy((n, n), source)
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
-        H = np.asarray(self.kernel_(X1), dtype=np.float64)
-        check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
-        self.operator_._cache["in"] = G
-        self.operator_._cache["out"] = H
-        self.operator_._cache["cross"] = Gxy
-        return self._finish_full(H, B._apply(Gxy), X1, n)  # B G_XY = G_XY⁻¹(G + nεI)⁻¹G_XY²
+        A = solver.solve(ops_of(G).cho_solve(cho, Gxy @ Gxy))  # B G_XY (auxiliary matrix)
+        H = gram("out")
+        if host:
+            self.operator_._cache["in"] = G
+            self.operator_._cache["out"] = H
+            self.operator_._cache["cross"] = Gxy
+        return self._finish_full(H, A, X1, n)
 
     def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
                               stacklevel: int):
@@ -245,18 +269,6 @@ class PerronFrobeniusOperator(_TransferOperator):
             IllConditionedLaggedGramWarning,
             stacklevel=stacklevel,
         )
-
-    def _fit_reduced(self, kind, G, X0, X1, n, eps):
-        """P̂ = Ψ V Uᵀ Φᵀ, the adjoint of the reduced-rank Koopman estimator Φ U Vᵀ Ψᵀ."""
-        r = self._rank(n, "the number of time-lagged pairs")
-        U, V, Cyx, H = self._reduced_dual(kind, G, X0, X1, r, n * eps)
-        if H is None:
-            H = np.asarray(self.kernel_(X1), dtype=np.float64)
-            check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
-        self._set_reduced(kind, U, V, Cyx, H, X0, X1)
-        op = self.operator_
-        op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
-        return self
 
     def _set_reduced(self, kind: str, U, V, Cyx, H, X0, X1):
         """The fitted attributes of a 'pcr'/'rrr' fit from the Koopman factors U, V, k(Y, X)

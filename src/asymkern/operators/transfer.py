@@ -176,6 +176,22 @@ class _TransferOperator(_OperatorEstimator):
         self._timestep()
         return kind, eps, _check_int(self.lag, "lag")
 
+    def _host_gram(self, X0, X1):
+        """``gram(which)`` for numpy pairs: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
+        ``'out'`` k(Y, Y), float64, refused (OverflowError) when not finite."""
+        lagged_hint = "rescale X (and Y) or choose a kernel parameter that keeps it finite"
+        table = {"cross": (X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE),
+                 "lagged": (X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
+                            lagged_hint),
+                 "out": (X1, None, "the Gram matrix of the shifted samples y_i", _RESCALE)}
+
+        def gram(which: str):
+            A, B, what, hint = table[which]
+            K = self.kernel_(A) if B is None else self.kernel_(A, B)
+            return check_finite_output(np.asarray(K, dtype=np.float64), what, hint)
+
+        return gram
+
     def _lagged_gram(self, X, y):
         """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
         eps = self._alpha()
