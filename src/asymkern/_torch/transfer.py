@@ -149,78 +149,7 @@ def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_nump
     return torch.as_tensor(vals, dtype=torch.float64, device=X1.device)
 
 
-def fit_koopman_torch(est, X, y, kernel, observables=None):
-    """``KoopmanOperator.fit`` on the torch backend (exact estimators, paper 002 §4.4).
-
-    Parameters
-    ----------
-    est : KoopmanOperator
-        The estimator (``estimator``, ``alpha``, ``lag``, ``n_components``, ``rank``,
-        ``device``); fitted in place.
-    X : tensor or array-like of shape (n, d)
-        One trajectory (``y`` None) or the snapshots x_i.
-    y : tensor, array-like or None
-        The time-shifted snapshots.
-    kernel : Kernel
-        The resolved kernel.
-    observables : tensor, array-like, callable or None, default=None
-        As in ``KoopmanOperator.fit`` (:func:`observable_values`).
-
-    Returns
-    -------
-    KoopmanOperator
-        ``est``, with the numpy path's fitted attributes (numpy ``eigenvalues_``,
-        ``eigenfunctions_``, ``X_fit_``…), ``operator_`` (no n×n work on the host) and the device
-        state ``_torch_state`` that ``predict`` uses.
-
-    With landmarks (``n_landmarks`` / a ``landmarks`` index array) the Nyström estimators run
-    instead (:func:`_fit_koopman_landmarks`).
-    """
-    from .._shared.operators import _check_int, _check_landmark_options
-
-    parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
-    EmpiricalOperator, CholeskyInverse = parts.EmpiricalOperator, parts.CholeskyInverse
-
-    torch = require_torch()
-    if est.n_landmarks is not None or not isinstance(est.landmarks, str):
-        return _fit_koopman_landmarks(est, X, y, kernel, observables)
-    _check_landmark_options(est, len(X))  # the exact estimators: validates the options
-    kind, eps, X0, X1, dtype, tk, G = _fit_start(est, X, y, kernel)
-    n = int(X0.shape[0])
-    shift = n * eps
-    lag = _check_int(est.lag, "lag")
-    obs = observable_values(est, observables, X0, X1, lag, y is not None,
-                            not any_torch(X, y))
-    Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
-    X0n, X1n = est.X_fit_, est.Y_fit_
-    est.landmarks_ = None
-    state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind,
-             "obs": obs}
-    if kind == "full":
-        L = parts.cholesky_shifted(G, shift, "G_X")
-        A = torch.cholesky_solve(Cyx, L)  # (G + nεI)⁻¹ C
-        coef = torch.cholesky_solve(X1, L)
-        if not bool(torch.isfinite(coef).all()):
-            raise ValueError(f"the coefficients (G_X + nεI)⁻¹Y have non-finite entries; "
-                             f"{_RESCALE}")
-        state.update(L=L, Cyx=Cyx, Y=X1, coef=coef)
-        B = CholeskyInverse.lazy((n, n), (kernel, X0n), shift=shift, name="G_X")
-        est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, B)
-        est.rank_ = None
-        est.left_eigenfunctions_ = None
-        est._pred_coef = to_numpy(coef)
-        est._fc = {"kind": "exact", "U": None, "M": None, "state": X1n,
-                   "obs": None if obs is None else to_numpy(obs)}
-        est._torch_state = state
-        return est._finish_full(G, A, X0n, n)
-    U, V, _ = _reduced_factors(est, kind, tk, G, X1, n, shift)
-    res = parts.reduced_koopman(U, V, G, Cyx, X1, obs)
-    state.update(U=U, M=res.M, state=res.VtY, coef=res.coef, obs=res.obs)
-    est._torch_state = state
-    return est._set_reduced_exact(res, U, V, X0n, X1n)
-
-
-def _fit_koopman_landmarks(est, X, y, kernel, observables=None):
+def fit_koopman_landmarks_torch(est, X, y, kernel, observables=None):
     """The Nyström Koopman estimators (Meanti et al. 2023) with their n-sums on the device.
 
     The whitened landmark features F = k(X, L) T and F⁺ = k(Y, L) T enter only through the
@@ -321,27 +250,6 @@ def transfer_samples_torch(est, X, y, kernel, lag: int) -> TransferSamples:
     G = gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
     return TransferSamples(X0=X0, X1=X1, X0n=to_numpy(X0).copy(), X1n=to_numpy(X1).copy(),
                            dtype=dtype, as_numpy=as_numpy, kernel=tk, G=G)
-
-
-def _fit_start(est, X, y, kernel):
-    """Shared start of the Koopman fits: parameters, the pairs and G_X on the device, and the
-    numpy bookkeeping (``kernel_``, ``X_fit_``, ``Y_fit_``)."""
-    kind, eps, lag = est._check_params()
-    d = transfer_samples_torch(est, X, y, kernel, lag)
-    est.kernel_ = kernel
-    est._sparse_ok = False
-    est.X_fit_, est.Y_fit_ = d.X0n, d.X1n
-    est.torch_fit_ = True
-    return kind, eps, d.X0, d.X1, d.dtype, d.kernel, d.G
-
-
-def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
-    """U, V of the exact 'pcr'/'rrr' estimator on the device (and H = k(Y, Y) when formed):
-    the estimators' own algorithm (handed down), with H formed here."""
-    r = est._rank(n, "the number of time-lagged pairs")
-    return est._numpy_parts().reduced_factors(
-        kind, G, lambda: gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i",
-                              symmetric=True), r, shift)
 
 
 def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):

@@ -46,6 +46,7 @@ from ._koopman import (
     reduced_koopman,
     rrr_primal,
 )
+from ._numerics import cholesky_shifted
 from .empirical import (
     EmpiricalOperator,
     OperatorEig,
@@ -53,6 +54,7 @@ from .empirical import (
     as_rkhs_kernel,
 )
 from .transfer import (
+    _reduced_factors,
     _snapshot_pairs,
     _TransferOperator,
 )
@@ -326,10 +328,7 @@ class KoopmanOperator(_TransferOperator):
 
             return fit_koopman_dask(self, X, y)
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.transfer import fit_koopman_torch
-
-            return fit_koopman_torch(self, X, y, as_rkhs_kernel(self.kernel, self.kernel_params),
-                                     observables)
+            return self._fit_torch(X, y, kind, eps, lag, observables)
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         idx_probe = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         X0, X1 = _snapshot_pairs(self, X, y, lag, None if idx_probe else self.kernel_)
@@ -359,26 +358,76 @@ class KoopmanOperator(_TransferOperator):
         G = np.asarray(self.kernel_(X0), dtype=np.float64)
         check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
         X1d = X1.toarray() if sp.issparse(X1) else X1
+        self._fit_grams(kind, eps, G, self._host_gram(X0, X1), X1d, obs, host=True)
+        return self
+
+    def _fit_torch(self, X, y, kind: str, eps: float, lag: int, observables):
+        """The fit on the torch executor: the pairs, the observables and the Gram matrices on
+        the device (:mod:`asymkern._torch.transfer`), then :meth:`_fit_grams`, the code of the
+        numpy fit; ``_torch_state`` keeps what ``predict`` needs on the device."""
+        from .._torch.transfer import (
+            fit_koopman_landmarks_torch,
+            observable_values,
+            transfer_samples_torch,
+        )
+
+        kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
+        if self.n_landmarks is not None or not isinstance(self.landmarks, str):
+            return fit_koopman_landmarks_torch(self, X, y, kernel, observables)
+        _check_landmark_options(self, len(X))  # the exact estimators: validates the options
+        d = transfer_samples_torch(self, X, y, kernel, lag)
+        self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
+        self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
+        self.landmarks_ = None
+        obs = observable_values(self, observables, d.X0, d.X1, lag, y is not None, d.as_numpy)
+        state = self._fit_grams(kind, eps, d.G, d.gram, d.X1, obs, host=False)
+        self._torch_state = {"device": d.X0.device, "dtype": d.dtype, "kernel": d.kernel,
+                             "X": d.X0, **state}
+        return self
+
+    def _fit_grams(self, kind: str, eps: float, G, gram, Y, obs, host: bool) -> dict:
+        """The exact fit from G_X, ``gram(which)`` (the other Gram matrices, see
+        :meth:`_host_gram`), the shifted samples Y and the observables' values on one executor
+        (numpy, or tensors on their device); ``host``: numpy arrays, whose Gram matrices the
+        fitted ``operator_`` keeps (else its factors are recomputed on first use).
+
+        Returns the executor arrays the forecasts iterate ('full': the Cholesky factor, k(Y, X),
+        Y, (G + nεI)⁻¹Y and the observables; 'pcr'/'rrr': U, M, VᵀY, U VᵀY and Vᵀg(Y)).
+        """
+        ops = ops_of(G)
+        n = int(G.shape[0])
+        shift = n * eps
+        X0, X1 = self.X_fit_, self.Y_fit_
+        Cyx = gram("cross")
         if kind == "full":
-            B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_, X0))
+            cho = cholesky_shifted(G, shift, "G_X")
+            coef = ops.cho_solve(cho, Y)
+            if not ops.all_finite(coef):
+                check_finite_output(ops.to_host(coef), "the coefficients (G_X + nεI)⁻¹Y",
+                                    _RESCALE)
+            B = (CholeskyInverse(G, shift, "G_X", source=(self.kernel_, X0), factor=cho) if host
+                 else CholeskyInverse.lazy((n, n), (self.kernel_, X0), shift=shift, name="G_X"))
             # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
-            Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
-            check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
-            self.operator_._cache["out"] = G
-            self.operator_._cache["cross"] = Cyx
-            self._pred_coef = check_finite_output(B._apply(X1d),
-                                                  "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
+            if host:
+                self.operator_._cache["out"] = G
+                self.operator_._cache["cross"] = Cyx
+            self._pred_coef = ops.to_host(coef)
             self.rank_ = None
             self.left_eigenfunctions_ = None
-            self._fc = {"kind": "exact", "U": None, "M": None, "state": X1d, "obs": obs}
-            return self._finish_full(G, B._apply(Cyx), X0, n)
+            self._fc = {"kind": "exact", "U": None, "M": None, "state": ops.to_host(Y),
+                        "obs": None if obs is None else ops.to_host(obs)}
+            self._finish_full(G, ops.cho_solve(cho, Cyx), X0, n)
+            return {"kind": kind, "L": cho, "Cyx": Cyx, "Y": Y, "coef": coef, "obs": obs}
         r = self._rank(n, "the number of time-lagged pairs")
-        U, V, Cyx, _ = self._reduced_dual(kind, G, X0, X1, r, n * eps)
-        self._set_reduced_exact(reduced_koopman(U, V, G, Cyx, X1d, obs), U, V, X0, X1)
-        self.operator_._cache["out"] = G
-        self.operator_._cache["cross"] = Cyx
-        return self
+        U, V, _ = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
+        res = reduced_koopman(U, V, G, Cyx, Y, obs)
+        self._set_reduced_exact(res, U, V, X0, X1)
+        if host:
+            self.operator_._cache["out"] = G
+            self.operator_._cache["cross"] = Cyx
+        return {"kind": kind, "U": U, "M": res.M, "state": res.VtY, "coef": res.coef,
+                "obs": res.obs}
 
     def _set_reduced_exact(self, res, U, V, X0, X1):
         """The fitted attributes of an exact 'pcr'/'rrr' fit from :func:`reduced_koopman`'s

@@ -5,8 +5,6 @@ Schuster, Klus and Schütte, 2020, §4.4).
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
@@ -35,12 +33,10 @@ from ._common import (
 from ._koopman import (
     ESTIMATORS,
     pcr_dual,
-    reduced_koopman,
     rrr_dual,
 )
-from ._numerics import LaggedGramSolver, auxiliary_eig, cholesky_shifted
+from ._numerics import LaggedGramSolver, auxiliary_eig
 from .empirical import (
-    EmpiricalOperator,
     MatmatOperator,
     OperatorEig,
     RKHSFunction,
@@ -238,18 +234,6 @@ class _TransferOperator(_OperatorEstimator):
         fn = RKHSFunction(self.kernel_, X_out, C)
         return self._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
 
-    def _numpy_parts(self) -> types.SimpleNamespace:
-        """The numpy classes and helpers a backend executor (:mod:`asymkern._torch.transfer`)
-        builds the fitted model from: handed down by the estimator, so the executor layer
-        never imports the estimator packages (the layering of ``tests/test_layout.py``)."""
-        return types.SimpleNamespace(
-            EmpiricalOperator=EmpiricalOperator, OperatorEig=OperatorEig,
-            RKHSFunction=RKHSFunction, CholeskyInverse=CholeskyInverse,
-            PerronFrobeniusRepresentation=PerronFrobeniusRepresentation,
-            reduced_factors=_reduced_factors,
-            LaggedGramSolver=LaggedGramSolver, cholesky_shifted=cholesky_shifted,
-            reduced_koopman=reduced_koopman)
-
     def _estimator_kind(self) -> str:
         if self.estimator not in ESTIMATORS:
             raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
@@ -259,21 +243,6 @@ class _TransferOperator(_OperatorEstimator):
         r = self.n_components if self.rank is None else self.rank
         r = _check_int(r, "rank" if self.rank is not None else "n_components")
         return clip_count(r, limit, "rank", what, owner=type(self).__name__)
-
-    def _reduced_dual(self, kind: str, G, X0, X1, r: int, shift: float):
-        """Exact PCR/RRR factors U, V (B_Koopman = U Vᵀ) with k(Y, X) and, for RRR, k(Y, Y).
-
-        Returns ``(U, V, Cyx, H)``; H is None for PCR (it is not needed there).
-        """
-        Cyx = np.asarray(self.kernel_(X1, X0), dtype=np.float64)
-        check_finite_output(Cyx, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE)
-
-        def gram_H():
-            H = np.asarray(self.kernel_(X1), dtype=np.float64)
-            return check_finite_output(H, "the Gram matrix of the shifted samples y_i", _RESCALE)
-
-        U, V, H = _reduced_factors(kind, G, gram_H, r, shift)
-        return U, V, Cyx, H
 
     def implied_timescales(self) -> np.ndarray:
         """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for ``|λ_i|`` ≥ 1."""
