@@ -7,7 +7,7 @@ of G_Φ + nεI: G_Φ = [k(x_i, x_j)] is formed on the device in float64 (as the 
 it, :func:`cme_samples_torch`); the estimator factorises it and solves with the executor's
 primitives (``torch.linalg.cholesky_ex``, ``torch.cholesky_solve``), the code the numpy fit
 runs; the weights are β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j and E[Y | x] = k(x, X) (G_Φ + nεI)⁻¹ Y.
-With landmarks the Nyström-restricted estimator runs instead (:func:`fit_cme_landmarks_torch`):
+With landmarks the Nyström-restricted estimator runs instead (:func:`cme_landmark_sums_torch`):
 its n×m blocks k(X, L) are reduced on the device to the sums FᵀF and FᵀY of the whitened
 landmark features, and the m×m solve is the numpy path's.
 """
@@ -81,8 +81,9 @@ def cme_samples_torch(est, X, y, kernel_x) -> CMESamples:
     return CMESamples(X=X64, Y=Y64, G=G, kernel=tk, device=dev, as_numpy=as_numpy)
 
 
-def fit_cme_landmarks_torch(est, X, y, kernel_x, eps: float) -> dict:
-    """The sums of the landmark (Nyström) conditional mean embedding on the torch backend.
+def cme_landmark_sums_torch(est, X, y, kernel_x):
+    """The landmark (Nyström) conditional mean embedding's sums FᵀF and FᵀY, formed on the
+    device from the validated paired samples (:func:`.operators.landmark_sums_torch`).
 
     Parameters
     ----------
@@ -91,28 +92,17 @@ def fit_cme_landmarks_torch(est, X, y, kernel_x, eps: float) -> dict:
     X : tensor or array-like of shape (n, d)
     y : tensor or array-like of shape (n,) or (n, d_y)
     kernel_x : Kernel
-    eps : float
-        ε > 0 (``alpha``).
 
     Returns
     -------
-    dict
-        ``idx`` (the landmark indices: the numpy path's draw), ``L`` (numpy float64 landmarks),
-        ``T`` (the whitening of K_LL), ``A`` = FᵀF, ``FY`` = FᵀY (float64 numpy), ``n`` and
-        ``state`` (what ``predict`` needs on the device).
+    LandmarkSums
     """
-    from .operators import landmark_basis_torch, landmark_stats_torch
+    from .operators import landmark_sums_torch
 
     torch = require_torch()
-    dev, _, Xt, Yt = paired_input(est, X, y)
+    _, _, Xt, Yt = paired_input(est, X, y)
     X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
-    tk = TorchKernel(kernel_x, int(X64.shape[1]))
-    idx, L, T = landmark_basis_torch(est, X64, tk)
-    A, _, FY = landmark_stats_torch(tk, L, T, X64, Y=Y64)
-    est.torch_fit_ = True
-    state = {"device": dev, "kernel": tk, "L": L}
-    return {"idx": idx, "L": to_numpy(L), "T": T, "A": A, "FY": FY, "n": int(X64.shape[0]),
-            "state": state}
+    return landmark_sums_torch(est, X64, TorchKernel(kernel_x, int(X64.shape[1])), Y=Y64)
 
 
 def predict_cme_torch(est, X):

@@ -24,6 +24,9 @@ functions (up to sign). Only ``method='qr'`` runs here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from .._dispatch import any_torch, require_torch
@@ -523,6 +526,48 @@ def landmark_basis_torch(est, X0, tk):
     L = X0[torch.as_tensor(np.asarray(idx), device=X0.device)]
     K_LL = gram(tk, L, L, "the landmark Gram matrix K_LL", symmetric=True)
     return idx, L, landmark_whitening(to_numpy(K_LL))
+
+
+@dataclass(frozen=True)
+class LandmarkSums:
+    """What a Nyström (landmark) operator fit needs of its n samples, reduced on the device.
+
+    Attributes
+    ----------
+    idx : ndarray of int
+        The landmark indices (the numpy path's draw).
+    L : tensor (m, d)
+        The landmarks on the device (for ``predict``).
+    T : ndarray (m, p)
+        The whitening of K_LL.
+    A, C, FY, FG : ndarray or None
+        FᵀF, FᵀF⁺, FᵀY and Fᵀg(Y) (float64, host); None where not asked for.
+    n : int
+        The number of samples.
+    kernel : TorchKernel
+        The kernel on the device.
+    """
+
+    idx: np.ndarray
+    L: Any
+    T: np.ndarray
+    A: np.ndarray
+    C: Any
+    FY: Any
+    FG: Any
+    n: int
+    kernel: Any
+
+
+def landmark_sums_torch(est, X, tk, X1=None, Y=None, obs=None) -> LandmarkSums:
+    """The landmarks of ``est`` (``n_landmarks``/``landmarks``/``random_state``; the numpy
+    path's draw) among the device samples X and the sums of the whitened features against the
+    partners X1, the targets Y and the observables' values ``obs`` (all float64 tensors)."""
+    idx, L, T = landmark_basis_torch(est, X, tk)
+    A, C, FY = landmark_stats_torch(tk, L, T, X, X1, Y)
+    FG = None if obs is None else landmark_stats_torch(tk, L, T, X, Y=obs)[2]
+    return LandmarkSums(idx=idx, L=L, T=T, A=A, C=C, FY=FY, FG=FG, n=int(X.shape[0]),
+                        kernel=tk)
 
 
 def landmark_stats_torch(tk, L, T, X, X1=None, Y=None) -> tuple:

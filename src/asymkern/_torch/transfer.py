@@ -149,42 +149,6 @@ def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_nump
     return torch.as_tensor(vals, dtype=torch.float64, device=X1.device)
 
 
-def fit_koopman_landmarks_torch(est, X, y, kernel, observables=None):
-    """The Nyström Koopman estimators (Meanti et al. 2023) with their n-sums on the device.
-
-    The whitened landmark features F = k(X, L) T and F⁺ = k(Y, L) T enter only through the
-    sums FᵀF, FᵀF⁺ and FᵀY (:func:`.operators.landmark_stats_torch`), formed block by block on
-    the device; the p×p estimator (``'full'``, ``'pcr'``, ``'rrr'``) is then the numpy path's
-    own ``_set_landmark_model``. As after a Dask fit, the model keeps the landmarks and small
-    matrices only (``operator_`` and ``X_fit_`` are None), and ``predict`` evaluates k(x, L) on
-    the device.
-    """
-    from .._shared.operators import _check_int
-    from .operators import landmark_basis_torch, landmark_stats_torch
-
-    eps = est._alpha()
-    est._timestep()
-    est._estimator_kind()
-    lag = _check_int(est.lag, "lag")
-    X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
-    n = int(X0.shape[0])
-    tk = TorchKernel(kernel, int(X0.shape[1]))
-    obs = observable_values(est, observables, X0, X1, lag, y is not None,
-                            not any_torch(X, y))
-    idx, L, T = landmark_basis_torch(est, X0, tk)
-    A, C, FY = landmark_stats_torch(tk, L, T, X0, X1, X1)
-    FG = None if obs is None else landmark_stats_torch(tk, L, T, X0, Y=obs)[2]
-    est.kernel_ = kernel
-    est._sparse_ok = False
-    est.landmarks_ = idx
-    est.X_fit_ = est.Y_fit_ = None
-    est.operator_ = None
-    est.torch_fit_ = True
-    est._torch_state = {"device": X0.device, "dtype": dtype, "kernel": tk, "L": L,
-                        "kind": "landmark"}
-    return est._set_landmark_model(to_numpy(L), T, A, C, FY, n, eps, FG)
-
-
 @dataclass(frozen=True)
 class TransferSamples:
     """The time-lagged pairs of a transfer-operator fit on the device.
@@ -193,22 +157,22 @@ class TransferSamples:
     ----------
     X0, X1 : tensor
         The pairs (x_i, y_i) as float64 copies on the device.
-    X0n, X1n : ndarray
-        Their float64 numpy copies (the fitted model's samples).
+    X0n, X1n : ndarray or None
+        Their float64 numpy copies (the fitted model's samples; None without ``G``).
     dtype : torch.dtype
         The input dtype (outputs follow it).
     as_numpy : bool
         Whether every input was numpy.
     kernel : TorchKernel
         The kernel on the device.
-    G : tensor
-        G_X = k(X0, X0) (symmetrised), float64.
+    G : tensor or None
+        G_X = k(X0, X0) (symmetrised), float64 (None when not asked for).
     """
 
     X0: Any
     X1: Any
-    X0n: np.ndarray
-    X1n: np.ndarray
+    X0n: np.ndarray | None
+    X1n: np.ndarray | None
     dtype: Any
     as_numpy: bool
     kernel: Any
@@ -226,7 +190,8 @@ class TransferSamples:
                     symmetric=True)
 
 
-def transfer_samples_torch(est, X, y, kernel, lag: int) -> TransferSamples:
+def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
+                           ) -> TransferSamples:
     """Validate the time-lagged pairs of a transfer-operator fit (as the numpy path does), move
     them to the device in float64 and form G_X there.
 
@@ -240,6 +205,9 @@ def transfer_samples_torch(est, X, y, kernel, lag: int) -> TransferSamples:
         The resolved kernel.
     lag : int
         τ in steps for a trajectory.
+    with_gram : bool, default=True
+        Form G_X and the host copies (not for the landmark estimators, which keep no
+        sample and never form an n×n matrix).
 
     Returns
     -------
@@ -247,8 +215,10 @@ def transfer_samples_torch(est, X, y, kernel, lag: int) -> TransferSamples:
     """
     X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
     tk = TorchKernel(kernel, int(X0.shape[1]))
-    G = gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
-    return TransferSamples(X0=X0, X1=X1, X0n=to_numpy(X0).copy(), X1n=to_numpy(X1).copy(),
+    G = (gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
+         if with_gram else None)
+    host = (to_numpy(X0).copy(), to_numpy(X1).copy()) if with_gram else (None, None)
+    return TransferSamples(X0=X0, X1=X1, X0n=host[0], X1n=host[1],
                            dtype=dtype, as_numpy=as_numpy, kernel=tk, G=G)
 
 

@@ -222,18 +222,19 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self
 
     def _fit_torch(self, X, y, eps: float):
-        from .._torch.embedding import cme_samples_torch, fit_cme_landmarks_torch
+        from .._torch.embedding import cme_landmark_sums_torch, cme_samples_torch
 
         if self.n_landmarks is not None or not isinstance(self.landmarks, str):
             # as after a Dask fit: landmarks and small matrices only
-            res = fit_cme_landmarks_torch(self, X, y, self.kernel_x_, eps)
+            s = cme_landmark_sums_torch(self, X, y, self.kernel_x_)
             self._sparse_ok = False
             self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-            self._torch_state = res["state"]
-            self.landmarks_ = res["idx"]
+            self.torch_fit_ = True
+            self._torch_state = {"device": s.L.device, "kernel": s.kernel, "L": s.L}
+            self.landmarks_ = s.idx
             self.X_fit_ = self.Y_fit_ = None
             self.operator_ = None
-            self._set_landmark_model(res["L"], res["T"], res["A"], res["FY"], res["n"], eps)
+            self._set_landmark_model(ops_of(s.L).to_host(s.L), s.T, s.A, s.FY, s.n, eps)
             return self
         _check_landmark_options(self, len(X))  # the exact estimator: validates the options
         d = cme_samples_torch(self, X, y, self.kernel_x_)

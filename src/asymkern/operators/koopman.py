@@ -365,21 +365,27 @@ class KoopmanOperator(_TransferOperator):
         """The fit on the torch executor: the pairs, the observables and the Gram matrices on
         the device (:mod:`asymkern._torch.transfer`), then :meth:`_fit_grams`, the code of the
         numpy fit; ``_torch_state`` keeps what ``predict`` needs on the device."""
-        from .._torch.transfer import (
-            fit_koopman_landmarks_torch,
-            observable_values,
-            transfer_samples_torch,
-        )
+        from .._torch.operators import landmark_sums_torch
+        from .._torch.transfer import observable_values, transfer_samples_torch
 
         kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
-        if self.n_landmarks is not None or not isinstance(self.landmarks, str):
-            return fit_koopman_landmarks_torch(self, X, y, kernel, observables)
-        _check_landmark_options(self, len(X))  # the exact estimators: validates the options
-        d = transfer_samples_torch(self, X, y, kernel, lag)
+        nystrom = self.n_landmarks is not None or not isinstance(self.landmarks, str)
+        if not nystrom:
+            _check_landmark_options(self, len(X))  # the exact estimators: validates the options
+        d = transfer_samples_torch(self, X, y, kernel, lag, with_gram=not nystrom)
         self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
+        obs = observable_values(self, observables, d.X0, d.X1, lag, y is not None, d.as_numpy)
+        if nystrom:  # as after a Dask fit: the landmarks and small matrices only
+            s = landmark_sums_torch(self, d.X0, d.kernel, X1=d.X1, Y=d.X1, obs=obs)
+            self.landmarks_ = s.idx
+            self.X_fit_ = self.Y_fit_ = None
+            self.operator_ = None
+            self._torch_state = {"device": d.X0.device, "dtype": d.dtype, "kernel": d.kernel,
+                                 "L": s.L, "kind": "landmark"}
+            return self._set_landmark_model(ops_of(s.L).to_host(s.L), s.T, s.A, s.C, s.FY,
+                                            s.n, eps, s.FG)
         self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
         self.landmarks_ = None
-        obs = observable_values(self, observables, d.X0, d.X1, lag, y is not None, d.as_numpy)
         state = self._fit_grams(kind, eps, d.G, d.gram, d.X1, obs, host=False)
         self._torch_state = {"device": d.X0.device, "dtype": d.dtype, "kernel": d.kernel,
                              "X": d.X0, **state}
