@@ -39,6 +39,36 @@ _EIG_RTOL = 1e-12
 _SVD_RTOL = 1e-10
 
 
+@dataclass(frozen=True)
+class SpectralFit:
+    """The result of a covariance, cross-covariance or kernel CCA fit on the device.
+
+    Attributes
+    ----------
+    X, Y : ndarray
+        Float64 numpy copies of the samples (Y None for the covariance operator).
+    values : ndarray or tensor
+        The spectrum, descending: eigenvalues, singular values or canonical correlations (a
+        float64 tensor on the device for tensor input).
+    coef_v, coef_u : ndarray
+        Coefficients of the RKHS-normalised right (x) / left (y) functions before centring
+        (the eigenfunctions for the covariance operator: ``coef_v``).
+    coef_f, coef_g : ndarray or None
+        Kernel CCA's canonical functions (final).
+    state : dict
+        What ``transform`` needs on the device.
+    """
+
+    X: np.ndarray
+    values: Any
+    coef_v: np.ndarray
+    state: dict
+    Y: np.ndarray | None = None
+    coef_u: np.ndarray | None = None
+    coef_f: np.ndarray | None = None
+    coef_g: np.ndarray | None = None
+
+
 def fit_covariance_torch(est, X, kernel) -> dict:
     """Eigenpairs of the empirical covariance operator of X on the torch backend.
 
@@ -53,11 +83,8 @@ def fit_covariance_torch(est, X, kernel) -> dict:
 
     Returns
     -------
-    dict
-        ``X`` (float64 numpy copy of the samples), ``eigenvalues`` (float64, descending; a
-        tensor on the device for tensor input),
-        ``coef`` (n × k float64 coefficients of the RKHS-normalised eigenfunctions before
-        centring), ``state`` (what ``transform`` needs on the device) and ``as_numpy``.
+    SpectralFit
+        ``values``: the eigenvalues; ``coef_v``: the eigenfunctions' coefficients.
     """
     from .._validation import check_input, clip_count
 
@@ -84,7 +111,6 @@ def fit_covariance_torch(est, X, kernel) -> dict:
                    owner=type(est).__name__)
     mu, U = mu[:k], U[:, :k]
     coef = largest_positive(U / torch.sqrt(mu))  # the numpy path's sign convention
-    est.torch_fit_ = True
     state = {"device": dev, "dtype": dtype, "kernel": tk, "X": X64, "coef": coef}
     if est.center:
         coef_c = coef - coef.mean(dim=0, keepdim=True)
@@ -92,8 +118,8 @@ def fit_covariance_torch(est, X, kernel) -> dict:
         # the numpy path's transform subtracts the eigenfunctions' mean over the samples
         state["offset"] = (TorchKernelMatrix(tk, X64, X64).matmat(coef_c)).mean(dim=0)
     lam = mu / n
-    return {"X": to_numpy(X64), "eigenvalues": to_numpy(lam) if as_numpy else lam,
-            "coef": to_numpy(coef), "state": state, "as_numpy": as_numpy}
+    return SpectralFit(X=to_numpy(X64), values=to_numpy(lam) if as_numpy else lam,
+                       coef_v=to_numpy(coef), state=state)
 
 
 def gram(tk, A, B, what: str, symmetric: bool = False):
@@ -232,11 +258,8 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
 
     Returns
     -------
-    dict
-        ``X``, ``Y`` (float64 numpy copies), ``singular_values`` (float64, descending; a tensor
-        for tensor input), ``coef_u`` / ``coef_v`` (float64 numpy coefficients of the
-        RKHS-normalised left (y) / right (x) singular functions before centring) and
-        ``state`` (what ``transform`` needs on the device).
+    SpectralFit
+        ``values``: the singular values.
     """
     from .._validation import clip_count
 
@@ -255,14 +278,12 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
     P, sig, Q = _small_svd(Bt, k, owner)
     coef_u = U_y[:, :ry] @ (P / sy[:, None])
     coef_v = U_x[:, :rx] @ (Q / sx[:, None])
-    est.torch_fit_ = True
     cu = coef_u - coef_u.mean(dim=0, keepdim=True) if est.center else coef_u
     cv = coef_v - coef_v.mean(dim=0, keepdim=True) if est.center else coef_v
     state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
              "Y": Y64, "coef_u": cu, "coef_v": cv}
-    return {"X": to_numpy(X64), "Y": to_numpy(Y64),
-            "singular_values": to_numpy(sig) if as_numpy else sig,
-            "coef_u": to_numpy(coef_u), "coef_v": to_numpy(coef_v), "state": state}
+    return SpectralFit(X=to_numpy(X64), Y=to_numpy(Y64), values=to_numpy(sig) if as_numpy else sig,
+                       coef_u=to_numpy(coef_u), coef_v=to_numpy(coef_v), state=state)
 
 
 def paired_input(est, X, Y):
@@ -412,11 +433,8 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
 
     Returns
     -------
-    dict
-        ``X``, ``Y`` (float64 numpy copies), ``correlations`` (descending; a float64 tensor for
-        tensor input), the numpy coefficients ``coef_u``, ``coef_v`` (singular functions,
-        before centring) and ``coef_f``, ``coef_g`` (canonical functions, final) and
-        ``state`` (what ``transform`` needs on the device).
+    SpectralFit
+        ``values``: the canonical correlations.
     """
     from .._validation import clip_count
 
@@ -453,14 +471,13 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
 
     coef_f, mean_x = canonical(Ux, lx, X64, tkx, Q / sx[:, None])
     coef_g, mean_y = canonical(Uy, ly, Y64, tky, P / sy[:, None])
-    est.torch_fit_ = True
     state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
              "Y": Y64, "coef_f": coef_f, "coef_g": coef_g, "mean_x": mean_x,
              "mean_y": mean_y}
-    return {"X": to_numpy(X64), "Y": to_numpy(Y64),
-            "correlations": to_numpy(sig) if as_numpy else sig,
-            "coef_u": to_numpy(coef_u), "coef_v": to_numpy(coef_v),
-            "coef_f": to_numpy(coef_f), "coef_g": to_numpy(coef_g), "state": state}
+    return SpectralFit(X=to_numpy(X64), Y=to_numpy(Y64),
+                       values=to_numpy(sig) if as_numpy else sig, coef_u=to_numpy(coef_u),
+                       coef_v=to_numpy(coef_v), coef_f=to_numpy(coef_f),
+                       coef_g=to_numpy(coef_g), state=state)
 
 
 def transform_cca_torch(est, X=None, y=None):

@@ -223,23 +223,24 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         res = fit_cca_torch(self, X, y, kx, ky, eps)
         self._sparse_ok = self._y_sparse_ok = False
         self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-        X64, Y64, c = res["X"], res["Y"], bool(self.center)
-        self._torch_state = res["state"]
+        X64, Y64, c = res.X, res.Y, bool(self.center)
+        self.torch_fit_ = True
+        self._torch_state = res.state
         n = X64.shape[0]
         # the numpy operator on the same samples: its own methods factorise lazily, with numpy
         self.operator_ = EmpiricalOperator(
             kx, X64, ky, Y64, CCARepresentation.lazy((n, n), (kx, X64, ky, Y64, c, n * eps)),
             center_in=c, center_out=c)
-        cu, cv = res["coef_u"], res["coef_v"]
+        cu, cv = res.coef_u, res.coef_v
         if c:
             cu, cv = _center_coef(cu), _center_coef(cv)
         self.n_components_ = int(cv.shape[1])
-        self.canonical_correlations_ = res["correlations"]
+        self.canonical_correlations_ = res.values
         self.x_singular_functions_ = RKHSFunction(kx, X64, cv)
         self.y_singular_functions_ = RKHSFunction(ky, Y64, cu)
-        self.x_canonical_functions_ = RKHSFunction(kx, X64, res["coef_f"])
-        self.y_canonical_functions_ = RKHSFunction(ky, Y64, res["coef_g"])
-        st = res["state"]
+        self.x_canonical_functions_ = RKHSFunction(kx, X64, res.coef_f)
+        self.y_canonical_functions_ = RKHSFunction(ky, Y64, res.coef_g)
+        st = res.state
         self._x_mean = None if st["mean_x"] is None else to_numpy(st["mean_x"])
         self._y_mean = None if st["mean_y"] is None else to_numpy(st["mean_y"])
         return self

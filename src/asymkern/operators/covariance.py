@@ -133,13 +133,14 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
 
             res_t = fit_covariance_torch(self, X, k)
             self._sparse_ok = False
-            X64, n = res_t["X"], res_t["X"].shape[0]
-            self._torch_state = res_t["state"]
+            X64, n = res_t.X, res_t.X.shape[0]
+            self.torch_fit_ = True
+            self._torch_state = res_t.state
             self.operator_ = EmpiricalOperator(k, X64, k, X64, scaled_identity(n, 1.0 / n),
                                                center_in=self.center, center_out=self.center,
                                                jitter=self.jitter)
-            coef = _center_coef(res_t["coef"]) if self.center else res_t["coef"]
-            self.eigenvalues_ = res_t["eigenvalues"]
+            coef = _center_coef(res_t.coef_v) if self.center else res_t.coef_v
+            self.eigenvalues_ = res_t.values
             self.eigenfunctions_ = RKHSFunction(k, X64, coef)
             self.n_components_ = int(coef.shape[1])
             return self
@@ -292,16 +293,17 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
             res_t = fit_cross_covariance_torch(self, X, y, kx, ky)
             self._sparse_ok = self._y_sparse_ok = False
             self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-            X64, Y64 = res_t["X"], res_t["Y"]
-            self._torch_state = res_t["state"]
+            X64, Y64 = res_t.X, res_t.Y
+            self.torch_fit_ = True
+            self._torch_state = res_t.state
             n = X64.shape[0]
             self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
                                                center_in=self.center, center_out=self.center,
                                                jitter=self.jitter)
-            cu, cv = res_t["coef_u"], res_t["coef_v"]
+            cu, cv = res_t.coef_u, res_t.coef_v
             if self.center:
                 cu, cv = _center_coef(cu), _center_coef(cv)
-            self.singular_values_ = res_t["singular_values"]
+            self.singular_values_ = res_t.values
             self.left_singular_functions_ = RKHSFunction(ky, Y64, cu)
             self.right_singular_functions_ = RKHSFunction(kx, X64, cv)
             self.n_components_ = int(cv.shape[1])
