@@ -48,7 +48,7 @@ import numpy as np
 from .._dispatch import any_torch, is_torch_tensor, require_torch
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
-from .kernels import TorchKernel, TorchKernelMatrix
+from .kernels import TorchKernel
 from .operators import gram
 
 #: machine epsilon of float64
@@ -222,9 +222,8 @@ def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
                            dtype=dtype, as_numpy=as_numpy, kernel=tk, G=G)
 
 
-def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
-    """``KoopmanOperator.predict`` (the state, or the observables, ``n_steps`` lags ahead) on
-    the torch backend.
+def predict_koopman_torch(est, X, coef_of, observable: bool = False):
+    """``KoopmanOperator.predict`` on the torch backend: k(x, X) coef on the device.
 
     Parameters
     ----------
@@ -232,38 +231,20 @@ def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
         Fitted on the torch backend.
     X : tensor or array-like of shape (n_points, d)
         Initial states.
-    n_steps : int
-        Number of lags k ≥ 1.
+    coef_of : callable
+        Maps the fit's device state (``est._torch_state``) to the forecast coefficients (the
+        estimator's own propagation, on the device).
     observable : bool, default=False
-        Forecast the observables given to ``fit`` (their data coefficients on the device)
-        instead of the state.
+        Whether the observables are forecast (1-D when they were).
 
     Returns
     -------
     tensor (tensor input: the fit's device, X's dtype) or ndarray of shape (n_points, d)
-        k(x, X) U Mᵏ⁻¹ Vᵀ Y ('pcr'/'rrr') or k(x, X) ((G + nεI)⁻¹ C)ᵏ⁻¹ (G + nεI)⁻¹ Y ('full').
     """
-    from .operators import _transform_input
+    from .operators import _transform_input, evaluate
 
-    torch = require_torch()
     state, Xn, as_numpy = _transform_input(est, X)
-    if state["kind"] == "full":
-        if observable:
-            coef = torch.cholesky_solve(state["obs"], state["L"])
-        else:
-            coef = state["coef"]
-        for _ in range(n_steps - 1):
-            coef = torch.cholesky_solve(state["Cyx"] @ coef, state["L"])
-    else:
-        c = state["obs"] if observable else state["state"]
-        for _ in range(n_steps - 1):
-            c = state["M"] @ c
-        coef = state["U"] @ c if (n_steps > 1 or observable) else state["coef"]
-    out = TorchKernelMatrix(state["kernel"], Xn.to(torch.float64), state["X"]).matmat(coef)
-    if not bool(torch.isfinite(out).all()):
-        raise ValueError("the predictions have non-finite entries; rescale X like the training "
-                         "data")
-    out = out.to(Xn.dtype)
+    out = evaluate(state["kernel"], Xn, state["X"], coef_of(state), "the predictions")
     if observable and getattr(est, "_obs_1d", False):
         out = out[:, 0]
     return to_numpy(out) if as_numpy else out

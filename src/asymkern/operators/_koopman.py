@@ -174,6 +174,25 @@ def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
     return lam[keep], Z[:, keep], Zinv[keep]
 
 
+def forecast_coef(c, n_steps: int, U, M, solve, cross):
+    """Basis coefficients of K̂ⁿ g from the data coefficients c = Vᵀ d(g), on c's executor.
+
+    ``U`` None: the exact full-rank estimator (U = (G + nεI)⁻¹, V = I): a = (G + nεI)⁻¹ c, then
+    a ← (G + nεI)⁻¹ k(Y, X) a, with ``solve`` applying (G + nεI)⁻¹ and ``cross()`` returning
+    k(Y, X) (asked for only when n_steps > 1). Otherwise c ← M c (n_steps − 1 times), then U c.
+    """
+    if U is None:
+        a = solve(c)
+        if n_steps > 1:
+            C = cross()
+            for _ in range(n_steps - 1):
+                a = solve(C @ a)
+        return a
+    for _ in range(n_steps - 1):
+        c = M @ c
+    return U @ c
+
+
 def rkhs_norms(Z: np.ndarray, P, K) -> np.ndarray:
     """‖P z_i‖ in the RKHS of the Gram matrix K for the columns z_i of the host matrix Z:
     √Re diag(Zᴴ (Pᵀ K P) Z), the r×r Pᵀ K P formed on P's executor (P: n×r)."""

@@ -41,6 +41,7 @@ from ._common import (
     landmark_inverse,
 )
 from ._koopman import (
+    forecast_coef,
     pcr_primal,
     reduced_eig,
     reduced_koopman,
@@ -453,19 +454,25 @@ class KoopmanOperator(_TransferOperator):
 
     # ---------------------------------------------------------------------------- forecasts
     def _propagate(self, c, n_steps: int) -> np.ndarray:
-        """Basis coefficients of K̂ⁿ g from the data coefficients c = Vᵀ d(g)."""
+        """Basis coefficients of K̂ⁿ g from the data coefficients c = Vᵀ d(g) (host model)."""
         fc = self._fc
-        if fc["U"] is None:  # exact full rank: U = (G + nεI)⁻¹, V = I, M = k(Y, X) U
-            B = self.operator_.B
-            a = B._apply(c)
-            if n_steps > 1:
-                Cyx = self.operator_._gram("cross")
-                for _ in range(n_steps - 1):
-                    a = B._apply(Cyx @ a)
-            return a
-        for _ in range(n_steps - 1):
-            c = fc["M"] @ c
-        return fc["U"] @ c
+        return forecast_coef(c, n_steps, fc["U"], fc["M"],
+                             lambda V: self.operator_.B._apply(V),
+                             lambda: self.operator_._gram("cross"))
+
+    @staticmethod
+    def _device_coef(state: dict, n_steps: int, observable: bool):
+        """The forecast coefficients from the executor arrays of a torch fit (``_fit_grams``'s
+        state), on their device: the propagation of the host model."""
+        full = state["kind"] == "full"
+        c = state["obs"] if observable else state["Y" if full else "state"]
+        if n_steps == 1 and not observable:
+            return state["coef"]
+        if full:
+            ops = ops_of(state["L"])
+            return forecast_coef(c, n_steps, None, None,
+                                 lambda V: ops.cho_solve(state["L"], V), lambda: state["Cyx"])
+        return forecast_coef(c, n_steps, state["U"], state["M"], None, None)
 
     def predict(self, X, n_steps: int = 1, observable: bool = False) -> np.ndarray:
         """Forecast the state (or the observables) ``n_steps`` lags ahead.
@@ -507,7 +514,8 @@ class KoopmanOperator(_TransferOperator):
         if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
             from .._torch.transfer import predict_koopman_torch
 
-            return predict_koopman_torch(self, X, k, observable)
+            return predict_koopman_torch(
+                self, X, lambda state: self._device_coef(state, k, observable), observable)
         if c is None or (k == 1 and not observable):
             coef = self._pred_coef
         else:
