@@ -173,14 +173,31 @@ def test_perron_frobenius(backend, dtype, estimator, trajectory):
     assert b.lagged_gram_solver_ == a.lagged_gram_solver_
 
 
-@pytest.mark.parametrize("make", [
-    lambda j: CovarianceOperator(jitter=j),
-    lambda j: CrossCovarianceOperator(jitter=j),
-])
-@pytest.mark.parametrize("jitter", [-1.0, float("nan"), True])
-def test_bad_jitter_same_error_on_every_backend(backend, make, jitter, views):
+BAD_PARAMETERS = [
+    (CovarianceOperator, {"jitter": -1.0}, r"jitter must be a finite number >= 0"),
+    (CovarianceOperator, {"jitter": float("nan")}, r"jitter must be a finite number >= 0"),
+    (CovarianceOperator, {"jitter": True}, r"jitter must be a finite number >= 0"),
+    (CrossCovarianceOperator, {"jitter": -1.0}, r"jitter must be a finite number >= 0"),
+    (CovarianceOperator, {"n_components": 0}, r"n_components must be an integer >= 1"),
+    (CrossCovarianceOperator, {"n_components": 1.5}, r"n_components must be an integer >= 1"),
+    (KernelCCA, {"n_components": -1}, r"n_components must be an integer >= 1"),
+    (CrossCovarianceOperator, {"method": "foo"}, r"unknown method 'foo'"),
+    (KernelCCA, {"method": "foo"}, r"unknown method 'foo'"),
+    (KernelCCA, {"alpha": 0.0}, r"alpha must be finite and > 0"),
+    (ConditionalMeanEmbedding, {"alpha": -1.0}, r"alpha must be finite and > 0"),
+    (KoopmanOperator, {"estimator": "foo"}, r"estimator must be one of"),
+    (KoopmanOperator, {"lag": 0}, r"lag must be an integer >= 1"),
+    (PerronFrobeniusOperator, {"timestep": -1.0}, r"timestep must be finite and > 0"),
+]
+
+
+@pytest.mark.parametrize("cls, params, match", BAD_PARAMETERS)
+def test_bad_parameter_same_error_on_every_backend(backend, cls, params, match, views):
+    """A bad parameter is refused before the fit goes to an executor: the same ValueError,
+    with the same message, on every backend."""
     X, Y, _, _ = views
-    args = (as_backend(X, backend),) if isinstance(make(0.0), CovarianceOperator) else \
-        (as_backend(X, backend), as_backend(Y, backend))
-    with pytest.raises(ValueError, match=r"jitter must be a finite number >= 0"):
-        make(jitter).fit(*args)
+    args = (as_backend(X, backend),)
+    if cls in (CrossCovarianceOperator, KernelCCA, ConditionalMeanEmbedding):
+        args = args + (as_backend(Y, backend),)
+    with pytest.raises(ValueError, match=match):
+        cls(**params).fit(*args)

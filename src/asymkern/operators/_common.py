@@ -32,6 +32,7 @@ from .._validation import (
     clip_count,
     renamed_param,
 )
+from ..linalg.operator_svd import SVD_METHODS
 from ._numerics import cholesky_shifted
 from .empirical import (
     MatmatOperator,
@@ -237,6 +238,14 @@ def _clipped_decomposition(est, decompose, limit: int, what: str):
             res.eigenvalues.size
         clip_count(k, found, "n_components", "the numerical rank of the operator", owner=owner)
     return res
+
+
+def _check_decomposition_params(est, method: str | None = None) -> None:
+    """``n_components`` (and the SVD ``method``) checked before the fit goes to an executor,
+    with the numpy path's rules and messages."""
+    _check_int(est.n_components, "n_components")
+    if method is not None and method not in SVD_METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {SVD_METHODS}")
 
 
 class _OperatorEstimator(BaseEstimator):

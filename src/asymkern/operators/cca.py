@@ -19,6 +19,7 @@ from .._validation import (
 from ..linalg.operator_svd import gram_eigh
 from ._common import (
     _RESCALE,
+    _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
     _fit_X,
@@ -178,6 +179,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        _check_decomposition_params(self, self.method)
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             return self._fit_torch(X, y, kx, ky, eps)

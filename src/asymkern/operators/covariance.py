@@ -17,6 +17,7 @@ from .._validation import (
     renamed_argument,
 )
 from ._common import (
+    _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
     _fit_X,
@@ -127,6 +128,7 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         """
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
         _check_jitter(self.jitter)
+        _check_decomposition_params(self)
         self.torch_fit_ = False
         if use_torch(self, X):  # torch executor (asymkern._torch)
             from .._torch.operators import fit_covariance_torch
@@ -283,6 +285,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         _check_jitter(self.jitter)
+        _check_decomposition_params(self, self.method)
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             from .._torch.operators import fit_cross_covariance_torch
