@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
 from .device import as_tensor, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
@@ -110,7 +111,9 @@ def fit_covariance_torch(est, X, kernel) -> dict:
     k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
                    owner=type(est).__name__)
     mu, U = mu[:k], U[:, :k]
-    coef = largest_positive(U / torch.sqrt(mu))  # the numpy path's sign convention
+    coef = U / torch.sqrt(mu)
+    ops = ops_of(coef)  # the numpy path's sign rule: largest-magnitude entry positive
+    coef = ops.scale_cols(coef, ops.sign_flips(coef)) if coef.numel() else coef
     state = {"device": dev, "dtype": dtype, "kernel": tk, "X": X64, "coef": coef}
     if est.center:
         coef_c = coef - coef.mean(dim=0, keepdim=True)
@@ -132,28 +135,6 @@ def gram(tk, A, B, what: str, symmetric: bool = False):
                          "change the kernel parameters")
     return 0.5 * (K + K.T) if symmetric else K
 
-
-def cholesky_shifted(G, shift: float):
-    """Lower Cholesky factor of G + shift·I on the device, refused as the numpy path's
-    ``CholeskyInverse`` refuses it (G_X + nεI not positive definite)."""
-    torch = require_torch()
-    n = int(G.shape[0])
-    L, info = torch.linalg.cholesky_ex(G + shift * torch.eye(n, dtype=G.dtype, device=G.device))
-    if int(info) != 0:
-        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
-                         "must be PSD and alpha large enough")
-    return L
-
-def largest_positive(C):
-    """Columns of a coefficient tensor with their largest-magnitude entry made positive (the
-    sign convention of :func:`asymkern.linalg.operator_svd.eig_qr`)."""
-    torch = require_torch()
-    if C.numel() == 0:
-        return C
-    idx = C.abs().argmax(dim=0)
-    signs = torch.sign(C[idx, torch.arange(C.shape[1], device=C.device)])
-    signs = torch.where(signs == 0, torch.ones_like(signs), signs)
-    return C * signs
 
 def _transform_input(est, X):
     """(torch state of the fit, X as a tensor on the fit's device, whether X was numpy),
