@@ -152,8 +152,9 @@ class ArrayOps:
         return bool(np.isfinite(a).all())
 
     # --- Nyström machines
-    def add_diag(self, K, alpha: float):
-        """K + αI in place (K square, owned by the caller); returns K."""
+    def add_diag_(self, K, alpha: float):
+        """K + αI in place (K square, owned by the caller); returns K (:meth:`add_diag` makes
+        a new array)."""
         K[np.diag_indices(K.shape[0])] += alpha
         return K
 
@@ -161,10 +162,80 @@ class ArrayOps:
         """The solution X of A X = B (A square, LU with partial pivoting)."""
         return np.linalg.solve(A, B)
 
-    def top_eigh(self, S, k: int):
-        """The top-k eigenpairs (λ decreasing, their eigenvectors) of the symmetric S."""
-        lam, U = np.linalg.eigh(S)
-        return lam[::-1][:k], U[:, ::-1][:, :k]
+
+    # --- operators
+    def eigh(self, A):
+        """Eigendecomposition (w ascending, V) of the symmetric A."""
+        return sla.eigh(A, check_finite=False)
+
+    def eigh_top(self, A, r: int):
+        """The ``r`` largest eigenpairs (w descending, V) of the symmetric A."""
+        n = A.shape[0]
+        lam, Q = sla.eigh(A, subset_by_index=[n - r, n - 1], check_finite=False)
+        order = np.argsort(-lam, kind="stable")
+        return lam[order], Q[:, order]
+
+    def argsort_desc(self, w):
+        """Indices that sort the real vector ``w`` decreasingly (stable)."""
+        return np.argsort(-w, kind="stable")
+
+    def eig(self, A):
+        """Eigenvalues and right eigenvectors (λ, W) of the square A (complex)."""
+        return sla.eig(A, check_finite=False)
+
+    def cho_factor(self, A):
+        """A Cholesky factor of the symmetric positive definite A, as :meth:`cho_solve` takes
+        it; raises :class:`numpy.linalg.LinAlgError` when A is not positive definite."""
+        return sla.cho_factor(A, lower=False, check_finite=False)
+
+    def cho_solve(self, factor, B):
+        """A⁻¹ B from ``factor`` = :meth:`cho_factor` (A)."""
+        return sla.cho_solve(factor, B, check_finite=False)
+
+    def lu_factor(self, A):
+        """The pivoted LU factors (LU, piv) of the square A (no warning when A is singular:
+        :meth:`lu_rcond` says so)."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            return sla.lu_factor(A, check_finite=False)
+
+    def lu_solve(self, factor, B, trans: bool = False):
+        """A⁻¹ B (Aᵀ⁻¹ B with ``trans``) from ``factor`` = :meth:`lu_factor` (A)."""
+        return sla.lu_solve(factor, B, trans=int(trans), check_finite=False)
+
+    def lu_rcond(self, factor, anorm: float) -> float:
+        """LAPACK's estimate (``gecon``, 1-norm) of the reciprocal condition number of A from
+        ``factor`` = :meth:`lu_factor` (A) and ``anorm`` = ‖A‖₁, on the host; 0 for a singular
+        or non-finite factor."""
+        LU = np.asfortranarray(self.to_host(factor[0]), dtype=np.float64)
+        piv = np.abs(np.diag(LU))
+        if not (anorm > 0 and np.all(np.isfinite(LU)) and piv.min() > 0):
+            return 0.0
+        rcond = float(sla.lapack.dgecon(LU, anorm, norm="1")[0])
+        return rcond if np.isfinite(rcond) else 0.0
+
+    def svd_gesvd(self, A):
+        """Thin SVD (U, s, Vᵀ) of A by the QR-iteration driver (``gesvd``: accurate small
+        singular values, as a regularised inverse needs)."""
+        return sla.svd(A, full_matrices=False, check_finite=False, lapack_driver="gesvd")
+
+    def sqrt(self, a):
+        """Entry-wise square root."""
+        return np.sqrt(a)
+
+    def add_diag(self, A, shift: float):
+        """A + shift·I (a new array)."""
+        return A + shift * np.eye(A.shape[0])
+
+    def zeros(self, shape: tuple, like, dtype=None):
+        """An array of zeros of ``shape`` next to ``like`` (its dtype by default)."""
+        return np.zeros(shape, dtype=like.dtype if dtype is None else dtype)
+
+    def col_dots(self, A, B):
+        """The column-wise inner products Σ_i A_ij B_ij (conjugating nothing)."""
+        return np.einsum("ij,ij->j", A, B)
 
 
 #: the numpy primitives (the default executor)

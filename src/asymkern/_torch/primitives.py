@@ -98,14 +98,58 @@ class TorchOps(ArrayOps):
     def all_finite(self, a) -> bool:
         return bool(self.torch.isfinite(a).all())
 
+    # --- operators
+    def eigh(self, A):
+        return self.torch.linalg.eigh(A)
+
+    def eigh_top(self, A, r: int):
+        lam, Q = self.torch.linalg.eigh(A)
+        return lam.flip(0)[:r], Q.flip(1)[:, :r]
+
+    def argsort_desc(self, w):
+        return self.torch.argsort(-w, stable=True)
+
+    def eig(self, A):
+        return self.torch.linalg.eig(A)
+
+    def cho_factor(self, A):
+        L, info = self.torch.linalg.cholesky_ex(A)
+        if int(info) != 0:
+            raise np.linalg.LinAlgError("the matrix is not positive definite")
+        return L
+
+    def cho_solve(self, factor, B):
+        if B.ndim == 1:
+            return self.torch.cholesky_solve(B[:, None], factor)[:, 0]
+        return self.torch.cholesky_solve(B, factor)
+
+    def lu_factor(self, A):
+        LU, piv, _ = self.torch.linalg.lu_factor_ex(A)
+        return LU, piv
+
+    def lu_solve(self, factor, B, trans: bool = False):
+        return self.torch.linalg.lu_solve(factor[0], factor[1], B, adjoint=trans)
+
+    def svd_gesvd(self, A):
+        return self.torch.linalg.svd(A, full_matrices=False)
+
+    def sqrt(self, a):
+        return self.torch.sqrt(a)
+
+    def add_diag(self, A, shift: float):
+        return A + shift * self.torch.eye(A.shape[0], dtype=A.dtype, device=A.device)
+
+    def zeros(self, shape: tuple, like, dtype=None):
+        dt = like.dtype if dtype is None else torch_dtype(dtype)
+        return self.torch.zeros(shape, dtype=dt, device=like.device)
+
+    def col_dots(self, A, B):
+        return (A * B).sum(dim=0)
+
     # --- Nyström machines
-    def add_diag(self, K, alpha: float):
+    def add_diag_(self, K, alpha: float):
         K.diagonal().add_(alpha)
         return K
 
     def solve(self, A, B):
         return self.torch.linalg.solve(A, B)
-
-    def top_eigh(self, S, k: int):
-        lam, U = self.torch.linalg.eigh(S)
-        return lam.flip(0)[:k], U.flip(1)[:, :k]

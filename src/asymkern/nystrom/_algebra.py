@@ -450,7 +450,7 @@ def ridge_exact(ops: ArrayOps, K, Yc: np.ndarray, ybar: np.ndarray, sw: np.ndarr
     if weighted:
         rw = ops.from_host(np.sqrt(sw)[:, None], K, np.float64)
         K = rw * K * rw.T
-    K = ops.add_diag(K, alpha)
+    K = ops.add_diag_(K, alpha)
     Yd = ops.from_host(Yc, K, np.float64)
     a = ops.solve(K, rw * Yd) if rw is not None else ops.solve(K, Yd)
     if rw is not None:
@@ -519,7 +519,7 @@ def pca_nystrom(mode: str, F, k: int, center: bool, dtype) -> PCASolution:
     F -= fbar  # F_c, in place
     dual = None
     if mode == "spa":  # eigenvectors of the n×n K̃_c = F_c F_cᵀ (the reference)
-        lam, U = ops.top_eigh(F @ F.T, k)
+        lam, U = ops.eigh_top(F @ F.T, k)
         U, _ = _flip(ops, U)
         dual = U / lam**0.5
         W = F.T @ dual
@@ -553,7 +553,7 @@ def pca_exact(ops: ArrayOps, K, k: int, center: bool) -> PCASolution:
     """
     r = K.mean(1) if center else ops.from_host(np.zeros(K.shape[0]), K, np.float64)
     Kc = K - r[:, None] - r[None, :] + float(r.mean()) if center else K
-    lam, U = ops.top_eigh((Kc + Kc.T) / 2, k)
+    lam, U = ops.eigh_top((Kc + Kc.T) / 2, k)
     del Kc
     U, _ = _flip(ops, U)
     dual = U / lam**0.5
