@@ -247,6 +247,7 @@ class _TransferOperator(_OperatorEstimator):
     def implied_timescales(self) -> np.ndarray:
         """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for ``|λ_i|`` ≥ 1."""
         check_is_fitted(self, "operator_")
+        return self.timescales_
 
 
 __all__ = ["IllConditionedLaggedGramWarning"]
