@@ -112,9 +112,8 @@ def _check_reg(value, name: str = "alpha") -> float:
 def _check_jitter(value, name: str = "jitter") -> float:
     """The diagonal added to a Gram matrix before it is factorised: a finite real number >= 0
     (one rule and one message for every executor and for :class:`EmpiricalOperator`)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not (
-        np.isfinite(value) and value >= 0
-    ):
+    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+    if not ok or not (np.isfinite(float(value)) and float(value) >= 0):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
     return float(value)
 

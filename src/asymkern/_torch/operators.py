@@ -70,7 +70,7 @@ class SpectralFit:
     coef_g: np.ndarray | None = None
 
 
-def fit_covariance_torch(est, X, kernel) -> dict:
+def fit_covariance_torch(est, X, kernel) -> SpectralFit:
     """Eigenpairs of the empirical covariance operator of X on the torch backend.
 
     Parameters
@@ -223,7 +223,7 @@ def transform_covariance_torch(est, X):
     return to_numpy(vals) if as_numpy else vals
 
 
-def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
+def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> SpectralFit:
     """Singular triplets of the empirical cross-covariance operator on the torch backend.
 
     Parameters
@@ -390,7 +390,7 @@ def _second_view_values(state, y, coef, what: str, offset=None):
     return evaluate(state["kernel_y"], Yn, state["Y"], coef, what, offset), y_numpy
 
 
-def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
+def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> SpectralFit:
     """Kernel CCA on the torch backend: the SVD of S = Ψ B Φᵀ through the Gram eigen-factors.
 
     With the kept eigenpairs (λ, U) of the (centred) Gram matrices, the eigen-factors

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -529,7 +530,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if auto_bw:  # the in-memory heuristic on the same ≤ 500 rows per side
                 i, j = median_sample_indices(int(Xv.shape[0]), int(Zv.shape[0]))
                 params, self.bandwidth_ = _resolve_bandwidth(
-                    dict(self.kernel_params), ops.rows(Xv, i), ops.rows(Zv, j))
+                    dict(self.kernel_params or {}), ops.rows(Xv, i), ops.rows(Zv, j))
                 self.kernel_ = get_kernel(self.kernel, **params)
             G = ex.kernel_matrix(self.kernel_, Xv, Zv, working_memory=self.working_memory)
             self.X_fit_, self.Z_fit_ = Xv, Zv
@@ -1022,7 +1023,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         n_train = self.n_cols_ if left else self.n_rows_
         weights = self.sample_weight_Z_ if left else self.sample_weight_
         w = np.ones(n_train) if weights is None else weights
-        tm = None
+        tm: Any = None
         if self.center:  # the training means, in the factors' dtype
             tm = ops.astype(self._ex("col_means_" if left else "row_means_"), ops.dtype(like))
         if self._nystrom_fit():

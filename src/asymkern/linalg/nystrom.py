@@ -1065,10 +1065,12 @@ def asymmetric_nystrom(
             else:
                 ww = "uniform" if weights == "uniform" else "paper"
                 k = min(prev.n_components, res.n_components)
-                est = (acc.change_estimate(res, prev, k, ww) if getattr(acc, "is_dask", False)
-                       else eta(*(acc.ops.to_host(a[:, :k])
-                                  for a in (res.U, res.V, prev.U, prev.V)),
-                                singular_values=res.s[:k], weights=ww))
+                if getattr(acc, "is_dask", False):
+                    est = acc.change_estimate(res, prev, k, ww)
+                else:
+                    Ur, Vr, Up, Vp = (acc.ops.to_host(a[:, :k])
+                                      for a in (res.U, res.V, prev.U, prev.V))
+                    est = eta(Ur, Vr, Up, Vp, singular_values=res.s[:k], weights=ww)
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)
         grow = _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),

@@ -226,6 +226,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self._sparse_ok = self._y_sparse_ok = False
         self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
         X64, Y64, c = res.X, res.Y, bool(self.center)
+        # kernel CCA's fit always returns both sets and all four coefficient blocks
+        assert Y64 is not None and res.coef_u is not None and res.coef_f is not None \
+            and res.coef_g is not None
         self.torch_fit_ = True
         self._torch_state = res.state
         n = X64.shape[0]

@@ -6,6 +6,7 @@ time-lagged Gram matrix, and the adjoints of the reduced-rank Koopman estimators
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -170,6 +171,7 @@ class PerronFrobeniusOperator(_TransferOperator):
     """
 
     RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
+    operator_: Any  # the fitted EmpiricalOperator (declared for the type checker)
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0,
@@ -230,15 +232,15 @@ class PerronFrobeniusOperator(_TransferOperator):
                 H = gram("out")
             self._set_reduced(kind, U, V, Cyx, H, X0, X1)
             if host:
-                op = self.operator_
+                op: Any = self.operator_
                 op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
             return self
-        self.rank_ = None
+        self.rank_: int | None = None
         Gxy = gram("lagged")
         cho = cholesky_shifted(G, shift, "G_X")
         solver = LaggedGramSolver(Gxy, shift, self.RCOND_MIN)
-        self.lagged_gram_rcond_ = solver.rcond
-        self.lagged_gram_solver_ = solver.kind
+        self.lagged_gram_rcond_: float | None = solver.rcond
+        self.lagged_gram_solver_: str | None = solver.kind
         if solver.kind == "tikhonov":
             self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=4)
         source = (self.kernel_, X0, X1, shift, self.RCOND_MIN)
