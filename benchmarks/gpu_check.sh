@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU check (issue 29, item 7): the torch test suite with CUDA tensors and device='cuda',
-# then the GPU benchmark, each result printed as it finishes. Budget: under 8 minutes on one
-# H100 (the suite ~4-5 min, the benchmark's --quick smoke run then its full run, each bounded).
+# then the GPU benchmarks (estimators, then kernel products), each result printed as it
+# finishes. Budget: under 8 minutes on one H100 (each part bounded, see the *_S variables).
 #
 # Usage, from the repository root, on a machine with a CUDA build of torch:
 #   bash benchmarks/gpu_check.sh                 # PYTHON=python by default
@@ -11,8 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python}
-SUITE_S=${SUITE_S:-300}   # time bound of the torch suite (seconds)
-BENCH_S=${BENCH_S:-150}   # time bound of the benchmark (seconds)
+SUITE_S=${SUITE_S:-240}   # time bound of the torch suite (seconds)
+BENCH_S=${BENCH_S:-100}   # time bound of the estimator benchmark (seconds)
+PRODUCTS_S=${PRODUCTS_S:-120}  # time bound of the kernel-products benchmark (seconds)
 
 if ! "$PYTHON" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
   echo "gpu_check: torch cannot use a CUDA device here (torch.cuda.is_available() is False)" >&2
@@ -41,5 +42,13 @@ timeout "$BENCH_S" "$PYTHON" benchmarks/bench_torch.py --repeats 3 \
 bench=$?
 set -e
 [ "$bench" -ne 0 ] && echo "gpu_check: the benchmark exited with status $bench"
-echo "==== gpu_check: torch suite status $suite, benchmark status $bench ===="
+
+echo "==== kernel products (benchmarks/bench_products.py, bound ${PRODUCTS_S} s) ===="
+set +e
+timeout "$PRODUCTS_S" "$PYTHON" benchmarks/bench_products.py --repeats 3 \
+  --out "${OUT:-docs/results}/torch_products.md"
+products=$?
+set -e
+[ "$products" -ne 0 ] && echo "gpu_check: the products benchmark exited with status $products"
+echo "==== gpu_check: torch suite status $suite, benchmarks $bench / $products ===="
 exit "$suite"

@@ -19,3 +19,12 @@ def pytest_configure(config):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(params=["numpy", "torch"])
+def backend(request):
+    """The executor a parametrised estimator test runs on ('numpy' or 'torch'; see
+    tests/_backends.py). The torch case is skipped when torch is not installed."""
+    if request.param == "torch":
+        pytest.importorskip("torch")
+    return request.param

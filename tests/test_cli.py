@@ -7,10 +7,15 @@ from asymkern.cli import main
 from asymkern.testing import requires_data
 
 
-def test_demo_runs_and_prints_table(capsys):
+def test_demo_runs_and_prints_table(capsys, recwarn):
     assert main(["demo", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "KSVD sne (directed A)" in out and "breast cancer" in out
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]  # no degenerate fit
+    rows = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("| ")][1:]
+    assert rows and all(r[-1].strip().endswith(" ms") for r in rows)  # one format per column
+    assert "What each row is:" in out
+    assert max(len(line) for line in out.splitlines() if not line.startswith("|")) <= 100
 
 
 def _ring_edges(tmp_path, n=30):
@@ -28,7 +33,7 @@ def test_embed_edge_list_to_npz_and_csv(tmp_path, capsys):
     with np.load(out) as d:
         assert d["left"].shape == (30, 4) and d["right"].shape == (30, 4)
         assert np.all(np.diff(d["singular_values"]) <= 0)
-        assert list(d["row_ids"][:3]) == ["0", "1", "2"]
+        assert d["row_ids"].dtype == np.int64 and list(d["row_ids"][:3]) == [0, 1, 2]
     out_csv = tmp_path / "emb.csv"
     assert main(["embed", str(edges), "--out", str(out_csv), "-r", "3"]) == 0
     lines = out_csv.read_text().splitlines()
@@ -118,3 +123,32 @@ def test_reproduce_with_params_runs_selected_dataset(capsys):
     assert "| heart |" in out and "| sonar |" not in out
     assert main(["reproduce", "askls-uci", "--quick", "-p", "datasets=nosuch"]) == 2
     assert "datasets expects a comma-separated list of heart" in capsys.readouterr().err
+
+
+def test_embed_separator_direction_and_ids(tmp_path, capsys):
+    # a tab-separated citation list with the cited paper first: --edge-direction dst-src reads
+    # it as citing -> cited; the rows follow the ids, which come back as integers
+    p = tmp_path / "cites.tsv"
+    p.write_text("".join(f"{(i + 1) % 12}\t{i}\n" for i in range(12)) + "0\t5\n")
+    fwd, rev = tmp_path / "fwd.npz", tmp_path / "rev.npz"
+    assert main(["embed", str(p), "--out", str(fwd), "-r", "2", "--sep", "tab"]) == 0
+    assert "column 1 = source" in capsys.readouterr().out
+    assert main(["embed", str(p), "--out", str(rev), "-r", "2", "--sep", "tab",
+                 "--edge-direction", "dst-src"]) == 0
+    assert "column 1 = target" in capsys.readouterr().out
+    with np.load(fwd) as a, np.load(rev) as b:
+        assert a["row_ids"].tolist() == b["row_ids"].tolist() == list(range(12))
+        # reversing every edge transposes the adjacency: left and right embeddings swap roles
+        assert not np.allclose(np.abs(a["left"]), np.abs(b["left"]))
+    # --sep comma refuses a tab-separated line instead of guessing
+    assert main(["embed", str(p), "--out", str(fwd), "-r", "2", "--sep", "comma"]) == 2
+    assert "malformed edge line" in capsys.readouterr().err
+
+
+def test_embed_string_ids_keep_input_order(tmp_path):
+    p = tmp_path / "named.csv"
+    p.write_text("zeta,alpha\nalpha,mid\nmid,zeta\nmid,alpha\n")
+    out = tmp_path / "e.npz"
+    assert main(["embed", str(p), "--out", str(out), "-r", "1"]) == 0
+    with np.load(out) as d:
+        assert d["row_ids"].tolist() == ["zeta", "alpha", "mid"]

@@ -185,12 +185,12 @@ def test_edge_list_byte_order_mark_is_not_part_of_the_first_id(tmp_path, capsys)
     out = tmp_path / "e.npz"
     assert main(["embed", str(p), "--out", str(out), "-r", "1"]) == 0
     with np.load(out) as d:
-        assert list(d["row_ids"]) == ["10", "11", "12"]
+        assert list(d["row_ids"]) == [10, 11, 12]
     # a BOM right before a data line (no header) is also stripped
     p.write_bytes("\ufeff10,11\n11,12\n12,10\n".encode())
     assert main(["embed", str(p), "--out", str(out), "-r", "1"]) == 0
     with np.load(out) as d:
-        assert list(d["row_ids"]) == ["10", "11", "12"]
+        assert list(d["row_ids"]) == [10, 11, 12]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")

@@ -449,3 +449,16 @@ def test_score_refuses_bad_sample_weight(y_given):
     assert abs(est.score(*args, sample_weight=w) - ref) < 1e-12
     assert abs(est.score(*args, sample_weight=list(w)) - ref) < 1e-12
     assert est.score(*args, sample_weight=w) <= 1.0
+
+
+def test_implied_timescales_returns_the_fitted_scales():
+    from asymkern.operators import KoopmanOperator, PerronFrobeniusOperator
+
+    rng = np.random.default_rng(0)
+    x = np.cumsum(rng.standard_normal((200, 1)) * 0.1, axis=0)
+    for cls in (KoopmanOperator, PerronFrobeniusOperator):
+        m = cls(n_components=3, timestep=0.5).fit(x)
+        t = m.implied_timescales()
+        lam = np.abs(m.eigenvalues_)
+        want = np.where(lam < 1, -0.5 / np.log(np.minimum(lam, 1 - 1e-300)), np.inf)
+        assert t is not None and np.allclose(t, want), cls.__name__

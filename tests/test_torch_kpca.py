@@ -1,4 +1,4 @@
-"""NystromKernelPCA on the torch backend (asymkern._torch.kpca), on test-device tensors.
+"""NystromKernelPCA on the torch backend (asymkern._torch.machines), on test-device tensors.
 
 Every mode × ``center`` × dtype × input kind (tensors; numpy with ``device=TEST_DEVICE``) against
 numpy path: the fitted attributes and the scores agree to 1e-12 (float64) / 1e-5 (float32)

@@ -1,4 +1,4 @@
-"""NystromSVC on the torch backend (asymkern._torch.svc) against the numpy path, on device tensors.
+"""NystromSVC on the torch backend (asymkern._torch.machines) against numpy, on device tensors.
 
 The kernel work (features, Gram matrices, GSA's pseudo-inverse, decision values) runs on the
 device and the SVM on the host, so with the same ``random_state`` both paths fit the same
@@ -251,18 +251,18 @@ def test_svc_torch_float32(mode, as_tensor, clf):
 def test_svc_torch_probability(n_classes, clf, monkeypatch):
     """probability=True: the internal cross-validation refits clones, which keep ``device`` (and
     get tensor folds of a tensor fit), so every fold runs on the torch backend too."""
-    import asymkern._torch.svc as svc_mod
+    import asymkern._torch.machines as machines_mod
 
     X, y2, y3, Xn = clf
     y = y2 if n_classes == 2 else y3
     calls = []
-    real = svc_mod.fit_svc_torch
 
-    def counting(est, *args):
-        calls.append(est.probability)
-        return real(est, *args)
+    class Counting(machines_mod.TorchTraining):  # the torch executor's side of every fit
+        def __init__(self, est, *args):
+            calls.append(est.probability)
+            super().__init__(est, *args)
 
-    monkeypatch.setattr(svc_mod, "fit_svc_torch", counting)
+    monkeypatch.setattr(machines_mod, "TorchTraining", Counting)
     kw = _kw("lla", probability=True)
     a = NystromSVC(**kw).fit(X, y)
     assert calls == []
@@ -304,7 +304,7 @@ def test_svc_torch_ovr_values_equal_sklearn():
     """The device's 'ovr' transform is scikit-learn's, exact zeros included (its votes)."""
     from sklearn.utils.multiclass import _ovr_decision_function
 
-    from asymkern._torch.svc import _ovr
+    from asymkern._torch.machines import ovr_values as _ovr
 
     rng = np.random.RandomState(0)
     raw = rng.randn(50, 6)

@@ -82,8 +82,17 @@ TASKS: list[tuple[str, str, list[tuple[str, str, list[str]]]]] = [
        "singular functions) they return.",
        ["asymkern.operators.KoopmanOperator", "asymkern.operators.KernelCCA",
         "asymkern.operators.ConditionalMeanEmbedding", "asymkern.operators.RKHSFunction"]),
-      ("asymkern.operators.estimators", "The module that defines the estimators (all also "
+      ("asymkern.operators.estimators", "All the estimators in one module (each is also "
        "importable from :mod:`asymkern.operators`).", []),
+      ("asymkern.operators.koopman", "Where the Koopman operator is defined.", []),
+      ("asymkern.operators.perron_frobenius", "Where the Perron–Frobenius operator is defined.",
+       []),
+      ("asymkern.operators.transfer", "What the Koopman and Perron–Frobenius estimators "
+       "share (time-lagged pairs; the warning for ill-conditioned lagged Gram matrices).", []),
+      ("asymkern.operators.covariance", "Where the covariance and cross-covariance operators "
+       "are defined.", []),
+      ("asymkern.operators.embedding", "Where the conditional mean embedding is defined.", []),
+      ("asymkern.operators.cca", "Where kernel CCA is defined.", []),
       ("asymkern.operators.empirical", "Lower level: empirical operators S = Ψ B Φᵀ built from "
        "samples and a coefficient matrix.",
        ["asymkern.operators.EmpiricalOperator"]),

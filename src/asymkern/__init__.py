@@ -5,7 +5,10 @@ Subpackages: ``kernels`` (kernel layer), ``linalg`` (SVD solvers, Nystrom), ``de
 (Nystrom kernel machines), ``datasets``, ``experiments`` (paper reproductions).
 """
 
-from . import _dask  # noqa: F401 - registers the Dask executor hooks (asymkern._dispatch)
+from . import (
+    _dask,  # noqa: F401 - registers the Dask executor hooks (asymkern._dispatch)
+    _torch,  # noqa: F401 - registers the torch array primitives (asymkern._backend)
+)
 from .config import config_context, get_config, set_config
 from .decomposition import KernelPCA, KernelSVD
 from .kernels import KernelMatrix, get_kernel

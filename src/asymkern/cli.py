@@ -65,13 +65,44 @@ def _check_matrix(M, path: Path, nonnegative: bool):
     return M
 
 
-def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = False):
-    """Read an edge list (``src,dst[,weight]`` per line; comma, tab or space separated; '#'
-    comments and one header line allowed; a UTF-8 byte-order mark is skipped) or a matrix file
-    (.npy, .npz, .mtx, dense .csv).
+#: the field separators ``--sep`` accepts (auto: any of comma, tab and spaces)
+SEPARATORS = {"auto": None, "comma": ",", "tab": "\t", "space": " ", "semicolon": ";"}
 
-    Every entry / weight must be finite, and non-negative when ``nonnegative``.
-    Returns (matrix as CSR or ndarray, node ids or None).
+
+def _split_fields(line: str, sep: str) -> list[str]:
+    """The fields of one edge line for the ``--sep`` choice ``sep``."""
+    if sep == "auto":
+        return line.replace(",", " ").replace("\t", " ").split()
+    if sep == "space":
+        return line.split()
+    return [f.strip() for f in line.split(SEPARATORS[sep])]
+
+
+def _node_order(ids_seen: list[str]) -> np.ndarray:
+    """Node ids in the order the rows of the embedding follow: integers in increasing numeric
+    order (so that nodes 0..n-1 are rows 0..n-1), returned as int64; any other ids in the order
+    of their first appearance in the input, as strings."""
+    try:
+        as_int = [int(v) for v in ids_seen]
+    except ValueError:
+        return np.array(ids_seen)
+    if any(str(k) != v for k, v in zip(as_int, ids_seen)):  # "007", "+1": keep the text
+        return np.array(ids_seen)
+    return np.array(sorted(as_int), dtype=np.int64)
+
+
+def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = False,
+                         sep: str = "auto", reverse: bool = False):
+    """Read an edge list or a matrix file (.npy, .npz, .mtx, dense .csv).
+
+    An edge list has one edge ``src dst [weight]`` per line (``reverse``: ``dst src [weight]``,
+    as in citation files that list the cited paper first); fields separated by ``sep``
+    (:data:`SEPARATORS`; 'auto': comma, tab or spaces), '#' comments and one header line
+    allowed, a UTF-8 byte-order mark skipped. Every entry / weight must be finite, and
+    non-negative when ``nonnegative``.
+
+    Returns (matrix as CSR or ndarray, node ids or None); the ids are those of
+    :func:`_node_order` (int64 for integer ids, in numeric order; else strings in input order).
     """
     if not path.exists():
         raise InputError(f"input file {str(path)!r} does not exist")
@@ -131,7 +162,7 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
                 line = line.strip()
                 if not line or line.startswith("#"):
                     continue
-                parts = line.replace(",", " ").replace("\t", " ").split()
+                parts = _split_fields(line, sep)
                 if first and all(p.lower() in header_words for p in parts):
                     first = False
                     continue  # a header line such as "source,target[,weight]"
@@ -153,8 +184,11 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
                     if nonnegative and weight < 0:
                         raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is "
                                          "negative; --normalize row needs non-negative weights")
-                src.append(parts[0])
-                dst.append(parts[1])
+                a, b = (parts[1], parts[0]) if reverse else (parts[0], parts[1])
+                if not a or not b:
+                    raise InputError(f"{path.name}:{lineno}: empty node id in {line[:80]!r}")
+                src.append(a)
+                dst.append(b)
                 w.append(weight)
     except UnicodeDecodeError as exc:
         raise InputError(f"{path.name} is not a UTF-8 text edge list ({exc.reason} at byte "
@@ -162,11 +196,12 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
                          "--format") from None
     if not src:
         raise InputError(f"{path.name} contains no edges")
-    ids = sorted(set(src) | set(dst), key=lambda s: (len(s), s) if s.isdigit() else (1e9, s))
-    index = {v: i for i, v in enumerate(ids)}
+    seen = list(dict.fromkeys(v for pair in zip(src, dst) for v in pair))
+    ids = _node_order(seen)
+    index = {str(v): i for i, v in enumerate(ids.tolist())}
     n = len(ids)
     A = sp.csr_matrix((w, ([index[s] for s in src], [index[d] for d in dst])), shape=(n, n))
-    return A, np.array(ids)
+    return A, ids
 
 
 def _one_line(exc: BaseException) -> str:
@@ -329,7 +364,15 @@ def cmd_embed(args) -> int:
     check_output_file(out)
     _check_kernel_options(args)
     A, ids = read_graph_or_matrix(Path(args.input), args.format,
-                                  nonnegative=args.normalize == "row")
+                                  nonnegative=args.normalize == "row", sep=args.sep,
+                                  reverse=args.edge_direction == "dst-src")
+    if ids is not None:  # an edge list: say how it was read
+        first = "target" if args.edge_direction == "dst-src" else "source"
+        second = "source" if first == "target" else "target"
+        print(f"read {A.nnz} edges among {A.shape[0]} nodes from {Path(args.input).name}: "
+              f"column 1 = {first}, column 2 = {second} (edges source -> target; "
+              f"--edge-direction {'src-dst' if first == 'target' else 'dst-src'} reads them the "
+              f"other way), separator: {args.sep}")
     if args.normalize == "row":
         if A.shape[0] != A.shape[1]:
             raise InputError(f"--normalize row needs a square adjacency, got shape {A.shape}; "
@@ -364,9 +407,9 @@ def cmd_embed(args) -> int:
                          "singular values are nearly equal, as with too small a bandwidth; try "
                          "a larger --bandwidth or --solver randomized / dense") from exc
     left, right = model.embeddings()
-    if ids is None:
-        ids = np.arange(A.shape[0]).astype(str)
-    col_ids = ids if A.shape[0] == A.shape[1] else np.arange(A.shape[1]).astype(str)
+    if ids is None:  # a matrix file: rows and columns are numbered from 0
+        ids = np.arange(A.shape[0], dtype=np.int64)
+    col_ids = ids if A.shape[0] == A.shape[1] else np.arange(A.shape[1], dtype=np.int64)
 
     def write(tmp):
         if out.suffix.lower() == ".npz":
@@ -381,7 +424,7 @@ def cmd_embed(args) -> int:
                 fh.write(header + "\n")
                 for k in range(left.shape[0]):
                     vals = np.concatenate([left[k], right[k]])
-                    fh.write(ids[k] + "," + ",".join(f"{v:.10g}" for v in vals) + "\n")
+                    fh.write(f"{ids[k]}," + ",".join(f"{v:.10g}" for v in vals) + "\n")
 
     _atomic_write(out, write)
     bw = f", bandwidth {model.bandwidth_:.4g}" if getattr(model, "bandwidth_", None) else ""
@@ -544,10 +587,17 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("input", help="edge list (src,dst[,weight]) or matrix file "
                    "(.npy, .npz sparse, .mtx, dense .csv with --format matrix)")
     e.add_argument("--out", required=True, help="(required) output .npz (left, right, "
-                   "singular_values, row_ids, col_ids) or .csv (node, left_*, right_*)")
+                   "singular_values, row_ids, col_ids: row k of left/right is node row_ids[k]; "
+                   "integer ids as integers in numeric order, other ids in input order) or .csv "
+                   "(node, left_*, right_*)")
     e.add_argument("--format", default="auto", choices=["auto", "edges", "matrix", "npy", "npz",
                                                           "mtx"],
                    help="input format; auto: by suffix (.npy, .npz, .mtx), else an edge list")
+    e.add_argument("--sep", default="auto", choices=list(SEPARATORS),
+                   help="field separator of an edge list; auto: comma, tab or spaces")
+    e.add_argument("--edge-direction", default="src-dst", choices=["src-dst", "dst-src"],
+                   help="column order of an edge list: src-dst (source then target) or "
+                   "dst-src (target first, as in citation files listing the cited paper first)")
     e.add_argument("--kernel", default="sne", help="kernel name (sne, rbf, t, linear, ...)")
     e.add_argument("--bandwidth", type=_bandwidth_arg, default=None,
                    help="bandwidth γ of exp(-||x-z||²/γ²) (rbf, sne): a number, 'median' (median "
@@ -563,12 +613,12 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["auto", "dense", "arpack", "randomized", "block_krylov", "nystrom"],
                    help="SVD solver (block_krylov: randomized block Krylov iteration)")
     e.add_argument("--normalize", default="row", choices=["row", "none"],
-                   help="row: use D^-1(A+I) as in paper 000 (needs non-negative weights); "
+                   help="row: use D^-1(A+I) as in Tao et al. (2024) (needs non-negative weights); "
                    "none: the matrix as given")
     e.add_argument("--no-self-loops", action="store_true",
                    help="with --normalize row: D^-1 A (default: off)")
     e.add_argument("--center", action=argparse.BooleanOptionalAction, default=True,
-                   help="centre both feature maps (paper 000 §2.2); --no-center keeps the "
+                   help="centre both feature maps (Tao et al., 2024, §2.2); --no-center keeps the "
                    "trivial leading component of a row-normalised kernel")
     e.add_argument("--compat", default="pca", help="compatibility for non-square matrices: "
                    "pca (a1), polar (a1c: a1 corrected), pinv (a0), random (a2)")

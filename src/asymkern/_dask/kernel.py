@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._backend import LazyMatrix
 from .._dispatch import require_dask
 from .._validation import as_data
 
@@ -264,7 +265,7 @@ def _vstack(*parts):
 
 
 # ---------------------------------------------------------------------------- the operator
-class DaskKernelMatrix:
+class DaskKernelMatrix(LazyMatrix):
     """Lazy kernel matrix G = [κ(x_i, z_j)] over row-chunked dask arrays (never stored).
 
     Created by ``KernelMatrix(kernel, X, Z)`` whenever X, Z or ``reference`` is a dask array.
@@ -573,16 +574,26 @@ class DaskKernelMatrix:
             raise ValueError(f"{name} has {V.shape[0]} rows; expected {size}")
         return da.from_array(V, chunks=(V.shape[0],) + V.shape[1:])
 
-    def matmat(self, V):
-        """G @ V (V: (m,) or (m, k), numpy or dask) as a dask array chunked like X."""
+    def template(self) -> np.ndarray:
+        """The protocol's dtype template (an empty numpy array of the matrix dtype)."""
+        return np.empty((0, 0), dtype=self.dtype)
+
+    def matmat(self, V, cols=None):
+        """G @ V (V: (m,) or (m, k), numpy or dask) as a dask array chunked like X;
+        ``cols`` (an index array): G[:, cols] @ V for a small numpy V."""
+        if cols is not None:
+            return self.left(cols, V)
         V = self._as_dask_rhs(V, self.shape[1], "V")
         vec = V.ndim == 1
         V2 = V.reshape(self.shape[1], -1)
         out = self._full_products(V2, False)
         return out[:, 0] if vec else out
 
-    def rmatmat(self, U):
-        """Gᵀ @ U (U: (n,) or (n, k), numpy or dask) as a dask array chunked like Z."""
+    def rmatmat(self, U, rows=None):
+        """Gᵀ @ U (U: (n,) or (n, k), numpy or dask) as a dask array chunked like Z;
+        ``rows`` (an index array): G[rows, :]ᵀ @ U for a small numpy U."""
+        if rows is not None:
+            return self.right(rows, U)
         U = self._as_dask_rhs(U, self.shape[0], "U")
         vec = U.ndim == 1
         U2 = U.reshape(self.shape[0], -1)

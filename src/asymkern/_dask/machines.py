@@ -449,7 +449,7 @@ def fit_ridge(est, X, y, alpha: float):
     factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c gives
     Vᵀy_c without inverting R (the Gram route would square κ(G_c)).
     """
-    from .._shared.nystrom_basis import psd_pinv
+    from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef
 
     if est.solver == "sklearn":
         raise NotImplementedError(
@@ -472,12 +472,10 @@ def fit_ridge(est, X, y, alpha: float):
         M = st["KtK"].copy()
         if kbar is not None:
             M -= n * np.outer(kbar, kbar)
-    if mode == "ncr":
-        est.landmark_coef_ = psd_pinv(M + alpha * b.Kmm, dtype=est._fit_dtype) @ R  # eq. (11)
+    if mode == "ncr":  # the in-memory formulas (eq. (11), (12)) on the merged summaries
+        est.landmark_coef_ = ridge_ncr_coef(M, R, b.Kmm, alpha, est._fit_dtype)
     elif mode == "lla":
-        H = A.T @ M @ A
-        H[np.diag_indices_from(H)] += alpha
-        w = np.linalg.solve(H, A.T @ R)
+        w = ridge_lla_weights(M, R, A, alpha)
         est.coef_ = w.T
         est.landmark_coef_ = A @ w
     else:

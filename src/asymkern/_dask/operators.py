@@ -14,8 +14,9 @@ Data flow
     M = (FᵀF + nεI)⁻¹, eigenproblem / coefficients (the same functions as the in-memory fit)
     predict / eigenfunctions (dask X) ─────────▶ per chunk: landmark_evaluate(kernel, L, coef, ·)
 
-Every task calls the functions of :mod:`asymkern.operators.estimators` that the in-memory fit
-calls on its row blocks (one block function, two executors). The fitted model holds the
+Every task calls the block function of :mod:`asymkern._shared.operators` that the in-memory and
+torch fits sum over their row blocks (``landmark_stats`` / ``landmark_sums``: one block
+function, three executors). The fitted model holds the
 landmark rows and small matrices only (no dask array, no client): it pickles and predicts on
 numpy or dask inputs alike.
 """

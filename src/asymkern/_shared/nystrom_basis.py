@@ -333,3 +333,30 @@ def psd_pinv(H: np.ndarray, rcond: float | None = None, dtype=np.float64) -> np.
         rcond = H.shape[0] * float(np.finfo(dtype).eps)
     keep = lam > rcond * max(lam.max(initial=0.0), 0.0)
     return (V[:, keep] / lam[keep]) @ V[:, keep].T
+
+
+# ------------------------------------------------------------- the small host solves (m×m, s×s)
+def ridge_lla_weights(M: np.ndarray, R: np.ndarray, A: np.ndarray, alpha: float) -> np.ndarray:
+    """LLA's ridge weights ŵ = (AᵀMA + αI)⁻¹AᵀR (s × k) from the centred (weighted) Gram
+    M = K_mn W K_nm − Σw·k̄k̄ᵀ (m × m) and R = K_mn W (y − ȳ) (m × k), Li, Liu and Zhang
+    (Nyström kernel machines), eq. (12); shared by every executor (the small solve stays on
+    the host)."""
+    H = A.T @ M @ A  # G_c W G_cᵀ
+    H[np.diag_indices_from(H)] += alpha
+    return np.linalg.solve(H, A.T @ R)
+
+
+def ridge_ncr_coef(M: np.ndarray, R: np.ndarray, Kmm: np.ndarray, alpha: float,
+                   dtype) -> np.ndarray:
+    """NCR's landmark coefficients β = (M + αK_mm)^† R (m × k), Li, Liu and Zhang (Nyström
+    kernel machines), eq. (11), the pseudo-inverse cut at the precision of ``dtype``."""
+    return psd_pinv(M + alpha * Kmm, dtype=dtype) @ R
+
+
+def row_step(m: int, k: int) -> int:
+    """Rows per block of an n×m kernel block with k right-hand sides, within the library's
+    ``working_memory`` (float64 work arrays): the blocks every executor streams K_nm by."""
+    from ..config import get_config
+
+    budget = float(get_config()["working_memory"]) * 2**20
+    return int(max(1, budget // (8 * 4 * (m + k))))

@@ -109,6 +109,15 @@ def _check_reg(value, name: str = "alpha") -> float:
     return value
 
 
+def _check_jitter(value, name: str = "jitter") -> float:
+    """The diagonal added to a Gram matrix before it is factorised: a finite real number >= 0
+    (one rule and one message for every executor and for :class:`EmpiricalOperator`)."""
+    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Real)
+    if not ok or not (np.isfinite(float(value)) and float(value) >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
 def _check_timestep(value, name: str = "timestep") -> float:
     """The time per step of a transfer operator: a finite real number > 0.
 
@@ -162,14 +171,34 @@ def landmark_stats(kernel, L: np.ndarray, T: np.ndarray, X, X1=None, Y=None) -> 
     FᵀY (p×d) or None), float64. The in-memory fit sums them over row blocks, the Dask fit over
     row chunks (tree reduction); whitening inside the block keeps the sums well conditioned.
     """
-    F0 = np.asarray(kernel(*_pair_f64(X, L)), dtype=np.float64) @ T
-    C = None
-    if X1 is not None:
-        F1 = np.asarray(kernel(*_pair_f64(X1, L)), dtype=np.float64) @ T
-        C = F0.T @ F1
-    FY = None if Y is None else F0.T @ np.asarray(Y.toarray() if sp.issparse(Y) else Y,
-                                                  dtype=np.float64)
-    return F0.T @ F0, C, FY
+    if Y is not None:
+        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
+    return landmark_sums(lambda P: np.asarray(kernel(*_pair_f64(P, L)), dtype=np.float64),
+                         T, X, X1, Y, step=max(1, X.shape[0]))
+
+
+def landmark_sums(block, T, X, X1=None, Y=None, step: int | None = None) -> tuple:
+    """(FᵀF, FᵀF⁺ or None, FᵀY or None) summed over row blocks of ``step`` rows, with the
+    whitened landmark features F = block(X) T, F⁺ = block(X1) T (Meanti et al., 2023).
+
+    Written once for every executor: ``block(P)`` returns k(P, L) as an array of the executor
+    (numpy, or a tensor on its device), T (m×p) and Y (n×d) are arrays of the same executor,
+    and the sums stay there. ``step`` None sizes the blocks from ``working_memory``.
+    """
+    n, m = X.shape[0], T.shape[0]
+    if step is None:
+        from ..config import get_config
+
+        step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * 4 * max(m, 1))))
+    out: tuple | None = None
+    for a in range(0, n, step):
+        sl = slice(a, min(a + step, n))
+        F0 = block(X[sl]) @ T
+        part = (F0.T @ F0, None if X1 is None else F0.T @ (block(X1[sl]) @ T),
+                None if Y is None else F0.T @ Y[sl])
+        out = part if out is None else _add_stats(out, part)
+    assert out is not None  # n ≥ 1: X was validated by the caller
+    return out
 
 
 def _add_stats(a: tuple, b: tuple) -> tuple:

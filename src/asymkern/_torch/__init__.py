@@ -8,29 +8,21 @@ The library imports without torch: :func:`asymkern._dispatch.is_torch_tensor` lo
 level (every module here imports it through :func:`asymkern._dispatch.require_torch` when a
 function runs), so ``import asymkern._torch`` is free.
 
-Layering (mirrors :mod:`asymkern._dask`): the estimators (:class:`~asymkern.KernelSVD`,
-:class:`~asymkern.nystrom.NystromKernelRidge`, :class:`~asymkern.nystrom.NystromKernelPCA`,
-:class:`~asymkern.nystrom.NystromSVC`, :class:`~asymkern.operators.CovarianceOperator`,
-:class:`~asymkern.operators.CrossCovarianceOperator`, :class:`~asymkern.operators.KernelCCA`,
-:class:`~asymkern.operators.ConditionalMeanEmbedding`,
-:class:`~asymkern.operators.KoopmanOperator`, :class:`~asymkern.operators.PerronFrobeniusOperator`)
-ask :func:`use_torch` at the top of ``fit`` / ``transform`` / ``predict`` and hand the work to the
-executors here (:mod:`.ksvd`, :mod:`.krr`, :mod:`.kpca`, :mod:`.svc`, :mod:`.operators`,
-:mod:`.embedding`, :mod:`.transfer`); the kernel layer and :mod:`asymkern.linalg` stay numpy-only
-and never import this package. The executors reuse the small, device-independent steps of the numpy
-path (landmark draws, the core SVD of the Nyström landmarks, the eigen-decomposition of K_mm, the
-ridge solves, the ARPACK iterations of ``KernelSVD(solver='arpack')`` and of the exact transfer
-operators, which get only vectors from the device) and run the O(n) work — kernel blocks, row
-normalisers, products with G and Gᵀ (sparse CSR products for a sparse precomputed G,
-:mod:`.sparse`), landmark blocks — on the device with PyTorch's own kernels (GEMM expansions of
-squared distances, ``torch.cdist`` for the L1 distances, ``torch.linalg`` QR/SVD, a streaming
-log-sum-exp for the normalisers); no CUDA is written here. The operator estimators form their n×n
-Gram matrices on the device in float64 (as the numpy path forms them) and decompose them there
-(``eigh``, ``cholesky``, ``eig``, ``svd``); only r×r matrices go to the host, and their fitted
-numpy ``operator_`` is lazy (:meth:`asymkern.operators.estimators._Recomputable.lazy`), so a torch
-fit does no n³ work on the host. NystromKernelPCA likewise takes the thin SVD of its n×s features
-(and, in modes 'spa' and 'exact', the ``eigh`` of an n×n matrix) on the device. A fitted model
-never shares the caller's memory.
+Layering: this package holds the torch executor's *primitives* only — the array table
+(:mod:`.primitives`, registered in :mod:`asymkern._backend` when this package is imported), the
+lazy kernel matrix on the device (:mod:`.kernels`: kernel blocks, streaming row normalisers,
+products; :mod:`.fused`: the products of the RBF, SNE and softmax kernels through PyTorch's fused
+attention kernels; :mod:`.sparse`: a sparse precomputed G as CSR tensors), input conversion and
+the tensors-in/tensors-out bookkeeping (:mod:`.device`, :mod:`.ksvd`), and the device-side steps
+the estimators hand over (:mod:`.machines`: landmark blocks and predictions of the Nyström
+machines; :mod:`.operators`, :mod:`.embedding`, :mod:`.transfer`: Gram matrices of the operator
+estimators). The algorithms themselves — the SVD solvers, the asymmetric Nyström method,
+KernelSVD's fit and transforms, the Nyström machines' per-mode algebra, the operator estimators'
+solves and eigenproblems — are written once, in :mod:`asymkern.linalg` and the estimator
+packages, against :class:`asymkern._backend.ArrayOps` and :class:`asymkern._backend.LazyMatrix`;
+the estimators ask :func:`use_torch` at the top of ``fit`` / ``transform`` / ``predict``.
+Small problems (r×r, s×s, m×m) and scipy-only steps (ARPACK, whose products run on the device)
+stay on the host. No CUDA is written here. A fitted model never shares the caller's memory.
 
 Semantics: a torch tensor in gives fitted arrays and outputs as torch tensors on the compute
 device, in the input dtype (float32 stays float32); numpy in with the estimator parameter
@@ -42,7 +34,17 @@ device, so with the same ``random_state`` both paths agree to rounding.
 
 from __future__ import annotations
 
+from .._backend import register_ops
 from .._dispatch import TORCH_EXTRA_HINT, any_torch, is_torch_tensor, require_torch
+
+
+def _torch_ops():
+    from .primitives import TorchOps
+
+    return TorchOps()
+
+
+register_ops(is_torch_tensor, _torch_ops)
 
 
 def use_torch(est, *arrays) -> bool:

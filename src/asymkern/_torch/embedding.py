@@ -4,23 +4,54 @@
 ``weights`` / ``expectation`` here for torch tensors or a set ``device``. The Tikhonov-
 regularised embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (paper 002 §4.3) needs the Cholesky factor
 of G_Φ + nεI: G_Φ = [k(x_i, x_j)] is formed on the device in float64 (as the numpy path forms
-it), factorised with ``torch.linalg.cholesky_ex`` and applied with ``torch.cholesky_solve``;
-the weights are β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j and E[Y | x] = k(x, X) (G_Φ + nεI)⁻¹ Y.
-With landmarks the Nyström-restricted estimator runs instead (:func:`fit_cme_landmarks_torch`):
+it, :func:`cme_samples_torch`); the estimator factorises it and solves with the executor's
+primitives (``torch.linalg.cholesky_ex``, ``torch.cholesky_solve``), the code the numpy fit
+runs; the weights are β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j and E[Y | x] = k(x, X) (G_Φ + nεI)⁻¹ Y.
+With landmarks the Nyström-restricted estimator runs instead (:func:`cme_landmark_sums_torch`):
 its n×m blocks k(X, L) are reduced on the device to the sums FᵀF and FᵀY of the whitened
 landmark features, and the m×m solve is the numpy path's.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from .._dispatch import require_torch
 from .device import as_tensor, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
-from .operators import _transform_input, cholesky_shifted, evaluate, gram, paired_input
+from .operators import _transform_input, evaluate, gram, paired_input
 
 
-def fit_cme_torch(est, X, y, kernel_x, eps: float) -> dict:
-    """Fit the conditional mean embedding on the torch backend.
+@dataclass(frozen=True)
+class CMESamples:
+    """The paired samples of an exact conditional-mean-embedding fit on the device.
+
+    Attributes
+    ----------
+    X, Y : tensor
+        Float64 copies of the samples (Y 2-D) on the device (never the caller's memory).
+    G : tensor
+        The Gram matrix G_X = k(X, X), float64, on the device.
+    kernel : TorchKernel
+        The kernel on X.
+    device : torch.device
+        Where the fit runs.
+    as_numpy : bool
+        Whether the inputs were numpy (numpy outputs then).
+    """
+
+    X: Any
+    Y: Any
+    G: Any
+    kernel: Any
+    device: Any
+    as_numpy: bool
+
+
+def cme_samples_torch(est, X, y, kernel_x) -> CMESamples:
+    """Validate the paired samples of a conditional mean embedding, copy them to the device in
+    float64 and form G_X there.
 
     Parameters
     ----------
@@ -32,41 +63,27 @@ def fit_cme_torch(est, X, y, kernel_x, eps: float) -> dict:
         The outputs.
     kernel_x : Kernel
         The resolved kernel on X.
-    eps : float
-        ε > 0 (``alpha``); the ridge is nε.
 
     Returns
     -------
-    dict
-        ``X``, ``Y`` (float64 numpy copies, Y 2-D), ``dual_coef`` ((G_Φ + nεI)⁻¹Y, float64; a
-        tensor on the device for tensor input) and ``state`` (what the other methods need on
-        the device).
+    CMESamples
 
     Raises
     ------
     ValueError
-        If G_Φ has non-finite entries, or G_Φ + nεI is not positive definite.
+        If G_X has non-finite entries, or the samples are not paired.
     """
     torch = require_torch()
     dev, as_numpy, Xt, Yt = paired_input(est, X, y)
     X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
-    n = int(X64.shape[0])
     tk = TorchKernel(kernel_x, int(X64.shape[1]))
     G = gram(tk, X64, X64, "the Gram matrix G_X of X")
-    L = cholesky_shifted(G, n * eps)
-    del G
-    coef = torch.cholesky_solve(Y64, L)
-    if not bool(torch.isfinite(coef).all()):
-        raise ValueError("the coefficients (G_X + nεI)⁻¹Y have non-finite entries; rescale the "
-                         "samples (e.g. StandardScaler) or change the kernel parameters")
-    est.torch_fit_ = True
-    state = {"device": dev, "kernel": tk, "X": X64, "L": L, "coef": coef}
-    return {"X": to_numpy(X64), "Y": to_numpy(Y64),
-            "dual_coef": to_numpy(coef) if as_numpy else coef, "state": state}
+    return CMESamples(X=X64, Y=Y64, G=G, kernel=tk, device=dev, as_numpy=as_numpy)
 
 
-def fit_cme_landmarks_torch(est, X, y, kernel_x, eps: float) -> dict:
-    """The sums of the landmark (Nyström) conditional mean embedding on the torch backend.
+def cme_landmark_sums_torch(est, X, y, kernel_x):
+    """The landmark (Nyström) conditional mean embedding's sums FᵀF and FᵀY, formed on the
+    device from the validated paired samples (:func:`.operators.landmark_sums_torch`).
 
     Parameters
     ----------
@@ -75,28 +92,17 @@ def fit_cme_landmarks_torch(est, X, y, kernel_x, eps: float) -> dict:
     X : tensor or array-like of shape (n, d)
     y : tensor or array-like of shape (n,) or (n, d_y)
     kernel_x : Kernel
-    eps : float
-        ε > 0 (``alpha``).
 
     Returns
     -------
-    dict
-        ``idx`` (the landmark indices: the numpy path's draw), ``L`` (numpy float64 landmarks),
-        ``T`` (the whitening of K_LL), ``A`` = FᵀF, ``FY`` = FᵀY (float64 numpy), ``n`` and
-        ``state`` (what ``predict`` needs on the device).
+    LandmarkSums
     """
-    from .operators import landmark_basis_torch, landmark_stats_torch
+    from .operators import landmark_sums_torch
 
     torch = require_torch()
-    dev, _, Xt, Yt = paired_input(est, X, y)
+    _, _, Xt, Yt = paired_input(est, X, y)
     X64, Y64 = Xt.to(torch.float64), Yt.to(torch.float64)
-    tk = TorchKernel(kernel_x, int(X64.shape[1]))
-    idx, L, T = landmark_basis_torch(est, X64, tk)
-    A, _, FY = landmark_stats_torch(tk, L, T, X64, Y=Y64)
-    est.torch_fit_ = True
-    state = {"device": dev, "kernel": tk, "L": L}
-    return {"idx": idx, "L": to_numpy(L), "T": T, "A": A, "FY": FY, "n": int(X64.shape[0]),
-            "state": state}
+    return landmark_sums_torch(est, X64, TorchKernel(kernel_x, int(X64.shape[1])), Y=Y64)
 
 
 def predict_cme_torch(est, X):

@@ -16,10 +16,13 @@ accumulated block by block, so no n×m matrix is held.
 
 from __future__ import annotations
 
+from .._backend import LazyMatrix, ops_of
 from .._dispatch import require_torch
+from . import fused
 
 #: kernel names the torch backend evaluates ('gaussian' is the registry's alias of 'rbf')
-SUPPORTED_KERNELS = ("rbf", "gaussian", "laplacian", "linear", "polynomial", "cauchy", "sne", "t")
+SUPPORTED_KERNELS = ("rbf", "gaussian", "laplacian", "linear", "polynomial", "cauchy", "sne", "t",
+                     "softmax")
 
 _SQDIST = ("rbf", "cauchy", "sne", "t")
 
@@ -72,6 +75,8 @@ class TorchKernel:
             self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
             self.degree = int(kernel.degree)
             self.coef0 = float(kernel.coef0)
+        elif self.name == "softmax":
+            self.gamma = float(kernel._scale(n_features))
 
     # ------------------------------------------------------------------------- raw blocks
     @staticmethod
@@ -105,8 +110,15 @@ class TorchKernel:
         return D
 
     def log_raw(self, X, Z, c):
-        """log k(x, z) in float64 for the squared-distance kernels (−γ‖x − z‖² for rbf/sne)."""
+        """log k(x, z) in float64 of the row-normalised kernels: −γ‖x − z‖² (rbf/sne),
+        −log(1 + γ‖x − z‖²) (cauchy/t), γ⟨x, z⟩ (softmax)."""
         torch = require_torch()
+        if self.name == "softmax":
+            L = X @ Z.T  # in the data dtype, as the numpy kernel forms it
+            if L.numel() and not bool(torch.isfinite(L).all()):
+                raise OverflowError("kernel 'softmax': ⟨q, k⟩ overflowed the float range; "
+                                    "rescale the data")
+            return L.double().mul_(self.gamma)
         D = self.sq_dists(X, Z, c).double()
         if self.name in ("rbf", "sne"):
             return D.mul_(-self.gamma)
@@ -115,6 +127,12 @@ class TorchKernel:
     def raw(self, X, Z, c=None):
         """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
         torch = require_torch()
+        if self.name == "softmax":
+            K = torch.exp(self.log_raw(X, Z, None)).to(X.dtype)
+            if K.numel() and not bool(torch.isfinite(K).all()):
+                raise OverflowError("kernel 'softmax': exp(γ⟨q, k⟩) overflowed; use the "
+                                    "row-normalised kernel")
+            return K
         if self.name in _SQDIST:
             D = self.sq_dists(X, Z, self.center(Z) if c is None else c)
             # in the data dtype: γ‖x − z‖² overflowing to inf still gives the correct 0
@@ -135,8 +153,9 @@ class TorchKernel:
         return K
 
 
-class TorchKernelMatrix:
-    """Lazy G = [κ(x_i, z_j)] on a torch device, evaluated block by block.
+class TorchKernelMatrix(LazyMatrix):
+    """Lazy G = [κ(x_i, z_j)] on a torch device, evaluated block by block (the torch
+    implementation of :class:`asymkern._backend.LazyMatrix`).
 
     Parameters
     ----------
@@ -161,13 +180,19 @@ class TorchKernelMatrix:
         self.Z = Z
         self.reference = Z if reference is None else reference
         self.shape = (int(X.shape[0]), int(Z.shape[0]))
-        self.dtype = X.dtype
+        self.ops = ops_of(X)
+        self.dtype = self.ops.dtype(X)  # numpy dtype (the protocol's); X.dtype is torch's
         self.device = X.device
+        self.working_memory = float(working_memory)
         self.budget = float(working_memory) * 2**20
         self.c = kernel.center(self.reference) if kernel.name in _SQDIST else None
         if center is not None:
             self.c = center
         self._log_norm = log_norm
+
+    def template(self):
+        """The data tensor X: the device and dtype of results."""
+        return self.X
 
     def step(self, other: int) -> int:
         """Rows per block when a block has ``other`` columns (≈ 4 float64 temporaries)."""
@@ -210,9 +235,20 @@ class TorchKernelMatrix:
             out[a:a + rstep, 1] = torch.log(s)
         return out
 
+    def prepare(self) -> None:
+        """Compute the row normalisers once (before arbitrary blocks are read)."""
+        if self.kernel.row_normalized:
+            self.log_norm()
+
+    def points(self, side: str):
+        """The data set of one side ('row': X, 'col': Z), for k-means landmarks."""
+        return self.X if side == "row" else self.Z
+
     def block(self, rows, cols, log_norm=None):
-        """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices or index tensors."""
+        """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices, index tensors or host
+        index arrays."""
         torch = require_torch()
+        rows, cols = self.ops.index(rows, self.X), self.ops.index(cols, self.X)
         Xb = self.X[rows]
         Zb = self.Z[cols]
         k = self.kernel
@@ -220,7 +256,7 @@ class TorchKernelMatrix:
             return k.raw(Xb, Zb, self.c)
         ln = self.log_norm()[rows] if log_norm is None else log_norm
         L = k.log_raw(Xb, Zb, self.c).sub_(ln[:, 0:1]).sub_(ln[:, 1:2])
-        return torch.exp(L).to(self.dtype)
+        return torch.exp(L).to(self.X.dtype)
 
     def to_dense(self):
         """The whole G (n × m)."""
@@ -234,10 +270,14 @@ class TorchKernelMatrix:
         product, float32 kernel values times a float64 B).
         """
         torch = require_torch()
+        if cols is None and (dtype is None or dtype == self.X.dtype):
+            out = fused.product(self, B)  # RBF, SNE, softmax: never forming G
+            if out is not None:
+                return out
         n = self.shape[0]
         mcols = self.shape[1] if cols is None else len(cols)
         sel = slice(None) if cols is None else cols
-        dtype = self.dtype if dtype is None else dtype
+        dtype = self.X.dtype if dtype is None else dtype
         out = torch.empty((n, B.shape[1]), dtype=dtype, device=self.device)
         step = self.step(mcols)
         for a in range(0, n, step):
@@ -249,11 +289,15 @@ class TorchKernelMatrix:
         """G[rows, :]ᵀ @ B, over column blocks of G (``rows`` None: all rows); B has one row
         per selected row of G."""
         torch = require_torch()
+        if rows is None:
+            out = fused.product(self, B, transpose=True)
+            if out is not None:
+                return out
         m = self.shape[1]
         sel = slice(None) if rows is None else rows
         nrows = self.shape[0] if rows is None else len(rows)
         ln = self.log_norm()[sel] if self.kernel.row_normalized else None
-        out = torch.empty((m, B.shape[1]), dtype=self.dtype, device=self.device)
+        out = torch.empty((m, B.shape[1]), dtype=self.X.dtype, device=self.device)
         step = self.step(nrows)
         for a in range(0, m, step):
             cb = slice(a, min(a + step, m))

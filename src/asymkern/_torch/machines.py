@@ -1,33 +1,36 @@
-"""Shared steps of the Nyström machines on torch (private): landmarks, basis, K_nm, inputs.
+"""The Nyström machines on torch (private): the executor's primitives, not their algebra.
 
-:mod:`.krr` (``NystromKernelRidge``), :mod:`.kpca` (``NystromKernelPCA``) and :mod:`.svc`
-(``NystromSVC``) choose their landmarks and build A = V_s Σ_s⁻¹ exactly as the numpy path
-does (paper 004, Algorithm 1 steps 1–3: the numpy samplers on the host, from the same
-``random_state`` stream, so both paths pick the same landmarks) through one function,
-:func:`nystrom_landmarks_torch`, for the three kinds of landmarks:
+NystromKernelRidge, NystromKernelPCA and NystromSVC run one algebra for every executor
+(:mod:`asymkern.nystrom._algebra`); this module gives it what is specific to torch:
 
-* points ('uniform', row indices, 'kmeans', 'leverage'): K_nm = k(X, C), K_mm = k(C, C);
-* a Gaussian sketch (``landmarks='gaussian'``, §IV, C_H = X_H S): K_nm = K S, accumulated over
-  row blocks of K on the device and kept during the fit, K_mm = SᵀK S;
-* ``kernel='precomputed'`` (X is the training Gram matrix K): indices into K, K_nm = K[:, idx],
-  K_mm = K[idx][:, idx].
-
-Its :class:`LandmarkBasis` gives the executors the rows a:e of K_nm in float64 on the device
-(:meth:`LandmarkBasis.knm`) and F = K_nm A (:meth:`LandmarkBasis.features`); predictions use
-:func:`landmark_times` (K(Z, C)B: k(Z, C)B, K(Z, X_fit)(SB), or K_test[:, idx]B) and
-:func:`full_times` (K(Z, X_fit)B, or K_test B), streamed over row blocks of Z. The training
-input (:func:`training_input`: a private copy on the device, the precomputed square check),
-the prediction input (:func:`fitted_input`) and the finite-output check
-(:func:`check_finite_tensor`) are shared too.
+* :class:`TorchTraining`: the training input on the device (a private copy, the precomputed
+  square check), the n×n Gram matrix of the exact machines, the landmarks, and the fitted
+  :class:`DeviceModel` recorded on the estimator (what predictions read);
+* the landmarks (:func:`nystrom_landmarks_torch`), chosen exactly as the numpy path chooses
+  them (Li, Liu and Zhang, Nyström kernel machines, Algorithm 1 steps 1–3: the numpy samplers
+  on the host, from the same ``random_state`` stream), for landmark points (K_nm = k(X, C)),
+  a Gaussian sketch (C_H = X_H S: K_nm = K S, accumulated over row blocks of K on the device
+  and kept during the fit) and a precomputed K (K_nm = K[:, idx]); their
+  :class:`LandmarkBasis` gives the rows a:e of K_nm in float64 on the device
+  (:meth:`LandmarkBasis.knm`);
+* predictions (:func:`predict_ridge`, :func:`transform_pca`, :func:`decision_svc`,
+  :func:`predict_svc`): K(Z, C)β + b (:func:`landmark_times`) or K(Z, X_fit)α + b
+  (:func:`full_times`) streamed over row blocks of Z, tensors in and tensors out (numpy in,
+  numpy out), with libsvm's one-vs-one rules for NystromSVC's labels.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
-from .device import as_tensor, numpy_dtype, resolve_device, to_numpy
+from .._shared.nystrom_basis import row_step
+from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 
 #: the advice of the non-finite-output errors
 RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
@@ -43,15 +46,6 @@ def check_finite_tensor(T, what: str, hint: str = RESCALE):
 
         check_finite_output(to_numpy(T), what, hint)
     return T
-
-
-def row_step(m: int, k: int) -> int:
-    """Rows per block of an n×m kernel block with k right-hand sides, within ``working_memory``
-    (float64 work arrays)."""
-    from ..config import get_config
-
-    budget = float(get_config()["working_memory"]) * 2**20
-    return int(max(1, budget // (8 * 4 * (m + k))))
 
 
 def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):
@@ -128,6 +122,8 @@ class LandmarkBasis:
         self.basis, self.kind, self.tk, self.X = basis, kind, tk, X
         self.C, self.center, self.idx, self.sketch = C, center, idx, sketch
         self._KS = KS
+        self.shape = (int(X.shape[0]), int(basis.n_landmarks))  # K_nm's
+        self.ops = ops_of(X)
 
     def knm(self, a: int, e: int):
         """Rows a:e of K_nm in float64 on the device: K[a:e, idx] ('precomputed'),
@@ -140,17 +136,6 @@ class LandmarkBasis:
             return self._KS[a:e]
         return self.tk.raw(self.X[a:e], self.C, self.center).double()
 
-    def features(self):
-        """F = K_nm A (n × s, float64, on the device), over row blocks of K_nm."""
-        torch = require_torch()
-        A = torch.as_tensor(self.basis.A, dtype=torch.float64, device=self.X.device)
-        n, m, s = int(self.X.shape[0]), self.basis.n_landmarks, int(A.shape[1])
-        F = torch.empty((n, s), dtype=torch.float64, device=self.X.device)
-        step = row_step(m, s)
-        for a in range(0, n, step):
-            F[a:a + step] = self.knm(a, a + step) @ A
-        return F
-
     def release(self) -> None:
         """Drop K S (n × m) of a sketch: the fitted model keeps only S."""
         self._KS = None
@@ -160,18 +145,6 @@ class LandmarkBasis:
         tensor): S β for a sketch (K(Z, C_H) β = K(Z, X_fit)(S β), one n×k product instead of
         K(Z, X_fit) S), else β."""
         return self.sketch @ beta if self.kind == "gaussian" else beta
-
-    def state(self) -> dict:
-        """What the predictions need (:func:`landmark_times`, :func:`full_times`)."""
-        return {"kind": self.kind, "kernel": self.tk, "X": self.X,
-                "C": self.C if self.kind == "points" else None, "center": self.center,
-                "idx": self.idx}
-
-
-def exact_state(tk, Xt) -> dict:
-    """The prediction state of an exact machine (no landmarks); ``tk`` None: precomputed."""
-    return {"kind": "points" if tk is not None else "precomputed", "kernel": tk, "X": Xt,
-            "C": None, "center": None, "idx": None}
 
 
 def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
@@ -211,7 +184,7 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
     -------
     LandmarkBasis
     """
-    from .._shared.nystrom_basis import basis_from_landmarks, landmark_request
+    from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
     from .._validation import check_random_state
     from ..config import get_config
     from ..landmarks import gaussian_sketch
@@ -231,6 +204,7 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
         kind = "precomputed"
     else:
         kernel = tk.kernel
+        check_psd_kernel(kernel)  # as build_basis: a symmetric PSD kernel
         method, m, idx = landmark_request(est.landmarks, m, n)
         kind = "gaussian" if method == "gaussian" else "points"
         if method == "gaussian":  # C_H = X_H S: K_nm = K S, K_mm = SᵀK S, K streamed by rows
@@ -251,30 +225,161 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
     return LandmarkBasis(b, kind, tk, Xt, C=Ct, center=c, idx=it, sketch=St, KS=KS)
 
 
-def landmark_times(state, Z, B):
+@dataclass(frozen=True)
+class DeviceModel:
+    """The fitted state of a Nyström machine on torch: what its predictions read.
+
+    Attributes
+    ----------
+    kind : {'points', 'gaussian', 'precomputed'}
+        Landmark points, a Gaussian sketch, or a precomputed kernel (an exact machine has
+        'points', or 'precomputed').
+    kernel : TorchKernel or None
+        The kernel on torch (None: precomputed).
+    X : tensor of shape (n, d)
+        The training data on the device.
+    device, dtype
+        The fit's device and torch dtype.
+    C, center, idx : tensor or None
+        The landmark points and their squared-distance shift (points), or the landmark
+        columns of K (precomputed).
+    beta : tensor of shape (m or n, k) or None
+        The coefficients of :func:`landmark_times` (a sketch: S β).
+    dual : tensor of shape (n, k) or None
+        The coefficients of :func:`full_times` (GSA, SPA, exact).
+    intercept : tensor of shape (k,)
+    labels : tensor or None
+        NystromSVC's numeric classes on the device.
+    libsvm : bool
+        NystromSVC's solver is libsvm's (one-vs-one values).
+    """
+
+    kind: str
+    kernel: Any
+    X: Any
+    device: Any
+    dtype: Any
+    C: Any = None
+    center: Any = None
+    idx: Any = None
+    beta: Any = None
+    dual: Any = None
+    intercept: Any = None
+    labels: Any = None
+    libsvm: bool = False
+
+    def decision(self, Z, full: bool, dtype=None):
+        """K(Z, X) α + b (``full``) or K(Z, C) β + b, float64 (n_z × k) on the device."""
+        out = full_times(self, Z, self.dual, dtype) if full else landmark_times(self, Z, self.beta)
+        return out + self.intercept
+
+
+class TorchTraining:
+    """The training data of a Nyström machine on torch (the executor's side of a fit).
+
+    Parameters
+    ----------
+    est : NystromKernelRidge, NystromKernelPCA or NystromSVC
+    X : tensor or array-like of shape (n, d)
+        The training samples (validated; the (n, n) Gram matrix when precomputed).
+    *others : tensor, array-like or None
+        The other inputs (a tensor among them picks the device).
+
+    Attributes
+    ----------
+    ops : ArrayOps
+        The torch primitives.
+    as_numpy : bool
+        Whether X was numpy (the fitted arrays are then numpy).
+    Xt : tensor of shape (n, d)
+        A private copy of X on the device.
+    X_fit : ndarray or tensor
+        What the model keeps as ``X_fit_`` (a numpy copy for numpy input).
+    n : int
+    tk : TorchKernel or None
+        The kernel on torch (None: precomputed).
+    """
+
+    def __init__(self, est, X, *others):
+        from .kernels import TorchKernel
+
+        self.device, self.as_numpy, self.Xt = training_input(est, X, *others)
+        self.ops = ops_of(self.Xt)
+        self.n = int(self.Xt.shape[0])
+        self.tk = None if est._precomputed() else TorchKernel(est._kernel(),
+                                                              int(self.Xt.shape[1]))
+        self.X_fit = to_numpy(self.Xt).copy() if self.as_numpy else self.Xt
+        self.dtype = numpy_dtype(self.Xt)
+        self.lb = None
+
+    @staticmethod
+    def host(a):
+        """A tensor input (targets, weights) on the host; other inputs unchanged."""
+        return to_numpy(a) if any_torch(a) else a
+
+    def out(self, a):
+        """A fitted array as the model keeps it: a numpy copy for numpy input (never the
+        memory of the device state)."""
+        return to_numpy(a).copy() if self.as_numpy and any_torch(a) else a
+
+    def gram(self):
+        """The n×n kernel matrix K(X, X) in float64 on the device (a copy of a precomputed
+        K: the caller may write to it)."""
+        from .kernels import TorchKernelMatrix
+
+        torch = require_torch()
+        if self.tk is None:
+            return self.Xt.to(torch.float64, copy=True)
+        return TorchKernelMatrix(self.tk, self.Xt, self.Xt).to_dense().to(torch.float64)
+
+    def landmarks(self, est) -> LandmarkBasis:
+        """The landmarks and basis (recorded on ``est``); K_nm rows through ``knm``."""
+        self.lb = nystrom_landmarks_torch(est, self.Xt, self.tk,
+                                          self.X_fit if self.as_numpy else None)
+        return self.lb
+
+    def keep(self, est, beta=None, dual=None, intercept=None, classes=None,
+             libsvm: bool = False) -> None:
+        """Record the fitted :class:`DeviceModel` on ``est`` (``beta``: host landmark
+        coefficients; ``dual`` a tensor; ``intercept`` host or tensor; ``classes``: a
+        classifier's labels)."""
+        labels = None if classes is None else device_labels(classes, self.device)
+        lb, like = self.lb, self.Xt
+        f64 = require_torch().float64
+        if beta is not None:
+            beta = lb.column_coef(self.ops.from_host(beta, like, f64))
+        b = self.ops.from_host(np.atleast_1d(self.ops.to_host(intercept)), like, f64)
+        points = lb is not None and lb.kind == "points"
+        est._torch_state = DeviceModel(
+            kind=lb.kind if lb is not None else ("precomputed" if self.tk is None else "points"),
+            kernel=self.tk, X=self.Xt, device=self.device, dtype=self.Xt.dtype,
+            C=lb.C if points else None, center=lb.center if lb is not None else None,
+            idx=lb.idx if lb is not None else None, beta=beta, dual=dual, intercept=b,
+            labels=labels, libsvm=libsvm)
+
+
+def landmark_times(state: DeviceModel, Z, B):
     """K(Z, C) B in float64 (n_z × k) on the device, for predictions.
 
-    ``state`` as :meth:`LandmarkBasis.state` gives it and ``B`` from
-    :meth:`LandmarkBasis.column_coef`: Z[:, idx] B ('precomputed': Z is K(Z, X_fit)),
-    K(Z, X_fit) B streamed over row blocks of Z ('gaussian', B = S β) or k(Z, C) B over row
-    blocks (points).
+    ``B`` from :meth:`LandmarkBasis.column_coef`: Z[:, idx] B ('precomputed': Z is
+    K(Z, X_fit)), K(Z, X_fit) B streamed over row blocks of Z ('gaussian', B = S β) or
+    k(Z, C) B over row blocks (points).
     """
     torch = require_torch()
-    kind = state["kind"]
-    if kind == "precomputed":
-        return Z[:, state["idx"]].double() @ B
-    if kind == "gaussian":
+    if state.kind == "precomputed":
+        return Z[:, state.idx].double() @ B
+    if state.kind == "gaussian":
         return full_times(state, Z, B)
-    C = state["C"]
+    C = state.C
     n = int(Z.shape[0])
     out = torch.empty((n, int(B.shape[1])), dtype=torch.float64, device=Z.device)
     step = row_step(int(C.shape[0]), int(B.shape[1]))
     for a in range(0, n, step):
-        out[a:a + step] = state["kernel"].raw(Z[a:a + step], C, state["center"]).double() @ B
+        out[a:a + step] = state.kernel.raw(Z[a:a + step], C, state.center).double() @ B
     return out
 
 
-def full_times(state, Z, B, dtype=None):
+def full_times(state: DeviceModel, Z, B, dtype=None):
     """K(Z, X_fit) B (n_z × k) on the device, streamed over row blocks of Z: Z B itself for a
     precomputed kernel (Z is then K(Z, X_fit)), in float64.
 
@@ -285,13 +390,118 @@ def full_times(state, Z, B, dtype=None):
     from .kernels import TorchKernelMatrix
 
     torch = require_torch()
-    if state["kind"] == "precomputed":
+    if state.kind == "precomputed":
         return Z.double() @ B
-    G = TorchKernelMatrix(state["kernel"], Z, state["X"],
+    G = TorchKernelMatrix(state.kernel, Z, state.X,
                           working_memory=get_config()["working_memory"])
     if dtype is None or dtype == torch.float64:
         return G.matmat(B, dtype=torch.float64)
     return G.matmat(B.to(dtype)).double()
+
+
+def predict_ridge(est, X, approach: str):
+    """Predictions K(X, C)β + b (K(X, X_fit)α + b for GSA and exact) of a NystromKernelRidge
+    fitted on torch: a tensor on the fit's device for tensor input, numpy for numpy input."""
+    state, Xn, as_numpy = fitted_input(est, X)
+    out = state.decision(Xn, approach in ("gsa", "exact"), dtype=state.dtype).to(state.dtype)
+    if not bool(require_torch().isfinite(out).all()):
+        raise ValueError("the predictions contain NaN or infinity; rescale X like the training "
+                         "data")
+    if est._y_1d:
+        out = out.reshape(-1)
+    return to_numpy(out) if as_numpy else out
+
+
+def transform_pca(est, X):
+    """Scores ⟨f_k, Φ(z) − μ⟩ of a NystromKernelPCA fitted on torch (training dtype; a tensor
+    for tensor input, numpy for numpy input)."""
+    state, Xn, as_numpy = fitted_input(est, X)
+    out = state.decision(Xn, state.beta is None or est.mode == "gsa")
+    check_finite_tensor(out, "the transformed values", "rescale X like the training data")
+    out = out.to(state.dtype)
+    return to_numpy(out) if as_numpy else out
+
+
+def ovr_values(raw, k: int):
+    """scikit-learn's 'ovr' values from libsvm's one-vs-one ones (``_ovr_decision_function``
+    of ``sklearn.utils.multiclass`` with predictions dec < 0 and confidences −dec)."""
+    torch = require_torch()
+    votes = torch.zeros((raw.shape[0], k), dtype=raw.dtype, device=raw.device)
+    conf = torch.zeros_like(votes)
+    p = 0
+    for i in range(k):
+        for j in range(i + 1, k):
+            neg = (raw[:, p] < 0).to(raw.dtype)
+            conf[:, i] += raw[:, p]
+            conf[:, j] -= raw[:, p]
+            votes[:, i] += 1 - neg
+            votes[:, j] += neg
+            p += 1
+    return votes + conf / (3 * (torch.abs(conf) + 1))
+
+
+def _svc_raw(est, X, approach: str):
+    state, Z, as_numpy = fitted_input(est, X)
+    raw = check_finite_tensor(state.decision(Z, approach in ("gsa", "exact")),
+                              "the decision values")
+    return raw, state, as_numpy
+
+
+def decision_svc(est, X, approach: str):
+    """Decision values of a NystromSVC fitted on torch (shaped as the solver's)."""
+    raw, state, as_numpy = _svc_raw(est, X, approach)
+    if raw.shape[1] == 1:
+        out = raw[:, 0]
+    elif state.libsvm:
+        out = ovr_values(raw, len(est.classes_))
+    else:
+        out = raw
+    out = out.to(state.dtype)
+    return to_numpy(out) if as_numpy else out
+
+
+def predict_svc(est, X, approach: str):
+    """Labels of a NystromSVC fitted on torch, by the solver's rule on the decision values:
+    libsvm's one-vs-one vote (a tie to the first class; two classes: classes_[1] for a value
+    ≥ 0), liblinear's sign / argmax."""
+    torch = require_torch()
+    raw, state, as_numpy = _svc_raw(est, X, approach)
+    k = len(est.classes_)
+    if raw.shape[1] == 1:  # libsvm votes classes_[1] unless its value (−ours) is > 0
+        idx = ((raw[:, 0] >= 0) if state.libsvm else (raw[:, 0] > 0)).long()
+    elif state.libsvm:  # one-vs-one vote, a tie to the first class (libsvm)
+        votes = torch.zeros((raw.shape[0], k), dtype=torch.long, device=raw.device)
+        p = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                pos = (raw[:, p] > 0).long()
+                votes[:, i] += pos
+                votes[:, j] += 1 - pos
+                p += 1
+        idx = torch.argmax(votes, dim=1)
+    else:  # liblinear one-vs-rest: the first largest value
+        idx = torch.argmax(raw, dim=1)
+    if as_numpy or state.labels is None:
+        return est.classes_[to_numpy(idx)]
+    return state.labels[idx]
+
+
+def proba_svc(calibration, d, log: bool = False):
+    """Platt probabilities (host) of the device decision values ``d``; a tensor like ``d``."""
+    torch = require_torch()
+    P = from_numpy(calibration.predict_proba(to_numpy(d)), d)
+    return torch.log(P) if log else P
+
+
+def device_labels(classes: np.ndarray, device):
+    """Numeric ``classes`` as a tensor on ``device`` (None for other labels, or an unsigned
+    dtype torch lacks: the labels then stay numpy)."""
+    if classes.dtype.kind not in "biuf":
+        return None
+    try:
+        return require_torch().tensor(classes, device=device)
+    except (TypeError, RuntimeError):
+        return None
 
 
 def fitted_input(est, X):
@@ -306,8 +516,8 @@ def fitted_input(est, X):
 
     Returns
     -------
-    state : dict
-        The device state of the fit (``device``, ``dtype``, ``kernel``, …).
+    state : DeviceModel
+        The device state of the fit.
     Xt : tensor of shape (n_test, d)
         X on the fit's device, in the training dtype.
     as_numpy : bool
@@ -321,13 +531,13 @@ def fitted_input(est, X):
     owner = type(est).__name__
     check_is_fitted(est, "X_fit_")
     state = getattr(est, "_torch_state", None)
-    if state is None or not getattr(est, "torch_fit_", False):
+    if not isinstance(state, DeviceModel) or not getattr(est, "torch_fit_", False):
         raise ValueError(f"this {owner} was fitted on numpy arrays without device=...; fit it "
                          "with torch tensors (or a device) to predict on torch tensors")
     as_numpy = not any_torch(X)
     if as_numpy:
         X = est._check_X(X)
-    Xt = as_tensor(X, state["device"], "X", dtype=state["dtype"])
+    Xt = as_tensor(X, state.device, "X", dtype=state.dtype)
     if Xt.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {Xt.shape[1]} features, but {owner} is expecting "
                          f"{est.n_features_in_} features as input")

@@ -24,8 +24,12 @@ functions (up to sign). Only ``method='qr'`` runs here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
+from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
 from .device import as_tensor, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
@@ -36,7 +40,37 @@ _EIG_RTOL = 1e-12
 _SVD_RTOL = 1e-10
 
 
-def fit_covariance_torch(est, X, kernel) -> dict:
+@dataclass(frozen=True)
+class SpectralFit:
+    """The result of a covariance, cross-covariance or kernel CCA fit on the device.
+
+    Attributes
+    ----------
+    X, Y : ndarray
+        Float64 numpy copies of the samples (Y None for the covariance operator).
+    values : ndarray or tensor
+        The spectrum, descending: eigenvalues, singular values or canonical correlations (a
+        float64 tensor on the device for tensor input).
+    coef_v, coef_u : ndarray
+        Coefficients of the RKHS-normalised right (x) / left (y) functions before centring
+        (the eigenfunctions for the covariance operator: ``coef_v``).
+    coef_f, coef_g : ndarray or None
+        Kernel CCA's canonical functions (final).
+    state : dict
+        What ``transform`` needs on the device.
+    """
+
+    X: np.ndarray
+    values: Any
+    coef_v: np.ndarray
+    state: dict
+    Y: np.ndarray | None = None
+    coef_u: np.ndarray | None = None
+    coef_f: np.ndarray | None = None
+    coef_g: np.ndarray | None = None
+
+
+def fit_covariance_torch(est, X, kernel) -> SpectralFit:
     """Eigenpairs of the empirical covariance operator of X on the torch backend.
 
     Parameters
@@ -50,11 +84,8 @@ def fit_covariance_torch(est, X, kernel) -> dict:
 
     Returns
     -------
-    dict
-        ``X`` (float64 numpy copy of the samples), ``eigenvalues`` (float64, descending; a
-        tensor on the device for tensor input),
-        ``coef`` (n × k float64 coefficients of the RKHS-normalised eigenfunctions before
-        centring), ``state`` (what ``transform`` needs on the device) and ``as_numpy``.
+    SpectralFit
+        ``values``: the eigenvalues; ``coef_v``: the eigenfunctions' coefficients.
     """
     from .._validation import check_input, clip_count
 
@@ -80,8 +111,9 @@ def fit_covariance_torch(est, X, kernel) -> dict:
     k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
                    owner=type(est).__name__)
     mu, U = mu[:k], U[:, :k]
-    coef = largest_positive(U / torch.sqrt(mu))  # the numpy path's sign convention
-    est.torch_fit_ = True
+    coef = U / torch.sqrt(mu)
+    ops = ops_of(coef)  # the numpy path's sign rule: largest-magnitude entry positive
+    coef = ops.scale_cols(coef, ops.sign_flips(coef)) if coef.numel() else coef
     state = {"device": dev, "dtype": dtype, "kernel": tk, "X": X64, "coef": coef}
     if est.center:
         coef_c = coef - coef.mean(dim=0, keepdim=True)
@@ -89,8 +121,8 @@ def fit_covariance_torch(est, X, kernel) -> dict:
         # the numpy path's transform subtracts the eigenfunctions' mean over the samples
         state["offset"] = (TorchKernelMatrix(tk, X64, X64).matmat(coef_c)).mean(dim=0)
     lam = mu / n
-    return {"X": to_numpy(X64), "eigenvalues": to_numpy(lam) if as_numpy else lam,
-            "coef": to_numpy(coef), "state": state, "as_numpy": as_numpy}
+    return SpectralFit(X=to_numpy(X64), values=to_numpy(lam) if as_numpy else lam,
+                       coef_v=to_numpy(coef), state=state)
 
 
 def gram(tk, A, B, what: str, symmetric: bool = False):
@@ -103,28 +135,6 @@ def gram(tk, A, B, what: str, symmetric: bool = False):
                          "change the kernel parameters")
     return 0.5 * (K + K.T) if symmetric else K
 
-
-def cholesky_shifted(G, shift: float):
-    """Lower Cholesky factor of G + shift·I on the device, refused as the numpy path's
-    ``CholeskyInverse`` refuses it (G_X + nεI not positive definite)."""
-    torch = require_torch()
-    n = int(G.shape[0])
-    L, info = torch.linalg.cholesky_ex(G + shift * torch.eye(n, dtype=G.dtype, device=G.device))
-    if int(info) != 0:
-        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
-                         "must be PSD and alpha large enough")
-    return L
-
-def largest_positive(C):
-    """Columns of a coefficient tensor with their largest-magnitude entry made positive (the
-    sign convention of :func:`asymkern.linalg.operator_svd.eig_qr`)."""
-    torch = require_torch()
-    if C.numel() == 0:
-        return C
-    idx = C.abs().argmax(dim=0)
-    signs = torch.sign(C[idx, torch.arange(C.shape[1], device=C.device)])
-    signs = torch.where(signs == 0, torch.ones_like(signs), signs)
-    return C * signs
 
 def _transform_input(est, X):
     """(torch state of the fit, X as a tensor on the fit's device, whether X was numpy),
@@ -213,7 +223,7 @@ def transform_covariance_torch(est, X):
     return to_numpy(vals) if as_numpy else vals
 
 
-def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
+def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> SpectralFit:
     """Singular triplets of the empirical cross-covariance operator on the torch backend.
 
     Parameters
@@ -229,11 +239,8 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
 
     Returns
     -------
-    dict
-        ``X``, ``Y`` (float64 numpy copies), ``singular_values`` (float64, descending; a tensor
-        for tensor input), ``coef_u`` / ``coef_v`` (float64 numpy coefficients of the
-        RKHS-normalised left (y) / right (x) singular functions before centring) and
-        ``state`` (what ``transform`` needs on the device).
+    SpectralFit
+        ``values``: the singular values.
     """
     from .._validation import clip_count
 
@@ -252,14 +259,12 @@ def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> dict:
     P, sig, Q = _small_svd(Bt, k, owner)
     coef_u = U_y[:, :ry] @ (P / sy[:, None])
     coef_v = U_x[:, :rx] @ (Q / sx[:, None])
-    est.torch_fit_ = True
     cu = coef_u - coef_u.mean(dim=0, keepdim=True) if est.center else coef_u
     cv = coef_v - coef_v.mean(dim=0, keepdim=True) if est.center else coef_v
     state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
              "Y": Y64, "coef_u": cu, "coef_v": cv}
-    return {"X": to_numpy(X64), "Y": to_numpy(Y64),
-            "singular_values": to_numpy(sig) if as_numpy else sig,
-            "coef_u": to_numpy(coef_u), "coef_v": to_numpy(coef_v), "state": state}
+    return SpectralFit(X=to_numpy(X64), Y=to_numpy(Y64), values=to_numpy(sig) if as_numpy else sig,
+                       coef_u=to_numpy(coef_u), coef_v=to_numpy(coef_v), state=state)
 
 
 def paired_input(est, X, Y):
@@ -385,7 +390,7 @@ def _second_view_values(state, y, coef, what: str, offset=None):
     return evaluate(state["kernel_y"], Yn, state["Y"], coef, what, offset), y_numpy
 
 
-def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
+def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> SpectralFit:
     """Kernel CCA on the torch backend: the SVD of S = Ψ B Φᵀ through the Gram eigen-factors.
 
     With the kept eigenpairs (λ, U) of the (centred) Gram matrices, the eigen-factors
@@ -409,11 +414,8 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
 
     Returns
     -------
-    dict
-        ``X``, ``Y`` (float64 numpy copies), ``correlations`` (descending; a float64 tensor for
-        tensor input), the numpy coefficients ``coef_u``, ``coef_v`` (singular functions,
-        before centring) and ``coef_f``, ``coef_g`` (canonical functions, final) and
-        ``state`` (what ``transform`` needs on the device).
+    SpectralFit
+        ``values``: the canonical correlations.
     """
     from .._validation import clip_count
 
@@ -450,14 +452,13 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> dict:
 
     coef_f, mean_x = canonical(Ux, lx, X64, tkx, Q / sx[:, None])
     coef_g, mean_y = canonical(Uy, ly, Y64, tky, P / sy[:, None])
-    est.torch_fit_ = True
     state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
              "Y": Y64, "coef_f": coef_f, "coef_g": coef_g, "mean_x": mean_x,
              "mean_y": mean_y}
-    return {"X": to_numpy(X64), "Y": to_numpy(Y64),
-            "correlations": to_numpy(sig) if as_numpy else sig,
-            "coef_u": to_numpy(coef_u), "coef_v": to_numpy(coef_v),
-            "coef_f": to_numpy(coef_f), "coef_g": to_numpy(coef_g), "state": state}
+    return SpectralFit(X=to_numpy(X64), Y=to_numpy(Y64),
+                       values=to_numpy(sig) if as_numpy else sig, coef_u=to_numpy(coef_u),
+                       coef_v=to_numpy(coef_v), coef_f=to_numpy(coef_f),
+                       coef_g=to_numpy(coef_g), state=state)
 
 
 def transform_cca_torch(est, X=None, y=None):
@@ -525,9 +526,52 @@ def landmark_basis_torch(est, X0, tk):
     return idx, L, landmark_whitening(to_numpy(K_LL))
 
 
+@dataclass(frozen=True)
+class LandmarkSums:
+    """What a Nyström (landmark) operator fit needs of its n samples, reduced on the device.
+
+    Attributes
+    ----------
+    idx : ndarray of int
+        The landmark indices (the numpy path's draw).
+    L : tensor (m, d)
+        The landmarks on the device (for ``predict``).
+    T : ndarray (m, p)
+        The whitening of K_LL.
+    A, C, FY, FG : ndarray or None
+        FᵀF, FᵀF⁺, FᵀY and Fᵀg(Y) (float64, host); None where not asked for.
+    n : int
+        The number of samples.
+    kernel : TorchKernel
+        The kernel on the device.
+    """
+
+    idx: np.ndarray
+    L: Any
+    T: np.ndarray
+    A: np.ndarray
+    C: Any
+    FY: Any
+    FG: Any
+    n: int
+    kernel: Any
+
+
+def landmark_sums_torch(est, X, tk, X1=None, Y=None, obs=None) -> LandmarkSums:
+    """The landmarks of ``est`` (``n_landmarks``/``landmarks``/``random_state``; the numpy
+    path's draw) among the device samples X and the sums of the whitened features against the
+    partners X1, the targets Y and the observables' values ``obs`` (all float64 tensors)."""
+    idx, L, T = landmark_basis_torch(est, X, tk)
+    A, C, FY = landmark_stats_torch(tk, L, T, X, X1, Y)
+    FG = None if obs is None else landmark_stats_torch(tk, L, T, X, Y=obs)[2]
+    return LandmarkSums(idx=idx, L=L, T=T, A=A, C=C, FY=FY, FG=FG, n=int(X.shape[0]),
+                        kernel=tk)
+
+
 def landmark_stats_torch(tk, L, T, X, X1=None, Y=None) -> tuple:
     """FᵀF, FᵀF⁺ and FᵀY of the whitened landmark features, summed over row blocks on the
-    device (the numpy path's :func:`asymkern._shared.operators.landmark_stats`).
+    device by :func:`asymkern._shared.operators.landmark_sums` (the code of the numpy and Dask
+    fits), with the kernel blocks k(X, L) formed on the device.
 
     With F = k(X, L) T and F⁺ = k(X1, L) T (paper 002 §4.3–4.4 restricted to the landmark span,
     Meanti et al. 2023), only these p×p and p×d sums over the n samples are needed, so the
@@ -552,31 +596,13 @@ def landmark_stats_torch(tk, L, T, X, X1=None, Y=None) -> tuple:
     tuple of ndarray or None
         (FᵀF, FᵀF⁺ or None, FᵀY or None), float64 numpy.
     """
-    from ..config import get_config
+    from .._shared.operators import landmark_sums
 
     torch = require_torch()
-    dev = X.device
-    Tt = torch.as_tensor(np.ascontiguousarray(T), dtype=torch.float64, device=dev)
-    n, m = int(X.shape[0]), int(L.shape[0])
-    step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * 4 * max(m, 1))))
-    p = Tt.shape[1]
-    zeros = {"dtype": torch.float64, "device": dev}
-    A = torch.zeros((p, p), **zeros)
-    C = None if X1 is None else torch.zeros((p, p), **zeros)
-    FY = None if Y is None else torch.zeros((p, int(Y.shape[1])), **zeros)
-
-    def features(P):
-        return TorchKernelMatrix(tk, P, L).to_dense() @ Tt
-
-    for a in range(0, n, step):
-        sl = slice(a, min(a + step, n))
-        F0 = features(X[sl])
-        A += F0.T @ F0
-        if C is not None:
-            C += F0.T @ features(X1[sl])
-        if FY is not None:
-            FY += F0.T @ Y[sl].to(torch.float64)
-    return tuple(None if M is None else to_numpy(M) for M in (A, C, FY))
+    Tt = torch.as_tensor(np.ascontiguousarray(T), dtype=torch.float64, device=X.device)
+    out = landmark_sums(lambda P: TorchKernelMatrix(tk, P, L).to_dense(), Tt, X, X1,
+                        None if Y is None else Y.to(torch.float64))
+    return tuple(None if M is None else to_numpy(M) for M in out)
 
 
 def landmark_predict_torch(est, X, coef):

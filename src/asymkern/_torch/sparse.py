@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .._backend import LazyMatrix, ops_of
 from .._dispatch import is_torch_tensor, require_torch
 
 
@@ -35,7 +36,7 @@ def _scatter(B, index, k: int):
     return E.index_add_(0, index, B)
 
 
-class TorchSparseMatrix:
+class TorchSparseMatrix(LazyMatrix):
     """A sparse n×m matrix G on a torch device, for products with G and Gᵀ.
 
     Parameters
@@ -51,11 +52,26 @@ class TorchSparseMatrix:
     not offered.
     """
 
+    is_sparse = True
+
     def __init__(self, G, GT):
+        torch = require_torch()
         self.G, self.GT = G, GT
         self.shape = (int(G.shape[0]), int(G.shape[1]))
-        self.dtype = G.dtype
+        self._template = torch.empty((0, 0), dtype=G.dtype, device=G.device)
+        self.ops = ops_of(self._template)
+        self.dtype = self.ops.dtype(self._template)  # numpy dtype (the protocol's)
         self.device = G.device
+
+    def template(self):
+        """An empty tensor of G's dtype on G's device (the dtype/device of results)."""
+        return self._template
+
+    def block(self, rows, cols):
+        """Entry access is not offered for a sparse G (the Nyström landmark blocks)."""
+        raise NotImplementedError("entries of a sparse precomputed G are not available on the "
+                                  "torch backend (solver='nystrom' with a sparse G); use "
+                                  "'arpack', 'randomized' or 'block_krylov'")
 
     @property
     def T(self) -> TorchSparseMatrix:
@@ -90,6 +106,13 @@ class TorchSparseMatrix:
     def to_dense(self):
         """The dense n×m tensor (a new tensor)."""
         return self.G.to_dense()
+
+    def means64(self):
+        """Row and column means (float64 tensors) and the grand mean, from the sums of the
+        stored entries (:meth:`sums64`)."""
+        rows, cols = self.sums64()
+        n, m = self.shape
+        return rows / m, cols / n, float(rows.sum()) / (n * m)
 
 
 def as_sparse_matrix(X, device, name: str = "X", dtype=None) -> TorchSparseMatrix:

@@ -2,8 +2,10 @@
 their n×n Gram matrices and eigenproblems on the device (private).
 
 :class:`~asymkern.operators.KoopmanOperator` hands ``fit`` / ``predict`` here for torch tensors
-or a set ``device``, :class:`~asymkern.operators.PerronFrobeniusOperator` its ``fit`` (see
-:func:`fit_perron_frobenius_torch`). The Koopman estimators are those of the numpy path (paper
+or a set ``device``. :class:`~asymkern.operators.PerronFrobeniusOperator` only takes its
+validated pairs and Gram matrices on the device from here (:func:`transfer_samples_torch`,
+typed :class:`TransferSamples`) and runs its own fit, the code of its numpy fit, on them. The
+Koopman estimators are those of the numpy path (paper
 002 §4.4; Kostic et al. 2022, §3, dual form), (K̂ f)(x) = k(x, X) U Vᵀ f(Y) with the pairs
 (x_i, y_i), G = k(X, X), C = k(Y, X) and H = k(Y, Y), all formed on the device in float64 (as
 the numpy path computes):
@@ -20,18 +22,16 @@ the numpy path computes):
   eigenfunctions orthonormalised, the complex phase fixed (largest coefficient real positive).
   These steps need only the k×k Gram matrix Wᴴ G W of the k kept eigenvectors, computed on the
   device. Forecasts use the coefficients (G + nεI)⁻¹ Y and iterate a ← (G + nεI)⁻¹ C a.
-* ``'pcr'`` / ``'rrr'``: the n×n symmetric eigenproblems of :func:`asymkern.operators._koopman.
-  pcr_dual` and :func:`~asymkern.operators._koopman._rrr_dual_dense` (with their rules for the
-  directions kept) run densely on the device (``torch.linalg.eigh``); the small r×r matrix
-  M = Vᵀ C U goes to numpy, where :func:`~asymkern.operators._koopman.reduced_eig` and the
-  estimator's ``_finish_reduced`` do the numpy path's bookkeeping (left eigenfunctions, modes).
+* ``'pcr'`` / ``'rrr'``: the estimators' own algorithms (:func:`asymkern.operators._koopman.
+  pcr_dual` / ``rrr_dual``, written once against the executor primitives and handed down by
+  the estimator) run on the device tensors: ``torch.linalg.eigh`` for n ≤ 200, ARPACK with
+  its products on the device above, as for numpy arrays; the small r×r matrix M = Vᵀ C U
+  goes to numpy, where :func:`~asymkern.operators._koopman.reduced_eig` and the estimator's
+  ``_finish_reduced`` do the bookkeeping (left eigenfunctions, modes).
 
-So 'full' runs the numpy path's eigensolver at every n, and the two paths agree to rounding
-even where ``n_components`` cuts a complex-conjugate pair (a dense solver and ARPACK may keep
-different members of the pair). For 'rrr' the numpy path switches to ARPACK above n = 200 while
-the torch path stays dense (``eigh``, GPU-friendly): both compute the same estimator, but the
-numpy ARPACK route (the non-symmetric form) is less accurate than its dense route on
-ill-conditioned problems (1e-7 apart in a test, the torch result 3e-10 from the dense one).
+So every estimator runs the numpy path's eigensolver at every n, and the two paths agree to
+rounding even where ``n_components`` cuts a complex-conjugate pair (a dense solver and ARPACK
+may keep different members of the pair).
 
 Nothing of size n×n goes to the host: the fitted ``operator_`` is the numpy
 :class:`~asymkern.operators.EmpiricalOperator` on the same samples, whose B is lazy for
@@ -40,15 +40,16 @@ Nothing of size n×n goes to the host: the fitted ``operator_`` is the numpy
 
 from __future__ import annotations
 
-import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._dispatch import any_torch, is_torch_tensor, require_torch
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
-from .kernels import TorchKernel, TorchKernelMatrix
-from .operators import cholesky_shifted, gram
+from .kernels import TorchKernel
+from .operators import gram
 
 #: machine epsilon of float64
 _EPS = float(np.finfo(np.float64).eps)
@@ -119,206 +120,7 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     return X64.clone(), Yt.to(torch.float64).clone(), dtype, as_numpy
 
 
-# ------------------------------------------------------------------------------ reduced rank
-def pcr_dual_torch(G, r: int, shift: float):
-    """Exact PCR on the device: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (top-r eigenpairs of G, dense).
-
-    Mirrors :func:`asymkern.operators._koopman.pcr_dual` (directions with λ ≤ λ₁·n·eps
-    dropped).
-    """
-    torch = require_torch()
-    n = int(G.shape[0])
-    lam, Q = torch.linalg.eigh(G)
-    lam, Q = lam.flip(0)[:r], Q.flip(1)[:, :r]
-    if lam.numel() and float(lam[0]) > 0:
-        keep = lam > float(lam[0]) * n * _EPS
-    else:
-        keep = torch.zeros(lam.numel(), dtype=torch.bool, device=lam.device)
-    lam, Q = lam[keep], Q[:, keep]
-    return Q / (lam + shift), Q
-
-
-def rrr_dual_torch(G, H, r: int, shift: float):
-    """Exact RRR on the device through the symmetric form of (1/n) H G u = σ² (G + nεI) u.
-
-    Mirrors :func:`asymkern.operators._koopman._rrr_dual_dense` (Kostic et al. 2022, Thm. 3):
-    with G = Q Λ Qᵀ (λ > λ_max·n·eps kept) and D = diag(√(λ/(λ + nε))), the σ² are the
-    eigenvalues of T = D Qᵀ H Q D / n and u = √n Q diag(1/√(λ(λ + nε))) z, so that
-    uᵀ G (G + nεI) u = n; V = G U / n.
-
-    Returns
-    -------
-    U, V : tensors (n, r')
-    s2 : tensor (r',)
-    """
-    torch = require_torch()
-    n = int(G.shape[0])
-    lam, Q = torch.linalg.eigh(G)
-    empty = torch.zeros((n, 0), dtype=G.dtype, device=G.device)
-    if lam.numel() == 0 or float(lam[-1]) <= 0:
-        return empty, empty, torch.zeros(0, dtype=G.dtype, device=G.device)
-    if float(lam[0]) + shift <= 0:
-        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
-                         f"eigenvalue of G_X {float(lam[0]):.3g}); the kernel must be PSD and "
-                         "alpha large enough")
-    keep = lam > float(lam[-1]) * n * _EPS
-    lam, Q = lam[keep], Q[:, keep]
-    dd = torch.sqrt(lam / (lam + shift))
-    T = dd[:, None] * (Q.T @ H @ Q) * dd / n
-    s2, Z = torch.linalg.eigh(0.5 * (T + T.T))
-    s2, Z = s2.flip(0)[:r], Z.flip(1)[:, :r]
-    smax = max(float(s2.max()) if s2.numel() else 0.0, 1e-300)
-    keep = s2 > 1000.0 * _EPS * smax
-    U = np.sqrt(n) * (Q @ (Z[:, keep] / torch.sqrt(lam * (lam + shift))[:, None]))
-    return U, G @ U / n, s2[keep]
-
-
 # ------------------------------------------------------------------------------ full
-#: above this many pairs the exact 'full' estimators take their top eigenpairs from ARPACK, as
-#: the numpy estimators do (``KoopmanOperator`` / ``PerronFrobeniusOperator``: n > 150)
-ARPACK_MIN_PAIRS = 150
-
-
-def _arpack_top(A, k: int):
-    """Top-k eigenpairs (largest ``|λ|``) of the n×n device matrix A by the numpy path's ARPACK
-    call (:func:`asymkern.linalg.operator_svd._eig_top`: the same v0, ncv and tolerance), with
-    the products A·v on the device; only vectors cross to the host. Returns (λ, W) (numpy),
-    or None when the dense solver should run instead (k ≥ n − 1, as ``_eig_top`` decides)."""
-    from scipy.sparse.linalg import LinearOperator
-
-    from ..linalg.operator_svd import _eig_top
-
-    torch = require_torch()
-    n = int(A.shape[0])
-    if k >= n - 1:
-        return None
-
-    def matvec(v):
-        x = torch.as_tensor(np.ascontiguousarray(v, dtype=np.float64).reshape(n, -1),
-                            device=A.device)
-        return to_numpy(A @ x).reshape(v.shape)
-
-    op = LinearOperator((n, n), matvec=matvec, matmat=matvec, dtype=np.float64)
-    lam, W, _ = _eig_top(op, n, k, "LM", "arpack")
-    return lam, W
-
-
-def _auxiliary_eig(G, A, k: int, owner: str):
-    """Top-k eigenpairs of the auxiliary matrix A = B C with eigenfunctions k(·, X) w on the
-    samples of G, post-processed exactly as :func:`asymkern.linalg.eig_auxiliary` does.
-
-    For n ≤ :data:`ARPACK_MIN_PAIRS` the dense eigenproblem runs on the device
-    (``torch.linalg.eig``); above it ARPACK runs on the host with its products A·v on the device
-    (:func:`_arpack_top`), the numpy estimators' choice, falling back to the dense solver when
-    ARPACK does not converge, as they do. The k×k Gram matrix Wᴴ G W of the kept eigenvectors
-    (computed on the device) is all the normalisation, cluster orthonormalisation and zero-norm
-    test need. Returns the eigenvalues, the n×k coefficients (numpy) and the solver that ran
-    ('arpack' or 'dense').
-    """
-    from scipy.sparse.linalg import ArpackNoConvergence
-
-    from .._validation import clip_count
-    from ..linalg.operator_svd import _real_if_close
-
-    torch = require_torch()
-    n = int(G.shape[0])
-    found_by: dict = {}  # the dense eigen-decomposition (computed at most once) and the solver
-
-    def top(m):
-        if m <= k and "lam" not in found_by and n > ARPACK_MIN_PAIRS:
-            try:
-                found = _arpack_top(A, m)
-            except ArpackNoConvergence:  # rare (clustered spectra): the dense reference
-                found = None
-            if found is not None:
-                found_by["solver"] = "arpack"
-                lam, W = found
-                return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-        if "lam" not in found_by:
-            lam_t, W_t = torch.linalg.eig(A)
-            order = torch.argsort(-lam_t.abs(), stable=True)
-            found_by.update(lam=to_numpy(lam_t[order]), W=W_t[:, order], solver="dense")
-        lam, W = found_by["lam"][:m], to_numpy(found_by["W"][:, :m])
-        if not np.any(lam.imag):
-            lam, W = lam.real.copy(), W.real.copy()
-        return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-
-    lam, W = top(k)
-    scale = max(abs(lam[0]), 1e-300)
-    small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
-    if abs(lam[0]) == 0 or small.size:  # the numpy path retries with every nonzero eigenpair
-        lam, W = top(n)
-        scale = max(abs(lam[0]), 1e-300)
-        small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
-        if small.size and small[0] > 0:
-            lam, W = lam[: small[0]], W[:, : small[0]]
-        else:
-            r = int(small[0]) if small.size else 0
-            raise ValueError(f"n_components={n} exceeds the number {r} of numerically nonzero "
-                             "eigenvalues of the operator; ask for fewer components")
-        clip_count(k, lam.size, "n_components", "the numerical rank of the operator",
-                   owner=owner)
-    Wd = torch.as_tensor(W, device=G.device)
-    Gc = G.to(Wd.dtype) if Wd.is_complex() else G
-    S = to_numpy(Wd.conj().T @ (Gc @ Wd))  # Wᴴ G W (k×k)
-    norms2 = np.real(np.diag(S))
-    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(
-        float(G.diagonal().max()), 1e-300)
-    zero = ~(norms2 > 10.0 * n * _EPS * scale2)
-    if np.all(zero):
-        raise ValueError("every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w "
-                         "at rounding level): the operator is numerically zero or its "
-                         "representation B is too ill-conditioned to resolve eigenfunctions")
-    if np.any(zero):
-        warnings.warn(
-            f"{int(zero.sum())} of {lam.size} computed eigenfunctions have a numerically zero "
-            f"RKHS norm (spurious eigenpairs of an ill-conditioned representation) and were "
-            f"dropped; returning {int((~zero).sum())} eigenpairs", RuntimeWarning, stacklevel=4)
-        lam, W, S = lam[~zero], W[:, ~zero], S[np.ix_(~zero, ~zero)]
-    T = _normalise_transform(lam, S)
-    C = W @ T
-    if np.iscomplexobj(C):  # phase: largest-modulus coefficient real positive
-        idx = np.argmax(np.abs(C), axis=0)
-        ph = C[idx, np.arange(C.shape[1])]
-        C = C * (np.abs(ph) / ph)
-    return lam, C, found_by["solver"]
-
-
-def _normalise_transform(lam, S):
-    """The k×k T with W T = the coefficients :func:`~asymkern.linalg.operator_svd.eig_auxiliary`
-    returns: ``rkhs_normalize``, then (real eigenpairs) ``orthonormalize_clusters`` with
-    rtol 1e-9 and no merging, all through S = Wᴴ G W."""
-    import scipy.linalg as sla
-
-    from ..linalg.operator_svd import clusters
-
-    def normalise(T):
-        n2 = np.real(np.einsum("ij,ij->j", np.conj(T), S @ T))
-        nr = np.sqrt(np.maximum(n2, 0.0))
-        if np.any(nr <= 0):
-            raise ValueError("a computed singular/eigen-function has zero RKHS norm")
-        return T / nr
-
-    T = normalise(np.eye(S.shape[0], dtype=S.dtype if np.iscomplexobj(lam) else np.float64))
-    if np.iscomplexobj(lam):
-        return T
-    S = np.real(S)
-    for g in clusters(lam, 1e-9):
-        if g.size < 2:
-            continue
-        Gram = T[:, g].T @ S @ T[:, g]
-        Gram = 0.5 * (Gram + Gram.T)
-        try:
-            L = np.linalg.cholesky(Gram)
-        except np.linalg.LinAlgError:  # numerically dependent: the numpy path's eigh fallback
-            mu, V = np.linalg.eigh(Gram)
-            mu = np.maximum(mu, _EPS * mu.max())
-            T[:, g] = T[:, g] @ (V / np.sqrt(mu))
-            continue
-        T[:, g] = sla.solve_triangular(L, T[:, g].T, lower=True).T
-    return normalise(T)
-
-
 # ------------------------------------------------------------------------------ Koopman
 def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_numpy: bool):
     """The observable values g(y_i) at the shifted samples, validated by the numpy path's
@@ -347,185 +149,81 @@ def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_nump
     return torch.as_tensor(vals, dtype=torch.float64, device=X1.device)
 
 
-def fit_koopman_torch(est, X, y, kernel, observables=None):
-    """``KoopmanOperator.fit`` on the torch backend (exact estimators, paper 002 §4.4).
+@dataclass(frozen=True)
+class TransferSamples:
+    """The time-lagged pairs of a transfer-operator fit on the device.
+
+    Attributes
+    ----------
+    X0, X1 : tensor
+        The pairs (x_i, y_i) as float64 copies on the device.
+    X0n, X1n : ndarray or None
+        Their float64 numpy copies (the fitted model's samples; None without ``G``).
+    dtype : torch.dtype
+        The input dtype (outputs follow it).
+    as_numpy : bool
+        Whether every input was numpy.
+    kernel : TorchKernel
+        The kernel on the device.
+    G : tensor or None
+        G_X = k(X0, X0) (symmetrised), float64 (None when not asked for).
+    """
+
+    X0: Any
+    X1: Any
+    X0n: np.ndarray | None
+    X1n: np.ndarray | None
+    dtype: Any
+    as_numpy: bool
+    kernel: Any
+    G: Any
+
+    def gram(self, which: str):
+        """The other Gram matrices on the device: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
+        ``'out'`` k(Y, Y) (symmetrised)."""
+        if which == "cross":
+            return gram(self.kernel, self.X1, self.X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+        if which == "lagged":
+            return gram(self.kernel, self.X0, self.X1,
+                        "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
+        return gram(self.kernel, self.X1, self.X1, "the Gram matrix of the shifted samples y_i",
+                    symmetric=True)
+
+
+def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
+                           ) -> TransferSamples:
+    """Validate the time-lagged pairs of a transfer-operator fit (as the numpy path does), move
+    them to the device in float64 and form G_X there.
 
     Parameters
     ----------
-    est : KoopmanOperator
-        The estimator (``estimator``, ``alpha``, ``lag``, ``n_components``, ``rank``,
-        ``device``); fitted in place.
-    X : tensor or array-like of shape (n, d)
-        One trajectory (``y`` None) or the snapshots x_i.
-    y : tensor, array-like or None
-        The time-shifted snapshots.
+    est : KoopmanOperator or PerronFrobeniusOperator
+        The estimator (``device``; ``n_features_in_`` is recorded).
+    X, y : tensor or array-like
+        One trajectory (``y`` None) or the snapshot pairs.
     kernel : Kernel
         The resolved kernel.
-    observables : tensor, array-like, callable or None, default=None
-        As in ``KoopmanOperator.fit`` (:func:`observable_values`).
+    lag : int
+        τ in steps for a trajectory.
+    with_gram : bool, default=True
+        Form G_X and the host copies (not for the landmark estimators, which keep no
+        sample and never form an n×n matrix).
 
     Returns
     -------
-    KoopmanOperator
-        ``est``, with the numpy path's fitted attributes (numpy ``eigenvalues_``,
-        ``eigenfunctions_``, ``X_fit_``…), ``operator_`` (no n×n work on the host) and the device
-        state ``_torch_state`` that ``predict`` uses.
-
-    With landmarks (``n_landmarks`` / a ``landmarks`` index array) the Nyström estimators run
-    instead (:func:`_fit_koopman_landmarks`).
+    TransferSamples
     """
-    from .._shared.operators import _check_int, _check_landmark_options
-    from .._validation import clip_count
-
-    parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
-    EmpiricalOperator, OperatorEig, RKHSFunction = (
-        parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
-    CholeskyInverse, _LowRank, reduced_eig = parts.CholeskyInverse, parts.LowRank, \
-        parts.reduced_eig
-
-    torch = require_torch()
-    owner = type(est).__name__
-    if est.n_landmarks is not None or not isinstance(est.landmarks, str):
-        return _fit_koopman_landmarks(est, X, y, kernel, observables)
-    _check_landmark_options(est, len(X))  # the exact estimators: validates the options
-    kind, eps, X0, X1, dtype, tk, G = _fit_start(est, X, y, kernel)
-    n = int(X0.shape[0])
-    shift = n * eps
-    lag = _check_int(est.lag, "lag")
-    obs = observable_values(est, observables, X0, X1, lag, y is not None,
-                            not any_torch(X, y))
-    Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
-    X0n, X1n = est.X_fit_, est.Y_fit_
-    est.landmarks_ = None
-    state = {"device": X0.device, "dtype": dtype, "kernel": tk, "X": X0, "kind": kind,
-             "obs": obs}
-    if kind == "full":
-        L = cholesky_shifted(G, shift)
-        A = torch.cholesky_solve(Cyx, L)  # (G + nεI)⁻¹ C
-        coef = torch.cholesky_solve(X1, L)
-        if not bool(torch.isfinite(coef).all()):
-            raise ValueError(f"the coefficients (G_X + nεI)⁻¹Y have non-finite entries; "
-                             f"{_RESCALE}")
-        state.update(L=L, Cyx=Cyx, Y=X1, coef=coef)
-        B = CholeskyInverse.lazy((n, n), (kernel, X0n), shift=shift, name="G_X")
-        est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, B)
-        est.rank_ = None
-        est.left_eigenfunctions_ = None
-        est._pred_coef = to_numpy(coef)
-        est._fc = {"kind": "exact", "U": None, "M": None, "state": X1n,
-                   "obs": None if obs is None else to_numpy(obs)}
-        est._torch_state = state
-        k = _check_int(est.n_components, "n_components")
-        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
-        lam, C, used = _auxiliary_eig(G, A, k, owner)
-        fn = RKHSFunction(kernel, X0n, C)
-        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
-    U, V, _ = _reduced_factors(est, kind, tk, G, X1, n, shift)
-    VtY = V.T @ X1
-    M = V.T @ (Cyx @ U)
-    Mn, Un, Vn = to_numpy(M), to_numpy(U), to_numpy(V)
-    obs_c = None if obs is None else V.T @ obs
-    state.update(U=U, M=M, state=VtY, coef=U @ VtY, obs=obs_c)
-    est._torch_state = state
-    est.operator_ = EmpiricalOperator(kernel, X1n, kernel, X0n, _LowRank(Un, Vn))
-    est._pred_coef = to_numpy(state["coef"])
-    est._fc = {"kind": "exact", "U": Un, "M": Mn, "state": to_numpy(VtY),
-               "obs": None if obs_c is None else to_numpy(obs_c)}
-    lam, Z, Zinv = reduced_eig(Mn)
-    norms = _norms(Z, U, G)
-    coef = Un @ Z
-    left = Vn @ (Zinv.T / lam) * norms
-    return est._finish_reduced(lam, coef / norms, Zinv, norms, left, U.shape[1],
-                               lambda c: RKHSFunction(kernel, X0n, c),
-                               lambda c: RKHSFunction(kernel, X1n, c))
-
-
-def _fit_koopman_landmarks(est, X, y, kernel, observables=None):
-    """The Nyström Koopman estimators (Meanti et al. 2023) with their n-sums on the device.
-
-    The whitened landmark features F = k(X, L) T and F⁺ = k(Y, L) T enter only through the
-    sums FᵀF, FᵀF⁺ and FᵀY (:func:`.operators.landmark_stats_torch`), formed block by block on
-    the device; the p×p estimator (``'full'``, ``'pcr'``, ``'rrr'``) is then the numpy path's
-    own ``_set_landmark_model``. As after a Dask fit, the model keeps the landmarks and small
-    matrices only (``operator_`` and ``X_fit_`` are None), and ``predict`` evaluates k(x, L) on
-    the device.
-    """
-    from .._shared.operators import _check_int
-    from .operators import landmark_basis_torch, landmark_stats_torch
-
-    eps = est._alpha()
-    est._timestep()
-    est._estimator_kind()
-    lag = _check_int(est.lag, "lag")
-    X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
-    n = int(X0.shape[0])
+    X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
     tk = TorchKernel(kernel, int(X0.shape[1]))
-    obs = observable_values(est, observables, X0, X1, lag, y is not None,
-                            not any_torch(X, y))
-    idx, L, T = landmark_basis_torch(est, X0, tk)
-    A, C, FY = landmark_stats_torch(tk, L, T, X0, X1, X1)
-    FG = None if obs is None else landmark_stats_torch(tk, L, T, X0, Y=obs)[2]
-    est.kernel_ = kernel
-    est._sparse_ok = False
-    est.landmarks_ = idx
-    est.X_fit_ = est.Y_fit_ = None
-    est.operator_ = None
-    est.torch_fit_ = True
-    est._torch_state = {"device": X0.device, "dtype": dtype, "kernel": tk, "L": L,
-                        "kind": "landmark"}
-    return est._set_landmark_model(to_numpy(L), T, A, C, FY, n, eps, FG)
+    G = (gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
+         if with_gram else None)
+    host = (to_numpy(X0).copy(), to_numpy(X1).copy()) if with_gram else (None, None)
+    return TransferSamples(X0=X0, X1=X1, X0n=host[0], X1n=host[1],
+                           dtype=dtype, as_numpy=as_numpy, kernel=tk, G=G)
 
 
-def _fit_start(est, X, y, kernel):
-    """Shared start of the transfer-operator fits: parameters, the pairs on the device, the
-    Gram matrix G_X there, and the numpy bookkeeping (``kernel_``, ``X_fit_``, ``Y_fit_``)."""
-    from .._shared.operators import _check_int
-
-    kind = est._estimator_kind()
-    eps = est._alpha()
-    est._timestep()
-    lag = _check_int(est.lag, "lag")
-    X0, X1, dtype, _ = snapshot_pairs_torch(est, X, y, lag, est.device)
-    tk = TorchKernel(kernel, int(X0.shape[1]))
-    G = gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
-    est.kernel_ = kernel
-    est._sparse_ok = False
-    est.X_fit_, est.Y_fit_ = to_numpy(X0).copy(), to_numpy(X1).copy()
-    est.torch_fit_ = True
-    return kind, eps, X0, X1, dtype, tk, G
-
-
-def _reduced_factors(est, kind, tk, G, X1, n: int, shift: float):
-    """U, V of the exact 'pcr'/'rrr' estimator on the device (and H = k(Y, Y) when formed)."""
-    r = est._rank(n, "the number of time-lagged pairs")
-    H = None
-    if kind == "pcr":
-        U, V = pcr_dual_torch(G, r, shift)
-    else:
-        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-        U, V, _ = rrr_dual_torch(G, H, r, shift)
-    if U.shape[1] == 0:
-        raise ValueError("the reduced-rank estimator is numerically zero (no direction above "
-                         "the rounding level); " + _RESCALE)
-    return U, V, H
-
-
-def _norms(Z, P, K):
-    """‖P z_i‖ in the RKHS for the columns of the (numpy) Z: √Re diag(Zᴴ (Pᵀ K P) Z), with the
-    r×r matrix Pᵀ K P formed on the device."""
-    torch = require_torch()
-    Zt = torch.as_tensor(Z, device=P.device)
-    PKP = P.T @ (K @ P)
-    if Zt.is_complex():
-        S = Zt.conj().T @ (PKP.to(Zt.dtype) @ Zt)
-    else:
-        S = Zt.T @ (PKP @ Zt)
-    return np.sqrt(np.maximum(np.real(np.diag(to_numpy(S))), 1e-300))
-
-
-def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
-    """``KoopmanOperator.predict`` (the state, or the observables, ``n_steps`` lags ahead) on
-    the torch backend.
+def predict_koopman_torch(est, X, coef_of, observable: bool = False):
+    """``KoopmanOperator.predict`` on the torch backend: k(x, X) coef on the device.
 
     Parameters
     ----------
@@ -533,157 +231,23 @@ def predict_koopman_torch(est, X, n_steps: int, observable: bool = False):
         Fitted on the torch backend.
     X : tensor or array-like of shape (n_points, d)
         Initial states.
-    n_steps : int
-        Number of lags k ≥ 1.
+    coef_of : callable
+        Maps the fit's device state (``est._torch_state``) to the forecast coefficients (the
+        estimator's own propagation, on the device).
     observable : bool, default=False
-        Forecast the observables given to ``fit`` (their data coefficients on the device)
-        instead of the state.
+        Whether the observables are forecast (1-D when they were).
 
     Returns
     -------
     tensor (tensor input: the fit's device, X's dtype) or ndarray of shape (n_points, d)
-        k(x, X) U Mᵏ⁻¹ Vᵀ Y ('pcr'/'rrr') or k(x, X) ((G + nεI)⁻¹ C)ᵏ⁻¹ (G + nεI)⁻¹ Y ('full').
     """
-    from .operators import _transform_input
+    from .operators import _transform_input, evaluate
 
-    torch = require_torch()
     state, Xn, as_numpy = _transform_input(est, X)
-    if state["kind"] == "full":
-        if observable:
-            coef = torch.cholesky_solve(state["obs"], state["L"])
-        else:
-            coef = state["coef"]
-        for _ in range(n_steps - 1):
-            coef = torch.cholesky_solve(state["Cyx"] @ coef, state["L"])
-    else:
-        c = state["obs"] if observable else state["state"]
-        for _ in range(n_steps - 1):
-            c = state["M"] @ c
-        coef = state["U"] @ c if (n_steps > 1 or observable) else state["coef"]
-    out = TorchKernelMatrix(state["kernel"], Xn.to(torch.float64), state["X"]).matmat(coef)
-    if not bool(torch.isfinite(out).all()):
-        raise ValueError("the predictions have non-finite entries; rescale X like the training "
-                         "data")
-    out = out.to(Xn.dtype)
+    out = evaluate(state["kernel"], Xn, state["X"], coef_of(state), "the predictions")
     if observable and getattr(est, "_obs_1d", False):
         out = out[:, 0]
     return to_numpy(out) if as_numpy else out
 
 
 # ------------------------------------------------------------------------------ Perron–Frobenius
-def _lagged_solver(Gxy, delta: float, rcond_min: float):
-    """G_XY⁻¹ on the device with the rule of the numpy path's ``LaggedGramSolver``.
-
-    G_XY is LU-factorised on the device and its reciprocal condition number estimated by
-    LAPACK's ``dgecon`` (1-norm) from that factor on the host (O(n²)), as the numpy path
-    does; below ``rcond_min`` the Tikhonov-regularised G_XY^{+δ} = V diag(σ/(σ² + δ²)) Uᵀ
-    from the SVD on the device replaces it.
-
-    Returns
-    -------
-    solve : callable
-        V ↦ G_XY⁻¹ V (or G_XY^{+δ} V), on the device.
-    kind : {'lu', 'tikhonov'}
-    rcond : float
-    n_damped : int
-        Singular values below δ ('tikhonov'; 0 otherwise).
-    """
-    import scipy.linalg as sla
-
-    torch = require_torch()
-    anorm = float(Gxy.abs().sum(dim=0).max())
-    LU, piv, _ = torch.linalg.lu_factor_ex(Gxy)
-    LUn = to_numpy(LU)
-    pv = np.abs(np.diag(LUn))
-    if anorm > 0 and np.all(np.isfinite(LUn)) and pv.min() > 0:
-        rcond = float(sla.lapack.dgecon(np.asfortranarray(LUn), anorm, norm="1")[0])
-        rcond = rcond if np.isfinite(rcond) else 0.0
-    else:
-        rcond = 0.0
-    if rcond >= rcond_min:
-        return (lambda V: torch.linalg.lu_solve(LU, piv, V)), "lu", rcond, 0
-    U, s, Vh = torch.linalg.svd(Gxy, full_matrices=False)
-    filt = s / (s**2 + delta**2)
-    n_damped = int((s < delta).sum())
-    return (lambda V: Vh.T @ (filt[:, None] * (U.T @ V))), "tikhonov", rcond, n_damped
-
-
-def fit_perron_frobenius_torch(est, X, y, kernel):
-    """``PerronFrobeniusOperator.fit`` on the torch backend (paper 002 §4.4).
-
-    'full': P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ, whose eigenpairs are those of the auxiliary
-    matrix G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ G_ΦΨ with eigenfunctions on the lagged samples y_i
-    (RKHS-normalised with H = k(Y, Y)); G_ΦΨ⁻¹ follows the numpy path's LU / rcond / Tikhonov
-    rule (:func:`_lagged_solver`, an ``IllConditionedLaggedGramWarning`` when regularised).
-    'pcr'/'rrr': the adjoint Ψ V Uᵀ Φᵀ of the reduced-rank Koopman estimator (Kostic et al.
-    2022), eigenpairs from the r×r Mᵀ = Uᵀ k(X, Y) V on the host, eigenfunctions Ψ V z.
-
-    Parameters
-    ----------
-    est : PerronFrobeniusOperator
-        The estimator; fitted in place.
-    X : tensor or array-like of shape (n, d)
-        One trajectory (``y`` None) or the snapshots x_i.
-    y : tensor, array-like or None
-        The time-shifted snapshots.
-    kernel : Kernel
-        The resolved kernel.
-
-    Returns
-    -------
-    PerronFrobeniusOperator
-        ``est`` with the numpy path's fitted attributes (numpy arrays) and an ``operator_`` whose
-        n×n factors are computed on first use only.
-    """
-    from .._shared.operators import _check_int
-    from .._validation import clip_count
-
-    parts = est._numpy_parts()  # the estimators' numpy classes, handed down (no upward import)
-    EmpiricalOperator, OperatorEig, RKHSFunction = (
-        parts.EmpiricalOperator, parts.OperatorEig, parts.RKHSFunction)
-    PerronFrobeniusRepresentation, _LowRank, reduced_eig = (
-        parts.PerronFrobeniusRepresentation, parts.LowRank, parts.reduced_eig)
-
-    torch = require_torch()
-    owner = type(est).__name__
-    kind, eps, X0, X1, _, tk, G = _fit_start(est, X, y, kernel)
-    n = int(X0.shape[0])
-    shift = n * eps
-    X0n, X1n = est.X_fit_, est.Y_fit_
-    k = _check_int(est.n_components, "n_components")
-    if kind == "full":
-        est.rank_ = None
-        Gxy = gram(tk, X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
-        L = cholesky_shifted(G, shift)
-        solve, skind, rcond, n_damped = _lagged_solver(Gxy, shift, est.RCOND_MIN)
-        est.lagged_gram_rcond_ = rcond
-        est.lagged_gram_solver_ = skind
-        if skind == "tikhonov":
-            est._warn_ill_conditioned(n, eps, rcond, n_damped, stacklevel=4)
-        A = solve(torch.cholesky_solve(Gxy @ Gxy, L))  # B G_XY, B = G_XY⁻¹(G + nεI)⁻¹G_XY
-        est.operator_ = EmpiricalOperator(
-            kernel, X0n, kernel, X1n,
-            PerronFrobeniusRepresentation.lazy((n, n),
-                                               (kernel, X0n, X1n, shift, est.RCOND_MIN)))
-        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
-        lam, C, used = _auxiliary_eig(H, A, k, owner)
-        fn = RKHSFunction(kernel, X1n, C)
-        return est._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
-    Cyx = gram(tk, X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
-    U, V, H = _reduced_factors(est, kind, tk, G, X1, n, shift)
-    if H is None:
-        H = gram(tk, X1, X1, "the Gram matrix of the shifted samples y_i", symmetric=True)
-    est.lagged_gram_rcond_ = None
-    est.lagged_gram_solver_ = None
-    Un, Vn = to_numpy(U), to_numpy(V)
-    est.operator_ = EmpiricalOperator(kernel, X0n, kernel, X1n, _LowRank(Vn, Un))
-    est.rank_ = int(U.shape[1])
-    lam, Z, _ = reduced_eig(to_numpy(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
-    coef = Vn @ Z
-    norms = _norms(Z, V, H)
-    k = clip_count(k, lam.size, "n_components",
-                   f"the number of nonzero eigenvalues of the rank-{est.rank_} estimator",
-                   owner=owner)
-    fn = RKHSFunction(kernel, X1n, coef[:, :k] / norms[:k])
-    return est._finish(OperatorEig(lam[:k], fn, kind, {"rank": est.rank_}))

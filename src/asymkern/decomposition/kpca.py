@@ -283,8 +283,31 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     Notes
     -----
     Eigendecomposition H K H = U Λ Uᵀ of the centred Gram matrix; new samples get the scores
-    [k̃(x, x_i)]_i U Λ^{-1/2}, which on the training set equal U Λ^{1/2} [2]_. Paper [1]_
-    (§2.2, "CCE versus 2KPCA") compares KernelSVD with kernel PCA.
+    [k̃(x, x_i)]_i U Λ^{-1/2}, which on the training set equal U Λ^{1/2} [2]_. Tao et al.
+    [1]_ (§2.2, "CCE versus 2KPCA") compare KernelSVD with kernel PCA.
+
+    Differences from :class:`sklearn.decomposition.KernelPCA` (the same scores, up to signs,
+    for the same kernel, width and number of components):
+
+    - Defaults: ``kernel='rbf'`` and ``n_components=2`` here, ``'linear'`` and ``None`` (all
+      non-zero components) there. This class is a baseline for kernel methods, where a linear
+      kernel (plain PCA) is rarely what is meant; pass both explicitly for code that must run
+      the same under either class.
+    - Zero eigenvalues: components whose eigenvalue is at the rounding level are always removed
+      (with a warning), as scikit-learn does with ``remove_zero_eig=True``; there is no
+      ``remove_zero_eig=False``, because such components carry no variance and their scores
+      cannot be normalised (scikit-learn returns them as columns of zeros).
+    - A precomputed kernel that is not symmetric is refused with a ``ValueError``; scikit-learn
+      accepts it and hands it to a symmetric eigensolver (its dense solver reads one triangle
+      only), so the result decomposes a matrix the user never gave. Use
+      :class:`~asymkern.KernelSVD` for an asymmetric kernel.
+    - A kernel that is significantly indefinite raises ``ValueError`` (scikit-learn's own rule,
+      which it applies too).
+    - ``kernel_params`` is a dict of constructor arguments of a named kernel, and ``gamma``
+      resolves through the kernel layer (see ``gamma`` above); ``degree`` and ``coef0`` are
+      given in ``kernel_params``.
+    - Extra: ``center=False`` (no centring) and the eigensolver ``solver='randomized'`` with
+      its own ``iterated_power`` rule.
 
     References
     ----------

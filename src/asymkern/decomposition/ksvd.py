@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
+from .._backend import NUMPY, Centered, DenseMatrix, LazyMatrix, _centred_product, ops_of
 from .._dask import any_dask
+from .._dispatch import any_torch
 from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandwidth: public here
     AUTO_BANDWIDTH_FACTOR,
     _resolve_bandwidth,
@@ -38,7 +41,23 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
-from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, top_svd
+from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, matrix_kind, top_svd
+
+#: fitted arrays another executor holds; numpy input gets numpy copies (``_executor_arrays``)
+_EXECUTOR_ATTRS = ("singular_values_", "left_singular_vectors_", "right_singular_vectors_",
+                   "X_fit_", "Z_fit_", "row_means_", "col_means_", "_train_scores")
+
+
+def _host(a):
+    """Weights given as another executor's array (a tensor) as a numpy array."""
+    return ops_of(a).to_host(a) if any_torch(a) else a
+
+
+def _numpy_dtype(G) -> np.dtype:
+    """The numpy dtype of G's entries (any executor)."""
+    if isinstance(G, LazyMatrix) or ops_of(G) is NUMPY:
+        return np.dtype(G.dtype)
+    return ops_of(G).dtype(G)
 
 
 class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -390,13 +409,20 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if weighted and self.solver == "nystrom":
             raise ValueError("sample_weight/sample_weight_Z are not supported with "
                              "solver='nystrom'; use solver='dense', 'arpack' or 'randomized'")
+        if self._precomputed():  # parameter checks: the same on every executor
+            if Z is not None:
+                raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
+            if self.gamma is not None:
+                raise ValueError(f"gamma={self.gamma!r} cannot be used with kernel='precomputed' "
+                                 "(the kernel matrix is given); leave gamma=None")
         self.kernel_ = None
         self.compat_ = None
         self.bandwidth_ = None
         self.dask_fit_ = False
         self.sample_weight_ = self.sample_weight_Z_ = None
         self.z_feature_names_in_ = None
-        for attr in ("nystrom_", "row_landmarks_", "col_landmarks_", "feature_names_in_"):
+        for attr in ("nystrom_", "row_landmarks_", "col_landmarks_", "feature_names_in_",
+                     "_executor_arrays", "_row_norms"):
             if hasattr(self, attr):
                 delattr(self, attr)
         if any_dask(X, Z):  # Dask executor (asymkern._dask)
@@ -407,16 +433,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
             return fit_dask(self, X, Z)
         self.torch_fit_ = False
-        if use_torch(self, X, Z):  # torch executor (asymkern._torch)
-            from .._torch.ksvd import fit_torch
+        if use_torch(self, X, Z):  # torch executor: tensors on the device (asymkern._torch)
+            from .._torch.ksvd import TorchInputs
 
-            return fit_torch(self, X, Z, sample_weight, sample_weight_Z)
+            self.torch_fit_ = True
+            return self._fit_on(TorchInputs.for_fit(self.device, X, Z), X, Z, sample_weight,
+                                sample_weight_Z)
         if self._precomputed():
-            if Z is not None:
-                raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
-            if self.gamma is not None:
-                raise ValueError(f"gamma={self.gamma!r} cannot be used with kernel='precomputed' "
-                                 "(the kernel matrix is given); leave gamma=None")
             G = check_input(self, X, reset=True, name="X (precomputed kernel matrix G)",
                               allow_sparse=True)
             self.n_features_in_ = G.shape[1]
@@ -428,28 +451,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if Z is not None:
             Xv = check_input(self, X, reset=True, allow_sparse=sparse_ok)
             Zv = as_data(Z, "Z", allow_sparse=sparse_ok)
-            if self.kernel_.checks_features and Xv.shape[1] != Zv.shape[1]:
-                raise ValueError(
-                    f"X has {Xv.shape[1]} features but Z has {Zv.shape[1]}; the kernel needs equal "
-                    "feature counts (for one data matrix whose rows and columns are the two sets, "
-                    "call fit(A) with a compat transform)"
-                )
-            self.z_features_in_ = Zv.shape[1]
-            self.n_features_in_ = Xv.shape[1]
-            self.z_feature_names_in_ = _get_feature_names(Z)
+            self._set_sets(Xv, Zv, Z)
         else:
             A = check_input(self, X, reset=True, allow_sparse=True)
-            N, M = A.shape
-            self.z_features_in_ = N
-            self.n_features_in_ = M
-            if N != M and self.compat is None:
-                raise ValueError(
-                    f"X is a {N}x{M} data matrix whose rows (dimension {M}) and columns "
-                    f"(dimension {N}) differ: set compat to 'pca', 'pinv', 'random' or a matrix, "
-                    "or pass the second set as Z"
-                )
+            N, M = self._set_data_matrix(A)
             if N == M:
-                self.compat_ = None
                 Xv = A
                 Zv = A.T.tocsr() if sp.issparse(A) else np.ascontiguousarray(A.T)
             else:
@@ -468,12 +474,86 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         )
         self._fit_matrix(G, G.shape, sample_weight, sample_weight_Z)
 
+    def _set_sets(self, Xv, Zv, Z) -> None:
+        """Feature counts of ``fit(X, Z=Z)`` (equal ones for a kernel that needs them)."""
+        if self.kernel_.checks_features and Xv.shape[1] != Zv.shape[1]:
+            raise ValueError(
+                f"X has {Xv.shape[1]} features but Z has {Zv.shape[1]}; the kernel needs equal "
+                "feature counts (for one data matrix whose rows and columns are the two sets, "
+                "call fit(A) with a compat transform)"
+            )
+        self.z_features_in_ = int(Zv.shape[1])
+        self.n_features_in_ = int(Xv.shape[1])
+        self.z_feature_names_in_ = _get_feature_names(Z)
+
+    def _set_data_matrix(self, A) -> tuple[int, int]:
+        """Feature counts of ``fit(A)``: rows x_i ∈ R^M, columns z_j ∈ R^N; (N, M)."""
+        N, M = (int(k) for k in A.shape)
+        self.z_features_in_ = N
+        self.n_features_in_ = M
+        if N != M and self.compat is None:
+            raise ValueError(
+                f"X is a {N}x{M} data matrix whose rows (dimension {M}) and columns "
+                f"(dimension {N}) differ: set compat to 'pca', 'pinv', 'random' or a matrix, "
+                "or pass the second set as Z"
+            )
+        return N, M
+
+    def _fit_on(self, ex, X, Z, sample_weight, sample_weight_Z) -> None:
+        """The fit on another executor (``ex``: its input conversions, e.g.
+        :class:`asymkern._torch.ksvd.TorchInputs`): the steps of the in-memory fit, with the
+        arrays on the executor; the compatibility transform and the bandwidth heuristic run on
+        the host (they work on the d-dimensional data, not on G)."""
+        sparse = ex.is_sparse(X) or ex.is_sparse(Z)
+        if sparse:
+            ex.check_sparse_fit(self._precomputed(), self.solver)
+        if ex.host_out:  # numpy input: scikit-learn's bookkeeping (feature names) as in memory
+            X = check_input(self, X, reset=True, name="X", allow_sparse=sparse)
+        if self._precomputed():
+            G = ex.matrix(X, "X")
+            self.n_features_in_ = int(G.shape[1])
+            self.X_fit_ = self.Z_fit_ = None
+        else:
+            self.kernel_, auto_bw = build_kernel(self)
+            Xv = ex.data(X, "X", copy=True)  # the model never shares the caller's memory
+            ops = ops_of(Xv)
+            if Z is not None:
+                Zv = ex.data(Z, "Z", copy=True, like=Xv)
+                self._set_sets(Xv, Zv, Z)
+            elif self._set_data_matrix(Xv)[0] == Xv.shape[1]:
+                Zv = ops.contiguous(Xv.T)
+            else:  # the compatibility transform of the data matrix, on the host
+                self.compat_ = CompatibilityTransform(self.compat, self.random_state)
+                Xh, Zh = self.compat_.fit_transform(ops.to_host(Xv))
+                Xv, Zv = (ex.data(Xh, "X", copy=True, like=Xv),
+                          ex.data(Zh, "Z", copy=True, like=Xv))
+            if auto_bw:  # the in-memory heuristic on the same ≤ 500 rows per side
+                i, j = median_sample_indices(int(Xv.shape[0]), int(Zv.shape[0]))
+                params, self.bandwidth_ = _resolve_bandwidth(
+                    dict(self.kernel_params or {}), ops.rows(Xv, i), ops.rows(Zv, j))
+                self.kernel_ = get_kernel(self.kernel, **params)
+            G = ex.kernel_matrix(self.kernel_, Xv, Zv, working_memory=self.working_memory)
+            self.X_fit_, self.Z_fit_ = Xv, Zv
+        self._fit_matrix(G, G.shape, sample_weight, sample_weight_Z)
+        self._row_norms = ex.row_norms(G)
+        if ex.host_out:  # numpy input: numpy attributes, the executor's arrays kept aside
+            keep = {k: v for k, v in vars(self).items() if k in _EXECUTOR_ATTRS}
+            self._executor_arrays = keep
+            for k, v in keep.items():
+                setattr(self, k, tuple(ex.out(a) for a in v) if isinstance(v, tuple)
+                        else ex.out(v))
+
+    def _ex(self, name: str):
+        """A fitted array as the executor holds it (numpy output is a copy, kept aside)."""
+        return getattr(self, "_executor_arrays", {}).get(name, getattr(self, name))
+
     def _fit_matrix(self, G, shape, sample_weight=None, sample_weight_Z=None):
         n, m = shape
         r = clip_count(self.n_components, min(n, m), "n_components",
                        f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
-        w = check_weights(sample_weight, n, "sample_weight", "row of X (row of G)")
-        wz = check_weights(sample_weight_Z, m, "sample_weight_Z", "row of Z (column of G)")
+        w = check_weights(_host(sample_weight), n, "sample_weight", "row of X (row of G)")
+        wz = check_weights(_host(sample_weight_Z), m, "sample_weight_Z",
+                           "row of Z (column of G)")
         self._train_scores = None
         self._z_norm = None
         self._check_svd_budget(G, n, m, r, weighted=w is not None or wz is not None)
@@ -482,8 +562,16 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return
         if self.center:
             if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
-                G.center = True
+                G.center = True  # the executor centres its own blocks
                 self.row_means_, self.col_means_, self.grand_mean_ = G.means()
+            elif isinstance(G, LazyMatrix):  # any other executor: G̃ through G and the means
+                r64, c64, g = G.means64()
+                rr, cc = G.ops.astype(r64, G.dtype), G.ops.astype(c64, G.dtype)
+                # as in memory: a given G keeps float64 means, a kernel matrix its dtype
+                self.row_means_, self.col_means_ = (r64, c64) if self._precomputed() else \
+                    (rr, cc)
+                self.grand_mean_ = g
+                G = Centered(G, rr, cc, g)
             else:  # memory checked by _check_svd_budget
                 if sp.issparse(G):
                     G = G.toarray()
@@ -500,21 +588,23 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _check_svd_budget(self, G, n: int, m: int, r: int, weighted: bool) -> None:
         """Refuse, before the centring statistics or any pass over G, a fit whose SVD solver
-        would exceed the memory budget (the solver checks again when it runs)."""
+        would exceed the memory budget (the solver checks again when it runs). The solver
+        'auto' picks is the rule of :func:`~asymkern.linalg.svd.top_svd` on every executor."""
         if getattr(G, "is_dask", False):  # the Dask executor checks its own blocks
             return
-        lazy = isinstance(G, KernelMatrix)
-        formed = weighted or (self.center and not lazy)  # G formed densely before the SVD
-        if self.center and not lazy and not weighted:
+        kind = matrix_kind(G)
+        lazy = kind == "kernel"
+        in_memory = not isinstance(G, LazyMatrix)
+        formed = weighted or (self.center and not lazy and in_memory)  # G formed before SVD
+        if self.center and not lazy and not weighted and in_memory:
             check_memory(8 * n * m * (2 if sp.issparse(G) else 1), "KernelSVD(center=True) "
                          "centring the precomputed matrix", "center=False")
         if self.solver == "nystrom":  # asymmetric_nystrom checks its landmark blocks
             return
         kind = "kernel" if lazy and not weighted else (
-            "sparse" if sp.issparse(G) and not formed else "dense")
-        dtype = np.dtype(G.dtype)
-        dtype = np.dtype(np.float32 if dtype == np.float32 else np.float64)
-        limit = G.max_dense_memory if lazy else None
+            "sparse" if kind == "sparse" and not formed else "dense")
+        dtype = np.dtype(np.float32 if _numpy_dtype(G) == np.float32 else np.float64)
+        limit = getattr(G, "max_dense_memory", None) if lazy else None
         solver, form = self.solver, False
         if solver == "auto":
             solver, form = auto_solver(kind, n, m, r, dtype, limit)
@@ -525,9 +615,17 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                          n_iter=opts.get("n_iter", "auto"))
 
     def _store(self, res, G, n: int, m: int) -> None:
-        self.singular_values_ = res.s
-        self.n_components_ = int(res.s.shape[0])
-        self._check_noise_level(G, res.s, n, m)
+        s = res.s
+        ops = ops_of(res.U)
+        if ops is not NUMPY:  # another executor: σ next to the factors, in the dtype numpy
+            # gives them (G's; float64 for the Nyström σ = √(NM/(s_x s_z)) λ^W)
+            dt = np.float64 if res.solver == "nystrom" else ops.dtype(res.U)
+            s = np.asarray(s, dtype=np.float64).astype(dt)
+            self.singular_values_ = ops.from_host(s, res.U, dt)
+        else:
+            self.singular_values_ = s
+        self.n_components_ = int(s.shape[0])
+        self._check_noise_level(_numpy_dtype(G), s, n, m)
         self.left_singular_vectors_ = res.U
         self.right_singular_vectors_ = res.V
         self.solver_ = res.solver
@@ -538,33 +636,39 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self.col_landmarks_ = getattr(self.nystrom_, "col_landmarks", None)
 
     def _fit_weighted(self, G, n: int, m: int, r: int, w, wz) -> None:
-        """SVD of G_w = W^{1/2} G̃ W_z^{1/2} (weighted CCE, see the class Notes)."""
+        """SVD of G_w = W^{1/2} G̃ W_z^{1/2} (weighted CCE, see the class Notes), on the
+        executor of G."""
         w = np.ones(n) if w is None else w
         wz = np.ones(m) if wz is None else wz
         if isinstance(G, KernelMatrix):
             G = G.to_array()  # guarded by the memory limit
+        elif isinstance(G, LazyMatrix):
+            check_memory(2 * n * m * np.dtype(G.dtype).itemsize, "KernelSVD with sample "
+                         "weights (the weighted kernel matrix)", "no sample weights")
+            G = G.to_dense()  # perhaps the caller's tensor: only read below
         else:
             check_memory(8 * n * m * 2, "KernelSVD with sample weights (the weighted kernel "
                          "matrix)", "no sample weights")
-            G = G.toarray() if sp.issparse(G) else np.array(G)
-        G = np.asarray(G)
-        dt = G.dtype
+            G = np.array(G.toarray() if sp.issparse(G) else G)
+        ops = ops_of(G)
+        dt = ops.dtype(G)
+        wd, wzd = ops.from_host(w, G), ops.from_host(wz, G)
         self._z_norm = None
         if self.kernel_ is not None and self.kernel_.row_normalized and not np.all(wz == 1):
             # κ(x, z) = k(x, z) / Σ_{r∈Z} k(x, r): repeating z_r w^z_r times weights the
             # normaliser too, Σ_r w^z_r k(x, r) = (Σ_r k(x, r)) · (G w^z)_x
-            self._z_norm = (G @ wz.astype(dt)).astype(np.float64)
-            G = G / self._z_norm[:, None].astype(dt)
+            self._z_norm = ops.astype(G @ wzd, np.float64)
+            G = G / ops.astype(self._z_norm, dt)[:, None]
         if self.center:  # weighted means: the centring of the repeated-rows fit
             sw, swz = w.sum(), wz.sum()
-            self.row_means_ = (G @ wz.astype(dt)).astype(np.float64) / swz
-            self.col_means_ = (w.astype(dt) @ G).astype(np.float64) / sw
-            self.grand_mean_ = float(w @ self.row_means_ / sw)
-            G = G - self.row_means_[:, None].astype(dt)
-            G -= self.col_means_[None, :].astype(dt)
-            G += dt.type(self.grand_mean_)
-        rw = np.sqrt(w).astype(dt)
-        rwz = np.sqrt(wz).astype(dt)
+            self.row_means_ = ops.astype(G @ wzd, np.float64) / swz
+            self.col_means_ = ops.astype(wd @ G, np.float64) / sw
+            self.grand_mean_ = float(w @ ops.to_host(self.row_means_) / sw)
+            G = G - ops.astype(self.row_means_, dt)[:, None]
+            G -= ops.astype(self.col_means_, dt)[None, :]
+            G += dt.type(self.grand_mean_) if ops is NUMPY else self.grand_mean_
+        rw = ops.from_host(np.sqrt(w), G)
+        rwz = ops.from_host(np.sqrt(wz), G)
         Gw = (G * rw[:, None]) * rwz[None, :]
         res = top_svd(Gw, r, solver=self.solver, random_state=self.random_state,
                       **self._solver_options())
@@ -573,23 +677,24 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         # training scores, as transform/transform_right give them (a weight 0 row included)
         self._train_scores = (G @ self._right_map(), G.T @ self._left_map())
 
-    def _right_map(self) -> np.ndarray:
+    def _right_map(self):
         """V, or W_z^{1/2} V after a weighted fit: left scores are κ̃(x, Z) @ this."""
-        V = self.right_singular_vectors_
+        V = self._ex("right_singular_vectors_")
         if getattr(self, "sample_weight_Z_", None) is None:
             return V
-        return V * np.sqrt(self.sample_weight_Z_).astype(V.dtype)[:, None]
+        return V * ops_of(V).from_host(np.sqrt(self.sample_weight_Z_), V)[:, None]
 
-    def _left_map(self) -> np.ndarray:
+    def _left_map(self):
         """U, or W^{1/2} U after a weighted fit: right scores are κ̃(X, z)ᵀ @ this."""
-        U = self.left_singular_vectors_
+        U = self._ex("left_singular_vectors_")
         if getattr(self, "sample_weight_", None) is None:
             return U
-        return U * np.sqrt(self.sample_weight_).astype(U.dtype)[:, None]
+        return U * ops_of(U).from_host(np.sqrt(self.sample_weight_), U)[:, None]
 
-    def _check_noise_level(self, G, s, n: int, m: int) -> None:
-        """Set ``n_informative_`` and warn when trailing σ_k are at the rounding-noise level."""
-        dtype = np.dtype(getattr(G, "dtype", np.float64))
+    def _check_noise_level(self, dtype, s, n: int, m: int) -> None:
+        """Set ``n_informative_`` and warn when trailing σ_k are at the rounding-noise level
+        (``dtype``: the numpy dtype of G)."""
+        dtype = np.dtype(dtype)
         if not np.issubdtype(dtype, np.floating):
             dtype = np.dtype(np.float64)
         s = np.asarray(s, dtype=np.float64)
@@ -678,16 +783,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             The kernel values κ(x, z_j), uncentred.
         """
         check_is_fitted(self, "singular_values_")
+        Xn = self._new_points(X, left=True)
         if self._precomputed():
-            K = check_input(self, X, reset=False, name="X (precomputed kernel rows)",
-                              allow_sparse=True)
-            K = K.toarray() if sp.issparse(K) else K
+            K = Xn.toarray() if sp.issparse(Xn) else Xn
             return K if subset is None else K[:, subset]
-        Xn = check_input(self, X, reset=False, allow_sparse=True)
-        if self.compat_ is not None:
-            Xn = self.compat_.transform_x(Xn)
-        if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
-            Xn = Xn.toarray()
         Zs = self.Z_fit_ if subset is None else self.Z_fit_[subset]
         K = KernelMatrix(
             self.kernel_, Xn, Zs, reference=self.Z_fit_,
@@ -696,6 +795,49 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if getattr(self, "_z_norm", None) is not None:  # weighted normaliser (sample_weight_Z)
             K = K / (K @ self.sample_weight_Z_.astype(K.dtype))[:, None]
         return K
+
+    def _new_points(self, X, left: bool):
+        """New rows (``left``) or columns (as rows) checked and mapped as the fit's sets (the
+        compatibility transform, densified for a kernel without sparse support); with
+        ``'precomputed'`` the checked kernel values themselves (dense or sparse)."""
+        check_is_fitted(self, "singular_values_")
+        if left:
+            if self._precomputed():
+                return check_input(self, X, reset=False, name="X (precomputed kernel rows)",
+                                   allow_sparse=True)
+            Xn = check_input(self, X, reset=False, allow_sparse=True)
+        else:
+            if self._precomputed():
+                K = as_data(X, "Z (precomputed kernel columns, shape (m_new, n))",
+                            allow_sparse=True)
+                if K.shape[1] != self.n_rows_:
+                    raise ValueError(
+                        f"precomputed Z has {K.shape[1]} columns; expected {self.n_rows_} "
+                        "(kernel values κ(x_i, z) for every training x_i)"
+                    )
+                return K
+            Xn = as_data(X, "Z", allow_sparse=True)
+            expected = self.z_features_in_
+            if Xn.shape[1] != expected:
+                raise ValueError(f"Z has {Xn.shape[1]} features; expected {expected}")
+            self._check_z_names(X)
+        if self.compat_ is not None:
+            Xn = self.compat_.transform_x(Xn) if left else self.compat_.transform_z(Xn)
+        if sp.issparse(Xn) and not self.kernel_.accepts_sparse:
+            Xn = Xn.toarray()
+        return Xn
+
+    def _new_matrix(self, X, left: bool):
+        """The lazy kernel matrix of new points in memory and whether it is used transposed
+        (new columns: the training rows against them)."""
+        P = self._new_points(X, left)
+        if self._precomputed():
+            return DenseMatrix(P), False
+        if left:
+            return KernelMatrix(self.kernel_, P, self.Z_fit_, reference=self.Z_fit_,
+                                working_memory=self.working_memory), False
+        return KernelMatrix(self.kernel_, self.X_fit_, P, reference=self.Z_fit_,
+                            working_memory=self.working_memory), True
 
     def _check_z_names(self, Z) -> None:
         """The column names of a DataFrame Z must be those seen in ``fit(X, Z=Z)``."""
@@ -732,24 +874,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             DataFrame column names differing from those seen in fit.
         """
         check_is_fitted(self, "singular_values_")
+        Zn = self._new_points(Z, left=False)
         if self._precomputed():
-            K = as_data(Z, "Z (precomputed kernel columns, shape (m_new, n))", allow_sparse=True)
-            if K.shape[1] != self.n_rows_:
-                raise ValueError(
-                    f"precomputed Z has {K.shape[1]} columns; expected {self.n_rows_} "
-                    "(kernel values κ(x_i, z) for every training x_i)"
-                )
-            K = K.toarray() if sp.issparse(K) else K
+            K = Zn.toarray() if sp.issparse(Zn) else Zn
             return K if subset is None else K[:, subset]
-        Zn = as_data(Z, "Z", allow_sparse=True)
-        expected = self.z_features_in_
-        if Zn.shape[1] != expected:
-            raise ValueError(f"Z has {Zn.shape[1]} features; expected {expected}")
-        self._check_z_names(Z)
-        if self.compat_ is not None:
-            Zn = self.compat_.transform_z(Zn)
-        if sp.issparse(Zn) and not self.kernel_.accepts_sparse:
-            Zn = Zn.toarray()
         Xs = self.X_fit_ if subset is None else self.X_fit_[subset]
         K = KernelMatrix(
             self.kernel_, Xs, Zn, reference=self.Z_fit_,
@@ -806,18 +934,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
             return transform_dask(self, X, left=True)
         if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.ksvd import transform_torch
-
-            return transform_torch(self, X, left=True)
-        if self._nystrom_fit():
-            J = self.nystrom_.col_landmarks
-            if self.center:
-                K = self._center_rows(self.kernel_rows(X))[:, J]
-            else:
-                K = self.kernel_rows(X, subset=J)
-            return self.nystrom_.extend_rows(K) * self.singular_values_
-        K = self._center_rows(self.kernel_rows(X))
-        return K @ self._right_map().astype(K.dtype, copy=False)
+            return self._transform_on(X, left=True)
+        return self._scores(*self._new_matrix(X, left=True), left=True)
 
     def transform_right(self, Z):
         """Right projection scores e(z) = [κ̃(x_i, z)]_iᵀ U (= VΣ on training columns).
@@ -841,18 +959,96 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
             return transform_dask(self, Z, left=False)
         if use_torch(self, Z):  # torch executor (asymkern._torch)
-            from .._torch.ksvd import transform_torch
+            return self._transform_on(Z, left=False)
+        return self._scores(*self._new_matrix(Z, left=False), left=False)
 
-            return transform_torch(self, Z, left=False)
+    def _transform_on(self, X, left: bool):
+        """Left (``left``: e(x)) or right (e(z)) scores of new points on the executor of the
+        fit (torch), through the lazy kernel matrix of the new points: its products with V
+        (or U, or the Nyström extension maps of eq. 8 of Tao et al., 2024, on the landmarks)
+        and, with ``center``, the centring of §2 through the new points' own means and the
+        training means (nothing new × training is formed)."""
+        check_is_fitted(self, "singular_values_")
+        if not getattr(self, "torch_fit_", False):
+            raise ValueError("this KernelSVD was fitted on numpy arrays without device=...; fit "
+                             "it with torch tensors (or a device) to transform torch tensors")
+        from .._torch.ksvd import TorchInputs
+
+        like = self._ex("left_singular_vectors_")
+        ex = TorchInputs.for_transform(like, X)
+        ops = ops_of(like)
+        name = "X" if left else "Z"
+        if ex.is_sparse(X) and not self._precomputed():
+            ex.refuse_sparse(name)
+        if ex.host_out and left and not self._precomputed():
+            X = check_input(self, X, reset=False, name="X")
+        if self._precomputed():  # kernel rows (n_new, m) or columns as rows (m_new, n)
+            K = ex.matrix(X, name)
+            expected = self.n_cols_ if left else self.n_rows_
+            if K.shape[1] != expected:
+                raise ValueError(f"precomputed {name} has {K.shape[1]} columns; expected "
+                                 f"{expected}")
+            transposed = False
+        else:
+            Xn = ex.data(X, name)
+            expected = self.n_features_in_ if left else self.z_features_in_
+            if Xn.shape[1] != expected:
+                raise ValueError(f"{name} has {Xn.shape[1]} features, but KernelSVD is "
+                                 f"expecting {expected} features as input")
+            if self.compat_ is not None:  # on the host, as in the fit
+                f = self.compat_.transform_x if left else self.compat_.transform_z
+                Xn = ex.data(f(ops.to_host(Xn)), name, like=Xn)
+            Zf = self._ex("Z_fit_")
+            if left:
+                K = ex.kernel_matrix(self.kernel_, Xn, Zf, reference=Zf,
+                                     working_memory=self.working_memory)
+            else:  # κ(x_i, z): the training rows against the new columns, used transposed
+                K = ex.kernel_matrix(self.kernel_, self._ex("X_fit_"), Xn, reference=Zf,
+                                     working_memory=self.working_memory,
+                                     row_norms=getattr(self, "_row_norms", None))
+            transposed = not left
+        return ex.out(self._scores(K, transposed, left))
+
+    def _scores(self, K, transposed: bool, left: bool):
+        """Scores of the new points of the lazy K (rows; ``transposed``: columns) against the
+        training side: K̃ B with B = W_z^{1/2} V (left) or W^{1/2} U (right), or the Nyström
+        extension on the landmarks times σ; K̃ is K centred (class Notes) and, after a
+        weighted fit of a row-normalised kernel, renormalised with the weights."""
+        ops = K.ops
+        like = self._ex("left_singular_vectors_")
+
+        def prod(B, sel=None):  # K[:, sel]ᵀ-side product: one row per new point
+            return K.rmatmat(B, rows=sel) if transposed else K.matmat(B, cols=sel)
+
+        n_train = self.n_cols_ if left else self.n_rows_
+        weights = self.sample_weight_Z_ if left else self.sample_weight_
+        w = np.ones(n_train) if weights is None else weights
+        tm: Any = None
+        if self.center:  # the training means, in the factors' dtype
+            tm = ops.astype(self._ex("col_means_" if left else "row_means_"), ops.dtype(like))
         if self._nystrom_fit():
-            I = self.nystrom_.row_landmarks
-            if self.center:
-                K = self._center_cols(self.kernel_cols(Z))[:, I]
-            else:
-                K = self.kernel_cols(Z, subset=I)
-            return self.nystrom_.extend_cols(K) * self.singular_values_
-        K = self._center_cols(self.kernel_cols(Z))
-        return K @ self._left_map().astype(K.dtype, copy=False)
+            res = self.nystrom_
+            B = ops.from_host(res.extension_map(left), like)
+            sel = ops.index(res.col_landmarks if left else res.row_landmarks, like)
+            out = prod(B, sel)
+            if self.center:  # the new points' own means over every training point
+                a = prod(ops.from_host(w[:, None], like))[:, 0]
+                out = _centred_product(out, a / float(w.sum()), tm[sel], B, self.grand_mean_)
+            return out * self._ex("singular_values_")
+        B = self._right_map() if left else self._left_map()
+        z_norm = getattr(self, "_z_norm", None)
+        ws, Bs = ops.from_host(w[:, None], like), B
+        if z_norm is not None and not left:  # κ(x_i, z) / z_norm_i
+            zn = ops.astype(z_norm, ops.dtype(B))[:, None]
+            ws, Bs = ws / zn, B / zn
+        P = prod(ops.concat([ws, Bs]))  # the weighted row sums and the products, one pass
+        a, out = P[:, 0], P[:, 1:]
+        if z_norm is not None and left:  # K̂ = K / (K w_z), whose K̂ w_z is 1
+            out = out / a[:, None]
+            a = a * 0 + 1
+        if self.center:
+            out = _centred_product(out, a / float(w.sum()), tm, B, self.grand_mean_)
+        return out
 
     def embeddings(self) -> tuple[np.ndarray, np.ndarray]:
         """Training embeddings (U Σ, V Σ) of the rows and columns.

@@ -56,6 +56,7 @@ from .pairwise import (
     PolynomialKernel,
     RBFKernel,
     SNEKernel,
+    SoftmaxKernel,
     TKernel,
 )
 
@@ -70,6 +71,7 @@ __all__ = [
     "LaplacianKernel",
     "CauchyKernel",
     "SNEKernel",
+    "SoftmaxKernel",
     "TKernel",
     "CallableKernel",
     "KLHistogramKernel",

@@ -20,6 +20,7 @@ from .pairwise import (
     PolynomialKernel,
     RBFKernel,
     SNEKernel,
+    SoftmaxKernel,
     TKernel,
 )
 
@@ -32,6 +33,7 @@ KERNELS: dict[str, type[Kernel]] = {
     "laplacian": LaplacianKernel,
     "cauchy": CauchyKernel,
     "sne": SNEKernel,
+    "softmax": SoftmaxKernel,
     "t": TKernel,
 }
 

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from .._backend import NUMPY, LazyMatrix
 from .._validation import as_data, check_positive
 from ..config import (  # noqa: F401 (MemoryBudgetError: re-exported)
     MemoryBudgetError,
@@ -153,14 +154,15 @@ def _apply_rows_chunked(K: np.ndarray, rows_func) -> np.ndarray:
     return apply_rows(K, work)
 
 
-class KernelMatrix:
+class KernelMatrix(LazyMatrix):
     """Lazy kernel matrix G = [κ(x_i, z_j)] over two sets of samples (rows).
 
     Nothing n × m is formed unless asked for: products, rows, columns and means stream
     blocks of ``working_memory`` MiB. With ``center=True`` the matrix is the doubly centred
     G̃ = H_n G H_m, H_k = I − 11ᵀ/k (Tao et al. (2024), §2), applied through row and
     column means. float32 inputs give float32 results. Dask inputs give the lazy Dask
-    operator instead.
+    operator instead. The numpy implementation of the lazy-matrix protocol
+    (:class:`asymkern._backend.LazyMatrix`).
 
     Parameters
     ----------
@@ -625,7 +627,19 @@ class KernelMatrix:
         return out
 
     # ---------------------------------------------------------------- products
-    def matmat(self, V: np.ndarray) -> np.ndarray:
+    ops = NUMPY
+
+    def template(self) -> np.ndarray:
+        """The protocol's dtype template.
+
+        Returns
+        -------
+        ndarray of shape (0, 0)
+            An empty array of the matrix dtype.
+        """
+        return np.empty((0, 0), dtype=self.dtype)
+
+    def matmat(self, V: np.ndarray, cols=None) -> np.ndarray:
         """G @ V for V of shape (m,) or (m, k), streaming row blocks.
 
         ``matvec`` is the same method.
@@ -634,6 +648,8 @@ class KernelMatrix:
         ----------
         V : array-like of shape (m,) or (m, k)
             Real, finite right-hand side.
+        cols : int array, optional
+            Only these columns: G[:, cols] @ V, V of shape (len(cols), k).
 
         Returns
         -------
@@ -647,6 +663,9 @@ class KernelMatrix:
         ValueError
             If ``V`` has the wrong shape or is not finite.
         """
+        if cols is not None:  # landmark columns: G[:, cols] formed (n × len(cols))
+            K = self.cols(cols)
+            return K @ _check_operand(V, K.shape[1], "V", "matmat")
         V = _check_operand(V, self.shape[1], "V", "matmat")
         vec = V.ndim == 1
         V2 = V.reshape(self.shape[1], -1)
@@ -662,7 +681,7 @@ class KernelMatrix:
             out -= corr.astype(out.dtype, copy=False)
         return out.ravel() if vec else out
 
-    def rmatmat(self, U: np.ndarray) -> np.ndarray:
+    def rmatmat(self, U: np.ndarray, rows=None) -> np.ndarray:
         """Gᵀ @ U for U of shape (n,) or (n, k), streaming row blocks.
 
         ``rmatvec`` is the same method. The sum over row blocks is accumulated in float64.
@@ -671,6 +690,8 @@ class KernelMatrix:
         ----------
         U : array-like of shape (n,) or (n, k)
             Real, finite left-hand side.
+        rows : int array, optional
+            Only these rows: G[rows, :]ᵀ @ U, U of shape (len(rows), k).
 
         Returns
         -------
@@ -684,6 +705,9 @@ class KernelMatrix:
         ValueError
             If ``U`` has the wrong shape or is not finite.
         """
+        if rows is not None:  # landmark rows: G[rows, :] formed (len(rows) × m)
+            K = self.rows(rows)
+            return K.T @ _check_operand(U, K.shape[0], "U", "rmatmat")
         U = _check_operand(U, self.shape[0], "U", "rmatmat")
         vec = U.ndim == 1
         U2 = U.reshape(self.shape[0], -1)

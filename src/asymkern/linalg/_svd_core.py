@@ -129,10 +129,15 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
     lists included: 2-D, real, finite; integer/bool → float64, float32 kept). Raises
     ``TypeError`` for non-numeric input and ``ValueError`` naming ``name`` otherwise.
     """
+    from .._backend import NUMPY, LazyMatrix, ops_of
     from ..kernels.matrix import KernelMatrix
 
     if isinstance(G, KernelMatrix):
         return G, "kernel"
+    if isinstance(G, LazyMatrix):  # another executor's lazy matrix (validated when built)
+        return G, "device"
+    if G is not None and not sp.issparse(G) and ops_of(G) is not NUMPY:
+        return _check_device_matrix(G, name), "device"
     if G is None:
         raise TypeError(f"{name} is None; expected a 2-D array, sparse matrix, LinearOperator "
                         "or KernelMatrix")
@@ -181,6 +186,26 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
     if not _all_finite(A):
         raise ValueError(f"{name} contains NaN or infinity; expected finite values")
     return A, "dense"
+
+
+def _check_device_matrix(G, name: str):
+    """A dense array of another executor (a torch tensor) as a :class:`LazyMatrix`, checked:
+    2-D, real, floating (integers → float64), finite."""
+    from .._backend import DenseMatrix, ops_of
+
+    refuse_meta(G, name)
+    ops = ops_of(G)
+    if G.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got an array with {G.ndim} dimensions "
+                         f"(shape {tuple(G.shape)})")
+    dt = ops.dtype(G)
+    if np.issubdtype(dt, np.complexfloating):
+        raise ValueError(f"{name} is complex-valued; expected real numbers")
+    if dt not in (np.float32, np.float64):
+        G = ops.astype(G, np.float64)
+    if not ops.all_finite(G):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    return DenseMatrix(G)
 
 
 def dense_svd_bytes(n: int, m: int, dtype=np.float64, *, input_copy: bool = True) -> int:
@@ -350,6 +375,14 @@ def flip_signs(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return U * signs, V * signs
 
 
+def _is_device(G) -> bool:
+    """Whether G is another executor's lazy matrix (a torch matrix or tensor)."""
+    from .._backend import LazyMatrix
+    from ..kernels.matrix import KernelMatrix
+
+    return isinstance(G, LazyMatrix) and not isinstance(G, KernelMatrix)
+
+
 def _shape_and_kind(G):
     G, kind = check_matrix(G)
     return G.shape, kind
@@ -376,7 +409,15 @@ def _limit_of(G) -> float | None:
     return G.max_dense_memory if isinstance(G, KernelMatrix) else None
 
 
-def _finish(U, s, V, r, solver, info=None) -> SVDResult:
+def _finish(U, s, V, r, solver, info=None, ops=None) -> SVDResult:
+    if ops is not None and ops.name != "numpy":  # another executor: factors stay there
+        s = np.asarray(ops.to_host(s), dtype=np.float64)
+        order = np.argsort(s, kind="stable")[::-1][:r].copy()
+        oi = ops.index(order, U)
+        U, s, V = U[:, oi], s[order], V[:, oi]
+        signs = ops.sign_flips(U)
+        U, V = ops.scale_cols(U, signs), ops.scale_cols(V, signs)
+        return SVDResult(ops.contiguous(U), s, ops.contiguous(V), solver, info)
     order = np.argsort(s)[::-1][:r]
     U, s, V = U[:, order], s[order], V[:, order]
     U, V = flip_signs(U, V)
@@ -440,6 +481,12 @@ def dense_svd(G, r: int, *, _checked: bool = False, _driver: str = "gesdd") -> S
     given = G
     n, m = G.shape
     r = _rank(r, G.shape)
+    if _is_device(G):  # another executor: formed and decomposed there
+        dtype = np.float32 if np.dtype(G.dtype) == np.float32 else np.float64
+        _check_dense_budget(n, m, dtype, n * m * np.dtype(dtype).itemsize, f"a dense SVD of "
+                            f"the {n}×{m} matrix G", limit=getattr(G, "max_dense_memory", None))
+        U, s, Vt = G.ops.svd(G.to_dense())
+        return _finish(U[:, :r], s[:r], Vt[:r].T, r, "dense", ops=G.ops)
     owned = not isinstance(G, np.ndarray)  # a matrix formed here can be overwritten by LAPACK
     dtype = G.dtype if np.dtype(G.dtype) == np.float32 else np.float64
     _check_dense_budget(n, m, dtype, n * m * np.dtype(dtype).itemsize if owned else 0,
@@ -525,6 +572,11 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     if r >= min(shape):
         return dense_svd(G, r, _checked=True)
     check_svd_budget("arpack", shape[0], shape[1], r, _dtype_of(G), limit=_limit_of(G))
+    if kind == "device":  # ARPACK on the host, the products on the executor
+        res = arpack_svd(G.aslinearoperator(), r, tol=tol, random_state=rng)
+        like = G.template()
+        return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64),
+                         G.ops.from_host(res.V, like), "arpack", res.info)
     A = _as_operator(G) if kind in ("kernel", "operator") else G
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
     try:
@@ -750,6 +802,23 @@ def randomized_svd(
     check_svd_budget(RANDOMIZED_NAMES[method], n, m, r, _dtype_of(G),
                      n_oversamples=n_oversamples, n_iter=n_iter, limit=_limit_of(G))
     method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
+    if kind == "device":  # another executor: products and the n×k algebra stay there
+        ops = G.ops
+        like = G.template()
+        Omega = ops.from_host(normal_rows(seed_from(rng), 0, m, k, _dtype_of(G)), like)
+
+        def gram_dev(X):
+            return G.rmatmat(G.matmat(X))
+
+        if method == "block_krylov":
+            W, Y = krylov_passes(G.matmat, gram_dev, ops.orth, Omega, n_iter, concat=ops.concat)
+        else:
+            W, Y = randomized_passes(G.matmat, gram_dev, ops.lu_basis, ops.orth, Omega, n_iter)
+        U, s, Vyt = ops.svd(Y)
+        return _finish(U[:, :r], s[:r], W @ Vyt[:r].T, r,
+                       "randomized" if method == "power" else method,
+                       {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter},
+                       ops=ops)
     if kind in ("dense", "sparse"):
         A = np.asarray(G) if kind == "dense" else G.tocsr()
         AT = A.T

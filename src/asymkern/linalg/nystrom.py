@@ -60,6 +60,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from .._backend import NUMPY
 from .._validation import check_indices, check_n_components
 from ..config import check_memory
 from ._svd_core import (
@@ -199,10 +200,31 @@ class NystromResult:
                 f"{name} must have shape ({n_name}, {core.shape[0]}) (kernel values against the "
                 f"{what}), got {K.shape}"
             )
-        M = (core / self.core_s) * self.scale
-        if self.info.get(mix_key) is not None:
-            M = M @ self.info[mix_key]
+        M = self.extension_map(mix_key == "mix_u")
         return K @ M.astype(K.dtype, copy=False)
+
+    def extension_map(self, left: bool = True) -> np.ndarray:
+        """The (s, r) matrix M of eq. 8 with u(x) = K_rows @ M (``left``) or v(z) = K_cols @ M:
+        the core singular vectors over the core singular values, times the scale c (and the
+        mixing of ``normalize`` / ``orthogonalize``).
+
+        Parameters
+        ----------
+        left : bool, default True
+            The left extension (against the column landmarks) or the right one.
+
+        Returns
+        -------
+        ndarray of shape (s, r)
+            float64, on the host (an executor moves it to its device).
+        """
+        core = self.core_V if left else self.core_U
+        if core is None:
+            raise ValueError("the extension needs the core SVD (asymmetric Nyström results "
+                             "only)")
+        M = (core / self.core_s) * self.scale
+        mix = self.info.get("mix_u" if left else "mix_v")
+        return M @ mix if mix is not None else M
 
 
 # ------------------------------------------------------------------------------ matrix access
@@ -210,7 +232,7 @@ class BlockAccess(Protocol):
     """What the landmark selection needs of a matrix: its shape, blocks and point sets.
 
     Satisfied by :class:`_Access` (in memory), the Dask access of :mod:`asymkern._dask.nystrom`
-    and the torch backend's access (:mod:`asymkern._torch.linalg`).
+    and another executor's :class:`~asymkern._backend.LazyMatrix` (torch).
     """
 
     shape: tuple
@@ -235,7 +257,11 @@ class _Access:
         G, kind = check_matrix(G, "G", allow_operator=False)
         self.G = G
         self.kind = kind
-        if kind == "kernel":
+        self.ops = getattr(G, "ops", NUMPY)
+        if kind == "device":  # another executor's LazyMatrix (torch): blocks on its device
+            self.dtype = np.dtype(G.dtype)
+            wm = G.working_memory if working_memory is None else working_memory
+        elif kind == "kernel":
             self.dtype = np.dtype(G.dtype)
             wm = G.working_memory if working_memory is None else working_memory
         elif kind == "sparse":
@@ -257,6 +283,8 @@ class _Access:
 
     def prepare(self):
         """One-off statistics a lazy kernel needs before arbitrary blocks (normalisers, means)."""
+        if self.kind == "device" and not self._prepared:
+            self.G.prepare()
         if self.kind == "kernel" and not self._prepared:
             if self.G.kernel.row_normalized:
                 self.G.row_normalizers()
@@ -270,6 +298,10 @@ class _Access:
         return int(max(1, self.budget // per))
 
     def block(self, rows, cols) -> np.ndarray:
+        """G[rows, cols] as a host numpy array (the landmark and probe blocks)."""
+        if self.kind == "device":
+            self.prepare()
+            return self.ops.to_host(self.G.block(rows, cols))
         if self.kind == "kernel":
             self.prepare()
             return self.G.block(rows, cols)
@@ -282,7 +314,10 @@ class _Access:
         return B[:, cols].toarray()
 
     def left(self, J: np.ndarray, B: np.ndarray, out_dtype) -> np.ndarray:
-        """G[:, J] @ B accumulated over row blocks: (N, k)."""
+        """G[:, J] @ B accumulated over row blocks: (N, k) (on the executor's device)."""
+        if self.kind == "device":
+            self.prepare()
+            return self.G.left(J, B)
         n = self.shape[0]
         out = np.empty((n, B.shape[1]), dtype=out_dtype)
         Bc = B.astype(self.dtype, copy=False)
@@ -293,7 +328,10 @@ class _Access:
         return out
 
     def right(self, I: np.ndarray, A: np.ndarray, out_dtype) -> np.ndarray:
-        """G[I, :]ᵀ @ A accumulated over column blocks: (M, k)."""
+        """G[I, :]ᵀ @ A accumulated over column blocks: (M, k) (on the executor's device)."""
+        if self.kind == "device":
+            self.prepare()
+            return self.G.right(I, A)
         m = self.shape[1]
         out = np.empty((m, A.shape[1]), dtype=out_dtype)
         Ac = A.astype(self.dtype, copy=False)
@@ -311,6 +349,9 @@ class _Access:
 
     def row_probe(self, P: np.ndarray, V: np.ndarray) -> np.ndarray:
         """G[P, :] @ V over column blocks: (``|P|``, k)."""
+        if self.kind == "device":
+            self.prepare()
+            return self.G.row_probe(P, V)
         m = self.shape[1]
         out = np.zeros((len(P), V.shape[1]))
         step = self.step(len(P))
@@ -319,8 +360,27 @@ class _Access:
             out += self.block(P, sl) @ V[sl]
         return out
 
+    def col_probe(self, Q: np.ndarray, U: np.ndarray) -> np.ndarray:
+        """G[:, Q]ᵀ @ U over row blocks: (``|Q|``, k)."""
+        if self.kind == "device":
+            self.prepare()
+            return self.G.col_probe(Q, U)
+        n = self.shape[0]
+        out = np.zeros((len(Q), U.shape[1]))
+        step = self.step(len(Q))
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            out += self.block(sl, Q).T @ U[sl]
+        return out
+
     def points(self, side: str):
         """Points for k-means: the data sets of a KernelMatrix, else rows of G (or of Gᵀ)."""
+        if self.kind == "device":
+            pts = self.G.points(side)
+            if pts is None:  # a formed matrix: its rows (or columns)
+                D = self.G.to_dense()
+                pts = D if side == "row" else D.T
+            return self.ops.to_host(pts)
         if self.kind == "kernel":
             return self.G.X if side == "row" else self.G.Z
         if self.kind == "dense":
@@ -546,7 +606,7 @@ def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rco
     return Uw, swk, Vw, n_keep, s_next, c
 
 
-def orthogonal_factors(U, V, s, qr):
+def orthogonal_factors(U, V, s, qr, ops=NUMPY):
     """Exact SVD of the Nyström approximation Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :] (paper 000 eq. 9).
 
     With Ũ = Q_u R_u and Ṽ = Q_v R_v (``qr``: numpy's for arrays, TSQR for dask arrays) and
@@ -555,15 +615,17 @@ def orthogonal_factors(U, V, s, qr):
     """
     Qu, Ru = qr(U)
     Qv, Rv = qr(V)
-    Ru, Rv = np.asarray(Ru, dtype=np.float64), np.asarray(Rv, dtype=np.float64)
+    Ru = np.asarray(ops.to_host(Ru), dtype=np.float64)
+    Rv = np.asarray(ops.to_host(Rv), dtype=np.float64)
     A, s, Bt = np.linalg.svd((Ru * s) @ Rv.T)
-    U = Qu @ A.astype(Qu.dtype)
-    V = Qv @ Bt.T.astype(Qv.dtype)
+    U = Qu @ ops.from_host(A, Qu)
+    V = Qv @ ops.from_host(Bt.T, Qv)
     return U, s, V, sla.solve_triangular(Ru, A), sla.solve_triangular(Rv, Bt.T)
 
 
 def nystrom_result(U, s, V, I, J, Uw, swk, Vw, c: float, signs, mix_u, mix_v, *, r: int,
-                   n_keep: int, s_next: float, shape, out_dtype, **info) -> NystromResult:
+                   n_keep: int, s_next: float, shape, out_dtype, ops=None,
+                   **info) -> NystromResult:
     """Apply the paired signs to (Ũ, Ṽ) and their extension maps and build the result.
 
     Shared by both executors: ``signs`` make the largest-magnitude entry of each ũ_i positive
@@ -572,6 +634,17 @@ def nystrom_result(U, s, V, I, J, Uw, swk, Vw, c: float, signs, mix_u, mix_v, *,
     """
     N, M = shape
     sx, sz = len(I), len(J)
+    if ops is not None and ops.name != "numpy":  # another executor (torch): U, V stay there
+        U, V = ops.scale_cols(U, signs, inplace=True), ops.scale_cols(V, signs, inplace=True)
+        if mix_u is not None:
+            mix_u, mix_v = mix_u * signs, mix_v * signs
+        else:
+            Uw, Vw = Uw * signs, Vw * signs
+        info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
+                "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
+                "n_row_landmarks": sx, "n_col_landmarks": sz, **info}
+        return NystromResult(ops.contiguous(U), s, ops.contiguous(V), np.asarray(I),
+                             np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info)
     if isinstance(U, np.ndarray) and U.dtype == out_dtype and V.dtype == out_dtype:
         # in place: U, V were formed by the in-memory executor (a copy would double the
         # O((N + M) r) part of the peak memory: 640 MB at N = M = 10⁶, r = 20, float64)
@@ -633,25 +706,26 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
     sx, sz = len(I), len(J)
     Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
     out_dtype = acc.dtype
+    ops = getattr(acc, "ops", NUMPY)
     # accumulate in the input precision (float32 stays float32: half the O((N + M) r) memory)
     U = acc.left(J, (Vw / swk) * c, out_dtype)
     V = acc.right(I, (Uw / swk) * c, out_dtype)
     s = swk * np.sqrt(N * M / (sx * sz))
     mix_u = mix_v = None
     if orthogonalize:
-        U, s, V, mix_u, mix_v = orthogonal_factors(U, V, s, np.linalg.qr)
+        U, s, V, mix_u, mix_v = orthogonal_factors(U, V, s, ops.qr, ops)
     elif normalize:
-        nu = np.maximum(_col_norms(U), np.finfo(float).tiny)
-        nv = np.maximum(_col_norms(V), np.finfo(float).tiny)
-        U /= nu
-        V /= nv
+        tiny = np.finfo(float).tiny
+        nu = np.maximum(np.asarray(ops.col_norms(U), dtype=np.float64), tiny)
+        nv = np.maximum(np.asarray(ops.col_norms(V), dtype=np.float64), tiny)
+        U = ops.scale_cols(U, 1 / nu, inplace=True)
+        V = ops.scale_cols(V, 1 / nv, inplace=True)
         mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
     # paired sign flip: largest-magnitude entry of each u_i positive (as top_svd does)
-    idx = _argmax_abs_cols(U)
-    signs = np.sign(U[idx, np.arange(U.shape[1])])
-    signs[signs == 0] = 1
+    signs = ops.sign_flips(U)
     return nystrom_result(U, s, V, I, J, Uw, swk, Vw, c, signs, mix_u, mix_v, r=r,
-                          n_keep=n_keep, s_next=s_next, shape=(N, M), out_dtype=out_dtype)
+                          n_keep=n_keep, s_next=s_next, shape=(N, M), out_dtype=out_dtype,
+                          ops=ops)
 
 
 # -------------------------------------------------------------------------------- estimates
@@ -714,9 +788,9 @@ def residual_estimate(G, result: NystromResult, n_probes: int | None = None, ran
     if getattr(acc, "is_dask", False):
         return acc.residual_estimate(result, n_probes, rs, weights)
     N, M = acc.shape
-    U = np.asarray(result.U, dtype=np.float64)
-    V = np.asarray(result.V, dtype=np.float64)
-    r = U.shape[1]
+    host = getattr(acc, "ops", NUMPY).to_host
+    U = np.asarray(host(result.U), dtype=np.float64)
+    V = np.asarray(host(result.V), dtype=np.float64)
     nu = np.linalg.norm(U, axis=0)
     nv = np.linalg.norm(V, axis=0)
     nu[nu == 0] = 1.0
@@ -730,12 +804,7 @@ def residual_estimate(G, result: NystromResult, n_probes: int | None = None, ran
     Q = np.sort(rs.choice(M, q, replace=False))
     Ru = acc.row_probe(P, V) - U[P] * s
     # Gᵀ û on the probe columns: G[:, Q]ᵀ U accumulated over row blocks
-    Rv = np.zeros((q, r))
-    step = acc.step(q)
-    for a in range(0, N, step):
-        sl = slice(a, min(a + step, N))
-        Rv += acc.block(sl, Q).T @ U[sl]
-    Rv -= V[Q] * s
+    Rv = acc.col_probe(Q, U) - V[Q] * s
     return _residual_eta(Ru, Rv, N, M, s, result.info.get("next_singular_value", 0.0), weights)
 
 
@@ -996,9 +1065,12 @@ def asymmetric_nystrom(
             else:
                 ww = "uniform" if weights == "uniform" else "paper"
                 k = min(prev.n_components, res.n_components)
-                est = (acc.change_estimate(res, prev, k, ww) if getattr(acc, "is_dask", False)
-                       else eta(res.U[:, :k], res.V[:, :k], prev.U[:, :k], prev.V[:, :k],
-                                singular_values=res.s[:k], weights=ww))
+                if getattr(acc, "is_dask", False):
+                    est = acc.change_estimate(res, prev, k, ww)
+                else:
+                    Ur, Vr, Up, Vp = (acc.ops.to_host(a[:, :k])
+                                      for a in (res.U, res.V, prev.U, prev.V))
+                    est = eta(Ur, Vr, Up, Vp, singular_values=res.s[:k], weights=ww)
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)
         grow = _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
@@ -1043,7 +1115,7 @@ def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, to
     is at most ``tol``, every row and column is a landmark, or both counts are at their caps),
     else the next landmark counts (the free ones doubled, up to their caps).
 
-    Shared by the in-memory and the torch executors (:mod:`asymkern._torch.linalg`).
+    Shared by the in-memory and the torch executors.
     """
     sx, sz = counts
     est = 0.0 if exact else est

@@ -38,6 +38,7 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays valid)
@@ -127,6 +128,41 @@ def auto_solver(kind: str, n: int, m: int, r: int, dtype=np.float64,
     return "arpack", False
 
 
+def matrix_kind(G) -> str:
+    """What G is for the 'auto' rule, on any executor, without validating it: 'kernel' (a
+    lazy kernel matrix), 'sparse', 'dense' (a formed array) or 'operator'. A doubly centred
+    matrix (:class:`~asymkern._backend.Centered`) is of the kind of the matrix it centres.
+
+    Parameters
+    ----------
+    G : array, sparse matrix, LinearOperator or LazyMatrix (KernelMatrix, torch matrices)
+
+    Returns
+    -------
+    str
+    """
+    from .._backend import Centered, DenseMatrix, LazyMatrix
+    from ..kernels.matrix import KernelMatrix
+
+    if isinstance(G, Centered):
+        G = G.G
+    if isinstance(G, KernelMatrix):
+        return "kernel"
+    if isinstance(G, DenseMatrix):
+        return "dense"
+    if isinstance(G, LazyMatrix):
+        return "sparse" if getattr(G, "is_sparse", False) else "kernel"
+    if sp.issparse(G):
+        return "sparse"
+    return "operator" if isinstance(G, LinearOperator) else "dense"
+
+
+def _auto_kind(G, kind: str) -> str:
+    """The kind the 'auto' rule sees: another executor's matrix counts as the numpy matrix of
+    the same nature (formed array, sparse matrix or lazy kernel), so both pick one solver."""
+    return matrix_kind(G) if kind == "device" else kind
+
+
 def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options) -> SVDResult:
     """Top-``n_components`` SVD of G (array, sparse, LinearOperator or KernelMatrix).
 
@@ -204,9 +240,13 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     r = _rank(n_components, shape, name="n_components")
     _check_random_state(random_state)  # validated up front, whatever the solver
     if solver == "auto":
-        limit = G.max_dense_memory if kind == "kernel" else None
-        solver, form = auto_solver(kind, shape[0], shape[1], r, G.dtype, limit)
-        if form:  # a lazy kernel that fits the budget is formed once for ARPACK
+        limit = G.max_dense_memory if kind == "kernel" else getattr(G, "max_dense_memory", None)
+        solver, form = auto_solver(_auto_kind(G, kind), shape[0], shape[1], r, G.dtype, limit)
+        if form and kind == "device":  # formed once on the executor's device for ARPACK
+            from .._backend import DenseMatrix
+
+            G = DenseMatrix(G.to_dense())
+        elif form:  # a lazy kernel that fits the budget is formed once for ARPACK
             G, kind = G.to_array(), "dense"
     if solver == "dense":
         return dense_svd(G, r, _checked=True)

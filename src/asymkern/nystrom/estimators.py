@@ -78,8 +78,9 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import NUMPY, ops_of
 from .._dask import any_dask
-from .._shared.nystrom_basis import build_basis, psd_pinv
+from .._shared.nystrom_basis import build_basis
 from .._torch import is_torch_tensor, use_torch
 from .._validation import (
     as_data,
@@ -97,6 +98,17 @@ from .._validation import (
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels.base import Kernel
+from ._algebra import (
+    HostKnm,
+    HostLandmarks,
+    check_finite,
+    features,
+    pca_exact,
+    pca_nystrom,
+    ridge_exact,
+    ridge_nystrom,
+    svc_nystrom,
+)
 
 MODES = ("gsa", "lla", "ncr", "spa", "exact")
 
@@ -225,9 +237,11 @@ class _NystromBase(BaseEstimator):
         self.landmarks_ = b.centers
         self.n_landmarks_ = b.n_landmarks
         self.subspace_dim_ = b.subspace_dim
-        Knm = b.landmark_kernel(X)
-        return check_finite_output(Knm, "the kernel matrix K_nm between X and the landmarks",
-                                   _RESCALE)
+        if b.sketch is not None:  # K S: formed once (each row block reads all of K's columns)
+            return HostKnm(check_finite_output(
+                b.landmark_kernel(X), "the kernel matrix K_nm between X and the landmarks",
+                _RESCALE))
+        return HostLandmarks(b, X)  # K(X, C), evaluated by row blocks when read
 
     def _no_basis(self, X):
         n = X.shape[0]  # mode='exact': the n×n kernel, its centred copies and the solver's copy
@@ -293,16 +307,6 @@ class _NystromBase(BaseEstimator):
             raise ValueError("mode='ncr' restricts f to span(C_H) and uses the full standard "
                              "Nyström basis; leave subspace_dim=None")
 
-    def _gsa_pinv_factor(self, Gt):
-        """P = (G^†) = Gᵀ(GGᵀ)^† (n × s) from Gᵀ = F (n × s): eq. (20), O(ns²).
-
-        Computed from the thin SVD Gᵀ = V Σ Uᵀ as V Σ⁻¹ Uᵀ (σ > max(n, s)·eps·σ₁), which does not
-        square the condition number as the Gram route GGᵀ would.
-        """
-        V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
-        keep = sig > max(Gt.shape) * np.finfo(self.X_fit_.dtype).eps * (sig[0] if sig.size else 0)
-        return (V[:, keep] / sig[keep]) @ Ut[keep]
-
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
@@ -354,12 +358,65 @@ def _exact_gram(est, X) -> np.ndarray:
 
 
 def _finite_fit(est):
-    """Fitted coefficients must be finite (overflow inside the solve is reported, not kept)."""
+    """Fitted coefficients must be finite (overflow inside the solve is reported, not kept);
+    the test runs where each array lives (numpy or the torch device)."""
     for name in ("coef_", "landmark_coef_", "dual_coef_", "intercept_", "eigenvalues_"):
         val = getattr(est, name, None)
         if val is not None:
-            check_finite_output(val, f"the fitted {name}", _RESCALE)
+            check_finite(ops_of(val), val, f"the fitted {name}", _RESCALE)
     return est
+
+
+class _HostTraining:
+    """The training data of an in-memory (numpy) fit: the executor side that
+    :class:`asymkern._torch.machines.TorchTraining` is for torch.
+
+    Parameters
+    ----------
+    est : NystromKernelRidge, NystromKernelPCA or NystromSVC
+    X : array-like or sparse matrix of shape (n, d)
+        Validated here; the model keeps a private copy (``X_fit``).
+    """
+
+    ops = NUMPY
+    as_numpy = True
+
+    def __init__(self, est, X):
+        self.est = est
+        self.X_fit = est._validate_fit_X(X)  # kept as X_fit_: never the caller's array
+        self.n = self.X_fit.shape[0]
+        self.dtype = self.X_fit.dtype
+
+    @staticmethod
+    def host(a):
+        return a
+
+    @staticmethod
+    def out(a):
+        return a
+
+    def gram(self) -> np.ndarray:
+        """The n×n kernel matrix (float64, checked finite)."""
+        return _exact_gram(self.est, self.X_fit)
+
+    def landmarks(self, est):
+        """The landmarks and basis (recorded on ``est``) and the rows of K_nm."""
+        return est._fit_basis(self.X_fit)
+
+    def keep(self, est, **state) -> None:
+        """Nothing beyond the fitted attributes (the device state of the torch executor)."""
+
+
+def _training(est, X, *others):
+    """The training data of ``est`` on its executor: torch (tensors or ``device``) or numpy.
+    Sets ``torch_fit_`` (a refit on numpy input without ``device`` is a numpy model again)."""
+    est.torch_fit_ = False
+    est.torch_fit_ = use_torch(est, X, *others)
+    if est.torch_fit_:
+        from .._torch.machines import TorchTraining
+
+        return TorchTraining(est, X, *others)
+    return _HostTraining(est, X)
 
 
 def _require_y(y, est):
@@ -420,7 +477,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
     device : None, str or torch.device, default None
-        Run on the torch backend (:mod:`asymkern._torch.krr`; needs
+        Run on the torch backend (:mod:`asymkern._torch.machines`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (dtype kept); numpy input with
         ``device`` set gives numpy arrays. On torch: modes 'lla', 'ncr', 'gsa' (``gsa_solver``
@@ -560,131 +617,53 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             from .._dask.machines import fit_ridge
 
             return fit_ridge(self, X, y, alpha)
+        self._ncr_requires_full()
         self.torch_fit_ = False
-        if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.krr import fit_ridge_torch
-
-            return fit_ridge_torch(self, X, y, sample_weight, alpha, mode)
+        if use_torch(self, X, y, sample_weight) and self.solver != "auto":
+            raise NotImplementedError(
+                f"solver={self.solver!r} is not available on the torch backend: it runs "
+                "scikit-learn's Ridge on host numpy features F = K_nm A, which would move the "
+                "n×s features off the device; use solver='auto' (the same ridge problem in "
+                "Gram form, equal predictions) or device=None with numpy input")
         self.dask_fit_ = False
-        X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
-        y = check_regression_targets(y, X.shape[0])
-        n = X.shape[0]
-        sw = check_nonnegative_weights(sample_weight, n)
+        tr = _training(self, X, y, sample_weight)  # numpy, or torch (tensors / device)
+        n = tr.n
+        y = check_regression_targets(tr.host(y), n)
+        sw = check_nonnegative_weights(tr.host(sample_weight), n)
         self._y_1d = y.ndim == 1
         Y = y.reshape(n, -1)
-        self.X_fit_ = X
-        wsum = sw.sum()
-        unweighted = sample_weight is None
-
-        def wmean(M):  # (weighted) mean of the rows; numpy's mean when unweighted
-            return M.mean(axis=0) if unweighted else (sw @ M) / wsum
-
-        ybar = wmean(Y) if self.fit_intercept else np.zeros(Y.shape[1])
+        # unit weights are no weights (a product by 1 is exact): the unweighted formulas
+        weighted = sample_weight is not None and not bool(np.all(sw == 1.0))
+        ybar = (((sw @ Y) / sw.sum() if weighted else Y.mean(axis=0)) if self.fit_intercept
+                else np.zeros(Y.shape[1]))
         Yc = Y - ybar
-        rw = np.sqrt(sw)[:, None]
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":  # (W½ K_c W½ + alpha I) b = W½ y_c, a = W½ b
-            self._no_basis(X)
-            K = _exact_gram(self, X)
-            r = wmean(K) if self.fit_intercept else None  # (weighted) mean feature, K = Kᵀ
-            if r is not None:
-                K = K - r[:, None] - r[None, :] + wmean(r)
-            if not unweighted:
-                K = rw * K * rw.T
-            K[np.diag_indices(n)] += alpha
-            a = rw * np.linalg.solve(K, rw * Yc)
-            self.dual_coef_ = a
-            self.intercept_ = ybar - (r @ a if r is not None else 0.0)
-            return _finite_fit(self)
-        self._ncr_requires_full()
-        Knm = self._fit_basis(X)
-        A = self.basis_.A
-        kbar = wmean(Knm) if self.fit_intercept else None
-        if mode in ("ncr", "lla"):
-            M = Knm.T @ (sw[:, None] * Knm)  # K_mn W K_nm, centred: K_mn W (I − 1wᵀ/Σw) K_nm
-            if kbar is not None:
-                M -= wsum * np.outer(kbar, kbar)
-            R = Knm.T @ (sw[:, None] * Yc)  # K_mn W (y − ȳ)
-        if mode == "ncr":
-            beta = psd_pinv(M + alpha * self.basis_.Kmm, dtype=X.dtype) @ R  # eq. (11)
-            self.landmark_coef_ = beta
-        elif mode in ("lla", "gsa"):
-            if self.solver == "sklearn":
+            self._no_basis(tr.X_fit)
+            res = ridge_exact(  # K handed over (no second reference: it is freed early)
+                tr.ops, check_finite(tr.ops, tr.gram(), "the kernel matrix of X", _RESCALE),
+                Yc, ybar, sw, weighted, alpha, self.fit_intercept)
+        else:
+            src = tr.landmarks(self)
+            w_given = None
+            if self.solver == "sklearn" and mode in ("lla", "gsa"):
                 from sklearn.linear_model import Ridge
 
-                F = Knm @ A
                 rg = Ridge(alpha=alpha, fit_intercept=self.fit_intercept).fit(
-                    F, Y, sample_weight=sample_weight)
-                w = rg.coef_.reshape(Y.shape[1], -1).T
-            if mode == "gsa":
-                self._fit_gsa(Knm, kbar, A, Yc, alpha, X.dtype,
-                              w if self.solver == "sklearn" else None, sw)
-            else:
-                if self.solver != "sklearn":
-                    H = A.T @ M @ A  # G_c W G_cᵀ
-                    H[np.diag_indices_from(H)] += alpha
-                    w = np.linalg.solve(H, A.T @ R)
-                self.coef_ = w.T
-                self.landmark_coef_ = A @ w
-        else:  # spa: (W½K̃_cW½ + alpha I) b = W½y_c by Woodbury, K̃_c = G_cᵀ G_c, a = W½ b
-            Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
-            Gw = rw * Gt
-            H = Gw.T @ Gw
-            H[np.diag_indices_from(H)] += alpha
-            Yw = rw * Yc
-            a = rw * (Yw - Gw @ np.linalg.solve(H, Gw.T @ Yw)) / alpha
-            self.dual_coef_ = a
-            self.landmark_coef_ = A @ (Gt.T @ a)
-        beta = self.landmark_coef_
-        self.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
+                    features(src, self.basis_.A), Y, sample_weight=sample_weight)
+                w_given = rg.coef_.reshape(Y.shape[1], -1).T
+            res = ridge_nystrom(mode, src, self.basis_.A, self.basis_.Kmm, Yc, ybar, sw,
+                                weighted, alpha, self.fit_intercept, self.gsa_solver,
+                                tr.dtype, w_given)
+            if hasattr(src, "release"):
+                src.release()  # a sketch's K S (n × m) is not kept
+        self.X_fit_ = tr.X_fit
+        self.coef_ = None if res.coef is None else res.coef.T
+        self.landmark_coef_ = res.landmark_coef
+        self.dual_coef_ = None if res.dual is None else tr.out(res.dual)
+        self.intercept_ = res.intercept
+        tr.keep(self, beta=res.landmark_coef, dual=res.dual, intercept=res.intercept)
         return _finite_fit(self)
-
-    def _fit_gsa(self, Knm, kbar, A, Yc, alpha, dtype, w_sklearn=None, sw=None):
-        """GSA through LLA's training (paper 004 eq. 20), from one thin SVD of G_cᵀ.
-
-        With G_cᵀ = (K_nm − 1 k̄ᵀ) A = V Σ Uᵀ (n × s, rank r), LLA's ridge weights are
-        ŵ = (G_c G_cᵀ + αI)⁻¹ G_c y_c = U Σ(Σ² + α)⁻¹ Vᵀ y_c and eq. (20) gives
-        α̂ = G_c^† ŵ = V (Σ² + α)⁻¹ Vᵀ y_c, the GSA dual solution (K̃_c + αI)⁻¹ y_c restricted
-        to range(G_cᵀ). Working with Σ rather than the Gram matrix G_c G_cᵀ keeps the
-        pseudo-inverse's cut-off at rank-revealing level (σ > max(n, s)·eps·σ₁) instead of
-        squaring the condition number: with all points as landmarks the result equals exact KRR
-        to ~1e-14, where the Gram route lost up to 1e-3 on an ill-conditioned RBF matrix.
-        ``gsa_solver='woodbury'`` solves problem (3) directly, α_W = (K̃_c + αI)⁻¹ y_c, and
-        projects: α̂ = V Vᵀ α_W. With ``solver='sklearn'`` the weights come from Ridge and
-        α̂ = G_c^† ŵ = V Σ⁻¹ Uᵀ ŵ.
-
-        With sample weights W (not all one) everything above runs on W½G_cᵀ and W½y_c
-        (weighted ridge weights ŵ) and α̂ = W½(W½G_cᵀ)^{†ᵀ}ŵ = WG_cᵀ(G_cWG_cᵀ)^†ŵ: of the
-        minimisers of the weighted problem (3) (all α with G_cα = ŵ) the one of least
-        αᵀW⁻¹α. That choice makes an integer weight equal to repeating the row (the
-        minimum-norm solution on repeated rows, summed over the copies) and a zero weight
-        equal to dropping it (α_i = 0).
-        """
-        Gt = (Knm - kbar) @ A if kbar is not None else Knm @ A
-        weighted = sw is not None and not np.all(sw == 1.0)
-        if weighted:
-            rw = np.sqrt(sw)[:, None]
-            Gt, Yc = rw * Gt, rw * Yc
-        V, sig, Ut = np.linalg.svd(Gt, full_matrices=False)
-        keep = sig > max(Gt.shape) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
-        V, sig, U = V[:, keep], sig[keep], Ut[keep].T
-        proj = V.T @ Yc  # r × outputs
-        filt = proj / (sig**2 + alpha)[:, None]
-        if w_sklearn is not None:
-            w = w_sklearn
-            a = V @ ((U.T @ w) / sig[:, None])
-        elif self.gsa_solver == "woodbury":
-            Hp = Gt.T @ Gt
-            Hp[np.diag_indices_from(Hp)] += alpha
-            a_w = (Yc - Gt @ np.linalg.solve(Hp, Gt.T @ Yc)) / alpha
-            w = Gt.T @ a_w  # = ŵ
-            a = V @ (V.T @ a_w)
-        else:
-            w = U @ (sig[:, None] * filt)
-            a = V @ filt
-        self.coef_ = w.T
-        self.landmark_coef_ = A @ w
-        self.dual_coef_ = rw * a if weighted else a
 
     def _decision(self, X, approach=None):
         check_is_fitted(self, "X_fit_")
@@ -693,9 +672,9 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
 
             return predict_ridge(self, X, approach)
         if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.krr import predict_ridge_torch
+            from .._torch.machines import predict_ridge
 
-            return predict_ridge_torch(self, X, approach)
+            return predict_ridge(self, X, approach or self.mode)
         X = self._check_X(X)
         approach = approach or self.mode
         if approach in ("gsa", "exact"):
@@ -862,7 +841,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
     device : None, str or torch.device, default None
-        Run the kernel work on the torch backend (:mod:`asymkern._torch.svc`; needs
+        Run the kernel work on the torch backend (:mod:`asymkern._torch.machines`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         The SVM itself is scikit-learn's (libsvm / liblinear) and runs on the host, fitted on
         a numpy copy of what the device computed: the features F = K(X, C)A, the n×n Gram
@@ -1092,54 +1071,61 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             from .._dask.machines import fit_svc
 
             return fit_svc(self, X, y)
-        self.torch_fit_ = False
-        if use_torch(self, X, y):  # kernel work on the device, the SVM on the host (_torch.svc)
-            from .._torch.svc import fit_svc_torch
-
-            return fit_svc_torch(self, X, y, mode)
+        if mode != "exact":
+            self._ncr_requires_full()
+        svm = self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")
         self.dask_fit_ = False
-        X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
-        y = self._check_labels(y, X.shape[0])
-        self._fit_svm(X, y, mode)
-        self.calibration_ = self._fit_calibration(X, y) if self.probability else None
+        tr = _training(self, X, y)  # numpy, or torch (the kernel work on the device)
+        y = self._check_labels(tr.host(y), tr.n)
+        self._fit_svm(tr, svm, y, mode)
+        # the cross-validation's clones keep ``device`` and get row folds of the device copy
+        self.calibration_ = (self._fit_calibration(getattr(tr, "Xt", tr.X_fit), y)
+                             if self.probability else None)
         return self
 
-    def _fit_svm(self, X, y, mode):
-        n = X.shape[0]
-        self.X_fit_ = X
+    def _fit_svm(self, tr, svm, y, mode):
+        """The kernel side (:func:`asymkern.nystrom._algebra.svc_nystrom`, on the executor
+        of ``tr``) and the SVM (scikit-learn's, on the host)."""
+        n = tr.n
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
+
+        def fit_linear(F):
+            self.estimator_ = self._fit_solver(svm, F, y)
+            return self.estimator_.coef_
+
+        def fit_gram(G):
+            self.estimator_ = self._fit_solver(svm, G, y)
+            return machine_duals(self.estimator_, n)
+
         if mode == "exact":
-            self._no_basis(X)
-            K = _exact_gram(self, X)
-            self.estimator_ = self._fit_solver(self._make_svm("precomputed"), K, y)
-            self.dual_coef_ = machine_duals(self.estimator_, n)
+            self._no_basis(tr.X_fit)
+            K = check_finite(tr.ops, tr.gram(), "the kernel matrix of X", _RESCALE)
+            dual = tr.ops.from_host(fit_gram(np.asarray(tr.ops.to_host(K))), K, np.float64)
+            del K
         else:
-            self._ncr_requires_full()
-            Knm = self._fit_basis(X)
+            src = tr.landmarks(self)
             A = self.basis_.A
-            F = Knm @ A
-            if mode == "spa":
-                self._F = F
-                self.estimator_ = self._fit_solver(self._make_svm("precomputed"), F @ F.T, y)
-                D = machine_duals(self.estimator_, n)
-                self.dual_coef_ = D
-                self.landmark_coef_ = A @ (F.T @ D)
-            else:
-                self.estimator_ = self._fit_solver(self._make_svm("linear"), F, y)
-                W = np.atleast_2d(np.asarray(self.estimator_.coef_))
-                self.coef_ = W
-                self.landmark_coef_ = A @ W.T
-                if mode == "gsa":
-                    self._P = self._gsa_pinv_factor(F)
-                    self.dual_coef_ = self._P @ W.T  # eq. (20)
+            F = check_finite(tr.ops, features(src, A), "the features F = K(X, C)A", _RESCALE)
+            if hasattr(src, "release"):
+                src.release()  # a sketch's K S (n × m) is not kept
+            res = svc_nystrom(mode, F, A, fit_linear, fit_gram, tr.dtype)
+            if isinstance(tr, _HostTraining):  # the in-memory test phase's features
+                if mode == "spa":
+                    self._F = F
+                elif mode == "gsa":
+                    self._P = res.pinv
+            del F
+            self.coef_, self.landmark_coef_, dual = res.coef, res.landmark_coef, res.dual
+        self.X_fit_ = tr.X_fit
+        if dual is not None:
+            self.dual_coef_ = tr.out(dual)
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "n_iter_"):
             self.n_iter_ = self.estimator_.n_iter_
+        tr.keep(self, beta=self.landmark_coef_, dual=dual,
+                intercept=np.asarray(self.estimator_.intercept_, dtype=np.float64),
+                classes=self.classes_, libsvm=self.svm != "linearsvc")
         return _finite_fit(self)
-
-    def _machine_duals(self, n: int) -> np.ndarray:
-        """:func:`machine_duals` of the fitted solver (for the torch executor)."""
-        return machine_duals(self.estimator_, n)
 
     def _fit_calibration(self, X, y):
         """Platt sigmoids on out-of-sample decision values (as ``SVC(probability=True)``).
@@ -1212,9 +1198,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             raise NotImplementedError("predict_proba is not available on dask inputs")
         d = self.decision_function(X)
         if is_torch_tensor(d):  # decision values from the device, sigmoids on the host
-            from .._torch.svc import proba_svc_torch
+            from .._torch.machines import proba_svc
 
-            return proba_svc_torch(self.calibration_, d)
+            return proba_svc(self.calibration_, d)
         return self.calibration_.predict_proba(d).astype(d.dtype, copy=False)
 
     @available_if_explained(why_no_probability)
@@ -1263,10 +1249,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "decision_function", self.mode)
-        if use_torch(self, X):  # decision values on the device (asymkern._torch.svc)
-            from .._torch.svc import decision_svc_torch
+        if use_torch(self, X):  # decision values on the device (asymkern._torch.machines)
+            from .._torch.machines import decision_svc
 
-            return decision_svc_torch(self, X, self.mode)
+            return decision_svc(self, X, self.mode)
         T = self._inputs(X, self.mode)
         F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
                                 "rescale X like the training data")
@@ -1290,10 +1276,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "predict", self.mode)
-        if use_torch(self, X):  # labels from the device's decision values (_torch.svc)
-            from .._torch.svc import predict_svc_torch
+        if use_torch(self, X):  # labels from the device's decision values (_torch)
+            from .._torch.machines import predict_svc
 
-            return predict_svc_torch(self, X, self.mode)
+            return predict_svc(self, X, self.mode)
         T = self._inputs(X, self.mode)
         return self.estimator_.predict(T)
 
@@ -1323,9 +1309,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, "predict", "lla")
         if use_torch(self, X):
-            from .._torch.svc import predict_svc_torch
+            from .._torch.machines import predict_svc
 
-            return predict_svc_torch(self, X, "lla")
+            return predict_svc(self, X, "lla")
         T = self._inputs(X, "lla")
         return self.estimator_.predict(T)
 
@@ -1372,7 +1358,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
     device : None, str or torch.device, default None
-        Run on the torch backend (:mod:`asymkern._torch.kpca`; needs
+        Run on the torch backend (:mod:`asymkern._torch.machines`; needs
         ``pip install "asymkern[torch]"``): 'cpu', 'cuda', 'cuda:0' or a ``torch.device``.
         Torch tensors in give tensors out on their device (``transform`` in X's dtype, the
         fitted coefficients float64 as on the numpy path); numpy input with ``device`` set
@@ -1483,7 +1469,6 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             If ``mode`` is unknown, X has fewer than 2 samples with ``center=True``, or the
             (centred) kernel has fewer than ``n_components`` positive directions.
         """
-        from sklearn.utils.extmath import svd_flip
 
         mode = _check_mode(self.mode)
         if any_dask(X):  # map-reduce over the row chunks (asymkern._dask.machines)
@@ -1491,62 +1476,45 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             from .._dask.machines import fit_pca
 
             return fit_pca(self, X)
-        self.torch_fit_ = False
-        if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.kpca import fit_pca_torch
-
-            return fit_pca_torch(self, X, mode)
         self.dask_fit_ = False
-        X = self._validate_fit_X(X)  # kept as X_fit_: never the caller's array
-        n = X.shape[0]
+        tr = _training(self, X)  # numpy, or torch (tensors / device)
+        n = tr.n
         check_n_components(self.n_components, np.iinfo(np.int64).max)
         if self.center and n < 2:
-            raise ValueError(f"X has {n} sample(s) (shape={X.shape}) while a minimum of 2 is "
-                             "required by NystromKernelPCA(center=True): one centred sample "
-                             "has no variance")
-        self.X_fit_ = X
+            raise ValueError(f"X has {n} sample(s) (shape={tuple(tr.X_fit.shape)}) while a "
+                             "minimum of 2 is required by NystromKernelPCA(center=True): one "
+                             "centred sample has no variance")
         self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
+        beta = None
         if mode == "exact":
-            self._no_basis(X)
+            self._no_basis(tr.X_fit)
             k = self.n_components_ = self._clip_components(*self._rank_limit(n, n))
-            K = _exact_gram(self, X)
-            r = K.mean(axis=1) if self.center else np.zeros(n)
-            Kc = K - r[:, None] - r[None, :] + r.mean() if self.center else K
-            lam, U = np.linalg.eigh((Kc + Kc.T) / 2)
-            lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
-            self._check_positive_eigenvalues(float(lam[-1]), float(lam[0]), n, k)
-            U, _ = svd_flip(U, U.T.copy())  # a copy: v = U.T would undo u's flip
-            self.dual_coef_ = U / np.sqrt(lam)
-            self.eigenvalues_ = lam
-            self.intercept_ = -(r @ self.dual_coef_)
-            return _finite_fit(self)
-        self._ncr_requires_full()
-        Knm = self._fit_basis(X)
-        A = self.basis_.A
-        s = A.shape[1]
-        k = self.n_components_ = self._components_for(s, n)
-        F = Knm @ A
-        fbar = F.mean(axis=0) if self.center else np.zeros(s)
-        Fc = F - fbar
-        self._fbar = fbar
-        if mode == "spa":
-            lam, U = np.linalg.eigh(Fc @ Fc.T)
-            lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
-            U, _ = svd_flip(U, U.T.copy())  # a copy: v = U.T would undo u's flip
-            a = U / np.sqrt(lam)
-            self.dual_coef_ = a
-            W = Fc.T @ a
+            K = check_finite(tr.ops, tr.gram(), "the kernel matrix of X", _RESCALE)
+            res = pca_exact(tr.ops, K, k, self.center)
+            del K
+            lam = res.eigenvalues
+            self._check_positive_eigenvalues(float(lam[k - 1]), float(lam[0]), n, k)
         else:
-            U, S, Vt = np.linalg.svd(Fc, full_matrices=False)
-            U, Vt = svd_flip(U, Vt)
-            W = Vt[:k].T
-            lam = S[:k] ** 2
-            if mode == "gsa":
-                self.dual_coef_ = self._gsa_pinv_factor(Fc) @ W  # eq. (20), G_cᵀ = F_c
-        self.coef_ = W.T
-        self.landmark_coef_ = A @ W
-        self.eigenvalues_ = lam
-        self.intercept_ = -(fbar @ W)
+            self._ncr_requires_full()
+            src = tr.landmarks(self)
+            A = self.basis_.A
+            k = self.n_components_ = self._components_for(A.shape[1], n)
+            F = check_finite(tr.ops, features(src, A),
+                             "the kernel matrix K_nm between X and the landmarks", _RESCALE)
+            if hasattr(src, "release"):
+                src.release()  # a sketch's K S (n × m) is not kept
+            res = pca_nystrom(mode, F, k, self.center, tr.dtype)
+            del F
+            self._fbar = np.asarray(tr.ops.to_host(res.shift))
+            beta = A @ np.asarray(tr.ops.to_host(res.coef))
+            self.coef_ = tr.out(tr.ops.contiguous(res.coef.T))
+            self.landmark_coef_ = beta if tr.as_numpy else tr.ops.from_host(beta, res.coef)
+        self.X_fit_ = tr.X_fit
+        if res.dual is not None:
+            self.dual_coef_ = tr.out(res.dual)
+        self.eigenvalues_ = tr.out(tr.ops.contiguous(res.eigenvalues))
+        self.intercept_ = tr.out(res.intercept)
+        tr.keep(self, beta=beta, dual=res.dual, intercept=res.intercept)
         return _finite_fit(self)
 
     def _rank_limit(self, limit: int, n: int, what: str = "the number of samples n_samples"
@@ -1618,9 +1586,9 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
             return transform_pca(self, X)
         if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.kpca import transform_pca_torch
+            from .._torch.machines import transform_pca
 
-            return transform_pca_torch(self, X)
+            return transform_pca(self, X)
         X = self._check_X(X)
         if self.mode in ("gsa", "exact"):
             self._check_exact_available()

@@ -8,16 +8,13 @@
 """
 
 from ..linalg.operator_svd import RankDeficientGramWarning
+from .cca import KernelCCA
+from .covariance import CovarianceOperator, CrossCovarianceOperator
+from .embedding import ConditionalMeanEmbedding
 from .empirical import EmpiricalOperator, OperatorEig, OperatorSVD, RKHSFunction, as_rkhs_kernel
-from .estimators import (
-    ConditionalMeanEmbedding,
-    CovarianceOperator,
-    CrossCovarianceOperator,
-    IllConditionedLaggedGramWarning,
-    KernelCCA,
-    KoopmanOperator,
-    PerronFrobeniusOperator,
-)
+from .koopman import KoopmanOperator
+from .perron_frobenius import PerronFrobeniusOperator
+from .transfer import IllConditionedLaggedGramWarning
 
 __all__ = [
     "ConditionalMeanEmbedding",

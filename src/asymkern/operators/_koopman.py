@@ -25,102 +25,118 @@ d(g), K̂ᵏ g = Σ_i λ_iᵏ ψ_i m_i with the Koopman modes m_i = (Λ⁻¹ Z�
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import scipy.linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs, eigsh
 
+from .._backend import NUMPY, DenseMatrix, ops_of
+from ._numerics import cholesky_shifted
+
 ESTIMATORS = ("full", "pcr", "rrr")
+_EPS = float(np.finfo(np.float64).eps)
 
 
 def _v0(n: int) -> np.ndarray:
     return np.random.default_rng(0).standard_normal(n)
 
 
-def top_eigh(G: np.ndarray, r: int, dense_below: int = 200):
-    """Top-r eigenpairs of the symmetric PSD matrix G, descending (ARPACK for large n)."""
+def top_eigh(G, r: int, dense_below: int = 200):
+    """Top-r eigenpairs of the symmetric PSD matrix G, descending (ARPACK for large n).
+
+    G is a numpy array or an executor's array (the eigenpairs are then on its device; ARPACK
+    runs on the host with its products G·v on the device).
+    """
+    ops = ops_of(G)
     n = G.shape[0]
-    lam = None
     if not (n <= dense_below or r >= n - 1):
+        op = G if ops is NUMPY else DenseMatrix(G).aslinearoperator()
         try:
-            lam, Q = eigsh(G, k=r, which="LA", v0=_v0(n), tol=0.0,
+            lam, Q = eigsh(op, k=r, which="LA", v0=_v0(n), tol=0.0,
                            ncv=min(n, max(2 * r + 1, 20)))
         except ArpackNoConvergence:  # rare: fall back to the dense reference
-            lam = None
-    if lam is None:
-        lam, Q = sla.eigh(G, subset_by_index=[n - r, n - 1], check_finite=False)
-    order = np.argsort(-lam, kind="stable")
-    return lam[order], Q[:, order]
+            return ops.eigh_top(G, r)
+        order = np.argsort(-lam, kind="stable")
+        return ops.from_host(lam[order], G), ops.from_host(Q[:, order], G)
+    return ops.eigh_top(G, r)
 
 
-def pcr_dual(G: np.ndarray, r: int, shift: float):
-    """Exact PCR: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (U Vᵀ = Q_r (Λ_r + nεI)⁻¹ Q_rᵀ)."""
+def pcr_dual(G, r: int, shift: float):
+    """Exact PCR: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (U Vᵀ = Q_r (Λ_r + nεI)⁻¹ Q_rᵀ); directions
+    with λ ≤ λ₁·n·eps are dropped. G: a numpy array or an executor's array."""
     lam, Q = top_eigh(G, r)
-    keep = lam > lam[0] * G.shape[0] * np.finfo(float).eps if lam.size and lam[0] > 0 else \
-        np.zeros(lam.size, dtype=bool)
-    lam, Q = lam[keep], Q[:, keep]
+    if lam.shape[0] and float(lam[0]) > 0:
+        keep = lam > float(lam[0]) * G.shape[0] * _EPS
+        lam, Q = lam[keep], Q[:, keep]
+    else:
+        lam, Q = lam[:0], Q[:, :0]
     return Q / (lam + shift), Q
 
 
-def rrr_dual(G: np.ndarray, H: np.ndarray, r: int, shift: float, dense_below: int = 200):
+def rrr_dual(G, H, r: int, shift: float, dense_below: int = 200):
     """Exact RRR (Kostic et al. 2022): U from (1/n) H G u = σ² (G + nεI) u, V = G U / n.
 
     For n > ``dense_below`` the generalised problem is solved by ARPACK as the ordinary
     eigenproblem of the operator v ↦ (G + nεI)⁻¹ H G v / n (a Cholesky solve per product, never
-    an n×n product of matrices); its eigenvalues σ² are real and ≥ 0 (it is similar to a
-    symmetric PSD matrix). Small problems (and an ARPACK failure) use the symmetric form of
-    :func:`_rrr_dual_dense`, whose eigenvalues are well conditioned.
+    an n×n product of matrices; on G's device for an executor's arrays); its eigenvalues σ² are
+    real and ≥ 0 (it is similar to a symmetric PSD matrix). Small problems (and an ARPACK
+    failure) use the symmetric form of :func:`_rrr_dual_dense`, whose eigenvalues are well
+    conditioned.
     """
+    ops = ops_of(G)
     n = G.shape[0]
     if n <= dense_below or r >= n - 2:
         return _rrr_dual_dense(G, H, r, shift)
-    try:
-        cho = sla.cho_factor(G + shift * np.eye(n), check_finite=False)
-    except np.linalg.LinAlgError as exc:
-        raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}); the kernel "
-                         "must be PSD and alpha large enough") from exc
-    op = LinearOperator((n, n), dtype=np.float64,
-                        matvec=lambda v: sla.cho_solve(cho, H @ (G @ v),
-                                                       check_finite=False) / n)
+    cho = cholesky_shifted(G, shift, "G_X")
+
+    def matvec(v):
+        return ops.to_host(ops.cho_solve(cho, H @ (G @ ops.from_host(v, G))) / n)
+
+    op = LinearOperator((n, n), dtype=np.float64, matvec=matvec)
     try:
         s2, W = eigs(op, k=r, which="LR", v0=_v0(n), tol=0.0, ncv=min(n, max(2 * r + 1, 20)))
     except ArpackNoConvergence:  # rare: fall back to the dense reference
         return _rrr_dual_dense(G, H, r, shift)
     order = np.argsort(-s2.real, kind="stable")[:r]
-    s2, W = s2.real[order], W[:, order].real
+    s2, W = s2.real[order], ops.from_host(W[:, order].real, G)
     GW = G @ W
-    norms2 = np.einsum("ij,ij->j", GW, GW + shift * W) / n
-    keep = norms2 > 1000.0 * np.finfo(float).eps * max(float(norms2.max(initial=0.0)), 1e-300)
+    norms2 = ops.to_host(ops.col_dots(GW, GW + shift * W)) / n
+    keep = norms2 > 1000.0 * _EPS * max(float(norms2.max(initial=0.0)), 1e-300)
     keep &= s2 > 0
-    U = W[:, keep] / np.sqrt(norms2[keep])
-    return U, G @ U / n, s2[keep]
+    U = W[:, ops.index(np.flatnonzero(keep), G)] / ops.from_host(np.sqrt(norms2[keep]), G)
+    return U, G @ U / n, ops.from_host(s2[keep], G)
 
 
-def _rrr_dual_dense(G: np.ndarray, H: np.ndarray, r: int, shift: float):
+def _rrr_dual_dense(G, H, r: int, shift: float):
     """Exact RRR through the symmetric form of (1/n) H G u = σ² (G + nεI) u (dense, small n).
 
     With G = Q Λ Qᵀ (λ > 0 kept) and D = diag(√(λ/(λ + nε))) ≤ I, the nonzero σ² are the
     eigenvalues of the symmetric PSD T = D Qᵀ H Q D / n, and u = √n Q diag(1/√(λ(λ + nε))) z
     for T z = σ² z (then uᵀG(G + nεI)u = n). Unlike the non-normal (G + nεI)⁻¹HG/n, whose
     eigenvalues amplify rounding errors by up to 1/(nε) when G is numerically rank-deficient,
-    T has perfectly conditioned eigenvalues.
+    T has perfectly conditioned eigenvalues. G, H: numpy arrays or an executor's arrays.
     """
+    ops = ops_of(G)
     n = G.shape[0]
-    lam, Q = sla.eigh(0.5 * (G + G.T), check_finite=False)
-    if lam.size == 0 or lam[-1] <= 0:
-        return np.zeros((n, 0)), np.zeros((n, 0)), np.zeros(0)
-    if lam[0] + shift <= 0:  # where the Cholesky factorisation of G + nεI would fail
+    lam, Q = ops.eigh(0.5 * (G + G.T))
+    if lam.shape[0] == 0 or float(lam[-1]) <= 0:
+        return ops.zeros((n, 0), G), ops.zeros((n, 0), G), ops.zeros((0,), G)
+    if float(lam[0]) + shift <= 0:  # where the Cholesky factorisation of G + nεI would fail
         raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
-                         f"eigenvalue of G_X {lam[0]:.3g}); the kernel must be PSD and alpha "
-                         "large enough")
-    keep = lam > lam[-1] * n * np.finfo(float).eps
+                         f"eigenvalue of G_X {float(lam[0]):.3g}); the kernel must be PSD and "
+                         "alpha large enough")
+    keep = lam > float(lam[-1]) * n * _EPS
     lam, Q = lam[keep], Q[:, keep]
-    d = np.sqrt(lam / (lam + shift))
+    d = ops.sqrt(lam / (lam + shift))
     T = d[:, None] * (Q.T @ H @ Q) * d / n
-    s2, Z = sla.eigh(0.5 * (T + T.T), check_finite=False)
-    order = np.argsort(-s2, kind="stable")[:r]
+    s2, Z = ops.eigh(0.5 * (T + T.T))
+    order = ops.argsort_desc(s2)[:r]
     s2, Z = s2[order], Z[:, order]
-    keep = s2 > 1000.0 * np.finfo(float).eps * max(float(s2.max(initial=0.0)), 1e-300)
-    U = np.sqrt(n) * (Q @ (Z[:, keep] / np.sqrt(lam * (lam + shift))[:, None]))
+    smax = max(float(s2.max()) if s2.shape[0] else 0.0, 1e-300)
+    keep = s2 > 1000.0 * _EPS * smax
+    U = float(np.sqrt(n)) * (Q @ (Z[:, keep] / ops.sqrt(lam * (lam + shift))[:, None]))
     return U, G @ U / n, s2[keep]
 
 
@@ -156,3 +172,77 @@ def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
     Zinv = np.linalg.inv(Z)
     keep = np.abs(lam) > rtol * scale
     return lam[keep], Z[:, keep], Zinv[keep]
+
+
+def forecast_coef(c, n_steps: int, U, M, solve, cross):
+    """Basis coefficients of K̂ⁿ g from the data coefficients c = Vᵀ d(g), on c's executor.
+
+    ``U`` None: the exact full-rank estimator (U = (G + nεI)⁻¹, V = I): a = (G + nεI)⁻¹ c, then
+    a ← (G + nεI)⁻¹ k(Y, X) a, with ``solve`` applying (G + nεI)⁻¹ and ``cross()`` returning
+    k(Y, X) (asked for only when n_steps > 1). Otherwise c ← M c (n_steps − 1 times), then U c.
+    """
+    if U is None:
+        a = solve(c)
+        if n_steps > 1:
+            C = cross()
+            for _ in range(n_steps - 1):
+                a = solve(C @ a)
+        return a
+    for _ in range(n_steps - 1):
+        c = M @ c
+    return U @ c
+
+
+def rkhs_norms(Z: np.ndarray, P, K) -> np.ndarray:
+    """‖P z_i‖ in the RKHS of the Gram matrix K for the columns z_i of the host matrix Z:
+    √Re diag(Zᴴ (Pᵀ K P) Z), the r×r Pᵀ K P formed on P's executor (P: n×r)."""
+    ops = ops_of(P)
+    PKP = ops.to_host(P.T @ (K @ P))
+    S = np.conj(Z).T @ (PKP @ Z)
+    return np.sqrt(np.maximum(np.real(np.diag(S)), 1e-300))
+
+
+@dataclass(frozen=True)
+class ReducedKoopman:
+    """The exact reduced-rank Koopman model (K̂ f)(x) = k(x, X) U Vᵀ f(Y) of
+    :func:`reduced_koopman`: executor arrays for the forecasts, host arrays for the spectrum.
+
+    Attributes
+    ----------
+    M : array (r, r)
+        The Koopman matrix Vᵀ k(Y, X) U (executor).
+    VtY : array (r, d)
+        The data coefficients Vᵀ Y of the state (executor).
+    coef : array (n, d)
+        The one-step coefficients U Vᵀ Y (executor).
+    obs : array (r, p) or None
+        Vᵀ g(Y) of the observables (executor).
+    lam : ndarray (q,)
+        Eigenvalues of M by decreasing modulus (host; numerically zero ones dropped).
+    Z, Zinv : ndarray
+        Eigenvectors (r, q) and the rows (q, r) of Z⁻¹ kept (host).
+    norms : ndarray (q,)
+        RKHS norms of the eigenfunctions k(·, X) U z_i (host).
+    """
+
+    M: Any
+    VtY: Any
+    coef: Any
+    obs: Any
+    lam: np.ndarray
+    Z: np.ndarray
+    Zinv: np.ndarray
+    norms: np.ndarray
+
+
+def reduced_koopman(U, V, G, Cyx, Y, obs=None) -> ReducedKoopman:
+    """The exact reduced-rank Koopman model from its factors U, V (n×r), the Gram matrices
+    G = k(X, X) and Cyx = k(Y, X), the shifted samples Y and the observables' values g(Y), all
+    arrays of one executor (numpy, or tensors on their device); the r×r eigenproblem runs on
+    the host."""
+    ops = ops_of(G)
+    M = V.T @ (Cyx @ U)
+    VtY = V.T @ Y
+    lam, Z, Zinv = reduced_eig(ops.to_host(M))
+    return ReducedKoopman(M=M, VtY=VtY, coef=U @ VtY, obs=None if obs is None else V.T @ obs,
+                          lam=lam, Z=Z, Zinv=Zinv, norms=rkhs_norms(Z, U, G))

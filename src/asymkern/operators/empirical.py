@@ -8,14 +8,13 @@ callables (normalised in the RKHS norm) that can be evaluated at new points. The
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from .._shared.operators import as_rkhs_kernel
+from .._shared.operators import _check_jitter, as_rkhs_kernel
 from .._validation import as_data, check_finite_output
 from ..config import check_memory
 from ..kernels import Kernel
@@ -321,11 +320,7 @@ class EmpiricalOperator:
         self.Y = as_data(Y, "Y", allow_sparse=self.kernel_out.accepts_sparse).astype(
             np.float64, copy=False)
         self.B = as_representation(B, (self.Y.shape[0], self.X.shape[0]), "B")
-        if isinstance(jitter, bool) or not isinstance(jitter, numbers.Real) or not (
-            np.isfinite(jitter) and jitter >= 0
-        ):
-            raise ValueError(f"jitter must be a finite number >= 0, got {jitter!r}")
-        self.jitter: float = float(jitter)
+        self.jitter: float = _check_jitter(jitter)
         self.center_in: bool = bool(center_in)
         self.center_out: bool = bool(center_out)
         self._cache: dict = {}

@@ -1,0 +1,185 @@
+"""Kernel products on torch: our lazy products and blocks against the peers, as ratios.
+
+One script, interleaved repeats, medians; the RATIOS are the result (absolute times depend on
+the machine and its load). Rows are printed as they finish.
+
+1. The device GEMM rate (TFLOP/s of a bare ``X @ Zᵀ``), for reference.
+2. Kernel blocks ``TorchKernelMatrix(rbf|sne).to_dense()`` against the bare ``X @ Zᵀ`` (the
+   floor: one write of the block), the naive torch expression (``exp(-γ·cdist²)`` or
+   ``softmax``) and GPyTorch's ``RBFKernel`` when installed.
+3. Lazy products G·B (n = m, d = r = 16): ``TorchKernelMatrix.matmat`` (fused attention kernels
+   for RBF, SNE and softmax, :mod:`asymkern._torch.fused`) against the naive torch expression
+   over row blocks, with the relative error of each against a float64 run.
+4. Exact lazy KSVD of an SNE kernel matrix (``top_svd(solver='block_krylov')``, r = 10) in
+   float32 against float64 at the same n (the largest singular-value difference, relative).
+
+Sizes: on CUDA those of the issue (blocks 20 000², products at 2·10⁵, KSVD at 10⁵ and 10⁶,
+whose float64 twin runs only at 10⁵); on the CPU small ones (that is the torch CPU path against
+the naive torch CPU expression, not a GPU figure). ``--quick`` is a smoke test.
+
+Usage: python benchmarks/bench_products.py [--quick] [--repeats 3] [--device cuda]
+       [--out docs/results/torch_products.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from asymkern._torch.kernels import TorchKernel, TorchKernelMatrix
+from asymkern.kernels import get_kernel
+from asymkern.linalg import top_svd
+
+
+def _sync(torch, device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _timed(torch, device, fns: dict, repeats: int) -> dict:
+    times: dict = {k: [] for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            _sync(torch, device)
+            t0 = time.perf_counter()
+            fn()
+            _sync(torch, device)
+            times[k].append(time.perf_counter() - t0)
+    return {k: float(np.median(v)) for k, v in times.items()}
+
+
+def _matrix(torch, name: str, X, Z, gamma: float, wm: float = 256):
+    return TorchKernelMatrix(TorchKernel(get_kernel(name, gamma=gamma), int(X.shape[1])), X, Z,
+                             working_memory=wm)
+
+
+def _naive_product(torch, name: str, X, Z, B, gamma: float, rows: int):
+    out = torch.empty((X.shape[0], B.shape[1]), dtype=X.dtype, device=X.device)
+    for a in range(0, X.shape[0], rows):
+        Xb = X[a:a + rows]
+        if name == "softmax":
+            K = torch.softmax(gamma * (Xb @ Z.T), dim=1)
+        elif name == "sne":
+            K = torch.softmax(-gamma * torch.cdist(Xb, Z) ** 2, dim=1)
+        else:
+            K = torch.exp(-gamma * torch.cdist(Xb, Z) ** 2)
+        out[a:a + rows] = K @ B
+    return out
+
+
+def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=None) -> str:
+    import torch
+
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    cuda = device.type == "cuda"
+    if quick:
+        sz = dict(block=400, prod=2000, ksvd=[2000], ksvd64=2000, repeats=1)
+    elif cuda:
+        sz = dict(block=20000, prod=200000, ksvd=[10**5, 10**6], ksvd64=10**5, repeats=repeats)
+    else:
+        sz = dict(block=4000, prod=20000, ksvd=[20000], ksvd64=20000, repeats=repeats)
+    rows: list[dict] = []
+
+    def add(what: str, ratio: float, vs: str, note: str = "") -> None:
+        rows.append(dict(what=what, ratio=ratio, vs=vs, note=note))
+        print(f"[{what}] {ratio:.3g} {vs} {note}", flush=True)
+
+    g = torch.Generator(device="cpu").manual_seed(0)
+    n = sz["block"]
+    for dt in (torch.float32, torch.float64):
+        X = torch.randn((n, 10), generator=g, dtype=dt).to(device)
+        Z = torch.randn((n, 10), generator=g, dtype=dt).to(device)
+        t = _timed(torch, device, {"gemm": lambda X=X, Z=Z: X @ Z.T}, sz["repeats"])["gemm"]
+        add(f"GEMM {n}² (d = 10), {str(dt)[6:]}", 2 * n * n * 10 / t / 1e12, "TFLOP/s")
+        for name in ("rbf", "sne"):
+            G = _matrix(torch, name, X, Z, 0.1)
+            fns = {"ours": G.to_dense, "gemm": lambda X=X, Z=Z: X @ Z.T,
+                   "naive": lambda X=X, Z=Z, name=name: (
+                       torch.softmax(-0.1 * torch.cdist(X, Z) ** 2, 1) if name == "sne" else
+                       torch.exp(-0.1 * torch.cdist(X, Z) ** 2))}
+            try:
+                import gpytorch  # noqa: F401
+
+                if name == "rbf":
+                    k = gpytorch.kernels.RBFKernel().to(device=device, dtype=dt)
+                    k.lengthscale = float(np.sqrt(1 / (2 * 0.1)))
+                    fns["gpytorch"] = lambda k=k, X=X, Z=Z: k(X, Z).to_dense()
+            except ImportError:
+                pass
+            t = _timed(torch, device, fns, sz["repeats"])
+            for peer in [p for p in fns if p != "ours"]:
+                add(f"{name} block {n}², {str(dt)[6:]}", t["ours"] / t[peer], f"x {peer}")
+    n = sz["prod"]
+    for name in ("sne", "rbf", "softmax"):
+        X64 = torch.randn((n, 16), generator=g, dtype=torch.float64).to(device)
+        Z64 = torch.randn((n, 16), generator=g, dtype=torch.float64).to(device)
+        B64 = torch.randn((n, 16), generator=g, dtype=torch.float64).to(device)
+        gamma = 1 / 16 if name != "softmax" else 1 / 4
+        ref = _matrix(torch, name, X64, Z64, gamma).matmat(B64)
+        for dt in (torch.float32, torch.float64):
+            X, Z, B = X64.to(dt), Z64.to(dt), B64.to(dt)
+            G = _matrix(torch, name, X, Z, gamma)
+            rows_ = max(1, int(256 * 2**20 // (n * 8 * 4)))
+            t = _timed(torch, device, {"ours": lambda G=G, B=B: G.matmat(B),
+                                       "naive": lambda X=X, Z=Z, B=B, nm=name, gm=gamma, k=rows_:
+                                       _naive_product(torch, nm, X, Z, B, gm, k)}, sz["repeats"])
+            err = float((G.matmat(B).double() - ref).abs().max() / ref.abs().max())
+            add(f"{name} G·B, n = m = {n}, d = r = 16, {str(dt)[6:]}", t["ours"] / t["naive"],
+                "x naive torch over row blocks", f"(rel. error vs float64 {err:.1e})")
+    for n in sz["ksvd"]:
+        X = torch.randn((n, 16), generator=g, dtype=torch.float32).to(device)
+        Z = torch.randn((n, 16), generator=g, dtype=torch.float32).to(device) + 0.5
+        G32 = _matrix(torch, "sne", X, Z, 1 / 16)
+        t0 = time.perf_counter()
+        res32 = top_svd(G32, 10, solver="block_krylov", random_state=0)
+        _sync(torch, device)
+        t32 = time.perf_counter() - t0
+        note = f"{t32:.3g} s"
+        if n <= sz["ksvd64"]:
+            res64 = top_svd(_matrix(torch, "sne", X.double(), Z.double(), 1 / 16), 10,
+                            solver="block_krylov", random_state=0)
+            note += (f"; max |σ32 − σ64|/σ1 = "
+                     f"{float(np.max(np.abs(res32.s - res64.s)) / res64.s[0]):.1e}")
+        add(f"exact lazy KSVD (SNE, r = 10, block Krylov) n = m = {n}, float32", t32, "s", note)
+    dev_line = (f"Device: {torch.cuda.get_device_name(device)}" if cuda else
+                "**No GPU was used for this run: no GPU figures are reported.** The rows are "
+                "torch on CPU tensors against the naive torch CPU expression, at small sizes.")
+    lines = ["# Kernel products on torch", "",
+             "Generated by `python benchmarks/bench_products.py" + (" --quick" if quick else "")
+             + "`.", "", dev_line, "",
+             f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores (shared: only ratios "
+             f"are meaningful), torch {torch.__version__}. Medians of {sz['repeats']} "
+             "interleaved repeats.", "",
+             "| case | value | unit / compared with | note |", "|---|---:|---|---|"]
+    lines += [f"| {r['what']} | {r['ratio']:.3g} | {r['vs']} | {r['note']} |" for r in rows]
+    lines += ["", "A ratio < 1 means ours is faster than the peer.", ""]
+    text = "\n".join(lines)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text)
+    return text
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--device", default=None, help="'cpu', 'cuda' or 'cuda:N'")
+    p.add_argument("--out", default=None, help="markdown output (default: "
+                   "docs/results/torch_products.md, none in --quick mode)")
+    a = p.parse_args(argv)
+    out = a.out
+    if out is None and not a.quick:
+        out = str(Path(__file__).resolve().parent.parent / "docs" / "results" /
+                  "torch_products.md")
+    print(run(quick=a.quick, repeats=a.repeats, out=out, device=a.device))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

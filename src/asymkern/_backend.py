@@ -1,0 +1,514 @@
+"""The executor seam: array primitives and the lazy-matrix protocol (lowest layer).
+
+Every algorithm of the library is written once, against two small interfaces, and runs on
+numpy, on Dask and on PyTorch tensors (CPU or GPU) alike:
+
+* :class:`ArrayOps` — the primitives an algorithm needs of the arrays it holds (the tall n×k
+  factors: QR, LU normalisation, thin SVD, column norms, the paired sign rule, moving small
+  host matrices to the arrays' device and back). :data:`NUMPY` is the numpy table; an executor
+  registers its own table with :func:`register_ops` (:mod:`asymkern._torch` does so when
+  imported, without importing torch), and :func:`ops_of` picks the table from the inputs. This
+  follows KeOps' design (the algebra once, a small primitives table per backend) rather than a
+  full array namespace: the few primitives needed here must keep numpy's LAPACK drivers
+  (``scipy.linalg``) bit for bit, and the small dense problems (r×r, s×s) stay numpy on the host,
+  where scipy's solvers live.
+* :class:`LazyMatrix` — the protocol of the lazy kernel matrix G = [κ(x_i, z_j)]: ``shape``,
+  ``dtype``, ``ops``, ``block(rows, cols)``, ``matmat(B, cols)`` (G[:, cols]·B) and
+  ``rmatmat(B, rows)`` (G[rows, :]ᵀ·B). The other operations (landmark extensions, probes,
+  a host :class:`scipy.sparse.linalg.LinearOperator` for ARPACK, the dense form, double
+  centring through :class:`Centered`) are derived here once. Implemented by the numpy
+  :class:`~asymkern.kernels.KernelMatrix`, the Dask ``DaskKernelMatrix`` and the torch
+  ``TorchKernelMatrix`` / ``TorchSparseMatrix``; like linear_operator's ``LinearOperator``, a
+  new executor implements three methods and inherits the rest.
+
+Nothing here imports an executor: this module sits below the kernel layer and
+:mod:`asymkern.linalg`, which reach the executors only through what they registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+_ROW_CHUNK = 1 << 13  # rows per chunk of the O(n r) reductions (no n×r temporary)
+
+
+class ArrayOps:
+    """The array primitives of one executor; this base class is numpy's (:data:`NUMPY`).
+
+    An executor overrides every method for its arrays (:mod:`asymkern._torch.primitives`).
+    "Host" arrays are numpy arrays in memory; the executor's arrays may live on a device.
+    """
+
+    name = "numpy"
+
+    # ------------------------------------------------------------------ conversions
+    def owns(self, a) -> bool:
+        """Whether ``a`` is one of this executor's arrays."""
+        return isinstance(a, np.ndarray)
+
+    def to_host(self, a) -> np.ndarray:
+        """``a`` as a numpy array on the host (no copy for numpy)."""
+        return np.asarray(a)
+
+    def from_host(self, A, like, dtype=None):
+        """The host array ``A`` as an array of ``like``'s kind (device), in ``dtype``
+        (default: ``like``'s dtype)."""
+        return np.asarray(A, dtype=like.dtype if dtype is None else dtype)
+
+    def dtype(self, a) -> np.dtype:
+        """The numpy dtype of ``a``'s entries."""
+        return np.dtype(a.dtype)
+
+    def astype(self, a, dtype):
+        """``a`` in the numpy ``dtype`` (no copy when it already is)."""
+        return a.astype(dtype, copy=False)
+
+    def empty(self, shape: tuple, like, dtype=None):
+        """An uninitialised array of ``shape`` next to ``like`` (its dtype by default)."""
+        return np.empty(shape, dtype=like.dtype if dtype is None else dtype)
+
+    def index(self, idx, like):
+        """A host index array (or a slice) usable to index arrays of ``like``'s kind."""
+        return idx
+
+    # --------------------------------------------------------- tall-skinny algebra
+    def qr(self, Y):
+        """Economic QR factors (Q, R) of Y."""
+        return np.linalg.qr(Y)
+
+    def orth(self, Y):
+        """An orthonormal basis of range(Y) (economic QR's Q)."""
+        return np.linalg.qr(Y)[0]
+
+    def lu_basis(self, Y):
+        """A well-conditioned basis of range(Y): the permuted unit lower LU factor P L
+        (entries ≤ 1 in magnitude), about half the flops of a QR. Y may be overwritten."""
+        return sla.lu(Y, permute_l=True, overwrite_a=True, check_finite=False)[0]
+
+    def svd(self, A):
+        """Thin SVD (U, s, Vᵀ) of A (s decreasing)."""
+        return sla.svd(A, full_matrices=False, check_finite=False)
+
+    def concat(self, blocks: Sequence):
+        """The column-wise concatenation of ``blocks``."""
+        return np.hstack(blocks)
+
+    def col_norms(self, U) -> np.ndarray:
+        """Euclidean norms of the columns of U (host, U's dtype), by row chunks."""
+        sq = np.zeros(U.shape[1], dtype=U.dtype)
+        for a in range(0, U.shape[0], _ROW_CHUNK):
+            B = U[a:a + _ROW_CHUNK]
+            sq += np.einsum("ij,ij->j", B, B)
+        return np.sqrt(sq)
+
+    def argmax_abs_cols(self, U) -> np.ndarray:
+        """First index of each column's largest magnitude (host), by row chunks."""
+        best = np.full(U.shape[1], -1.0)
+        idx = np.zeros(U.shape[1], dtype=np.intp)
+        cols = np.arange(U.shape[1])
+        for a in range(0, U.shape[0], _ROW_CHUNK):
+            A = np.abs(U[a:a + _ROW_CHUNK])
+            j = np.argmax(A, axis=0)
+            v = A[j, cols]
+            better = v > best
+            idx[better] = a + j[better]
+            best[better] = v[better]
+        return idx
+
+    def rows(self, U, idx) -> np.ndarray:
+        """U[idx] on the host (``idx`` a host index array)."""
+        return np.asarray(U[idx])
+
+    def scale_cols(self, U, v, inplace: bool = False):
+        """U · diag(v) (``v`` a host vector), in place when ``inplace`` and U allows it."""
+        v = np.asarray(v).astype(U.dtype, copy=False)
+        if inplace:
+            U *= v
+            return U
+        return U * v
+
+    def sign_flips(self, U) -> np.ndarray:
+        """The paired sign rule: signs (host, float64) that make the largest-magnitude entry of
+        each column of U positive (0 counts as positive)."""
+        if U.shape[0] == 0:
+            return np.ones(U.shape[1])
+        idx = self.argmax_abs_cols(U)
+        vals = np.asarray(self.rows(U, idx), dtype=np.float64)[np.arange(U.shape[1]),
+                                                                np.arange(U.shape[1])]
+        signs = np.sign(vals)
+        signs[signs == 0] = 1
+        return signs
+
+    def contiguous(self, a):
+        """``a`` in C order (the fitted factors are kept so)."""
+        return np.ascontiguousarray(a)
+
+    def all_finite(self, a) -> bool:
+        """Whether every entry of ``a`` is finite."""
+        return bool(np.isfinite(a).all())
+
+    # --- Nyström machines
+    def add_diag_(self, K, alpha: float):
+        """K + αI in place (K square, owned by the caller); returns K (:meth:`add_diag` makes
+        a new array)."""
+        K[np.diag_indices(K.shape[0])] += alpha
+        return K
+
+    def solve(self, A, B):
+        """The solution X of A X = B (A square, LU with partial pivoting)."""
+        return np.linalg.solve(A, B)
+
+
+    # --- operators
+    def eigh(self, A):
+        """Eigendecomposition (w ascending, V) of the symmetric A."""
+        return sla.eigh(A, check_finite=False)
+
+    def eigh_top(self, A, r: int):
+        """The ``r`` largest eigenpairs (w descending, V) of the symmetric A."""
+        n = A.shape[0]
+        lam, Q = sla.eigh(A, subset_by_index=[n - r, n - 1], check_finite=False)
+        order = np.argsort(-lam, kind="stable")
+        return lam[order], Q[:, order]
+
+    def argsort_desc(self, w):
+        """Indices that sort the real vector ``w`` decreasingly (stable)."""
+        return np.argsort(-w, kind="stable")
+
+    def eig(self, A):
+        """Eigenvalues and right eigenvectors (λ, W) of the square A (complex)."""
+        return sla.eig(A, check_finite=False)
+
+    def cho_factor(self, A):
+        """A Cholesky factor of the symmetric positive definite A, as :meth:`cho_solve` takes
+        it; raises :class:`numpy.linalg.LinAlgError` when A is not positive definite."""
+        return sla.cho_factor(A, lower=False, check_finite=False)
+
+    def cho_solve(self, factor, B):
+        """A⁻¹ B from ``factor`` = :meth:`cho_factor` (A)."""
+        return sla.cho_solve(factor, B, check_finite=False)
+
+    def lu_factor(self, A):
+        """The pivoted LU factors (LU, piv) of the square A (no warning when A is singular:
+        :meth:`lu_rcond` says so)."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sla.LinAlgWarning)
+            return sla.lu_factor(A, check_finite=False)
+
+    def lu_solve(self, factor, B, trans: bool = False):
+        """A⁻¹ B (Aᵀ⁻¹ B with ``trans``) from ``factor`` = :meth:`lu_factor` (A)."""
+        return sla.lu_solve(factor, B, trans=int(trans), check_finite=False)
+
+    def lu_rcond(self, factor, anorm: float) -> float:
+        """LAPACK's estimate (``gecon``, 1-norm) of the reciprocal condition number of A from
+        ``factor`` = :meth:`lu_factor` (A) and ``anorm`` = ‖A‖₁, on the host; 0 for a singular
+        or non-finite factor."""
+        LU = np.asfortranarray(self.to_host(factor[0]), dtype=np.float64)
+        piv = np.abs(np.diag(LU))
+        if not (anorm > 0 and np.all(np.isfinite(LU)) and piv.min() > 0):
+            return 0.0
+        rcond = float(sla.lapack.dgecon(LU, anorm, norm="1")[0])
+        return rcond if np.isfinite(rcond) else 0.0
+
+    def svd_gesvd(self, A):
+        """Thin SVD (U, s, Vᵀ) of A by the QR-iteration driver (``gesvd``: accurate small
+        singular values, as a regularised inverse needs)."""
+        return sla.svd(A, full_matrices=False, check_finite=False, lapack_driver="gesvd")
+
+    def sqrt(self, a):
+        """Entry-wise square root."""
+        return np.sqrt(a)
+
+    def add_diag(self, A, shift: float):
+        """A + shift·I (a new array)."""
+        return A + shift * np.eye(A.shape[0])
+
+    def zeros(self, shape: tuple, like, dtype=None):
+        """An array of zeros of ``shape`` next to ``like`` (its dtype by default)."""
+        return np.zeros(shape, dtype=like.dtype if dtype is None else dtype)
+
+    def col_dots(self, A, B):
+        """The column-wise inner products Σ_i A_ij B_ij (conjugating nothing)."""
+        return np.einsum("ij,ij->j", A, B)
+
+
+#: the numpy primitives (the default executor)
+NUMPY = ArrayOps()
+
+_OPS: list[tuple[Callable[[Any], bool], Callable[[], ArrayOps]]] = []
+_OPS_CACHE: dict[int, ArrayOps] = {}
+
+
+def register_ops(owns: Callable[[Any], bool], factory: Callable[[], ArrayOps]) -> None:
+    """Register an executor's primitives (called by the executor package when imported).
+
+    Parameters
+    ----------
+    owns : callable
+        ``owns(a)`` is true for the executor's arrays; it must not import the executor's
+        library (look in ``sys.modules``, as :func:`asymkern._dispatch.is_torch_tensor` does).
+    factory : callable
+        Returns the :class:`ArrayOps` instance; called once, on first use.
+    """
+    _OPS.append((owns, factory))
+
+
+def ops_of(*arrays) -> ArrayOps:
+    """The primitives of the first input that belongs to a registered executor (numpy's
+    otherwise). A :class:`LazyMatrix` answers with its own ``ops``; ``None`` entries are
+    skipped."""
+    for a in arrays:
+        if a is None:
+            continue
+        own = getattr(a, "ops", None)
+        if isinstance(own, ArrayOps):
+            return own
+        for k, (owns, factory) in enumerate(_OPS):
+            if owns(a):
+                if k not in _OPS_CACHE:
+                    _OPS_CACHE[k] = factory()
+                return _OPS_CACHE[k]
+    return NUMPY
+
+
+# ------------------------------------------------------------------------ the lazy matrix
+class LazyMatrix:
+    """The lazy n×m matrix protocol every executor implements (see the module docstring).
+
+    Subclasses set ``shape`` (a tuple of ints), ``dtype`` (a numpy dtype) and ``ops`` (their
+    :class:`ArrayOps`), and implement :meth:`block`, :meth:`matmat` and :meth:`rmatmat`.
+    ``working_memory`` (MiB per block) sizes the blocks of the derived operations.
+    """
+
+    shape: tuple
+    dtype: np.dtype
+    ops: ArrayOps = NUMPY
+    is_dask = False
+    working_memory: float = 64.0
+
+    # ------------------------------------------------------------- the three primitives
+    def block(self, rows, cols):
+        """G[rows, cols] (an array of the executor); rows/cols: slices or host index arrays."""
+        raise NotImplementedError
+
+    def matmat(self, B, cols=None):
+        """G[:, cols] · B (``cols`` None: every column); B is an array of the executor."""
+        raise NotImplementedError
+
+    def rmatmat(self, B, rows=None):
+        """G[rows, :]ᵀ · B (``rows`` None: every row)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ derived
+    def step(self, other: int) -> int:
+        """Block length along one axis when the other axis has ``other`` entries (≈ 3
+        temporaries of the block in ``working_memory``)."""
+        per = max(1, other) * np.dtype(self.dtype).itemsize * 3
+        return int(max(1, float(self.working_memory) * 2**20 // per))
+
+    def left(self, J, B, out_dtype=None):
+        """G[:, J] · B for host landmark columns J and a host matrix B (the Nyström extension
+        of eq. 8 of Tao et al., 2024), in the executor's arrays."""
+        like = self.template()
+        Bd = self.ops.from_host(B, like, self.dtype)
+        return self.matmat(Bd, cols=self.ops.index(np.asarray(J), like))
+
+    def right(self, I, A, out_dtype=None):
+        """G[I, :]ᵀ · A for host landmark rows I and a host matrix A."""
+        like = self.template()
+        Ad = self.ops.from_host(A, like, self.dtype)
+        return self.rmatmat(Ad, rows=self.ops.index(np.asarray(I), like))
+
+    def row_probe(self, P, V) -> np.ndarray:
+        """G[P, :] · V (host float64, ``|P|`` × k) for host probe rows P and host V."""
+        like = self.template()
+        Vd = self.ops.from_host(np.asarray(V, dtype=np.float64), like, np.float64)
+        out = np.zeros((len(P), V.shape[1]))
+        Pi = self.ops.index(np.asarray(P), like)
+        m = self.shape[1]
+        step = self.step(len(P))
+        for a in range(0, m, step):
+            sl = slice(a, min(a + step, m))
+            B = self.ops.astype(self.block(Pi, sl), np.float64)
+            out += self.ops.to_host(B @ Vd[sl])
+        return out
+
+    def col_probe(self, Q, U) -> np.ndarray:
+        """G[:, Q]ᵀ · U (host float64, ``|Q|`` × k) for host probe columns Q and host U."""
+        like = self.template()
+        Ud = self.ops.from_host(np.asarray(U, dtype=np.float64), like, np.float64)
+        out = np.zeros((len(Q), U.shape[1]))
+        Qi = self.ops.index(np.asarray(Q), like)
+        n = self.shape[0]
+        step = self.step(len(Q))
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            B = self.ops.astype(self.block(sl, Qi), np.float64)
+            out += self.ops.to_host(B.T @ Ud[sl])
+        return out
+
+    def template(self):
+        """An array of the executor that carries the device and dtype of results."""
+        raise NotImplementedError
+
+    def to_dense(self):
+        """The whole G, formed (the caller checks the memory budget)."""
+        return self.block(slice(None), slice(None))
+
+    def aslinearoperator(self):
+        """A host :class:`scipy.sparse.linalg.LinearOperator` whose products run on the
+        executor (only the vectors cross): what ARPACK needs."""
+        from scipy.sparse.linalg import LinearOperator
+
+        like = self.template()
+        ops = self.ops
+
+        def on_executor(f):
+            def apply(x):
+                x = np.asarray(x)
+                return ops.to_host(f(ops.from_host(x.reshape(x.shape[0], -1), like)))
+            return apply
+
+        return LinearOperator(shape=tuple(int(k) for k in self.shape), dtype=self.dtype,
+                              matvec=on_executor(self.matmat),
+                              rmatvec=on_executor(self.rmatmat),
+                              matmat=on_executor(self.matmat),
+                              rmatmat=on_executor(self.rmatmat))
+
+    # --- KernelSVD
+    def means64(self) -> tuple:
+        """Row means (n,) and column means (m,) of G as float64 arrays of the executor, and
+        the grand mean (a float): one pass over row blocks, accumulated in float64 (the
+        centring statistics of Tao et al., 2024, §2)."""
+        ops, like = self.ops, self.template()
+        n, m = (int(k) for k in self.shape)
+        rows = ops.empty((n,), like, np.float64)
+        cols = ops.from_host(np.zeros(m), like, np.float64)
+        step = self.step(m)
+        for a in range(0, n, step):
+            sl = slice(a, min(a + step, n))
+            B = ops.astype(self.block(sl, slice(None)), np.float64)
+            rows[sl] = B.sum(1)
+            cols += B.sum(0)
+        return rows / m, cols / n, float(ops.to_host(rows.sum())) / (n * m)
+
+    def points(self, side: str):
+        """The data set of one side ('row' or 'col') for k-means landmarks; None when G has
+        none (a formed matrix: its rows or columns are used)."""
+        return None
+
+    def prepare(self) -> None:
+        """One-off statistics needed before arbitrary blocks are read (none by default)."""
+
+
+class Centered(LazyMatrix):
+    """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m for the means r, c, g of G): the double centring
+    of Tao et al., 2024, §2, over any :class:`LazyMatrix` or dense array of an executor,
+    through G's products and the means (nothing beyond G is formed).
+
+    Parameters
+    ----------
+    G : LazyMatrix or array (n, m)
+    row_means, col_means : arrays (n,), (m,) of the executor, in G's dtype
+    grand_mean : float
+    """
+
+    def __init__(self, G, row_means, col_means, grand_mean: float):
+        self.G = G
+        self.r, self.c, self.g = row_means, col_means, float(grand_mean)
+        self.shape = tuple(int(k) for k in G.shape)
+        self.ops = ops_of(G)
+        self.dtype = self.ops.dtype(G) if not isinstance(G, LazyMatrix) else G.dtype
+        self.working_memory = getattr(G, "working_memory", 64.0)
+
+    def template(self):
+        return self.G.template() if isinstance(self.G, LazyMatrix) else self.G
+
+    def step(self, other: int) -> int:
+        return self.G.step(other) if isinstance(self.G, LazyMatrix) else super().step(other)
+
+    def block(self, rows, cols):
+        B = self.G.block(rows, cols) if isinstance(self.G, LazyMatrix) else self.G[rows][:, cols]
+        return B - self.r[rows][:, None] - self.c[cols][None, :] + self.g
+
+    def matmat(self, B, cols=None):
+        if isinstance(self.G, LazyMatrix):
+            out = self.G.matmat(B, cols=cols)
+        else:
+            out = (self.G if cols is None else self.G[:, cols]) @ B
+        c = self.c if cols is None else self.c[cols]
+        return _centred_product(out, self.r, c, B, self.g)
+
+    def rmatmat(self, B, rows=None):
+        if isinstance(self.G, LazyMatrix):
+            out = self.G.rmatmat(B, rows=rows)
+        else:
+            out = (self.G if rows is None else self.G[rows]).T @ B
+        r = self.r if rows is None else self.r[rows]
+        return _centred_product(out, self.c, r, B, self.g)
+
+    def to_dense(self):
+        D = self.G.to_dense() if isinstance(self.G, LazyMatrix) else self.G
+        D = D - self.r[:, None]  # a new array: G (perhaps the caller's) is never written
+        D -= self.c[None, :]
+        D += self.g
+        return D
+
+    # --- KernelSVD
+    def points(self, side: str):
+        """The data sets of the centred kernel matrix (None for a formed G: the centred rows
+        are used, as in memory)."""
+        return self.G.points(side) if isinstance(self.G, LazyMatrix) else None
+
+    def prepare(self) -> None:
+        if isinstance(self.G, LazyMatrix):
+            self.G.prepare()
+
+
+class DenseMatrix(LazyMatrix):
+    """A formed array of an executor (a torch tensor) seen through the protocol.
+
+    Parameters
+    ----------
+    A : array (n, m)
+        Never written to.
+    """
+
+    def __init__(self, A):
+        self.A = A
+        self.ops = ops_of(A)
+        self.shape = tuple(int(k) for k in A.shape)
+        self.dtype = self.ops.dtype(A)
+
+    def template(self):
+        return self.A
+
+    def block(self, rows, cols):
+        rows, cols = self.ops.index(rows, self.A), self.ops.index(cols, self.A)
+        return self.A[rows][:, cols]
+
+    def matmat(self, B, cols=None):
+        return (self.A if cols is None else self.A[:, cols]) @ B
+
+    def rmatmat(self, B, rows=None):
+        return (self.A if rows is None else self.A[rows]).T @ B
+
+    def to_dense(self):
+        """The array itself (not a copy: callers never write to it)."""
+        return self.A
+
+
+def _centred_product(out, own_means, other_means, B, g: float):
+    """(G − a1ᵀ − 1bᵀ + g11ᵀ)·B from ``out`` = G·B: out − a(1ᵀB) − 1(bᵀB) + g1(1ᵀB), with a the
+    means along the output's axis and b along B's."""
+    s = B.sum(0)[None, :]
+    return out - own_means[:, None] * s - (other_means @ B - g * s)
+
+
+__all__ = ["NUMPY", "ArrayOps", "Centered", "DenseMatrix", "LazyMatrix", "ops_of", "register_ops"]

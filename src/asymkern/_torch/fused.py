@@ -1,0 +1,198 @@
+"""Fused kernel products on torch: G·B and Gᵀ·B through PyTorch's attention kernels (private).
+
+The kernels that are exponentials of an inner product after an augmentation never need G:
+
+* softmax attention (the row-normalised kernel κ(x, z) = exp(γ⟨x, z⟩) / Σ_{r∈R} exp(γ⟨x, r⟩))
+  is ``softmax(q kᵀ) B`` with q = γx, k = z;
+* SNE (κ(x, z) = exp(−γ‖x − z‖²) / Σ_r exp(−γ‖x − r‖²)): with both sets shifted by the centre c
+  of the reference set (x' = x − c, z' = z − c, so offset data lose no digits),
+  −γ‖x' − z'‖² = q·k − γ‖x'‖² for q = [2γx', 1] and k = [z', −γ‖z'‖²], and the term −γ‖x'‖² cancels
+  in the normalisation: G·B = ``softmax(q kᵀ) B``;
+* RBF (unnormalised): G·B = exp(ℓ − γ‖x'‖²) ⊙ ``softmax(q kᵀ) B`` with ℓ the row log-sum-exp of
+  q kᵀ, which the fused kernels return beside the product.
+
+Gᵀ·B of a row-normalised G is an unnormalised product with the row normalisers L_i known from
+the forward pass: κ(x_i, z_j) = exp(k_j·q_i − L_i), so with queries [k_j, 1] and keys
+[q_i, −L_i], Gᵀ·B = exp(ℓ') ⊙ ``softmax(...) B`` (ℓ' the log column sums of G).
+
+:func:`attention_lse` runs PyTorch's own fused kernels — the CPU flash-attention kernel (float32
+and float64) and the CUDA memory-efficient kernel (float32, float16, bfloat16) — which stream over
+key blocks with an online softmax, so no n×m matrix is formed; where none applies (float64 on
+CUDA, a torch without these kernels) it falls back to the plain expression over row blocks
+(``softmax(q kᵀ) B`` per block, the naive torch a user would write, one kernel launch per
+operation). No CUDA code is written here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._dispatch import require_torch
+
+#: the kernels whose products are fused
+FUSED_KERNELS = ("rbf", "gaussian", "sne", "softmax")
+
+_PAD = 8  # head sizes padded to a multiple of 8 (the fused CUDA kernels' alignment)
+
+
+def _padded(t, width: int):
+    """``t`` (rows × e) with zero columns appended up to ``width`` columns."""
+    torch = require_torch()
+    if t.shape[1] == width:
+        return t.contiguous()
+    out = torch.zeros((t.shape[0], width), dtype=t.dtype, device=t.device)
+    out[:, :t.shape[1]] = t
+    return out
+
+
+def _fused_op(q):
+    """The fused attention kernel with log-sum-exp for q's device and dtype, or None."""
+    torch = require_torch()
+    aten = torch.ops.aten
+    if q.device.type == "cpu" and q.dtype in (torch.float32, torch.float64):
+        return getattr(aten, "_scaled_dot_product_flash_attention_for_cpu", None), "cpu"
+    if q.device.type == "cuda" and q.dtype in (torch.float32, torch.float16, torch.bfloat16):
+        return getattr(aten, "_scaled_dot_product_efficient_attention", None), "cuda"
+    return None, None
+
+
+def attention_lse(q, k, v, block_rows: int = 4096):
+    """``softmax(q kᵀ) v`` and the row log-sum-exp of ``q kᵀ``, never forming ``q kᵀ``.
+
+    Parameters
+    ----------
+    q : tensor (n, e)
+    k : tensor (m, e)
+    v : tensor (m, r)
+        On one device, of one dtype.
+    block_rows : int, default 4096
+        Rows per block of the fallback (no fused kernel for this device and dtype).
+
+    Returns
+    -------
+    out : tensor (n, r)
+        In q's dtype.
+    lse : tensor (n,)
+        log Σ_j exp(q_i·k_j), in float64.
+    """
+    torch = require_torch()
+    n, r = int(q.shape[0]), int(v.shape[1])
+    op, kind = _fused_op(q)
+    if op is not None and n and k.shape[0]:
+        width = _PAD * math.ceil(max(q.shape[1], r) / _PAD)
+        q4, k4, v4 = (_padded(t, width)[None, None] for t in (q, k, v))
+        if kind == "cpu":
+            out, lse = op(q4, k4, v4, 0.0, False, scale=1.0)
+        else:
+            out, lse = op(q4, k4, v4, None, True, 0.0, False, scale=1.0)[:2]
+        return out[0, 0, :, :r], lse[0, 0, :n].to(torch.float64)
+    out = torch.empty((n, r), dtype=q.dtype, device=q.device)
+    lse = torch.empty(n, dtype=torch.float64, device=q.device)
+    for a in range(0, n, block_rows):
+        S = q[a:a + block_rows] @ k.T
+        lse[a:a + block_rows] = torch.logsumexp(S.double(), dim=1)
+        out[a:a + block_rows] = torch.softmax(S, dim=1) @ v
+    return out, lse
+
+
+def operands(name: str, gamma: float, X, Z, c=None):
+    """The augmented queries q and keys k with κ(x, z) ∝ exp(q·k) (module docstring), and
+    γ‖x'‖² (float64, RBF's scale; None for the others).
+
+    Parameters
+    ----------
+    name : {'rbf', 'gaussian', 'sne', 'softmax'}
+    gamma : float
+        The kernel's γ.
+    X, Z : tensors (n, d), (m, d)
+    c : tensor (d,), optional
+        The shift of the squared-distance kernels (the centre of the reference set).
+    """
+    torch = require_torch()
+    if name == "softmax":
+        return X * gamma, Z, None
+    Xc = X if c is None else X - c
+    Zc = Z if c is None else Z - c
+    zz = (Zc.double() * Zc.double()).sum(dim=1)
+    q = torch.cat([Xc * (2.0 * gamma), torch.ones((X.shape[0], 1), dtype=X.dtype,
+                                                  device=X.device)], dim=1)
+    k = torch.cat([Zc, (-gamma * zz).to(Z.dtype)[:, None]], dim=1)
+    xx = gamma * (Xc.double() * Xc.double()).sum(dim=1) if name in ("rbf", "gaussian") else None
+    return q, k, xx
+
+
+def matmat(name: str, gamma: float, X, Z, B, c=None, block_rows: int = 4096):
+    """G·B for G = [κ(x_i, z_j)], the row-normalised kernels normalised over Z itself.
+
+    Returns the product in B's dtype (that of X and Z) and, for the row-normalised kernels, the
+    row log-normalisers L (float64, what :func:`rmatmat` needs).
+    """
+    torch = require_torch()
+    q, k, xx = operands(name, gamma, X, Z, c)
+    out, lse = attention_lse(q, k, B, block_rows)
+    if xx is None:
+        return out, lse
+    scale = torch.exp(lse - xx)  # Σ_j exp(−γ‖x' − z_j'‖²) ∈ [0, m]: no overflow
+    return out * scale.to(out.dtype)[:, None], None
+
+
+def rmatmat(name: str, gamma: float, X, Z, B, c=None, row_lse=None, block_rows: int = 4096):
+    """Gᵀ·B (B has one row per row of G). ``row_lse``: the row normalisers L of the
+    row-normalised kernels (from :func:`matmat` or :func:`row_lse`; computed when None)."""
+    torch = require_torch()
+    if name in ("rbf", "gaussian"):  # symmetric in its two arguments: G(X, Z)ᵀ = G(Z, X)
+        return matmat(name, gamma, Z, X, B, c, block_rows)[0]
+    q, k, _ = operands(name, gamma, X, Z, c)
+    L = row_lse_of(q, k, block_rows) if row_lse is None else row_lse
+    q2 = torch.cat([k, torch.ones((k.shape[0], 1), dtype=k.dtype, device=k.device)], dim=1)
+    k2 = torch.cat([q, (-L).to(q.dtype)[:, None]], dim=1)
+    out, lse = attention_lse(q2, k2, B, block_rows)
+    return out * torch.exp(lse).to(out.dtype)[:, None]
+
+
+def row_lse_of(q, k, block_rows: int = 4096):
+    """The row log-sum-exp of ``q kᵀ`` (float64), by the fused kernel with a one-column v."""
+    torch = require_torch()
+    v = torch.zeros((k.shape[0], 1), dtype=q.dtype, device=q.device)
+    return attention_lse(q, k, v, block_rows)[1]
+
+
+def row_lse(name: str, gamma: float, X, Z, c=None, block_rows: int = 4096):
+    """The row normalisers L_i = log Σ_j exp(q_i·k_j) of a row-normalised kernel over Z."""
+    q, k, _ = operands(name, gamma, X, Z, c)
+    return row_lse_of(q, k, block_rows)
+
+
+def product(G, B, transpose: bool = False):
+    """G·B (or Gᵀ·B) of a :class:`~asymkern._torch.kernels.TorchKernelMatrix` by the fused
+    kernels, or None when they do not apply (another kernel, a product in another dtype than
+    the data's, a row-normalised kernel whose reference set is not its column set).
+
+    The row normalisers of a row-normalised G (needed by Gᵀ·B) are those G already holds
+    (``log_norm``, converted to the logits' scale) or are computed once by the fused kernel and
+    kept on G.
+    """
+    k = G.kernel
+    if k.name not in FUSED_KERNELS or B.dtype != G.X.dtype or B.device != G.X.device:
+        return None
+    if k.row_normalized and G.reference is not G.Z:
+        return None
+    c = G.c
+    rows = G.step(max(G.shape))  # the fallback's row blocks within working_memory
+    if not transpose:
+        out, lse = matmat(k.name, k.gamma, G.X, G.Z, B, c, rows)
+        if lse is not None and getattr(G, "_fused_lse", None) is None:
+            G._fused_lse = lse
+        return out
+    L = None
+    if k.row_normalized:
+        L = getattr(G, "_fused_lse", None)
+        if L is None and getattr(G, "_log_norm", None) is not None:
+            ln = G._log_norm  # [μ, ℓ] of log k(x, r); the logits add back γ‖x'‖² (SNE)
+            L = ln[:, 0] + ln[:, 1]
+            if k.name == "sne":
+                Xc = (G.X - c).double()
+                L = L + k.gamma * (Xc * Xc).sum(dim=1)
+        if L is None:
+            L = G._fused_lse = row_lse(k.name, k.gamma, G.X, G.Z, c, rows)
+    return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L, block_rows=rows)

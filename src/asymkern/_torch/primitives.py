@@ -1,0 +1,155 @@
+"""The torch executor's array primitives (:class:`asymkern._backend.ArrayOps` for tensors).
+
+Registered by :mod:`asymkern._torch` when it is imported (without importing torch): the
+algorithms of :mod:`asymkern.linalg` and the estimators then run their tall n×k algebra on the
+tensors' device with ``torch.linalg``, and move only small host matrices across.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._backend import ArrayOps
+from .._dispatch import require_torch
+
+
+def torch_dtype(dtype):
+    """The torch dtype of a numpy dtype (or a torch dtype, returned as is)."""
+    torch = require_torch()
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    return getattr(torch, np.dtype(dtype).name)
+
+
+class TorchOps(ArrayOps):
+    """:class:`~asymkern._backend.ArrayOps` for torch tensors (CPU or CUDA)."""
+
+    name = "torch"
+
+    def __init__(self):
+        self.torch = require_torch()
+
+    def owns(self, a) -> bool:
+        return isinstance(a, self.torch.Tensor)
+
+    def to_host(self, a) -> np.ndarray:
+        if isinstance(a, self.torch.Tensor):
+            return a.detach().cpu().numpy()
+        return np.asarray(a)
+
+    def from_host(self, A, like, dtype=None):
+        dt = like.dtype if dtype is None else torch_dtype(dtype)
+        if isinstance(A, self.torch.Tensor):
+            return A.to(device=like.device, dtype=dt)
+        return self.torch.as_tensor(np.ascontiguousarray(A)).to(device=like.device, dtype=dt)
+
+    def dtype(self, a) -> np.dtype:
+        return np.dtype(str(a.dtype).replace("torch.", ""))
+
+    def astype(self, a, dtype):
+        return a.to(torch_dtype(dtype))
+
+    def empty(self, shape: tuple, like, dtype=None):
+        dt = like.dtype if dtype is None else torch_dtype(dtype)
+        return self.torch.empty(shape, dtype=dt, device=like.device)
+
+    def index(self, idx, like):
+        if isinstance(idx, slice) or isinstance(idx, self.torch.Tensor):
+            return idx
+        return self.torch.as_tensor(np.asarray(idx), device=like.device)
+
+    def qr(self, Y):
+        return self.torch.linalg.qr(Y)
+
+    def orth(self, Y):
+        return self.torch.linalg.qr(Y).Q
+
+    def lu_basis(self, Y):
+        P, L, _ = self.torch.linalg.lu(Y)
+        return P @ L
+
+    def svd(self, A):
+        return self.torch.linalg.svd(A, full_matrices=False)
+
+    def concat(self, blocks: Sequence):
+        return self.torch.cat(list(blocks), dim=1)
+
+    def col_norms(self, U) -> np.ndarray:
+        return self.to_host(self.torch.linalg.norm(U, dim=0))
+
+    def argmax_abs_cols(self, U) -> np.ndarray:
+        return self.to_host(self.torch.argmax(self.torch.abs(U), dim=0)).astype(np.intp)
+
+    def rows(self, U, idx) -> np.ndarray:
+        return self.to_host(U[self.index(idx, U)])
+
+    def scale_cols(self, U, v, inplace: bool = False):
+        vt = self.from_host(np.asarray(v, dtype=np.float64), U)
+        if inplace:
+            U *= vt
+            return U
+        return U * vt
+
+    def contiguous(self, a):
+        return a.contiguous()
+
+    def all_finite(self, a) -> bool:
+        return bool(self.torch.isfinite(a).all())
+
+    # --- operators
+    def eigh(self, A):
+        return self.torch.linalg.eigh(A)
+
+    def eigh_top(self, A, r: int):
+        lam, Q = self.torch.linalg.eigh(A)
+        return lam.flip(0)[:r], Q.flip(1)[:, :r]
+
+    def argsort_desc(self, w):
+        return self.torch.argsort(-w, stable=True)
+
+    def eig(self, A):
+        return self.torch.linalg.eig(A)
+
+    def cho_factor(self, A):
+        L, info = self.torch.linalg.cholesky_ex(A)
+        if int(info) != 0:
+            raise np.linalg.LinAlgError("the matrix is not positive definite")
+        return L
+
+    def cho_solve(self, factor, B):
+        if B.ndim == 1:
+            return self.torch.cholesky_solve(B[:, None], factor)[:, 0]
+        return self.torch.cholesky_solve(B, factor)
+
+    def lu_factor(self, A):
+        LU, piv, _ = self.torch.linalg.lu_factor_ex(A)
+        return LU, piv
+
+    def lu_solve(self, factor, B, trans: bool = False):
+        return self.torch.linalg.lu_solve(factor[0], factor[1], B, adjoint=trans)
+
+    def svd_gesvd(self, A):
+        return self.torch.linalg.svd(A, full_matrices=False)
+
+    def sqrt(self, a):
+        return self.torch.sqrt(a)
+
+    def add_diag(self, A, shift: float):
+        return A + shift * self.torch.eye(A.shape[0], dtype=A.dtype, device=A.device)
+
+    def zeros(self, shape: tuple, like, dtype=None):
+        dt = like.dtype if dtype is None else torch_dtype(dtype)
+        return self.torch.zeros(shape, dtype=dt, device=like.device)
+
+    def col_dots(self, A, B):
+        return (A * B).sum(dim=0)
+
+    # --- Nyström machines
+    def add_diag_(self, K, alpha: float):
+        K.diagonal().add_(alpha)
+        return K
+
+    def solve(self, A, B):
+        return self.torch.linalg.solve(A, B)

@@ -1,0 +1,625 @@
+"""The Nyström machines' per-mode algebra, written once for every executor.
+
+Li, Liu and Zhang (Nyström kernel machines) train kernel ridge regression, kernel PCA and
+support vector classification in the span of m landmarks: with K_nm = K(X, C) and the basis
+A = V_s Σ_s⁻¹ of K_mm (:mod:`asymkern._shared.nystrom_basis`), the features are F = K_nm A and
+the modes differ in what they solve:
+
+* LLA / NCR (ridge): the centred, weighted Gram M = K_mn W K_nm − Σw·k̄k̄ᵀ and R = K_mn W y_c,
+  then an s×s (LLA, eq. (12)) or m×m (NCR, eq. (11)) solve on the host;
+* GSA: the thin SVD of G_cᵀ = (K_nm − 1k̄ᵀ)A and eq. (20)'s α̂ = G_c^†ŵ;
+* SPA: the dual problem (K̃_c + αI) a = y_c with K̃_c = G_cᵀG_c, by Woodbury;
+* exact: the n×n kernel itself.
+
+Each function here takes the executor's arrays (numpy arrays or torch tensors, on any
+device) and runs through :class:`asymkern._backend.ArrayOps` and the array operators both
+kinds share (``@``, ``.T``, ``.sum(0)``, broadcasting), so numpy and torch execute the same
+formulas; the small m×m and s×s solves stay numpy on the host. K_nm is read through a
+:class:`KnmSource` (``knm(a, e)``: its rows a:e in float64 on the executor), so an executor
+that never forms K_nm (torch streams kernel blocks) and one that holds it (numpy) share the
+code. The functions return frozen dataclasses; only the estimators set fitted attributes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from .._backend import NUMPY, ArrayOps, ops_of
+from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef, row_step
+from .._validation import check_finite_output
+
+#: the advice of the non-finite-output errors
+RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+class KnmSource(Protocol):
+    """Rows of K_nm on an executor: ``shape`` (n, m), ``ops`` and ``knm(a, e)`` (rows a:e,
+    float64, an array of the executor); optionally ``step(k)``, the rows per block with k
+    right-hand sides (default :func:`row_step`)."""
+
+    shape: tuple[int, int]
+    ops: ArrayOps
+
+    def knm(self, a: int, e: int) -> Any: ...
+
+
+class HostKnm:
+    """A formed K_nm (numpy, float64) seen as a :class:`KnmSource`.
+
+    Parameters
+    ----------
+    Knm : ndarray of shape (n, m)
+        Never written to.
+    """
+
+    def __init__(self, Knm: np.ndarray):
+        self.Knm = Knm
+        self.shape = (int(Knm.shape[0]), int(Knm.shape[1]))
+        self.ops = ops_of(Knm)
+
+    def knm(self, a: int, e: int) -> np.ndarray:
+        """Rows a:e of K_nm (a view)."""
+        return self.Knm[a:e]
+
+
+class HostLandmarks:
+    """K_nm = K(X, C) of an in-memory fit as a :class:`KnmSource` that is never formed: rows
+    a:e are evaluated when read (as the torch executor streams its kernel blocks), so the
+    ridge statistics and the features hold one row block of K_nm at a time.
+
+    Parameters
+    ----------
+    basis : NystromBasis
+        The fitted basis (landmark points, or indices into a precomputed K).
+    X : ndarray or sparse matrix of shape (n, d)
+        The training data (the (n, n) kernel matrix when precomputed).
+    """
+
+    #: rows per block: BLAS-3 sized, a few MB of K_nm at a time
+    block_rows = 2048
+
+    def __init__(self, basis, X):
+        self.basis, self.X = basis, X
+        self.shape = (int(X.shape[0]), int(basis.n_landmarks))
+        self.ops = NUMPY
+
+    def step(self, k: int) -> int:
+        """Rows per block with k right-hand sides."""
+        return min(self.block_rows, row_step(self.shape[1], k))
+
+    def knm(self, a: int, e: int) -> np.ndarray:
+        """Rows a:e of K_nm (float64), checked finite."""
+        return check_finite_output(self.basis.landmark_kernel(self.X[a:e]),
+                                   "the kernel matrix K_nm between X and the landmarks",
+                                   RESCALE)
+
+
+def _step(src: KnmSource, k: int) -> int:
+    """Rows per block of ``src`` with k right-hand sides."""
+    step = getattr(src, "step", None)
+    return step(k) if step is not None else row_step(src.shape[1], k)
+
+
+def check_finite(ops: ArrayOps, a, what: str, hint: str = RESCALE):
+    """:func:`~asymkern._validation.check_finite_output` for an array of any executor (the
+    test runs where ``a`` lives; it moves to the host only to word the error). Returns a."""
+    if a is not None and not ops.all_finite(a):
+        check_finite_output(ops.to_host(a), what, hint)
+    return a
+
+
+def _plus_diag(H: np.ndarray, alpha: float) -> np.ndarray:
+    """H + αI in place (a host matrix)."""
+    H[np.diag_indices_from(H)] += alpha
+    return H
+
+
+def _like(src: KnmSource):
+    """A float64 array of ``src``'s executor (the device of the results)."""
+    return src.knm(0, 1)
+
+
+def features(src: KnmSource, A: np.ndarray, shift: np.ndarray | None = None):
+    """F = (K_nm − 1 shiftᵀ) A (n × s, float64, on the executor), over row blocks of K_nm.
+
+    Parameters
+    ----------
+    src : KnmSource
+    A : ndarray of shape (m, s)
+        The basis coefficients (host).
+    shift : ndarray of shape (m,), optional
+        Subtracted from every row of K_nm (k̄ centres the features: G_cᵀ).
+    """
+    ops = src.ops
+    n, m = src.shape
+    like = _like(src)
+    Ad = ops.from_host(A, like, np.float64)
+    sd = None if shift is None else ops.from_host(shift, like, np.float64)
+    if isinstance(src, HostKnm):  # formed: one product
+        return (src.Knm if sd is None else src.Knm - sd) @ Ad
+    F = ops.empty((n, A.shape[1]), like, np.float64)
+    step = _step(src, A.shape[1])
+    for a in range(0, n, step):
+        Kb = src.knm(a, a + step)
+        F[a:a + step] = (Kb if sd is None else Kb - sd) @ Ad
+    return F
+
+
+# ============================================================================ ridge regression
+@dataclass(frozen=True)
+class RidgeStats:
+    """One pass over K_nm for ridge regression (host, float64).
+
+    Attributes
+    ----------
+    M : ndarray of shape (m, m)
+        K_mn W K_nm − Σw·k̄k̄ᵀ (the centred weighted Gram; uncentred without intercept).
+    R : ndarray of shape (m, k)
+        K_mn W (y − ȳ).
+    kbar : ndarray of shape (m,) or None
+        The (weighted) mean row of K_nm; None without intercept.
+    """
+
+    M: np.ndarray
+    R: np.ndarray
+    kbar: np.ndarray | None
+
+
+def ridge_stats(src: KnmSource, Yc: np.ndarray, sw: np.ndarray | None,
+                center: bool) -> RidgeStats:
+    """M, R and k̄ of :class:`RidgeStats` accumulated over row blocks of K_nm.
+
+    Parameters
+    ----------
+    src : KnmSource
+    Yc : ndarray of shape (n, k)
+        The centred targets y − ȳ (host).
+    sw : ndarray of shape (n,) or None
+        Sample weights (None: unit weights, no product formed).
+    center : bool
+        Whether to centre (``fit_intercept``).
+    """
+    ops = src.ops
+    n, m = src.shape
+    like = _like(src)
+    Yd = ops.from_host(Yc, like, np.float64)
+    wd = None if sw is None else ops.from_host(sw, like, np.float64)
+    M = R = S = None
+    step = _step(src, Yc.shape[1])
+    for a in range(0, n, step):
+        Kb = src.knm(a, a + step)
+        WK = Kb if wd is None else wd[a:a + step, None] * Kb
+        parts = (Kb.T @ WK, WK.T @ Yd[a:a + step], WK.sum(0))
+        M, R, S = parts if M is None else (M + parts[0], R + parts[1], S + parts[2])
+    M, R, S = (np.asarray(ops.to_host(t), dtype=np.float64) for t in (M, R, S))
+    wsum = float(n) if sw is None else float(sw.sum())
+    kbar = S / wsum if center else None
+    if kbar is not None:
+        M -= wsum * np.outer(kbar, kbar)
+    return RidgeStats(M, R, kbar)
+
+
+@dataclass(frozen=True)
+class RidgeSolution:
+    """A fitted ridge machine.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (s, k) or None
+        LLA's weights ŵ in the basis (``coef_`` is its transpose); LLA and GSA only.
+    landmark_coef : ndarray of shape (m, k) or None
+        β with f(z) = K(z, C) β + b (not for 'exact').
+    dual : array of shape (n, k) or None
+        α with f(z) = K(z, X) α + b (GSA, SPA, exact), on the executor.
+    intercept : ndarray of shape (k,)
+    """
+
+    coef: np.ndarray | None
+    landmark_coef: np.ndarray | None
+    dual: Any
+    intercept: np.ndarray
+
+
+def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc: np.ndarray,
+                  ybar: np.ndarray, sw: np.ndarray, weighted: bool, alpha: float,
+                  center: bool, gsa_solver: str, dtype, w_given: np.ndarray | None = None
+                  ) -> RidgeSolution:
+    """Nyström kernel ridge regression in one of the modes 'lla', 'ncr', 'gsa', 'spa'.
+
+    Li, Liu and Zhang (Nyström kernel machines), Algorithm 1: LLA solves the s×s system of
+    eq. (12) from :func:`ridge_stats`, NCR the m×m one of eq. (11); GSA goes through
+    :func:`ridge_gsa` (eq. (20)); SPA solves the dual (W½K̃_cW½ + αI) b = W½y_c,
+    K̃_c = G_cᵀG_c, by Woodbury (an s×s system), a = W½b and β = A G_c a.
+
+    Parameters
+    ----------
+    mode : {'lla', 'ncr', 'gsa', 'spa'}
+    src : KnmSource
+    A, Kmm : ndarray
+        The basis (m × s) and the landmark kernel (m × m).
+    Yc, ybar : ndarray
+        Centred targets (n × k) and their (weighted) mean (k,).
+    sw : ndarray of shape (n,)
+        Sample weights (ones when none were given).
+    weighted : bool
+        Whether ``sw`` are given weights (False: unit weights, skipped).
+    alpha : float
+    center : bool
+        ``fit_intercept``.
+    gsa_solver : {'eq20', 'woodbury'}
+    dtype : numpy dtype
+        The data's dtype (the pseudo-inverse cut-offs).
+    w_given : ndarray of shape (s, k), optional
+        Ridge weights of another solver (scikit-learn's ``Ridge``) for LLA / GSA.
+
+    Returns
+    -------
+    RidgeSolution
+    """
+    ops = src.ops
+    w = dual = None
+    kbar = None
+    if mode in ("lla", "ncr"):
+        st = ridge_stats(src, Yc, sw if weighted else None, center)
+        kbar = st.kbar
+        if mode == "ncr":
+            beta = ridge_ncr_coef(st.M, st.R, Kmm, alpha, dtype)
+        else:
+            w = ridge_lla_weights(st.M, st.R, A, alpha) if w_given is None else w_given
+            beta = A @ w
+    else:
+        if center:
+            kbar = _weighted_mean_knm(src, sw if weighted else None)
+        Gt = features(src, A, kbar)  # G_cᵀ (n × s) on the executor
+        if mode == "gsa":
+            w, dual = ridge_gsa(ops, Gt, Yc, sw if weighted else None, alpha, dtype,
+                                gsa_solver, w_given)
+            beta = A @ w
+        else:
+            dual, GtA = ridge_spa(ops, Gt, Yc, sw if weighted else None, alpha)
+            beta = A @ GtA
+        del Gt
+    intercept = ybar - (kbar @ beta if kbar is not None else 0.0)
+    return RidgeSolution(w, beta, dual, intercept)
+
+
+def _weighted_mean_knm(src: KnmSource, sw: np.ndarray | None) -> np.ndarray:
+    """k̄ = Σᵢ wᵢ K(xᵢ, C) / Σw (host), over row blocks of K_nm."""
+    ops = src.ops
+    n, m = src.shape
+    like = _like(src)
+    wd = None if sw is None else ops.from_host(sw, like, np.float64)
+    S = None
+    step = _step(src, 1)
+    for a in range(0, n, step):
+        Kb = src.knm(a, a + step)
+        part = Kb.sum(0) if wd is None else wd[a:a + step] @ Kb
+        S = part if S is None else S + part
+    S = np.asarray(ops.to_host(S), dtype=np.float64)
+    return S / (float(n) if sw is None else float(sw.sum()))
+
+
+def _thin_svd_cut(ops: ArrayOps, Gt, dtype):
+    """The thin SVD Gᵀ = V Σ Uᵀ of Gt (n × s) truncated at σ > max(n, s)·eps·σ₁ (eps of the
+    data's ``dtype``): the rank-revealing cut-off of eq. (20)'s pseudo-inverse."""
+    V, sig, Ut = ops.svd(Gt)
+    top = float(sig[0]) if sig.shape[0] else 0.0
+    keep = sig > max(Gt.shape) * float(np.finfo(dtype).eps) * top
+    return V[:, keep], sig[keep], Ut[keep]
+
+
+def pinv_factor(ops: ArrayOps, Gt, dtype):
+    """P = (G^†)ᵀ = V Σ⁻¹ Uᵀ (n × s) from the thin SVD Gᵀ = V Σ Uᵀ of Gt (n × s): eq. (20)'s
+    α̂ = P ŵ for weights ŵ on the features (Li, Liu and Zhang).
+
+    Computed from the SVD rather than the Gram route GGᵀ, which would square the condition
+    number; the cut-off is σ > max(n, s)·eps·σ₁ (eps of the data's ``dtype``).
+    """
+    V, sig, Ut = _thin_svd_cut(ops, Gt, dtype)
+    return (V / sig) @ Ut
+
+
+def ridge_gsa(ops: ArrayOps, Gt, Yc: np.ndarray, sw: np.ndarray | None, alpha: float, dtype,
+              gsa_solver: str = "eq20", w_given: np.ndarray | None = None):
+    """GSA through LLA's training (Li, Liu and Zhang, eq. (20)), from one thin SVD of G_cᵀ.
+
+    With G_cᵀ = V Σ Uᵀ (n × s, rank r), LLA's ridge weights are
+    ŵ = (G_c G_cᵀ + αI)⁻¹ G_c y_c = U Σ(Σ² + α)⁻¹ Vᵀ y_c and eq. (20) gives
+    α̂ = G_c^† ŵ = V (Σ² + α)⁻¹ Vᵀ y_c, the GSA dual solution (K̃_c + αI)⁻¹ y_c restricted to
+    range(G_cᵀ). Working with Σ rather than the Gram matrix keeps the pseudo-inverse's cut-off
+    rank-revealing (σ > max(n, s)·eps·σ₁) instead of squaring the condition number.
+    ``gsa_solver='woodbury'`` solves problem (3) directly, α_W = (K̃_c + αI)⁻¹ y_c (the s×s
+    system on the host), and projects: α̂ = V Vᵀ α_W. Given weights ``w_given`` (scikit-learn's
+    ``Ridge``): α̂ = V Σ⁻¹ Uᵀ ŵ.
+
+    With sample weights W everything runs on W½G_cᵀ and W½y_c and α̂ = W½(W½G_cᵀ)^{†ᵀ}ŵ: of the
+    minimisers of the weighted problem (all α with G_cα = ŵ) the one of least αᵀW⁻¹α, so an
+    integer weight equals repeating the row and a zero weight dropping it.
+
+    Parameters
+    ----------
+    ops : ArrayOps
+    Gt : array of shape (n, s)
+        G_cᵀ on the executor (float64; scaled in place when weighted).
+    Yc : ndarray of shape (n, k)
+        Centred targets (host).
+    sw : ndarray of shape (n,) or None
+        Sample weights (None: unit weights).
+    alpha : float
+    dtype : numpy dtype
+        The data's dtype (the cut-off).
+    gsa_solver : {'eq20', 'woodbury'}
+    w_given : ndarray of shape (s, k), optional
+
+    Returns
+    -------
+    w : ndarray of shape (s, k)
+        ŵ (host).
+    dual : array of shape (n, k)
+        α̂ on the executor.
+    """
+    Yd = ops.from_host(Yc, Gt, np.float64)
+    rw = None
+    if sw is not None:
+        rw = ops.from_host(np.sqrt(sw)[:, None], Gt, np.float64)
+        Gt, Yd = rw * Gt, rw * Yd
+    V, sig, Ut = _thin_svd_cut(ops, Gt, dtype)
+    if w_given is not None:
+        w = w_given
+        a = V @ ((Ut @ ops.from_host(w, Gt, np.float64)) / sig[:, None])
+    elif gsa_solver == "woodbury":
+        Hp = _plus_diag(np.array(ops.to_host(Gt.T @ Gt), dtype=np.float64), alpha)
+        sol = np.linalg.solve(Hp, ops.to_host(Gt.T @ Yd))
+        a_w = (Yd - Gt @ ops.from_host(sol, Gt, np.float64)) / alpha
+        w = np.asarray(ops.to_host(Gt.T @ a_w))  # = ŵ
+        a = V @ (V.T @ a_w)
+    else:
+        filt = (V.T @ Yd) / (sig**2 + alpha)[:, None]
+        w = np.asarray(ops.to_host(Ut.T @ (sig[:, None] * filt)))
+        a = V @ filt
+    return w, (rw * a if rw is not None else a)
+
+
+def ridge_spa(ops: ArrayOps, Gt, Yc: np.ndarray, sw: np.ndarray | None, alpha: float):
+    """SPA's dual (W½K̃_cW½ + αI) b = W½y_c, K̃_c = G_cᵀG_c, by Woodbury; a = W½b.
+
+    b = (W½y_c − W½G_cᵀ H⁻¹ G_cW½ W½y_c)/α with the s×s H = G_cWG_cᵀ + αI solved on the
+    host (Li, Liu and Zhang, §II-D).
+
+    Parameters
+    ----------
+    ops : ArrayOps
+    Gt : array of shape (n, s)
+        G_cᵀ on the executor (float64).
+    Yc : ndarray of shape (n, k)
+    sw : ndarray of shape (n,) or None
+    alpha : float
+
+    Returns
+    -------
+    dual : array of shape (n, k)
+        a on the executor.
+    GtA : ndarray of shape (s, k)
+        G_c a (host): the landmark coefficients are A G_c a.
+    """
+    Yw = ops.from_host(Yc, Gt, np.float64)
+    Gw, rw = Gt, None
+    if sw is not None:
+        rw = ops.from_host(np.sqrt(sw)[:, None], Gt, np.float64)
+        Gw, Yw = rw * Gt, rw * Yw
+    H = _plus_diag(np.array(ops.to_host(Gw.T @ Gw), dtype=np.float64), alpha)
+    z = np.linalg.solve(H, ops.to_host(Gw.T @ Yw))
+    a = (Yw - Gw @ ops.from_host(z, Gt, np.float64)) / alpha
+    if rw is not None:
+        a = rw * a
+    return a, np.asarray(ops.to_host(Gt.T @ a))
+
+
+def ridge_exact(ops: ArrayOps, K, Yc: np.ndarray, ybar: np.ndarray, sw: np.ndarray,
+                weighted: bool, alpha: float, center: bool) -> RidgeSolution:
+    """Exact kernel ridge regression, the reference machine: (W½K_cW½ + αI) b = W½y_c,
+    a = W½b, K_c the kernel centred with the (weighted) mean feature r:
+    K_c = K − r1ᵀ − 1rᵀ + (mean r)11ᵀ.
+
+    Parameters
+    ----------
+    ops : ArrayOps
+    K : array of shape (n, n)
+        The symmetric kernel matrix, float64 on the executor (overwritten).
+    Yc, ybar, sw, weighted, alpha, center
+        As :func:`ridge_nystrom`.
+
+    Returns
+    -------
+    RidgeSolution
+        ``dual`` and ``intercept`` only.
+    """
+    wd = ops.from_host(sw, K, np.float64) if weighted else None
+
+    def wmean(T):  # (weighted) mean of the rows; the plain mean when unweighted
+        return T.mean(0) if wd is None else (wd @ T) / float(sw.sum())
+
+    r = None
+    if center:
+        r = wmean(K)
+        K = K - r[:, None] - r[None, :] + float(wmean(r))
+    rw = None
+    if weighted:
+        rw = ops.from_host(np.sqrt(sw)[:, None], K, np.float64)
+        K = rw * K * rw.T
+    K = ops.add_diag_(K, alpha)
+    Yd = ops.from_host(Yc, K, np.float64)
+    a = ops.solve(K, rw * Yd) if rw is not None else ops.solve(K, Yd)
+    if rw is not None:
+        a = rw * a
+    del K
+    intercept = ybar - (np.asarray(ops.to_host(r @ a)) if r is not None else 0.0)
+    return RidgeSolution(None, None, a, intercept)
+
+
+# ================================================================================ kernel PCA
+@dataclass(frozen=True)
+class PCASolution:
+    """A fitted kernel PCA (arrays of the executor, float64).
+
+    Attributes
+    ----------
+    eigenvalues : array of shape (k,)
+    coef : array of shape (s, k) or None
+        W (``coef_`` is its transpose); None for 'exact'.
+    dual : array of shape (n, k) or None
+        α with scores K(z, X) α + b (GSA, SPA, exact).
+    intercept : array of shape (k,)
+    shift : array of shape (s,) or None
+        The mean feature f̄ (zeros without centring); None for 'exact'.
+    """
+
+    eigenvalues: Any
+    coef: Any
+    dual: Any
+    intercept: Any
+    shift: Any
+
+
+def _flip(ops: ArrayOps, U):
+    """U with the largest-magnitude entry of each column positive (scikit-learn's
+    ``svd_flip`` rule); returns (U, signs) with the host signs."""
+    signs = ops.sign_flips(U)
+    return ops.scale_cols(U, signs), signs
+
+
+def pca_nystrom(mode: str, F, k: int, center: bool, dtype) -> PCASolution:
+    """Nyström kernel PCA on the features F = K_nm A (n × s, float64 on the executor).
+
+    LLA / NCR / GSA: the thin SVD F_c = U Σ Vᵀ of the centred features (signs by the
+    ``svd_flip`` rule on U), W = V_k, eigenvalues σ_k²; GSA's dual coefficients are
+    α̂ = F_c^{†ᵀ}W (Li, Liu and Zhang, eq. (20)). SPA: the eigenvectors of the n×n
+    F_c F_cᵀ, α = U_k Λ_k^{-1/2}, W = F_cᵀα.
+
+    Parameters
+    ----------
+    mode : {'lla', 'ncr', 'gsa', 'spa'}
+    F : array of shape (n, s)
+        Overwritten (centred in place).
+    k : int
+        Number of components (already checked against s and n).
+    center : bool
+    dtype : numpy dtype
+        The data's dtype (GSA's cut-off).
+
+    Returns
+    -------
+    PCASolution
+    """
+    ops = ops_of(F)
+    fbar = F.mean(0) if center else ops.from_host(np.zeros(F.shape[1]), F, np.float64)
+    F -= fbar  # F_c, in place
+    dual = None
+    if mode == "spa":  # eigenvectors of the n×n K̃_c = F_c F_cᵀ (the reference)
+        lam, U = ops.eigh_top(F @ F.T, k)
+        U, _ = _flip(ops, U)
+        dual = U / lam**0.5
+        W = F.T @ dual
+    else:
+        U, S, Vt = ops.svd(F)
+        _, signs = _flip(ops, U[:, :k])
+        W = ops.scale_cols(Vt[:k].T, signs)
+        lam = S[:k] ** 2
+        del U
+        if mode == "gsa":  # eq. (20): α̂ = F_c^{†ᵀ}W
+            dual = pinv_factor(ops, F, dtype) @ W
+    return PCASolution(lam, W, dual, -(fbar @ W), fbar)
+
+
+def pca_exact(ops: ArrayOps, K, k: int, center: bool) -> PCASolution:
+    """Exact kernel PCA: the top-k eigenpairs of the (double-centred) n×n kernel,
+    α = U_k Λ_k^{-1/2}, intercept −rᵀα (r the row means).
+
+    Parameters
+    ----------
+    ops : ArrayOps
+    K : array of shape (n, n)
+        float64 on the executor (not written to).
+    k : int
+    center : bool
+
+    Returns
+    -------
+    PCASolution
+        ``coef`` and ``shift`` None; the caller checks the eigenvalues are positive.
+    """
+    r = K.mean(1) if center else ops.from_host(np.zeros(K.shape[0]), K, np.float64)
+    Kc = K - r[:, None] - r[None, :] + float(r.mean()) if center else K
+    lam, U = ops.eigh_top((Kc + Kc.T) / 2, k)
+    del Kc
+    U, _ = _flip(ops, U)
+    dual = U / lam**0.5
+    return PCASolution(lam, None, dual, -(r @ dual), None)
+
+
+# ===================================================================================== SVC
+@dataclass(frozen=True)
+class SVCSolution:
+    """The kernel-side fit of a Nyström SVC (the SVM itself is scikit-learn's).
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_machines, s) or None
+        The linear solver's weights W on the features (LLA, NCR, GSA).
+    landmark_coef : ndarray of shape (m, n_machines) or None
+        β with decision values K(z, C) β + b (not for 'exact').
+    dual : array of shape (n, n_machines) or None
+        α with decision values K(z, X) α + b (GSA, SPA, exact), on the executor.
+    pinv : array of shape (n, s) or None
+        GSA's (G^†)ᵀ factor (its features are K(z, X) P).
+    """
+
+    coef: np.ndarray | None
+    landmark_coef: np.ndarray | None
+    dual: Any
+    pinv: Any = None
+
+
+def svc_nystrom(mode: str, F, A: np.ndarray, fit_linear, fit_gram, dtype) -> SVCSolution:
+    """The kernel side of a Nyström SVC on the features F = K_nm A (n × s, executor).
+
+    SPA trains the SVM on the projected Gram matrix F Fᵀ (precomputed kernel) and gets
+    β = A Fᵀ D from its signed duals D; LLA / NCR / GSA train a linear SVM on F (weights W,
+    β = A Wᵀ) and GSA adds α̂ = (G^†)ᵀ Wᵀ (Li, Liu and Zhang, eq. (20)).
+
+    Parameters
+    ----------
+    mode : {'lla', 'ncr', 'gsa', 'spa'}
+    F : array of shape (n, s)
+    A : ndarray of shape (m, s)
+    fit_linear : callable
+        ``fit_linear(F_host)`` fits the linear SVM and returns W (n_machines × s).
+    fit_gram : callable
+        ``fit_gram(K_host)`` fits the precomputed-kernel SVM and returns D (n × n_machines).
+    dtype : numpy dtype
+        The data's dtype (GSA's cut-off).
+
+    Returns
+    -------
+    SVCSolution
+    """
+    ops = ops_of(F)
+    if mode == "spa":
+        D = fit_gram(np.asarray(ops.to_host(F @ F.T)))
+        Dd = ops.from_host(D, F, np.float64)
+        return SVCSolution(None, A @ np.asarray(ops.to_host(F.T @ Dd)), Dd)
+    W = np.array(np.atleast_2d(fit_linear(ops.to_host(F))), dtype=np.float64)  # writable
+    dual = P = None
+    if mode == "gsa":
+        P = pinv_factor(ops, F, dtype)
+        dual = P @ ops.from_host(W.T, F, np.float64)
+    return SVCSolution(W, A @ W.T, dual, P)
+
+
+__all__ = ["HostKnm", "KnmSource", "PCASolution", "RidgeSolution", "RidgeStats",
+           "SVCSolution", "check_finite", "features", "pca_exact", "pca_nystrom",
+           "pinv_factor", "ridge_exact", "ridge_gsa", "ridge_nystrom", "ridge_spa",
+           "ridge_stats", "row_step", "svc_nystrom"]

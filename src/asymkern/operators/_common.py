@@ -1,0 +1,402 @@
+"""What the operator estimators share: input handling, the n×n representations B that
+several estimators use (Cholesky inverse, low rank, Nyström landmark restriction), component
+clipping and the ``svd``/``eig`` delegation of the fitted operator (private).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from .._backend import NUMPY
+from .._shared.operators import (
+    _check_int,
+    _check_reg,
+    _pair_f64,
+    landmark_evaluate,
+    landmark_sums,
+)
+from .._torch import use_torch
+from .._validation import (
+    as_data,
+    check_finite_output,
+    check_input,
+    clip_count,
+    renamed_param,
+)
+from ..linalg.operator_svd import SVD_METHODS
+from ._numerics import cholesky_shifted
+from .empirical import (
+    MatmatOperator,
+    RKHSFunction,
+    _center_gram,
+    as_rkhs_kernel,
+)
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+def _like_input(X_in, values):
+    """Outputs follow the input's precision: float32 input gives float32 values (complex64 for
+    complex eigenfunction values); the computation itself is float64."""
+    if getattr(X_in, "dtype", None) == np.float32:
+        return values.astype(np.complex64 if np.iscomplexobj(values) else np.float32)
+    return values
+
+
+class _Recomputable:
+    """Mixin: the heavy (n×n) factorisations named in ``_heavy`` are not pickled.
+
+    They are recomputed from the samples and parameters the object keeps (``_rebuild``) on first
+    use after unpickling, so a fitted estimator pickles in O(n·d + n·k), not O(n²).
+    """
+
+    _heavy: tuple = ()
+
+    def __getstate__(self):
+        state = super().__getstate__()  # MatmatOperator's: a dict copy
+        if state.get("_source") is not None:
+            for key in self._heavy:
+                state.pop(key, None)
+        return state
+
+    def __getattr__(self, name):  # called only for attributes that are missing
+        if name in type(self)._heavy and self.__dict__.get("_source") is not None:
+            self._rebuild()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def _rebuild(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def lazy(cls, shape: tuple, source, **attrs):
+        """An instance whose heavy factorisations are computed from ``source`` on first use.
+
+        For a fit on the torch backend, which decomposes on the device: the numpy operator's
+        own methods (``operator_.svd`` …) then factorise with numpy only if they are called.
+        ``attrs`` are the light attributes of the class (e.g. ``shift``, ``name``).
+        """
+        obj: Any = cls.__new__(cls)
+        MatmatOperator.__init__(obj, shape)
+        obj.__dict__.update(attrs)
+        obj._source = source
+        return obj
+
+
+def _sym_gram(kernel, X, center: bool = False) -> np.ndarray:
+    G = np.asarray(kernel(X), dtype=np.float64)
+    check_finite_output(G, "the Gram matrix of the samples", _RESCALE)
+    return _center_gram(G, center, center) if center else G
+
+
+class CholeskyInverse(_Recomputable, MatmatOperator):
+    """(G + shift·I)⁻¹ as a symmetric LinearOperator backed by a Cholesky factor (never formed).
+
+    ``source=(kernel, X)``: G = kernel(X); the factor is then not pickled but recomputed.
+    """
+
+    _heavy = ("cho",)
+
+    def __init__(self, G: np.ndarray, shift: float, name: str = "G", source=None, factor=None):
+        n = G.shape[0]
+        super().__init__((n, n))
+        self.shift, self.name, self._source = float(shift), name, source
+        self.cho = self._factor(G) if factor is None else factor
+
+    def _factor(self, G):
+        return cholesky_shifted(G, self.shift, self.name)
+
+    def _rebuild(self):
+        kernel, X = self._source
+        self.cho = self._factor(_sym_gram(kernel, X))
+
+    def _apply(self, V):
+        return NUMPY.cho_solve(self.cho, V)
+
+    _apply_t = _apply
+
+
+# ------------------------------------------------------------------- Nyström (landmark) restriction
+class LandmarkFunction(RKHSFunction):
+    """f_j = Σ_l C_lj k(x̃_l, ·) with expansion points the landmarks x̃_l (an :class:`RKHSFunction`).
+
+    Evaluable on numpy arrays (numpy out) and on row-chunked dask arrays (a dask array out, one
+    task per chunk calling the same in-memory evaluation).
+    """
+
+    def __call__(self, Z):
+        from .._dask import is_dask_array
+
+        if is_dask_array(Z):
+            from .._dask.operators import evaluate_dask
+
+            vals = evaluate_dask(self.kernel, self.centers, self.coef, Z)
+            return vals[:, 0] if self._vector else vals
+        return super().__call__(Z)
+
+    def __getitem__(self, idx) -> LandmarkFunction:
+        return LandmarkFunction(self.kernel, self.centers, self.coef[:, idx])
+
+
+def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
+    """:func:`~asymkern._shared.operators.landmark_sums` of numpy samples (Y dense)."""
+    if Y is not None:
+        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
+    return landmark_sums(lambda P: np.asarray(kernel(*_pair_f64(P, L)), dtype=np.float64),
+                         T, X, X1, Y)
+
+
+def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
+    """M = (FᵀF + nεI)⁻¹ (p×p, Cholesky) — the regularised inverse in whitened features.
+
+    In landmark coordinates B_L = T M Tᵀ = (K_LnK_nL + nεK_LL)⁻¹ when K_LL is invertible (the
+    Nyström / subset-of-regressors Tikhonov solution); with every sample a landmark,
+    K_nL B_L K_Ln = G (G + nεI)⁻¹, so the estimators equal the exact ones (paper 002 §4.3–4.4).
+    """
+    Aw = 0.5 * (np.asarray(Aw, dtype=np.float64) + np.asarray(Aw, dtype=np.float64).T)
+    Aw[np.diag_indices_from(Aw)] += n * eps
+    try:
+        cho = sla.cho_factor(Aw, check_finite=False)
+    except np.linalg.LinAlgError as exc:  # pragma: no cover - Aw ⪰ nεI in exact arithmetic
+        raise ValueError("the landmark system FᵀF + nεI is not positive definite; increase the "
+                         "regularization") from exc
+    return sla.cho_solve(cho, np.eye(Aw.shape[0]), check_finite=False)
+
+
+class _LandmarkRepresentation(MatmatOperator):
+    """n×n representation B of a Nyström-restricted operator S = Ψ B Φᵀ (in-memory fits).
+
+    With the whitened features F = K_nL T and M = (FᵀF + nεI)⁻¹: ``side='in'`` (conditional
+    mean embedding, landmarks among the inputs) B = F M Tᵀ Pᵀ; ``side='out'`` (Koopman,
+    landmarks among the outputs) B = P T M Fᵀ. P (n×m) selects the landmark rows.
+    """
+
+    def __init__(self, F: np.ndarray, M: np.ndarray, T: np.ndarray, idx: np.ndarray, side: str):
+        n = F.shape[0]
+        super().__init__((n, n))
+        self.F, self.M, self.Tw, self.idx, self.side = F, M, T, np.asarray(idx), side
+
+    def _scatter(self, V):
+        out = np.zeros((self.shape[0], V.shape[1]))
+        out[self.idx] = V
+        return out
+
+    def _apply(self, V):
+        if self.side == "in":
+            return self.F @ (self.M @ (self.Tw.T @ V[self.idx]))
+        return self._scatter(self.Tw @ (self.M @ (self.F.T @ V)))
+
+    def _apply_t(self, V):
+        if self.side == "in":
+            return self._scatter(self.Tw @ (self.M.T @ (self.F.T @ V)))
+        return self.F @ (self.M.T @ (self.Tw.T @ V[self.idx]))
+
+
+class _LowRank(MatmatOperator):
+    """B = U Vᵀ (n×n, rank r) of a reduced-rank Koopman estimator (PCR/RRR), never formed."""
+
+    def __init__(self, U: np.ndarray, V: np.ndarray):
+        super().__init__((U.shape[0], V.shape[0]))
+        self.U, self.V = U, V
+
+    def _apply(self, W):
+        return self.U @ (self.V.T @ W)
+
+    def _apply_t(self, W):
+        return self.V @ (self.U.T @ W)
+
+
+def _is_rank_error(exc: ValueError) -> bool:
+    return "exceeds the num" in str(exc)
+
+
+def _clipped_decomposition(est, decompose, limit: int, what: str):
+    """``decompose(k)`` with k = ``n_components`` clipped (ClippedParameterWarning) to ``limit``,
+    and, when the operator's numerical rank is smaller still, to that rank.
+
+    Records ``n_components_``: the number of components actually returned.
+    """
+    owner = type(est).__name__
+    k = _check_int(est.n_components, "n_components")
+    k = clip_count(k, limit, "n_components", what, owner=owner)
+    try:
+        res = decompose(k)
+    except ValueError as exc:
+        if not _is_rank_error(exc):
+            raise
+        res = decompose(None)  # every numerically nonzero component (dense solvers)
+        found = res.singular_values.size if hasattr(res, "singular_values") else \
+            res.eigenvalues.size
+        clip_count(k, found, "n_components", "the numerical rank of the operator", owner=owner)
+    return res
+
+
+def _check_decomposition_params(est, method: str | None = None) -> None:
+    """``n_components`` (and the SVD ``method``) checked before the fit goes to an executor,
+    with the numpy path's rules and messages."""
+    _check_int(est.n_components, "n_components")
+    if method is not None and method not in SVD_METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {SVD_METHODS}")
+
+
+class _OperatorEstimator(BaseEstimator):
+    """Shared ``svd``/``eig`` delegation to the fitted ``operator_``."""
+
+    def _alpha(self) -> float:
+        return _check_reg(renamed_param(self, "alpha", "regularization"), "alpha")
+
+    def _operator(self):
+        check_is_fitted(self, "operator_")
+        if self.operator_ is None:
+            raise ValueError(
+                f"this {type(self).__name__} was fitted on dask arrays and keeps only its "
+                "landmarks and small matrices (no n×n operator representation); use its fitted "
+                "attributes (eigenvalues_, eigenfunctions_, predict)"
+            )
+        return self.operator_
+
+    def svd(self, n_components: int | None = None, method: str = "qr", **kwargs):
+        """SVD of the estimated operator (see :meth:`EmpiricalOperator.svd`)."""
+        return self._operator().svd(n_components, method=method, **kwargs)
+
+    def eig(self, n_components: int | None = None, method: str = "auto", **kwargs):
+        """Eigendecomposition of the estimated operator (see :meth:`EmpiricalOperator.eig`)."""
+        return self._operator().eig(n_components, method=method, **kwargs)
+
+
+def _kernel_accepts_sparse(kernel, params) -> bool:
+    """Whether the kernel given as a parameter accepts sparse input (for the sparse tag)."""
+    try:
+        return _kernel_sparse(as_rkhs_kernel(kernel, params))
+    except Exception:  # an invalid kernel is reported by fit
+        return False
+
+
+def _c_copy(A):
+    """A float64 copy in C order (CSR stays CSR): the caller's array is never aliased, and the
+    result does not depend on the memory layout of the input."""
+    if sp.issparse(A):
+        return sp.csr_matrix(A, dtype=np.float64, copy=True)
+    return np.array(A, dtype=np.float64, order="C", copy=True)
+
+
+def _same_format(A, B):
+    """A and B both CSR when either is sparse (for a kernel that accepts sparse input)."""
+    if sp.issparse(A) != sp.issparse(B):
+        return sp.csr_matrix(A), sp.csr_matrix(B)
+    return A, B
+
+
+def _dense(K):
+    return K.toarray() if sp.issparse(K) else K
+
+
+def _kernel_sparse(kernel) -> bool:
+    return bool(getattr(kernel, "accepts_sparse", False))
+
+
+def _fit_X(est, X, kernel):
+    """X of ``fit``: validated (``n_features_in_``/``feature_names_in_``), ≥ 2 samples, float64
+    copy (the estimator never aliases the caller's array); CSR when the kernel accepts sparse."""
+    X = check_input(est, X, reset=True, allow_sparse=_kernel_sparse(kernel), min_samples=2)
+    return _c_copy(X)
+
+
+def _second_view(y, n: int, kernel, name: str = "y"):
+    """The paired second view y (same samples as X): 1-D or 2-D, dense or (if the kernel accepts
+    it) CSR, returned as a 2-D float64 copy plus whether it was 1-D."""
+    if y is None:
+        raise ValueError(f"{name} is None; expected the paired samples {name} of shape "
+                         f"(n_samples,) or (n_samples, n_features_{name}) with n_samples = {n}")
+    if sp.issparse(y):
+        if not _kernel_sparse(kernel):
+            raise TypeError(f"{name} is a sparse matrix but the kernel {kernel!r} does not "
+                            f"accept sparse input; pass {name}.toarray()")
+        Y = _c_copy(as_data(y, name, allow_sparse=True))
+        one_d = False
+    else:
+        Y = as_data(y, name, ensure_2d=False)
+        if Y.ndim not in (1, 2):
+            raise ValueError(f"{name} must be 1-D or 2-D (n_samples, n_features_{name}), got "
+                             f"{Y.ndim} dimensions")
+        one_d = Y.ndim == 1
+        Y = _c_copy(Y.reshape(-1, 1) if one_d else Y)
+    if Y.shape[0] != n:
+        raise ValueError(f"{name} has {Y.shape[0]} samples; expected {n}, one per row of X "
+                         f"(paired samples (x_i, {name}_i))")
+    return Y, one_d
+
+
+def _transform_X(est, X):
+    """X of ``transform``/``predict``: checked against the fit (features, names)."""
+    X_in = X
+    X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
+    return X_in, X
+
+
+class _PreservesFloat32:
+    """Transformers whose ``transform`` returns float32 for float32 input."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        kernel = getattr(self, "kernel", None) or getattr(self, "kernel_x", None)
+        params = getattr(self, "kernel_params", None) if hasattr(self, "kernel") else \
+            getattr(self, "kernel_x_params", None)
+        tags.input_tags.sparse = _kernel_accepts_sparse(kernel, params)
+        return tags
+
+
+class _ComponentsOut(ClassNamePrefixFeaturesOutMixin):
+    """``get_feature_names_out``: ``<classname>0 … <classname>{n_components_ − 1}``."""
+
+    @property
+    def _n_features_out(self):
+        return self.n_components_
+
+
+def _transform_y(est, y):
+    """The y side of a fitted paired estimator: 1-D or 2-D with the fit's number of columns."""
+    y_in = y
+    d = est.operator_.Y.shape[1]
+    if sp.issparse(y):
+        Y = as_data(y, "y", allow_sparse=est._y_sparse_ok)
+    else:
+        Y = np.asarray(as_data(y, "y", ensure_2d=False))
+        Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+    if Y.ndim != 2 or Y.shape[1] != d:
+        raise ValueError(f"y has shape {Y.shape}; expected (n_samples, {d}) like the y passed "
+                         "to fit")
+    return y_in, Y
+
+
+def _landmark_predict(est, X, kernel, L, coef):
+    """k(x, L) coef for numpy X (numpy out), row-chunked dask X (dask out) or, for a model
+    fitted on torch, tensors (on the device); float32 kept."""
+    from .._dask import is_dask_array
+
+    if use_torch(est, X):  # torch executor (asymkern._torch)
+        from .._torch.operators import landmark_predict_torch
+
+        return landmark_predict_torch(est, X, coef)
+    if is_dask_array(X):
+        from .._dask.operators import evaluate_dask
+
+        if X.ndim != 2 or X.shape[1] != est.n_features_in_:
+            raise ValueError(f"X has shape {X.shape}; expected (n, {est.n_features_in_})")
+        out = evaluate_dask(kernel, L, coef, X)
+        return out.astype(np.float32) if X.dtype == np.float32 else out
+    X_in = X
+    X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
+    out = check_finite_output(landmark_evaluate(kernel, L, coef, X), "the predictions",
+                              "rescale X like the training data")
+    return _like_input(X_in, out)

@@ -1,0 +1,246 @@
+"""Numerics of the operator estimators written once for every executor (private).
+
+Each function takes the arrays of one executor (numpy arrays, or torch tensors on their
+device) and reaches them only through the executor's primitives
+(:class:`asymkern._backend.ArrayOps`, picked by :func:`asymkern._backend.ops_of`), so the
+numpy estimators and the torch fits run the same code: the n×n factorisations on the arrays'
+device, small host matrices where the caller needs them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.sparse.linalg import ArpackNoConvergence
+
+from .._backend import NUMPY, DenseMatrix, ops_of
+from .._validation import clip_count
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def cholesky_shifted(G, shift: float, name: str = "G"):
+    """The Cholesky factor of G + shift·I (for the executor's ``cho_solve``).
+
+    Parameters
+    ----------
+    G : array (n, n)
+        A symmetric PSD Gram matrix (numpy or an executor's array; never written to).
+    shift : float
+        The Tikhonov shift nε.
+    name : str, default='G'
+        How G is named in the error.
+
+    Returns
+    -------
+    factor
+        What ``ops_of(G).cho_solve`` takes.
+
+    Raises
+    ------
+    ValueError
+        If G + shift·I is not positive definite.
+    """
+    ops = ops_of(G)
+    try:
+        return ops.cho_factor(ops.add_diag(G, shift))
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(
+            f"{name} + nεI is not positive definite (nε = {shift:.3g}); the kernel must be PSD "
+            "and alpha large enough"
+        ) from exc
+
+
+class LaggedGramSolver:
+    """Solves with the time-lagged Gram matrix G_XY = [k(x_i, y_j)] (square, not symmetric).
+
+    G_XY is LU-factorised and its reciprocal condition number ``rcond`` (1-norm, LAPACK ``gecon``,
+    on the host from the LU factor) estimated *before* any further solve. When
+    ``rcond ≥ rcond_min`` the exact inverse is used (``kind = 'lu'``). Otherwise (numerically
+    singular or ill-conditioned, e.g. exact repeats in a trajectory, or i.i.d. samples with a
+    smooth kernel) G_XY⁻¹ is replaced by the Tikhonov-regularised inverse (``kind = 'tikhonov'``)
+
+        G_XY^{+δ} = (G_XYᵀ G_XY + δ² I)⁻¹ G_XYᵀ = V diag(σ_i / (σ_i² + δ²)) Uᵀ,
+
+    from the SVD G_XY = U diag(σ) Vᵀ, i.e. the minimiser of ‖G_XY w − v‖² + δ²‖w‖², whose filter
+    factors σ²/(σ² + δ²) damp the directions with σ ≲ δ that an exact solve would amplify by 1/σ.
+    Works on the arrays of any executor (the factors stay on G_XY's device).
+
+    Parameters
+    ----------
+    Gxy : array (n, n)
+        The time-lagged Gram matrix.
+    delta : float
+        δ of the regularised inverse.
+    rcond_min : float
+        The smallest reciprocal condition number solved exactly.
+    """
+
+    def __init__(self, Gxy, delta: float, rcond_min: float):
+        ops = ops_of(Gxy)
+        self.ops = ops
+        n = Gxy.shape[0]
+        self.shape = tuple(Gxy.shape)
+        self.delta = float(delta)
+        anorm = float(abs(Gxy).sum(0).max())
+        lu = ops.lu_factor(Gxy)
+        self.rcond = rcond = ops.lu_rcond(lu, anorm)
+        self.n_damped = 0
+        if rcond >= rcond_min:
+            self.kind, self.lu = "lu", lu
+        else:
+            self.kind = "tikhonov"
+            U, s, Vt = ops.svd_gesvd(Gxy)
+            self.U, self.Vt, self.s = U, Vt, s
+            self.filt = s / (s**2 + self.delta**2)
+            self.n_damped = int((s < self.delta).sum())
+        self.n = n
+
+    def solve(self, V):
+        """G_XY⁻¹ V (or G_XY^{+δ} V)."""
+        if self.kind == "lu":
+            return self.ops.lu_solve(self.lu, V)
+        return self.Vt.T @ (self.filt[:, None] * (self.U.T @ V))
+
+    def solve_t(self, V):
+        """G_XY⁻ᵀ V (or (G_XY^{+δ})ᵀ V)."""
+        if self.kind == "lu":
+            return self.ops.lu_solve(self.lu, V, trans=True)
+        return self.U @ (self.filt[:, None] * (self.Vt @ V))
+
+
+#: above this many pairs the exact 'full' estimators take their top eigenpairs from ARPACK, as
+#: the numpy estimators do (``KoopmanOperator`` / ``PerronFrobeniusOperator``: n > 150)
+ARPACK_MIN_PAIRS = 150
+
+
+def _arpack_top(A, k: int):
+    """Top-k eigenpairs (largest ``|λ|``) of the n×n matrix A (numpy, or on a device) by the
+    ARPACK call of :func:`asymkern.linalg.operator_svd._eig_top` (its v0, ncv and tolerance),
+    with the products A·v on A's device; only vectors cross to the host. Returns (λ, W)
+    (numpy), or None when the dense solver should run instead (k ≥ n − 1, as ``_eig_top``
+    decides)."""
+    from ..linalg.operator_svd import _eig_top
+
+    n = int(A.shape[0])
+    if k >= n - 1:
+        return None
+    op = A if ops_of(A) is NUMPY else DenseMatrix(A).aslinearoperator()
+    lam, W, _ = _eig_top(op, n, k, "LM", "arpack")
+    return lam, W
+
+
+def auxiliary_eig(G, A, k: int, owner: str):
+    """Top-k eigenpairs of the auxiliary matrix A = B C with eigenfunctions k(·, X) w on the
+    samples of G, post-processed exactly as :func:`asymkern.linalg.eig_auxiliary` does.
+
+    G and A are arrays of one executor (numpy, or tensors on their device). For n ≤
+    :data:`ARPACK_MIN_PAIRS` the dense eigenproblem runs on the arrays' device; above it ARPACK
+    runs on the host with its products A·v on the device (:func:`_arpack_top`), falling back to
+    the dense solver when ARPACK does not converge. The k×k Gram matrix Wᴴ G W of the kept
+    eigenvectors (computed on the device) is all the normalisation, cluster orthonormalisation
+    and zero-norm test need. Returns the eigenvalues, the n×k coefficients (numpy) and the
+    solver that ran ('arpack' or 'dense').
+    """
+    from ..linalg.operator_svd import _real_if_close
+
+    ops = ops_of(G)
+    n = int(G.shape[0])
+    found_by: dict = {}  # the dense eigen-decomposition (computed at most once) and the solver
+
+    def top(m):
+        if m <= k and "lam" not in found_by and n > ARPACK_MIN_PAIRS:
+            try:
+                found = _arpack_top(A, m)
+            except ArpackNoConvergence:  # rare (clustered spectra): the dense reference
+                found = None
+            if found is not None:
+                found_by["solver"] = "arpack"
+                lam, W = found
+                return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+        if "lam" not in found_by:
+            lam_t, W_t = ops.eig(A)
+            order = ops.argsort_desc(abs(lam_t))
+            found_by.update(lam=ops.to_host(lam_t[order]), W=W_t[:, order], solver="dense")
+        lam, W = found_by["lam"][:m], ops.to_host(found_by["W"][:, :m])
+        if not np.any(lam.imag):
+            lam, W = lam.real.copy(), W.real.copy()
+        return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+
+    lam, W = top(k)
+    scale = max(abs(lam[0]), 1e-300)
+    small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
+    if abs(lam[0]) == 0 or small.size:  # the numpy path retries with every nonzero eigenpair
+        lam, W = top(n)
+        scale = max(abs(lam[0]), 1e-300)
+        small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
+        if small.size and small[0] > 0:
+            lam, W = lam[: small[0]], W[:, : small[0]]
+        else:
+            r = int(small[0]) if small.size else 0
+            raise ValueError(f"n_components={n} exceeds the number {r} of numerically nonzero "
+                             "eigenvalues of the operator; ask for fewer components")
+        clip_count(k, lam.size, "n_components", "the numerical rank of the operator",
+                   owner=owner)
+    Wd = ops.from_host(W, G, W.dtype)
+    Gc = ops.astype(G, W.dtype) if np.iscomplexobj(W) else G
+    S = ops.to_host(Wd.conj().T @ (Gc @ Wd))  # Wᴴ G W (k×k)
+    norms2 = np.real(np.diag(S))
+    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(
+        float(G.diagonal().max()), 1e-300)
+    zero = ~(norms2 > 10.0 * n * _EPS * scale2)
+    if np.all(zero):
+        raise ValueError("every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w "
+                         "at rounding level): the operator is numerically zero or its "
+                         "representation B is too ill-conditioned to resolve eigenfunctions")
+    if np.any(zero):
+        warnings.warn(
+            f"{int(zero.sum())} of {lam.size} computed eigenfunctions have a numerically zero "
+            f"RKHS norm (spurious eigenpairs of an ill-conditioned representation) and were "
+            f"dropped; returning {int((~zero).sum())} eigenpairs", RuntimeWarning, stacklevel=4)
+        lam, W, S = lam[~zero], W[:, ~zero], S[np.ix_(~zero, ~zero)]
+    T = _normalise_transform(lam, S)
+    C = W @ T
+    if np.iscomplexobj(C):  # phase: largest-modulus coefficient real positive
+        idx = np.argmax(np.abs(C), axis=0)
+        ph = C[idx, np.arange(C.shape[1])]
+        C = C * (np.abs(ph) / ph)
+    return lam, C, found_by["solver"]
+
+
+def _normalise_transform(lam, S):
+    """The k×k T with W T = the coefficients :func:`~asymkern.linalg.operator_svd.eig_auxiliary`
+    returns: ``rkhs_normalize``, then (real eigenpairs) ``orthonormalize_clusters`` with
+    rtol 1e-9 and no merging, all through S = Wᴴ G W."""
+    from ..linalg.operator_svd import clusters
+
+    def normalise(T):
+        n2 = np.real(np.einsum("ij,ij->j", np.conj(T), S @ T))
+        nr = np.sqrt(np.maximum(n2, 0.0))
+        if np.any(nr <= 0):
+            raise ValueError("a computed singular/eigen-function has zero RKHS norm")
+        return T / nr
+
+    T = normalise(np.eye(S.shape[0], dtype=S.dtype if np.iscomplexobj(lam) else np.float64))
+    if np.iscomplexobj(lam):
+        return T
+    S = np.real(S)
+    for g in clusters(lam, 1e-9):
+        if g.size < 2:
+            continue
+        Gram = T[:, g].T @ S @ T[:, g]
+        Gram = 0.5 * (Gram + Gram.T)
+        try:
+            L = np.linalg.cholesky(Gram)
+        except np.linalg.LinAlgError:  # numerically dependent: the numpy path's eigh fallback
+            mu, V = np.linalg.eigh(Gram)
+            mu = np.maximum(mu, _EPS * mu.max())
+            T[:, g] = T[:, g] @ (V / np.sqrt(mu))
+            continue
+        T[:, g] = sla.solve_triangular(L, T[:, g].T, lower=True).T
+    return normalise(T)
+
+
+__all__ = ["LaggedGramSolver", "auxiliary_eig", "cholesky_shifted"]

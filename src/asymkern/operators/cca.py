@@ -1,0 +1,330 @@
+"""Kernel canonical correlation analysis as the SVD of a regularised empirical operator
+(Mollenhauer, Schuster, Klus and Schütte, 2020, App. A.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import (
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from .._torch import use_torch
+from .._validation import (
+    DEPRECATED,
+    check_finite_output,
+    renamed_argument,
+)
+from ..linalg.operator_svd import gram_eigh
+from ._common import (
+    _RESCALE,
+    _check_decomposition_params,
+    _clipped_decomposition,
+    _ComponentsOut,
+    _fit_X,
+    _kernel_sparse,
+    _like_input,
+    _OperatorEstimator,
+    _PreservesFloat32,
+    _Recomputable,
+    _second_view,
+    _sym_gram,
+    _transform_X,
+    _transform_y,
+)
+from .empirical import (
+    EmpiricalOperator,
+    MatmatOperator,
+    RKHSFunction,
+    _center_coef,
+    _center_gram,
+    as_rkhs_kernel,
+)
+
+
+class CCARepresentation(_Recomputable, MatmatOperator):
+    """B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} from eigendecompositions U diag(d) Uᵀ.
+
+    ``source=(kx, X, ky, Y, center, shift)``: the eigenvectors are recomputed after unpickling.
+    """
+
+    _heavy = ("Ux", "dx", "Uy", "dy")
+
+    def __init__(self, Ux, dx, Uy, dy, source=None):
+        super().__init__((Uy.shape[0], Ux.shape[0]))
+        self.Ux, self.dx, self.Uy, self.dy, self._source = Ux, dx, Uy, dy, source
+
+    def _rebuild(self):
+        kx, X, ky, Y, center, shift = self._source
+        Fx = gram_eigh(_sym_gram(kx, X, center), name="Gram matrix of X")
+        Fy = gram_eigh(_sym_gram(ky, Y, center), name="Gram matrix of y")
+        self.Ux, self.dx = Fx.evecs, 1.0 / np.sqrt(Fx.evals + shift)
+        self.Uy, self.dy = Fy.evecs, 1.0 / np.sqrt(Fy.evals + shift)
+
+    def _apply(self, V):
+        W = self.Ux @ (self.dx[:, None] * (self.Ux.T @ V))
+        return self.Uy @ (self.dy[:, None] * (self.Uy.T @ W))
+
+    def _apply_t(self, V):
+        W = self.Uy @ (self.dy[:, None] * (self.Uy.T @ V))
+        return self.Ux @ (self.dx[:, None] * (self.Ux.T @ W))
+
+
+class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
+    """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
+
+    S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
+    empirical operators. The inverse square roots come from eigendecompositions of the Gram
+    matrices (through a rank-revealing pivoted Cholesky when they are numerically low-rank,
+    :func:`~asymkern.linalg.operator_svd.gram_eigh`), which also serve as the kernel QR factors.
+    ``fit(X, y)``: y is the paired second view (samples (x_i, y_i)), as scikit-learn's ``CCA``.
+    ``transform(X)`` gives the (centred) canonical variates of X, ``transform(X, y)`` the pair
+    ``(x_scores, y_scores)``, ``transform_y(y)`` those of y alone.
+
+    Parameters
+    ----------
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        Symmetric PSD kernels on X and y.
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    alpha : float, default=1e-3
+        ε > 0 (``regularization`` is its deprecated former name).
+    n_components : int, default=2
+        Number of canonical pairs; more than the numerical rank is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_``).
+    center : bool, default=True
+        Centred features (the usual CCA; the paper's App. A.2 is uncentred).
+    method : {'qr', 'auxiliary', 'block'}, default='qr'
+        SVD route.
+    regularization : float, deprecated
+        Former name of ``alpha``.
+    device : None, str or torch.device, default=None
+        Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
+        ``'cuda'``, …): both Gram matrices are formed and eigendecomposed there
+        (``torch.linalg.eigh``, float64, as the numpy path computes), the small SVD of
+        Cor. 3.5 too, and numpy inputs give numpy outputs. ``None``: the numpy path for numpy
+        input, the tensor's own device for torch tensors (tensors back, dtype kept). Only
+        ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs
+        PyTorch (``pip install "asymkern[torch]"``). Correlations equal the numpy path's to
+        rounding; the functions agree up to sign.
+
+    Attributes
+    ----------
+    canonical_correlations_ : ndarray of shape (``n_components_``,)
+        The singular values σ_i ≤ 1 (a float64 tensor on the device after a fit on tensors).
+    x_singular_functions_, y_singular_functions_ : RKHSFunction
+        Right (v_i ∈ H, plotted in Ex. 4.2) and left (u_i ∈ F) singular functions.
+    x_canonical_functions_, y_canonical_functions_ : RKHSFunction
+        f_i = (Ĉ_XX + ε)^{-1/2} v_i and g_i = (Ĉ_YY + ε)^{-1/2} u_i, unit empirical variance.
+    n_components_ : int
+        Number of pairs kept.
+
+    See Also
+    --------
+    CrossCovarianceOperator : the unnormalised cross-covariance SVD.
+    KoopmanOperator : transfer operators (their SVD gives coherent sets).
+
+    References
+    ----------
+    .. [1] Paper 002, Appendix A.2 and Example 4.2 (coherent sets of the double gyre).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import KernelCCA
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(60, 2)
+    >>> y = X[:, :1] ** 2 + 0.1 * rng.randn(60, 1)
+    >>> cca = KernelCCA(n_components=2).fit(X, y)
+    >>> cca.transform(X).shape
+    (60, 2)
+    >>> bool(cca.canonical_correlations_[0] <= 1.0)
+    True
+    """
+
+    def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
+                 kernel_y_params=None, alpha: float = 1e-3, n_components: int = 2,
+                 center: bool = True, method: str = "qr", regularization=DEPRECATED,
+                 device=None):
+        self.kernel_x = kernel_x
+        self.kernel_y = kernel_y
+        self.kernel_x_params = kernel_x_params
+        self.kernel_y_params = kernel_y_params
+        self.alpha = alpha
+        self.n_components = n_components
+        self.center = center
+        self.method = method
+        self.regularization = regularization
+        self.device = device
+
+    def fit(self, X, y=None, *, Y=None):
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The first view.
+        y : array-like of shape (n_samples,) or (n_samples, n_features_y)
+            The paired second view.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : KernelCCA
+            The fitted estimator.
+        """
+        y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.fit")
+        eps = self._alpha()
+        kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
+        ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        _check_decomposition_params(self, self.method)
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            return self._fit_torch(X, y, kx, ky, eps)
+        X = _fit_X(self, X, kx)
+        Y2, self._y_1d = _second_view(y, X.shape[0], ky)
+        self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
+        n = X.shape[0]
+        c = bool(self.center)
+        Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
+        Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of y",
+                                              "rescale y or change kernel_y's parameters"), c, c)
+        Fx = gram_eigh(Gx, name="Gram matrix of X")
+        Fy = gram_eigh(Gy, name="Gram matrix of y")
+        dx = 1.0 / np.sqrt(Fx.evals + n * eps)
+        dy = 1.0 / np.sqrt(Fy.evals + n * eps)
+        B = CCARepresentation(Fx.evecs, dx, Fy.evecs, dy, source=(kx, X, ky, Y2, c, n * eps))
+        op = EmpiricalOperator(kx, X, ky, Y2, B, center_in=c, center_out=c)
+        op._cache["in"], op._cache["out"] = Gx, Gy
+        op.set_factor("in", Fx)
+        op.set_factor("out", Fy)
+        self.operator_ = op
+        if self.method == "qr":
+            limit = min(Fx.rank, Fy.rank)
+            what = f"the numerical rank of the Gram matrices ({Fx.rank} for X, {Fy.rank} for y)"
+        else:
+            limit, what = n, "the number of samples"
+        res = _clipped_decomposition(self, lambda k: op.svd(k, method=self.method), limit, what)
+        self.n_components_ = int(res.singular_values.size)
+        self.canonical_correlations_ = res.singular_values
+        self.x_singular_functions_ = res.right
+        self.y_singular_functions_ = res.left
+        self.x_canonical_functions_ = self._canonical(res.right.coef, Fx, Gx, eps, n, kx, X)
+        self.y_canonical_functions_ = self._canonical(res.left.coef, Fy, Gy, eps, n, ky, Y2)
+        # the training means of the variates (centring), so transform needs no n×n work
+        self._x_mean = self.x_canonical_functions_(X).mean(axis=0) if c else None
+        self._y_mean = self.y_canonical_functions_(Y2).mean(axis=0) if c else None
+        return self
+
+    def _fit_torch(self, X, y, kx, ky, eps: float):
+        from .._torch.device import to_numpy
+        from .._torch.operators import fit_cca_torch
+
+        res = fit_cca_torch(self, X, y, kx, ky, eps)
+        self._sparse_ok = self._y_sparse_ok = False
+        self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+        X64, Y64, c = res.X, res.Y, bool(self.center)
+        # kernel CCA's fit always returns both sets and all four coefficient blocks
+        assert Y64 is not None and res.coef_u is not None and res.coef_f is not None \
+            and res.coef_g is not None
+        self.torch_fit_ = True
+        self._torch_state = res.state
+        n = X64.shape[0]
+        # the numpy operator on the same samples: its own methods factorise lazily, with numpy
+        self.operator_ = EmpiricalOperator(
+            kx, X64, ky, Y64, CCARepresentation.lazy((n, n), (kx, X64, ky, Y64, c, n * eps)),
+            center_in=c, center_out=c)
+        cu, cv = res.coef_u, res.coef_v
+        if c:
+            cu, cv = _center_coef(cu), _center_coef(cv)
+        self.n_components_ = int(cv.shape[1])
+        self.canonical_correlations_ = res.values
+        self.x_singular_functions_ = RKHSFunction(kx, X64, cv)
+        self.y_singular_functions_ = RKHSFunction(ky, Y64, cu)
+        self.x_canonical_functions_ = RKHSFunction(kx, X64, res.coef_f)
+        self.y_canonical_functions_ = RKHSFunction(ky, Y64, res.coef_g)
+        st = res.state
+        self._x_mean = None if st["mean_x"] is None else to_numpy(st["mean_x"])
+        self._y_mean = None if st["mean_y"] is None else to_numpy(st["mean_y"])
+        return self
+
+    def _canonical(self, C, F, G, eps, n, kernel, Z) -> RKHSFunction:
+        # (Ĉ + ε)^{-1/2} Φ c = Φ (G/n + ε)^{-1/2} c, restricted to the kept eigen-directions
+        U, lam = F.evecs, F.evals
+        D = 1.0 / np.sqrt(lam / n + eps)
+        coef = U @ (D[:, None] * (U.T @ C))
+        vals = G @ coef  # f(x_i) for the (centred) training features
+        if self.center:
+            vals = vals - vals.mean(axis=0)
+        sd = np.sqrt(np.mean(vals**2, axis=0))
+        sd[sd == 0] = 1.0
+        coef = coef / sd
+        if self.center:
+            coef = coef - coef.mean(axis=0)
+        return RKHSFunction(kernel, Z, coef)
+
+    def _variates(self, f: RKHSFunction, Z, mean) -> np.ndarray:
+        vals = f(Z)
+        if mean is not None:
+            vals = vals - mean
+        return check_finite_output(vals, "the canonical variates", "rescale the samples like "
+                                   "the training data")
+
+    def transform(self, X, y=None):
+        """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points of the first view.
+        y : array-like of shape (n_points, n_features_y) or None, default=None
+            Points of the second view.
+
+        Returns
+        -------
+        ndarray of shape (n_points, ``n_components_``) or tuple of two such arrays
+            The canonical variates.
+        """
+        check_is_fitted(self, "operator_")
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_cca_torch
+
+            return transform_cca_torch(self, X, y)
+        X_in, X = _transform_X(self, X)
+        xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
+        if y is None:
+            return xs
+        return xs, self.transform_y(y)
+
+
+    def transform_y(self, y=None, *, Y=None):
+        """Canonical variates g_i(y) of the second view.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_points, n_features_y)
+            Points of the second view.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        ndarray of shape (n_points, ``n_components_``)
+            The canonical variates of y.
+        """
+        y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.transform_y")
+        check_is_fitted(self, "operator_")
+        if y is None:
+            raise ValueError("y is None; expected the samples y of shape (n_samples, "
+                             f"{self.operator_.Y.shape[1]}) like the y passed to fit")
+        if use_torch(self, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_cca_torch
+
+            return transform_cca_torch(self, None, y)
+        y_in, Y = _transform_y(self, y)
+        return _like_input(y_in, self._variates(self.y_canonical_functions_, Y, self._y_mean))
+
+
+__all__ = ["KernelCCA"]

@@ -1,0 +1,368 @@
+"""The covariance operator Ĉ_XX and the cross-covariance operator Ĉ_YX (Mollenhauer,
+Schuster, Klus and Schütte, 2020, §4.2) with their eigen- and singular decompositions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import (
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from .._shared.operators import _check_jitter
+from .._torch import use_torch
+from .._validation import (
+    check_finite_output,
+    renamed_argument,
+)
+from ._common import (
+    _check_decomposition_params,
+    _clipped_decomposition,
+    _ComponentsOut,
+    _fit_X,
+    _kernel_sparse,
+    _like_input,
+    _OperatorEstimator,
+    _PreservesFloat32,
+    _second_view,
+    _transform_X,
+    _transform_y,
+)
+from .empirical import (
+    EmpiricalOperator,
+    RKHSFunction,
+    _center_coef,
+    as_rkhs_kernel,
+    scaled_identity,
+)
+
+
+class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
+    """Empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ and its eigendecomposition (paper 002 §4.2).
+
+    ``fit`` computes the top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
+    uncentred operator the eigenfunctions φ_i = √λ_i e_i approximate the Mercer features of the
+    kernel (Example 3.10): ``transform(X)`` returns [φ_i(x)], and k(x, x') ≈ Σ_i φ_i(x) φ_i(x').
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default='rbf'
+        A symmetric PSD kernel.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel.
+    n_components : int, default=5
+        Number of eigenpairs; more than the numerical rank of the Gram matrix is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_``: the number kept).
+    center : bool, default=False
+        Use centred features (the covariance in the usual sense).
+    jitter : float, default=0.0
+        Diagonal added to the Gram matrix before factorising it.
+    device : None, str or torch.device, default=None
+        Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
+        ``'cuda'``, …): the Gram matrix is formed and eigendecomposed there
+        (``torch.linalg.eigh``, float64, as the numpy path computes) and numpy inputs give
+        numpy outputs. ``None``: the numpy path for numpy input, the tensor's own device for
+        torch tensors (which give tensors back, dtype kept). Supports the kernels of
+        ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``). The eigenvalues equal the numpy path's to
+        rounding; eigenfunctions agree up to sign (LAPACK leaves it free on both paths).
+
+    Attributes
+    ----------
+    operator_ : EmpiricalOperator
+        The fitted operator (after a torch fit: the numpy operator on the same samples; its
+        own methods run with numpy).
+    eigenvalues_ : ndarray of shape (``n_components_``,)
+        Eigenvalues, descending (a float64 tensor on the device after a fit on tensors).
+    eigenfunctions_ : RKHSFunction
+        RKHS-normalised eigenfunctions e_i (e_i = φ_i / √λ_i); numpy, also after a torch fit
+        (``transform`` evaluates them on the device).
+    n_components_ : int
+        Number of eigenpairs kept.
+
+    See Also
+    --------
+    CrossCovarianceOperator : the cross-covariance Ĉ_YX and its SVD.
+    asymkern.operators.EmpiricalOperator : the operator and its ``svd``/``eig``.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.2 and Example 3.10 (Mercer features from Ĉ_XX).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import CovarianceOperator
+    >>> X = np.random.RandomState(0).uniform(-1, 1, size=(60, 2))
+    >>> cov = CovarianceOperator(kernel="polynomial", n_components=3).fit(X)
+    >>> cov.transform(X).shape
+    (60, 3)
+    >>> bool(np.all(np.diff(cov.eigenvalues_) <= 0))
+    True
+    """
+
+    def __init__(self, kernel="rbf", kernel_params=None, n_components: int = 5,
+                 center: bool = False, jitter: float = 0.0, device=None):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.center = center
+        self.jitter = jitter
+        self.device = device
+
+    def fit(self, X, y=None):
+        """Fit the operator and its top eigenpairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (CSR when the kernel accepts sparse input).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CovarianceOperator
+            The fitted estimator.
+        """
+        k = as_rkhs_kernel(self.kernel, self.kernel_params)
+        _check_jitter(self.jitter)
+        _check_decomposition_params(self)
+        self.torch_fit_ = False
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.operators import fit_covariance_torch
+
+            res_t = fit_covariance_torch(self, X, k)
+            self._sparse_ok = False
+            X64, n = res_t.X, res_t.X.shape[0]
+            self.torch_fit_ = True
+            self._torch_state = res_t.state
+            self.operator_ = EmpiricalOperator(k, X64, k, X64, scaled_identity(n, 1.0 / n),
+                                               center_in=self.center, center_out=self.center,
+                                               jitter=self.jitter)
+            coef = _center_coef(res_t.coef_v) if self.center else res_t.coef_v
+            self.eigenvalues_ = res_t.values
+            self.eigenfunctions_ = RKHSFunction(k, X64, coef)
+            self.n_components_ = int(coef.shape[1])
+            return self
+        X = _fit_X(self, X, k)
+        self._sparse_ok = _kernel_sparse(k)
+        n = X.shape[0]
+        op = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n), center_in=self.center,
+                               center_out=self.center, jitter=self.jitter)
+        self.operator_ = op
+        res = _clipped_decomposition(
+            self, lambda m: op.eig(m, method="qr"), op.factor("in").rank,
+            "the numerical rank of the Gram matrix")
+        self.eigenvalues_ = res.eigenvalues
+        self.eigenfunctions_ = res.eigenfunctions
+        self.n_components_ = int(res.eigenvalues.size)
+        return self
+
+    def transform(self, X):
+        """Mercer features [φ_i(x)] = [√λ_i e_i(x)].
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points to evaluate.
+
+        Returns
+        -------
+        ndarray of shape (n_points, ``n_components_``)
+            The features (float32 for float32 X).
+        """
+        check_is_fitted(self, "operator_")
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_covariance_torch
+
+            return transform_covariance_torch(self, X)
+        X_in, X = _transform_X(self, X)
+        vals = self.eigenfunctions_(X)
+        if self.center:
+            vals = vals - self.eigenfunctions_(self.operator_.X).mean(axis=0)
+        return _like_input(X_in, check_finite_output(vals, "the transformed values",
+                                                     "rescale X like the training data"))
+
+
+class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin,
+                              _OperatorEstimator):
+    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F and its SVD (paper 002 §4.2).
+
+    ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top ``n_components``
+    singular triplets (Ex. 3.16). ``transform(X)`` = [v_i(x)]; ``transform(X, y)`` =
+    ([v_i(x)], [u_i(y)]) as scikit-learn's ``PLSSVD``.
+
+    Parameters
+    ----------
+    kernel_x, kernel_y : str, Kernel or callable, default='rbf'
+        Symmetric PSD kernels on X and y.
+    kernel_x_params, kernel_y_params : dict or None, default=None
+        Keyword arguments of the kernels.
+    n_components : int, default=5
+        Number of singular triplets; more than the numerical rank is clipped with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning`.
+    center : bool, default=False
+        Use centred features.
+    method : {'qr', 'auxiliary', 'block'}, default='qr'
+        SVD route (see :meth:`EmpiricalOperator.svd`).
+    jitter : float, default=0.0
+        Diagonal added to the Gram matrices before factorising them.
+    device : None, str or torch.device, default=None
+        Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
+        ``'cuda'``, …): both Gram matrices are formed and decomposed there (float64, as the
+        numpy path computes) and numpy inputs give numpy outputs. ``None``: the numpy path for
+        numpy input, the tensor's own device for torch tensors (tensors back, dtype kept).
+        Only ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``;
+        needs PyTorch (``pip install "asymkern[torch]"``). Singular values equal the numpy
+        path's to rounding; singular functions agree up to sign.
+
+    Attributes
+    ----------
+    singular_values_ : ndarray of shape (``n_components_``,)
+        Singular values, descending (a float64 tensor on the device after a fit on
+        tensors).
+    left_singular_functions_ : RKHSFunction
+        u_i ∈ F (functions of y); numpy, also after a torch fit.
+    right_singular_functions_ : RKHSFunction
+        v_i ∈ H (functions of x); numpy, also after a torch fit.
+    n_components_ : int
+        Number of triplets kept.
+
+    See Also
+    --------
+    KernelCCA : the normalised (canonical-correlation) version.
+    CovarianceOperator : the covariance Ĉ_XX.
+
+    References
+    ----------
+    .. [1] Paper 002, §4.2 and Example 3.16.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import CrossCovarianceOperator
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(50, 2)
+    >>> y = np.sin(X[:, :1]) + 0.1 * rng.randn(50, 1)
+    >>> cc = CrossCovarianceOperator(n_components=2).fit(X, y)
+    >>> cc.transform(X).shape
+    (50, 2)
+    """
+
+    def __init__(self, kernel_x="rbf", kernel_y="rbf", kernel_x_params=None,
+                 kernel_y_params=None, n_components: int = 5, center: bool = False,
+                 method: str = "qr", jitter: float = 0.0, device=None):
+        self.kernel_x = kernel_x
+        self.kernel_y = kernel_y
+        self.kernel_x_params = kernel_x_params
+        self.kernel_y_params = kernel_y_params
+        self.n_components = n_components
+        self.center = center
+        self.method = method
+        self.jitter = jitter
+        self.device = device
+
+    def fit(self, X, y=None, *, Y=None):
+        """Fit on paired samples (x_i, y_i).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The x samples.
+        y : array-like of shape (n_samples,) or (n_samples, n_features_y)
+            The paired y samples.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : CrossCovarianceOperator
+            The fitted estimator.
+        """
+        y = renamed_argument(y, Y, "y", "Y", where="CrossCovarianceOperator.fit")
+        kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
+        ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
+        _check_jitter(self.jitter)
+        _check_decomposition_params(self, self.method)
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import fit_cross_covariance_torch
+
+            if y is None:
+                raise ValueError("y is None; expected the paired samples y of shape "
+                                 "(n_samples,) or (n_samples, n_features_y)")
+            res_t = fit_cross_covariance_torch(self, X, y, kx, ky)
+            self._sparse_ok = self._y_sparse_ok = False
+            self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+            X64, Y64 = res_t.X, res_t.Y
+            self.torch_fit_ = True
+            self._torch_state = res_t.state
+            n = X64.shape[0]
+            self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
+                                               center_in=self.center, center_out=self.center,
+                                               jitter=self.jitter)
+            cu, cv = res_t.coef_u, res_t.coef_v
+            if self.center:
+                cu, cv = _center_coef(cu), _center_coef(cv)
+            self.singular_values_ = res_t.values
+            self.left_singular_functions_ = RKHSFunction(ky, Y64, cu)
+            self.right_singular_functions_ = RKHSFunction(kx, X64, cv)
+            self.n_components_ = int(cv.shape[1])
+            return self
+        X = _fit_X(self, X, kx)
+        Y2, self._y_1d = _second_view(y, X.shape[0], ky)
+        self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
+        n = X.shape[0]
+        op = EmpiricalOperator(kx, X, ky, Y2, scaled_identity(n, 1.0 / n),
+                               center_in=self.center, center_out=self.center,
+                               jitter=self.jitter)
+        self.operator_ = op
+        if self.method == "qr":
+            ri, ro = op.factor("in").rank, op.factor("out").rank
+            limit = min(ri, ro)
+            what = f"the numerical rank of the Gram matrices ({ri} for X, {ro} for y)"
+        else:
+            limit, what = min(op.shape), "the number of samples"
+        res = _clipped_decomposition(self, lambda m: op.svd(m, method=self.method), limit, what)
+        self.singular_values_ = res.singular_values
+        self.left_singular_functions_ = res.left
+        self.right_singular_functions_ = res.right
+        self.n_components_ = int(res.singular_values.size)
+        return self
+
+    def transform(self, X, y=None):
+        """Right singular functions at X; with ``y`` also the left ones at y.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_points, n_features)
+            Points x.
+        y : array-like of shape (n_points, n_features_y) or None, default=None
+            Points y.
+
+        Returns
+        -------
+        ndarray of shape (n_points, ``n_components_``) or tuple of two such arrays
+            [v_i(x)], or ([v_i(x)], [u_i(y)]) when ``y`` is given.
+        """
+        check_is_fitted(self, "operator_")
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.operators import transform_cross_covariance_torch
+
+            return transform_cross_covariance_torch(self, X, y)
+        X_in, X = _transform_X(self, X)
+        xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
+                                                   "the transformed values",
+                                                   "rescale X like the training data"))
+        if y is None:
+            return xs
+        Y_in, Y = _transform_y(self, y)
+        ys = _like_input(Y_in, check_finite_output(self.left_singular_functions_(Y),
+                                                   "the transformed values of y",
+                                                   "rescale y like the training data"))
+        return xs, ys
+
+
+__all__ = ["CovarianceOperator", "CrossCovarianceOperator"]

@@ -1,0 +1,295 @@
+"""The kernel Perron–Frobenius operator (Mollenhauer, Schuster, Klus and Schütte, 2020, §4.4;
+Klus, Schuster and Muandet, 2020): full estimator with the conditioning safeguard of the
+time-lagged Gram matrix, and the adjoints of the reduced-rank Koopman estimators.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._backend import ops_of
+from .._shared.operators import (
+    _check_int,
+)
+from .._torch import use_torch
+from .._validation import (
+    DEPRECATED,
+    clip_count,
+    renamed_argument,
+)
+from ._common import (
+    CholeskyInverse,
+    _LowRank,
+)
+from ._koopman import (
+    reduced_eig,
+    rkhs_norms,
+)
+from ._numerics import cholesky_shifted
+from .empirical import (
+    EmpiricalOperator,
+    OperatorEig,
+    RKHSFunction,
+    as_rkhs_kernel,
+)
+from .transfer import (
+    IllConditionedLaggedGramWarning,
+    LaggedGramSolver,
+    PerronFrobeniusRepresentation,
+    _reduced_factors,
+    _TransferOperator,
+)
+
+
+class PerronFrobeniusOperator(_TransferOperator):
+    """Kernel Perron–Frobenius operator P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ (paper 002 §4.4).
+
+    ``fit`` as for :class:`KoopmanOperator` (one trajectory X, or snapshot pairs ``fit(X, y)``).
+    No ``score``: P̂ propagates densities, it predicts no state, so there is no natural
+    supervised score. G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on
+    the lagged samples y_i; the top eigenpairs come from ARPACK (n > 150), never a full
+    eigendecomposition.
+
+    **Ill-conditioned G_ΦΨ.** In exact arithmetic the eigenvalues of P̂ are those of
+    A = (G_Φ + nεI)⁻¹ G_ΦΨ, but the eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with
+    G_ΦΨ loses about log10(1/rcond) digits. G_ΦΨ is therefore LU-factorised and its reciprocal
+    condition number ``lagged_gram_rcond_`` estimated first; when it is below ``RCOND_MIN`` = √eps
+    the inverse is replaced, with an :class:`IllConditionedLaggedGramWarning`, by the Tikhonov-
+    regularised inverse with δ = nε:
+
+        B_δ = G_ΦΨ^{+δ} (G_Φ + nεI)⁻¹ G_ΦΨ,  G_ΦΨ^{+δ} = (G_ΦΨᵀG_ΦΨ + δ²I)⁻¹G_ΦΨᵀ
+            = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ),
+
+    which keeps the directions with σ ≫ δ exactly and damps the numerically null ones
+    (every eigenvalue then satisfies ``|λ|`` ≤ ‖A‖₂). ``lagged_gram_solver_`` is ``'lu'`` or
+    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a warning.
+
+    **Reduced-rank estimators** (``estimator='pcr'`` or ``'rrr'``, rank r = ``rank``). The
+    Perron–Frobenius operator is the adjoint of the Koopman operator; in the RKHS its embedded
+    form is P_E = C_YX C_XX⁻¹ = (C_XX⁻¹ C_XY)* (Klus et al. 2020, §3), so its estimator is the
+    adjoint of the Koopman estimator (Kostic et al. 2022, §3): with the Koopman estimator
+    K̂ = Φ U Vᵀ Ψᵀ of :class:`KoopmanOperator` (same ``estimator``/``rank``; Φ the features of the
+    x_i, Ψ those of the y_i, U, V n×r),
+
+        P̂ = K̂* = Ψ V Uᵀ Φᵀ,  i.e. B = V Uᵀ (rank r, never formed).
+
+    Its eigenpairs come from the r×r matrix Mᵀ = Uᵀ G_ΦΨ V (M = Vᵀ G_ΨΦ U is the Koopman
+    matrix): P̂ (Ψ V z) = λ Ψ V z when Mᵀ z = λ z, so the eigenvalues are those of the Koopman
+    estimator and the eigenfunctions are its left eigenfunctions
+    (``KoopmanOperator.left_eigenfunctions_``), here RKHS-normalised. G_ΦΨ is only multiplied,
+    never inverted, so the reduced-rank estimators need no conditioning safeguard. At full rank
+    (r = n) 'pcr' and 'rrr' equal Ψ (G_Φ + nεI)⁻¹ Φᵀ (the regularised P_E); ``'full'`` (the default)
+    is the paper-002 estimator above, of the kernel PF operator C_XX⁻¹C_YX (Klus et al. 2020):
+    the two are similar operators, P_E = C_XX P C_XX⁻¹, so their eigenvalues coincide and
+    their eigenfunctions differ by the covariance operator.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable, default='rbf'
+        A symmetric PSD kernel.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel.
+    alpha : float, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    lag : int, default=1
+        τ in time steps for a trajectory ``fit(X)``.
+    n_components : int, default=5
+        Number of eigenpairs kept.
+    timestep : float, default=1.0
+        Time per step (for ``timescales_``).
+    estimator : {'full', 'pcr', 'rrr'}, default='full'
+        'full': the paper-002 estimator; 'pcr'/'rrr': the adjoint of the reduced-rank
+        Koopman estimator (see above).
+    rank : int or None, default=None
+        Rank r of the 'pcr'/'rrr' estimators; None uses ``n_components``. Clipped to the number
+        of pairs. Ignored by 'full'.
+    regularization : float, deprecated
+        Former name of ``alpha``.
+    device : None, str or torch.device, default=None
+        Run ``fit`` on the torch backend on this device (``'cpu'``, ``'cuda'``, …): the n×n
+        Gram matrices are formed there in float64 and the n×n work runs there (``'full'``:
+        Cholesky and LU factors of G_X + nεI and G_XY — the reciprocal condition number
+        ``lagged_gram_rcond_`` is LAPACK's ``gecon`` estimate from that LU factor, as on the
+        numpy path, and below ``RCOND_MIN`` the SVD of G_XY gives the Tikhonov-regularised
+        inverse — then the top eigenpairs of the auxiliary matrix, by ``torch.linalg.eig`` for
+        n ≤ 150 and above by the numpy path's ARPACK call with its products on the device;
+        ``'pcr'``/``'rrr'``:
+        ``torch.linalg.eigh``, then the r×r matrix on the host). ``None``: the numpy path for
+        numpy input, the tensor's own device for torch tensors. The fitted attributes are numpy
+        arrays either way. Exact estimators only; the kernels of
+        ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``).
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray of shape (``n_components_``,)
+        Eigenvalues by decreasing modulus (numpy, also after a fit on torch tensors).
+    eigenfunctions_ : RKHSFunction
+        Eigenfunctions (functions on the lagged samples' space; numpy, also after a torch fit).
+    timescales_ : ndarray
+        Implied timescales −τ/ln|λ_i|.
+    lagged_gram_rcond_ : float or None
+        Estimated reciprocal condition number of G_ΦΨ ('full' only).
+    lagged_gram_solver_ : {'lu', 'tikhonov'} or None
+        How G_ΦΨ⁻¹ was applied ('full' only; None for 'pcr'/'rrr').
+    rank_ : int or None
+        Rank of the 'pcr'/'rrr' estimator (None for 'full').
+
+    See Also
+    --------
+    KoopmanOperator : the adjoint (function propagation, forecasts).
+
+    References
+    ----------
+    .. [1] Paper 002, §4.4 (kernel transfer operators).
+    .. [2] S. Klus, I. Schuster, K. Muandet, "Eigendecompositions of transfer operators in
+       reproducing kernel Hilbert spaces", J. Nonlinear Sci. 30, 283–315 (2020), §3.
+    .. [3] V. Kostic, P. Novelli, A. Maurer, C. Ciliberto, L. Rosasco, M. Pontil, "Learning
+       dynamical systems via Koopman operator regression in reproducing kernel Hilbert
+       spaces", NeurIPS 2022 (PCR and RRR estimators).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.operators import PerronFrobeniusOperator
+    >>> rng = np.random.RandomState(0)
+    >>> x = np.zeros((120, 1))
+    >>> for t in range(119):
+    ...     x[t + 1] = 0.8 * x[t] + 0.5 * rng.randn()
+    >>> pf = PerronFrobeniusOperator(kernel_params={"gamma": 0.5}, alpha=1e-3,
+    ...                              n_components=2).fit(x)
+    >>> pf.eigenvalues_.shape
+    (2,)
+    >>> from asymkern.operators import KoopmanOperator
+    >>> kw = dict(kernel="linear", estimator="rrr", rank=1, n_components=1)
+    >>> pf_rrr = PerronFrobeniusOperator(**kw).fit(x)  # the adjoint of the Koopman RRR
+    >>> bool(np.isclose(pf_rrr.eigenvalues_[0], KoopmanOperator(**kw).fit(x).eigenvalues_[0]))
+    True
+    """
+
+    RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
+    operator_: Any  # the fitted EmpiricalOperator (declared for the type checker)
+
+    def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
+                 lag: int = 1, n_components: int = 5, timestep: float = 1.0,
+                 estimator: str = "full", rank=None, regularization=DEPRECATED, device=None):
+        super().__init__(kernel=kernel, kernel_params=kernel_params,
+                         alpha=alpha, lag=lag, n_components=n_components,
+                         timestep=timestep, regularization=regularization)
+        self.estimator = estimator
+        self.rank = rank
+        self.device = device
+
+    def fit(self, X, y=None, *, Y=None):
+        """Fit on a trajectory or on snapshot pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            One trajectory (rows are time steps, pairs (x_t, x_{t+lag})) when ``y`` is None, else
+            the snapshots x_i.
+        y : array-like of shape (n_samples, n_features) or None, default=None
+            The time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X.
+        Y : array-like, deprecated
+            Former keyword of ``y``.
+
+        Returns
+        -------
+        self : PerronFrobeniusOperator
+            The fitted estimator.
+        """
+        y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
+        kind, _, _ = self._check_params()  # before the fit goes to an executor
+        self.torch_fit_ = False
+        if use_torch(self, X, y):  # torch executor (asymkern._torch)
+            from .._torch.transfer import transfer_samples_torch
+
+            _, eps, lag = self._check_params()
+            kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
+            d = transfer_samples_torch(self, X, y, kernel, lag)
+            self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
+            self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
+            return self._fit_grams(kind, eps, d.G, d.gram, host=False)
+        eps, X0, X1, n, G = self._lagged_gram(X, y)
+        self.X_fit_, self.Y_fit_ = X0, X1
+        return self._fit_grams(kind, eps, G, self._host_gram(X0, X1), host=True)
+
+    def _fit_grams(self, kind: str, eps: float, G, gram, host: bool):
+        """The fit from G_X and ``gram(which)`` (the other Gram matrices, see
+        :meth:`_host_gram`) on one executor; ``host``: numpy arrays, whose Gram matrices the
+        fitted ``operator_`` keeps (else its factors are recomputed on first use)."""
+        n = int(G.shape[0])
+        shift = n * eps
+        X0, X1 = self.X_fit_, self.Y_fit_
+        if kind != "full":
+            r = self._rank(n, "the number of time-lagged pairs")
+            Cyx = gram("cross")
+            U, V, H = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
+            if H is None:
+                H = gram("out")
+            self._set_reduced(kind, U, V, Cyx, H, X0, X1)
+            if host:
+                op: Any = self.operator_
+                op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
+            return self
+        self.rank_: int | None = None
+        Gxy = gram("lagged")
+        cho = cholesky_shifted(G, shift, "G_X")
+        solver = LaggedGramSolver(Gxy, shift, self.RCOND_MIN)
+        self.lagged_gram_rcond_: float | None = solver.rcond
+        self.lagged_gram_solver_: str | None = solver.kind
+        if solver.kind == "tikhonov":
+            self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=4)
+        source = (self.kernel_, X0, X1, shift, self.RCOND_MIN)
+        if host:
+            inv = CholeskyInverse(G, shift, "G_X", source=(self.kernel_, X0), factor=cho)
+            B = PerronFrobeniusRepresentation(Gxy, inv, solver, source=source)
+        else:
+            B = PerronFrobeniusRepresentation.lazy((n, n), source)
+        self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
+        A = solver.solve(ops_of(G).cho_solve(cho, Gxy @ Gxy))  # B G_XY (auxiliary matrix)
+        H = gram("out")
+        if host:
+            self.operator_._cache["in"] = G
+            self.operator_._cache["out"] = H
+            self.operator_._cache["cross"] = Gxy
+        return self._finish_full(H, A, X1, n)
+
+    def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
+                              stacklevel: int):
+        """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹."""
+        warnings.warn(
+            f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
+            f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
+            "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
+            f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
+            f"({n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
+            "samples that are not a trajectory, repeated states, a large kernel bandwidth",
+            IllConditionedLaggedGramWarning,
+            stacklevel=stacklevel,
+        )
+
+    def _set_reduced(self, kind: str, U, V, Cyx, H, X0, X1):
+        """The fitted attributes of a 'pcr'/'rrr' fit from the Koopman factors U, V, k(Y, X)
+        and H = k(Y, Y) on their executor (X0, X1: the host samples); the eigenpairs come from
+        the r×r Mᵀ = Uᵀ G_ΦΨ V on the host."""
+        ops = ops_of(U)
+        self.lagged_gram_rcond_ = None
+        self.lagged_gram_solver_ = None
+        Un, Vn = ops.to_host(U), ops.to_host(V)
+        self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, _LowRank(Vn, Un))
+        self.rank_ = int(U.shape[1])
+        lam, Z, _ = reduced_eig(ops.to_host(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
+        norms = rkhs_norms(Z, V, H)
+        coef = Vn @ Z
+        k = _check_int(self.n_components, "n_components")
+        k = clip_count(k, lam.size, "n_components",
+                       f"the number of nonzero eigenvalues of the rank-{self.rank_} estimator",
+                       owner=type(self).__name__)
+        fn = RKHSFunction(self.kernel_, X1, coef[:, :k] / norms[:k])
+        return self._finish(OperatorEig(lam[:k], fn, kind, {"rank": self.rank_}))
+
+__all__ = ["PerronFrobeniusOperator"]

@@ -1,0 +1,253 @@
+"""What the kernel transfer operators (Koopman, Perron–Frobenius) share: the time-lagged
+pairs, the estimator base class and the solver of the time-lagged Gram matrix (Mollenhauer,
+Schuster, Klus and Schütte, 2020, §4.4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_is_fitted
+
+from .._shared.operators import (
+    _check_int,
+    _check_timestep,
+)
+from .._validation import (
+    DEPRECATED,
+    as_data,
+    check_finite_output,
+    check_input,
+    clip_count,
+)
+from ._common import (
+    _RESCALE,
+    CholeskyInverse,
+    _c_copy,
+    _kernel_accepts_sparse,
+    _kernel_sparse,
+    _OperatorEstimator,
+    _Recomputable,
+    _sym_gram,
+)
+from ._koopman import (
+    ESTIMATORS,
+    pcr_dual,
+    rrr_dual,
+)
+from ._numerics import LaggedGramSolver, auxiliary_eig
+from .empirical import (
+    MatmatOperator,
+    OperatorEig,
+    RKHSFunction,
+    as_rkhs_kernel,
+)
+
+
+class IllConditionedLaggedGramWarning(RuntimeWarning):
+    """A PerronFrobeniusOperator regularised its ill-conditioned time-lagged Gram matrix.
+
+    Raised (as a warning) when the reciprocal condition number of G_XY = [k(x_i, y_j)] is below
+    ``PerronFrobeniusOperator.RCOND_MIN``; the estimator then uses the Tikhonov-regularised inverse
+    (see :class:`PerronFrobeniusOperator`).
+
+    See Also
+    --------
+    PerronFrobeniusOperator : the estimator that emits it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from asymkern.operators import IllConditionedLaggedGramWarning
+    >>> issubclass(IllConditionedLaggedGramWarning, RuntimeWarning)
+    True
+    """
+
+
+class PerronFrobeniusRepresentation(_Recomputable, MatmatOperator):
+    """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY (G_XY⁻¹ as given by a :class:`LaggedGramSolver`).
+
+    ``source=(kernel, X0, X1, delta, rcond_min)``: the factors are recomputed after unpickling.
+    """
+
+    _heavy = ("Gxy", "inv", "solver")
+
+    def __init__(self, Gxy: np.ndarray, inv: CholeskyInverse, solver: LaggedGramSolver,
+                 source=None):
+        super().__init__(Gxy.shape)
+        self.Gxy, self.inv, self.solver, self._source = Gxy, inv, solver, source
+
+    def _rebuild(self):
+        kernel, X0, X1, delta, rcond_min = self._source
+        self.Gxy = np.asarray(kernel(X0, X1), dtype=np.float64)
+        self.inv = CholeskyInverse(_sym_gram(kernel, X0), delta, "G_X")
+        self.solver = LaggedGramSolver(self.Gxy, delta, rcond_min)
+
+    def _apply(self, V):
+        return self.solver.solve(self.inv._apply(self.Gxy @ V))
+
+    def _apply_t(self, V):
+        W = self.solver.solve_t(V)
+        return self.Gxy.T @ self.inv._apply(W)
+
+
+def _snapshot_pairs(est, X, y, lag: int, kernel):
+    """The time-lagged pairs (x_i, y_i) of a transfer-operator fit (float64 copies).
+
+    ``y is None``: X is one trajectory (rows = time steps), pairs (x_t, x_{t+lag}). Otherwise y
+    holds the time-shifted snapshots y_i = Ξ^τ(x_i) and must have X's shape (n, d); a 1-D y is
+    accepted only when X has a single feature (d = 1). Anything else — e.g. class labels — is a
+    ``ValueError`` naming y and the expected shape, never a silently different estimator.
+    """
+    sparse_ok = _kernel_sparse(kernel)
+    X = _c_copy(check_input(est, X, reset=True, allow_sparse=sparse_ok, min_samples=2))
+    if y is None:
+        if lag >= X.shape[0] - 1:
+            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
+                             f"{X.shape[0]} minus one (at least two time-lagged pairs)")
+        return X[:-lag].copy(), X[lag:].copy()
+    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
+                f"{X.shape} (or y=None when X is one trajectory)")
+    if sp.issparse(y):
+        if not sparse_ok:
+            why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
+                   else "the landmark (Nyström) fit needs dense samples")
+            raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
+        Y = _c_copy(as_data(y, "y", allow_sparse=True))
+    else:
+        Y = as_data(y, "y", ensure_2d=False)
+        if Y.ndim == 1 and X.shape[1] == 1:
+            Y = Y.reshape(-1, 1)
+        if Y.ndim != 2:
+            raise ValueError(f"y has shape {Y.shape}; {expected}")
+        Y = _c_copy(Y)
+    if Y.shape != X.shape:
+        raise ValueError(f"y has shape {Y.shape}; {expected}")
+    if sp.issparse(X) != sp.issparse(Y):  # one representation for the Gram evaluations
+        X = sp.csr_matrix(X) if not sp.issparse(X) else X
+        Y = sp.csr_matrix(Y) if not sp.issparse(Y) else Y
+    return X, Y
+
+
+def _reduced_factors(kind: str, G, gram_H, r: int, shift: float):
+    """The exact PCR/RRR factors U, V (B_Koopman = U Vᵀ) on G's executor, and H = k(Y, Y) when
+    it was formed (RRR; ``gram_H()`` forms it); None for PCR.
+
+    Raises
+    ------
+    ValueError
+        If the estimator is numerically zero (no direction above the rounding level).
+    """
+    H = None
+    if kind == "pcr":
+        U, V = pcr_dual(G, r, shift)
+    else:
+        H = gram_H()
+        U, V, _ = rrr_dual(G, H, r, shift)
+    if U.shape[1] == 0:
+        raise ValueError("the reduced-rank estimator is numerically zero (no direction "
+                         "above the rounding level); " + _RESCALE)
+    return U, V, H
+
+
+class _TransferOperator(_OperatorEstimator):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        exact = getattr(self, "n_landmarks", None) is None and isinstance(
+            getattr(self, "landmarks", "uniform"), str)
+        tags.input_tags.sparse = exact and _kernel_accepts_sparse(self.kernel, self.kernel_params)
+        return tags
+
+    def _timestep(self) -> float:
+        """``timestep``, validated (finite, > 0): checked with the other parameters at the start
+        of every fit (numpy, torch and dask executors) and used by ``_finish``."""
+        return _check_timestep(self.timestep)
+
+    def _check_params(self) -> tuple[str, float, int]:
+        """``estimator``, ``alpha``, ``timestep`` and ``lag`` checked before the fit is handed
+        to an executor (numpy, torch or dask: one rule, one message); returns (estimator,
+        ε, lag)."""
+        kind = self._estimator_kind()
+        eps = self._alpha()
+        self._timestep()
+        return kind, eps, _check_int(self.lag, "lag")
+
+    def _host_gram(self, X0, X1):
+        """``gram(which)`` for numpy pairs: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
+        ``'out'`` k(Y, Y), float64, refused (OverflowError) when not finite."""
+        lagged_hint = "rescale X (and Y) or choose a kernel parameter that keeps it finite"
+        table = {"cross": (X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE),
+                 "lagged": (X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
+                            lagged_hint),
+                 "out": (X1, None, "the Gram matrix of the shifted samples y_i", _RESCALE)}
+
+        def gram(which: str):
+            A, B, what, hint = table[which]
+            K = self.kernel_(A) if B is None else self.kernel_(A, B)
+            return check_finite_output(np.asarray(K, dtype=np.float64), what, hint)
+
+        return gram
+
+    def _lagged_gram(self, X, y):
+        """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
+        eps = self._alpha()
+        self._timestep()
+        lag = _check_int(self.lag, "lag")
+        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
+        self._sparse_ok = _kernel_sparse(self.kernel_)
+        G = np.asarray(self.kernel_(X0), dtype=np.float64)
+        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
+        return eps, X0, X1, X0.shape[0], G
+
+    def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
+                 lag: int = 1, n_components: int = 5, timestep: float = 1.0,
+                 regularization=DEPRECATED):
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+        self.alpha = alpha
+        self.lag = lag
+        self.n_components = n_components
+        self.timestep = timestep
+        self.regularization = regularization
+
+    def _finish(self, res: OperatorEig):
+        """Record the eigenpairs ``res`` and the implied timescales."""
+        self.eigenvalues_ = res.eigenvalues
+        self.eigenfunctions_ = res.eigenfunctions
+        self.n_components_ = int(res.eigenvalues.size)
+        mod = np.abs(self.eigenvalues_)
+        with np.errstate(divide="ignore"):
+            ts = -self.lag * self._timestep() / np.log(np.clip(mod, 1e-300, None))
+        ts[mod >= 1] = np.inf
+        self.timescales_ = ts
+        return self
+
+    def _finish_full(self, G_out, A, X_out, n: int):
+        """The top eigenpairs of a 'full' estimator from its auxiliary matrix A (n×n, Prop. 3.8
+        of Mollenhauer, Schuster, Klus and Schütte, 2020) and the Gram matrix G_out of the
+        samples X_out (host) its eigenfunctions live on; A and G_out on any executor."""
+        owner = type(self).__name__
+        k = _check_int(self.n_components, "n_components")
+        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
+        lam, C, used = auxiliary_eig(G_out, A, k, owner)
+        fn = RKHSFunction(self.kernel_, X_out, C)
+        return self._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
+
+    def _estimator_kind(self) -> str:
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"estimator must be one of {ESTIMATORS}, got {self.estimator!r}")
+        return self.estimator
+
+    def _rank(self, limit: int, what: str) -> int:
+        r = self.n_components if self.rank is None else self.rank
+        r = _check_int(r, "rank" if self.rank is not None else "n_components")
+        return clip_count(r, limit, "rank", what, owner=type(self).__name__)
+
+    def implied_timescales(self) -> np.ndarray:
+        """t_i = −τ / ln|λ_i| (τ = lag·timestep); ∞ for ``|λ_i|`` ≥ 1."""
+        check_is_fitted(self, "operator_")
+        return self.timescales_
+
+
+__all__ = ["IllConditionedLaggedGramWarning"]
