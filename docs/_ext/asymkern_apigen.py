@@ -344,22 +344,48 @@ def aliases(table: dict[str, list[tuple[str, str]]]) -> dict[str, list[str]]:
     return out
 
 
-def public_bases(bases: list[Any]) -> list[Any]:
-    """``bases`` with every private class (name starting with ``_``) replaced by its nearest
-    public ancestors, and ``object`` left out: what a class page shows after "Bases:"."""
+def _is_hidden(base: Any, documented: frozenset[int] | None) -> bool:
+    """A base class not to show: a private name, or (given ``documented``, the ids of the
+    documented objects) an asymkern class that has no page of its own."""
+    if not isinstance(base, type):
+        return False
+    if base.__name__.startswith("_"):
+        return True
+    home = getattr(base, "__module__", "") or ""
+    return (documented is not None and (home == PACKAGE or home.startswith(PACKAGE + "."))
+            and id(base) not in documented)
+
+
+def public_bases(bases: list[Any], documented: frozenset[int] | None = None) -> list[Any]:
+    """``bases`` with every hidden class (a private name, or an undocumented asymkern class
+    when ``documented`` is given) replaced by its nearest shown ancestors, and ``object`` left
+    out: what a class page shows after "Bases:"."""
     out: list[Any] = []
     for base in bases:
         if base is object:
             continue
-        private = isinstance(base, type) and base.__name__.startswith("_")
-        for b in public_bases(list(base.__bases__)) if private else [base]:
+        hidden = _is_hidden(base, documented)
+        for b in public_bases(list(base.__bases__), documented) if hidden else [base]:
             if b not in out:
                 out.append(b)
     return out
 
 
+_DOCUMENTED: list[frozenset[int]] = []
+
+
+def documented_ids(table: dict[str, list[tuple[str, str]]] | None = None) -> frozenset[int]:
+    """ids of the objects documented in the API reference (cached for the build)."""
+    if table is not None or not _DOCUMENTED:
+        table = api_table() if table is None else table
+        ids = frozenset(id(getattr(importlib.import_module(home), n))
+                        for rows in table.values() for n, home in rows)
+        _DOCUMENTED[:] = [ids]
+    return _DOCUMENTED[0]
+
+
 def _on_process_bases(app: Any, name: str, obj: Any, options: Any, bases: list[Any]) -> None:
-    bases[:] = public_bases(bases)
+    bases[:] = public_bases(bases, documented_ids())
 
 
 def _drop_empty_bases(app: Any, doctree: Any) -> None:
@@ -373,6 +399,7 @@ def _drop_empty_bases(app: Any, doctree: Any) -> None:
 
 def _on_config_inited(app: Any, config: Any) -> None:
     table = api_table()
+    documented_ids(table)
     write_pages(Path(app.srcdir) / "api" / "modules", table)
     write_index(Path(app.srcdir) / "api" / "modules", table)
     # read by the autosummary templates (docs/_templates/autosummary)
