@@ -699,9 +699,23 @@ def _blas_threads() -> int:
         return 1
 
 
+def _blas_limit_now() -> int | None:
+    """The BLAS thread limit threadpoolctl reports now (``_blas_threads``), or None when no
+    BLAS can be probed (none found, e.g. Apple Accelerate, or the probe fails)."""
+    try:
+        if not _blas_controller().lib_controllers:
+            return None
+    except Exception:  # a BLAS threadpoolctl cannot drive: it sets no limit
+        return None
+    return _blas_threads()
+
+
 _BLAS_LOCK = threading.Lock()
 _BLAS_DEPTH = 0
 _BLAS_LIMITER: Any = None
+#: the BLAS limit in force before the first :func:`_blas_one_thread` entered (the limit the
+#: library's own one-thread setting must not be mistaken for)
+_BLAS_OUTER: int | None = None
 
 
 @contextmanager
@@ -709,11 +723,13 @@ def _blas_one_thread():
     """Limit the BLAS to one thread while fused passes run (each worker runs its own GEMMs).
 
     The limit is process-wide, so concurrent passes (Dask's threads) share it: the first to
-    enter sets it, the last to leave restores the original thread counts.
+    enter sets it, the last to leave restores the original thread counts. Meanwhile
+    :func:`pool_threads` keeps reading the limit that was in force before.
     """
-    global _BLAS_DEPTH, _BLAS_LIMITER
+    global _BLAS_DEPTH, _BLAS_LIMITER, _BLAS_OUTER
     with _BLAS_LOCK:
         if _BLAS_DEPTH == 0:
+            _BLAS_OUTER = _blas_limit_now()
             _BLAS_LIMITER = _blas_controller().limit(limits=1)
         _BLAS_DEPTH += 1
     try:
@@ -724,17 +740,59 @@ def _blas_one_thread():
             if _BLAS_DEPTH == 0:
                 _BLAS_LIMITER.restore_original_limits()
                 _BLAS_LIMITER = None
+                _BLAS_OUTER = None
+
+
+def _env_threads(name: str = "OMP_NUM_THREADS") -> int | None:
+    """A positive thread count from the environment variable ``name`` (the first entry of a
+    nested OpenMP list such as ``"4,2"``), or None when it is unset or not a positive integer."""
+    text = os.environ.get(name, "").split(",")[0].strip()
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
+def pool_threads() -> int:
+    """Threads the library's own row passes (:func:`apply_rows`) may use now.
+
+    The rule: the CPU count (``os.cpu_count()``), capped by the BLAS thread limit that
+    threadpoolctl reports (the largest over the loaded BLAS libraries, read at every call)
+    and by ``OMP_NUM_THREADS`` when it is set to a positive integer. The pool therefore
+    follows every way a user or a scheduler restricts the BLAS: ``with
+    threadpoolctl.threadpool_limits(1):``, joblib's workers (which cap the BLAS and OpenMP
+    threads of each worker), ``OMP_NUM_THREADS=1`` or ``OPENBLAS_NUM_THREADS=1`` at start-up.
+    A BLAS that threadpoolctl cannot probe (none found) sets no cap. While the library's own
+    fused passes hold the BLAS at one thread (each worker runs its own one-thread GEMMs), the
+    limit in force before them is used.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    n = os.cpu_count() or 1
+    with _BLAS_LOCK:
+        blas = _BLAS_OUTER if _BLAS_DEPTH > 0 else None
+        inside = _BLAS_DEPTH > 0
+    if not inside:
+        blas = _blas_limit_now()
+    for cap in (blas, _env_threads()):
+        if cap is not None:
+            n = min(n, cap)
+    return max(1, n)
 
 
 def _fused_workers(size: int, K: np.ndarray | None = None) -> int:
     """Workers of a fused GEMM-and-finish pass over an n×m block of ``size`` entries: the
-    pass's own thread count when the block is large and the BLAS would use at least as many
-    threads (so a user's BLAS thread limit is never exceeded), otherwise 1 (one GEMM over
-    the block, then the finishing pass)."""
-    n_threads = os.cpu_count() or 1
+    pass's own thread count (:func:`pool_threads`) when the block is large and the BLAS would
+    use at least as many threads (so a user's BLAS thread limit is never exceeded),
+    otherwise 1 (one GEMM over the block, then the finishing pass)."""
+    n_threads = pool_threads()
     if n_threads == 1 or size < _FUSE_MIN_ENTRIES:
         return 1
-    if K is not None and _pool_bounds(K) is None:
+    if K is not None and _pool_bounds(K, n_threads) is None:
         return 1
     return n_threads if _blas_threads() >= n_threads else 1
 
@@ -744,33 +802,54 @@ _FUSE_MIN_ENTRIES = 1 << 22
 
 
 _POOL = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+_IN_POOL = threading.local()
 
 
-def _pool_bounds(K: np.ndarray):
+def _pool_bounds(K: np.ndarray, n_threads: int | None = None):
     """Row bounds of the chunks a pass over K is split into (None: run on one thread)."""
-    n_threads = os.cpu_count() or 1
-    if n_threads == 1 or K.size < 2**20 or K.shape[0] < 2 * n_threads or not K.flags.c_contiguous:
+    if K.size < 2**20 or not K.flags.c_contiguous:  # small: not worth a thread (or a probe)
+        return None
+    n_threads = pool_threads() if n_threads is None else n_threads
+    if n_threads == 1 or K.shape[0] < 2 * n_threads:
         return None
     return np.linspace(0, K.shape[0], n_threads + 1).astype(int)
 
 
+def _executor(n_threads: int):
+    """The library's thread pool, with at least ``n_threads`` workers (grown when needed)."""
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < n_threads:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # a smaller pool is dropped, not shut down: a pass of another thread may still be
+            # submitting to it; its idle workers exit when it is collected
+            _POOL_SIZE = max(n_threads, os.cpu_count() or 1)
+            _POOL = ThreadPoolExecutor(max_workers=_POOL_SIZE, thread_name_prefix="asymkern",
+                                       initializer=_mark_pool_thread)
+        return _POOL
+
+
+def _mark_pool_thread() -> None:
+    _IN_POOL.active = True
+
+
 def apply_rows(K: np.ndarray, work) -> np.ndarray:
-    """Run ``work(a, b)`` (which updates rows a:b of K in place) over row chunks on all cores.
+    """Run ``work(a, b)`` (which updates rows a:b of K in place) over row chunks on the
+    library's threads: :func:`pool_threads` of them, one chunk each.
 
     numpy ufuncs run on one thread (they release the GIL), while the GEMM before them uses every
-    core; for large blocks the elementwise pass would otherwise dominate.
+    core; for large blocks the elementwise pass would otherwise dominate. Small blocks, a
+    limit of one thread, and calls from inside the pool itself run in the calling thread.
     """
-    global _POOL
-    bounds = _pool_bounds(K)
+    bounds = None if getattr(_IN_POOL, "active", False) else _pool_bounds(K)
     if bounds is None:
         work(0, K.shape[0])
         return K
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1,
-                                   thread_name_prefix="asymkern")
-    futures = [_POOL.submit(work, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    pool = _executor(len(bounds) - 1)
+    futures = [pool.submit(work, int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     for f in futures:
         f.result()
     return K

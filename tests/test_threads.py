@@ -1,0 +1,152 @@
+"""The library's own thread pool (``asymkern.kernels.base.apply_rows``) obeys the BLAS limits.
+
+The rule (:func:`asymkern.kernels.base.pool_threads`): ``os.cpu_count()``, capped by the
+BLAS thread limit threadpoolctl reports and by ``OMP_NUM_THREADS``. Under
+``threadpool_limits(1)`` and in joblib workers the passes run on one thread, with the same
+results as an unlimited run.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from asymkern.kernels import KernelMatrix, get_kernel
+from asymkern.kernels import base as kernel_base
+
+
+def blas_threads_now() -> int:
+    return max(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+
+
+def threads_of_a_pass(K: np.ndarray) -> set[int]:
+    """The ids of the threads that ran chunks of one :func:`apply_rows` pass over K."""
+    seen: set[int] = set()
+    lock = threading.Lock()
+
+    def work(a: int, b: int) -> None:
+        with lock:
+            seen.add(threading.get_ident())
+        np.exp(K[a:b], out=K[a:b])
+
+    kernel_base.apply_rows(K, work)
+    return seen
+
+
+@pytest.fixture
+def many_cpus(monkeypatch):
+    """Pretend to have 4 CPUs and a BLAS that allows them (the pool's own cap), so that the
+    tests see the limits act on any machine."""
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 4)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+
+
+def test_pool_follows_threadpool_limits(rng, monkeypatch):
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 4)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    K = rng.standard_normal((600, 2000))
+    with threadpool_limits(limits=4, user_api="blas"):
+        assert kernel_base.pool_threads() == min(4, blas_threads_now())
+    with threadpool_limits(limits=1):
+        assert kernel_base.pool_threads() == 1
+        assert threads_of_a_pass(K.copy()) == {threading.get_ident()}  # the caller only
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert kernel_base.pool_threads() == min(2, blas_threads_now())
+
+
+def test_pool_uses_its_threads_when_allowed(rng, many_cpus):
+    K = rng.standard_normal((600, 2000))
+    assert kernel_base.pool_threads() == 4
+    seen = threads_of_a_pass(K)
+    assert threading.get_ident() not in seen and 1 <= len(seen) <= 4
+
+
+def test_cap_by_the_blas_limit_and_omp_num_threads(many_cpus, monkeypatch):
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 2)
+    assert kernel_base.pool_threads() == 2
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 8)
+    assert kernel_base.pool_threads() == 4  # never above the CPU count
+    for value, expected in (("1", 1), ("3", 3), ("2,1", 2), (" 3 ", 3), ("16", 4),
+                            ("0", 4), ("-2", 4), ("abc", 4), ("", 4)):
+        monkeypatch.setenv("OMP_NUM_THREADS", value)
+        assert kernel_base.pool_threads() == expected, value
+
+
+def test_unprobed_blas_sets_no_cap(many_cpus, monkeypatch):
+    """No BLAS that threadpoolctl can drive (e.g. Apple Accelerate): the CPU count and
+    OMP_NUM_THREADS decide."""
+    def broken():
+        raise RuntimeError("no BLAS controller")
+
+    monkeypatch.setattr(kernel_base, "_blas_controller", broken)
+    assert kernel_base.pool_threads() == 4
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert kernel_base.pool_threads() == 1
+
+
+def test_own_fused_limit_is_not_mistaken_for_the_users(many_cpus, monkeypatch):
+    """The fused passes hold the BLAS at one thread themselves; the pool keeps the limit
+    that was in force before (and a user's limit of 1 stays 1)."""
+    with kernel_base._blas_one_thread():
+        assert kernel_base.pool_threads() == 4
+    monkeypatch.setattr(kernel_base, "_blas_threads", blas_threads_now)  # the real BLAS
+    with threadpool_limits(limits=1), kernel_base._blas_one_thread():
+        assert kernel_base.pool_threads() == 1
+    assert kernel_base._BLAS_DEPTH == 0 and kernel_base._BLAS_OUTER is None
+
+
+def test_nested_pass_inside_the_pool_runs_inline(rng, many_cpus):
+    K = rng.standard_normal((600, 2000))
+    inner: list[set[int]] = []
+
+    def work(a: int, b: int) -> None:
+        inner.append(threads_of_a_pass(K[a:b].copy()))
+
+    kernel_base.apply_rows(K, work)
+    assert inner and all(len(s) == 1 for s in inner)
+
+
+@pytest.mark.parametrize("name", ["sne", "rbf"])
+def test_results_identical_with_one_thread(rng, name):
+    """The same kernel matrix and products with the pool and the BLAS on one thread as
+    without a limit (fused and unfused passes), and a bitwise-equal elementwise pass."""
+    X = rng.standard_normal((1200, 4))
+    Z = rng.standard_normal((1000, 4))
+    V = rng.standard_normal((1000, 3))
+    k = get_kernel(name, gamma=0.4)
+    free = KernelMatrix(k, X, Z, working_memory=64)
+    A, AV = free.to_array(), free.matmat(V)
+    E = rng.standard_normal((1100, 1000))
+    E1 = E.copy()
+    kernel_base.inplace_ufunc(np.exp, E)
+    with threadpool_limits(limits=1):
+        assert kernel_base.pool_threads() == 1
+        one = KernelMatrix(k, X, Z, working_memory=64)
+        A1, AV1 = one.to_array(), one.matmat(V)
+        kernel_base.inplace_ufunc(np.exp, E1)
+    np.testing.assert_array_equal(E1, E)  # elementwise: no rounding depends on the chunks
+    # the GEMM may sum in another order with another thread count: far above rounding
+    np.testing.assert_allclose(A1, A, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(AV1, AV, rtol=1e-12, atol=1e-12 * np.abs(AV).max())
+
+
+def _worker_threads(_):
+    import os
+
+    return kernel_base.pool_threads(), blas_threads_now(), os.cpu_count() or 1
+
+
+def test_joblib_workers_follow_their_blas_cap():
+    """joblib's process workers cap their BLAS (n_jobs=2 on c CPUs: c // 2 threads each, 1 on
+    two cores); the pool follows. The settings are those of test_config's process-worker
+    test, so a full run reuses its workers."""
+    joblib = pytest.importorskip("joblib")
+    out = joblib.Parallel(n_jobs=2, backend="loky")(
+        joblib.delayed(_worker_threads)(i) for i in range(2))
+    for pool, blas, cpus in out:
+        assert pool == min(cpus, blas)
+        assert pool <= max(1, cpus // 2)
