@@ -150,3 +150,57 @@ def test_joblib_workers_follow_their_blas_cap():
     for pool, blas, cpus in out:
         assert pool == min(cpus, blas)
         assert pool <= max(1, cpus // 2)
+
+
+# ------------------------------------------------------- LS-SVM's cache-tiled symmetry check
+# (a single-threaded fast path, kept here with the other CPU-side changes of the same round)
+def _dense_nearly_symmetric(K, rtol=16.0):
+    """The definition, on the whole matrix at once in float64."""
+    K = np.asarray(K, dtype=np.float64)
+    if K.size == 0:
+        return True
+    if not np.all(np.isfinite(K)):
+        return False
+    with np.errstate(over="ignore"):
+        return bool(np.abs(K - K.T).max() <= rtol * np.finfo(np.float64).eps * np.abs(K).max())
+
+
+@pytest.mark.parametrize("n", [1, 5, 127, 128, 129, 300])
+def test_tiled_symmetry_check_equals_the_definition(rng, n):
+    from asymkern.lssvm._solvers import _nearly_symmetric
+
+    A = rng.standard_normal((n, n))
+    S = A + A.T
+    S[0, 0] = 1.0 + np.abs(S).max()  # max|K| known: the tolerance is 16·eps·S[0, 0]
+    tol = 16 * np.finfo(np.float64).eps * S[0, 0]
+    cases = [S, A, np.asfortranarray(S), S.astype(np.float32), -S]
+    for i, j in ((n - 1, 0), (0, n - 1), (n // 2, n // 3), (n - 1, n - 1)):
+        for delta in (0.4 * tol, 3 * tol):
+            P = S.copy()
+            P[i, j] += delta
+            cases.append(P)
+    big = np.full((n, n), 1.5e308)
+    big[n - 1, 0] = -1.5e308  # finite entries whose difference overflows
+    cases.append(big)
+    for bad in (np.nan, np.inf, -np.inf):
+        P = S.copy()
+        P[n // 2, n - 1] = bad
+        cases.append(P)
+    for K in cases:
+        keep = K.copy()
+        assert _nearly_symmetric(K) == _dense_nearly_symmetric(K)
+        np.testing.assert_array_equal(K, keep)  # never modified
+    assert _nearly_symmetric(np.zeros((0, 0)))
+
+
+def test_tiled_symmetry_check_at_the_threshold():
+    """Exactly at the tolerance accepted, one rounding unit beyond refused, as defined."""
+    from asymkern.lssvm._solvers import _nearly_symmetric
+
+    eps = np.finfo(np.float64).eps
+    K = np.full((260, 260), 0.5)
+    K[0, 0] = 1.0                           # max|K| = 1: tolerance 16·eps = 2^-48
+    K[200, 3] = 0.5 + 16 * eps              # difference exactly 2^-48
+    assert _nearly_symmetric(K) and _dense_nearly_symmetric(K)
+    K[200, 3] = 0.5 + 16 * eps + 2.0 ** -53  # one ulp more
+    assert not _nearly_symmetric(K) and not _dense_nearly_symmetric(K)

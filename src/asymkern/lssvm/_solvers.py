@@ -47,6 +47,7 @@ weight equals repeating the sample.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field, replace
 
@@ -428,27 +429,42 @@ class _AsymLowRank:
         return self.U @ (self.s[:, None] * (self.W.T @ x))
 
 
-def _nearly_symmetric(K: np.ndarray, rtol: float = 16.0, block: int = 512) -> bool:
+def _nearly_symmetric(K: np.ndarray, rtol: float = 16.0, block: int = 128) -> bool:
     """Whether max|K − Kᵀ| ≤ rtol·eps·max|K| (for matrices of unknown origin, e.g. precomputed).
 
     A symmetric kernel evaluated in floating point is symmetric only to rounding (an RBF matrix
     differs from its transpose by ~1e-16); Cholesky reads one triangle, i.e. it solves with a
     symmetric matrix within rtol·eps·max|K| elementwise of K: a perturbation of the size of the
-    backward error of the LU it replaces. Blocked over rows: no n×n temporary.
+    backward error of the LU it replaces. A matrix with NaN or infinity is not.
+
+    max|K| comes first (two streaming reductions, which also find any NaN or infinity); then
+    each ``block``×``block`` tile of the upper triangle is compared with the transpose of its
+    mirror tile, both in cache (each entry of K is read once; no n×n temporary), and the
+    first tile beyond the tolerance ends the scan. The decision is that of the full
+    elementwise comparison: the differences and maxima are exact operations on the same
+    entries.
     """
     n = K.shape[0]
     if n == 0:
         return True
     eps = float(np.finfo(np.float64).eps)
-    dmax = kmax = 0.0
-    for i in range(0, n, block):
-        rows = K[i:i + block]
-        d = np.abs(rows - K[:, i:i + block].T).max()
-        m = np.abs(rows).max()
-        if not (np.isfinite(d) and np.isfinite(m)):
+    with np.errstate(invalid="ignore", over="ignore"):
+        kmax = max(float(K.max()), -float(K.min()))  # NaN if K holds a NaN
+        if not math.isfinite(kmax):
             return False
-        dmax, kmax = max(dmax, float(d)), max(kmax, float(m))
-    return dmax <= rtol * eps * kmax
+        tol = rtol * eps * kmax
+        b = min(block, n)
+        buf = np.empty((b, b), dtype=K.dtype)
+        for i in range(0, n, b):
+            ie = min(i + b, n)
+            for j in range(i, n, b):
+                je = min(j + b, n)
+                D = buf[: ie - i, : je - j]
+                np.subtract(K[i:ie, j:je], K[j:je, i:ie].T, out=D)
+                np.abs(D, out=D)
+                if not float(D.max()) <= tol:  # beyond the tolerance (or overflowed)
+                    return False
+    return True
 
 
 class _SymChol:
