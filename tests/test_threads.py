@@ -204,3 +204,67 @@ def test_tiled_symmetry_check_at_the_threshold():
     assert _nearly_symmetric(K) and _dense_nearly_symmetric(K)
     K[200, 3] = 0.5 + 16 * eps + 2.0 ** -53  # one ulp more
     assert not _nearly_symmetric(K) and not _dense_nearly_symmetric(K)
+
+
+# ------------------------------------------- one-thread fused route for small inner dimensions
+def _direct_log_k(name, X, Z, gamma):
+    D = ((X[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    return -gamma * D if name in ("rbf", "sne") else -np.log1p(gamma * D)
+
+
+@pytest.mark.parametrize("name", ["rbf", "sne", "cauchy", "t"])
+def test_one_thread_small_d_fused_route_equals_reference(rng, monkeypatch, name):
+    """With the BLAS on one thread and few features, blocks are formed in small GEMM panels,
+    each finished in cache: same values as the dense reference and as one GEMM over the
+    block (near duplicates included), inputs unchanged."""
+    monkeypatch.setattr(kernel_base, "_FUSE_MIN_ENTRIES", 0)
+    monkeypatch.setattr(kernel_base, "_SMALL_PANEL_BYTES", 40_000)  # several panels
+    monkeypatch.setattr(kernel_base, "_FINISH_CHUNK_BYTES", 8_000)
+    calls = []
+    real = kernel_base._finish
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("gemm", args[10] if len(args) > 10 else None) is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kernel_base, "_finish", spy)
+    X = rng.standard_normal((230, 3)) + 100.0  # offset data: the centring matters
+    Z = rng.standard_normal((190, 3)) + 100.0
+    Z[:5] = X[:5]  # exact duplicates: recomputed, exactly 0 distance
+    keep = (X.copy(), Z.copy())
+    k = get_kernel(name, gamma=0.7)
+    L = _direct_log_k(name, X, Z, 0.7)
+    if k.row_normalized:
+        ref = np.exp(L - L.max(1, keepdims=True))
+        ref /= ref.sum(1, keepdims=True)
+    else:
+        ref = np.exp(L) if name == "rbf" else 1.0 / (1.0 + 0.7 * ((X[:, None] - Z[None]) ** 2)
+                                                       .sum(-1))
+    with threadpool_limits(limits=1):
+        got = KernelMatrix(k, X, Z).to_array()
+        assert calls and all(calls), "the fused route did not run"
+        calls.clear()
+        monkeypatch.setattr(kernel_base, "_SMALL_INNER", 0)  # the previous route
+        one_gemm = KernelMatrix(k, X, Z).to_array()
+        assert calls and not any(calls)
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-300)
+    np.testing.assert_allclose(got, one_gemm, rtol=1e-12, atol=1e-300)
+    if name == "rbf":
+        np.testing.assert_array_equal(np.diag(got[:5, :5]), 1.0)
+    for A, B in zip((X, Z), keep):
+        np.testing.assert_array_equal(A, B)
+
+
+def test_when_the_one_thread_fused_route_runs(monkeypatch):
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 1)
+    big = 1 << 23
+    assert kernel_base._fuses(big, 10) and kernel_base._fuses(big, 30)
+    assert not kernel_base._fuses(big, 31)  # d + 2 > 32: one GEMM (repacking would cost)
+    assert not kernel_base._fuses(kernel_base._FUSE_MIN_ENTRIES - 1, 10)  # small block
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 4)
+    assert not kernel_base._fuses(big, 10)  # never hold a multi-threaded BLAS at one thread
+    assert kernel_base._panel_bytes(10) == kernel_base._SMALL_PANEL_BYTES
+    assert kernel_base._panel_bytes(100) == kernel_base._GEMM_PANEL_BYTES
+    monkeypatch.setattr(kernel_base, "_GEMM_PANEL_BYTES", 1000)
+    assert kernel_base._panel_bytes(10) == 1000  # never above the general panel size

@@ -502,11 +502,11 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
     gemm = None
     if out is not None and out.dtype == dtype and out.flags.c_contiguous:
         K = out
-    elif out is None and _fused_workers(n * m) > 1:
+    elif out is None and _fuses(n * m, d):
         K = np.empty((n, m), dtype=dtype)
     else:
         K = None
-    if K is not None and _fused_workers(K.size, K) > 1:
+    if K is not None and _fuses(K.size, d, K):
         ZaT = Za.T
 
         def gemm(a: int, b: int) -> None:
@@ -525,7 +525,8 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
             D = D.astype(np.float64)
         return np.einsum("ij,ij->i", D, D)
 
-    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, gemm)
+    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, gemm,
+            panel_bytes=_panel_bytes(d))
     return K
 
 
@@ -580,7 +581,8 @@ _REFINE_BATCH = 1 << 16
 _FINISH_CHUNK_BYTES = 1 << 20
 
 
-def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=None):
+def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=None,
+            panel_bytes=None):
     """Chunked (multi-threaded) pass over K = −u·‖x − z‖² (expanded): recompute the entries
     within the rounding bound directly, apply the remaining scale, then ``func``, then
     ``rows_func(Kc, a, b)``.
@@ -592,7 +594,8 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
     spin on the cores the finishing needs (measured 1.40× instead of 1.70× the bare product
     for SNE, float64, 20 000²; ``benchmarks/bench_rownorm.py --ablation``). Without ``func``,
     ``rows_func`` is also given the row maxima of the finished chunk (``mx=``), taken in the
-    pass that looks for near duplicates.
+    pass that looks for near duplicates. ``panel_bytes``: the size of those row panels
+    (default ``_GEMM_PANEL_BYTES``; :func:`_panel_bytes`).
     """
     dtype = K.dtype
     tau = 2.0 * (d + 2) * float(np.finfo(dtype).eps)
@@ -648,8 +651,9 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
             else:
                 rows_func(Kc, a, b)
 
-    # row panels per GEMM: a multiple of ``sub`` of about ``_GEMM_PANEL_BYTES``
-    panel = max(1, _GEMM_PANEL_BYTES // max(1, K.shape[1] * K.itemsize) // sub) * sub
+    # row panels per GEMM: a multiple of ``sub`` of about ``panel_bytes``
+    panel_bytes = _GEMM_PANEL_BYTES if panel_bytes is None else panel_bytes
+    panel = max(1, panel_bytes // max(1, K.shape[1] * K.itemsize) // sub) * sub
 
     def finish_rows(a: int, b: int) -> None:
         for r in range(a, b, sub):
@@ -799,6 +803,34 @@ def _fused_workers(size: int, K: np.ndarray | None = None) -> int:
 
 #: blocks below this many entries keep one GEMM followed by the finishing pass
 _FUSE_MIN_ENTRIES = 1 << 22
+#: inner dimensions (d + 2 columns of the augmented product) up to which the GEMM costs
+#: little per entry of the block, so that writing a large block to memory and reading it
+#: back for the finishing pass costs as much as the product itself: the block is then
+#: formed in small row panels (``_SMALL_PANEL_BYTES``), each finished while in cache, also
+#: on one thread. Measured (``benchmarks/bench_cpu_blocks.py``, 5000², float64): d = 3 and
+#: 10 gain 5–17 % on one thread and 10–40 % on two; d = 20–30 break even on one thread and
+#: gain on two; d = 50–100 lose with 4 MiB panels (the one-thread GEMM of a small panel
+#: repacks the reference set too often), so they keep ``_GEMM_PANEL_BYTES``.
+_SMALL_INNER = 32
+_SMALL_PANEL_BYTES = 1 << 22
+
+
+def _panel_bytes(d: int) -> int:
+    """Bytes of the row panels of a fused pass for data of ``d`` features."""
+    if d + 2 <= _SMALL_INNER:
+        return min(_GEMM_PANEL_BYTES, _SMALL_PANEL_BYTES)
+    return _GEMM_PANEL_BYTES
+
+
+def _fuses(size: int, d: int, K: np.ndarray | None = None) -> bool:
+    """Whether a block of ``size`` entries of data with ``d`` features is formed by the fused
+    route (per-worker GEMM panels, each finished in cache): with several workers
+    (:func:`_fused_workers`), or on one thread when the inner dimension is small and the
+    BLAS runs on one thread anyway (so that holding it at one thread costs nothing)."""
+    if _fused_workers(size, K) > 1:
+        return True
+    return (d + 2 <= _SMALL_INNER and size >= _FUSE_MIN_ENTRIES
+            and (K is None or K.flags.c_contiguous) and _blas_threads() <= 1)
 
 
 _POOL = None

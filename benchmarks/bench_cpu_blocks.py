@@ -1,0 +1,156 @@
+"""CPU kernel blocks (RBF, SNE) against the bare X·Zᵀ product, float64, BLAS on one thread.
+
+One script, interleaved (the order rotates every repeat), medians of ``--repeats``; every
+route writes into a preallocated, prefaulted n×m output, so that the operating system's
+page faults on a fresh allocation do not enter the timings. Routes:
+
+* ``gemm``: the bare product ``np.matmul(X, Z.T, out=...)`` — the unit of every ratio;
+* ``floor_rbf``: the same product, then ``np.exp`` in place on 1 MiB row chunks — the least
+  any RBF block costs with numpy ufuncs (no centring, no near-duplicate test);
+* ``floor_sne``: the product, then per 1 MiB row chunk the row maximum, the shift, ``exp``,
+  the float64 row sum and the scaling by its inverse — the same for the row-normalised SNE
+  kernel;
+* ``rbf``, ``sne``: ``KernelMatrix(kernel, X, Z).to_array(out=...)``, the library's blocks
+  (centring, near-duplicate recomputation, overflow guards, normalisers);
+* ``rbf_previous``, ``sne_previous``: the same with the small-inner-dimension fused route
+  switched off (``asymkern.kernels.base._SMALL_INNER = 0``), i.e. the route before issue 31
+  on one thread: one GEMM over the block, then the finishing pass reading it back.
+
+The values of the library routes are checked against a direct float64 reference on a few
+rows. BLAS is pinned to one thread with threadpoolctl for every route (a noisy, shared
+2-core machine); the library's own pool follows that limit.
+
+Usage: python benchmarks/bench_cpu_blocks.py [--n 5000] [--d 10] [--repeats 9]
+       [--out docs/results/cpu_blocks.md] [--label after]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from asymkern.kernels import KernelMatrix, get_kernel
+from asymkern.kernels import base as kernel_base
+
+CHUNK_BYTES = 1 << 20
+
+
+def floor_rbf(X, Z, out, gamma):
+    np.matmul(X, Z.T, out=out)  # stands in for −gamma‖x − z‖² (same GEMM shape)
+    rows = max(1, CHUNK_BYTES // (out.shape[1] * out.itemsize))
+    for a in range(0, out.shape[0], rows):
+        C = out[a:a + rows]
+        np.exp(C, out=C)
+
+
+def floor_sne(X, Z, out, gamma):
+    np.matmul(X, Z.T, out=out)
+    rows = max(1, CHUNK_BYTES // (out.shape[1] * out.itemsize))
+    for a in range(0, out.shape[0], rows):
+        C = out[a:a + rows]
+        mx = C.max(axis=1)
+        C -= mx[:, None]
+        np.exp(C, out=C)
+        s = C.sum(axis=1)
+        C *= (1.0 / s)[:, None]
+
+
+def previous(fn):
+    """``fn`` with the small-inner-dimension fused route switched off."""
+    def run():
+        if not hasattr(kernel_base, "_SMALL_INNER"):  # a version without that route
+            return fn()
+        old = kernel_base._SMALL_INNER
+        kernel_base._SMALL_INNER = 0
+        try:
+            return fn()
+        finally:
+            kernel_base._SMALL_INNER = old
+
+    return run
+
+
+def reference_rows(name, X, Z, gamma, rows):
+    D = ((X[rows, None, :] - Z[None, :, :]) ** 2).sum(-1)
+    L = -gamma * D
+    if name == "rbf":
+        return np.exp(L)
+    L -= L.max(axis=1, keepdims=True)
+    E = np.exp(L)
+    return E / E.sum(axis=1, keepdims=True)
+
+
+def bench(n: int, d: int, repeats: int) -> dict:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d))
+    Z = rng.standard_normal((n, d))
+    gamma = 1.0 / d
+    kernels = {"rbf": get_kernel("rbf", gamma=gamma), "sne": get_kernel("sne", gamma=gamma)}
+    bufs = {k: np.ones((n, n)) for k in ("gemm", "floor_rbf", "floor_sne", "rbf", "sne",
+                                          "rbf_previous", "sne_previous")}
+    routes = {
+        "gemm": lambda: np.matmul(X, Z.T, out=bufs["gemm"]),
+        "floor_rbf": lambda: floor_rbf(X, Z, bufs["floor_rbf"], gamma),
+        "floor_sne": lambda: floor_sne(X, Z, bufs["floor_sne"], gamma),
+        "rbf": lambda: KernelMatrix(kernels["rbf"], X, Z).to_array(out=bufs["rbf"]),
+        "sne": lambda: KernelMatrix(kernels["sne"], X, Z).to_array(out=bufs["sne"]),
+        "rbf_previous": previous(
+            lambda: KernelMatrix(kernels["rbf"], X, Z).to_array(out=bufs["rbf_previous"])),
+        "sne_previous": previous(
+            lambda: KernelMatrix(kernels["sne"], X, Z).to_array(out=bufs["sne_previous"])),
+    }
+    names = list(routes)
+    times: dict[str, list[float]] = {k: [] for k in names}
+    for k in names:  # warm-up (thread pool, caches)
+        routes[k]()
+    check = np.array([0, 1, n // 2, n - 1])
+    err = max(float(np.max(np.abs(bufs[k][check] - reference_rows(k[:3], X, Z, gamma, check))
+                           / reference_rows(k[:3], X, Z, gamma, check).max(axis=1,
+                                                                          keepdims=True)))
+              for k in ("rbf", "sne", "rbf_previous", "sne_previous"))
+    for r in range(repeats):
+        shift = r % len(names)
+        for k in names[shift:] + names[:shift]:
+            t0 = time.perf_counter()
+            routes[k]()
+            times[k].append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    return {"n": n, "d": d, "err": err, **med}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=5000)
+    ap.add_argument("--d", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=9)
+    ap.add_argument("--label", default="current")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    with threadpool_limits(limits=1):
+        r = bench(args.n, args.d, args.repeats)
+    g = r["gemm"]
+    row = (f"| {args.label} | {args.d} | {r['rbf_previous'] / g:.2f} | {r['rbf'] / g:.2f} | "
+           f"{r['sne_previous'] / g:.2f} | {r['sne'] / g:.2f} | "
+           f"{r['floor_rbf'] / g:.2f} | {r['floor_sne'] / g:.2f} | "
+           f"{g / (args.n * args.n) * 1e9:.2f} | {r['err']:.1e} |")
+    header = [
+        "| run | d | RBF previous | RBF | SNE previous | SNE | numpy floor RBF "
+        "| numpy floor SNE | GEMM ns/entry | max rel. error |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    text = "\n".join(header + [row])
+    print(f"n = m = {args.n}, d = {args.d}, float64, BLAS 1 thread, medians of "
+          f"{args.repeats} interleaved repeats; {platform.machine()}, {os.cpu_count()} CPUs")
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
