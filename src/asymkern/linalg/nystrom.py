@@ -665,35 +665,6 @@ def nystrom_result(U, s, V, I, J, Uw, swk, Vw, c: float, signs, mix_u, mix_v, *,
                          np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info)
 
 
-_ROW_CHUNK = 1 << 13  # rows per chunk of the O(N r) reductions below (no N×r temporary)
-
-
-def _col_norms(U: np.ndarray) -> np.ndarray:
-    """Euclidean norms of the columns of U, by row chunks (``np.linalg.norm(U, axis=0)`` forms
-    two N×r temporaries)."""
-    sq = np.zeros(U.shape[1], dtype=U.dtype)
-    for a in range(0, U.shape[0], _ROW_CHUNK):
-        B = U[a:a + _ROW_CHUNK]
-        sq += np.einsum("ij,ij->j", B, B)
-    return np.sqrt(sq)
-
-
-def _argmax_abs_cols(U: np.ndarray) -> np.ndarray:
-    """``np.argmax(np.abs(U), axis=0)`` (first index of each column's largest magnitude) by row
-    chunks, without an N×r temporary."""
-    best = np.full(U.shape[1], -1.0)
-    idx = np.zeros(U.shape[1], dtype=np.intp)
-    cols = np.arange(U.shape[1])
-    for a in range(0, U.shape[0], _ROW_CHUNK):
-        A = np.abs(U[a:a + _ROW_CHUNK])
-        j = np.argmax(A, axis=0)
-        v = A[j, cols]
-        better = v > best
-        idx[better] = a + j[better]
-        best[better] = v[better]
-    return idx
-
-
 def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
                   rs, normalize: bool, warn: bool = True,
                   orthogonalize: bool = False) -> NystromResult:
