@@ -7,7 +7,8 @@ of a stochastic dynamical system has eigenvalues :math:`\\lambda_i` and eigenfun
 :math:`\\varphi_i`; slow processes show up as eigenvalues close to one, with implied time
 scales :math:`t_i = -\\tau/\\ln|\\lambda_i|`. :class:`asymkern.operators.KoopmanOperator`
 estimates it from one trajectory as
-:math:`\\hat{\\mathcal K} = \\Phi (G_\\Phi + n\\varepsilon I)^{-1}\\Psi^\\top` (paper 002,
+:math:`\\hat{\\mathcal K} = \\Phi (G_\\Phi + n\\varepsilon I)^{-1}\\Psi^\\top`
+(Mollenhauer et al., 2020,
 §4.4) and returns eigenfunctions that can be evaluated anywhere.
 
 The system here is overdamped Langevin dynamics in the double-well potential

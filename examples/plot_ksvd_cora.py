@@ -43,7 +43,7 @@ print(f"{name}: {A.shape[0]} nodes, {A.nnz} directed edges, {labels.max() + 1} c
 # Three embeddings with 64 components
 # -----------------------------------
 # Both kernels use the bandwidth :math:`2\gamma_0`, with :math:`\gamma_0 = \sqrt{N
-# \operatorname{var}(\hat A)}` (paper 000, App. C.2). SVD and KSVD concatenate the left and
+# \operatorname{var}(\hat A)}` (Tao et al. (2024), App. C.2). SVD and KSVD concatenate the left and
 # right scores :math:`[U\Sigma, V\Sigma]`; every embedding is rescaled to unit mean squared
 # row norm before classification.
 r = 64

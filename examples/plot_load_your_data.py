@@ -65,7 +65,7 @@ print(f"CSV: {features.shape[0]} rows × {features.shape[1]} feature columns")
 # Embed the graph from Python ...
 # -------------------------------
 # KSVD of the row-normalised adjacency :math:`D^{-1}(A + I)` with the SNE kernel, both
-# feature maps centred: the recipe of paper 000 §4.1 and the defaults of ``asymkern embed``
+# feature maps centred: the recipe of Tao et al. (2024) §4.1 and the defaults of ``asymkern embed``
 # (bandwidth ``'auto'``).
 An = row_normalized_adjacency(A)
 ksvd = KernelSVD(4, kernel="sne", kernel_params={"bandwidth": "auto"}, center=True,

@@ -3,10 +3,10 @@ Nyström kernel ridge regression on 100 000 rows: GSA against LLA
 ================================================================
 
 :class:`~asymkern.nystrom.NystromKernelRidge` fits kernel ridge regression through
-:math:`m` landmarks (paper 004). ``mode='lla'`` (low-rank linearisation) maps every point to
+:math:`m` landmarks (Li, Liu and Zhang). ``mode='lla'`` (low-rank linearisation) maps every point to
 :math:`s \\le m` Nyström features and solves a linear ridge problem; its predictions need
 only the kernel against the landmarks. ``mode='gsa'`` (Gram-matrix substitution) is computed
-through the same training (paper 004, Algorithm 1, eq. 20) plus one more :math:`n \\times m`
+through the same training (Li, Liu and Zhang, Algorithm 1, eq. 20) plus one more :math:`n \\times m`
 product, and its predictions use the kernel against *all* :math:`n` training points. This
 example grows :math:`m` on a synthetic regression problem with :math:`n = 10^5` rows and plots
 the test error and the fit and predict times of the two modes.
@@ -39,7 +39,7 @@ y_test = f(X_test)                      # noise-free targets: the error is the e
 # Grow the number of landmarks
 # ----------------------------
 # RBF kernel :math:`\exp(-\gamma\|x - z\|^2)` with :math:`\gamma = 2`, ridge ``alpha = 1``
-# (:math:`\lambda_0` of paper 004's problem (1)), uniformly sampled landmarks, the same seed
+# (:math:`\lambda_0` of Li, Liu and Zhang's problem (1)), uniformly sampled landmarks, the same seed
 # (hence the same landmarks) for both modes.
 landmarks = (10, 20, 40, 80, 160)
 rows = {"lla": [], "gsa": []}

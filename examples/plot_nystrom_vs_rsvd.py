@@ -2,7 +2,7 @@
 Asymmetric Nyström against randomized SVD: speed and accuracy
 =============================================================
 
-The asymmetric Nyström method (paper 000, eqs. 8–9) approximates the top-:math:`r` SVD of an
+The asymmetric Nyström method (Tao et al. (2024), eqs. 8–9) approximates the top-:math:`r` SVD of an
 :math:`N \\times M` kernel matrix from a sampled core :math:`G[I, J]` and the blocks
 :math:`G[:, J]`, :math:`G[I, :]`. Randomized SVD needs products with all of :math:`G`. This
 example grows the number of landmarks (Nyström) and the oversampling (randomized SVD) on one

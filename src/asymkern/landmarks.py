@@ -2,19 +2,23 @@
 
 A functional API. :func:`select_landmarks` returns *indices* of rows of ``X`` (unique ints):
 
-* ``'uniform'``  — m rows drawn uniformly without replacement (paper 004 §IV, paper 000 §3);
+* ``'uniform'``  — m rows drawn uniformly without replacement (Li, Liu and Zhang, §IV, Tao et al.
+(2024) §3);
 * ``'leverage'`` — m rows drawn without replacement with probabilities proportional to
   approximate rank-m leverage scores of the kernel matrix (Gittens & Mahoney's "approximate
-  leverage score" sampling, used in paper 004 §IV): the leverage scores are the squared row norms
+  leverage score" sampling, used in Li, Liu and Zhang §IV): the leverage scores are the squared
+  row norms
   of the top-m left singular vectors of a uniform Nyström feature matrix with ``1.5m`` landmarks
   (see :func:`leverage_scores`);
-* ``'kmeans'``   — k-means with m clusters (Zhang & Kwok's clustering-based Nyström, paper 004
+* ``'kmeans'``   — k-means with m clusters (Zhang & Kwok's clustering-based Nyström, Li, Liu and
+Zhang
   §IV); as *indices* this returns the training row nearest to each centre (unique). The centres
-  themselves — which paper 004 uses as landmarks, points *outside* the data — come from
+  themselves — which Li, Liu and Zhang uses as landmarks, points *outside* the data — come from
   :func:`kmeans_landmarks` with ``return_centers=True``;
 * ``'fixed'``    — the given ``indices`` (validated: in range, unique).
 
-``'gaussian'`` (paper 004 §IV, "Gaussian sampling") is *not* a subset of rows: it is a Gaussian
+``'gaussian'`` (Li, Liu and Zhang, §IV, "Gaussian sampling") is *not* a subset of rows: it is a
+Gaussian
 sketch, landmarks C_H = X_H S with S an n×m standard normal matrix (Gittens & Mahoney), so that
 K_nm = K S and K_mm = SᵀKS. :func:`gaussian_sketch` returns S; ``select_landmarks(...,
 method='gaussian')`` raises a ValueError that says so.
@@ -193,7 +197,7 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
 
 def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_state=None,
                      max_iter: int = 20, n_init: int = 1):
-    """k-means landmarks (paper 004 §IV): ``(indices, centers)`` or ``indices``.
+    """k-means landmarks (Li, Liu and Zhang, §IV): ``(indices, centers)`` or ``indices``.
 
     ``centers`` (m × d) are the k-means centres (scikit-learn ``KMeans``, ``n_init`` runs of at
     most ``max_iter`` Lloyd iterations); ``indices`` are the distinct training rows nearest to the

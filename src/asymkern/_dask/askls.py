@@ -1,4 +1,5 @@
-"""AsK-LS with the asymmetric Nyström option on Dask inputs (paper 001 eq. 6–7, paper 000 eq. 8–9).
+"""AsK-LS with the asymmetric Nyström option on Dask inputs (He et al., 2023, eq. 6–7, Tao et al.
+(2024) eq. 8–9).
 
 Data flow
 ---------

@@ -1,10 +1,11 @@
-"""Compatibility matrices (paper 000, Remark 2.3 and Algorithm 1, App. D) for one dask matrix A.
+"""Compatibility matrices (Tao et al. (2024), Remark 2.3 and Algorithm 1, App. D) for one dask
+matrix A.
 
 ``KernelSVD.fit(A)`` with a row-chunked dask data matrix A (N×M, numpy or CSR chunks) reads its
 rows x_i ∈ R^M and its columns z_j ∈ R^N as the two sets. With the notation of
 :mod:`asymkern.kernels.compat` — T (big × small) the mapped set as columns, C (big × small) —
 
-* side 'z' (N > M, tall, paper 000 Table 7's case): T = A as given; X = A, Z = Aᵀ C_z (M×M);
+* side 'z' (N > M, tall, Tao et al. (2024) Table 7's case): T = A as given; X = A, Z = Aᵀ C_z (M×M);
 * side 'x' (M > N, wide): T = Aᵀ, built once by a transpose + rechunk of A (CSR chunks stay CSR)
   and persisted; X = A C_x (N×N), Z = Aᵀ;
 * N = M: X = A, Z = Aᵀ (no compat; Aᵀ built and persisted as for side 'x').

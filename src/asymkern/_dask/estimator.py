@@ -52,7 +52,7 @@ def fit_dask(est, X, Z) -> None:
     est.kernel_, auto_bw = build_kernel(est)
     est.compat_ = None
     features = None
-    if Z is None:  # one data matrix A: rows against columns (paper 000 Remark 2.3)
+    if Z is None:  # one data matrix A: rows against columns (Tao et al., 2024, Remark 2.3)
         X, Z, features = _data_matrix_sets(est, X)
     G = DaskKernelMatrix(est.kernel_, X, Z, center=False, working_memory=est.working_memory)
     if auto_bw:
@@ -77,7 +77,8 @@ def _data_matrix_sets(est, X):
     """``fit(A)`` with one dask data matrix A (N×M): the two sets (X, Z) the kernel sees.
 
     Rows x_i ∈ R^M against columns z_j ∈ R^N; when N ≠ M one side is mapped by the
-    compatibility matrix of ``est.compat`` (paper 000 Remark 2.3, Alg. 1 App. D), computed on
+    compatibility matrix of ``est.compat`` (Tao et al., 2024, Remark 2.3, Alg. 1 App. D), computed
+    on
     Dask by :class:`~asymkern._dask.compat.DaskCompatibility`; N = M: X = A, Z = Aᵀ (as in
     memory, no compat). Returns (X, Z, (n_features_in_, z_features_in_) = (M, N)).
     """

@@ -281,7 +281,7 @@ class DaskKernelMatrix(LazyMatrix):
     X : (n, d) dask array, row-chunked (numpy or CSR chunks); numpy inputs are wrapped.
     Z : (m, d) dask array or None (Z = X).
     reference : normalisation set of row-normalised kernels (default: Z).
-    center : double centring H_n G H_m (paper 000 §2) through the persisted means.
+    center : double centring H_n G H_m (Tao et al., 2024, §2) through the persisted means.
     working_memory, max_dense_memory : kept for interface parity (block sizes follow the chunks).
     """
 

@@ -1,4 +1,4 @@
-"""Nyström kernel machines (paper 004) on Dask: map-reduce fit, lazy predict / transform.
+"""Nyström kernel machines (Li, Liu and Zhang) on Dask: map-reduce fit, lazy predict / transform.
 
 ``NystromKernelRidge``, ``NystromKernelPCA`` and ``NystromSVC`` hand dask inputs here at the
 top of ``fit`` / ``predict`` / ``transform`` (``asymkern._dask.any_dask``). The pattern is
@@ -166,7 +166,7 @@ def _nearest_task(C, Xc, offset):
 
 
 def kmeans_centers(X, m: int, rng):
-    """(indices, centres) of k-means landmarks (paper 004 §IV, Zhang & Kwok).
+    """(indices, centres) of k-means landmarks (Li, Liu and Zhang, §IV, Zhang & Kwok).
 
     n ≤ 20000: the rows are gathered and the in-memory ``landmarks.kmeans_landmarks`` runs with
     the same random state — identical to the in-memory fit. Above: k-means (mini-batch above
@@ -340,7 +340,7 @@ def _swap(func):
 
 
 def features(basis, Z, dtype=np.float64, B=None):
-    """The Nyström feature map t(Z) = K(Z, C) A (paper 004 §II-E), chunk by chunk.
+    """The Nyström feature map t(Z) = K(Z, C) A (Li, Liu and Zhang, §II-E), chunk by chunk.
 
     Parameters
     ----------
@@ -423,7 +423,8 @@ def _svd_R(R, n, dtype):
 
 
 def fit_ridge(est, X, y, alpha: float):
-    """``NystromKernelRidge.fit`` on dask X (modes lla, ncr, spa, gsa), paper 004 eq. (11)–(20).
+    """``NystromKernelRidge.fit`` on dask X (modes lla, ncr, spa, gsa), Li, Liu and Zhang eq.
+    (11)–(20).
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""Asymmetric Nyström (paper 000 §3, eq. 8–9) on Dask: the executor behind ``asymmetric_nystrom``.
+"""Asymmetric Nyström (Tao et al., 2024, §3, eq. 8–9) on Dask: the executor behind
+``asymmetric_nystrom``.
 
 ``asymmetric_nystrom`` itself (landmark counts, the random draws, the growth loop) runs
 unchanged on the client; for dask inputs it gets a :class:`DaskAccess` instead of the in-memory

@@ -1,4 +1,5 @@
-"""RKHS operators with landmarks on Dask inputs (paper 002 §4.3–4.4, Nyström-restricted).
+"""RKHS operators with landmarks on Dask inputs (Mollenhauer et al., 2020, §4.3–4.4,
+Nyström-restricted).
 
 Data flow
 ---------

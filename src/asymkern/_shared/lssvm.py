@@ -65,7 +65,7 @@ def _check_merge(merge):
 
 
 def _check_C(C, name: str = "C") -> float:
-    """C > 0 finite (the LS-SVM / AsK-LS regularisation constant, γ of paper 001)."""
+    """C > 0 finite (the LS-SVM / AsK-LS regularisation constant, γ of He et al. (2023))."""
     if isinstance(C, (bool, np.bool_)):
         raise ValueError(f"{name} must be a positive number, got {C!r}")
     try:
@@ -199,7 +199,7 @@ def _lowrank_reduced_once(st: LowRankStats, s: np.ndarray, c, shift):
 
 def askls_lowrank_reduced(st: LowRankStats, s, C: float, *, ridge: float | None = 1.0
                           ) -> LowRankCoef:
-    """AsK-LS, paper 001 eq. (6), with K ≈ U diag(s) Wᵀ, solved on r×r statistics only.
+    """AsK-LS, He et al. (2023) eq. (6), with K ≈ U diag(s) Wᵀ, solved on r×r statistics only.
 
     The low-rank solve of :func:`askls_solve` (``method='lowrank'``, Woodbury + bordered 2×2
     bias system) written on the sums of :class:`LowRankStats`, so that the n-sized unknowns are

@@ -1,8 +1,8 @@
-"""The Nyström basis shared by every mode (paper 004 §II-C, §III-B, Algorithm 1 steps 1–4).
+"""The Nyström basis shared by every mode (Li, Liu and Zhang, §II-C, §III-B, Algorithm 1 steps 1–4).
 
 Landmarks C_H (m of them) give K_nm = ⟨X_H, C_H⟩ and K_mm = ⟨C_H, C_H⟩. The *standard* Nyström
 method's embedded orthogonal basis is B_H = C_H A with A = V_s Σ_s⁻¹ from the eigendecomposition
-K_mm = V Σ² Vᵀ (paper 004 §IV-A), so AᵀK_mm A = I, G = AᵀK_mn (s × n) and
+K_mm = V Σ² Vᵀ (Li, Liu and Zhang, §IV-A), so AᵀK_mm A = I, G = AᵀK_mn (s × n) and
 K̃ = GᵀG = K_nm K_mm^† K_mn (for s = rank K_mm). The approximate feature map (LLA's Φ̃) is
 t(z) = Aᵀ⟨C_H, Φ(z)⟩; we store training features as F = Gᵀ (n × s, samples are rows).
 
@@ -40,7 +40,7 @@ class NystromBasis:
     """A fitted Nyström basis: landmarks, K_mm and A (m × s) with AᵀK_mm A = I.
 
     The standard Nyström method's embedded orthonormal basis B_H = C_H A, with
-    A = V_s Σ_s⁻¹ from the eigendecomposition K_mm = V Σ² Vᵀ (paper 004 §IV-A), so that
+    A = V_s Σ_s⁻¹ from the eigendecomposition K_mm = V Σ² Vᵀ (Li, Liu and Zhang, §IV-A), so that
     the approximate feature map is t(z) = K(z, C) A and K̃ = K_nm K_mm^† K_mn. Built by
     :func:`build_basis`; shared by every mode of the Nyström kernel machines.
 
@@ -73,8 +73,8 @@ class NystromBasis:
 
     References
     ----------
-    .. [1] Li, Liu and Zhang, "Nyström kernel machines" (paper 004 in the asymkern paper
-       index), §II-C, §IV-A and Algorithm 1.
+    .. [1] Li, Liu and Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis", §II-C, §IV-A and Algorithm 1.
 
     Examples
     --------
@@ -131,7 +131,7 @@ class NystromBasis:
         return kernel_block(self.kernel, Z, self.centers)
 
     def features(self, Z=None, Knm=None) -> np.ndarray:
-        """The approximate feature map t(Z) = K(Z, C) A (LLA's Φ̃, paper 004 §II-E).
+        """The approximate feature map t(Z) = K(Z, C) A (LLA's Φ̃, Li, Liu and Zhang §II-E).
 
         A dask ``Z`` gives a dask array chunked like ``Z``, float64, one task per chunk
         (``asymkern._dask.machines.features``); nothing n×m is held.
@@ -215,7 +215,7 @@ def landmark_request(landmarks, n_landmarks, n: int):
 
 def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,
                 random_state=None) -> NystromBasis:
-    """Select landmarks and compute the Nyström basis (paper 004 Algorithm 1, steps 1–3).
+    """Select landmarks and compute the Nyström basis (Li, Liu and Zhang, Algorithm 1, steps 1–3).
 
     Parameters
     ----------
@@ -253,8 +253,8 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
 
     References
     ----------
-    .. [1] Li, Liu and Zhang, "Nyström kernel machines" (paper 004 in the asymkern paper
-       index), §IV-A and Algorithm 1.
+    .. [1] Li, Liu and Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis", §IV-A and Algorithm 1.
 
     Examples
     --------
@@ -287,7 +287,7 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
 
 def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rcond=None,
                          X_fit=None, sketch=None, Kmm=None) -> NystromBasis:
-    """A = V_s Σ_s⁻¹ from K_mm = K(C, C) (paper 004 §IV-A, Algorithm 1 step 3).
+    """A = V_s Σ_s⁻¹ from K_mm = K(C, C) (Li, Liu and Zhang, §IV-A, Algorithm 1 step 3).
 
     The step of :func:`build_basis` after the landmarks are chosen; the Dask executor
     (``asymkern._dask.machines``) calls it with landmark rows gathered from a dask X

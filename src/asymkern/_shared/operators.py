@@ -1,6 +1,7 @@
 """Pieces of the RKHS operator estimators shared with the Dask executor (asymkern._dask.operators).
 
-The kernel check of paper 002 (:func:`as_rkhs_kernel`), the parameter checks, the landmark draw
+The kernel check of Mollenhauer et al. (2020) (:func:`as_rkhs_kernel`), the parameter checks, the
+landmark draw
 and the row-block functions of the Nyström-restricted estimators (one block function, two
 executors: :func:`landmark_stats`, :func:`landmark_evaluate`). :mod:`asymkern.operators`
 re-exports what it uses.
@@ -19,7 +20,8 @@ from ..kernels import CallableKernel, Kernel, get_kernel
 
 
 def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> Kernel:
-    """A symmetric PSD kernel for paper 002 from a name, a :class:`Kernel` or a callable.
+    """A symmetric PSD kernel for Mollenhauer et al. (2020) from a name, a :class:`Kernel` or a
+    callable.
 
     A plain callable ``f(X, Z) -> (n, m)`` is taken to be a symmetric PSD kernel (its Gram matrices
     are checked numerically when factorised). Kernels flagged asymmetric or indefinite (SNE, T)
@@ -80,10 +82,11 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
     if not k.is_symmetric:
         raise ValueError(
             f"{name}={k!r} is asymmetric, not a symmetric positive semi-definite kernel; "
-            "empirical RKHS operators (paper 002: "
+            "empirical RKHS operators (Mollenhauer et al. (2020): "
             "covariance, conditional mean embedding, Koopman/Perron–Frobenius, CCA) need an "
             "RKHS, i.e. a symmetric PSD kernel. An asymmetric kernel κ(x, z) = ⟨φ(x), ψ(z)⟩ has "
-            "two feature maps (paper 000) and gives only the cross inner products κ(x_i, z_j), "
+            "two feature maps (Tao et al., 2024) and gives only the cross inner products κ(x_i, "
+            "z_j), "
             "not the Gram matrices ⟨φ(x_i), φ(x_j)⟩ and ⟨ψ(z_i), ψ(z_j)⟩ that an operator "
             "estimate and its regularisation, eigen- and singular functions need. Use a PSD "
             "kernel here (e.g. 'rbf'), or, for the SVD of the asymmetric kernel matrix "
@@ -93,7 +96,8 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
     if not k.is_psd:
         raise ValueError(
             f"{name}={k!r} is not a positive semi-definite kernel; empirical RKHS operators "
-            "(paper 002) need an RKHS, i.e. a symmetric PSD kernel (e.g. 'rbf', 'laplacian')"
+            "(Mollenhauer et al., 2020) need an RKHS, i.e. a symmetric PSD kernel (e.g. 'rbf', "
+            "'laplacian')"
         )
     return k
 
@@ -144,7 +148,7 @@ def landmark_whitening(K_LL: np.ndarray) -> np.ndarray:
     """T = Q Λ^{-1/2} (m×p) with K_LL = Q Λ Qᵀ (eigh; eigenvalues ≤ m·eps·λ_max dropped).
 
     The whitened landmark features F(x) = k(x, L) T are orthonormal in the RKHS
-    (TᵀK_LLT = I): the Nyström features of paper 004 (LLA/SPA, F = K_nm U Λ^{-1/2}).
+    (TᵀK_LLT = I): the Nyström features of Li, Liu and Zhang (LLA/SPA, F = K_nm U Λ^{-1/2}).
     """
     K_LL = np.asarray(K_LL, dtype=np.float64)
     lam, Q = sla.eigh(0.5 * (K_LL + K_LL.T), check_finite=False)

@@ -2,7 +2,8 @@
 
 :class:`~asymkern.operators.ConditionalMeanEmbedding` hands ``fit`` / ``predict`` /
 ``weights`` / ``expectation`` here for torch tensors or a set ``device``. The Tikhonov-
-regularised embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (paper 002 §4.3) needs the Cholesky factor
+regularised embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (Mollenhauer et al., 2020, §4.3) needs the
+Cholesky factor
 of G_Φ + nεI: G_Φ = [k(x_i, x_j)] is formed on the device in float64 (as the numpy path forms
 it, :func:`cme_samples_torch`); the estimator factorises it and solves with the executor's
 primitives (``torch.linalg.cholesky_ex``, ``torch.cholesky_solve``), the code the numpy fit

@@ -2,7 +2,8 @@
 decompositions on the device.
 
 :class:`~asymkern.operators.CovarianceOperator` hands ``fit`` / ``transform`` here for torch
-tensors or a set ``device``. The empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ (paper 002
+tensors or a set ``device``. The empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ (Mollenhauer et al.
+(2020)
 §4.2) has the eigenpairs (λ, e = Φα) with G α = nλ α, G = ΦᵀΦ the Gram matrix (centred,
 G̃ = H G H, with ``center=True``; plus ``jitter``·I), and ‖e‖² = αᵀGα = 1 for
 α = u/√(nλ)·√n = u/√μ where (μ, u) is an eigenpair of G (μ = nλ). The numpy path reaches the
@@ -165,7 +166,7 @@ def _gram_eigh(tk, X64, center: bool, jitter: float, which: str, warn: bool = Tr
     a rank below n gives the ``RankDeficientGramWarning`` of the kernel QR route (the
     regularised estimators, e.g. kernel CCA, do not warn). A clearly indefinite G (smallest
     eigenvalue below −max(1000·n·eps, 1e-8)·μ₁, the rule of ``GramFactor.from_eigh``) is
-    refused: paper 002 needs a PSD kernel.
+    refused: Mollenhauer et al. (2020) needs a PSD kernel.
     """
     torch = require_torch()
     n = int(X64.shape[0])
@@ -394,7 +395,8 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> SpectralFit:
     """Kernel CCA on the torch backend: the SVD of S = Ψ B Φᵀ through the Gram eigen-factors.
 
     With the kept eigenpairs (λ, U) of the (centred) Gram matrices, the eigen-factors
-    R = Λ^{1/2} Uᵀ and B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (paper 002 App. A.2), the small
+    R = Λ^{1/2} Uᵀ and B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (Mollenhauer et al., 2020, App.
+    A.2), the small
     matrix of Cor. 3.5 is B̃ = R_Ψ B R_Φᵀ = diag(√λ_Ψ/√(λ_Ψ + nε)) U_Ψᵀ U_Φ
     diag(√λ_Φ/√(λ_Φ + nε)); its SVD P Σ Qᵀ gives the canonical correlations σ, the singular
     functions u = Ψ U_Ψ Λ_Ψ^{-1/2} p and v = Φ U_Φ Λ_Φ^{-1/2} q, and the canonical functions
@@ -573,7 +575,8 @@ def landmark_stats_torch(tk, L, T, X, X1=None, Y=None) -> tuple:
     device by :func:`asymkern._shared.operators.landmark_sums` (the code of the numpy and Dask
     fits), with the kernel blocks k(X, L) formed on the device.
 
-    With F = k(X, L) T and F⁺ = k(X1, L) T (paper 002 §4.3–4.4 restricted to the landmark span,
+    With F = k(X, L) T and F⁺ = k(X1, L) T (Mollenhauer et al., 2020, §4.3–4.4 restricted to the
+    landmark span,
     Meanti et al. 2023), only these p×p and p×d sums over the n samples are needed, so the
     n×m blocks k(X, L) are formed and reduced on the device, ``working_memory`` MiB at a time.
 

@@ -1,4 +1,5 @@
-"""Document–term biclustering benchmarks used by BCOT (Fettal et al., 2022) and paper 000 Table 2.
+"""Document–term biclustering benchmarks used by BCOT (Fettal et al., 2022) and Tao et al. (2024)
+Table 2.
 
 Files (MANIFEST.md §5): ``bcot/acm/acm.mat`` (3025 × 1870 binary, gnd 0..2 — 0-based),
 ``bcot/dblp/DBLP.mat`` (4057 × 334 binary, gnd 1..4), ``bcot/wiki/wiki.mat`` (2405 × 4973 sparse
@@ -7,7 +8,8 @@ float without preprocessing); labels are returned 0-based. PubMed's document–t
 (19717 × 500) is not in the data directory (MANIFEST.md: over the snapshot size limit), so
 ``load_bcot('pubmed')`` raises :class:`DataNotFoundError`.
 
-``n_term_clusters`` is the number of term clusters of paper 000 Table 9 / BCOT's term-clustering
+``n_term_clusters`` is the number of term clusters of Tao et al. (2024) Table 9 / BCOT's
+term-clustering
 script (ACM 18, DBLP 2, Wiki 23, PubMed 3).
 """
 
@@ -46,7 +48,7 @@ class BiclusterDataset:
     labels : ndarray of shape (n_documents,)
         Document labels 0..k−1.
     n_term_clusters : int
-        The number of term clusters of paper 000 Table 9 (BCOT's term-clustering script).
+        The number of term clusters of Tao et al. (2024) Table 9 (BCOT's term-clustering script).
 
     See Also
     --------
@@ -104,7 +106,7 @@ def load_bcot(name: str, data_dir=None) -> BiclusterDataset:
 
     See Also
     --------
-    asymkern.KernelSVD : KSVD biclustering (paper 000 Table 2) uses these sets.
+    asymkern.KernelSVD : KSVD biclustering (Tao et al., 2024, Table 2) uses these sets.
 
     Examples
     --------

@@ -153,7 +153,7 @@ def load_citation_graph(name: str, data_dir=None, orientation: str = "cites") ->
 
 
 def load_askls_graph(name: str, data_dir=None) -> DirectedGraph:
-    """The AsK-LS authors' graph matrices (paper 001): G = D⁻¹(A + I) for 'cora'/'citeseer'.
+    """The AsK-LS authors' graph matrices (He et al., 2023): G = D⁻¹(A + I) for 'cora'/'citeseer'.
 
     Returned as published (their orientation: G[i, j] ≠ 0 for j cites i), labels shifted to 0..k-1.
     ``adjacency`` here holds G itself (row-stochastic, with self-loops).

@@ -1,10 +1,12 @@
-"""LIBSVM-archive classification sets used by paper 004 (MANIFEST.md §4); nothing is shipped.
+"""LIBSVM-archive classification sets used by Li, Liu and Zhang (MANIFEST.md §4); nothing is
+shipped.
 
 * :func:`load_usps` — ``libsvm/usps/USPS.mat``: ``Train_DAT`` (256 × 7291) and ``Test_DAT``
   (256 × 2007) hold samples as **columns** (transposed here to rows); labels 1..10 with 10 = digit
   0, returned as digits 0..9. Pixel values lie in [0, 1] (the ESL ``zip`` values rescaled by
   (x+1)/2); ``scale='libsvm'`` maps them back to [−1, 1] (2x − 1), the range LIBSVM's ``usps``
-  and so paper 004's γ = 10 refer to. Not the LIBSVM file byte-for-byte (row order, transposed
+  and so Li, Liu and Zhang's γ = 10 refer to. Not the LIBSVM file byte-for-byte (row order,
+  transposed
   pixels), but the same 7291/2007 split.
 * :func:`load_dna` — ``libsvm/dna/dna.scale`` / ``dna.scale.t``: 2000 / 1186 rows, 180 binary
   features, classes 1, 2, 3.
@@ -39,7 +41,7 @@ def load_usps(data_dir=None, scale: str = "unit"):
         The data directory (see :func:`~asymkern.datasets.get_data_dir`).
     scale : {'unit', 'libsvm'}, default 'unit'
         'unit' keeps the stored [0, 1] values; 'libsvm' returns 2x − 1 ∈ [−1, 1] (the range
-        of LIBSVM's ``usps``, to which paper 004's γ = 10 refers).
+        of LIBSVM's ``usps``, to which Li, Liu and Zhang's γ = 10 refers).
 
     Returns
     -------
@@ -61,7 +63,7 @@ def load_usps(data_dir=None, scale: str = "unit"):
 
     See Also
     --------
-    load_dna, load_phishing : The other LIBSVM sets of paper 004.
+    load_dna, load_phishing : The other LIBSVM sets of Li, Liu and Zhang.
 
     Examples
     --------
@@ -111,7 +113,7 @@ def load_dna(data_dir=None):
 
     See Also
     --------
-    load_usps, load_phishing : The other LIBSVM sets of paper 004.
+    load_usps, load_phishing : The other LIBSVM sets of Li, Liu and Zhang.
 
     Examples
     --------
@@ -147,7 +149,7 @@ def load_phishing(data_dir=None):
 
     See Also
     --------
-    load_usps, load_dna : The other LIBSVM sets of paper 004.
+    load_usps, load_dna : The other LIBSVM sets of Li, Liu and Zhang.
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Decompositions: KernelSVD (paper 000) and the KernelPCA baseline."""
+"""Decompositions: KernelSVD (Tao et al., 2024) and the KernelPCA baseline."""
 
 from .kpca import KernelPCA
 from .ksvd import KernelSVD

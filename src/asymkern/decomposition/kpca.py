@@ -3,7 +3,7 @@
 Eigendecomposition K = U Λ Uᵀ of the (optionally centred) Gram matrix of one set; scores of new
 points are [k(x, x_i)]_i U Λ^{-1/2} (unit-norm eigenfunctions in feature space), so on the
 training set they equal U Λ^{1/2}. With a symmetric PSD kernel, X = Z and no centring, KernelSVD
-finds the same U with σ_i = λ_i (paper 000 §2: KSVD generalises KPCA).
+finds the same U with σ_i = λ_i (Tao et al., 2024, §2: KSVD generalises KPCA).
 
 ``kernel='precomputed'`` takes the Gram matrix itself (centred as scikit-learn's
 ``KernelCenterer``), and ``fit_inverse_transform=True`` learns scikit-learn's pre-image map

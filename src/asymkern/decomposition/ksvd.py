@@ -1,8 +1,8 @@
 """KernelSVD: the coupled covariances eigenproblem (CCE) solved by the SVD of an asymmetric kernel
-matrix (paper 000, §2, Prop. 2.4–2.5).
+matrix (Tao et al. (2024), §2, Prop. 2.4–2.5).
 
 With G_ij = κ(x_i, z_j) = ⟨φ(x_i), ψ(z_j)⟩ and its top-r SVD G = U Σ Vᵀ, the CCE stationarity
-conditions read G V = U Σ and Gᵀ U = V Σ. Projection scores of new data (paper 000, §2.2,
+conditions read G V = U Σ and Gᵀ U = V Σ. Projection scores of new data (Tao et al. (2024), §2.2,
 after Prop. 2.5): left e(x) = [κ(x, z_j)]_j V (equals UΣ on the training rows), right
 e(z) = [κ(x_i, z)]_iᵀ U (equals VΣ on the training columns). With ``center=True`` both feature
 maps are centred on the training sets (G̃ = H_n G H_m) and new kernel rows are centred the same
@@ -61,7 +61,7 @@ def _numpy_dtype(G) -> np.dtype:
 
 
 class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Kernel SVD (KSVD) with an asymmetric kernel between two sets (paper 000).
+    """Kernel SVD (KSVD) with an asymmetric kernel between two sets (Tao et al., 2024).
 
     Parameters
     ----------
@@ -195,7 +195,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     as Z for one release with a ``FutureWarning``. Singular values are those of G itself (the
     paper's 1/√(nm) scaling only rescales them).
 
-    **Sample weights.** The CCE (paper 000, Def. 2.1, eq. 1) couples the empirical covariance
+    **Sample weights.** The CCE (Tao et al. (2024), Def. 2.1, eq. 1) couples the empirical
+    covariance
     operators Σ_φ = Σ_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j ψ(z_j)ψ(z_j)* (up to the factors 1/n,
     1/m, which only rescale the singular values): Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ. Weighting
     the sample x_i by w_i and z_j by w^z_j — counting it w_i times — gives
@@ -220,7 +221,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     **Inverse transform.** KernelSVD has no ``inverse_transform``: the scores are projections
     onto the span of the kernel sections κ(·, z_j) — an asymmetric feature map with no
     reconstruction of x, and a pre-image map (KernelPCA's kernel ridge from scores to X) would
-    need a symmetric kernel on the scores and has no counterpart in paper 000.
+    need a symmetric kernel on the scores and has no counterpart in Tao et al. (2024).
 
     ``set_output(transform='pandas')`` applies to ``transform``/``fit_transform`` (left
     scores, columns ``kernelsvd0``, …); ``transform_right`` returns arrays.
@@ -741,7 +742,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     # ---------------------------------------------------------------------------- transforms
     def _center_rows(self, K: np.ndarray) -> np.ndarray:
-        """Centre new kernel rows [κ(x, z_j)]_j (paper 000 §2 centring of φ and ψ)."""
+        """Centre new kernel rows [κ(x, z_j)]_j (Tao et al., 2024, §2 centring of φ and ψ)."""
         if not self.center:
             return K
         wz = getattr(self, "sample_weight_Z_", None)
@@ -915,7 +916,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """Left projection scores e(x) = [κ̃(x, z_j)]_j V (= UΣ on training rows).
 
         After ``solver='nystrom'`` the scores are λ̃ · u(x) with u(x) the out-of-sample
-        extension of eq. 8 of paper 000 (kernel values against the column landmarks only); on
+        extension of eq. 8 of Tao et al. (2024) (kernel values against the column landmarks only);
+        on
         a training row they equal the rows of UΣ. After a weighted fit V is replaced by
         W_z^{1/2} V (class Notes).
 

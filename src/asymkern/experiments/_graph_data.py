@@ -1,4 +1,4 @@
-"""The citation-graph problem of paper 000 §4.4, shared by the Nyström experiments.
+"""The citation-graph problem of Tao et al. (2024) §4.4, shared by the Nyström experiments.
 
 Kept below :mod:`.nystrom_solvers` and :mod:`.nystrom_f1` so that neither imports the other
 for it (the experiments' module graph has no cycle).
@@ -15,7 +15,7 @@ K_FACTOR = {"cora": 1.0, "citeseer": 1.0, "pubmed": 0.5}
 
 def graph_problem(name: str, data_dir=None, n_sub: int | None = None, k: float | None = None,
                   orientation: str = "cites"):
-    """(A, X, Z, γ, labels) of paper 000 §4.4: A = D⁻¹(A + I), X rows, Z columns,
+    """(A, X, Z, γ, labels) of Tao et al. (2024) §4.4: A = D⁻¹(A + I), X rows, Z columns,
     γ = k√(M var A); ``orientation`` as in :func:`~asymkern.datasets.graphs.load_citation_graph`
     ('cites': A[i, j] = 1 iff i cites j; 'cited_by': the transpose)."""
     from ..datasets.graphs import load_citation_graph, row_normalized_adjacency

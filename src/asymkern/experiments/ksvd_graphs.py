@@ -56,7 +56,7 @@ def normalize_embedding(E: np.ndarray) -> np.ndarray:
 
 
 def reference_bandwidth(X) -> float:
-    """γ₀ = √(M · var(X)) (paper 000 App. C.2: γ = k√(M γ_x), γ_x the data variance)."""
+    """γ₀ = √(M · var(X)) (Tao et al., 2024, App. C.2: γ = k√(M γ_x), γ_x the data variance)."""
     n, m = X.shape
     if sp.issparse(X):
         mean = X.sum() / (n * m)

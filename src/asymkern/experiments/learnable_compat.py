@@ -1,4 +1,4 @@
-"""Learnable compatibility matrix a3 (paper 000 Remark 2.3, App. C.3), trained end to end.
+"""Learnable compatibility matrix a3 (Tao et al., 2024, Remark 2.3, App. C.3), trained end to end.
 
 Data X (N samples × M features, N > M): rows x_i ∈ R^M and columns z_j ∈ R^N are the two sets;
 the columns are mapped by a learnable C ∈ R^{N×M}, Z := XᵀC (M × M, rows z_j). Each step
@@ -93,7 +93,7 @@ def fit_learnable_compat(
     batch_size: int | None = None,
     seed: int = 0,
 ) -> LearnableCompatResult:
-    """Train C (a3) and a linear head end to end (paper 000 App. C.3).
+    """Train C (a3) and a linear head end to end (Tao et al., 2024, App. C.3).
 
     ``C_init``: (N, M) start for C, default the a1 matrix (leading left singular vectors of X,
     i.e. the PCA compatibility for the column side). ``batch_size``: mini-batches of samples

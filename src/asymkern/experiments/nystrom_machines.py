@@ -20,14 +20,15 @@ from .report import Report, new_figure, save_figure
 SAMPLERS = ("gaussian", "uniform", "leverage", "kmeans")
 SAMPLER_TITLES = {"gaussian": "Gaussian", "uniform": "Uniform", "leverage": "Leverage score",
                   "kmeans": "K-means"}
-# Table II of paper 004 (γ of exp(−‖x−y‖²/2γ²), ν). The phishing row of the extracted Table II is
+# Table II of Li, Liu and Zhang (γ of exp(−‖x−y‖²/2γ²), ν). The phishing row of the extracted Table
+# II is
 # garbled (ν = 82 is not a valid ν); we tune ν on a validation split instead (see _tune_nu).
 PAPER_PARAMS = {"usps": (10.0, 0.1), "dna": (200.0, 0.3), "phishing": (10.0, None)}
 NU_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def _split(X, y, seed):
-    """64 % / 16 % / 20 % train / validation / test (paper 004 §IV-A), stratified."""
+    """64 % / 16 % / 20 % train / validation / test (Li, Liu and Zhang, §IV-A), stratified."""
     from sklearn.model_selection import train_test_split
 
     Xa, Xte, ya, yte = train_test_split(X, y, test_size=0.2, random_state=seed, stratify=y)
@@ -240,7 +241,8 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: in
     tables["GSA vs LLA: approximation error ‖f − f*‖_H and test accuracy (mean ± std over seeds)"] \
         = summary
     protocol = (
-        "Gaussian kernel exp(−‖x−y‖²/2γ²) with paper 004 Table II's γ, ν (ν-SVM = scikit-learn "
+        "Gaussian kernel exp(−‖x−y‖²/2γ²) with Li, Liu and Zhang Table II's γ, ν (ν-SVM = "
+        "scikit-learn "
         "NuSVC, max_iter unlimited, tol 1e-3); usps pixels mapped to [−1, 1] as in LIBSVM's copy; "
         "dna uses its standard train/test files; phishing is split 64/16/20 % (train/validation/"
         "test, stratified, seed " + str(seed) + ") as in §IV-A. Standard Nyström basis "
@@ -255,7 +257,7 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: in
         protocol = (
             "QUICK RUN: subsampled " + ", ".join(datasets) + ", m/n ∈ {"
             + ", ".join(f"{100 * q:g} %" for q in ratios) + "}, "
-            + f"{n_seeds or 1} seed(s) per setting; Gaussian kernel and ν from paper 004 "
+            + f"{n_seeds or 1} seed(s) per setting; Gaussian kernel and ν from Li, Liu and Zhang "
             "Table II, samplers, GSA/LLA errors against the exact NuSVC as in the full run.")
         notes = [n for n in notes if not n.startswith(tuple(f"{d}/" for d in datasets))]
     return Report(title="Paper 004 Figures 1–2: Nyström ν-SVM, GSA vs LLA", tables=tables,

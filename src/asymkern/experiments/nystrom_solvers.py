@@ -268,7 +268,7 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, *, datasets
         subspace_reference=("pubmed",), tsvd_tol: float = 1e-6,
         tsvd_limit_s: float = 300.0, orientation: str = "cites", f1_r_max: int | None = None,
         f1_mults: tuple | None = None) -> Report:
-    """Reproduce Table 4/6 and Figures 4–6 of paper 000 (see the module docstring).
+    """Reproduce Table 4/6 and Figures 4–6 of Tao et al. (2024) (see the module docstring).
 
     ``subspace_reference``: datasets whose reference is :func:`subspace_svd` (certified by its
     reported residuals) instead of ARPACK to machine precision, which does not finish on Pubmed.
@@ -312,7 +312,7 @@ def _run(quick, data_dir, out, seed, *, datasets, parts, verbose, subspace_refer
     else:
         protocol = (__doc__ or "").split("\n\n", 1)[1].replace("\n", " ")
     rep = Report(
-        title="Asymmetric Nyström vs SVD solvers (paper 000, Table 4/6, Figures 4-6)",
+        title="Asymmetric Nyström vs SVD solvers (Tao et al. (2024), Table 4/6, Figures 4-6)",
         protocol=protocol, quick=quick,
     )
     if orientation != "cites":
@@ -490,7 +490,7 @@ def _gamma_study(quick, data_dir, out, seed, rep, orientation="cites"):
                       label=f"speedup vs RSVD (×, right axis; median of {repeats} runs)")
         ax2.set_ylabel("speedup vs RSVD (ratio of times)", color="blue")
         ax.legend(handles=h1 + h2, fontsize=7, loc="center right")
-        ax.set_title("Cora: varying γ (paper 000 Fig. 4)")
+        ax.set_title("Cora: varying γ (Tao et al., 2024, Fig. 4)")
         fig.tight_layout()
         path = save_figure(fig, out, "nystrom_fig4_gamma.png")
         rep.figures.append(str(path))

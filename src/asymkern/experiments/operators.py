@@ -23,7 +23,7 @@ from .report import Report, new_figure, save_figure
 
 SQ = np.sqrt(60841.0)
 COV_EIGENVALUES = np.array([(269 + SQ) / 90, 32 / 9, 8 / 3, 8 / 3, 64 / 45, (269 - SQ) / 90])
-COV_PAPER = [5.78, 3.56, 2.69, 2.66, 1.46, 0.24]  # Figure 1 of paper 002
+COV_PAPER = [5.78, 3.56, 2.69, 2.66, 1.46, 0.24]  # Figure 1 of Mollenhauer et al. (2020)
 
 
 def _analytic_cov_eigenfunctions(P: np.ndarray) -> np.ndarray:
@@ -190,7 +190,7 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
 
 
 # ------------------------------------------------------------------------------------------------
-RHO = 0.3  # standard deviation of p₁, p₂ (not given in paper 002; see the notes)
+RHO = 0.3  # standard deviation of p₁, p₂ (not given in Mollenhauer et al. (2020); see the notes)
 BANDWIDTH_316 = 0.1
 
 
@@ -263,9 +263,11 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
     s_all = ref.singular_values
     notes = [
         "Kernel: the normalised Gaussian k(x, x') = exp(−(x−x')²/(2·0.1²))/√(2π·0.1²) on both "
-        "sides (our reading of “normalized Gaussian kernel with bandwidth 0.1”; paper 002 writes "
+        "sides (our reading of “normalized Gaussian kernel with bandwidth 0.1”; Mollenhauer et al. "
+        "(2020) writes "
         "Gaussians with bandwidth σ as exp(−‖x−x'‖²/2σ²), i.e. gamma = 1/(2σ²) = 50).",
-        "ρ (the standard deviation of p₁, p₂) is not stated in paper 002; we use ρ = 0.3. For this "
+        "ρ (the standard deviation of p₁, p₂) is not stated in Mollenhauer et al. (2020); we use ρ "
+        "= 0.3. For this "
         "density C_YX = ½(μ₂⊗μ₁ + μ₁⊗μ₂) has rank two with σ₁,₂ = ½(α ± β), α = ‖μ₁‖² = "
         "1/√(2π(s² + 2ρ²)), β = ⟨μ₁, μ₂⟩ = α·exp(−2/(s² + 2ρ²)). Since σ₁/σ₂ = (1+e^{−2/v})/"
         "(1−e^{−2/v}) and σ₁ = α(1+e^{−2/v})/2, the paper's pair (0.47, 0.43) would need "
@@ -349,7 +351,8 @@ GYRE = {"A": 0.25, "delta": 0.25, "omega": 2 * np.pi}
 def double_gyre_flow(P: np.ndarray, tau: float = 10.0, t0: float = 0.0, rtol: float = 1e-8,
                      atol: float = 1e-10, A: float = GYRE["A"], delta: float = GYRE["delta"],
                      omega: float = GYRE["omega"]) -> np.ndarray:
-    """Flow map Ξ^τ of the periodically driven double gyre (paper 002 Ex. 4.2), scipy RK45.
+    """Flow map Ξ^τ of the periodically driven double gyre (Mollenhauer et al., 2020, Ex. 4.2),
+    scipy RK45.
 
     ẋ₁ = −πA sin(πf) cos(πx₂), ẋ₂ = πA cos(πf) sin(πx₂) ∂f/∂x, f(x, t) = δ sin(ωt) x² +
     (1 − 2δ sin(ωt)) x. All points are integrated together as one vector field.
@@ -499,7 +502,7 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         "ω = 2π as in the paper.",
         f"Gaussian kernel with σ = {sigma}: exp(−‖x−x'‖²/2σ²), gamma = {gamma:g}. The Tikhonov "
         f"parameter of the regularised CCA operator (Ĉ_YY + ε)^(-1/2) Ĉ_YX (Ĉ_XX + ε)^(-1/2) is "
-        f"not given in paper 002; we use ε = {regularization:g} "
+        f"not given in Mollenhauer et al. (2020); we use ε = {regularization:g} "
         f"({'centred' if center else 'uncentred, as in App. A.2'} covariance operators).",
         f"Gram matrices numerically low-rank: their eigendecompositions came from pivoted "
         f"Cholesky factors of rank {op.factor('in').rank} (x) and {op.factor('out').rank} (y) of "

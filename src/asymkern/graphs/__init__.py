@@ -1,4 +1,4 @@
-"""Directed-graph evaluation protocols for node embeddings (paper 000 §4.1, App. C.1).
+"""Directed-graph evaluation protocols for node embeddings (Tao et al., 2024, §4.1, App. C.1).
 
 * :func:`node_classification` — a linear LS-SVM classifier (regularisation γ, one-vs-rest) on
   node embeddings, averaged over random stratified splits; Micro-/Macro-F1.
@@ -351,7 +351,7 @@ def matrix_norm_errors(A, A_hat) -> dict:
 
 
 def graph_reconstruction(embedding, adjacency, batch_size: int = 1024) -> dict:
-    """Graph reconstruction of paper 000 App. C.1: k-nearest-neighbour Â from an embedding.
+    """Graph reconstruction of Tao et al. (2024) App. C.1: k-nearest-neighbour Â from an embedding.
 
     k_v is the out-degree of node v in the binary adjacency (self-loops removed); Â is
     compared with it by :func:`matrix_norm_errors`.

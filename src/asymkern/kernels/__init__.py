@@ -14,15 +14,17 @@ two. An estimator's own ``gamma`` parameter sets the kernel's ``gamma``
 =============  ===============================  ====================  =============================
 kernel         κ(x, z)                          default width         papers' notation
 =============  ===============================  ====================  =============================
-``rbf``        exp(−gamma‖x − z‖²)              gamma = 1/n_features  paper 000: exp(−‖x − z‖²/γ²):
+``rbf``        exp(−gamma‖x − z‖²)              gamma = 1/n_features  Tao et al. (2024): exp(−‖x −
+z‖²/γ²):
                                                                       ``bandwidth=γ``
-``sne``        exp(−gamma‖x − z‖²) / Σ_r (…)    gamma = 1/n_features  papers 000/001: γ² or σ²
+``sne``        exp(−gamma‖x − z‖²) / Σ_r (…)    gamma = 1/n_features  Tao / He: γ² or σ²
                                                                       divides: ``bandwidth=γ`` (σ)
 ``cauchy``     1 / (1 + gamma‖x − z‖²)          gamma = 1             1/(1 + ‖x − z‖²): gamma = 1
-``t``          (1 + gamma‖x − z‖²)⁻¹ / Σ_r (…)  gamma = 1             paper 001 §4.3: gamma = 1
+``t``          (1 + gamma‖x − z‖²)⁻¹ / Σ_r (…)  gamma = 1             He et al. (2023) §4.3: gamma
+= 1
 ``laplacian``  exp(−gamma‖x − z‖₁)              gamma = 1/n_features  (no ``bandwidth``)
 ``poly``       (gamma·xᵀz + coef0)^degree       gamma = 1/n_features  (no ``bandwidth``)
-``kl_*``       exp(−a·KL(p_x ‖ p_z))            a = 1                 paper 001 eq. (14): a
+``kl_*``       exp(−a·KL(p_x ‖ p_z))            a = 1                 He et al. (2023) eq. (14): a
 =============  ===============================  ====================  =============================
 
 Conversions, for a kernel of exp(−gamma‖x − z‖²) (``rbf``, ``sne``):

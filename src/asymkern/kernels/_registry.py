@@ -37,7 +37,7 @@ KERNELS: dict[str, type[Kernel]] = {
     "t": TKernel,
 }
 
-# paper 001 kernels (AsK-LS): KL-divergence kernels and the directed-graph kernel
+# He et al. (2023) kernels (AsK-LS): KL-divergence kernels and the directed-graph kernel
 KERNELS.update(
     {
         "kl_histogram": KLHistogramKernel,

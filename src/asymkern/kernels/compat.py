@@ -1,4 +1,4 @@
-"""Dimensionality-compatibility matrices (paper 000, Remark 2.3 and Algorithm 1, App. D).
+"""Dimensionality-compatibility matrices (Tao et al. (2024), Remark 2.3 and Algorithm 1, App. D).
 
 A data matrix A ∈ R^{N×M} is read as two sets: its rows x_i ∈ R^M (N of them) and its columns
 z_j ∈ R^N (M of them). A kernel κ(x, z) needs equal dimensions, so one side is mapped:

@@ -1,4 +1,5 @@
-"""Kullback–Leibler kernels between distributions estimated per sample (paper 001 §4.1, eq. 14):
+"""Kullback–Leibler kernels between distributions estimated per sample (He et al., 2023, §4.1, eq.
+14):
 
     κ(s_i, s_j) = exp(−a · KL(P_i ‖ P_j)),
 

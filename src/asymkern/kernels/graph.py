@@ -1,9 +1,9 @@
-"""Directed-graph kernel of paper 001 §4.2 (AsK-LS node classification).
+"""Directed-graph kernel of He et al. (2023) §4.2 (AsK-LS node classification).
 
 Samples are *node indices*: ``X`` is an (m, 1) array of integer node ids and
 κ(i, j) = G[i, j] with G the in-degree-normalised adjacency of the paper:
 
-    𝒜_ij = 1 iff j → i (paper 001 §4.2),   G = D⁻¹(𝒜 + I),   D = diag(in-degree + 1).
+    𝒜_ij = 1 iff j → i (He et al., 2023, §4.2),   G = D⁻¹(𝒜 + I),   D = diag(in-degree + 1).
 
 asymkern's graph convention is ``adjacency[i, j] = 1`` iff i → j, so 𝒜 = adjacencyᵀ. The
 authors' own Cora/CiteSeer matrices (``load_askls_graph``) already hold G: pass them with
@@ -20,7 +20,7 @@ from .base import Kernel, check_bool
 
 
 class DirectedGraphKernel(Kernel):
-    """κ(i, j) = G[i, j] between node ids (paper 001 §4.2); asymmetric unless ``symmetrize``.
+    """κ(i, j) = G[i, j] between node ids (He et al., 2023, §4.2); asymmetric unless ``symmetrize``.
 
     Samples are node ids, an (m, 1) array (:func:`~asymkern.kernels.graph.node_ids`).
     With ``preprocess='in-degree'``, G = D⁻¹(𝒜 + I) with 𝒜 = adjacencyᵀ (𝒜_ij = 1 iff

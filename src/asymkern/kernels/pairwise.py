@@ -480,7 +480,7 @@ class CauchyKernel(_SqDistKernel):
 
 
 class SNEKernel(RBFKernel):
-    """Asymmetric SNE kernel (paper 000 §4.1; paper 001 §4.3).
+    """Asymmetric SNE kernel (Tao et al., 2024, §4.1; He et al. (2023) §4.3).
 
     κ(x, z) = exp(−gamma‖x − z‖²) / Σ_{r∈R} exp(−gamma‖x − r‖²), with R the reference set
     (the second training set by default). Asymmetric even when X = Z; not PSD in general.
@@ -536,7 +536,8 @@ class SNEKernel(RBFKernel):
 
 
 class TKernel(CauchyKernel):
-    """Asymmetric T kernel (paper 001 §4.3): (1 + gamma‖x − z‖²)⁻¹ / Σ_{r∈R} (1 + gamma‖x − r‖²)⁻¹.
+    """Asymmetric T kernel (He et al., 2023, §4.3): (1 + gamma‖x − z‖²)⁻¹ / Σ_{r∈R} (1 + gamma‖x −
+    r‖²)⁻¹.
 
     R is the reference set (the second training set by default). Asymmetric even when
     X = Z; not PSD in general. Each row of ``kernel(X, Z)`` sums to 1 when the reference

@@ -1,4 +1,4 @@
-"""Accuracy of approximate singular vectors: the metric η of paper 000 (§4.4 and App. C.2).
+"""Accuracy of approximate singular vectors: the metric η of Tao et al. (2024) (§4.4 and App. C.2).
 
 For the exact rank-r SVD G = U Λ Vᵀ (singular values λ_1 ≥ … ≥ λ_r) and an approximation
 (Ũ, Ṽ) (columns need not be normalised, signs are irrelevant)

@@ -1,4 +1,4 @@
-"""Asymmetric Nyström method (paper 000 §3, eq. 8–9) and the symmetric Nyström baseline.
+"""Asymmetric Nyström method (Tao et al., 2024, §3, eq. 8–9) and the symmetric Nyström baseline.
 
 Asymmetric Nyström
 ------------------
@@ -42,7 +42,7 @@ a-posteriori estimate of η (:mod:`asymkern.linalg.metrics`) that needs no exact
 
 Symmetric Nyström baseline
 --------------------------
-:func:`symmetric_nystrom` applies classic Nyström (paper 000 App. A.2.1, eq. 13) to GGᵀ and
+:func:`symmetric_nystrom` applies classic Nyström (Tao et al., 2024, App. A.2.1, eq. 13) to GGᵀ and
 GᵀG separately, as the paper's comparison does: W = G[I, :] G[I, :]ᵀ with eigenpairs
 (λ_W, u_W), ũ = √(s/N) G G[I, :]ᵀ u_W / λ_W, σ̃ = √(N λ_W / s), and the same for GᵀG with
 column landmarks. It needs whole passes over G (products with G and Gᵀ), which is why it is slow.
@@ -81,7 +81,7 @@ ESTIMATES = ("change", "residual")
 # ------------------------------------------------------------------------------------ result
 @dataclass(frozen=True)
 class NystromResult:
-    """Nyström approximation G ≈ U diag(s) Vᵀ with its landmarks (paper 000 eq. 8–9).
+    """Nyström approximation G ≈ U diag(s) Vᵀ with its landmarks (Tao et al., 2024, eq. 8–9).
 
     Parameters
     ----------
@@ -607,7 +607,8 @@ def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rco
 
 
 def orthogonal_factors(U, V, s, qr, ops=NUMPY):
-    """Exact SVD of the Nyström approximation Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :] (paper 000 eq. 9).
+    """Exact SVD of the Nyström approximation Ĝ = Ũ Λ̃ Ṽᵀ = G[:, J] W_r⁺ G[I, :] (Tao et al., 2024,
+    eq. 9).
 
     With Ũ = Q_u R_u and Ṽ = Q_v R_v (``qr``: numpy's for arrays, TSQR for dask arrays) and
     R_u Λ̃ R_vᵀ = A Σ Bᵀ (r×r), Ĝ = (Q_u A) Σ (Q_v B)ᵀ. Returns (Q_u A, Σ, Q_v B, R_u⁻¹A, R_v⁻¹B);
@@ -852,7 +853,7 @@ def asymmetric_nystrom(
     orthogonalize: bool = False,
     working_memory: float | None = None,
 ) -> NystromResult:
-    """Asymmetric Nyström approximation of the top-r SVD of G (paper 000 §3, eq. 8–9).
+    """Asymmetric Nyström approximation of the top-r SVD of G (Tao et al., 2024, §3, eq. 8–9).
 
     With the SVD of the core W = G[I, J] = U_W Λ_W V_Wᵀ (top r), Tao et al. (2024), Eq. (9)
     with the scaling l_λ = 1/√(NM) gives λ̃_s = √(NM/(s_x s_z)) λ_s^W,

@@ -1,4 +1,5 @@
-"""Matrix-level routines for the SVD / EVD of empirical RKHS operators (paper 002, §3).
+"""Matrix-level routines for the SVD / EVD of empirical RKHS operators (Mollenhauer et al. (2020),
+§3).
 
 An empirical RKHS operator is S = Ψ B Φᵀ : H → F with feature matrices Φ = [φ(x_1) … φ(x_m)],
 Ψ = [ψ(y_1) … ψ(y_n)], Gram matrices G_Φ = ΦᵀΦ (m×m), G_Ψ = ΨᵀΨ (n×n) and B ∈ R^{n×m}. Every
@@ -164,7 +165,8 @@ class GramFactor:
     """Factorisation G ≈ Rᵀ R of a Gram matrix G = ΦᵀΦ (m×m), R of shape (r, m), r = rank.
 
     It defines the orthonormal feature matrix Φ̃ (r functions, Φ̃ᵀΦ̃ = I_r) with Φ ≈ Φ̃ R
-    (kernel QR, paper 002 Prop. 3.4). :meth:`coefficients` maps coordinates A (r×k) in the basis
+    (kernel QR, Mollenhauer et al. (2020) Prop. 3.4). :meth:`coefficients` maps coordinates A (r×k)
+    in the basis
     Φ̃ to coefficients C (m×k) with Φ̃ A = Φ C.
 
     Parameters
@@ -306,7 +308,7 @@ class GramFactor:
         if evals.min() < -max(1e3 * m * EPS, 1e-8) * lmax:
             raise ValueError(
                 f"{name} is not positive semi-definite (smallest eigenvalue {evals.min():.3g}, "
-                f"largest {lmax:.3g}); paper 002 needs a symmetric PSD kernel"
+                f"largest {lmax:.3g}); Mollenhauer et al. (2020) needs a symmetric PSD kernel"
             )
         rtol = m * EPS if rtol is None else float(rtol)
         keep = evals > rtol * lmax
@@ -331,7 +333,8 @@ def _check_gram(G, name: str) -> np.ndarray:
     if scale > 0 and float(np.max(np.abs(G - G.T))) > 1e-10 * scale:
         raise ValueError(
             f"{name} is not symmetric (max |G - Gᵀ| = {np.max(np.abs(G - G.T)):.3g}); "
-            "operator decompositions in paper 002 need a symmetric positive semi-definite kernel"
+            "operator decompositions in Mollenhauer et al. (2020) need a symmetric positive "
+            "semi-definite kernel"
         )
     return G
 
@@ -359,7 +362,7 @@ def _pivoted_cholesky(G: np.ndarray, tol: float, name: str, jitter: float) -> Gr
     if err > bound or resid_diag.min() < -bound:
         raise ValueError(
             f"{name} is not positive semi-definite (pivoted Cholesky leaves a residual of norm "
-            f"{err:.3g} > {bound:.3g}); paper 002 needs a symmetric PSD kernel"
+            f"{err:.3g} > {bound:.3g}); Mollenhauer et al. (2020) needs a symmetric PSD kernel"
         )
     return GramFactor(R=R, kind="pivoted", size=m, jitter=jitter, tol=tol, perm=piv[:r],
                       tri=U[:, :r].copy(), info={"rank": r, "dropped": m - r,
@@ -1067,7 +1070,8 @@ def operator_svd(G_in, G_out, B, k: int, method: str = "qr", *, F_in: GramFactor
                  jitter: float = 0.0) -> OperatorSVDCoefficients:
     """Top-k SVD of the empirical operator S = ΨBΦᵀ from its Gram matrices.
 
-    Dispatches to one of the three routes of paper 002 (Mollenhauer et al.): the kernel QR
+    Dispatches to one of the three routes of Mollenhauer et al. (2020) (Mollenhauer et al.): the
+    kernel QR
     route (Cor. 3.5, :func:`svd_qr`), the auxiliary eigenproblem (Prop. 3.4,
     :func:`svd_auxiliary`) or the block eigenproblem (Thm. 3.17, :func:`svd_block`). All three
     return the same singular values; ``'qr'`` is the most accurate for ill-conditioned Gram

@@ -8,7 +8,7 @@ Solvers: ``'dense'`` (LAPACK gesdd), ``'arpack'`` (scipy ``svds``), ``'randomize
 al. range finder with power iterations, using only products with G and Gᵀ, so a lazy kernel is
 never formed), ``'block_krylov'`` (the randomized block Krylov method of Musco & Musco, same
 products, about half the passes for the same accuracy), ``'nystrom'`` (asymmetric Nyström,
-paper 000 §3) and ``'auto'``.
+Tao et al. (2024) §3) and ``'auto'``.
 
 Inputs
 ------

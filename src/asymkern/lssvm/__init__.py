@@ -1,4 +1,4 @@
-"""Least-squares SVMs with symmetric and asymmetric kernels (paper 001, AsK-LS).
+"""Least-squares SVMs with symmetric and asymmetric kernels (He et al. (2023), AsK-LS).
 
 Estimators: :class:`LSSVMClassifier`, :class:`LSSVMRegressor` (classic dual system, eq. 4) and
 :class:`AsKLSClassifier` (eq. 6–7). Functional solvers: :func:`askls_solve`,

@@ -1,4 +1,4 @@
-"""LS-SVM and AsK-LS estimators (paper 001): scikit-learn compatible.
+"""LS-SVM and AsK-LS estimators (He et al., 2023): scikit-learn compatible.
 
 * :class:`LSSVMClassifier`, :class:`LSSVMRegressor` — the classic dual system, eq. (4).
 * :class:`AsKLSClassifier` — AsK-LS, eq. (6): two discriminant functions from one asymmetric
@@ -54,7 +54,7 @@ class KernelPair(NamedTuple):
     """Both orientations of a precomputed kernel between test and training samples.
 
     Prediction of an asymmetric model with ``kernel='precomputed'`` needs both orientations
-    of the kernel, one per discriminant function of paper 001 eq. (7).
+    of the kernel, one per discriminant function of He et al. (2023) eq. (7).
 
     Parameters
     ----------
@@ -445,7 +445,7 @@ def _lssvm_loo_values(diag_inv, sol, Y):
 
 
 class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
-    """Least-squares SVM classifier (Suykens & Vandewalle 1999; paper 001 eq. 4).
+    """Least-squares SVM classifier (Suykens & Vandewalle 1999; He et al. (2023) eq. 4).
 
     Solves [[0, yᵀ], [y, Ω + I/C]] [b, α] = [0, 1] with Ω = (y yᵀ) ⊙ K, one-vs-rest over
     the sorted ``classes_``. Decision f(x) = Σ_i α_i y_i κ(x, x_i) + b.
@@ -460,7 +460,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     kernel_params : dict or None, default None
         Parameters of a kernel given by name (e.g. ``{'gamma': 0.5}``: the kernel width).
     C : float > 0, default 1.0
-        The regularisation constant γ of paper 001 eq. (4): the weight of the squared errors
+        The regularisation constant γ of He et al. (2023) eq. (4): the weight of the squared errors
         (larger = weaker regularisation, like SVC's ``C``).
     solver : {'auto', 'chol', 'eig', 'dense'}, default 'auto'
         'auto'/'chol' (Cholesky of K + I/C, LU when K is indefinite or asymmetric), 'eig'
@@ -554,7 +554,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         self.probability = probability
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the one-vs-rest LS-SVMs of paper 001 eq. (4).
+        """Fit the one-vs-rest LS-SVMs of He et al. (2023) eq. (4).
 
         Parameters
         ----------
@@ -653,7 +653,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     """Least-squares SVM regression, i.e. kernel ridge with a bias (Suykens et al. 2002).
 
-    Solves [[0, 1ᵀ], [1, K + I/C]] [b, α] = [0, y] (paper 001 eq. (4) with real targets);
+    Solves [[0, 1ᵀ], [1, K + I/C]] [b, α] = [0, y] (He et al., 2023, eq. (4) with real targets);
     f(x) = Σ_i α_i κ(x, x_i) + b.
 
     Parameters
@@ -666,7 +666,7 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     kernel_params : dict or None, default None
         Parameters of a kernel given by name (e.g. ``{'gamma': 0.5}``: the kernel width).
     C : float > 0, default 1.0
-        The regularisation constant γ of paper 001 eq. (4): the weight of the squared errors
+        The regularisation constant γ of He et al. (2023) eq. (4): the weight of the squared errors
         (larger = weaker regularisation, like SVC's ``C``).
     solver : {'auto', 'chol', 'eig', 'dense'}, default 'auto'
         'auto'/'chol' (Cholesky of K + I/C, LU when K is indefinite or asymmetric), 'eig'
@@ -793,7 +793,7 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
 
 # -------------------------------------------------------------------------------- AsK-LS
 class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
-    """AsK-LS: least-squares SVM with an asymmetric kernel (paper 001, eq. 5–7, Algorithm 1).
+    """AsK-LS: least-squares SVM with an asymmetric kernel (He et al. (2023), eq. 5–7, Algorithm 1).
 
     Solves eq. (6) and keeps both discriminant functions of eq. (7),
     f_s(x) = Σ_i β_i y_i κ(x, x_i) + b1 and f_t(x) = Σ_i α_i y_i κ(x_i, x) + b2.
@@ -995,7 +995,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     def _nystrom_predictor(self, X):
         """Consistent out-of-sample extension of the Nyström model.
 
-        K̃ = C W_r⁺ R with C = K[:, J], R = K[I, :], W = K[I, J] (paper 000 eq. 8–9), so
+        K̃ = C W_r⁺ R with C = K[:, J], R = K[I, :], W = K[I, J] (Tao et al., 2024, eq. 8–9), so
         f_s(x) = k(x, X_J) W_r⁺ (R b̃) + b1 and f_t(x) = k(X_I, x)ᵀ (W_r⁺)ᵀ (Cᵀ ã) + b2:
         at training points these equal the rows of K̃ used in the fit, and prediction only
         needs kernel values against the landmarks.

@@ -1,4 +1,4 @@
-"""Linear-system solvers for LS-SVM (paper 001 eq. 4) and AsK-LS (paper 001 eq. 6).
+"""Linear-system solvers for LS-SVM (He et al., 2023, eq. 4) and AsK-LS (He et al., 2023, eq. 6).
 
 Both systems are written in *signed* coefficients ã = α ⊙ y, b̃ = β ⊙ y. With D = diag(y),
 y ∈ {±1}ⁿ, the AsK-LS matrix of eq. (6) is P A₀ P with P = diag(1, 1, D, D) and
@@ -36,7 +36,8 @@ the citation graphs at γ = 1) is detected without attempting the LU.
 
 Weighted systems (``sample_weight`` v, Suykens et al. 2002 weighted LS-SVM): the error terms of
 the primal become (C/2) Σ_i v_i e_i² (and (C/2) Σ_i v_i h_i² for the second error vector of
-AsK-LS, paper 001 eq. 5), so stationarity gives e_i = α_i/(C v_i) and the identity blocks I/C of
+AsK-LS, He et al. (2023) eq. 5), so stationarity gives e_i = α_i/(C v_i) and the identity blocks
+I/C of
 eq. (4)/(6) become D = diag(1/(C v_i)). With S = diag(√v) the system is solved as the unweighted
 one of the scaled kernel S K S (every fast path, the rcond check and the ridge fallback
 unchanged): (K + D)⁻¹ = S (S K S + I/C)⁻¹ S, bias border vector √v instead of 1 — i.e. with
@@ -699,7 +700,7 @@ class Solution:
     coef : list of ndarray of shape (n, k)
         [ã, b̃] = [α⊙y, β⊙y] for AsK-LS, [α⊙y] for LS-SVM.
     C : float
-        The regularisation constant (γ of paper 001).
+        The regularisation constant (γ of He et al. (2023)).
     rcond : float, default nan
         The 1-norm reciprocal condition estimate of the system (NaN when not estimated).
     fallback : bool, default False
@@ -888,7 +889,7 @@ def askls_solve(
     gamma: float | None = None,
     _inner=None,
 ) -> Solution:
-    """Solve the AsK-LS dual system, paper 001 eq. (6), for one or several ±1 label columns.
+    """Solve the AsK-LS dual system, He et al. (2023) eq. (6), for one or several ±1 label columns.
 
     Parameters
     ----------
@@ -1086,7 +1087,7 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
                 ridge: float | None = 1.0, check_rcond: bool = True,
                 symmetric: bool | None = None, overwrite_K: bool = False,
                 sample_weight=None, gamma: float | None = None, _inner=None) -> Solution:
-    """Solve the classic LS-SVM system (paper 001 eq. 4) in signed form.
+    """Solve the classic LS-SVM system (He et al., 2023, eq. 4) in signed form.
 
     The system is [[0, 1ᵀ], [1, K + I/C]] [b, α⊙y] = [0, y] (for regression, y is the real
     target). The bias is eliminated by the bordered (Schur-complement) solve: with
@@ -1334,7 +1335,7 @@ def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
 # --------------------------------------------------------------------------------------------
 def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
                      gamma: float | None = None) -> np.ndarray:
-    """The (2n + 2) matrix of paper 001 eq. (6) with H = (y yᵀ) ⊙ K (labels y ∈ {±1}).
+    """The (2n + 2) matrix of He et al. (2023) eq. (6) with H = (y yᵀ) ⊙ K (labels y ∈ {±1}).
 
     The matrix is [[0, 0, yᵀ, 0], [0, 0, 0, yᵀ], [y, 0, I/C, H], [0, y, Hᵀ, I/C]] for the
     unknowns (b1, b2, α, β); it is the dense reference of :func:`askls_solve`
@@ -1461,7 +1462,7 @@ def _renamed_C(C, gamma, where: str):
     """``C``, honouring the deprecated keyword ``gamma`` (FutureWarning) of ``where``."""
     C = renamed_argument(C, gamma, "C", "gamma", where=where)
     if C is None:
-        raise TypeError(f"{where}() missing the regularisation constant C (γ of paper 001)")
+        raise TypeError(f"{where}() missing the regularisation constant C (γ of He et al. (2023))")
     return C
 
 

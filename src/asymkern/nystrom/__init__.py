@@ -1,4 +1,5 @@
-"""Nyström-based kernel machines and their approximation errors (paper 004: GSA, LLA, NCR, SPA).
+"""Nyström-based kernel machines and their approximation errors (Li, Liu and Zhang: GSA, LLA, NCR,
+SPA).
 
 Estimators ``NystromKernelRidge``, ``NystromSVC``, ``NystromKernelPCA`` with
 ``mode in {'gsa', 'lla', 'ncr', 'spa', 'exact'}``; error functions

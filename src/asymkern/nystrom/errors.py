@@ -1,4 +1,5 @@
-"""Approximation errors of Nyström machines, computed exactly in the Hilbert space (paper 004).
+"""Approximation errors of Nyström machines, computed exactly in the Hilbert space (Li, Liu and
+Zhang).
 
 f* = X_H α̃ is the exact machine (``mode='exact'``, ``dual_coef_`` α̃). Then
 
@@ -135,7 +136,7 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
 
     References
     ----------
-    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+    .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
        Machines and Error Analysis".
 
     Examples
@@ -213,7 +214,7 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
 
     References
     ----------
-    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+    .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
        Machines and Error Analysis".
 
     Examples
@@ -275,7 +276,7 @@ def approximation_error(approx, exact, K=None, *, squared=False):
 
     References
     ----------
-    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+    .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
        Machines and Error Analysis".
 
     Examples

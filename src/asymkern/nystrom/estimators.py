@@ -1,4 +1,4 @@
-"""Nyström kernel machines with four ways to use the landmarks (paper 004).
+"""Nyström kernel machines with four ways to use the landmarks (Li, Liu and Zhang).
 
 ``mode``:
 
@@ -426,7 +426,7 @@ def _require_y(y, est):
 
 # ======================================================================================= KRR
 class NystromKernelRidge(RegressorMixin, _NystromBase):
-    """Kernel ridge regression with Nyström landmarks (paper 004; KRR = eq. (11)–(13)).
+    """Kernel ridge regression with Nyström landmarks (Li, Liu and Zhang; KRR = eq. (11)–(13)).
 
     Minimises ‖y − f(X) − b‖² + alpha‖f‖²_H (λ₀ = alpha = nλ in the paper's (1)), b = 0 unless
     ``fit_intercept``. ``solver='auto'`` solves LLA's ridge problem in Gram form,
@@ -532,7 +532,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
 
     References
     ----------
-    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+    .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
        Machines and Error Analysis".
 
     Examples
@@ -783,7 +783,7 @@ def machine_duals(est, n: int) -> np.ndarray:
 
 
 class NystromSVC(ClassifierMixin, _NystromBase):
-    """Support vector classification with Nyström landmarks (paper 004 §IV uses ν-SVM).
+    """Support vector classification with Nyström landmarks (Li, Liu and Zhang, §IV uses ν-SVM).
 
     ``svm``: ``'nusvc'`` (scikit-learn ``NuSVC``, the paper's choice, parameter ``nu``), ``'svc'``
     (``SVC``, parameter ``C``) — both libsvm, linear kernel on F for LLA/GSA/NCR, precomputed
@@ -910,7 +910,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
     References
     ----------
-    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+    .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
        Machines and Error Analysis".
 
     Examples
@@ -1318,7 +1318,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
 # ====================================================================================== KPCA
 class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _NystromBase):
-    """Kernel PCA with Nyström landmarks (paper 004; KPCA is one of the machines of (1)).
+    """Kernel PCA with Nyström landmarks (Li, Liu and Zhang; KPCA is one of the machines of (1)).
 
     Components are unit-norm functions f_k in H (‖f_k‖_H = 1) ordered by the variance they
     capture; ``transform`` returns ⟨f_k, Φ(z) − μ⟩ (μ the training mean when ``center``).
@@ -1418,7 +1418,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
     References
     ----------
-    .. [1] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+    .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
        Machines and Error Analysis".
 
     Examples

@@ -10,8 +10,8 @@ Mathematics
 Let C = (c_1, …, c_m) be the landmarks and K_CC = [κ(c_i, c_j)] (m × m, not symmetric in
 general) with thin SVD K_CC = U S Vᵀ, keeping the r singular values above the cut-off
 (``rcond``·s_max, default m·eps of X's dtype; the rest are treated as zero, i.e. pseudo-inverse).
-The asymmetric Nyström approximation of the kernel (paper 000, Tao et al. ICML 2024, §3 eq.
-(8)–(9), with the same landmark set on both sides; the symmetric one is paper 004 §II-C,
+The asymmetric Nyström approximation of the kernel (Tao et al. (2024), Tao et al. ICML 2024, §3 eq.
+(8)–(9), with the same landmark set on both sides; the symmetric one is Li, Liu and Zhang §II-C,
 K̃ = K_nm K_mm^† K_mn) is
 
     κ̃(x, z) = K(x, C) K_CC^† K(C, z),     K_CC^† = V S⁻¹ Uᵀ.
@@ -23,7 +23,7 @@ Splitting K_CC^† = (V S^{-1/2} Qᵀ)(U S^{-1/2} Qᵀ)ᵀ for any Q with orthon
 
 and φ̂(x)ᵀψ̂(z) = K(x, C) V S⁻¹ Uᵀ K(C, z) = κ̃(x, z) exactly. Without the rotation (Q = I)
 coordinate s is √s_s times the Nyström extension of the s-th pair of singular functions of
-paper 000 eq. (8): K(x, C) v_s / s_s and K(C, z)ᵀ u_s / s_s. We take **Q = U**, so
+Tao et al. (2024) eq. (8): K(x, C) v_s / s_s and K(C, z)ᵀ u_s / s_s. We take **Q = U**, so
 
     ``normalization_``       = V S^{-1/2} Uᵀ,   ``normalization_right_`` = U S^{-1/2} Uᵀ.
 
@@ -70,7 +70,8 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     The maps are φ̂(x) = K(x, C) V S^{-1/2} Uᵀ and ψ̂(z) = K(C, z)ᵀ U S^{-1/2} Uᵀ from the SVD
     K_CC = U S Vᵀ of the landmark kernel matrix, so that φ̂(x)ᵀψ̂(z) = K(x, C) K_CC^† K(C, z)
-    (asymmetric Nyström, paper 000 §3 eq. (8)–(9); the symmetric case is paper 004 §II-C).
+    (asymmetric Nyström, Tao et al. (2024) §3 eq. (8)–(9); the symmetric case is Li, Liu and Zhang
+    §II-C).
     For a symmetric PSD kernel both maps equal scikit-learn's ``Nystroem`` map
     K(x, C) K_CC^{-1/2}. The module docstring derives the split.
 
@@ -136,7 +137,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos, J. A. K. Suykens, "Learning in
        Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and Nyström method",
        ICML 2024.
-    .. [2] F. Li, Y. Liu, Z. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+    .. [2] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
        Machines and Error Analysis".
 
     Examples

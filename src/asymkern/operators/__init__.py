@@ -1,4 +1,4 @@
-"""Empirical RKHS operators S = Ψ B Φᵀ, their SVD/EVD and estimators (paper 002).
+"""Empirical RKHS operators S = Ψ B Φᵀ, their SVD/EVD and estimators (Mollenhauer et al., 2020).
 
 ``EmpiricalOperator(kernel_in, X, kernel_out, Y, B)`` with ``svd(k, method='qr'|'auxiliary'|
 'block')``, ``eig(k)``, ``truncate(k)``, ``pinv_apply(g)``; singular/eigen-functions are

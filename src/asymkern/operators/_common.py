@@ -160,7 +160,8 @@ def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
 
     In landmark coordinates B_L = T M Tᵀ = (K_LnK_nL + nεK_LL)⁻¹ when K_LL is invertible (the
     Nyström / subset-of-regressors Tikhonov solution); with every sample a landmark,
-    K_nL B_L K_Ln = G (G + nεI)⁻¹, so the estimators equal the exact ones (paper 002 §4.3–4.4).
+    K_nL B_L K_Ln = G (G + nεI)⁻¹, so the estimators equal the exact ones (Mollenhauer et al.,
+    2020, §4.3–4.4).
     """
     Aw = 0.5 * (np.asarray(Aw, dtype=np.float64) + np.asarray(Aw, dtype=np.float64).T)
     Aw[np.diag_indices_from(Aw)] += n * eps

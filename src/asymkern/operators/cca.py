@@ -72,7 +72,8 @@ class CCARepresentation(_Recomputable, MatmatOperator):
 
 
 class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
-    """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (paper 002 App. A.2).
+    """Kernel CCA as the SVD of S = (Ĉ_YY + εI)^{-1/2} Ĉ_YX (Ĉ_XX + εI)^{-1/2} (Mollenhauer et al.,
+    2020, App. A.2).
 
     S = Ψ B Φᵀ with B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} — exact for the Tikhonov-regularised
     empirical operators. The inverse square roots come from eigendecompositions of the Gram

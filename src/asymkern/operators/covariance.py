@@ -39,7 +39,8 @@ from .empirical import (
 
 
 class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
-    """Empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ and its eigendecomposition (paper 002 §4.2).
+    """Empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ and its eigendecomposition (Mollenhauer et
+    al., 2020, §4.2).
 
     ``fit`` computes the top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
     uncentred operator the eigenfunctions φ_i = √λ_i e_i approximate the Mercer features of the
@@ -188,7 +189,8 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
 
 class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin,
                               _OperatorEstimator):
-    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F and its SVD (paper 002 §4.2).
+    """Empirical cross-covariance operator Ĉ_YX = (1/n) ΨΦᵀ : H → F and its SVD (Mollenhauer et
+    al., 2020, §4.2).
 
     ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top ``n_components``
     singular triplets (Ex. 3.16). ``transform(X)`` = [v_i(x)]; ``transform(X, y)`` =

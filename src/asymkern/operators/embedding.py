@@ -68,7 +68,8 @@ def _cme_coefficients(G, Y, shift: float):
 
 
 class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
-    """Conditional mean embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (paper 002 §4.3, Tikhonov ε).
+    """Conditional mean embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (Mollenhauer et al., 2020, §4.3,
+    Tikhonov ε).
 
     μ_{Y|x} = Û φ(x) = Σ_i β_i(x) ψ(y_i) with β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j, so
     E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i) (:meth:`expectation`); :meth:`predict` is the case

@@ -1,4 +1,4 @@
-"""Empirical RKHS operators S = Ψ B Φᵀ and their decompositions (paper 002, §3–4.1).
+"""Empirical RKHS operators S = Ψ B Φᵀ and their decompositions (Mollenhauer et al. (2020), §3–4.1).
 
 :class:`EmpiricalOperator` holds the two kernels, the samples and B; :meth:`~EmpiricalOperator.svd`
 and :meth:`~EmpiricalOperator.eig` return singular/eigen-functions as :class:`RKHSFunction`
@@ -239,7 +239,7 @@ class OperatorEig:
 
 
 class EmpiricalOperator:
-    """The finite-rank operator S = Ψ B Φᵀ : H → F (paper 002, §3.2).
+    """The finite-rank operator S = Ψ B Φᵀ : H → F (Mollenhauer et al. (2020), §3.2).
 
     Parameters
     ----------
@@ -427,7 +427,8 @@ class EmpiricalOperator:
     # -- decompositions --------------------------------------------------------------------------
     def svd(self, n_components: int | None = None, method: str = "qr", *, solver: str = "auto",
             rtol: float | None = None) -> OperatorSVD:
-        """Top-k SVD S = Σ σ_i u_i ⊗ v_i (paper 002 Cor. 3.5, Prop. 3.13, Thm. 3.17).
+        """Top-k SVD S = Σ σ_i u_i ⊗ v_i (Mollenhauer et al., 2020, Cor. 3.5, Prop. 3.13, Thm.
+        3.17).
 
         ``method``: ``'qr'`` (kernel QR), ``'auxiliary'`` or ``'block'``; ``solver``: ``'auto'``,
         ``'dense'`` or ``'arpack'`` (for the eigenproblems; the QR route uses

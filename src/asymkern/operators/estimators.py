@@ -1,10 +1,11 @@
-"""Estimators of RKHS operators from data (paper 002, §4), each exposing its operator's SVD/EVD.
+"""Estimators of RKHS operators from data (Mollenhauer et al. (2020), §4), each exposing its
+operator's SVD/EVD.
 
 Every estimator builds an :class:`~asymkern.operators.EmpiricalOperator` ``operator_`` = Ψ B Φᵀ in
 ``fit`` and offers ``svd``/``eig`` (delegated to it) plus what a user of that operator expects:
 
 ============================  ==================================================================
-estimator                     B (S = Ψ B Φᵀ), paper 002
+estimator                     B (S = Ψ B Φᵀ), Mollenhauer et al. (2020)
 ============================  ==================================================================
 CovarianceOperator            I/n, Ψ = Φ (§4.2) — eigenvalues/Mercer eigenfunctions (Ex. 3.10)
 CrossCovarianceOperator       I/n (§4.2) — singular values/functions (Ex. 3.16)

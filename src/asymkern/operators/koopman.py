@@ -70,14 +70,15 @@ def _landmark_eig(C, M, k):
 
 
 class KoopmanOperator(_TransferOperator):
-    """Kernel Koopman operator K̂ of a dynamical system from time-lagged snapshots (paper 002 §4.4).
+    """Kernel Koopman operator K̂ of a dynamical system from time-lagged snapshots (Mollenhauer et
+    al., 2020, §4.4).
 
     (K̂ f)(x) ≈ E[f(x_{t+τ}) | x_t = x] is estimated by kernel regression of the shifted
     snapshots y_i = x_{t+τ} on the x_i, with one of three estimators (``estimator``; Kostic et
     al. 2022), each written as (K̂ f)(x) = k(x, X) U Vᵀ f(Y) with n×r matrices U, V:
 
     * ``'full'`` (default): kernel ridge regression, U Vᵀ = (G + nεI)⁻¹ (G = [k(x_i, x_j)]),
-      i.e. K̂ = Φ (G_Φ + nεI)⁻¹ Ψᵀ of paper 002 §4.4;
+      i.e. K̂ = Φ (G_Φ + nεI)⁻¹ Ψᵀ of Mollenhauer et al. (2020) §4.4;
     * ``'pcr'``: principal-component regression, U Vᵀ = Q_r (Λ_r + nεI)⁻¹ Q_rᵀ with the top
       ``rank`` eigenpairs (Λ_r, Q_r) of G (ARPACK, never a full eigendecomposition);
     * ``'rrr'``: reduced-rank regression, the rank-r minimiser of the Tikhonov-regularised

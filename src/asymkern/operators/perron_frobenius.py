@@ -45,7 +45,8 @@ from .transfer import (
 
 
 class PerronFrobeniusOperator(_TransferOperator):
-    """Kernel Perron–Frobenius operator P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ (paper 002 §4.4).
+    """Kernel Perron–Frobenius operator P̂ = Ψ G_ΦΨ⁻¹ (G_Φ + nεI)⁻¹ G_ΦΨ Φᵀ (Mollenhauer et al.,
+    2020, §4.4).
 
     ``fit`` as for :class:`KoopmanOperator` (one trajectory X, or snapshot pairs ``fit(X, y)``).
     No ``score``: P̂ propagates densities, it predicts no state, so there is no natural
