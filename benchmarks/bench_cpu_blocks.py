@@ -20,8 +20,14 @@ The values of the library routes are checked against a direct float64 reference 
 rows. BLAS is pinned to one thread with threadpoolctl for every route (a noisy, shared
 2-core machine); the library's own pool follows that limit.
 
+``--sweep-panels D1,D2,...`` instead times the fused route of the library's own workers
+(no BLAS limit: every worker forms its panels with a one-thread GEMM) with 4 MiB, 32 MiB and
+256 MiB row panels against each other, for each d: the measurement behind the panel size of
+small inner dimensions. No multi-threaded BLAS call runs between the timed calls (its
+spinning threads would slow whichever call comes next).
+
 Usage: python benchmarks/bench_cpu_blocks.py [--n 5000] [--d 10] [--repeats 9]
-       [--out docs/results/cpu_blocks.md] [--label after]
+       [--out docs/results/cpu_blocks.md] [--label after] [--sweep-panels 3,10,30,100]
 """
 
 from __future__ import annotations
@@ -124,6 +130,44 @@ def bench(n: int, d: int, repeats: int) -> dict:
     return {"n": n, "d": d, "err": err, **med}
 
 
+def sweep_panels(n: int, ds: list[int], repeats: int) -> list[str]:
+    """Time of the fused route with 4 and 32 MiB panels relative to 256 MiB panels."""
+    rng = np.random.default_rng(0)
+    lines = ["| d | RBF 4 MiB | RBF 32 MiB | SNE 4 MiB | SNE 32 MiB |",
+             "|---:|---:|---:|---:|---:|"]
+    sizes = {"256M": 1 << 28, "32M": 1 << 25, "4M": 1 << 22}
+    for d in ds:
+        X = rng.standard_normal((n, d))
+        Z = rng.standard_normal((n, d))
+        buf = np.ones((n, n))
+        routes = {}
+        for name in ("rbf", "sne"):
+            kern = get_kernel(name, gamma=1.0 / d)
+            for label, size in sizes.items():
+                def run(kern=kern, size=size, X=X, Z=Z, buf=buf):
+                    old = (kernel_base._GEMM_PANEL_BYTES, kernel_base._SMALL_PANEL_BYTES)
+                    kernel_base._GEMM_PANEL_BYTES = kernel_base._SMALL_PANEL_BYTES = size
+                    try:
+                        KernelMatrix(kern, X, Z).to_array(out=buf)
+                    finally:
+                        kernel_base._GEMM_PANEL_BYTES, kernel_base._SMALL_PANEL_BYTES = old
+                routes[f"{name}_{label}"] = run
+        names = list(routes)
+        times: dict[str, list[float]] = {k: [] for k in names}
+        for r in range(repeats):
+            shift = r % len(names)
+            for k in names[shift:] + names[:shift]:
+                t0 = time.perf_counter()
+                routes[k]()
+                times[k].append(time.perf_counter() - t0)
+        med = {k: float(np.median(v)) for k, v in times.items()}
+        rel = {k: med[k] / med[k[:3] + "_256M"] for k in med}
+        lines.append(f"| {d} | {rel['rbf_4M']:.2f} | {rel['rbf_32M']:.2f} | "
+                     f"{rel['sne_4M']:.2f} | {rel['sne_32M']:.2f} |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=5000)
@@ -131,7 +175,15 @@ def main():
     ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--label", default="current")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--sweep-panels", default=None)
     args = ap.parse_args()
+    if args.sweep_panels:
+        print(f"fused route, {kernel_base.pool_threads()} workers, n = m = {args.n}, float64, "
+              f"time relative to 256 MiB panels, medians of {args.repeats} interleaved repeats")
+        lines = sweep_panels(args.n, [int(v) for v in args.sweep_panels.split(",")],
+                             args.repeats)
+        print("\n".join(lines))
+        return
     with threadpool_limits(limits=1):
         r = bench(args.n, args.d, args.repeats)
     g = r["gemm"]

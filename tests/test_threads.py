@@ -259,12 +259,17 @@ def test_when_the_one_thread_fused_route_runs(monkeypatch):
     monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 1)
     monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 1)
     big = 1 << 23
-    assert kernel_base._fuses(big, 10) and kernel_base._fuses(big, 30)
-    assert not kernel_base._fuses(big, 31)  # d + 2 > 32: one GEMM (repacking would cost)
-    assert not kernel_base._fuses(kernel_base._FUSE_MIN_ENTRIES - 1, 10)  # small block
-    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 4)
-    assert not kernel_base._fuses(big, 10)  # never hold a multi-threaded BLAS at one thread
-    assert kernel_base._panel_bytes(10) == kernel_base._SMALL_PANEL_BYTES
-    assert kernel_base._panel_bytes(100) == kernel_base._GEMM_PANEL_BYTES
+    small = kernel_base._SMALL_PANEL_BYTES
+    assert kernel_base._fused_panel_bytes(big, 10) == small
+    assert kernel_base._fused_panel_bytes(big, 30) == small
+    assert kernel_base._fused_panel_bytes(big, 31) is None  # d + 2 > 32: one GEMM
+    assert kernel_base._fused_panel_bytes(kernel_base._FUSE_MIN_ENTRIES - 1, 10) is None
     monkeypatch.setattr(kernel_base, "_GEMM_PANEL_BYTES", 1000)
-    assert kernel_base._panel_bytes(10) == 1000  # never above the general panel size
+    assert kernel_base._fused_panel_bytes(big, 10) == 1000  # never above the general size
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 4)
+    assert kernel_base._fused_panel_bytes(big, 10) is None  # a multi-threaded BLAS, one worker
+    # several workers: small panels for small d too, the general size otherwise
+    monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(kernel_base, "_GEMM_PANEL_BYTES", 1 << 28)
+    assert kernel_base._fused_panel_bytes(big, 10) == small
+    assert kernel_base._fused_panel_bytes(big, 100) == 1 << 28

@@ -501,13 +501,16 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
     Za[:, d] = 1.0
     Za[:, d + 1] = -u * zz
     gemm = None
+    panel_bytes = None
     if out is not None and out.dtype == dtype and out.flags.c_contiguous:
         K = out
-    elif out is None and _fuses(n * m, d):
+    elif out is None and _fused_panel_bytes(n * m, d) is not None:
         K = np.empty((n, m), dtype=dtype)
     else:
         K = None
-    if K is not None and _fuses(K.size, d, K):
+    if K is not None:
+        panel_bytes = _fused_panel_bytes(K.size, d, K)
+    if panel_bytes is not None:
         ZaT = Za.T
 
         def gemm(a: int, b: int) -> None:
@@ -527,7 +530,7 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
         return np.einsum("ij,ij->i", D, D)
 
     _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, gemm,
-            panel_bytes=_panel_bytes(d))
+            panel_bytes=panel_bytes)
     return K
 
 
@@ -596,7 +599,7 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
     for SNE, float64, 20 000²; ``benchmarks/bench_rownorm.py --ablation``). Without ``func``,
     ``rows_func`` is also given the row maxima of the finished chunk (``mx=``), taken in the
     pass that looks for near duplicates. ``panel_bytes``: the size of those row panels
-    (default ``_GEMM_PANEL_BYTES``; :func:`_panel_bytes`).
+    (default ``_GEMM_PANEL_BYTES``; :func:`_fused_panel_bytes`).
     """
     dtype = K.dtype
     tau = 2.0 * (d + 2) * float(np.finfo(dtype).eps)
@@ -806,32 +809,35 @@ def _fused_workers(size: int, K: np.ndarray | None = None) -> int:
 _FUSE_MIN_ENTRIES = 1 << 22
 #: inner dimensions (d + 2 columns of the augmented product) up to which the GEMM costs
 #: little per entry of the block, so that writing a large block to memory and reading it
-#: back for the finishing pass costs as much as the product itself: the block is then
-#: formed in small row panels (``_SMALL_PANEL_BYTES``), each finished while in cache, also
-#: on one thread. Measured (``benchmarks/bench_cpu_blocks.py``, 5000², float64): d = 3 and
-#: 10 gain 5–17 % on one thread and 10–40 % on two; d = 20–30 break even on one thread and
-#: gain on two; d = 50–100 lose with 4 MiB panels (the one-thread GEMM of a small panel
-#: repacks the reference set too often), so they keep ``_GEMM_PANEL_BYTES``.
+#: back for the finishing pass costs about as much as the product itself: the block is then
+#: formed in small row panels (``_SMALL_PANEL_BYTES``), each finished while in cache, on
+#: one thread too. Measured on 5000², float64 (``benchmarks/bench_cpu_blocks.py`` and the
+#: sweep in ``docs/results/cpu_blocks.md``): against one GEMM over the block on one thread,
+#: d = 3 and 10 gain 5–12 %, d = 20–30 break even, d = 100 loses; against 256 MiB panels
+#: on two workers, 4 MiB panels gain 13 % (d = 3), 8 % (d = 10), 5 % (d = 30) and lose
+#: 5 % at d = 100 (the one-thread GEMM of a small panel repacks the reference set too often).
 _SMALL_INNER = 32
 _SMALL_PANEL_BYTES = 1 << 22
 
 
-def _panel_bytes(d: int) -> int:
-    """Bytes of the row panels of a fused pass for data of ``d`` features."""
-    if d + 2 <= _SMALL_INNER:
-        return min(_GEMM_PANEL_BYTES, _SMALL_PANEL_BYTES)
-    return _GEMM_PANEL_BYTES
+def _fused_panel_bytes(size: int, d: int, K: np.ndarray | None = None) -> int | None:
+    """The row-panel size of the fused route (per-worker GEMM panels, each finished in
+    cache) for a block of ``size`` entries of data with ``d`` features, or None for one GEMM
+    over the block followed by the finishing pass.
 
-
-def _fuses(size: int, d: int, K: np.ndarray | None = None) -> bool:
-    """Whether a block of ``size`` entries of data with ``d`` features is formed by the fused
-    route (per-worker GEMM panels, each finished in cache): with several workers
-    (:func:`_fused_workers`), or on one thread when the inner dimension is small and the
-    BLAS runs on one thread anyway (so that holding it at one thread costs nothing)."""
+    Small inner dimensions (d + 2 ≤ ``_SMALL_INNER``) take ``_SMALL_PANEL_BYTES`` panels,
+    others ``_GEMM_PANEL_BYTES`` (never more). The route runs with several workers
+    (:func:`_fused_workers`), and on one thread for small inner dimensions when the BLAS
+    runs on one thread anyway (so that holding it at one thread costs nothing).
+    """
+    small = d + 2 <= _SMALL_INNER
+    panel = min(_GEMM_PANEL_BYTES, _SMALL_PANEL_BYTES) if small else _GEMM_PANEL_BYTES
     if _fused_workers(size, K) > 1:
-        return True
-    return (d + 2 <= _SMALL_INNER and size >= _FUSE_MIN_ENTRIES
-            and (K is None or K.flags.c_contiguous) and _blas_threads() <= 1)
+        return panel
+    if (small and size >= _FUSE_MIN_ENTRIES and (K is None or K.flags.c_contiguous)
+            and _blas_threads() <= 1):
+        return panel
+    return None
 
 
 _POOL = None
