@@ -1,7 +1,8 @@
 """The library's own thread pool (``asymkern.kernels.base.apply_rows``) obeys the BLAS limits.
 
 The rule (:func:`asymkern.kernels.base.pool_threads`): ``os.cpu_count()``, capped by the
-BLAS thread limit threadpoolctl reports and by ``OMP_NUM_THREADS``. Under
+BLAS thread limit threadpoolctl reports (or, where no BLAS can be probed, by
+``OMP_NUM_THREADS`` as set at import). Under
 ``threadpool_limits(1)`` and in joblib workers the passes run on one thread, with the same
 results as an unlimited run.
 """
@@ -42,12 +43,12 @@ def many_cpus(monkeypatch):
     tests see the limits act on any machine."""
     monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 4)
     monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 4)
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(kernel_base, "_OMP_NUM_THREADS", None)
 
 
 def test_pool_follows_threadpool_limits(rng, monkeypatch):
     monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 4)
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(kernel_base, "_OMP_NUM_THREADS", None)
     K = rng.standard_normal((600, 2000))
     with threadpool_limits(limits=4, user_api="blas"):
         assert kernel_base.pool_threads() == min(4, blas_threads_now())
@@ -65,27 +66,38 @@ def test_pool_uses_its_threads_when_allowed(rng, many_cpus):
     assert threading.get_ident() not in seen and 1 <= len(seen) <= 4
 
 
-def test_cap_by_the_blas_limit_and_omp_num_threads(many_cpus, monkeypatch):
+def test_cap_by_the_blas_limit(many_cpus, monkeypatch):
     monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 2)
     assert kernel_base.pool_threads() == 2
     monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 8)
     assert kernel_base.pool_threads() == 4  # never above the CPU count
-    for value, expected in (("1", 1), ("3", 3), ("2,1", 2), (" 3 ", 3), ("16", 4),
-                            ("0", 4), ("-2", 4), ("abc", 4), ("", 4)):
+    # the BLAS read OMP_NUM_THREADS itself when it loaded: its limit decides, not the variable
+    monkeypatch.setattr(kernel_base, "_OMP_NUM_THREADS", 1)
+    assert kernel_base.pool_threads() == 4
+
+
+def test_omp_num_threads_parsing(monkeypatch):
+    for value, expected in (("1", 1), ("3", 3), ("2,1", 2), (" 3 ", 3), ("16", 16),
+                            ("0", None), ("-2", None), ("abc", None), ("", None)):
         monkeypatch.setenv("OMP_NUM_THREADS", value)
-        assert kernel_base.pool_threads() == expected, value
+        assert kernel_base._env_threads() == expected, value
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert kernel_base._env_threads() is None
 
 
-def test_unprobed_blas_sets_no_cap(many_cpus, monkeypatch):
+def test_unprobed_blas_omp_num_threads_caps(many_cpus, monkeypatch):
     """No BLAS that threadpoolctl can drive (e.g. Apple Accelerate): the CPU count and
-    OMP_NUM_THREADS decide."""
+    OMP_NUM_THREADS (as set at import) decide; a later change of os.environ (dask.distributed's
+    Nanny sets OMP_NUM_THREADS=1 in the client before spawning workers) does not."""
     def broken():
         raise RuntimeError("no BLAS controller")
 
     monkeypatch.setattr(kernel_base, "_blas_controller", broken)
     assert kernel_base.pool_threads() == 4
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    assert kernel_base.pool_threads() == 1
+    assert kernel_base.pool_threads() == 4
+    monkeypatch.setattr(kernel_base, "_OMP_NUM_THREADS", 2)
+    assert kernel_base.pool_threads() == 2
 
 
 def test_own_fused_limit_is_not_mistaken_for_the_users(many_cpus, monkeypatch):

@@ -762,18 +762,27 @@ def _env_threads(name: str = "OMP_NUM_THREADS") -> int | None:
     return value if value >= 1 else None
 
 
+#: ``OMP_NUM_THREADS`` as it was when this module was imported (the pool's cap where no BLAS
+#: can be probed): read once, as the OpenMP and BLAS runtimes read it when they load (a later
+#: change of ``os.environ``, such as the one dask.distributed's Nanny makes in the client
+#: process before spawning its workers, changes neither their threads nor this pool's)
+_OMP_NUM_THREADS = _env_threads()
+
+
 def pool_threads() -> int:
     """Threads the library's own row passes (:func:`apply_rows`) may use now.
 
     The rule: the CPU count (``os.cpu_count()``), capped by the BLAS thread limit that
-    threadpoolctl reports (the largest over the loaded BLAS libraries, read at every call)
-    and by ``OMP_NUM_THREADS`` when it is set to a positive integer. The pool therefore
-    follows every way a user or a scheduler restricts the BLAS: ``with
-    threadpoolctl.threadpool_limits(1):``, joblib's workers (which cap the BLAS and OpenMP
-    threads of each worker), ``OMP_NUM_THREADS=1`` or ``OPENBLAS_NUM_THREADS=1`` at start-up.
-    A BLAS that threadpoolctl cannot probe (none found) sets no cap. While the library's own
-    fused passes hold the BLAS at one thread (each worker runs its own one-thread GEMMs), the
-    limit in force before them is used.
+    threadpoolctl reports (the largest over the loaded BLAS libraries, read at every call).
+    That limit includes what the BLAS read from ``OPENBLAS_NUM_THREADS``,
+    ``MKL_NUM_THREADS`` or ``OMP_NUM_THREADS`` when it loaded, and every later
+    ``threadpoolctl`` limit, so the pool follows every way a user or a scheduler restricts
+    the BLAS: ``with threadpoolctl.threadpool_limits(1):``, joblib's workers (which cap the
+    BLAS and OpenMP threads of each worker), ``OMP_NUM_THREADS=1`` at start-up. Where no
+    BLAS can be probed (none found, e.g. Apple Accelerate), ``OMP_NUM_THREADS`` as it was at
+    import caps the pool instead. While the library's own fused passes hold the BLAS at one
+    thread (each worker runs its own one-thread GEMMs), the limit in force before them is
+    used.
 
     Returns
     -------
@@ -782,13 +791,13 @@ def pool_threads() -> int:
     """
     n = os.cpu_count() or 1
     with _BLAS_LOCK:
-        blas = _BLAS_OUTER if _BLAS_DEPTH > 0 else None
         inside = _BLAS_DEPTH > 0
+        blas = _BLAS_OUTER if inside else None
     if not inside:
         blas = _blas_limit_now()
-    for cap in (blas, _env_threads()):
-        if cap is not None:
-            n = min(n, cap)
+    cap = _OMP_NUM_THREADS if blas is None else blas
+    if cap is not None:
+        n = min(n, cap)
     return max(1, n)
 
 
