@@ -280,8 +280,17 @@ def test_when_the_one_thread_fused_route_runs(monkeypatch):
     assert kernel_base._fused_panel_bytes(big, 10) == 1000  # never above the general size
     monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 4)
     assert kernel_base._fused_panel_bytes(big, 10) is None  # a multi-threaded BLAS, one worker
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 1)
+
+    def broken():
+        raise RuntimeError("no BLAS controller")
+
+    with monkeypatch.context() as m:  # a BLAS threadpoolctl cannot probe is never held
+        m.setattr(kernel_base, "_blas_controller", broken)
+        assert kernel_base._fused_panel_bytes(big, 10) is None
     # several workers: small panels for small d too, the general size otherwise
     monkeypatch.setattr(kernel_base.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(kernel_base, "_blas_threads", lambda: 4)
     monkeypatch.setattr(kernel_base, "_GEMM_PANEL_BYTES", 1 << 28)
     assert kernel_base._fused_panel_bytes(big, 10) == small
     assert kernel_base._fused_panel_bytes(big, 100) == 1 << 28

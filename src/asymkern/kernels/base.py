@@ -837,14 +837,15 @@ def _fused_panel_bytes(size: int, d: int, K: np.ndarray | None = None) -> int | 
     Small inner dimensions (d + 2 ≤ ``_SMALL_INNER``) take ``_SMALL_PANEL_BYTES`` panels,
     others ``_GEMM_PANEL_BYTES`` (never more). The route runs with several workers
     (:func:`_fused_workers`), and on one thread for small inner dimensions when the BLAS
-    runs on one thread anyway (so that holding it at one thread costs nothing).
+    runs on one thread anyway (so that holding it at one thread costs nothing; a BLAS that
+    threadpoolctl cannot probe is never held).
     """
     small = d + 2 <= _SMALL_INNER
     panel = min(_GEMM_PANEL_BYTES, _SMALL_PANEL_BYTES) if small else _GEMM_PANEL_BYTES
     if _fused_workers(size, K) > 1:
         return panel
     if (small and size >= _FUSE_MIN_ENTRIES and (K is None or K.flags.c_contiguous)
-            and _blas_threads() <= 1):
+            and _blas_limit_now() == 1):  # a BLAS probed at one thread (none found: no)
         return panel
     return None
 
