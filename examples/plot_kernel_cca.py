@@ -6,9 +6,8 @@ Two views of the same samples, :math:`x_i` and :math:`y_i`, share a hidden varia
 :math:`s_i` through *non-linear*, different maps. Kernel CCA finds the functions
 :math:`f(x)` and :math:`g(y)` with maximal correlation; asymkern computes it as the SVD of
 :math:`(\\hat C_{YY} + \\varepsilon I)^{-1/2} \\hat C_{YX} (\\hat C_{XX} + \\varepsilon I)^{-1/2}`
-(Mollenhauer et al., 2020, App. A.2), the operator route that reproduced the double-gyre
-coherent sets of
-Mollenhauer et al. (2020) Example 4.2. Linear CCA (scikit-learn) is shown for comparison.
+(Mollenhauer et al., 2020, App. A.2), the operator route that reproduced the double-gyre coherent
+sets of Mollenhauer et al. (2020) Example 4.2. Linear CCA (scikit-learn) is shown for comparison.
 """
 
 # %%

@@ -2,25 +2,22 @@
 
 A functional API. :func:`select_landmarks` returns *indices* of rows of ``X`` (unique ints):
 
-* ``'uniform'``  — m rows drawn uniformly without replacement (Li, Liu and Zhang, §IV, Tao et al.
-(2024) §3);
+* ``'uniform'``  — m rows drawn uniformly without replacement (Li, Liu and Zhang, §IV; Tao et
+  al. (2024), §3);
 * ``'leverage'`` — m rows drawn without replacement with probabilities proportional to
   approximate rank-m leverage scores of the kernel matrix (Gittens & Mahoney's "approximate
-  leverage score" sampling, used in Li, Liu and Zhang §IV): the leverage scores are the squared
-  row norms
-  of the top-m left singular vectors of a uniform Nyström feature matrix with ``1.5m`` landmarks
-  (see :func:`leverage_scores`);
-* ``'kmeans'``   — k-means with m clusters (Zhang & Kwok's clustering-based Nyström, Li, Liu and
-Zhang
-  §IV); as *indices* this returns the training row nearest to each centre (unique). The centres
-  themselves — which Li, Liu and Zhang uses as landmarks, points *outside* the data — come from
-  :func:`kmeans_landmarks` with ``return_centers=True``;
+  leverage score" sampling, used in Li, Liu and Zhang, §IV): the leverage scores are the squared
+  row norms of the top-m left singular vectors of a uniform Nyström feature matrix with ``1.5m``
+  landmarks (see :func:`leverage_scores`);
+* ``'kmeans'``   — k-means with m clusters (Zhang & Kwok's clustering-based Nyström; Li, Liu and
+  Zhang, §IV); as *indices* this returns the training row nearest to each centre (unique). The
+  centres themselves — which Li, Liu and Zhang use as landmarks, points *outside* the data —
+  come from :func:`kmeans_landmarks` with ``return_centers=True``;
 * ``'fixed'``    — the given ``indices`` (validated: in range, unique).
 
 ``'gaussian'`` (Li, Liu and Zhang, §IV, "Gaussian sampling") is *not* a subset of rows: it is a
-Gaussian
-sketch, landmarks C_H = X_H S with S an n×m standard normal matrix (Gittens & Mahoney), so that
-K_nm = K S and K_mm = SᵀKS. :func:`gaussian_sketch` returns S; ``select_landmarks(...,
+Gaussian sketch, landmarks C_H = X_H S with S an n×m standard normal matrix (Gittens & Mahoney),
+so that K_nm = K S and K_mm = SᵀKS. :func:`gaussian_sketch` returns S; ``select_landmarks(...,
 method='gaussian')`` raises a ValueError that says so.
 """
 

@@ -78,8 +78,7 @@ def _data_matrix_sets(est, X):
 
     Rows x_i ∈ R^M against columns z_j ∈ R^N; when N ≠ M one side is mapped by the
     compatibility matrix of ``est.compat`` (Tao et al., 2024, Remark 2.3, Alg. 1 App. D), computed
-    on
-    Dask by :class:`~asymkern._dask.compat.DaskCompatibility`; N = M: X = A, Z = Aᵀ (as in
+    on Dask by :class:`~asymkern._dask.compat.DaskCompatibility`; N = M: X = A, Z = Aᵀ (as in
     memory, no compat). Returns (X, Z, (n_features_in_, z_features_in_) = (M, N)).
     """
     import dask

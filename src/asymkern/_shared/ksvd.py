@@ -26,9 +26,8 @@ def median_bandwidth(X, Z, n_samples: int = 500) -> float:
     """Median Euclidean distance ‖x_i − z_j‖ between the rows of X and of Z.
 
     The standard median heuristic for the bandwidth γ of κ(x, z) = exp(−‖x − z‖²/γ²) (Tao et al.
-    (2024)
-    §4 and App. C.2 tune γ around the data scale; this is a cheap data-driven scale). At most
-    ``n_samples`` rows of each set are used, drawn with a fixed seed, so the value is
+    (2024) §4 and App. C.2 tune γ around the data scale; this is a cheap data-driven scale). At
+    most ``n_samples`` rows of each set are used, drawn with a fixed seed, so the value is
     deterministic. Zero distances (x_i = z_j) are skipped; 1.0 when every distance is zero.
 
     Parameters

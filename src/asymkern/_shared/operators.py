@@ -1,9 +1,8 @@
 """Pieces of the RKHS operator estimators shared with the Dask executor (asymkern._dask.operators).
 
 The kernel check of Mollenhauer et al. (2020) (:func:`as_rkhs_kernel`), the parameter checks, the
-landmark draw
-and the row-block functions of the Nyström-restricted estimators (one block function, two
-executors: :func:`landmark_stats`, :func:`landmark_evaluate`). :mod:`asymkern.operators`
+landmark draw and the row-block functions of the Nyström-restricted estimators (one block function,
+two executors: :func:`landmark_stats`, :func:`landmark_evaluate`). :mod:`asymkern.operators`
 re-exports what it uses.
 """
 

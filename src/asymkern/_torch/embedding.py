@@ -3,14 +3,13 @@
 :class:`~asymkern.operators.ConditionalMeanEmbedding` hands ``fit`` / ``predict`` /
 ``weights`` / ``expectation`` here for torch tensors or a set ``device``. The Tikhonov-
 regularised embedding Û_{Y|X} = Ψ (G_Φ + nεI)⁻¹ Φᵀ (Mollenhauer et al., 2020, §4.3) needs the
-Cholesky factor
-of G_Φ + nεI: G_Φ = [k(x_i, x_j)] is formed on the device in float64 (as the numpy path forms
-it, :func:`cme_samples_torch`); the estimator factorises it and solves with the executor's
-primitives (``torch.linalg.cholesky_ex``, ``torch.cholesky_solve``), the code the numpy fit
-runs; the weights are β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j and E[Y | x] = k(x, X) (G_Φ + nεI)⁻¹ Y.
-With landmarks the Nyström-restricted estimator runs instead (:func:`cme_landmark_sums_torch`):
-its n×m blocks k(X, L) are reduced on the device to the sums FᵀF and FᵀY of the whitened
-landmark features, and the m×m solve is the numpy path's.
+Cholesky factor of G_Φ + nεI: G_Φ = [k(x_i, x_j)] is formed on the device in float64 (as the numpy
+path forms it, :func:`cme_samples_torch`); the estimator factorises it and solves with the
+executor's primitives (``torch.linalg.cholesky_ex``, ``torch.cholesky_solve``), the code the numpy
+fit runs; the weights are β(x) = (G_Φ + nεI)⁻¹ [k(x_j, x)]_j and E[Y | x] = k(x, X) (G_Φ + nεI)⁻¹
+Y. With landmarks the Nyström-restricted estimator runs instead (:func:`cme_landmark_sums_torch`):
+its n×m blocks k(X, L) are reduced on the device to the sums FᵀF and FᵀY of the whitened landmark
+features, and the m×m solve is the numpy path's.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 decompositions on the device.
 
 :class:`~asymkern.operators.CovarianceOperator` hands ``fit`` / ``transform`` here for torch
-tensors or a set ``device``. The empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ (Mollenhauer et al.
-(2020)
-§4.2) has the eigenpairs (λ, e = Φα) with G α = nλ α, G = ΦᵀΦ the Gram matrix (centred,
-G̃ = H G H, with ``center=True``; plus ``jitter``·I), and ‖e‖² = αᵀGα = 1 for
+tensors or a set ``device``. The empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ (Mollenhauer
+et al., 2020, §4.2) has the eigenpairs (λ, e = Φα) with G α = nλ α, G = ΦᵀΦ the Gram matrix
+(centred, G̃ = H G H, with ``center=True``; plus ``jitter``·I), and ‖e‖² = αᵀGα = 1 for
 α = u/√(nλ)·√n = u/√μ where (μ, u) is an eigenpair of G (μ = nλ). The numpy path reaches the
 same eigenpairs through a pivoted-Cholesky kernel QR factor (Cor. 3.6); here G is formed on the
 device in float64 (as the numpy path does) and ``torch.linalg.eigh`` decomposes it, so the
@@ -396,8 +395,7 @@ def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> SpectralFit:
 
     With the kept eigenpairs (λ, U) of the (centred) Gram matrices, the eigen-factors
     R = Λ^{1/2} Uᵀ and B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (Mollenhauer et al., 2020, App.
-    A.2), the small
-    matrix of Cor. 3.5 is B̃ = R_Ψ B R_Φᵀ = diag(√λ_Ψ/√(λ_Ψ + nε)) U_Ψᵀ U_Φ
+    A.2), the small matrix of Cor. 3.5 is B̃ = R_Ψ B R_Φᵀ = diag(√λ_Ψ/√(λ_Ψ + nε)) U_Ψᵀ U_Φ
     diag(√λ_Φ/√(λ_Φ + nε)); its SVD P Σ Qᵀ gives the canonical correlations σ, the singular
     functions u = Ψ U_Ψ Λ_Ψ^{-1/2} p and v = Φ U_Φ Λ_Φ^{-1/2} q, and the canonical functions
     f = (Ĉ_XX + ε)^{-1/2} v = Φ U_Φ diag(1/√(λ_Φ/n + ε)) Λ_Φ^{-1/2} q, scaled to unit empirical

@@ -9,8 +9,7 @@ float without preprocessing); labels are returned 0-based. PubMed's document–t
 ``load_bcot('pubmed')`` raises :class:`DataNotFoundError`.
 
 ``n_term_clusters`` is the number of term clusters of Tao et al. (2024) Table 9 / BCOT's
-term-clustering
-script (ACM 18, DBLP 2, Wiki 23, PubMed 3).
+term-clustering script (ACM 18, DBLP 2, Wiki 23, PubMed 3).
 """
 
 from __future__ import annotations

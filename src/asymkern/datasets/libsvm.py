@@ -6,8 +6,7 @@ shipped.
   0, returned as digits 0..9. Pixel values lie in [0, 1] (the ESL ``zip`` values rescaled by
   (x+1)/2); ``scale='libsvm'`` maps them back to [−1, 1] (2x − 1), the range LIBSVM's ``usps``
   and so Li, Liu and Zhang's γ = 10 refer to. Not the LIBSVM file byte-for-byte (row order,
-  transposed
-  pixels), but the same 7291/2007 split.
+  transposed pixels), but the same 7291/2007 split.
 * :func:`load_dna` — ``libsvm/dna/dna.scale`` / ``dna.scale.t``: 2000 / 1186 rows, 180 binary
   features, classes 1, 2, 3.
 * :func:`load_phishing` — ``libsvm/phishing/phishing.gz`` (gzipped LIBSVM): 11055 rows, 68

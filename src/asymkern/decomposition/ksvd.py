@@ -196,9 +196,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     paper's 1/√(nm) scaling only rescales them).
 
     **Sample weights.** The CCE (Tao et al. (2024), Def. 2.1, eq. 1) couples the empirical
-    covariance
-    operators Σ_φ = Σ_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j ψ(z_j)ψ(z_j)* (up to the factors 1/n,
-    1/m, which only rescale the singular values): Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ. Weighting
+    covariance operators Σ_φ = Σ_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j ψ(z_j)ψ(z_j)* (up to the factors
+    1/n, 1/m, which only rescale the singular values): Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ. Weighting
     the sample x_i by w_i and z_j by w^z_j — counting it w_i times — gives
     Σ_φ = Σ_i w_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j w^z_j ψ(z_j)ψ(z_j)*, and the dual derivation of
     Prop. 2.4–2.5 with Φ → W^{1/2}Φ, Ψ → W_z^{1/2}Ψ turns G V = U Σ, Gᵀ U = V Σ into the SVD

@@ -11,8 +11,7 @@ standardised on the training part, (bandwidth, γ) by k-fold CV on the training 
 eigendecomposition per fold for the whole γ grid.
 
 ``run_kl`` — the histogram KL kernel exp(−a·KL(p‖q)) (He et al., 2023, eq. 14) on the DBLP
-author–term
-matrix (documents as term distributions): SVM and LS-SVM with the symmetrised KL kernel
+author–term matrix (documents as term distributions): SVM and LS-SVM with the symmetrised KL kernel
 (Moreno et al.) against AsK-LS with the asymmetric one, Micro/Macro-F1 as in Table I.
 """
 

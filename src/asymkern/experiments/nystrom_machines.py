@@ -21,8 +21,7 @@ SAMPLERS = ("gaussian", "uniform", "leverage", "kmeans")
 SAMPLER_TITLES = {"gaussian": "Gaussian", "uniform": "Uniform", "leverage": "Leverage score",
                   "kmeans": "K-means"}
 # Table II of Li, Liu and Zhang (γ of exp(−‖x−y‖²/2γ²), ν). The phishing row of the extracted Table
-# II is
-# garbled (ν = 82 is not a valid ν); we tune ν on a validation split instead (see _tune_nu).
+# II is garbled (ν = 82 is not a valid ν); we tune ν on a validation split instead (see _tune_nu).
 PAPER_PARAMS = {"usps": (10.0, 0.1), "dna": (200.0, 0.3), "phishing": (10.0, None)}
 NU_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 

@@ -14,14 +14,14 @@ two. An estimator's own ``gamma`` parameter sets the kernel's ``gamma``
 =============  ===============================  ====================  =============================
 kernel         κ(x, z)                          default width         papers' notation
 =============  ===============================  ====================  =============================
-``rbf``        exp(−gamma‖x − z‖²)              gamma = 1/n_features  Tao et al. (2024): exp(−‖x −
-z‖²/γ²):
+``rbf``        exp(−gamma‖x − z‖²)              gamma = 1/n_features  Tao et al. (2024):
+                                                                      exp(−‖x − z‖²/γ²):
                                                                       ``bandwidth=γ``
 ``sne``        exp(−gamma‖x − z‖²) / Σ_r (…)    gamma = 1/n_features  Tao / He: γ² or σ²
                                                                       divides: ``bandwidth=γ`` (σ)
 ``cauchy``     1 / (1 + gamma‖x − z‖²)          gamma = 1             1/(1 + ‖x − z‖²): gamma = 1
-``t``          (1 + gamma‖x − z‖²)⁻¹ / Σ_r (…)  gamma = 1             He et al. (2023) §4.3: gamma
-= 1
+``t``          (1 + gamma‖x − z‖²)⁻¹ / Σ_r (…)  gamma = 1             He et al. (2023) §4.3:
+                                                                      gamma = 1
 ``laplacian``  exp(−gamma‖x − z‖₁)              gamma = 1/n_features  (no ``bandwidth``)
 ``poly``       (gamma·xᵀz + coef0)^degree       gamma = 1/n_features  (no ``bandwidth``)
 ``kl_*``       exp(−a·KL(p_x ‖ p_z))            a = 1                 He et al. (2023) eq. (14): a

@@ -5,10 +5,9 @@ A kernel may be asymmetric (κ(x, z) ≠ κ(z, x)) and need not be positive semi
 they are true (never symmetrise silently).
 
 *Row-normalised* kernels (SNE, T; Tao et al. (2024) §4.1, He et al. (2023) §4.3) divide by a
-normaliser that sums
-over a *reference set* R (the second training set):  κ(x, z) = k(x, z) / Σ_{r∈R} k(x, r).
-They are evaluated through :class:`~asymkern.kernels.matrix.KernelMatrix`, which computes the
-normalisers in memory-bounded blocks.
+normaliser that sums over a *reference set* R (the second training set): κ(x, z) = k(x, z) /
+Σ_{r∈R} k(x, r). They are evaluated through :class:`~asymkern.kernels.matrix.KernelMatrix`, which
+computes the normalisers in memory-bounded blocks.
 """
 
 from __future__ import annotations

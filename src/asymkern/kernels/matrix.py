@@ -3,8 +3,7 @@
 Nothing n×m is formed unless asked for (:meth:`KernelMatrix.to_array`, which refuses past the
 configured budget). Blocks follow ``working_memory`` (MiB). Optional double centring
 G̃ = H_n G H_m (Tao et al., 2024, §2, H_k = I − 11ᵀ/k) is applied through row/column means, never
-with an
-n×n matrix.
+with an n×n matrix.
 
 Numerics (issue 12): float32 inputs give float32 everywhere — blocks, rows/cols, products,
 means, row/column sums and normalisers — while sums over many entries (means, the column sums

@@ -166,8 +166,7 @@ class GramFactor:
 
     It defines the orthonormal feature matrix Φ̃ (r functions, Φ̃ᵀΦ̃ = I_r) with Φ ≈ Φ̃ R
     (kernel QR, Mollenhauer et al. (2020) Prop. 3.4). :meth:`coefficients` maps coordinates A (r×k)
-    in the basis
-    Φ̃ to coefficients C (m×k) with Φ̃ A = Φ C.
+    in the basis Φ̃ to coefficients C (m×k) with Φ̃ A = Φ C.
 
     Parameters
     ----------
@@ -1070,7 +1069,7 @@ def operator_svd(G_in, G_out, B, k: int, method: str = "qr", *, F_in: GramFactor
                  jitter: float = 0.0) -> OperatorSVDCoefficients:
     """Top-k SVD of the empirical operator S = ΨBΦᵀ from its Gram matrices.
 
-    Dispatches to one of the three routes of Mollenhauer et al. (2020) (Mollenhauer et al.): the
+    Dispatches to one of the three routes of Mollenhauer et al. (2020): the
     kernel QR
     route (Cor. 3.5, :func:`svd_qr`), the auxiliary eigenproblem (Prop. 3.4,
     :func:`svd_auxiliary`) or the block eigenproblem (Thm. 3.17, :func:`svd_block`). All three

@@ -37,9 +37,8 @@ the citation graphs at γ = 1) is detected without attempting the LU.
 Weighted systems (``sample_weight`` v, Suykens et al. 2002 weighted LS-SVM): the error terms of
 the primal become (C/2) Σ_i v_i e_i² (and (C/2) Σ_i v_i h_i² for the second error vector of
 AsK-LS, He et al. (2023) eq. 5), so stationarity gives e_i = α_i/(C v_i) and the identity blocks
-I/C of
-eq. (4)/(6) become D = diag(1/(C v_i)). With S = diag(√v) the system is solved as the unweighted
-one of the scaled kernel S K S (every fast path, the rcond check and the ridge fallback
+I/C of eq. (4)/(6) become D = diag(1/(C v_i)). With S = diag(√v) the system is solved as the
+unweighted one of the scaled kernel S K S (every fast path, the rcond check and the ridge fallback
 unchanged): (K + D)⁻¹ = S (S K S + I/C)⁻¹ S, bias border vector √v instead of 1 — i.e. with
 x = S x′: [[0, (S1)ᵀ], [S1, S K S + I/C]] [b; x′] = [0; S y]. The rcond estimate and the ridge
 fallback refer to that scaled system (identical to the unweighted system when v = 1). An integer

@@ -71,9 +71,8 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     The maps are φ̂(x) = K(x, C) V S^{-1/2} Uᵀ and ψ̂(z) = K(C, z)ᵀ U S^{-1/2} Uᵀ from the SVD
     K_CC = U S Vᵀ of the landmark kernel matrix, so that φ̂(x)ᵀψ̂(z) = K(x, C) K_CC^† K(C, z)
     (asymmetric Nyström, Tao et al. (2024) §3 eq. (8)–(9); the symmetric case is Li, Liu and Zhang
-    §II-C).
-    For a symmetric PSD kernel both maps equal scikit-learn's ``Nystroem`` map
-    K(x, C) K_CC^{-1/2}. The module docstring derives the split.
+    §II-C). For a symmetric PSD kernel both maps equal scikit-learn's ``Nystroem`` map K(x, C)
+    K_CC^{-1/2}. The module docstring derives the split.
 
     API: ``transform(X)`` returns the map selected by ``side`` — ``'left'`` (default, φ̂, the
     kernel's first argument) or ``'right'`` (ψ̂, its second argument) — so either map can be
