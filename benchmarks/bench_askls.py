@@ -1,4 +1,5 @@
-"""Benchmark: AsK-LS solve (paper 001 eq. 6) — structured solves against dense LU of the KKT system.
+"""Benchmark: AsK-LS solve (He et al., 2023, eq. 6): structured solves against dense LU of the KKT
+system.
 
 1. Fit at n (default 4000): Schur complement (one GEMM KᵀK + one n×n LU, plus the rcond
    estimate) vs LU of the (2n + 2) system (LAPACK getrf + gecon, what the authors' MATLAB does
@@ -68,7 +69,7 @@ def main(argv=None):
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs" / "results"
                                          / "askls_bench.md"))
     a = ap.parse_args(argv)
-    lines = ["# AsK-LS solver benchmark (paper 001 eq. 6)", ""]
+    lines = ["# AsK-LS solver benchmark (eq. 6 of He et al., 2023)", ""]
     lines.append(f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, load average "
                  f"{os.getloadavg()[0]:.1f} at the start (both sides of each ratio ran in the "
                  "same process, one after the other).")

@@ -124,7 +124,7 @@ ROUTES = (("dense LU", "dense LU of the (2n+2) system + gecon + solve"),
 def table(results: list, threads: int) -> str:
     r0 = results[0]
     lines = [
-        "# AsK-LS ridge-fallback benchmark (issue 16 gap 6)\n",
+        "# AsK-LS ridge-fallback benchmark\n",
         f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, BLAS limited to "
         f"{threads} thread(s), shared with other work (load average {os.getloadavg()[0]:.1f} "
         f"at the end). Routes interleaved in rotating order, {r0['repeats']} repeats; medians. "

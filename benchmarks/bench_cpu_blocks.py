@@ -13,7 +13,7 @@ page faults on a fresh allocation do not enter the timings. Routes:
 * ``rbf``, ``sne``: ``KernelMatrix(kernel, X, Z).to_array(out=...)``, the library's blocks
   (centring, near-duplicate recomputation, overflow guards, normalisers);
 * ``rbf_previous``, ``sne_previous``: the same with the small-inner-dimension fused route
-  switched off (``asymkern.kernels.base._SMALL_INNER = 0``), i.e. the route before issue 31
+  switched off (``asymkern.kernels.base._SMALL_INNER = 0``), i.e. the earlier route
   on one thread: one GEMM over the block, then the finishing pass reading it back.
 
 The values of the library routes are checked against a direct float64 reference on a few

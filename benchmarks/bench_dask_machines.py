@@ -1,4 +1,4 @@
-"""Benchmarks of issue 14: the learning machines on Dask (paper 004, 001 + 000, 002).
+"""Benchmarks of issue 14: the learning machines on Dask (Li, Liu and Zhang, 001 + 000, 002).
 
 * ``--case krr`` (benchmark 1): ``NystromKernelRidge(mode='lla')``, RBF, d = 20, m = 1000
   landmarks, n rows. The in-memory fit + predict and the Dask fit + predict on a
@@ -228,7 +228,7 @@ def case_askls(a) -> list[str]:
         "",
         f"Synthetic asymmetric problem: {n:,} histograms over {d} bins, two classes (Dirichlet "
         f"profiles reversed between the classes), generated chunk by chunk in the tasks (row "
-        f"chunks of {chunk:,}); KL-divergence kernel exp(−KL(p_x‖p_z)) (paper 001 eq. 14, "
+        f"chunks of {chunk:,}); KL-divergence kernel exp(−KL(p_x‖p_z)) (He et al., 2023, eq. 14, "
         f"asymmetric), merge='sum', Nyström rank {r} with {2 * r} landmarks a side; "
         f"LocalCluster 2 workers × 1 thread, memory_limit = {a.memory_limit} each. Load average "
         f"{load:.1f} at the end.",

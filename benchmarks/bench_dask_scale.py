@@ -1,6 +1,6 @@
 """Benchmarks 2–4 of issue 13: out of core (Zarr), sparse Criteo-like data, worker scaling.
 
-All three run ``KernelSVD(solver='nystrom')`` (asymmetric Nyström, paper 000 eq. 8–9) on a
+All three run ``KernelSVD(solver='nystrom')`` (asymmetric Nyström, Tao et al. (2024) eq. 8–9) on a
 ``distributed.LocalCluster`` bound to 127.0.0.1, with one BLAS thread per worker.
 
 * ``--case zarr`` (benchmark 2): X and Z (N = M rows, d features, float32) are written to Zarr
@@ -90,7 +90,7 @@ def _cluster(n_workers: int, memory_limit: str | None = None, local_dir: str | N
 
 def write_section(path: Path, case: str, lines: list[str]) -> None:
     """Replace (or append) the ``case`` section of the results file."""
-    text = path.read_text() if path.exists() else "# Dask benchmarks (issue 13)\n"
+    text = path.read_text() if path.exists() else "# Dask benchmarks\n"
     block = f"<!-- case:{case} -->\n" + "\n".join(lines).rstrip() + f"\n<!-- /case:{case} -->"
     pat = re.compile(rf"<!-- case:{case} -->.*?<!-- /case:{case} -->", re.S)
     text = pat.sub(lambda _: block, text) if pat.search(text) else text.rstrip() + "\n\n" + block

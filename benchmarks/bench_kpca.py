@@ -92,7 +92,7 @@ def main():
               f"{b['ours'] / b['peer']:.2f}", flush=True)
     load1 = os.getloadavg()
     lines = [
-        "# KernelPCA vs scikit-learn KernelPCA (issue 16, gap 2)",
+        "# KernelPCA vs scikit-learn KernelPCA",
         "",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores shared "
         f"with another developer; load average {load0[0]:.2f} at the start, {load1[0]:.2f} at "

@@ -96,7 +96,7 @@ def run(n_nodes: int | None, r: int, repeats: int, data_dir=None) -> list:
 
 def table(rows: list, r: int, repeats: int) -> str:
     lines = [
-        "# SVD paths for Table 1 at r = 1000 (issue 18)\n",
+        "# SVD paths for Table 1 at r = 1000\n",
         f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, shared with other work "
         f"(load average {os.getloadavg()[0]:.1f} at the end). Cora ('cites'), Â = D⁻¹(A + I), "
         f"bandwidth 4 γ0, r = {r}; float32 paths interleaved, {repeats} repeat(s), medians; "

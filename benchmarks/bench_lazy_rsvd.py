@@ -119,7 +119,7 @@ def run(G: KernelMatrix, s_exact: np.ndarray, r: int, repeats: int, seed: int = 
 
 def header(repeats: int, threads: str) -> list:
     return [
-        "# Lazy randomized SVD benchmark (issue 16 gap 5)\n",
+        "# Lazy randomized SVD benchmark\n",
         f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, BLAS limited to "
         f"{threads} thread(s) (one set of tables each), shared with other work (load average "
         f"{os.getloadavg()[0]:.1f} at the end). The four routes ran interleaved in rotating "

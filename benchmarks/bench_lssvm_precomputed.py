@@ -104,7 +104,7 @@ def main():
         "the symmetry of the user's matrix, solves for the bias and estimates rcond. "
         f"Interleaved runs, medians of {args.repeats} repeats, BLAS pinned to 1 thread "
         "(threadpoolctl) on both sides. *Previous* is our fit with the symmetry check before "
-        "issue 31 (row blocks against strided column panels), patched in for the "
+        "the CPU-kernel work (row blocks against strided column panels), patched in for the "
         "interleaved comparison.",
         "",
         "| n | ours / KernelRidge | previous / KernelRidge | symmetry check: previous / "

@@ -2,7 +2,7 @@
 
 Matched problems: the same RBF kernel exp(−g‖x − z‖²) with the same g on the same float64 data,
 and KernelRidge's alpha = 1/γ, so both factor the same n×n matrix K + I/γ (Cholesky). The
-LS-SVM additionally has the bias b (paper 001 eq. 4): it solves with two right-hand sides
+LS-SVM additionally has the bias b (He et al. (2023) eq. 4): it solves with two right-hand sides
 ([1, y]) and a 1×1 bordered (Schur-complement) system, and estimates rcond (a few O(n²)
 solves); KernelRidge has no bias. Timings are interleaved (ours, peer, ours, …) and the medians
 of the repeats are compared:
@@ -73,7 +73,7 @@ def main():
               f"{r['ours_lu'] / r['ours_pre']:.2f}", flush=True)
     load1 = os.getloadavg()
     lines = [
-        "# LS-SVM solve vs scikit-learn KernelRidge (issue 16, gap 3)",
+        "# LS-SVM solve vs scikit-learn KernelRidge",
         "",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores shared "
         f"with another developer; load average {load0[0]:.2f} at the start, {load1[0]:.2f} at "

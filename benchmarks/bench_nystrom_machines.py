@@ -93,7 +93,7 @@ def main():
     gsa_fit_ratio = med(t_gsa, 0) / med(t_ours, 0)
     gsa_pred_ratio = med(t_gsa, 1) / med(t_ours, 1)
     lines = [
-        "# Benchmark: Nyström kernel ridge regression (paper 004)",
+        "# Benchmark: Nyström kernel ridge regression (Li, Liu and Zhang)",
         "",
         f"n = {n}, m = {m} landmarks (the same uniform rows for both), d = {d}, n_test = "
         f"{args.n_test}, RBF gamma = {gamma:.3g}, alpha = {alpha}, no intercept; "

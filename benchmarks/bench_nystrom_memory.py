@@ -72,7 +72,7 @@ def main(argv=None):
     n, s = (20_000, 100) if a.quick else (a.n, 1000)
     runs = [child(n, s, mode) for _ in range(a.repeats) for mode in ("before", "after")]
     by = {m: [r for r in runs if r["mode"] == m] for m in ("before", "after")}
-    lines = ["# Nyström float64 peak-memory benchmark (issue 16 gap 7)\n",
+    lines = ["# Nyström float64 peak-memory benchmark\n",
              f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, shared with other "
              f"work (load average {os.getloadavg()[0]:.1f} at the end; memory figures do not "
              "depend on the load). Fresh subprocess per run, before/after alternating.\n",

@@ -1,4 +1,4 @@
-"""Benchmark: asymmetric Nyström SVD (paper 000 §3) against randomized SVD, and a 10⁶ scale run.
+"""Benchmark: asymmetric Nyström SVD (Tao et al., 2024, §3) against randomized SVD; a 10⁶ run.
 
 1. Equal-accuracy comparison (DESIGN.md §4 row "asymmetric Nyström at η ≤ 1e-1 and 1e-2"): a
    synthetic asymmetric SNE kernel matrix (two Gaussian clouds, n = m = 4000, d = 8). Both the

@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         mode = "a" if args.out.exists() else "w"
         with open(args.out, mode) as f:
             if mode == "w":
-                f.write("# Row-normalised kernel blocks (issue 16, gap 1)\n\n")
+                f.write("# Row-normalised kernel blocks\n\n")
             f.write(text)
         print(f"wrote {args.out}")
     return rows

@@ -387,7 +387,7 @@ def _centred_span_cosines(V: np.ndarray, U: np.ndarray) -> np.ndarray:
 
 def gyre_transfer_estimators(X, Y, gamma: float, alpha: float, V_cca, k: int = 3,
                              n_landmarks: int = 800, rank: int = 8, seed: int = 0):
-    """Coherent sets of the double gyre from the reduced-rank Koopman estimators (issue 19).
+    """Coherent sets of the double gyre from the reduced-rank Koopman estimators.
 
     The RRR estimator K̂ = Φ_X U Vᵀ Ψ_Yᵀ (``KoopmanOperator(estimator='rrr')``, exact and
     Nyström) maps the data g(Y) of a function of the final state to the values
@@ -545,12 +545,12 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
                      fontsize=10)
         fig.tight_layout()
         report.figures.append(_savefig(fig, out, "operators_gyre.png"))
-    # issue 19: the same coherent-set analysis from the Koopman estimators' SVD
+    # The same coherent-set analysis from the Koopman estimators' SVD
     rows_k, panels = gyre_transfer_estimators(X, Y, gamma, regularization, V, k=k,
                                               n_landmarks=200 if quick else 800, seed=seed)
     report.tables["Reduced-rank Koopman estimators: L² SVD vs the CCA functions"] = rows_k
     report.notes.append(
-        "Reduced-rank Koopman estimators (issue 19): KoopmanOperator(estimator='rrr', rank=8)"
+        "Reduced-rank Koopman estimators: KoopmanOperator(estimator='rrr', rank=8)"
         ".fit(X, Y), exact and Nyström, same kernel and ε; SVD of K̂ between the empirical L² "
         "spaces of the y_i and the x_i (gyre_transfer_estimators). Uncentred, so σ_1 ≈ 1 "
         "belongs to the nearly constant u_1 (compare the uncentred CCA row); "

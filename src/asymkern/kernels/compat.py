@@ -275,7 +275,7 @@ class CompatibilityTransform:
     -----
     a2 draws C with :func:`random_rows` (blocks of rows seeded by ``(seed, block)``), the same
     generator as the Dask executor, so ``random_state`` gives the same C on numpy and dask
-    inputs whatever the chunking. These draws differ from those of versions before issue 13
+    inputs whatever the chunking. These draws differ from those of the first development snapshots
     (``RandomState(random_state).standard_normal``). a1 fixes the sign of every singular vector
     (the largest-``|.|`` entry of each column of the small factor W positive, :func:`fix_signs`),
     so its C does not depend on the LAPACK build.

@@ -184,7 +184,7 @@ def _gmm_logpdf(S, W, Mu, Var):
     """log densities of points S (N, d) under mixtures (n_mix, m, d): returns (n_mix, N).
 
     The quadratic form Σ (s − mu)²/var is expanded into three products (one GEMM each); to
-    avoid cancellation for data far from the origin (issue 12) the points and the means are
+    avoid cancellation for data far from the origin the points and the means are
     first shifted by the same centre (the mean of S), which leaves (s − mu) unchanged.
     """
     # log N(s | mu, diag var) = −½[d log 2π + Σ log var + Σ (s − mu)²/var]

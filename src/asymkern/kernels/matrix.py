@@ -5,11 +5,11 @@ configured budget). Blocks follow ``working_memory`` (MiB). Optional double cent
 G̃ = H_n G H_m (Tao et al., 2024, §2, H_k = I − 11ᵀ/k) is applied through row/column means, never
 with an n×n matrix.
 
-Numerics (issue 12): float32 inputs give float32 everywhere — blocks, rows/cols, products,
+Numerics: float32 inputs give float32 everywhere — blocks, rows/cols, products,
 means, row/column sums and normalisers — while sums over many entries (means, the column sums
 of ``rmatmat``, the log-sum-exp normalisers) are accumulated in float64 and cast at the end
 (the row sums of float32 normalisation passes from 64-entry float32 partials).
-Row-normalised kernels (issue 16) are normalised in the pass that forms each block: per
+Row-normalised kernels are normalised in the pass that forms each block: per
 cache-sized row chunk a row maximum, one exp, a row sum and a scaling by its inverse
 (exp(L − max)/Σ exp(L − max), which neither under- nor overflows).
 Squared-distance kernels get one centre per matrix (``Kernel.center_for(Z)``), passed to every

@@ -4,7 +4,7 @@ Parametrisation follows scikit-learn: ``gamma`` multiplies the squared distance,
 κ_RBF(x, z) = exp(−gamma‖x − z‖²). Paper 000 writes exp(−‖x − z‖²/γ²): pass ``bandwidth=γ``
 (gamma = 1/γ²). Paper 001 writes the SNE kernel with σ² in the same place: ``bandwidth=σ``.
 
-Numerics (issue 12): the squared-distance kernels (RBF, Cauchy, SNE, T) centre the data before
+Numerics: the squared-distance kernels (RBF, Cauchy, SNE, T) centre the data before
 the one-GEMM expansion, recompute near duplicates directly and scale by powers of two against
 overflow (:func:`~asymkern.kernels.base.neg_scaled_sq_dists`); linear and polynomial kernels
 raise ``OverflowError`` when their values leave the float range; every kernel validates its
