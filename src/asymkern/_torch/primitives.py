@@ -73,6 +73,15 @@ class TorchOps(ArrayOps):
     def svd(self, A):
         return self.torch.linalg.svd(A, full_matrices=False)
 
+    def householder(self, A):
+        H, tau = self.torch.geqrf(A)
+        m = A.shape[1]
+        return (H, tau), self.torch.triu(H[:m])
+
+    def householder_apply(self, reflectors, C, transpose: bool = False):
+        H, tau = reflectors
+        return self.torch.ormqr(H, tau, C.to(H.dtype), left=True, transpose=transpose)
+
     def concat(self, blocks: Sequence):
         return self.torch.cat(list(blocks), dim=1)
 

@@ -270,6 +270,10 @@ def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc:
         else:
             w = ridge_lla_weights(st.M, st.R, A, alpha) if w_given is None else w_given
             beta = A @ w
+    elif mode == "gsa" and gsa_solver == "eq20":
+        w, dual, kbar = ridge_gsa_householder(src, A, Yc, sw if weighted else None, alpha,
+                                              center, dtype, w_given)
+        beta = A @ w
     else:
         if center:
             kbar = _weighted_mean_knm(src, sw if weighted else None)
@@ -381,6 +385,114 @@ def ridge_gsa(ops: ArrayOps, Gt, Yc: np.ndarray, sw: np.ndarray | None, alpha: f
         w = np.asarray(ops.to_host(Ut.T @ (sig[:, None] * filt)))
         a = V @ filt
     return w, (rw * a if rw is not None else a)
+
+
+def _formed_knm(src: KnmSource, lead: int = 0):
+    """[0, K_nm] (n × (lead + m), float64) formed once on the executor in a fresh column-major
+    array (for LAPACK / cuSOLVER, written to by the caller): K_nm fills the last m columns,
+    the first ``lead`` are left for the caller."""
+    ops = src.ops
+    n, m = src.shape
+    K = ops.empty((lead + m, n), _like(src), np.float64).T
+    if isinstance(src, HostKnm):
+        K[:, lead:] = src.Knm
+        return K
+    step = _step(src, m)
+    for a in range(0, n, step):
+        K[a:a + step, lead:] = src.knm(a, a + step)
+    return K
+
+
+def ridge_gsa_householder(src: KnmSource, A: np.ndarray, Yc: np.ndarray,
+                          sw: np.ndarray | None, alpha: float, center: bool, dtype,
+                          w_given: np.ndarray | None = None):
+    """GSA (Li, Liu and Zhang, eq. (20)) from one Householder QR of K_nm.
+
+    The solution of :func:`ridge_gsa` with ``gsa_solver='eq20'``, reached without forming
+    G_cᵀ = K_c A or its n × s SVD. Write K_c = W½(K_nm − 1k̄ᵀ) = (I − eeᵀ) W½K_nm with
+    e = w½/‖w½‖ (the weighted centring is a projection). The Householder QR of [e, W½K_nm]
+    has Q = [±e, Q₂] and R = [[±1, ·], [0, R₂]], so K_c = Q₂R₂ with Q₂ orthogonal to e to
+    rounding — the centring is exact in the factorisation, not left to cancellation. With the
+    SVD R₂A = P Σ Uᵀ of an m × s matrix, G_cᵀ = (Q₂P) Σ Uᵀ is the thin SVD of G_cᵀ, V = Q₂P,
+    and
+
+        α̂ = W½ Q₂ P (Σ² + α)⁻¹ Pᵀ Q₂ᵀ W½y_c,   ŵ = U Σ (Σ² + α)⁻¹ Pᵀ Q₂ᵀ W½y_c,
+
+    with the cut-off of :func:`ridge_gsa` (σ > max(n, s)·eps·σ₁). Q is applied twice through
+    its reflectors (LAPACK ``ormqr``, O(nmk) flops), so the cost is one QR of K_nm (about
+    2nm² flops) where the thin SVD of G_cᵀ took several passes, and K_nm is evaluated once.
+    α̂ is never formed through R⁻¹.
+
+    Parameters
+    ----------
+    src : KnmSource
+    A : ndarray of shape (m, s)
+        The basis coefficients (host).
+    Yc : ndarray of shape (n, k)
+        Centred targets (host).
+    sw : ndarray of shape (n,) or None
+        Sample weights (None: unit weights).
+    alpha : float
+    center : bool
+        ``fit_intercept`` (centre K_nm on its weighted mean row k̄).
+    dtype : numpy dtype
+        The data's dtype (the cut-off).
+    w_given : ndarray of shape (s, k), optional
+        Ridge weights of another solver: α̂ = V Σ⁻¹ Uᵀ ŵ.
+
+    Returns
+    -------
+    w : ndarray of shape (s, k)
+        ŵ (host).
+    dual : array of shape (n, k)
+        α̂ on the executor.
+    kbar : ndarray of shape (m,) or None
+        k̄ (host); None without ``center``.
+    """
+    ops = src.ops
+    n, m = src.shape
+    lead = 1 if center else 0
+    if n < m + lead:  # more columns than samples: the thin SVD of G_cᵀ is the smaller one
+        kbar = _weighted_mean_knm(src, sw) if center else None
+        return (*ridge_gsa(ops, features(src, A, kbar), Yc, sw, alpha, dtype, "eq20",
+                           w_given), kbar)
+    K = _formed_knm(src, lead)
+    Kb = K[:, lead:]
+    kbar = None
+    if center:
+        wd = None if sw is None else ops.from_host(sw, K, np.float64)
+        kb = Kb.sum(0) / n if wd is None else (wd @ Kb) / float(sw.sum())
+        kbar = np.asarray(ops.to_host(kb), dtype=np.float64)
+    rw = None if sw is None else ops.from_host(np.sqrt(sw)[:, None], K, np.float64)
+    if rw is not None:
+        Kb *= rw
+    if center:
+        e = (ops.from_host(np.full((n, 1), 1.0 / np.sqrt(n)), K, np.float64) if rw is None
+             else rw / float(np.sqrt(sw.sum())))
+        K[:, :1] = e
+    Yd = ops.from_host(Yc, K, np.float64)
+    if rw is not None:
+        Yd = rw * Yd
+    Ad = ops.from_host(A, K, np.float64)
+    del Kb
+    refl, R = ops.householder(K)
+    del K
+    P, sig, Ut = ops.svd(R[lead:, lead:] @ Ad)
+    top = float(sig[0]) if sig.shape[0] else 0.0
+    keep = sig > max(n, Ad.shape[1]) * float(np.finfo(dtype).eps) * top
+    P, sig, Ut = P[:, keep], sig[keep], Ut[keep]
+    if w_given is not None:
+        w = w_given
+        z = P @ ((Ut @ ops.from_host(w, R, np.float64)) / sig[:, None])
+    else:
+        QtY = ops.householder_apply(refl, Yd, transpose=True)[lead:lead + m]
+        filt = (P.T @ QtY) / (sig**2 + alpha)[:, None]
+        w = np.asarray(ops.to_host(Ut.T @ (sig[:, None] * filt)))
+        z = P @ filt
+    Z = ops.zeros((n, z.shape[1]), R, np.float64)
+    Z[lead:lead + m] = z
+    a = ops.householder_apply(refl, Z)
+    return w, (rw * a if rw is not None else a), kbar
 
 
 def ridge_spa(ops: ArrayOps, Gt, Yc: np.ndarray, sw: np.ndarray | None, alpha: float):
