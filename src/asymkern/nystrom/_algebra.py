@@ -7,7 +7,8 @@ the modes differ in what they solve:
 
 * LLA / NCR (ridge): the centred, weighted Gram M = K_mn W K_nm − Σw·k̄k̄ᵀ and R = K_mn W y_c,
   then an s×s (LLA, eq. (12)) or m×m (NCR, eq. (11)) solve on the host;
-* GSA: the thin SVD of G_cᵀ = (K_nm − 1k̄ᵀ)A and eq. (20)'s α̂ = G_c^†ŵ;
+* GSA: eq. (20)'s α̂ = G_c^†ŵ from the thin SVD of G_cᵀ = (K_nm − 1k̄ᵀ)A, reached through one
+  Householder QR of K_nm (:func:`ridge_gsa_householder`; ``gsa_solver='woodbury'`` forms G_cᵀ);
 * SPA: the dual problem (K̃_c + αI) a = y_c with K̃_c = G_cᵀG_c, by Woodbury;
 * exact: the n×n kernel itself.
 
