@@ -351,30 +351,24 @@ class LazyMatrix:
 
     def row_probe(self, P, V) -> np.ndarray:
         """G[P, :] · V (host float64, ``|P|`` × k) for host probe rows P and host V."""
-        like = self.template()
-        Vd = self.ops.from_host(np.asarray(V, dtype=np.float64), like, np.float64)
-        out = np.zeros((len(P), V.shape[1]))
-        Pi = self.ops.index(np.asarray(P), like)
-        m = self.shape[1]
-        step = self.step(len(P))
-        for a in range(0, m, step):
-            sl = slice(a, min(a + step, m))
-            B = self.ops.astype(self.block(Pi, sl), np.float64)
-            out += self.ops.to_host(B @ Vd[sl])
-        return out
+        return self._probe(P, V, rows=True)
 
     def col_probe(self, Q, U) -> np.ndarray:
         """G[:, Q]ᵀ · U (host float64, ``|Q|`` × k) for host probe columns Q and host U."""
+        return self._probe(Q, U, rows=False)
+
+    def _probe(self, idx, V, rows: bool) -> np.ndarray:
+        """G[idx, :] · V (``rows``) or G[:, idx]ᵀ · V, over blocks of the other dimension."""
         like = self.template()
-        Ud = self.ops.from_host(np.asarray(U, dtype=np.float64), like, np.float64)
-        out = np.zeros((len(Q), U.shape[1]))
-        Qi = self.ops.index(np.asarray(Q), like)
-        n = self.shape[0]
-        step = self.step(len(Q))
-        for a in range(0, n, step):
-            sl = slice(a, min(a + step, n))
-            B = self.ops.astype(self.block(sl, Qi), np.float64)
-            out += self.ops.to_host(B.T @ Ud[sl])
+        Vd = self.ops.from_host(np.asarray(V, dtype=np.float64), like, np.float64)
+        out = np.zeros((len(idx), V.shape[1]))
+        ii = self.ops.index(np.asarray(idx), like)
+        other = self.shape[1 if rows else 0]
+        step = self.step(len(idx))
+        for a in range(0, other, step):
+            sl = slice(a, min(a + step, other))
+            B = self.ops.astype(self.block(ii, sl) if rows else self.block(sl, ii).T, np.float64)
+            out += self.ops.to_host(B @ Vd[sl])
         return out
 
     def template(self):
