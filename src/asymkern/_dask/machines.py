@@ -32,6 +32,8 @@ they (and the training data that GSA's test phase needs) are dropped when the mo
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +42,48 @@ from .kernel import _chunk_bounds, _tree, as_dask_data, gather, task
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 _KMEANS_GATHER_MAX = 20000  # k-means on all rows (gathered) up to this n, as in _dask.nystrom
+
+
+@dataclass(frozen=True)
+class DaskMachineFit:
+    """What a Dask fit of a Nyström machine hands back to its estimator (which alone sets the
+    fitted attributes, ``_NystromBase._keep_dask``).
+
+    Attributes
+    ----------
+    basis : NystromBasis
+        The landmarks and A = V_s Λ_s^{-1/2}.
+    n_features : int
+    dtype : numpy dtype
+        X's dtype (outputs are cast to it).
+    coef, landmark_coef, intercept : ndarray or None
+        ``coef_`` (LLA/GSA weights ŵᵀ; SVC: the linear SVM's), ``landmark_coef_`` (β on the
+        landmarks), ``intercept_``.
+    dual : dask array or None
+        ``dual_coef_`` (SPA/GSA), lazy and chunked like X.
+    X_fit : dask array or None
+        X, kept for GSA's test phase (K against all training points).
+    y_1d : bool or None
+        Whether y was 1-D (ridge).
+    eigenvalues : ndarray or None
+    n_components : int or None
+        KPCA's.
+    svm : estimator or None
+        NystromSVC's fitted linear SVM (``estimator_``; its classes and n_iter_ are read there).
+    """
+
+    basis: Any
+    n_features: int
+    dtype: np.dtype
+    coef: np.ndarray | None = None
+    landmark_coef: np.ndarray | None = None
+    intercept: Any = None
+    dual: Any = None
+    X_fit: Any = None
+    y_1d: bool | None = None
+    eigenvalues: np.ndarray | None = None
+    n_components: int | None = None
+    svm: Any = None
 
 
 # ================================================================================ validation
@@ -377,11 +421,6 @@ def _fit_common(est, X, y=None, numeric: bool = True):
             X = da.from_array(Xa, chunks=(y.chunks[0], -1))
     X = check_X(X)
     Y = None if y is None else check_y(y, X, numeric=numeric)
-    est.X_fit_ = None
-    est.n_features_in_ = int(X.shape[1])
-    est._fit_dtype = np.dtype(X.dtype)
-    est.dask_fit_ = True
-    est.coef_ = est.landmark_coef_ = est.dual_coef_ = None
     if est.mode == "exact":
         raise NotImplementedError(
             f"mode='exact' needs the n×n kernel matrix of all {X.shape[0]} samples; it is not "
@@ -397,22 +436,18 @@ def _fit_common(est, X, y=None, numeric: bool = True):
                          subspace_dim=est._subspace_request(
                              m if m is not None else np.asarray(est.landmarks).size),
                          rcond=est.rcond, random_state=rng)
-    est.basis_ = b
-    est.landmark_indices_ = b.indices
-    est.landmarks_ = b.centers
-    est.n_landmarks_ = b.n_landmarks
-    est.subspace_dim_ = b.subspace_dim
     return X, Y, kern, b
 
 
-def _finite_small(est):
+def _finite_small(fit: DaskMachineFit) -> DaskMachineFit:
+    """``fit`` after checking its small fitted arrays are finite."""
     from .._validation import check_finite_output
 
-    for name in ("coef_", "landmark_coef_", "intercept_", "eigenvalues_"):
-        val = getattr(est, name, None)
+    for name, val in (("coef_", fit.coef), ("landmark_coef_", fit.landmark_coef),
+                      ("intercept_", fit.intercept), ("eigenvalues_", fit.eigenvalues)):
         if val is not None:
             check_finite_output(val, f"the fitted {name}", _RESCALE)
-    return est
+    return fit
 
 
 def _svd_R(R, n, dtype):
@@ -429,7 +464,7 @@ def fit_ridge(est, X, y, alpha: float):
     Parameters
     ----------
     est : NystromKernelRidge
-        The estimator (its parameters are read, its fitted attributes set).
+        The estimator (its parameters are read; nothing is set on it).
     X : dask array (n, d), row-chunked (numpy X is split like a dask y).
     y : dask array (n,) or (n, k) chunked like X's rows, or numpy (split like X).
     alpha : float
@@ -437,9 +472,9 @@ def fit_ridge(est, X, y, alpha: float):
 
     Returns
     -------
-    est
-        Fitted: ``coef_`` (lla/gsa), ``landmark_coef_``, ``intercept_`` as numpy; ``dual_coef_``
-        of spa/gsa as a lazy dask array chunked like X.
+    DaskMachineFit
+        ``coef`` (lla/gsa), ``landmark_coef``, ``intercept`` as numpy; ``dual`` of spa/gsa as a
+        lazy dask array chunked like X.
 
     Notes
     -----
@@ -457,8 +492,9 @@ def fit_ridge(est, X, y, alpha: float):
             "solver='sklearn' fits scikit-learn's Ridge on the n×s features in memory; on dask "
             "inputs use solver='auto' (the same ridge solution in Gram form)")
     X, Y, kern, b = _fit_common(est, X, y)
-    est._y_1d = Y.ndim == 1
     n, mode, A = int(X.shape[0]), est.mode, b.A
+    dtype = np.dtype(X.dtype)
+    w = dual = gsa = None
     if est.fit_intercept:
         (ysum,) = gather("target sums", Y.sum(axis=0))
         ybar = np.atleast_1d(ysum / n)  # = Y.mean(axis=0) of the in-memory path
@@ -474,11 +510,10 @@ def fit_ridge(est, X, y, alpha: float):
         if kbar is not None:
             M -= n * np.outer(kbar, kbar)
     if mode == "ncr":  # the in-memory formulas (eq. (11), (12)) on the merged summaries
-        est.landmark_coef_ = ridge_ncr_coef(M, R, b.Kmm, alpha, est._fit_dtype)
+        beta = ridge_ncr_coef(M, R, b.Kmm, alpha, dtype)
     elif mode == "lla":
         w = ridge_lla_weights(M, R, A, alpha)
-        est.coef_ = w.T
-        est.landmark_coef_ = A @ w
+        beta = A @ w
     else:
         Gty = A.T @ R  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
         if kbar is not None:
@@ -489,13 +524,18 @@ def fit_ridge(est, X, y, alpha: float):
             GtG = Hp.copy()
             Hp[np.diag_indices_from(Hp)] += alpha
             z = np.linalg.solve(Hp, Gty)
-            est.landmark_coef_ = A @ ((Gty - GtG @ z) / alpha)
-            est.dual_coef_ = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
+            beta = A @ ((Gty - GtG @ z) / alpha)
+            dual = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
         else:
-            _fit_gsa(est, st, kern, X, Y, b, n, shift, Gty, ybar, alpha)
-    beta = est.landmark_coef_
-    est.intercept_ = ybar - (kbar @ beta if kbar is not None else 0.0)
-    return _finite_small(est)
+            w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
+            beta = A @ w
+            dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
+                            b.centers, A, shift, gsa)
+    return _finite_small(DaskMachineFit(
+        basis=b, n_features=int(X.shape[1]), dtype=dtype,
+        coef=None if w is None else w.T, landmark_coef=beta,
+        intercept=ybar - (kbar @ beta if kbar is not None else 0.0), dual=dual,
+        X_fit=X if gsa is not None else None, y_1d=Y.ndim == 1))
 
 
 def _spa_dual_chunk(Xc, Yc, kern, C, A, ybar, shift, z, alpha):
@@ -516,19 +556,18 @@ def _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha):
     return da.concatenate(blocks, axis=0)
 
 
-def _fit_gsa(est, st, kern, X, Y, b, n, shift, Gty, ybar, alpha):
+def _fit_gsa(gsa_solver: str, st: dict, n: int, dtype, Gty, alpha: float):
     """GSA through LLA's training (eq. (20)) from the merged R of G_cᵀ (no n×s SVD).
 
     With R = P Σ Uᵀ (so G_cᵀ = V Σ Uᵀ, V = G_cᵀ U Σ⁻¹): Vᵀy_c = Σ⁻¹Uᵀ(G_c y_c),
-    ŵ = U Σ (Σ² + α)⁻¹ Vᵀy_c and α̂ = V (Σ² + α)⁻¹ Vᵀ y_c = G_cᵀ c with c = U Σ⁻¹ filt, kept as
-    the small c; α̂ itself is a lazy dask array.
+    ŵ = U Σ (Σ² + α)⁻¹ Vᵀy_c and α̂ = V (Σ² + α)⁻¹ Vᵀ y_c = G_cᵀ c with c = U Σ⁻¹ filt.
+    Returns (ŵ, c): the caller keeps the small c and α̂ as a lazy dask array.
     """
-    A = b.A
-    P, sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
+    P, sig, Ut, keep = _svd_R(st["R"], n, dtype)
     sig, U = sig[keep], Ut[keep].T
     proj = P[:, keep].T @ st["QtY"]  # Vᵀ y_c = Pᵀ Qᵀ y_c
     filt = proj / (sig**2 + alpha)[:, None]
-    if est.gsa_solver == "woodbury":
+    if gsa_solver == "woodbury":
         GtG = st["R"].T @ st["R"]
         Hp = GtG.copy()
         Hp[np.diag_indices_from(Hp)] += alpha
@@ -539,13 +578,7 @@ def _fit_gsa(est, st, kern, X, Y, b, n, shift, Gty, ybar, alpha):
     else:
         w = U @ (sig[:, None] * filt)
         c = U @ (filt / sig[:, None])
-    est.coef_ = w.T
-    est.landmark_coef_ = A @ w
-    est._gsa_c = c
-    est._gsa_shift = shift
-    est.X_fit_ = X
-    est.dual_coef_ = map_rows(_swap(_features_chunk), X, c.shape[1], np.float64, kern,
-                              b.centers, A, shift, c)
+    return w, c
 
 
 def _exact_part(est, Z):
@@ -640,9 +673,9 @@ def fit_pca(est, X):
 
     Returns
     -------
-    est
-        ``coef_``, ``landmark_coef_``, ``eigenvalues_``, ``intercept_`` as numpy;
-        ``dual_coef_`` of spa/gsa as a lazy dask array chunked like X.
+    DaskMachineFit
+        ``coef``, ``landmark_coef``, ``eigenvalues``, ``intercept`` as numpy; ``dual`` of
+        spa/gsa as a lazy dask array chunked like X.
 
     Notes
     -----
@@ -662,11 +695,11 @@ def fit_pca(est, X):
     A = b.A
     s = A.shape[1]
     n = int(X.shape[0])
-    k = est.n_components_ = est._components_for(s, n)
+    k = est._components_for(s, n, b.n_landmarks)
     st = reduce_stats(kern, X, b.centers, A, qr=True, center=est.center,
                       what="KPCA summaries (s×s R factor)")
     fbar = st["gmean"] if est.center else np.zeros(s)
-    est._fbar = fbar
+    dual = c = None
     _, S, Vt = np.linalg.svd(st["R"])
     # svd_flip's rule (largest |u| of each left singular vector positive) on the lazy
     # U_k = F_c V_k S_k⁻¹: a distributed sign pass (k numbers per chunk)
@@ -675,20 +708,16 @@ def fit_pca(est, X):
     W = Vt[:k].T * signs
     lam = S[:k] ** 2
     if est.mode == "spa":  # eigenvectors of the n×n F_c F_cᵀ are the left singular vectors
-        est.dual_coef_ = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar,
-                                  W / lam)
+        dual = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, W / lam)
     elif est.mode == "gsa":  # α̂ = G_c^† W = F_c U Σ⁻² Uᵀ W (eq. (20)), lazily
-        _, sig, Ut, keep = _svd_R(st["R"], n, est._fit_dtype)
+        _, sig, Ut, keep = _svd_R(st["R"], n, np.dtype(X.dtype))
         U = Ut[keep].T
         c = (U / sig[keep] ** 2) @ (U.T @ W)
-        est._gsa_c = c
-        est.X_fit_ = X
-        est.dual_coef_ = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, c)
-    est.coef_ = W.T
-    est.landmark_coef_ = A @ W
-    est.eigenvalues_ = lam
-    est.intercept_ = -(fbar @ W)
-    return _finite_small(est)
+        dual = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, c)
+    return _finite_small(DaskMachineFit(
+        basis=b, n_features=int(X.shape[1]), dtype=np.dtype(X.dtype), coef=W.T,
+        landmark_coef=A @ W, intercept=-(fbar @ W), dual=dual,
+        X_fit=X if c is not None else None, eigenvalues=lam, n_components=k))
 
 
 def transform_pca(est, Z):
@@ -739,14 +768,11 @@ def fit_svc(est, X, y):
     F, yv = gather("NystromSVC features F (n×s, within max_dense_memory)", F, yd)
     if np.issubdtype(yv.dtype, np.floating) and not np.all(np.isfinite(yv)):
         raise ValueError("y contains NaN or infinity")
-    est.estimator_ = est._fit_solver(est._make_svm("linear"), F, yv)
-    W = np.atleast_2d(np.asarray(est.estimator_.coef_))
-    est.coef_ = W
-    est.landmark_coef_ = b.A @ W.T
-    est.classes_ = est.estimator_.classes_
-    if hasattr(est.estimator_, "n_iter_"):
-        est.n_iter_ = est.estimator_.n_iter_
-    return _finite_small(est)
+    svm = est._fit_solver(est._make_svm("linear"), F, yv)
+    W = np.atleast_2d(np.asarray(svm.coef_))
+    return _finite_small(DaskMachineFit(
+        basis=b, n_features=int(X.shape[1]), dtype=np.dtype(X.dtype), coef=W,
+        landmark_coef=b.A @ W.T, svm=svm))
 
 
 def _svc_chunk(Xc, kern, C, A, svm, method, dt):

@@ -85,16 +85,6 @@ def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):
     return idx, Xt[torch.as_tensor(np.asarray(idx), device=dev)]
 
 
-def set_basis(est, b) -> None:
-    """Record a fitted Nyström basis on ``est``: ``basis_``, ``landmark_indices_``,
-    ``landmarks_``, ``n_landmarks_`` and ``subspace_dim_``."""
-    est.basis_ = b
-    est.landmark_indices_ = b.indices
-    est.landmarks_ = b.centers
-    est.n_landmarks_ = b.n_landmarks
-    est.subspace_dim_ = b.subspace_dim
-
-
 class LandmarkBasis:
     """The landmarks of a torch fit and the rows of K_nm they give (built by
     :func:`nystrom_landmarks_torch`).
@@ -165,7 +155,7 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
 
     A = V_s Σ_s⁻¹ comes from K_mm on the host
     (:func:`asymkern._shared.nystrom_basis.basis_from_landmarks`). Records the basis on
-    ``est`` (:func:`set_basis`).
+    ``est`` (``_set_basis``).
 
     Parameters
     ----------
@@ -221,7 +211,7 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
         subspace_dim=est._subspace_request(m), rcond=est.rcond, Kmm=Kmm,
         sketch=None if St is None else to_numpy(St),
         X_fit=None if St is None else (to_numpy(Xt) if X_fit is None else X_fit))
-    set_basis(est, b)
+    est._set_basis(b)
     return LandmarkBasis(b, kind, tk, Xt, C=Ct, center=c, idx=it, sketch=St, KS=KS)
 
 

@@ -233,15 +233,46 @@ class _NystromBase(BaseEstimator):
                                   subspace_dim=self._subspace_request(m), rcond=self.rcond,
                                   random_state=rng)
         b = self.basis_
-        self.landmark_indices_ = b.indices
-        self.landmarks_ = b.centers
-        self.n_landmarks_ = b.n_landmarks
-        self.subspace_dim_ = b.subspace_dim
+        self._set_basis(b)
         if b.sketch is not None:  # K S: formed once (each row block reads all of K's columns)
             return HostKnm(check_finite_output(
                 b.landmark_kernel(X), "the kernel matrix K_nm between X and the landmarks",
                 _RESCALE))
         return HostLandmarks(b, X)  # K(X, C), evaluated by row blocks when read
+
+    def _set_basis(self, b) -> None:
+        """Record a fitted Nyström basis: ``basis_``, ``landmark_indices_``, ``landmarks_``,
+        ``n_landmarks_`` and ``subspace_dim_``."""
+        self.basis_ = b
+        self.landmark_indices_ = b.indices
+        self.landmarks_ = b.centers
+        self.n_landmarks_ = b.n_landmarks
+        self.subspace_dim_ = b.subspace_dim
+
+    def _keep_dask(self, fit):
+        """Set the fitted attributes from a Dask fit (:class:`asymkern._dask.machines.
+        DaskMachineFit`); returns self."""
+        self._set_basis(fit.basis)
+        self.X_fit_ = fit.X_fit
+        self.n_features_in_ = fit.n_features
+        self._fit_dtype = fit.dtype
+        self.dask_fit_ = True
+        self.coef_ = fit.coef
+        self.landmark_coef_ = fit.landmark_coef
+        self.dual_coef_ = fit.dual
+        if fit.intercept is not None:
+            self.intercept_ = fit.intercept
+        if fit.y_1d is not None:
+            self._y_1d = fit.y_1d
+        if fit.eigenvalues is not None:
+            self.eigenvalues_ = fit.eigenvalues
+            self.n_components_ = fit.n_components
+        if fit.svm is not None:
+            self.estimator_ = fit.svm
+            self.classes_ = fit.svm.classes_
+            if hasattr(fit.svm, "n_iter_"):
+                self.n_iter_ = fit.svm.n_iter_
+        return self
 
     def _no_basis(self, X):
         n = X.shape[0]  # mode='exact': the n×n kernel, its centred copies and the solver's copy
@@ -616,7 +647,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                     f"(mode={mode!r}); fit in memory or leave sample_weight=None")
             from .._dask.machines import fit_ridge
 
-            return fit_ridge(self, X, y, alpha)
+            return self._keep_dask(fit_ridge(self, X, y, alpha))
         self._ncr_requires_full()
         self.torch_fit_ = False
         if use_torch(self, X, y, sample_weight) and self.solver != "auto":
@@ -1070,7 +1101,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                                           "in memory); use probability=False")
             from .._dask.machines import fit_svc
 
-            return fit_svc(self, X, y)
+            return self._keep_dask(fit_svc(self, X, y))
         if mode != "exact":
             self._ncr_requires_full()
         svm = self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")
@@ -1475,7 +1506,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             self._refuse_dask_precomputed()
             from .._dask.machines import fit_pca
 
-            return fit_pca(self, X)
+            return self._keep_dask(fit_pca(self, X))
         self.dask_fit_ = False
         tr = _training(self, X)  # numpy, or torch (tensors / device)
         n = tr.n
@@ -1537,11 +1568,13 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
                              f"beside the largest {lam_max:.3g}: degenerate or duplicate "
                              "samples); lower n_components")
 
-    def _components_for(self, s: int, n: int) -> int:
-        """n_components clipped to the size limit (``n_landmarks_``, or subspace_dim when set;
-        n − 1 when centring n samples) with a warning; a numerical rank s of K_mm below it is
-        an error (degenerate data: never silently fewer components)."""
-        limit, what = self.n_landmarks_, "the number of landmarks n_landmarks_"
+    def _components_for(self, s: int, n: int, n_landmarks: int | None = None) -> int:
+        """n_components clipped to the size limit (``n_landmarks`` (default the fitted
+        ``n_landmarks_``), or subspace_dim when set; n − 1 when centring n samples) with a
+        warning; a numerical rank s of K_mm below it is an error (degenerate data: never
+        silently fewer components)."""
+        limit = self.n_landmarks_ if n_landmarks is None else n_landmarks
+        what = "the number of landmarks n_landmarks_"
         if self.subspace_dim is not None and int(self.subspace_dim) < limit:
             limit, what = int(self.subspace_dim), "subspace_dim"
         k = self._clip_components(*self._rank_limit(limit, n, what))
