@@ -28,6 +28,8 @@ tasks that need them. The fitted model keeps the landmark rows X[I], X[J], their
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
@@ -147,8 +149,43 @@ def _cross_task(kernel, Xc, XI, XJ, lse_c, lse_I, ws, wt, need_s, need_t):
 
 
 # ------------------------------------------------------------------------------- fit
-def fit_askls_dask(est, X, y):
-    """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y)."""
+@dataclass(frozen=True)
+class DaskAsKLSFit:
+    """What the Dask fit of :class:`~asymkern.lssvm.AsKLSClassifier` hands back to the
+    estimator (which alone sets the fitted attributes).
+
+    Attributes
+    ----------
+    classes : ndarray
+    n_train, n_features : int
+    dtype : numpy dtype
+        X's dtype (the outputs').
+    bias : ndarray
+        The biases b1, b2 (``intercept_``).
+    fallback : bool
+        Whether the ridge fallback ran.
+    reference : dask array
+        The training set (transient: normalisers of new rows for row-normalised kernels).
+    nystrom : NystromResult
+        The asymmetric Nyström result without its n-sized factors.
+    predictor : tuple
+        ``(I, J, R b̃, Cᵀ ã, W, X[I], X[J], lse_I)`` for ``_set_nystrom_predictor``.
+    """
+
+    classes: np.ndarray
+    n_train: int
+    n_features: int
+    dtype: np.dtype
+    bias: np.ndarray
+    fallback: bool
+    reference: Any
+    nystrom: Any
+    predictor: tuple
+
+
+def fit_askls_dask(est, X, y) -> DaskAsKLSFit:
+    """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y);
+    nothing is set on ``est``."""
     from .._shared.lssvm import _check_merge, askls_lowrank_reduced
     from .._validation import check_random_state
     from ..linalg.nystrom import asymmetric_nystrom
@@ -212,22 +249,11 @@ def fit_askls_dask(est, X, y):
     (pair,) = gather("Nyström predictor products (landmarks × classes)", _tree(parts, _pair_add))
     R_b, Ct_a = pair
 
-    est.classes_ = classes
-    est.n_train_ = n
-    est.n_features_in_ = d
-    est._out_dtype = np.dtype(Xd.dtype)
-    est.X_fit_ = None
-    est.stackers_ = None
-    est.coef_source_ = est.coef_target_ = None  # n-sized: never kept (see the docstring)
-    est.intercept_ = red.bias
-    est.rcond_ = np.nan
-    est.fallback_ = bool(red.fallback)
-    est.dask_fit_ = True
-    est._dask_reference = Xd  # transient (dropped by pickle): row-normalised source side
-    est._ny_result = dataclasses.replace(res, U=None, V=None)
-    est._set_nystrom_predictor(I, J, R_b, Ct_a, W, XI, XJ, lse_I)
-    check_finite_output(est.intercept_, "the AsK-LS biases b1, b2", _RESCALE)
-    return est
+    check_finite_output(red.bias, "the AsK-LS biases b1, b2", _RESCALE)
+    return DaskAsKLSFit(classes=classes, n_train=n, n_features=d, dtype=np.dtype(Xd.dtype),
+                        bias=red.bias, fallback=bool(red.fallback), reference=Xd,
+                        nystrom=dataclasses.replace(res, U=None, V=None),
+                        predictor=(I, J, R_b, Ct_a, W, XI, XJ, lse_I))
 
 
 # ------------------------------------------------------------------------------- predict

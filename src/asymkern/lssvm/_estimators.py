@@ -1019,6 +1019,25 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                      if kern.row_normalized else None)
         self._set_nystrom_predictor(I, J, R_b, Ct_a, W, XI, XJ, lse_I)
 
+    def _keep_dask(self, fit):
+        """Set the fitted attributes from the Dask fit (:class:`asymkern._dask.askls.
+        DaskAsKLSFit`); n-sized coefficients are never kept. Returns self."""
+        self.classes_ = fit.classes
+        self.n_train_ = fit.n_train
+        self.n_features_in_ = fit.n_features
+        self._out_dtype = fit.dtype
+        self.X_fit_ = None
+        self.stackers_ = None
+        self.coef_source_ = self.coef_target_ = None
+        self.intercept_ = fit.bias
+        self.rcond_ = np.nan
+        self.fallback_ = fit.fallback
+        self.dask_fit_ = True
+        self._dask_reference = fit.reference  # transient (dropped by pickle)
+        self._ny_result = fit.nystrom
+        self._set_nystrom_predictor(*fit.predictor)
+        return self
+
     def _set_nystrom_predictor(self, I, J, R_b, Ct_a, W, XI=None, XJ=None, lse_I=None):
         """Predictor weights from R b̃ (``|I|``×k), Cᵀ ã (``|J|``×k) and the core W = K[I, J].
 
@@ -1088,7 +1107,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 raise NotImplementedError(
                     "sample_weight, class_weight and probability=True are not available for "
                     "dask inputs yet; pass numpy arrays or leave them at their defaults")
-            return fit_askls_dask(self, X, y)
+            return self._keep_dask(fit_askls_dask(self, X, y))
         self.dask_fit_ = False
         self._dask_reference = None
         _check_merge(self.merge)
