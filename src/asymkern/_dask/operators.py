@@ -24,6 +24,9 @@ numpy or dask inputs alike.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from .._dispatch import is_dask_array, require_dask
@@ -110,11 +113,44 @@ def _landmarks(est, n: int):
     return idx
 
 
+@dataclass(frozen=True)
+class DaskLandmarkFit:
+    """The reduced matrices of a landmark (Nyström-restricted) operator fit on Dask, handed
+    back to the estimator, which sets the fitted attributes (``_keep_dask``).
+
+    Attributes
+    ----------
+    kernel, kernel_y : Kernel
+        The resolved kernels (``kernel_y``: the conditional mean embedding's output kernel).
+    landmarks : ndarray
+        Indices of the landmarks among the samples.
+    n_features, n_samples : int
+    L, T : ndarray
+        The landmark points and the whitening T (F = k(·, L) T).
+    A, C, FY : ndarray
+        FᵀF, FᵀF⁺ (Koopman; None for the embedding) and FᵀY.
+    y_1d : bool or None
+        Whether the embedding's y was 1-D.
+    """
+
+    kernel: Any
+    landmarks: np.ndarray
+    n_features: int
+    n_samples: int
+    L: Any
+    T: np.ndarray
+    A: np.ndarray
+    FY: np.ndarray
+    C: np.ndarray | None = None
+    kernel_y: Any = None
+    y_1d: bool | None = None
+
+
 def fit_cme_dask(est, X, y):
     """Fit a :class:`~asymkern.operators.ConditionalMeanEmbedding` with landmarks on dask X."""
     from .._shared.operators import as_rkhs_kernel
     da = require_dask()
-    eps = est._alpha()
+    est._alpha()  # validated here too (the caller passes its own eps to the model)
     if y is None:
         raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y is "
                          "None (paired samples y of shape (n_samples, d_y) are needed)")
@@ -141,17 +177,12 @@ def fit_cme_dask(est, X, y):
         y1d = Y.ndim == 1
         Y = Y.reshape(-1, 1) if y1d else Y
         Y2 = da.from_array(Y, chunks=(Xd.chunks[0], Y.shape[1]))
-    est.kernel_x_ = as_rkhs_kernel(est.kernel_x, est.kernel_x_params, "kernel_x")
-    est.kernel_y_ = as_rkhs_kernel(est.kernel_y, est.kernel_y_params, "kernel_y")
-    idx, L, T = _landmark_basis(est, est.kernel_x_, Xd)
-    A, _, FY = _reduce_stats(est.kernel_x_, L, T, Xd, None, Y2)
-    est._y_1d = y1d
-    est.n_features_in_ = d
-    est.landmarks_ = idx
-    est.X_fit_ = est.Y_fit_ = None
-    est.operator_ = None
-    est._set_landmark_model(L, T, A, FY, n, eps)
-    return est
+    kernel_x = as_rkhs_kernel(est.kernel_x, est.kernel_x_params, "kernel_x")
+    kernel_y = as_rkhs_kernel(est.kernel_y, est.kernel_y_params, "kernel_y")
+    idx, L, T = _landmark_basis(est, kernel_x, Xd)
+    A, _, FY = _reduce_stats(kernel_x, L, T, Xd, None, Y2)
+    return DaskLandmarkFit(kernel=kernel_x, kernel_y=kernel_y, landmarks=idx, n_features=d,
+                           n_samples=n, L=L, T=T, A=A, FY=FY, y_1d=y1d)
 
 
 def fit_koopman_dask(est, X, Y):

@@ -187,7 +187,15 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         if any_dask(X, y):
             from .._dask.operators import fit_cme_dask
 
-            return fit_cme_dask(self, X, y)
+            fit = fit_cme_dask(self, X, y)
+            self.kernel_x_, self.kernel_y_ = fit.kernel, fit.kernel_y
+            self._y_1d = fit.y_1d
+            self.n_features_in_ = fit.n_features
+            self.landmarks_ = fit.landmarks
+            self.X_fit_ = self.Y_fit_ = None
+            self.operator_ = None
+            self._set_landmark_model(fit.L, fit.T, fit.A, fit.FY, fit.n_samples, eps)
+            return self
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         self.torch_fit_ = False
