@@ -156,7 +156,8 @@ def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
 
 
 def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
-    """M = (FᵀF + nεI)⁻¹ (p×p, Cholesky) — the regularised inverse in whitened features.
+    """M = (FᵀF + nεI)⁻¹ (p×p, Cholesky) — the regularised inverse in whitened features
+    (ε = 0, ``alpha=None`` of the transfer operators: the pseudo-inverse (FᵀF)⁺).
 
     In landmark coordinates B_L = T M Tᵀ = (K_LnK_nL + nεK_LL)⁻¹ when K_LL is invertible (the
     Nyström / subset-of-regressors Tikhonov solution); with every sample a landmark,
@@ -164,6 +165,12 @@ def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
     2020, §4.3–4.4).
     """
     Aw = 0.5 * (np.asarray(Aw, dtype=np.float64) + np.asarray(Aw, dtype=np.float64).T)
+    if eps == 0:  # alpha=None (transfer operators): the pseudo-inverse (FᵀF)⁺, cutoff p·eps·λ_max
+        from ._numerics import pinv_spectrum
+
+        lam, Q, _ = pinv_spectrum(*sla.eigh(Aw, check_finite=False), Aw.shape[0],
+                                  "the landmark Gram matrix FᵀF")
+        return (Q / lam) @ Q.T
     Aw[np.diag_indices_from(Aw)] += n * eps
     try:
         cho = sla.cho_factor(Aw, check_finite=False)

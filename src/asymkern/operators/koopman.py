@@ -28,7 +28,6 @@ from .._validation import (
 )
 from ._common import (
     _RESCALE,
-    CholeskyInverse,
     LandmarkFunction,
     _clipped_decomposition,
     _kernel_sparse,
@@ -47,7 +46,7 @@ from ._koopman import (
     reduced_koopman,
     rrr_primal,
 )
-from ._numerics import cholesky_shifted
+from ._numerics import GramSolver
 from .empirical import (
     EmpiricalOperator,
     OperatorEig,
@@ -58,6 +57,7 @@ from .transfer import (
     _reduced_factors,
     _snapshot_pairs,
     _TransferOperator,
+    gram_inverse,
 )
 
 
@@ -408,13 +408,12 @@ class KoopmanOperator(_TransferOperator):
         X0, X1 = self.X_fit_, self.Y_fit_
         Cyx = gram("cross")
         if kind == "full":
-            cho = cholesky_shifted(G, shift, "G_X")
-            coef = ops.cho_solve(cho, Y)
+            solver = GramSolver(G, shift, "G_X")  # alpha=None: the pseudo-inverse G_X⁺
+            coef = solver.solve(Y)
             if not ops.all_finite(coef):
                 check_finite_output(ops.to_host(coef), "the coefficients (G_X + nεI)⁻¹Y",
                                     _RESCALE)
-            B = (CholeskyInverse(G, shift, "G_X", source=(self.kernel_, X0), factor=cho) if host
-                 else CholeskyInverse.lazy((n, n), (self.kernel_, X0), shift=shift, name="G_X"))
+            B = gram_inverse(G, solver, "G_X", (self.kernel_, X0), lazy=not host)
             # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
             if host:
@@ -425,8 +424,9 @@ class KoopmanOperator(_TransferOperator):
             self.left_eigenfunctions_ = None
             self._fc = {"kind": "exact", "U": None, "M": None, "state": ops.to_host(Y),
                         "obs": None if obs is None else ops.to_host(obs)}
-            self._finish_full(G, ops.cho_solve(cho, Cyx), X0, n)
-            return {"kind": kind, "L": cho, "Cyx": Cyx, "Y": Y, "coef": coef, "obs": obs}
+            self._finish_full(G, solver.solve(Cyx), X0, n)
+            return {"kind": kind, "solver": solver, "Cyx": Cyx, "Y": Y, "coef": coef,
+                    "obs": obs}
         r = self._rank(n, "the number of time-lagged pairs")
         U, V, _ = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
         res = reduced_koopman(U, V, G, Cyx, Y, obs)
@@ -470,9 +470,8 @@ class KoopmanOperator(_TransferOperator):
         if n_steps == 1 and not observable:
             return state["coef"]
         if full:
-            ops = ops_of(state["L"])
-            return forecast_coef(c, n_steps, None, None,
-                                 lambda V: ops.cho_solve(state["L"], V), lambda: state["Cyx"])
+            return forecast_coef(c, n_steps, None, None, state["solver"].solve,
+                                 lambda: state["Cyx"])
         return forecast_coef(c, n_steps, state["U"], state["M"], None, None)
 
     def predict(self, X, n_steps: int = 1, observable: bool = False) -> np.ndarray:

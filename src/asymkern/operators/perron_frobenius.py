@@ -21,14 +21,13 @@ from .._validation import (
     renamed_argument,
 )
 from ._common import (
-    CholeskyInverse,
     _LowRank,
 )
 from ._koopman import (
     reduced_eig,
     rkhs_norms,
 )
-from ._numerics import cholesky_shifted
+from ._numerics import GramSolver
 from .empirical import (
     EmpiricalOperator,
     OperatorEig,
@@ -41,6 +40,7 @@ from .transfer import (
     PerronFrobeniusRepresentation,
     _reduced_factors,
     _TransferOperator,
+    gram_inverse,
 )
 
 
@@ -238,20 +238,20 @@ class PerronFrobeniusOperator(_TransferOperator):
             return self
         self.rank_: int | None = None
         Gxy = gram("lagged")
-        cho = cholesky_shifted(G, shift, "G_X")
+        gsolver = GramSolver(G, shift, "G_X")  # alpha=None: the pseudo-inverse G_X⁺
         solver = LaggedGramSolver(Gxy, shift, self.RCOND_MIN)
         self.lagged_gram_rcond_: float | None = solver.rcond
         self.lagged_gram_solver_: str | None = solver.kind
-        if solver.kind == "tikhonov":
+        if solver.kind != "lu":
             self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=4)
         source = (self.kernel_, X0, X1, shift, self.RCOND_MIN)
         if host:
-            inv = CholeskyInverse(G, shift, "G_X", source=(self.kernel_, X0), factor=cho)
+            inv = gram_inverse(G, gsolver, "G_X", (self.kernel_, X0))
             B = PerronFrobeniusRepresentation(Gxy, inv, solver, source=source)
         else:
             B = PerronFrobeniusRepresentation.lazy((n, n), source)
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
-        A = solver.solve(ops_of(G).cho_solve(cho, Gxy @ Gxy))  # B G_XY (auxiliary matrix)
+        A = solver.solve(gsolver.solve(Gxy @ Gxy))  # B G_XY (auxiliary matrix)
         H = gram("out")
         if host:
             self.operator_._cache["in"] = G
@@ -261,7 +261,20 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
                               stacklevel: int):
-        """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹."""
+        """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹ (or, for
+        ``alpha=None``, replaced it by the truncated pseudo-inverse)."""
+        if eps == 0:
+            warnings.warn(
+                f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
+                f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}) and alpha=None gives no "
+                "Tikhonov δ: G_XY⁻¹ is replaced by the truncated pseudo-inverse G_XY⁺ "
+                f"({n_damped} of {n} singular values of G_XY are below n·eps·σ_max and "
+                "dropped). Typical causes: samples that are not a trajectory, repeated states, "
+                "a large kernel bandwidth; pass alpha > 0 to regularise",
+                IllConditionedLaggedGramWarning,
+                stacklevel=stacklevel,
+            )
+            return
         warnings.warn(
             f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
             f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
