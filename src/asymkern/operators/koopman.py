@@ -252,11 +252,12 @@ class KoopmanOperator(_TransferOperator):
         check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
         check_finite_output(C, "the lagged landmark matrix FᵀF⁺", _RESCALE)
         self.landmark_points_ = np.asarray(L, dtype=np.float64)
-        M = landmark_inverse(A, n, eps)
-        self._T, self._M = T, M
-        self._pred_coef = T @ (M @ FY)
-        p = M.shape[0]
+        self._T, self._M = T, None
+        p = A.shape[0]
         if kind == "full":
+            M = landmark_inverse(A, n, eps)  # (A + nεI)⁻¹, or A⁺ for alpha=None
+            self._M = M
+            self._pred_coef = T @ (M @ FY)
             self.rank_ = None
             self._fc = {"kind": "landmark", "U": M, "M": C @ M, "state": FY, "obs": FG}
             res = _clipped_decomposition(
