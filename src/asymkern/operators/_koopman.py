@@ -154,7 +154,8 @@ def pcr_primal(A: np.ndarray, r: int, shift: float):
 
 def rrr_primal(A: np.ndarray, C: np.ndarray, r: int, shift: float):
     """Nyström RRR (Meanti et al. 2023): U = V = A_ε⁻¹ C V_r Σ_r⁻¹ (A_ε = FᵀF + nεI)."""
-    AiC = GramSolver(0.5 * (A + A.T), shift, "FᵀF (landmark features)").solve(C)  # A_ε⁻¹ C (A⁺ C for ε = 0)
+    # A_ε⁻¹ C; for ε = 0 (alpha=None) A⁺ C, the unregularised rank-r minimiser in range(A)
+    AiC = GramSolver(0.5 * (A + A.T), shift, "FᵀF (landmark features)").solve(C)
     S = C.T @ AiC
     s2, Vr = top_eigh(0.5 * (S + S.T), r, dense_below=10**9)
     keep = s2 > 1000.0 * np.finfo(float).eps * max(float(s2.max(initial=0.0)), 1e-300)

@@ -16,7 +16,7 @@ import scipy.linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence
 
 from .._backend import NUMPY, DenseMatrix, ops_of
-from .._validation import clip_count
+from .._validation import clip_count, user_stacklevel
 
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -75,7 +75,7 @@ class IllConditionedGramWarning(RuntimeWarning):
     """
 
 
-def pinv_spectrum(lam, Q, n: int, what: str, stacklevel: int = 4):
+def pinv_spectrum(lam, Q, n: int, what: str):
     """The kept part (λ, Q) of the eigendecomposition of a PSD Gram matrix for its
     pseudo-inverse (eigenvalues > n·eps·λ_max, :data:`PINV_RCOND_FACTOR`), with an
     :class:`IllConditionedGramWarning` when their condition number exceeds :data:`COND_MAX`.
@@ -98,7 +98,7 @@ def pinv_spectrum(lam, Q, n: int, what: str, stacklevel: int = 4):
             f"1/√eps = {COND_MAX:.3g}, so the estimator's coefficients lose more than half of "
             "their digits to rounding. Typical causes: repeated samples, a smooth kernel (large "
             "bandwidth); pass alpha > 0 (e.g. 1e-6) to regularise",
-            IllConditionedGramWarning, stacklevel=stacklevel)
+            IllConditionedGramWarning, stacklevel=user_stacklevel())
     return lam, Q, cond
 
 
@@ -119,7 +119,7 @@ class GramSolver:
         λ_max / λ_min of the kept spectrum ('pinv' only).
     """
 
-    def __init__(self, G, shift: float, name: str = "G", stacklevel: int = 5):
+    def __init__(self, G, shift: float, name: str = "G"):
         ops = ops_of(G)
         self.ops, self.shift = ops, float(shift)
         n = int(G.shape[0])
@@ -130,8 +130,7 @@ class GramSolver:
             return
         self.kind = "pinv"
         lam, Q = ops.eigh(0.5 * (G + G.T))
-        self.lam, self.Q, self.cond = pinv_spectrum(lam, Q, n, f"the Gram matrix {name}",
-                                                    stacklevel=stacklevel)
+        self.lam, self.Q, self.cond = pinv_spectrum(lam, Q, n, f"the Gram matrix {name}")
         self.rank = int(self.lam.shape[0])
 
     def solve(self, V):

@@ -38,6 +38,7 @@ from ._common import (
     _LowRank,
     _transform_X,
     landmark_inverse,
+    r2_multioutput,
 )
 from ._koopman import (
     forecast_coef,
@@ -567,14 +568,15 @@ class KoopmanOperator(_TransferOperator):
                              "observables=...) first")
         return self._modes_map @ c
 
-    def score(self, X, y=None, sample_weight=None, n_steps: int = 1) -> float:
+    def score(self, X, y=None, sample_weight=None, n_steps: int = 1, multioutput=None):
         """R² of the one-step prediction of the snapshots y from X (for model selection).
 
-        1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖² with ŷ = ``predict(X)``, pooled over the features
-        (``r2_score`` with ``multioutput='variance_weighted'``): a scikit-learn regressor's
-        ``score``, so ``GridSearchCV``/``cross_val_score`` select ``alpha``, the kernel
-        parameters, ``estimator`` and ``rank`` by held-out one-step prediction (the one-step
-        prediction risk of Kostic et al. 2022 measured on the state).
+        :func:`sklearn.metrics.r2_score` of ŷ = ``predict(X)`` against y, combined over the
+        state's features as ``multioutput`` says: a scikit-learn regressor's ``score``, so
+        ``GridSearchCV``/``cross_val_score`` select ``alpha``, the kernel parameters,
+        ``estimator`` and ``rank`` by held-out one-step prediction (the one-step prediction
+        risk of Kostic et al. 2022 measured on the state). For a one-feature state every
+        choice gives the same number (``'raw_values'``: as an array of one).
 
         Parameters
         ----------
@@ -588,21 +590,29 @@ class KoopmanOperator(_TransferOperator):
             Score the ``n_steps``-lag forecast ``predict(x_t, n_steps)`` against
             x_{t + n_steps·lag} instead (trajectory input, ``y=None``, only), as kooplearn's
             ``score(n_steps=...)``.
+        multioutput : str, array-like of shape (n_features,) or None, default=None
+            ``'raw_values'``, ``'uniform_average'``, ``'variance_weighted'``, weights or None:
+            how the per-feature R² are combined, as in :func:`sklearn.metrics.r2_score`:
+            ``'uniform_average'`` their mean (scikit-learn's ``RegressorMixin.score`` and
+            kooplearn's convention), ``'variance_weighted'`` weighted by the variance of each
+            feature of y, i.e. 1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖² pooled over the features,
+            ``'raw_values'`` one R² per feature, an array its weighted mean. ``None``:
+            ``'variance_weighted'`` (the behaviour so far), with a ``FutureWarning`` when the
+            state has several features: the default becomes ``'uniform_average'`` in 0.3.
 
         Returns
         -------
-        float
-            The R² score (1 is a perfect forecast).
+        float or ndarray of shape (n_features,)
+            The R² score (1 is a perfect forecast); one per feature for
+            ``multioutput='raw_values'``.
 
         Raises
         ------
         ValueError
-            If ``n_steps > 1`` with snapshot pairs ``y``, the trajectory is too short, or
+            If ``n_steps > 1`` with snapshot pairs ``y``, the trajectory is too short,
             ``sample_weight`` is not one finite, non-negative real weight per pair (not all
-            zero).
+            zero), or ``multioutput`` is not one of the values above.
         """
-        from sklearn.metrics import r2_score
-
         from .._dispatch import is_torch_tensor
 
         check_is_fitted(self, "operator_")
@@ -639,7 +649,7 @@ class KoopmanOperator(_TransferOperator):
         sw = as_weights(sample_weight, Y.shape[0], "sample_weight", "time-lagged pair")
         X0 = X0 if not hasattr(X_in, "columns") else X_in.iloc[: X0.shape[0]]
         pred = self.predict(X0, n_steps=k)
-        return float(r2_score(Y, pred, sample_weight=sw, multioutput="variance_weighted"))
+        return r2_multioutput(Y, pred, sw, multioutput, type(self).__name__)
 
 
 __all__ = ["KoopmanOperator"]
