@@ -96,14 +96,36 @@ class KoopmanOperator(_TransferOperator):
     also runs on row-chunked dask arrays and scales to n = 10⁵–10⁶. With all x_t as landmarks it
     equals the exact estimator.
 
+    **Unregularised estimator** (``alpha=None`` or ``alpha=0``, the same estimator). Every
+    inverse (G + nεI)⁻¹ above becomes the pseudo-inverse G⁺ (the minimum-norm least-squares
+    solution, ε → 0⁺): computed from the eigendecomposition of the symmetric PSD Gram matrix
+    (G, or FᵀF with landmarks), with the eigenvalues at or below n·eps·λ_max treated as zero
+    (relative cutoff rcond = n·eps, eps the float64 machine epsilon). 'full': U Vᵀ = G⁺;
+    'pcr': U Vᵀ = Q_r Λ_r⁻¹ Q_rᵀ; 'rrr': the rank-r minimiser of the unregularised empirical
+    risk over the range of G (Kostic et al. 2022, Thm. 3 with ε = 0), i.e. the generalised
+    eigenproblem (1/n) H G u = σ² G u restricted to range(G), solved in its symmetric form
+    Q₊ᵀ H Q₊ z = n σ² z, u = √n Q₊ Λ₊⁻¹ z (G ≈ Q₊ Λ₊ Q₊ᵀ, the kept eigenpairs), never through
+    a Cholesky factor of the singular G; with landmarks, A⁺ replaces A_ε⁻¹ = (FᵀF + nεI)⁻¹.
+    With the linear kernel the state forecast is then ordinary least squares (DMD). When the
+    kept eigenvalues span a condition number λ_max/λ_min above 1/√eps ≈ 6.7e7 (more than half
+    of the digits of the coefficients lost: repeated samples, a smooth kernel) an
+    ``IllConditionedGramWarning`` (a ``RuntimeWarning``, from
+    :mod:`asymkern.operators._numerics`) says so; the results stay finite. A rank-deficient G
+    alone (e.g. the linear kernel, n > d) is not ill-conditioned: its null space is dropped.
+    PCR's truncation to the top r eigenpairs is itself a regulariser, so 'pcr' warns only when
+    those r are ill-conditioned. The numpy, torch (``device``) and dask (landmark) fits all
+    support it.
+
     Parameters
     ----------
     kernel : str, Kernel or callable, default='rbf'
         A symmetric PSD kernel (see :func:`~asymkern.operators.as_rkhs_kernel`).
     kernel_params : dict or None, default=None
         Keyword arguments of the kernel (e.g. ``{'gamma': 0.5}``).
-    alpha : float, default=1e-6
-        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    alpha : float or None, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name). ``None``
+        or ``0``: the unregularised estimator (kooplearn's convention), see *Unregularised
+        estimator* above.
     lag : int, default=1
         τ in time steps for a trajectory ``fit(X)``.
     n_components : int, default=5
@@ -172,7 +194,10 @@ class KoopmanOperator(_TransferOperator):
 
     References
     ----------
-    .. [1] Paper 002, §4.4 (kernel transfer operators, Prop. 3.8 auxiliary eigenproblem).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus, C. Schütte, "Singular value decomposition
+       of operators on reproducing kernel Hilbert spaces", in Advances in Dynamics,
+       Optimization and Computation, Springer, 2020, §4.4 (kernel transfer
+       operators, Prop. 3.8 auxiliary eigenproblem).
     .. [2] V. Kostic, P. Novelli, A. Maurer, C. Ciliberto, L. Rosasco, M. Pontil, "Learning
        dynamical systems via Koopman operator regression in reproducing kernel Hilbert
        spaces", NeurIPS 2022 (PCR and RRR estimators, Thm. 3).

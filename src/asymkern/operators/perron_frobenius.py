@@ -83,9 +83,19 @@ class PerronFrobeniusOperator(_TransferOperator):
     (``KoopmanOperator.left_eigenfunctions_``), here RKHS-normalised. G_ΦΨ is only multiplied,
     never inverted, so the reduced-rank estimators need no conditioning safeguard. At full rank
     (r = n) 'pcr' and 'rrr' equal Ψ (G_Φ + nεI)⁻¹ Φᵀ (the regularised P_E); ``'full'`` (the default)
-    is the paper-002 estimator above, of the kernel PF operator C_XX⁻¹C_YX (Klus et al. 2020):
+    is the estimator of Mollenhauer et al. (2020) above, of the kernel PF operator C_XX⁻¹C_YX
+    (Klus et al. 2020):
     the two are similar operators, P_E = C_XX P C_XX⁻¹, so their eigenvalues coincide and
     their eigenfunctions differ by the covariance operator.
+
+    **Unregularised estimator** (``alpha=None`` or ``alpha=0``). (G_Φ + nεI)⁻¹ becomes the
+    pseudo-inverse G_Φ⁺ (eigenvalues at or below n·eps·λ_max dropped) and, for 'full', an
+    ill-conditioned G_ΦΨ gets the truncated pseudo-inverse V diag(1/σ_i) Uᵀ over the σ_i above
+    n·eps·σ_max (``lagged_gram_solver_ = 'pinv'``, with the
+    :class:`IllConditionedLaggedGramWarning`) instead of the Tikhonov inverse (δ = 0); 'pcr' and
+    'rrr' are the adjoints of the unregularised Koopman estimators (see
+    :class:`KoopmanOperator`). A kept spectrum of G_Φ with condition number above 1/√eps gives
+    an ``IllConditionedGramWarning`` (a ``RuntimeWarning``); the results stay finite.
 
     Parameters
     ----------
@@ -93,8 +103,9 @@ class PerronFrobeniusOperator(_TransferOperator):
         A symmetric PSD kernel.
     kernel_params : dict or None, default=None
         Keyword arguments of the kernel.
-    alpha : float, default=1e-6
-        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    alpha : float or None, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name). ``None``
+        or ``0``: the unregularised estimator, see *Unregularised estimator* above.
     lag : int, default=1
         τ in time steps for a trajectory ``fit(X)``.
     n_components : int, default=5
@@ -102,7 +113,8 @@ class PerronFrobeniusOperator(_TransferOperator):
     timestep : float, default=1.0
         Time per step (for ``timescales_``).
     estimator : {'full', 'pcr', 'rrr'}, default='full'
-        'full': the paper-002 estimator; 'pcr'/'rrr': the adjoint of the reduced-rank
+        'full': the estimator of Mollenhauer et al. (2020); 'pcr'/'rrr': the adjoint of the
+        reduced-rank
         Koopman estimator (see above).
     rank : int or None, default=None
         Rank r of the 'pcr'/'rrr' estimators; None uses ``n_components``. Clipped to the number
@@ -134,8 +146,9 @@ class PerronFrobeniusOperator(_TransferOperator):
         Implied timescales −τ/ln|λ_i|.
     lagged_gram_rcond_ : float or None
         Estimated reciprocal condition number of G_ΦΨ ('full' only).
-    lagged_gram_solver_ : {'lu', 'tikhonov'} or None
-        How G_ΦΨ⁻¹ was applied ('full' only; None for 'pcr'/'rrr').
+    lagged_gram_solver_ : {'lu', 'tikhonov', 'pinv'} or None
+        How G_ΦΨ⁻¹ was applied ('full' only; None for 'pcr'/'rrr'; 'pinv': the truncated
+        pseudo-inverse of an ill-conditioned G_ΦΨ with ``alpha=None``).
     rank_ : int or None
         Rank of the 'pcr'/'rrr' estimator (None for 'full').
 
@@ -145,7 +158,9 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     References
     ----------
-    .. [1] Paper 002, §4.4 (kernel transfer operators).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus, C. Schütte, "Singular value decomposition
+       of operators on reproducing kernel Hilbert spaces", in Advances in Dynamics,
+       Optimization and Computation, Springer, 2020, §4.4 (kernel transfer operators).
     .. [2] S. Klus, I. Schuster, K. Muandet, "Eigendecompositions of transfer operators in
        reproducing kernel Hilbert spaces", J. Nonlinear Sci. 30, 283–315 (2020), §3.
     .. [3] V. Kostic, P. Novelli, A. Maurer, C. Ciliberto, L. Rosasco, M. Pontil, "Learning
