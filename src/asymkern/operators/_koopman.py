@@ -19,6 +19,11 @@ coefficients to data: C = k(Y, X) (exact) or FᵀF⁺ (Nyström, F⁺ = k(Y, L) 
   Nyström: U = V = A_ε⁻¹ C V_r Σ_r⁻¹ with A_ε = FᵀF + nεI and (Σ_r², V_r) the top eigenpairs of
   Cᵀ A_ε⁻¹ C.
 
+ε = 0 (``alpha=None``): every inverse is the pseudo-inverse of the PSD matrix (eigenvalues at or
+below n·eps·λ_max dropped, :func:`~asymkern.operators._numerics.pinv_spectrum`, which warns when
+the kept spectrum is ill-conditioned); exact RRR then uses the symmetric form of
+:func:`_rrr_dual_dense` restricted to range(G) (ARPACK's Cholesky solves need ε > 0).
+
 With M = Z Λ Z⁻¹ the eigenfunctions are ψ_i = e(·) U z_i, and for an observable g with data
 d(g), K̂ᵏ g = Σ_i λ_iᵏ ψ_i m_i with the Koopman modes m_i = (Λ⁻¹ Z⁻¹ Vᵀ d(g))_i.
 """

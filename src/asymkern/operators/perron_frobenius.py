@@ -84,9 +84,8 @@ class PerronFrobeniusOperator(_TransferOperator):
     never inverted, so the reduced-rank estimators need no conditioning safeguard. At full rank
     (r = n) 'pcr' and 'rrr' equal Ψ (G_Φ + nεI)⁻¹ Φᵀ (the regularised P_E); ``'full'`` (the default)
     is the estimator of Mollenhauer et al. (2020) above, of the kernel PF operator C_XX⁻¹C_YX
-    (Klus et al. 2020):
-    the two are similar operators, P_E = C_XX P C_XX⁻¹, so their eigenvalues coincide and
-    their eigenfunctions differ by the covariance operator.
+    (Klus et al. 2020): the two are similar operators, P_E = C_XX P C_XX⁻¹, so their
+    eigenvalues coincide and their eigenfunctions differ by the covariance operator.
 
     **Unregularised estimator** (``alpha=None`` or ``alpha=0``). (G_Φ + nεI)⁻¹ becomes the
     pseudo-inverse G_Φ⁺ (eigenvalues at or below n·eps·λ_max dropped) and, for 'full', an
