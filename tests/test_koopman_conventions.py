@@ -16,8 +16,11 @@ import warnings
 
 import numpy as np
 import pytest
+from _transfer_checks import TRANSFER_CHECKS
 from sklearn.metrics import r2_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from asymkern.exceptions import ClippedParameterWarning
 from asymkern.operators import (
     ConditionalMeanEmbedding,
     IllConditionedLaggedGramWarning,
@@ -205,6 +208,9 @@ def test_alpha_none_torch_executor(estimator):
         est = KoopmanOperator(device="cpu", **kw).fit(x)
         np.testing.assert_allclose(est.predict(x[:5], n_steps=2), x[:5] @ W @ W, rtol=1e-6,
                                    atol=1e-10)
+        back = pickle.loads(pickle.dumps(est))  # the device state (pseudo-inverse) pickles
+        np.testing.assert_allclose(back.predict(x[:5], n_steps=2), x[:5] @ W @ W, rtol=1e-6,
+                                   atol=1e-10)
     pf = _quiet(PerronFrobeniusOperator(kernel="linear", estimator=estimator, rank=2,
                                         n_components=2, alpha=None, device="cpu"), x)
     np.testing.assert_allclose(np.sort_complex(pf.eigenvalues_),
@@ -280,3 +286,23 @@ def test_score_multioutput_invalid(bad):
     est, test = _fitted_2d()
     with pytest.raises(ValueError, match="multioutput must be one of"):
         est.score(test, multioutput=bad)
+
+
+# --------------------------------------------------------------------------- common checks
+_WHY = ("fit(X, y) takes y = the time-shifted snapshots (tests/test_sklearn_api.py lists the same "
+        "expected failures for the default estimators)")
+
+
+@parametrize_with_checks([KoopmanOperator(alpha=None), KoopmanOperator(alpha=None, estimator="rrr"),
+                          KoopmanOperator(alpha=0, estimator="pcr", n_landmarks=10,
+                                          random_state=0),
+                          PerronFrobeniusOperator(alpha=None)],
+                         expected_failed_checks=lambda e: dict.fromkeys(
+                             [c for c in TRANSFER_CHECKS
+                              if getattr(e, "n_landmarks", None) is None or "sparse" not in c],
+                             _WHY))
+def test_common_checks_alpha_none(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the conditioning warnings
+        warnings.simplefilter("ignore", ClippedParameterWarning)
+        check(estimator)

@@ -121,7 +121,7 @@ class GramSolver:
 
     def __init__(self, G, shift: float, name: str = "G"):
         ops = ops_of(G)
-        self.ops, self.shift = ops, float(shift)
+        self._like, self.shift = G[:0, :0], float(shift)  # picklable (no executor object kept)
         n = int(G.shape[0])
         self.cond = None
         if self.shift > 0:
@@ -132,6 +132,11 @@ class GramSolver:
         lam, Q = ops.eigh(0.5 * (G + G.T))
         self.lam, self.Q, self.cond = pinv_spectrum(lam, Q, n, f"the Gram matrix {name}")
         self.rank = int(self.lam.shape[0])
+
+    @property
+    def ops(self):
+        """The executor's primitives (:func:`asymkern._backend.ops_of` of G)."""
+        return ops_of(self._like)
 
     def solve(self, V):
         """(G + shift·I)⁻¹ V, or G⁺ V for ``shift == 0``."""
