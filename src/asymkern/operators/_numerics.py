@@ -53,11 +53,6 @@ def cholesky_shifted(G, shift: float, name: str = "G"):
         ) from exc
 
 
-#: ``alpha=None`` (or 0): the eigenvalues of a Gram matrix at or below ``n · eps · λ_max`` are
-#: treated as zero (the pseudo-inverse's relative cutoff rcond = n · eps, as ``numpy.linalg.pinv``
-#: and ``scipy.linalg.pinvh`` choose by default up to the factor n)
-PINV_RCOND_FACTOR = "n * eps"
-
 #: ``alpha=None``: a kept spectrum with condition number λ_max / λ_min above 1/√eps ≈ 6.7e7
 #: (more than half of the float64 digits of the coefficients lost) is reported by an
 #: :class:`IllConditionedGramWarning`
@@ -77,7 +72,8 @@ class IllConditionedGramWarning(RuntimeWarning):
 
 def pinv_spectrum(lam, Q, n: int, what: str):
     """The kept part (λ, Q) of the eigendecomposition of a PSD Gram matrix for its
-    pseudo-inverse (eigenvalues > n·eps·λ_max, :data:`PINV_RCOND_FACTOR`), with an
+    pseudo-inverse (eigenvalues > n·eps·λ_max: the relative cutoff rcond = n·eps, the default
+    of ``scipy.linalg.pinvh`` up to the factor n), with an
     :class:`IllConditionedGramWarning` when their condition number exceeds :data:`COND_MAX`.
 
     ``lam``, ``Q``: eigenvalues (any order) and eigenvectors on one executor. Raises a
