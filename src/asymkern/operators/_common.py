@@ -5,6 +5,7 @@ clipping and the ``svd``/``eig`` delegation of the fitted operator (private).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -156,7 +157,8 @@ def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
 
 
 def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
-    """M = (FᵀF + nεI)⁻¹ (p×p, Cholesky) — the regularised inverse in whitened features.
+    """M = (FᵀF + nεI)⁻¹ (p×p, Cholesky) — the regularised inverse in whitened features
+    (ε = 0, ``alpha=None`` of the transfer operators: the pseudo-inverse (FᵀF)⁺).
 
     In landmark coordinates B_L = T M Tᵀ = (K_LnK_nL + nεK_LL)⁻¹ when K_LL is invertible (the
     Nyström / subset-of-regressors Tikhonov solution); with every sample a landmark,
@@ -164,6 +166,12 @@ def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
     2020, §4.3–4.4).
     """
     Aw = 0.5 * (np.asarray(Aw, dtype=np.float64) + np.asarray(Aw, dtype=np.float64).T)
+    if eps == 0:  # alpha=None (transfer operators): the pseudo-inverse (FᵀF)⁺, cutoff p·eps·λ_max
+        from ._numerics import pinv_spectrum
+
+        lam, Q, _ = pinv_spectrum(*sla.eigh(Aw, check_finite=False), Aw.shape[0],
+                                  "the landmark Gram matrix FᵀF")
+        return (Q / lam) @ Q.T
     Aw[np.diag_indices_from(Aw)] += n * eps
     try:
         cho = sla.cho_factor(Aw, check_finite=False)
@@ -272,6 +280,48 @@ class _OperatorEstimator(BaseEstimator):
     def eig(self, n_components: int | None = None, method: str = "auto", **kwargs):
         """Eigendecomposition of the estimated operator (see :meth:`EmpiricalOperator.eig`)."""
         return self._operator().eig(n_components, method=method, **kwargs)
+
+
+#: the string values of ``multioutput`` (as :func:`sklearn.metrics.r2_score` takes them)
+MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
+
+
+def r2_multioutput(y, pred, sample_weight, multioutput, owner: str,
+                   removed: str = "0.3"):
+    """R² of ``pred`` against ``y`` (2-D) with :func:`sklearn.metrics.r2_score`'s
+    ``multioutput``; ``None`` is the former pooled default ``'variance_weighted'``, with a
+    ``FutureWarning`` when y has several columns (the default becomes ``'uniform_average'``,
+    scikit-learn's ``RegressorMixin.score``, in ``removed``).
+
+    Returns a float, or an ndarray of one R² per column for ``'raw_values'``.
+    """
+    from sklearn.metrics import r2_score
+
+    from .._validation import user_stacklevel
+
+    d = y.shape[1] if np.ndim(y) == 2 else 1
+    if multioutput is None:
+        multioutput = "variance_weighted"
+        if d > 1:
+            warnings.warn(
+                f"{owner}.score: the default multioutput=None pools R² over the {d} outputs by "
+                "their variance ('variance_weighted'); it will change to 'uniform_average' (the "
+                f"mean of the per-output R², as scikit-learn's RegressorMixin.score) in "
+                f"{removed}. Pass multioutput='variance_weighted' to keep the current result "
+                "or multioutput='uniform_average' to adopt the new one and silence this warning",
+                FutureWarning, stacklevel=user_stacklevel())
+    elif isinstance(multioutput, str):
+        if multioutput not in MULTIOUTPUT:
+            raise ValueError(f"multioutput must be one of {MULTIOUTPUT}, None or an array of "
+                             f"{d} weights (one per output), got {multioutput!r}")
+    else:
+        w = np.asarray(multioutput)
+        if w.dtype.kind not in "biuf" or w.shape != (d,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"multioutput must be one of {MULTIOUTPUT}, None or an array of "
+                             f"{d} finite weights (one per output), got {multioutput!r}")
+        multioutput = w.astype(np.float64)
+    res = r2_score(y, pred, sample_weight=sample_weight, multioutput=multioutput)
+    return np.asarray(res, dtype=np.float64) if np.ndim(res) else float(res)
 
 
 def _kernel_accepts_sparse(kernel, params) -> bool:

@@ -19,6 +19,11 @@ coefficients to data: C = k(Y, X) (exact) or FᵀF⁺ (Nyström, F⁺ = k(Y, L) 
   Nyström: U = V = A_ε⁻¹ C V_r Σ_r⁻¹ with A_ε = FᵀF + nεI and (Σ_r², V_r) the top eigenpairs of
   Cᵀ A_ε⁻¹ C.
 
+ε = 0 (``alpha=None``): every inverse is the pseudo-inverse of the PSD matrix (eigenvalues at or
+below n·eps·λ_max dropped, :func:`~asymkern.operators._numerics.pinv_spectrum`, which warns when
+the kept spectrum is ill-conditioned); exact RRR then uses the symmetric form of
+:func:`_rrr_dual_dense` restricted to range(G) (ARPACK's Cholesky solves need ε > 0).
+
 With M = Z Λ Z⁻¹ the eigenfunctions are ψ_i = e(·) U z_i, and for an observable g with data
 d(g), K̂ᵏ g = Σ_i λ_iᵏ ψ_i m_i with the Koopman modes m_i = (Λ⁻¹ Z⁻¹ Vᵀ d(g))_i.
 """
@@ -33,7 +38,7 @@ import scipy.linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs, eigsh
 
 from .._backend import NUMPY, DenseMatrix, ops_of
-from ._numerics import cholesky_shifted
+from ._numerics import GramSolver, cholesky_shifted, pinv_spectrum
 
 ESTIMATORS = ("full", "pcr", "rrr")
 _EPS = float(np.finfo(np.float64).eps)
@@ -67,7 +72,9 @@ def pcr_dual(G, r: int, shift: float):
     """Exact PCR: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (U Vᵀ = Q_r (Λ_r + nεI)⁻¹ Q_rᵀ); directions
     with λ ≤ λ₁·n·eps are dropped. G: a numpy array or an executor's array."""
     lam, Q = top_eigh(G, r)
-    if lam.shape[0] and float(lam[0]) > 0:
+    if shift == 0:  # alpha=None: the pseudo-inverse of the top-r part (cutoff, warning)
+        lam, Q, _ = pinv_spectrum(lam, Q, G.shape[0], "the Gram matrix G_X (top-r part)")
+    elif lam.shape[0] and float(lam[0]) > 0:
         keep = lam > float(lam[0]) * G.shape[0] * _EPS
         lam, Q = lam[keep], Q[:, keep]
     else:
@@ -87,7 +94,7 @@ def rrr_dual(G, H, r: int, shift: float, dense_below: int = 200):
     """
     ops = ops_of(G)
     n = G.shape[0]
-    if n <= dense_below or r >= n - 2:
+    if n <= dense_below or r >= n - 2 or shift == 0:  # alpha=None: G may be singular
         return _rrr_dual_dense(G, H, r, shift)
     cho = cholesky_shifted(G, shift, "G_X")
 
@@ -123,11 +130,13 @@ def _rrr_dual_dense(G, H, r: int, shift: float):
     lam, Q = ops.eigh(0.5 * (G + G.T))
     if lam.shape[0] == 0 or float(lam[-1]) <= 0:
         return ops.zeros((n, 0), G), ops.zeros((n, 0), G), ops.zeros((0,), G)
-    if float(lam[0]) + shift <= 0:  # where the Cholesky factorisation of G + nεI would fail
+    if shift == 0:  # alpha=None: G's range only (pseudo-inverse cutoff, warning)
+        lam, Q, _ = pinv_spectrum(lam, Q, n, "the Gram matrix G_X")
+    elif float(lam[0]) + shift <= 0:  # where the Cholesky factorisation of G + nεI would fail
         raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
                          f"eigenvalue of G_X {float(lam[0]):.3g}); the kernel must be PSD and "
                          "alpha large enough")
-    keep = lam > float(lam[-1]) * n * _EPS
+    keep = lam > float(lam.max()) * n * _EPS
     lam, Q = lam[keep], Q[:, keep]
     d = ops.sqrt(lam / (lam + shift))
     T = d[:, None] * (Q.T @ H @ Q) * d / n
@@ -143,14 +152,15 @@ def _rrr_dual_dense(G, H, r: int, shift: float):
 def pcr_primal(A: np.ndarray, r: int, shift: float):
     """Nyström PCR in whitened landmark features: U = Q_r (Λ_r + nε)⁻¹, V = Q_r (A = FᵀF)."""
     lam, Q = top_eigh(0.5 * (A + A.T), r, dense_below=10**9)
+    if shift == 0:  # alpha=None: the pseudo-inverse of the top-r part
+        lam, Q, _ = pinv_spectrum(lam, Q, A.shape[0], "the landmark Gram matrix FᵀF (top-r part)")
     return Q / (lam + shift), Q
 
 
 def rrr_primal(A: np.ndarray, C: np.ndarray, r: int, shift: float):
     """Nyström RRR (Meanti et al. 2023): U = V = A_ε⁻¹ C V_r Σ_r⁻¹ (A_ε = FᵀF + nεI)."""
-    p = A.shape[0]
-    cho = sla.cho_factor(0.5 * (A + A.T) + shift * np.eye(p), check_finite=False)
-    AiC = sla.cho_solve(cho, C, check_finite=False)
+    # A_ε⁻¹ C; for ε = 0 (alpha=None) A⁺ C, the unregularised rank-r minimiser in range(A)
+    AiC = GramSolver(0.5 * (A + A.T), shift, "FᵀF (landmark features)").solve(C)
     S = C.T @ AiC
     s2, Vr = top_eigh(0.5 * (S + S.T), r, dense_below=10**9)
     keep = s2 > 1000.0 * np.finfo(float).eps * max(float(s2.max(initial=0.0)), 1e-300)

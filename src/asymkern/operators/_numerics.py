@@ -16,7 +16,7 @@ import scipy.linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence
 
 from .._backend import NUMPY, DenseMatrix, ops_of
-from .._validation import clip_count
+from .._validation import clip_count, user_stacklevel
 
 _EPS = float(np.finfo(np.float64).eps)
 
@@ -53,6 +53,96 @@ def cholesky_shifted(G, shift: float, name: str = "G"):
         ) from exc
 
 
+#: ``alpha=None``: a kept spectrum with condition number λ_max / λ_min above 1/√eps ≈ 6.7e7
+#: (more than half of the float64 digits of the coefficients lost) is reported by an
+#: :class:`IllConditionedGramWarning`
+COND_MAX = float(1.0 / np.sqrt(_EPS))
+
+
+class IllConditionedGramWarning(RuntimeWarning):
+    """An unregularised (``alpha=None`` or ``alpha=0``) transfer-operator fit solved with an
+    ill-conditioned Gram matrix.
+
+    The pseudo-inverse drops the eigenvalues below the relative cutoff n·eps·λ_max; the warning
+    is issued when the kept ones still span a condition number above :data:`COND_MAX` (1/√eps),
+    so that the coefficients of the estimator carry less than half of the float64 digits. The
+    fitted values stay finite; pass ``alpha > 0`` (e.g. 1e-6) for a regularised estimator.
+    """
+
+
+def pinv_spectrum(lam, Q, n: int, what: str):
+    """The kept part (λ, Q) of the eigendecomposition of a PSD Gram matrix for its
+    pseudo-inverse (eigenvalues > n·eps·λ_max: the relative cutoff rcond = n·eps, the default
+    of ``scipy.linalg.pinvh`` up to the factor n), with an
+    :class:`IllConditionedGramWarning` when their condition number exceeds :data:`COND_MAX`.
+
+    ``lam``, ``Q``: eigenvalues (any order) and eigenvectors on one executor. Raises a
+    ``ValueError`` when the matrix is numerically zero (no eigenvalue above the cutoff).
+    """
+    lmax = float(lam.max()) if lam.shape[0] else 0.0
+    if not lmax > 0:
+        raise ValueError(f"{what} is numerically zero (no positive eigenvalue); alpha=None "
+                         "needs a nonzero kernel matrix: rescale X or change the kernel")
+    keep = lam > n * _EPS * lmax
+    lam, Q = lam[keep], Q[:, keep]
+    cond = lmax / float(lam.min())
+    if cond > COND_MAX:
+        warnings.warn(
+            f"alpha=None (no Tikhonov term): {what} is ill-conditioned; the pseudo-inverse keeps "
+            f"{int(lam.shape[0])} of {int(keep.shape[0])} eigenvalues (those above "
+            f"n·eps·λ_max = {n * _EPS * lmax:.3g}) with condition number {cond:.3g} > "
+            f"1/√eps = {COND_MAX:.3g}, so the estimator's coefficients lose more than half of "
+            "their digits to rounding. Typical causes: repeated samples, a smooth kernel (large "
+            "bandwidth); pass alpha > 0 (e.g. 1e-6) to regularise",
+            IllConditionedGramWarning, stacklevel=user_stacklevel())
+    return lam, Q, cond
+
+
+class GramSolver:
+    """Solves with G + shift·I for a symmetric PSD Gram matrix G on any executor.
+
+    ``shift > 0``: a Cholesky factor (:func:`cholesky_shifted`). ``shift == 0`` (``alpha=None``):
+    the pseudo-inverse G⁺ = Q_+ Λ_+⁻¹ Q_+ᵀ from the eigendecomposition of G, the eigenvalues at
+    or below n·eps·λ_max dropped (:func:`pinv_spectrum`, which warns when the kept spectrum is
+    ill-conditioned), so that G⁺V is the minimum-norm least-squares solution of G W = V.
+
+    Attributes
+    ----------
+    kind : {'cholesky', 'pinv'}
+    rank : int
+        n for 'cholesky'; the number of kept eigenvalues for 'pinv'.
+    cond : float or None
+        λ_max / λ_min of the kept spectrum ('pinv' only).
+    """
+
+    def __init__(self, G, shift: float, name: str = "G"):
+        ops = ops_of(G)
+        self._like, self.shift = G[:0, :0], float(shift)  # picklable (no executor object kept)
+        n = int(G.shape[0])
+        self.cond = None
+        if self.shift > 0:
+            self.kind, self.rank = "cholesky", n
+            self.cho = cholesky_shifted(G, self.shift, name)
+            return
+        self.kind = "pinv"
+        lam, Q = ops.eigh(0.5 * (G + G.T))
+        self.lam, self.Q, self.cond = pinv_spectrum(lam, Q, n, f"the Gram matrix {name}")
+        self.rank = int(self.lam.shape[0])
+
+    @property
+    def ops(self):
+        """The executor's primitives (:func:`asymkern._backend.ops_of` of G)."""
+        return ops_of(self._like)
+
+    def solve(self, V):
+        """(G + shift·I)⁻¹ V, or G⁺ V for ``shift == 0``."""
+        if self.kind == "cholesky":
+            return self.ops.cho_solve(self.cho, V)
+        W = self.Q.T @ V
+        W = W / (self.lam[:, None] if W.ndim == 2 else self.lam)
+        return self.Q @ W
+
+
 class LaggedGramSolver:
     """Solves with the time-lagged Gram matrix G_XY = [k(x_i, y_j)] (square, not symmetric).
 
@@ -66,6 +156,8 @@ class LaggedGramSolver:
 
     from the SVD G_XY = U diag(σ) Vᵀ, i.e. the minimiser of ‖G_XY w − v‖² + δ²‖w‖², whose filter
     factors σ²/(σ² + δ²) damp the directions with σ ≲ δ that an exact solve would amplify by 1/σ.
+    With δ = 0 (``alpha=None``) the truncated pseudo-inverse V diag(1/σ_i) Uᵀ over the σ_i above
+    n·eps·σ_max is used instead (``kind = 'pinv'``; the minimum-norm least-squares solution).
     Works on the arrays of any executor (the factors stay on G_XY's device).
 
     Parameters
@@ -91,11 +183,19 @@ class LaggedGramSolver:
         if rcond >= rcond_min:
             self.kind, self.lu = "lu", lu
         else:
-            self.kind = "tikhonov"
             U, s, Vt = ops.svd_gesvd(Gxy)
             self.U, self.Vt, self.s = U, Vt, s
-            self.filt = s / (s**2 + self.delta**2)
-            self.n_damped = int((s < self.delta).sum())
+            if self.delta > 0:
+                self.kind = "tikhonov"
+                self.filt = s / (s**2 + self.delta**2)
+                self.n_damped = int((s < self.delta).sum())
+            else:  # alpha=None: the truncated pseudo-inverse (σ ≤ n·eps·σ_max dropped)
+                self.kind = "pinv"
+                smax = float(s.max()) if s.shape[0] else 0.0
+                kept = s > n * _EPS * smax
+                self.filt = s * 0.0
+                self.filt[kept] = 1.0 / s[kept]
+                self.n_damped = int(n - int(kept.sum()))
         self.n = n
 
     def solve(self, V):
@@ -243,4 +343,5 @@ def _normalise_transform(lam, S):
     return normalise(T)
 
 
-__all__ = ["LaggedGramSolver", "auxiliary_eig", "cholesky_shifted"]
+__all__ = ["GramSolver", "IllConditionedGramWarning", "LaggedGramSolver", "auxiliary_eig",
+           "cholesky_shifted", "pinv_spectrum"]

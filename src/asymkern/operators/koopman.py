@@ -28,7 +28,6 @@ from .._validation import (
 )
 from ._common import (
     _RESCALE,
-    CholeskyInverse,
     LandmarkFunction,
     _clipped_decomposition,
     _kernel_sparse,
@@ -39,6 +38,7 @@ from ._common import (
     _LowRank,
     _transform_X,
     landmark_inverse,
+    r2_multioutput,
 )
 from ._koopman import (
     forecast_coef,
@@ -47,7 +47,7 @@ from ._koopman import (
     reduced_koopman,
     rrr_primal,
 )
-from ._numerics import cholesky_shifted
+from ._numerics import GramSolver
 from .empirical import (
     EmpiricalOperator,
     OperatorEig,
@@ -58,6 +58,7 @@ from .transfer import (
     _reduced_factors,
     _snapshot_pairs,
     _TransferOperator,
+    gram_inverse,
 )
 
 
@@ -95,14 +96,36 @@ class KoopmanOperator(_TransferOperator):
     also runs on row-chunked dask arrays and scales to n = 10⁵–10⁶. With all x_t as landmarks it
     equals the exact estimator.
 
+    **Unregularised estimator** (``alpha=None`` or ``alpha=0``, the same estimator). Every
+    inverse (G + nεI)⁻¹ above becomes the pseudo-inverse G⁺ (the minimum-norm least-squares
+    solution, ε → 0⁺): computed from the eigendecomposition of the symmetric PSD Gram matrix
+    (G, or FᵀF with landmarks), with the eigenvalues at or below n·eps·λ_max treated as zero
+    (relative cutoff rcond = n·eps, eps the float64 machine epsilon). 'full': U Vᵀ = G⁺;
+    'pcr': U Vᵀ = Q_r Λ_r⁻¹ Q_rᵀ; 'rrr': the rank-r minimiser of the unregularised empirical
+    risk over the range of G (Kostic et al. 2022, Thm. 3 with ε = 0), i.e. the generalised
+    eigenproblem (1/n) H G u = σ² G u restricted to range(G), solved in its symmetric form
+    Q₊ᵀ H Q₊ z = n σ² z, u = √n Q₊ Λ₊⁻¹ z (G ≈ Q₊ Λ₊ Q₊ᵀ, the kept eigenpairs), never through
+    a Cholesky factor of the singular G; with landmarks, A⁺ replaces A_ε⁻¹ = (FᵀF + nεI)⁻¹.
+    With the linear kernel the state forecast is then ordinary least squares (DMD). When the
+    kept eigenvalues span a condition number λ_max/λ_min above 1/√eps ≈ 6.7e7 (more than half
+    of the digits of the coefficients lost: repeated samples, a smooth kernel) an
+    ``IllConditionedGramWarning`` (a ``RuntimeWarning``, from
+    :mod:`asymkern.operators._numerics`) says so; the results stay finite. A rank-deficient G
+    alone (e.g. the linear kernel, n > d) is not ill-conditioned: its null space is dropped.
+    PCR's truncation to the top r eigenpairs is itself a regulariser, so 'pcr' warns only when
+    those r are ill-conditioned. The numpy, torch (``device``) and dask (landmark) fits all
+    support it.
+
     Parameters
     ----------
     kernel : str, Kernel or callable, default='rbf'
         A symmetric PSD kernel (see :func:`~asymkern.operators.as_rkhs_kernel`).
     kernel_params : dict or None, default=None
         Keyword arguments of the kernel (e.g. ``{'gamma': 0.5}``).
-    alpha : float, default=1e-6
-        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    alpha : float or None, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name). ``None``
+        or ``0``: the unregularised estimator (kooplearn's convention), see *Unregularised
+        estimator* above.
     lag : int, default=1
         τ in time steps for a trajectory ``fit(X)``.
     n_components : int, default=5
@@ -171,7 +194,10 @@ class KoopmanOperator(_TransferOperator):
 
     References
     ----------
-    .. [1] Paper 002, §4.4 (kernel transfer operators, Prop. 3.8 auxiliary eigenproblem).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus, C. Schütte, "Singular value decomposition
+       of operators on reproducing kernel Hilbert spaces", in Advances in Dynamics,
+       Optimization and Computation, Springer, 2020, §4.4 (kernel transfer
+       operators, Prop. 3.8 auxiliary eigenproblem).
     .. [2] V. Kostic, P. Novelli, A. Maurer, C. Ciliberto, L. Rosasco, M. Pontil, "Learning
        dynamical systems via Koopman operator regression in reproducing kernel Hilbert
        spaces", NeurIPS 2022 (PCR and RRR estimators, Thm. 3).
@@ -252,11 +278,12 @@ class KoopmanOperator(_TransferOperator):
         check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
         check_finite_output(C, "the lagged landmark matrix FᵀF⁺", _RESCALE)
         self.landmark_points_ = np.asarray(L, dtype=np.float64)
-        M = landmark_inverse(A, n, eps)
-        self._T, self._M = T, M
-        self._pred_coef = T @ (M @ FY)
-        p = M.shape[0]
+        self._T, self._M = T, None
+        p = A.shape[0]
         if kind == "full":
+            M = landmark_inverse(A, n, eps)  # (A + nεI)⁻¹, or A⁺ for alpha=None
+            self._M = M
+            self._pred_coef = T @ (M @ FY)
             self.rank_ = None
             self._fc = {"kind": "landmark", "U": M, "M": C @ M, "state": FY, "obs": FG}
             res = _clipped_decomposition(
@@ -408,13 +435,12 @@ class KoopmanOperator(_TransferOperator):
         X0, X1 = self.X_fit_, self.Y_fit_
         Cyx = gram("cross")
         if kind == "full":
-            cho = cholesky_shifted(G, shift, "G_X")
-            coef = ops.cho_solve(cho, Y)
+            solver = GramSolver(G, shift, "G_X")  # alpha=None: the pseudo-inverse G_X⁺
+            coef = solver.solve(Y)
             if not ops.all_finite(coef):
                 check_finite_output(ops.to_host(coef), "the coefficients (G_X + nεI)⁻¹Y",
                                     _RESCALE)
-            B = (CholeskyInverse(G, shift, "G_X", source=(self.kernel_, X0), factor=cho) if host
-                 else CholeskyInverse.lazy((n, n), (self.kernel_, X0), shift=shift, name="G_X"))
+            B = gram_inverse(G, solver, "G_X", (self.kernel_, X0), lazy=not host)
             # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
             if host:
@@ -425,8 +451,9 @@ class KoopmanOperator(_TransferOperator):
             self.left_eigenfunctions_ = None
             self._fc = {"kind": "exact", "U": None, "M": None, "state": ops.to_host(Y),
                         "obs": None if obs is None else ops.to_host(obs)}
-            self._finish_full(G, ops.cho_solve(cho, Cyx), X0, n)
-            return {"kind": kind, "L": cho, "Cyx": Cyx, "Y": Y, "coef": coef, "obs": obs}
+            self._finish_full(G, solver.solve(Cyx), X0, n)
+            return {"kind": kind, "solver": solver, "Cyx": Cyx, "Y": Y, "coef": coef,
+                    "obs": obs}
         r = self._rank(n, "the number of time-lagged pairs")
         U, V, _ = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
         res = reduced_koopman(U, V, G, Cyx, Y, obs)
@@ -470,9 +497,8 @@ class KoopmanOperator(_TransferOperator):
         if n_steps == 1 and not observable:
             return state["coef"]
         if full:
-            ops = ops_of(state["L"])
-            return forecast_coef(c, n_steps, None, None,
-                                 lambda V: ops.cho_solve(state["L"], V), lambda: state["Cyx"])
+            return forecast_coef(c, n_steps, None, None, state["solver"].solve,
+                                 lambda: state["Cyx"])
         return forecast_coef(c, n_steps, state["U"], state["M"], None, None)
 
     def predict(self, X, n_steps: int = 1, observable: bool = False) -> np.ndarray:
@@ -567,14 +593,15 @@ class KoopmanOperator(_TransferOperator):
                              "observables=...) first")
         return self._modes_map @ c
 
-    def score(self, X, y=None, sample_weight=None, n_steps: int = 1) -> float:
+    def score(self, X, y=None, sample_weight=None, n_steps: int = 1, multioutput=None):
         """R² of the one-step prediction of the snapshots y from X (for model selection).
 
-        1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖² with ŷ = ``predict(X)``, pooled over the features
-        (``r2_score`` with ``multioutput='variance_weighted'``): a scikit-learn regressor's
-        ``score``, so ``GridSearchCV``/``cross_val_score`` select ``alpha``, the kernel
-        parameters, ``estimator`` and ``rank`` by held-out one-step prediction (the one-step
-        prediction risk of Kostic et al. 2022 measured on the state).
+        :func:`sklearn.metrics.r2_score` of ŷ = ``predict(X)`` against y, combined over the
+        state's features as ``multioutput`` says: a scikit-learn regressor's ``score``, so
+        ``GridSearchCV``/``cross_val_score`` select ``alpha``, the kernel parameters,
+        ``estimator`` and ``rank`` by held-out one-step prediction (the one-step prediction
+        risk of Kostic et al. 2022 measured on the state). For a one-feature state every
+        choice gives the same number (``'raw_values'``: as an array of one).
 
         Parameters
         ----------
@@ -588,21 +615,29 @@ class KoopmanOperator(_TransferOperator):
             Score the ``n_steps``-lag forecast ``predict(x_t, n_steps)`` against
             x_{t + n_steps·lag} instead (trajectory input, ``y=None``, only), as kooplearn's
             ``score(n_steps=...)``.
+        multioutput : str, array-like of shape (n_features,) or None, default=None
+            ``'raw_values'``, ``'uniform_average'``, ``'variance_weighted'``, weights or None:
+            how the per-feature R² are combined, as in :func:`sklearn.metrics.r2_score`:
+            ``'uniform_average'`` their mean (scikit-learn's ``RegressorMixin.score`` and
+            kooplearn's convention), ``'variance_weighted'`` weighted by the variance of each
+            feature of y, i.e. 1 − Σ‖y_i − ŷ_i‖² / Σ‖y_i − ȳ‖² pooled over the features,
+            ``'raw_values'`` one R² per feature, an array its weighted mean. ``None``:
+            ``'variance_weighted'`` (the behaviour so far), with a ``FutureWarning`` when the
+            state has several features: the default becomes ``'uniform_average'`` in 0.3.
 
         Returns
         -------
-        float
-            The R² score (1 is a perfect forecast).
+        float or ndarray of shape (n_features,)
+            The R² score (1 is a perfect forecast); one per feature for
+            ``multioutput='raw_values'``.
 
         Raises
         ------
         ValueError
-            If ``n_steps > 1`` with snapshot pairs ``y``, the trajectory is too short, or
+            If ``n_steps > 1`` with snapshot pairs ``y``, the trajectory is too short,
             ``sample_weight`` is not one finite, non-negative real weight per pair (not all
-            zero).
+            zero), or ``multioutput`` is not one of the values above.
         """
-        from sklearn.metrics import r2_score
-
         from .._dispatch import is_torch_tensor
 
         check_is_fitted(self, "operator_")
@@ -639,7 +674,7 @@ class KoopmanOperator(_TransferOperator):
         sw = as_weights(sample_weight, Y.shape[0], "sample_weight", "time-lagged pair")
         X0 = X0 if not hasattr(X_in, "columns") else X_in.iloc[: X0.shape[0]]
         pred = self.predict(X0, n_steps=k)
-        return float(r2_score(Y, pred, sample_weight=sw, multioutput="variance_weighted"))
+        return r2_multioutput(Y, pred, sw, multioutput, type(self).__name__)
 
 
 __all__ = ["KoopmanOperator"]

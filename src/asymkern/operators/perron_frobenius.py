@@ -21,14 +21,13 @@ from .._validation import (
     renamed_argument,
 )
 from ._common import (
-    CholeskyInverse,
     _LowRank,
 )
 from ._koopman import (
     reduced_eig,
     rkhs_norms,
 )
-from ._numerics import cholesky_shifted
+from ._numerics import GramSolver
 from .empirical import (
     EmpiricalOperator,
     OperatorEig,
@@ -41,6 +40,7 @@ from .transfer import (
     PerronFrobeniusRepresentation,
     _reduced_factors,
     _TransferOperator,
+    gram_inverse,
 )
 
 
@@ -83,9 +83,18 @@ class PerronFrobeniusOperator(_TransferOperator):
     (``KoopmanOperator.left_eigenfunctions_``), here RKHS-normalised. G_ΦΨ is only multiplied,
     never inverted, so the reduced-rank estimators need no conditioning safeguard. At full rank
     (r = n) 'pcr' and 'rrr' equal Ψ (G_Φ + nεI)⁻¹ Φᵀ (the regularised P_E); ``'full'`` (the default)
-    is the paper-002 estimator above, of the kernel PF operator C_XX⁻¹C_YX (Klus et al. 2020):
-    the two are similar operators, P_E = C_XX P C_XX⁻¹, so their eigenvalues coincide and
-    their eigenfunctions differ by the covariance operator.
+    is the estimator of Mollenhauer et al. (2020) above, of the kernel PF operator C_XX⁻¹C_YX
+    (Klus et al. 2020): the two are similar operators, P_E = C_XX P C_XX⁻¹, so their
+    eigenvalues coincide and their eigenfunctions differ by the covariance operator.
+
+    **Unregularised estimator** (``alpha=None`` or ``alpha=0``). (G_Φ + nεI)⁻¹ becomes the
+    pseudo-inverse G_Φ⁺ (eigenvalues at or below n·eps·λ_max dropped) and, for 'full', an
+    ill-conditioned G_ΦΨ gets the truncated pseudo-inverse V diag(1/σ_i) Uᵀ over the σ_i above
+    n·eps·σ_max (``lagged_gram_solver_ = 'pinv'``, with the
+    :class:`IllConditionedLaggedGramWarning`) instead of the Tikhonov inverse (δ = 0); 'pcr' and
+    'rrr' are the adjoints of the unregularised Koopman estimators (see
+    :class:`KoopmanOperator`). A kept spectrum of G_Φ with condition number above 1/√eps gives
+    an ``IllConditionedGramWarning`` (a ``RuntimeWarning``); the results stay finite.
 
     Parameters
     ----------
@@ -93,8 +102,9 @@ class PerronFrobeniusOperator(_TransferOperator):
         A symmetric PSD kernel.
     kernel_params : dict or None, default=None
         Keyword arguments of the kernel.
-    alpha : float, default=1e-6
-        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name).
+    alpha : float or None, default=1e-6
+        Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name). ``None``
+        or ``0``: the unregularised estimator, see *Unregularised estimator* above.
     lag : int, default=1
         τ in time steps for a trajectory ``fit(X)``.
     n_components : int, default=5
@@ -102,7 +112,8 @@ class PerronFrobeniusOperator(_TransferOperator):
     timestep : float, default=1.0
         Time per step (for ``timescales_``).
     estimator : {'full', 'pcr', 'rrr'}, default='full'
-        'full': the paper-002 estimator; 'pcr'/'rrr': the adjoint of the reduced-rank
+        'full': the estimator of Mollenhauer et al. (2020); 'pcr'/'rrr': the adjoint of the
+        reduced-rank
         Koopman estimator (see above).
     rank : int or None, default=None
         Rank r of the 'pcr'/'rrr' estimators; None uses ``n_components``. Clipped to the number
@@ -134,8 +145,9 @@ class PerronFrobeniusOperator(_TransferOperator):
         Implied timescales −τ/ln|λ_i|.
     lagged_gram_rcond_ : float or None
         Estimated reciprocal condition number of G_ΦΨ ('full' only).
-    lagged_gram_solver_ : {'lu', 'tikhonov'} or None
-        How G_ΦΨ⁻¹ was applied ('full' only; None for 'pcr'/'rrr').
+    lagged_gram_solver_ : {'lu', 'tikhonov', 'pinv'} or None
+        How G_ΦΨ⁻¹ was applied ('full' only; None for 'pcr'/'rrr'; 'pinv': the truncated
+        pseudo-inverse of an ill-conditioned G_ΦΨ with ``alpha=None``).
     rank_ : int or None
         Rank of the 'pcr'/'rrr' estimator (None for 'full').
 
@@ -145,7 +157,9 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     References
     ----------
-    .. [1] Paper 002, §4.4 (kernel transfer operators).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus, C. Schütte, "Singular value decomposition
+       of operators on reproducing kernel Hilbert spaces", in Advances in Dynamics,
+       Optimization and Computation, Springer, 2020, §4.4 (kernel transfer operators).
     .. [2] S. Klus, I. Schuster, K. Muandet, "Eigendecompositions of transfer operators in
        reproducing kernel Hilbert spaces", J. Nonlinear Sci. 30, 283–315 (2020), §3.
     .. [3] V. Kostic, P. Novelli, A. Maurer, C. Ciliberto, L. Rosasco, M. Pontil, "Learning
@@ -238,20 +252,20 @@ class PerronFrobeniusOperator(_TransferOperator):
             return self
         self.rank_: int | None = None
         Gxy = gram("lagged")
-        cho = cholesky_shifted(G, shift, "G_X")
+        gsolver = GramSolver(G, shift, "G_X")  # alpha=None: the pseudo-inverse G_X⁺
         solver = LaggedGramSolver(Gxy, shift, self.RCOND_MIN)
         self.lagged_gram_rcond_: float | None = solver.rcond
         self.lagged_gram_solver_: str | None = solver.kind
-        if solver.kind == "tikhonov":
+        if solver.kind != "lu":
             self._warn_ill_conditioned(n, eps, solver.rcond, solver.n_damped, stacklevel=4)
         source = (self.kernel_, X0, X1, shift, self.RCOND_MIN)
         if host:
-            inv = CholeskyInverse(G, shift, "G_X", source=(self.kernel_, X0), factor=cho)
+            inv = gram_inverse(G, gsolver, "G_X", (self.kernel_, X0))
             B = PerronFrobeniusRepresentation(Gxy, inv, solver, source=source)
         else:
             B = PerronFrobeniusRepresentation.lazy((n, n), source)
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
-        A = solver.solve(ops_of(G).cho_solve(cho, Gxy @ Gxy))  # B G_XY (auxiliary matrix)
+        A = solver.solve(gsolver.solve(Gxy @ Gxy))  # B G_XY (auxiliary matrix)
         H = gram("out")
         if host:
             self.operator_._cache["in"] = G
@@ -261,7 +275,20 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
                               stacklevel: int):
-        """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹."""
+        """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹ (or, for
+        ``alpha=None``, replaced it by the truncated pseudo-inverse)."""
+        if eps == 0:
+            warnings.warn(
+                f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
+                f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}) and alpha=None gives no "
+                "Tikhonov δ: G_XY⁻¹ is replaced by the truncated pseudo-inverse G_XY⁺ "
+                f"({n_damped} of {n} singular values of G_XY are below n·eps·σ_max and "
+                "dropped). Typical causes: samples that are not a trajectory, repeated states, "
+                "a large kernel bandwidth; pass alpha > 0 to regularise",
+                IllConditionedLaggedGramWarning,
+                stacklevel=stacklevel,
+            )
+            return
         warnings.warn(
             f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
             f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "

@@ -5,6 +5,9 @@ Schuster, Klus and Schütte, 2020, §4.4).
 
 from __future__ import annotations
 
+import numbers
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
@@ -19,6 +22,7 @@ from .._validation import (
     check_finite_output,
     check_input,
     clip_count,
+    renamed_param,
 )
 from ._common import (
     _RESCALE,
@@ -35,7 +39,12 @@ from ._koopman import (
     pcr_dual,
     rrr_dual,
 )
-from ._numerics import LaggedGramSolver, auxiliary_eig
+from ._numerics import (
+    GramSolver,
+    IllConditionedGramWarning,
+    LaggedGramSolver,
+    auxiliary_eig,
+)
 from .empirical import (
     MatmatOperator,
     OperatorEig,
@@ -64,6 +73,40 @@ class IllConditionedLaggedGramWarning(RuntimeWarning):
     """
 
 
+class PseudoInverse(CholeskyInverse):
+    """G⁺ (``alpha=None``) as a symmetric LinearOperator: the pseudo-inverse of a PSD Gram
+    matrix from its eigendecomposition (:class:`~asymkern.operators._numerics.GramSolver` with
+    shift 0; eigenvalues at or below n·eps·λ_max dropped), never formed.
+
+    ``source=(kernel, X)``: G = kernel(X); the factors are then not pickled but recomputed.
+    """
+
+    def _factor(self, G):
+        return GramSolver(G, 0.0, self.name)
+
+    def _rebuild(self):
+        with warnings.catch_warnings():  # the fit already warned about the conditioning
+            warnings.simplefilter("ignore", IllConditionedGramWarning)
+            super()._rebuild()
+
+    def _apply(self, V):
+        return self.cho.solve(V)
+
+    _apply_t = _apply
+
+
+def gram_inverse(G, solver: GramSolver, name: str, source=None, lazy: bool = False):
+    """The n×n representation (G + nεI)⁻¹ (:class:`CholeskyInverse`) or, for ``alpha=None``,
+    G⁺ (:class:`PseudoInverse`) from a fitted :class:`GramSolver`; ``lazy``: factors computed
+    from ``source`` on first use (``G`` then only gives the shape)."""
+    n = int(G.shape[0])
+    cls = PseudoInverse if solver.kind == "pinv" else CholeskyInverse
+    if lazy:
+        return cls.lazy((n, n), source, shift=solver.shift, name=name)
+    factor = solver if solver.kind == "pinv" else solver.cho
+    return cls(G, solver.shift, name, source=source, factor=factor)
+
+
 class PerronFrobeniusRepresentation(_Recomputable, MatmatOperator):
     """B = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY (G_XY⁻¹ as given by a :class:`LaggedGramSolver`).
 
@@ -80,7 +123,10 @@ class PerronFrobeniusRepresentation(_Recomputable, MatmatOperator):
     def _rebuild(self):
         kernel, X0, X1, delta, rcond_min = self._source
         self.Gxy = np.asarray(kernel(X0, X1), dtype=np.float64)
-        self.inv = CholeskyInverse(_sym_gram(kernel, X0), delta, "G_X")
+        G = _sym_gram(kernel, X0)
+        with warnings.catch_warnings():  # the fit already warned about the conditioning
+            warnings.simplefilter("ignore", IllConditionedGramWarning)
+            self.inv = gram_inverse(G, GramSolver(G, delta, "G_X"), "G_X", (kernel, X0))
         self.solver = LaggedGramSolver(self.Gxy, delta, rcond_min)
 
     def _apply(self, V):
@@ -157,6 +203,23 @@ class _TransferOperator(_OperatorEstimator):
             getattr(self, "landmarks", "uniform"), str)
         tags.input_tags.sparse = exact and _kernel_accepts_sparse(self.kernel, self.kernel_params)
         return tags
+
+    def _alpha(self) -> float:
+        """ε of ``alpha``: a finite number > 0, or 0.0 for ``alpha=None`` / ``alpha=0`` (the
+        unregularised estimator, solved with pseudo-inverses); checked before every fit (numpy,
+        torch and dask executors: one rule, one message)."""
+        value = renamed_param(self, "alpha", "regularization")
+        if value is None:
+            return 0.0
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"alpha must be None or a real number >= 0 (the Tikhonov parameter "
+                            f"ε; None or 0: unregularised), got {value!r}")
+        value = float(value)
+        if not np.isfinite(value) or value < 0:
+            raise ValueError(f"alpha must be finite and > 0 (Tikhonov parameter ε of "
+                             f"(G + nεI)⁻¹), or None or 0 for the unregularised estimator; got "
+                             f"{value}")
+        return value
 
     def _timestep(self) -> float:
         """``timestep``, validated (finite, > 0): checked with the other parameters at the start
