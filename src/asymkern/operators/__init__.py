@@ -8,6 +8,7 @@
 """
 
 from ..linalg.operator_svd import RankDeficientGramWarning
+from ._numerics import IllConditionedGramWarning
 from .cca import KernelCCA
 from .covariance import CovarianceOperator, CrossCovarianceOperator
 from .embedding import ConditionalMeanEmbedding
@@ -21,6 +22,7 @@ __all__ = [
     "CovarianceOperator",
     "CrossCovarianceOperator",
     "EmpiricalOperator",
+    "IllConditionedGramWarning",
     "IllConditionedLaggedGramWarning",
     "KernelCCA",
     "KoopmanOperator",
