@@ -67,6 +67,23 @@ class IllConditionedGramWarning(RuntimeWarning):
     is issued when the kept ones still span a condition number above :data:`COND_MAX` (1/√eps),
     so that the coefficients of the estimator carry less than half of the float64 digits. The
     fitted values stay finite; pass ``alpha > 0`` (e.g. 1e-6) for a regularised estimator.
+
+    See Also
+    --------
+    asymkern.operators.KoopmanOperator : emits it with ``alpha=None``.
+    asymkern.operators.PerronFrobeniusOperator : emits it with ``alpha=None``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from asymkern.operators import IllConditionedGramWarning, KoopmanOperator
+    >>> X = np.repeat(np.linspace(0.0, 1.0, 20)[:, None], 2, axis=0)  # duplicated samples
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = KoopmanOperator(kernel="rbf", alpha=None, n_components=2).fit(X)
+    >>> any(issubclass(w.category, IllConditionedGramWarning) for w in caught)
+    True
     """
 
 
