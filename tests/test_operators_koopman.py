@@ -93,8 +93,12 @@ def test_nystrom_with_every_sample_a_landmark_equals_exact(kind):
     np.testing.assert_allclose(np.abs(fa), np.abs(fb), atol=1e-6)
 
 
-def test_full_rank_arpack_equals_dense_eig():
-    """Gap 4: the n > 300 path uses ARPACK on (G + nεI)⁻¹[k(y_i, x_j)], never a full eig."""
+def test_full_rank_arpack_equals_dense_eig(monkeypatch):
+    """The ARPACK path (here from n > 150; by default n > 1500) on (G + nεI)⁻¹[k(y_i, x_j)],
+    never a full eig, equals the dense eigenpairs."""
+    import asymkern.operators._numerics as numerics
+
+    monkeypatch.setattr(numerics, "ARPACK_MIN_PAIRS", 150)
     X = _ou(420)
     est = KoopmanOperator(kernel_params={"gamma": 0.5}, alpha=1e-4, n_components=4).fit(X)
     X0, X1 = X[:-1], X[1:]
@@ -346,6 +350,8 @@ def test_arpack_failure_falls_back_to_the_dense_reference(monkeypatch):
     osvd = importlib.import_module("asymkern.linalg.operator_svd")
     kmod = importlib.import_module("asymkern.operators._koopman")
 
+    monkeypatch.setattr(importlib.import_module("asymkern.operators._numerics"),
+                        "ARPACK_MIN_PAIRS", 150)  # 'full' at n = 399 through ARPACK
     X = _ou(400)
     kw = dict(rank=3, n_components=3, alpha=1e-3)
     ref = {k: KoopmanOperator(estimator=k, **kw).fit(X) for k in KINDS}
@@ -462,3 +468,28 @@ def test_implied_timescales_returns_the_fitted_scales():
         lam = np.abs(m.eigenvalues_)
         want = np.where(lam < 1, -0.5 / np.log(np.minimum(lam, 1 - 1e-300)), np.inf)
         assert t is not None and np.allclose(t, want), cls.__name__
+
+
+def test_full_dense_below_threshold_and_arpack_budget(monkeypatch):
+    """'full' takes its eigenpairs from the dense solver for n ≤ ARPACK_MIN_PAIRS (1500: a
+    Koopman spectrum clusters near 1, where ARPACK's time is unbounded), and above it ARPACK
+    runs with a restart budget; exhausting the budget falls back to the dense solver, with the
+    same eigenpairs."""
+    import asymkern.operators._numerics as numerics
+
+    assert numerics.arpack_maxiter(1000, 1, 20) == 1316  # ≈ 25n/(ncv − k) restarts
+    X = _ou(400)
+    kw = dict(kernel_params={"gamma": 0.5}, alpha=1e-4, n_components=4)
+    calls = []
+    real = numerics._arpack_top
+    monkeypatch.setattr(numerics, "_arpack_top", lambda A, k: calls.append(k) or real(A, k))
+    dense = KoopmanOperator(**kw).fit(X)
+    assert calls == []  # n = 399 ≤ 1500: no ARPACK
+    monkeypatch.setattr(numerics, "ARPACK_MIN_PAIRS", 150)
+    arpack = KoopmanOperator(**kw).fit(X)
+    assert calls == [4]
+    np.testing.assert_allclose(arpack.eigenvalues_, dense.eigenvalues_, rtol=1e-9, atol=1e-12)
+    monkeypatch.setattr(numerics, "arpack_maxiter", lambda n, k, ncv: 1)  # budget exhausted
+    capped = KoopmanOperator(**kw).fit(X)
+    assert calls == [4, 4]
+    np.testing.assert_allclose(capped.eigenvalues_, dense.eigenvalues_, rtol=1e-9, atol=1e-12)

@@ -349,13 +349,17 @@ def test_perron_frobenius_torch_refusals(data):
         PerronFrobeniusOperator(kernel=lambda A, B: A @ B.T).fit(Xt, tensor(Y))
 
 
-def test_koopman_torch_large_n_numpy_uses_arpack():
-    """n = 399 pairs: both paths switch to ARPACK for 'full' (n > 150; on torch its products
+def test_koopman_torch_large_n_numpy_uses_arpack(monkeypatch):
+    """n = 399 pairs with the ARPACK threshold at 150 (default 1500): both paths switch to
+    ARPACK for 'full' (n > 150; on torch its products
     run on the device), so 'full' agrees to rounding, eigenfunctions included without any
     phase alignment, even when ``n_components`` = 9 cuts a complex-conjugate pair (a dense
     solver may keep the other member of the pair: the torch path did, before it used
     ARPACK). 'pcr' and 'rrr' (n > 200: both executors run the same ARPACK call, its products
     on the device) agree to rounding (rrr forecasts 3.6e-12 apart, measured)."""
+    import asymkern.operators._numerics as numerics
+
+    monkeypatch.setattr(numerics, "ARPACK_MIN_PAIRS", 150)
     rng = np.random.RandomState(0)
     R = 0.95 * np.array([[0.9, -0.3], [0.3, 0.9]])
     x = np.zeros((400, 2))
@@ -449,6 +453,7 @@ def test_koopman_torch_arpack_no_convergence_falls_back_to_dense(monkeypatch):
 
     import asymkern.operators._numerics as numerics  # the ARPACK call of every executor
 
+    monkeypatch.setattr(numerics, "ARPACK_MIN_PAIRS", 150)  # n = 199 runs ARPACK
     rng = np.random.RandomState(1)
     x = np.cumsum(0.1 * rng.randn(200, 2), axis=0)
     kw = dict(kernel_params={"gamma": 5.0}, alpha=1e-4, n_components=4)

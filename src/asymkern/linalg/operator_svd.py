@@ -708,8 +708,10 @@ def _check_rank(s: np.ndarray, k: int, rtol: float, what: str, truncate: bool = 
     return k
 
 
-def _eig_top(A_or_op, N: int, k: int, which: str, solver: str, v0_seed: int = 0):
-    """Top-k eigenpairs of a (non-symmetric) N×N matrix or operator, sorted by ``which``."""
+def _eig_top(A_or_op, N: int, k: int, which: str, solver: str, v0_seed: int = 0,
+             maxiter: int | None = None):
+    """Top-k eigenpairs of a (non-symmetric) N×N matrix or operator, sorted by ``which``
+    (``maxiter``: ARPACK's restart budget, default scipy's 10N; past it ArpackNoConvergence)."""
     if solver == "auto":
         solver = "dense" if (N <= 1500 or k >= N - 2) else "arpack"
     if solver == "arpack" and k >= N - 1:
@@ -721,7 +723,7 @@ def _eig_top(A_or_op, N: int, k: int, which: str, solver: str, v0_seed: int = 0)
         op = A_or_op if isinstance(A_or_op, LinearOperator) else aslinearoperator(A_or_op)
         v0 = np.random.default_rng(v0_seed).standard_normal(N)
         ncv = min(N, max(2 * k + 1, 20))
-        lam, W = eigs(op, k=k, which=which, v0=v0, ncv=ncv, tol=0.0)
+        lam, W = eigs(op, k=k, which=which, v0=v0, ncv=ncv, tol=0.0, maxiter=maxiter)
     else:
         raise ValueError(f"unknown solver {solver!r}; expected one of {EIG_SOLVERS}")
     key = -lam.real if which == "LR" else -np.abs(lam)
