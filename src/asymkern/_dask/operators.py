@@ -185,8 +185,9 @@ def fit_cme_dask(est, X, y):
                            n_samples=n, L=L, T=T, A=A, FY=FY, y_1d=y1d)
 
 
-def fit_koopman_dask(est, X, Y):
-    """Fit a :class:`~asymkern.operators.KoopmanOperator` with landmarks on dask inputs.
+def fit_koopman_dask(est, X, Y) -> DaskLandmarkFit:
+    """The landmark fit of a :class:`~asymkern.operators.KoopmanOperator` on dask inputs
+    (nothing is set on ``est``).
 
     ``Y is None``: X is a trajectory, pairs (x_t, x_{t+lag}) by slicing (X[lag:] rechunked to
     the chunks of X[:-lag]); else X and Y (the estimator's ``y``, the time-shifted snapshots)
@@ -194,7 +195,7 @@ def fit_koopman_dask(est, X, Y):
     """
     from .._shared.operators import _check_int, as_rkhs_kernel
 
-    eps = est._alpha()
+    est._alpha()  # validated here too (the caller passes its own eps to the model)
     est._timestep()
     lag = _check_int(est.lag, "lag")
     Xd = as_dask_data(X, "X", allow_sparse=False)
@@ -213,12 +214,8 @@ def fit_koopman_dask(est, X, Y):
         _check_same_rows(Xd, Yd, "X", "y")
         X0, X1 = Xd, Yd
     n, d = (int(k) for k in X0.shape)
-    est.kernel_ = as_rkhs_kernel(est.kernel, est.kernel_params)
-    idx, L, T = _landmark_basis(est, est.kernel_, X0)
-    A, C, FY = _reduce_stats(est.kernel_, L, T, X0, X1, X1)
-    est.n_features_in_ = d
-    est.landmarks_ = idx
-    est.X_fit_ = est.Y_fit_ = None
-    est._sparse_ok = False
-    est.operator_ = None
-    return est._set_landmark_model(L, T, A, C, FY, n, eps)
+    kernel = as_rkhs_kernel(est.kernel, est.kernel_params)
+    idx, L, T = _landmark_basis(est, kernel, X0)
+    A, C, FY = _reduce_stats(kernel, L, T, X0, X1, X1)
+    return DaskLandmarkFit(kernel=kernel, landmarks=idx, n_features=d, n_samples=n, L=L, T=T,
+                           A=A, FY=FY, C=C)

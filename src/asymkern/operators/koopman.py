@@ -355,7 +355,15 @@ class KoopmanOperator(_TransferOperator):
                                  "numpy arrays or forecast the state (observable=False)")
             from .._dask.operators import fit_koopman_dask
 
-            return fit_koopman_dask(self, X, y)
+            fit = fit_koopman_dask(self, X, y)
+            self.kernel_ = fit.kernel
+            self.n_features_in_ = fit.n_features
+            self.landmarks_ = fit.landmarks
+            self.X_fit_ = self.Y_fit_ = None
+            self._sparse_ok = False
+            self.operator_ = None
+            return self._set_landmark_model(fit.L, fit.T, fit.A, fit.C, fit.FY, fit.n_samples,
+                                            eps)
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             return self._fit_torch(X, y, kind, eps, lag, observables)
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
