@@ -328,9 +328,9 @@ class TorchTraining:
                                           self.X_fit if self.as_numpy else None)
         return self.lb
 
-    def keep(self, est, beta=None, dual=None, intercept=None, classes=None,
-             libsvm: bool = False) -> None:
-        """Record the fitted :class:`DeviceModel` on ``est`` (``beta``: host landmark
+    def device_state(self, beta=None, dual=None, intercept=None, classes=None,
+                     libsvm: bool = False) -> DeviceModel:
+        """The fitted :class:`DeviceModel` the estimator keeps (``beta``: host landmark
         coefficients; ``dual`` a tensor; ``intercept`` host or tensor; ``classes``: a
         classifier's labels)."""
         labels = None if classes is None else device_labels(classes, self.device)
@@ -340,7 +340,7 @@ class TorchTraining:
             beta = lb.column_coef(self.ops.from_host(beta, like, f64))
         b = self.ops.from_host(np.atleast_1d(self.ops.to_host(intercept)), like, f64)
         points = lb is not None and lb.kind == "points"
-        est._torch_state = DeviceModel(
+        return DeviceModel(
             kind=lb.kind if lb is not None else ("precomputed" if self.tk is None else "points"),
             kernel=self.tk, X=self.Xt, device=self.device, dtype=self.Xt.dtype,
             C=lb.C if points else None, center=lb.center if lb is not None else None,

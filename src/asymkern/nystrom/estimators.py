@@ -434,8 +434,8 @@ class _HostTraining:
         """The landmarks and basis (recorded on ``est``) and the rows of K_nm."""
         return est._fit_basis(self.X_fit)
 
-    def keep(self, est, **state) -> None:
-        """Nothing beyond the fitted attributes (the device state of the torch executor)."""
+    def device_state(self, **state) -> None:
+        """No state beyond the fitted attributes (the torch executor's: a DeviceModel)."""
 
 
 def _training(est, X, *others):
@@ -693,7 +693,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.landmark_coef_ = res.landmark_coef
         self.dual_coef_ = None if res.dual is None else tr.out(res.dual)
         self.intercept_ = res.intercept
-        tr.keep(self, beta=res.landmark_coef, dual=res.dual, intercept=res.intercept)
+        self._torch_state = tr.device_state(beta=res.landmark_coef, dual=res.dual,
+                                            intercept=res.intercept)
         return _finite_fit(self)
 
     def _decision(self, X, approach=None):
@@ -1153,9 +1154,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self.classes_ = self.estimator_.classes_
         if hasattr(self.estimator_, "n_iter_"):
             self.n_iter_ = self.estimator_.n_iter_
-        tr.keep(self, beta=self.landmark_coef_, dual=dual,
-                intercept=np.asarray(self.estimator_.intercept_, dtype=np.float64),
-                classes=self.classes_, libsvm=self.svm != "linearsvc")
+        self._torch_state = tr.device_state(
+            beta=self.landmark_coef_, dual=dual,
+            intercept=np.asarray(self.estimator_.intercept_, dtype=np.float64),
+            classes=self.classes_, libsvm=self.svm != "linearsvc")
         return _finite_fit(self)
 
     def _fit_calibration(self, X, y):
@@ -1545,7 +1547,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             self.dual_coef_ = tr.out(res.dual)
         self.eigenvalues_ = tr.out(tr.ops.contiguous(res.eigenvalues))
         self.intercept_ = tr.out(res.intercept)
-        tr.keep(self, beta=beta, dual=res.dual, intercept=res.intercept)
+        self._torch_state = tr.device_state(beta=beta, dual=res.dual, intercept=res.intercept)
         return _finite_fit(self)
 
     def _rank_limit(self, limit: int, n: int, what: str = "the number of samples n_samples"
