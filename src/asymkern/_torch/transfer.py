@@ -12,7 +12,7 @@ the numpy path computes):
 
 * ``'full'`` (kernel ridge regression, U Vᵀ = (G + nεI)⁻¹): the eigenpairs of K̂ are those of the
   auxiliary matrix A = (G + nεI)⁻¹ C (Prop. 3.8; ``torch.linalg.cholesky`` + ``cholesky_solve``,
-  then, as on the numpy path, the dense eigenproblem for n ≤ 1500 — ``torch.linalg.eig`` — and
+  then, as on the numpy path, the dense eigenproblem for n ≤ 150 — ``torch.linalg.eig`` — and
   above it ARPACK, the numpy path's call with the same starting vector, on the host with its
   products A·v on the device), sorted by decreasing ``|λ|``; the eigenfunctions are
   ψ = k(·, X) w, RKHS-normalised (wᴴ G w = 1), with the post-processing of the numpy path's

@@ -228,19 +228,19 @@ class LaggedGramSolver:
         return self.U @ (self.filt[:, None] * (self.Vt @ V))
 
 
-#: above this many pairs the exact 'full' estimators take their top eigenpairs from ARPACK
-#: (``KoopmanOperator`` / ``PerronFrobeniusOperator``); below it the dense eigensolver, whose
-#: cost does not depend on the spectrum (the rule of ``linalg``'s ``solver='auto'``, N ≤ 1500).
-#: A Koopman spectrum clusters near 1, where ARPACK converges slowly: at n = 1000 on a
-#: Lorenz-63 trajectory the top eigenpair took 167 s by ARPACK and 3.4 s by the dense solver.
-ARPACK_MIN_PAIRS = 1500
+#: above this many pairs the exact 'full' estimators take their top eigenpairs from ARPACK, as
+#: the numpy estimators do (``KoopmanOperator`` / ``PerronFrobeniusOperator``: n > 150), with
+#: the restart budget of :func:`arpack_maxiter`
+ARPACK_MIN_PAIRS = 150
 
 
 def arpack_maxiter(n: int, k: int, ncv: int) -> int:
-    """An ARPACK restart budget worth about two dense eigendecompositions of an n×n matrix
-    (≈ 25n³ flops against (ncv − k) products of 2n² flops per restart); past it the caller
-    falls back to the dense solver instead of iterating for minutes."""
-    return max(100, int(np.ceil(25.0 * n / max(ncv - k, 1))))
+    """ARPACK's restart budget for the top k of n eigenpairs: about the flops of one dense
+    eigendecomposition (≈ 25n³, against (ncv − k) products of 2n² flops per restart), after
+    which the caller falls back to the dense solver. A Koopman spectrum clusters near 1, where
+    ARPACK can iterate for minutes: one eigenpair of a Lorenz-63 trajectory at n = 1000 took
+    167 s with scipy's default budget (10n restarts), 3.4 s by the dense solver."""
+    return max(100, int(np.ceil(12.5 * n / max(ncv - k, 1))))
 
 
 def _arpack_top(A, k: int):

@@ -87,7 +87,7 @@ class KoopmanOperator(_TransferOperator):
       (H = [k(y_i, y_j)]) normalised by uᵀ G (G + nεI) u = n, and V = G U / n.
 
     The eigenpairs of K̂ are those of the r×r matrix M = Vᵀ [k(y_i, x_j)] U (pcr, rrr) or of the
-    auxiliary matrix (G + nεI)⁻¹[k(y_i, x_j)] (full; Prop. 3.8, ARPACK for n > 1500). Forecasts
+    auxiliary matrix (G + nεI)⁻¹[k(y_i, x_j)] (full; Prop. 3.8, ARPACK for n > 150). Forecasts
     iterate the learned operator: E[g(x_{t+kτ}) | x_t = x] ≈ (K̂ᵏ g)(x) = k(x, X) U Mᵏ⁻¹ Vᵀ g(Y).
 
     Landmarks (``n_landmarks`` = m or ``landmarks`` = indices of the x_t): the Nyström version of
@@ -151,7 +151,7 @@ class KoopmanOperator(_TransferOperator):
         ``'cuda'``, …): the n×n Gram matrices k(X, X), k(Y, X) (and k(Y, Y) for 'rrr') are
         formed there in float64 (as the numpy path computes) and the estimator's n×n
         eigenproblem runs there (``'full'``: Cholesky solve, then the top eigenpairs of the
-        auxiliary matrix (G + nεI)⁻¹k(Y, X) by ``torch.linalg.eig`` for n ≤ 1500 and by the
+        auxiliary matrix (G + nεI)⁻¹k(Y, X) by ``torch.linalg.eig`` for n ≤ 150 and by the
         numpy path's ARPACK call above, its products on the device; ``'pcr'``/``'rrr'``:
         ``torch.linalg.eigh``, then
         the r×r matrix M on the host); numpy inputs give numpy outputs. ``None``: the numpy path

@@ -51,8 +51,8 @@ class PerronFrobeniusOperator(_TransferOperator):
     ``fit`` as for :class:`KoopmanOperator` (one trajectory X, or snapshot pairs ``fit(X, y)``).
     No ``score``: P̂ propagates densities, it predicts no state, so there is no natural
     supervised score. G_ΦΨ = [k(x_i, y_j)] is the time-lagged Gram matrix. Eigenfunctions live on
-    the lagged samples y_i; the top eigenpairs come from the dense eigensolver for n ≤ 1500 and
-    from ARPACK above (never a full eigendecomposition there).
+    the lagged samples y_i; the top eigenpairs come from ARPACK (n > 150, with a restart budget of
+    about one dense eigendecomposition, then the dense solver), never a full eigendecomposition.
 
     **Ill-conditioned G_ΦΨ.** In exact arithmetic the eigenvalues of P̂ are those of
     A = (G_Φ + nεI)⁻¹ G_ΦΨ, but the eigenfunctions f = Ψ w need w = G_ΦΨ⁻¹ v, and an LU solve with
@@ -127,7 +127,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         ``lagged_gram_rcond_`` is LAPACK's ``gecon`` estimate from that LU factor, as on the
         numpy path, and below ``RCOND_MIN`` the SVD of G_XY gives the Tikhonov-regularised
         inverse — then the top eigenpairs of the auxiliary matrix, by ``torch.linalg.eig`` for
-        n ≤ 1500 and above by the numpy path's ARPACK call with its products on the device;
+        n ≤ 150 and above by the numpy path's ARPACK call with its products on the device;
         ``'pcr'``/``'rrr'``:
         ``torch.linalg.eigh``, then the r×r matrix on the host). ``None``: the numpy path for
         numpy input, the tensor's own device for torch tensors. The fitted attributes are numpy
