@@ -95,6 +95,8 @@ def _fit(spec: Spec, est, X, T):
 
 NCOMP_BAD = {"n_components": (0, -1, 1.5, "2", None, True)}
 REG_BAD = {"alpha": (0.0, -1.0, np.nan, np.inf, "a", None)}
+# Koopman / Perron–Frobenius accept alpha=None and alpha=0 (the unregularised estimator)
+TRANSFER_BAD = {"alpha": (-1.0, np.nan, np.inf, "a")}
 # n_landmarks larger than n_samples is clipped with a ClippedParameterWarning (issue 15), no error
 LANDMARK_BAD = {"n_landmarks": (0, -1, 1.5, "2", None)}
 
@@ -142,11 +144,11 @@ SPECS = [
          lambda e, X: e.predict(X), target_name="y", bad_params={**REG_BAD}),
     Spec("KoopmanOperator", lambda **kw: KoopmanOperator(**{"n_components": 2, **kw}), "none",
          lambda e, X: e.predict(X), shifts_output=True,
-         bad_params={**NCOMP_BAD, **REG_BAD, "lag": (0, -1, 1.5, None)}),
+         bad_params={**NCOMP_BAD, **TRANSFER_BAD, "lag": (0, -1, 1.5, None)}),
     Spec("PerronFrobeniusOperator",
          lambda **kw: PerronFrobeniusOperator(**{"n_components": 2, **kw}), "none",
          lambda e, X: np.abs(e.eigenfunctions_(X)), min_n=8, predict_arg="Z",
-         bad_params={**NCOMP_BAD, **REG_BAD, "lag": (0, -1, 1.5, None)}),
+         bad_params={**NCOMP_BAD, **TRANSFER_BAD, "lag": (0, -1, 1.5, None)}),
     Spec("KernelCCA", lambda **kw: KernelCCA(**{"n_components": 2, **kw}), "paired",
          lambda e, X: e.transform(X), n_out=2, target_name="y",
          bad_params={**NCOMP_BAD, **REG_BAD, "method": ("bogus",)}),

@@ -33,7 +33,10 @@ def as_data(
 ):
     """Validate a data matrix (samples are rows) and return it as a float array.
 
-    float32 input stays float32; any other numeric type becomes float64. Sparse input is accepted
+    float32 input stays float32; any other numeric type becomes float64. A dense matrix comes
+    back C-contiguous (a Fortran-ordered or strided one is copied once), so that results do not
+    depend on the caller's memory layout: BLAS takes other code paths for other layouts, whose
+    rounding an ill-conditioned problem amplifies. Sparse input is accepted
     (as CSR) only when ``allow_sparse``. Raises ``ValueError`` naming ``name`` on NaN/inf, wrong
     dimensionality or too few samples, ``TypeError`` on non-numeric input.
     """
@@ -77,6 +80,8 @@ def as_data(
                 raise ValueError(f"{name} must be 2-D, got an array with {arr.ndim} dimensions")
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+        if arr.ndim == 2 and not arr.flags.c_contiguous:
+            arr = np.ascontiguousarray(arr)  # one layout, so one order of the arithmetic
         X = arr
         n = X.shape[0] if X.ndim else 0
     if ensure_2d and X.shape[1] == 0:
