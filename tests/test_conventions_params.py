@@ -79,9 +79,8 @@ def test_parameter_form_is_bitwise_the_dict_form_on_dask(sets):
         old = _fit({"nystrom_params": params}, Xd, Zd)
     new = _fit(params, Xd, Zd)
     for attr in ("singular_values_", "left_singular_vectors_", "right_singular_vectors_"):
-        a, b = getattr(old, attr), getattr(new, attr)
-        np.testing.assert_array_equal(np.asarray(getattr(a, "compute", lambda: a)()),
-                                      np.asarray(getattr(b, "compute", lambda: b)()))
+        a, b = (da.asarray(getattr(e, attr)).compute() for e in (old, new))
+        np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(old.row_landmarks_, new.row_landmarks_)
 
 
