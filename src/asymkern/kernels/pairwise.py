@@ -699,7 +699,16 @@ class CallableKernel(Kernel):
     """A kernel given by a user function ``func(X, Z) -> (n, m) array``.
 
     The output is checked for shape and finiteness (and converted to float64 unless it is
-    float32). Flags default to the safe values (asymmetric, not PSD).
+    float32). Flags default to the safe values: an **unflagged callable is treated as
+    asymmetric and not PSD** (κ(x, z) ≠ κ(z, x) is assumed, so no symmetric eigensolver,
+    Cholesky factorisation or symmetrisation is used on it); set ``is_symmetric=True`` /
+    ``is_psd=True`` (through ``kernel_params`` of an estimator) when the function is.
+
+    ``func`` is called as ``func(X, Z)`` with no keyword arguments: unlike scikit-learn, which
+    passes ``kernel_params`` to a callable kernel, asymkern takes the parameters of the
+    function bound in it (a closure or ``functools.partial``); ``kernel_params`` of a callable
+    are the flags below, and a width given as ``gamma`` (estimator parameter or
+    ``kernel_params`` key) raises ``ValueError`` (:func:`~asymkern.kernels.get_kernel`).
 
     Parameters
     ----------
@@ -733,6 +742,11 @@ class CallableKernel(Kernel):
     >>> X = np.array([[0.0], [1.0]])
     >>> k(X).shape, k.is_symmetric
     ((2, 2), False)
+    >>> import functools
+    >>> def scaled_dot(X, Z, gamma):
+    ...     return np.exp(gamma * X @ Z.T)
+    >>> CallableKernel(functools.partial(scaled_dot, gamma=0.5))(X).round(3).tolist()
+    [[1.0, 1.0], [1.0, 1.649]]
     """
 
     name = "callable"
