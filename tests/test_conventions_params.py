@@ -152,3 +152,115 @@ def test_grid_search_over_row_landmarks_in_a_pipeline():
     assert fitted.row_landmarks_.size == search.best_params_["ksvd__n_row_landmarks"]
     assert fitted.col_landmarks_.size == 30
     assert len(search.cv_results_["params"]) == 2
+
+
+# ------------------------------------------------------------------ callable kernel parameters
+def _dot(X, Z):
+    return X @ Z.T
+
+
+@pytest.mark.parametrize("kw", [{"kernel_params": {"gamma": 0.5}}, {"gamma": 0.5}],
+                         ids=["kernel_params", "estimator-gamma"])
+def test_gamma_with_a_callable_kernel_is_a_clear_error(sets, kw):
+    X, Z = sets
+    with pytest.raises(ValueError, match=r"gamma.*callable kernel.*functools\.partial"):
+        KernelSVD(kernel=_dot, **kw).fit(X, Z=Z)
+
+
+def test_callable_kernel_params_error_names_the_flags():
+    from asymkern.kernels import get_kernel
+
+    with pytest.raises(ValueError, match=r"\['coef0', 'gamma'\].*is_symmetric"):
+        get_kernel(_dot, gamma=0.5, coef0=1.0)
+    with pytest.raises(ValueError, match=r"kernel_x_params \['gamma'\]"):
+        from asymkern.kernels import resolve_kernel
+
+        resolve_kernel(_dot, {"gamma": 0.5}, name="kernel_x")
+
+
+def test_callable_kernel_flags_and_partial_are_accepted(sets):
+    import functools
+
+    from asymkern.kernels import get_kernel
+
+    X, Z = sets
+    k = get_kernel(_dot, is_symmetric=True, is_psd=True)
+    assert k.is_symmetric and k.is_psd
+    assert not get_kernel(_dot).is_symmetric and not get_kernel(_dot).is_psd  # unflagged
+
+    def scaled(X, Z, gamma):
+        return np.exp(gamma * (X @ Z.T))
+
+    a = KernelSVD(3, kernel=functools.partial(scaled, gamma=0.5), solver="dense").fit(X, Z=Z)
+    G = np.exp(0.5 * X @ Z.T)
+    np.testing.assert_allclose(a.singular_values_, np.linalg.svd(G, compute_uv=False)[:3],
+                               rtol=1e-10)
+
+
+def test_rkhs_operator_callable_with_gamma_is_a_clear_error():
+    from asymkern.operators import as_rkhs_kernel
+
+    with pytest.raises(ValueError, match=r"\['gamma'\] cannot be given with a callable"):
+        as_rkhs_kernel(_dot, {"gamma": 1.0})
+    assert as_rkhs_kernel(_dot).is_symmetric  # operators take a callable as symmetric PSD
+
+
+# ----------------------------------------------------------------- real polynomial degree
+@pytest.mark.parametrize("degree", [3.1, 0.5, 2.0, 0, 1.5])
+@pytest.mark.parametrize("coef0", [1.0, 2.5])
+def test_real_degree_matches_scikit_learn(degree, coef0):
+    from sklearn.metrics.pairwise import polynomial_kernel
+
+    from asymkern.kernels import get_kernel
+
+    rng = np.random.RandomState(3)
+    X, Z = np.abs(rng.standard_normal((12, 4))), np.abs(rng.standard_normal((9, 4)))
+    got = get_kernel("poly", degree=degree, gamma=0.3, coef0=coef0)(X, Z)
+    if degree >= 1:  # scikit-learn's polynomial_kernel takes a real degree >= 1
+        ref = polynomial_kernel(X, Z, degree=degree, gamma=0.3, coef0=coef0)
+    else:
+        ref = (0.3 * X @ Z.T + coef0) ** float(degree)
+    np.testing.assert_allclose(got, ref, rtol=1e-13)
+    assert np.isfinite(got).all()
+
+
+def test_integral_degree_stays_an_exact_integer_power():
+    from asymkern.kernels import PolynomialKernel
+
+    rng = np.random.RandomState(4)
+    X, Z = rng.standard_normal((10, 3)), rng.standard_normal((8, 3))  # negative bases
+    a = PolynomialKernel(degree=3, gamma=1.0, coef0=-0.5)(X, Z)
+    b = PolynomialKernel(degree=3.0, gamma=1.0, coef0=-0.5)(X, Z)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(a, (X @ Z.T - 0.5) ** 3, rtol=1e-12, atol=1e-14)
+    assert np.isfinite(a).all() and (a < 0).any()  # negative bases: defined for an int power
+    assert PolynomialKernel(degree=2.0).is_psd and not PolynomialKernel(degree=2.5).is_psd
+
+
+def test_non_integer_degree_with_negative_base_raises_naming_degree():
+    from asymkern.kernels import KernelMatrix, PolynomialKernel
+
+    rng = np.random.RandomState(5)
+    X, Z = rng.standard_normal((10, 3)), rng.standard_normal((8, 3))
+    k = PolynomialKernel(degree=2.5, gamma=1.0, coef0=0.0)
+    with pytest.raises(ValueError, match=r"degree=2\.5 is not an integer.*negative"):
+        k(X, Z)
+    with pytest.raises(ValueError, match=r"degree=2\.5"):
+        KernelMatrix(k, X, Z).to_array()
+    with pytest.raises(ValueError, match=r"degree=2\.5"):
+        KernelSVD(2, kernel="poly", kernel_params={"degree": 2.5, "coef0": 0.0}).fit(X, Z=Z)
+
+
+def test_real_degree_on_torch_matches_numpy():
+    torch = pytest.importorskip("torch")
+    rng = np.random.RandomState(6)
+    X, Z = np.abs(rng.standard_normal((30, 3))), np.abs(rng.standard_normal((25, 3)))
+    kw = dict(n_components=2, kernel="poly", kernel_params={"degree": 2.5, "coef0": 1.0},
+              solver="dense")
+    a = KernelSVD(**kw).fit(X, Z=Z)
+    b = KernelSVD(**kw).fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
+    np.testing.assert_allclose(b.singular_values_.cpu().numpy(), a.singular_values_,
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match=r"degree=2\.5 is not an integer"):
+        KernelSVD(2, kernel="poly", kernel_params={"degree": 2.5, "coef0": -5.0},
+                  solver="dense").fit(torch.as_tensor(X), Z=torch.as_tensor(Z))
