@@ -111,7 +111,7 @@ def _ksvd(d: int, s: int, r: int, gamma: float | None = None):
     return KernelSVD(n_components=r, kernel="rbf",
                      kernel_params={"gamma": gamma if gamma else 1.0 / (2 * d)},
                      solver="nystrom",
-                     nystrom_params={"n_row_landmarks": s, "n_col_landmarks": s},
+                     n_row_landmarks=s, n_col_landmarks=s,
                      random_state=0)
 
 

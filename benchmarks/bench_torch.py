@@ -89,7 +89,7 @@ def ksvd(torch, device, n: int, d: int, dtype, repeats: int, cpu_repeats: int) -
     s = min(1000, n // 10)
     kw = dict(n_components=10, kernel="rbf", solver="nystrom", random_state=0,
               working_memory=1024.0 if device.type == "cuda" else None,
-              nystrom_params={"n_row_landmarks": s, "n_col_landmarks": s})
+              n_row_landmarks=s, n_col_landmarks=s)
     out = {}
 
     def run_torch():

@@ -71,7 +71,7 @@ def test_ksvd_nystrom_matches_in_memory(kernel, center, chunks):
     X, Z = data()
     Xn, Zn = data(37, 29, seed=5)
     kw = dict(n_components=3, kernel=kernel, kernel_params={"gamma": 0.3}, center=center,
-              solver="nystrom", random_state=0, nystrom_params=NYS)
+              solver="nystrom", random_state=0, **NYS)
     a = KernelSVD(**kw).fit(X, Z=Z)
     cx, cz = chunks or (X.shape[0], Z.shape[0])  # None: single-chunk dask arrays
     b = KernelSVD(**kw).fit(da.from_array(X, chunks=cx), Z=da.from_array(Z, chunks=cz))
@@ -97,7 +97,7 @@ def test_ksvd_nystrom_matches_in_memory(kernel, center, chunks):
 def test_ksvd_float32_kept():
     X, Z = data(dtype=np.float32)
     kw = dict(n_components=3, kernel="rbf", kernel_params={"gamma": 0.3}, solver="nystrom",
-              random_state=0, nystrom_params=NYS)
+              random_state=0, **NYS)
     a = KernelSVD(**kw).fit(X, Z=Z)
     b = KernelSVD(**kw).fit(da.from_array(X, chunks=50), Z=da.from_array(Z, chunks=50))
     U = b.left_singular_vectors_.compute()
@@ -110,7 +110,7 @@ def test_ksvd_sparse_csr_chunks(kernel):
     Xs = sp.random(240, 60, density=0.1, format="csr", random_state=1)
     Zs = sp.random(200, 60, density=0.1, format="csr", random_state=2)
     kw = dict(n_components=3, kernel=kernel, kernel_params={"gamma": 0.3}, center=True,
-              solver="nystrom", random_state=0, nystrom_params=NYS)
+              solver="nystrom", random_state=0, **NYS)
     a = KernelSVD(**kw).fit(Xs, Z=Zs)
     Xd = dsparse(Xs, 70)
     assert sp.issparse(Xd._meta)
@@ -202,7 +202,7 @@ def test_nystrom_orthogonalize_on_dask(dtype):
         assert np.abs(U.T.astype(float) @ U - np.eye(4)).max() < 100 * np.finfo(dtype).eps
     # the out-of-sample map of the orthogonalised solution, through KernelSVD on both paths
     kw = dict(n_components=3, kernel="sne", kernel_params={"gamma": 0.3}, solver="nystrom",
-              nystrom_params=dict(NYS, orthogonalize=True), random_state=0)
+              **NYS, nystrom_params={"orthogonalize": True}, random_state=0)
     e = KernelSVD(**kw).fit(X, Z=Z)
     f = KernelSVD(**kw).fit(da.from_array(X, chunks=70), Z=da.from_array(Z, chunks=60))
     Xn = data(20, 5, seed=3, dtype=dtype)[0]
@@ -258,7 +258,7 @@ def test_kmeans_landmarks_large_n_distributed_argmin():
 def test_determinism_across_schedulers_and_chunkings():
     X, Z = data()
     kw = dict(n_components=3, kernel="sne", kernel_params={"gamma": 0.3}, center=True,
-              solver="nystrom", random_state=4, nystrom_params=NYS)
+              solver="nystrom", random_state=4, **NYS)
     fits = {}
     for sched in ("synchronous", "threads"):
         with dask.config.set(scheduler=sched):
@@ -280,7 +280,7 @@ def test_no_large_array_reaches_the_client(monkeypatch):
     X, Z = data(600, 500)
     sizes = watch_client(monkeypatch, lambda o: int(getattr(o, "nbytes", 8)))
     est = KernelSVD(n_components=3, kernel="sne", kernel_params={"gamma": 0.3}, center=True,
-                    solver="nystrom", random_state=0, nystrom_params=NYS)
+                    solver="nystrom", random_state=0, **NYS)
     est.fit(da.from_array(X, chunks=100), Z=da.from_array(Z, chunks=100))
     t = est.transform(da.from_array(X[:50], chunks=25))
     assert sizes, "nothing was recorded"
@@ -338,7 +338,7 @@ def test_local_cluster_processes_same_result_and_survives_a_killed_worker(tmp_pa
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
     X, Z = data()
     kw = dict(n_components=3, kernel="sne", kernel_params={"gamma": 0.3}, center=True,
-              solver="nystrom", random_state=4, nystrom_params=NYS)
+              solver="nystrom", random_state=4, **NYS)
     ref = KernelSVD(**kw).fit(da.from_array(X, chunks=70), Z=da.from_array(Z, chunks=60))
     U_ref = ref.left_singular_vectors_.compute()
     T_ref = ref.transform(X[:20])
@@ -405,7 +405,7 @@ def test_zarr_in_and_out(tmp_path):
     da.from_array(Z, chunks=(50, 4)).to_zarr(str(tmp_path / "Z.zarr"))
     Xz, Zz = da.from_zarr(str(tmp_path / "X.zarr")), da.from_zarr(str(tmp_path / "Z.zarr"))
     kw = dict(n_components=3, kernel="rbf", kernel_params={"gamma": 0.3}, solver="nystrom",
-              random_state=0, nystrom_params=NYS)
+              random_state=0, **NYS)
     est = KernelSVD(**kw)
     scores = est.fit_transform(Xz, Z=Zz)
     assert is_dask_array(scores)
@@ -422,7 +422,7 @@ def test_progress_bar_when_show_progress(capsys):
     X, Z = data(60, 50)
     with asymkern.config_context(show_progress=True):
         KernelSVD(n_components=2, solver="nystrom", random_state=0,
-                  nystrom_params={"n_row_landmarks": 10}).fit(
+                  n_row_landmarks=10).fit(
             da.from_array(X, chunks=20), Z=da.from_array(Z, chunks=20))
     out = capsys.readouterr()
     assert "Completed" in out.out + out.err
@@ -436,7 +436,7 @@ def test_auto_bandwidth_equals_in_memory():
     rng = np.random.default_rng(3)
     X, Z = rng.normal(size=(700, 4)), rng.normal(size=(650, 4)) + 0.3
     kw = dict(n_components=4, kernel="rbf", kernel_params={"bandwidth": "auto"},
-              solver="nystrom", nystrom_params=NYS, random_state=0)
+              solver="nystrom", **NYS, random_state=0)
     ref = KernelSVD(**kw).fit(X, Z=Z)
     est = KernelSVD(**kw).fit(da.from_array(X, chunks=200), Z=da.from_array(Z, chunks=300))
     assert est.bandwidth_ == ref.bandwidth_

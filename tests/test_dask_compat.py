@@ -49,7 +49,7 @@ def ksvd(compat, **kw):
     return KernelSVD(**{**dict(n_components=3, kernel="rbf", kernel_params={"bandwidth":
                                                                             "median"},
                                compat=compat, solver="nystrom", random_state=0,
-                               nystrom_params=NYS), **kw})
+                               **NYS), **kw})
 
 
 def user_matrix(shape):
@@ -275,7 +275,7 @@ def test_bad_inputs_clear_errors():
         KernelSVD(2, compat=np.ones((20, 60))).fit(Ad)
     with pytest.raises(ValueError, match="learnable"):
         KernelSVD(2, compat="a3").fit(Ad)
-    est = ksvd("a1", nystrom_params={"n_row_landmarks": 15, "n_col_landmarks": 15}).fit(Ad)
+    est = ksvd("a1", n_row_landmarks=15, n_col_landmarks=15).fit(Ad)
     with pytest.raises(ValueError, match="Z has 59 features"):
         est.transform_right(np.ones((3, 59)))
     with pytest.raises(ValueError, match="X has 21 features"):

@@ -224,8 +224,9 @@ def test_gmm_log_density_has_no_cancellation_far_from_origin(rng):
 BAD = [
     ("poly", {"coef0": np.nan}, ValueError, "coef0"),
     ("poly", {"coef0": np.inf}, ValueError, "coef0"),
-    ("poly", {"degree": 0}, ValueError, "degree"),
-    ("poly", {"degree": 2.5}, ValueError, "degree"),
+    ("poly", {"degree": -0.5}, ValueError, "degree"),  # a real degree >= 0 is accepted
+    ("poly", {"degree": np.nan}, ValueError, "degree"),
+    ("poly", {"degree": "3"}, TypeError, "degree"),
     ("poly", {"degree": True}, TypeError, "degree"),
     ("poly", {"gamma": np.nan}, ValueError, "gamma"),
     ("poly", {"gamma": -1.0}, ValueError, "gamma"),

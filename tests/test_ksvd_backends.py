@@ -81,7 +81,7 @@ def check_scores(a, b, new_rows, new_cols, dtype, backend, factor: float = 1.0) 
         assert rel(got, want) < t
 
 
-NYSTROM = {"nystrom_params": {"n_row_landmarks": 40, "n_col_landmarks": 30}}
+NYSTROM = {"n_row_landmarks": 40, "n_col_landmarks": 30}
 SOLVERS = [("dense", {}), ("arpack", {}), ("randomized", {}), ("block_krylov", {}),
            ("nystrom", NYSTROM), ("auto", {})]
 
@@ -163,6 +163,13 @@ def test_precomputed_tensor_not_modified(backend, data):
 
 
 # ------------------------------------------------------------------------------ Nyström
+def _split_nystrom(params: dict) -> dict:
+    """KernelSVD keywords: 'sampling' is a parameter, the other options go in nystrom_params."""
+    kw = {k: v for k, v in params.items() if k == "sampling"}
+    rest = {k: v for k, v in params.items() if k != "sampling"}
+    return {**kw, "nystrom_params": rest} if rest else kw
+
+
 @pytest.mark.parametrize("center", [False, True])
 @pytest.mark.parametrize("params", [
     {"sampling": "kmeans"}, {"sampling": "leverage"}, {"normalize": True},
@@ -176,7 +183,7 @@ def test_nystrom_options_equal_numpy(backend, params, center, data):
     X, Z, Xn, Zn = data
     kw = dict(n_components=3, kernel="sne", gamma=0.5, solver="nystrom", center=center,
               random_state=0,
-              nystrom_params={"n_row_landmarks": 40, "n_col_landmarks": 30, **params})
+              n_row_landmarks=40, n_col_landmarks=30, **_split_nystrom(params))
     a, b = fit_both(backend, kw, X, Z)
     np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
     np.testing.assert_array_equal(b.col_landmarks_, a.col_landmarks_)

@@ -170,7 +170,7 @@ def test_out_of_sample_at_training_points_equals_in_sample():
         np.testing.assert_allclose(o.extend_cols(G[o.row_landmarks, :].T), o.V, atol=1e-10)
     # through the estimator: transform (eq. 8 path) on the training sets
     est = KernelSVD(4, kernel="sne", kernel_params={"bandwidth": 2.0}, solver="nystrom",
-                    nystrom_params={"n_row_landmarks": 50, "n_col_landmarks": 40},
+                    n_row_landmarks=50, n_col_landmarks=40,
                     random_state=1)
     E = est.fit_transform(X, Z=Z)
     np.testing.assert_allclose(est.transform(X), E, atol=1e-10)

@@ -95,11 +95,11 @@ def test_unsupported_kernel_names_kernel_and_list(data):
 
 # ------------------------------------------------------------------------------------- KernelSVD
 SOLVERS = [("dense", {}), ("randomized", {}), ("block_krylov", {}),
-           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "n_col_landmarks": 50}}),
-           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "orthogonalize": True}}),
-           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "normalize": True,
-                                           "sampling": "kmeans"}}),
-           ("nystrom", {"nystrom_params": {"n_row_landmarks": 60, "sampling": "leverage"}}),
+           ("nystrom", {"n_row_landmarks": 60, "n_col_landmarks": 50}),
+           ("nystrom", {"n_row_landmarks": 60, "nystrom_params": {"orthogonalize": True}}),
+           ("nystrom", {"n_row_landmarks": 60, "nystrom_params": {"normalize": True},
+                        "sampling": "kmeans"}),
+           ("nystrom", {"n_row_landmarks": 60, "sampling": "leverage"}),
            ("auto", {})]
 
 
@@ -219,8 +219,7 @@ def test_ksvd_torch_centered_nystrom_equals_numpy(kernel, sampling, dtype, data)
     extension products of the centred matrix equal the numpy path's centred KernelMatrix."""
     X, Z, Xn, Zn = data
     kw = dict(n_components=3, kernel=kernel, solver="nystrom", random_state=0, center=True,
-              nystrom_params={"n_row_landmarks": 30, "n_col_landmarks": 25,
-                              "sampling": sampling})
+              n_row_landmarks=30, n_col_landmarks=25, sampling=sampling)
     a, b = _both(kw, X, Z, dtype)
     tol = TOL[dtype]
     np.testing.assert_array_equal(b.row_landmarks_, a.row_landmarks_)
@@ -241,7 +240,7 @@ def test_ksvd_torch_centered_nystrom_all_landmarks_is_exact(data):
     s_ref = np.linalg.svd(Gc, compute_uv=False)[:3]
     n, m = G.shape
     kw = dict(n_components=3, solver="nystrom", center=True, random_state=0,
-              nystrom_params={"n_row_landmarks": n, "n_col_landmarks": m})
+              n_row_landmarks=n, n_col_landmarks=m)
     b = KernelSVD(kernel="rbf", gamma=0.5, **kw).fit(tensor(X), Z=tensor(Z))
     assert rel(b.singular_values_, s_ref) < dtol(1e-10)
     c = KernelSVD(kernel="precomputed", **kw).fit(tensor(G))
@@ -377,7 +376,7 @@ def test_ksvd_torch_nystrom_tol_equals_numpy(estimate, sampling, center):
     tol_g = 1e-3
     kw = dict(kernel="rbf", gamma=0.2, n_components=1, solver="nystrom", random_state=0,
               center=center,
-              nystrom_params={"tol": tol_g, "estimate": estimate, "sampling": sampling})
+              sampling=sampling, nystrom_params={"tol": tol_g, "estimate": estimate})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = KernelSVD(**kw).fit(X, Z=Z)
@@ -458,7 +457,7 @@ def test_ksvd_device_with_numpy_gives_numpy(data):
 def test_same_random_state_same_result(data):
     X, Z, _, _ = data
     kw = dict(n_components=3, solver="nystrom", random_state=7,
-              nystrom_params={"n_row_landmarks": 30})
+              n_row_landmarks=30)
     b1 = KernelSVD(**kw).fit(tensor(X), Z=tensor(Z))
     b2 = KernelSVD(**kw).fit(tensor(X), Z=tensor(Z))
     assert torch.equal(b1.left_singular_vectors_, b2.left_singular_vectors_)

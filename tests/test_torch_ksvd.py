@@ -207,7 +207,7 @@ def test_sparse_rows_after_a_nystrom_fit(center):
     is formed as G·E with E the scattered B (no dense rows)."""
     G = _sparse_G().toarray()
     kw = dict(n_components=3, kernel="precomputed", solver="nystrom", center=center,
-              random_state=0, nystrom_params={"n_row_landmarks": 30, "n_col_landmarks": 25})
+              random_state=0, n_row_landmarks=30, n_col_landmarks=25)
     a = KernelSVD(**kw).fit(G)
     b = KernelSVD(**kw).fit(tensor(G))
     K, Kr = _sparse_G(shape=(6, 60), seed=7), _sparse_G(shape=(5, 80), seed=8)

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from .._validation import check_indices, check_random_state, clip_count
 from ..kernels import CallableKernel, Kernel, get_kernel
+from ..kernels._registry import check_callable_params
 
 
 def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> Kernel:
@@ -75,7 +76,8 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
     params = dict(params or {})
     k: Kernel
     if callable(kernel) and not isinstance(kernel, (Kernel, str)):
-        k = CallableKernel(kernel, is_symmetric=True, is_psd=True, **params)
+        check_callable_params(params, name)
+        k = CallableKernel(kernel, **{"is_symmetric": True, "is_psd": True, **params})
     else:
         k = get_kernel(kernel, **params)
     if not k.is_symmetric:

@@ -73,7 +73,8 @@ class TorchKernel:
             self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
         elif self.name == "polynomial":
             self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
-            self.degree = int(kernel.degree)
+            d = float(kernel.degree)  # a whole number stays an exact integer power
+            self.degree = int(d) if d == int(d) else d
             self.coef0 = float(kernel.coef0)
         elif self.name == "softmax":
             self.gamma = float(kernel._scale(n_features))
@@ -146,7 +147,12 @@ class TorchKernel:
             K = X @ Z.T
         else:  # polynomial
             K = torch.addmm(torch.full((1, 1), self.coef0, dtype=X.dtype, device=X.device),
-                            X, Z.T, alpha=self.gamma) ** self.degree
+                            X, Z.T, alpha=self.gamma)
+            if isinstance(self.degree, float) and K.numel():  # no NaN from a negative base
+                from ..kernels.pairwise import check_base_for_real_degree
+
+                check_base_for_real_degree(float(K.min()), self.kernel.degree)
+            K = K ** self.degree
         if K.numel() and not bool(torch.isfinite(K).all()):
             raise OverflowError(f"kernel {self.name!r} values overflow the float range; rescale "
                                 "the data")

@@ -44,6 +44,12 @@ from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, matrix_kind, top_svd
 
 #: fitted arrays another executor holds; numpy input gets numpy copies (``_executor_arrays``)
+#: options of the asymmetric Nyström solver that are first-class KernelSVD parameters (formerly
+#: keys of ``nystrom_params``, where they are deprecated since 0.2 and removed in 0.4)
+NYSTROM_PARAMS = ("n_row_landmarks", "n_col_landmarks", "sampling")
+#: the release in which the keys of NYSTROM_PARAMS stop being accepted in ``nystrom_params``
+NYSTROM_PARAMS_REMOVAL = "0.4"
+
 _EXECUTOR_ATTRS = ("singular_values_", "left_singular_vectors_", "right_singular_vectors_",
                    "X_fit_", "Z_fit_", "row_means_", "col_means_", "_train_scores")
 
@@ -101,7 +107,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Power iterations of the 'randomized' solver, Krylov steps of 'block_krylov'
         (:func:`asymkern.linalg.randomized_svd`).
     nystrom_params : dict, optional
-        Options of the asymmetric Nyström solver (landmark counts, selectors, tolerance).
+        Further keyword options of the asymmetric Nyström solver
+        (:func:`~asymkern.linalg.asymmetric_nystrom`: ``tol``, ``estimate``, ``max_landmarks``,
+        ``row_sampling``, ``col_sampling``, ``row_points``, ``col_points``, ``normalize``,
+        ``orthogonalize``, ``core_solver``, ``rcond``, …). The landmark counts and the
+        sampling are the parameters ``n_row_landmarks``, ``n_col_landmarks`` and ``sampling``:
+        giving them as keys of this dict is deprecated since 0.2 (``FutureWarning`` at fit)
+        and will be an error in 0.4; giving one both ways raises ``ValueError``.
     working_memory : float, optional
         MiB per kernel block (default: ``asymkern.get_config()``).
     random_state : None, int or numpy.random.RandomState, default None
@@ -133,6 +145,17 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         'block_krylov' (formed densely for 'dense' and sample weights). Sparse data
         features, and 'nystrom' with a sparse G, raise ``NotImplementedError``. Needs
         PyTorch (``pip install "asymkern[torch]"``).
+    n_row_landmarks : int or None, default None
+        Number s_x of sampled rows of G (landmarks) of ``solver='nystrom'``; ignored by the
+        other solvers. ``None``: the value of ``n_col_landmarks`` (capped at n), or
+        min(n, max(10r, 100)) when both are None; with ``nystrom_params['tol']`` the starting
+        count of the growth. A parameter of its own so that a grid search can tune it
+        (``GridSearchCV(pipe, {'ksvd__n_row_landmarks': [50, 100]})``).
+    n_col_landmarks : int or None, default None
+        Number s_z of sampled columns of G of ``solver='nystrom'``, as ``n_row_landmarks``.
+    sampling : {'uniform', 'kmeans', 'leverage'} or None, default None
+        How ``solver='nystrom'`` draws the landmarks of both sides (``None``: ``'uniform'``);
+        ``nystrom_params['row_sampling']``/``['col_sampling']`` override it per side.
 
     Attributes
     ----------
@@ -272,6 +295,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         random_state=None,
         gamma: float | None = None,
         device=None,
+        n_row_landmarks: int | None = None,
+        n_col_landmarks: int | None = None,
+        sampling: str | None = None,
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -286,6 +312,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.random_state = random_state
         self.gamma = gamma
         self.device = device
+        self.n_row_landmarks = n_row_landmarks
+        self.n_col_landmarks = n_col_landmarks
+        self.sampling = sampling
 
     # ------------------------------------------------------------------------------ fitting
     def _precomputed(self) -> bool:
@@ -300,17 +329,44 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             raise TypeError(f"kernel_params must be a dict or None, got {self.kernel_params!r}")
         if self.nystrom_params is not None and not isinstance(self.nystrom_params, dict):
             raise TypeError(f"nystrom_params must be a dict or None, got {self.nystrom_params!r}")
+        self._check_nystrom_params()
         if isinstance(self.n_components, bool) or not isinstance(
             self.n_components, numbers.Integral
         ):
             raise TypeError(f"n_components must be a positive integer, got {self.n_components!r}")
         check_random_state(self.random_state)  # the policy (Generator refused), value passed on
 
+    def _check_nystrom_params(self) -> None:
+        """Refuse a Nyström option given both as a parameter and as a key of
+        ``nystrom_params``; warn (``FutureWarning``) for the keys that are parameters now."""
+        given = self.nystrom_params or {}
+        moved = [k for k in NYSTROM_PARAMS if k in given]
+        for key in moved:
+            if getattr(self, key) is not None:
+                raise ValueError(
+                    f"{key}={getattr(self, key)!r} is given both as a KernelSVD parameter and "
+                    f"as nystrom_params[{key!r}]={given[key]!r}; pass it once, as {key}="
+                )
+        if moved:
+            keys = ", ".join(f"{k!r}" for k in moved)
+            instead = ", ".join(f"{k}={given[k]!r}" for k in moved)
+            warnings.warn(
+                f"KernelSVD(nystrom_params={{{keys}: ...}}) is deprecated since 0.2 and will be "
+                f"an error in {NYSTROM_PARAMS_REMOVAL}; use the parameters KernelSVD({instead}) "
+                f"(tunable in a grid search, e.g. as 'ksvd__{moved[0]}' in a Pipeline)",
+                FutureWarning,
+                stacklevel=user_stacklevel(),
+            )
+
     def _solver_options(self) -> dict:
         if self.solver in ("randomized", "block_krylov"):
             return {"n_oversamples": self.n_oversamples, "n_iter": self.n_iter}
         if self.solver == "nystrom":
-            return dict(self.nystrom_params or {})
+            opts = dict(self.nystrom_params or {})
+            for key in NYSTROM_PARAMS:  # checked by _check_nystrom_params: never given twice
+                if getattr(self, key) is not None:
+                    opts[key] = getattr(self, key)
+            return opts
         return {}
 
     def fit(self, X, y=None, *args, Z=None, sample_weight=None, sample_weight_Z=None):
@@ -344,11 +400,19 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ValueError
             If ``solver`` is unknown; if Z is given with ``'precomputed'``; if X and Z have
             different feature counts for a kernel that needs equal ones; if ``fit(A)`` gets a
-            non-square A with ``compat=None``; if the weights are malformed.
+            non-square A with ``compat=None``; if the weights are malformed; if a Nyström
+            option is given both as a parameter and as a key of ``nystrom_params``.
         TypeError
             If ``center``, ``kernel_params``, ``nystrom_params`` or ``n_components`` have the
             wrong type, if ``random_state`` is a ``numpy.random.Generator``, or if Z is passed
             both positionally and by keyword.
+
+        Warns
+        -----
+        FutureWarning
+            If ``nystrom_params`` has a key ``'n_row_landmarks'``, ``'n_col_landmarks'`` or
+            ``'sampling'`` (the parameters of the same names replace them; an error in 0.4),
+            or Z is passed positionally.
         """
         Z = self._positional_z(args, Z, "fit")
         self._fit(X, y, Z, sample_weight, sample_weight_Z)

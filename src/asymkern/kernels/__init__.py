@@ -23,7 +23,11 @@ kernel         κ(x, z)                          default width         papers' n
 ``t``          (1 + gamma‖x − z‖²)⁻¹ / Σ_r (…)  gamma = 1             He et al. (2023) §4.3:
                                                                       gamma = 1
 ``laplacian``  exp(−gamma‖x − z‖₁)              gamma = 1/n_features  (no ``bandwidth``)
-``poly``       (gamma·xᵀz + coef0)^degree       gamma = 1/n_features  (no ``bandwidth``)
+``poly``       (gamma·xᵀz + coef0)^degree       gamma = 1/n_features  (no ``bandwidth``); real
+                                                                      degree >= 0
+``softmax``    exp(gamma qᵀk) / Σ_r (…)         1/√n_features         Vaswani et al. (2017):
+                                                                      attention of queries X
+                                                                      over keys Z
 ``kl_*``       exp(−a·KL(p_x ‖ p_z))            a = 1                 He et al. (2023) eq. (14): a
 =============  ===============================  ====================  =============================
 

@@ -54,12 +54,54 @@ def _init_params(cls) -> list[str]:
             if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
+def check_callable_params(params, name: str = "kernel") -> None:
+    """Refuse parameters of a callable kernel other than the :class:`CallableKernel` flags.
+
+    asymkern calls a kernel function as ``f(X, Z)`` and passes it no keyword arguments (unlike
+    scikit-learn, whose ``kernel_params`` go to the callable); the parameters of a callable
+    kernel are the flags of :class:`CallableKernel` (``is_symmetric``, ``is_psd``,
+    ``accepts_sparse``, ``checks_features``). A width such as ``gamma`` would otherwise end in
+    a bare ``TypeError`` from ``CallableKernel.__init__``.
+
+    Parameters
+    ----------
+    params : dict
+        The kernel parameters given with the callable.
+    name : str, default 'kernel'
+        The estimator parameter's name, for the message (``'kernel'``, ``'kernel_x'``).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameters that are not flags and how to pass them to the function.
+    """
+    flags = [p for p in _init_params(CallableKernel) if p != "func"]
+    unknown = sorted(set(params) - set(flags))
+    if unknown:
+        example = unknown[0]
+        raise ValueError(
+            f"{name}_params {unknown} cannot be given with a callable {name}: asymkern calls "
+            f"the function as f(X, Z) and does not pass it keyword arguments (scikit-learn "
+            f"does). Bind them in the function, with a closure or functools.partial (e.g. "
+            f"{name}=functools.partial(f, {example}=...)); the {name}_params of a callable "
+            f"are the CallableKernel flags {flags}"
+        )
+
+
 def get_kernel(kernel="rbf", **params) -> Kernel:
     """Build a kernel from a name (see ``KERNELS``), a :class:`Kernel` instance or a callable.
 
     ``params`` go to the kernel's constructor (a name or callable) and must be empty for an
     instance; every kernel validates its parameters (finite, in range) at construction and
     again when used. ``'precomputed'`` is handled by the estimators, not here.
+
+    A callable is wrapped in :class:`CallableKernel` and treated as **asymmetric and not PSD**
+    unless flagged (``is_symmetric=True``, ``is_psd=True`` in ``params``): no symmetric
+    solver, Cholesky or symmetrisation is used on it. Its ``params`` are only these flags:
+    the function is called as ``f(X, Z)`` without keyword arguments (unlike scikit-learn,
+    which passes ``kernel_params`` to a callable), so a width or other parameter of the
+    function is bound in it (a closure or ``functools.partial``); any other key raises
+    ``ValueError``.
 
     Parameters
     ----------
@@ -69,7 +111,8 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
         ``'directed_graph'`` and aliases), a :class:`Kernel` instance (returned as is) or a
         callable ``f(X, Z) -> (n, m) array`` (wrapped in :class:`CallableKernel`).
     **params
-        Constructor parameters of the kernel (e.g. ``gamma=0.5``, ``bandwidth=2.0``).
+        Constructor parameters of the kernel (e.g. ``gamma=0.5``, ``bandwidth=2.0``); for a
+        callable, the :class:`CallableKernel` flags only.
 
     Returns
     -------
@@ -79,9 +122,9 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
     Raises
     ------
     ValueError
-        If the name is unknown or ``'precomputed'``, a parameter is not one of the kernel's,
-        a parameter value is invalid, or ``params`` are given with a :class:`Kernel`
-        instance.
+        If the name is unknown or ``'precomputed'``, a parameter is not one of the kernel's
+        (for a callable: not a :class:`CallableKernel` flag, e.g. ``gamma``), a parameter
+        value is invalid, or ``params`` are given with a :class:`Kernel` instance.
     TypeError
         If ``kernel`` is neither a string, a :class:`Kernel` nor a callable.
 
@@ -126,6 +169,7 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
             )
         return cls(**params)
     if callable(kernel):
+        check_callable_params(params)
         return CallableKernel(kernel, **params)
     raise TypeError(
         f"kernel must be a name, a Kernel or a callable, got {type(kernel).__name__}"
@@ -148,6 +192,11 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
     A :class:`Kernel` instance is never modified: with ``gamma`` set, a new kernel with the
     same parameters and that width is returned. Raises ``ValueError`` naming ``gamma`` when the
     width is also given in ``kernel_params`` or the kernel has no width parameter.
+
+    A callable kernel has no width to set: ``gamma`` (or ``kernel_params={'gamma': ...}``)
+    with a callable raises ``ValueError``; bind the width in the function (a closure or
+    ``functools.partial``). An unflagged callable is treated as asymmetric and not PSD
+    (:func:`get_kernel`).
 
     Parameters
     ----------
@@ -185,6 +234,8 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
     >>> resolve_kernel(k, gamma=0.5), k.gamma   # a new kernel; k is unchanged
     (RBFKernel(bandwidth=None, gamma=0.5), 2.0)
     """
+    if callable(kernel) and not isinstance(kernel, (Kernel, str)):
+        check_callable_params(kernel_params or {}, name)
     if gamma is None:
         return get_kernel(kernel, **(kernel_params or {}))
     params = dict(kernel_params or {})
@@ -209,8 +260,10 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
         return type(kernel)(**{**own, "gamma": gamma})
     if callable(kernel) and not isinstance(kernel, str):
         raise ValueError(
-            f"gamma={gamma!r} cannot be applied to a callable {name}; pass the width to your "
-            "function (or through kernel_params) and leave gamma=None"
+            f"gamma={gamma!r} cannot be applied to a callable {name}: asymkern calls it as "
+            f"f(X, Z) without keyword arguments. Bind the width in the function, with a "
+            f"closure or functools.partial (e.g. {name}=functools.partial(f, gamma={gamma!r})), "
+            f"and leave gamma=None"
         )
     if isinstance(kernel, str) and kernel.lower() in KERNELS:
         valid = _init_params(KERNELS[kernel.lower()])

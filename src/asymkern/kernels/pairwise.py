@@ -27,7 +27,6 @@ from .base import (
     Kernel,
     _dense,
     check_bool,
-    check_int,
     check_overflow,
     check_real,
     data_center,
@@ -142,16 +141,39 @@ def _may_overflow(X, Z, dtype, gamma: float = 1.0, coef0: float = 0.0, degree: i
     return degree * math.log(b) > math.log(np.finfo(dtype).max) - 3.0
 
 
+def _integral_degree(degree) -> int | None:
+    """``degree`` as an int when it is a whole number (3 or 3.0), else None."""
+    d = float(degree)
+    return int(d) if d == math.floor(d) else None
+
+
+def check_base_for_real_degree(min_base: float, degree, kernel: str = "polynomial") -> None:
+    """Refuse a non-integer ``degree`` when some base gamma·xᵀz + coef0 is negative: a real
+    power of a negative number is not real (numpy gives NaN)."""
+    if min_base < 0:
+        raise ValueError(
+            f"kernel {kernel!r}: degree={degree!r} is not an integer and gamma·xᵀz + coef0 is "
+            f"negative for some pairs (down to {min_base:.3g}); a non-integer power of a "
+            f"negative number is not real. Use an integer degree, or a coef0 (or data) that "
+            f"keeps gamma·xᵀz + coef0 >= 0"
+        )
+
+
 class PolynomialKernel(Kernel):
     """Polynomial kernel κ(x, z) = (gamma·xᵀz + coef0)^degree.
 
     Parameters are validated at construction and again at every use. Symmetric; positive
-    semi-definite when ``coef0 >= 0`` (the ``is_psd`` flag). Accepts sparse (CSR) input.
+    semi-definite when ``coef0 >= 0`` and ``degree`` is an integer (the ``is_psd`` flag).
+    Accepts sparse (CSR) input.
 
     Parameters
     ----------
-    degree : int, default 3
-        The exponent, a positive integer.
+    degree : float, default 3
+        The exponent, a real number >= 0, as in scikit-learn. A whole number (3 or 3.0) is
+        applied as an integer power (exact, defined for every base); a non-integer degree
+        (e.g. 2.5) needs gamma·xᵀz + coef0 >= 0 for every pair evaluated, else the kernel
+        raises ``ValueError`` naming ``degree`` (a real power of a negative number is not
+        real: never a NaN entry).
     gamma : float, optional
         Positive finite factor of xᵀz; None (default) means 1/n_features.
     coef0 : float, default 1.0
@@ -160,7 +182,8 @@ class PolynomialKernel(Kernel):
     Raises
     ------
     ValueError
-        If a parameter is out of range (at construction or use).
+        If a parameter is out of range (at construction or use), or ``degree`` is not an
+        integer and gamma·xᵀz + coef0 < 0 for an evaluated pair.
     TypeError
         If a parameter is not a real number.
     OverflowError
@@ -168,6 +191,7 @@ class PolynomialKernel(Kernel):
 
     See Also
     --------
+    sklearn.metrics.pairwise.polynomial_kernel : The same kernel (a real degree >= 1).
     LinearKernel : The case degree 1, gamma 1, coef0 0.
     RBFKernel : The Gaussian kernel.
 
@@ -183,26 +207,29 @@ class PolynomialKernel(Kernel):
     name = "polynomial"
     accepts_sparse = True
 
-    def __init__(self, degree: int = 3, gamma: float | None = None, coef0: float = 1.0):
+    def __init__(self, degree: float = 3, gamma: float | None = None, coef0: float = 1.0):
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
         self._check_params()
 
     def _check_params(self):
-        check_int(self.degree, "degree", self.name, low=1)
+        check_real(self.degree, "degree", self.name, low=0.0, low_open=False)
         check_real(self.gamma, "gamma", self.name, low=0.0, allow_none=True)
         check_real(self.coef0, "coef0", self.name)
 
     def _raw(self, X, Z):
         self._check_params()
-        degree = int(self.degree)
+        whole = _integral_degree(self.degree)
+        degree: float = float(self.degree) if whole is None else whole
         coef0 = float(self.coef0)
         gamma = _resolve_gamma(self.gamma, None, X.shape[1], self.name)
         with np.errstate(over="ignore", invalid="ignore"):  # checked just below
             K = _dense(X @ Z.T)
             K *= gamma
             K += coef0
+            if whole is None and K.size:
+                check_base_for_real_degree(float(K.min()), self.degree, self.name)
             K = K ** degree
         if _may_overflow(X, Z, K.dtype, gamma, coef0, degree):
             check_overflow(K, self.name, "(gamma·xᵀz + coef0)^degree")
@@ -210,7 +237,9 @@ class PolynomialKernel(Kernel):
 
     @property
     def is_psd(self):
-        return self.coef0 >= 0
+        # a non-integer power of gamma·xᵀz + coef0 is not PSD in general (the binomial series
+        # of (t + coef0)^degree has negative coefficients)
+        return self.coef0 >= 0 and _integral_degree(self.degree) is not None
 
 
 class _SqDistKernel(Kernel):
@@ -670,7 +699,16 @@ class CallableKernel(Kernel):
     """A kernel given by a user function ``func(X, Z) -> (n, m) array``.
 
     The output is checked for shape and finiteness (and converted to float64 unless it is
-    float32). Flags default to the safe values (asymmetric, not PSD).
+    float32). Flags default to the safe values: an **unflagged callable is treated as
+    asymmetric and not PSD** (κ(x, z) ≠ κ(z, x) is assumed, so no symmetric eigensolver,
+    Cholesky factorisation or symmetrisation is used on it); set ``is_symmetric=True`` /
+    ``is_psd=True`` (through ``kernel_params`` of an estimator) when the function is.
+
+    ``func`` is called as ``func(X, Z)`` with no keyword arguments: unlike scikit-learn, which
+    passes ``kernel_params`` to a callable kernel, asymkern takes the parameters of the
+    function bound in it (a closure or ``functools.partial``); ``kernel_params`` of a callable
+    are the flags below, and a width given as ``gamma`` (estimator parameter or
+    ``kernel_params`` key) raises ``ValueError`` (:func:`~asymkern.kernels.get_kernel`).
 
     Parameters
     ----------
@@ -704,6 +742,11 @@ class CallableKernel(Kernel):
     >>> X = np.array([[0.0], [1.0]])
     >>> k(X).shape, k.is_symmetric
     ((2, 2), False)
+    >>> import functools
+    >>> def scaled_dot(X, Z, gamma):
+    ...     return np.exp(gamma * X @ Z.T)
+    >>> CallableKernel(functools.partial(scaled_dot, gamma=0.5))(X).round(3).tolist()
+    [[1.0, 1.0], [1.0, 1.649]]
     """
 
     name = "callable"
