@@ -338,7 +338,7 @@ class GramFactor:
         lam, U = evals[idx], evecs[:, idx]
         R = ops.sqrt(lam)[:, None] * U.T
         return cls(R=R, kind="eigh", size=m, jitter=jitter, tol=rtol * lmax, evecs=U, evals=lam,
-                   info={"rank": int(lam.size), "dropped": int(m - lam.size)})
+                   info={"rank": int(lam.shape[0]), "dropped": int(m - lam.shape[0])})
 
 
 def _check_gram(G, name: str):
