@@ -103,9 +103,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         Former name of ``alpha``.
     device : None, str or torch.device, default=None
         Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
-        ``'cuda'``, …): both Gram matrices are formed and eigendecomposed there
-        (``torch.linalg.eigh``, float64, as the numpy path computes), the small SVD of
-        Cor. 3.5 too, and numpy inputs give numpy outputs. ``None``: the numpy path for numpy
+        ``'cuda'``, …): both Gram matrices are formed there in float64 and the numpy path's
+        fit runs on them (rank-revealing eigen-factors, the SVD of Cor. 3.5, the canonical
+        functions), and numpy inputs give numpy outputs. ``None``: the numpy path for numpy
         input, the tensor's own device for torch tensors (tensors back, dtype kept). Only
         ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs
         PyTorch (``pip install "asymkern[torch]"``). Correlations equal the numpy path's to
@@ -129,7 +129,8 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
     References
     ----------
-    .. [1] Paper 002, Appendix A.2 and Example 4.2 (coherent sets of the double gyre).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, 2020, Appendix A.2 and
+       Example 4.2 (coherent sets of the double gyre).
 
     Examples
     --------

@@ -79,13 +79,15 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         Diagonal added to the Gram matrix before factorising it.
     device : None, str or torch.device, default=None
         Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
-        ``'cuda'``, …): the Gram matrix is formed and eigendecomposed there
-        (``torch.linalg.eigh``, float64, as the numpy path computes) and numpy inputs give
-        numpy outputs. ``None``: the numpy path for numpy input, the tensor's own device for
-        torch tensors (which give tensors back, dtype kept). Supports the kernels of
+        ``'cuda'``, …): the Gram matrix is formed there in float64 and the numpy path's
+        algorithm runs on it (the same pivoted-Cholesky kernel QR, rank rule and sign rule,
+        through the executor's primitives), and numpy inputs give numpy outputs. ``None``:
+        the numpy path for numpy input, the tensor's own device for torch tensors (which give
+        tensors back, dtype kept). Supports the kernels of
         ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
-        (``pip install "asymkern[torch]"``). The eigenvalues equal the numpy path's to
-        rounding; eigenfunctions agree up to sign (LAPACK leaves it free on both paths).
+        (``pip install "asymkern[torch]"``). The eigenvalues and eigenfunctions equal the numpy
+        path's to rounding (on a singular Gram matrix the eigenfunctions up to sign: the
+        coefficients the sign rule reads are then not unique).
 
     Attributes
     ----------
@@ -107,7 +109,8 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
 
     References
     ----------
-    .. [1] Paper 002, §4.2 and Example 3.10 (Mercer features from Ĉ_XX).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, 2020, §4.2 and Example 3.10
+       (Mercer features from Ĉ_XX).
 
     Examples
     --------
@@ -241,12 +244,13 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         Diagonal added to the Gram matrices before factorising them.
     device : None, str or torch.device, default=None
         Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
-        ``'cuda'``, …): both Gram matrices are formed and decomposed there (float64, as the
-        numpy path computes) and numpy inputs give numpy outputs. ``None``: the numpy path for
-        numpy input, the tensor's own device for torch tensors (tensors back, dtype kept).
-        Only ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``;
-        needs PyTorch (``pip install "asymkern[torch]"``). Singular values equal the numpy
-        path's to rounding; singular functions agree up to sign.
+        ``'cuda'``, …): both Gram matrices are formed there in float64 and the numpy path's
+        kernel QR route runs on them (pivoted Cholesky, the SVD of Cor. 3.5), and numpy
+        inputs give numpy outputs. ``None``: the numpy path for numpy input, the tensor's own
+        device for torch tensors (tensors back, dtype kept). Only ``method='qr'`` and the
+        kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``). Singular values and functions equal the numpy
+        path's to rounding (functions up to sign on singular Gram matrices).
 
     Attributes
     ----------
@@ -267,7 +271,8 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
 
     References
     ----------
-    .. [1] Paper 002, §4.2 and Example 3.16.
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, 2020, §4.2 and Example
+       3.16.
 
     Examples
     --------
