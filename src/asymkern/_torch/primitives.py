@@ -160,8 +160,9 @@ class TorchOps(ArrayOps):
         r = m
         for j in range(m):
             res = d[j:] - sq[j:]
-            p = j + int(torch.argmax(res))
-            ajj = float(res[p - j])
+            i = torch.argmax(res)
+            ajj, p = torch.stack((res[i], i.to(res.dtype))).tolist()  # one transfer per pivot
+            p = j + int(p)
             if not ajj > tol:
                 r = j
                 break
