@@ -201,3 +201,103 @@ def test_bad_parameter_same_error_on_every_backend(backend, cls, params, match, 
         args = args + (as_backend(Y, backend),)
     with pytest.raises(ValueError, match=match):
         cls(**params).fit(*args)
+
+
+# ------------------------------------------------- the kernel QR route on every executor
+def _rank_deficient_grams():
+    """Gram matrices with a numerically low rank: the linear kernel (rank 3), the polynomial
+    kernel (rank ≤ 20) and the RBF kernel of 1-D samples (eigenvalues decaying below
+    n·eps·max diag)."""
+    from asymkern.kernels import get_kernel
+
+    rng = np.random.RandomState(5)
+    X = rng.uniform(-1, 1, size=(80, 3))
+    return {"linear": get_kernel("linear")(X), "polynomial": get_kernel("polynomial")(X),
+            "rbf-1d": get_kernel("rbf")(X[:, :1])}
+
+
+@pytest.mark.parametrize("name", ["linear", "polynomial", "rbf-1d"])
+def test_pivoted_cholesky_primitive(backend, name):
+    """``ArrayOps.pivoted_cholesky`` (LAPACK pstrf on numpy, its outer-product loop on torch):
+    the same pivots and the same numerical rank as LAPACK, and G[piv][:, piv] = UᵀU."""
+    from asymkern._backend import NUMPY, ops_of
+
+    G = _rank_deficient_grams()[name]
+    m = G.shape[0]
+    tol_abs = m * np.finfo(np.float64).eps * G.diagonal().max()
+    U0, piv0, r0 = NUMPY.pivoted_cholesky(G, tol_abs)
+    Gb = as_backend(G, backend)
+    U, piv, r = ops_of(Gb).pivoted_cholesky(Gb, tol_abs)
+    assert r == r0 < m
+    np.testing.assert_array_equal(np.asarray(piv)[:r], piv0[:r0])
+    U = to_np(U)
+    assert np.allclose(np.tril(U[:, :r], -1), 0)
+    Gp = G[np.ix_(piv0, piv0)]
+    assert np.max(np.abs(U.T @ U - Gp)) <= 1e3 * tol_abs
+    assert np.max(np.abs(U - U0)) <= tol(1e-8, backend) * np.sqrt(G.diagonal().max())
+
+
+def test_pivoted_cholesky_stops_on_zero_and_nan(backend):
+    from asymkern._backend import ops_of
+
+    for G in (np.zeros((4, 4)), np.full((3, 3), np.nan)):
+        Gb = as_backend(G, backend)
+        assert ops_of(Gb).pivoted_cholesky(Gb, 1e-12)[2] == 0
+
+
+@pytest.mark.parametrize("name", ["linear", "polynomial", "rbf-1d"])
+def test_kernel_qr_route_same_rank(backend, name):
+    """kernel_qr and gram_eigh on the executor's arrays keep the numpy route's rank rule (the
+    pivoted Cholesky's n·eps·max diag): the same rank, pivots and eigenvalues."""
+    from asymkern.linalg import gram_eigh, kernel_qr
+
+    G = _rank_deficient_grams()[name]
+    Gb = as_backend(G, backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        F0, F = kernel_qr(G), kernel_qr(Gb)
+    assert F.rank == F0.rank < G.shape[0]
+    np.testing.assert_array_equal(F.perm, F0.perm)
+    E0, E = gram_eigh(G), gram_eigh(Gb)
+    assert E.rank == E0.rank
+    np.testing.assert_allclose(to_np(E.evals), E0.evals, rtol=0,
+                               atol=tol(1e-12, backend) * E0.evals[0])
+
+
+@pytest.mark.parametrize("kernel,params", [("linear", None), ("polynomial", None),
+                                           ("rbf", {"gamma": 0.05})])
+@pytest.mark.parametrize("center", [False, True])
+def test_rank_deficient_fits_agree(backend, kernel, params, center):
+    """Without jitter, on numerically singular Gram matrices: the same clipping
+    (``n_components_``), the spectrum to 1e-12 of its largest value and the functions of x to
+    1e-8 relative up to sign, and a dense reference for the covariance's eigenvalues. (The sign
+    rule looks at the coefficients, which a singular Gram matrix leaves undetermined along its
+    null space, so the signs are compared only on full-rank problems, as in
+    tests/test_torch_operators.py.) The functions of y (an RBF Gram of numerical rank 68 of
+    120) agree to 1e-7: they weigh the last kept pivots, whose rounding the data's order alone
+    moves by ~4e-9 on numpy itself."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, (120, 3))
+    Y = np.c_[np.sin(2 * X[:, :1]), X[:, 1:2] ** 2] + 0.01 * rng.randn(120, 2)
+    Xq, Yq = rng.uniform(-1, 1, (15, 3)), 0.5 * rng.randn(15, 2)
+    B = lambda a: as_backend(a, backend)  # noqa: E731
+    kw = dict(kernel=kernel, kernel_params=params, n_components=8, center=center)
+    a = _fit(CovarianceOperator(**kw), X)
+    b = _fit(CovarianceOperator(**kw), B(X))
+    assert b.n_components_ == a.n_components_
+    _check(b.eigenvalues_, a.eigenvalues_, 1e-12, np.float64, backend)
+    _check(b.transform(B(Xq)), a.transform(Xq), 1e-8, np.float64, backend, aligned=True)
+    G = b.operator_.gram_in
+    dense = np.linalg.eigvalsh(G / G.shape[0])[::-1][: b.n_components_]
+    assert np.max(np.abs(to_np(b.eigenvalues_) - dense)) <= tol(1e-12, backend) * dense[0]
+    kw = dict(kernel_x=kernel, kernel_x_params=params, n_components=4, center=center)
+    for cls, extra in ((CrossCovarianceOperator, {}), (KernelCCA, {"alpha": 1e-3})):
+        a = _fit(cls(**kw, **extra), X, Y)
+        b = _fit(cls(**kw, **extra), B(X), B(Y))
+        assert b.n_components_ == a.n_components_
+        sa = a.singular_values_ if cls is CrossCovarianceOperator else a.canonical_correlations_
+        sb = b.singular_values_ if cls is CrossCovarianceOperator else b.canonical_correlations_
+        _check(sb, sa, 1e-12, np.float64, backend)
+        (xa, ya), (xb, yb) = a.transform(Xq, Yq), b.transform(B(Xq), B(Yq))
+        _check(xb, xa, 1e-8, np.float64, backend, aligned=True)
+        _check(yb, ya, 1e-7, np.float64, backend, aligned=True)

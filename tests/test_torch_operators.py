@@ -151,8 +151,9 @@ def paired():
 def test_cross_covariance_torch_equals_numpy(center, jitter, tol_u, paired):
     """σ to 1e-12 relative; v (functions of x) and u (functions of y) to 1e-11 up to sign on
     full-rank Gram matrices (jitter). Without jitter the y Gram matrix is numerically singular
-    and both paths drop its directions below n·eps·max diag (pivoted Cholesky there, eigh here):
-    u then agrees to the size of what was dropped (1.6e-9 measured), σ and v still to 1e-12."""
+    and both paths drop its directions below n·eps·max diag (the same pivoted Cholesky, LAPACK's
+    on numpy, the executor's loop on torch): u then agrees to the rounding of the last kept
+    pivots (1e-9 measured; numpy on permuted rows moves it as much), σ and v still to 1e-12."""
     X, Y, Xn, Yn = paired
     keep = [A.copy() for A in paired]
     kw = dict(n_components=4, center=center, jitter=jitter, kernel_y_params={"gamma": 5.0})

@@ -261,6 +261,21 @@ class ArrayOps:
         """The column-wise inner products Σ_i A_ij B_ij (conjugating nothing)."""
         return np.einsum("ij,ij->j", A, B)
 
+    def pivoted_cholesky(self, G, tol: float):
+        """Cholesky with diagonal pivoting of the symmetric PSD G (LAPACK ``pstrf``), stopped at
+        the first pivot ≤ ``tol``: (U, piv, r) with U (r×m, upper triangular in its first r
+        columns) the rows of the factor in pivoted column order (G[piv][:, piv] ≈ UᵀU) and
+        ``piv`` the host pivot order (0-based, length m)."""
+        c, piv, rank, info = sla.lapack.dpstrf(G, tol=tol, lower=0)
+        if info < 0:  # pragma: no cover - LAPACK argument error
+            raise RuntimeError(f"dpstrf failed with info={info}")
+        r = int(rank)
+        return np.triu(c[:r, :]), np.asarray(piv) - 1, r
+
+    def solve_triangular(self, T, B):
+        """T⁻¹ B for the upper triangular T."""
+        return sla.solve_triangular(T, B, lower=False, check_finite=False)
+
 
 #: the numpy primitives (the default executor)
 NUMPY = ArrayOps()

@@ -1,25 +1,14 @@
-"""Covariance and cross-covariance operators on torch: Gram matrices and their
-decompositions on the device.
+"""The operator estimators' device-side pieces on torch: samples, Gram matrices and evaluations.
 
-:class:`~asymkern.operators.CovarianceOperator` hands ``fit`` / ``transform`` here for torch
-tensors or a set ``device``. The empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ (Mollenhauer
-et al., 2020, §4.2) has the eigenpairs (λ, e = Φα) with G α = nλ α, G = ΦᵀΦ the Gram matrix
-(centred, G̃ = H G H, with ``center=True``; plus ``jitter``·I), and ‖e‖² = αᵀGα = 1 for
-α = u/√(nλ)·√n = u/√μ where (μ, u) is an eigenpair of G (μ = nλ). The numpy path reaches the
-same eigenpairs through a pivoted-Cholesky kernel QR factor (Cor. 3.6); here G is formed on the
-device in float64 (as the numpy path does) and ``torch.linalg.eigh`` decomposes it, so the
-eigenvalues and eigenfunctions agree to rounding (eigenfunctions up to sign, which LAPACK leaves
-free on both paths).
-
-Rank rule: a direction counts when its Gram eigenvalue exceeds n·eps·max diag(G), the
-threshold of the numpy path's pivoted Cholesky, and when |λ| > 1e-12·λ₁ (its eigensolver's
-rule); ``n_components`` beyond that is clipped with a ``ClippedParameterWarning``.
-
-The cross-covariance Ĉ_YX = (1/n) ΨΦᵀ (Ex. 3.16) takes the SVD of B̃ = R_Ψ (I/n) R_Φᵀ
-(Cor. 3.5) with the eigen-factors R = M^{1/2} Uᵀ of the two Gram matrices (rank directions
-kept), so v_i = Φ U_Φ M_Φ^{-1/2} q_i and u_i = Ψ U_Ψ M_Ψ^{-1/2} p_i; the numpy path uses
-pivoted-Cholesky factors of the same Gram matrices, which give the same singular values and
-functions (up to sign). Only ``method='qr'`` runs here.
+:class:`~asymkern.operators.CovarianceOperator`, :class:`~asymkern.operators.
+CrossCovarianceOperator` and :class:`~asymkern.operators.KernelCCA` run their fits once, in
+:mod:`asymkern.operators` on top of the kernel QR route of :mod:`asymkern.linalg.operator_svd`
+(pivoted Cholesky, Cor. 3.5 and 3.6 of Mollenhauer et al., 2020), which works with the
+executor's primitives; for torch tensors or a set ``device`` they take from here only what is
+executor-specific: the validated samples as float64 copies on the device
+(:func:`operator_samples`), the Gram matrices formed there (:func:`gram`) and the values of the
+fitted functions at new points (:func:`evaluate`, ``transform_*_torch``). The landmark sums of
+the Nyström-restricted estimators (conditional mean embedding, Koopman) are formed here too.
 """
 
 from __future__ import annotations
@@ -29,100 +18,93 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
 from .device import as_tensor, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
 
-#: relative threshold of a numerically zero operator eigenvalue (``linalg.eig_qr``)
-_EIG_RTOL = 1e-12
-#: the same for singular values on the kernel QR route (``DEFAULT_RANK_RTOL['qr']``)
-_SVD_RTOL = 1e-10
-
 
 @dataclass(frozen=True)
-class SpectralFit:
-    """The result of a covariance, cross-covariance or kernel CCA fit on the device.
+class OperatorSamples:
+    """The samples of a covariance, cross-covariance or kernel CCA fit on the device.
 
     Attributes
     ----------
-    X, Y : ndarray
-        Float64 numpy copies of the samples (Y None for the covariance operator).
-    values : ndarray or tensor
-        The spectrum, descending: eigenvalues, singular values or canonical correlations (a
-        float64 tensor on the device for tensor input).
-    coef_v, coef_u : ndarray
-        Coefficients of the RKHS-normalised right (x) / left (y) functions before centring
-        (the eigenfunctions for the covariance operator: ``coef_v``).
-    coef_f, coef_g : ndarray or None
-        Kernel CCA's canonical functions (final).
-    state : dict
-        What ``transform`` needs on the device.
+    X, Y : tensor
+        Float64 copies of the samples on the device (never the caller's memory); Y (2-D) is
+        None for the covariance operator.
+    kernel_x, kernel_y : TorchKernel
+        The kernels on the device (``kernel_y`` None with Y).
+    device : torch.device
+        Where the fit runs.
+    dtype : torch.dtype
+        X's dtype (the outputs of ``transform`` follow the input's).
+    as_numpy : bool
+        Whether the inputs were numpy (numpy outputs then).
     """
 
-    X: np.ndarray
-    values: Any
-    coef_v: np.ndarray
-    state: dict
-    Y: np.ndarray | None = None
-    coef_u: np.ndarray | None = None
-    coef_f: np.ndarray | None = None
-    coef_g: np.ndarray | None = None
+    X: Any
+    kernel_x: Any
+    device: Any
+    dtype: Any
+    as_numpy: bool
+    Y: Any = None
+    kernel_y: Any = None
+
+    def gram(self, which: str = "x"):
+        """The Gram matrix k(Z, Z) of X (``'x'``) or Y (``'y'``), float64 and symmetrised, on
+        the device."""
+        Z, tk = (self.X, self.kernel_x) if which == "x" else (self.Y, self.kernel_y)
+        name = "X (input)" if which == "x" else "y (output)"
+        return gram(tk, Z, Z, f"the Gram matrix of {name}", symmetric=True)
+
+    def host(self):
+        """(X, Y) as float64 numpy copies (Y None for one view)."""
+        return to_numpy(self.X), None if self.Y is None else to_numpy(self.Y)
 
 
-def fit_covariance_torch(est, X, kernel) -> SpectralFit:
-    """Eigenpairs of the empirical covariance operator of X on the torch backend.
+def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSamples:
+    """Validate the samples of a covariance (one view: ``kernel_y`` None) or two-view
+    (cross-covariance, kernel CCA: only ``method='qr'``) fit and copy them to the device.
 
     Parameters
     ----------
-    est : CovarianceOperator
-        The estimator (``n_components``, ``center``, ``jitter``, ``device``).
-    X : tensor or array-like of shape (n, d)
-        The samples.
-    kernel : Kernel
-        The resolved kernel.
+    est : estimator
+        The estimator being fitted (``device``, ``method``; ``n_features_in_`` is set).
+    X : tensor or array-like of shape (n, d_x)
+    y : tensor or array-like of shape (n,) or (n, d_y), optional
+        The paired second view (two-view fits).
+    kernel_x, kernel_y : Kernel
+        The resolved kernels.
 
     Returns
     -------
-    SpectralFit
-        ``values``: the eigenvalues; ``coef_v``: the eigenfunctions' coefficients.
+    OperatorSamples
     """
-    from .._validation import check_input, clip_count
+    from .._validation import check_input
 
     torch = require_torch()
-    dev = resolve_device(est.device, X)
-    as_numpy = not any_torch(X)
-    if as_numpy:
-        X = check_input(est, X, reset=True, min_samples=2)
-    Xt = as_tensor(X, dev, "X")
-    if not as_numpy:
-        if Xt.shape[0] < 2:
-            raise ValueError(f"X has {Xt.shape[0]} sample(s); CovarianceOperator needs at "
-                             "least 2")
-        est.n_features_in_ = int(Xt.shape[1])
-    dtype = Xt.dtype
+    if kernel_y is None:
+        dev = resolve_device(est.device, X)
+        as_numpy = not any_torch(X)
+        if as_numpy:
+            X = check_input(est, X, reset=True, min_samples=2)
+        Xt = as_tensor(X, dev, "X")
+        if not as_numpy:
+            if Xt.shape[0] < 2:
+                raise ValueError(f"X has {Xt.shape[0]} sample(s); {type(est).__name__} needs "
+                                 "at least 2")
+            est.n_features_in_ = int(Xt.shape[1])
+        Y64 = tky = None
+    else:
+        if est.method != "qr":
+            raise NotImplementedError(f"method={est.method!r} is not available on the torch "
+                                      "backend; use method='qr' or device=None with numpy input")
+        dev, as_numpy, Xt, Yt = paired_input(est, X, y)
+        Y64 = Yt.to(torch.float64, copy=True)
+        tky = TorchKernel(kernel_y, int(Y64.shape[1]))
     X64 = Xt.to(torch.float64, copy=True)  # the model never shares the caller's memory
-    n = int(X64.shape[0])
-    tk = TorchKernel(kernel, int(X64.shape[1]))
-    mu, U, rank = _gram_eigh(tk, X64, est.center, est.jitter, "X (input)")
-    k = clip_count(est.n_components, rank, "n_components",
-                   "the numerical rank of the Gram matrix", owner=type(est).__name__)
-    nonzero = int((mu[:k].abs() > _EIG_RTOL * max(float(mu[0]), 1e-300)).sum())
-    k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
-                   owner=type(est).__name__)
-    mu, U = mu[:k], U[:, :k]
-    coef = U / torch.sqrt(mu)
-    ops = ops_of(coef)  # the numpy path's sign rule: largest-magnitude entry positive
-    coef = ops.scale_cols(coef, ops.sign_flips(coef)) if coef.numel() else coef
-    state = {"device": dev, "dtype": dtype, "kernel": tk, "X": X64, "coef": coef}
-    if est.center:
-        coef_c = coef - coef.mean(dim=0, keepdim=True)
-        state["coef"] = coef_c
-        # the numpy path's transform subtracts the eigenfunctions' mean over the samples
-        state["offset"] = (TorchKernelMatrix(tk, X64, X64).matmat(coef_c)).mean(dim=0)
-    lam = mu / n
-    return SpectralFit(X=to_numpy(X64), values=to_numpy(lam) if as_numpy else lam,
-                       coef_v=to_numpy(coef), state=state)
+    return OperatorSamples(X=X64, kernel_x=TorchKernel(kernel_x, int(X64.shape[1])), device=dev,
+                           dtype=Xt.dtype, as_numpy=as_numpy, Y=Y64, kernel_y=tky)
 
 
 def gram(tk, A, B, what: str, symmetric: bool = False):
@@ -156,115 +138,42 @@ def _transform_input(est, X):
     return state, Xn, as_numpy
 
 
-def _gram_eigh(tk, X64, center: bool, jitter: float, which: str, warn: bool = True):
-    """Eigendecomposition of the (centred, jittered) float64 Gram matrix of X64 on the device.
-
-    Returns the eigenvalues μ (descending), the eigenvectors U and the numerical rank: the
-    number of μ above n·eps·max diag(G), the threshold of the numpy path's pivoted Cholesky
-    (:func:`asymkern.linalg.kernel_qr`) and of :func:`asymkern.linalg.gram_eigh`. With ``warn``
-    a rank below n gives the ``RankDeficientGramWarning`` of the kernel QR route (the
-    regularised estimators, e.g. kernel CCA, do not warn). A clearly indefinite G (smallest
-    eigenvalue below −max(1000·n·eps, 1e-8)·μ₁, the rule of ``GramFactor.from_eigh``) is
-    refused: Mollenhauer et al. (2020) needs a PSD kernel.
-    """
-    torch = require_torch()
-    n = int(X64.shape[0])
-    G = TorchKernelMatrix(tk, X64, X64).to_dense()
-    if not bool(torch.isfinite(G).all()):
-        raise ValueError(f"the Gram matrix of {which} has non-finite entries; rescale the "
-                         "samples (e.g. StandardScaler) or change the kernel parameters")
-    if center:  # H G H through the means, in the numpy path's order
-        G -= G.mean(dim=1, keepdim=True)
-        G -= G.mean(dim=0, keepdim=True)
-    G = 0.5 * (G + G.T)
-    if jitter:
-        G.diagonal().add_(float(jitter))
-    dmax = float(G.diagonal().max())
-    if dmax <= 0:
-        raise ValueError(f"Gram matrix of {which} has a non-positive diagonal: every feature "
-                         "is the zero function")
-    mu, U = torch.linalg.eigh(G)
-    mu, U = mu.flip(0), U.flip(1)  # descending
-    eps = float(np.finfo(np.float64).eps)
-    if float(mu[-1]) < -max(1e3 * n * eps, 1e-8) * float(mu[0]):
-        raise ValueError(f"the Gram matrix of {which} is not positive semi-definite (smallest "
-                         f"eigenvalue {float(mu[-1]):.3g}, largest {float(mu[0]):.3g}); paper "
-                         "002 needs a symmetric PSD kernel")
-    tol = n * eps * dmax
-    rank = int((mu > tol).sum())
-    if warn and rank < n:  # as the numpy path's kernel QR warns
-        import warnings
-
-        from ..linalg.operator_svd import RankDeficientGramWarning
-
-        warnings.warn(
-            f"Gram matrix of {which} ({n}×{n}) is numerically singular: numerical rank "
-            f"{rank} (directions with squared RKHS norm ≤ {tol:.3g} dropped); pass jitter > 0 "
-            "to regularise instead", RankDeficientGramWarning, stacklevel=4)
-    return mu, U, rank
-
-
-def transform_covariance_torch(est, X):
-    """``CovarianceOperator.transform`` on the torch backend (values of the eigenfunctions).
+def transform_torch(est, X=None, y=None, what: str = "the transformed values"):
+    """The fitted functions of a covariance, cross-covariance or kernel CCA model fitted on the
+    torch backend, at X (``state['coef_x']`` minus ``state['offset_x']``) and at y (the second
+    view's ``coef_y`` and ``offset_y``), evaluated on the device.
 
     Parameters
     ----------
-    est : CovarianceOperator
-        Fitted on the torch backend.
-    X : tensor or array-like of shape (n_points, d)
+    est : estimator
+        Fitted on the torch backend (its ``_torch_state``).
+    X : tensor or array-like of shape (n_points, d_x), optional
+    y : tensor or array-like of shape (n_points,) or (n_points, d_y), optional
+    what : str
+        The name of the values in error messages.
 
     Returns
     -------
-    tensor (for tensor input, the fit's device and the input dtype) or ndarray
+    tensor or ndarray, or a tuple of two
+        Tensors for tensor input (the input dtype), numpy arrays otherwise.
     """
-    state, Xn, as_numpy = _transform_input(est, X)
-    vals = evaluate(state["kernel"], Xn, state["X"], state["coef"], "the transformed values",
-                    state.get("offset"))
-    return to_numpy(vals) if as_numpy else vals
-
-
-def fit_cross_covariance_torch(est, X, Y, kernel_x, kernel_y) -> SpectralFit:
-    """Singular triplets of the empirical cross-covariance operator on the torch backend.
-
-    Parameters
-    ----------
-    est : CrossCovarianceOperator
-        The estimator (``n_components``, ``center``, ``jitter``, ``method``, ``device``).
-    X : tensor or array-like of shape (n, d_x)
-        The x samples.
-    Y : tensor or array-like of shape (n, d_y)
-        The paired y samples (2-D).
-    kernel_x, kernel_y : Kernel
-        The resolved kernels.
-
-    Returns
-    -------
-    SpectralFit
-        ``values``: the singular values.
-    """
-    from .._validation import clip_count
-
-    torch = require_torch()
-    dev, as_numpy, dtype, X64, Y64, tkx, tky = _two_view_start(est, X, Y, kernel_x, kernel_y)
-    n = int(X64.shape[0])
-    mu_x, U_x, rx = _gram_eigh(tkx, X64, est.center, est.jitter, "X (input)")
-    mu_y, U_y, ry = _gram_eigh(tky, Y64, est.center, est.jitter, "Y (output)")
-    owner = type(est).__name__
-    k = clip_count(est.n_components, min(rx, ry), "n_components",
-                   f"the numerical rank of the Gram matrices ({rx} for X, {ry} for y)",
-                   owner=owner)
-    # eigen-factors R = M^{1/2} Uᵀ of the kept directions; B̃ = R_Ψ (I/n) R_Φᵀ
-    sx, sy = torch.sqrt(mu_x[:rx]), torch.sqrt(mu_y[:ry])
-    Bt = (sy[:, None] * (U_y[:, :ry].T @ U_x[:, :rx]) * sx[None, :]) / n
-    P, sig, Q = _small_svd(Bt, k, owner)
-    coef_u = U_y[:, :ry] @ (P / sy[:, None])
-    coef_v = U_x[:, :rx] @ (Q / sx[:, None])
-    cu = coef_u - coef_u.mean(dim=0, keepdim=True) if est.center else coef_u
-    cv = coef_v - coef_v.mean(dim=0, keepdim=True) if est.center else coef_v
-    state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
-             "Y": Y64, "coef_u": cu, "coef_v": cv}
-    return SpectralFit(X=to_numpy(X64), Y=to_numpy(Y64), values=to_numpy(sig) if as_numpy else sig,
-                       coef_u=to_numpy(coef_u), coef_v=to_numpy(coef_v), state=state)
+    out = []
+    if X is not None:
+        state, Xn, as_numpy = _transform_input(est, X)
+        xs = evaluate(state["kernel_x"], Xn, state["X"], state["coef_x"], what,
+                      state.get("offset_x"))
+        out.append(to_numpy(xs) if as_numpy else xs)
+    if y is not None:
+        state = est._torch_state
+        y_numpy = not any_torch(y)
+        Yn = as_tensor(two_d(y), state["device"], "y")
+        if Yn.shape[1] != state["Y"].shape[1]:
+            raise ValueError(f"y has {Yn.shape[1]} features; expected {state['Y'].shape[1]} "
+                             "(as in fit)")
+        ys = evaluate(state["kernel_y"], Yn, state["Y"], state["coef_y"],
+                      what + ("" if X is None else " of y"), state.get("offset_y"))
+        out.append(to_numpy(ys) if y_numpy else ys)
+    return out[0] if len(out) == 1 else tuple(out)
 
 
 def paired_input(est, X, Y):
@@ -306,63 +215,6 @@ def paired_input(est, X, Y):
     return dev, as_numpy, Xt, Yt
 
 
-def _two_view_start(est, X, Y, kernel_x, kernel_y):
-    """Shared start of the two-view fits (cross-covariance, kernel CCA): only ``method='qr'``;
-    the paired samples on the device as float64 copies, and the two kernels.
-
-    Returns (device, whether the inputs were numpy, X's dtype, X64, Y64, kernel of X,
-    kernel of Y).
-    """
-    torch = require_torch()
-    if est.method != "qr":
-        raise NotImplementedError(f"method={est.method!r} is not available on the torch "
-                                  "backend; use method='qr' or device=None with numpy input")
-    dev, as_numpy, Xt, Yt = paired_input(est, X, Y)
-    X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
-    return (dev, as_numpy, Xt.dtype, X64, Y64, TorchKernel(kernel_x, int(X64.shape[1])),
-            TorchKernel(kernel_y, int(Y64.shape[1])))
-
-
-def _small_svd(Bt, k: int, owner: str):
-    """The top-k SVD P Σ Qᵀ of the small matrix B̃ of Cor. 3.5 with the numpy path's rules:
-    a numerically zero operator is refused, and k is clipped (``ClippedParameterWarning``) to
-    the singular values above 1e-10·σ₁. Returns (P, σ, Q), k columns each."""
-    from .._validation import clip_count
-
-    torch = require_torch()
-    P, sig, Qt = torch.linalg.svd(Bt, full_matrices=False)
-    if sig.numel() == 0 or not bool(sig[0] > 0):
-        raise ValueError("the operator is numerically zero (kernel QR route); nothing to "
-                         "decompose")
-    nonzero = int((sig[:k] > _SVD_RTOL * sig[0]).sum())
-    k = clip_count(k, nonzero, "n_components", "the numerical rank of the operator",
-                   owner=owner)
-    return P[:, :k], sig[:k], Qt[:k].T
-
-def transform_cross_covariance_torch(est, X, y=None):
-    """``CrossCovarianceOperator.transform`` on the torch backend: [v_i(x)], and [u_i(y)].
-
-    Parameters
-    ----------
-    est : CrossCovarianceOperator
-        Fitted on the torch backend.
-    X : tensor or array-like of shape (n_points, d_x)
-    y : tensor or array-like of shape (n_points,) or (n_points, d_y), optional
-
-    Returns
-    -------
-    tensor or ndarray, or a tuple of two
-        Tensors for tensor input (the input dtype), numpy arrays otherwise.
-    """
-    state, Xn, as_numpy = _transform_input(est, X)
-    xs = evaluate(state["kernel_x"], Xn, state["X"], state["coef_v"], "the transformed values")
-    xs = to_numpy(xs) if as_numpy else xs
-    if y is None:
-        return xs
-    ys, y_numpy = _second_view_values(state, y, state["coef_u"], "the transformed values of y")
-    return xs, (to_numpy(ys) if y_numpy else ys)
-
-
 def evaluate(tk, P, centers, coef, what: str, offset=None):
     """Σ_i coef_ij k(p, c_i) (minus ``offset``) at the rows p of P, on the device.
 
@@ -377,120 +229,6 @@ def evaluate(tk, P, centers, coef, what: str, offset=None):
         raise ValueError(f"{what} have non-finite entries; rescale the data like the training "
                          "data")
     return vals.to(P.dtype)
-
-
-def _second_view_values(state, y, coef, what: str, offset=None):
-    """The fitted functions of the second view at y (1-D or 2-D, the fit's columns), and
-    whether y was numpy."""
-    y_numpy = not any_torch(y)
-    Yn = as_tensor(two_d(y), state["device"], "y")
-    if Yn.shape[1] != state["Y"].shape[1]:
-        raise ValueError(f"y has {Yn.shape[1]} features; expected {state['Y'].shape[1]} "
-                         "(as in fit)")
-    return evaluate(state["kernel_y"], Yn, state["Y"], coef, what, offset), y_numpy
-
-
-def fit_cca_torch(est, X, Y, kernel_x, kernel_y, eps: float) -> SpectralFit:
-    """Kernel CCA on the torch backend: the SVD of S = Ψ B Φᵀ through the Gram eigen-factors.
-
-    With the kept eigenpairs (λ, U) of the (centred) Gram matrices, the eigen-factors
-    R = Λ^{1/2} Uᵀ and B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} (Mollenhauer et al., 2020, App.
-    A.2), the small matrix of Cor. 3.5 is B̃ = R_Ψ B R_Φᵀ = diag(√λ_Ψ/√(λ_Ψ + nε)) U_Ψᵀ U_Φ
-    diag(√λ_Φ/√(λ_Φ + nε)); its SVD P Σ Qᵀ gives the canonical correlations σ, the singular
-    functions u = Ψ U_Ψ Λ_Ψ^{-1/2} p and v = Φ U_Φ Λ_Φ^{-1/2} q, and the canonical functions
-    f = (Ĉ_XX + ε)^{-1/2} v = Φ U_Φ diag(1/√(λ_Φ/n + ε)) Λ_Φ^{-1/2} q, scaled to unit empirical
-    variance (as :meth:`KernelCCA._canonical` does on numpy).
-
-    Parameters
-    ----------
-    est : KernelCCA
-        The estimator (``n_components``, ``center``, ``method``, ``device``).
-    X : tensor or array-like of shape (n, d_x)
-    Y : tensor or array-like of shape (n,) or (n, d_y)
-    kernel_x, kernel_y : Kernel
-        The resolved kernels.
-    eps : float
-        ε > 0 (``alpha``).
-
-    Returns
-    -------
-    SpectralFit
-        ``values``: the canonical correlations.
-    """
-    from .._validation import clip_count
-
-    torch = require_torch()
-    dev, as_numpy, dtype, X64, Y64, tkx, tky = _two_view_start(est, X, Y, kernel_x, kernel_y)
-    n = int(X64.shape[0])
-    c = bool(est.center)
-    lx, Ux, rx = _gram_eigh(tkx, X64, c, 0.0, "X", warn=False)
-    ly, Uy, ry = _gram_eigh(tky, Y64, c, 0.0, "y", warn=False)
-    lx, Ux, ly, Uy = lx[:rx], Ux[:, :rx], ly[:ry], Uy[:, :ry]
-    owner = type(est).__name__
-    k = clip_count(est.n_components, min(rx, ry), "n_components",
-                   f"the numerical rank of the Gram matrices ({rx} for X, {ry} for y)",
-                   owner=owner)
-    sx, sy = torch.sqrt(lx), torch.sqrt(ly)
-    wx, wy = sx / torch.sqrt(lx + n * eps), sy / torch.sqrt(ly + n * eps)
-    P, sig, Q = _small_svd(wy[:, None] * (Uy.T @ Ux) * wx[None, :], k, owner)
-    coef_u, coef_v = Uy @ (P / sy[:, None]), Ux @ (Q / sx[:, None])
-
-    def canonical(U, lam, Z64, tk, W):
-        # (Ĉ + ε)^{-1/2} Φ U W = Φ U diag(1/√(λ/n + ε)) W; its values at the training features
-        # are U diag(λ) (...) exactly, as U holds eigenvectors of the (centred) Gram matrix
-        A = W / torch.sqrt(lam / n + eps)[:, None]
-        vals = U @ (lam[:, None] * A)
-        if c:
-            vals = vals - vals.mean(dim=0, keepdim=True)
-        sd = torch.sqrt((vals**2).mean(dim=0))
-        sd = torch.where(sd == 0, torch.ones_like(sd), sd)
-        coef = U @ (A / sd)
-        if not c:
-            return coef, None
-        coef = coef - coef.mean(dim=0, keepdim=True)
-        return coef, TorchKernelMatrix(tk, Z64, Z64).matmat(coef).mean(dim=0)
-
-    coef_f, mean_x = canonical(Ux, lx, X64, tkx, Q / sx[:, None])
-    coef_g, mean_y = canonical(Uy, ly, Y64, tky, P / sy[:, None])
-    state = {"device": dev, "dtype": dtype, "kernel_x": tkx, "kernel_y": tky, "X": X64,
-             "Y": Y64, "coef_f": coef_f, "coef_g": coef_g, "mean_x": mean_x,
-             "mean_y": mean_y}
-    return SpectralFit(X=to_numpy(X64), Y=to_numpy(Y64),
-                       values=to_numpy(sig) if as_numpy else sig, coef_u=to_numpy(coef_u),
-                       coef_v=to_numpy(coef_v), coef_f=to_numpy(coef_f),
-                       coef_g=to_numpy(coef_g), state=state)
-
-
-def transform_cca_torch(est, X=None, y=None):
-    """Canonical variates of ``KernelCCA`` fitted on the torch backend.
-
-    Parameters
-    ----------
-    est : KernelCCA
-        Fitted on the torch backend.
-    X : tensor or array-like of shape (n_points, d_x), optional
-        Points of the first view (None: only ``y``).
-    y : tensor or array-like of shape (n_points,) or (n_points, d_y), optional
-        Points of the second view.
-
-    Returns
-    -------
-    tensor or ndarray, or a tuple of two
-        f_i(x) − mean (and g_i(y) − mean): tensors for tensor input (its dtype), numpy arrays
-        otherwise.
-    """
-    what = "the canonical variates"
-    out = []
-    if X is not None:
-        state, Xn, as_numpy = _transform_input(est, X)
-        xs = evaluate(state["kernel_x"], Xn, state["X"], state["coef_f"], what,
-                      state["mean_x"])
-        out.append(to_numpy(xs) if as_numpy else xs)
-    if y is not None:
-        state = est._torch_state
-        ys, y_numpy = _second_view_values(state, y, state["coef_g"], what, state["mean_y"])
-        out.append(to_numpy(ys) if y_numpy else ys)
-    return out[0] if len(out) == 1 else tuple(out)
 
 
 # ------------------------------------------------------------------ landmark (Nyström) estimators

@@ -155,6 +155,45 @@ class TorchOps(ArrayOps):
     def col_dots(self, A, B):
         return (A * B).sum(dim=0)
 
+    def pivoted_cholesky(self, G, tol: float):
+        # the outer-product form of LAPACK's dpstf2: the pivot is the first largest residual
+        # diagonal G_ii − Σ_k R_ki², the factorisation stops at the first pivot ≤ tol (or NaN);
+        # one pass per pivot, O(m r) on the device, the r stopping tests on the host
+        torch = self.torch
+        m = int(G.shape[0])
+        piv = np.arange(m)
+        perm = torch.arange(m, device=G.device)
+        d = G.diagonal().clone()
+        sq = torch.zeros_like(d)
+        R = torch.zeros((m, m), dtype=G.dtype, device=G.device)
+        r = m
+        for j in range(m):
+            res = d[j:] - sq[j:]
+            i = torch.argmax(res)
+            ajj, p = torch.stack((res[i], i.to(res.dtype))).tolist()  # one transfer per pivot
+            p = j + int(p)
+            if not ajj > tol:
+                r = j
+                break
+            if p != j:
+                sw, ws = [j, p], [p, j]
+                piv[sw] = piv[ws]
+                for v in (perm, d, sq):
+                    v[sw] = v[ws].clone()
+                R[:j, sw] = R[:j, ws].clone()
+            ajj = ajj ** 0.5
+            R[j, j] = ajj
+            if j + 1 < m:
+                row = (G[perm[j], perm[j + 1:]] - R[:j, j] @ R[:j, j + 1:]) / ajj
+                R[j, j + 1:] = row
+                sq[j + 1:] += row * row
+        return R[:r], piv, r
+
+    def solve_triangular(self, T, B):
+        if B.ndim == 1:
+            return self.torch.linalg.solve_triangular(T, B[:, None], upper=True)[:, 0]
+        return self.torch.linalg.solve_triangular(T, B, upper=True)
+
     # --- Nyström machines
     def add_diag_(self, K, alpha: float):
         K.diagonal().add_(alpha)

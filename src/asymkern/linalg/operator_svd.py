@@ -30,6 +30,12 @@ to that accuracy) and a :class:`RankDeficientGramWarning` says so. A ``jitter`` 
 factorises G + jitter·I (a Tikhonov shift of the Gram matrix; it changes the operator by
 O(jitter)). Clearly indefinite or non-symmetric Gram matrices raise ``ValueError``.
 
+The kernel QR route (:func:`kernel_qr`, :func:`gram_eigh`, :func:`eig_qr`, :func:`svd_qr`) is
+written against the executor primitives (:func:`asymkern._backend.ops_of`): given Gram matrices
+that are torch tensors it runs on their device, with the same pivoting, rank rule and sign rule
+as on numpy (the numpy arrays go through scipy's LAPACK drivers, unchanged); the factors,
+coefficients and eigenpairs are then tensors too.
+
 Repeated singular values (Remark 3.14): the auxiliary and block routes return eigenvectors of a
 non-symmetric matrix, which need not be orthogonal inside an eigenspace; those clusters are
 re-orthonormalised in the RKHS inner product (Gram–Schmidt through a Cholesky factor).
@@ -45,6 +51,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, aslinearoperator, eigs
 
+from .._backend import NUMPY, ops_of
 from .._validation import check_n_components
 
 EPS = np.finfo(np.float64).eps
@@ -141,7 +148,15 @@ def as_representation(B, shape: tuple[int, int] | None = None, name: str = "B") 
     return op
 
 
-def _mm(B: LinearOperator, V: np.ndarray) -> np.ndarray:
+def _mm(B: LinearOperator, V):
+    """B V; for an array of another executor (a torch tensor) through B's own ``_apply`` (the
+    representations of the operator estimators write their products with array operators, so
+    they run on the array's device)."""
+    if ops_of(V) is not NUMPY:
+        if not hasattr(B, "_apply"):
+            raise TypeError(f"B ({type(B).__name__}) has no products with "
+                            f"{ops_of(V).name} arrays; pass a representation with _apply")
+        return B._apply(V)
     V = np.asarray(V)
     return np.asarray(B.matvec(V) if V.ndim == 1 else B.matmat(V))
 
@@ -237,13 +252,13 @@ class GramFactor:
     def rank(self) -> int:
         return int(self.R.shape[0])
 
-    def coefficients(self, A: np.ndarray) -> np.ndarray:
+    def coefficients(self, A):
         """C (m×k) with Φ C = Φ̃ A for A (r×k) (or a vector).
 
         Parameters
         ----------
         A : ndarray of shape (r, k) or (r,)
-            Coordinates in the orthonormal basis Φ̃.
+            Coordinates in the orthonormal basis Φ̃ (an array of the factor's executor).
 
         Returns
         -------
@@ -255,19 +270,21 @@ class GramFactor:
         ValueError
             If ``A`` does not have r rows.
         """
-        A = np.asarray(A)
+        ops = ops_of(self.R)
+        A = np.asarray(A) if ops is NUMPY else A
         vec = A.ndim == 1
         A2 = A[:, None] if vec else A
         if A2.shape[0] != self.rank:
             raise ValueError(f"A has {A2.shape[0]} rows; expected the rank {self.rank}")
         if self.kind == "cholesky":
-            C = sla.solve_triangular(self.tri, A2, lower=False, check_finite=False)
+            C = ops.solve_triangular(self.tri, A2)
         elif self.kind == "pivoted":
-            C = np.zeros((self.size, A2.shape[1]), dtype=np.result_type(A2, np.float64))
-            C[self.perm] = sla.solve_triangular(self.tri, A2, lower=False, check_finite=False)
+            dtype = np.result_type(ops.dtype(A2), np.float64)
+            C = ops.zeros((self.size, A2.shape[1]), self.R, dtype)
+            C[ops.index(self.perm, C)] = ops.solve_triangular(self.tri, A2)
         else:  # eigh: a factor built by from_eigh always holds its eigenpairs
             assert self.evecs is not None and self.evals is not None
-            C = self.evecs @ (A2 / np.sqrt(self.evals)[:, None])
+            C = self.evecs @ (A2 / ops.sqrt(self.evals)[:, None])
         return C[:, 0] if vec else C
 
     @classmethod
@@ -298,73 +315,82 @@ class GramFactor:
         ValueError
             If G has no positive eigenvalue or is clearly indefinite.
         """
-        evals = np.asarray(evals, dtype=np.float64)
-        evecs = np.asarray(evecs, dtype=np.float64)
+        ops = ops_of(evals, evecs)
+        if ops is NUMPY:
+            evals = np.asarray(evals, dtype=np.float64)
+            evecs = np.asarray(evecs, dtype=np.float64)
+        else:
+            evals, evecs = ops.astype(evals, np.float64), ops.astype(evecs, np.float64)
         m = evecs.shape[0]
-        lmax = float(np.max(evals)) if evals.size else 0.0
+        w = ops.to_host(evals)  # the m eigenvalues: the rank rule runs on the host
+        lmax = float(np.max(w)) if w.size else 0.0
         if lmax <= 0:
             raise ValueError(f"{name} has no positive eigenvalue: the features are all zero")
-        if evals.min() < -max(1e3 * m * EPS, 1e-8) * lmax:
+        if w.min() < -max(1e3 * m * EPS, 1e-8) * lmax:
             raise ValueError(
-                f"{name} is not positive semi-definite (smallest eigenvalue {evals.min():.3g}, "
+                f"{name} is not positive semi-definite (smallest eigenvalue {w.min():.3g}, "
                 f"largest {lmax:.3g}); Mollenhauer et al. (2020) needs a symmetric PSD kernel"
             )
         rtol = m * EPS if rtol is None else float(rtol)
-        keep = evals > rtol * lmax
-        lam, U = evals[keep], evecs[:, keep]
-        order = np.argsort(lam)[::-1]
-        lam, U = lam[order], U[:, order]
-        R = np.sqrt(lam)[:, None] * U.T
+        keep = np.flatnonzero(w > rtol * lmax)
+        order = keep[np.argsort(w[keep])[::-1]]
+        idx = ops.index(order, evals)
+        lam, U = evals[idx], evecs[:, idx]
+        R = ops.sqrt(lam)[:, None] * U.T
         return cls(R=R, kind="eigh", size=m, jitter=jitter, tol=rtol * lmax, evecs=U, evals=lam,
-                   info={"rank": int(lam.size), "dropped": int(m - lam.size)})
+                   info={"rank": int(lam.shape[0]), "dropped": int(m - lam.shape[0])})
 
 
-def _check_gram(G, name: str) -> np.ndarray:
-    G = np.asarray(G)
+def _check_gram(G, name: str):
+    """G as a float64 array of its executor, refused unless square, non-empty, finite and
+    symmetric (to 1e-10 relative)."""
+    ops = ops_of(G)
+    G = np.asarray(G) if ops is NUMPY else G
     if G.ndim != 2 or G.shape[0] != G.shape[1]:
-        raise ValueError(f"{name} must be a square Gram matrix, got shape {G.shape}")
+        raise ValueError(f"{name} must be a square Gram matrix, got shape {tuple(G.shape)}")
     if G.shape[0] == 0:
         raise ValueError(f"{name} is empty")
-    if not np.all(np.isfinite(G)):
+    if not ops.all_finite(G):
         raise ValueError(f"{name} contains NaN or infinity")
-    G = G.astype(np.float64, copy=False)
-    scale = float(np.max(np.abs(G)))
-    if scale > 0 and float(np.max(np.abs(G - G.T))) > 1e-10 * scale:
+    G = ops.astype(G, np.float64)
+    scale = float(abs(G).max())
+    asym = float(abs(G - G.T).max())
+    if scale > 0 and asym > 1e-10 * scale:
         raise ValueError(
-            f"{name} is not symmetric (max |G - Gᵀ| = {np.max(np.abs(G - G.T)):.3g}); "
+            f"{name} is not symmetric (max |G - Gᵀ| = {asym:.3g}); "
             "operator decompositions in Mollenhauer et al. (2020) need a symmetric positive "
             "semi-definite kernel"
         )
     return G
 
 
-def _pivoted_cholesky(G: np.ndarray, tol: float, name: str, jitter: float) -> GramFactor:
+def _pivoted_cholesky(G, tol: float, name: str, jitter: float) -> GramFactor:
+    """The rank-revealing factor G ≈ RᵀR of the executor's primitive ``pivoted_cholesky``,
+    refused when the Schur complement it leaves is not numerically zero (G not PSD)."""
+    ops = ops_of(G)
     m = G.shape[0]
-    c, piv, rank, info = sla.lapack.dpstrf(G, tol=tol, lower=0)
-    if info < 0:  # pragma: no cover - LAPACK argument error
-        raise RuntimeError(f"dpstrf failed with info={info}")
-    piv = np.asarray(piv) - 1
-    r = int(rank)
+    U, piv, r = ops.pivoted_cholesky(G, tol)  # U: (r, m) in pivoted column order
     if r == 0:
         raise ValueError(f"{name} is numerically zero: every feature has RKHS norm ≤ √tol")
-    U = np.triu(c[:r, :])  # (r, m) in pivoted column order
-    R = np.empty((r, m))
-    R[:, piv] = U
+    R = ops.empty((r, m), G)
+    R[:, ops.index(piv, R)] = U
     # PSD check: the Schur complement left over must be (numerically) zero. Probe it with a few
     # random vectors (O(m² p)); for a PSD matrix ‖G - RᵀR‖₂ ≤ trace ≤ (m - r)·tol.
     rng = np.random.default_rng(0)
-    Z = rng.standard_normal((m, 4))
+    Zh = rng.standard_normal((m, 4))
+    Z = ops.from_host(Zh, G)
     E = G @ Z - R.T @ (R @ Z)
-    err = float(np.max(np.linalg.norm(E, axis=0) / np.linalg.norm(Z, axis=0)))
-    bound = 10.0 * max(m - r, 1) * tol + 1e3 * m * EPS * float(np.max(np.diag(G)))
-    resid_diag = np.diag(G) - np.einsum("ij,ij->j", R, R)
-    if err > bound or resid_diag.min() < -bound:
+    err = float(np.max(ops.col_norms(E) / np.linalg.norm(Zh, axis=0)))
+    diag = G.diagonal()
+    bound = 10.0 * max(m - r, 1) * tol + 1e3 * m * EPS * float(diag.max())
+    resid_diag = diag - ops.col_dots(R, R)
+    if err > bound or float(resid_diag.min()) < -bound:
         raise ValueError(
             f"{name} is not positive semi-definite (pivoted Cholesky leaves a residual of norm "
             f"{err:.3g} > {bound:.3g}); Mollenhauer et al. (2020) needs a symmetric PSD kernel"
         )
     return GramFactor(R=R, kind="pivoted", size=m, jitter=jitter, tol=tol, perm=piv[:r],
-                      tri=U[:, :r].copy(), info={"rank": r, "dropped": m - r,
+                      tri=ops.contiguous(U[:, :r]), info={"rank": r, "dropped": m - r,
                                                  "residual_norm_estimate": err})
 
 
@@ -429,12 +455,13 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     ('pivoted', (6, 6), True)
     """
     G = _check_gram(G, name)
+    ops = ops_of(G)
     if not np.isfinite(jitter) or jitter < 0:
         raise ValueError(f"jitter must be finite and >= 0, got {jitter}")
     m = G.shape[0]
     if jitter > 0:
-        G = G + jitter * np.eye(m)
-    dmax = float(np.max(np.diag(G)))
+        G = ops.add_diag(G, jitter)
+    dmax = float(G.diagonal().max())
     if dmax <= 0:
         raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
     rtol = m * EPS if rtol is None else float(rtol)
@@ -444,10 +471,13 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     if method not in ("auto", "cholesky", "pivoted", "eigh"):
         raise ValueError(f"unknown method {method!r}; expected auto, cholesky, pivoted or eigh")
     if method == "eigh":
-        lam, U = sla.eigh(G, check_finite=False)
-        return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(lam.max(), 1e-300),
+        lam, U = ops.eigh(G)
+        return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(float(lam.max()), 1e-300),
                                     jitter=jitter, name=name)
     if method == "cholesky":
+        if ops is not NUMPY:
+            raise NotImplementedError("kernel_qr(method='cholesky') takes numpy arrays; use "
+                                      "method='pivoted' (or 'auto') on other executors")
         try:
             Rc = sla.cholesky(G, lower=False, check_finite=False)
             ok = float(np.min(np.diag(Rc))) ** 2 > tol
@@ -514,18 +544,20 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     ('eigh', 2)
     """
     G = _check_gram(G, name)
+    ops = ops_of(G)
     m = G.shape[0]
-    dmax = float(np.max(np.diag(G)))
+    dmax = float(G.diagonal().max())
     if dmax <= 0:
         raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
     rtol = m * EPS if rtol is None else float(rtol)
     F = _pivoted_cholesky(G, rtol * dmax, name, 0.0)
     if F.rank <= m // 2:
-        _, s, Vt = sla.svd(F.R, full_matrices=False, check_finite=False)
-        return GramFactor.from_eigh(s**2, Vt.T, rtol=rtol * dmax / max(s[0] ** 2, 1e-300),
+        _, s, Vt = ops.svd(F.R)
+        return GramFactor.from_eigh(s**2, Vt.T, rtol=rtol * dmax / max(float(s[0]) ** 2, 1e-300),
                                     name=name)
-    lam, U = sla.eigh(G, check_finite=False)
-    return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(lam.max(), 1e-300), name=name)
+    lam, U = ops.eigh(G)
+    return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(float(lam.max()), 1e-300),
+                                name=name)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -888,9 +920,9 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
                                           f"{F_in.rank} (input) and {F_out.rank} (output)")
     Bt = F_out.R @ _mm(B, F_in.R.T)
     res = top_svd(Bt, k, solver="dense" if truncate else solver)
-    s = res.s
-    k = _check_rank(s, k, DEFAULT_RANK_RTOL["qr"] if rtol is None else rtol, "kernel QR route",
-                    truncate)
+    s = res.s  # host: top_svd returns the singular values on the host for every executor
+    k = _check_rank(np.asarray(s), k, DEFAULT_RANK_RTOL["qr"] if rtol is None else rtol,
+                    "kernel QR route", truncate)
     s = s[:k]
     C_u = F_out.coefficients(res.U[:, :k])
     C_v = F_in.coefficients(res.V[:, :k])
@@ -1351,16 +1383,18 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
     truncate = k is None
     k = F.rank if truncate else k
     k = check_n_components(k, F.rank, what=f"the numerical rank {F.rank} of the Gram matrix")
+    ops = ops_of(F.R)
     Bt = F.R @ _mm(B, F.R.T)
-    asym = np.max(np.abs(Bt - Bt.T))
-    if asym > 1e-8 * max(np.max(np.abs(Bt)), 1e-300):
+    asym = float(abs(Bt - Bt.T).max())
+    if asym > 1e-8 * max(float(abs(Bt).max()), 1e-300):
         raise ValueError("eig method 'qr' needs a self-adjoint operator (symmetric B); "
                          "use method='auxiliary'")
-    lam, V = sla.eigh(0.5 * (Bt + Bt.T), check_finite=False)
-    order = np.argsort(-np.abs(lam), kind="stable")[:k]
+    lam, V = ops.eigh(0.5 * (Bt + Bt.T))
+    order = ops.argsort_desc(abs(lam))[:k]
     lam, V = lam[order], V[:, order]
-    scale = max(abs(lam[0]), 1e-300)
-    small = np.flatnonzero(np.abs(lam) <= rtol * scale)
+    lam_h = ops.to_host(lam)  # the rank rule on the host (k values)
+    scale = max(abs(float(lam_h[0])), 1e-300)
+    small = np.flatnonzero(np.abs(lam_h) <= rtol * scale)
     if truncate and small.size and small[0] > 0:
         lam, V = lam[: small[0]], V[:, : small[0]]
     elif abs(lam[0]) == 0 or small.size:
@@ -1372,11 +1406,15 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
     return OperatorEigCoefficients(lam, _largest_positive(F.coefficients(V)), "qr", {})
 
 
-def _largest_positive(C: np.ndarray) -> np.ndarray:
+def _largest_positive(C):
     """Each column's sign fixed so that its largest-magnitude coefficient is positive (the
     convention of the auxiliary route's phase): eigenfunctions that do not depend on the
     eigensolver's arbitrary sign, so equal data give equal functions whatever the rounding
-    of the Gram matrix (dense or sparse input, chunking)."""
+    of the Gram matrix (dense or sparse input, chunking). Any executor's array (its
+    ``sign_flips``, the same rule)."""
+    ops = ops_of(C)
+    if ops is not NUMPY:
+        return ops.scale_cols(C, ops.sign_flips(C)) if C.numel() else C
     if C.size == 0:
         return C
     idx = np.argmax(np.abs(C), axis=0)

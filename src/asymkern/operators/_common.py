@@ -243,8 +243,8 @@ def _clipped_decomposition(est, decompose, limit: int, what: str):
         if not _is_rank_error(exc):
             raise
         res = decompose(None)  # every numerically nonzero component (dense solvers)
-        found = res.singular_values.size if hasattr(res, "singular_values") else \
-            res.eigenvalues.size
+        found = next(int(getattr(res, a).shape[0]) for a in ("singular_values", "s",
+                                                              "eigenvalues") if hasattr(res, a))
         clip_count(k, found, "n_components", "the numerical rank of the operator", owner=owner)
     return res
 

@@ -10,13 +10,14 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import ops_of
 from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
     check_finite_output,
     renamed_argument,
 )
-from ..linalg.operator_svd import gram_eigh
+from ..linalg.operator_svd import gram_eigh, svd_qr
 from ._common import (
     _RESCALE,
     _check_decomposition_params,
@@ -102,9 +103,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         Former name of ``alpha``.
     device : None, str or torch.device, default=None
         Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
-        ``'cuda'``, …): both Gram matrices are formed and eigendecomposed there
-        (``torch.linalg.eigh``, float64, as the numpy path computes), the small SVD of
-        Cor. 3.5 too, and numpy inputs give numpy outputs. ``None``: the numpy path for numpy
+        ``'cuda'``, …): both Gram matrices are formed there in float64 and the numpy path's
+        fit runs on them (rank-revealing eigen-factors, the SVD of Cor. 3.5, the canonical
+        functions), and numpy inputs give numpy outputs. ``None``: the numpy path for numpy
         input, the tensor's own device for torch tensors (tensors back, dtype kept). Only
         ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs
         PyTorch (``pip install "asymkern[torch]"``). Correlations equal the numpy path's to
@@ -128,7 +129,8 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
     References
     ----------
-    .. [1] Paper 002, Appendix A.2 and Example 4.2 (coherent sets of the double gyre).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, 2020, Appendix A.2 and
+       Example 4.2 (coherent sets of the double gyre).
 
     Examples
     --------
@@ -192,11 +194,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
         Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of y",
                                               "rescale y or change kernel_y's parameters"), c, c)
-        Fx = gram_eigh(Gx, name="Gram matrix of X")
-        Fy = gram_eigh(Gy, name="Gram matrix of y")
-        dx = 1.0 / np.sqrt(Fx.evals + n * eps)
-        dy = 1.0 / np.sqrt(Fy.evals + n * eps)
-        B = CCARepresentation(Fx.evecs, dx, Fy.evecs, dy, source=(kx, X, ky, Y2, c, n * eps))
+        Fx, Fy, B = self._factors(Gx, Gy, n * eps, source=(kx, X, ky, Y2, c, n * eps))
         op = EmpiricalOperator(kx, X, ky, Y2, B, center_in=c, center_out=c)
         op._cache["in"], op._cache["out"] = Gx, Gy
         op.set_factor("in", Fx)
@@ -212,59 +210,83 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self.canonical_correlations_ = res.singular_values
         self.x_singular_functions_ = res.right
         self.y_singular_functions_ = res.left
-        self.x_canonical_functions_ = self._canonical(res.right.coef, Fx, Gx, eps, n, kx, X)
-        self.y_canonical_functions_ = self._canonical(res.left.coef, Fy, Gy, eps, n, ky, Y2)
+        self.x_canonical_functions_ = RKHSFunction(
+            kx, X, self._canonical(res.right.coef, Fx, Gx, eps, n))
+        self.y_canonical_functions_ = RKHSFunction(
+            ky, Y2, self._canonical(res.left.coef, Fy, Gy, eps, n))
         # the training means of the variates (centring), so transform needs no n×n work
         self._x_mean = self.x_canonical_functions_(X).mean(axis=0) if c else None
         self._y_mean = self.y_canonical_functions_(Y2).mean(axis=0) if c else None
         return self
 
-    def _fit_torch(self, X, y, kx, ky, eps: float):
-        from .._torch.device import to_numpy
-        from .._torch.operators import fit_cca_torch
+    @staticmethod
+    def _factors(Gx, Gy, shift: float, source=None):
+        """The eigen-factors of the (centred) Gram matrices of any executor (rank-revealing
+        pivoted Cholesky first, :func:`~asymkern.linalg.operator_svd.gram_eigh`) and the
+        representation B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} built from them."""
+        Fx = gram_eigh(Gx, name="Gram matrix of X")
+        Fy = gram_eigh(Gy, name="Gram matrix of y")
+        ops = ops_of(Fx.evals)
+        dx = 1.0 / ops.sqrt(Fx.evals + shift)
+        dy = 1.0 / ops.sqrt(Fy.evals + shift)
+        return Fx, Fy, CCARepresentation(Fx.evecs, dx, Fy.evecs, dy, source=source)
 
-        res = fit_cca_torch(self, X, y, kx, ky, eps)
-        self._sparse_ok = self._y_sparse_ok = False
+    def _fit_torch(self, X, y, kx, ky, eps: float):
+        """The fit of :meth:`fit` on the torch backend: the samples and Gram matrices on the
+        device (:mod:`asymkern._torch.operators`), the factors, the SVD of Cor. 3.5 and the
+        canonical functions by the code of the numpy fit, on the device."""
+        from .._torch.operators import operator_samples
+        from .covariance import _torch_fitted
+
+        s = operator_samples(self, X, y, kx, ky)
         self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-        X64, Y64, c = res.X, res.Y, bool(self.center)
-        # kernel CCA's fit always returns both sets and all four coefficient blocks
-        assert Y64 is not None and res.coef_u is not None and res.coef_f is not None \
-            and res.coef_g is not None
-        self.torch_fit_ = True
-        self._torch_state = res.state
-        n = X64.shape[0]
+        (X64, Y64), n, c = s.host(), int(s.X.shape[0]), bool(self.center)
+        Kx, Ky = s.gram("x"), s.gram("y")
+        Gx, Gy = _center_gram(Kx, c, c), _center_gram(Ky, c, c)
+        Fx, Fy, B = self._factors(Gx, Gy, n * eps)
+        res = _clipped_decomposition(
+            self, lambda k: svd_qr(Fx, Fy, B, k), min(Fx.rank, Fy.rank),
+            f"the numerical rank of the Gram matrices ({Fx.rank} for X, {Fy.rank} for y)")
+        cu = _center_coef(res.C_u) if c else res.C_u
+        cv = _center_coef(res.C_v) if c else res.C_v
+        coef_f = self._canonical(cv, Fx, Gx, eps, n)
+        coef_g = self._canonical(cu, Fy, Gy, eps, n)
+        # the training means of the variates: column means of the uncentred Gram matrices
+        mean_x = Kx.mean(axis=0) @ coef_f if c else None
+        mean_y = Ky.mean(axis=0) @ coef_g if c else None
+        self.canonical_correlations_ = _torch_fitted(
+            self, s, res.s, {"coef_x": coef_f, "coef_y": coef_g, "offset_x": mean_x,
+                             "offset_y": mean_y})
         # the numpy operator on the same samples: its own methods factorise lazily, with numpy
         self.operator_ = EmpiricalOperator(
             kx, X64, ky, Y64, CCARepresentation.lazy((n, n), (kx, X64, ky, Y64, c, n * eps)),
             center_in=c, center_out=c)
-        cu, cv = res.coef_u, res.coef_v
-        if c:
-            cu, cv = _center_coef(cu), _center_coef(cv)
+        host = ops_of(cv).to_host
         self.n_components_ = int(cv.shape[1])
-        self.canonical_correlations_ = res.values
-        self.x_singular_functions_ = RKHSFunction(kx, X64, cv)
-        self.y_singular_functions_ = RKHSFunction(ky, Y64, cu)
-        self.x_canonical_functions_ = RKHSFunction(kx, X64, res.coef_f)
-        self.y_canonical_functions_ = RKHSFunction(ky, Y64, res.coef_g)
-        st = res.state
-        self._x_mean = None if st["mean_x"] is None else to_numpy(st["mean_x"])
-        self._y_mean = None if st["mean_y"] is None else to_numpy(st["mean_y"])
+        self.x_singular_functions_ = RKHSFunction(kx, X64, host(cv))
+        self.y_singular_functions_ = RKHSFunction(ky, Y64, host(cu))
+        self.x_canonical_functions_ = RKHSFunction(kx, X64, host(coef_f))
+        self.y_canonical_functions_ = RKHSFunction(ky, Y64, host(coef_g))
+        self._x_mean = None if mean_x is None else host(mean_x)
+        self._y_mean = None if mean_y is None else host(mean_y)
         return self
 
-    def _canonical(self, C, F, G, eps, n, kernel, Z) -> RKHSFunction:
-        # (Ĉ + ε)^{-1/2} Φ c = Φ (G/n + ε)^{-1/2} c, restricted to the kept eigen-directions
+    def _canonical(self, C, F, G, eps, n):
+        """Coefficients of f = (Ĉ + ε)^{-1/2} Φ c = Φ (G/n + ε)^{-1/2} c (restricted to the
+        kept eigen-directions), scaled to unit empirical variance; any executor's arrays."""
+        ops = ops_of(C)
         U, lam = F.evecs, F.evals
-        D = 1.0 / np.sqrt(lam / n + eps)
+        D = 1.0 / ops.sqrt(lam / n + eps)
         coef = U @ (D[:, None] * (U.T @ C))
         vals = G @ coef  # f(x_i) for the (centred) training features
         if self.center:
             vals = vals - vals.mean(axis=0)
-        sd = np.sqrt(np.mean(vals**2, axis=0))
+        sd = ops.sqrt((vals**2).mean(axis=0))
         sd[sd == 0] = 1.0
         coef = coef / sd
         if self.center:
             coef = coef - coef.mean(axis=0)
-        return RKHSFunction(kernel, Z, coef)
+        return coef
 
     def _variates(self, f: RKHSFunction, Z, mean) -> np.ndarray:
         vals = f(Z)
@@ -290,9 +312,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         """
         check_is_fitted(self, "operator_")
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_cca_torch
+            from .._torch.operators import transform_torch
 
-            return transform_cca_torch(self, X, y)
+            return transform_torch(self, X, y, "the canonical variates")
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
         if y is None:
@@ -321,9 +343,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
             raise ValueError("y is None; expected the samples y of shape (n_samples, "
                              f"{self.operator_.Y.shape[1]}) like the y passed to fit")
         if use_torch(self, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_cca_torch
+            from .._torch.operators import transform_torch
 
-            return transform_cca_torch(self, None, y)
+            return transform_torch(self, None, y, "the canonical variates")
         y_in, Y = _transform_y(self, y)
         return _like_input(y_in, self._variates(self.y_canonical_functions_, Y, self._y_mean))
 

@@ -10,12 +10,14 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import ops_of
 from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import (
     check_finite_output,
     renamed_argument,
 )
+from ..linalg.operator_svd import eig_qr, kernel_qr, svd_qr
 from ._common import (
     _check_decomposition_params,
     _clipped_decomposition,
@@ -33,9 +35,25 @@ from .empirical import (
     EmpiricalOperator,
     RKHSFunction,
     _center_coef,
+    _center_gram,
     as_rkhs_kernel,
     scaled_identity,
 )
+
+_NAME_X = "Gram matrix of X (input)"
+_NAME_Y = "Gram matrix of Y (output)"
+
+
+def _torch_fitted(est, s, values, state: dict):
+    """Record a fit on the torch backend: ``_torch_state`` (the device samples and kernels of
+    ``s``, what ``transform`` evaluates), and ``values`` as the user reads them (a float64
+    tensor on the device for tensor input, numpy for numpy input)."""
+    est.torch_fit_ = True
+    est._sparse_ok = est._y_sparse_ok = False
+    est._torch_state = {"device": s.device, "dtype": s.dtype, "kernel_x": s.kernel_x,
+                        "kernel_y": s.kernel_y, "X": s.X, "Y": s.Y, **state}
+    ops = ops_of(s.X)
+    return ops.to_host(values) if s.as_numpy else ops.from_host(values, s.X, np.float64)
 
 
 class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
@@ -61,13 +79,15 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         Diagonal added to the Gram matrix before factorising it.
     device : None, str or torch.device, default=None
         Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
-        ``'cuda'``, …): the Gram matrix is formed and eigendecomposed there
-        (``torch.linalg.eigh``, float64, as the numpy path computes) and numpy inputs give
-        numpy outputs. ``None``: the numpy path for numpy input, the tensor's own device for
-        torch tensors (which give tensors back, dtype kept). Supports the kernels of
+        ``'cuda'``, …): the Gram matrix is formed there in float64 and the numpy path's
+        algorithm runs on it (the same pivoted-Cholesky kernel QR, rank rule and sign rule,
+        through the executor's primitives), and numpy inputs give numpy outputs. ``None``:
+        the numpy path for numpy input, the tensor's own device for torch tensors (which give
+        tensors back, dtype kept). Supports the kernels of
         ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
-        (``pip install "asymkern[torch]"``). The eigenvalues equal the numpy path's to
-        rounding; eigenfunctions agree up to sign (LAPACK leaves it free on both paths).
+        (``pip install "asymkern[torch]"``). The eigenvalues and eigenfunctions equal the numpy
+        path's to rounding (on a singular Gram matrix the eigenfunctions up to sign: the
+        coefficients the sign rule reads are then not unique).
 
     Attributes
     ----------
@@ -89,7 +109,8 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
 
     References
     ----------
-    .. [1] Paper 002, §4.2 and Example 3.10 (Mercer features from Ĉ_XX).
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, 2020, §4.2 and Example 3.10
+       (Mercer features from Ĉ_XX).
 
     Examples
     --------
@@ -131,20 +152,19 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         _check_jitter(self.jitter)
         _check_decomposition_params(self)
         self.torch_fit_ = False
-        if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.operators import fit_covariance_torch
+        if use_torch(self, X):  # torch executor (asymkern._torch): the samples, G on the device
+            from .._torch.operators import operator_samples
 
-            res_t = fit_covariance_torch(self, X, k)
-            self._sparse_ok = False
-            X64, n = res_t.X, res_t.X.shape[0]
-            self.torch_fit_ = True
-            self._torch_state = res_t.state
+            s = operator_samples(self, X, kernel_x=k)
+            X64, n, c = s.host()[0], int(s.X.shape[0]), bool(self.center)
+            K = s.gram("x")
+            lam, coef = self._eig(_center_gram(K, c, c), scaled_identity(n, 1.0 / n))
+            # the numpy path's transform subtracts the eigenfunctions' mean over the samples
+            offset = K.mean(axis=0) @ coef if c else None
+            self.eigenvalues_ = _torch_fitted(self, s, lam, {"coef_x": coef, "offset_x": offset})
             self.operator_ = EmpiricalOperator(k, X64, k, X64, scaled_identity(n, 1.0 / n),
-                                               center_in=self.center, center_out=self.center,
-                                               jitter=self.jitter)
-            coef = _center_coef(res_t.coef_v) if self.center else res_t.coef_v
-            self.eigenvalues_ = res_t.values
-            self.eigenfunctions_ = RKHSFunction(k, X64, coef)
+                                               center_in=c, center_out=c, jitter=self.jitter)
+            self.eigenfunctions_ = RKHSFunction(k, X64, ops_of(coef).to_host(coef))
             self.n_components_ = int(coef.shape[1])
             return self
         X = _fit_X(self, X, k)
@@ -153,13 +173,24 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         op = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n), center_in=self.center,
                                center_out=self.center, jitter=self.jitter)
         self.operator_ = op
-        res = _clipped_decomposition(
-            self, lambda m: op.eig(m, method="qr"), op.factor("in").rank,
-            "the numerical rank of the Gram matrix")
-        self.eigenvalues_ = res.eigenvalues
-        self.eigenfunctions_ = res.eigenfunctions
-        self.n_components_ = int(res.eigenvalues.size)
+        lam, coef = self._eig(op.gram_in, op.B, op)
+        self.eigenvalues_ = lam
+        self.eigenfunctions_ = RKHSFunction(k, op.X, coef)
+        self.n_components_ = int(lam.size)
         return self
+
+    def _eig(self, G, B, op=None):
+        """The top eigenpairs of Ĉ_XX = Φ B Φᵀ, B = I/n, from the (centred) Gram matrix G of
+        any executor: the kernel QR factor G ≈ RᵀR (pivoted Cholesky, its numerical rank) and
+        the eigenpairs of R B Rᵀ (Mollenhauer et al., 2020, Cor. 3.6), ``n_components``
+        clipped to the ranks. Returns the eigenvalues and the eigenfunctions' coefficients
+        (centred with ``center``), arrays of G's executor; ``op`` (numpy) keeps the factor."""
+        F = kernel_qr(G, jitter=self.jitter, name=_NAME_X)
+        if op is not None:
+            op.set_factor("in", F)
+        res = _clipped_decomposition(self, lambda m: eig_qr(F, B, m), F.rank,
+                                     "the numerical rank of the Gram matrix")
+        return res.eigenvalues, _center_coef(res.C) if self.center else res.C
 
     def transform(self, X):
         """Mercer features [φ_i(x)] = [√λ_i e_i(x)].
@@ -176,9 +207,9 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         """
         check_is_fitted(self, "operator_")
         if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_covariance_torch
+            from .._torch.operators import transform_torch
 
-            return transform_covariance_torch(self, X)
+            return transform_torch(self, X)
         X_in, X = _transform_X(self, X)
         vals = self.eigenfunctions_(X)
         if self.center:
@@ -213,12 +244,13 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         Diagonal added to the Gram matrices before factorising them.
     device : None, str or torch.device, default=None
         Run ``fit`` / ``transform`` on the torch backend on this device (``'cpu'``,
-        ``'cuda'``, …): both Gram matrices are formed and decomposed there (float64, as the
-        numpy path computes) and numpy inputs give numpy outputs. ``None``: the numpy path for
-        numpy input, the tensor's own device for torch tensors (tensors back, dtype kept).
-        Only ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``;
-        needs PyTorch (``pip install "asymkern[torch]"``). Singular values equal the numpy
-        path's to rounding; singular functions agree up to sign.
+        ``'cuda'``, …): both Gram matrices are formed there in float64 and the numpy path's
+        kernel QR route runs on them (pivoted Cholesky, the SVD of Cor. 3.5), and numpy
+        inputs give numpy outputs. ``None``: the numpy path for numpy input, the tensor's own
+        device for torch tensors (tensors back, dtype kept). Only ``method='qr'`` and the
+        kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
+        (``pip install "asymkern[torch]"``). Singular values and functions equal the numpy
+        path's to rounding (functions up to sign on singular Gram matrices).
 
     Attributes
     ----------
@@ -239,7 +271,8 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
 
     References
     ----------
-    .. [1] Paper 002, §4.2 and Example 3.16.
+    .. [1] M. Mollenhauer, I. Schuster, S. Klus and C. Schütte, 2020, §4.2 and Example
+       3.16.
 
     Examples
     --------
@@ -289,28 +322,29 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         _check_jitter(self.jitter)
         _check_decomposition_params(self, self.method)
         self.torch_fit_ = False
-        if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import fit_cross_covariance_torch
+        if use_torch(self, X, y):  # torch executor (asymkern._torch): the samples, G on the device
+            from .._torch.operators import operator_samples
 
             if y is None:
                 raise ValueError("y is None; expected the paired samples y of shape "
                                  "(n_samples,) or (n_samples, n_features_y)")
-            res_t = fit_cross_covariance_torch(self, X, y, kx, ky)
-            self._sparse_ok = self._y_sparse_ok = False
+            s = operator_samples(self, X, y, kx, ky)
             self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-            X64, Y64 = res_t.X, res_t.Y
-            self.torch_fit_ = True
-            self._torch_state = res_t.state
-            n = X64.shape[0]
+            (X64, Y64), n, c = s.host(), int(s.X.shape[0]), bool(self.center)
+            Fx = kernel_qr(_center_gram(s.gram("x"), c, c), jitter=self.jitter, name=_NAME_X)
+            Fy = kernel_qr(_center_gram(s.gram("y"), c, c), jitter=self.jitter, name=_NAME_Y)
+            res = _clipped_decomposition(
+                self, lambda m: svd_qr(Fx, Fy, scaled_identity(n, 1.0 / n), m),
+                min(Fx.rank, Fy.rank),
+                f"the numerical rank of the Gram matrices ({Fx.rank} for X, {Fy.rank} for y)")
+            cu = _center_coef(res.C_u) if c else res.C_u
+            cv = _center_coef(res.C_v) if c else res.C_v
+            self.singular_values_ = _torch_fitted(self, s, res.s, {"coef_x": cv, "coef_y": cu})
             self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
-                                               center_in=self.center, center_out=self.center,
-                                               jitter=self.jitter)
-            cu, cv = res_t.coef_u, res_t.coef_v
-            if self.center:
-                cu, cv = _center_coef(cu), _center_coef(cv)
-            self.singular_values_ = res_t.values
-            self.left_singular_functions_ = RKHSFunction(ky, Y64, cu)
-            self.right_singular_functions_ = RKHSFunction(kx, X64, cv)
+                                               center_in=c, center_out=c, jitter=self.jitter)
+            ops = ops_of(cv)
+            self.left_singular_functions_ = RKHSFunction(ky, Y64, ops.to_host(cu))
+            self.right_singular_functions_ = RKHSFunction(kx, X64, ops.to_host(cv))
             self.n_components_ = int(cv.shape[1])
             return self
         X = _fit_X(self, X, kx)
@@ -351,9 +385,9 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         """
         check_is_fitted(self, "operator_")
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_cross_covariance_torch
+            from .._torch.operators import transform_torch
 
-            return transform_cross_covariance_torch(self, X, y)
+            return transform_torch(self, X, y)
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
                                                    "the transformed values",

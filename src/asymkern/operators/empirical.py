@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
+from .._backend import NUMPY, ops_of
 from .._shared.operators import _check_jitter, as_rkhs_kernel
 from .._validation import as_data, check_finite_output
 from ..config import check_memory
@@ -32,8 +33,17 @@ from ..linalg.operator_svd import (
 )
 
 
-def _center_gram(K: np.ndarray, rows: bool, cols: bool) -> np.ndarray:
-    """H K, K H or H K H through row/column means (no n×n centring matrix)."""
+def _center_gram(K, rows: bool, cols: bool):
+    """H K, K H or H K H through row/column means (no n×n centring matrix); a float64 copy
+    for numpy, a new array of the executor otherwise (K itself when nothing is centred)."""
+    ops = ops_of(K)
+    if ops is not NUMPY:
+        K = ops.astype(K, np.float64)
+        if cols:
+            K = K - K.mean(axis=1, keepdims=True)
+        if rows:
+            K = K - K.mean(axis=0, keepdims=True)
+        return K
     K = np.array(K, dtype=np.float64, copy=True)
     if cols:
         K -= K.mean(axis=1, keepdims=True)
