@@ -156,7 +156,8 @@ class NystromBasis:
 
 
 def check_psd_kernel(kernel):
-    """Paper 004 needs a symmetric positive semi-definite kernel (a Hilbert-space feature map)."""
+    """Li, Liu and Zhang need a symmetric positive semi-definite kernel (a Hilbert-space feature
+    map)."""
     if not (kernel.is_symmetric and kernel.is_psd) or kernel.row_normalized:
         raise ValueError(
             f"Nyström kernel machines need a symmetric positive semi-definite kernel; "

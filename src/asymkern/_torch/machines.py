@@ -140,7 +140,7 @@ class LandmarkBasis:
 def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
     """The landmarks and Nyström basis of a torch fit, chosen as the numpy path chooses them.
 
-    Paper 004, Algorithm 1 steps 1–3, for the three kinds of landmarks:
+    Li, Liu and Zhang, Algorithm 1 steps 1–3, for the three kinds of landmarks:
 
     * points ('uniform', row indices, 'kmeans' centres, 'leverage' scores): drawn on the host
       by the numpy samplers from the same ``random_state`` stream

@@ -308,7 +308,7 @@ def load_uci(name: str, data_dir=None) -> UCIDataset:
 
     See Also
     --------
-    asymkern.KernelSVD : Paper 000's general-data experiments use these sets.
+    asymkern.KernelSVD : Tao et al. (2024)'s general-data experiments use these sets.
 
     Examples
     --------

@@ -12,17 +12,20 @@ from .report import Report
 
 # name -> (module path relative to this package, function name, one-line description)
 REGISTRY: dict[str, tuple[str, str, str]] = {
-    "nystrom-solvers": ("nystrom_solvers", "run", "Paper 000 Table 4/6, Fig. 4-6: SVD solvers"),
-    "askls-nodes": ("askls", "run_nodes", "Paper 001 Table III: node classification"),
-    "askls-uci": ("askls", "run_uci", "Paper 001 Table IV: UCI classification"),
-    "askls-kl": ("askls", "run_kl", "Paper 001: KL-divergence kernel demonstration"),
-    "operators-covariance": ("operators", "run_covariance", "Paper 002 Example 3.10"),
-    "operators-crosscov": ("operators", "run_crosscov", "Paper 002 Example 3.16"),
-    "operators-gyre": ("operators", "run_gyre", "Paper 002 Example 4.2 (double gyre, KCCA)"),
-    "nystrom-machines": ("nystrom_machines", "run", "Paper 004 Figures 1-2: GSA vs LLA"),
-    "ksvd-graphs": ("ksvd_graphs", "run", "Paper 000 Table 1: directed-graph embeddings"),
-    "ksvd-biclustering": ("ksvd_biclustering", "run", "Paper 000 Table 2: biclustering"),
-    "ksvd-general": ("ksvd_general", "run", "Paper 000 Table 3/5: general data"),
+    "nystrom-solvers": ("nystrom_solvers", "run",
+                        "Tao et al. (2024) Table 4/6, Fig. 4-6: SVD solvers"),
+    "askls-nodes": ("askls", "run_nodes", "He et al. (2023) Table III: node classification"),
+    "askls-uci": ("askls", "run_uci", "He et al. (2023) Table IV: UCI classification"),
+    "askls-kl": ("askls", "run_kl", "He et al. (2023): KL-divergence kernel demonstration"),
+    "operators-covariance": ("operators", "run_covariance",
+                             "Mollenhauer et al. (2020) Example 3.10"),
+    "operators-crosscov": ("operators", "run_crosscov", "Mollenhauer et al. (2020) Example 3.16"),
+    "operators-gyre": ("operators", "run_gyre",
+                       "Mollenhauer et al. (2020) Example 4.2 (double gyre, KCCA)"),
+    "nystrom-machines": ("nystrom_machines", "run", "Li, Liu and Zhang Figures 1-2: GSA vs LLA"),
+    "ksvd-graphs": ("ksvd_graphs", "run", "Tao et al. (2024) Table 1: directed-graph embeddings"),
+    "ksvd-biclustering": ("ksvd_biclustering", "run", "Tao et al. (2024) Table 2: biclustering"),
+    "ksvd-general": ("ksvd_general", "run", "Tao et al. (2024) Table 3/5: general data"),
 }
 
 

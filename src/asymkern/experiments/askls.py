@@ -1,4 +1,4 @@
-"""Paper 001 (AsK-LS) reproductions: Table III (node classification), Table IV (UCI), and a
+"""He et al. (2023) (AsK-LS) reproductions: Table III (node classification), Table IV (UCI), and a
 KL-kernel demonstration standing in for Table I (the Corel images are not available).
 
 ``run_nodes`` — AsK-LS on the in-degree-normalised directed adjacency G = D⁻¹(𝒜 + I) against SVM
@@ -90,7 +90,7 @@ def _dataset_names(datasets) -> list[str]:
 
 def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
               datasets: tuple | None = None, n_repeats: int | None = None) -> Report:
-    """Paper 001 Table III: node classification on Cora, Citeseer, Pubmed (Micro/Macro-F1).
+    """He et al. (2023) Table III: node classification on Cora, Citeseer, Pubmed (Micro/Macro-F1).
 
     ``datasets`` restricts the graphs (default: all three; quick mode: Cora); ``n_repeats``
     overrides the number of random splits (default 10, as the paper's trials).
@@ -235,7 +235,7 @@ def _cv_grid(K, ys, folds, gammas, asym: bool, rcond_tol: float = 1e-8):
 def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
             n_repeats: int | None = None, datasets: tuple | None = None,
             rcond_tol: float = 1e-8) -> Report:
-    """Paper 001 Table IV: LS-SVM (RBF) vs AsK-LS (SNE, T) accuracy on UCI sets.
+    """He et al. (2023) Table IV: LS-SVM (RBF) vs AsK-LS (SNE, T) accuracy on UCI sets.
 
     ``n_repeats`` sets the number of random 60/40 splits for every dataset (default: 10, 3 for
     spambase, 1 in quick mode); ``datasets`` restricts the sets (names of Table IV);

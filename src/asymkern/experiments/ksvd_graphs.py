@@ -1,5 +1,5 @@
-"""Paper 000 Table 1: directed-graph node embeddings (PCA, KPCA, SVD, KSVD) on Cora, Citeseer,
-Pubmed; node classification (LS-SVM, Micro/Macro-F1) and graph reconstruction (ℓ1, ℓ2).
+"""Tao et al. (2024) Table 1: directed-graph node embeddings (PCA, KPCA, SVD, KSVD) on Cora,
+Citeseer, Pubmed; node classification (LS-SVM, Micro/Macro-F1) and graph reconstruction (ℓ1, ℓ2).
 
 Embeddings of the row-normalised adjacency Â = D⁻¹(A + I) (rows x_i = Â[i, :]):
 
@@ -29,7 +29,7 @@ from ..graphs import graph_reconstruction, node_classification, select_by_cv
 from ..linalg import top_svd
 from .report import Report, new_figure, save_figure
 
-# Paper 000 Table 1 (PCA, KPCA, SVD, KSVD columns): micro, macro, l1, l2
+# Tao et al. (2024) Table 1 (PCA, KPCA, SVD, KSVD columns): micro, macro, l1, l2
 PAPER_TABLE1 = {
     "cora": {
         "PCA": (0.757, 0.751, 556.0, 41.2), "KPCA": (0.771, 0.767, 349.0, 37.9),
@@ -265,7 +265,7 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         )
         notes.append("The paper's node-classification training ratio is not stated; we use 50%.")
         notes.append("DeepWalk, HOPE and DiGAE (paper columns) are not reimplemented.")
-    rep = Report("Paper 000 Table 1 — KSVD on directed graphs", {"Table 1": rows}, notes,
+    rep = Report("Tao et al. (2024) Table 1 — KSVD on directed graphs", {"Table 1": rows}, notes,
                  protocol=protocol, quick=quick)
     if out is not None:
         rep.figures.extend(_figure(rows, out))

@@ -1,5 +1,6 @@
-"""Paper 000 Figures 5–6 (and App. B): node-classification F1 against the number of landmarks m,
-KSVD with the asymmetric Nyström method vs KPCA with the symmetric Nyström method, RBF kernel.
+"""Tao et al. (2024) Figures 5–6 (and App. B): node-classification F1 against the number of
+landmarks m, KSVD with the asymmetric Nyström method vs KPCA with the symmetric Nyström method,
+RBF kernel.
 
 Protocol (our reading of §4.4 and App. C.2): data matrix A = D⁻¹(A_graph + I); KSVD uses the RBF
 kernel between the rows x_i and the columns z_j of A (an asymmetric G although the kernel

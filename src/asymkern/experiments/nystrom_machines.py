@@ -1,4 +1,4 @@
-"""Paper 004 Figures 1–2: GSA vs LLA, approximation error and accuracy as m/n grows.
+"""Li, Liu and Zhang Figures 1–2: GSA vs LLA, approximation error and accuracy as m/n grows.
 
 For each dataset (usps, dna, phishing; gisette is not available) and each landmark sampler
 (Gaussian sketch, uniform, approximate leverage scores, k-means centres) a ν-SVM
@@ -208,7 +208,7 @@ def _verdict(raw, name):
 def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: int | None = None,
         datasets=("usps", "dna", "phishing"), ratios=None,
         show_progress: bool | None = None) -> Report:
-    """Paper 004 Figures 1–2 (usps, dna, phishing). Quick mode: subsampled usps/phishing,
+    """Li, Liu and Zhang Figures 1–2 (usps, dna, phishing). Quick mode: subsampled usps/phishing,
     m/n ∈ {2 %, 10 %}, one seed; full mode: m/n ∈ {1, 2.5, 5, 7.5, 10} %, ``n_seeds`` seeds
     (default: 3 for usps and phishing, 5 for dna — the paper uses 30; 2 shared cores)."""
     if show_progress is None:
@@ -259,5 +259,5 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: in
             + f"{n_seeds or 1} seed(s) per setting; Gaussian kernel and ν from Li, Liu and Zhang "
             "Table II, samplers, GSA/LLA errors against the exact NuSVC as in the full run.")
         notes = [n for n in notes if not n.startswith(tuple(f"{d}/" for d in datasets))]
-    return Report(title="Paper 004 Figures 1–2: Nyström ν-SVM, GSA vs LLA", tables=tables,
+    return Report(title="Li, Liu and Zhang Figures 1–2: Nyström ν-SVM, GSA vs LLA", tables=tables,
                   notes=notes, figures=figures, protocol=protocol, quick=quick)

@@ -1,4 +1,4 @@
-"""Paper 000 §4.4, Table 4 / Table 6, Figures 4–6: SVD solvers and the asymmetric Nyström method.
+"""Tao et al. (2024) §4.4, Table 4 / Table 6, Figures 4–6: SVD solvers and asymmetric Nyström.
 
 Protocol (App. C.2): data matrix A = D⁻¹(A_graph + I) of Cora / Citeseer / Pubmed, rows x_i and
 columns z_j of A, SNE kernel κ(x, z) = exp(−‖x−z‖²/γ²) / Σ_{z'} exp(−‖x−z'‖²/γ²) with

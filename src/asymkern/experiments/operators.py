@@ -1,4 +1,4 @@
-"""Paper 002 Examples 3.10, 3.16 and 4.2: SVD / EVD of empirical RKHS operators.
+"""Mollenhauer et al. (2020) Examples 3.10, 3.16 and 4.2: SVD / EVD of empirical RKHS operators.
 
 * :func:`run_covariance` — Example 3.10: covariance operator of k(x, x') = (1 + xᵀx')² under the
   uniform distribution on [−2, 2]², m = 5000 samples; eigenvalues against the analytical
@@ -151,7 +151,8 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
     if quick:  # the paper comparison (the m = 5000 spread) does not apply at quick sizes
         notes = notes[1:2]
     report = Report(
-        title="Paper 002 Example 3.10 — eigendecomposition of the covariance operator",
+        title=("Mollenhauer et al. (2020) Example 3.10 — eigendecomposition of the covariance "
+               "operator"),
         tables={"Eigenvalues and eigenfunctions": rows,
                 "Routes agree (first sample)": route_rows},
         notes=notes, quick=quick,
@@ -288,7 +289,7 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
     if quick:  # the comparison with the paper's (0.47, 0.43) needs the full m
         notes = notes[2:]
     report = Report(
-        title="Paper 002 Example 3.16 — SVD of the cross-covariance operator",
+        title="Mollenhauer et al. (2020) Example 3.16 — SVD of the cross-covariance operator",
         tables={"Singular values by route": rows},
         notes=notes, quick=quick,
         protocol=(QUICK_PREFIX if quick else "")
@@ -520,7 +521,8 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     if quick:  # the centring argument compares with the paper's values at full resolution
         notes = notes[:3]
     report = Report(
-        title="Paper 002 Example 4.2 — coherent sets of the double gyre by kernel CCA",
+        title=("Mollenhauer et al. (2020) Example 4.2 — coherent sets of the double gyre by "
+               "kernel CCA"),
         tables={"Leading singular values (canonical correlations)": rows},
         notes=notes, quick=quick,
         protocol=(QUICK_PREFIX if quick else "")

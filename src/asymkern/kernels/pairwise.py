@@ -1,8 +1,8 @@
 """Concrete kernels: classic symmetric ones, the asymmetric SNE and T kernels, user callables.
 
 Parametrisation follows scikit-learn: ``gamma`` multiplies the squared distance,
-κ_RBF(x, z) = exp(−gamma‖x − z‖²). Paper 000 writes exp(−‖x − z‖²/γ²): pass ``bandwidth=γ``
-(gamma = 1/γ²). Paper 001 writes the SNE kernel with σ² in the same place: ``bandwidth=σ``.
+κ_RBF(x, z) = exp(−gamma‖x − z‖²). Tao et al. (2024) writes exp(−‖x − z‖²/γ²): pass ``bandwidth=γ``
+(gamma = 1/γ²). He et al. (2023) writes the SNE kernel with σ² in the same place: ``bandwidth=σ``.
 
 Numerics: the squared-distance kernels (RBF, Cauchy, SNE, T) centre the data before
 the one-GEMM expansion, recompute near duplicates directly and scale by powers of two against

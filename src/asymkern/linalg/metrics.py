@@ -164,7 +164,7 @@ def _weights(singular_values, r: int, weights) -> np.ndarray:
 def eta(U, V, U_approx, V_approx, singular_values=None, weights="paper") -> float:
     """Accuracy η of (U_approx, V_approx) against the exact top-r singular vectors (U, V).
 
-    Paper 000 §4.4 / App. C.2. ``weights``: ``'paper'`` (w_i = λ_i, as printed; needs
+    Tao et al. (2024) §4.4 / App. C.2. ``weights``: ``'paper'`` (w_i = λ_i, as printed; needs
     ``singular_values``), ``'uniform'`` (w_i = 1, the strict variant), ``'normalized'``
     (w_i = r λ_i / Σ λ) or an array of r weights. Lower is better; 0 means every direction is
     exact.

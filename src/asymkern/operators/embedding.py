@@ -130,7 +130,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
     References
     ----------
-    .. [1] Paper 002, §4.3 (conditional mean embedding, Tikhonov-regularised).
+    .. [1] Mollenhauer et al. (2020), §4.3 (conditional mean embedding, Tikhonov-regularised).
 
     Examples
     --------
