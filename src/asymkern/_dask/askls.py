@@ -217,7 +217,7 @@ def fit_askls_dask(est, X, y) -> DaskAsKLSFit:
     opts["orthogonalize"] = False
     rs = check_random_state(est.random_state)
     G = DaskKernelMatrix(kern, Xd)
-    res = asymmetric_nystrom(G, random_state=rs, **opts)
+    res: Any = asymmetric_nystrom(G, random_state=rs, **opts)  # U, V: dask arrays
     from dask import delayed
 
     Ud = list(res.U.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])

@@ -460,16 +460,16 @@ def ridge_gsa_householder(src: KnmSource, A: np.ndarray, Yc: np.ndarray,
     K = _formed_knm(src, lead)
     Kb = K[:, lead:]
     kbar = None
+    total = float(n if sw is None else sw.sum())
     if center:
-        wd = None if sw is None else ops.from_host(sw, K, np.float64)
-        kb = Kb.sum(0) / n if wd is None else (wd @ Kb) / float(sw.sum())
+        kb = (Kb.sum(0) if sw is None else ops.from_host(sw, K, np.float64) @ Kb) / total
         kbar = np.asarray(ops.to_host(kb), dtype=np.float64)
     rw = None if sw is None else ops.from_host(np.sqrt(sw)[:, None], K, np.float64)
     if rw is not None:
         Kb *= rw
     if center:
         e = (ops.from_host(np.full((n, 1), 1.0 / np.sqrt(n)), K, np.float64) if rw is None
-             else rw / float(np.sqrt(sw.sum())))
+             else rw / np.sqrt(total))
         K[:, :1] = e
     Yd = ops.from_host(Yc, K, np.float64)
     if rw is not None:

@@ -169,8 +169,8 @@ def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
     if eps == 0:  # alpha=None (transfer operators): the pseudo-inverse (FᵀF)⁺, cutoff p·eps·λ_max
         from ._numerics import pinv_spectrum
 
-        lam, Q, _ = pinv_spectrum(*sla.eigh(Aw, check_finite=False), Aw.shape[0],
-                                  "the landmark Gram matrix FᵀF")
+        w, V = sla.eigh(Aw, check_finite=False)
+        lam, Q, _ = pinv_spectrum(w, V, Aw.shape[0], "the landmark Gram matrix FᵀF")
         return (Q / lam) @ Q.T
     Aw[np.diag_indices_from(Aw)] += n * eps
     try:

@@ -226,6 +226,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         representation B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} built from them."""
         Fx = gram_eigh(Gx, name="Gram matrix of X")
         Fy = gram_eigh(Gy, name="Gram matrix of y")
+        assert Fx.evals is not None and Fy.evals is not None  # gram_eigh sets them
         ops = ops_of(Fx.evals)
         dx = 1.0 / ops.sqrt(Fx.evals + shift)
         dy = 1.0 / ops.sqrt(Fy.evals + shift)
