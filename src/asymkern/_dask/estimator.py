@@ -15,6 +15,9 @@ all training points) and applies the same in-memory function (``NystromResult.ex
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -22,13 +25,46 @@ from .._dispatch import is_dask_array, require_dask
 from .kernel import DaskKernelMatrix, aligned, as_dask_data, gather
 
 
-def fit_dask(est, X, Z) -> None:
-    """Fit ``est`` (a KernelSVD) on dask X (and Z)."""
+@dataclass(frozen=True)
+class DaskFitInputs:
+    """What KernelSVD's fit needs from the Dask executor (the estimator sets the fitted
+    attributes from it and runs its own ``_fit_matrix`` on ``G``).
+
+    Attributes
+    ----------
+    G : DaskKernelMatrix or dask array
+        The lazy kernel matrix (a precomputed G as given).
+    n_features : int
+        ``n_features_in_``.
+    z_features : int or None
+        ``z_features_in_`` (None for a precomputed G).
+    kernel : Kernel or None
+        The resolved kernel (None for a precomputed G).
+    bandwidth : float or None
+        The 'auto' bandwidth resolved by the median heuristic (None otherwise).
+    compat : DaskCompatibility or None
+        The compatibility transform of ``fit(A)`` with N ≠ M.
+    X_fit, Z_fit : dask array or None
+        The two sets the kernel sees.
+    """
+
+    G: Any
+    n_features: int
+    z_features: int | None = None
+    kernel: Any = None
+    bandwidth: float | None = None
+    compat: Any = None
+    X_fit: Any = None
+    Z_fit: Any = None
+
+
+def fit_inputs(est, X, Z) -> DaskFitInputs:
+    """KernelSVD's fit inputs on dask X (and Z): checks, the kernel (with the 'auto'
+    bandwidth), the compatibility transform of one data matrix, and the lazy G; nothing is set
+    on ``est``."""
     from ..kernels import get_kernel
 
     da = require_dask()
-    est.dask_fit_ = True
-    est._dask_lse = None
     if est._precomputed():
         if Z is not None:
             raise ValueError("Z must be None when kernel='precomputed' (pass G as X)")
@@ -42,19 +78,15 @@ def fit_dask(est, X, Z) -> None:
         if any(np.isnan(c) for cs in G.chunks for c in cs):
             raise ValueError("X (precomputed G) has unknown chunk sizes; call "
                              "X.compute_chunk_sizes() first")
-        est.n_features_in_ = int(G.shape[1])
-        est.X_fit_ = est.Z_fit_ = None
-        est._fit_matrix(G, tuple(int(k) for k in G.shape))
-        return
+        return DaskFitInputs(G=G, n_features=int(G.shape[1]))
     from .._shared.ksvd import build_kernel
 
     # estimator-level gamma and the 'auto' bandwidth placeholder, exactly as in memory
-    est.kernel_, auto_bw = build_kernel(est)
-    est.compat_ = None
-    features = None
+    kernel, auto_bw = build_kernel(est)
+    compat = features = bandwidth = None
     if Z is None:  # one data matrix A: rows against columns (Tao et al., 2024, Remark 2.3)
-        X, Z, features = _data_matrix_sets(est, X)
-    G = DaskKernelMatrix(est.kernel_, X, Z, center=False, working_memory=est.working_memory)
+        X, Z, features, compat = _data_matrix_sets(est, X, kernel)
+    G = DaskKernelMatrix(kernel, X, Z, center=False, working_memory=est.working_memory)
     if auto_bw:
         from .._shared.ksvd import _resolve_bandwidth, median_sample_indices
 
@@ -62,24 +94,23 @@ def fit_dask(est, X, Z) -> None:
         i, j = median_sample_indices(int(G.X.shape[0]), int(G.Z.shape[0]))
         Xs = G.gather_rows(G.X, i, "bandwidth sample of X")
         Zs = G.gather_rows(G.Z, j, "bandwidth sample of Z")
-        params, est.bandwidth_ = _resolve_bandwidth(dict(est.kernel_params), Xs, Zs)
-        est.kernel_ = get_kernel(est.kernel, **params)
-        G = DaskKernelMatrix(est.kernel_, G.X, G.Z, center=False,
-                             working_memory=est.working_memory)
+        params, bandwidth = _resolve_bandwidth(dict(est.kernel_params), Xs, Zs)
+        kernel = get_kernel(est.kernel, **params)
+        G = DaskKernelMatrix(kernel, G.X, G.Z, center=False, working_memory=est.working_memory)
     # fit(A): rows have M features, columns (the new z of transform_right) N
-    est.n_features_in_, est.z_features_in_ = features or (int(G.X.shape[1]), int(G.Z.shape[1]))
-    est.X_fit_, est.Z_fit_ = G.X, G.Z
-    est._fit_matrix(G, G.shape)
-    est._dask_lse = G.row_lse()
+    n_feat, z_feat = features or (int(G.X.shape[1]), int(G.Z.shape[1]))
+    return DaskFitInputs(G=G, n_features=n_feat, z_features=z_feat, kernel=kernel,
+                         bandwidth=bandwidth, compat=compat, X_fit=G.X, Z_fit=G.Z)
 
 
-def _data_matrix_sets(est, X):
+def _data_matrix_sets(est, X, kernel):
     """``fit(A)`` with one dask data matrix A (N×M): the two sets (X, Z) the kernel sees.
 
     Rows x_i ∈ R^M against columns z_j ∈ R^N; when N ≠ M one side is mapped by the
     compatibility matrix of ``est.compat`` (Tao et al., 2024, Remark 2.3, Alg. 1 App. D), computed
     on Dask by :class:`~asymkern._dask.compat.DaskCompatibility`; N = M: X = A, Z = Aᵀ (as in
-    memory, no compat). Returns (X, Z, (n_features_in_, z_features_in_) = (M, N)).
+    memory, no compat). Returns (X, Z, (n_features_in_, z_features_in_) = (M, N), the fitted
+    compatibility transform or None).
     """
     import dask
 
@@ -93,15 +124,16 @@ def _data_matrix_sets(est, X):
             f"(dimension {N}) differ: set compat to 'pca', 'pinv', 'random' or a matrix, "
             "or pass the second set as Z"
         )
+    compat = None
     if N == M:  # Aᵀ once, by a shuffle of A's chunks; kept in the cluster (as for side 'x')
         (Zt,) = dask.persist(transpose_rows(A))
         Xv, Zv = A, Zt
     else:
-        est.compat_ = DaskCompatibility(est.compat, est.random_state).fit(A)
-        Xv, Zv = est.compat_.sets(A)
-    if not est.kernel_.accepts_sparse:
+        compat = DaskCompatibility(est.compat, est.random_state).fit(A)
+        Xv, Zv = compat.sets(A)
+    if not kernel.accepts_sparse:
         Xv, Zv = densify(Xv), densify(Zv)
-    return Xv, Zv, (M, N)
+    return Xv, Zv, (M, N), compat
 
 
 def _result(out, was_dask: bool):

@@ -493,9 +493,22 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if weighted:
                 raise NotImplementedError("sample_weight/sample_weight_Z with dask input are not "
                                           "available; pass in-memory arrays")
-            from .._dask.estimator import fit_dask
+            from .._dask.estimator import fit_inputs
 
-            return fit_dask(self, X, Z)
+            self.dask_fit_ = True
+            self._dask_lse = None
+            inp = fit_inputs(self, X, Z)
+            self.kernel_, self.compat_ = inp.kernel, inp.compat
+            if inp.bandwidth is not None:
+                self.bandwidth_ = inp.bandwidth
+            self.n_features_in_ = inp.n_features
+            if inp.z_features is not None:
+                self.z_features_in_ = inp.z_features
+            self.X_fit_, self.Z_fit_ = inp.X_fit, inp.Z_fit
+            self._fit_matrix(inp.G, tuple(int(k) for k in inp.G.shape))
+            if inp.kernel is not None:
+                self._dask_lse = inp.G.row_lse()
+            return self
         self.torch_fit_ = False
         if use_torch(self, X, Z):  # torch executor: tensors on the device (asymkern._torch)
             from .._torch.ksvd import TorchInputs
