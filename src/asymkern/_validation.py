@@ -112,6 +112,18 @@ def check_input(estimator, X, *, reset: bool, name: str = "X", **as_data_kwargs)
     return converted
 
 
+def check_tensor_input(estimator, X, min_samples: int = 2) -> None:
+    """scikit-learn's bookkeeping for an array that :func:`check_input` does not convert (a
+    torch tensor): at least ``min_samples`` rows, ``n_features_in_`` recorded, no
+    ``feature_names_in_`` (a tensor has no column names). Raises ``ValueError`` naming the
+    estimator."""
+    if int(X.shape[0]) < min_samples:
+        raise ValueError(f"X has {int(X.shape[0])} sample(s); {type(estimator).__name__} needs "
+                         f"at least {min_samples}")
+    estimator.n_features_in_ = int(X.shape[1])
+    estimator.__dict__.pop("feature_names_in_", None)
+
+
 def check_n_components(n_components, limit: int, name: str = "n_components", what: str = ""):
     """Check 1 <= n_components <= limit and return it as int."""
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):

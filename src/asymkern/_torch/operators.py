@@ -80,7 +80,7 @@ def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSa
     -------
     OperatorSamples
     """
-    from .._validation import check_input
+    from .._validation import check_input, check_tensor_input
 
     torch = require_torch()
     if kernel_y is None:
@@ -90,10 +90,7 @@ def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSa
             X = check_input(est, X, reset=True, min_samples=2)
         Xt = as_tensor(X, dev, "X")
         if not as_numpy:
-            if Xt.shape[0] < 2:
-                raise ValueError(f"X has {Xt.shape[0]} sample(s); {type(est).__name__} needs "
-                                 "at least 2")
-            est.n_features_in_ = int(Xt.shape[1])
+            check_tensor_input(est, Xt)
         Y64 = tky = None
     else:
         if est.method != "qr":
@@ -192,7 +189,7 @@ def paired_input(est, X, Y):
         The device, whether the inputs were numpy (numpy outputs then), X and Y (2-D) on the
         device in their own dtypes.
     """
-    from .._validation import check_input
+    from .._validation import check_input, check_tensor_input
 
     if Y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
@@ -205,10 +202,7 @@ def paired_input(est, X, Y):
     Xt = as_tensor(X, dev, "X")
     Yt = as_tensor(two_d(Y), dev, "y")
     if not as_numpy:
-        if Xt.shape[0] < 2:
-            raise ValueError(f"X has {Xt.shape[0]} sample(s); {type(est).__name__} needs at "
-                             "least 2")
-        est.n_features_in_ = int(Xt.shape[1])
+        check_tensor_input(est, Xt)
     if Yt.shape[0] != Xt.shape[0]:
         raise ValueError(f"y has {Yt.shape[0]} samples; expected {Xt.shape[0]}, one per row "
                          "of X (paired samples (x_i, y_i))")

@@ -86,19 +86,16 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     ValueError
         For a trajectory shorter than lag + 2, or a y whose shape is not X's (naming y).
     """
-    from .._validation import as_data, check_input
+    from .._validation import as_data, check_input, check_tensor_input
 
     torch = require_torch()
     dev = resolve_device(device, X, y)
     as_numpy = not any_torch(X, y)
-    owner = type(est).__name__
     if not is_torch_tensor(X):
         X = check_input(est, X, reset=True, min_samples=2)
     Xt = as_tensor(X, dev, "X")
     if is_torch_tensor(X):
-        if Xt.shape[0] < 2:
-            raise ValueError(f"X has {Xt.shape[0]} sample(s); {owner} needs at least 2")
-        est.n_features_in_ = int(Xt.shape[1])
+        check_tensor_input(est, Xt)
     dtype = Xt.dtype
     X64 = Xt.to(torch.float64)
     n, d = int(X64.shape[0]), int(X64.shape[1])
