@@ -33,10 +33,12 @@ def as_data(
 ):
     """Validate a data matrix (samples are rows) and return it as a float array.
 
-    float32 input stays float32; any other numeric type becomes float64. A dense matrix comes
-    back C-contiguous (a Fortran-ordered or strided one is copied once), so that results do not
-    depend on the caller's memory layout: BLAS takes other code paths for other layouts, whose
-    rounding an ill-conditioned problem amplifies. Sparse input is accepted
+    float32 input stays float32; any other numeric type becomes float64. A dense matrix up to
+    ``working_memory`` MiB comes back C-contiguous (a Fortran-ordered or strided one is copied
+    once), so that results do not depend on the caller's memory layout: BLAS takes other code
+    paths for other layouts, whose rounding an ill-conditioned problem amplifies. A larger one
+    (e.g. the transpose of a big precomputed kernel matrix) is not copied. Sparse input is
+    accepted
     (as CSR) only when ``allow_sparse``. Raises ``ValueError`` naming ``name`` on NaN/inf, wrong
     dimensionality or too few samples, ``TypeError`` on non-numeric input.
     """
@@ -81,7 +83,10 @@ def as_data(
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} contains NaN or infinity; expected finite values")
         if arr.ndim == 2 and not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr)  # one layout, so one order of the arithmetic
+            from .config import get_config
+
+            if arr.nbytes <= get_config()["working_memory"] * 2**20:
+                arr = np.ascontiguousarray(arr)  # one layout, so one order of the arithmetic
         X = arr
         n = X.shape[0] if X.ndim else 0
     if ensure_2d and X.shape[1] == 0:
