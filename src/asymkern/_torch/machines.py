@@ -30,23 +30,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
 from .._shared.nystrom_basis import row_step
-from ..nystrom._predict import decision, label_index, ovr_values
+from ..nystrom._algebra import RESCALE, check_finite
+from ..nystrom._predict import decision, label_index, svc_values
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
-
-#: the advice of the non-finite-output errors
-RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
-
-
-def check_finite_tensor(T, what: str, hint: str = RESCALE):
-    """The numpy path's :func:`~asymkern._validation.check_finite_output` for a tensor: an
-    ``OverflowError`` naming ``what`` if T (computed from finite input) is not finite. The test
-    runs on the device; the tensor goes to the host only to word the error. Returns T."""
-    torch = require_torch()
-    if T.numel() and not bool(torch.isfinite(T).all()):
-        from .._validation import check_finite_output
-
-        check_finite_output(to_numpy(T), what, hint)
-    return T
 
 
 def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):
@@ -371,65 +357,60 @@ class TorchTraining:
             labels=labels, libsvm=libsvm)
 
 
+def _values(est, X, full: bool, what: str, hint: str = "", fit_dtype: bool = False):
+    """K(X, ·) coef + b (float64 on the device; :func:`decision`, the kernel products in the
+    training dtype with ``fit_dtype``) checked finite when ``what`` names it, the fitted
+    state, and whether X was numpy."""
+    state, Z, as_numpy = fitted_input(est, X)
+    out = decision(state, Z, full, state.dtype if fit_dtype else None)
+    return check_finite(state.ops, out, what, hint) if what else out, state, as_numpy
+
+
+def _output(out, state, as_numpy: bool):
+    """``out`` in the training dtype: numpy for numpy input, else the tensor."""
+    out = out.to(state.dtype)
+    return to_numpy(out) if as_numpy else out
+
+
 def predict_ridge(est, X, approach: str):
     """Predictions K(X, C)β + b (K(X, X_fit)α + b for GSA and exact) of a NystromKernelRidge
     fitted on torch: a tensor on the fit's device for tensor input, numpy for numpy input."""
-    state, Xn, as_numpy = fitted_input(est, X)
-    out = decision(state, Xn, approach in ("gsa", "exact"), dtype=state.dtype).to(state.dtype)
+    out, state, as_numpy = _values(est, X, approach in ("gsa", "exact"), "", fit_dtype=True)
+    out = out.to(state.dtype)
     if not bool(require_torch().isfinite(out).all()):
         raise ValueError("the predictions contain NaN or infinity; rescale X like the training "
                          "data")
-    if est._y_1d:
-        out = out.reshape(-1)
-    return to_numpy(out) if as_numpy else out
+    return _output(out.reshape(-1) if est._y_1d else out, state, as_numpy)
 
 
 def transform_pca(est, X):
     """Scores ⟨f_k, Φ(z) − μ⟩ of a NystromKernelPCA fitted on torch (training dtype; a tensor
     for tensor input, numpy for numpy input)."""
-    state, Xn, as_numpy = fitted_input(est, X)
-    out = decision(state, Xn, state.beta is None or est.mode == "gsa")
-    check_finite_tensor(out, "the transformed values", "rescale X like the training data")
-    out = out.to(state.dtype)
-    return to_numpy(out) if as_numpy else out
-
-
-def _svc_raw(est, X, approach: str):
-    state, Z, as_numpy = fitted_input(est, X)
-    raw = check_finite_tensor(decision(state, Z, approach in ("gsa", "exact")),
-                              "the decision values")
-    return raw, state, as_numpy
+    return _output(*_values(est, X, est.mode in ("gsa", "exact"), "the transformed values",
+                            "rescale X like the training data"))
 
 
 def decision_svc(est, X, approach: str):
     """Decision values of a NystromSVC fitted on torch (shaped as the solver's)."""
-    raw, state, as_numpy = _svc_raw(est, X, approach)
-    if raw.shape[1] == 1:
-        out = raw[:, 0]
-    elif state.libsvm:
-        out = ovr_values(raw, len(est.classes_))
-    else:
-        out = raw
-    out = out.to(state.dtype)
-    return to_numpy(out) if as_numpy else out
+    raw, state, as_numpy = _values(est, X, approach in ("gsa", "exact"), "the decision values",
+                                   RESCALE)
+    return _output(svc_values(raw, len(est.classes_), state.libsvm), state, as_numpy)
 
 
 def predict_svc(est, X, approach: str):
-    """Labels of a NystromSVC fitted on torch, by the solver's rule on the decision values:
-    libsvm's one-vs-one vote (a tie to the first class; two classes: classes_[1] for a value
-    ≥ 0), liblinear's sign / argmax."""
-    raw, state, as_numpy = _svc_raw(est, X, approach)
+    """Labels of a NystromSVC fitted on torch, by the solver's rule on the decision values
+    (:func:`asymkern.nystrom._predict.label_index`)."""
+    raw, state, as_numpy = _values(est, X, approach in ("gsa", "exact"), "the decision values",
+                                   RESCALE)
     idx = label_index(raw, len(est.classes_), state.libsvm)
     if as_numpy or state.labels is None:
         return est.classes_[to_numpy(idx)]
     return state.labels[idx]
 
 
-def proba_svc(calibration, d, log: bool = False):
+def proba_svc(calibration, d):
     """Platt probabilities (host) of the device decision values ``d``; a tensor like ``d``."""
-    torch = require_torch()
-    P = from_numpy(calibration.predict_proba(to_numpy(d)), d)
-    return torch.log(P) if log else P
+    return from_numpy(calibration.predict_proba(to_numpy(d)), d)
 
 
 def device_labels(classes: np.ndarray, device):

@@ -156,3 +156,12 @@ def label_index(raw, k: int, libsvm: bool):
             votes[:, j] += 1 - pos
             p += 1
     return votes.argmax(1)
+
+
+def svc_values(raw, k: int, libsvm: bool):
+    """NystromSVC's decision values shaped as its solver's: a vector for two classes,
+    scikit-learn's 'ovr' values from libsvm's one-vs-one ones (:func:`ovr_values`), else
+    liblinear's one-vs-rest values as they are (views, no copy)."""
+    if raw.shape[1] == 1:
+        return raw[:, 0]
+    return ovr_values(raw, k) if libsvm else raw
