@@ -305,7 +305,7 @@ def test_svc_torch_ovr_values_equal_sklearn():
     numpy arrays, exact zeros included (its votes)."""
     from sklearn.utils.multiclass import _ovr_decision_function
 
-    from asymkern.nystrom._predict import ovr_values as _ovr
+    from asymkern._shared.nystrom_predict import ovr_values as _ovr
 
     rng = np.random.RandomState(0)
     raw = rng.randn(50, 6)

@@ -14,7 +14,7 @@ NystromKernelRidge, NystromKernelPCA and NystromSVC run one algebra for every ex
   :class:`LandmarkBasis` gives the rows a:e of K_nm in float64 on the device
   (:meth:`LandmarkBasis.knm`);
 * predictions (:func:`predict_ridge`, :func:`transform_pca`, :func:`decision_svc`,
-  :func:`predict_svc`): the shared algebra of :mod:`asymkern.nystrom._predict`
+  :func:`predict_svc`): the shared algebra of :mod:`asymkern._shared.nystrom_predict`
   (K(Z, C)β + b or K(Z, X_fit)α + b over row blocks of Z, NystromSVC's label rules) on the
   :class:`DeviceModel`'s kernel blocks, tensors in and tensors out (numpy in, numpy out).
 """
@@ -29,9 +29,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
-from .._shared.nystrom_basis import row_step
-from ..nystrom._algebra import RESCALE, check_finite
-from ..nystrom._predict import decision, label_index, svc_values
+from .._shared.nystrom_basis import RESCALE, check_finite, row_step
+from .._shared.nystrom_predict import decision, label_index, svc_values
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
 
 
@@ -205,7 +204,7 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
 @dataclass(frozen=True)
 class DeviceModel:
     """The fitted state of a Nyström machine on torch: what its predictions read (the
-    :class:`asymkern.nystrom._predict.FittedModel` of the torch executor).
+    :class:`asymkern._shared.nystrom_predict.FittedModel` of the torch executor).
 
     Attributes
     ----------
@@ -399,7 +398,7 @@ def decision_svc(est, X, approach: str):
 
 def predict_svc(est, X, approach: str):
     """Labels of a NystromSVC fitted on torch, by the solver's rule on the decision values
-    (:func:`asymkern.nystrom._predict.label_index`)."""
+    (:func:`asymkern._shared.nystrom_predict.label_index`)."""
     raw, state, as_numpy = _values(est, X, approach in ("gsa", "exact"), "the decision values",
                                    RESCALE)
     idx = label_index(raw, len(est.classes_), state.libsvm)

@@ -81,6 +81,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import NUMPY, ops_of
 from .._dask import any_dask
 from .._shared.nystrom_basis import build_basis
+from .._shared.nystrom_predict import HostModel, decision, full_times, landmark_times
 from .._torch import is_torch_tensor, use_torch
 from .._validation import (
     as_data,
@@ -109,7 +110,6 @@ from ._algebra import (
     ridge_nystrom,
     svc_nystrom,
 )
-from ._predict import HostModel, decision, full_times, landmark_times
 
 MODES = ("gsa", "lla", "ncr", "spa", "exact")
 
