@@ -14,7 +14,8 @@ which a :class:`FittedModel` gives:
   :class:`~asymkern.kernels.KernelMatrix`, torch's ``TorchKernelMatrix``, both
   :class:`~asymkern._backend.LazyMatrix`), streamed over row blocks of Z.
 
-:class:`HostModel` is the numpy side (built from the fitted attributes when predicting);
+:class:`HostModel` is the numpy side (built from the fitted attributes when predicting; a
+sketch is 'points' there, its landmark rows the basis' K(Z, X_fit) S, numpy's order);
 ``asymkern._torch.machines.DeviceModel`` is torch's. NystromSVC's labels follow its solver
 (:func:`ovr_values`, :func:`label_index`), on the executor's arrays through
 :func:`~asymkern._backend.ops_of`.
