@@ -301,10 +301,11 @@ def test_svc_torch_label_types(clf):
 
 
 def test_svc_torch_ovr_values_equal_sklearn():
-    """The device's 'ovr' transform is scikit-learn's, exact zeros included (its votes)."""
+    """The 'ovr' transform (one for every executor) is scikit-learn's on the device and on
+    numpy arrays, exact zeros included (its votes)."""
     from sklearn.utils.multiclass import _ovr_decision_function
 
-    from asymkern._torch.machines import ovr_values as _ovr
+    from asymkern._shared.nystrom_predict import ovr_values as _ovr
 
     rng = np.random.RandomState(0)
     raw = rng.randn(50, 6)
@@ -312,6 +313,7 @@ def test_svc_torch_ovr_values_equal_sklearn():
     want = _ovr_decision_function(raw < 0, -raw, 4)
     np.testing.assert_allclose(to_np(_ovr(tensor(raw), 4)), want, rtol=dtol(1e-15),
                                atol=dtol(1e-15))
+    np.testing.assert_allclose(_ovr(raw, 4), want, rtol=1e-15, atol=1e-15)
 
 
 @pytest.mark.parametrize("mode", ["lla", "gsa", "spa", "exact"])

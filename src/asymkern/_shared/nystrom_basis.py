@@ -34,6 +34,18 @@ from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
 
 SAMPLERS = ("uniform", "gaussian", "leverage", "kmeans")
 
+#: the advice of the non-finite-output errors
+RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
+
+def check_finite(ops, a, what: str, hint: str = RESCALE):
+    """:func:`~asymkern._validation.check_finite_output` for an array of any executor (``ops``
+    its :class:`~asymkern._backend.ArrayOps`; the test runs where ``a`` lives, which moves to
+    the host only to word the error). Returns a."""
+    if a is not None and not ops.all_finite(a):
+        check_finite_output(ops.to_host(a), what, hint)
+    return a
+
 
 @dataclass
 class NystromBasis:

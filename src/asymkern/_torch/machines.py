@@ -14,9 +14,9 @@ NystromKernelRidge, NystromKernelPCA and NystromSVC run one algebra for every ex
   :class:`LandmarkBasis` gives the rows a:e of K_nm in float64 on the device
   (:meth:`LandmarkBasis.knm`);
 * predictions (:func:`predict_ridge`, :func:`transform_pca`, :func:`decision_svc`,
-  :func:`predict_svc`): K(Z, C)β + b (:func:`landmark_times`) or K(Z, X_fit)α + b
-  (:func:`full_times`) streamed over row blocks of Z, tensors in and tensors out (numpy in,
-  numpy out), with libsvm's one-vs-one rules for NystromSVC's labels.
+  :func:`predict_svc`): the shared algebra of :mod:`asymkern._shared.nystrom_predict`
+  (K(Z, C)β + b or K(Z, X_fit)α + b over row blocks of Z, NystromSVC's label rules) on the
+  :class:`DeviceModel`'s kernel blocks, tensors in and tensors out (numpy in, numpy out).
 """
 
 from __future__ import annotations
@@ -29,23 +29,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
-from .._shared.nystrom_basis import row_step
+from .._shared.nystrom_basis import RESCALE, check_finite, row_step
+from .._shared.nystrom_predict import decision, label_index, svc_values
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
-
-#: the advice of the non-finite-output errors
-RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
-
-
-def check_finite_tensor(T, what: str, hint: str = RESCALE):
-    """The numpy path's :func:`~asymkern._validation.check_finite_output` for a tensor: an
-    ``OverflowError`` naming ``what`` if T (computed from finite input) is not finite. The test
-    runs on the device; the tensor goes to the host only to word the error. Returns T."""
-    torch = require_torch()
-    if T.numel() and not bool(torch.isfinite(T).all()):
-        from .._validation import check_finite_output
-
-        check_finite_output(to_numpy(T), what, hint)
-    return T
 
 
 def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):
@@ -217,7 +203,8 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
 
 @dataclass(frozen=True)
 class DeviceModel:
-    """The fitted state of a Nyström machine on torch: what its predictions read.
+    """The fitted state of a Nyström machine on torch: what its predictions read (the
+    :class:`asymkern._shared.nystrom_predict.FittedModel` of the torch executor).
 
     Attributes
     ----------
@@ -234,9 +221,9 @@ class DeviceModel:
         The landmark points and their squared-distance shift (points), or the landmark
         columns of K (precomputed).
     beta : tensor of shape (m or n, k) or None
-        The coefficients of :func:`landmark_times` (a sketch: S β).
+        The landmark coefficients (a sketch: S β).
     dual : tensor of shape (n, k) or None
-        The coefficients of :func:`full_times` (GSA, SPA, exact).
+        The coefficients of K(Z, X_fit) (GSA, SPA, exact).
     intercept : tensor of shape (k,)
     labels : tensor or None
         NystromSVC's numeric classes on the device.
@@ -258,10 +245,31 @@ class DeviceModel:
     labels: Any = None
     libsvm: bool = False
 
-    def decision(self, Z, full: bool, dtype=None):
-        """K(Z, X) α + b (``full``) or K(Z, C) β + b, float64 (n_z × k) on the device."""
-        out = full_times(self, Z, self.dual, dtype) if full else landmark_times(self, Z, self.beta)
-        return out + self.intercept
+    @property
+    def ops(self):
+        return ops_of(self.X)
+
+    def step(self, k: int) -> int:
+        """Rows per block of K(Z, C) with k right-hand sides."""
+        return row_step(int(self.C.shape[0]), k)
+
+    def landmark_rows(self, Z):
+        """K(Z, C) in float64 on the device (landmark points)."""
+        return self.kernel.raw(Z, self.C, self.center).double()
+
+    def full_times(self, Z, B, dtype=None):
+        """K(Z, X_fit) B (float64) through a TorchKernelMatrix, streamed over row blocks of Z;
+        ``dtype`` (default float64): the torch dtype the kernel blocks and B are multiplied in
+        (float64 gives numpy's mixed-precision product of float32 kernel values)."""
+        from ..config import get_config
+        from .kernels import TorchKernelMatrix
+
+        torch = require_torch()
+        G = TorchKernelMatrix(self.kernel, Z, self.X,
+                              working_memory=get_config()["working_memory"])
+        if dtype is None or dtype == torch.float64:
+            return G.matmat(B, dtype=torch.float64)
+        return G.matmat(B.to(dtype)).double()
 
 
 class TorchTraining:
@@ -348,139 +356,60 @@ class TorchTraining:
             labels=labels, libsvm=libsvm)
 
 
-def landmark_times(state: DeviceModel, Z, B):
-    """K(Z, C) B in float64 (n_z × k) on the device, for predictions.
-
-    ``B`` from :meth:`LandmarkBasis.column_coef`: Z[:, idx] B ('precomputed': Z is
-    K(Z, X_fit)), K(Z, X_fit) B streamed over row blocks of Z ('gaussian', B = S β) or
-    k(Z, C) B over row blocks (points).
-    """
-    torch = require_torch()
-    if state.kind == "precomputed":
-        return Z[:, state.idx].double() @ B
-    if state.kind == "gaussian":
-        return full_times(state, Z, B)
-    C = state.C
-    n = int(Z.shape[0])
-    out = torch.empty((n, int(B.shape[1])), dtype=torch.float64, device=Z.device)
-    step = row_step(int(C.shape[0]), int(B.shape[1]))
-    for a in range(0, n, step):
-        out[a:a + step] = state.kernel.raw(Z[a:a + step], C, state.center).double() @ B
-    return out
+def _values(est, X, full: bool, what: str, hint: str = "", fit_dtype: bool = False):
+    """K(X, ·) coef + b (float64 on the device; :func:`decision`, the kernel products in the
+    training dtype with ``fit_dtype``) checked finite when ``what`` names it, the fitted
+    state, and whether X was numpy."""
+    state, Z, as_numpy = fitted_input(est, X)
+    out = decision(state, Z, full, state.dtype if fit_dtype else None)
+    return check_finite(state.ops, out, what, hint) if what else out, state, as_numpy
 
 
-def full_times(state: DeviceModel, Z, B, dtype=None):
-    """K(Z, X_fit) B (n_z × k) on the device, streamed over row blocks of Z: Z B itself for a
-    precomputed kernel (Z is then K(Z, X_fit)), in float64.
-
-    ``dtype`` (default float64): the dtype the kernel blocks and B are multiplied in (float64
-    gives numpy's mixed-precision product of float32 kernel values); the result is float64.
-    """
-    from ..config import get_config
-    from .kernels import TorchKernelMatrix
-
-    torch = require_torch()
-    if state.kind == "precomputed":
-        return Z.double() @ B
-    G = TorchKernelMatrix(state.kernel, Z, state.X,
-                          working_memory=get_config()["working_memory"])
-    if dtype is None or dtype == torch.float64:
-        return G.matmat(B, dtype=torch.float64)
-    return G.matmat(B.to(dtype)).double()
+def _output(out, state, as_numpy: bool):
+    """``out`` in the training dtype: numpy for numpy input, else the tensor."""
+    out = out.to(state.dtype)
+    return to_numpy(out) if as_numpy else out
 
 
 def predict_ridge(est, X, approach: str):
     """Predictions K(X, C)β + b (K(X, X_fit)α + b for GSA and exact) of a NystromKernelRidge
     fitted on torch: a tensor on the fit's device for tensor input, numpy for numpy input."""
-    state, Xn, as_numpy = fitted_input(est, X)
-    out = state.decision(Xn, approach in ("gsa", "exact"), dtype=state.dtype).to(state.dtype)
+    out, state, as_numpy = _values(est, X, approach in ("gsa", "exact"), "", fit_dtype=True)
+    out = out.to(state.dtype)
     if not bool(require_torch().isfinite(out).all()):
         raise ValueError("the predictions contain NaN or infinity; rescale X like the training "
                          "data")
-    if est._y_1d:
-        out = out.reshape(-1)
-    return to_numpy(out) if as_numpy else out
+    return _output(out.reshape(-1) if est._y_1d else out, state, as_numpy)
 
 
 def transform_pca(est, X):
     """Scores ⟨f_k, Φ(z) − μ⟩ of a NystromKernelPCA fitted on torch (training dtype; a tensor
     for tensor input, numpy for numpy input)."""
-    state, Xn, as_numpy = fitted_input(est, X)
-    out = state.decision(Xn, state.beta is None or est.mode == "gsa")
-    check_finite_tensor(out, "the transformed values", "rescale X like the training data")
-    out = out.to(state.dtype)
-    return to_numpy(out) if as_numpy else out
-
-
-def ovr_values(raw, k: int):
-    """scikit-learn's 'ovr' values from libsvm's one-vs-one ones (``_ovr_decision_function``
-    of ``sklearn.utils.multiclass`` with predictions dec < 0 and confidences −dec)."""
-    torch = require_torch()
-    votes = torch.zeros((raw.shape[0], k), dtype=raw.dtype, device=raw.device)
-    conf = torch.zeros_like(votes)
-    p = 0
-    for i in range(k):
-        for j in range(i + 1, k):
-            neg = (raw[:, p] < 0).to(raw.dtype)
-            conf[:, i] += raw[:, p]
-            conf[:, j] -= raw[:, p]
-            votes[:, i] += 1 - neg
-            votes[:, j] += neg
-            p += 1
-    return votes + conf / (3 * (torch.abs(conf) + 1))
-
-
-def _svc_raw(est, X, approach: str):
-    state, Z, as_numpy = fitted_input(est, X)
-    raw = check_finite_tensor(state.decision(Z, approach in ("gsa", "exact")),
-                              "the decision values")
-    return raw, state, as_numpy
+    return _output(*_values(est, X, est.mode in ("gsa", "exact"), "the transformed values",
+                            "rescale X like the training data"))
 
 
 def decision_svc(est, X, approach: str):
     """Decision values of a NystromSVC fitted on torch (shaped as the solver's)."""
-    raw, state, as_numpy = _svc_raw(est, X, approach)
-    if raw.shape[1] == 1:
-        out = raw[:, 0]
-    elif state.libsvm:
-        out = ovr_values(raw, len(est.classes_))
-    else:
-        out = raw
-    out = out.to(state.dtype)
-    return to_numpy(out) if as_numpy else out
+    raw, state, as_numpy = _values(est, X, approach in ("gsa", "exact"), "the decision values",
+                                   RESCALE)
+    return _output(svc_values(raw, len(est.classes_), state.libsvm), state, as_numpy)
 
 
 def predict_svc(est, X, approach: str):
-    """Labels of a NystromSVC fitted on torch, by the solver's rule on the decision values:
-    libsvm's one-vs-one vote (a tie to the first class; two classes: classes_[1] for a value
-    ≥ 0), liblinear's sign / argmax."""
-    torch = require_torch()
-    raw, state, as_numpy = _svc_raw(est, X, approach)
-    k = len(est.classes_)
-    if raw.shape[1] == 1:  # libsvm votes classes_[1] unless its value (−ours) is > 0
-        idx = ((raw[:, 0] >= 0) if state.libsvm else (raw[:, 0] > 0)).long()
-    elif state.libsvm:  # one-vs-one vote, a tie to the first class (libsvm)
-        votes = torch.zeros((raw.shape[0], k), dtype=torch.long, device=raw.device)
-        p = 0
-        for i in range(k):
-            for j in range(i + 1, k):
-                pos = (raw[:, p] > 0).long()
-                votes[:, i] += pos
-                votes[:, j] += 1 - pos
-                p += 1
-        idx = torch.argmax(votes, dim=1)
-    else:  # liblinear one-vs-rest: the first largest value
-        idx = torch.argmax(raw, dim=1)
+    """Labels of a NystromSVC fitted on torch, by the solver's rule on the decision values
+    (:func:`asymkern._shared.nystrom_predict.label_index`)."""
+    raw, state, as_numpy = _values(est, X, approach in ("gsa", "exact"), "the decision values",
+                                   RESCALE)
+    idx = label_index(raw, len(est.classes_), state.libsvm)
     if as_numpy or state.labels is None:
         return est.classes_[to_numpy(idx)]
     return state.labels[idx]
 
 
-def proba_svc(calibration, d, log: bool = False):
+def proba_svc(calibration, d):
     """Platt probabilities (host) of the device decision values ``d``; a tensor like ``d``."""
-    torch = require_torch()
-    P = from_numpy(calibration.predict_proba(to_numpy(d)), d)
-    return torch.log(P) if log else P
+    return from_numpy(calibration.predict_proba(to_numpy(d)), d)
 
 
 def device_labels(classes: np.ndarray, device):

@@ -29,11 +29,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._backend import NUMPY, ArrayOps, ops_of
-from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef, row_step
+from .._shared.nystrom_basis import (
+    RESCALE,
+    check_finite,
+    ridge_lla_weights,
+    ridge_ncr_coef,
+    row_step,
+)
 from .._validation import check_finite_output
-
-#: the advice of the non-finite-output errors
-RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 class KnmSource(Protocol):
@@ -102,14 +105,6 @@ def _step(src: KnmSource, k: int) -> int:
     """Rows per block of ``src`` with k right-hand sides."""
     step = getattr(src, "step", None)
     return step(k) if step is not None else row_step(src.shape[1], k)
-
-
-def check_finite(ops: ArrayOps, a, what: str, hint: str = RESCALE):
-    """:func:`~asymkern._validation.check_finite_output` for an array of any executor (the
-    test runs where ``a`` lives; it moves to the host only to word the error). Returns a."""
-    if a is not None and not ops.all_finite(a):
-        check_finite_output(ops.to_host(a), what, hint)
-    return a
 
 
 def _plus_diag(H: np.ndarray, alpha: float) -> np.ndarray:

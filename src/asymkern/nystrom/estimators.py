@@ -81,6 +81,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import NUMPY, ops_of
 from .._dask import any_dask
 from .._shared.nystrom_basis import build_basis
+from .._shared.nystrom_predict import HostModel, decision, full_times, landmark_times
 from .._torch import is_torch_tensor, use_torch
 from .._validation import (
     as_data,
@@ -708,13 +709,10 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
 
             return predict_ridge(self, X, approach or self.mode)
         X = self._check_X(X)
-        approach = approach or self.mode
-        if approach in ("gsa", "exact"):
+        full = (approach or self.mode) in ("gsa", "exact")
+        if full:
             self._check_exact_available()
-            out = self._exact_kernel(X).matmat(self.dual_coef_)
-        else:
-            out = self.basis_.landmark_kernel(X) @ self.landmark_coef_
-        out = check_finite_output(out + self.intercept_, "the predictions",
+        out = check_finite_output(decision(HostModel(self), X, full), "the predictions",
                                   "rescale X like the training data").astype(self._out_dtype())
         return out.ravel() if self._y_1d else out
 
@@ -1259,9 +1257,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             if self._precomputed():
                 return np.array(X, dtype=np.float64)
             return np.asarray(self._kernel()(X, self.X_fit_), dtype=np.float64)
-        if approach == "gsa":
-            return self._exact_kernel(X).matmat(self._P)  # t_GSA = (G^†)ᵀ k(X, z)
-        T = self.basis_.features(X)
+        if approach == "gsa":  # t_GSA = (G^†)ᵀ k(X, z)
+            return full_times(HostModel(self), X, self._P)
+        T = landmark_times(HostModel(self), X, self.basis_.A)  # t(z) = K(z, C) A
         return T @ self._F.T if approach == "spa" else T
 
     def decision_function(self, X):
@@ -1625,10 +1623,8 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
             return transform_pca(self, X)
         X = self._check_X(X)
-        if self.mode in ("gsa", "exact"):
+        full = self.mode in ("gsa", "exact")
+        if full:
             self._check_exact_available()
-            out = self._exact_kernel(X).matmat(self.dual_coef_) + self.intercept_
-        else:
-            out = self.basis_.landmark_kernel(X) @ self.landmark_coef_ + self.intercept_
-        return check_finite_output(out, "the transformed values",
+        return check_finite_output(decision(HostModel(self), X, full), "the transformed values",
                                    "rescale X like the training data").astype(self._out_dtype())
