@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._backend import NUMPY, ops_of
 from .._dispatch import dask_executor, is_dask_array
 from .._validation import check_finite_output, check_indices
 from ..kernels import Kernel, KernelMatrix
@@ -226,6 +227,48 @@ def landmark_request(landmarks, n_landmarks, n: int):
     return None, m, idx
 
 
+def draw_landmarks(X, kernel, rng, method: str | None, m: int, indices=None):
+    """The landmark points of Li, Liu and Zhang's Algorithm 1 (steps 1–2), on any executor.
+
+    The numpy samplers draw on the host from ``rng`` for every executor (the same stream, so
+    the same landmarks); a device ``X`` is copied to the host only for 'kmeans' and
+    'leverage'.
+
+    Parameters
+    ----------
+    X : array-like or executor array of shape (n, d)
+        The training data.
+    kernel : Kernel
+        The kernel (for the leverage scores).
+    rng : RandomState
+        The random stream.
+    method : {'uniform', 'leverage', 'kmeans'} or None
+        As :func:`landmark_request` returns it (None: ``indices`` are given).
+    m : int
+        The number of landmarks.
+    indices : ndarray of int, optional
+        The given row indices (``method`` None).
+
+    Returns
+    -------
+    indices : ndarray of int
+        The landmark rows (k-means: the rows nearest the centres).
+    centers : array of shape (m, d)
+        The landmarks on X's executor in X's dtype (k-means: the centres).
+    """
+    ops = ops_of(X)
+    host = X if ops is NUMPY else None
+    if host is None and method in ("kmeans", "leverage"):
+        host = ops.to_host(X)
+    if method == "kmeans":
+        indices, centers = kmeans_landmarks(host, m, return_centers=True, random_state=rng)
+        return indices, ops.from_host(centers, X)
+    if method is not None:
+        indices = select_landmarks(host, m, method=method, random_state=rng, kernel=kernel,
+                                   n_samples=int(X.shape[0]))
+    return indices, X[ops.index(indices, X)]
+
+
 def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,
                 random_state=None) -> NystromBasis:
     """Select landmarks and compute the Nyström basis (Li, Liu and Zhang, Algorithm 1, steps 1–3).
@@ -286,13 +329,8 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
     method, m, indices = landmark_request(landmarks, n_landmarks, n)
     if method == "gaussian":
         sketch = gaussian_sketch(n, m, random_state=rng)
-    elif method == "kmeans":
-        indices, centers = kmeans_landmarks(X, m, return_centers=True, random_state=rng)
-        centers = centers.astype(X.dtype, copy=False)
-    elif method is not None:
-        indices = select_landmarks(X, m, method=method, random_state=rng, kernel=kernel)
-    if centers is None and sketch is None:
-        centers = X[indices]
+    else:
+        indices, centers = draw_landmarks(X, kernel, rng, method, m, indices)
     Kmm = sketch.T @ KernelMatrix(kernel, X).matmat(sketch) if sketch is not None else None
     return basis_from_landmarks(kernel, centers, indices, X.dtype, subspace_dim=subspace_dim,
                                 rcond=rcond, X_fit=X, sketch=sketch, Kmm=Kmm)

@@ -29,46 +29,17 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
-from .._shared.nystrom_basis import RESCALE, check_finite, row_step
+from .._shared.nystrom_basis import (
+    RESCALE,
+    basis_from_landmarks,
+    check_finite,
+    check_psd_kernel,
+    draw_landmarks,
+    landmark_request,
+    row_step,
+)
 from .._shared.nystrom_predict import decision, label_index, svc_values
 from .device import as_tensor, from_numpy, numpy_dtype, resolve_device, to_numpy
-
-
-def draw_landmark_points(Xt, kernel, rng, method: str, m: int, idx):
-    """Landmark points of a torch fit, drawn on the host by the numpy path's samplers.
-
-    Parameters
-    ----------
-    Xt : tensor of shape (n, d)
-        The training data on the device.
-    kernel : Kernel
-        The resolved kernel (for the leverage scores).
-    rng : RandomState
-        The estimator's random stream (the numpy path's draw order).
-    method, m, idx
-        As :func:`asymkern._shared.nystrom_basis.landmark_request` returns them: 'uniform'
-        (``idx`` None: drawn here; else the given row indices), 'kmeans' or 'leverage'.
-
-    Returns
-    -------
-    idx : ndarray of int
-        The landmark rows (k-means: the rows nearest the centres).
-    Ct : tensor of shape (m, d)
-        The landmarks on the device in X's dtype (k-means: the centres).
-    """
-    from ..landmarks import kmeans_landmarks, select_landmarks
-
-    torch = require_torch()
-    n, dev = int(Xt.shape[0]), Xt.device
-    if method == "kmeans":  # k-means centres (the numpy path's sampler and stream)
-        idx, C = kmeans_landmarks(to_numpy(Xt), m, return_centers=True, random_state=rng)
-        return idx, torch.as_tensor(np.ascontiguousarray(C), device=dev).to(Xt.dtype)
-    if method == "leverage":  # approximate ridge leverage scores
-        idx = select_landmarks(to_numpy(Xt), m, method="leverage", random_state=rng,
-                               kernel=kernel)
-    elif idx is None:
-        idx = select_landmarks(None, m, method="uniform", random_state=rng, n_samples=n)
-    return idx, Xt[torch.as_tensor(np.asarray(idx), device=dev)]
 
 
 class LandmarkBasis:
@@ -130,7 +101,7 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
 
     * points ('uniform', row indices, 'kmeans' centres, 'leverage' scores): drawn on the host
       by the numpy samplers from the same ``random_state`` stream
-      (:func:`draw_landmark_points`), K_mm = K(C, C) on the host;
+      (:func:`asymkern._shared.nystrom_basis.draw_landmarks`), K_mm = K(C, C) on the host;
     * ``landmarks='gaussian'`` (§IV, C_H = X_H S): S (n × m) drawn on the host by
       :func:`asymkern.landmarks.gaussian_sketch` from the same stream, K S accumulated over
       row blocks of K on the device (K is never formed whole) and kept until
@@ -160,7 +131,6 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
     -------
     LandmarkBasis
     """
-    from .._shared.nystrom_basis import basis_from_landmarks, check_psd_kernel, landmark_request
     from .._validation import check_random_state
     from ..config import get_config
     from ..landmarks import gaussian_sketch
@@ -190,7 +160,7 @@ def nystrom_landmarks_torch(est, Xt, tk, X_fit=None) -> LandmarkBasis:
                                    ).matmat(St, dtype=torch.float64)
             Kmm = to_numpy(St.T @ KS)
         else:  # landmark points: the numpy samplers on the host, same stream
-            idx, Ct = draw_landmark_points(Xt, kernel, rng, method, m, idx)
+            idx, Ct = draw_landmarks(Xt, kernel, rng, method, m, idx)
             c = tk.center(Ct) if tk.name in ("rbf", "cauchy") else None
     b = basis_from_landmarks(
         kernel, to_numpy(Ct) if Ct is not None else None, idx, numpy_dtype(Xt),
