@@ -930,6 +930,36 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
                                                        "shape_Btilde": Bt.shape})
 
 
+def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str):
+    """Top-k eigenpairs (largest real part) of the N × N auxiliary matrix of a route.
+
+    Parameters
+    ----------
+    dense, matvec : callable
+        ``dense()`` builds the matrix (small N, or ``solver='dense'``); ``matvec(x)`` applies it.
+    N, k : int
+        Size of the matrix and number of eigenpairs.
+    solver : str
+        Eigensolver (see :func:`_eig_top`).
+    complex_msg : str
+        Message of the ``LinAlgError`` raised when the eigenvalues are not real.
+
+    Returns
+    -------
+    tuple
+        ``(lam, W, used)``: real eigenvalues, eigenvectors and the solver that ran.
+    """
+    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
+        A = dense()
+    else:
+        A = LinearOperator((N, N), matvec=matvec, dtype=np.float64)
+    lam, W, used = _eig_top(A, N, k, "LR", solver)
+    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+    if np.iscomplexobj(lam):
+        raise np.linalg.LinAlgError(complex_msg)
+    return lam, W, used
+
+
 def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
                   rtol: float | None = None) -> OperatorSVDCoefficients:
     """SVD via the auxiliary problem Bᵀ G_Ψ B G_Φ w = λ w (Prop. 3.13).
@@ -989,18 +1019,11 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     True
     """
     G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
-    if solver in ("auto", "dense") and (solver == "dense" or m <= 1500 or k >= m - 2):
-        A = _rmm(B, G_out @ _mm(B, G_in))  # Bᵀ G_Ψ B G_Φ without forming B
-    else:
-        A = LinearOperator((m, m), matvec=lambda x: _rmm(B, G_out @ _mm(B, G_in @ x)),
-                           dtype=np.float64)
-    lam, W, used = _eig_top(A, m, k, "LR", solver)
-    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-    if np.iscomplexobj(lam):
-        raise np.linalg.LinAlgError(
-            "auxiliary eigenproblem returned complex eigenvalues for Sᴴ S (should be real ≥ 0); "
-            "the Gram matrices are probably not PSD"
-        )
+    lam, W, used = _real_top_eig(
+        lambda: _rmm(B, G_out @ _mm(B, G_in)),  # Bᵀ G_Ψ B G_Φ without forming B
+        lambda x: _rmm(B, G_out @ _mm(B, G_in @ x)), m, k, solver,
+        "auxiliary eigenproblem returned complex eigenvalues for Sᴴ S (should be real ≥ 0); "
+        "the Gram matrices are probably not PSD")
     s = np.sqrt(np.maximum(lam, 0.0))
     k = _check_rank(s, k, DEFAULT_RANK_RTOL["auxiliary"] if rtol is None else rtol,
                     "auxiliary route", truncate)
@@ -1072,20 +1095,19 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     """
     G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
     N = n + m
-    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
+
+    def dense():
         T = np.zeros((N, N))
         T[:n, n:] = _mm(B, G_in)  # B G_Φ without forming B
         T[n:, :n] = _rmm(B, G_out)  # Bᵀ G_Ψ
-    else:
-        def mv(x):
-            x = np.asarray(x).ravel()
-            return np.concatenate([_mm(B, G_in @ x[n:]), _rmm(B, G_out @ x[:n])])
+        return T
 
-        T = LinearOperator((N, N), matvec=mv, dtype=np.float64)
-    lam, W, used = _eig_top(T, N, k, "LR", solver)
-    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-    if np.iscomplexobj(lam):
-        raise np.linalg.LinAlgError("block auxiliary problem returned complex eigenvalues")
+    def mv(x):
+        x = np.asarray(x).ravel()
+        return np.concatenate([_mm(B, G_in @ x[n:]), _rmm(B, G_out @ x[:n])])
+
+    lam, W, used = _real_top_eig(dense, mv, N, k, solver,
+                                 "block auxiliary problem returned complex eigenvalues")
     s = lam
     k = _check_rank(np.abs(s), k, DEFAULT_RANK_RTOL["block"] if rtol is None else rtol,
                     "block route", truncate)
