@@ -262,49 +262,62 @@ def _atomic_write(path: Path, writer) -> None:
         raise
 
 
+def _checked_number(text: str, convert, ok, parse_msg: str, range_msg: str):
+    """A command-line number: ``convert()`` parsed from ``text``, checked by ``ok(value)``.
+
+    Parameters
+    ----------
+    text : str
+        The argument as given (quoted in the messages).
+    convert : callable
+        ``convert()`` returns the value or raises ``ValueError``.
+    ok : callable
+        ``ok(value)``: whether the value is in range.
+    parse_msg, range_msg : str
+        Start of the ``argparse.ArgumentTypeError`` message when parsing fails or the value
+        is out of range.
+
+    Returns
+    -------
+    int or float
+        The value.
+    """
+    try:
+        v = convert()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{parse_msg}, got {text!r}") from None
+    if not ok(v):
+        raise argparse.ArgumentTypeError(f"{range_msg}, got {text!r}")
+    return v
+
+
+def _positive_finite(v) -> bool:
+    return bool(np.isfinite(v)) and v > 0
+
+
 def _bandwidth_arg(text: str):
     """--bandwidth: a positive number, 'auto' or 'median'."""
     t = text.strip().lower()
     if t in ("auto", "median"):
         return t
-    try:
-        v = float(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number, 'auto' or 'median', got {text!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return v
+    return _checked_number(text, lambda: float(t), _positive_finite,
+                           "expected a positive number, 'auto' or 'median'",
+                           "expected a positive finite number")
 
 
 def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+    return _checked_number(text, lambda: int(text), lambda v: v >= 1,
+                           "expected a positive integer", "expected a positive integer")
 
 
 def _nonnegative_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return v
+    return _checked_number(text, lambda: int(text), lambda v: v >= 0,
+                           "expected an integer >= 0", "expected an integer >= 0")
 
 
 def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return v
+    return _checked_number(text, lambda: float(text), _positive_finite,
+                           "expected a positive number", "expected a positive finite number")
 
 
 def _kernel_takes(kernel: str, name: str) -> bool:
