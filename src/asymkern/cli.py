@@ -114,40 +114,29 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
     if fmt == "auto":
         fmt = {".npy": "npy", ".npz": "npz", ".mtx": "mtx"}.get(suffix, "edges")
     if fmt == "npy":
-        try:
-            M = np.load(path, allow_pickle=False)
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as .npy: {_one_line(exc)}") from exc
+        M = _read(path, ".npy", lambda: np.load(path, allow_pickle=False))
         if isinstance(M, np.lib.npyio.NpzFile):
             M.close()
             raise InputError(f"{path.name} is an .npz archive, not a .npy array; use --format "
                              "npz for a scipy sparse matrix")
         return _check_matrix(M, path, nonnegative), None
     if fmt == "npz":
-        try:
-            M = sp.load_npz(path)
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as a scipy sparse .npz: "
-                             f"{_one_line(exc)}") from exc
+        M = _read(path, "a scipy sparse .npz", lambda: sp.load_npz(path))
         return _check_matrix(M, path, nonnegative), None
     if fmt == "mtx":
         import scipy.io
 
-        try:
+        def mmread():
             with warnings.catch_warnings():  # scipy ≥ 1.18 announces a new default return type;
                 # we convert to CSR/ndarray ourselves, so either type is fine
                 warnings.filterwarnings("ignore", message=".*spmatrix")
-                M = scipy.io.mmread(path)
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as Matrix Market: {_one_line(exc)}") from exc
+                return scipy.io.mmread(path)
+
+        M = _read(path, "Matrix Market", mmread)
         return _check_matrix(M if sp.issparse(M) else np.asarray(M), path, nonnegative), None
     if fmt == "matrix":
-        try:
-            M = np.loadtxt(path, delimiter="," if suffix == ".csv" else None, ndmin=2,
-                           encoding="utf-8-sig")
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as a dense matrix: "
-                             f"{_one_line(exc)}") from exc
+        M = _read(path, "a dense matrix", lambda: np.loadtxt(
+            path, delimiter="," if suffix == ".csv" else None, ndmin=2, encoding="utf-8-sig"))
         return _check_matrix(M, path, nonnegative), None
     if fmt != "edges":
         raise InputError(f"unknown --format {fmt!r}")
@@ -208,6 +197,14 @@ def _one_line(exc: BaseException) -> str:
     """An exception message on one line."""
     msg = " ".join(str(exc).split())
     return msg or type(exc).__name__
+
+
+def _read(path: Path, what: str, load):
+    """``load()``, any failure raised as an :class:`InputError` "cannot read <file> as <what>"."""
+    try:
+        return load()
+    except Exception as exc:
+        raise InputError(f"cannot read {path.name} as {what}: {_one_line(exc)}") from exc
 
 
 def _umask() -> int:
