@@ -1247,6 +1247,41 @@ class OperatorEigCoefficients:
     info: dict = field(default_factory=dict)
 
 
+def _cut_zero_eigs(lam, V, small, k: int, truncate: bool):
+    """The rank rule of the eigen-routes: drop the numerically zero eigenvalues.
+
+    Parameters
+    ----------
+    lam, V : array
+        Eigenvalues (largest ``|λ|`` first) and eigenvectors (columns), any executor.
+    small : ndarray of int
+        Host indices of the numerically zero eigenvalues.
+    k : int
+        The requested number of components.
+    truncate : bool
+        Whether k was None (keep the nonzero ones) rather than requested.
+
+    Returns
+    -------
+    tuple
+        ``(lam, V)``, cut before the first zero eigenvalue when ``truncate``.
+
+    Raises
+    ------
+    ValueError
+        If a requested component has a numerically zero eigenvalue.
+    """
+    if truncate and small.size and small[0] > 0:
+        return lam[: small[0]], V[:, : small[0]]
+    if abs(lam[0]) == 0 or small.size:
+        r = int(small[0]) if small.size else 0
+        raise ValueError(
+            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
+            "operator; ask for fewer components"
+        )
+    return lam, V
+
+
 def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
                   rtol: float = 1e-12) -> OperatorEigCoefficients:
     """Eigenpairs of S = Υ B Φᵀ : H → H via the auxiliary matrix B ΦᵀΥ (Prop. 3.8).
@@ -1318,14 +1353,7 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     scale = max(abs(lam[0]), 1e-300)
     lam, W = _real_if_close(lam, W, scale)
     small = np.flatnonzero(np.abs(lam) <= rtol * scale)
-    if truncate and small.size and small[0] > 0:
-        lam, W = lam[: small[0]], W[:, : small[0]]
-    elif abs(lam[0]) == 0 or small.size:
-        r = int(small[0]) if small.size else 0
-        raise ValueError(
-            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
-            "operator; ask for fewer components"
-        )
+    lam, W = _cut_zero_eigs(lam, W, small, k, truncate)
     # eigenvectors w whose function Υw has a numerically zero RKHS norm (wᴴ G w at rounding
     # level, e.g. spurious eigenpairs of an ill-conditioned B) are not eigenfunctions: drop them
     norms2 = np.real(np.einsum("ij,ij->j", np.conj(W), G_out @ W))
@@ -1417,14 +1445,7 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
     lam_h = ops.to_host(lam)  # the rank rule on the host (k values)
     scale = max(abs(float(lam_h[0])), 1e-300)
     small = np.flatnonzero(np.abs(lam_h) <= rtol * scale)
-    if truncate and small.size and small[0] > 0:
-        lam, V = lam[: small[0]], V[:, : small[0]]
-    elif abs(lam[0]) == 0 or small.size:
-        r = int(small[0]) if small.size else 0
-        raise ValueError(
-            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
-            "operator; ask for fewer components"
-        )
+    lam, V = _cut_zero_eigs(lam, V, small, k, truncate)
     return OperatorEigCoefficients(lam, _largest_positive(F.coefficients(V)), "qr", {})
 
 
