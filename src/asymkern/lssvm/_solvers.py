@@ -68,6 +68,30 @@ from .._validation import as_weights, renamed_argument
 # --------------------------------------------------------------------------------------------
 # inner solvers: apply B(c)⁻¹ to stacked right-hand sides
 # --------------------------------------------------------------------------------------------
+def _lu_or_none(M):
+    """LU factors of M (overwritten), or None when it is singular or not finite.
+
+    Parameters
+    ----------
+    M : ndarray of shape (n, n)
+        The matrix, real or complex; its storage is reused.
+
+    Returns
+    -------
+    tuple or None
+        ``scipy.linalg.lu_factor``'s ``(lu, piv)``, or None.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        try:
+            lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+        return None
+    return lu
+
+
 class _AsymSchur:
     """B = [[cI, K], [Kᵀ, cI]] via the Schur complement M = c²I − KᵀK (LU)."""
 
@@ -251,15 +275,8 @@ class _AsymSchur:
                 return fac
         M = -self.KtK if np.isrealobj(c) else -self.KtK.astype(np.complex128)
         M[np.diag_indices_from(M)] += c * c
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            try:
-                lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
-            except (np.linalg.LinAlgError, ValueError):
-                return None
-        if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
-            return None
-        return (c, lu)
+        lu = _lu_or_none(M)
+        return None if lu is None else (c, lu)
 
     def solve(self, fac, R):
         n = self.n
@@ -532,13 +549,8 @@ class _SymChol:
             else:
                 self.factorization = "cholesky"
                 return ("chol", f)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            try:
-                lu = sla.lu_factor(M.T, overwrite_a=True, check_finite=False)
-            except (np.linalg.LinAlgError, ValueError):
-                return None
-        if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+        lu = _lu_or_none(M.T)
+        if lu is None:
             return None
         if real:
             self.factorization = "lu"
