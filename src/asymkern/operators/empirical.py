@@ -564,14 +564,7 @@ class EmpiricalOperator:
         RKHSFunction
             S f, expanded on the output samples Y.
         """
-        vals = np.asarray(f(self.X))
-        vals = vals[:, None] if vals.ndim == 1 else vals
-        if self.center_in:
-            vals = vals - vals.mean(axis=0, keepdims=True)
-        out = np.asarray(self.B.matmat(vals))
-        if f._vector:
-            out = out[:, 0]
-        return self._fn_out(out)
+        return self._apply_on(f, self.X, self.center_in, self.B.matmat, self._fn_out)
 
     def apply_adjoint(self, g: RKHSFunction) -> RKHSFunction:
         """S* g = Φ Bᵀ [g(y_i)]_i (Prop. 3.3 (ii)).
@@ -586,14 +579,20 @@ class EmpiricalOperator:
         RKHSFunction
             S* g, expanded on the input samples X.
         """
-        vals = np.asarray(g(self.Y))
+        return self._apply_on(g, self.Y, self.center_out, self.B.rmatmat, self._fn_in)
+
+    @staticmethod
+    def _apply_on(f: RKHSFunction, samples, center: bool, product, expand) -> RKHSFunction:
+        """``expand(product(v))`` of the (centred) values v of f on ``samples``: the body of
+        :meth:`apply` (product B, samples X) and :meth:`apply_adjoint` (Bᵀ, Y)."""
+        vals = np.asarray(f(samples))
         vals = vals[:, None] if vals.ndim == 1 else vals
-        if self.center_out:
+        if center:
             vals = vals - vals.mean(axis=0, keepdims=True)
-        out = np.asarray(self.B.rmatmat(vals))
-        if g._vector:
+        out = np.asarray(product(vals))
+        if f._vector:
             out = out[:, 0]
-        return self._fn_in(out)
+        return expand(out)
 
     def adjoint(self) -> EmpiricalOperator:
         """S* = Φ Bᵀ Ψᵀ : F → H as an :class:`EmpiricalOperator`.
