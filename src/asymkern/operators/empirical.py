@@ -473,12 +473,10 @@ class EmpiricalOperator:
         if method == "qr":
             res = svd_qr(self.factor("in"), self.factor("out"), self.B, n_components,
                          solver=solver, rtol=rtol)
-        elif method == "auxiliary":
-            res = svd_auxiliary(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
-                                rtol=rtol)
         else:
-            res = svd_block(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
-                            rtol=rtol)
+            route = svd_auxiliary if method == "auxiliary" else svd_block
+            res = route(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
+                        rtol=rtol)
         return OperatorSVD(res.s, self._fn_out(res.C_u), self._fn_in(res.C_v), res.method,
                            dict(res.info))
 
