@@ -1294,9 +1294,7 @@ def askls_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
     >>> len(sols)
     1
     """
-    warnings.warn("askls_gamma_path was renamed askls_C_path in 0.2 (the LS-SVM constant γ is "
-                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
-    return askls_C_path(K, Y, gammas, **kwargs)
+    return _renamed_path("askls_gamma_path", askls_C_path, K, Y, gammas, kwargs)
 
 
 def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
@@ -1336,9 +1334,14 @@ def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
     >>> len(sols)
     1
     """
-    warnings.warn("lssvm_gamma_path was renamed lssvm_C_path in 0.2 (the LS-SVM constant γ is "
-                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
-    return lssvm_C_path(K, Y, gammas, **kwargs)
+    return _renamed_path("lssvm_gamma_path", lssvm_C_path, K, Y, gammas, kwargs)
+
+
+def _renamed_path(old: str, new, K, Y, gammas, kwargs) -> list[Solution]:
+    """``new(K, Y, gammas, **kwargs)`` after the FutureWarning of the deprecated name ``old``."""
+    warnings.warn(f"{old} was renamed {new.__name__} in 0.2 (the LS-SVM constant γ is "
+                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=3)
+    return new(K, Y, gammas, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------
