@@ -394,32 +394,6 @@ def _pivoted_cholesky(G, tol: float, name: str, jitter: float) -> GramFactor:
                                                  "residual_norm_estimate": err})
 
 
-def _max_diagonal(G, name: str) -> float:
-    """The largest diagonal entry of a Gram matrix (its scale), checked positive.
-
-    Parameters
-    ----------
-    G : array of shape (m, m)
-        The Gram matrix, any executor.
-    name : str
-        Its name in the error message.
-
-    Returns
-    -------
-    float
-        max_i G_ii.
-
-    Raises
-    ------
-    ValueError
-        If it is not positive: every feature is the zero function.
-    """
-    dmax = float(G.diagonal().max())
-    if dmax <= 0:
-        raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
-    return dmax
-
-
 def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str = "auto",
               name: str = "G", warn: bool = True) -> GramFactor:
     """Kernel QR factorisation Φ = Φ̃ R of the features behind the Gram matrix G (Prop. 3.4).
@@ -487,7 +461,9 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     m = G.shape[0]
     if jitter > 0:
         G = ops.add_diag(G, jitter)
-    dmax = _max_diagonal(G, name)
+    dmax = float(G.diagonal().max())
+    if dmax <= 0:
+        raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
     rtol = m * EPS if rtol is None else float(rtol)
     if not (rtol >= 0):
         raise ValueError(f"rtol must be >= 0, got {rtol}")
@@ -570,7 +546,9 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     G = _check_gram(G, name)
     ops = ops_of(G)
     m = G.shape[0]
-    dmax = _max_diagonal(G, name)
+    dmax = float(G.diagonal().max())
+    if dmax <= 0:
+        raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
     rtol = m * EPS if rtol is None else float(rtol)
     F = _pivoted_cholesky(G, rtol * dmax, name, 0.0)
     if F.rank <= m // 2:
