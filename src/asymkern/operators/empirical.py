@@ -737,16 +737,18 @@ class MatmatOperator(LinearOperator):
         raise NotImplementedError
 
     def _matmat(self, V):
-        V = np.asarray(V)
-        if np.iscomplexobj(V):
-            return self._matmat(V.real) + 1j * self._matmat(V.imag)
-        return self._apply(V.astype(np.float64, copy=False))
+        return self._by_real_parts(V, self._matmat, self._apply)
 
     def _rmatmat(self, V):
+        return self._by_real_parts(V, self._rmatmat, self._apply_t)
+
+    @staticmethod
+    def _by_real_parts(V, matmat, apply):
+        """``apply(V)`` in float64; a complex V as ``matmat(Re V) + i·matmat(Im V)``."""
         V = np.asarray(V)
         if np.iscomplexobj(V):
-            return self._rmatmat(V.real) + 1j * self._rmatmat(V.imag)
-        return self._apply_t(V.astype(np.float64, copy=False))
+            return matmat(V.real) + 1j * matmat(V.imag)
+        return apply(V.astype(np.float64, copy=False))
 
     def _matvec(self, v):
         return self._matmat(np.reshape(v, (-1, 1))).ravel()
