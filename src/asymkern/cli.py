@@ -114,40 +114,29 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
     if fmt == "auto":
         fmt = {".npy": "npy", ".npz": "npz", ".mtx": "mtx"}.get(suffix, "edges")
     if fmt == "npy":
-        try:
-            M = np.load(path, allow_pickle=False)
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as .npy: {_one_line(exc)}") from exc
+        M = _read(path, ".npy", lambda: np.load(path, allow_pickle=False))
         if isinstance(M, np.lib.npyio.NpzFile):
             M.close()
             raise InputError(f"{path.name} is an .npz archive, not a .npy array; use --format "
                              "npz for a scipy sparse matrix")
         return _check_matrix(M, path, nonnegative), None
     if fmt == "npz":
-        try:
-            M = sp.load_npz(path)
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as a scipy sparse .npz: "
-                             f"{_one_line(exc)}") from exc
+        M = _read(path, "a scipy sparse .npz", lambda: sp.load_npz(path))
         return _check_matrix(M, path, nonnegative), None
     if fmt == "mtx":
         import scipy.io
 
-        try:
+        def mmread():
             with warnings.catch_warnings():  # scipy ≥ 1.18 announces a new default return type;
                 # we convert to CSR/ndarray ourselves, so either type is fine
                 warnings.filterwarnings("ignore", message=".*spmatrix")
-                M = scipy.io.mmread(path)
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as Matrix Market: {_one_line(exc)}") from exc
+                return scipy.io.mmread(path)
+
+        M = _read(path, "Matrix Market", mmread)
         return _check_matrix(M if sp.issparse(M) else np.asarray(M), path, nonnegative), None
     if fmt == "matrix":
-        try:
-            M = np.loadtxt(path, delimiter="," if suffix == ".csv" else None, ndmin=2,
-                           encoding="utf-8-sig")
-        except Exception as exc:
-            raise InputError(f"cannot read {path.name} as a dense matrix: "
-                             f"{_one_line(exc)}") from exc
+        M = _read(path, "a dense matrix", lambda: np.loadtxt(
+            path, delimiter="," if suffix == ".csv" else None, ndmin=2, encoding="utf-8-sig"))
         return _check_matrix(M, path, nonnegative), None
     if fmt != "edges":
         raise InputError(f"unknown --format {fmt!r}")
@@ -210,6 +199,14 @@ def _one_line(exc: BaseException) -> str:
     return msg or type(exc).__name__
 
 
+def _read(path: Path, what: str, load):
+    """``load()``, any failure raised as an :class:`InputError` "cannot read <file> as <what>"."""
+    try:
+        return load()
+    except Exception as exc:
+        raise InputError(f"cannot read {path.name} as {what}: {_one_line(exc)}") from exc
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -262,49 +259,62 @@ def _atomic_write(path: Path, writer) -> None:
         raise
 
 
+def _checked_number(text: str, convert, ok, parse_msg: str, range_msg: str):
+    """A command-line number: ``convert()`` parsed from ``text``, checked by ``ok(value)``.
+
+    Parameters
+    ----------
+    text : str
+        The argument as given (quoted in the messages).
+    convert : callable
+        ``convert()`` returns the value or raises ``ValueError``.
+    ok : callable
+        ``ok(value)``: whether the value is in range.
+    parse_msg, range_msg : str
+        Start of the ``argparse.ArgumentTypeError`` message when parsing fails or the value
+        is out of range.
+
+    Returns
+    -------
+    int or float
+        The value.
+    """
+    try:
+        v = convert()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{parse_msg}, got {text!r}") from None
+    if not ok(v):
+        raise argparse.ArgumentTypeError(f"{range_msg}, got {text!r}")
+    return v
+
+
+def _positive_finite(v) -> bool:
+    return bool(np.isfinite(v)) and v > 0
+
+
 def _bandwidth_arg(text: str):
     """--bandwidth: a positive number, 'auto' or 'median'."""
     t = text.strip().lower()
     if t in ("auto", "median"):
         return t
-    try:
-        v = float(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number, 'auto' or 'median', got {text!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return v
+    return _checked_number(text, lambda: float(t), _positive_finite,
+                           "expected a positive number, 'auto' or 'median'",
+                           "expected a positive finite number")
 
 
 def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+    return _checked_number(text, lambda: int(text), lambda v: v >= 1,
+                           "expected a positive integer", "expected a positive integer")
 
 
 def _nonnegative_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return v
+    return _checked_number(text, lambda: int(text), lambda v: v >= 0,
+                           "expected an integer >= 0", "expected an integer >= 0")
 
 
 def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return v
+    return _checked_number(text, lambda: float(text), _positive_finite,
+                           "expected a positive number", "expected a positive finite number")
 
 
 def _kernel_takes(kernel: str, name: str) -> bool:

@@ -28,7 +28,33 @@ from scipy.special import logsumexp
 from .base import Kernel, check_bool, check_int, check_real
 
 
-class KLHistogramKernel(Kernel):
+class _ExpDivergenceKernel(Kernel):
+    """κ(x, z) = exp(−a·D(x, z)) of a divergence D (``divergence``), symmetrised when
+    ``symmetric``.
+
+    Subclasses define ``divergence(X, Z)``, ``_check_params`` and the attributes ``a`` and
+    ``symmetric``.
+    """
+
+    a: float
+    symmetric: bool
+
+    @property
+    def is_symmetric(self) -> bool:  # type: ignore[override]
+        return bool(self.symmetric)
+
+    def divergence(self, X, Z) -> np.ndarray:
+        raise NotImplementedError
+
+    def _raw(self, X, Z):
+        self._check_params()
+        a = float(self.a)
+        K = self.divergence(X, Z)
+        K *= -a
+        return np.exp(K, out=K)
+
+
+class KLHistogramKernel(_ExpDivergenceKernel):
     """KL kernel exp(−a·KL(p_x ‖ p_z)) between histogram rows (closed form).
 
     He et al. (2023), Eq. (14): κ(s_i, s_j) = exp(−a·KL(P_i ‖ P_j)), with
@@ -83,10 +109,6 @@ class KLHistogramKernel(Kernel):
         check_real(self.eps, "eps", self.name, low=0.0)
         check_bool(self.symmetric, "symmetric", self.name)
 
-    @property
-    def is_symmetric(self) -> bool:  # type: ignore[override]
-        return bool(self.symmetric)
-
     def _probs(self, X, name):
         X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
         if np.any(X < 0):
@@ -123,13 +145,6 @@ class KLHistogramKernel(Kernel):
         if self.symmetric:
             D = D + ((Q * logQ).sum(axis=1)[None, :] - logP @ Q.T)
         return np.maximum(D, 0.0)
-
-    def _raw(self, X, Z):
-        self._check_params()
-        a = float(self.a)
-        K = self.divergence(X, Z)
-        K *= -a
-        return np.exp(K, out=K)
 
 
 # ------------------------------------------------------------------------------ GMMs
@@ -202,7 +217,7 @@ def _gmm_logpdf(S, W, Mu, Var):
     return logsumexp(logc, axis=1)
 
 
-class GMMKLKernel(Kernel):
+class GMMKLKernel(_ExpDivergenceKernel):
     """KL kernel exp(−a·KL(P_x ‖ P_z)) between diagonal Gaussian mixtures.
 
     Each sample is a row of :func:`~asymkern.kernels.divergence.fit_gmm_features`,
@@ -271,10 +286,6 @@ class GMMKLKernel(Kernel):
         check_int(self.random_state, "random_state", self.name, low=0)
         check_bool(self.symmetric, "symmetric", self.name)
 
-    @property
-    def is_symmetric(self) -> bool:  # type: ignore[override]
-        return bool(self.symmetric)
-
     def _draws(self, w, mu, var):
         seed = hashlib.sha256(np.ascontiguousarray(np.concatenate(
             [w, mu.ravel(), var.ravel()])).tobytes()).digest()
@@ -320,10 +331,3 @@ class GMMKLKernel(Kernel):
         if self.symmetric:
             D = D + self._kl_rows(Z, X).T
         return np.maximum(D, 0.0)
-
-    def _raw(self, X, Z):
-        self._check_params()
-        a = float(self.a)
-        K = self.divergence(X, Z)
-        K *= -a
-        return np.exp(K, out=K)

@@ -266,23 +266,24 @@ class _SqDistKernel(Kernel):
         """The shift a KernelMatrix uses for all blocks (None for sparse data)."""
         return data_center(Z)
 
-    def _raw(self, X, Z, center=None):
+    def _sq_dists(self, X, Z, func, **kw):
+        """``func`` applied to −s‖x − z‖² (s the checked scale), as
+        :func:`~asymkern.kernels.base.neg_scaled_sq_dists` with the keywords ``kw``."""
         self._check_params()
-        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center,
-                                   func=type(self)._value_func)
+        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), func=func, **kw)
+
+    def _raw(self, X, Z, center=None):
+        return self._sq_dists(X, Z, type(self)._value_func, center=center)
 
     def _raw_into(self, X, Z, out, center=None):
-        self._check_params()
-        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center, out=out,
-                                   func=type(self)._value_func)
+        return self._sq_dists(X, Z, type(self)._value_func, center=center, out=out)
 
     def _log_raw(self, X, Z, center=None, out=None, rows_func=None):
         """log k(X, Z); ``out`` and ``rows_func(Kc, a, b)`` as in
         :func:`~asymkern.kernels.base.neg_scaled_sq_dists` (``rows_func`` runs on each row
         chunk right after the logarithm, while the chunk is in cache)."""
-        self._check_params()
-        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), center=center, out=out,
-                                   func=type(self)._log_func, rows_func=rows_func)
+        return self._sq_dists(X, Z, type(self)._log_func, center=center, out=out,
+                              rows_func=rows_func)
 
     fuses_rows = True
 

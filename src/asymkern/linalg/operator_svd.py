@@ -930,6 +930,36 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
                                                        "shape_Btilde": Bt.shape})
 
 
+def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str):
+    """Top-k eigenpairs (largest real part) of the N × N auxiliary matrix of a route.
+
+    Parameters
+    ----------
+    dense, matvec : callable
+        ``dense()`` builds the matrix (small N, or ``solver='dense'``); ``matvec(x)`` applies it.
+    N, k : int
+        Size of the matrix and number of eigenpairs.
+    solver : str
+        Eigensolver (see :func:`_eig_top`).
+    complex_msg : str
+        Message of the ``LinAlgError`` raised when the eigenvalues are not real.
+
+    Returns
+    -------
+    tuple
+        ``(lam, W, used)``: real eigenvalues, eigenvectors and the solver that ran.
+    """
+    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
+        A = dense()
+    else:
+        A = LinearOperator((N, N), matvec=matvec, dtype=np.float64)
+    lam, W, used = _eig_top(A, N, k, "LR", solver)
+    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+    if np.iscomplexobj(lam):
+        raise np.linalg.LinAlgError(complex_msg)
+    return lam, W, used
+
+
 def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
                   rtol: float | None = None) -> OperatorSVDCoefficients:
     """SVD via the auxiliary problem Bᵀ G_Ψ B G_Φ w = λ w (Prop. 3.13).
@@ -989,18 +1019,11 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     True
     """
     G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
-    if solver in ("auto", "dense") and (solver == "dense" or m <= 1500 or k >= m - 2):
-        A = _rmm(B, G_out @ _mm(B, G_in))  # Bᵀ G_Ψ B G_Φ without forming B
-    else:
-        A = LinearOperator((m, m), matvec=lambda x: _rmm(B, G_out @ _mm(B, G_in @ x)),
-                           dtype=np.float64)
-    lam, W, used = _eig_top(A, m, k, "LR", solver)
-    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-    if np.iscomplexobj(lam):
-        raise np.linalg.LinAlgError(
-            "auxiliary eigenproblem returned complex eigenvalues for Sᴴ S (should be real ≥ 0); "
-            "the Gram matrices are probably not PSD"
-        )
+    lam, W, used = _real_top_eig(
+        lambda: _rmm(B, G_out @ _mm(B, G_in)),  # Bᵀ G_Ψ B G_Φ without forming B
+        lambda x: _rmm(B, G_out @ _mm(B, G_in @ x)), m, k, solver,
+        "auxiliary eigenproblem returned complex eigenvalues for Sᴴ S (should be real ≥ 0); "
+        "the Gram matrices are probably not PSD")
     s = np.sqrt(np.maximum(lam, 0.0))
     k = _check_rank(s, k, DEFAULT_RANK_RTOL["auxiliary"] if rtol is None else rtol,
                     "auxiliary route", truncate)
@@ -1072,20 +1095,19 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     """
     G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
     N = n + m
-    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
+
+    def dense():
         T = np.zeros((N, N))
         T[:n, n:] = _mm(B, G_in)  # B G_Φ without forming B
         T[n:, :n] = _rmm(B, G_out)  # Bᵀ G_Ψ
-    else:
-        def mv(x):
-            x = np.asarray(x).ravel()
-            return np.concatenate([_mm(B, G_in @ x[n:]), _rmm(B, G_out @ x[:n])])
+        return T
 
-        T = LinearOperator((N, N), matvec=mv, dtype=np.float64)
-    lam, W, used = _eig_top(T, N, k, "LR", solver)
-    lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-    if np.iscomplexobj(lam):
-        raise np.linalg.LinAlgError("block auxiliary problem returned complex eigenvalues")
+    def mv(x):
+        x = np.asarray(x).ravel()
+        return np.concatenate([_mm(B, G_in @ x[n:]), _rmm(B, G_out @ x[:n])])
+
+    lam, W, used = _real_top_eig(dense, mv, N, k, solver,
+                                 "block auxiliary problem returned complex eigenvalues")
     s = lam
     k = _check_rank(np.abs(s), k, DEFAULT_RANK_RTOL["block"] if rtol is None else rtol,
                     "block route", truncate)
@@ -1225,6 +1247,41 @@ class OperatorEigCoefficients:
     info: dict = field(default_factory=dict)
 
 
+def _cut_zero_eigs(lam, V, small, k: int, truncate: bool):
+    """The rank rule of the eigen-routes: drop the numerically zero eigenvalues.
+
+    Parameters
+    ----------
+    lam, V : array
+        Eigenvalues (largest ``|λ|`` first) and eigenvectors (columns), any executor.
+    small : ndarray of int
+        Host indices of the numerically zero eigenvalues.
+    k : int
+        The requested number of components.
+    truncate : bool
+        Whether k was None (keep the nonzero ones) rather than requested.
+
+    Returns
+    -------
+    tuple
+        ``(lam, V)``, cut before the first zero eigenvalue when ``truncate``.
+
+    Raises
+    ------
+    ValueError
+        If a requested component has a numerically zero eigenvalue.
+    """
+    if truncate and small.size and small[0] > 0:
+        return lam[: small[0]], V[:, : small[0]]
+    if abs(lam[0]) == 0 or small.size:
+        r = int(small[0]) if small.size else 0
+        raise ValueError(
+            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
+            "operator; ask for fewer components"
+        )
+    return lam, V
+
+
 def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
                   rtol: float = 1e-12) -> OperatorEigCoefficients:
     """Eigenpairs of S = Υ B Φᵀ : H → H via the auxiliary matrix B ΦᵀΥ (Prop. 3.8).
@@ -1296,14 +1353,7 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     scale = max(abs(lam[0]), 1e-300)
     lam, W = _real_if_close(lam, W, scale)
     small = np.flatnonzero(np.abs(lam) <= rtol * scale)
-    if truncate and small.size and small[0] > 0:
-        lam, W = lam[: small[0]], W[:, : small[0]]
-    elif abs(lam[0]) == 0 or small.size:
-        r = int(small[0]) if small.size else 0
-        raise ValueError(
-            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
-            "operator; ask for fewer components"
-        )
+    lam, W = _cut_zero_eigs(lam, W, small, k, truncate)
     # eigenvectors w whose function Υw has a numerically zero RKHS norm (wᴴ G w at rounding
     # level, e.g. spurious eigenpairs of an ill-conditioned B) are not eigenfunctions: drop them
     norms2 = np.real(np.einsum("ij,ij->j", np.conj(W), G_out @ W))
@@ -1395,14 +1445,7 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
     lam_h = ops.to_host(lam)  # the rank rule on the host (k values)
     scale = max(abs(float(lam_h[0])), 1e-300)
     small = np.flatnonzero(np.abs(lam_h) <= rtol * scale)
-    if truncate and small.size and small[0] > 0:
-        lam, V = lam[: small[0]], V[:, : small[0]]
-    elif abs(lam[0]) == 0 or small.size:
-        r = int(small[0]) if small.size else 0
-        raise ValueError(
-            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
-            "operator; ask for fewer components"
-        )
+    lam, V = _cut_zero_eigs(lam, V, small, k, truncate)
     return OperatorEigCoefficients(lam, _largest_positive(F.coefficients(V)), "qr", {})
 
 

@@ -87,21 +87,25 @@ class KernelPair(NamedTuple):
 
 
 # ----------------------------------------------------------------------------------- helpers
-def _check_square(K, name="X"):
+def _as_float(K):
+    """``(K, values)``: K as a float64 CSR matrix or ndarray, and the array of its stored values
+    (the CSR ``data``, else K itself)."""
     if sp.issparse(K):
         K = sp.csr_matrix(K, dtype=np.float64)
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(f"with kernel='precomputed', {name} must be square, got {K.shape}")
-        if not np.all(np.isfinite(K.data)):
-            raise ValueError(f"{name} (precomputed kernel) contains NaN or infinity")
-        return K
+        return K, K.data
     K = np.asarray(K, dtype=np.float64)
+    return K, K
+
+
+def _check_square(K, name="X"):
+    K, values = _as_float(K)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(
-            f"with kernel='precomputed', {name} must be the square (n, n) training kernel "
-            f"matrix, got shape {K.shape}"
+            f"with kernel='precomputed', {name} must be square, got {K.shape}" if sp.issparse(K)
+            else f"with kernel='precomputed', {name} must be the square (n, n) training kernel "
+                 f"matrix, got shape {K.shape}"
         )
-    if not np.all(np.isfinite(K)):
+    if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} (precomputed kernel) contains NaN or infinity")
     return K
 
@@ -109,23 +113,13 @@ def _check_square(K, name="X"):
 def _check_block(K, shape, name):
     if K is None:
         raise ValueError(f"{name} is None; expected an array of shape {shape}")
-    if sp.issparse(K):
-        K = sp.csr_matrix(K, dtype=np.float64)
-        if K.shape != shape:
-            raise ValueError(
-                f"{name} has shape {K.shape}, expected {shape}: the two orientations of a "
-                "precomputed kernel must be K(test, train) (m × n) and K(train, test) (n × m)"
-            )
-        if not np.all(np.isfinite(K.data)):
-            raise ValueError(f"{name} contains NaN or infinity")
-        return K
-    K = np.asarray(K, dtype=np.float64)
+    K, values = _as_float(K)
     if K.ndim != 2 or K.shape != shape:
         raise ValueError(
             f"{name} has shape {K.shape}, expected {shape}: the two orientations of a "
             "precomputed kernel must be K(test, train) (m × n) and K(train, test) (n × m)"
         )
-    if not np.all(np.isfinite(K)):
+    if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} contains NaN or infinity")
     return K
 

@@ -68,6 +68,30 @@ from .._validation import as_weights, renamed_argument
 # --------------------------------------------------------------------------------------------
 # inner solvers: apply B(c)⁻¹ to stacked right-hand sides
 # --------------------------------------------------------------------------------------------
+def _lu_or_none(M):
+    """LU factors of M (overwritten), or None when it is singular or not finite.
+
+    Parameters
+    ----------
+    M : ndarray of shape (n, n)
+        The matrix, real or complex; its storage is reused.
+
+    Returns
+    -------
+    tuple or None
+        ``scipy.linalg.lu_factor``'s ``(lu, piv)``, or None.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        try:
+            lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+        return None
+    return lu
+
+
 class _AsymSchur:
     """B = [[cI, K], [Kᵀ, cI]] via the Schur complement M = c²I − KᵀK (LU)."""
 
@@ -251,15 +275,8 @@ class _AsymSchur:
                 return fac
         M = -self.KtK if np.isrealobj(c) else -self.KtK.astype(np.complex128)
         M[np.diag_indices_from(M)] += c * c
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            try:
-                lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
-            except (np.linalg.LinAlgError, ValueError):
-                return None
-        if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
-            return None
-        return (c, lu)
+        lu = _lu_or_none(M)
+        return None if lu is None else (c, lu)
 
     def solve(self, fac, R):
         n = self.n
@@ -532,13 +549,8 @@ class _SymChol:
             else:
                 self.factorization = "cholesky"
                 return ("chol", f)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            try:
-                lu = sla.lu_factor(M.T, overwrite_a=True, check_finite=False)
-            except (np.linalg.LinAlgError, ValueError):
-                return None
-        if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+        lu = _lu_or_none(M.T)
+        if lu is None:
             return None
         if real:
             self.factorization = "lu"
@@ -1282,9 +1294,7 @@ def askls_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
     >>> len(sols)
     1
     """
-    warnings.warn("askls_gamma_path was renamed askls_C_path in 0.2 (the LS-SVM constant γ is "
-                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
-    return askls_C_path(K, Y, gammas, **kwargs)
+    return _renamed_path("askls_gamma_path", askls_C_path, K, Y, gammas, kwargs)
 
 
 def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
@@ -1324,9 +1334,14 @@ def lssvm_gamma_path(K, Y, gammas, **kwargs) -> list[Solution]:
     >>> len(sols)
     1
     """
-    warnings.warn("lssvm_gamma_path was renamed lssvm_C_path in 0.2 (the LS-SVM constant γ is "
-                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=2)
-    return lssvm_C_path(K, Y, gammas, **kwargs)
+    return _renamed_path("lssvm_gamma_path", lssvm_C_path, K, Y, gammas, kwargs)
+
+
+def _renamed_path(old: str, new, K, Y, gammas, kwargs) -> list[Solution]:
+    """``new(K, Y, gammas, **kwargs)`` after the FutureWarning of the deprecated name ``old``."""
+    warnings.warn(f"{old} was renamed {new.__name__} in 0.2 (the LS-SVM constant γ is "
+                  "now called C) and will be removed in 0.3", FutureWarning, stacklevel=3)
+    return new(K, Y, gammas, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------

@@ -362,6 +362,52 @@ def _fit_X(est, X, kernel):
     return _c_copy(X)
 
 
+def _fit_pair(est, X, y, kx, ky):
+    """Paired samples (x_i, y_i) of a two-kernel ``fit``.
+
+    Parameters
+    ----------
+    est : estimator
+        Gets ``n_features_in_``, ``_y_1d``, ``_sparse_ok`` and ``_y_sparse_ok``.
+    X, y : array-like or sparse matrix
+        The two views (see :func:`_fit_X` and :func:`_second_view`).
+    kx, ky : Kernel
+        The kernels of X and y.
+
+    Returns
+    -------
+    tuple
+        ``(X, Y2, n)``: the float64 copies (Y2 2-D) and the number of samples.
+    """
+    X = _fit_X(est, X, kx)
+    Y2, est._y_1d = _second_view(y, X.shape[0], ky)
+    est._sparse_ok, est._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
+    return X, Y2, X.shape[0]
+
+
+def _svd_limit(method: str, ranks, n: int) -> tuple[int, str]:
+    """Most components of a paired-sample SVD, and what limits them.
+
+    Parameters
+    ----------
+    method : str
+        The SVD route; ``'qr'`` is limited by the numerical ranks.
+    ranks : callable
+        ``ranks()`` gives the ranks (X, y) of the Gram factors (called for ``'qr'`` only).
+    n : int
+        The number of samples (the limit of the other routes).
+
+    Returns
+    -------
+    tuple
+        ``(limit, what)`` for :func:`_clipped_decomposition`.
+    """
+    if method == "qr":
+        ri, ro = ranks()
+        return min(ri, ro), f"the numerical rank of the Gram matrices ({ri} for X, {ro} for y)"
+    return n, "the number of samples"
+
+
 def _second_view(y, n: int, kernel, name: str = "y"):
     """The paired second view y (same samples as X): 1-D or 2-D, dense or (if the kernel accepts
     it) CSR, returned as a 2-D float64 copy plus whether it was 1-D."""

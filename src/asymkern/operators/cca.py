@@ -23,13 +23,12 @@ from ._common import (
     _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
-    _fit_X,
-    _kernel_sparse,
+    _fit_pair,
     _like_input,
     _OperatorEstimator,
     _PreservesFloat32,
     _Recomputable,
-    _second_view,
+    _svd_limit,
     _sym_gram,
     _transform_X,
     _transform_y,
@@ -186,10 +185,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             return self._fit_torch(X, y, kx, ky, eps)
-        X = _fit_X(self, X, kx)
-        Y2, self._y_1d = _second_view(y, X.shape[0], ky)
-        self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
-        n = X.shape[0]
+        X, Y2, n = _fit_pair(self, X, y, kx, ky)
         c = bool(self.center)
         Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
         Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of y",
@@ -200,12 +196,8 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         op.set_factor("in", Fx)
         op.set_factor("out", Fy)
         self.operator_ = op
-        if self.method == "qr":
-            limit = min(Fx.rank, Fy.rank)
-            what = f"the numerical rank of the Gram matrices ({Fx.rank} for X, {Fy.rank} for y)"
-        else:
-            limit, what = n, "the number of samples"
-        res = _clipped_decomposition(self, lambda k: op.svd(k, method=self.method), limit, what)
+        res = _clipped_decomposition(self, lambda k: op.svd(k, method=self.method),
+                                     *_svd_limit(self.method, lambda: (Fx.rank, Fy.rank), n))
         self.n_components_ = int(res.singular_values.size)
         self.canonical_correlations_ = res.singular_values
         self.x_singular_functions_ = res.right

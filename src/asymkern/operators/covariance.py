@@ -22,12 +22,13 @@ from ._common import (
     _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
+    _fit_pair,
     _fit_X,
     _kernel_sparse,
     _like_input,
     _OperatorEstimator,
     _PreservesFloat32,
-    _second_view,
+    _svd_limit,
     _transform_X,
     _transform_y,
 )
@@ -335,8 +336,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
             Fy = kernel_qr(_center_gram(s.gram("y"), c, c), jitter=self.jitter, name=_NAME_Y)
             res = _clipped_decomposition(
                 self, lambda m: svd_qr(Fx, Fy, scaled_identity(n, 1.0 / n), m),
-                min(Fx.rank, Fy.rank),
-                f"the numerical rank of the Gram matrices ({Fx.rank} for X, {Fy.rank} for y)")
+                *_svd_limit("qr", lambda: (Fx.rank, Fy.rank), n))
             cu = _center_coef(res.C_u) if c else res.C_u
             cv = _center_coef(res.C_v) if c else res.C_v
             self.singular_values_ = _torch_fitted(self, s, res.s, {"coef_x": cv, "coef_y": cu})
@@ -347,21 +347,15 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
             self.right_singular_functions_ = RKHSFunction(kx, X64, ops.to_host(cv))
             self.n_components_ = int(cv.shape[1])
             return self
-        X = _fit_X(self, X, kx)
-        Y2, self._y_1d = _second_view(y, X.shape[0], ky)
-        self._sparse_ok, self._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
-        n = X.shape[0]
+        X, Y2, n = _fit_pair(self, X, y, kx, ky)
         op = EmpiricalOperator(kx, X, ky, Y2, scaled_identity(n, 1.0 / n),
                                center_in=self.center, center_out=self.center,
                                jitter=self.jitter)
         self.operator_ = op
-        if self.method == "qr":
-            ri, ro = op.factor("in").rank, op.factor("out").rank
-            limit = min(ri, ro)
-            what = f"the numerical rank of the Gram matrices ({ri} for X, {ro} for y)"
-        else:
-            limit, what = min(op.shape), "the number of samples"
-        res = _clipped_decomposition(self, lambda m: op.svd(m, method=self.method), limit, what)
+        res = _clipped_decomposition(
+            self, lambda m: op.svd(m, method=self.method),
+            *_svd_limit(self.method, lambda: (op.factor("in").rank, op.factor("out").rank),
+                        min(op.shape)))
         self.singular_values_ = res.singular_values
         self.left_singular_functions_ = res.left
         self.right_singular_functions_ = res.right

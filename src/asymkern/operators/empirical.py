@@ -473,12 +473,10 @@ class EmpiricalOperator:
         if method == "qr":
             res = svd_qr(self.factor("in"), self.factor("out"), self.B, n_components,
                          solver=solver, rtol=rtol)
-        elif method == "auxiliary":
-            res = svd_auxiliary(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
-                                rtol=rtol)
         else:
-            res = svd_block(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
-                            rtol=rtol)
+            route = svd_auxiliary if method == "auxiliary" else svd_block
+            res = route(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
+                        rtol=rtol)
         return OperatorSVD(res.s, self._fn_out(res.C_u), self._fn_in(res.C_v), res.method,
                            dict(res.info))
 
@@ -564,14 +562,7 @@ class EmpiricalOperator:
         RKHSFunction
             S f, expanded on the output samples Y.
         """
-        vals = np.asarray(f(self.X))
-        vals = vals[:, None] if vals.ndim == 1 else vals
-        if self.center_in:
-            vals = vals - vals.mean(axis=0, keepdims=True)
-        out = np.asarray(self.B.matmat(vals))
-        if f._vector:
-            out = out[:, 0]
-        return self._fn_out(out)
+        return self._apply_on(f, self.X, self.center_in, self.B.matmat, self._fn_out)
 
     def apply_adjoint(self, g: RKHSFunction) -> RKHSFunction:
         """S* g = Φ Bᵀ [g(y_i)]_i (Prop. 3.3 (ii)).
@@ -586,14 +577,20 @@ class EmpiricalOperator:
         RKHSFunction
             S* g, expanded on the input samples X.
         """
-        vals = np.asarray(g(self.Y))
+        return self._apply_on(g, self.Y, self.center_out, self.B.rmatmat, self._fn_in)
+
+    @staticmethod
+    def _apply_on(f: RKHSFunction, samples, center: bool, product, expand) -> RKHSFunction:
+        """``expand(product(v))`` of the (centred) values v of f on ``samples``: the body of
+        :meth:`apply` (product B, samples X) and :meth:`apply_adjoint` (Bᵀ, Y)."""
+        vals = np.asarray(f(samples))
         vals = vals[:, None] if vals.ndim == 1 else vals
-        if self.center_out:
+        if center:
             vals = vals - vals.mean(axis=0, keepdims=True)
-        out = np.asarray(self.B.rmatmat(vals))
-        if g._vector:
+        out = np.asarray(product(vals))
+        if f._vector:
             out = out[:, 0]
-        return self._fn_in(out)
+        return expand(out)
 
     def adjoint(self) -> EmpiricalOperator:
         """S* = Φ Bᵀ Ψᵀ : F → H as an :class:`EmpiricalOperator`.
@@ -740,16 +737,18 @@ class MatmatOperator(LinearOperator):
         raise NotImplementedError
 
     def _matmat(self, V):
-        V = np.asarray(V)
-        if np.iscomplexobj(V):
-            return self._matmat(V.real) + 1j * self._matmat(V.imag)
-        return self._apply(V.astype(np.float64, copy=False))
+        return self._by_real_parts(V, self._matmat, self._apply)
 
     def _rmatmat(self, V):
+        return self._by_real_parts(V, self._rmatmat, self._apply_t)
+
+    @staticmethod
+    def _by_real_parts(V, matmat, apply):
+        """``apply(V)`` in float64; a complex V as ``matmat(Re V) + i·matmat(Im V)``."""
         V = np.asarray(V)
         if np.iscomplexobj(V):
-            return self._rmatmat(V.real) + 1j * self._rmatmat(V.imag)
-        return self._apply_t(V.astype(np.float64, copy=False))
+            return matmat(V.real) + 1j * matmat(V.imag)
+        return apply(V.astype(np.float64, copy=False))
 
     def _matvec(self, v):
         return self._matmat(np.reshape(v, (-1, 1))).ravel()
