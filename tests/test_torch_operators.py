@@ -125,7 +125,7 @@ def test_covariance_torch_refusals(data):
     b = CovarianceOperator(n_components=2).fit(tensor(X))
     with pytest.raises(ValueError, match="expecting 3 features"):
         b.transform(torch.ones(4, 2, dtype=torch.float64, device=TEST_DEVICE))
-    with pytest.raises(ValueError, match="at least 2"):
+    with pytest.raises(ValueError, match="minimum of 2 is required"):
         CovarianceOperator().fit(torch.ones(1, 3, dtype=torch.float64, device=TEST_DEVICE))
     with pytest.raises(ValueError, match="jitter"):
         CovarianceOperator(jitter=-1.0).fit(tensor(X))

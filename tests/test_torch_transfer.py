@@ -217,7 +217,7 @@ def test_koopman_torch_refusals(data):
         KoopmanOperator(device=TEST_DEVICE).fit(X, Y[:10])
     with pytest.raises(ValueError, match="lag=200"):
         KoopmanOperator(lag=200).fit(xt)
-    with pytest.raises(ValueError, match="at least 2"):
+    with pytest.raises(ValueError, match="minimum of 2 is required"):
         KoopmanOperator().fit(torch.ones(1, 2, dtype=torch.float64, device=TEST_DEVICE))
     with pytest.raises(ValueError, match="NaN|finite"):
         KoopmanOperator().fit(torch.full((5, 2), float("nan"), dtype=torch.float64,

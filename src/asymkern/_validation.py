@@ -123,8 +123,8 @@ def check_tensor_input(estimator, X, min_samples: int = 2) -> None:
     ``feature_names_in_`` (a tensor has no column names). Raises ``ValueError`` naming the
     estimator."""
     if int(X.shape[0]) < min_samples:
-        raise ValueError(f"X has {int(X.shape[0])} sample(s); {type(estimator).__name__} needs "
-                         f"at least {min_samples}")
+        raise ValueError(f"X has {int(X.shape[0])} sample(s) (shape={tuple(X.shape)}) while a "
+                         f"minimum of {min_samples} is required by {type(estimator).__name__}.")
     estimator.n_features_in_ = int(X.shape[1])
     estimator.__dict__.pop("feature_names_in_", None)
 

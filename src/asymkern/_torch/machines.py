@@ -461,7 +461,7 @@ def training_input(est, X, *others):
         If X has no samples, is not 2-D or is not finite; with ``kernel='precomputed'``, if X
         is not square or ``gamma`` / ``kernel_params`` are set.
     """
-    from .._validation import check_input
+    from .._validation import check_input, check_tensor_input
 
     dev = resolve_device(est.device, X, *others)
     as_numpy = not any_torch(X)
@@ -469,11 +469,7 @@ def training_input(est, X, *others):
         X = check_input(est, X, reset=True, name="X")
     Xt = as_tensor(X, dev, "X", copy=True)
     if not as_numpy:
-        if int(Xt.shape[0]) < 1:
-            raise ValueError(f"X has 0 sample(s) (shape={tuple(Xt.shape)}) while a minimum of "
-                             "1 is required.")
-        est.n_features_in_ = int(Xt.shape[1])
-        est.__dict__.pop("feature_names_in_", None)  # a tensor has no column names
+        check_tensor_input(est, Xt, min_samples=1)
     if est._precomputed():  # no gamma / kernel_params; X is the square training kernel matrix
         est._check_precomputed_fit(tuple(Xt.shape))
     return dev, as_numpy, Xt
