@@ -36,22 +36,8 @@ from asymkern._torch.kernels import TorchKernel, TorchKernelMatrix
 from asymkern.kernels import get_kernel
 from asymkern.linalg import top_svd
 
-
-def _sync(torch, device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _timed(torch, device, fns: dict, repeats: int) -> dict:
-    times: dict = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            _sync(torch, device)
-            t0 = time.perf_counter()
-            fn()
-            _sync(torch, device)
-            times[k].append(time.perf_counter() - t0)
-    return {k: float(np.median(v)) for k, v in times.items()}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_torch import _sync, interleaved  # noqa: E402  (one timing loop)
 
 
 def _matrix(torch, name: str, X, Z, gamma: float, wm: float = 256):
@@ -95,7 +81,7 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
     for dt in (torch.float32, torch.float64):
         X = torch.randn((n, 10), generator=g, dtype=dt).to(device)
         Z = torch.randn((n, 10), generator=g, dtype=dt).to(device)
-        t = _timed(torch, device, {"gemm": lambda X=X, Z=Z: X @ Z.T}, sz["repeats"])["gemm"]
+        t = interleaved(torch, device, {"gemm": lambda X=X, Z=Z: X @ Z.T}, sz["repeats"])["gemm"]
         add(f"GEMM {n}² (d = 10), {str(dt)[6:]}", 2 * n * n * 10 / t / 1e12, "TFLOP/s")
         for name in ("rbf", "sne"):
             G = _matrix(torch, name, X, Z, 0.1)
@@ -112,7 +98,7 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
                     fns["gpytorch"] = lambda k=k, X=X, Z=Z: k(X, Z).to_dense()
             except ImportError:
                 pass
-            t = _timed(torch, device, fns, sz["repeats"])
+            t = interleaved(torch, device, fns, sz["repeats"])
             for peer in [p for p in fns if p != "ours"]:
                 add(f"{name} block {n}², {str(dt)[6:]}", t["ours"] / t[peer], f"x {peer}")
     n = sz["prod"]
@@ -126,7 +112,7 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
             X, Z, B = X64.to(dt), Z64.to(dt), B64.to(dt)
             G = _matrix(torch, name, X, Z, gamma)
             rows_ = max(1, int(256 * 2**20 // (n * 8 * 4)))
-            t = _timed(torch, device, {"ours": lambda G=G, B=B: G.matmat(B),
+            t = interleaved(torch, device, {"ours": lambda G=G, B=B: G.matmat(B),
                                        "naive": lambda X=X, Z=Z, B=B, nm=name, gm=gamma, k=rows_:
                                        _naive_product(torch, nm, X, Z, B, gm, k)}, sz["repeats"])
             err = float((G.matmat(B).double() - ref).abs().max() / ref.abs().max())
