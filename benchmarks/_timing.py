@@ -15,12 +15,15 @@ def timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def interleaved(fns: dict, repeats: int) -> dict:
-    """Median wall time of each callable, the callables run in turn ``repeats`` times."""
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, fn in fns.items():
-            times[k].append(timed(fn))
+def interleaved(fns: dict, repeats: int, rotate: bool = False) -> dict:
+    """Median wall time of each callable, the callables run in turn ``repeats`` times
+    (``rotate``: repeat r starts at the r-th callable, so none always runs first)."""
+    names = list(fns)
+    times: dict = {k: [] for k in names}
+    for r in range(repeats):
+        shift = r % len(names) if rotate else 0
+        for k in names[shift:] + names[:shift]:
+            times[k].append(timed(fns[k]))
     return {k: float(np.median(v)) for k, v in times.items()}
 
 

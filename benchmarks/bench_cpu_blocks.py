@@ -35,14 +35,17 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
+import sys
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from asymkern.kernels import KernelMatrix, get_kernel
-from asymkern.kernels import base as kernel_base
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import interleaved  # noqa: E402
+
+from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
+from asymkern.kernels import base as kernel_base  # noqa: E402
 
 CHUNK_BYTES = 1 << 20
 
@@ -111,22 +114,14 @@ def bench(n: int, d: int, repeats: int) -> dict:
         "sne_previous": previous(
             lambda: KernelMatrix(kernels["sne"], X, Z).to_array(out=bufs["sne_previous"])),
     }
-    names = list(routes)
-    times: dict[str, list[float]] = {k: [] for k in names}
-    for k in names:  # warm-up (thread pool, caches)
-        routes[k]()
+    for fn in routes.values():  # warm-up (thread pool, caches)
+        fn()
     check = np.array([0, 1, n // 2, n - 1])
     err = max(float(np.max(np.abs(bufs[k][check] - reference_rows(k[:3], X, Z, gamma, check))
                            / reference_rows(k[:3], X, Z, gamma, check).max(axis=1,
                                                                           keepdims=True)))
               for k in ("rbf", "sne", "rbf_previous", "sne_previous"))
-    for r in range(repeats):
-        shift = r % len(names)
-        for k in names[shift:] + names[:shift]:
-            t0 = time.perf_counter()
-            routes[k]()
-            times[k].append(time.perf_counter() - t0)
-    med = {k: float(np.median(v)) for k, v in times.items()}
+    med = interleaved(routes, repeats, rotate=True)
     return {"n": n, "d": d, "err": err, **med}
 
 
@@ -152,15 +147,7 @@ def sweep_panels(n: int, ds: list[int], repeats: int) -> list[str]:
                     finally:
                         kernel_base._GEMM_PANEL_BYTES, kernel_base._SMALL_PANEL_BYTES = old
                 routes[f"{name}_{label}"] = run
-        names = list(routes)
-        times: dict[str, list[float]] = {k: [] for k in names}
-        for r in range(repeats):
-            shift = r % len(names)
-            for k in names[shift:] + names[:shift]:
-                t0 = time.perf_counter()
-                routes[k]()
-                times[k].append(time.perf_counter() - t0)
-        med = {k: float(np.median(v)) for k, v in times.items()}
+        med = interleaved(routes, repeats, rotate=True)
         rel = {k: med[k] / med[k[:3] + "_256M"] for k in med}
         lines.append(f"| {d} | {rel['rbf_4M']:.2f} | {rel['rbf_32M']:.2f} | "
                      f"{rel['sne_4M']:.2f} | {rel['sne_32M']:.2f} |")

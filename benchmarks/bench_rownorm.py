@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.metrics.pairwise import rbf_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import peak_traced  # noqa: E402
+from _timing import interleaved, peak_traced  # noqa: E402
 
 from asymkern.kernels import KernelMatrix, get_kernel
 from asymkern.kernels.base import _blas_threads
@@ -110,16 +110,8 @@ def ablation(n: int, d: int, dtype, repeats: int, gamma: float) -> dict:
 
         routes[f"{name} fused"] = run
         routes[f"{name} one GEMM"] = lambda run=run: run(fuse=False)
-    names = list(routes)
-    times: dict[str, list[float]] = {k: [] for k in names}
-    for r in range(repeats):
-        shift = r % len(names)
-        for k in names[shift:] + names[:shift]:
-            t0 = time.perf_counter()
-            routes[k]()
-            times[k].append(time.perf_counter() - t0)
-    base = float(np.median(times["product"]))
-    return {k: float(np.median(v)) / base for k, v in times.items() if k != "product"}
+    med = interleaved(routes, repeats, rotate=True)
+    return {k: v / med["product"] for k, v in med.items() if k != "product"}
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
