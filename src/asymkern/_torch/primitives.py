@@ -194,6 +194,15 @@ class TorchOps(ArrayOps):
             return self.torch.linalg.solve_triangular(T, B[:, None], upper=True)[:, 0]
         return self.torch.linalg.solve_triangular(T, B, upper=True)
 
+    def kernel_matrix(self, kernel, X, Z=None, *, reference=None,
+                      working_memory: float | None = None):
+        from ..config import get_config
+        from .kernels import TorchKernel, TorchKernelMatrix
+
+        wm = get_config()["working_memory"] if working_memory is None else working_memory
+        return TorchKernelMatrix(TorchKernel(kernel, int(X.shape[1])), X, X if Z is None else Z,
+                                 reference=reference, working_memory=float(wm))
+
     # --- Nyström machines
     def add_diag_(self, K, alpha: float):
         K.diagonal().add_(alpha)
