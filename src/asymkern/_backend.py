@@ -340,7 +340,9 @@ class LazyMatrix:
     """The lazy n×m matrix protocol every executor implements (see the module docstring).
 
     Subclasses set ``shape`` (a tuple of ints), ``dtype`` (a numpy dtype) and ``ops`` (their
-    :class:`ArrayOps`), and implement :meth:`block`, :meth:`matmat` and :meth:`rmatmat`.
+    :class:`ArrayOps`), and implement :meth:`block` and :meth:`template`; the blocked
+    products :meth:`matmat` and :meth:`rmatmat` follow from them, and an executor overrides
+    them where it has faster ones (threads, fused kernels, a task graph).
     ``working_memory`` (MiB per block) sizes the blocks of the derived operations.
     """
 
@@ -350,18 +352,40 @@ class LazyMatrix:
     is_dask = False
     working_memory: float = 64.0
 
-    # ------------------------------------------------------------- the three primitives
+    # ------------------------------------------------------------- the primitive
     def block(self, rows, cols):
         """G[rows, cols] (an array of the executor); rows/cols: slices or host index arrays."""
         raise NotImplementedError
 
-    def matmat(self, B, cols=None):
-        """G[:, cols] · B (``cols`` None: every column); B is an array of the executor."""
-        raise NotImplementedError
+    # ---------------------------------------------- products (executors may fuse them)
+    def matmat(self, B, cols=None, dtype=None):
+        """G[:, cols] · B (``cols`` None: every column; B an array of the executor),
+        accumulated over row blocks of :meth:`block`, so no n×m matrix is held.
+
+        ``dtype`` (default G's): the dtype of the product; each block is cast to it first
+        (float64 for float32 kernel values gives a mixed-precision product).
+        """
+        ops, n = self.ops, int(self.shape[0])
+        sel = slice(None) if cols is None else cols
+        dtype = self.dtype if dtype is None else dtype
+        out = ops.empty((n, int(B.shape[1])), self.template(), dtype)
+        step = self.step(int(self.shape[1]) if cols is None else len(cols))
+        for a in range(0, n, step):
+            rows = slice(a, min(a + step, n))
+            out[rows] = ops.astype(self.block(rows, sel), dtype) @ B
+        return out
 
     def rmatmat(self, B, rows=None):
-        """G[rows, :]ᵀ · B (``rows`` None: every row)."""
-        raise NotImplementedError
+        """G[rows, :]ᵀ · B (``rows`` None: every row; B has one row per selected row of G),
+        accumulated over column blocks of :meth:`block`."""
+        ops, m = self.ops, int(self.shape[1])
+        sel = slice(None) if rows is None else rows
+        out = ops.empty((m, int(B.shape[1])), self.template(), self.dtype)
+        step = self.step(int(self.shape[0]) if rows is None else len(rows))
+        for a in range(0, m, step):
+            cols = slice(a, min(a + step, m))
+            out[cols] = self.block(sel, cols).T @ B
+        return out
 
     # ------------------------------------------------------------------ derived
     def step(self, other: int) -> int:

@@ -250,7 +250,7 @@ class TorchKernelMatrix(LazyMatrix):
         """The data set of one side ('row': X, 'col': Z), for k-means landmarks."""
         return self.X if side == "row" else self.Z
 
-    def block(self, rows, cols, log_norm=None):
+    def block(self, rows, cols):
         """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices, index tensors or host
         index arrays."""
         torch = require_torch()
@@ -260,7 +260,7 @@ class TorchKernelMatrix(LazyMatrix):
         k = self.kernel
         if not k.row_normalized:
             return k.raw(Xb, Zb, self.c)
-        ln = self.log_norm()[rows] if log_norm is None else log_norm
+        ln = self.log_norm()[rows]
         L = k.log_raw(Xb, Zb, self.c).sub_(ln[:, 0:1]).sub_(ln[:, 1:2])
         return torch.exp(L).to(self.X.dtype)
 
@@ -269,43 +269,19 @@ class TorchKernelMatrix(LazyMatrix):
         return self.block(slice(None), slice(None))
 
     def matmat(self, B, cols=None, dtype=None):
-        """G[:, cols] @ B, accumulated over row blocks (``cols`` None: all columns).
-
-        ``dtype`` (default X's dtype): the dtype of the product; each block is cast to it
-        before the multiplication (float64 for float32 data gives numpy's mixed-precision
-        product, float32 kernel values times a float64 B).
-        """
-        torch = require_torch()
+        """G[:, cols] @ B: the fused product (:mod:`.fused`; RBF, SNE, softmax: G is never
+        formed) for every column in X's dtype, else the blocked one of
+        :meth:`LazyMatrix.matmat <asymkern._backend.LazyMatrix.matmat>`."""
         if cols is None and (dtype is None or dtype == self.X.dtype):
-            out = fused.product(self, B)  # RBF, SNE, softmax: never forming G
+            out = fused.product(self, B)
             if out is not None:
                 return out
-        n = self.shape[0]
-        mcols = self.shape[1] if cols is None else len(cols)
-        sel = slice(None) if cols is None else cols
-        dtype = self.X.dtype if dtype is None else dtype
-        out = torch.empty((n, B.shape[1]), dtype=dtype, device=self.device)
-        step = self.step(mcols)
-        for a in range(0, n, step):
-            sl = slice(a, min(a + step, n))
-            out[sl] = self.block(sl, sel).to(dtype) @ B
-        return out
+        return super().matmat(B, cols, dtype)
 
     def rmatmat(self, B, rows=None):
-        """G[rows, :]ᵀ @ B, over column blocks of G (``rows`` None: all rows); B has one row
-        per selected row of G."""
-        torch = require_torch()
+        """G[rows, :]ᵀ @ B: fused for every row, else blocked (see :meth:`matmat`)."""
         if rows is None:
             out = fused.product(self, B, transpose=True)
             if out is not None:
                 return out
-        m = self.shape[1]
-        sel = slice(None) if rows is None else rows
-        nrows = self.shape[0] if rows is None else len(rows)
-        ln = self.log_norm()[sel] if self.kernel.row_normalized else None
-        out = torch.empty((m, B.shape[1]), dtype=self.X.dtype, device=self.device)
-        step = self.step(nrows)
-        for a in range(0, m, step):
-            cb = slice(a, min(a + step, m))
-            out[cb] = self.block(sel, cb, log_norm=ln).T @ B
-        return out
+        return super().rmatmat(B, rows)
