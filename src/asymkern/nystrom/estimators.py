@@ -227,7 +227,7 @@ class _NystromBase(BaseEstimator):
             landmarks, kern = self._precomputed_landmarks(n, m, rng)
         else:
             kern = self._kernel()
-        if sp.issparse(X) and self.landmarks in ("kmeans", "gaussian"):
+        if sp.issparse(X) and isinstance(landmarks, str) and landmarks in ("kmeans", "gaussian"):
             raise TypeError(f"landmarks={self.landmarks!r} is not available for sparse X; "
                             "use 'uniform', 'leverage' or row indices (or densify X)")
         rows = fit_landmarks(check_psd_kernel(kern), X, landmarks,
