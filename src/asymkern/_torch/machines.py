@@ -88,15 +88,12 @@ class DeviceModel:
         return self.kernel.raw(Z, self.C, self.center).double()
 
     def full_times(self, Z, B, dtype=None):
-        """K(Z, X_fit) B (float64) through a TorchKernelMatrix, streamed over row blocks of Z;
-        ``dtype`` (default float64): the torch dtype the kernel blocks and B are multiplied in
-        (float64 gives numpy's mixed-precision product of float32 kernel values)."""
-        from ..config import get_config
-        from .kernels import TorchKernelMatrix
-
+        """K(Z, X_fit) B (float64) through the executor's kernel matrix (``ops.kernel_matrix``),
+        streamed over row blocks of Z; ``dtype`` (default float64): the torch dtype the kernel
+        blocks and B are multiplied in (float64 gives numpy's mixed-precision product of
+        float32 kernel values)."""
         torch = require_torch()
-        G = TorchKernelMatrix(self.kernel, Z, self.X,
-                              working_memory=get_config()["working_memory"])
+        G = self.ops.kernel_matrix(self.kernel.kernel, Z, self.X)
         if dtype is None or dtype == torch.float64:
             return G.matmat(B, dtype=torch.float64)
         return G.matmat(B.to(dtype)).double()
@@ -266,7 +263,6 @@ def training_input(est, X, *others):
 
     Returns
     -------
-    device : torch.device
     as_numpy : bool
         Whether X was numpy (the fitted arrays and outputs are then numpy).
     Xt : tensor of shape (n, d)
@@ -293,4 +289,4 @@ def training_input(est, X, *others):
         est._check_precomputed_fit(tuple(Xt.shape))
     else:
         check_torch_kernel(est._kernel())
-    return dev, as_numpy, Xt
+    return as_numpy, Xt

@@ -424,7 +424,7 @@ class _Training:
         if est.torch_fit_:
             from .._torch.machines import training_input
 
-            _, self.as_numpy, self.X = training_input(est, X, *others)
+            self.as_numpy, self.X = training_input(est, X, *others)
         else:
             self.X = est._validate_fit_X(X)
         self.ops = ops_of(self.X)
