@@ -41,15 +41,14 @@ class DeviceModel:
     kind : {'points', 'gaussian', 'precomputed'}
         Landmark points, a Gaussian sketch, or a precomputed kernel (an exact machine has
         'points', or 'precomputed').
-    kernel : TorchKernel or None
-        The kernel on torch (None: precomputed).
+    kernel : Kernel or None
+        The kernel (None: precomputed), evaluated through ``ops.kernel_matrix``.
     X : tensor of shape (n, d)
         The training data on the device.
     device, dtype
         The fit's device and torch dtype.
-    C, center, idx : tensor or None
-        The landmark points and their squared-distance shift (points), or the landmark
-        columns of K (precomputed).
+    C, idx : tensor or None
+        The landmark points (points), or the landmark columns of K (precomputed).
     beta : tensor of shape (m or n, k) or None
         The landmark coefficients (a sketch: S β).
     dual : tensor of shape (n, k) or None
@@ -67,7 +66,6 @@ class DeviceModel:
     device: Any
     dtype: Any
     C: Any = None
-    center: Any = None
     idx: Any = None
     beta: Any = None
     dual: Any = None
@@ -85,7 +83,11 @@ class DeviceModel:
 
     def landmark_rows(self, Z):
         """K(Z, C) in float64 on the device (landmark points)."""
-        return self.kernel.raw(Z, self.C, self.center).double()
+        return self.kernel_matrix(Z, self.C).to_dense().double()
+
+    def kernel_matrix(self, Z, W):
+        """The lazy K(Z, W) on the device (``ops.kernel_matrix``)."""
+        return self.ops.kernel_matrix(self.kernel, Z, W)
 
     def full_times(self, Z, B, dtype=None):
         """K(Z, X_fit) B (float64) through the executor's kernel matrix (``ops.kernel_matrix``),
@@ -93,7 +95,7 @@ class DeviceModel:
         blocks and B are multiplied in (float64 gives numpy's mixed-precision product of
         float32 kernel values)."""
         torch = require_torch()
-        G = self.ops.kernel_matrix(self.kernel.kernel, Z, self.X)
+        G = self.kernel_matrix(Z, self.X)
         if dtype is None or dtype == torch.float64:
             return G.matmat(B, dtype=torch.float64)
         return G.matmat(B.to(dtype)).double()
@@ -120,24 +122,20 @@ def device_model(est, X, rows, beta=None, dual=None, intercept=None, classes=Non
     libsvm : bool
         NystromSVC's solver is libsvm's.
     """
-    from .kernels import TorchKernel
-
-    tk = None if est._precomputed() else TorchKernel(est._kernel(), int(X.shape[1]))
-    ops, kind = ops_of(X), ("precomputed" if tk is None else "points")
-    C = center = idx = None
+    kernel = None if est._precomputed() else est._kernel()
+    ops, kind = ops_of(X), ("precomputed" if kernel is None else "points")
+    C = idx = None
     if rows is not None:
         kind, idx = rows.kind, rows.idx
-        if kind == "points" and tk is not None:
-            C = rows.C
-            center = tk.center(C) if tk.name in ("rbf", "cauchy") else None
+        C = rows.C if kind == "points" else None
     if beta is not None:
         beta = ops.from_host(beta, X, np.float64)
         beta = rows.S @ beta if kind == "gaussian" else beta  # K(Z, C_H)β = K(Z, X_fit)(Sβ)
     b = ops.from_host(np.atleast_1d(ops.to_host(intercept)), X, np.float64)
     labels = None if classes is None else device_labels(classes, X.device)
-    return DeviceModel(kind=kind, kernel=tk, X=X, device=X.device, dtype=X.dtype, C=C,
-                       center=center, idx=idx, beta=beta, dual=dual, intercept=b,
-                       labels=labels, libsvm=libsvm)
+    return DeviceModel(kind=kind, kernel=kernel, X=X, device=X.device, dtype=X.dtype, C=C,
+                       idx=idx, beta=beta, dual=dual, intercept=b, labels=labels,
+                       libsvm=libsvm)
 
 
 def _values(est, X, full: bool, what: str, hint: str = "", fit_dtype: bool = False):
