@@ -16,6 +16,11 @@ dimension s (``subspace_dim``) keeps the top-s eigenpairs (s ≤ numerical rank 
 Landmark kinds: rows of X (``'uniform'``, ``'leverage'``, explicit indices), k-means centres
 (``'kmeans'``, points outside the data) and a Gaussian sketch C_H = X_H S (``'gaussian'``,
 K_nm = K S, so it needs the kernel against all training points).
+
+The landmark step is written once for the in-memory executors (numpy, torch):
+:func:`fit_landmarks` draws the landmarks on the host, builds the basis and returns a
+:class:`LandmarkRows`, the rows of K_nm on X's executor through its ``ops.kernel_matrix``
+(the Dask executor gathers its landmark rows itself, ``asymkern._dask.machines``).
 """
 
 from __future__ import annotations
