@@ -13,10 +13,10 @@ import pytest
 from _backends import as_backend, to_np, tol
 
 from asymkern._backend import ops_of
+from asymkern._shared.nystrom_basis import LandmarkRows
 from asymkern.kernels import get_kernel
 from asymkern.nystrom import NystromKernelRidge
 from asymkern.nystrom._algebra import (
-    HostKnm,
     _weighted_mean_knm,
     features,
     ridge_gsa,
@@ -37,6 +37,11 @@ class _Src:
         return self.K[a:e]
 
 
+def _formed(Knm):
+    """A formed K_nm (as a sketch's K S): read in one product."""
+    return LandmarkRows(Knm, Knm=Knm)
+
+
 def _problem(n=60, m=12, k=2, seed=0):
     rng = np.random.default_rng(seed)
     X, C = rng.normal(size=(n, 3)), rng.normal(size=(m, 3)) + 0.5
@@ -51,7 +56,7 @@ def _problem(n=60, m=12, k=2, seed=0):
 
 def _reference(Knm, A, Y, sw, center, alpha, w_given=None):
     """The thin-SVD route: k̄, G_cᵀ formed, ridge_gsa."""
-    src = HostKnm(Knm)
+    src = _formed(Knm)
     kbar = _weighted_mean_knm(src, sw) if center else None
     w, dual = ridge_gsa(ops_of(Knm), features(src, A, kbar), Y, sw, alpha, np.float64,
                         "eq20", w_given)
@@ -80,7 +85,7 @@ def test_equals_thin_svd_route(backend, center, weighted, given):
     else:
         assert kbar is None
     Knm_before = Knm.copy()
-    ridge_gsa_householder(HostKnm(Knm), A, Y, sw, alpha, center, np.float64, w_given)
+    ridge_gsa_householder(_formed(Knm), A, Y, sw, alpha, center, np.float64, w_given)
     np.testing.assert_array_equal(Knm, Knm_before)  # the formed K_nm is never written to
 
 
@@ -88,7 +93,7 @@ def test_more_columns_than_samples_falls_back():
     Knm, A, Y, sw = _problem(n=10, m=12)
     Y = Y - Y.mean(0)
     w_ref, dual_ref, kbar_ref = _reference(Knm, A, Y, None, True, 0.1)
-    w, dual, kbar = ridge_gsa_householder(HostKnm(Knm), A, Y, None, 0.1, True, np.float64)
+    w, dual, kbar = ridge_gsa_householder(_formed(Knm), A, Y, None, 0.1, True, np.float64)
     np.testing.assert_array_equal(w, w_ref)
     np.testing.assert_array_equal(dual, dual_ref)
     np.testing.assert_array_equal(kbar, kbar_ref)

@@ -292,6 +292,20 @@ def test_sparse_equals_dense(Est, data):
     assert not Est(kernel="kl").__sklearn_tags__().input_tags.sparse
 
 
+@pytest.mark.parametrize("Est", [NystromKernelRidge, NystromKernelPCA])
+def test_sparse_index_landmarks_equal_dense(Est, data):
+    """Sparse X with landmarks given as row indices (the sparse refusal of 'kmeans' /
+    'gaussian' must not compare an index array with the sampler names)."""
+    X, y, _ = data
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
+    idx = np.arange(0, X.shape[0], 5)
+    a = Est(landmarks=idx, n_landmarks=None).fit(Xs, y)
+    b = Est(landmarks=idx, n_landmarks=None).fit(Xs.toarray(), y)
+    out = "transform" if Est is NystromKernelPCA else "predict"
+    np.testing.assert_allclose(getattr(a, out)(Xs), getattr(b, out)(Xs.toarray()), rtol=1e-8,
+                               atol=1e-10)
+
+
 # -------------------------------------------------------------------------- feature map
 def test_feature_map_symmetric_equals_sklearn_nystroem(data):
     X = data[0]

@@ -16,6 +16,11 @@ dimension s (``subspace_dim``) keeps the top-s eigenpairs (s ≤ numerical rank 
 Landmark kinds: rows of X (``'uniform'``, ``'leverage'``, explicit indices), k-means centres
 (``'kmeans'``, points outside the data) and a Gaussian sketch C_H = X_H S (``'gaussian'``,
 K_nm = K S, so it needs the kernel against all training points).
+
+The landmark step is written once for the in-memory executors (numpy, torch):
+:func:`fit_landmarks` draws the landmarks on the host, builds the basis and returns a
+:class:`LandmarkRows`, the rows of K_nm on X's executor through its ``ops.kernel_matrix``
+(the Dask executor gathers its landmark rows itself, ``asymkern._dask.machines``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from .._backend import NUMPY, ops_of
@@ -305,6 +311,7 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
     See Also
     --------
     NystromBasis : The result.
+    fit_landmarks : The same step on any executor, with the rows of K_nm.
     asymkern.landmarks.select_landmarks : The landmark samplers.
 
     References
@@ -322,18 +329,165 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
     >>> basis.centers.shape, basis.subspace_dim
     ((8, 2), 8)
     """
-    n = X.shape[0]
     check_psd_kernel(kernel)
-    rng = check_random_state(random_state)
-    centers = sketch = indices = None
-    method, m, indices = landmark_request(landmarks, n_landmarks, n)
+    return fit_landmarks(kernel, X, landmarks, n_landmarks, check_random_state(random_state),
+                         subspace_dim=subspace_dim, rcond=rcond, X_fit=X).basis
+
+
+class LandmarkRows:
+    """K_nm = K(X, C) of a fit on its executor, read by rows (built by :func:`fit_landmarks`).
+
+    The :class:`~asymkern.nystrom._algebra.KnmSource` of every executor (numpy, torch): rows
+    a:e of K_nm in float64 (:meth:`knm`), from the executor's lazy kernel matrix
+    (``ops.kernel_matrix``) for landmark points, K[a:e, idx] for a precomputed K, or a
+    formed K_nm (a sketch's K S, Li, Liu and Zhang §IV, kept until :meth:`release`).
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        The training data on its executor (the (n, n) kernel matrix for 'precomputed'; for a
+        formed ``Knm`` only its executor and row count are read).
+    kernel : Kernel, optional
+        The kernel (landmark points).
+    C : array of shape (m, d), optional
+        The landmark points on X's executor (the landmark rows of K for 'precomputed').
+    idx : index array of X's executor, optional
+        The landmark columns of a precomputed K.
+    S : array of shape (n, m), optional
+        A Gaussian sketch (float64, on X's executor).
+    Knm : array of shape (n, m), optional
+        K_nm formed (float64, on X's executor; a sketch's K S).
+    basis : NystromBasis, optional
+        The fitted basis.
+
+    Attributes
+    ----------
+    kind : {'points', 'gaussian', 'precomputed'}
+        Landmark points, a Gaussian sketch, or indices into a precomputed K.
+    shape : tuple of int
+        (n, m).
+    ops : ArrayOps
+        X's executor.
+    """
+
+    #: rows per block: BLAS-3 sized, a few MB of K_nm at a time
+    block_rows = 2048
+
+    def __init__(self, X, kernel=None, *, C=None, idx=None, S=None, Knm=None, basis=None):
+        self.X, self.kernel, self.C, self.idx, self.S, self.Knm = X, kernel, C, idx, S, Knm
+        self.basis, self.ops, self._G = basis, ops_of(X), None
+        m = Knm.shape[1] if Knm is not None else S.shape[1] if S is not None else C.shape[0]
+        self.shape = (int(X.shape[0]), int(m))
+        self.kind = ("gaussian" if S is not None else "precomputed" if idx is not None
+                     else "points")
+
+    def step(self, k: int) -> int:
+        """Rows per block with k right-hand sides."""
+        return min(self.block_rows, row_step(self.shape[1], k))
+
+    def knm(self, a: int, e: int):
+        """Rows a:e of K_nm in float64 on the executor, checked finite."""
+        if self.Knm is not None:
+            return self.Knm[a:e]
+        if self.S is not None:
+            raise RuntimeError("the sketch's K S was released after the fit")
+        if self.idx is not None:
+            K = self.X[a:e][:, self.idx]
+        else:
+            if self._G is None:
+                self._G = self.ops.kernel_matrix(self.kernel, self.X, self.C)
+            K = self._G.block(slice(a, e), slice(None))
+        return check_finite(self.ops, self.ops.astype(K, np.float64),
+                            "the kernel matrix K_nm between X and the landmarks")
+
+    def release(self) -> None:
+        """Drop a formed K_nm (a sketch's K S, n × m): the fitted model keeps only S."""
+        self.Knm = None
+
+
+def _times64(G, B):
+    """G B in float64 on G's executor for a lazy kernel matrix G and a float64 B (float32
+    kernel values are multiplied in float64, numpy's mixed precision)."""
+    if G.dtype == np.float64:
+        return G.matmat(B)
+    ops, n = G.ops, int(G.shape[0])
+    out = ops.empty((n, int(B.shape[1])), B, np.float64)
+    step = row_step(int(G.shape[1]), int(B.shape[1]))
+    for a in range(0, n, step):
+        out[a:a + step] = ops.astype(G.block(slice(a, a + step), slice(None)), np.float64) @ B
+    return out
+
+
+def _host(ops, a):
+    """``a`` on the host (a sparse matrix as it is)."""
+    return a if a is None or sp.issparse(a) else ops.to_host(a)
+
+
+def fit_landmarks(kernel, X, landmarks, n_landmarks, rng, *, subspace_dim=None, rcond=None,
+                  X_fit=None) -> LandmarkRows:
+    """The landmark step of Li, Liu and Zhang's Algorithm 1 (steps 1–3) on X's executor.
+
+    Written once for every executor through its primitives (:func:`~asymkern._backend.ops_of`):
+
+    * landmark points ('uniform', 'leverage', 'kmeans', row indices): drawn on the host by
+      the numpy samplers from ``rng`` (:func:`draw_landmarks`: the same landmarks for the same
+      stream on every executor), K_mm = K(C, C) on the host, K_nm = K(X, C) evaluated by row
+      blocks of the executor's lazy kernel matrix when read;
+    * ``'gaussian'`` (§IV, C_H = X_H S): S (n × m) drawn on the host by
+      :func:`asymkern.landmarks.gaussian_sketch`, K S = K_nm formed once on the executor
+      (streamed over row blocks of K, never formed whole), K_mm = SᵀK S;
+    * a precomputed kernel (``kernel.name == 'precomputed'``, X the training Gram matrix K,
+      ``landmarks`` the column indices): K_nm = K[:, idx], K_mm = K[idx][:, idx].
+
+    A = V_s Σ_s⁻¹ then comes from K_mm on the host (:func:`basis_from_landmarks`).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A symmetric positive semi-definite kernel (checked by the caller).
+    X : array or sparse matrix of shape (n, d)
+        The training data on its executor.
+    landmarks : str or array of int
+        As for :func:`build_basis`.
+    n_landmarks : int or None
+        The number of landmarks m of a sampler (None with indices).
+    rng : RandomState
+        The random stream.
+    subspace_dim : int, callable or None, optional
+        Keep the top-s eigenpairs of K_mm; a callable gets m and returns s (or None).
+    rcond : float, optional
+        Relative eigenvalue cut-off of K_mm.
+    X_fit : ndarray, optional
+        A host copy of X recorded in the basis (default: a host copy for a sketch only).
+
+    Returns
+    -------
+    LandmarkRows
+        The rows of K_nm, with the fitted basis as ``basis``.
+
+    References
+    ----------
+    .. [1] Li, Liu and Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
+       Machines and Error Analysis", §IV-A and Algorithm 1.
+    """
+    ops, n = ops_of(X), int(X.shape[0])
+    method, m, idx = landmark_request(landmarks, n_landmarks, n)
+    C = S = KS = Kmm = None
     if method == "gaussian":
-        sketch = gaussian_sketch(n, m, random_state=rng)
+        S = ops.from_host(gaussian_sketch(n, m, random_state=rng), X, np.float64)
+        KS = _times64(ops.kernel_matrix(kernel, X), S)
+        Kmm, idx = ops.to_host(S.T @ KS), None
+        if X_fit is None:
+            X_fit = ops.to_host(X)
     else:
-        indices, centers = draw_landmarks(X, kernel, rng, method, m, indices)
-    Kmm = sketch.T @ KernelMatrix(kernel, X).matmat(sketch) if sketch is not None else None
-    return basis_from_landmarks(kernel, centers, indices, X.dtype, subspace_dim=subspace_dim,
-                                rcond=rcond, X_fit=X, sketch=sketch, Kmm=Kmm)
+        idx, C = draw_landmarks(X, kernel, rng, method, m, idx)
+    basis = basis_from_landmarks(
+        kernel, _host(ops, C), idx, ops.dtype(X), rcond=rcond, X_fit=X_fit, Kmm=Kmm,
+        subspace_dim=subspace_dim(m) if callable(subspace_dim) else subspace_dim,
+        sketch=_host(ops, S))
+    precomputed = getattr(kernel, "name", None) == "precomputed"
+    return LandmarkRows(X, kernel, C=C, S=S, Knm=KS, basis=basis,
+                        idx=ops.index(idx, X) if precomputed else None)
 
 
 def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rcond=None,

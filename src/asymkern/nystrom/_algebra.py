@@ -16,9 +16,10 @@ Each function here takes the executor's arrays (numpy arrays or torch tensors, o
 device) and runs through :class:`asymkern._backend.ArrayOps` and the array operators both
 kinds share (``@``, ``.T``, ``.sum(0)``, broadcasting), so numpy and torch execute the same
 formulas; the small m×m and s×s solves stay numpy on the host. K_nm is read through a
-:class:`KnmSource` (``knm(a, e)``: its rows a:e in float64 on the executor), so an executor
-that never forms K_nm (torch streams kernel blocks) and one that holds it (numpy) share the
-code. The functions return frozen dataclasses; only the estimators set fitted attributes.
+:class:`KnmSource` (``knm(a, e)``: its rows a:e in float64 on the executor; every executor's
+fit gives the same :class:`~asymkern._shared.nystrom_basis.LandmarkRows`, which streams
+kernel blocks of landmark points and holds a sketch's K S). The functions return frozen
+dataclasses; only the estimators set fitted attributes.
 """
 
 from __future__ import annotations
@@ -28,77 +29,26 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._backend import NUMPY, ArrayOps, ops_of
+from .._backend import ArrayOps, ops_of
 from .._shared.nystrom_basis import (
-    RESCALE,
     check_finite,
     ridge_lla_weights,
     ridge_ncr_coef,
     row_step,
 )
-from .._validation import check_finite_output
 
 
 class KnmSource(Protocol):
     """Rows of K_nm on an executor: ``shape`` (n, m), ``ops`` and ``knm(a, e)`` (rows a:e,
     float64, an array of the executor); optionally ``step(k)``, the rows per block with k
-    right-hand sides (default :func:`row_step`)."""
+    right-hand sides (default :func:`row_step`), and ``Knm``, K_nm when formed (then read in
+    one product). Every executor's fit gives a
+    :class:`~asymkern._shared.nystrom_basis.LandmarkRows`."""
 
     shape: tuple[int, int]
     ops: ArrayOps
 
     def knm(self, a: int, e: int) -> Any: ...
-
-
-class HostKnm:
-    """A formed K_nm (numpy, float64) seen as a :class:`KnmSource`.
-
-    Parameters
-    ----------
-    Knm : ndarray of shape (n, m)
-        Never written to.
-    """
-
-    def __init__(self, Knm: np.ndarray):
-        self.Knm = Knm
-        self.shape = (int(Knm.shape[0]), int(Knm.shape[1]))
-        self.ops = ops_of(Knm)
-
-    def knm(self, a: int, e: int) -> np.ndarray:
-        """Rows a:e of K_nm (a view)."""
-        return self.Knm[a:e]
-
-
-class HostLandmarks:
-    """K_nm = K(X, C) of an in-memory fit as a :class:`KnmSource` that is never formed: rows
-    a:e are evaluated when read (as the torch executor streams its kernel blocks), so the
-    ridge statistics and the features hold one row block of K_nm at a time.
-
-    Parameters
-    ----------
-    basis : NystromBasis
-        The fitted basis (landmark points, or indices into a precomputed K).
-    X : ndarray or sparse matrix of shape (n, d)
-        The training data (the (n, n) kernel matrix when precomputed).
-    """
-
-    #: rows per block: BLAS-3 sized, a few MB of K_nm at a time
-    block_rows = 2048
-
-    def __init__(self, basis, X):
-        self.basis, self.X = basis, X
-        self.shape = (int(X.shape[0]), int(basis.n_landmarks))
-        self.ops = NUMPY
-
-    def step(self, k: int) -> int:
-        """Rows per block with k right-hand sides."""
-        return min(self.block_rows, row_step(self.shape[1], k))
-
-    def knm(self, a: int, e: int) -> np.ndarray:
-        """Rows a:e of K_nm (float64), checked finite."""
-        return check_finite_output(self.basis.landmark_kernel(self.X[a:e]),
-                                   "the kernel matrix K_nm between X and the landmarks",
-                                   RESCALE)
 
 
 def _step(src: KnmSource, k: int) -> int:
@@ -134,8 +84,9 @@ def features(src: KnmSource, A: np.ndarray, shift: np.ndarray | None = None):
     like = _like(src)
     Ad = ops.from_host(A, like, np.float64)
     sd = None if shift is None else ops.from_host(shift, like, np.float64)
-    if isinstance(src, HostKnm):  # formed: one product
-        return (src.Knm if sd is None else src.Knm - sd) @ Ad
+    Knm = getattr(src, "Knm", None)
+    if Knm is not None:  # formed: one product
+        return (Knm if sd is None else Knm - sd) @ Ad
     F = ops.empty((n, A.shape[1]), like, np.float64)
     step = _step(src, A.shape[1])
     for a in range(0, n, step):
@@ -390,8 +341,9 @@ def _formed_knm(src: KnmSource, lead: int = 0):
     ops = src.ops
     n, m = src.shape
     K = ops.empty((lead + m, n), _like(src), np.float64).T
-    if isinstance(src, HostKnm):
-        K[:, lead:] = src.Knm
+    Knm = getattr(src, "Knm", None)
+    if Knm is not None:
+        K[:, lead:] = Knm
         return K
     step = _step(src, m)
     for a in range(0, n, step):
@@ -727,7 +679,7 @@ def svc_nystrom(mode: str, F, A: np.ndarray, fit_linear, fit_gram, dtype) -> SVC
     return SVCSolution(W, A @ W.T, dual, P)
 
 
-__all__ = ["HostKnm", "KnmSource", "PCASolution", "RidgeSolution", "RidgeStats",
+__all__ = ["KnmSource", "PCASolution", "RidgeSolution", "RidgeStats",
            "SVCSolution", "check_finite", "features", "pca_exact", "pca_nystrom",
            "pinv_factor", "ridge_exact", "ridge_gsa", "ridge_nystrom", "ridge_spa",
            "ridge_stats", "row_step", "svc_nystrom"]

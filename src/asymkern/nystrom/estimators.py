@@ -78,9 +78,9 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from .._backend import NUMPY, ops_of
+from .._backend import ops_of
 from .._dask import any_dask
-from .._shared.nystrom_basis import build_basis
+from .._shared.nystrom_basis import check_psd_kernel, fit_landmarks
 from .._shared.nystrom_predict import HostModel, decision, full_times, landmark_times
 from .._torch import is_torch_tensor, use_torch
 from .._validation import (
@@ -100,8 +100,6 @@ from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels.base import Kernel
 from ._algebra import (
-    HostKnm,
-    HostLandmarks,
     check_finite,
     features,
     pca_exact,
@@ -210,7 +208,10 @@ class _NystromBase(BaseEstimator):
             idx = select_landmarks(None, m, "uniform", random_state=rng, n_samples=n)
         return idx, _PrecomputedColumns(idx)
 
-    def _fit_basis(self, X):
+    def _fit_basis(self, X, X_fit=None):
+        """The landmarks and basis of a fit on X's executor (Li, Liu and Zhang, Algorithm 1
+        steps 1–3; :func:`~asymkern._shared.nystrom_basis.fit_landmarks`), recorded on the
+        estimator; returns the rows of K_nm. ``X_fit``: a host copy of X for the basis."""
         n = X.shape[0]
         if isinstance(self.landmarks, str):
             m = self._landmark_count(n)
@@ -226,20 +227,15 @@ class _NystromBase(BaseEstimator):
             landmarks, kern = self._precomputed_landmarks(n, m, rng)
         else:
             kern = self._kernel()
-        if sp.issparse(X) and self.landmarks in ("kmeans", "gaussian"):
+        if sp.issparse(X) and isinstance(landmarks, str) and landmarks in ("kmeans", "gaussian"):
             raise TypeError(f"landmarks={self.landmarks!r} is not available for sparse X; "
                             "use 'uniform', 'leverage' or row indices (or densify X)")
-        self.basis_ = build_basis(kern, X, m if isinstance(landmarks, str) else None,
-                                  landmarks=landmarks,
-                                  subspace_dim=self._subspace_request(m), rcond=self.rcond,
-                                  random_state=rng)
-        b = self.basis_
-        self._set_basis(b)
-        if b.sketch is not None:  # K S: formed once (each row block reads all of K's columns)
-            return HostKnm(check_finite_output(
-                b.landmark_kernel(X), "the kernel matrix K_nm between X and the landmarks",
-                _RESCALE))
-        return HostLandmarks(b, X)  # K(X, C), evaluated by row blocks when read
+        rows = fit_landmarks(check_psd_kernel(kern), X, landmarks,
+                             m if isinstance(landmarks, str) else None, rng,
+                             subspace_dim=self._subspace_request, rcond=self.rcond,
+                             X_fit=X_fit)
+        self._set_basis(rows.basis)
+        return rows
 
     def _set_basis(self, b) -> None:
         """Record a fitted Nyström basis: ``basis_``, ``landmark_indices_``, ``landmarks_``,
@@ -380,15 +376,6 @@ class _DenseOperator:
         return self.K @ V
 
 
-def _exact_gram(est, X) -> np.ndarray:
-    """The full n×n kernel matrix of the exact machines, checked for overflow."""
-    if est._precomputed():
-        K = np.array(X, dtype=np.float64)
-        return check_finite_output(K, "the kernel matrix of X", _RESCALE)
-    K = np.asarray(est._kernel()(X), dtype=np.float64)
-    return check_finite_output(K, "the kernel matrix of X", _RESCALE)
-
-
 def _finite_fit(est):
     """Fitted coefficients must be finite (overflow inside the solve is reported, not kept);
     the test runs where each array lives (numpy or the torch device)."""
@@ -399,56 +386,85 @@ def _finite_fit(est):
     return est
 
 
-class _HostTraining:
-    """The training data of an in-memory (numpy) fit: the executor side that
-    :class:`asymkern._torch.machines.TorchTraining` is for torch.
+class _Training:
+    """The training data of a fit on its executor: numpy, or torch for tensor input or
+    ``device`` set (sets ``torch_fit_``; a refit on numpy input without ``device`` is a numpy
+    model again). Written once against the executor's primitives (``ops``); the torch parts
+    (device placement, tensor input checks, the device copy of X, the fitted device model)
+    are primitives of :mod:`asymkern._torch.machines`.
 
     Parameters
     ----------
     est : NystromKernelRidge, NystromKernelPCA or NystromSVC
-    X : array-like or sparse matrix of shape (n, d)
-        Validated here; the model keeps a private copy (``X_fit``).
+    X : array-like, sparse matrix or tensor of shape (n, d)
+        The training samples (validated; the (n, n) Gram matrix when precomputed).
+    *others : array-like, tensor or None
+        The other inputs (targets, weights; a tensor among them picks torch and its device).
+
+    Attributes
+    ----------
+    X : array of shape (n, d)
+        A private copy of X on the executor (never the caller's memory).
+    X_fit : ndarray, sparse matrix or tensor
+        What the model keeps as ``X_fit_`` (a numpy copy for numpy input).
+    ops : ArrayOps
+        The executor's primitives.
+    as_numpy : bool
+        Whether X was numpy (the fitted arrays are then numpy).
+    n : int
+    dtype : numpy.dtype
+    rows : LandmarkRows or None
+        The rows of K_nm (after :meth:`landmarks`).
     """
 
-    ops = NUMPY
-    as_numpy = True
+    def __init__(self, est, X, *others):
+        est.torch_fit_ = False
+        est.torch_fit_ = use_torch(est, X, *others)
+        self.est, self.rows, self.as_numpy = est, None, True
+        if est.torch_fit_:
+            from .._torch.machines import training_input
 
-    def __init__(self, est, X):
-        self.est = est
-        self.X_fit = est._validate_fit_X(X)  # kept as X_fit_: never the caller's array
-        self.n = self.X_fit.shape[0]
-        self.dtype = self.X_fit.dtype
+            self.as_numpy, self.X = training_input(est, X, *others)
+        else:
+            self.X = est._validate_fit_X(X)
+        self.ops = ops_of(self.X)
+        self.n = int(self.X.shape[0])
+        self.dtype = self.ops.dtype(self.X)
+        self.X_fit = self.out(self.X)
 
     @staticmethod
     def host(a):
-        return a
+        """A tensor input (targets, weights) on the host; other inputs unchanged."""
+        return ops_of(a).to_host(a) if is_torch_tensor(a) else a
 
-    @staticmethod
-    def out(a):
-        return a
+    def out(self, a):
+        """A fitted array as the model keeps it: a numpy copy of a tensor for numpy input
+        (never the memory of the device state)."""
+        return ops_of(a).to_host(a).copy() if self.as_numpy and is_torch_tensor(a) else a
 
-    def gram(self) -> np.ndarray:
-        """The n×n kernel matrix (float64, checked finite)."""
-        return _exact_gram(self.est, self.X_fit)
+    def gram(self):
+        """The n×n kernel matrix K(X, X) in float64 on the executor (a copy of a precomputed
+        K: the caller may write to it)."""
+        if not self.est._precomputed():
+            G = self.ops.kernel_matrix(self.est._kernel(), self.X).to_dense()
+            return self.ops.astype(G, np.float64)
+        K = self.ops.empty(tuple(self.X.shape), self.X, np.float64)
+        K[:] = self.X
+        return K
 
     def landmarks(self, est):
         """The landmarks and basis (recorded on ``est``) and the rows of K_nm."""
-        return est._fit_basis(self.X_fit)
+        self.rows = est._fit_basis(self.X, self.X_fit if self.as_numpy else None)
+        return self.rows
 
-    def device_state(self, **state) -> None:
-        """No state beyond the fitted attributes (the torch executor's: a DeviceModel)."""
+    def device_state(self, **state):
+        """The fitted device model of a torch fit (what its predictions read,
+        :func:`asymkern._torch.machines.device_model`); None for numpy."""
+        if not self.est.torch_fit_:
+            return None
+        from .._torch.machines import device_model
 
-
-def _training(est, X, *others):
-    """The training data of ``est`` on its executor: torch (tensors or ``device``) or numpy.
-    Sets ``torch_fit_`` (a refit on numpy input without ``device`` is a numpy model again)."""
-    est.torch_fit_ = False
-    est.torch_fit_ = use_torch(est, X, *others)
-    if est.torch_fit_:
-        from .._torch.machines import TorchTraining
-
-        return TorchTraining(est, X, *others)
-    return _HostTraining(est, X)
+        return device_model(self.est, self.X, self.rows, **state)
 
 
 def _require_y(y, est):
@@ -658,7 +674,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 "n×s features off the device; use solver='auto' (the same ridge problem in "
                 "Gram form, equal predictions) or device=None with numpy input")
         self.dask_fit_ = False
-        tr = _training(self, X, y, sample_weight)  # numpy, or torch (tensors / device)
+        tr = _Training(self, X, y, sample_weight)  # numpy, or torch (tensors / device)
         n = tr.n
         y = check_regression_targets(tr.host(y), n)
         sw = check_nonnegative_weights(tr.host(sample_weight), n)
@@ -1105,11 +1121,11 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             self._ncr_requires_full()
         svm = self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")
         self.dask_fit_ = False
-        tr = _training(self, X, y)  # numpy, or torch (the kernel work on the device)
+        tr = _Training(self, X, y)  # numpy, or torch (the kernel work on the device)
         y = self._check_labels(tr.host(y), tr.n)
         self._fit_svm(tr, svm, y, mode)
         # the cross-validation's clones keep ``device`` and get row folds of the device copy
-        self.calibration_ = (self._fit_calibration(getattr(tr, "Xt", tr.X_fit), y)
+        self.calibration_ = (self._fit_calibration(tr.X, y)
                              if self.probability else None)
         return self
 
@@ -1139,7 +1155,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             if hasattr(src, "release"):
                 src.release()  # a sketch's K S (n × m) is not kept
             res = svc_nystrom(mode, F, A, fit_linear, fit_gram, tr.dtype)
-            if isinstance(tr, _HostTraining):  # the in-memory test phase's features
+            if not self.torch_fit_:  # the in-memory test phase's features
                 if mode == "spa":
                     self._F = F
                 elif mode == "gsa":
@@ -1508,7 +1524,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
 
             return self._keep_dask(fit_pca(self, X))
         self.dask_fit_ = False
-        tr = _training(self, X)  # numpy, or torch (tensors / device)
+        tr = _Training(self, X)  # numpy, or torch (tensors / device)
         n = tr.n
         check_n_components(self.n_components, np.iinfo(np.int64).max)
         if self.center and n < 2:
