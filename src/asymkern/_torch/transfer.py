@@ -1,10 +1,12 @@
 """Kernel transfer operators on torch: the exact Koopman and Perron–Frobenius estimators with
 their n×n Gram matrices and eigenproblems on the device (private).
 
-:class:`~asymkern.operators.KoopmanOperator` hands ``fit`` / ``predict`` here for torch tensors
-or a set ``device``. :class:`~asymkern.operators.PerronFrobeniusOperator` only takes its
-validated pairs and Gram matrices on the device from here (:func:`transfer_samples_torch`,
-typed :class:`TransferSamples`) and runs its own fit, the code of its numpy fit, on them. The
+:class:`~asymkern.operators.KoopmanOperator` and :class:`~asymkern.operators.
+PerronFrobeniusOperator` take their validated pairs, the observables' values and the Gram matrices
+on the device from here (:func:`transfer_samples_torch`, typed :class:`TransferSamples`;
+:func:`observable_values`) for torch tensors or a set ``device``, and run their own fits, the
+code of their numpy fits, on them; forecasts evaluate k(x, X) coef through
+:func:`asymkern._shared.operators.evaluate`, as the numpy landmark models do. The
 Koopman estimators are those of the numpy path (paper
 002 §4.4; Kostic et al. 2022, §3, dual form), (K̂ f)(x) = k(x, X) U Vᵀ f(Y) with the pairs
 (x_i, y_i), G = k(X, X), C = k(Y, X) and H = k(Y, Y), all formed on the device in float64 (as
@@ -45,11 +47,10 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import ops_of
 from .._dispatch import any_torch, is_torch_tensor, require_torch
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
-from .kernels import TorchKernel
-from .operators import gram
 
 #: machine epsilon of float64
 _EPS = float(np.finfo(np.float64).eps)
@@ -117,7 +118,6 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     return X64.clone(), Yt.to(torch.float64).clone(), dtype, as_numpy
 
 
-# ------------------------------------------------------------------------------ full
 # ------------------------------------------------------------------------------ Koopman
 def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_numpy: bool):
     """The observable values g(y_i) at the shifted samples, validated by the numpy path's
@@ -160,8 +160,8 @@ class TransferSamples:
         The input dtype (outputs follow it).
     as_numpy : bool
         Whether every input was numpy.
-    kernel : TorchKernel
-        The kernel on the device.
+    kernel : Kernel
+        The kernel (``ops.kernel_values`` forms its Gram matrices on the device).
     G : tensor or None
         G_X = k(X0, X0) (symmetrised), float64 (None when not asked for).
     """
@@ -178,13 +178,15 @@ class TransferSamples:
     def gram(self, which: str):
         """The other Gram matrices on the device: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
         ``'out'`` k(Y, Y) (symmetrised)."""
+        values = ops_of(self.X0).kernel_values
         if which == "cross":
-            return gram(self.kernel, self.X1, self.X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
+            return values(self.kernel, self.X1, self.X0,
+                          "the time-lagged Gram matrix [k(y_i, x_j)]")
         if which == "lagged":
-            return gram(self.kernel, self.X0, self.X1,
-                        "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
-        return gram(self.kernel, self.X1, self.X1, "the Gram matrix of the shifted samples y_i",
-                    symmetric=True)
+            return values(self.kernel, self.X0, self.X1,
+                          "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
+        return values(self.kernel, self.X1, None, "the Gram matrix of the shifted samples y_i",
+                      symmetric=True)
 
 
 def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
@@ -211,40 +213,8 @@ def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
     TransferSamples
     """
     X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
-    tk = TorchKernel(kernel, int(X0.shape[1]))
-    G = (gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
-         if with_gram else None)
+    G = (ops_of(X0).kernel_values(kernel, X0, what="the Gram matrix G_X of the samples x_t",
+                                  symmetric=True) if with_gram else None)
     host = (to_numpy(X0).copy(), to_numpy(X1).copy()) if with_gram else (None, None)
     return TransferSamples(X0=X0, X1=X1, X0n=host[0], X1n=host[1],
-                           dtype=dtype, as_numpy=as_numpy, kernel=tk, G=G)
-
-
-def predict_koopman_torch(est, X, coef_of, observable: bool = False):
-    """``KoopmanOperator.predict`` on the torch backend: k(x, X) coef on the device.
-
-    Parameters
-    ----------
-    est : KoopmanOperator
-        Fitted on the torch backend.
-    X : tensor or array-like of shape (n_points, d)
-        Initial states.
-    coef_of : callable
-        Maps the fit's device state (``est._torch_state``) to the forecast coefficients (the
-        estimator's own propagation, on the device).
-    observable : bool, default=False
-        Whether the observables are forecast (1-D when they were).
-
-    Returns
-    -------
-    tensor (tensor input: the fit's device, X's dtype) or ndarray of shape (n_points, d)
-    """
-    from .operators import _transform_input, evaluate
-
-    state, Xn, as_numpy = _transform_input(est, X)
-    out = evaluate(state["kernel"], Xn, state["X"], coef_of(state), "the predictions")
-    if observable and getattr(est, "_obs_1d", False):
-        out = out[:, 0]
-    return to_numpy(out) if as_numpy else out
-
-
-# ------------------------------------------------------------------------------ Perron–Frobenius
+                           dtype=dtype, as_numpy=as_numpy, kernel=kernel, G=G)

@@ -10,10 +10,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._shared.operators import (
+    DeviceState,
     _check_int,
     _check_landmark_options,
+    evaluate,
     landmark_evaluate,
-    landmark_whitening,
+    landmark_step,
 )
 from .._torch import use_torch
 from .._validation import (
@@ -32,7 +34,6 @@ from ._common import (
     _clipped_decomposition,
     _kernel_sparse,
     _landmark_predict,
-    _landmark_stats_in_memory,
     _LandmarkRepresentation,
     _like_input,
     _LowRank,
@@ -370,20 +371,16 @@ class KoopmanOperator(_TransferOperator):
         idx_probe = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         X0, X1 = _snapshot_pairs(self, X, y, lag, None if idx_probe else self.kernel_)
         self._sparse_ok = not idx_probe and _kernel_sparse(self.kernel_)
-        idx = _check_landmark_options(self, X0.shape[0])
-        self.landmarks_ = idx
         n = X0.shape[0]
         self.X_fit_, self.Y_fit_ = X0, X1
         obs = self._observable_data(observables, X0, X1, lag, y is not None)
-        if idx is not None:
-            L = X0[idx]
-            T = landmark_whitening(self.kernel_(L))
-            A, C, FY = _landmark_stats_in_memory(self.kernel_, L, T, X0, X1=X1, Y=X1)
-            FG = None if obs is None else \
-                _landmark_stats_in_memory(self.kernel_, L, T, X0, Y=obs)[2]
+        step = landmark_step(self, self.kernel_, X0, X1=X1, Y=X1, obs=obs)  # None: exact
+        self.landmarks_ = None if step is None else step.idx
+        if step is not None:
+            T, idx = step.T, step.idx
             self.operator_ = None
-            self._set_landmark_model(L, T, A, C, FY, n, eps, FG)
-            F = landmark_evaluate(self.kernel_, L, T, X0)
+            self._set_landmark_model(step.L_host, T, step.A, step.C, step.FY, n, eps, step.FG)
+            F = landmark_evaluate(self.kernel_, step.L, T, X0)
             if kind == "full":
                 rep = _LandmarkRepresentation(F, self._M, T, idx, "out")
             else:  # B = P T U Vᵀ Fᵀ (P scatters the landmark rows)
@@ -402,7 +399,6 @@ class KoopmanOperator(_TransferOperator):
         """The fit on the torch executor: the pairs, the observables and the Gram matrices on
         the device (:mod:`asymkern._torch.transfer`), then :meth:`_fit_grams`, the code of the
         numpy fit; ``_torch_state`` keeps what ``predict`` needs on the device."""
-        from .._torch.operators import landmark_sums_torch
         from .._torch.transfer import observable_values, transfer_samples_torch
 
         kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
@@ -413,19 +409,20 @@ class KoopmanOperator(_TransferOperator):
         self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
         obs = observable_values(self, observables, d.X0, d.X1, lag, y is not None, d.as_numpy)
         if nystrom:  # as after a Dask fit: the landmarks and small matrices only
-            s = landmark_sums_torch(self, d.X0, d.kernel, X1=d.X1, Y=d.X1, obs=obs)
-            self.landmarks_ = s.idx
+            step = landmark_step(self, kernel, d.X0, X1=d.X1, Y=d.X1, obs=obs)
+            assert step is not None  # landmarks were asked for
+            self.landmarks_ = step.idx
             self.X_fit_ = self.Y_fit_ = None
             self.operator_ = None
-            self._torch_state = {"device": d.X0.device, "dtype": d.dtype, "kernel": d.kernel,
-                                 "L": s.L, "kind": "landmark"}
-            return self._set_landmark_model(ops_of(s.L).to_host(s.L), s.T, s.A, s.C, s.FY,
-                                            s.n, eps, s.FG)
+            self._torch_state = DeviceState(device=d.X0.device, dtype=d.dtype, kernel=kernel,
+                                            X=step.L)
+            return self._set_landmark_model(step.L_host, step.T, step.A, step.C, step.FY,
+                                            step.n, eps, step.FG)
         self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
         self.landmarks_ = None
         state = self._fit_grams(kind, eps, d.G, d.gram, d.X1, obs, host=False)
-        self._torch_state = {"device": d.X0.device, "dtype": d.dtype, "kernel": d.kernel,
-                             "X": d.X0, **state}
+        self._torch_state = DeviceState(device=d.X0.device, dtype=d.dtype, kernel=kernel,
+                                        X=d.X0, forecast=state)
         return self
 
     def _fit_grams(self, kind: str, eps: float, G, gram, Y, obs, host: bool) -> dict:
@@ -547,23 +544,21 @@ class KoopmanOperator(_TransferOperator):
         else:
             c = None if fc is None else fc["state"]
         if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
-            from .._torch.transfer import predict_koopman_torch
+            from .._torch.operators import device_points
 
-            return predict_koopman_torch(
-                self, X, lambda state: self._device_coef(state, k, observable), observable)
-        if c is None or (k == 1 and not observable):
-            coef = self._pred_coef
+            state, Xn, back = device_points(self, X)
+            coef = self._device_coef(state.forecast, k, observable)  # on the fit's device
+            out = back(evaluate(self.kernel_, Xn, state.X, coef))
         else:
-            coef = self._propagate(c, k)
-        if getattr(self, "landmarks_", None) is not None:
-            if k > 1 or observable:
-                coef = self._T @ coef
-            out = _landmark_predict(self, X, self.kernel_, self.landmark_points_, coef)
-        else:
-            X_in, X = _transform_X(self, X)
-            out = np.asarray(self.kernel_(X, self.X_fit_)) @ coef
-            out = _like_input(X_in, check_finite_output(out, "the predictions",
-                                                        "rescale X like the training data"))
+            coef = self._pred_coef if c is None or (k == 1 and not observable) else \
+                self._propagate(c, k)
+            if getattr(self, "landmarks_", None) is not None:
+                if k > 1 or observable:
+                    coef = self._T @ coef
+                out = _landmark_predict(self, X, self.kernel_, self.landmark_points_, coef)
+            else:
+                X_in, X = _transform_X(self, X)
+                out = _like_input(X_in, evaluate(self.kernel_, X, self.X_fit_, coef))
         if observable and getattr(self, "_obs_1d", False):
             return out[:, 0]
         return out
