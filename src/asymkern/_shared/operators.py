@@ -365,8 +365,9 @@ def landmark_step(est, kernel, X, X1=None, Y=None, obs=None) -> LandmarkStep | N
     A, C, FY = landmark_sums(block, Tx, X, X1, _dense64(Y))
     FG = None if obs is None else landmark_sums(block, Tx, X, Y=_dense64(obs))[2]
     host = lambda M: None if M is None else ops.to_host(M)  # noqa: E731
-    return LandmarkStep(idx=idx, L=L, L_host=L if sp.issparse(L) else host(L), T=T, A=host(A),
-                        C=host(C), FY=host(FY), FG=host(FG), n=int(X.shape[0]))
+    return LandmarkStep(idx=idx, L=L, L_host=L if sp.issparse(L) else ops.to_host(L), T=T,
+                        A=ops.to_host(A), C=host(C), FY=host(FY), FG=host(FG),
+                        n=int(X.shape[0]))
 
 
 @dataclass(frozen=True)
