@@ -394,8 +394,9 @@ class DeviceState:
         The same for the second view (cross-covariance, kernel CCA).
     cho : tensor, optional
         The Cholesky factor of G_X + nεI (exact conditional mean embedding).
-    forecast : dict, optional
-        The executor arrays a Koopman fit's forecasts iterate (``KoopmanOperator._fit_grams``).
+    forecast : DeviceForecast, optional
+        The executor arrays an exact Koopman fit's forecasts iterate
+        (:class:`asymkern.operators.koopman.DeviceForecast`).
     """
 
     device: Any
@@ -409,7 +410,7 @@ class DeviceState:
     coef_y: Any = None
     offset_y: Any = None
     cho: Any = None
-    forecast: dict | None = None
+    forecast: Any = None
 
 
 def _check_landmark_options(est, n: int):

@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
@@ -61,6 +64,36 @@ from .transfer import (
     _TransferOperator,
     gram_inverse,
 )
+
+
+@dataclass(frozen=True)
+class DeviceForecast:
+    """The executor arrays the forecasts of an exact Koopman fit iterate on its device
+    (``_torch_state.forecast``; the host model keeps the same in ``_fc``).
+
+    Attributes
+    ----------
+    coef : array of shape (n, d)
+        The one-step coefficients ((G + nεI)⁻¹Y for 'full', U VᵀY for 'pcr'/'rrr').
+    state : array
+        What the state forecasts propagate: Y ('full') or VᵀY.
+    obs : array or None
+        The same for the observables: g(Y) ('full') or Vᵀg(Y).
+    solver : GramSolver, optional
+        (G + nεI)⁻¹ ('full').
+    cross : array, optional
+        k(Y, X) ('full').
+    U, M : array, optional
+        The factor U and the r×r matrix M = Vᵀ C U ('pcr'/'rrr').
+    """
+
+    coef: Any
+    state: Any
+    obs: Any
+    solver: Any = None
+    cross: Any = None
+    U: Any = None
+    M: Any = None
 
 
 def _landmark_eig(C, M, k):
@@ -425,14 +458,14 @@ class KoopmanOperator(_TransferOperator):
                                         X=d.X0, forecast=state)
         return self
 
-    def _fit_grams(self, kind: str, eps: float, G, gram, Y, obs, host: bool) -> dict:
+    def _fit_grams(self, kind: str, eps: float, G, gram, Y, obs, host: bool) -> DeviceForecast:
         """The exact fit from G_X, ``gram(which)`` (the other Gram matrices, see
         :meth:`_host_gram`), the shifted samples Y and the observables' values on one executor
         (numpy, or tensors on their device); ``host``: numpy arrays, whose Gram matrices the
         fitted ``operator_`` keeps (else its factors are recomputed on first use).
 
-        Returns the executor arrays the forecasts iterate ('full': the Cholesky factor, k(Y, X),
-        Y, (G + nεI)⁻¹Y and the observables; 'pcr'/'rrr': U, M, VᵀY, U VᵀY and Vᵀg(Y)).
+        Returns the executor arrays the forecasts iterate ('full': the solver, k(Y, X), Y,
+        (G + nεI)⁻¹Y and the observables; 'pcr'/'rrr': U, M, VᵀY, U VᵀY and Vᵀg(Y)).
         """
         ops = ops_of(G)
         n = int(G.shape[0])
@@ -457,8 +490,7 @@ class KoopmanOperator(_TransferOperator):
             self._fc = {"kind": "exact", "U": None, "M": None, "state": ops.to_host(Y),
                         "obs": None if obs is None else ops.to_host(obs)}
             self._finish_full(G, solver.solve(Cyx), X0, n)
-            return {"kind": kind, "solver": solver, "Cyx": Cyx, "Y": Y, "coef": coef,
-                    "obs": obs}
+            return DeviceForecast(coef=coef, state=Y, obs=obs, solver=solver, cross=Cyx)
         r = self._rank(n, "the number of time-lagged pairs")
         U, V, _ = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
         res = reduced_koopman(U, V, G, Cyx, Y, obs)
@@ -466,8 +498,7 @@ class KoopmanOperator(_TransferOperator):
         if host:
             self.operator_._cache["out"] = G
             self.operator_._cache["cross"] = Cyx
-        return {"kind": kind, "U": U, "M": res.M, "state": res.VtY, "coef": res.coef,
-                "obs": res.obs}
+        return DeviceForecast(coef=res.coef, state=res.VtY, obs=res.obs, U=U, M=res.M)
 
     def _set_reduced_exact(self, res, U, V, X0, X1):
         """The fitted attributes of an exact 'pcr'/'rrr' fit from :func:`reduced_koopman`'s
@@ -494,17 +525,15 @@ class KoopmanOperator(_TransferOperator):
                              lambda: self.operator_._gram("cross"))
 
     @staticmethod
-    def _device_coef(state: dict, n_steps: int, observable: bool):
+    def _device_coef(fc: DeviceForecast, n_steps: int, observable: bool):
         """The forecast coefficients from the executor arrays of a torch fit (``_fit_grams``'s
-        state), on their device: the propagation of the host model."""
-        full = state["kind"] == "full"
-        c = state["obs"] if observable else state["Y" if full else "state"]
+        :class:`DeviceForecast`), on their device: the propagation of the host model."""
+        c = fc.obs if observable else fc.state
         if n_steps == 1 and not observable:
-            return state["coef"]
-        if full:
-            return forecast_coef(c, n_steps, None, None, state["solver"].solve,
-                                 lambda: state["Cyx"])
-        return forecast_coef(c, n_steps, state["U"], state["M"], None, None)
+            return fc.coef
+        if fc.solver is not None:  # 'full'
+            return forecast_coef(c, n_steps, None, None, fc.solver.solve, lambda: fc.cross)
+        return forecast_coef(c, n_steps, fc.U, fc.M, None, None)
 
     def predict(self, X, n_steps: int = 1, observable: bool = False) -> np.ndarray:
         """Forecast the state (or the observables) ``n_steps`` lags ahead.
