@@ -81,24 +81,12 @@ def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSa
     -------
     OperatorSamples
     """
-    from .._validation import check_input, check_tensor_input
-
     torch = require_torch()
-    if kernel_y is None:
-        dev = resolve_device(est.device, X)
-        as_numpy = not any_torch(X)
-        if as_numpy:
-            X = check_input(est, X, reset=True, min_samples=2)
-        Xt = as_tensor(X, dev, "X")
-        if not as_numpy:
-            check_tensor_input(est, Xt)
-        Y64 = None
-    else:
-        if est.method != "qr":
-            raise NotImplementedError(f"method={est.method!r} is not available on the torch "
-                                      "backend; use method='qr' or device=None with numpy input")
-        dev, as_numpy, Xt, Yt = paired_input(est, X, y)
-        Y64 = Yt.to(torch.float64, copy=True)
+    if kernel_y is not None and est.method != "qr":
+        raise NotImplementedError(f"method={est.method!r} is not available on the torch "
+                                  "backend; use method='qr' or device=None with numpy input")
+    dev, as_numpy, Xt, Yt = paired_input(est, X, y, paired=kernel_y is not None)
+    Y64 = None if Yt is None else Yt.to(torch.float64, copy=True)
     X64 = Xt.to(torch.float64, copy=True)  # the model never shares the caller's memory
     return OperatorSamples(X=X64, kernel_x=kernel_x, device=dev, dtype=Xt.dtype,
                            as_numpy=as_numpy, Y=Y64, kernel_y=kernel_y)
@@ -156,25 +144,30 @@ def device_points(est, X, view: str = "x"):
     return state, Xn, back
 
 
-def paired_input(est, X, Y):
-    """Validate the paired samples (x_i, y_i) of a torch fit and move them to the device.
+def paired_input(est, X, Y, paired: bool = True):
+    """Validate the paired samples (x_i, y_i) of a torch fit (X alone without ``paired``) and
+    move them to the device.
 
     Parameters
     ----------
     est : estimator
         The estimator being fitted (``device``; ``n_features_in_`` is set).
     X : tensor or array-like of shape (n, d_x)
-    Y : tensor or array-like of shape (n,) or (n, d_y)
+    Y : tensor or array-like of shape (n,) or (n, d_y), or None
+        The paired samples (ignored without ``paired``).
+    paired : bool, default=True
+        Whether Y is required.
 
     Returns
     -------
-    device, bool, tensor, tensor
-        The device, whether the inputs were numpy (numpy outputs then), X and Y (2-D) on the
-        device in their own dtypes.
+    device, bool, tensor, tensor or None
+        The device, whether the inputs were numpy (numpy outputs then), X and Y (2-D; None
+        without ``paired``) on the device in their own dtypes.
     """
     from .._validation import check_input, check_tensor_input
 
-    if Y is None:
+    Y = Y if paired else None
+    if paired and Y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
                          "None (paired samples y of shape (n_samples,) or (n_samples, d_y) are "
                          "needed)")
@@ -183,9 +176,11 @@ def paired_input(est, X, Y):
     if as_numpy:
         X = check_input(est, X, reset=True, min_samples=2)
     Xt = as_tensor(X, dev, "X")
-    Yt = as_tensor(two_d(Y), dev, "y")
     if not as_numpy:
         check_tensor_input(est, Xt)
+    if Y is None:
+        return dev, as_numpy, Xt, None
+    Yt = as_tensor(two_d(Y), dev, "y")
     if Yt.shape[0] != Xt.shape[0]:
         raise ValueError(f"y has {Yt.shape[0]} samples; expected {Xt.shape[0]}, one per row "
                          "of X (paired samples (x_i, y_i))")
