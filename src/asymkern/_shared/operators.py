@@ -413,6 +413,50 @@ class DeviceState:
     forecast: Any = None
 
 
+def lagged_pairs(X, Y, lag: int):
+    """The time-lagged pairs (x_i, y_i) of a transfer-operator fit from validated samples, on
+    their executor (the transfer operators of Mollenhauer et al., 2020, §4.4).
+
+    ``Y`` None: X is one trajectory (rows = time steps), pairs (x_t, x_{t+lag}) (views of X:
+    the caller copies). Otherwise Y holds the time-shifted snapshots y_i = Ξ^τ(x_i) and must
+    have X's shape (n, d); a 1-D Y is accepted only when X has a single feature (d = 1).
+    Anything else — e.g. class labels — is a ``ValueError`` naming y and the expected shape,
+    never a silently different estimator.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        The validated samples (numpy, CSR or a tensor).
+    Y : array or None
+        The time-shifted snapshots (any executor's array; its own checks are the caller's).
+    lag : int
+        τ in steps for a trajectory.
+
+    Returns
+    -------
+    X0, X1 : arrays of shape (n', d)
+        The pairs (X, and Y as 2-D, when Y is given).
+
+    Raises
+    ------
+    ValueError
+        For a trajectory shorter than lag + 2, or a Y whose shape is not X's.
+    """
+    n, d = int(X.shape[0]), int(X.shape[1])
+    if Y is None:
+        if lag >= n - 1:
+            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
+                             f"{n} minus one (at least two time-lagged pairs)")
+        return X[:-lag], X[lag:]
+    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
+                f"{(n, d)} (or y=None when X is one trajectory)")
+    if Y.ndim == 1 and d == 1:
+        Y = Y.reshape(-1, 1)
+    if Y.ndim != 2 or tuple(Y.shape) != (n, d):
+        raise ValueError(f"y has shape {tuple(Y.shape)}; {expected}")
+    return X, Y
+
+
 def _check_landmark_options(est, n: int):
     """Landmark indices (or None for the exact estimator): same draws for every executor."""
     from ..landmarks import select_landmarks

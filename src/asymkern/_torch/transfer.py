@@ -49,6 +49,7 @@ import numpy as np
 
 from .._backend import ops_of
 from .._dispatch import any_torch, is_torch_tensor, require_torch
+from .._shared.operators import lagged_pairs
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
 
@@ -59,7 +60,8 @@ _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 # ------------------------------------------------------------------------------ inputs
 def snapshot_pairs_torch(est, X, y, lag: int, device):
-    """The time-lagged pairs (x_i, y_i) on the device, with the numpy path's validation.
+    """The time-lagged pairs (x_i, y_i) on the device, with the numpy path's validation
+    (:func:`asymkern._shared.operators.lagged_pairs`, the pairs of every executor).
 
     Parameters
     ----------
@@ -97,25 +99,11 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     Xt = as_tensor(X, dev, "X")
     if is_torch_tensor(X):
         check_tensor_input(est, Xt)
-    dtype = Xt.dtype
-    X64 = Xt.to(torch.float64)
-    n, d = int(X64.shape[0]), int(X64.shape[1])
-    if y is None:
-        if lag >= n - 1:
-            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
-                             f"{n} minus one (at least two time-lagged pairs)")
-        return X64[:-lag].clone(), X64[lag:].clone(), dtype, as_numpy
-    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
-                f"{(n, d)} (or y=None when X is one trajectory)")
-    Y = y if is_torch_tensor(y) else as_data(y, "y", ensure_2d=False)
-    if Y.ndim == 1 and d == 1:
-        Y = Y.reshape(-1, 1)
-    if Y.ndim != 2:
-        raise ValueError(f"y has shape {tuple(Y.shape)}; {expected}")
-    Yt = as_tensor(Y, dev, "y")
-    if tuple(Yt.shape) != (n, d):
-        raise ValueError(f"y has shape {tuple(Yt.shape)}; {expected}")
-    return X64.clone(), Yt.to(torch.float64).clone(), dtype, as_numpy
+    Y = y if y is None or is_torch_tensor(y) else as_data(y, "y", ensure_2d=False)
+    X0, X1 = lagged_pairs(Xt.to(torch.float64), Y, lag)
+    if y is not None:  # on the device, float64, checked as X is
+        X1 = as_tensor(X1, dev, "y").to(torch.float64)
+    return X0.clone(), X1.clone(), Xt.dtype, as_numpy
 
 
 # ------------------------------------------------------------------------------ Koopman

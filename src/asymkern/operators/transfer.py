@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._shared.operators import (
     _check_int,
     _check_timestep,
+    lagged_pairs,
 )
 from .._validation import (
     DEPRECATED,
@@ -147,32 +148,21 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
     """
     sparse_ok = _kernel_sparse(kernel)
     X = _c_copy(check_input(est, X, reset=True, allow_sparse=sparse_ok, min_samples=2))
+    if sp.issparse(y) and not sparse_ok:
+        why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
+               else "the landmark (Nyström) fit needs dense samples")
+        raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
+    if y is not None:
+        y = as_data(y, "y", allow_sparse=True) if sp.issparse(y) else \
+            as_data(y, "y", ensure_2d=False)
+    X0, X1 = lagged_pairs(X, y, lag)  # the pairs of every executor
     if y is None:
-        if lag >= X.shape[0] - 1:
-            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
-                             f"{X.shape[0]} minus one (at least two time-lagged pairs)")
-        return X[:-lag].copy(), X[lag:].copy()
-    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
-                f"{X.shape} (or y=None when X is one trajectory)")
-    if sp.issparse(y):
-        if not sparse_ok:
-            why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
-                   else "the landmark (Nyström) fit needs dense samples")
-            raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
-        Y = _c_copy(as_data(y, "y", allow_sparse=True))
-    else:
-        Y = as_data(y, "y", ensure_2d=False)
-        if Y.ndim == 1 and X.shape[1] == 1:
-            Y = Y.reshape(-1, 1)
-        if Y.ndim != 2:
-            raise ValueError(f"y has shape {Y.shape}; {expected}")
-        Y = _c_copy(Y)
-    if Y.shape != X.shape:
-        raise ValueError(f"y has shape {Y.shape}; {expected}")
-    if sp.issparse(X) != sp.issparse(Y):  # one representation for the Gram evaluations
+        return X0.copy(), X1.copy()
+    X1 = _c_copy(X1)
+    if sp.issparse(X) != sp.issparse(X1):  # one representation for the Gram evaluations
         X = sp.csr_matrix(X) if not sp.issparse(X) else X
-        Y = sp.csr_matrix(Y) if not sp.issparse(Y) else Y
-    return X, Y
+        X1 = sp.csr_matrix(X1) if not sp.issparse(X1) else X1
+    return X, X1
 
 
 def _reduced_factors(kind: str, G, gram_H, r: int, shift: float):
