@@ -181,9 +181,11 @@ def _pair_f64(X, L, ops: ArrayOps | None = None):
 
 def kernel_block(kernel, P, L):
     """The dense float64 k(P, L) on the executor of P and L (numpy: one representation,
-    :func:`_pair_f64`), from the executor's kernel matrix ``ops.kernel_matrix``."""
+    :func:`_pair_f64`), from the executor's kernel matrix ``ops.kernel_matrix`` (numpy's
+    :meth:`~asymkern.kernels.KernelMatrix.to_array`: blocked, within ``max_dense_memory``)."""
     ops = ops_of(P, L)
-    return ops.astype(ops.kernel_matrix(kernel, *_pair_f64(P, L, ops)).to_dense(), np.float64)
+    M = ops.kernel_matrix(kernel, *_pair_f64(P, L, ops))
+    return ops.astype(getattr(M, "to_array", M.to_dense)(), np.float64)
 
 
 def checked(ops: ArrayOps, values, what: str, hint: str = ""):
