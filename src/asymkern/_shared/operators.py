@@ -26,6 +26,8 @@ from .._validation import check_finite_output, check_indices, check_random_state
 from ..kernels import CallableKernel, Kernel, get_kernel
 from ..kernels._registry import check_callable_params
 
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
+
 
 def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> Kernel:
     """A symmetric PSD kernel for Mollenhauer et al. (2020) from a name, a :class:`Kernel` or a
@@ -186,6 +188,25 @@ def kernel_block(kernel, P, L):
     ops = ops_of(P, L)
     M = ops.kernel_matrix(kernel, *_pair_f64(P, L, ops))
     return ops.astype(getattr(M, "to_array", M.to_dense)(), np.float64)
+
+
+def gram(kernel, A, B=None, what: str = "the Gram matrix", hint: str = _RESCALE,
+         symmetric: bool = False):
+    """The checked Gram matrix k(A, B) (``B`` None: A against itself) of every executor.
+
+    Dense float64 on the executor of A (:func:`kernel_block`: numpy within
+    ``max_dense_memory``, a tensor on its device), refused with the numpy path's
+    ``OverflowError`` naming ``what`` (and suggesting ``hint``) when it is not finite;
+    ``symmetric`` returns (K + Kᵀ)/2. The Gram matrices G_Φ = [k(x_i, x_j)] of the empirical
+    operators of Mollenhauer et al. (2020), §4.
+
+    Returns
+    -------
+    array of shape (n_A, n_B)
+    """
+    ops = ops_of(A, B)
+    K = checked(ops, kernel_block(kernel, A, A if B is None else B), what, hint)
+    return 0.5 * (K + K.T) if symmetric else K
 
 
 def checked(ops: ArrayOps, values, what: str, hint: str = ""):
@@ -360,8 +381,8 @@ def landmark_step(est, kernel, X, X1=None, Y=None, obs=None) -> LandmarkStep | N
     if idx is None:
         return None
     L = X[ops.index(idx, X)]
-    K_LL = ops.kernel_values(kernel, L, what="the landmark Gram matrix K_LL", symmetric=True)
-    T = landmark_whitening(ops.to_host(K_LL))
+    T = landmark_whitening(ops.to_host(gram(kernel, L, what="the landmark Gram matrix K_LL",
+                                            symmetric=True)))
     Tx = ops.from_host(T, L, np.float64)
     block = lambda P: kernel_block(kernel, P, L)  # noqa: E731
     A, C, FY = landmark_sums(block, Tx, X, X1, _dense64(Y))

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._backend import ops_of
 from .._dispatch import require_torch
+from .._shared.operators import gram
 from .operators import paired_input
 
 
@@ -75,6 +75,5 @@ def cme_samples_torch(est, X, y, kernel_x, with_gram: bool = True) -> CMESamples
     torch = require_torch()
     dev, as_numpy, Xt, Yt = paired_input(est, X, y)
     X64, Y64 = Xt.to(torch.float64, copy=True), Yt.to(torch.float64, copy=True)
-    G = (ops_of(X64).kernel_values(kernel_x, X64, what="the Gram matrix G_X of X")
-         if with_gram else None)
+    G = gram(kernel_x, X64, what="the Gram matrix G_X of X") if with_gram else None
     return CMESamples(X=X64, Y=Y64, G=G, device=dev, dtype=Xt.dtype, as_numpy=as_numpy)

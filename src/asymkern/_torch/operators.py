@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import ops_of
 from .._dispatch import any_torch, require_torch
+from .._shared.operators import gram
 from .device import as_tensor, resolve_device, to_numpy
 
 
@@ -56,7 +56,7 @@ class OperatorSamples:
         the device."""
         Z, k = (self.X, self.kernel_x) if which == "x" else (self.Y, self.kernel_y)
         name = "X (input)" if which == "x" else "y (output)"
-        return ops_of(Z).kernel_values(k, Z, what=f"the Gram matrix of {name}", symmetric=True)
+        return gram(k, Z, what=f"the Gram matrix of {name}", symmetric=True)
 
     def host(self):
         """(X, Y) as float64 numpy copies (Y None for one view)."""

@@ -47,15 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import ops_of
 from .._dispatch import any_torch, is_torch_tensor, require_torch
-from .._shared.operators import lagged_pairs
+from .._shared.operators import gram, lagged_pairs
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
-
-#: machine epsilon of float64
-_EPS = float(np.finfo(np.float64).eps)
-_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 # ------------------------------------------------------------------------------ inputs
@@ -148,10 +143,8 @@ class TransferSamples:
         The input dtype (outputs follow it).
     as_numpy : bool
         Whether every input was numpy.
-    kernel : Kernel
-        The kernel (``ops.kernel_values`` forms its Gram matrices on the device).
     G : tensor or None
-        G_X = k(X0, X0) (symmetrised), float64 (None when not asked for).
+        G_X = k(X0, X0), float64 (None when not asked for).
     """
 
     X0: Any
@@ -160,21 +153,7 @@ class TransferSamples:
     X1n: np.ndarray | None
     dtype: Any
     as_numpy: bool
-    kernel: Any
     G: Any
-
-    def gram(self, which: str):
-        """The other Gram matrices on the device: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
-        ``'out'`` k(Y, Y) (symmetrised)."""
-        values = ops_of(self.X0).kernel_values
-        if which == "cross":
-            return values(self.kernel, self.X1, self.X0,
-                          "the time-lagged Gram matrix [k(y_i, x_j)]")
-        if which == "lagged":
-            return values(self.kernel, self.X0, self.X1,
-                          "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
-        return values(self.kernel, self.X1, None, "the Gram matrix of the shifted samples y_i",
-                      symmetric=True)
 
 
 def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
@@ -201,8 +180,8 @@ def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
     TransferSamples
     """
     X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
-    G = (ops_of(X0).kernel_values(kernel, X0, what="the Gram matrix G_X of the samples x_t",
-                                  symmetric=True) if with_gram else None)
+    G = (gram(kernel, X0, what="the Gram matrix G_X of the samples x_t")
+         if with_gram else None)
     host = (to_numpy(X0).copy(), to_numpy(X1).copy()) if with_gram else (None, None)
     return TransferSamples(X0=X0, X1=X1, X0n=host[0], X1n=host[1],
-                           dtype=dtype, as_numpy=as_numpy, kernel=kernel, G=G)
+                           dtype=dtype, as_numpy=as_numpy, G=G)

@@ -19,14 +19,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import NUMPY
 from .._shared.operators import (
+    _RESCALE,  # noqa: F401 - the estimators' hint, imported from here
     _check_int,
     _check_reg,
     evaluate,
+    gram,
 )
 from .._torch import use_torch
 from .._validation import (
     as_data,
-    check_finite_output,
     check_input,
     clip_count,
     renamed_param,
@@ -39,8 +40,6 @@ from .empirical import (
     _center_gram,
     as_rkhs_kernel,
 )
-
-_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 def _like_input(X_in, values):
@@ -92,8 +91,7 @@ class _Recomputable:
 
 
 def _sym_gram(kernel, X, center: bool = False) -> np.ndarray:
-    G = np.asarray(kernel(X), dtype=np.float64)
-    check_finite_output(G, "the Gram matrix of the samples", _RESCALE)
+    G = gram(kernel, X, what="the Gram matrix of the samples")
     return _center_gram(G, center, center) if center else G
 
 

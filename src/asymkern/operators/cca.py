@@ -11,6 +11,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
+from .._shared.operators import gram
 from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
@@ -19,7 +20,6 @@ from .._validation import (
 )
 from ..linalg.operator_svd import gram_eigh, svd_qr
 from ._common import (
-    _RESCALE,
     _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
@@ -188,9 +188,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
             return self._fit_torch(X, y, kx, ky, eps)
         X, Y2, n = _fit_pair(self, X, y, kx, ky)
         c = bool(self.center)
-        Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
-        Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of y",
-                                              "rescale y or change kernel_y's parameters"), c, c)
+        Gx = _center_gram(gram(kx, X, what="the Gram matrix of X"), c, c)
+        Gy = _center_gram(gram(ky, Y2, what="the Gram matrix of y",
+                               hint="rescale y or change kernel_y's parameters"), c, c)
         Fx, Fy, B = self._factors(Gx, Gy, n * eps, source=(kx, X, ky, Y2, c, n * eps))
         op = EmpiricalOperator(kx, X, ky, Y2, B, center_in=c, center_out=c)
         op._cache["in"], op._cache["out"] = Gx, Gy

@@ -16,6 +16,7 @@ from .._shared.operators import (
     DeviceState,
     _check_landmark_options,
     evaluate,
+    gram,
     landmark_evaluate,
     landmark_step,
 )
@@ -220,8 +221,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
                 self.kernel_x_, X, self.kernel_y_, Y2,
                 _LandmarkRepresentation(F, self._M, step.T, step.idx, "in"))
             return self
-        G = np.asarray(self.kernel_x_(X), dtype=np.float64)
-        check_finite_output(G, "the Gram matrix G_X of X", _RESCALE)
+        G = gram(self.kernel_x_, X, what="the Gram matrix G_X of X")
         cho, self.dual_coef_ = _cme_coefficients(G, Yd, n * eps)
         B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_x_, X), factor=cho)
         self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
@@ -300,10 +300,9 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             from .._torch.operators import device_points
 
             state, Xn, back = device_points(self, X)
-            ops = ops_of(Xn)
-            K = ops.kernel_values(self.kernel_x_, state.X, ops.astype(Xn, np.float64),
-                                  what="the kernel values k(x_i, x)")
-            return back(ops.cho_solve(state.cho, K), host64=True)
+            K = gram(self.kernel_x_, state.X, Xn, "the kernel values k(x_i, x)",
+                     "rescale X like the training data")
+            return back(ops_of(Xn).cho_solve(state.cho, K), host64=True)
         X = check_input(self, X, reset=False, allow_sparse=getattr(self, "_sparse_ok", False))
         if getattr(self, "landmarks_", None) is not None:
             L, T = self.landmark_points_, self._T

@@ -17,6 +17,7 @@ from .._shared.operators import (
     _check_int,
     _check_landmark_options,
     evaluate,
+    gram,
     landmark_evaluate,
     landmark_step,
 )
@@ -422,10 +423,9 @@ class KoopmanOperator(_TransferOperator):
                 rep = _LowRank(Ub, F @ self._fc["V"])
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, rep)
             return self
-        G = np.asarray(self.kernel_(X0), dtype=np.float64)
-        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
+        G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
         X1d = X1.toarray() if sp.issparse(X1) else X1
-        self._fit_grams(kind, eps, G, self._host_gram(X0, X1), X1d, obs, host=True)
+        self._fit_grams(kind, eps, G, self._pair_grams(X0, X1), X1d, obs, host=True)
         return self
 
     def _fit_torch(self, X, y, kind: str, eps: float, lag: int, observables):
@@ -453,14 +453,15 @@ class KoopmanOperator(_TransferOperator):
                                             step.n, eps, step.FG)
         self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
         self.landmarks_ = None
-        state = self._fit_grams(kind, eps, d.G, d.gram, d.X1, obs, host=False)
+        state = self._fit_grams(kind, eps, d.G, self._pair_grams(d.X0, d.X1), d.X1, obs,
+                                host=False)
         self._torch_state = DeviceState(device=d.X0.device, dtype=d.dtype, kernel=kernel,
                                         X=d.X0, forecast=state)
         return self
 
     def _fit_grams(self, kind: str, eps: float, G, gram, Y, obs, host: bool) -> DeviceForecast:
         """The exact fit from G_X, ``gram(which)`` (the other Gram matrices, see
-        :meth:`_host_gram`), the shifted samples Y and the observables' values on one executor
+        :meth:`_pair_grams`), the shifted samples Y and the observables' values on one executor
         (numpy, or tensors on their device); ``host``: numpy arrays, whose Gram matrices the
         fitted ``operator_`` keeps (else its factors are recomputed on first use).
 

@@ -15,12 +15,12 @@ from sklearn.utils.validation import check_is_fitted
 from .._shared.operators import (
     _check_int,
     _check_timestep,
+    gram,
     lagged_pairs,
 )
 from .._validation import (
     DEPRECATED,
     as_data,
-    check_finite_output,
     check_input,
     clip_count,
     renamed_param,
@@ -225,21 +225,22 @@ class _TransferOperator(_OperatorEstimator):
         self._timestep()
         return kind, eps, _check_int(self.lag, "lag")
 
-    def _host_gram(self, X0, X1):
-        """``gram(which)`` for numpy pairs: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
-        ``'out'`` k(Y, Y), float64, refused (OverflowError) when not finite."""
+    def _pair_grams(self, X0, X1):
+        """``gram(which)`` for the pairs on their executor (numpy, or tensors on their
+        device): ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y), ``'out'`` k(Y, Y),
+        float64, refused (OverflowError) when not finite
+        (:func:`asymkern._shared.operators.gram`)."""
         lagged_hint = "rescale X (and Y) or choose a kernel parameter that keeps it finite"
         table = {"cross": (X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE),
                  "lagged": (X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
                             lagged_hint),
                  "out": (X1, None, "the Gram matrix of the shifted samples y_i", _RESCALE)}
 
-        def gram(which: str):
+        def pair_gram(which: str):
             A, B, what, hint = table[which]
-            K = self.kernel_(A) if B is None else self.kernel_(A, B)
-            return check_finite_output(np.asarray(K, dtype=np.float64), what, hint)
+            return gram(self.kernel_, A, B, what, hint)
 
-        return gram
+        return pair_gram
 
     def _lagged_gram(self, X, y):
         """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
@@ -249,8 +250,7 @@ class _TransferOperator(_OperatorEstimator):
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
         self._sparse_ok = _kernel_sparse(self.kernel_)
-        G = np.asarray(self.kernel_(X0), dtype=np.float64)
-        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
+        G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
         return eps, X0, X1, X0.shape[0], G
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
