@@ -3,12 +3,17 @@
 The kernel check of Mollenhauer et al. (2020) (:func:`as_rkhs_kernel`), the parameter checks, the
 landmark draw, and the executor-agnostic steps of the estimators, written against the executor's
 primitives ``ops = asymkern._backend.ops_of(array)`` and its kernel matrices
-(``ops.kernel_matrix`` / ``ops.kernel_values``): the landmark step of the Nyström-restricted
-estimators (:func:`landmark_step`: indices, landmarks, whitening and the row-block sums), the
-evaluation Σ_i coef_ij k(p, c_i) of fitted functions (:func:`evaluate`) and the device state a fit
-on an executor other than numpy keeps (:class:`DeviceState`). :mod:`asymkern.operators` calls them
+(``ops.kernel_matrix``): the checked Gram matrix (:func:`gram`), the landmark step of the
+Nyström-restricted estimators (:func:`landmark_step`: indices, landmarks, whitening and the
+row-block sums), the evaluation Σ_i coef_ij k(p, c_i) of fitted functions (:func:`evaluate`), the
+time-lagged pairs of the transfer operators (:func:`lagged_pairs`) and the device state a fit on
+an executor other than numpy keeps (:class:`DeviceState`). :mod:`asymkern.operators` calls them
 for numpy arrays and torch tensors alike; the Dask tasks call the block functions
 (:func:`landmark_stats`, :func:`landmark_evaluate`).
+
+:func:`gram` keeps the numpy path's contract on every executor (an ``OverflowError`` naming the
+matrix, numpy's ``max_dense_memory`` check), which ``ops.kernel_values`` does not (a
+``ValueError``; numpy's ``to_dense`` has no budget check).
 """
 
 from __future__ import annotations
@@ -349,7 +354,7 @@ def landmark_step(est, kernel, X, X1=None, Y=None, obs=None) -> LandmarkStep | N
     """The landmark step of a conditional mean embedding or Koopman fit, on any executor.
 
     The landmarks are drawn as on every executor (:func:`_check_landmark_options`), K_LL is
-    formed on the executor (``ops.kernel_values``) and whitened on the host (m×m), and the
+    formed on the executor (:func:`gram`) and whitened on the host (m×m), and the
     n×m blocks k(X, L) are reduced on the executor, ``working_memory`` MiB at a time, to the
     p×p and p×d sums the estimators need (:func:`landmark_sums`): with F = k(X, L) T and
     F⁺ = k(X1, L) T, the operators of Mollenhauer et al. (2020), §4.3–4.4, restricted to the

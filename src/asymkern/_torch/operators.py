@@ -5,7 +5,7 @@ CrossCovarianceOperator`, :class:`~asymkern.operators.KernelCCA`, :class:`~asymk
 ConditionalMeanEmbedding` and :class:`~asymkern.operators.KoopmanOperator` run their fits once, in
 :mod:`asymkern.operators` on top of the kernel QR route of :mod:`asymkern.linalg.operator_svd`
 (pivoted Cholesky, Cor. 3.5 and 3.6 of Mollenhauer et al., 2020) and the executor-agnostic steps
-of :mod:`asymkern._shared.operators` (Gram matrices through ``ops.kernel_values``, the landmark
+of :mod:`asymkern._shared.operators` (the checked Gram matrices, the landmark
 step, the evaluation of fitted functions), which work with the executor's primitives; for torch
 tensors or a set ``device`` they take from here only what is executor-specific: the validated
 samples as float64 copies on the device (:func:`operator_samples`, :func:`paired_input`) and the
