@@ -178,12 +178,18 @@ def landmark_whitening(K_LL: np.ndarray) -> np.ndarray:
 def _pair_f64(X, L, ops: ArrayOps | None = None):
     """X and L in float64 and one representation: both CSR when either is sparse (a kernel that
     accepts sparse input evaluates CSR against CSR), else both dense arrays of ``ops``'s
-    executor (numpy by default)."""
-    if sp.issparse(X) or sp.issparse(L):
-        return sp.csr_matrix(X, dtype=np.float64), sp.csr_matrix(L, dtype=np.float64)
-    if ops is None or ops.name == "numpy":
-        return np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)
-    return ops.astype(X, np.float64), ops.astype(L, np.float64)
+    executor (numpy by default); one object for X against itself."""
+    sparse = sp.issparse(X) or sp.issparse(L)
+
+    def f64(A):
+        if sparse:
+            return sp.csr_matrix(A, dtype=np.float64)
+        if ops is None or ops.name == "numpy":
+            return np.asarray(A, dtype=np.float64)
+        return ops.astype(A, np.float64)
+
+    Xf = f64(X)
+    return Xf, Xf if L is X else f64(L)
 
 
 def kernel_block(kernel, P, L):
