@@ -1,22 +1,37 @@
-"""Pieces of the RKHS operator estimators shared with the Dask executor (asymkern._dask.operators).
+"""Pieces of the RKHS operator estimators written once for every executor (numpy, torch, Dask).
 
 The kernel check of Mollenhauer et al. (2020) (:func:`as_rkhs_kernel`), the parameter checks, the
-landmark draw and the row-block functions of the Nyström-restricted estimators (one block function,
-two executors: :func:`landmark_stats`, :func:`landmark_evaluate`). :mod:`asymkern.operators`
-re-exports what it uses.
+landmark draw, and the executor-agnostic steps of the estimators, written against the executor's
+primitives ``ops = asymkern._backend.ops_of(array)`` and its kernel matrices
+(``ops.kernel_matrix``): the checked Gram matrix (:func:`gram`), the landmark step of the
+Nyström-restricted estimators (:func:`landmark_step`: indices, landmarks, whitening and the
+row-block sums), the evaluation Σ_i coef_ij k(p, c_i) of fitted functions (:func:`evaluate`), the
+time-lagged pairs of the transfer operators (:func:`lagged_pairs`) and the device state a fit on
+an executor other than numpy keeps (:class:`DeviceState`). :mod:`asymkern.operators` calls them
+for numpy arrays and torch tensors alike; the Dask tasks call the block functions
+(:func:`landmark_stats`, :func:`landmark_evaluate`).
+
+:func:`gram` keeps the numpy path's contract on every executor (an ``OverflowError`` naming the
+matrix, numpy's ``max_dense_memory`` check), which ``ops.kernel_values`` does not (a
+``ValueError``; numpy's ``to_dense`` has no budget check).
 """
 
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from .._validation import check_indices, check_random_state, clip_count
+from .._backend import ArrayOps, ops_of
+from .._validation import check_finite_output, check_indices, check_random_state, clip_count
 from ..kernels import CallableKernel, Kernel, get_kernel
 from ..kernels._registry import check_callable_params
+
+_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> Kernel:
@@ -160,26 +175,119 @@ def landmark_whitening(K_LL: np.ndarray) -> np.ndarray:
     return Q[:, keep] / np.sqrt(lam[keep])
 
 
-def _pair_f64(X, L):
+def _pair_f64(X, L, ops: ArrayOps | None = None):
     """X and L in float64 and one representation: both CSR when either is sparse (a kernel that
-    accepts sparse input evaluates CSR against CSR), else both dense."""
-    if sp.issparse(X) or sp.issparse(L):
-        return sp.csr_matrix(X, dtype=np.float64), sp.csr_matrix(L, dtype=np.float64)
-    return np.asarray(X, dtype=np.float64), np.asarray(L, dtype=np.float64)
+    accepts sparse input evaluates CSR against CSR), else both dense arrays of ``ops``'s
+    executor (numpy by default); one object for X against itself."""
+    sparse = sp.issparse(X) or sp.issparse(L)
+
+    def f64(A):
+        if sparse:
+            return sp.csr_matrix(A, dtype=np.float64)
+        if ops is None or ops.name == "numpy":
+            return np.asarray(A, dtype=np.float64)
+        return ops.astype(A, np.float64)
+
+    Xf = f64(X)
+    return Xf, Xf if L is X else f64(L)
+
+
+def kernel_block(kernel, P, L):
+    """The dense float64 k(P, L) on the executor of P and L (numpy: one representation,
+    :func:`_pair_f64`), from the executor's kernel matrix ``ops.kernel_matrix`` (numpy's
+    :meth:`~asymkern.kernels.KernelMatrix.to_array`: blocked, within ``max_dense_memory``)."""
+    ops = ops_of(P, L)
+    M = ops.kernel_matrix(kernel, *_pair_f64(P, L, ops))
+    return ops.astype(getattr(M, "to_array", M.to_dense)(), np.float64)
+
+
+def gram(kernel, A, B=None, what: str = "the Gram matrix", hint: str = _RESCALE,
+         symmetric: bool = False):
+    """The checked Gram matrix k(A, B) (``B`` None: A against itself) of every executor.
+
+    Dense float64 on the executor of A (:func:`kernel_block`: numpy within
+    ``max_dense_memory``, a tensor on its device), refused with the numpy path's
+    ``OverflowError`` naming ``what`` (and suggesting ``hint``) when it is not finite;
+    ``symmetric`` returns (K + Kᵀ)/2. The Gram matrices G_Φ = [k(x_i, x_j)] of the empirical
+    operators of Mollenhauer et al. (2020), §4.
+
+    Returns
+    -------
+    array of shape (n_A, n_B)
+    """
+    ops = ops_of(A, B)
+    K = checked(ops, kernel_block(kernel, A, A if B is None else B), what, hint)
+    return 0.5 * (K + K.T) if symmetric else K
+
+
+def checked(ops: ArrayOps, values, what: str, hint: str = ""):
+    """``values`` (an array of ``ops``'s executor), refused with the numpy path's
+    ``OverflowError`` naming ``what`` when they are not finite although the input was."""
+    if not ops.all_finite(values):
+        check_finite_output(ops.to_host(values), what, hint)
+    return values
+
+
+def evaluate(kernel, P, centers, coef, what: str = "the predictions", offset=None,
+             hint: str = "rescale X like the training data"):
+    """Σ_i coef_ij k(p, c_i) − offset_j at the rows p of P: the values of fitted RKHS functions
+    (Mollenhauer et al., 2020, §3) on any executor.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The (numpy-side) kernel; the executor's kernel matrix of P and ``centers`` streams the
+        product in blocks (float64; numpy pairs as :func:`_pair_f64` makes them).
+    P : array of shape (n_points, d)
+        The points, on the executor of ``centers`` (numpy, CSR, or a tensor on its device).
+    centers : array of shape (n_centers, d)
+        The expansion points (samples or landmarks).
+    coef : array of shape (n_centers, k)
+        The coefficients (a host array or one of the executor).
+    what : str, default='the predictions'
+        The name of the values in the error message.
+    offset : array of shape (k,), optional
+        Subtracted from every row (the training means of centred functions).
+    hint : str
+        What the error message suggests.
+
+    Returns
+    -------
+    array of shape (n_points, k)
+        Float64, on the executor of ``centers``.
+
+    Raises
+    ------
+    OverflowError
+        If the values are not finite.
+    """
+    ops = ops_of(centers, P)
+    Pd, Cd = _pair_f64(P, centers, ops)
+    vals = ops.kernel_matrix(kernel, Pd, Cd).matmat(ops.from_host(coef, Pd, np.float64))
+    return checked(ops, vals if offset is None else vals - offset, what, hint)
 
 
 def landmark_stats(kernel, L: np.ndarray, T: np.ndarray, X, X1=None, Y=None) -> tuple:
-    """Row-block sums of the Nyström-restricted estimators (one block function, two executors).
+    """Row-block sums of the Nyström-restricted estimators (one block function, every executor).
 
     For the rows x_i of the block (partners x1_i, targets y_i) and the whitened landmark
     features F = k(X, L) T, F⁺ = k(X1, L) T: returns (FᵀF (p×p), FᵀF⁺ (p×p) or None,
-    FᵀY (p×d) or None), float64. The in-memory fit sums them over row blocks, the Dask fit over
-    row chunks (tree reduction); whitening inside the block keeps the sums well conditioned.
+    FᵀY (p×d) or None), float64. The in-memory fits sum them over row blocks
+    (:func:`landmark_step`), the Dask fit over row chunks (tree reduction); whitening inside
+    the block keeps the sums well conditioned.
     """
-    if Y is not None:
-        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
-    return landmark_sums(lambda P: np.asarray(kernel(*_pair_f64(P, L)), dtype=np.float64),
-                         T, X, X1, Y, step=max(1, X.shape[0]))
+    return landmark_sums(lambda P: kernel_block(kernel, P, L), T, X, X1, _dense64(Y),
+                         step=max(1, X.shape[0]))
+
+
+def _dense64(Y):
+    """Y (targets or observable values) as a dense float64 array of its executor, or None."""
+    if Y is None:
+        return None
+    if sp.issparse(Y):
+        return np.asarray(Y.toarray(), dtype=np.float64)
+    ops = ops_of(Y)
+    return ops.astype(Y, np.float64) if ops.owns(Y) else np.asarray(Y, dtype=np.float64)
 
 
 def landmark_sums(block, T, X, X1=None, Y=None, step: int | None = None) -> tuple:
@@ -211,9 +319,176 @@ def _add_stats(a: tuple, b: tuple) -> tuple:
 
 
 def landmark_evaluate(kernel, L: np.ndarray, coef: np.ndarray, X) -> np.ndarray:
-    """k(X, L) @ coef in float64 (the prediction / eigenfunction evaluation of one block)."""
-    K = kernel(*_pair_f64(X, L))
-    return np.asarray(K.toarray() if sp.issparse(K) else K) @ coef
+    """k(X, L) @ coef in float64 (the whitened features F = k(X, L) T, or the values of
+    landmark functions, complex coefficients included, on one block)."""
+    return kernel_block(kernel, X, L) @ coef
+
+
+@dataclass(frozen=True)
+class LandmarkStep:
+    """The landmark step of a Nyström-restricted operator fit (Meanti et al., 2023).
+
+    Attributes
+    ----------
+    idx : ndarray of int
+        The landmark indices (the same draw on every executor).
+    L : array of shape (m, d)
+        The landmarks x̃_l = x_{idx_l} on the executor of the samples (a copy).
+    L_host : ndarray or CSR matrix of shape (m, d)
+        L on the host (the fitted ``landmark_points_``).
+    T : ndarray of shape (m, p)
+        The whitening T = Q Λ^{-1/2} of K_LL (:func:`landmark_whitening`).
+    A, C, FY, FG : ndarray or None
+        FᵀF, FᵀF⁺, FᵀY and Fᵀg(Y) of the whitened features F = k(X, L) T (float64, host);
+        None where not asked for.
+    n : int
+        The number of samples.
+    """
+
+    idx: np.ndarray
+    L: Any
+    L_host: Any
+    T: np.ndarray
+    A: np.ndarray
+    C: np.ndarray | None
+    FY: np.ndarray | None
+    FG: np.ndarray | None
+    n: int
+
+
+def landmark_step(est, kernel, X, X1=None, Y=None, obs=None) -> LandmarkStep | None:
+    """The landmark step of a conditional mean embedding or Koopman fit, on any executor.
+
+    The landmarks are drawn as on every executor (:func:`_check_landmark_options`), K_LL is
+    formed on the executor (:func:`gram`) and whitened on the host (m×m), and the
+    n×m blocks k(X, L) are reduced on the executor, ``working_memory`` MiB at a time, to the
+    p×p and p×d sums the estimators need (:func:`landmark_sums`): with F = k(X, L) T and
+    F⁺ = k(X1, L) T, the operators of Mollenhauer et al. (2020), §4.3–4.4, restricted to the
+    landmark span (Meanti et al., 2023) need only FᵀF, FᵀF⁺, FᵀY and Fᵀg(Y).
+
+    Parameters
+    ----------
+    est : ConditionalMeanEmbedding or KoopmanOperator
+        The estimator (``n_landmarks``, ``landmarks``, ``random_state``; ``n_landmarks_`` is
+        set).
+    kernel : Kernel
+        The kernel.
+    X : array of shape (n, d)
+        The samples (numpy, CSR or a float64 tensor on its device).
+    X1 : array of shape (n, d), optional
+        Their partners (the time-shifted samples of a transfer operator).
+    Y : array of shape (n, d_y), optional
+        The targets.
+    obs : array of shape (n, p), optional
+        The observables' values g(y_i).
+
+    Returns
+    -------
+    LandmarkStep or None
+        None for the exact estimator (no landmarks asked for).
+    """
+    ops = ops_of(X)
+    idx = _check_landmark_options(est, int(X.shape[0]))
+    if idx is None:
+        return None
+    L = X[ops.index(idx, X)]
+    T = landmark_whitening(ops.to_host(gram(kernel, L, what="the landmark Gram matrix K_LL",
+                                            symmetric=True)))
+    Tx = ops.from_host(T, L, np.float64)
+    block = lambda P: kernel_block(kernel, P, L)  # noqa: E731
+    A, C, FY = landmark_sums(block, Tx, X, X1, _dense64(Y))
+    FG = None if obs is None else landmark_sums(block, Tx, X, Y=_dense64(obs))[2]
+    host = lambda M: None if M is None else ops.to_host(M)  # noqa: E731
+    return LandmarkStep(idx=idx, L=L, L_host=L if sp.issparse(L) else ops.to_host(L), T=T,
+                        A=ops.to_host(A), C=host(C), FY=host(FY), FG=host(FG),
+                        n=int(X.shape[0]))
+
+
+@dataclass(frozen=True)
+class DeviceState:
+    """What an operator estimator fitted on an executor other than numpy keeps on the device
+    for ``transform`` / ``predict`` (its ``_torch_state``).
+
+    Attributes
+    ----------
+    device : torch.device
+        Where the fit ran.
+    dtype : torch.dtype
+        The input dtype (outputs of tensor input follow it).
+    kernel : Kernel
+        The kernel of X (``ops.kernel_matrix`` takes it).
+    X : tensor of shape (n, d)
+        The expansion points on the device: the float64 samples, or the landmarks.
+    coef : tensor or ndarray of shape (n, k), optional
+        The coefficients of the fitted functions of X (host landmark coefficients are passed at
+        each call instead).
+    offset : tensor of shape (k,), optional
+        Subtracted from the values at X (the training means of centred functions).
+    kernel_y, Y, coef_y, offset_y : optional
+        The same for the second view (cross-covariance, kernel CCA).
+    cho : tensor, optional
+        The Cholesky factor of G_X + nεI (exact conditional mean embedding).
+    forecast : DeviceForecast, optional
+        The executor arrays an exact Koopman fit's forecasts iterate
+        (:class:`asymkern.operators.koopman.DeviceForecast`).
+    """
+
+    device: Any
+    dtype: Any
+    kernel: Any
+    X: Any
+    coef: Any = None
+    offset: Any = None
+    kernel_y: Any = None
+    Y: Any = None
+    coef_y: Any = None
+    offset_y: Any = None
+    cho: Any = None
+    forecast: Any = None
+
+
+def lagged_pairs(X, Y, lag: int):
+    """The time-lagged pairs (x_i, y_i) of a transfer-operator fit from validated samples, on
+    their executor (the transfer operators of Mollenhauer et al., 2020, §4.4).
+
+    ``Y`` None: X is one trajectory (rows = time steps), pairs (x_t, x_{t+lag}) (views of X:
+    the caller copies). Otherwise Y holds the time-shifted snapshots y_i = Ξ^τ(x_i) and must
+    have X's shape (n, d); a 1-D Y is accepted only when X has a single feature (d = 1).
+    Anything else — e.g. class labels — is a ``ValueError`` naming y and the expected shape,
+    never a silently different estimator.
+
+    Parameters
+    ----------
+    X : array of shape (n, d)
+        The validated samples (numpy, CSR or a tensor).
+    Y : array or None
+        The time-shifted snapshots (any executor's array; its own checks are the caller's).
+    lag : int
+        τ in steps for a trajectory.
+
+    Returns
+    -------
+    X0, X1 : arrays of shape (n', d)
+        The pairs (X, and Y as 2-D, when Y is given).
+
+    Raises
+    ------
+    ValueError
+        For a trajectory shorter than lag + 2, or a Y whose shape is not X's.
+    """
+    n, d = int(X.shape[0]), int(X.shape[1])
+    if Y is None:
+        if lag >= n - 1:
+            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
+                             f"{n} minus one (at least two time-lagged pairs)")
+        return X[:-lag], X[lag:]
+    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
+                f"{(n, d)} (or y=None when X is one trajectory)")
+    if Y.ndim == 1 and d == 1:
+        Y = Y.reshape(-1, 1)
+    if Y.ndim != 2 or tuple(Y.shape) != (n, d):
+        raise ValueError(f"y has shape {tuple(Y.shape)}; {expected}")
+    return X, Y
 
 
 def _check_landmark_options(est, n: int):

@@ -1,10 +1,12 @@
 """Kernel transfer operators on torch: the exact Koopman and Perron–Frobenius estimators with
 their n×n Gram matrices and eigenproblems on the device (private).
 
-:class:`~asymkern.operators.KoopmanOperator` hands ``fit`` / ``predict`` here for torch tensors
-or a set ``device``. :class:`~asymkern.operators.PerronFrobeniusOperator` only takes its
-validated pairs and Gram matrices on the device from here (:func:`transfer_samples_torch`,
-typed :class:`TransferSamples`) and runs its own fit, the code of its numpy fit, on them. The
+:class:`~asymkern.operators.KoopmanOperator` and :class:`~asymkern.operators.
+PerronFrobeniusOperator` take their validated pairs, the observables' values and the Gram matrices
+on the device from here (:func:`transfer_samples_torch`, typed :class:`TransferSamples`;
+:func:`observable_values`) for torch tensors or a set ``device``, and run their own fits, the
+code of their numpy fits, on them; forecasts evaluate k(x, X) coef through
+:func:`asymkern._shared.operators.evaluate`, as the numpy landmark models do. The
 Koopman estimators are those of the numpy path (paper
 002 §4.4; Kostic et al. 2022, §3, dual form), (K̂ f)(x) = k(x, X) U Vᵀ f(Y) with the pairs
 (x_i, y_i), G = k(X, X), C = k(Y, X) and H = k(Y, Y), all formed on the device in float64 (as
@@ -46,19 +48,15 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import any_torch, is_torch_tensor, require_torch
+from .._shared.operators import gram, lagged_pairs
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
-from .kernels import TorchKernel
-from .operators import gram
-
-#: machine epsilon of float64
-_EPS = float(np.finfo(np.float64).eps)
-_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 # ------------------------------------------------------------------------------ inputs
 def snapshot_pairs_torch(est, X, y, lag: int, device):
-    """The time-lagged pairs (x_i, y_i) on the device, with the numpy path's validation.
+    """The time-lagged pairs (x_i, y_i) on the device, with the numpy path's validation
+    (:func:`asymkern._shared.operators.lagged_pairs`, the pairs of every executor).
 
     Parameters
     ----------
@@ -96,28 +94,13 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     Xt = as_tensor(X, dev, "X")
     if is_torch_tensor(X):
         check_tensor_input(est, Xt)
-    dtype = Xt.dtype
-    X64 = Xt.to(torch.float64)
-    n, d = int(X64.shape[0]), int(X64.shape[1])
-    if y is None:
-        if lag >= n - 1:
-            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
-                             f"{n} minus one (at least two time-lagged pairs)")
-        return X64[:-lag].clone(), X64[lag:].clone(), dtype, as_numpy
-    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
-                f"{(n, d)} (or y=None when X is one trajectory)")
-    Y = y if is_torch_tensor(y) else as_data(y, "y", ensure_2d=False)
-    if Y.ndim == 1 and d == 1:
-        Y = Y.reshape(-1, 1)
-    if Y.ndim != 2:
-        raise ValueError(f"y has shape {tuple(Y.shape)}; {expected}")
-    Yt = as_tensor(Y, dev, "y")
-    if tuple(Yt.shape) != (n, d):
-        raise ValueError(f"y has shape {tuple(Yt.shape)}; {expected}")
-    return X64.clone(), Yt.to(torch.float64).clone(), dtype, as_numpy
+    Y = y if y is None or is_torch_tensor(y) else as_data(y, "y", ensure_2d=False)
+    X0, X1 = lagged_pairs(Xt.to(torch.float64), Y, lag)
+    if y is not None:  # on the device, float64, checked as X is
+        X1 = as_tensor(X1, dev, "y").to(torch.float64)
+    return X0.clone(), X1.clone(), Xt.dtype, as_numpy
 
 
-# ------------------------------------------------------------------------------ full
 # ------------------------------------------------------------------------------ Koopman
 def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_numpy: bool):
     """The observable values g(y_i) at the shifted samples, validated by the numpy path's
@@ -160,10 +143,8 @@ class TransferSamples:
         The input dtype (outputs follow it).
     as_numpy : bool
         Whether every input was numpy.
-    kernel : TorchKernel
-        The kernel on the device.
     G : tensor or None
-        G_X = k(X0, X0) (symmetrised), float64 (None when not asked for).
+        G_X = k(X0, X0), float64 (None when not asked for).
     """
 
     X0: Any
@@ -172,19 +153,7 @@ class TransferSamples:
     X1n: np.ndarray | None
     dtype: Any
     as_numpy: bool
-    kernel: Any
     G: Any
-
-    def gram(self, which: str):
-        """The other Gram matrices on the device: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
-        ``'out'`` k(Y, Y) (symmetrised)."""
-        if which == "cross":
-            return gram(self.kernel, self.X1, self.X0, "the time-lagged Gram matrix [k(y_i, x_j)]")
-        if which == "lagged":
-            return gram(self.kernel, self.X0, self.X1,
-                        "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]")
-        return gram(self.kernel, self.X1, self.X1, "the Gram matrix of the shifted samples y_i",
-                    symmetric=True)
 
 
 def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
@@ -211,40 +180,8 @@ def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
     TransferSamples
     """
     X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
-    tk = TorchKernel(kernel, int(X0.shape[1]))
-    G = (gram(tk, X0, X0, "the Gram matrix G_X of the samples x_t", symmetric=True)
+    G = (gram(kernel, X0, what="the Gram matrix G_X of the samples x_t")
          if with_gram else None)
     host = (to_numpy(X0).copy(), to_numpy(X1).copy()) if with_gram else (None, None)
     return TransferSamples(X0=X0, X1=X1, X0n=host[0], X1n=host[1],
-                           dtype=dtype, as_numpy=as_numpy, kernel=tk, G=G)
-
-
-def predict_koopman_torch(est, X, coef_of, observable: bool = False):
-    """``KoopmanOperator.predict`` on the torch backend: k(x, X) coef on the device.
-
-    Parameters
-    ----------
-    est : KoopmanOperator
-        Fitted on the torch backend.
-    X : tensor or array-like of shape (n_points, d)
-        Initial states.
-    coef_of : callable
-        Maps the fit's device state (``est._torch_state``) to the forecast coefficients (the
-        estimator's own propagation, on the device).
-    observable : bool, default=False
-        Whether the observables are forecast (1-D when they were).
-
-    Returns
-    -------
-    tensor (tensor input: the fit's device, X's dtype) or ndarray of shape (n_points, d)
-    """
-    from .operators import _transform_input, evaluate
-
-    state, Xn, as_numpy = _transform_input(est, X)
-    out = evaluate(state["kernel"], Xn, state["X"], coef_of(state), "the predictions")
-    if observable and getattr(est, "_obs_1d", False):
-        out = out[:, 0]
-    return to_numpy(out) if as_numpy else out
-
-
-# ------------------------------------------------------------------------------ Perron–Frobenius
+                           dtype=dtype, as_numpy=as_numpy, G=G)

@@ -19,16 +19,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import NUMPY
 from .._shared.operators import (
+    _RESCALE,  # noqa: F401 - the estimators' hint, imported from here
     _check_int,
     _check_reg,
-    _pair_f64,
-    landmark_evaluate,
-    landmark_sums,
+    evaluate,
+    gram,
 )
 from .._torch import use_torch
 from .._validation import (
     as_data,
-    check_finite_output,
     check_input,
     clip_count,
     renamed_param,
@@ -41,8 +40,6 @@ from .empirical import (
     _center_gram,
     as_rkhs_kernel,
 )
-
-_RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 
 
 def _like_input(X_in, values):
@@ -94,8 +91,7 @@ class _Recomputable:
 
 
 def _sym_gram(kernel, X, center: bool = False) -> np.ndarray:
-    G = np.asarray(kernel(X), dtype=np.float64)
-    check_finite_output(G, "the Gram matrix of the samples", _RESCALE)
+    G = gram(kernel, X, what="the Gram matrix of the samples")
     return _center_gram(G, center, center) if center else G
 
 
@@ -146,14 +142,6 @@ class LandmarkFunction(RKHSFunction):
 
     def __getitem__(self, idx) -> LandmarkFunction:
         return LandmarkFunction(self.kernel, self.centers, self.coef[:, idx])
-
-
-def _landmark_stats_in_memory(kernel, L, T, X, X1=None, Y=None) -> tuple:
-    """:func:`~asymkern._shared.operators.landmark_sums` of numpy samples (Y dense)."""
-    if Y is not None:
-        Y = np.asarray(Y.toarray() if sp.issparse(Y) else Y, dtype=np.float64)
-    return landmark_sums(lambda P: np.asarray(kernel(*_pair_f64(P, L)), dtype=np.float64),
-                         T, X, X1, Y)
 
 
 def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
@@ -478,13 +466,15 @@ def _transform_y(est, y):
 
 def _landmark_predict(est, X, kernel, L, coef):
     """k(x, L) coef for numpy X (numpy out), row-chunked dask X (dask out) or, for a model
-    fitted on torch, tensors (on the device); float32 kept."""
+    fitted on torch, tensors (on the device); float32 kept. One evaluation for numpy and torch
+    (:func:`asymkern._shared.operators.evaluate`)."""
     from .._dask import is_dask_array
 
-    if use_torch(est, X):  # torch executor (asymkern._torch)
-        from .._torch.operators import landmark_predict_torch
+    if use_torch(est, X):  # torch executor (asymkern._torch): the landmarks on the device
+        from .._torch.operators import device_points
 
-        return landmark_predict_torch(est, X, coef)
+        state, Xn, back = device_points(est, X)
+        return back(evaluate(kernel, Xn, state.X, coef))
     if is_dask_array(X):
         from .._dask.operators import evaluate_dask
 
@@ -494,6 +484,25 @@ def _landmark_predict(est, X, kernel, L, coef):
         return out.astype(np.float32) if X.dtype == np.float32 else out
     X_in = X
     X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
-    out = check_finite_output(landmark_evaluate(kernel, L, coef, X), "the predictions",
-                              "rescale X like the training data")
-    return _like_input(X_in, out)
+    return _like_input(X_in, evaluate(kernel, X, L, coef))
+
+
+def _device_transform(est, X=None, y=None, what: str = "the transformed values"):
+    """The fitted functions of a covariance, cross-covariance or kernel CCA model fitted on the
+    torch backend at X (``coef`` minus ``offset`` of its
+    :class:`~asymkern._shared.operators.DeviceState`) and at the second view y (``coef_y``
+    minus ``offset_y``), evaluated on the device by the evaluation of every executor
+    (:func:`asymkern._shared.operators.evaluate`); tensors in the input dtype for tensor
+    input, numpy arrays otherwise (a tuple of two with both X and y)."""
+    from .._torch.operators import device_points
+
+    out = []
+    if X is not None:
+        s, Xn, back = device_points(est, X)
+        out.append(back(evaluate(s.kernel, Xn, s.X, s.coef, what, s.offset)))
+    if y is not None:
+        s, Yn, back = device_points(est, y, "y")
+        out.append(back(evaluate(s.kernel_y, Yn, s.Y, s.coef_y,
+                                 what + ("" if X is None else " of y"), s.offset_y,
+                                 "rescale y like the training data")))
+    return out[0] if len(out) == 1 else tuple(out)

@@ -11,6 +11,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
+from .._shared.operators import gram
 from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
@@ -19,10 +20,10 @@ from .._validation import (
 )
 from ..linalg.operator_svd import gram_eigh, svd_qr
 from ._common import (
-    _RESCALE,
     _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
+    _device_transform,
     _fit_pair,
     _like_input,
     _OperatorEstimator,
@@ -187,9 +188,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
             return self._fit_torch(X, y, kx, ky, eps)
         X, Y2, n = _fit_pair(self, X, y, kx, ky)
         c = bool(self.center)
-        Gx = _center_gram(check_finite_output(kx(X), "the Gram matrix of X", _RESCALE), c, c)
-        Gy = _center_gram(check_finite_output(ky(Y2), "the Gram matrix of y",
-                                              "rescale y or change kernel_y's parameters"), c, c)
+        Gx = _center_gram(gram(kx, X, what="the Gram matrix of X"), c, c)
+        Gy = _center_gram(gram(ky, Y2, what="the Gram matrix of y",
+                               hint="rescale y or change kernel_y's parameters"), c, c)
         Fx, Fy, B = self._factors(Gx, Gy, n * eps, source=(kx, X, ky, Y2, c, n * eps))
         op = EmpiricalOperator(kx, X, ky, Y2, B, center_in=c, center_out=c)
         op._cache["in"], op._cache["out"] = Gx, Gy
@@ -247,9 +248,8 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         # the training means of the variates: column means of the uncentred Gram matrices
         mean_x = Kx.mean(axis=0) @ coef_f if c else None
         mean_y = Ky.mean(axis=0) @ coef_g if c else None
-        self.canonical_correlations_ = _torch_fitted(
-            self, s, res.s, {"coef_x": coef_f, "coef_y": coef_g, "offset_x": mean_x,
-                             "offset_y": mean_y})
+        self.canonical_correlations_ = _torch_fitted(self, s, res.s, coef_f, mean_x, coef_g,
+                                                     mean_y)
         # the numpy operator on the same samples: its own methods factorise lazily, with numpy
         self.operator_ = EmpiricalOperator(
             kx, X64, ky, Y64, CCARepresentation.lazy((n, n), (kx, X64, ky, Y64, c, n * eps)),
@@ -305,9 +305,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         """
         check_is_fitted(self, "operator_")
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_torch
-
-            return transform_torch(self, X, y, "the canonical variates")
+            return _device_transform(self, X, y, "the canonical variates")
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
         if y is None:
@@ -336,9 +334,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
             raise ValueError("y is None; expected the samples y of shape (n_samples, "
                              f"{self.operator_.Y.shape[1]}) like the y passed to fit")
         if use_torch(self, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_torch
-
-            return transform_torch(self, None, y, "the canonical variates")
+            return _device_transform(self, None, y, "the canonical variates")
         y_in, Y = _transform_y(self, y)
         return _like_input(y_in, self._variates(self.y_canonical_functions_, Y, self._y_mean))
 

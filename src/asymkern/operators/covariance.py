@@ -11,7 +11,7 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
-from .._shared.operators import _check_jitter
+from .._shared.operators import DeviceState, _check_jitter
 from .._torch import use_torch
 from .._validation import (
     check_finite_output,
@@ -22,6 +22,7 @@ from ._common import (
     _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
+    _device_transform,
     _fit_pair,
     _fit_X,
     _kernel_sparse,
@@ -45,14 +46,17 @@ _NAME_X = "Gram matrix of X (input)"
 _NAME_Y = "Gram matrix of Y (output)"
 
 
-def _torch_fitted(est, s, values, state: dict):
-    """Record a fit on the torch backend: ``_torch_state`` (the device samples and kernels of
-    ``s``, what ``transform`` evaluates), and ``values`` as the user reads them (a float64
-    tensor on the device for tensor input, numpy for numpy input)."""
+def _torch_fitted(est, s, values, coef, offset=None, coef_y=None, offset_y=None):
+    """Record a fit on the torch backend: ``_torch_state``, the typed
+    :class:`~asymkern._shared.operators.DeviceState` of what ``transform`` evaluates (the device
+    samples and kernels of ``s``, the coefficients and offsets of the fitted functions of X
+    and y), and ``values`` as the user reads them (a float64 tensor on the device for tensor
+    input, numpy for numpy input)."""
     est.torch_fit_ = True
     est._sparse_ok = est._y_sparse_ok = False
-    est._torch_state = {"device": s.device, "dtype": s.dtype, "kernel_x": s.kernel_x,
-                        "kernel_y": s.kernel_y, "X": s.X, "Y": s.Y, **state}
+    est._torch_state = DeviceState(device=s.device, dtype=s.dtype, kernel=s.kernel_x, X=s.X,
+                                   coef=coef, offset=offset, kernel_y=s.kernel_y, Y=s.Y,
+                                   coef_y=coef_y, offset_y=offset_y)
     ops = ops_of(s.X)
     return ops.to_host(values) if s.as_numpy else ops.from_host(values, s.X, np.float64)
 
@@ -162,7 +166,7 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
             lam, coef = self._eig(_center_gram(K, c, c), scaled_identity(n, 1.0 / n))
             # the numpy path's transform subtracts the eigenfunctions' mean over the samples
             offset = K.mean(axis=0) @ coef if c else None
-            self.eigenvalues_ = _torch_fitted(self, s, lam, {"coef_x": coef, "offset_x": offset})
+            self.eigenvalues_ = _torch_fitted(self, s, lam, coef, offset)
             self.operator_ = EmpiricalOperator(k, X64, k, X64, scaled_identity(n, 1.0 / n),
                                                center_in=c, center_out=c, jitter=self.jitter)
             self.eigenfunctions_ = RKHSFunction(k, X64, ops_of(coef).to_host(coef))
@@ -208,9 +212,7 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         """
         check_is_fitted(self, "operator_")
         if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_torch
-
-            return transform_torch(self, X)
+            return _device_transform(self, X)
         X_in, X = _transform_X(self, X)
         vals = self.eigenfunctions_(X)
         if self.center:
@@ -339,7 +341,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
                 *_svd_limit("qr", lambda: (Fx.rank, Fy.rank), n))
             cu = _center_coef(res.C_u) if c else res.C_u
             cv = _center_coef(res.C_v) if c else res.C_v
-            self.singular_values_ = _torch_fitted(self, s, res.s, {"coef_x": cv, "coef_y": cu})
+            self.singular_values_ = _torch_fitted(self, s, res.s, cv, coef_y=cu)
             self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
                                                center_in=c, center_out=c, jitter=self.jitter)
             ops = ops_of(cv)
@@ -379,9 +381,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         """
         check_is_fitted(self, "operator_")
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.operators import transform_torch
-
-            return transform_torch(self, X, y)
+            return _device_transform(self, X, y)
         X_in, X = _transform_X(self, X)
         xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
                                                    "the transformed values",

@@ -13,9 +13,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._shared.operators import (
+    DeviceState,
     _check_landmark_options,
+    evaluate,
+    gram,
     landmark_evaluate,
-    landmark_whitening,
+    landmark_step,
 )
 from .._torch import use_torch
 from .._validation import (
@@ -32,7 +35,6 @@ from ._common import (
     _kernel_accepts_sparse,
     _kernel_sparse,
     _landmark_predict,
-    _landmark_stats_in_memory,
     _LandmarkRepresentation,
     _like_input,
     _OperatorEstimator,
@@ -209,21 +211,17 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         Y2, self._y_1d = _second_view(y, X.shape[0], self.kernel_y_)
         Yd = Y2.toarray() if sp.issparse(Y2) else Y2  # E[Y | x] is dense
         n = X.shape[0]
-        idx = _check_landmark_options(self, n)
-        self.landmarks_ = idx
+        step = landmark_step(self, self.kernel_x_, X, Y=Yd)  # None: the exact estimator
+        self.landmarks_ = None if step is None else step.idx
         self.X_fit_, self.Y_fit_ = X, Y2
-        if idx is not None:
-            L = X[idx]
-            T = landmark_whitening(self.kernel_x_(L))
-            A, _, FY = _landmark_stats_in_memory(self.kernel_x_, L, T, X, Y=Yd)
-            self._set_landmark_model(L, T, A, FY, n, eps)
-            F = landmark_evaluate(self.kernel_x_, L, T, X)
-            self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2,
-                                               _LandmarkRepresentation(F, self._M, T, idx,
-                                                                       "in"))
+        if step is not None:
+            self._set_landmark_model(step.L_host, step.T, step.A, step.FY, n, eps)
+            F = landmark_evaluate(self.kernel_x_, step.L, step.T, X)
+            self.operator_ = EmpiricalOperator(
+                self.kernel_x_, X, self.kernel_y_, Y2,
+                _LandmarkRepresentation(F, self._M, step.T, step.idx, "in"))
             return self
-        G = np.asarray(self.kernel_x_(X), dtype=np.float64)
-        check_finite_output(G, "the Gram matrix G_X of X", _RESCALE)
+        G = gram(self.kernel_x_, X, what="the Gram matrix G_X of X")
         cho, self.dual_coef_ = _cme_coefficients(G, Yd, n * eps)
         B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_x_, X), factor=cho)
         self.operator_ = EmpiricalOperator(self.kernel_x_, X, self.kernel_y_, Y2, B)
@@ -231,30 +229,34 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self
 
     def _fit_torch(self, X, y, eps: float):
-        from .._torch.embedding import cme_landmark_sums_torch, cme_samples_torch
+        """The fit of :meth:`fit` on the torch backend: the samples (and G_X) on the device
+        (:mod:`asymkern._torch.embedding`), then the numpy fit's steps on them (the landmark
+        step of :mod:`asymkern._shared.operators`, or the Cholesky solve); ``_torch_state``
+        keeps what ``predict`` / ``weights`` / ``expectation`` need on the device."""
+        from .._torch.embedding import cme_samples_torch
 
-        if self.n_landmarks is not None or not isinstance(self.landmarks, str):
-            # as after a Dask fit: landmarks and small matrices only
-            s = cme_landmark_sums_torch(self, X, y, self.kernel_x_)
-            self._sparse_ok = False
-            self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-            self.torch_fit_ = True
-            self._torch_state = {"device": s.L.device, "kernel": s.kernel, "L": s.L}
-            self.landmarks_ = s.idx
-            self.X_fit_ = self.Y_fit_ = None
-            self.operator_ = None
-            self._set_landmark_model(ops_of(s.L).to_host(s.L), s.T, s.A, s.FY, s.n, eps)
-            return self
-        _check_landmark_options(self, len(X))  # the exact estimator: validates the options
-        d = cme_samples_torch(self, X, y, self.kernel_x_)
+        nystrom = self.n_landmarks is not None or not isinstance(self.landmarks, str)
+        if not nystrom:
+            _check_landmark_options(self, len(X))  # the exact estimator: validates the options
+        d = cme_samples_torch(self, X, y, self.kernel_x_, with_gram=not nystrom)
         ops = ops_of(d.X)
         n = int(d.X.shape[0])
-        cho, coef = _cme_coefficients(d.G, d.Y, n * eps)
         self._sparse_ok = False
         self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
         self.torch_fit_ = True
-        self._torch_state = {"device": d.device, "kernel": d.kernel, "X": d.X, "L": cho,
-                             "coef": coef}
+        if nystrom:  # as after a Dask fit: landmarks and small matrices only
+            step = landmark_step(self, self.kernel_x_, d.X, Y=d.Y)
+            assert step is not None  # landmarks were asked for
+            self._torch_state = DeviceState(device=d.device, dtype=d.dtype,
+                                            kernel=self.kernel_x_, X=step.L)
+            self.landmarks_ = step.idx
+            self.X_fit_ = self.Y_fit_ = None
+            self.operator_ = None
+            self._set_landmark_model(step.L_host, step.T, step.A, step.FY, n, eps)
+            return self
+        cho, coef = _cme_coefficients(d.G, d.Y, n * eps)
+        self._torch_state = DeviceState(device=d.device, dtype=d.dtype, kernel=self.kernel_x_,
+                                        X=d.X, coef=coef, cho=cho)
         self.landmarks_ = None
         X64, Y64 = ops.to_host(d.X), ops.to_host(d.Y)
         self.X_fit_, self.Y_fit_ = X64, Y64
@@ -294,10 +296,13 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             β(x) for each row of X.
         """
         self._check_keeps_samples()
-        if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.embedding import weights_cme_torch
+        if use_torch(self, X):  # torch executor (asymkern._torch): on the fit's device
+            from .._torch.operators import device_points
 
-            return weights_cme_torch(self, X)
+            state, Xn, back = device_points(self, X)
+            K = gram(self.kernel_x_, state.X, Xn, "the kernel values k(x_i, x)",
+                     "rescale X like the training data")
+            return back(ops_of(Xn).cho_solve(state.cho, K), host64=True)
         X = check_input(self, X, reset=False, allow_sparse=getattr(self, "_sparse_ok", False))
         if getattr(self, "landmarks_", None) is not None:
             L, T = self.landmark_points_, self._T
@@ -351,10 +356,15 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
                              f"{self.Y_fit_.shape[0]} samples")
         if not np.all(np.isfinite(vals)):
             raise ValueError("func returned non-finite values")
-        if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.embedding import expectation_cme_torch
+        if use_torch(self, X):  # torch executor: β(x)ᵀ g = k(x, X)(G + nεI)⁻¹ g on the device
+            from .._torch.operators import device_points
 
-            return expectation_cme_torch(self, vals, X)
+            state, Xn, back = device_points(self, X)
+            ops = ops_of(Xn)
+            V = ops.from_host(vals.reshape(vals.shape[0], -1), Xn, np.float64)
+            out = evaluate(self.kernel_x_, Xn, state.X, ops.cho_solve(state.cho, V),
+                           "the conditional expectations")
+            return back(out[:, 0] if vals.ndim == 1 else out, host64=True)
         return self.weights(X).T @ vals
 
     def predict(self, X) -> np.ndarray:
@@ -371,19 +381,18 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             The predictions (float32 for float32 X).
         """
         check_is_fitted(self, "operator_")
-        if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
-            from .._torch.embedding import predict_cme_torch
-
-            return predict_cme_torch(self, X)
-        X_in = X
         if getattr(self, "landmarks_", None) is not None:
             out = _landmark_predict(self, X, self.kernel_x_, self.landmark_points_,
                                     self.dual_coef_)
-            return out[:, 0] if self._y_1d else out
-        X = check_input(self, X, reset=False, allow_sparse=getattr(self, "_sparse_ok", False))
-        out = _dense(self.kernel_x_(*_same_format(X, self.X_fit_))) @ self.dual_coef_
-        check_finite_output(out, "the predictions", "rescale X like the training data")
-        out = _like_input(X_in, out)
+        elif use_torch(self, X):  # torch executor (asymkern._torch): on the fit's device
+            from .._torch.operators import device_points
+
+            state, Xn, back = device_points(self, X)
+            out = back(evaluate(self.kernel_x_, Xn, state.X, state.coef))
+        else:
+            X_in = X
+            X = check_input(self, X, reset=False, allow_sparse=getattr(self, "_sparse_ok", False))
+            out = _like_input(X_in, evaluate(self.kernel_x_, X, self.X_fit_, self.dual_coef_))
         return out[:, 0] if self._y_1d else out
 
     def score(self, X, y, sample_weight=None) -> float:

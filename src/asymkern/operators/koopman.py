@@ -4,16 +4,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._shared.operators import (
+    DeviceState,
     _check_int,
     _check_landmark_options,
+    evaluate,
+    gram,
     landmark_evaluate,
-    landmark_whitening,
+    landmark_step,
 )
 from .._torch import use_torch
 from .._validation import (
@@ -32,7 +38,6 @@ from ._common import (
     _clipped_decomposition,
     _kernel_sparse,
     _landmark_predict,
-    _landmark_stats_in_memory,
     _LandmarkRepresentation,
     _like_input,
     _LowRank,
@@ -60,6 +65,36 @@ from .transfer import (
     _TransferOperator,
     gram_inverse,
 )
+
+
+@dataclass(frozen=True)
+class DeviceForecast:
+    """The executor arrays the forecasts of an exact Koopman fit iterate on its device
+    (``_torch_state.forecast``; the host model keeps the same in ``_fc``).
+
+    Attributes
+    ----------
+    coef : array of shape (n, d)
+        The one-step coefficients ((G + nεI)⁻¹Y for 'full', U VᵀY for 'pcr'/'rrr').
+    state : array
+        What the state forecasts propagate: Y ('full') or VᵀY.
+    obs : array or None
+        The same for the observables: g(Y) ('full') or Vᵀg(Y).
+    solver : GramSolver, optional
+        (G + nεI)⁻¹ ('full').
+    cross : array, optional
+        k(Y, X) ('full').
+    U, M : array, optional
+        The factor U and the r×r matrix M = Vᵀ C U ('pcr'/'rrr').
+    """
+
+    coef: Any
+    state: Any
+    obs: Any
+    solver: Any = None
+    cross: Any = None
+    U: Any = None
+    M: Any = None
 
 
 def _landmark_eig(C, M, k):
@@ -370,20 +405,16 @@ class KoopmanOperator(_TransferOperator):
         idx_probe = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         X0, X1 = _snapshot_pairs(self, X, y, lag, None if idx_probe else self.kernel_)
         self._sparse_ok = not idx_probe and _kernel_sparse(self.kernel_)
-        idx = _check_landmark_options(self, X0.shape[0])
-        self.landmarks_ = idx
         n = X0.shape[0]
         self.X_fit_, self.Y_fit_ = X0, X1
         obs = self._observable_data(observables, X0, X1, lag, y is not None)
-        if idx is not None:
-            L = X0[idx]
-            T = landmark_whitening(self.kernel_(L))
-            A, C, FY = _landmark_stats_in_memory(self.kernel_, L, T, X0, X1=X1, Y=X1)
-            FG = None if obs is None else \
-                _landmark_stats_in_memory(self.kernel_, L, T, X0, Y=obs)[2]
+        step = landmark_step(self, self.kernel_, X0, X1=X1, Y=X1, obs=obs)  # None: exact
+        self.landmarks_ = None if step is None else step.idx
+        if step is not None:
+            T, idx = step.T, step.idx
             self.operator_ = None
-            self._set_landmark_model(L, T, A, C, FY, n, eps, FG)
-            F = landmark_evaluate(self.kernel_, L, T, X0)
+            self._set_landmark_model(step.L_host, T, step.A, step.C, step.FY, n, eps, step.FG)
+            F = landmark_evaluate(self.kernel_, step.L, T, X0)
             if kind == "full":
                 rep = _LandmarkRepresentation(F, self._M, T, idx, "out")
             else:  # B = P T U Vᵀ Fᵀ (P scatters the landmark rows)
@@ -392,17 +423,15 @@ class KoopmanOperator(_TransferOperator):
                 rep = _LowRank(Ub, F @ self._fc["V"])
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, rep)
             return self
-        G = np.asarray(self.kernel_(X0), dtype=np.float64)
-        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
+        G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
         X1d = X1.toarray() if sp.issparse(X1) else X1
-        self._fit_grams(kind, eps, G, self._host_gram(X0, X1), X1d, obs, host=True)
+        self._fit_grams(kind, eps, G, self._pair_grams(X0, X1), X1d, obs, host=True)
         return self
 
     def _fit_torch(self, X, y, kind: str, eps: float, lag: int, observables):
         """The fit on the torch executor: the pairs, the observables and the Gram matrices on
         the device (:mod:`asymkern._torch.transfer`), then :meth:`_fit_grams`, the code of the
         numpy fit; ``_torch_state`` keeps what ``predict`` needs on the device."""
-        from .._torch.operators import landmark_sums_torch
         from .._torch.transfer import observable_values, transfer_samples_torch
 
         kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
@@ -413,29 +442,31 @@ class KoopmanOperator(_TransferOperator):
         self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
         obs = observable_values(self, observables, d.X0, d.X1, lag, y is not None, d.as_numpy)
         if nystrom:  # as after a Dask fit: the landmarks and small matrices only
-            s = landmark_sums_torch(self, d.X0, d.kernel, X1=d.X1, Y=d.X1, obs=obs)
-            self.landmarks_ = s.idx
+            step = landmark_step(self, kernel, d.X0, X1=d.X1, Y=d.X1, obs=obs)
+            assert step is not None  # landmarks were asked for
+            self.landmarks_ = step.idx
             self.X_fit_ = self.Y_fit_ = None
             self.operator_ = None
-            self._torch_state = {"device": d.X0.device, "dtype": d.dtype, "kernel": d.kernel,
-                                 "L": s.L, "kind": "landmark"}
-            return self._set_landmark_model(ops_of(s.L).to_host(s.L), s.T, s.A, s.C, s.FY,
-                                            s.n, eps, s.FG)
+            self._torch_state = DeviceState(device=d.X0.device, dtype=d.dtype, kernel=kernel,
+                                            X=step.L)
+            return self._set_landmark_model(step.L_host, step.T, step.A, step.C, step.FY,
+                                            step.n, eps, step.FG)
         self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
         self.landmarks_ = None
-        state = self._fit_grams(kind, eps, d.G, d.gram, d.X1, obs, host=False)
-        self._torch_state = {"device": d.X0.device, "dtype": d.dtype, "kernel": d.kernel,
-                             "X": d.X0, **state}
+        state = self._fit_grams(kind, eps, d.G, self._pair_grams(d.X0, d.X1), d.X1, obs,
+                                host=False)
+        self._torch_state = DeviceState(device=d.X0.device, dtype=d.dtype, kernel=kernel,
+                                        X=d.X0, forecast=state)
         return self
 
-    def _fit_grams(self, kind: str, eps: float, G, gram, Y, obs, host: bool) -> dict:
+    def _fit_grams(self, kind: str, eps: float, G, gram, Y, obs, host: bool) -> DeviceForecast:
         """The exact fit from G_X, ``gram(which)`` (the other Gram matrices, see
-        :meth:`_host_gram`), the shifted samples Y and the observables' values on one executor
+        :meth:`_pair_grams`), the shifted samples Y and the observables' values on one executor
         (numpy, or tensors on their device); ``host``: numpy arrays, whose Gram matrices the
         fitted ``operator_`` keeps (else its factors are recomputed on first use).
 
-        Returns the executor arrays the forecasts iterate ('full': the Cholesky factor, k(Y, X),
-        Y, (G + nεI)⁻¹Y and the observables; 'pcr'/'rrr': U, M, VᵀY, U VᵀY and Vᵀg(Y)).
+        Returns the executor arrays the forecasts iterate ('full': the solver, k(Y, X), Y,
+        (G + nεI)⁻¹Y and the observables; 'pcr'/'rrr': U, M, VᵀY, U VᵀY and Vᵀg(Y)).
         """
         ops = ops_of(G)
         n = int(G.shape[0])
@@ -460,8 +491,7 @@ class KoopmanOperator(_TransferOperator):
             self._fc = {"kind": "exact", "U": None, "M": None, "state": ops.to_host(Y),
                         "obs": None if obs is None else ops.to_host(obs)}
             self._finish_full(G, solver.solve(Cyx), X0, n)
-            return {"kind": kind, "solver": solver, "Cyx": Cyx, "Y": Y, "coef": coef,
-                    "obs": obs}
+            return DeviceForecast(coef=coef, state=Y, obs=obs, solver=solver, cross=Cyx)
         r = self._rank(n, "the number of time-lagged pairs")
         U, V, _ = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
         res = reduced_koopman(U, V, G, Cyx, Y, obs)
@@ -469,8 +499,7 @@ class KoopmanOperator(_TransferOperator):
         if host:
             self.operator_._cache["out"] = G
             self.operator_._cache["cross"] = Cyx
-        return {"kind": kind, "U": U, "M": res.M, "state": res.VtY, "coef": res.coef,
-                "obs": res.obs}
+        return DeviceForecast(coef=res.coef, state=res.VtY, obs=res.obs, U=U, M=res.M)
 
     def _set_reduced_exact(self, res, U, V, X0, X1):
         """The fitted attributes of an exact 'pcr'/'rrr' fit from :func:`reduced_koopman`'s
@@ -497,17 +526,15 @@ class KoopmanOperator(_TransferOperator):
                              lambda: self.operator_._gram("cross"))
 
     @staticmethod
-    def _device_coef(state: dict, n_steps: int, observable: bool):
+    def _device_coef(fc: DeviceForecast, n_steps: int, observable: bool):
         """The forecast coefficients from the executor arrays of a torch fit (``_fit_grams``'s
-        state), on their device: the propagation of the host model."""
-        full = state["kind"] == "full"
-        c = state["obs"] if observable else state["Y" if full else "state"]
+        :class:`DeviceForecast`), on their device: the propagation of the host model."""
+        c = fc.obs if observable else fc.state
         if n_steps == 1 and not observable:
-            return state["coef"]
-        if full:
-            return forecast_coef(c, n_steps, None, None, state["solver"].solve,
-                                 lambda: state["Cyx"])
-        return forecast_coef(c, n_steps, state["U"], state["M"], None, None)
+            return fc.coef
+        if fc.solver is not None:  # 'full'
+            return forecast_coef(c, n_steps, None, None, fc.solver.solve, lambda: fc.cross)
+        return forecast_coef(c, n_steps, fc.U, fc.M, None, None)
 
     def predict(self, X, n_steps: int = 1, observable: bool = False) -> np.ndarray:
         """Forecast the state (or the observables) ``n_steps`` lags ahead.
@@ -547,23 +574,21 @@ class KoopmanOperator(_TransferOperator):
         else:
             c = None if fc is None else fc["state"]
         if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
-            from .._torch.transfer import predict_koopman_torch
+            from .._torch.operators import device_points
 
-            return predict_koopman_torch(
-                self, X, lambda state: self._device_coef(state, k, observable), observable)
-        if c is None or (k == 1 and not observable):
-            coef = self._pred_coef
+            state, Xn, back = device_points(self, X)
+            coef = self._device_coef(state.forecast, k, observable)  # on the fit's device
+            out = back(evaluate(self.kernel_, Xn, state.X, coef))
         else:
-            coef = self._propagate(c, k)
-        if getattr(self, "landmarks_", None) is not None:
-            if k > 1 or observable:
-                coef = self._T @ coef
-            out = _landmark_predict(self, X, self.kernel_, self.landmark_points_, coef)
-        else:
-            X_in, X = _transform_X(self, X)
-            out = np.asarray(self.kernel_(X, self.X_fit_)) @ coef
-            out = _like_input(X_in, check_finite_output(out, "the predictions",
-                                                        "rescale X like the training data"))
+            coef = self._pred_coef if c is None or (k == 1 and not observable) else \
+                self._propagate(c, k)
+            if getattr(self, "landmarks_", None) is not None:
+                if k > 1 or observable:
+                    coef = self._T @ coef
+                out = _landmark_predict(self, X, self.kernel_, self.landmark_points_, coef)
+            else:
+                X_in, X = _transform_X(self, X)
+                out = _like_input(X_in, evaluate(self.kernel_, X, self.X_fit_, coef))
         if observable and getattr(self, "_obs_1d", False):
             return out[:, 0]
         return out

@@ -227,14 +227,14 @@ class PerronFrobeniusOperator(_TransferOperator):
             d = transfer_samples_torch(self, X, y, kernel, lag)
             self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
             self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
-            return self._fit_grams(kind, eps, d.G, d.gram, host=False)
+            return self._fit_grams(kind, eps, d.G, self._pair_grams(d.X0, d.X1), host=False)
         eps, X0, X1, n, G = self._lagged_gram(X, y)
         self.X_fit_, self.Y_fit_ = X0, X1
-        return self._fit_grams(kind, eps, G, self._host_gram(X0, X1), host=True)
+        return self._fit_grams(kind, eps, G, self._pair_grams(X0, X1), host=True)
 
     def _fit_grams(self, kind: str, eps: float, G, gram, host: bool):
         """The fit from G_X and ``gram(which)`` (the other Gram matrices, see
-        :meth:`_host_gram`) on one executor; ``host``: numpy arrays, whose Gram matrices the
+        :meth:`_pair_grams`) on one executor; ``host``: numpy arrays, whose Gram matrices the
         fitted ``operator_`` keeps (else its factors are recomputed on first use)."""
         n = int(G.shape[0])
         shift = n * eps

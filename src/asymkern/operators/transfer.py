@@ -15,11 +15,12 @@ from sklearn.utils.validation import check_is_fitted
 from .._shared.operators import (
     _check_int,
     _check_timestep,
+    gram,
+    lagged_pairs,
 )
 from .._validation import (
     DEPRECATED,
     as_data,
-    check_finite_output,
     check_input,
     clip_count,
     renamed_param,
@@ -147,32 +148,21 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
     """
     sparse_ok = _kernel_sparse(kernel)
     X = _c_copy(check_input(est, X, reset=True, allow_sparse=sparse_ok, min_samples=2))
+    if sp.issparse(y) and not sparse_ok:
+        why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
+               else "the landmark (Nyström) fit needs dense samples")
+        raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
+    if y is not None:
+        y = as_data(y, "y", allow_sparse=True) if sp.issparse(y) else \
+            as_data(y, "y", ensure_2d=False)
+    X0, X1 = lagged_pairs(X, y, lag)  # the pairs of every executor
     if y is None:
-        if lag >= X.shape[0] - 1:
-            raise ValueError(f"lag={lag} must be smaller than the trajectory length "
-                             f"{X.shape[0]} minus one (at least two time-lagged pairs)")
-        return X[:-lag].copy(), X[lag:].copy()
-    expected = (f"expected the time-shifted snapshots y_i = Ξ^τ(x_i) with the shape of X "
-                f"{X.shape} (or y=None when X is one trajectory)")
-    if sp.issparse(y):
-        if not sparse_ok:
-            why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
-                   else "the landmark (Nyström) fit needs dense samples")
-            raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
-        Y = _c_copy(as_data(y, "y", allow_sparse=True))
-    else:
-        Y = as_data(y, "y", ensure_2d=False)
-        if Y.ndim == 1 and X.shape[1] == 1:
-            Y = Y.reshape(-1, 1)
-        if Y.ndim != 2:
-            raise ValueError(f"y has shape {Y.shape}; {expected}")
-        Y = _c_copy(Y)
-    if Y.shape != X.shape:
-        raise ValueError(f"y has shape {Y.shape}; {expected}")
-    if sp.issparse(X) != sp.issparse(Y):  # one representation for the Gram evaluations
+        return X0.copy(), X1.copy()
+    X1 = _c_copy(X1)
+    if sp.issparse(X) != sp.issparse(X1):  # one representation for the Gram evaluations
         X = sp.csr_matrix(X) if not sp.issparse(X) else X
-        Y = sp.csr_matrix(Y) if not sp.issparse(Y) else Y
-    return X, Y
+        X1 = sp.csr_matrix(X1) if not sp.issparse(X1) else X1
+    return X, X1
 
 
 def _reduced_factors(kind: str, G, gram_H, r: int, shift: float):
@@ -235,21 +225,22 @@ class _TransferOperator(_OperatorEstimator):
         self._timestep()
         return kind, eps, _check_int(self.lag, "lag")
 
-    def _host_gram(self, X0, X1):
-        """``gram(which)`` for numpy pairs: ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y),
-        ``'out'`` k(Y, Y), float64, refused (OverflowError) when not finite."""
+    def _pair_grams(self, X0, X1):
+        """``gram(which)`` for the pairs on their executor (numpy, or tensors on their
+        device): ``'cross'`` k(Y, X), ``'lagged'`` k(X, Y), ``'out'`` k(Y, Y),
+        float64, refused (OverflowError) when not finite
+        (:func:`asymkern._shared.operators.gram`)."""
         lagged_hint = "rescale X (and Y) or choose a kernel parameter that keeps it finite"
         table = {"cross": (X1, X0, "the time-lagged Gram matrix [k(y_i, x_j)]", _RESCALE),
                  "lagged": (X0, X1, "the time-lagged Gram matrix G_XY = [k(x_i, y_j)]",
                             lagged_hint),
                  "out": (X1, None, "the Gram matrix of the shifted samples y_i", _RESCALE)}
 
-        def gram(which: str):
+        def pair_gram(which: str):
             A, B, what, hint = table[which]
-            K = self.kernel_(A) if B is None else self.kernel_(A, B)
-            return check_finite_output(np.asarray(K, dtype=np.float64), what, hint)
+            return gram(self.kernel_, A, B, what, hint)
 
-        return gram
+        return pair_gram
 
     def _lagged_gram(self, X, y):
         """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
@@ -259,8 +250,7 @@ class _TransferOperator(_OperatorEstimator):
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
         self._sparse_ok = _kernel_sparse(self.kernel_)
-        G = np.asarray(self.kernel_(X0), dtype=np.float64)
-        check_finite_output(G, "the Gram matrix G_X of the samples x_t", _RESCALE)
+        G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
         return eps, X0, X1, X0.shape[0], G
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
