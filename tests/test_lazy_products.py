@@ -1,9 +1,9 @@
 """The lazy-matrix protocol on every executor: the kernel-matrix factory and the blocked products.
 
-``ops.kernel_matrix`` / ``ops.kernel_values`` (:mod:`asymkern._backend`) give the lazy and the
-dense kernel matrix of any executor; :class:`~asymkern._backend.LazyMatrix` derives the blocked
-products G[:, J]·B and G[I, :]ᵀ·B from ``block`` alone, which is all a new executor has to
-write. Every product is checked against the dense float64 kernel matrix, with blocks small
+``ops.kernel_matrix`` (:mod:`asymkern._backend`) gives the lazy kernel matrix of any executor,
+and ``asymkern._shared.operators.gram`` the checked dense one; ``LazyMatrix`` derives the
+blocked products G[:, J]·B and G[I, :]ᵀ·B from ``block`` alone, which is all a new executor has
+to write. Every product is checked against the dense float64 kernel matrix, with blocks small
 enough that the loops run over many of them.
 """
 
@@ -15,6 +15,7 @@ from _backends import as_backend, to_np, tol
 
 import asymkern
 from asymkern._backend import LazyMatrix, ops_of
+from asymkern._shared.operators import gram
 from asymkern.kernels import get_kernel
 
 KERNELS = ("rbf", "laplacian", "sne", "t", "softmax", "polynomial")
@@ -31,21 +32,20 @@ def _reference(kernel, X, Z) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", KERNELS)
-def test_kernel_values_equal_the_dense_reference(backend, name):
+def test_gram_equals_the_dense_reference(backend, name):
     kernel = get_kernel(name, gamma=0.4)
     X, Z = _sets()
-    K = ops_of(as_backend(X, backend)).kernel_values(kernel, as_backend(X, backend),
-                                                     as_backend(Z, backend))
+    K = gram(kernel, as_backend(X, backend), as_backend(Z, backend))
     assert ops_of(K).dtype(K) == np.float64
     assert np.allclose(to_np(K), _reference(kernel, X, Z), rtol=tol(1e-12, backend), atol=0)
-    S = ops_of(K).kernel_values(kernel, as_backend(X, backend), symmetric=True)
+    S = gram(kernel, as_backend(X, backend), symmetric=True)
     assert np.array_equal(to_np(S), to_np(S).T)
 
 
-def test_kernel_values_refuse_non_finite_values(backend):
+def test_gram_refuses_non_finite_values(backend):
     X = as_backend(np.array([[0.0], [1e200]]), backend)
-    with pytest.raises((ValueError, OverflowError), match="the Gram matrix of X|overflow"):
-        ops_of(X).kernel_values(get_kernel("linear"), X, what="the Gram matrix of X")
+    with pytest.raises(OverflowError, match="the Gram matrix of X|overflow"):
+        gram(get_kernel("linear"), X, what="the Gram matrix of X")
 
 
 @pytest.mark.parametrize("name", ("rbf", "sne", "laplacian"))

@@ -280,20 +280,11 @@ class ArrayOps:
     def kernel_matrix(self, kernel, X, Z=None, *, reference=None,
                       working_memory: float | None = None) -> LazyMatrix:
         """The lazy G = [κ(x_i, z_j)] of ``kernel`` (a :class:`~asymkern.kernels.Kernel`) on
-        this executor: :class:`~asymkern.kernels.KernelMatrix` for numpy (``Z`` None: X
-        against itself), the executor's :class:`LazyMatrix` otherwise; blocks of
-        ``working_memory`` MiB (default: the library setting)."""
+        this executor, the factory every shared algorithm evaluates kernels through:
+        :class:`~asymkern.kernels.KernelMatrix` for numpy (``Z`` None: X against itself), the
+        executor's :class:`LazyMatrix` otherwise; blocks of ``working_memory`` MiB (default:
+        the library setting)."""
         return kernel.matrix(X, Z, reference=reference, working_memory=working_memory)
-
-    def kernel_values(self, kernel, X, Z=None, what: str = "the kernel matrix",
-                      symmetric: bool = False):
-        """The dense k(X, Z) in float64 on this executor (``symmetric``: (K + Kᵀ)/2), refused
-        with a ``ValueError`` naming ``what`` when it has non-finite entries."""
-        K = self.astype(self.kernel_matrix(kernel, X, Z).to_dense(), np.float64)
-        if not self.all_finite(K):
-            raise ValueError(f"{what} has non-finite entries; rescale X (e.g. StandardScaler) "
-                             "or change the kernel parameters")
-        return 0.5 * (K + K.T) if symmetric else K
 
 
 #: the numpy primitives (the default executor)

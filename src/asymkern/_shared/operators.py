@@ -11,9 +11,8 @@ an executor other than numpy keeps (:class:`DeviceState`). :mod:`asymkern.operat
 for numpy arrays and torch tensors alike; the Dask tasks call the block functions
 (:func:`landmark_stats`, :func:`landmark_evaluate`).
 
-:func:`gram` keeps the numpy path's contract on every executor (an ``OverflowError`` naming the
-matrix, numpy's ``max_dense_memory`` check), which ``ops.kernel_values`` does not (a
-``ValueError``; numpy's ``to_dense`` has no budget check).
+:func:`gram` keeps the numpy path's contract on every executor: an ``OverflowError`` naming the
+matrix, and numpy's ``max_dense_memory`` check before the matrix is formed.
 """
 
 from __future__ import annotations
