@@ -13,13 +13,16 @@ Layering: this package holds the torch executor's *primitives* only — the arra
 lazy kernel matrix on the device (:mod:`.kernels`: kernel blocks, streaming row normalisers,
 products; :mod:`.fused`: the products of the RBF, SNE and softmax kernels through PyTorch's fused
 attention kernels; :mod:`.sparse`: a sparse precomputed G as CSR tensors), input conversion and
-the tensors-in/tensors-out bookkeeping (:mod:`.device`, :mod:`.ksvd`), and the device-side steps
-the estimators hand over (:mod:`.machines`: landmark blocks and predictions of the Nyström
-machines; :mod:`.operators`, :mod:`.embedding`, :mod:`.transfer`: Gram matrices of the operator
+the tensors-in/tensors-out bookkeeping (:mod:`.device`, :mod:`.ksvd`), and the estimators'
+inputs and outputs on the device (:mod:`.machines`: the Nyström machines' training input and
+the fitted :class:`~.machines.DeviceModel` their predictions read; :mod:`.operators`,
+:mod:`.embedding`, :mod:`.transfer`: the validated samples and new points of the operator
 estimators). The algorithms themselves — the SVD solvers, the asymmetric Nyström method,
-KernelSVD's fit and transforms, the Nyström machines' per-mode algebra, the operator estimators'
-solves and eigenproblems — are written once, in :mod:`asymkern.linalg` and the estimator
-packages, against :class:`asymkern._backend.ArrayOps` and :class:`asymkern._backend.LazyMatrix`;
+KernelSVD's fit and transforms, the Nyström machines' landmark step and per-mode algebra, the
+operator estimators' Gram matrices, landmark sums, evaluations, solves and eigenproblems — are
+written once, in :mod:`asymkern.linalg`, :mod:`asymkern._shared` and the estimator packages,
+against :class:`asymkern._backend.ArrayOps` (its ``kernel_matrix`` factory gives the kernel
+matrices) and :class:`asymkern._backend.LazyMatrix`;
 the estimators ask :func:`use_torch` at the top of ``fit`` / ``transform`` / ``predict``.
 Small problems (r×r, s×s, m×m) and scipy-only steps (ARPACK, whose products run on the device)
 stay on the host. No CUDA is written here. A fitted model never shares the caller's memory.
