@@ -96,7 +96,7 @@ def test_products_derived_from_block(dtype):
     limit = 1e-5 if dtype == np.float32 else 1e-12
     assert np.allclose(G.matmat(B), A64 @ B, rtol=limit, atol=limit)
     assert np.allclose(G.rmatmat(C), A64.T @ C, rtol=limit, atol=limit)
-    mixed = G.matmat(B.astype(np.float64), dtype=np.float64)
+    mixed = G.blocked_matmat(B.astype(np.float64), dtype=np.float64)
     assert mixed.dtype == np.float64
     assert np.allclose(mixed, A64 @ B.astype(np.float64), rtol=1e-12, atol=1e-12)
     J, I = np.array([30, 1, 1]), np.array([0, 52, 7])

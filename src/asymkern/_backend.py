@@ -331,9 +331,10 @@ class LazyMatrix:
     """The lazy n×m matrix protocol every executor implements (see the module docstring).
 
     Subclasses set ``shape`` (a tuple of ints), ``dtype`` (a numpy dtype) and ``ops`` (their
-    :class:`ArrayOps`), and implement :meth:`block` and :meth:`template`; the blocked
-    products :meth:`matmat` and :meth:`rmatmat` follow from them, and an executor overrides
-    them where it has faster ones (threads, fused kernels, a task graph).
+    :class:`ArrayOps`), and implement :meth:`block` and :meth:`template`; the products
+    :meth:`matmat` and :meth:`rmatmat` follow from them (:meth:`blocked_matmat`,
+    :meth:`blocked_rmatmat`), and an executor overrides them where it has faster ones
+    (threads, fused kernels, a task graph).
     ``working_memory`` (MiB per block) sizes the blocks of the derived operations.
     """
 
@@ -349,13 +350,20 @@ class LazyMatrix:
         raise NotImplementedError
 
     # ---------------------------------------------- products (executors may fuse them)
-    def matmat(self, B, cols=None, dtype=None):
-        """G[:, cols] · B (``cols`` None: every column; B an array of the executor),
-        accumulated over row blocks of :meth:`block`, so no n×m matrix is held.
+    def matmat(self, B, cols=None):
+        """G[:, cols] · B (``cols`` None: every column; B an array of the executor): by
+        default :meth:`blocked_matmat`."""
+        return self.blocked_matmat(B, cols)
 
-        ``dtype`` (default G's): the dtype of the product; each block is cast to it first
-        (float64 for float32 kernel values gives a mixed-precision product).
-        """
+    def rmatmat(self, B, rows=None):
+        """G[rows, :]ᵀ · B (``rows`` None: every row; B has one row per selected row of G):
+        by default :meth:`blocked_rmatmat`."""
+        return self.blocked_rmatmat(B, rows)
+
+    def blocked_matmat(self, B, cols=None, dtype=None):
+        """G[:, cols] · B accumulated over row blocks of :meth:`block`, so no n×m matrix is
+        held; ``dtype`` (default G's): the dtype of the product, each block cast to it first
+        (float64 for float32 kernel values gives a mixed-precision product)."""
         ops, n = self.ops, int(self.shape[0])
         sel = slice(None) if cols is None else cols
         dtype = self.dtype if dtype is None else dtype
@@ -366,9 +374,8 @@ class LazyMatrix:
             out[rows] = ops.astype(self.block(rows, sel), dtype) @ B
         return out
 
-    def rmatmat(self, B, rows=None):
-        """G[rows, :]ᵀ · B (``rows`` None: every row; B has one row per selected row of G),
-        accumulated over column blocks of :meth:`block`."""
+    def blocked_rmatmat(self, B, rows=None):
+        """G[rows, :]ᵀ · B accumulated over column blocks of :meth:`block`."""
         ops, m = self.ops, int(self.shape[1])
         sel = slice(None) if rows is None else rows
         out = ops.empty((m, int(B.shape[1])), self.template(), self.dtype)

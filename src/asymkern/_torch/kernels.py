@@ -271,12 +271,13 @@ class TorchKernelMatrix(LazyMatrix):
     def matmat(self, B, cols=None, dtype=None):
         """G[:, cols] @ B: the fused product (:mod:`.fused`; RBF, SNE, softmax: G is never
         formed) for every column in X's dtype, else the blocked one of
-        :meth:`LazyMatrix.matmat <asymkern._backend.LazyMatrix.matmat>`."""
+        :meth:`LazyMatrix.blocked_matmat <asymkern._backend.LazyMatrix.blocked_matmat>`
+        (``dtype``: of the product, default X's)."""
         if cols is None and (dtype is None or dtype == self.X.dtype):
             out = fused.product(self, B)
             if out is not None:
                 return out
-        return super().matmat(B, cols, dtype)
+        return self.blocked_matmat(B, cols, dtype)
 
     def rmatmat(self, B, rows=None):
         """G[rows, :]ᵀ @ B: fused for every row, else blocked (see :meth:`matmat`)."""
@@ -284,4 +285,4 @@ class TorchKernelMatrix(LazyMatrix):
             out = fused.product(self, B, transpose=True)
             if out is not None:
                 return out
-        return super().rmatmat(B, rows)
+        return self.blocked_rmatmat(B, rows)
