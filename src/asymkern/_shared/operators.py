@@ -446,6 +446,89 @@ class DeviceState:
     forecast: Any = None
 
 
+@dataclass(frozen=True)
+class OperatorSamples:
+    """The validated samples of a covariance, cross-covariance or kernel CCA fit on their
+    executor: what the one fit body of these estimators (Mollenhauer et al., 2020, §4.2 and
+    App. A.2) reads, and the only executor-specific part of it besides the validation.
+
+    Attributes
+    ----------
+    X, Y : array or tensor
+        Float64 copies of the samples (never the caller's memory): numpy arrays (CSR when the
+        kernel accepts sparse input) for a numpy fit, tensors on the device otherwise; Y (2-D)
+        is None for the covariance operator.
+    kernel_x, kernel_y : Kernel
+        The kernels (``kernel_y`` None without Y).
+    device : torch.device or None
+        Where a device fit runs; None for the numpy fit.
+    dtype : dtype
+        X's dtype (the outputs of a device ``transform`` follow the input's).
+    as_numpy : bool
+        Whether the inputs were numpy (numpy outputs then).
+    """
+
+    X: Any
+    kernel_x: Any
+    device: Any = None
+    dtype: Any = None
+    as_numpy: bool = True
+    Y: Any = None
+    kernel_y: Any = None
+
+    @property
+    def n(self) -> int:
+        """The number of samples."""
+        return int(self.X.shape[0])
+
+    def gram(self, which: str = "x"):
+        """The checked float64 Gram matrix k(Z, Z) of X (``'x'``) or Y (``'y'``) on the
+        samples' executor (:func:`gram`): as the kernel gives it for numpy (within the
+        ``max_dense_memory`` budget of the fit's four n×n copies: the Gram matrix, its
+        centred copy and their factorisation), symmetrised on a device."""
+        Z, k = (self.X, self.kernel_x) if which == "x" else (self.Y, self.kernel_y)
+        name = "X (input)" if which == "x" else "y (output)"
+        hint = _RESCALE if which == "x" else "rescale y or change kernel_y's parameters"
+        if self.device is None:
+            from ..config import check_memory
+
+            n = self.n
+            check_memory(8 * n * n * 4, f"the Gram matrix of {name} ({n}×{n})",
+                         "fewer samples", detail=f"4 copies of a {n}×{n} float64 matrix")
+        return gram(k, Z, what=f"the Gram matrix of {name}", hint=hint,
+                    symmetric=self.device is not None)
+
+    def host(self):
+        """(X, Y) as float64 numpy arrays (Y None for one view; the samples themselves for
+        a numpy fit)."""
+        if self.device is None:
+            return self.X, self.Y
+        ops = ops_of(self.X)
+        return ops.to_host(self.X), None if self.Y is None else ops.to_host(self.Y)
+
+    def fitted(self, est, values, coef, offset=None, coef_y=None, offset_y=None):
+        """Record what a device ``transform`` evaluates and return ``values`` as the user
+        reads them.
+
+        A numpy fit records nothing and returns ``values``. A device fit sets ``torch_fit_``
+        and ``_torch_state``, the :class:`DeviceState` of the samples and kernels with the
+        coefficients and offsets (training means) of the fitted functions of X and y, and
+        returns ``values`` as a float64 tensor on the device for tensor input, numpy for
+        numpy input.
+        """
+        if self.device is None:
+            return values
+        est.torch_fit_ = True
+        est._sparse_ok = est._y_sparse_ok = False
+        est._torch_state = DeviceState(device=self.device, dtype=self.dtype,
+                                       kernel=self.kernel_x, X=self.X, coef=coef,
+                                       offset=offset, kernel_y=self.kernel_y, Y=self.Y,
+                                       coef_y=coef_y, offset_y=offset_y)
+        ops = ops_of(self.X)
+        return ops.to_host(values) if self.as_numpy else ops.from_host(values, self.X,
+                                                                         np.float64)
+
+
 def lagged_pairs(X, Y, lag: int):
     """The time-lagged pairs (x_i, y_i) of a transfer-operator fit from validated samples, on
     their executor (the transfer operators of Mollenhauer et al., 2020, §4.4).

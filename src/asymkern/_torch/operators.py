@@ -14,53 +14,11 @@ points of ``transform`` / ``predict`` moved to the fit's device (:func:`device_p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
 from .._dispatch import any_torch, require_torch
-from .._shared.operators import gram
+from .._shared.operators import OperatorSamples
 from .device import as_tensor, resolve_device, to_numpy
-
-
-@dataclass(frozen=True)
-class OperatorSamples:
-    """The samples of a covariance, cross-covariance or kernel CCA fit on the device.
-
-    Attributes
-    ----------
-    X, Y : tensor
-        Float64 copies of the samples on the device (never the caller's memory); Y (2-D) is
-        None for the covariance operator.
-    kernel_x, kernel_y : Kernel
-        The kernels (``kernel_y`` None without Y).
-    device : torch.device
-        Where the fit runs.
-    dtype : torch.dtype
-        X's dtype (the outputs of ``transform`` follow the input's).
-    as_numpy : bool
-        Whether the inputs were numpy (numpy outputs then).
-    """
-
-    X: Any
-    kernel_x: Any
-    device: Any
-    dtype: Any
-    as_numpy: bool
-    Y: Any = None
-    kernel_y: Any = None
-
-    def gram(self, which: str = "x"):
-        """The Gram matrix k(Z, Z) of X (``'x'``) or Y (``'y'``), float64 and symmetrised, on
-        the device."""
-        Z, k = (self.X, self.kernel_x) if which == "x" else (self.Y, self.kernel_y)
-        name = "X (input)" if which == "x" else "y (output)"
-        return gram(k, Z, what=f"the Gram matrix of {name}", symmetric=True)
-
-    def host(self):
-        """(X, Y) as float64 numpy copies (Y None for one view)."""
-        return to_numpy(self.X), None if self.Y is None else to_numpy(self.Y)
 
 
 def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSamples:
@@ -80,6 +38,8 @@ def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSa
     Returns
     -------
     OperatorSamples
+        The samples on the device (:class:`asymkern._shared.operators.OperatorSamples`, the
+        type the numpy fit's samples have too).
     """
     torch = require_torch()
     if kernel_y is not None and est.method != "qr":

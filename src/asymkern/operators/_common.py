@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import NUMPY
 from .._shared.operators import (
     _RESCALE,  # noqa: F401 - the estimators' hint, imported from here
+    OperatorSamples,
     _check_int,
     _check_reg,
     evaluate,
@@ -35,6 +36,7 @@ from .._validation import (
 from ..linalg.operator_svd import SVD_METHODS
 from ._numerics import cholesky_shifted
 from .empirical import (
+    EmpiricalOperator,
     MatmatOperator,
     RKHSFunction,
     _center_gram,
@@ -371,6 +373,62 @@ def _fit_pair(est, X, y, kx, ky):
     Y2, est._y_1d = _second_view(y, X.shape[0], ky)
     est._sparse_ok, est._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
     return X, Y2, X.shape[0]
+
+
+def _operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSamples:
+    """The executor-specific step of the covariance, cross-covariance and kernel CCA fits: the
+    validated samples (one view without ``kernel_y``, else the pairs (x_i, y_i)) on the
+    executor that runs the fit.
+
+    Numpy input without ``device``: :func:`_fit_X` / :func:`_fit_pair` (float64 copies, CSR
+    for a kernel that accepts sparse input; ``_sparse_ok`` and ``_y_sparse_ok`` recorded);
+    torch tensors or a set ``device``: :func:`asymkern._torch.operators.operator_samples`
+    (float64 copies on the device, ``method='qr'`` only). Sets ``torch_fit_`` False (the device
+    fit sets it when it records its state, :meth:`OperatorSamples.fitted`) and, for two views,
+    ``_y_1d``.
+
+    Returns
+    -------
+    OperatorSamples
+        The samples; ``device`` None for the numpy fit.
+    """
+    est.torch_fit_ = False
+    if use_torch(est, X, y):  # torch executor (asymkern._torch): the samples on the device
+        from .._torch.operators import operator_samples
+
+        s = operator_samples(est, X, y, kernel_x, kernel_y)
+        if kernel_y is not None:
+            est._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
+        return s
+    if kernel_y is None:
+        X = _fit_X(est, X, kernel_x)
+        est._sparse_ok = _kernel_sparse(kernel_x)
+        return OperatorSamples(X=X, kernel_x=kernel_x, dtype=X.dtype)
+    X, Y2, _ = _fit_pair(est, X, y, kernel_x, kernel_y)
+    return OperatorSamples(X=X, kernel_x=kernel_x, dtype=X.dtype, Y=Y2, kernel_y=kernel_y)
+
+
+def _sample_operator(s: OperatorSamples, B, center: bool, jitter: float = 0.0,
+                     grams=(None, None), factors=(None, None)) -> EmpiricalOperator:
+    """The fitted ``operator_``: the :class:`EmpiricalOperator` S = Ψ B Φᵀ on the samples of
+    ``s`` as numpy arrays (Y = X for one view), features centred with ``center``.
+
+    A numpy fit hands it its (centred) Gram matrices ``grams`` and kernel QR ``factors``
+    (in, out; None: computed lazily), so its own ``svd`` / ``eig`` reuse them; after a device
+    fit its methods factorise lazily, with numpy.
+    """
+    X64, Y64 = s.host()
+    kx = s.kernel_x
+    ky = kx if s.kernel_y is None else s.kernel_y
+    op = EmpiricalOperator(kx, X64, ky, X64 if Y64 is None else Y64, B, center_in=center,
+                           center_out=center, jitter=jitter)
+    if s.device is None:
+        for which, G, F in zip(("in", "out"), grams, factors):
+            if G is not None:
+                op._cache[which] = G
+            if F is not None:
+                op.set_factor(which, F)
+    return op
 
 
 def _svd_limit(method: str, ranks, n: int) -> tuple[int, str]:

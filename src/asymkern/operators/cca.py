@@ -11,7 +11,6 @@ from sklearn.base import (
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
-from .._shared.operators import gram
 from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
@@ -24,18 +23,18 @@ from ._common import (
     _clipped_decomposition,
     _ComponentsOut,
     _device_transform,
-    _fit_pair,
     _like_input,
+    _operator_samples,
     _OperatorEstimator,
     _PreservesFloat32,
     _Recomputable,
+    _sample_operator,
     _svd_limit,
     _sym_gram,
     _transform_X,
     _transform_y,
 )
 from .empirical import (
-    EmpiricalOperator,
     MatmatOperator,
     RKHSFunction,
     _center_coef,
@@ -183,33 +182,42 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         _check_decomposition_params(self, self.method)
-        self.torch_fit_ = False
-        if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            return self._fit_torch(X, y, kx, ky, eps)
-        X, Y2, n = _fit_pair(self, X, y, kx, ky)
-        c = bool(self.center)
-        Gx = _center_gram(gram(kx, X, what="the Gram matrix of X"), c, c)
-        Gy = _center_gram(gram(ky, Y2, what="the Gram matrix of y",
-                               hint="rescale y or change kernel_y's parameters"), c, c)
-        Fx, Fy, B = self._factors(Gx, Gy, n * eps, source=(kx, X, ky, Y2, c, n * eps))
-        op = EmpiricalOperator(kx, X, ky, Y2, B, center_in=c, center_out=c)
-        op._cache["in"], op._cache["out"] = Gx, Gy
-        op.set_factor("in", Fx)
-        op.set_factor("out", Fy)
-        self.operator_ = op
-        res = _clipped_decomposition(self, lambda k: op.svd(k, method=self.method),
-                                     *_svd_limit(self.method, lambda: (Fx.rank, Fy.rank), n))
-        self.n_components_ = int(res.singular_values.size)
-        self.canonical_correlations_ = res.singular_values
-        self.x_singular_functions_ = res.right
-        self.y_singular_functions_ = res.left
-        self.x_canonical_functions_ = RKHSFunction(
-            kx, X, self._canonical(res.right.coef, Fx, Gx, eps, n))
-        self.y_canonical_functions_ = RKHSFunction(
-            ky, Y2, self._canonical(res.left.coef, Fy, Gy, eps, n))
-        # the training means of the variates (centring), so transform needs no n×n work
-        self._x_mean = self.x_canonical_functions_(X).mean(axis=0) if c else None
-        self._y_mean = self.y_canonical_functions_(Y2).mean(axis=0) if c else None
+        # the one fit of every executor (only the samples and what a device fit records for
+        # transform depend on it); the 'auxiliary' and 'block' routes are numpy's
+        s = _operator_samples(self, X, y, kx, ky)
+        (X64, Y64), n, c = s.host(), s.n, bool(self.center)
+        Kx, Ky = s.gram("x"), s.gram("y")
+        Gx, Gy = _center_gram(Kx, c, c), _center_gram(Ky, c, c)
+        source = (kx, X64, ky, Y64, c, n * eps)
+        Fx, Fy, B = self._factors(Gx, Gy, n * eps, source=source)
+        # the numpy operator: B and the factors of a numpy fit; after a device fit its own
+        # methods factorise lazily, with numpy
+        rep = B if s.device is None else CCARepresentation.lazy((n, n), source)
+        self.operator_ = op = _sample_operator(s, rep, c, grams=(Gx, Gy), factors=(Fx, Fy))
+        limit = _svd_limit(self.method, lambda: (Fx.rank, Fy.rank), n)
+        if self.method == "qr":  # Cor. 3.5: the SVD of R_Ψ B R_Φᵀ from the eigen-factors
+            res = _clipped_decomposition(self, lambda k: svd_qr(Fx, Fy, B, k), *limit)
+            sv = res.s
+            cu = _center_coef(res.C_u) if c else res.C_u
+            cv = _center_coef(res.C_v) if c else res.C_v
+        else:  # Prop. 3.13 / Thm. 3.17 (numpy only: operator_samples refuses them)
+            svd = _clipped_decomposition(self, lambda k: op.svd(k, method=self.method), *limit)
+            sv, cu, cv = svd.singular_values, svd.left.coef, svd.right.coef
+        coef_f = self._canonical(cv, Fx, Gx, eps, n)
+        coef_g = self._canonical(cu, Fy, Gy, eps, n)
+        # the training means of the variates (centring): column means of the uncentred Gram
+        # matrices, so transform needs no n×n work
+        mean_x = Kx.mean(axis=0) @ coef_f if c else None
+        mean_y = Ky.mean(axis=0) @ coef_g if c else None
+        self.canonical_correlations_ = s.fitted(self, sv, coef_f, mean_x, coef_g, mean_y)
+        host = ops_of(cv).to_host
+        self.n_components_ = int(cv.shape[1])
+        self.x_singular_functions_ = RKHSFunction(kx, op.X, host(cv))
+        self.y_singular_functions_ = RKHSFunction(ky, op.Y, host(cu))
+        self.x_canonical_functions_ = RKHSFunction(kx, op.X, host(coef_f))
+        self.y_canonical_functions_ = RKHSFunction(ky, op.Y, host(coef_g))
+        self._x_mean = None if mean_x is None else host(mean_x)
+        self._y_mean = None if mean_y is None else host(mean_y)
         return self
 
     @staticmethod
@@ -224,45 +232,6 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         dx = 1.0 / ops.sqrt(Fx.evals + shift)
         dy = 1.0 / ops.sqrt(Fy.evals + shift)
         return Fx, Fy, CCARepresentation(Fx.evecs, dx, Fy.evecs, dy, source=source)
-
-    def _fit_torch(self, X, y, kx, ky, eps: float):
-        """The fit of :meth:`fit` on the torch backend: the samples and Gram matrices on the
-        device (:mod:`asymkern._torch.operators`), the factors, the SVD of Cor. 3.5 and the
-        canonical functions by the code of the numpy fit, on the device."""
-        from .._torch.operators import operator_samples
-        from .covariance import _torch_fitted
-
-        s = operator_samples(self, X, y, kx, ky)
-        self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-        (X64, Y64), n, c = s.host(), int(s.X.shape[0]), bool(self.center)
-        Kx, Ky = s.gram("x"), s.gram("y")
-        Gx, Gy = _center_gram(Kx, c, c), _center_gram(Ky, c, c)
-        Fx, Fy, B = self._factors(Gx, Gy, n * eps)
-        res = _clipped_decomposition(
-            self, lambda k: svd_qr(Fx, Fy, B, k), min(Fx.rank, Fy.rank),
-            f"the numerical rank of the Gram matrices ({Fx.rank} for X, {Fy.rank} for y)")
-        cu = _center_coef(res.C_u) if c else res.C_u
-        cv = _center_coef(res.C_v) if c else res.C_v
-        coef_f = self._canonical(cv, Fx, Gx, eps, n)
-        coef_g = self._canonical(cu, Fy, Gy, eps, n)
-        # the training means of the variates: column means of the uncentred Gram matrices
-        mean_x = Kx.mean(axis=0) @ coef_f if c else None
-        mean_y = Ky.mean(axis=0) @ coef_g if c else None
-        self.canonical_correlations_ = _torch_fitted(self, s, res.s, coef_f, mean_x, coef_g,
-                                                     mean_y)
-        # the numpy operator on the same samples: its own methods factorise lazily, with numpy
-        self.operator_ = EmpiricalOperator(
-            kx, X64, ky, Y64, CCARepresentation.lazy((n, n), (kx, X64, ky, Y64, c, n * eps)),
-            center_in=c, center_out=c)
-        host = ops_of(cv).to_host
-        self.n_components_ = int(cv.shape[1])
-        self.x_singular_functions_ = RKHSFunction(kx, X64, host(cv))
-        self.y_singular_functions_ = RKHSFunction(ky, Y64, host(cu))
-        self.x_canonical_functions_ = RKHSFunction(kx, X64, host(coef_f))
-        self.y_canonical_functions_ = RKHSFunction(ky, Y64, host(coef_g))
-        self._x_mean = None if mean_x is None else host(mean_x)
-        self._y_mean = None if mean_y is None else host(mean_y)
-        return self
 
     def _canonical(self, C, F, G, eps, n):
         """Coefficients of f = (Ĉ + ε)^{-1/2} Φ c = Φ (G/n + ε)^{-1/2} c (restricted to the

@@ -4,14 +4,13 @@ Schuster, Klus and Schütte, 2020, §4.2) with their eigen- and singular decompo
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import (
     TransformerMixin,
 )
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
-from .._shared.operators import DeviceState, _check_jitter
+from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import (
     check_finite_output,
@@ -23,18 +22,16 @@ from ._common import (
     _clipped_decomposition,
     _ComponentsOut,
     _device_transform,
-    _fit_pair,
-    _fit_X,
-    _kernel_sparse,
     _like_input,
+    _operator_samples,
     _OperatorEstimator,
     _PreservesFloat32,
+    _sample_operator,
     _svd_limit,
     _transform_X,
     _transform_y,
 )
 from .empirical import (
-    EmpiricalOperator,
     RKHSFunction,
     _center_coef,
     _center_gram,
@@ -44,21 +41,6 @@ from .empirical import (
 
 _NAME_X = "Gram matrix of X (input)"
 _NAME_Y = "Gram matrix of Y (output)"
-
-
-def _torch_fitted(est, s, values, coef, offset=None, coef_y=None, offset_y=None):
-    """Record a fit on the torch backend: ``_torch_state``, the typed
-    :class:`~asymkern._shared.operators.DeviceState` of what ``transform`` evaluates (the device
-    samples and kernels of ``s``, the coefficients and offsets of the fitted functions of X
-    and y), and ``values`` as the user reads them (a float64 tensor on the device for tensor
-    input, numpy for numpy input)."""
-    est.torch_fit_ = True
-    est._sparse_ok = est._y_sparse_ok = False
-    est._torch_state = DeviceState(device=s.device, dtype=s.dtype, kernel=s.kernel_x, X=s.X,
-                                   coef=coef, offset=offset, kernel_y=s.kernel_y, Y=s.Y,
-                                   coef_y=coef_y, offset_y=offset_y)
-    ops = ops_of(s.X)
-    return ops.to_host(values) if s.as_numpy else ops.from_host(values, s.X, np.float64)
 
 
 class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
@@ -156,46 +138,33 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
         _check_jitter(self.jitter)
         _check_decomposition_params(self)
-        self.torch_fit_ = False
-        if use_torch(self, X):  # torch executor (asymkern._torch): the samples, G on the device
-            from .._torch.operators import operator_samples
-
-            s = operator_samples(self, X, kernel_x=k)
-            X64, n, c = s.host()[0], int(s.X.shape[0]), bool(self.center)
-            K = s.gram("x")
-            lam, coef = self._eig(_center_gram(K, c, c), scaled_identity(n, 1.0 / n))
-            # the numpy path's transform subtracts the eigenfunctions' mean over the samples
-            offset = K.mean(axis=0) @ coef if c else None
-            self.eigenvalues_ = _torch_fitted(self, s, lam, coef, offset)
-            self.operator_ = EmpiricalOperator(k, X64, k, X64, scaled_identity(n, 1.0 / n),
-                                               center_in=c, center_out=c, jitter=self.jitter)
-            self.eigenfunctions_ = RKHSFunction(k, X64, ops_of(coef).to_host(coef))
-            self.n_components_ = int(coef.shape[1])
-            return self
-        X = _fit_X(self, X, k)
-        self._sparse_ok = _kernel_sparse(k)
-        n = X.shape[0]
-        op = EmpiricalOperator(k, X, k, X, scaled_identity(n, 1.0 / n), center_in=self.center,
-                               center_out=self.center, jitter=self.jitter)
-        self.operator_ = op
-        lam, coef = self._eig(op.gram_in, op.B, op)
-        self.eigenvalues_ = lam
-        self.eigenfunctions_ = RKHSFunction(k, op.X, coef)
-        self.n_components_ = int(lam.size)
+        # the one fit of every executor: only the samples (and what a device fit records for
+        # transform) depend on it; the rest runs with the executor's primitives
+        s = _operator_samples(self, X, kernel_x=k)
+        n, c = s.n, bool(self.center)
+        K = s.gram("x")
+        G = _center_gram(K, c, c)
+        B = scaled_identity(n, 1.0 / n)
+        F, lam, coef = self._eig(G, B)
+        # the eigenfunctions' mean over the samples, which transform subtracts (centred)
+        offset = K.mean(axis=0) @ coef if c else None
+        self.eigenvalues_ = s.fitted(self, lam, coef, offset)
+        self.operator_ = _sample_operator(s, B, c, self.jitter, grams=(G, None),
+                                          factors=(F, None))
+        self.eigenfunctions_ = RKHSFunction(k, self.operator_.X, ops_of(coef).to_host(coef))
+        self.n_components_ = int(coef.shape[1])
         return self
 
-    def _eig(self, G, B, op=None):
+    def _eig(self, G, B):
         """The top eigenpairs of Ĉ_XX = Φ B Φᵀ, B = I/n, from the (centred) Gram matrix G of
         any executor: the kernel QR factor G ≈ RᵀR (pivoted Cholesky, its numerical rank) and
         the eigenpairs of R B Rᵀ (Mollenhauer et al., 2020, Cor. 3.6), ``n_components``
-        clipped to the ranks. Returns the eigenvalues and the eigenfunctions' coefficients
-        (centred with ``center``), arrays of G's executor; ``op`` (numpy) keeps the factor."""
+        clipped to the ranks. Returns the factor, the eigenvalues and the eigenfunctions'
+        coefficients (centred with ``center``), arrays of G's executor."""
         F = kernel_qr(G, jitter=self.jitter, name=_NAME_X)
-        if op is not None:
-            op.set_factor("in", F)
         res = _clipped_decomposition(self, lambda m: eig_qr(F, B, m), F.rank,
                                      "the numerical rank of the Gram matrix")
-        return res.eigenvalues, _center_coef(res.C) if self.center else res.C
+        return F, res.eigenvalues, _center_coef(res.C) if self.center else res.C
 
     def transform(self, X):
         """Mercer features [φ_i(x)] = [√λ_i e_i(x)].
@@ -324,44 +293,36 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         _check_jitter(self.jitter)
         _check_decomposition_params(self, self.method)
-        self.torch_fit_ = False
-        if use_torch(self, X, y):  # torch executor (asymkern._torch): the samples, G on the device
-            from .._torch.operators import operator_samples
-
-            if y is None:
-                raise ValueError("y is None; expected the paired samples y of shape "
-                                 "(n_samples,) or (n_samples, n_features_y)")
-            s = operator_samples(self, X, y, kx, ky)
-            self._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
-            (X64, Y64), n, c = s.host(), int(s.X.shape[0]), bool(self.center)
-            Fx = kernel_qr(_center_gram(s.gram("x"), c, c), jitter=self.jitter, name=_NAME_X)
-            Fy = kernel_qr(_center_gram(s.gram("y"), c, c), jitter=self.jitter, name=_NAME_Y)
+        if y is None and use_torch(self, X, y):
+            raise ValueError("y is None; expected the paired samples y of shape "
+                             "(n_samples,) or (n_samples, n_features_y)")
+        # the one fit of every executor (only the samples and what a device fit records for
+        # transform depend on it); the 'auxiliary' and 'block' routes are numpy's
+        s = _operator_samples(self, X, y, kx, ky)
+        n, c = s.n, bool(self.center)
+        Gx = _center_gram(s.gram("x"), c, c)
+        Gy = _center_gram(s.gram("y"), c, c)
+        B = scaled_identity(n, 1.0 / n)
+        if self.method == "qr":  # Cor. 3.5: the SVD of R_Ψ B R_Φᵀ from the kernel QR factors
+            F = (kernel_qr(Gx, jitter=self.jitter, name=_NAME_X),
+                 kernel_qr(Gy, jitter=self.jitter, name=_NAME_Y))
             res = _clipped_decomposition(
-                self, lambda m: svd_qr(Fx, Fy, scaled_identity(n, 1.0 / n), m),
-                *_svd_limit("qr", lambda: (Fx.rank, Fy.rank), n))
+                self, lambda m: svd_qr(F[0], F[1], B, m),
+                *_svd_limit("qr", lambda: (F[0].rank, F[1].rank), n))
+            sv = res.s
             cu = _center_coef(res.C_u) if c else res.C_u
             cv = _center_coef(res.C_v) if c else res.C_v
-            self.singular_values_ = _torch_fitted(self, s, res.s, cv, coef_y=cu)
-            self.operator_ = EmpiricalOperator(kx, X64, ky, Y64, scaled_identity(n, 1.0 / n),
-                                               center_in=c, center_out=c, jitter=self.jitter)
-            ops = ops_of(cv)
-            self.left_singular_functions_ = RKHSFunction(ky, Y64, ops.to_host(cu))
-            self.right_singular_functions_ = RKHSFunction(kx, X64, ops.to_host(cv))
-            self.n_components_ = int(cv.shape[1])
-            return self
-        X, Y2, n = _fit_pair(self, X, y, kx, ky)
-        op = EmpiricalOperator(kx, X, ky, Y2, scaled_identity(n, 1.0 / n),
-                               center_in=self.center, center_out=self.center,
-                               jitter=self.jitter)
-        self.operator_ = op
-        res = _clipped_decomposition(
-            self, lambda m: op.svd(m, method=self.method),
-            *_svd_limit(self.method, lambda: (op.factor("in").rank, op.factor("out").rank),
-                        min(op.shape)))
-        self.singular_values_ = res.singular_values
-        self.left_singular_functions_ = res.left
-        self.right_singular_functions_ = res.right
-        self.n_components_ = int(res.singular_values.size)
+            self.operator_ = _sample_operator(s, B, c, self.jitter, (Gx, Gy), F)
+        else:  # Prop. 3.13 / Thm. 3.17 (numpy only: operator_samples refuses them)
+            self.operator_ = op = _sample_operator(s, B, c, self.jitter, (Gx, Gy))
+            svd = _clipped_decomposition(self, lambda m: op.svd(m, method=self.method),
+                                         *_svd_limit(self.method, None, n))
+            sv, cu, cv = svd.singular_values, svd.left.coef, svd.right.coef
+        self.singular_values_ = s.fitted(self, sv, cv, coef_y=cu)
+        host = ops_of(cv).to_host
+        self.left_singular_functions_ = RKHSFunction(ky, self.operator_.Y, host(cu))
+        self.right_singular_functions_ = RKHSFunction(kx, self.operator_.X, host(cv))
+        self.n_components_ = int(cv.shape[1])
         return self
 
     def transform(self, X, y=None):
