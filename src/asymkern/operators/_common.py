@@ -33,12 +33,13 @@ from .._validation import (
     clip_count,
     renamed_param,
 )
-from ..linalg.operator_svd import SVD_METHODS
+from ..linalg.operator_svd import SVD_METHODS, svd_qr
 from ._numerics import cholesky_shifted
 from .empirical import (
     EmpiricalOperator,
     MatmatOperator,
     RKHSFunction,
+    _center_coef,
     _center_gram,
     as_rkhs_kernel,
 )
@@ -429,6 +430,32 @@ def _sample_operator(s: OperatorSamples, B, center: bool, jitter: float = 0.0,
             if F is not None:
                 op.set_factor(which, F)
     return op
+
+
+def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:
+    """The top ``n_components`` singular triplets of S = Ψ B Φᵀ for a two-view fit on any
+    executor (Mollenhauer et al., 2020), ``n_components`` clipped to the ranks.
+
+    ``method='qr'``: the SVD of R_Ψ B R_Φᵀ from the Gram ``factors`` (X, y) of the fit's
+    executor (Cor. 3.5); ``'auxiliary'`` / ``'block'`` (numpy only): ``op.svd`` (Prop. 3.13,
+    Thm. 3.17).
+
+    Returns
+    -------
+    tuple
+        The singular values and the coefficients of the left (functions of y) and right
+        (functions of x) singular functions, centred with ``est.center``; arrays of the
+        executor.
+    """
+    if est.method != "qr":
+        svd = _clipped_decomposition(est, lambda k: op.svd(k, method=est.method),
+                                     *_svd_limit(est.method, None, n))
+        return svd.singular_values, svd.left.coef, svd.right.coef
+    Fx, Fy = factors
+    res = _clipped_decomposition(est, lambda k: svd_qr(Fx, Fy, B, k),
+                                 *_svd_limit("qr", lambda: (Fx.rank, Fy.rank), n))
+    C_u, C_v = (_center_coef(C) if est.center else C for C in (res.C_u, res.C_v))
+    return res.s, C_u, C_v
 
 
 def _svd_limit(method: str, ranks, n: int) -> tuple[int, str]:

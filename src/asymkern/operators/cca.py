@@ -17,19 +17,18 @@ from .._validation import (
     check_finite_output,
     renamed_argument,
 )
-from ..linalg.operator_svd import gram_eigh, svd_qr
+from ..linalg.operator_svd import gram_eigh
 from ._common import (
     _check_decomposition_params,
-    _clipped_decomposition,
     _ComponentsOut,
     _device_transform,
     _like_input,
     _operator_samples,
     _OperatorEstimator,
+    _paired_svd,
     _PreservesFloat32,
     _Recomputable,
     _sample_operator,
-    _svd_limit,
     _sym_gram,
     _transform_X,
     _transform_y,
@@ -37,7 +36,6 @@ from ._common import (
 from .empirical import (
     MatmatOperator,
     RKHSFunction,
-    _center_coef,
     _center_gram,
     as_rkhs_kernel,
 )
@@ -194,15 +192,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         # methods factorise lazily, with numpy
         rep = B if s.device is None else CCARepresentation.lazy((n, n), source)
         self.operator_ = op = _sample_operator(s, rep, c, grams=(Gx, Gy), factors=(Fx, Fy))
-        limit = _svd_limit(self.method, lambda: (Fx.rank, Fy.rank), n)
-        if self.method == "qr":  # Cor. 3.5: the SVD of R_Ψ B R_Φᵀ from the eigen-factors
-            res = _clipped_decomposition(self, lambda k: svd_qr(Fx, Fy, B, k), *limit)
-            sv = res.s
-            cu = _center_coef(res.C_u) if c else res.C_u
-            cv = _center_coef(res.C_v) if c else res.C_v
-        else:  # Prop. 3.13 / Thm. 3.17 (numpy only: operator_samples refuses them)
-            svd = _clipped_decomposition(self, lambda k: op.svd(k, method=self.method), *limit)
-            sv, cu, cv = svd.singular_values, svd.left.coef, svd.right.coef
+        sv, cu, cv = _paired_svd(self, B, op, (Fx, Fy), n)
         coef_f = self._canonical(cv, Fx, Gx, eps, n)
         coef_g = self._canonical(cu, Fy, Gy, eps, n)
         # the training means of the variates (centring): column means of the uncentred Gram

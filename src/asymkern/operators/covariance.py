@@ -16,7 +16,7 @@ from .._validation import (
     check_finite_output,
     renamed_argument,
 )
-from ..linalg.operator_svd import eig_qr, kernel_qr, svd_qr
+from ..linalg.operator_svd import eig_qr, kernel_qr
 from ._common import (
     _check_decomposition_params,
     _clipped_decomposition,
@@ -25,9 +25,9 @@ from ._common import (
     _like_input,
     _operator_samples,
     _OperatorEstimator,
+    _paired_svd,
     _PreservesFloat32,
     _sample_operator,
-    _svd_limit,
     _transform_X,
     _transform_y,
 )
@@ -293,9 +293,6 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         _check_jitter(self.jitter)
         _check_decomposition_params(self, self.method)
-        if y is None and use_torch(self, X, y):
-            raise ValueError("y is None; expected the paired samples y of shape "
-                             "(n_samples,) or (n_samples, n_features_y)")
         # the one fit of every executor (only the samples and what a device fit records for
         # transform depend on it); the 'auxiliary' and 'block' routes are numpy's
         s = _operator_samples(self, X, y, kx, ky)
@@ -303,25 +300,15 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         Gx = _center_gram(s.gram("x"), c, c)
         Gy = _center_gram(s.gram("y"), c, c)
         B = scaled_identity(n, 1.0 / n)
-        if self.method == "qr":  # Cor. 3.5: the SVD of R_Ψ B R_Φᵀ from the kernel QR factors
-            F = (kernel_qr(Gx, jitter=self.jitter, name=_NAME_X),
-                 kernel_qr(Gy, jitter=self.jitter, name=_NAME_Y))
-            res = _clipped_decomposition(
-                self, lambda m: svd_qr(F[0], F[1], B, m),
-                *_svd_limit("qr", lambda: (F[0].rank, F[1].rank), n))
-            sv = res.s
-            cu = _center_coef(res.C_u) if c else res.C_u
-            cv = _center_coef(res.C_v) if c else res.C_v
-            self.operator_ = _sample_operator(s, B, c, self.jitter, (Gx, Gy), F)
-        else:  # Prop. 3.13 / Thm. 3.17 (numpy only: operator_samples refuses them)
-            self.operator_ = op = _sample_operator(s, B, c, self.jitter, (Gx, Gy))
-            svd = _clipped_decomposition(self, lambda m: op.svd(m, method=self.method),
-                                         *_svd_limit(self.method, None, n))
-            sv, cu, cv = svd.singular_values, svd.left.coef, svd.right.coef
+        F = ((kernel_qr(Gx, jitter=self.jitter, name=_NAME_X),
+              kernel_qr(Gy, jitter=self.jitter, name=_NAME_Y)) if self.method == "qr"
+             else (None, None))
+        self.operator_ = op = _sample_operator(s, B, c, self.jitter, (Gx, Gy), F)
+        sv, cu, cv = _paired_svd(self, B, op, F, n)
         self.singular_values_ = s.fitted(self, sv, cv, coef_y=cu)
         host = ops_of(cv).to_host
-        self.left_singular_functions_ = RKHSFunction(ky, self.operator_.Y, host(cu))
-        self.right_singular_functions_ = RKHSFunction(kx, self.operator_.X, host(cv))
+        self.left_singular_functions_ = RKHSFunction(ky, op.Y, host(cu))
+        self.right_singular_functions_ = RKHSFunction(kx, op.X, host(cv))
         self.n_components_ = int(cv.shape[1])
         return self
 
