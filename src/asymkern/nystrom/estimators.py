@@ -338,28 +338,30 @@ class _NystromBase(BaseEstimator):
         """K(Z, X_fit) times a matrix, streamed (never n_z × n at once beyond a block)."""
         return self._full_kernel(Z)
 
-    def _fitted_input(self, X):
+    def _fitted_input(self, X, approach: str):
         """The fitted :class:`~asymkern._shared.nystrom_predict.NystromModel` on its executor
         (recorded by a torch fit; built from the fitted attributes of a numpy one), X checked
         and on that executor (:func:`asymkern._torch.machines.fitted_input` moves it to the
-        fit's device and dtype), and whether the outputs are numpy."""
+        fit's device and dtype), and whether the outputs are numpy; ``approach`` 'gsa' or
+        'exact' (Algorithm 1's test phase) needs the training points."""
         check_is_fitted(self, "X_fit_")
         if use_torch(self, X):
             from .._torch.machines import fitted_input
 
-            return fitted_input(self, X)
-        return host_model(self), self._check_X(X), True
+            fitted = fitted_input(self, X)
+        else:
+            fitted = host_model(self), self._check_X(X), True
+        if approach in ("gsa", "exact"):
+            self._check_exact_available()
+        return fitted
 
     def _values(self, X, approach: str, what: str):
         """f(X) = K(X, X_fit)α + b (``approach`` 'gsa' or 'exact': Algorithm 1's test phase)
         or K(X, C)β + b of Li, Liu and Zhang (Nyström kernel machines, Algorithm 1), float64
         on the fit's executor, checked finite (``what`` names them); with the model and
         whether X was numpy."""
-        model, Z, as_numpy = self._fitted_input(X)
-        full = approach in ("gsa", "exact")
-        if full:
-            self._check_exact_available()
-        out = decision(model, Z, full, model.ridge_dtype)
+        model, Z, as_numpy = self._fitted_input(X, approach)
+        out = decision(model, Z, approach in ("gsa", "exact"), model.ridge_dtype)
         return check_finite(model.ops, out, what, "rescale X like the training data"), model, \
             as_numpy
 
@@ -1316,9 +1318,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             check_is_fitted(self, "X_fit_")
             return svc_apply(self, X, method, approach)
         if not getattr(self, "torch_fit_", False):
-            model, Z, _ = self._fitted_input(X)
-            if approach in ("gsa", "exact"):
-                self._check_exact_available()
+            model, Z, _ = self._fitted_input(X, approach)
             out = getattr(self.estimator_, method)(self._inputs(model, Z, approach))
             if method == "predict":
                 return out
