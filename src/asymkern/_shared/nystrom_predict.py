@@ -3,87 +3,172 @@
 A fitted machine of Li, Liu and Zhang (Nyström kernel machines, Algorithm 1) predicts
 f(z) = K(z, C) β + b through its landmarks (LLA, NCR, SPA's landmark form) or
 f(z) = K(z, X_fit) α + b through every training point (GSA's test phase, exact). The products
-are the same for numpy and torch; what differs per executor is where K's blocks come from,
-which a :class:`FittedModel` gives:
+are the same for numpy and torch: one fitted-model class, :class:`NystromModel`, holds the
+fitted arrays on the fit's executor (numpy for a numpy fit, tensors on the device for a torch
+fit) and forms K's blocks through the executor's primitives
+(:func:`~asymkern._backend.ops_of`, ``ops.kernel_matrix``):
 
-* ``kind``: 'points' (K(Z, C) by row blocks, :meth:`FittedModel.landmark_rows`), 'gaussian'
+* ``kind``: 'points' (K(Z, C) by row blocks, :meth:`NystromModel.landmark_rows`), 'gaussian'
   (a sketch C_H = X_H S: K(Z, C) β = K(Z, X_fit)(S β), the coefficients already S β) or
   'precomputed' (Z is K(Z, X_fit): K(Z, C) = Z[:, idx]);
-* :meth:`FittedModel.step`: rows per block of K(Z, C) (None: one block);
-* :meth:`FittedModel.full_times`: K(Z, X_fit) B through the executor's kernel matrix (numpy's
-  :class:`~asymkern.kernels.KernelMatrix`, torch's ``TorchKernelMatrix``, both
+* :meth:`NystromModel.full_times`: K(Z, X_fit) B through the executor's lazy kernel matrix
+  (numpy's :class:`~asymkern.kernels.KernelMatrix`, torch's ``TorchKernelMatrix``, both
   :class:`~asymkern._backend.LazyMatrix`), streamed over row blocks of Z.
 
-:class:`HostModel` is the numpy side (built from the fitted attributes when predicting; a
-sketch is 'points' there, its landmark rows the basis' K(Z, X_fit) S, numpy's order);
-``asymkern._torch.machines.DeviceModel`` is torch's. NystromSVC's labels follow its solver
-(:func:`ovr_values`, :func:`label_index`), on the executor's arrays through
-:func:`~asymkern._backend.ops_of`.
+:func:`host_model` builds it from a numpy fit's attributes when predicting (its landmark rows
+are the basis' K(Z, C) in one block, a sketch's K(Z, X_fit) S, numpy's order of the
+products); :func:`training_model` records a torch fit's at fit time. NystromSVC's labels
+follow its solver (:func:`ovr_values`, :func:`label_index`), on the executor's arrays.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .._backend import NUMPY, ArrayOps, ops_of
+from .._backend import ArrayOps, ops_of
+from .nystrom_basis import row_step
 
 
-class FittedModel(Protocol):
-    """What predictions read of a fitted Nyström machine on one executor (see the module
-    docstring)."""
+@dataclass(frozen=True)
+class NystromModel:
+    """The fitted state of a Nyström machine on its executor: what its predictions read
+    (Li, Liu and Zhang, Nyström kernel machines, Algorithm 1's test phase).
+
+    Attributes
+    ----------
+    kind : {'points', 'gaussian', 'precomputed'}
+        Landmark points, a Gaussian sketch, or a precomputed kernel (an exact machine has
+        'points', or 'precomputed').
+    kernel : Kernel or None
+        The kernel (None: precomputed), evaluated through ``ops.kernel_matrix``.
+    X : array of shape (n, d) or None
+        The training data on the executor (None: a pickled Dask fit, landmarks only).
+    dtype : numpy.dtype
+        The training dtype (of the predictions, transforms and decision values).
+    C : array of shape (m, d) or None
+        The landmark points ('points' without ``basis``).
+    idx : index array or None
+        The landmark columns of K ('precomputed').
+    beta : array of shape (m or n, k) or None
+        The landmark coefficients (a 'gaussian' sketch: S β).
+    dual : array of shape (n, k) or None
+        The coefficients of K(Z, X_fit) (GSA, SPA, exact).
+    intercept : array of shape (k,) or None
+    labels : array or None
+        NystromSVC's numeric classes on the executor (None: ``classes_`` on the host).
+    libsvm : bool
+        NystromSVC's solver is libsvm's (one-vs-one values).
+    basis : NystromBasis or None
+        A numpy fit's basis: K(Z, C) is its ``landmark_kernel`` (one block).
+    ridge_dtype : numpy.dtype or None
+        The dtype NystromKernelRidge forms K(Z, X_fit) α in (None: float64; a torch fit: its
+        training dtype, the fused product).
+    """
 
     kind: str
-    idx: Any
-    beta: Any
-    dual: Any
-    intercept: Any
+    kernel: Any
+    X: Any
+    dtype: Any
+    C: Any = None
+    idx: Any = None
+    beta: Any = None
+    dual: Any = None
+    intercept: Any = None
+    labels: Any = None
+    libsvm: bool = False
+    basis: Any = None
+    ridge_dtype: Any = None
 
     @property
-    def ops(self) -> ArrayOps: ...
+    def ops(self) -> ArrayOps:
+        """The executor's primitives."""
+        return ops_of(self.X, self.intercept, self.beta)
 
-    def step(self, k: int) -> int | None: ...
+    def step(self, k: int) -> int | None:
+        """Rows per block of K(Z, C) with k right-hand sides (None: one block, the basis')."""
+        return None if self.basis is not None else row_step(int(self.C.shape[0]), k)
 
-    def landmark_rows(self, Z) -> Any: ...
+    def landmark_rows(self, Z):
+        """K(Z, C) in float64 on the executor (landmark points; a numpy fit's sketch:
+        K(Z, X_fit) S)."""
+        if self.basis is not None:
+            return self.basis.landmark_kernel(Z)
+        G = self.ops.kernel_matrix(self.kernel, Z, self.C)
+        return self.ops.astype(G.to_dense(), np.float64)
 
-    def full_times(self, Z, B, dtype=None) -> Any: ...
+    def full_times(self, Z, B, dtype=None):
+        """K(Z, X_fit) B (float64) through the executor's kernel matrix, streamed over row
+        blocks of Z; ``dtype`` (default float64): the dtype the kernel blocks and B are
+        multiplied in (float64 gives numpy's mixed-precision product of float32 kernel
+        values)."""
+        ops = self.ops
+        G = ops.kernel_matrix(self.kernel, Z, self.X)
+        if dtype is not None and np.dtype(dtype) != np.float64:
+            return ops.astype(G.matmat(ops.astype(B, dtype)), np.float64)
+        return G.matmat(B) if G.dtype == np.float64 else G.blocked_matmat(B, dtype=np.float64)
 
 
-class HostModel:
-    """The numpy side of the predictions of an in-memory fit.
+def host_model(est) -> NystromModel:
+    """The :class:`NystromModel` of a numpy fit (in memory, or a Dask fit predicting numpy
+    input), from its fitted attributes."""
+    pre = est._precomputed()
+    return NystromModel(kind="precomputed" if pre else "points",
+                        kernel=None if pre else est._kernel(), X=est.X_fit_,
+                        dtype=est._out_dtype(), idx=getattr(est, "landmark_indices_", None),
+                        beta=getattr(est, "landmark_coef_", None),
+                        dual=getattr(est, "dual_coef_", None),
+                        intercept=getattr(est, "intercept_", None), basis=est.basis_)
 
-    K(Z, C) is the basis' :meth:`~asymkern._shared.nystrom_basis.NystromBasis.landmark_kernel`
-    in one block (its kernel values are written block by block; a sketch's K(Z, X_fit) S is
-    formed there, then multiplied by β), K(Z, X_fit) the estimator's streamed kernel matrix.
+
+def training_model(est, X, rows, beta=None, dual=None, intercept=None, classes=None,
+                   libsvm: bool = False, ridge: bool = False) -> NystromModel:
+    """The :class:`NystromModel` of a fit on X's executor, recorded at fit time (torch).
 
     Parameters
     ----------
     est : NystromKernelRidge, NystromKernelPCA or NystromSVC
-        Fitted in memory.
+        The estimator (its kernel).
+    X : array of shape (n, d)
+        The training data on the executor.
+    rows : LandmarkRows or None
+        The landmarks of the fit (None: exact).
+    beta : ndarray of shape (m, k), optional
+        The host landmark coefficients (a sketch keeps S β).
+    dual : array of shape (n, k), optional
+    intercept : ndarray or executor array
+    classes : ndarray, optional
+        A classifier's labels (numeric ones are kept on the executor as ``labels``).
+    libsvm : bool
+        NystromSVC's solver is libsvm's.
+    ridge : bool
+        NystromKernelRidge: K(Z, X_fit) α in the training dtype.
     """
+    kernel = None if est._precomputed() else est._kernel()
+    ops, kind = ops_of(X), ("precomputed" if kernel is None else "points")
+    C = idx = None
+    if rows is not None:
+        kind, idx = rows.kind, rows.idx
+        C = rows.C if kind == "points" else None
+    if beta is not None:
+        beta = ops.from_host(beta, X, np.float64)
+        beta = rows.S @ beta if kind == "gaussian" else beta  # K(Z, C_H)β = K(Z, X_fit)(Sβ)
+    b = ops.from_host(np.atleast_1d(ops.to_host(intercept)), X, np.float64)
+    labels = None
+    if classes is not None and classes.dtype.kind in "biuf":
+        try:  # an unsigned dtype torch lacks: the labels stay numpy
+            labels = ops.from_host(classes, X, classes.dtype)
+        except (TypeError, RuntimeError, AttributeError):
+            labels = None
+    dtype = ops.dtype(X)
+    return NystromModel(kind=kind, kernel=kernel, X=X, dtype=dtype, C=C, idx=idx, beta=beta,
+                        dual=dual, intercept=b, labels=labels, libsvm=libsvm,
+                        ridge_dtype=dtype if ridge else None)
 
-    ops = NUMPY
 
-    def __init__(self, est):
-        self.est = est
-        self.kind = "precomputed" if est._precomputed() else "points"
-        self.idx = getattr(est, "landmark_indices_", None)
-        self.beta = getattr(est, "landmark_coef_", None)
-        self.dual = getattr(est, "dual_coef_", None)
-        self.intercept = getattr(est, "intercept_", None)
-
-    def step(self, k: int) -> int | None:
-        return None
-
-    def landmark_rows(self, Z) -> np.ndarray:
-        return self.est.basis_.landmark_kernel(Z)
-
-    def full_times(self, Z, B, dtype=None) -> np.ndarray:
-        return self.est._exact_kernel(Z).matmat(B)
-
-
-def landmark_times(model: FittedModel, Z, B):
+def landmark_times(model: NystromModel, Z, B):
     """K(Z, C) B in float64 (n_z × k) on the executor: Z[:, idx] B ('precomputed'),
     K(Z, X_fit) B ('gaussian', B = S β) or K(Z, C) B over row blocks of Z ('points')."""
     ops = model.ops
@@ -101,7 +186,7 @@ def landmark_times(model: FittedModel, Z, B):
     return out
 
 
-def full_times(model: FittedModel, Z, B, dtype=None):
+def full_times(model: NystromModel, Z, B, dtype=None):
     """K(Z, X_fit) B (n_z × k, float64) on the executor, streamed over row blocks of Z; Z B
     for a precomputed kernel (Z is then K(Z, X_fit)). ``dtype``: the executor's dtype of the
     kernel blocks' products (default: float64 from the kernel values)."""
@@ -110,7 +195,7 @@ def full_times(model: FittedModel, Z, B, dtype=None):
     return model.full_times(Z, B, dtype)
 
 
-def decision(model: FittedModel, Z, full: bool, dtype=None):
+def decision(model: NystromModel, Z, full: bool, dtype=None):
     """K(Z, X_fit) α + b (``full``: GSA's test phase, exact) or K(Z, C) β + b, float64
     (n_z × k) on the executor."""
     if full:

@@ -81,7 +81,15 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import ops_of
 from .._dask import any_dask
 from .._shared.nystrom_basis import check_psd_kernel, fit_landmarks
-from .._shared.nystrom_predict import HostModel, decision, full_times, landmark_times
+from .._shared.nystrom_predict import (
+    decision,
+    full_times,
+    host_model,
+    label_index,
+    landmark_times,
+    svc_values,
+    training_model,
+)
 from .._torch import is_torch_tensor, use_torch
 from .._validation import (
     as_data,
@@ -330,6 +338,39 @@ class _NystromBase(BaseEstimator):
         """K(Z, X_fit) times a matrix, streamed (never n_z × n at once beyond a block)."""
         return self._full_kernel(Z)
 
+    def _fitted_input(self, X, approach: str):
+        """The fitted :class:`~asymkern._shared.nystrom_predict.NystromModel` on its executor
+        (recorded by a torch fit; built from the fitted attributes of a numpy one), X checked
+        and on that executor (:func:`asymkern._torch.machines.fitted_input` moves it to the
+        fit's device and dtype), and whether the outputs are numpy; ``approach`` 'gsa' or
+        'exact' (Algorithm 1's test phase) needs the training points."""
+        check_is_fitted(self, "X_fit_")
+        if use_torch(self, X):
+            from .._torch.machines import fitted_input
+
+            fitted = fitted_input(self, X)
+        else:
+            fitted = host_model(self), self._check_X(X), True
+        if approach in ("gsa", "exact"):
+            self._check_exact_available()
+        return fitted
+
+    def _values(self, X, approach: str, what: str):
+        """f(X) = K(X, X_fit)α + b (``approach`` 'gsa' or 'exact': Algorithm 1's test phase)
+        or K(X, C)β + b of Li, Liu and Zhang (Nyström kernel machines, Algorithm 1), float64
+        on the fit's executor, checked finite (``what`` names them); with the model and
+        whether X was numpy."""
+        model, Z, as_numpy = self._fitted_input(X, approach)
+        out = decision(model, Z, approach in ("gsa", "exact"), model.ridge_dtype)
+        return check_finite(model.ops, out, what, "rescale X like the training data"), model, \
+            as_numpy
+
+    @staticmethod
+    def _output(out, model, as_numpy: bool):
+        """``out`` in the training dtype: numpy for numpy input, else the executor's array."""
+        out = model.ops.astype(out, model.dtype)
+        return model.ops.to_host(out) if as_numpy else out
+
     def _ncr_requires_full(self):
         if self.mode == "ncr" and self.subspace_dim is not None:
             raise ValueError("mode='ncr' restricts f to span(C_H) and uses the full standard "
@@ -458,13 +499,12 @@ class _Training:
         return self.rows
 
     def device_state(self, **state):
-        """The fitted device model of a torch fit (what its predictions read,
-        :func:`asymkern._torch.machines.device_model`); None for numpy."""
+        """The fitted model of a torch fit on its device (what its predictions read,
+        :func:`asymkern._shared.nystrom_predict.training_model`); None for numpy (its model
+        is built from the fitted attributes when predicting)."""
         if not self.est.torch_fit_:
             return None
-        from .._torch.machines import device_model
-
-        return device_model(self.est, self.X, self.rows, **state)
+        return training_model(self.est, self.X, self.rows, **state)
 
 
 def _require_y(y, est):
@@ -711,7 +751,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         self.dual_coef_ = None if res.dual is None else tr.out(res.dual)
         self.intercept_ = res.intercept
         self._torch_state = tr.device_state(beta=res.landmark_coef, dual=res.dual,
-                                            intercept=res.intercept)
+                                            intercept=res.intercept, ridge=True)
         return _finite_fit(self)
 
     def _decision(self, X, approach=None):
@@ -720,17 +760,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             from .._dask.machines import predict_ridge
 
             return predict_ridge(self, X, approach)
-        if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.machines import predict_ridge
-
-            return predict_ridge(self, X, approach or self.mode)
-        X = self._check_X(X)
-        full = (approach or self.mode) in ("gsa", "exact")
-        if full:
-            self._check_exact_available()
-        out = check_finite_output(decision(HostModel(self), X, full), "the predictions",
-                                  "rescale X like the training data").astype(self._out_dtype())
-        return out.ravel() if self._y_1d else out
+        out, model, as_numpy = self._values(X, approach or self.mode, "the predictions")
+        return self._output(out.reshape(-1) if self._y_1d else out, model, as_numpy)
 
     def predict(self, X):
         """Predictions of the fitted mode (GSA and exact use K(X, X_fit), the others K(X, C)).
@@ -1243,12 +1274,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             raise AttributeError("predict_proba needs a model fitted with probability=True")
         if self._use_dask(X):
             raise NotImplementedError("predict_proba is not available on dask inputs")
-        d = self.decision_function(X)
-        if is_torch_tensor(d):  # decision values from the device, sigmoids on the host
-            from .._torch.machines import proba_svc
-
-            return proba_svc(self.calibration_, d)
-        return self.calibration_.predict_proba(d).astype(d.dtype, copy=False)
+        d = self.decision_function(X)  # sigmoids on the host, the probabilities like d
+        ops = ops_of(d)
+        return ops.from_host(self.calibration_.predict_proba(ops.to_host(d)), d)
 
     @available_if_explained(why_no_probability)
     def predict_log_proba(self, X):
@@ -1259,24 +1287,51 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         with np.errstate(divide="ignore"):
             return np.log(P)
 
-    def _inputs(self, X, approach):
-        T = self._inputs_raw(X, approach)
+    def _inputs(self, model, Z, approach):
+        """The host features of the fitted solver for the checked samples Z: t(z) = K(z, C)A
+        (LLA, NCR; SPA: t(z) F_trainᵀ), (G^†)ᵀ k(X_fit, z) (GSA's test phase, Algorithm 1)
+        or k(X_fit, z) (exact)."""
+        if approach == "exact":
+            T = (np.array(Z, dtype=np.float64) if self._precomputed()
+                 else np.asarray(self._kernel()(Z, self.X_fit_), dtype=np.float64))
+        elif approach == "gsa":  # t_GSA = (G^†)ᵀ k(X, z)
+            T = full_times(model, Z, self._P)
+        else:
+            T = landmark_times(model, Z, self.basis_.A)  # t(z) = K(z, C) A
+            T = T @ self._F.T if approach == "spa" else T
         return check_finite_output(T, "the kernel features of X (input of the linear SVM)",
                                    "rescale X like the training data")
 
-    def _inputs_raw(self, X, approach):
-        check_is_fitted(self, "X_fit_")
-        X = self._check_X(X)
-        if approach in ("gsa", "exact"):
-            self._check_exact_available()
-        if approach == "exact":
-            if self._precomputed():
-                return np.array(X, dtype=np.float64)
-            return np.asarray(self._kernel()(X, self.X_fit_), dtype=np.float64)
-        if approach == "gsa":  # t_GSA = (G^†)ᵀ k(X, z)
-            return full_times(HostModel(self), X, self._P)
-        T = landmark_times(HostModel(self), X, self.basis_.A)  # t(z) = K(z, C) A
-        return T @ self._F.T if approach == "spa" else T
+    def _apply(self, X, approach: str, method: str):
+        """``method`` ('decision_function' or 'predict') of the model of ``approach`` on X.
+
+        A numpy fit applies its fitted scikit-learn solver (libsvm / liblinear) to the host
+        features of the mode (:meth:`_inputs`); a torch fit computes the decision values
+        K(z, C)β + b or K(z, X_fit)α + b (Li, Liu and Zhang, Nyström kernel machines,
+        Algorithm 1) on its device and applies the solver's rules
+        (:func:`~asymkern._shared.nystrom_predict.svc_values`,
+        :func:`~asymkern._shared.nystrom_predict.label_index`).
+        """
+        if self._use_dask(X):
+            from .._dask.machines import svc_apply
+
+            check_is_fitted(self, "X_fit_")
+            return svc_apply(self, X, method, approach)
+        if not getattr(self, "torch_fit_", False):
+            model, Z, _ = self._fitted_input(X, approach)
+            out = getattr(self.estimator_, method)(self._inputs(model, Z, approach))
+            if method == "predict":
+                return out
+            return check_finite_output(out, "the decision values", "rescale X like the "
+                                       "training data").astype(self._out_dtype(), copy=False)
+        raw, model, as_numpy = self._values(X, approach, "the decision values")
+        k = len(self.classes_)
+        if method == "decision_function":
+            return self._output(svc_values(raw, k, model.libsvm), model, as_numpy)
+        idx = label_index(raw, k, model.libsvm)
+        if as_numpy or model.labels is None:
+            return self.classes_[model.ops.to_host(idx)]
+        return model.labels[idx]
 
     def decision_function(self, X):
         """Decision values of the fitted solver on the features of the fitted mode.
@@ -1291,19 +1346,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         ndarray of shape (n_test,) or (n_test, n_machines)
             As the decision function of the underlying scikit-learn solver.
         """
-        if self._use_dask(X):
-            from .._dask.machines import svc_apply
-
-            check_is_fitted(self, "X_fit_")
-            return svc_apply(self, X, "decision_function", self.mode)
-        if use_torch(self, X):  # decision values on the device (asymkern._torch.machines)
-            from .._torch.machines import decision_svc
-
-            return decision_svc(self, X, self.mode)
-        T = self._inputs(X, self.mode)
-        F = check_finite_output(self.estimator_.decision_function(T), "the decision values",
-                                "rescale X like the training data")
-        return F.astype(self._out_dtype(), copy=False)
+        return self._apply(X, self.mode, "decision_function")
 
     def predict(self, X):
         """Class labels predicted by the fitted mode.
@@ -1318,17 +1361,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         ndarray of shape (n_test,)
             Predicted labels.
         """
-        if self._use_dask(X):
-            from .._dask.machines import svc_apply
-
-            check_is_fitted(self, "X_fit_")
-            return svc_apply(self, X, "predict", self.mode)
-        if use_torch(self, X):  # labels from the device's decision values (_torch)
-            from .._torch.machines import predict_svc
-
-            return predict_svc(self, X, self.mode)
-        T = self._inputs(X, self.mode)
-        return self.estimator_.predict(T)
+        return self._apply(X, self.mode, "predict")
 
     def predict_lla(self, X):
         """LLA predictions from a GSA (or LLA) fit: both share LLA's training (Algorithm 1).
@@ -1350,17 +1383,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         """
         if self.mode not in ("gsa", "lla", "ncr"):
             raise ValueError("predict_lla needs mode 'gsa', 'lla' or 'ncr'")
-        if self._use_dask(X):
-            from .._dask.machines import svc_apply
-
-            check_is_fitted(self, "X_fit_")
-            return svc_apply(self, X, "predict", "lla")
-        if use_torch(self, X):
-            from .._torch.machines import predict_svc
-
-            return predict_svc(self, X, "lla")
-        T = self._inputs(X, "lla")
-        return self.estimator_.predict(T)
+        return self._apply(X, "lla", "predict")
 
 
 # ====================================================================================== KPCA
@@ -1634,13 +1657,4 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             from .._dask.machines import transform_pca
 
             return transform_pca(self, X)
-        if use_torch(self, X):  # torch executor (asymkern._torch)
-            from .._torch.machines import transform_pca
-
-            return transform_pca(self, X)
-        X = self._check_X(X)
-        full = self.mode in ("gsa", "exact")
-        if full:
-            self._check_exact_available()
-        return check_finite_output(decision(HostModel(self), X, full), "the transformed values",
-                                   "rescale X like the training data").astype(self._out_dtype())
+        return self._output(*self._values(X, self.mode, "the transformed values"))
