@@ -159,3 +159,19 @@ def test_bad_parameters_same_error_on_every_backend(backend, Est, params, fit_y)
         return type(info.value), str(info.value)
 
     assert message(backend) == message("numpy")
+
+
+def test_float32_outputs_beyond_the_dtype_range_are_refused(backend):
+    """Predictions finite in float64 but beyond float32's range (3.4e38) are an error, never
+    infinity in the float32 output."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2)).astype(np.float32)
+    y = 3e38 * (1 + np.abs(rng.standard_normal(40)))
+    est = NystromKernelRidge(n_landmarks=10, alpha=1e-3, random_state=0)
+    est.fit(as_backend(X, backend), as_backend(y, backend, np.float64))
+    with pytest.raises(OverflowError, match="range of the training dtype float32"):
+        est.predict(as_backend(X, backend))
+    small = NystromKernelRidge(n_landmarks=10, alpha=1e-3, random_state=0)
+    small.fit(as_backend(X, backend), as_backend(y / 1e30, backend, np.float64))
+    out = to_np(small.predict(as_backend(X, backend)))
+    assert out.dtype == np.float32 and np.isfinite(out).all()

@@ -15,7 +15,7 @@ products; :mod:`.fused`: the products of the RBF, SNE and softmax kernels throug
 attention kernels; :mod:`.sparse`: a sparse precomputed G as CSR tensors), input conversion and
 the tensors-in/tensors-out bookkeeping (:mod:`.device`, :mod:`.ksvd`), and the estimators'
 inputs and outputs on the device (:mod:`.machines`: the Nyström machines' training input and
-the fitted :class:`~.machines.DeviceModel` their predictions read; :mod:`.operators`,
+new points on the fit's device; :mod:`.operators`,
 :mod:`.embedding`, :mod:`.transfer`: the validated samples and new points of the operator
 estimators). The algorithms themselves — the SVD solvers, the asymmetric Nyström method,
 KernelSVD's fit and transforms, the Nyström machines' landmark step and per-mode algebra, the

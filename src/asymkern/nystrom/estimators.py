@@ -367,9 +367,17 @@ class _NystromBase(BaseEstimator):
 
     @staticmethod
     def _output(out, model, as_numpy: bool):
-        """``out`` in the training dtype: numpy for numpy input, else the executor's array."""
-        out = model.ops.astype(out, model.dtype)
-        return model.ops.to_host(out) if as_numpy else out
+        """``out`` (finite float64) in the training dtype: numpy for numpy input, else the
+        executor's array; refused with an ``OverflowError`` when a value lies beyond the range
+        of that dtype (float32: 3.4e38) rather than returned as infinity."""
+        ops = model.ops
+        with np.errstate(over="ignore"):
+            cast = ops.astype(out, model.dtype)
+        if not ops.all_finite(cast):
+            raise OverflowError(
+                f"the outputs exceed the range of the training dtype {ops.dtype(cast)} "
+                "(finite in float64); fit on float64 data or rescale the targets")
+        return ops.to_host(cast) if as_numpy else cast
 
     def _ncr_requires_full(self):
         if self.mode == "ncr" and self.subspace_dim is not None:
