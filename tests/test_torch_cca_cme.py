@@ -284,3 +284,17 @@ def test_kernel_svd_torch_fit_never_shares_the_callers_memory(as_numpy, views):
     B += 1.0
     np.testing.assert_array_equal(_np(est.transform(Xn if as_numpy else _t(Xn))), before)
     np.testing.assert_array_equal(_np(est.X_fit_), X)
+
+
+def test_cme_float32_predictions_beyond_the_range_are_refused():
+    """Predictions finite in float64 but beyond float32's range (3.4e38) at float32 points are
+    an OverflowError, never infinity; float64 points get the float64 values."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = 3e38 * (1 + np.abs(rng.standard_normal((30, 1))))
+    est = ConditionalMeanEmbedding(alpha=1e-3).fit(
+        torch.tensor(X, device=TEST_DEVICE), torch.tensor(y, device=TEST_DEVICE))
+    with pytest.raises(OverflowError, match="range of the points' dtype float32"):
+        est.predict(torch.tensor(X, dtype=torch.float32, device=TEST_DEVICE))
+    out = est.predict(torch.tensor(X, device=TEST_DEVICE))
+    assert out.dtype == torch.float64 and bool(torch.isfinite(out).all())

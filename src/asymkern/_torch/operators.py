@@ -97,9 +97,12 @@ def device_points(est, X, view: str = "x"):
                              f"expecting {est.n_features_in_} features as input")
 
     def back(values, host64: bool = False):
-        if as_numpy:
-            return to_numpy(values if host64 else values.to(Xn.dtype))
-        return values.to(Xn.dtype)
+        out = values if host64 else values.to(Xn.dtype)
+        if out is not values and not bool(out.isfinite().all()):  # beyond float32's range
+            raise OverflowError(f"the outputs exceed the range of the points' dtype "
+                                f"{str(Xn.dtype).replace('torch.', '')} (finite in float64); "
+                                "pass float64 points or rescale the targets")
+        return to_numpy(out) if as_numpy else out
 
     return state, Xn, back
 
