@@ -517,3 +517,25 @@ def test_callable_kernel_accepted(rng):
         warnings.simplefilter("ignore", RankDeficientGramWarning)
         np.testing.assert_allclose(op.svd(4).singular_values, ref.svd(4).singular_values,
                                    rtol=1e-10)
+
+
+@pytest.mark.parametrize("n_landmarks", [None, 10])
+def test_float32_outputs_beyond_the_range_are_refused(n_landmarks):
+    """Predictions finite in float64 but beyond float32's range (3.4e38) at float32 points are
+    an OverflowError, never infinity (in memory and on Dask); float64 points are unaffected."""
+    from asymkern.operators import ConditionalMeanEmbedding
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = 3e38 * (1 + np.abs(rng.standard_normal((30, 1))))
+    est = ConditionalMeanEmbedding(alpha=1e-3, n_landmarks=n_landmarks, random_state=0)
+    est.fit(X, y)
+    with pytest.raises(OverflowError, match="range of the input's dtype float32"):
+        est.predict(X.astype(np.float32))
+    assert np.isfinite(est.predict(X)).all()
+    if n_landmarks is not None:
+        da = pytest.importorskip("dask.array")
+        lazy = ConditionalMeanEmbedding(alpha=1e-3, n_landmarks=n_landmarks, random_state=0)
+        lazy.fit(da.from_array(X, chunks=10), da.from_array(y, chunks=10))
+        with pytest.raises(OverflowError, match="range of the input's dtype float32"):
+            lazy.predict(da.from_array(X.astype(np.float32), chunks=10)).compute()

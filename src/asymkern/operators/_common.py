@@ -49,8 +49,20 @@ def _like_input(X_in, values):
     """Outputs follow the input's precision: float32 input gives float32 values (complex64 for
     complex eigenfunction values); the computation itself is float64."""
     if getattr(X_in, "dtype", None) == np.float32:
-        return values.astype(np.complex64 if np.iscomplexobj(values) else np.float32)
+        return _single(values)
     return values
+
+
+def _single(values):
+    """Finite float64 (complex128) ``values`` as float32 (complex64), refused with an
+    ``OverflowError`` when one lies beyond float32's range (3.4e38) rather than returned as
+    infinity."""
+    with np.errstate(over="ignore"):
+        out = values.astype(np.complex64 if np.iscomplexobj(values) else np.float32)
+    if not np.all(np.isfinite(out)):
+        raise OverflowError("the outputs exceed the range of the input's dtype float32 (finite "
+                            "in float64); pass float64 input or rescale the targets")
+    return out
 
 
 class _Recomputable:
@@ -566,7 +578,7 @@ def _landmark_predict(est, X, kernel, L, coef):
         if X.ndim != 2 or X.shape[1] != est.n_features_in_:
             raise ValueError(f"X has shape {X.shape}; expected (n, {est.n_features_in_})")
         out = evaluate_dask(kernel, L, coef, X)
-        return out.astype(np.float32) if X.dtype == np.float32 else out
+        return out.map_blocks(_single, dtype=np.float32) if X.dtype == np.float32 else out
     X_in = X
     X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
     return _like_input(X_in, evaluate(kernel, X, L, coef))
