@@ -1330,8 +1330,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             out = getattr(self.estimator_, method)(self._inputs(model, Z, approach))
             if method == "predict":
                 return out
-            return check_finite_output(out, "the decision values", "rescale X like the "
-                                       "training data").astype(self._out_dtype(), copy=False)
+            return self._output(check_finite_output(out, "the decision values", "rescale X "
+                                                    "like the training data"), model, True)
         raw, model, as_numpy = self._values(X, approach, "the decision values")
         k = len(self.classes_)
         if method == "decision_function":
