@@ -380,13 +380,6 @@ def check_positive(value, name: str, *, allow_zero: bool = False, allow_none: bo
     return value
 
 
-def result_dtype(*arrays) -> np.dtype:
-    """float32 when every array is float32, else float64."""
-    if arrays and all(getattr(a, "dtype", None) == np.float32 for a in arrays):
-        return np.dtype(np.float32)
-    return np.dtype(np.float64)
-
-
 def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = None) -> np.ndarray:
     """Validate what a user-supplied function (e.g. a callable kernel) returned.
 

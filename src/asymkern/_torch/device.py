@@ -116,17 +116,6 @@ def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
     return T
 
 
-def numpy_dtype(T):
-    """The numpy dtype of a floating tensor."""
-    return np.dtype(str(T.dtype).replace("torch.", ""))
-
-
 def to_numpy(T) -> np.ndarray:
     """A numpy copy of a tensor (on the host)."""
     return T.detach().cpu().numpy()
-
-
-def from_numpy(A, like):
-    """``A`` (numpy) as a tensor on ``like``'s device, in ``like``'s dtype."""
-    torch = require_torch()
-    return torch.as_tensor(np.ascontiguousarray(A)).to(device=like.device, dtype=like.dtype)

@@ -425,25 +425,6 @@ class KernelMatrix(LazyMatrix):
         for start in starts:
             yield slice(start, min(start + step, self.shape[0]))
 
-    def _iter_raw_row_blocks(self, block_rows: int | None = None):
-        for sl in self._row_slices(block_rows):
-            yield sl, self._raw(self.X[sl], self.Z)
-
-    def _normalize_rows(self, K: np.ndarray, rows, raw_full_rows: bool = False) -> np.ndarray:
-        """Turn log-values of a row-normalised kernel into κ = exp(log k − log Σ_R k), in place
-        (``raw_full_rows``: K holds the full rows of the reference set Z)."""
-        if not self.kernel.row_normalized:
-            return K
-        if not K.flags.c_contiguous:
-            K = np.ascontiguousarray(K)
-        if self._normalizers is None and raw_full_rows and self._reference_is_Z \
-                and K.shape[1] > 0:
-            lse = np.empty(K.shape[0])
-            _apply_rows_chunked(K, _normalize_rows_fn(lse))
-            self._check_lse(lse)
-            return K
-        return _apply_rows_chunked(K, _exp_shift_fn(self._lse_of(rows)))
-
     def _lse_of(self, rows) -> np.ndarray:
         """Log-normalisers of the given rows (cached, or a streaming log-sum-exp)."""
         if self._normalizers is not None:
@@ -880,4 +861,3 @@ def _check_operand(V, n_rows: int, name: str, method: str) -> np.ndarray:
     if not np.all(np.isfinite(V)):
         raise ValueError(f"{method}: {name} contains NaN or infinity; expected finite values")
     return V
-

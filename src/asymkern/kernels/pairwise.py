@@ -89,10 +89,6 @@ def _exp(K):
     np.exp(K, out=K)
 
 
-def _neg(K):
-    np.negative(K, out=K)
-
-
 class LinearKernel(Kernel):
     """Linear kernel κ(x, z) = xᵀz.
 

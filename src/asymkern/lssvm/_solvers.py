@@ -442,9 +442,6 @@ class _AsymLowRank:
         corr = np.vstack([self.U @ T[:r], self.W @ T[r:]])
         return (R - corr) / c
 
-    def matvec_K(self, x):
-        return self.U @ (self.s[:, None] * (self.W.T @ x))
-
 
 def _nearly_symmetric(K: np.ndarray, rtol: float = 16.0, block: int = 128) -> bool:
     """Whether max|K − Kᵀ| ≤ rtol·eps·max|K| (for matrices of unknown origin, e.g. precomputed).
@@ -1478,5 +1475,3 @@ def _renamed_C(C, gamma, where: str):
     if C is None:
         raise TypeError(f"{where}() missing the regularisation constant C (γ of He et al. (2023))")
     return C
-
-

@@ -105,7 +105,7 @@ from .._validation import (
     why_no_probability,
 )
 from ..config import check_memory
-from ..kernels import KernelMatrix, resolve_kernel
+from ..kernels import resolve_kernel
 from ..kernels.base import Kernel
 from ._algebra import (
     check_finite,
@@ -142,13 +142,6 @@ class _NystromBase(BaseEstimator):
                                  "gamma=None and kernel_params=None")
             return _PrecomputedColumns(getattr(self, "landmark_indices_", None))
         return resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
-
-    def _full_kernel(self, Z):
-        """K(Z, X_fit) as a linear operator (``matmat``): streamed, or Z itself when
-        precomputed."""
-        if self._precomputed():
-            return _DenseOperator(Z)
-        return KernelMatrix(self._kernel(), Z, self.X_fit_)
 
     def _refuse_dask_precomputed(self):
         if self._precomputed():
@@ -334,10 +327,6 @@ class _NystromBase(BaseEstimator):
                 state[key] = None
         return state
 
-    def _exact_kernel(self, Z):
-        """K(Z, X_fit) times a matrix, streamed (never n_z × n at once beyond a block)."""
-        return self._full_kernel(Z)
-
     def _fitted_input(self, X, approach: str):
         """The fitted :class:`~asymkern._shared.nystrom_predict.NystromModel` on its executor
         (recorded by a torch fit; built from the fitted attributes of a numpy one), X checked
@@ -413,16 +402,6 @@ class _PrecomputedColumns(Kernel):
     def __hash__(self) -> int:
         return hash(("precomputed", None if self.indices is None else
                      tuple(np.asarray(self.indices).tolist())))
-
-
-class _DenseOperator:
-    """A given dense K(Z, X_fit) with the ``matmat`` of :class:`KernelMatrix`."""
-
-    def __init__(self, K):
-        self.K = np.asarray(K, dtype=np.float64)
-
-    def matmat(self, V):
-        return self.K @ V
 
 
 def _finite_fit(est):
