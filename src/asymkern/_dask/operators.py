@@ -66,12 +66,14 @@ def _stats_task(kernel, L, T, Xc, X1c, Yc):
 
 
 def _landmark_basis(est, kernel, X):
-    """Landmark indices (the in-memory draw), their gathered rows L and the whitening T."""
-    from .._shared.operators import landmark_whitening
+    """Landmark indices (the in-memory draw), their gathered rows L and the whitening T of the
+    checked K_LL (:func:`asymkern._shared.operators.gram`, as in memory)."""
+    from .._shared.operators import gram, landmark_whitening
 
     idx = _landmarks(est, int(X.shape[0]))
     L = np.asarray(DaskKernelMatrix.gather_rows(X, idx, "landmarks"), dtype=np.float64)
-    return idx, L, landmark_whitening(kernel(L))
+    return idx, L, landmark_whitening(gram(kernel, L, what="the landmark Gram matrix K_LL",
+                                           symmetric=True))
 
 
 def _reduce_stats(kernel, L, T, X0, X1=None, Y=None, what: str = "landmark statistics"):
