@@ -112,3 +112,23 @@ def test_factory_follows_the_working_memory_setting():
     with asymkern.config_context(working_memory=3):
         G = ops_of(X).kernel_matrix(get_kernel("rbf"), X, Z)
     assert G.working_memory == 3
+
+
+@pytest.mark.parametrize("name", ("rbf", "sne", "laplacian"))
+def test_float32_kernel_values_times_float64_operands(backend, name):
+    """Float32 data times a float64 B: a float64 product (numpy's promotion) on every
+    executor, equal to the float64 reference within float32 kernel rounding (the float32
+    values themselves depend on the block shape, so no bit-level comparison)."""
+    kernel = get_kernel(name, gamma=0.4)
+    X, Z = _sets(np.float32)
+    rng = np.random.default_rng(3)
+    B, C = rng.standard_normal((len(Z), 3)), rng.standard_normal((len(X), 2))
+    G = ops_of(as_backend(X, backend)).kernel_matrix(
+        kernel, as_backend(X, backend), as_backend(Z, backend), working_memory=1e-3)
+    K = np.abs(_reference(kernel, X, Z))
+    left = G.matmat(as_backend(B, backend))
+    right = G.rmatmat(as_backend(C, backend))
+    assert ops_of(left).dtype(left) == np.float64 and ops_of(right).dtype(right) == np.float64
+    ref = _reference(kernel, X, Z)
+    assert np.abs(to_np(left) - ref @ B).max() <= 1e-5 * (K @ np.abs(B)).max()
+    assert np.abs(to_np(right) - ref.T @ C).max() <= 1e-5 * (K.T @ np.abs(C)).max()

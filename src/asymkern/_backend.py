@@ -374,15 +374,17 @@ class LazyMatrix:
             out[rows] = ops.astype(self.block(rows, sel), dtype) @ B
         return out
 
-    def blocked_rmatmat(self, B, rows=None):
-        """G[rows, :]ᵀ · B accumulated over column blocks of :meth:`block`."""
+    def blocked_rmatmat(self, B, rows=None, dtype=None):
+        """G[rows, :]ᵀ · B accumulated over column blocks of :meth:`block` (``dtype`` as in
+        :meth:`blocked_matmat`)."""
         ops, m = self.ops, int(self.shape[1])
         sel = slice(None) if rows is None else rows
-        out = ops.empty((m, int(B.shape[1])), self.template(), self.dtype)
+        dtype = self.dtype if dtype is None else dtype
+        out = ops.empty((m, int(B.shape[1])), self.template(), dtype)
         step = self.step(int(self.shape[0]) if rows is None else len(rows))
         for a in range(0, m, step):
             cols = slice(a, min(a + step, m))
-            out[cols] = self.block(sel, cols).T @ B
+            out[cols] = ops.astype(self.block(sel, cols), dtype).T @ B
         return out
 
     # ------------------------------------------------------------------ derived

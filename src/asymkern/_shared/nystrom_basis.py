@@ -405,19 +405,6 @@ class LandmarkRows:
         self.Knm = None
 
 
-def _times64(G, B):
-    """G B in float64 on G's executor for a lazy kernel matrix G and a float64 B (float32
-    kernel values are multiplied in float64, numpy's mixed precision)."""
-    if G.dtype == np.float64:
-        return G.matmat(B)
-    ops, n = G.ops, int(G.shape[0])
-    out = ops.empty((n, int(B.shape[1])), B, np.float64)
-    step = row_step(int(G.shape[1]), int(B.shape[1]))
-    for a in range(0, n, step):
-        out[a:a + step] = ops.astype(G.block(slice(a, a + step), slice(None)), np.float64) @ B
-    return out
-
-
 def _host(ops, a):
     """``a`` on the host (a sparse matrix as it is)."""
     return a if a is None or sp.issparse(a) else ops.to_host(a)
@@ -475,7 +462,7 @@ def fit_landmarks(kernel, X, landmarks, n_landmarks, rng, *, subspace_dim=None, 
     C = S = KS = Kmm = None
     if method == "gaussian":
         S = ops.from_host(gaussian_sketch(n, m, random_state=rng), X, np.float64)
-        KS = _times64(ops.kernel_matrix(kernel, X), S)
+        KS = ops.kernel_matrix(kernel, X).matmat(S)  # float64 (numpy's mixed precision)
         Kmm, idx = ops.to_host(S.T @ KS), None
         if X_fit is None:
             X_fit = ops.to_host(X)

@@ -108,7 +108,7 @@ class NystromModel:
         G = ops.kernel_matrix(self.kernel, Z, self.X)
         if dtype is not None and np.dtype(dtype) != np.float64:
             return ops.astype(G.matmat(ops.astype(B, dtype)), np.float64)
-        return G.matmat(B) if G.dtype == np.float64 else G.blocked_matmat(B, dtype=np.float64)
+        return ops.astype(G.matmat(B), np.float64)
 
 
 def host_model(est) -> NystromModel:

@@ -268,16 +268,17 @@ class TorchKernelMatrix(LazyMatrix):
         """The whole G (n × m)."""
         return self.block(slice(None), slice(None))
 
-    def matmat(self, B, cols=None, dtype=None):
+    def matmat(self, B, cols=None):
         """G[:, cols] @ B: the fused product (:mod:`.fused`; RBF, SNE, softmax: G is never
-        formed) for every column in X's dtype, else the blocked one of
-        :meth:`LazyMatrix.blocked_matmat <asymkern._backend.LazyMatrix.blocked_matmat>`
-        (``dtype``: of the product, default X's)."""
-        if cols is None and (dtype is None or dtype == self.X.dtype):
+        formed) for every column and B in X's dtype, else the blocked one of
+        :meth:`LazyMatrix.blocked_matmat <asymkern._backend.LazyMatrix.blocked_matmat>` in the
+        promoted dtype of X and B (float32 kernel values times a float64 B: a float64
+        product, numpy's rule)."""
+        if cols is None:
             out = fused.product(self, B)
             if out is not None:
                 return out
-        return self.blocked_matmat(B, cols, dtype)
+        return self.blocked_matmat(B, cols, require_torch().promote_types(self.X.dtype, B.dtype))
 
     def rmatmat(self, B, rows=None):
         """G[rows, :]ᵀ @ B: fused for every row, else blocked (see :meth:`matmat`)."""
@@ -285,4 +286,4 @@ class TorchKernelMatrix(LazyMatrix):
             out = fused.product(self, B, transpose=True)
             if out is not None:
                 return out
-        return self.blocked_rmatmat(B, rows)
+        return self.blocked_rmatmat(B, rows, require_torch().promote_types(self.X.dtype, B.dtype))
