@@ -8,8 +8,9 @@ the machine and its load). Rows are printed as they finish.
    floor: one write of the block), the naive torch expression (``exp(-γ·cdist²)`` or
    ``softmax``) and GPyTorch's ``RBFKernel`` when installed.
 3. Lazy products G·B (n = m, d = r = 16): ``TorchKernelMatrix.matmat`` (fused attention kernels
-   for RBF, SNE and softmax, :mod:`asymkern._torch.fused`) against the naive torch expression
-   over row blocks, with the relative error of each against a float64 run.
+   for RBF, SNE and softmax, :mod:`asymkern._torch.fused`): its time, and its ratio to the naive
+   torch expression over row blocks and (float32 SNE and softmax) to the stock
+   ``scaled_dot_product_attention`` expression, with the relative error against a float64 run.
 4. Exact lazy KSVD of an SNE kernel matrix (``top_svd(solver='block_krylov')``, r = 10) in
    float32 against float64 at the same n (the largest singular-value difference, relative).
 
@@ -59,7 +60,31 @@ def _naive_product(torch, name: str, X, Z, B, gamma: float, rows: int):
     return out
 
 
-def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=None) -> str:
+def _sdpa_product(torch, name: str, X, Z, B, gamma: float):
+    """The stock fused attention a user would call for G·B (issue 31): softmax attention with
+    q = γx, k = z, or for SNE q = [2γx, 1], k = [z, −γ‖z‖²] (no centring), head sizes padded to
+    a multiple of 8; only the fused backends (the math backend would form the n×m matrix)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    if name == "softmax":
+        q, k = gamma * X, Z
+    else:
+        one = torch.ones((X.shape[0], 1), dtype=X.dtype, device=X.device)
+        q = torch.cat([2 * gamma * X, one], dim=1)
+        k = torch.cat([Z, -gamma * (Z * Z).sum(dim=1, keepdim=True)], dim=1)
+    w = 8 * -(-max(q.shape[1], B.shape[1]) // 8)
+    q, k, v = (torch.nn.functional.pad(t, (0, w - t.shape[1]))[None, None] for t in (q, k, B))
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]):
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=1.0)
+    return out[0, 0, :, :B.shape[1]]
+
+
+PARTS = ("blocks", "products", "ksvd")
+
+
+def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=None,
+        parts=PARTS) -> str:
+    """Run the parts named in ``parts`` (:data:`PARTS`) and write the markdown table."""
     import torch
 
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -78,7 +103,7 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
 
     g = torch.Generator(device="cpu").manual_seed(0)
     n = sz["block"]
-    for dt in (torch.float32, torch.float64):
+    for dt in (torch.float32, torch.float64) if "blocks" in parts else ():
         X = torch.randn((n, 10), generator=g, dtype=dt).to(device)
         Z = torch.randn((n, 10), generator=g, dtype=dt).to(device)
         t = interleaved(torch, device, {"gemm": lambda X=X, Z=Z: X @ Z.T}, sz["repeats"])["gemm"]
@@ -102,7 +127,7 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
             for peer in [p for p in fns if p != "ours"]:
                 add(f"{name} block {n}², {str(dt)[6:]}", t["ours"] / t[peer], f"x {peer}")
     n = sz["prod"]
-    for name in ("sne", "rbf", "softmax"):
+    for name in ("sne", "rbf", "softmax") if "products" in parts else ():
         X64 = torch.randn((n, 16), generator=g, dtype=torch.float64).to(device)
         Z64 = torch.randn((n, 16), generator=g, dtype=torch.float64).to(device)
         B64 = torch.randn((n, 16), generator=g, dtype=torch.float64).to(device)
@@ -112,13 +137,27 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
             X, Z, B = X64.to(dt), Z64.to(dt), B64.to(dt)
             G = _matrix(torch, name, X, Z, gamma)
             rows_ = max(1, int(256 * 2**20 // (n * 8 * 4)))
-            t = interleaved(torch, device, {"ours": lambda G=G, B=B: G.matmat(B),
-                                       "naive": lambda X=X, Z=Z, B=B, nm=name, gm=gamma, k=rows_:
-                                       _naive_product(torch, nm, X, Z, B, gm, k)}, sz["repeats"])
+            fns = {"ours": lambda G=G, B=B: G.matmat(B),
+                   "naive": lambda X=X, Z=Z, B=B, nm=name, gm=gamma, k=rows_:
+                   _naive_product(torch, nm, X, Z, B, gm, k)}
+            sdpa = None
+            if name != "rbf" and dt == torch.float32:
+                try:
+                    sdpa = _sdpa_product(torch, name, X, Z, B, gamma)
+                    fns["sdpa"] = lambda X=X, Z=Z, B=B, nm=name, gm=gamma: _sdpa_product(
+                        torch, nm, X, Z, B, gm)
+                except RuntimeError as e:  # no fused backend for this device / shape
+                    print(f"[{name} SDPA peer unavailable: {str(e)[:120]}]", flush=True)
+            t = interleaved(torch, device, fns, sz["repeats"])
             err = float((G.matmat(B).double() - ref).abs().max() / ref.abs().max())
-            add(f"{name} G·B, n = m = {n}, d = r = 16, {str(dt)[6:]}", t["ours"] / t["naive"],
-                "x naive torch over row blocks", f"(rel. error vs float64 {err:.1e})")
-    for n in sz["ksvd"]:
+            what = f"{name} G·B, n = m = {n}, d = r = 16, {str(dt)[6:]}"
+            add(what, t["ours"] * 1e3, "ms (ours)", f"(rel. error vs float64 {err:.1e})")
+            add(what, t["ours"] / t["naive"], "x naive torch over row blocks")
+            if sdpa is not None:
+                e2 = float((sdpa.double() - ref).abs().max() / ref.abs().max())
+                add(what, t["ours"] / t["sdpa"], "x stock SDPA expression",
+                    f"(SDPA rel. error vs float64 {e2:.1e})")
+    for n in sz["ksvd"] if "ksvd" in parts else ():
         X = torch.randn((n, 16), generator=g, dtype=torch.float32).to(device)
         Z = torch.randn((n, 16), generator=g, dtype=torch.float32).to(device) + 0.5
         G32 = _matrix(torch, "sne", X, Z, 1 / 16)
@@ -157,6 +196,8 @@ def main(argv=None) -> None:
     p.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--device", default=None, help="'cpu', 'cuda' or 'cuda:N'")
+    p.add_argument("--parts", default=",".join(PARTS), help="comma-separated parts to run "
+                   f"(default: all of {', '.join(PARTS)})")
     p.add_argument("--out", default=None, help="markdown output (default: "
                    "docs/results/torch_products.md, none in --quick mode)")
     a = p.parse_args(argv)
@@ -164,7 +205,11 @@ def main(argv=None) -> None:
     if out is None and not a.quick:
         out = str(Path(__file__).resolve().parent.parent / "docs" / "results" /
                   "torch_products.md")
-    print(run(quick=a.quick, repeats=a.repeats, out=out, device=a.device))
+    parts = [v.strip() for v in a.parts.split(",") if v.strip()]
+    bad = sorted(set(parts) - set(PARTS))
+    if bad:
+        p.error(f"--parts: unknown part(s) {bad}; expected some of {list(PARTS)}")
+    print(run(quick=a.quick, repeats=a.repeats, out=out, device=a.device, parts=parts))
 
 
 if __name__ == "__main__":

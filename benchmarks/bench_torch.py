@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from asymkern import KernelSVD
+from asymkern import KernelSVD, config_context
 from asymkern.kernels import get_kernel
 from asymkern.nystrom import NystromKernelRidge
 from asymkern.operators import KernelCCA, KoopmanOperator
@@ -51,9 +51,14 @@ def _sync(torch, device) -> None:
         torch.cuda.synchronize(device)
 
 
-def interleaved(torch, device, fns: dict, repeats: int) -> dict:
-    """Median wall time of each callable, run in turn ``repeats`` times (device synchronised)."""
+def interleaved(torch, device, fns: dict, repeats: int, warmup: bool = True) -> dict:
+    """Median wall time of each callable, run in turn ``repeats`` times (device synchronised),
+    after one untimed call of each (``warmup``: library handles, kernel loading and caches
+    are not timed)."""
     times = {k: [] for k in fns}
+    for fn in fns.values() if warmup else ():
+        fn()
+    _sync(torch, device)
     for _ in range(repeats):
         for k, fn in fns.items():
             _sync(torch, device)
@@ -101,7 +106,7 @@ def ksvd(torch, device, n: int, d: int, dtype, repeats: int, cpu_repeats: int) -
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = interleaved(torch, device, {"torch": run_torch}, repeats)
-        t.update(interleaved(torch, device, {"numpy": run_numpy}, cpu_repeats))
+        t.update(interleaved(torch, device, {"numpy": run_numpy}, cpu_repeats, warmup=False))
     s_t = out["torch"].singular_values_.double().cpu().numpy()
     s_n = np.asarray(out["numpy"].singular_values_, dtype=np.float64)
     agree = float(np.max(np.abs(s_t - s_n) / s_n))
@@ -126,7 +131,8 @@ def krr(torch, device, n: int, d: int, dtype, repeats: int) -> dict:
     def run_numpy():
         out["numpy"] = NystromKernelRidge(**kw).fit(X, y).predict(X)
 
-    t = interleaved(torch, device, {"torch": run_torch, "numpy": run_numpy}, repeats)
+    with config_context(max_dense_memory=65536):  # K_nm of n = 10⁶ needs ~22 GiB (float64)
+        t = interleaved(torch, device, {"torch": run_torch, "numpy": run_numpy}, repeats)
     diff = float(np.linalg.norm(out["torch"].double().cpu().numpy() - out["numpy"])
                  / np.linalg.norm(out["numpy"]))
     return {"what": f"NystromKernelRidge lla fit+predict, n={n:.0e}, d={d}, m={m}, "
@@ -190,10 +196,12 @@ def cca(torch, device, n: int, repeats: int) -> dict:
             "vs": f"CPU numpy path (max abs. diff of the correlations {diff:.1e})"}
 
 
-def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=None) -> str:
+def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=None,
+        ksvd_sizes: list[int] | None = None) -> str:
     """Run the benchmark and write the markdown table; returns the text written.
 
     ``device``: None (CUDA when available, else the CPU), 'cpu', 'cuda' or 'cuda:N'.
+    ``ksvd_sizes``: the n of the KernelSVD rows (default: the device's sizes, above).
     """
     import torch
 
@@ -213,12 +221,14 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
     else:
         sizes = dict(block=2000, ksvd=[20000], krr=20000, koopman=(50000, 300), cca=1000,
                      repeats=repeats, cpu_repeats=repeats)
+    if ksvd_sizes:
+        sizes["ksvd"] = list(ksvd_sizes)
     rows = []
 
     def add(*new):  # each row printed as it finishes (a long GPU run shows its progress)
         for r in new:
             rows.append(r)
-            print(f"[{r['what']}] ratio {r['ratio']:.2f} vs {r['vs']}", flush=True)
+            print(f"[{r['what']}] ratio {r['ratio']:.3g} vs {r['vs']}", flush=True)
 
     for dtype in (np.float32, np.float64):
         add(*kernel_blocks(torch, device, sizes["block"], 10, dtype, sizes["repeats"]))
@@ -250,7 +260,7 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
         "|---|---:|---|",
     ]
     for r in rows:
-        lines.append(f"| {r['what']} | {r['ratio']:.2f} | {r['vs']} |")
+        lines.append(f"| {r['what']} | {r['ratio']:.3g} | {r['vs']} |")
     lines += ["", "A ratio < 1 means the torch path is faster than what it is compared with.", ""]
     text = "\n".join(lines)
     print(text)
@@ -264,6 +274,8 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test)")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--ksvd-sizes", default=None, help="comma-separated n of the KernelSVD rows "
+                   "(default: 10⁶,10⁷ on CUDA)")
     p.add_argument("--device", default=None, help="'cpu', 'cuda' or 'cuda:N' (default: CUDA "
                    "when available, else the CPU)")
     p.add_argument("--out", default=None, help="markdown output (default: "
@@ -272,7 +284,8 @@ def main(argv=None) -> None:
     out = a.out
     if out is None and not a.quick:
         out = str(Path(__file__).resolve().parent.parent / "docs" / "results" / "torch_bench.md")
-    run(quick=a.quick, repeats=a.repeats, out=out, device=a.device)
+    sizes = [int(float(v)) for v in a.ksvd_sizes.split(",")] if a.ksvd_sizes else None
+    run(quick=a.quick, repeats=a.repeats, out=out, device=a.device, ksvd_sizes=sizes)
 
 
 if __name__ == "__main__":

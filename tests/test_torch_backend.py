@@ -59,6 +59,41 @@ def test_kernel_blocks_and_products_equal_numpy(name, dtype, data):
     assert rel(G.rmatmat(tensor(C)), ref.T @ C) < TOL[dtype]
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("s", [1.0, -0.3, 2.5])
+def test_scaled_sq_dists_one_gemm_against_float64(s, dtype):
+    """s·‖x − z‖² by the augmented GEMM: far from the origin (the centring), with rows of X
+    repeated in Z (identical rows give exactly 0: the near-duplicate recomputation) and rows a
+    rounding apart, against the float64 differences."""
+    rng = np.random.RandomState(3)
+    Z = rng.randn(50, 5) + 1e3
+    X = np.vstack([Z[:10], Z[10:15] + 1e-9, rng.randn(20, 5) + 1e3])
+    X, Z = X.astype(dtype), Z.astype(dtype)
+    X64, Z64 = X.astype(np.float64), Z.astype(np.float64)
+    ref = s * ((X64[:, None, :] - Z64[None, :, :]) ** 2).sum(axis=2)
+    c = TorchKernel.center(tensor(Z))
+    S = to_np(TorchKernel.scaled_sq_dists(tensor(X), tensor(Z), c, s)).astype(np.float64)
+    assert np.all(S[np.arange(10), np.arange(10)] == 0.0)
+    eps = np.finfo(dtype).eps
+    scale = np.abs(s) * ((X64 - X64.mean(0)) ** 2).sum(1).max() * 4  # the norms after centring
+    assert np.max(np.abs(S - ref)) <= 20 * 7 * eps * scale + 4 * eps * np.abs(ref).max()
+    assert np.all(np.sign(S[np.abs(ref) > 0]) == np.sign(s))  # never the wrong sign
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scaled_sq_dists_beyond_the_float_range(dtype):
+    """A γ so large that γ‖x − z‖² overflows: the RBF values are 0 (and 1 on the diagonal),
+    never NaN; data whose squared distances overflow raise OverflowError."""
+    rng = np.random.RandomState(4)
+    X = rng.randn(6, 3).astype(dtype)
+    big = float(np.finfo(dtype).max) / 4
+    K = TorchKernel(get_kernel("rbf", gamma=big), 3).raw(tensor(X), tensor(X))
+    np.testing.assert_array_equal(to_np(K), np.eye(6, dtype=dtype))
+    huge = (X * np.sqrt(np.finfo(dtype).max)).astype(dtype)
+    with pytest.raises(OverflowError, match="overflow"):
+        TorchKernel(get_kernel("rbf"), 3).raw(tensor(huge), tensor(huge[::-1].copy()))
+
+
 def _grid_sets():
     """Integer data whose reference set has an integer mean: every squared distance, after
     the centring, is computed exactly, so the comparison isolates the normaliser."""

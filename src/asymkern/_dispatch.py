@@ -117,6 +117,21 @@ def is_torch_tensor(x) -> bool:
     return isinstance(x, mod.Tensor)
 
 
+def host_copy(x):
+    """``x`` as a host numpy array when it is a torch tensor (on any device), else ``x``.
+
+    Scores (R², accuracy) are computed on the host by scikit-learn's metrics, which cannot read
+    a CUDA tensor: predictions on the device, and targets or weights given as tensors, are
+    copied to the host first.
+
+    Parameters
+    ----------
+    x : object
+        A tensor, an array-like or None.
+    """
+    return x.detach().cpu().numpy() if is_torch_tensor(x) else x
+
+
 def refuse_meta(x, name: str = "X") -> None:
     """Raise when ``x`` is a torch tensor on the ``'meta'`` device (a shape without data).
 

@@ -16,6 +16,8 @@ accumulated block by block, so no n×m matrix is held.
 
 from __future__ import annotations
 
+import math
+
 from .._backend import LazyMatrix, ops_of
 from .._dispatch import require_torch
 from . import fused
@@ -88,19 +90,62 @@ class TorchKernel:
     @staticmethod
     def sq_dists(X, Z, c):
         """‖x_i − z_j‖² (X's dtype) with the shift ``c`` and near-duplicate recomputation."""
+        return TorchKernel.scaled_sq_dists(X, Z, c, 1.0)
+
+    @staticmethod
+    def scaled_sq_dists(X, Z, c, s: float):
+        """s·‖x_i − z_j‖² (X's dtype, s ≠ 0) by one GEMM of augmented rows.
+
+        With x' = x − c, z' = z − c: s·‖x' − z'‖² = q·k for q = [−2s·x', s‖x'‖², 1] and
+        k = [z', 1, s‖z'‖²], so the block is written once, already scaled (the numpy layer's
+        :func:`~asymkern.kernels.base.neg_scaled_sq_dists` does the same). One reduction
+        (its minimum and maximum, one device synchronisation) then checks that every value is
+        finite and whether any entry lies under the rounding bound 2(d+2)·eps·(‖x'‖² + ‖z'‖²)
+        of the expansion; only then are the candidates located and recomputed directly in
+        float64 (identical rows give exactly 0). Values that are not finite (data or s so large
+        that the expansion overflows) take the unscaled route: ‖x' − z'‖² (an
+        :class:`OverflowError` if it overflows), then the product with s (±inf where s·‖x' − z'‖²
+        alone overflows).
+        """
         torch = require_torch()
+        n, m = int(X.shape[0]), int(Z.shape[0])
+        if not (n and m):
+            return torch.empty((n, m), dtype=X.dtype, device=X.device)
         Xc = X - c
         Zc = Z - c
         xx = (Xc * Xc).sum(dim=1)
         zz = (Zc * Zc).sum(dim=1)
+        q = torch.cat([Xc * (-2.0 * s), (xx * s)[:, None],
+                       torch.ones((n, 1), dtype=X.dtype, device=X.device)], dim=1)
+        k = torch.cat([Zc, torch.ones((m, 1), dtype=X.dtype, device=X.device),
+                       (zz * s)[:, None]], dim=1)
+        S = q @ k.T
+        lo, hi = torch.aminmax(S)
+        lo, hi, xm, zm = torch.stack([lo, hi, xx.max(), zz.max()]).tolist()
+        if not all(map(math.isfinite, (lo, hi, xm, zm))):
+            return TorchKernel._sq_dists_unscaled(Xc, Zc, xx, zz, X, Z).mul_(s)
+        coef = 2.0 * (X.shape[1] + 2) * float(torch.finfo(X.dtype).eps) * abs(s)
+        if min(abs(lo), abs(hi)) > coef * (xm + zm):  # no entry under the largest bound
+            return S
+        i, j = torch.nonzero(S.abs() <= coef * (xm + zm), as_tuple=True)
+        if i.numel():
+            near = S[i, j].abs() <= coef * (xx[i] + zz[j])
+            i, j = i[near], j[near]
+        if i.numel():
+            diff = X[i].double() - Z[j].double()
+            S[i, j] = ((diff * diff).sum(dim=1) * s).to(S.dtype)
+        return S
+
+    @staticmethod
+    def _sq_dists_unscaled(Xc, Zc, xx, zz, X, Z):
+        """‖x' − z'‖² by the plain expansion (the route of data whose scaled expansion is not
+        finite), with the overflow check and the near-duplicate recomputation."""
+        torch = require_torch()
         D = torch.addmm(xx[:, None] + zz[None, :], Xc, Zc.T, beta=1.0, alpha=-2.0)
-        if D.numel() and not bool(torch.isfinite(D).all()):
+        if not bool(torch.isfinite(D).all()):
             raise OverflowError("squared distances overflow the float range on the torch "
                                 "backend; rescale the data (e.g. StandardScaler)")
         coef = 2.0 * (X.shape[1] + 2) * float(torch.finfo(X.dtype).eps)
-        if not D.numel():
-            return D
-        # candidates under the largest bound first (one boolean pass, no float temporary)
         i, j = torch.nonzero(D <= coef * float(xx.max() + zz.max()), as_tuple=True)
         if i.numel():
             near = D[i, j] <= coef * (xx[i] + zz[j])
@@ -120,10 +165,9 @@ class TorchKernel:
                 raise OverflowError("kernel 'softmax': ⟨q, k⟩ overflowed the float range; "
                                     "rescale the data")
             return L.double().mul_(self.gamma)
-        D = self.sq_dists(X, Z, c).double()
         if self.name in ("rbf", "sne"):
-            return D.mul_(-self.gamma)
-        return torch.log1p(D.mul_(self.gamma)).neg_()  # cauchy / t
+            return self.scaled_sq_dists(X, Z, c, -self.gamma).double()
+        return torch.log1p(self.scaled_sq_dists(X, Z, c, self.gamma).double()).neg_()
 
     def raw(self, X, Z, c=None):
         """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
@@ -135,11 +179,11 @@ class TorchKernel:
                                     "row-normalised kernel")
             return K
         if self.name in _SQDIST:
-            D = self.sq_dists(X, Z, self.center(Z) if c is None else c)
+            c = self.center(Z) if c is None else c
             # in the data dtype: γ‖x − z‖² overflowing to inf still gives the correct 0
             if self.name in ("rbf", "sne"):
-                return torch.exp(D.mul_(-self.gamma))
-            return torch.reciprocal(D.mul_(self.gamma).add_(1.0))
+                return self.scaled_sq_dists(X, Z, c, -self.gamma).exp_()
+            return self.scaled_sq_dists(X, Z, c, self.gamma).add_(1.0).reciprocal_()
         if self.name == "laplacian":
             D = torch.cdist(X.double(), Z.double(), p=1.0)
             return torch.exp(D.mul_(-self.gamma)).to(X.dtype)
@@ -261,6 +305,12 @@ class TorchKernelMatrix(LazyMatrix):
         if not k.row_normalized:
             return k.raw(Xb, Zb, self.c)
         ln = self.log_norm()[rows]
+        if k.name == "sne":  # in the data dtype: exp((−γ‖x − z‖² − μ) − ℓ), μ rounded first so
+            # that the large terms cancel exactly (Sterbenz) where κ is not negligible
+            S = k.scaled_sq_dists(Xb, Zb, self.c, -k.gamma)
+            mu = ln[:, 0].to(S.dtype)
+            ell = (ln[:, 1] + (ln[:, 0] - mu.double())).to(S.dtype)
+            return S.sub_(mu[:, None]).sub_(ell[:, None]).exp_()
         L = k.log_raw(Xb, Zb, self.c).sub_(ln[:, 0:1]).sub_(ln[:, 1:2])
         return torch.exp(L).to(self.X.dtype)
 

@@ -80,6 +80,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._dask import any_dask
+from .._dispatch import host_copy
 from .._shared.nystrom_basis import check_psd_kernel, fit_landmarks
 from .._shared.nystrom_predict import (
     decision,
@@ -124,6 +125,13 @@ def _check_mode(mode, allowed=MODES) -> str:
     if not isinstance(mode, str) or mode not in allowed:
         raise ValueError(f"unknown mode {mode!r}; expected one of {allowed}")
     return mode
+
+
+def _host_score(metric, est, X, y, sample_weight) -> float:
+    """``metric(y, est.predict(X), sample_weight=...)`` with every tensor copied to the host
+    (scikit-learn's metrics cannot read CUDA tensors)."""
+    return float(metric(host_copy(y), host_copy(est.predict(X)),
+                        sample_weight=host_copy(sample_weight)))
 
 
 class _NystromBase(BaseEstimator):
@@ -765,6 +773,26 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         """
         return self._decision(X)
 
+    def score(self, X, y, sample_weight=None) -> float:
+        """R² of ``predict(X)`` against y (scikit-learn's ``RegressorMixin.score``), computed on
+        the host: predictions on a GPU, and y or weights given as tensors, are copied there.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, tensor} of shape (n_test, d)
+            Samples.
+        y : array-like or tensor of shape (n_test,) or (n_test, n_outputs)
+            True targets.
+        sample_weight : array-like or tensor of shape (n_test,), default=None
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import r2_score
+
+        return _host_score(r2_score, self, X, y, sample_weight)
+
     def predict_lla(self, X):
         """LLA predictions from a GSA (or LLA) fit: GSA is trained through LLA (Algorithm 1).
 
@@ -1349,6 +1377,27 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             Predicted labels.
         """
         return self._apply(X, self.mode, "predict")
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy of ``predict(X)`` against y (scikit-learn's ``ClassifierMixin.score``),
+        computed on the host: predictions on a GPU, and y or weights given as tensors, are
+        copied there.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, tensor} of shape (n_test, d)
+            Samples.
+        y : array-like or tensor of shape (n_test,)
+            True labels.
+        sample_weight : array-like or tensor of shape (n_test,), default=None
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import accuracy_score
+
+        return _host_score(accuracy_score, self, X, y, sample_weight)
 
     def predict_lla(self, X):
         """LLA predictions from a GSA (or LLA) fit: both share LLA's training (Algorithm 1).

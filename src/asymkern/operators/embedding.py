@@ -396,7 +396,8 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return out[:, 0] if self._y_1d else out
 
     def score(self, X, y, sample_weight=None) -> float:
-        """R² of ``predict(X)`` against y (scikit-learn's ``RegressorMixin.score``).
+        """R² of ``predict(X)`` against y (scikit-learn's ``RegressorMixin.score``), computed on
+        the host (predictions on a GPU, and y or weights given as tensors, are copied there).
 
         Parameters
         ----------
@@ -413,14 +414,13 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         float
             The R² score.
         """
+        from sklearn.metrics import r2_score
         from sklearn.utils.validation import _num_samples
 
-        from .._dispatch import is_torch_tensor
+        from .._dispatch import host_copy
 
-        if is_torch_tensor(sample_weight):
-            sample_weight = sample_weight.detach().cpu().numpy()
-        sw = as_weights(sample_weight, _num_samples(X), "sample_weight", "sample")
-        return super().score(X, y, sample_weight=sw)
+        sw = as_weights(host_copy(sample_weight), _num_samples(X), "sample_weight", "sample")
+        return float(r2_score(host_copy(y), host_copy(self.predict(X)), sample_weight=sw))
 
 
 __all__ = ["ConditionalMeanEmbedding"]
