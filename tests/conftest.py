@@ -1,4 +1,5 @@
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -28,3 +29,19 @@ def backend(request):
     if request.param == "torch":
         pytest.importorskip("torch")
     return request.param
+
+
+def _refuse_tensor_array(self, *args, **kwargs):
+    raise TypeError("numpy read a torch tensor through __array__, which a CUDA tensor refuses: "
+                    "copy it to the host explicitly (.detach().cpu().numpy())")
+
+
+@pytest.fixture(autouse=True)
+def _tensors_refuse_numpy(monkeypatch):
+    """Every torch tensor refuses ``numpy.asarray`` during a test, as a CUDA tensor does: the
+    torch tests run on CPU tensors in CI, and a path that hands a device tensor to numpy (a
+    scikit-learn metric reading the predictions, a reference compared through numpy) would
+    pass there and fail only on a GPU. Tests and library copy tensors to the host explicitly."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        monkeypatch.setattr(torch.Tensor, "__array__", _refuse_tensor_array)

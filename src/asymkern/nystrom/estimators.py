@@ -784,6 +784,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         y : array-like or tensor of shape (n_test,) or (n_test, n_outputs)
             True targets.
         sample_weight : array-like or tensor of shape (n_test,), default=None
+            Weights of the test samples (None: equal weights).
 
         Returns
         -------
@@ -1390,6 +1391,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         y : array-like or tensor of shape (n_test,)
             True labels.
         sample_weight : array-like or tensor of shape (n_test,), default=None
+            Weights of the test samples (None: equal weights).
 
         Returns
         -------
