@@ -19,8 +19,9 @@ the forward pass: κ(x_i, z_j) = exp(k_j·q_i − L_i), so with queries [k_j, 1]
 and float64) and the CUDA memory-efficient kernel (float32, float16, bfloat16) — which stream over
 key blocks with an online softmax, so no n×m matrix is formed; where none applies (float64 on
 CUDA, a torch without these kernels) it falls back to the plain expression over row blocks
-(``softmax(q kᵀ) B`` per block, the naive torch a user would write, one kernel launch per
-operation). No CUDA code is written here.
+(``softmax(q kᵀ) B`` per block, one kernel launch per operation, the row maximum, exponentials
+and float64 row sums each read once, the log-sum-exp taken from the same pass). No CUDA code
+is written here.
 """
 
 from __future__ import annotations
@@ -88,10 +89,17 @@ def attention_lse(q, k, v, block_rows: int = 4096):
         return out[0, 0, :, :r], lse[0, 0, :n].to(torch.float64)
     out = torch.empty((n, r), dtype=q.dtype, device=q.device)
     lse = torch.empty(n, dtype=torch.float64, device=q.device)
-    for a in range(0, n, block_rows):
+    if not k.shape[0]:  # no columns: an empty product (zeros), log 0 = −inf
+        out.zero_()
+        lse.fill_(-float("inf"))
+        return out, lse
+    for a in range(0, n, block_rows):  # one pass each: max, shift, exp, row sums (float64)
         S = q[a:a + block_rows] @ k.T
-        lse[a:a + block_rows] = torch.logsumexp(S.double(), dim=1)
-        out[a:a + block_rows] = torch.softmax(S, dim=1) @ v
+        mx = S.amax(dim=1, keepdim=True)
+        S.sub_(mx).exp_()
+        s = S.sum(dim=1, dtype=torch.float64)
+        lse[a:a + block_rows] = mx[:, 0].double() + torch.log(s)
+        out[a:a + block_rows] = (S @ v).div_(s.to(S.dtype)[:, None])
     return out, lse
 
 
