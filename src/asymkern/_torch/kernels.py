@@ -2,8 +2,9 @@
 
 :class:`TorchKernel` evaluates the kernels of :mod:`asymkern.kernels` on torch tensors with
 the same numerics as the numpy kernel layer (:func:`asymkern.kernels.base.neg_scaled_sq_dists`):
-squared distances by one GEMM after shifting both sets by the centre of the reference set
-(no cancellation for data far from 0), entries below the rounding bound
+scaled squared distances −γ‖x − z‖² written by one GEMM of augmented rows after shifting both
+sets by the centre of the reference set (no cancellation for data far from 0), checked by one
+min/max reduction (one device synchronisation per block), entries below the rounding bound
 2(d+2)·eps·(‖x−c‖² + ‖z−c‖²) recomputed directly in float64 (identical rows give exactly 0),
 and the row normalisers of the asymmetric kernels computed in float64 with a streaming
 log-sum-exp over column blocks, the row maximum kept apart (SNE: log Σ_r exp(−γ‖x − r‖²)
