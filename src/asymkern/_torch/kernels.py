@@ -125,10 +125,23 @@ class TorchKernel:
         lo, hi, xm, zm = torch.stack([lo, hi, xx.max(), zz.max()]).tolist()
         if not all(map(math.isfinite, (lo, hi, xm, zm))):
             return TorchKernel._sq_dists_unscaled(Xc, Zc, xx, zz, X, Z).mul_(s)
-        coef = 2.0 * (X.shape[1] + 2) * float(torch.finfo(X.dtype).eps) * abs(s)
-        if min(abs(lo), abs(hi)) > coef * (xm + zm):  # no entry under the largest bound
-            return S
-        i, j = torch.nonzero(S.abs() <= coef * (xm + zm), as_tuple=True)
+        if min(abs(lo), abs(hi)) > TorchKernel._bound(X, s) * (xm + zm):
+            return S  # no entry under the largest rounding bound
+        return TorchKernel._recompute_near(S, X, Z, xx, zz, s, xm + zm)
+
+    @staticmethod
+    def _bound(X, s: float) -> float:
+        """2(d+2)·eps·|s|: the rounding bound of the expansion per unit of ‖x'‖² + ‖z'‖²."""
+        return 2.0 * (X.shape[1] + 2) * float(require_torch().finfo(X.dtype).eps) * abs(s)
+
+    @staticmethod
+    def _recompute_near(S, X, Z, xx, zz, s: float, top: float):
+        """``S`` (= s·‖x' − z'‖², rounded) with its entries under the rounding bound of their
+        pair recomputed directly from the differences in float64 (``top``: the largest
+        ‖x'‖² + ‖z'‖², which bounds the candidates located first)."""
+        torch = require_torch()
+        coef = TorchKernel._bound(X, s)
+        i, j = torch.nonzero(S.abs() <= coef * top, as_tuple=True)
         if i.numel():
             near = S[i, j].abs() <= coef * (xx[i] + zz[j])
             i, j = i[near], j[near]
@@ -146,15 +159,7 @@ class TorchKernel:
         if not bool(torch.isfinite(D).all()):
             raise OverflowError("squared distances overflow the float range on the torch "
                                 "backend; rescale the data (e.g. StandardScaler)")
-        coef = 2.0 * (X.shape[1] + 2) * float(torch.finfo(X.dtype).eps)
-        i, j = torch.nonzero(D <= coef * float(xx.max() + zz.max()), as_tuple=True)
-        if i.numel():
-            near = D[i, j] <= coef * (xx[i] + zz[j])
-            i, j = i[near], j[near]
-        if i.numel():
-            diff = X[i].double() - Z[j].double()
-            D[i, j] = (diff * diff).sum(dim=1).to(D.dtype)
-        return D
+        return TorchKernel._recompute_near(D, X, Z, xx, zz, 1.0, float(xx.max() + zz.max()))
 
     def log_raw(self, X, Z, c):
         """log k(x, z) in float64 of the row-normalised kernels: −γ‖x − z‖² (rbf/sne),
