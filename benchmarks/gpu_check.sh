@@ -2,7 +2,7 @@
 # One GPU check (issues 29 and 31): the kernel-products benchmark (the GPU targets of issue 31),
 # then every test that runs the torch backend, with CUDA tensors and device='cuda', then the
 # estimator benchmark against the CPU path. Each result prints as it finishes; each part is
-# bounded (the *_S variables), the whole under 9 minutes on one H100 or H200 (two runs on an
+# bounded (the *_S variables), the whole under 8 minutes on one H100 or H200 (two runs on an
 # H200, 2026-11-27: docs/results/gpu_h200.md).
 #
 # Usage, from the repository root, on a machine with a CUDA build of torch:
@@ -15,9 +15,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python}
 OUT=${OUT:-docs/results}
-PRODUCTS_S=${PRODUCTS_S:-190}  # time bound of the kernel-products benchmark (seconds)
-SUITE_S=${SUITE_S:-240}        # time bound of the torch tests (seconds)
-BENCH_S=${BENCH_S:-100}        # time bound of the estimator benchmark (seconds)
+PRODUCTS_S=${PRODUCTS_S:-170}  # time bound of the kernel-products benchmark (seconds)
+SUITE_S=${SUITE_S:-200}        # time bound of the torch tests (seconds)
+BENCH_S=${BENCH_S:-110}        # time bound of the estimator benchmark (seconds)
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 
