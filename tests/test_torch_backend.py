@@ -94,6 +94,39 @@ def test_scaled_sq_dists_beyond_the_float_range(dtype):
         TorchKernel(get_kernel("rbf"), 3).raw(tensor(huge), tensor(huge[::-1].copy()))
 
 
+def test_laplacian_distances_beyond_the_float32_range():
+    """‖x − z‖₁ overflows float32 while γ‖x − z‖₁ does not: the block takes the float64
+    route (as numpy does) instead of a silent 0."""
+    X = np.array([[3e38, 0.0], [1.0, 2.0]], dtype=np.float32)
+    Z = np.array([[-3e38, 1.0], [0.0, 0.0]], dtype=np.float32)
+    k = get_kernel("laplacian", gamma=1e-39)
+    ref = KernelMatrix(k, X, Z).to_array()
+    assert 0.1 < ref[0, 0] < 1.0  # finite, not negligible
+    got = to_np(TorchKernel(k, 2).raw(tensor(X), tensor(Z)))
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name,params", [("linear", {}), ("polynomial", dict(degree=4, gamma=1.0,
+                                                                            coef0=1.0))])
+def test_inner_product_kernels_overflow_is_an_error(name, params, dtype):
+    """Values beyond the float range raise OverflowError (the cheap bound of the data's
+    magnitudes decides when the n×m values are read); large but finite values do not."""
+    rng = np.random.RandomState(5)
+    X = rng.randn(7, 3)
+    tk = TorchKernel(get_kernel(name, **params), 3)
+    limit = float(np.finfo(dtype).max)
+    root = limit ** (1.0 / (8 if name == "polynomial" else 2))  # values ≈ (root²·xᵀz)^degree
+    big = (X * root).astype(dtype)
+    with pytest.raises(OverflowError, match="overflow the float range"):
+        tk.raw(tensor(big), tensor(big))
+    fine = (X * root / 10).astype(dtype)  # large, finite
+    K = to_np(tk.raw(tensor(fine), tensor(fine)))
+    ref = KernelMatrix(get_kernel(name, **params), fine, fine).to_array()
+    assert np.all(np.isfinite(K))
+    np.testing.assert_allclose(K, ref, rtol=1e-4 if dtype == np.float32 else dtol(1e-12))
+
+
 def _grid_sets():
     """Integer data whose reference set has an integer mean: every squared distance, after
     the centring, is computed exactly, so the comparison isolates the normaliser."""

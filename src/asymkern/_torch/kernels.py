@@ -175,6 +175,21 @@ class TorchKernel:
             return self.scaled_sq_dists(X, Z, c, -self.gamma).double()
         return torch.log1p(self.scaled_sq_dists(X, Z, c, self.gamma).double()).neg_()
 
+    def log_block(self, X, Z, c):
+        """log k(x, z) of the row-normalised kernels in X's dtype (the values of a block; the
+        normalisers take :meth:`log_raw`, in float64): −γ‖x − z‖² (sne), −log(1 + γ‖x − z‖²)
+        (t), ⟨γx, z⟩ (softmax, checked by one min/max reduction)."""
+        torch = require_torch()
+        if self.name == "softmax":
+            L = (X * self.gamma) @ Z.T
+            if L.numel() and not all(map(math.isfinite, torch.stack(torch.aminmax(L)).tolist())):
+                raise OverflowError("kernel 'softmax': ⟨q, k⟩ overflowed the float range; "
+                                    "rescale the data")
+            return L
+        if self.name in ("rbf", "sne"):
+            return self.scaled_sq_dists(X, Z, c, -self.gamma)
+        return self.scaled_sq_dists(X, Z, c, self.gamma).log1p_().neg_()
+
     def raw(self, X, Z, c=None):
         """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
         torch = require_torch()
@@ -190,23 +205,44 @@ class TorchKernel:
             if self.name in ("rbf", "sne"):
                 return self.scaled_sq_dists(X, Z, c, -self.gamma).exp_()
             return self.scaled_sq_dists(X, Z, c, self.gamma).add_(1.0).reciprocal_()
-        if self.name == "laplacian":
-            D = torch.cdist(X.double(), Z.double(), p=1.0)
-            return torch.exp(D.mul_(-self.gamma)).to(X.dtype)
+        if self.name == "laplacian":  # ‖x − z‖₁ in the data dtype (no cancellation), unless
+            # it overflows there: then in float64, γ‖x − z‖₁ rounded to the data dtype (numpy's)
+            D = torch.cdist(X, Z, p=1.0)
+            if D.numel() and not math.isfinite(float(D.max())):
+                D = torch.cdist(X.double(), Z.double(), p=1.0).mul_(-self.gamma).to(X.dtype)
+                return D.exp_()
+            return D.mul_(-self.gamma).exp_()
+        gamma, coef0, degree = 1.0, 0.0, 1
         if self.name == "linear":
             K = X @ Z.T
         else:  # polynomial
-            K = torch.addmm(torch.full((1, 1), self.coef0, dtype=X.dtype, device=X.device),
-                            X, Z.T, alpha=self.gamma)
-            if isinstance(self.degree, float) and K.numel():  # no NaN from a negative base
+            gamma, coef0, degree = self.gamma, self.coef0, self.degree
+            K = torch.addmm(torch.full((1, 1), coef0, dtype=X.dtype, device=X.device),
+                            X, Z.T, alpha=gamma)
+            if isinstance(degree, float) and K.numel():  # no NaN from a negative base
                 from ..kernels.pairwise import check_base_for_real_degree
 
                 check_base_for_real_degree(float(K.min()), self.kernel.degree)
-            K = K ** self.degree
-        if K.numel() and not bool(torch.isfinite(K).all()):
+            K = K.pow_(degree)
+        if K.numel() and self._may_overflow(X, Z, gamma, coef0, degree) and \
+                not bool(torch.isfinite(K).all()):
             raise OverflowError(f"kernel {self.name!r} values overflow the float range; rescale "
                                 "the data")
         return K
+
+    @staticmethod
+    def _may_overflow(X, Z, gamma: float, coef0: float, degree) -> bool:
+        """Whether (γ·xᵀz + c₀)^degree could leave the float range, by the numpy layer's cheap
+        bound log|.| ≤ degree·log(γ·d·max|x|·max|z| + |c₀|) (two reductions of the data, one
+        synchronisation; the n×m values are read only when the bound does not settle it)."""
+        torch = require_torch()
+        mx, mz = torch.stack([X.abs().max(), Z.abs().max()]).tolist()
+        b = gamma * X.shape[1] * mx * mz + abs(coef0)
+        if b == 0:
+            return False
+        if not math.isfinite(b):
+            return True
+        return degree * math.log(b) > math.log(float(torch.finfo(X.dtype).max)) - 3.0
 
 
 class TorchKernelMatrix(LazyMatrix):
@@ -303,7 +339,6 @@ class TorchKernelMatrix(LazyMatrix):
     def block(self, rows, cols):
         """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices, index tensors or host
         index arrays."""
-        torch = require_torch()
         rows, cols = self.ops.index(rows, self.X), self.ops.index(cols, self.X)
         Xb = self.X[rows]
         Zb = self.Z[cols]
@@ -311,14 +346,12 @@ class TorchKernelMatrix(LazyMatrix):
         if not k.row_normalized:
             return k.raw(Xb, Zb, self.c)
         ln = self.log_norm()[rows]
-        if k.name == "sne":  # in the data dtype: exp((−γ‖x − z‖² − μ) − ℓ), μ rounded first so
-            # that the large terms cancel exactly (Sterbenz) where κ is not negligible
-            S = k.scaled_sq_dists(Xb, Zb, self.c, -k.gamma)
-            mu = ln[:, 0].to(S.dtype)
-            ell = (ln[:, 1] + (ln[:, 0] - mu.double())).to(S.dtype)
-            return S.sub_(mu[:, None]).sub_(ell[:, None]).exp_()
-        L = k.log_raw(Xb, Zb, self.c).sub_(ln[:, 0:1]).sub_(ln[:, 1:2])
-        return torch.exp(L).to(self.X.dtype)
+        # in the data dtype: exp((log k − μ) − ℓ), μ rounded first so that the large terms
+        # cancel exactly (Sterbenz) where κ is not negligible
+        S = k.log_block(Xb, Zb, self.c)
+        mu = ln[:, 0].to(S.dtype)
+        ell = (ln[:, 1] + (ln[:, 0] - mu.double())).to(S.dtype)
+        return S.sub_(mu[:, None]).sub_(ell[:, None]).exp_()
 
     def to_dense(self):
         """The whole G (n × m)."""
