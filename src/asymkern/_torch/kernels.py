@@ -89,11 +89,6 @@ class TorchKernel:
         return Z.double().mean(dim=0).to(Z.dtype)
 
     @staticmethod
-    def sq_dists(X, Z, c):
-        """‖x_i − z_j‖² (X's dtype) with the shift ``c`` and near-duplicate recomputation."""
-        return TorchKernel.scaled_sq_dists(X, Z, c, 1.0)
-
-    @staticmethod
     def scaled_sq_dists(X, Z, c, s: float):
         """s·‖x_i − z_j‖² (X's dtype, s ≠ 0) by one GEMM of augmented rows.
 

@@ -383,11 +383,6 @@ def _is_device(G) -> bool:
     return isinstance(G, LazyMatrix) and not isinstance(G, KernelMatrix)
 
 
-def _shape_and_kind(G):
-    G, kind = check_matrix(G)
-    return G.shape, kind
-
-
 def _as_operator(G) -> LinearOperator:
     from ..kernels.matrix import KernelMatrix
 

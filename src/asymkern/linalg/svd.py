@@ -54,7 +54,6 @@ from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays
     _check_real,
     _finish,
     _rank,
-    _shape_and_kind,
     arpack_svd,
     arpack_svd_bytes,
     check_matrix,

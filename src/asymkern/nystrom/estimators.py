@@ -1613,7 +1613,6 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
                 src.release()  # a sketch's K S (n × m) is not kept
             res = pca_nystrom(mode, F, k, self.center, tr.dtype)
             del F
-            self._fbar = np.asarray(tr.ops.to_host(res.shift))
             beta = A @ np.asarray(tr.ops.to_host(res.coef))
             self.coef_ = tr.out(tr.ops.contiguous(res.coef.T))
             self.landmark_coef_ = beta if tr.as_numpy else tr.ops.from_host(beta, res.coef)
