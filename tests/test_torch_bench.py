@@ -1,5 +1,6 @@
-"""The quick mode of benchmarks/bench_torch.py runs on the test device (a smoke test; no timing
-is checked): on CUDA with ``ASYMKERN_TEST_DEVICE=cuda``, else on CPU tensors."""
+"""The quick modes of benchmarks/bench_torch.py and benchmarks/bench_products.py run on the test
+device (smoke tests; no timing is checked): on CUDA with ``ASYMKERN_TEST_DEVICE=cuda``, else on
+CPU tensors. They are what ``benchmarks/gpu_check.sh`` runs at full size."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ torch = pytest.importorskip("torch")
 from _torch_helpers import ON_CUDA, TEST_DEVICE  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_torch.py"
+PRODUCTS = BENCH.parent / "bench_products.py"
 
 
 def test_bench_torch_quick(tmp_path):
@@ -35,3 +37,28 @@ def test_bench_torch_quick(tmp_path):
         ratio = float(row.split("|")[2])
         assert ratio > 0 and ratio == ratio
     assert not re.search(r"\bnan\b|\binf\b", text)  # nor any agreement figure
+
+
+def test_bench_products_quick(tmp_path):
+    """Every part (blocks, the other kernels, lazy products with the SDPA peer, exact lazy
+    KSVD) runs; every value is a positive number and every error figure is small."""
+    spec = importlib.util.spec_from_file_location("bench_products", PRODUCTS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "torch_products.md"
+    text = mod.run(quick=True, out=str(out), device=TEST_DEVICE)
+    assert out.read_text() == text
+    assert ("Device:" in text) == ON_CUDA and ("no GPU figures" in text) == (not ON_CUDA)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    cases = [row.split("|")[1] for row in rows[1:]]
+    for part in ("GEMM", "rbf block", "laplacian block", "linear block", "sne G·B",
+                 "softmax G·B", "exact lazy KSVD"):
+        assert any(part in c for c in cases), part
+    assert any("stock SDPA" in row for row in rows)
+    for row in rows[1:]:
+        value = float(row.split("|")[2])
+        assert value > 0 and value == value, row
+    errors = [float(e) for e in re.findall(r"error vs float64 ([0-9.e+-]+)", text)]
+    errors += [float(e) for e in re.findall(r"/σ1 = ([0-9.e+-]+)", text)]
+    assert errors and max(errors) < 1e-4, errors
+    assert not re.search(r"\bnan\b|\binf\b", text)
