@@ -8,7 +8,8 @@ the machine and its load). Rows are printed as they finish.
    floor: one write of the block), the naive torch expression (``exp(-γ·cdist²)`` or
    ``softmax``) and GPyTorch's ``RBFKernel`` when installed; the blocks of the other kernels
    (Laplacian, Cauchy, T, softmax, polynomial, linear) against their naive expressions, with
-   the relative error of ours against the float64 expression (part ``kernels``).
+   the relative error of ours against the float64 expression, and a new row-normalised matrix
+   (SNE, T, softmax: the normalisers included) formed whole (part ``kernels``).
 3. Lazy products G·B (n = m, d = r = 16): ``TorchKernelMatrix.matmat`` (fused attention kernels
    for RBF, SNE and softmax, :mod:`asymkern._torch.fused`): its time, and its ratio to the naive
    torch expression over row blocks and (float32 SNE and softmax) to the stock
@@ -152,6 +153,15 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
                             sz["repeats"])
             add(f"{name} block {n}², {str(dt)[6:]}", t["ours"] / t["naive"], "x naive",
                 f"(rel. error vs float64 {err:.1e})")
+        sne = lambda X, Z, g: torch.softmax(-g * torch.cdist(X, Z) ** 2, 1)  # noqa: E731
+        for name, expr in (("sne", sne), ("t", naive["t"]), ("softmax", naive["softmax"])):
+            gm = 0.3 if name == "softmax" else 0.1
+            t = interleaved(torch, device, {  # a new matrix each call: the normalisers included
+                "ours": lambda X=X, Z=Z, name=name, gm=gm: _matrix(torch, name, X, Z, gm,
+                                                                   wm=4096).to_dense(),
+                "naive": lambda X=X, Z=Z, e=expr, gm=gm: e(X, Z, gm)}, sz["repeats"])
+            add(f"{name} whole matrix {n}² with its normalisers, {str(dt)[6:]}",
+                t["ours"] / t["naive"], "x naive")
     n = sz["prod"]
     for name in ("sne", "rbf", "softmax") if "products" in parts else ():
         X64 = torch.randn((n, 16), generator=g, dtype=torch.float64).to(device)

@@ -6,9 +6,12 @@ scaled squared distances −γ‖x − z‖² written by one GEMM of augmented r
 sets by the centre of the reference set (no cancellation for data far from 0), checked by one
 min/max reduction (one device synchronisation per block), entries below the rounding bound
 2(d+2)·eps·(‖x−c‖² + ‖z−c‖²) recomputed directly in float64 (identical rows give exactly 0),
-and the row normalisers of the asymmetric kernels computed in float64 with a streaming
-log-sum-exp over column blocks, the row maximum kept apart (SNE: log Σ_r exp(−γ‖x − r‖²)
-never overflows or underflows, whatever the bandwidth; T: log Σ_r (1 + γ‖x − r‖²)⁻¹).
+and the row normalisers of the asymmetric kernels by a streaming log-sum-exp over column
+blocks: the row maximum μ kept apart (exact: a value of the block), the terms
+exp(log k − μ) ∈ (0, 1] formed in the data dtype and summed in float64 (SNE:
+log Σ_r exp(−γ‖x − r‖²) never overflows or underflows, whatever the bandwidth; T:
+log Σ_r (1 + γ‖x − r‖²)⁻¹). A whole row-normalised matrix (``to_dense``) is normalised in one
+pass over its formed values.
 
 :class:`TorchKernelMatrix` is the lazy G = [κ(x_i, z_j)] on the device: blocks over rows (and
 over columns for the normalisers) of at most ``working_memory`` MiB, products G·B and Gᵀ·B
@@ -156,24 +159,10 @@ class TorchKernel:
                                 "backend; rescale the data (e.g. StandardScaler)")
         return TorchKernel._recompute_near(D, X, Z, xx, zz, 1.0, float(xx.max() + zz.max()))
 
-    def log_raw(self, X, Z, c):
-        """log k(x, z) in float64 of the row-normalised kernels: −γ‖x − z‖² (rbf/sne),
-        −log(1 + γ‖x − z‖²) (cauchy/t), γ⟨x, z⟩ (softmax)."""
-        torch = require_torch()
-        if self.name == "softmax":
-            L = X @ Z.T  # in the data dtype, as the numpy kernel forms it
-            if L.numel() and not bool(torch.isfinite(L).all()):
-                raise OverflowError("kernel 'softmax': ⟨q, k⟩ overflowed the float range; "
-                                    "rescale the data")
-            return L.double().mul_(self.gamma)
-        if self.name in ("rbf", "sne"):
-            return self.scaled_sq_dists(X, Z, c, -self.gamma).double()
-        return torch.log1p(self.scaled_sq_dists(X, Z, c, self.gamma).double()).neg_()
-
     def log_block(self, X, Z, c):
-        """log k(x, z) of the row-normalised kernels in X's dtype (the values of a block; the
-        normalisers take :meth:`log_raw`, in float64): −γ‖x − z‖² (sne), −log(1 + γ‖x − z‖²)
-        (t), ⟨γx, z⟩ (softmax, checked by one min/max reduction)."""
+        """log k(x, z) in X's dtype: −γ‖x − z‖² (rbf/sne), −log(1 + γ‖x − z‖²) (cauchy/t),
+        ⟨γx, z⟩ (softmax, checked by one min/max reduction). The values of the row-normalised
+        blocks and the terms of their normalisers (summed in float64)."""
         torch = require_torch()
         if self.name == "softmax":
             L = (X * self.gamma) @ Z.T
@@ -189,7 +178,7 @@ class TorchKernel:
         """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
         torch = require_torch()
         if self.name == "softmax":
-            K = torch.exp(self.log_raw(X, Z, None)).to(X.dtype)
+            K = self.log_block(X, Z, None).exp_()
             if K.numel() and not bool(torch.isfinite(K).all()):
                 raise OverflowError("kernel 'softmax': exp(γ⟨q, k⟩) overflowed; use the "
                                     "row-normalised kernel")
@@ -308,10 +297,12 @@ class TorchKernelMatrix(LazyMatrix):
         for a in range(0, X.shape[0], rstep):
             Xb = X[a:a + rstep]
             mx = s = None
-            for b in range(0, R.shape[0], cstep):
-                L = k.log_raw(Xb, R[b:b + cstep], self.c)
-                m2 = L.max(dim=1).values
-                s2 = torch.exp(L - m2[:, None]).sum(dim=1)
+            for b in range(0, R.shape[0], cstep):  # log k in the data dtype (its maximum
+                # is exact), exp(log k − μ) ∈ (0, 1] summed in float64: ℓ within a few eps
+                L = k.log_block(Xb, R[b:b + cstep], self.c)
+                m2 = L.amax(dim=1)
+                s2 = L.sub_(m2[:, None]).exp_().sum(dim=1, dtype=torch.float64)
+                m2 = m2.double()
                 if mx is None:
                     mx, s = m2, s2
                 else:
@@ -349,8 +340,19 @@ class TorchKernelMatrix(LazyMatrix):
         return S.sub_(mu[:, None]).sub_(ell[:, None]).exp_()
 
     def to_dense(self):
-        """The whole G (n × m)."""
-        return self.block(slice(None), slice(None))
+        """The whole G (n × m). A row-normalised G over its own columns whose normalisers are
+        not yet known is normalised in one pass over the formed values (exp(log k − μ), μ the
+        row maximum, divided by the float64 row sums), and keeps the normalisers [μ, ℓ]."""
+        k = self.kernel
+        if not (k.row_normalized and self._log_norm is None and self.reference is self.Z):
+            return self.block(slice(None), slice(None))
+        torch = require_torch()
+        S = k.log_block(self.X, self.Z, self.c)
+        mu = S.amax(dim=1, keepdim=True)
+        S.sub_(mu).exp_()
+        s = S.sum(dim=1, dtype=torch.float64)
+        self._log_norm = torch.stack([mu[:, 0].double(), torch.log(s)], dim=1)
+        return S.div_(s.to(S.dtype)[:, None])
 
     def matmat(self, B, cols=None):
         """G[:, cols] @ B: the fused product (:mod:`.fused`; RBF, SNE, softmax: G is never
