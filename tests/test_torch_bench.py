@@ -18,20 +18,27 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_torch.py"
 PRODUCTS = BENCH.parent / "bench_products.py"
 
 
-def test_bench_torch_quick(tmp_path):
-    spec = importlib.util.spec_from_file_location("bench_torch", BENCH)
+def _quick_run(path: Path, tmp_path):
+    """The script's quick mode on the test device: its markdown text and table rows (the
+    output file checked to hold that text)."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    out = tmp_path / "torch_bench.md"
+    out = tmp_path / f"{path.stem}.md"
     text = mod.run(quick=True, out=str(out), device=TEST_DEVICE)
     assert out.read_text() == text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    return text, rows
+
+
+def test_bench_torch_quick(tmp_path):
+    text, rows = _quick_run(BENCH, tmp_path)
     assert "| case | time ratio |" in text
     if ON_CUDA:
         assert "CUDA device:" in text and "no GPU figures" not in text
     else:
         assert "no GPU figures are reported" in text
         assert ("No GPU was available" in text) == (not torch.cuda.is_available())
-    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) == 1 + 8  # header + 4 kernel blocks, KernelSVD, KRR, Koopman, CCA
     for row in rows[1:]:  # every ratio is a positive number
         ratio = float(row.split("|")[2])
@@ -42,14 +49,8 @@ def test_bench_torch_quick(tmp_path):
 def test_bench_products_quick(tmp_path):
     """Every part (blocks, the other kernels, lazy products with the SDPA peer, exact lazy
     KSVD) runs; every value is a positive number and every error figure is small."""
-    spec = importlib.util.spec_from_file_location("bench_products", PRODUCTS)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    out = tmp_path / "torch_products.md"
-    text = mod.run(quick=True, out=str(out), device=TEST_DEVICE)
-    assert out.read_text() == text
+    text, rows = _quick_run(PRODUCTS, tmp_path)
     assert ("Device:" in text) == ON_CUDA and ("no GPU figures" in text) == (not ON_CUDA)
-    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     cases = [row.split("|")[1] for row in rows[1:]]
     for part in ("GEMM", "rbf block", "laplacian block", "linear block", "sne G·B",
                  "softmax G·B", "exact lazy KSVD"):

@@ -57,6 +57,17 @@ def _fused_op(q):
     return None, None
 
 
+def exp_rows_(S):
+    """``S`` ← exp(S − μ) in place, μ the row maxima (every value in (0, 1], the maximum exactly
+    1): returns μ (shape (n, 1), S's dtype) and the row sums of the new S in float64. The one
+    pass of the log-sum-exp shared by the products' fallback, the row normalisers and whole
+    row-normalised matrices (:mod:`asymkern._torch.kernels`)."""
+    torch = require_torch()
+    mu = S.amax(dim=1, keepdim=True)
+    S.sub_(mu).exp_()
+    return mu, S.sum(dim=1, dtype=torch.float64)
+
+
 def attention_lse(q, k, v, block_rows: int = 4096):
     """``softmax(q kᵀ) v`` and the row log-sum-exp of ``q kᵀ``, never forming ``q kᵀ``.
 
@@ -95,9 +106,7 @@ def attention_lse(q, k, v, block_rows: int = 4096):
         return out, lse
     for a in range(0, n, block_rows):  # one pass each: max, shift, exp, row sums (float64)
         S = q[a:a + block_rows] @ k.T
-        mx = S.amax(dim=1, keepdim=True)
-        S.sub_(mx).exp_()
-        s = S.sum(dim=1, dtype=torch.float64)
+        mx, s = exp_rows_(S)
         lse[a:a + block_rows] = mx[:, 0].double() + torch.log(s)
         out[a:a + block_rows] = (S @ v).div_(s.to(S.dtype)[:, None])
     return out, lse

@@ -299,10 +299,8 @@ class TorchKernelMatrix(LazyMatrix):
             mx = s = None
             for b in range(0, R.shape[0], cstep):  # log k in the data dtype (its maximum
                 # is exact), exp(log k − μ) ∈ (0, 1] summed in float64: ℓ within a few eps
-                L = k.log_block(Xb, R[b:b + cstep], self.c)
-                m2 = L.amax(dim=1)
-                s2 = L.sub_(m2[:, None]).exp_().sum(dim=1, dtype=torch.float64)
-                m2 = m2.double()
+                m2, s2 = fused.exp_rows_(k.log_block(Xb, R[b:b + cstep], self.c))
+                m2 = m2[:, 0].double()
                 if mx is None:
                     mx, s = m2, s2
                 else:
@@ -348,9 +346,7 @@ class TorchKernelMatrix(LazyMatrix):
             return self.block(slice(None), slice(None))
         torch = require_torch()
         S = k.log_block(self.X, self.Z, self.c)
-        mu = S.amax(dim=1, keepdim=True)
-        S.sub_(mu).exp_()
-        s = S.sum(dim=1, dtype=torch.float64)
+        mu, s = fused.exp_rows_(S)
         self._log_norm = torch.stack([mu[:, 0].double(), torch.log(s)], dim=1)
         return S.div_(s.to(S.dtype)[:, None])
 
