@@ -14,8 +14,11 @@ the machine and its load). Rows are printed as they finish.
    for RBF, SNE and softmax, :mod:`asymkern._torch.fused`): its time, and its ratio to the naive
    torch expression over row blocks and (float32 SNE and softmax) to the stock
    ``scaled_dot_product_attention`` expression, with the relative error against a float64 run.
+   ``precision='low'`` (float16/bfloat16 operands): its time against ours in float32 and
+   against the stock SDPA expression in float16, with its error against float64.
 4. Exact lazy KSVD of an SNE kernel matrix (``top_svd(solver='block_krylov')``, r = 10) in
-   float32 against float64 at the same n (the largest singular-value difference, relative).
+   float32 against float64 at the same n (the largest singular-value difference, relative),
+   and with ``precision='low'`` against float32 (time ratio and singular values).
 
 Sizes: on CUDA those of the issue (blocks 20 000², products at 2·10⁵, KSVD at 10⁵ and 10⁶,
 whose float64 twin runs only at 10⁵); on the CPU small ones (that is the torch CPU path against
@@ -184,6 +187,12 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
                         torch, nm, X, Z, B, gm)
                 except RuntimeError as e:  # no fused backend for this device / shape
                     print(f"[{name} SDPA peer unavailable: {str(e)[:120]}]", flush=True)
+            low = G.lowered() if dt == torch.float32 else None
+            if low is not None:  # precision='low': float16/bfloat16 operands
+                fns["low"] = lambda low=low, B=B: low.matmat(B)
+                if sdpa is not None:
+                    fns["sdpa16"] = lambda X=X, Z=Z, B=B, nm=name, gm=gamma: _sdpa_product(
+                        torch, nm, X.half(), Z.half(), B.half(), gm)
             t = interleaved(torch, device, fns, sz["repeats"])
             err = float((G.matmat(B).double() - ref).abs().max() / ref.abs().max())
             what = f"{name} G·B, n = m = {n}, d = r = 16, {str(dt)[6:]}"
@@ -193,6 +202,16 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
                 e2 = float((sdpa.double() - ref).abs().max() / ref.abs().max())
                 add(what, t["ours"] / t["sdpa"], "x stock SDPA expression",
                     f"(SDPA rel. error vs float64 {e2:.1e})")
+            if low is not None:
+                e3 = float((low.matmat(B).double() - ref).abs().max() / ref.abs().max())
+                lw = f"{name} G·B precision='low', n = m = {n}, d = r = 16"
+                add(lw, t["low"] * 1e3, "ms (ours, low)", f"(rel. error vs float64 {e3:.1e})")
+                add(lw, t["low"] / t["ours"], "x ours float32")
+                if "sdpa16" in t:
+                    e4 = float((_sdpa_product(torch, name, X.half(), Z.half(), B.half(), gamma)
+                                .double() - ref).abs().max() / ref.abs().max())
+                    add(lw, t["low"] / t["sdpa16"], "x stock SDPA expression in float16",
+                        f"(its rel. error vs float64 {e4:.1e})")
     for n in sz["ksvd"] if "ksvd" in parts else ():
         X = torch.randn((n, 16), generator=g, dtype=torch.float32).to(device)
         Z = torch.randn((n, 16), generator=g, dtype=torch.float32).to(device) + 0.5
@@ -205,9 +224,16 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
         if n <= sz["ksvd64"]:
             res64 = top_svd(_matrix(torch, "sne", X.double(), Z.double(), 1 / 16), 10,
                             solver="block_krylov", random_state=0)
-            note += (f"; max |σ32 − σ64|/σ1 = "
+            note += (f"; max ǀσ32 − σ64ǀ/σ1 = "
                      f"{float(np.max(np.abs(res32.s - res64.s)) / res64.s[0]):.1e}")
         add(f"exact lazy KSVD (SNE, r = 10, block Krylov) n = m = {n}, float32", t32, "s", note)
+        t0 = time.perf_counter()
+        low = top_svd(G32, 10, solver="block_krylov", random_state=0, precision="low")
+        _sync(torch, device)
+        tl = time.perf_counter() - t0
+        add(f"exact lazy KSVD (SNE, r = 10, block Krylov) n = m = {n}, precision='low'",
+            tl / t32, "x float32", f"{tl:.3g} s; max ǀσlow − σ32ǀ/σ1 = "
+            f"{float(np.max(np.abs(low.s - res32.s)) / res32.s[0]):.1e}")
     dev_line = (f"Device: {torch.cuda.get_device_name(device)}" if cuda else
                 "**No GPU was used for this run: no GPU figures are reported.** The rows are "
                 "torch on CPU tensors against the naive torch CPU expression, at small sizes.")

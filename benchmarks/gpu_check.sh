@@ -15,9 +15,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python}
 OUT=${OUT:-docs/results}
-PRODUCTS_S=${PRODUCTS_S:-180}  # time bound of the kernel-products benchmark (seconds)
-SUITE_S=${SUITE_S:-170}        # time bound of the torch tests (seconds)
-BENCH_S=${BENCH_S:-130}        # time bound of the estimator benchmark (seconds)
+PRODUCTS_S=${PRODUCTS_S:-200}  # time bound of the kernel-products benchmark (seconds)
+SUITE_S=${SUITE_S:-160}        # time bound of the torch tests (seconds)
+BENCH_S=${BENCH_S:-120}        # time bound of the estimator benchmark (seconds)
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 

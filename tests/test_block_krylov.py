@@ -89,7 +89,8 @@ def test_falls_back_to_the_power_method_when_two_blocks_do_not_fit():
     # 'auto' (q = 2) does not fit: 3·35 > 90 columns; the power method with its own 'auto'
     auto = randomized_svd(np.random.default_rng(3).standard_normal((200, 90)), 25,
                           random_state=0, method="block_krylov")
-    assert auto.info == {"n_oversamples": 10, "method": "power", "n_iter": 4}
+    assert auto.info == {"n_oversamples": 10, "method": "power", "n_iter": 4,
+                         "precision": "high"}
 
 
 def test_bad_method_and_inputs_untouched():

@@ -482,6 +482,12 @@ class LazyMatrix:
     def prepare(self) -> None:
         """One-off statistics needed before arbitrary blocks are read (none by default)."""
 
+    def lowered(self):
+        """This matrix with reduced-precision products (``precision='low'`` of
+        :func:`~asymkern.linalg.randomized_svd`: float16/bfloat16 operands, float32
+        accumulation), or None where the executor has none (the default)."""
+        return None
+
 
 class Centered(LazyMatrix):
     """G̃ = G − r1ᵀ − 1cᵀ + g11ᵀ (= H_n G H_m for the means r, c, g of G): the double centring
@@ -545,6 +551,11 @@ class Centered(LazyMatrix):
     def prepare(self) -> None:
         if isinstance(self.G, LazyMatrix):
             self.G.prepare()
+
+    def lowered(self):
+        """The centred matrix of G's reduced-precision products (None where G has none)."""
+        low = self.G.lowered() if isinstance(self.G, LazyMatrix) else None
+        return None if low is None else Centered(low, self.r, self.c, self.g)
 
 
 class DenseMatrix(LazyMatrix):

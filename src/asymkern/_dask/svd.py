@@ -114,7 +114,7 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     return SVDResult(U * signs.astype(dtype), np.asarray(s[order]), V * signs.astype(dtype),
                      "randomized" if method == "power" else method,
                      {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
-                      "executor": "dask"})
+                      "precision": "high", "executor": "dask"})
 
 
 def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options):

@@ -50,7 +50,8 @@ def _fused_op(q):
     """The fused attention kernel with log-sum-exp for q's device and dtype, or None."""
     torch = require_torch()
     aten = torch.ops.aten
-    if q.device.type == "cpu" and q.dtype in (torch.float32, torch.float64):
+    if q.device.type == "cpu" and q.dtype in (torch.float32, torch.float64, torch.float16,
+                                              torch.bfloat16):
         return getattr(aten, "_scaled_dot_product_flash_attention_for_cpu", None), "cpu"
     if q.device.type == "cuda" and q.dtype in (torch.float32, torch.float16, torch.bfloat16):
         return getattr(aten, "_scaled_dot_product_efficient_attention", None), "cuda"
@@ -68,7 +69,41 @@ def exp_rows_(S):
     return mu, S.sum(dim=1, dtype=torch.float64)
 
 
-def attention_lse(q, k, v, block_rows: int = 4096):
+#: float16 operands when every entry of the split q and k is below this (its largest finite
+#: value is 65504), else bfloat16 (float32's exponent range)
+_HALF_LIMIT = 2.0**14
+
+
+def lowered(q, k, v):
+    """float16 (or bfloat16) operands q₃, k₃, v₃ and column scales s with
+    ``softmax(q kᵀ) v ≈ (softmax(q₃ k₃ᵀ) v₃) s``, for ``precision='low'``.
+
+    The logits keep about twice the low format's digits: with q = q_h + q_l and
+    k = k_h + k_l (q_h the rounding of q, q_l that of the remainder),
+    q₃ = [q_h, q_h, q_l] and k₃ = [k_h, k_l, k_h], so q₃·k₃ = q_h·k_h + q_h·k_l + q_l·k_h, each
+    product exact in the kernels' float32 accumulation; only q_l·k_l ≈ eps²·‖q‖‖k‖ is lost.
+    The augmented coordinates of a squared distance (γ‖z‖², the normalisers L) are large
+    beside the differences that matter, so rounding q and k once would cost
+    eps·γ‖x‖² in every logit. v is divided by a power of two per column (exact) so that
+    its largest entry is in [½, 1] and rounded once: the products carry a relative
+    error of about the format's eps (2⁻¹¹ in float16), which the float32 Rayleigh–Ritz step
+    of :func:`asymkern.linalg.randomized_svd` keeps out of the singular values.
+
+    float16 is used when every entry of q_h and k_h is below 2¹⁴ (its range ends at 65504),
+    else bfloat16 (2⁻⁸, the exponent range of float32).
+    """
+    torch = require_torch()
+    big = float(torch.maximum(q.abs().max(), k.abs().max())) if q.numel() and k.numel() else 0.0
+    low = torch.float16 if big < _HALF_LIMIT else torch.bfloat16
+    qh, kh = q.to(low), k.to(low)
+    ql, kl = (q - qh.to(q.dtype)).to(low), (k - kh.to(k.dtype)).to(low)
+    s = v.abs().amax(dim=0)
+    s = torch.where(s > 0, torch.exp2(torch.ceil(torch.log2(s))), torch.ones_like(s))
+    return (torch.cat([qh, qh, ql], dim=1), torch.cat([kh, kl, kh], dim=1), (v / s).to(low),
+            s)
+
+
+def attention_lse(q, k, v, block_rows: int = 4096, low: bool = False):
     """``softmax(q kᵀ) v`` and the row log-sum-exp of ``q kᵀ``, never forming ``q kᵀ``.
 
     Parameters
@@ -79,6 +114,8 @@ def attention_lse(q, k, v, block_rows: int = 4096):
         On one device, of one dtype.
     block_rows : int, default 4096
         Rows per block of the fallback (no fused kernel for this device and dtype).
+    low : bool, default False
+        Run the kernel on float16/bfloat16 operands (:func:`lowered`), ``precision='low'``.
 
     Returns
     -------
@@ -88,6 +125,10 @@ def attention_lse(q, k, v, block_rows: int = 4096):
         log Σ_j exp(q_i·k_j), in float64.
     """
     torch = require_torch()
+    if low:
+        q3, k3, v3, s = lowered(q, k, v)
+        out, lse = attention_lse(q3, k3, v3, block_rows)
+        return out.to(q.dtype) * s.to(q.dtype), lse
     n, r = int(q.shape[0]), int(v.shape[1])
     op, kind = _fused_op(q)
     if op is not None and n and k.shape[0]:
@@ -104,8 +145,11 @@ def attention_lse(q, k, v, block_rows: int = 4096):
         out.zero_()
         lse.fill_(-float("inf"))
         return out, lse
+    wide = torch.promote_types(q.dtype, torch.float32)  # float16 logits summed in float32
+    if wide != q.dtype:
+        k, v = k.to(wide), v.to(wide)
     for a in range(0, n, block_rows):  # one pass each: max, shift, exp, row sums (float64)
-        S = q[a:a + block_rows] @ k.T
+        S = q[a:a + block_rows].to(wide) @ k.T
         mx, s = exp_rows_(S)
         lse[a:a + block_rows] = mx[:, 0].double() + torch.log(s)
         out[a:a + block_rows] = (S @ v).div_(s.to(S.dtype)[:, None])
@@ -138,32 +182,36 @@ def operands(name: str, gamma: float, X, Z, c=None):
     return q, k, xx
 
 
-def matmat(name: str, gamma: float, X, Z, B, c=None, block_rows: int = 4096):
+def matmat(name: str, gamma: float, X, Z, B, c=None, block_rows: int = 4096,
+           low: bool = False):
     """G·B for G = [κ(x_i, z_j)], the row-normalised kernels normalised over Z itself.
 
     Returns the product in B's dtype (that of X and Z) and, for the row-normalised kernels, the
-    row log-normalisers L (float64, what :func:`rmatmat` needs).
+    row log-normalisers L (float64, what :func:`rmatmat` needs). ``low``: float16/bfloat16
+    operands (:func:`lowered`).
     """
     torch = require_torch()
     q, k, xx = operands(name, gamma, X, Z, c)
-    out, lse = attention_lse(q, k, B, block_rows)
+    out, lse = attention_lse(q, k, B, block_rows, low)
     if xx is None:
         return out, lse
     scale = torch.exp(lse - xx)  # Σ_j exp(−γ‖x' − z_j'‖²) ∈ [0, m]: no overflow
     return out * scale.to(out.dtype)[:, None], None
 
 
-def rmatmat(name: str, gamma: float, X, Z, B, c=None, row_lse=None, block_rows: int = 4096):
+def rmatmat(name: str, gamma: float, X, Z, B, c=None, row_lse=None, block_rows: int = 4096,
+            low: bool = False):
     """Gᵀ·B (B has one row per row of G). ``row_lse``: the row normalisers L of the
-    row-normalised kernels (from :func:`matmat` or :func:`row_lse`; computed when None)."""
+    row-normalised kernels (from :func:`matmat` or :func:`row_lse`; computed when None).
+    ``low``: float16/bfloat16 operands (:func:`lowered`; L itself in full precision)."""
     torch = require_torch()
     if name in ("rbf", "gaussian"):  # symmetric in its two arguments: G(X, Z)ᵀ = G(Z, X)
-        return matmat(name, gamma, Z, X, B, c, block_rows)[0]
+        return matmat(name, gamma, Z, X, B, c, block_rows, low)[0]
     q, k, _ = operands(name, gamma, X, Z, c)
     L = row_lse_of(q, k, block_rows) if row_lse is None else row_lse
     q2 = torch.cat([k, torch.ones((k.shape[0], 1), dtype=k.dtype, device=k.device)], dim=1)
     k2 = torch.cat([q, (-L).to(q.dtype)[:, None]], dim=1)
-    out, lse = attention_lse(q2, k2, B, block_rows)
+    out, lse = attention_lse(q2, k2, B, block_rows, low)
     return out * torch.exp(lse).to(out.dtype)[:, None]
 
 
@@ -180,25 +228,30 @@ def row_lse(name: str, gamma: float, X, Z, c=None, block_rows: int = 4096):
     return row_lse_of(q, k, block_rows)
 
 
-def product(G, B, transpose: bool = False):
+def applies(G, B=None) -> bool:
+    """Whether :func:`product` runs for G (and B): a fused kernel, B in the data's dtype and
+    on its device, a row-normalised kernel normalised over its own columns."""
+    k = G.kernel
+    if k.name not in FUSED_KERNELS or (k.row_normalized and G.reference is not G.Z):
+        return False
+    return B is None or (B.dtype == G.X.dtype and B.device == G.X.device)
+
+
+def product(G, B, transpose: bool = False, low: bool = False):
     """G·B (or Gᵀ·B) of a :class:`~asymkern._torch.kernels.TorchKernelMatrix` by the fused
-    kernels, or None when they do not apply (another kernel, a product in another dtype than
-    the data's, a row-normalised kernel whose reference set is not its column set).
+    kernels, or None when they do not apply (:func:`applies`).
 
     The row normalisers of a row-normalised G (needed by Gᵀ·B) are those G already holds
-    (``log_norm``, converted to the logits' scale) or are computed once by the fused kernel and
-    kept on G.
+    (``log_norm``, converted to the logits' scale) or are computed once by the fused kernel
+    (in full precision) and kept on G. ``low``: float16/bfloat16 operands (:func:`lowered`).
     """
-    k = G.kernel
-    if k.name not in FUSED_KERNELS or B.dtype != G.X.dtype or B.device != G.X.device:
+    if not applies(G, B):
         return None
-    if k.row_normalized and G.reference is not G.Z:
-        return None
-    c = G.c
+    k, c = G.kernel, G.c
     rows = G.step(max(G.shape))  # the fallback's row blocks within working_memory
     if not transpose:
-        out, lse = matmat(k.name, k.gamma, G.X, G.Z, B, c, rows)
-        if lse is not None and getattr(G, "_fused_lse", None) is None:
+        out, lse = matmat(k.name, k.gamma, G.X, G.Z, B, c, rows, low)
+        if lse is not None and not low and getattr(G, "_fused_lse", None) is None:
             G._fused_lse = lse
         return out
     L = None
@@ -212,4 +265,4 @@ def product(G, B, transpose: bool = False):
                 L = L + k.gamma * (Xc * Xc).sum(dim=1)
         if L is None:
             L = G._fused_lse = row_lse(k.name, k.gamma, G.X, G.Z, c, rows)
-    return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L, block_rows=rows)
+    return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L, block_rows=rows, low=low)

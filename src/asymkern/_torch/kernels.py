@@ -369,3 +369,36 @@ class TorchKernelMatrix(LazyMatrix):
             if out is not None:
                 return out
         return self.blocked_rmatmat(B, rows, require_torch().promote_types(self.X.dtype, B.dtype))
+
+    def lowered(self):
+        """G with float16/bfloat16 products (``precision='low'``, :func:`.fused.lowered`), or
+        None when its products are not fused (another kernel, a row-normalised kernel over
+        another reference set)."""
+        return LowPrecision(self) if fused.applies(self) else None
+
+
+class LowPrecision(LazyMatrix):
+    """A fused :class:`TorchKernelMatrix` whose whole products G·B and Gᵀ·B run on float16 (or
+    bfloat16) operands with float32 accumulation (:func:`.fused.lowered`): the passes of
+    :func:`asymkern.linalg.randomized_svd` with ``precision='low'``. Blocks, and products with
+    a subset of the rows or columns, are G's own.
+    """
+
+    def __init__(self, G: TorchKernelMatrix):
+        self.G = G
+        self.shape, self.dtype, self.ops = G.shape, G.dtype, G.ops
+        self.working_memory = G.working_memory
+
+    def template(self):
+        return self.G.template()
+
+    def block(self, rows, cols):
+        return self.G.block(rows, cols)
+
+    def matmat(self, B, cols=None):
+        out = fused.product(self.G, B, low=True) if cols is None else None
+        return self.G.matmat(B, cols) if out is None else out
+
+    def rmatmat(self, B, rows=None):
+        out = fused.product(self.G, B, transpose=True, low=True) if rows is None else None
+        return self.G.rmatmat(B, rows) if out is None else out

@@ -41,6 +41,7 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
+from ..linalg._svd_core import PRECISIONS
 from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, matrix_kind, top_svd
 
 #: fitted arrays another executor holds; numpy input gets numpy copies (``_executor_arrays``)
@@ -156,6 +157,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     sampling : {'uniform', 'kmeans', 'leverage'} or None, default None
         How ``solver='nystrom'`` draws the landmarks of both sides (``None``: ``'uniform'``);
         ``nystrom_params['row_sampling']``/``['col_sampling']`` override it per side.
+    precision : {'high', 'low'}, default 'high'
+        ``'low'`` (torch backend, ``solver='randomized'`` or ``'block_krylov'``, kernel
+        'rbf', 'gaussian', 'sne' or 'softmax'): the passes that find the subspace multiply on
+        float16/bfloat16 operands through PyTorch's fused attention kernels, and a last
+        product in the data's precision (the Rayleigh–Ritz step) gives the result
+        (:func:`asymkern.linalg.randomized_svd`). Any other combination raises
+        ``ValueError``.
 
     Attributes
     ----------
@@ -298,6 +306,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         n_row_landmarks: int | None = None,
         n_col_landmarks: int | None = None,
         sampling: str | None = None,
+        precision: str = "high",
     ):
         self.n_components = n_components
         self.kernel = kernel
@@ -315,6 +324,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.n_row_landmarks = n_row_landmarks
         self.n_col_landmarks = n_col_landmarks
         self.sampling = sampling
+        self.precision = precision
 
     # ------------------------------------------------------------------------------ fitting
     def _precomputed(self) -> bool:
@@ -335,6 +345,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ):
             raise TypeError(f"n_components must be a positive integer, got {self.n_components!r}")
         check_random_state(self.random_state)  # the policy (Generator refused), value passed on
+        if not isinstance(self.precision, str) or self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if self.precision == "low" and self.solver not in ("randomized", "block_krylov"):
+            raise ValueError("precision='low' applies to the passes of solver='randomized' or "
+                             f"'block_krylov', got solver={self.solver!r}")
 
     def _check_nystrom_params(self) -> None:
         """Refuse a Nyström option given both as a parameter and as a key of
@@ -360,7 +375,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _solver_options(self) -> dict:
         if self.solver in ("randomized", "block_krylov"):
-            return {"n_oversamples": self.n_oversamples, "n_iter": self.n_iter}
+            return {"n_oversamples": self.n_oversamples, "n_iter": self.n_iter,
+                    "precision": self.precision}
         if self.solver == "nystrom":
             opts = dict(self.nystrom_params or {})
             for key in NYSTROM_PARAMS:  # checked by _check_nystrom_params: never given twice

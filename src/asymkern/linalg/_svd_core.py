@@ -688,6 +688,29 @@ def check_randomized_options(n_oversamples, n_iter, method: str = "power"
     return n_oversamples, n_iter
 
 
+PRECISIONS = ("high", "low")
+
+
+def lowered_matrix(G, precision):
+    """The matrix whose products run the passes of :func:`randomized_svd`: G itself for
+    ``precision='high'``; for ``'low'``, G's reduced-precision twin
+    (:meth:`asymkern._backend.LazyMatrix.lowered`: the fused torch kernels on float16/bfloat16
+    operands), refused with ``ValueError`` where G has none."""
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
+    if precision == "high":
+        return G
+    lower = getattr(G, "lowered", None)
+    low = lower() if callable(lower) else None
+    if low is None:
+        raise ValueError(
+            "precision='low' runs the products on float16/bfloat16 operands through PyTorch's "
+            "fused attention kernels: it needs a torch kernel matrix (torch tensors or "
+            "device=...) of the kernel 'rbf', 'gaussian', 'sne' or 'softmax', normalised over "
+            f"its own columns; got {type(G).__name__}. Use precision='high'")
+    return low
+
+
 def resolve_randomized_plan(method: str, n_iter, r: int, k: int, n: int, m: int
                             ) -> tuple[str, int]:
     """(method, iterations) that run: ``n_iter='auto'`` is 7 (power) or 3 (block Krylov)
@@ -712,6 +735,7 @@ def randomized_svd(
     n_iter: int | str = "auto",
     random_state=None,
     method: str = "power",
+    precision: str = "high",
 ) -> SVDResult:
     """Randomized SVD (Halko, Martinsson & Tropp 2011, Alg. 4.4/5.1) using only G·X and Gᵀ·Y.
 
@@ -746,6 +770,15 @@ def randomized_svd(
         (falls back to 'power' when its basis does not fit in min(n, m), see ``n_iter``; the
         method that ran is ``info['method']``). Block Krylov pays off when each pass is
         expensive (a lazy kernel) and r ≪ min(n, m).
+    precision : {'high', 'low'}, default 'high'
+        ``'low'``: the passes that find the subspace (all but the last) multiply on float16
+        operands (bfloat16 where float16's range is too small) with float32 accumulation,
+        through PyTorch's fused attention kernels; the last product Y = G W, whose SVD gives
+        the result (the Rayleigh–Ritz step on the subspace), runs in G's own precision, so the
+        singular values carry the square of the subspace's error. Only for a torch kernel
+        matrix with fused products (kernel 'rbf', 'gaussian', 'sne' or 'softmax'); anything
+        else raises ``ValueError``. ``info['precision']`` records it. Measured in
+        docs/results/torch_low_precision.md.
 
     Returns
     -------
@@ -797,13 +830,14 @@ def randomized_svd(
     check_svd_budget(RANDOMIZED_NAMES[method], n, m, r, _dtype_of(G),
                      n_oversamples=n_oversamples, n_iter=n_iter, limit=_limit_of(G))
     method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
+    passes = lowered_matrix(G, precision)  # G itself, or G's reduced-precision twin
     if kind == "device":  # another executor: products and the n×k algebra stay there
         ops = G.ops
         like = G.template()
         Omega = ops.from_host(normal_rows(seed_from(rng), 0, m, k, _dtype_of(G)), like)
 
         def gram_dev(X):
-            return G.rmatmat(G.matmat(X))
+            return passes.rmatmat(passes.matmat(X))
 
         if method == "block_krylov":
             W, Y = krylov_passes(G.matmat, gram_dev, ops.orth, Omega, n_iter, concat=ops.concat)
@@ -812,8 +846,8 @@ def randomized_svd(
         U, s, Vyt = ops.svd(Y)
         return _finish(U[:, :r], s[:r], W @ Vyt[:r].T, r,
                        "randomized" if method == "power" else method,
-                       {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter},
-                       ops=ops)
+                       {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
+                        "precision": precision}, ops=ops)
     if kind in ("dense", "sparse"):
         A = np.asarray(G) if kind == "dense" else G.tocsr()
         AT = A.T
@@ -851,4 +885,5 @@ def randomized_svd(
     U, s, Vyt = sla.svd(Y, full_matrices=False, check_finite=False)  # G W = U S Vyᵀ
     V = W @ Vyt[:r].T
     return _finish(U[:, :r], s[:r], V, r, "randomized" if method == "power" else method,
-                   {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter})
+                   {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
+                    "precision": precision})

@@ -62,6 +62,7 @@ from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays
     dense_svd,
     dense_svd_bytes,
     flip_signs,
+    lowered_matrix,
     randomized_passes,
     randomized_svd,
     randomized_svd_bytes,
@@ -71,8 +72,8 @@ from .nystrom import asymmetric_nystrom
 _SOLVER_OPTIONS = {
     "dense": (),
     "arpack": ("tol",),
-    "randomized": ("n_oversamples", "n_iter"),
-    "block_krylov": ("n_oversamples", "n_iter"),
+    "randomized": ("n_oversamples", "n_iter", "precision"),
+    "block_krylov": ("n_oversamples", "n_iter", "precision"),
     "auto": ("tol", "n_oversamples", "n_iter"),
 }
 
@@ -179,8 +180,8 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     random_state : None, int or RandomState, default None
         Seed of the iterative and randomized solvers.
     **options
-        Options of the chosen solver: ``tol`` (arpack), ``n_oversamples`` and ``n_iter``
-        (randomized, block_krylov), the keyword options of
+        Options of the chosen solver: ``tol`` (arpack), ``n_oversamples``, ``n_iter`` and
+        ``precision`` (randomized, block_krylov), the keyword options of
         :func:`~asymkern.linalg.asymmetric_nystrom` (nystrom); with ``'auto'``, ``tol``,
         ``n_oversamples`` and ``n_iter`` are accepted and used by whichever of these solvers
         is chosen. Any other option raises ``TypeError``.
@@ -233,6 +234,7 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     valid = _nystrom_options() if solver == "nystrom" else _SOLVER_OPTIONS[solver]
     _check_options(options, valid, f"top_svd(solver={solver!r})")
     if getattr(G, "is_dask", False) or is_dask_array(G):  # Dask executor (asymkern._dask)
+        lowered_matrix(G, options.get("precision", "high"))  # 'low': torch only, refused
         return dask_executor("top_svd")(G, n_components, solver, random_state, **options)
     G, kind = check_matrix(G)
     shape = G.shape
