@@ -9,6 +9,8 @@ One script, interleaved (rotating order), medians of repeats; the ratios are the
   pass Gᵀ(G W) per power iteration, LU between iterations, QR at the end: n_iter + 2 passes);
 * ``materialised``: ``KernelMatrix.to_array()`` then scikit-learn ``randomized_svd`` (same
   n_oversamples, n_iter, LU normaliser: its default);
+* ``low``: ``after`` with ``precision='low'``: the n_iter + 1 fused passes on float32 kernel
+  blocks, the last pass G W (the Rayleigh–Ritz step) and one check product as ever;
 * ``block krylov``: :func:`asymkern.linalg.randomized_svd` with ``method='block_krylov'`` on the
   lazy ``KernelMatrix`` (randomized block Krylov, Musco & Musco 2015; q = 3 steps, i.e. q + 1 = 4
   passes over the kernel blocks instead of 9).
@@ -72,6 +74,13 @@ def after(G: KernelMatrix, r: int, p: int, n_iter: int, seed: int):
     return res.U, res.s, res.V
 
 
+def low(G: KernelMatrix, r: int, p: int, n_iter: int, seed: int):
+    res = randomized_svd(G, r, n_oversamples=p, n_iter=n_iter, random_state=seed,
+                         precision="low")
+    assert res.info["precision"] == "low"
+    return res.U, res.s, res.V
+
+
 def block_krylov(G: KernelMatrix, r: int, p: int, n_iter: int, seed: int):
     res = randomized_svd(G, r, n_oversamples=p, n_iter=3, random_state=seed,
                          method="block_krylov")
@@ -91,7 +100,7 @@ def run(G: KernelMatrix, s_exact: np.ndarray, r: int, repeats: int, seed: int = 
     n, d = G.shape[0], G.X.shape[1]
     working_memory = G.working_memory
     p, n_iter = 10, 7
-    fns = {"before": before, "after": after, "materialised": materialised,
+    fns = {"before": before, "after": after, "low": low, "materialised": materialised,
            "block krylov": block_krylov}
     times = {k: [] for k in fns}
     outs = {}
@@ -109,6 +118,8 @@ def run(G: KernelMatrix, s_exact: np.ndarray, r: int, repeats: int, seed: int = 
     return {"n": n, "d": d, "r": r, "repeats": repeats, "working_memory": working_memory,
             "median": med, "mem": mem,
             "err_after": float(np.max(np.abs(outs["after"][1] - s_ref)) / s_ref[0]),
+            "err_low": float(np.max(np.abs(outs["low"][1] - outs["after"][1]))
+                             / outs["after"][1][0]),
             "err_before": float(np.max(np.abs(outs["before"][1] - s_ref)) / s_ref[0]),
             "exact": {k: (float(np.max(np.abs(o[1] - s_exact[:r])) / s_exact[0]),
                           float(abs(o[1][-1] - s_exact[r - 1]) / s_exact[r - 1]))
@@ -122,7 +133,7 @@ def header(repeats: int, threads: str) -> list:
         "# Lazy randomized SVD benchmark\n",
         f"Machine: {platform.machine()}, {os.cpu_count()} logical CPUs, BLAS limited to "
         f"{threads} thread(s) (one set of tables each), shared with other work (load average "
-        f"{os.getloadavg()[0]:.1f} at the end). The four routes ran interleaved in rotating "
+        f"{os.getloadavg()[0]:.1f} at the end). The five routes ran interleaved in rotating "
         f"order, {repeats} repeats; medians. Only the ratios are results. Command: "
         f"`python benchmarks/bench_lazy_rsvd.py --threads {threads}`.\n",
     ]
@@ -142,6 +153,7 @@ def table(res: dict) -> str:
     ]
     for k, label in (("before", "lazy, before (2·n_iter + 2 passes, QR)"),
                      ("after", "lazy, after (fused Gᵀ(G W), LU; n_iter + 2 passes)"),
+                     ("low", "lazy, after, precision='low' (float32 passes, float64 G W)"),
                      ("block krylov", "lazy, block Krylov (q = 3: 4 passes)"),
                      ("materialised", "to_array + scikit-learn randomized_svd")):
         e1, e2 = res["exact"][k]
@@ -155,7 +167,10 @@ def table(res: dict) -> str:
         f"materialised route peaks {mem['materialised'] / max(mem['after'], 1):.1f}× higher "
         f"than the lazy one (after). **Block Krylov: "
         f"{med['block krylov'] / med['materialised']:.2f}× the materialised route**, peak "
-        f"{mem['materialised'] / max(mem['block krylov'], 1):.1f}× below it.",
+        f"{mem['materialised'] / max(mem['block krylov'], 1):.1f}× below it. "
+        f"**precision='low' (the power method's passes on float32 blocks): "
+        f"{med['low'] / med['materialised']:.2f}× the materialised route** (target ≤ 1.0×), "
+        f"its singular values within {res['err_low']:.1e} of σ₁ of the float64 passes'.",
         "",
         f"Accuracy: max |s − s_sklearn| / s₁ = {res['err_after']:.1e} (after), "
         f"{res['err_before']:.1e} (before); sine of the largest angle between the right "
@@ -174,7 +189,14 @@ Materialised: one kernel evaluation + 2q + 2 = 16 products. With K the cost of o
 evaluation and g that of one product, the ratio after / materialised is about
 9 (K + 2g) / (K + 16 g), which reaches 1.2× only when K ≲ 0.2 g, so the power method's ratio
 moves with whatever makes kernel evaluation slow against GEMM on the day (1.5–1.8× in the first
-run of this benchmark, under load 6.5 from other jobs; 0.86–1.21× in the run above, at load < 2).
+run of this benchmark, under load 6.5 from other jobs; 0.86–1.21× in a later run at load < 2).
+
+``precision='low'`` keeps the 9 passes and lowers their cost instead: the q + 1 fused passes
+form float32 kernel blocks (numpy's float32 exp and GEMM take about half the time of float64),
+and the last pass G W, which gives the singular values (the Rayleigh–Ritz step), stays in
+float64, with one float32 pass more to check the subspace. Its singular values differ from the
+float64 passes' by the amount in the bold line, far below the method's own error against the
+exact values (the table's columns).
 
 Block Krylov (``solver='block_krylov'``) changes the number of passes instead: it keeps all
 iterates [Ω, GᵀGΩ, …, (GᵀG)³Ω] and projects on their span (Rayleigh–Ritz), so 3 fused passes and

@@ -94,13 +94,12 @@ def _fit(kernel, solver, precision, X, Z, **kw):
 @pytest.mark.parametrize("kernel,gamma", [("sne", 0.1), ("rbf", 0.1), ("softmax", 0.25)])
 @pytest.mark.parametrize("solver", ["randomized", "block_krylov"])
 @pytest.mark.parametrize("center", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_low_precision_ksvd_keeps_the_singular_values(monkeypatch, kernel, gamma, solver,
-                                                      center):
+                                                      center, dtype):
     rng = np.random.default_rng(4)
-    X = torch.as_tensor(rng.standard_normal((700, 12)) + 5.0, dtype=torch.float32,
-                        device=TEST_DEVICE)
-    Z = torch.as_tensor(rng.standard_normal((600, 12)) + 5.0, dtype=torch.float32,
-                        device=TEST_DEVICE)
+    X = torch.as_tensor(rng.standard_normal((700, 12)) + 5.0, dtype=dtype, device=TEST_DEVICE)
+    Z = torch.as_tensor(rng.standard_normal((600, 12)) + 5.0, dtype=dtype, device=TEST_DEVICE)
     params = {"kernel_params": {"gamma": gamma}, "center": center}
     calls = []
     real = fused.lowered
@@ -110,7 +109,7 @@ def test_low_precision_ksvd_keeps_the_singular_values(monkeypatch, kernel, gamma
     low = _fit(kernel, solver, "low", X, Z, **params)
     assert calls  # the passes ran on the low-precision products
     s_high, s_low = to_np(high.singular_values_), to_np(low.singular_values_)
-    assert low.singular_values_.dtype == torch.float32
+    assert low.singular_values_.dtype == dtype
     assert np.abs(s_low - s_high).max() < 1e-4 * s_high[0]
     # the components span the same space (a Ritz vector's angle is first order in the error)
     U_high, U_low = (to_np(m.left_singular_vectors_).astype(np.float64)

@@ -158,11 +158,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         How ``solver='nystrom'`` draws the landmarks of both sides (``None``: ``'uniform'``);
         ``nystrom_params['row_sampling']``/``['col_sampling']`` override it per side.
     precision : {'high', 'low'}, default 'high'
-        ``'low'`` (torch backend, ``solver='randomized'`` or ``'block_krylov'``, kernel
-        'rbf', 'gaussian', 'sne' or 'softmax'): the passes that find the subspace multiply on
-        float16/bfloat16 operands through PyTorch's fused attention kernels, and a last
-        product in the data's precision (the Rayleigh–Ritz step) gives the result
-        (:func:`asymkern.linalg.randomized_svd`). Any other combination raises
+        ``'low'`` (``solver='randomized'`` or ``'block_krylov'``): the passes that find the
+        subspace run in a lower precision than the data's, and a last product in the data's
+        precision (the Rayleigh–Ritz step) gives the result
+        (:func:`asymkern.linalg.randomized_svd`): float32 kernel blocks for float64 numpy
+        data and a kernel bounded by 1 (RBF, Laplacian, Cauchy, SNE, T, softmax; about half
+        the time per pass), float16/bfloat16 operands through PyTorch's fused attention
+        kernels on the torch backend (RBF, SNE, softmax). Any other combination raises
         ``ValueError``.
 
     Attributes

@@ -10,6 +10,7 @@ See :mod:`asymkern.linalg.svd` for the conventions (inputs, signs, memory).
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ from scipy.sparse.linalg import ArpackError, LinearOperator, aslinearoperator, s
 
 from .._dispatch import refuse_meta
 from .._random import normal_rows, seed_from
-from .._validation import check_n_components, check_random_state
+from .._validation import check_n_components, check_random_state, user_stacklevel
 from ..config import check_memory, format_bytes
 
 SOLVERS = ("auto", "dense", "arpack", "randomized", "block_krylov", "nystrom")
@@ -694,8 +695,9 @@ PRECISIONS = ("high", "low")
 def lowered_matrix(G, precision):
     """The matrix whose products run the passes of :func:`randomized_svd`: G itself for
     ``precision='high'``; for ``'low'``, G's reduced-precision twin
-    (:meth:`asymkern._backend.LazyMatrix.lowered`: the fused torch kernels on float16/bfloat16
-    operands), refused with ``ValueError`` where G has none."""
+    (:meth:`asymkern._backend.LazyMatrix.lowered`: float32 kernel blocks of float64 numpy data,
+    the fused torch kernels on float16/bfloat16 operands), refused with ``ValueError`` where G
+    has none."""
     if not isinstance(precision, str) or precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
     if precision == "high":
@@ -704,11 +706,42 @@ def lowered_matrix(G, precision):
     low = lower() if callable(lower) else None
     if low is None:
         raise ValueError(
-            "precision='low' runs the products on float16/bfloat16 operands through PyTorch's "
-            "fused attention kernels: it needs a torch kernel matrix (torch tensors or "
-            "device=...) of the kernel 'rbf', 'gaussian', 'sne' or 'softmax', normalised over "
-            f"its own columns; got {type(G).__name__}. Use precision='high'")
+            "precision='low' runs the subspace passes in a lower precision than G's: it "
+            "needs a lazy kernel matrix of a kernel bounded by 1 on float64 numpy data "
+            "(float32 passes), or a torch kernel matrix (torch tensors or device=...) of the "
+            "kernel 'rbf', 'gaussian', 'sne' or 'softmax' normalised over its own columns "
+            f"(float16 passes); got {type(G).__name__}. Use precision='high'")
     return low
+
+
+#: ‖G W − G_low W‖_F / ‖G W‖_F above which the reduced-precision passes are rerun in full
+#: precision (float16 products err by about 1e-3, float32 by 1e-7)
+LOW_TOLERANCE = 1e-2
+
+
+def _checked_low(run, G, low, ops, info: dict):
+    """(W, Y) of ``run(P)``, the passes over P, with P = ``low`` (the reduced-precision twin
+    of G) when given; Y = G W is always in full precision (the Rayleigh–Ritz step). The low
+    products are then checked on the subspace they found: one more product G_low W, compared
+    with Y. Where they differ by more than :data:`LOW_TOLERANCE` (values lost to the low
+    format's range: a kernel whose every value underflows float32, say) the passes run again
+    on G, with a ``RuntimeWarning``, and ``info['precision']`` becomes 'high'."""
+    if low is None:
+        return run(G)
+    W, Y = run(low)
+    diff = ops.col_norms(Y - low.matmat(W))
+    size = ops.col_norms(Y)
+    err = float(np.sqrt(np.sum(diff**2))) / max(float(np.sqrt(np.sum(size**2))), 1e-300)
+    if err <= LOW_TOLERANCE:
+        return W, Y
+    warnings.warn(
+        f"precision='low': the reduced-precision products differ from G's by {err:.1e} "
+        f"(relative, on the subspace they found; at most {LOW_TOLERANCE:g} is expected), "
+        "so the values of G are beyond the low format's range; the passes were run again "
+        "in G's own precision (use precision='high')", RuntimeWarning,
+        stacklevel=user_stacklevel())
+    info["precision"] = "high"
+    return run(G)
 
 
 def resolve_randomized_plan(method: str, n_iter, r: int, k: int, n: int, m: int
@@ -771,13 +804,18 @@ def randomized_svd(
         method that ran is ``info['method']``). Block Krylov pays off when each pass is
         expensive (a lazy kernel) and r ≪ min(n, m).
     precision : {'high', 'low'}, default 'high'
-        ``'low'``: the passes that find the subspace (all but the last) multiply on float16
-        operands (bfloat16 where float16's range is too small) with float32 accumulation,
-        through PyTorch's fused attention kernels; the last product Y = G W, whose SVD gives
-        the result (the Rayleigh–Ritz step on the subspace), runs in G's own precision, so the
-        singular values carry the square of the subspace's error. Only for a torch kernel
-        matrix with fused products (kernel 'rbf', 'gaussian', 'sne' or 'softmax'); anything
-        else raises ``ValueError``. ``info['precision']`` records it. Measured in
+        ``'low'``: the passes that find the subspace (all but the last) run in a lower
+        precision than G's; the last product Y = G W, whose SVD gives the result (the
+        Rayleigh–Ritz step on the subspace), runs in G's own precision, so the singular values
+        carry the square of the subspace's error. For a lazy :class:`KernelMatrix` of float64
+        data and a kernel bounded by 1 (RBF, Laplacian, Cauchy, SNE, T, softmax), the passes
+        form float32 kernel blocks (about half the time); for a torch kernel matrix with
+        fused products (RBF, SNE, softmax) they run PyTorch's fused attention kernels on
+        float16 operands (bfloat16 beyond float16's range) with float32 accumulation.
+        Anything else raises ``ValueError``. One more low-precision product checks the
+        subspace: where it differs from Y by more than 1e-2 (relative; G's values beyond the
+        low format's range) the passes run again in full precision with a
+        ``RuntimeWarning``. ``info['precision']`` records what ran. Measured in
         docs/results/torch_low_precision.md.
 
     Returns
@@ -830,24 +868,28 @@ def randomized_svd(
     check_svd_budget(RANDOMIZED_NAMES[method], n, m, r, _dtype_of(G),
                      n_oversamples=n_oversamples, n_iter=n_iter, limit=_limit_of(G))
     method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
-    passes = lowered_matrix(G, precision)  # G itself, or G's reduced-precision twin
+    low = lowered_matrix(G, precision)  # validated; G itself for 'high'
+    low = None if low is G else low
+    info = {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
+            "precision": precision}
+    name = "randomized" if method == "power" else method
     if kind == "device":  # another executor: products and the n×k algebra stay there
         ops = G.ops
         like = G.template()
         Omega = ops.from_host(normal_rows(seed_from(rng), 0, m, k, _dtype_of(G)), like)
 
-        def gram_dev(X):
-            return passes.rmatmat(passes.matmat(X))
+        def run_dev(P):
+            def gram_dev(X):
+                return P.rmatmat(P.matmat(X))
 
-        if method == "block_krylov":
-            W, Y = krylov_passes(G.matmat, gram_dev, ops.orth, Omega, n_iter, concat=ops.concat)
-        else:
-            W, Y = randomized_passes(G.matmat, gram_dev, ops.lu_basis, ops.orth, Omega, n_iter)
+            if method == "block_krylov":
+                return krylov_passes(G.matmat, gram_dev, ops.orth, Omega, n_iter,
+                                     concat=ops.concat)
+            return randomized_passes(G.matmat, gram_dev, ops.lu_basis, ops.orth, Omega, n_iter)
+
+        W, Y = _checked_low(run_dev, G, low, ops, info)
         U, s, Vyt = ops.svd(Y)
-        return _finish(U[:, :r], s[:r], W @ Vyt[:r].T, r,
-                       "randomized" if method == "power" else method,
-                       {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
-                        "precision": precision}, ops=ops)
+        return _finish(U[:, :r], s[:r], W @ Vyt[:r].T, r, name, info, ops=ops)
     if kind in ("dense", "sparse"):
         A = np.asarray(G) if kind == "dense" else G.tocsr()
         AT = A.T
@@ -855,8 +897,8 @@ def randomized_svd(
         def mm(X):
             return A @ X
 
-        def gram(X):
-            return AT @ (A @ X)
+        def gram_of(P):
+            return lambda X: AT @ (A @ X)
 
         dtype = A.dtype
     else:
@@ -865,25 +907,26 @@ def randomized_svd(
         def mm(X):
             return op.matmat(X) if hasattr(op, "matmat") else op @ X
 
-        from ..kernels.matrix import KernelMatrix
-
-        if isinstance(op, KernelMatrix):  # Gᵀ(G W) in one pass over the kernel blocks
-            gram = op._gram_matmat
-        else:
-            def gram(X):
-                return op.rmatmat(mm(X))
+        def gram_of(P):
+            fused = getattr(P, "_gram_matmat", None)  # Gᵀ(G W) in one pass over the blocks
+            if fused is not None:
+                return fused
+            return lambda X: P.rmatmat(P.matmat(X) if hasattr(P, "matmat") else P @ X)
 
         dtype = G.dtype
     dtype = np.dtype(dtype) if np.dtype(dtype) in (np.float32, np.float64) else np.dtype(float)
 
     # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
     Omega = normal_rows(seed_from(rng), 0, m, k, dtype)
-    if method == "block_krylov":
-        W, Y = krylov_passes(mm, gram, qr_basis, Omega, n_iter)
-    else:
-        W, Y = randomized_passes(mm, gram, lu_normalize, qr_basis, Omega, n_iter)
+
+    def run(P):
+        if method == "block_krylov":
+            return krylov_passes(mm, gram_of(P), qr_basis, Omega, n_iter)
+        return randomized_passes(mm, gram_of(P), lu_normalize, qr_basis, Omega, n_iter)
+
+    from .._backend import NUMPY
+
+    W, Y = _checked_low(run, G, low, NUMPY, info)
     U, s, Vyt = sla.svd(Y, full_matrices=False, check_finite=False)  # G W = U S Vyᵀ
     V = W @ Vyt[:r].T
-    return _finish(U[:, :r], s[:r], V, r, "randomized" if method == "power" else method,
-                   {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
-                    "precision": precision})
+    return _finish(U[:, :r], s[:r], V, r, name, info)
