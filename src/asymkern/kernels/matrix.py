@@ -737,9 +737,15 @@ class KernelMatrix(LazyMatrix):
     def lowered(self):
         """This matrix on float32 copies of float64 data, for the subspace passes of
         ``precision='low'`` (:func:`asymkern.linalg.randomized_svd`): the kernel blocks and
-        products in float32, about half the time of a float64 pass. None for float32 or
-        sparse data and for the kernels whose values are not bounded by 1 (linear,
-        polynomial, callables: their float32 values could overflow)."""
+        products in float32, about half the time of a float64 pass.
+
+        Returns
+        -------
+        LazyMatrix or None
+            The float32 twin (products take and return float64 arrays); None for float32 or
+            sparse data and for the kernels whose values are not bounded by 1 (linear,
+            polynomial, callables: their float32 values could overflow).
+        """
         if self.dtype != np.float64 or self.kernel.name not in _LOWERED_KERNELS or any(
                 sp.issparse(a) for a in (self.X, self.Z, self.reference)):
             return None
