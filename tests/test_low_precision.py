@@ -88,6 +88,30 @@ def test_values_beyond_float32_rerun_the_passes_in_float64():
     assert high.s[0] > 0
 
 
+def test_kernel_values_that_fail_in_float32_rerun_the_passes(monkeypatch, data):
+    X, Z = data
+    G = KernelMatrix(get_kernel("rbf"), X, Z)
+    high = randomized_svd(G, 3, random_state=0)
+
+    def overflow(self, W):
+        raise OverflowError("kernel 'rbf': a value overflowed float32")
+
+    from asymkern.kernels import matrix
+
+    monkeypatch.setattr(matrix._Float32Passes, "_gram_matmat", overflow)
+    with pytest.warns(RuntimeWarning, match="failed .*overflowed float32.*run again"):
+        low = randomized_svd(G, 3, random_state=0, precision="low")
+    np.testing.assert_array_equal(low.s, high.s)
+
+
+def test_data_beyond_float32_is_refused_by_name():
+    X = np.random.default_rng(4).standard_normal((30, 2))
+    X[0, 0] = 1e300
+    with pytest.raises(ValueError, match="precision='low'.*1e\\+300.*float32"):
+        randomized_svd(KernelMatrix(get_kernel("rbf"), X), 2,
+                       random_state=0, precision="low")
+
+
 def test_ksvd_low_precision_on_numpy(data):
     X, Z = data
     kw = dict(n_components=5, kernel="sne", solver="block_krylov", random_state=0)

@@ -892,7 +892,14 @@ class _Float32Passes(LazyMatrix):
 
     def __init__(self, G: KernelMatrix):
         def f32(A):
-            return A.astype(np.float32)
+            with np.errstate(over="ignore"):
+                B = A.astype(np.float32)
+            if not np.all(np.isfinite(B)):
+                raise ValueError(
+                    "precision='low' forms the kernel blocks of the passes from float32 copies "
+                    f"of the data, but entries of magnitude up to {np.abs(A).max():.3g} "
+                    "exceed float32's range (3.4e38); use precision='high'")
+            return B
 
         self.low = KernelMatrix(
             G.kernel, f32(G.X), None if G.same_sets else f32(G.Z),

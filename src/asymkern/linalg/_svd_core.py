@@ -728,17 +728,20 @@ def _checked_low(run, G, low, ops, info: dict):
     on G, with a ``RuntimeWarning``, and ``info['precision']`` becomes 'high'."""
     if low is None:
         return run(G)
-    W, Y = run(low)
-    diff = ops.col_norms(Y - low.matmat(W))
-    size = ops.col_norms(Y)
-    err = float(np.sqrt(np.sum(diff**2))) / max(float(np.sqrt(np.sum(size**2))), 1e-300)
+    try:
+        W, Y = run(low)
+        diff = ops.col_norms(Y - low.matmat(W))
+        size = ops.col_norms(Y)
+        err = float(np.sqrt(np.sum(diff**2))) / max(float(np.sqrt(np.sum(size**2))), 1e-300)
+        why = f"differ from G's by {err:.1e} (relative, on the subspace they found)"
+    except (OverflowError, FloatingPointError) as exc:  # a kernel value beyond the format
+        err, why = float("inf"), f"failed ({exc})"
     if err <= LOW_TOLERANCE:
         return W, Y
     warnings.warn(
-        f"precision='low': the reduced-precision products differ from G's by {err:.1e} "
-        f"(relative, on the subspace they found; at most {LOW_TOLERANCE:g} is expected), "
-        "so the values of G are beyond the low format's range; the passes were run again "
-        "in G's own precision (use precision='high')", RuntimeWarning,
+        f"precision='low': the reduced-precision products {why}, where at most "
+        f"{LOW_TOLERANCE:g} is expected: values of G lie beyond the low format's range. The "
+        "passes were run again in G's own precision (use precision='high')", RuntimeWarning,
         stacklevel=user_stacklevel())
     info["precision"] = "high"
     return run(G)
