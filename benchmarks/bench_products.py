@@ -4,10 +4,11 @@ One script, interleaved repeats, medians; the RATIOS are the result (absolute ti
 the machine and its load). Rows are printed as they finish.
 
 1. The device GEMM rate (TFLOP/s of a bare ``X @ Zᵀ``), for reference.
-2. Kernel blocks ``TorchKernelMatrix(rbf|sne).to_dense()`` against the bare ``X @ Zᵀ`` (the
-   floor: one write of the block), the naive torch expression (``exp(-γ·cdist²)`` or
-   ``softmax``) and GPyTorch's ``RBFKernel`` when installed; the blocks of the other kernels
-   (Laplacian, Cauchy, T, softmax, polynomial, linear) against their naive expressions, with
+2. Kernel blocks ``TorchKernelMatrix(rbf|sne).to_dense()`` against one write of the block
+   (``torch.empty(n, n).fill_``: the floor, with its rate in GB/s), the bare ``X @ Zᵀ``, the
+   naive torch expression (``exp(-γ·cdist²)`` or ``softmax``) and GPyTorch's ``RBFKernel``
+   when installed; the blocks of the other kernels (Laplacian, Cauchy, T, softmax,
+   polynomial, linear) against their naive expressions, with
    the relative error of ours against the float64 expression, and a new row-normalised matrix
    (SNE, T, softmax: the normalisers included) formed whole (part ``kernels``).
 3. Lazy products G·B (n = m, d = r = 16): ``TorchKernelMatrix.matmat`` (fused attention kernels
@@ -114,9 +115,16 @@ def run(quick: bool = False, repeats: int = 3, out: str | None = None, device=No
         Z = torch.randn((n, 10), generator=g, dtype=dt).to(device)
         t = interleaved(torch, device, {"gemm": lambda X=X, Z=Z: X @ Z.T}, sz["repeats"])["gemm"]
         add(f"GEMM {n}² (d = 10), {str(dt)[6:]}", 2 * n * n * 10 / t / 1e12, "TFLOP/s")
+
+        def write(n=n, dt=dt):  # the floor of any block: one write of its n² entries
+            return torch.empty((n, n), dtype=dt, device=device).fill_(0.5)
+
+        t = interleaved(torch, device, {"write": write}, sz["repeats"])["write"]
+        add(f"write of a {n}² block, {str(dt)[6:]}", n * n * X.element_size() / t / 1e9,
+            "GB/s (the blocks' floor)")
         for name in ("rbf", "sne"):
             G = _matrix(torch, name, X, Z, 0.1)
-            fns = {"ours": G.to_dense, "gemm": lambda X=X, Z=Z: X @ Z.T,
+            fns = {"ours": G.to_dense, "gemm": lambda X=X, Z=Z: X @ Z.T, "write": write,
                    "naive": lambda X=X, Z=Z, name=name: (
                        torch.softmax(-0.1 * torch.cdist(X, Z) ** 2, 1) if name == "sne" else
                        torch.exp(-0.1 * torch.cdist(X, Z) ** 2))}
