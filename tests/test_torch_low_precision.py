@@ -179,3 +179,26 @@ def test_low_precision_refused_on_dask():
     G = DaskKernelMatrix(get_kernel("sne"), X, X)
     with pytest.raises(ValueError, match="precision='low'"):
         top_svd(G, 2, solver="randomized", random_state=0, precision="low")
+
+
+def test_a_refused_fused_kernel_falls_back_to_row_blocks(monkeypatch):
+    rng = np.random.default_rng(9)
+    X = torch.as_tensor(rng.standard_normal((200, 4)), dtype=torch.float32, device=TEST_DEVICE)
+    B = torch.as_tensor(rng.standard_normal((200, 3)), dtype=torch.float32, device=TEST_DEVICE)
+    c = X.double().mean(0).float()
+    want, _ = fused.matmat("sne", 0.5, X, X, B, c, low=True)
+    real = fused._fused_op
+
+    def refusing(q):
+        op, kind = real(q)
+        if q.dtype not in (torch.float16, torch.bfloat16) or op is None:
+            return op, kind
+
+        def refuse(*args, **kwargs):
+            raise RuntimeError("No available kernel for this head size")
+        return refuse, kind
+
+    monkeypatch.setattr(fused, "_fused_op", refusing)
+    with pytest.warns(RuntimeWarning, match="refused the float16 operands.*row blocks"):
+        got, _ = fused.matmat("sne", 0.5, X, X, B, c, low=True)
+    assert _rel(got, want.double().cpu().numpy()) < 8 * UNIT[torch.float16]

@@ -27,6 +27,7 @@ is written here.
 from __future__ import annotations
 
 import math
+import warnings
 
 from .._dispatch import require_torch
 
@@ -127,7 +128,16 @@ def attention_lse(q, k, v, block_rows: int = 4096, low: bool = False):
     torch = require_torch()
     if low:
         q3, k3, v3, s = lowered(q, k, v)
-        out, lse = attention_lse(q3, k3, v3, block_rows)
+        try:
+            out, lse = attention_lse(q3, k3, v3, block_rows)
+        except RuntimeError as exc:  # a head size or layout the fused kernel refuses
+            if isinstance(exc, torch.cuda.OutOfMemoryError):
+                raise
+            warnings.warn(f"precision='low': the fused attention kernel refused the "
+                          f"float16 operands ({str(exc)[:200]}); the products run over row "
+                          "blocks instead (same values, slower)", RuntimeWarning,
+                          stacklevel=2)
+            out, lse = _blocked_lse(q3, k3, v3, block_rows)
         return out.to(q.dtype) * s.to(q.dtype), lse
     n, r = int(q.shape[0]), int(v.shape[1])
     op, kind = _fused_op(q)
@@ -139,6 +149,14 @@ def attention_lse(q, k, v, block_rows: int = 4096, low: bool = False):
         else:
             out, lse = op(q4, k4, v4, None, True, 0.0, False, scale=1.0)[:2]
         return out[0, 0, :, :r], lse[0, 0, :n].to(torch.float64)
+    return _blocked_lse(q, k, v, block_rows)
+
+
+def _blocked_lse(q, k, v, block_rows: int):
+    """:func:`attention_lse` over row blocks of ``q kᵀ`` (no fused kernel): one pass each for
+    the row maximum, the exponentials and the float64 row sums; float16 logits in float32."""
+    torch = require_torch()
+    n, r = int(q.shape[0]), int(v.shape[1])
     out = torch.empty((n, r), dtype=q.dtype, device=q.device)
     lse = torch.empty(n, dtype=torch.float64, device=q.device)
     if not k.shape[0]:  # no columns: an empty product (zeros), log 0 = −inf
