@@ -734,7 +734,9 @@ def _checked_low(run, G, low, ops, info: dict):
         size = ops.col_norms(Y)
         err = float(np.sqrt(np.sum(diff**2))) / max(float(np.sqrt(np.sum(size**2))), 1e-300)
         why = f"differ from G's by {err:.1e} (relative, on the subspace they found)"
-    except (OverflowError, FloatingPointError) as exc:  # a kernel value beyond the format
+    except (OverflowError, FloatingPointError, ValueError) as exc:
+        # a kernel value beyond the format, or an iterate lost to it (an all-zero G_low W
+        # normalised to NaN, refused by the next product)
         err, why = float("inf"), f"failed ({exc})"
     if err <= LOW_TOLERANCE:
         return W, Y
