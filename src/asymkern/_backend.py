@@ -86,7 +86,15 @@ class ArrayOps:
 
     def lu_basis(self, Y):
         """A well-conditioned basis of range(Y): the permuted unit lower LU factor P L
-        (entries ≤ 1 in magnitude), about half the flops of a QR. Y may be overwritten."""
+        (entries ≤ 1 in magnitude), about half the flops of a QR. Y may be overwritten.
+
+        Y is first scaled by a power of two (exact, so L is unchanged) that brings its
+        largest entry to [½, 1): the elimination never meets subnormal numbers, where an
+        iterate of tiny values (a kernel matrix of values near 1e-140, whose products
+        underflow) would otherwise give infinite multipliers in older LAPACK builds."""
+        top = float(np.max(np.abs(Y))) if Y.size else 0.0
+        if 0.0 < top < np.inf:
+            Y *= 2.0 ** -int(np.frexp(top)[1])
         return sla.lu(Y, permute_l=True, overwrite_a=True, check_finite=False)[0]
 
     def svd(self, A):

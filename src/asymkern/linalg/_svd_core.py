@@ -611,8 +611,11 @@ def lu_normalize(Y: np.ndarray) -> np.ndarray:
     """A well-conditioned basis of range(Y) by LU with partial pivoting: the permuted unit lower
     factor P L (entries ≤ 1 in magnitude), about half the flops of a QR. Used between power
     iterations (scikit-learn's default normaliser); the last iterate is orthonormalised by QR.
-    Y is overwritten (a temporary of the caller)."""
-    return sla.lu(Y, permute_l=True, overwrite_a=True, check_finite=False)[0]
+    Y is overwritten (a temporary of the caller). The numpy primitive
+    :meth:`asymkern._backend.ArrayOps.lu_basis`."""
+    from .._backend import NUMPY
+
+    return NUMPY.lu_basis(Y)
 
 
 def qr_basis(Y: np.ndarray) -> np.ndarray:
