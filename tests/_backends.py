@@ -15,14 +15,21 @@ import numpy as np
 from _torch_helpers import TEST_DEVICE, dtol, to_np
 
 BACKENDS = ("numpy", "torch")
+#: with the Dask executor (the ``any_backend`` fixture), for tests that hold on all three
+ALL_BACKENDS = BACKENDS + ("dask",)
 
 
 def as_backend(x, backend: str, dtype=None):
-    """``x`` (array-like) as an input of ``backend``: a numpy array, or a tensor on the test
-    device (``dtype``: a numpy dtype, default x's float dtype)."""
+    """``x`` (array-like) as an input of ``backend``: a numpy array, a tensor on the test
+    device, or a dask array in row chunks of at most 20 (``dtype``: a numpy dtype, default
+    x's float dtype)."""
     a = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
     if backend == "numpy":
         return a
+    if backend == "dask":
+        import dask.array as da
+
+        return da.from_array(a, chunks=(20,) + a.shape[1:])
     import torch
 
     return torch.as_tensor(a, device=TEST_DEVICE)
@@ -33,4 +40,4 @@ def tol(t: float, backend: str) -> float:
     return t if backend == "numpy" else dtol(t)
 
 
-__all__ = ["BACKENDS", "TEST_DEVICE", "as_backend", "to_np", "tol"]
+__all__ = ["ALL_BACKENDS", "BACKENDS", "TEST_DEVICE", "as_backend", "to_np", "tol"]

@@ -31,6 +31,24 @@ def backend(request):
     return request.param
 
 
+@pytest.fixture(params=["numpy", "torch", "dask"])
+def any_backend(request):
+    """The ``backend`` fixture with the Dask executor too ('dask': dask arrays in row chunks,
+    run on dask's synchronous scheduler), for tests that hold on every executor; a case is
+    skipped when its library is not installed."""
+    if request.param == "numpy":
+        yield request.param
+        return
+    pytest.importorskip(request.param)
+    if request.param == "torch":
+        yield request.param
+        return
+    import dask
+
+    with dask.config.set(scheduler="synchronous"):
+        yield request.param
+
+
 def _refuse_tensor_array(self, *args, **kwargs):
     raise TypeError("numpy read a torch tensor through __array__, which a CUDA tensor refuses: "
                     "copy it to the host explicitly (.detach().cpu().numpy())")

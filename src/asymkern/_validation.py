@@ -367,6 +367,13 @@ def check_nonnegative_weights(sample_weight, n: int, name: str = "sample_weight"
     return np.ones(n) if w is None else w
 
 
+def check_bool(value, name: str) -> bool:
+    """Check a flag is True or False (numpy's bool too); return it as bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_positive(value, name: str, *, allow_zero: bool = False, allow_none: bool = False):
     """Check a real scalar is > 0 (or >= 0) and finite; return it as float."""
     if value is None and allow_none:

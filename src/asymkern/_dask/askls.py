@@ -183,15 +183,13 @@ class DaskAsKLSFit:
     predictor: tuple
 
 
-def fit_askls_dask(est, X, y) -> DaskAsKLSFit:
-    """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y);
-    nothing is set on ``est``."""
-    from .._shared.lssvm import _check_merge, askls_lowrank_reduced
+def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
+    """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y),
+    its parameters checked by the estimator (C resolved); nothing is set on ``est``."""
+    from .._shared.lssvm import askls_lowrank_reduced
     from .._validation import check_random_state
     from ..linalg.nystrom import asymmetric_nystrom
 
-    _check_merge(est.merge)
-    C = est._resolved_C()
     if est._is_precomputed():
         raise NotImplementedError("kernel='precomputed' with a dask matrix is not available for "
                                   "AsKLSClassifier yet; pass the data X (row-chunked)")
@@ -208,10 +206,7 @@ def fit_askls_dask(est, X, y) -> DaskAsKLSFit:
     Xd = as_dask_data(X, "X", allow_sparse=kern.accepts_sparse)
     n, d = (int(k) for k in Xd.shape)
     classes, Y = dask_labels(y, Xd.chunks[0], n)
-    opts = {"n_components": est.nystrom} if not isinstance(est.nystrom, dict) else dict(
-        est.nystrom)
-    if "n_components" not in opts:
-        raise ValueError("nystrom dict needs 'n_components'")
+    opts = est._nystrom_options()
     # the AsK-LS solution depends on the approximation Ĝ = C W_r⁺ R only, not on its
     # factorisation: the eq. 9 factors give the same model as the orthogonalised ones
     opts["orthogonalize"] = False

@@ -38,7 +38,7 @@ device, so with the same ``random_state`` both paths agree to rounding.
 from __future__ import annotations
 
 from .._backend import register_ops
-from .._dispatch import TORCH_EXTRA_HINT, any_torch, is_torch_tensor, require_torch
+from .._dispatch import TORCH_EXTRA_HINT, any_dask, any_torch, is_torch_tensor, require_torch
 
 
 def _torch_ops():
@@ -69,4 +69,40 @@ def use_torch(est, *arrays) -> bool:
             or getattr(est, "torch_fit_", False))
 
 
-__all__ = ["TORCH_EXTRA_HINT", "any_torch", "is_torch_tensor", "require_torch", "use_torch"]
+def check_device(est, *arrays) -> None:
+    """Refuse a bad ``device`` parameter before a fit goes to an executor, with the same error
+    for numpy, torch and dask inputs.
+
+    Parameters
+    ----------
+    est : estimator
+        An estimator with a ``device`` parameter (None: nothing to check).
+    *arrays : array-like or None
+        The inputs of the fit.
+
+    Raises
+    ------
+    ValueError
+        For a device that is not valid or not available
+        (:func:`asymkern._torch.device.resolve_device`), and for a set ``device`` with dask
+        inputs, which run on the Dask executor.
+    TypeError
+        When ``device`` is neither None, a string nor a ``torch.device``.
+    ImportError
+        When ``device`` is set and PyTorch is not installed.
+    """
+    device = getattr(est, "device", None)
+    if device is None:
+        return
+    from .device import resolve_device
+
+    resolve_device(device)
+    if any_dask(*arrays):
+        raise ValueError(
+            f"device={device!r} runs the fit on the torch executor, but the inputs are dask "
+            "arrays, which run on the Dask executor; leave device=None for dask inputs, or "
+            "pass numpy arrays or torch tensors")
+
+
+__all__ = ["TORCH_EXTRA_HINT", "any_torch", "check_device", "is_torch_tensor", "require_torch",
+           "use_torch"]

@@ -31,17 +31,19 @@ from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandw
     median_bandwidth,
     median_sample_indices,
 )
-from .._torch import use_torch
+from .._torch import check_device, use_torch
 from .._validation import (
     as_data,
+    check_bool,
     check_input,
+    check_positive,
     check_random_state,
     clip_count,
     user_stacklevel,
 )
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
-from ..linalg._svd_core import PRECISIONS
+from ..linalg._svd_core import PRECISIONS, check_randomized_options
 from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, matrix_kind, top_svd
 
 #: fitted arrays another executor holds; numpy input gets numpy copies (``_executor_arrays``)
@@ -335,8 +337,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def _check_params(self):
         if self.solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
-        if not isinstance(self.center, (bool, np.bool_)):
-            raise TypeError(f"center must be True or False, got {self.center!r}")
+        check_bool(self.center, "center")
         if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
             raise TypeError(f"kernel_params must be a dict or None, got {self.kernel_params!r}")
         if self.nystrom_params is not None and not isinstance(self.nystrom_params, dict):
@@ -352,6 +353,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self.precision == "low" and self.solver not in ("randomized", "block_krylov"):
             raise ValueError("precision='low' applies to the passes of solver='randomized' or "
                              f"'block_krylov', got solver={self.solver!r}")
+        # checked whatever the solver, so a bad value never waits for the solver that reads it
+        check_randomized_options(self.n_oversamples, self.n_iter)
+        check_positive(self.working_memory, "working_memory", allow_none=True)
 
     def _check_nystrom_params(self) -> None:
         """Refuse a Nyström option given both as a parameter and as a key of
@@ -419,7 +423,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             If ``solver`` is unknown; if Z is given with ``'precomputed'``; if X and Z have
             different feature counts for a kernel that needs equal ones; if ``fit(A)`` gets a
             non-square A with ``compat=None``; if the weights are malformed; if a Nyström
-            option is given both as a parameter and as a key of ``nystrom_params``.
+            option is given both as a parameter and as a key of ``nystrom_params``; if
+            ``n_oversamples``, ``n_iter``, ``working_memory`` or ``precision`` is invalid
+            (whatever the solver); if ``device`` is invalid or set with dask inputs.
         TypeError
             If ``center``, ``kernel_params``, ``nystrom_params`` or ``n_components`` have the
             wrong type, if ``random_state`` is a ``numpy.random.Generator``, or if Z is passed
@@ -482,6 +488,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _fit(self, X, y, Z, sample_weight=None, sample_weight_Z=None):
         self._check_params()
+        check_device(self, X, Z)  # the same error on every executor
         if y is not None and Z is None and len(getattr(y, "shape", ())) == 2:
             raise TypeError(
                 "the second set must be passed by keyword: fit(X, Z=Z) (the second positional "

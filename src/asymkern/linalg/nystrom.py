@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from .._backend import NUMPY
-from .._validation import check_indices, check_n_components
+from .._validation import check_bool, check_indices, check_n_components
 from ..config import check_memory
 from ._svd_core import (
     _check_int,
@@ -969,8 +969,7 @@ def asymmetric_nystrom(
     if rcond is not None:
         rcond = _check_real(rcond, "rcond")
     for flag, value in (("normalize", normalize), ("orthogonalize", orthogonalize)):
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{flag} must be True or False, got {value!r}")
+        check_bool(value, flag)
     row_points = _check_points(row_points, "row_points", N)
     col_points = _check_points(col_points, "col_points", M)
     if core_solver not in ("auto", "dense", "randomized", "arpack"):

@@ -20,6 +20,7 @@ train_test=K(X_train, x_test) (n × m))``.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any, NamedTuple
 
@@ -39,8 +40,10 @@ from .._validation import (
     DEPRECATED,
     as_weights,
     available_if_explained,
+    check_bool,
     check_finite_output,
     check_input,
+    check_positive,
     check_random_state,
     user_stacklevel,
     why_no_probability,
@@ -148,12 +151,33 @@ def _folds(yi, cv: int, rs):
 _LS_ALTERNATIVE = "fewer samples or AsKLSClassifier(nystrom=r) (never forms the n×n matrix)"
 
 
+def _check_class_weight(class_weight) -> None:
+    if not (class_weight is None or isinstance(class_weight, dict)
+            or (isinstance(class_weight, str) and class_weight == "balanced")):
+        raise ValueError(f"class_weight must be None, a dict {{class: weight}} or "
+                         f"'balanced', got {class_weight!r}")
+
+
 class _KernelMixin:
     """Kernel evaluation shared by the estimators (training matrix and both cross blocks)."""
 
     # constructor parameters of the estimators that use this mixin
     kernel: Any  # a kernel name, a Kernel, a callable or "precomputed"
     C: float
+    solver: str
+    rcond_tol: float
+    ridge: float | None
+    _solvers: tuple[str, ...] = ()  # the values of ``solver``
+
+    def _check_solver_params(self) -> None:
+        """``solver``, ``rcond_tol`` (≥ 0) and ``ridge`` (None or ≥ 0), checked before any
+        kernel work (and, for AsK-LS, before the fit goes to an executor)."""
+        if not isinstance(self.solver, str) or self.solver not in self._solvers:
+            names = ", ".join(repr(k) for k in self._solvers[:-1])
+            raise ValueError(f"solver must be {names} or {self._solvers[-1]!r}, got "
+                             f"{self.solver!r}")
+        check_positive(self.rcond_tol, "rcond_tol", allow_zero=True)
+        check_positive(self.ridge, "ridge", allow_zero=True, allow_none=True)
 
     def _predict_inputs(self, X):
         """Kernel object, validated new X and the training set (shared by the predict paths)."""
@@ -191,9 +215,7 @@ class _KernelMixin:
         n = X.shape[0]
         v = np.ones(n) if sample_weight is None else as_weights(sample_weight, n)
         if class_weight is not None:
-            if not (isinstance(class_weight, dict) or class_weight == "balanced"):
-                raise ValueError(f"class_weight must be None, a dict {{class: weight}} or "
-                                 f"'balanced', got {class_weight!r}")
+            _check_class_weight(class_weight)
             v = v * compute_sample_weight(class_weight, y)
         if not np.any(v > 0):
             raise ValueError("sample_weight (times class_weight) is zero for every sample; "
@@ -224,6 +246,7 @@ class _KernelMixin:
         ``_active`` records the rows that enter the solve (their coefficients; the others
         get 0). Returns (X or K, y, v) with v the positive weights of the kept samples or None.
         """
+        self._check_solver_params()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
@@ -333,6 +356,7 @@ class _KernelMixin:
 
 class _LSSVMBase(_KernelMixin, BaseEstimator):
     _symmetric_only = True
+    _solvers = ("auto", "chol", "eig", "dense")
 
     def __init__(self, kernel="rbf", kernel_params=None, C: float = 1.0,
                  solver: str = "auto", rcond_tol: float = 1e-8, ridge: float | None = 1.0,
@@ -346,9 +370,6 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         self.gamma = gamma
 
     def _solve(self, K, Y, C, v, own):
-        if self.solver not in ("auto", "chol", "eig", "dense"):
-            raise ValueError(f"solver must be 'auto', 'chol', 'eig' or 'dense', got "
-                             f"{self.solver!r}")
         method = {"auto": "chol"}.get(self.solver, self.solver)
         # K = κ(X, X) of a kernel flagged symmetric is symmetric by construction (up to
         # rounding; Cholesky reads one triangle); a precomputed matrix is checked by the solver
@@ -572,6 +593,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         numpy.linalg.LinAlgError
             If the system is singular and ``ridge`` is None or 0.
         """
+        check_bool(self.probability, "probability")
         X, y, v = self._validate_X_fit(X, y, sample_weight=sample_weight,
                                        class_weight=self.class_weight)
         self.classes_, yi, Y = _encode_labels(y)
@@ -965,14 +987,56 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         self.nystrom = nystrom
         self.random_state = random_state
 
+    _solvers = ("auto", "schur", "eig", "dense")
+
     # -------------------------------------------------------------- fitting
+    def _check_params(self) -> float:
+        """Every parameter, checked before the fit goes to an executor (the same error for
+        numpy and dask inputs); returns C."""
+        self._check_solver_params()
+        _check_merge(self.merge)
+        C = self._resolved_C()
+        check_bool(self.probability, "probability")
+        check_bool(self.refit, "refit")
+        check_positive(self.stack_C, "stack_C")
+        cv = self.cv  # read by merge='stack' only (scikit-learn's checks set other values)
+        if self.merge == "stack" and (isinstance(cv, bool) or not isinstance(cv, (int, np.integer))
+                                      or cv < 2):
+            raise ValueError(f"cv must be an integer ≥ 2 for merge='stack', got {cv!r}")
+        _check_class_weight(self.class_weight)
+        self._nystrom_options()
+        return C
+
+    def _nystrom_options(self) -> dict | None:
+        """The options of :func:`~asymkern.linalg.asymmetric_nystrom` that ``nystrom`` gives
+        (None without the Nyström option); the same on every executor."""
+        import inspect
+
+        from ..linalg.nystrom import asymmetric_nystrom
+
+        ny = self.nystrom
+        if ny is None:
+            return None
+        if isinstance(ny, dict):
+            opts = dict(ny)
+        elif isinstance(ny, numbers.Integral) and not isinstance(ny, bool):
+            opts = {"n_components": ny}
+        else:
+            raise TypeError("nystrom must be None, a number of components r or a dict of "
+                            f"asymmetric_nystrom options with 'n_components', got {ny!r}")
+        if "n_components" not in opts:
+            raise ValueError("nystrom dict needs 'n_components'")
+        known = set(inspect.signature(asymmetric_nystrom).parameters) - {"G", "random_state"}
+        unknown = sorted(set(map(str, opts)) - known)
+        if unknown:
+            raise TypeError(f"nystrom has unknown option(s) {unknown}; expected options of "
+                            f"asymmetric_nystrom: {sorted(known)}")
+        return opts
+
     def _nystrom_factors(self, X, rs):
         from ..linalg.nystrom import asymmetric_nystrom
 
-        opts = {"n_components": self.nystrom} if not isinstance(self.nystrom, dict) else dict(
-            self.nystrom)
-        if "n_components" not in opts:
-            raise ValueError("nystrom dict needs 'n_components'")
+        opts = self._nystrom_options()
         opts.setdefault("orthogonalize", True)
         if self._is_precomputed():
             G = X
@@ -1051,8 +1115,6 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     def _make_solver(self, C, K=None, factors=None, idx=None, v=None):
         """A function Y -> Solution for the (sub)problem on rows/cols ``idx`` (weights v)."""
         method = self.solver
-        if method not in ("auto", "schur", "eig", "dense"):
-            raise ValueError(f"solver must be 'auto', 'schur', 'eig' or 'dense', got {method!r}")
         w = None if v is None else (v if idx is None else v[idx])
         kw = {"rcond_tol": self.rcond_tol, "ridge": self.ridge, "sample_weight": w}
         if factors is not None:
@@ -1087,13 +1149,19 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``merge``, ``solver`` or ``class_weight`` is unknown, ``C`` is not positive,
-            every weight is zero, a ``nystrom`` dict lacks ``n_components``, or ``cv`` is
-            invalid for ``merge='stack'``.
+            If ``merge``, ``solver`` or ``class_weight`` is unknown, ``C`` or ``stack_C`` is
+            not positive, ``rcond_tol`` or ``ridge`` is negative or not finite, every weight
+            is zero, a ``nystrom`` dict lacks ``n_components``, or ``cv`` is invalid for
+            ``merge='stack'`` (all checked before the fit goes to an executor).
+        TypeError
+            If ``probability`` or ``refit`` is not True or False, or ``nystrom`` is neither
+            None, an integer nor a dict of :func:`~asymkern.linalg.asymmetric_nystrom`
+            options.
         NotImplementedError
             For dask inputs with weights or ``probability=True``, and for zero weights with
             ``'precomputed'`` and ``nystrom``.
         """
+        C = self._check_params()
         if any_dask(X, y):
             from .._dask.askls import fit_askls_dask
 
@@ -1101,11 +1169,9 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 raise NotImplementedError(
                     "sample_weight, class_weight and probability=True are not available for "
                     "dask inputs yet; pass numpy arrays or leave them at their defaults")
-            return self._keep_dask(fit_askls_dask(self, X, y))
+            return self._keep_dask(fit_askls_dask(self, X, y, C))
         self.dask_fit_ = False
         self._dask_reference = None
-        _check_merge(self.merge)
-        C = self._resolved_C()
         rs = check_random_state(self.random_state)
         X, y, v = self._validate_X_fit(X, y, sample_weight=sample_weight,
                                        class_weight=self.class_weight)
@@ -1185,9 +1251,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         return oof_s, oof_t, avg_s, avg_t, avg_b
 
     def _fit_stack(self, C, K, factors, Y, yi, v, rs, run):
-        cv = self.cv
-        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-            raise ValueError(f"cv must be an integer ≥ 2 for merge='stack', got {cv!r}")
+        cv = self.cv  # checked by _check_params
         if yi.size < cv:
             raise ValueError(f"merge='stack' with cv={cv} needs at least {cv} samples, "
                              f"got {yi.size}")

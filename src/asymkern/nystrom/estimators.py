@@ -91,10 +91,11 @@ from .._shared.nystrom_predict import (
     svc_values,
     training_model,
 )
-from .._torch import is_torch_tensor, use_torch
+from .._torch import check_device, is_torch_tensor, use_torch
 from .._validation import (
     as_data,
     available_if_explained,
+    check_bool,
     check_finite_output,
     check_input,
     check_n_components,
@@ -136,6 +137,13 @@ def _host_score(metric, est, X, y, sample_weight) -> float:
 
 class _NystromBase(BaseEstimator):
     """Shared fitting of the Nyström basis (Algorithm 1 steps 1–4)."""
+
+    def _check_common(self, *arrays) -> str:
+        """The checks every machine runs before its fit goes to an executor (the same error
+        on numpy, torch and dask inputs): ``mode`` and ``device``; returns the mode."""
+        mode = _check_mode(self.mode)
+        check_device(self, *arrays)
+        return mode
 
     def _precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
@@ -680,11 +688,14 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         ------
         ValueError
             If ``mode``, ``solver`` or ``gsa_solver`` is unknown, ``alpha`` is not positive,
-            or y / the weights are malformed.
+            ``device`` is invalid or set with dask inputs, or y / the weights are malformed.
+        TypeError
+            If ``fit_intercept`` is not True or False.
         NotImplementedError
             For ``sample_weight`` with dask inputs.
         """
-        mode = _check_mode(self.mode)
+        mode = self._check_common(X, y)
+        check_bool(self.fit_intercept, "fit_intercept")
         if self.solver not in ("auto", "sklearn"):
             raise ValueError(f"solver must be 'auto' or 'sklearn', got {self.solver!r}")
         if self.gsa_solver not in ("eq20", "woodbury"):
@@ -1148,12 +1159,17 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         Raises
         ------
         ValueError
-            If ``mode`` or ``svm`` is unknown, y is malformed or has one class, or
-            ``probability=True`` with a class of fewer than 2 samples.
+            If ``mode`` or ``svm`` is unknown or ``svm='linearsvc'`` is given with mode 'spa'
+            or 'exact', ``device`` is invalid or set with dask inputs, y is malformed or has
+            one class, or ``probability=True`` with a class of fewer than 2 samples.
+        TypeError
+            If ``probability`` is not True or False.
         NotImplementedError
             For ``probability=True`` with dask inputs.
         """
-        mode = _check_mode(self.mode)
+        mode = self._check_common(X, y)
+        check_bool(self.probability, "probability")
+        self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")  # svm, mode
         _require_y(y, self)
         if any_dask(X, y):  # features gathered within max_dense_memory (_dask.machines)
             self._refuse_dask_precomputed()
@@ -1574,11 +1590,15 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         Raises
         ------
         ValueError
-            If ``mode`` is unknown, X has fewer than 2 samples with ``center=True``, or the
-            (centred) kernel has fewer than ``n_components`` positive directions.
+            If ``mode`` is unknown, ``device`` is invalid or set with dask inputs, X has fewer
+            than 2 samples with ``center=True``, or the (centred) kernel has fewer than
+            ``n_components`` positive directions.
+        TypeError
+            If ``center`` is not True or False.
         """
 
-        mode = _check_mode(self.mode)
+        mode = self._check_common(X)
+        check_bool(self.center, "center")
         if any_dask(X):  # map-reduce over the row chunks (asymkern._dask.machines)
             self._refuse_dask_precomputed()
             from .._dask.machines import fit_pca

@@ -20,7 +20,7 @@ from .._shared.operators import (
     landmark_evaluate,
     landmark_step,
 )
-from .._torch import use_torch
+from .._torch import check_device, use_torch
 from .._validation import (
     DEPRECATED,
     as_weights,
@@ -186,6 +186,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         from .._dask import any_dask
 
         eps = self._alpha()  # before the fit goes to an executor
+        check_device(self, X, y)
         if any_dask(X, y):
             from .._dask.operators import fit_cme_dask
 

@@ -21,7 +21,7 @@ from .._shared.operators import (
     landmark_evaluate,
     landmark_step,
 )
-from .._torch import use_torch
+from .._torch import check_device, use_torch
 from .._validation import (
     DEPRECATED,
     as_data,
@@ -382,6 +382,7 @@ class KoopmanOperator(_TransferOperator):
 
         y = renamed_argument(y, Y, "y", "Y", where="KoopmanOperator.fit")
         kind, eps, lag = self._check_params()  # before the fit goes to an executor
+        check_device(self, X, y)
         self.torch_fit_ = False
         self._torch_state = None
         if any_dask(X, y):
