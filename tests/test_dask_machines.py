@@ -184,8 +184,10 @@ def test_in_memory_fit_predicts_dask_and_dask_y_with_numpy_X():
                                random_state=0).fit(X, y)
         p = a.predict(chunked(Xt, 20))
         assert is_dask_array(p) and rel(p.compute(), a.predict(Xt)) < 1e-12
-    k = NystromKernelPCA(mode="gsa", n_landmarks=30, kernel_params=KP, random_state=0).fit(X)
-    assert rel(k.transform(chunked(Xt, 20)).compute(), k.transform(Xt)) < 1e-12
+    for mode in ("gsa", "exact"):
+        k = NystromKernelPCA(mode=mode, n_landmarks=30, kernel_params=KP,
+                             random_state=0).fit(X)
+        assert rel(k.transform(chunked(Xt, 20)).compute(), k.transform(Xt)) < 1e-12
     kw = dict(n_landmarks=30, kernel_params=KP, random_state=0)
     b = NystromKernelRidge(**kw).fit(X, chunked(y, 70))  # numpy X split like the dask y
     assert b.dask_fit_

@@ -367,6 +367,25 @@ def check_nonnegative_weights(sample_weight, n: int, name: str = "sample_weight"
     return np.ones(n) if w is None else w
 
 
+def narrowed(values, dtype, whose: str = "the training",
+             advice: str = "fit on float64 data or rescale the targets") -> np.ndarray:
+    """Finite float64 (complex128) ``values`` in ``dtype`` (float32 gives complex64 for
+    complex values), refused with an ``OverflowError`` naming the dtype when one lies beyond
+    its range (float32: 3.4e38) rather than returned as infinity."""
+    dtype = np.dtype(dtype)
+    values = np.asarray(values)
+    if np.iscomplexobj(values) and dtype.kind == "f":
+        dtype = np.result_type(dtype, np.complex64)
+    if values.dtype == dtype:
+        return values
+    with np.errstate(over="ignore"):
+        out = values.astype(dtype)
+    if not np.all(np.isfinite(out)):
+        raise OverflowError(f"the outputs exceed the range of {whose} dtype {dtype} (finite "
+                            f"in float64); {advice}")
+    return out
+
+
 def check_bool(value, name: str) -> bool:
     """Check a flag is True or False (numpy's bool too); return it as bool."""
     if not isinstance(value, (bool, np.bool_)):

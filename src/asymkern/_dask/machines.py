@@ -351,12 +351,12 @@ def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, gram=False, qr=False, cent
 
 
 def _lincomb(kern, Zc, C, B, b, dtype, what):
-    """K(Z_c, C) B + b for one chunk, cast to the data's dtype (predictions, transforms)."""
-    from .._validation import check_finite_output
+    """K(Z_c, C) B + b for one chunk, in the data's dtype (predictions, transforms)."""
+    from .._validation import check_finite_output, narrowed
 
     out = check_finite_output(_knm(kern, Zc, C) @ B + b, what,
                               "rescale X like the training data")
-    return out.astype(dtype)
+    return narrowed(out, dtype)
 
 
 def _features_chunk(kern, Xc, C, A, shift, right):
@@ -607,10 +607,8 @@ def predict_ridge(est, Z, approach=None):
     was_dask = is_dask_array(Z)
     Zd = _check_new(est, Z)
     dt = _dtype(est)
-    if approach == "gsa":
+    if approach in ("gsa", "exact"):  # K(Z, X_fit) α + b
         out = _gsa_out(est, Zd, est.intercept_, dt, "the predictions")
-    elif approach == "exact":
-        out = (_exact_kernel_dask(est, Zd).matmat(est.dual_coef_) + est.intercept_).astype(dt)
     else:
         B = est.landmark_coef_
         out = map_rows(_swap(_lincomb), Zd, B.shape[1], dt, est._kernel(), est.basis_.centers,
@@ -635,9 +633,9 @@ def _gsa_out(est, Zd, intercept, dt, what):
 
 
 def _finish(B, b, dt, what):
-    from .._validation import check_finite_output
+    from .._validation import check_finite_output, narrowed
 
-    return check_finite_output(B + b, what, "rescale X like the training data").astype(dt)
+    return narrowed(check_finite_output(B + b, what, "rescale X like the training data"), dt)
 
 
 def _dtype(est):
@@ -724,10 +722,8 @@ def transform_pca(est, Z):
     was_dask = is_dask_array(Z)
     Zd = _check_new(est, Z)
     dt = _dtype(est)
-    if est.mode == "gsa":
+    if est.mode in ("gsa", "exact"):  # K(Z, X_fit) α + b
         out = _gsa_out(est, Zd, est.intercept_, dt, "the transformed values")
-    elif est.mode == "exact":
-        out = (_exact_kernel_dask(est, Zd).matmat(est.dual_coef_) + est.intercept_).astype(dt)
     else:
         B = est.landmark_coef_
         out = map_rows(_swap(_lincomb), Zd, B.shape[1], dt, est._kernel(), est.basis_.centers,
@@ -776,13 +772,13 @@ def fit_svc(est, X, y):
 
 
 def _svc_chunk(Xc, kern, C, A, svm, method, dt):
-    from .._validation import check_finite_output
+    from .._validation import check_finite_output, narrowed
 
     T = check_finite_output(_knm(kern, Xc, C) @ A,
                             "the kernel features of X (input of the linear SVM)",
                             "rescale X like the training data")
     out = getattr(svm, method)(T)
-    return out.astype(dt, copy=False) if method == "decision_function" else out
+    return narrowed(out, dt) if method == "decision_function" else out
 
 
 def svc_apply(est, Z, method: str, approach: str):

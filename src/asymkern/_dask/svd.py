@@ -14,7 +14,9 @@ in-memory solver draws, so the result is the in-memory one to rounding whatever 
 their own: their statistics (log-normalisers, row/column means) are tree reductions persisted
 *before*, after which every block of the centred, normalised G is a function of (chunk of X,
 chunk of Z, statistics) alone. ``solver='nystrom'`` goes through ``asymmetric_nystrom``
-(:mod:`asymkern._dask.nystrom`). 'dense'/'arpack' gather G when it fits ``max_dense_memory``.
+(:mod:`asymkern._dask.nystrom`). 'dense'/'arpack' gather G when it fits ``max_dense_memory``;
+'auto' is the in-memory rule (:func:`asymkern.linalg.svd.auto_solver`): dense or ARPACK on
+the gathered G when it fits that budget, else the randomized SVD in the cluster.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
     """``top_svd`` for a DaskKernelMatrix or a dask array G (see the module docstring)."""
     from .._validation import check_n_components
     from ..linalg._svd_core import RANDOMIZED_SOLVERS
-    from ..linalg.svd import SOLVERS, top_svd
+    from ..linalg.svd import SOLVERS, auto_solver, top_svd
 
     da = require_dask()
     if isinstance(G, da.Array):
@@ -136,8 +138,8 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
     r = check_n_components(n_components, min(shape), what=f"min(n, m) of G with shape {shape}")
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; expected one of {SOLVERS}")
-    if solver == "auto":
-        solver = "randomized"
+    if solver == "auto":  # the in-memory rule: G gathered when it fits max_dense_memory
+        solver, _ = auto_solver("kernel", *shape, r, G.dtype)
     if solver in RANDOMIZED_SOLVERS:
         opts = {k: v for k, v in options.items() if k in ("n_oversamples", "n_iter")}
         return dask_randomized_svd(G, r, random_state=random_state,

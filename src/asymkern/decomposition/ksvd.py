@@ -664,8 +664,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return
         if self.center:
             if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
-                G.center = True  # the executor centres its own blocks
-                self.row_means_, self.col_means_, self.grand_mean_ = G.means()
+                G.center = True  # the executor centres its own blocks (float64 means)
+                rm, cm, self.grand_mean_ = G.means()
+                # kept in the matrix dtype on every executor (Dask's means are float64)
+                self.row_means_, self.col_means_ = rm.astype(G.dtype), cm.astype(G.dtype)
             elif isinstance(G, LazyMatrix):  # any other executor: G̃ through G and the means
                 r64, c64, g = G.means64()
                 rr, cc = G.ops.astype(r64, G.dtype), G.ops.astype(c64, G.dtype)

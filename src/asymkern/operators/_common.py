@@ -31,6 +31,7 @@ from .._validation import (
     as_data,
     check_input,
     clip_count,
+    narrowed,
     renamed_param,
 )
 from ..linalg.operator_svd import SVD_METHODS, svd_qr
@@ -57,12 +58,8 @@ def _single(values):
     """Finite float64 (complex128) ``values`` as float32 (complex64), refused with an
     ``OverflowError`` when one lies beyond float32's range (3.4e38) rather than returned as
     infinity."""
-    with np.errstate(over="ignore"):
-        out = values.astype(np.complex64 if np.iscomplexobj(values) else np.float32)
-    if not np.all(np.isfinite(out)):
-        raise OverflowError("the outputs exceed the range of the input's dtype float32 (finite "
-                            "in float64); pass float64 input or rescale the targets")
-    return out
+    return narrowed(values, np.float32, "the input's", "pass float64 input or rescale the "
+                    "targets")
 
 
 class _Recomputable:
