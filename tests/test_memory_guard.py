@@ -61,6 +61,7 @@ def test_every_dense_path_refuses_past_the_budget(data):
         (lambda: NystromKernelRidge(n_landmarks=300).fit(X, y), "n_landmarks=300"),
         (lambda: NystromKernelRidge(mode="exact").fit(X, y), "mode='exact'"),
         (lambda: NystromSVC(mode="exact").fit(X, y), "NystromSVC(mode='exact')"),
+        (lambda: NystromSVC(mode="spa", n_landmarks=20).fit(X, y), "NystromSVC(mode='spa')"),
         (lambda: NystromKernelPCA(2, n_landmarks=300).fit(X), "NystromKernelPCA(n_landmarks"),
         (lambda: LSSVMClassifier(kernel="rbf").fit(X, y), "LSSVMClassifier"),
         (lambda: AsKLSClassifier(cv=2).fit(X, y), "AsKLSClassifier"),
@@ -71,6 +72,21 @@ def test_every_dense_path_refuses_past_the_budget(data):
     ]
     for fn, what in cases:
         _guarded(fn, what)
+
+
+def test_nystrom_kpca_spa_forms_no_n_by_n_matrix():
+    """SPA's eigenvectors of the n×n F_c F_cᵀ are the left singular vectors of the n×s F_c:
+    the fit stays within a budget far below one n×n matrix (72 MB here)."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3000, 4))
+    with config_context(max_dense_memory=8, working_memory=4):
+        tracemalloc.start()
+        try:
+            NystromKernelPCA(3, mode="spa", n_landmarks=60, random_state=0).fit(X)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 12 * 2**20, peak
 
 
 def test_dense_ksvd_message_gives_copies_and_alternatives(data):

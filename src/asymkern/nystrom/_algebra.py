@@ -554,10 +554,13 @@ def _flip(ops: ArrayOps, U):
 def pca_nystrom(mode: str, F, k: int, center: bool, dtype) -> PCASolution:
     """Nyström kernel PCA on the features F = K_nm A (n × s, float64 on the executor).
 
-    LLA / NCR / GSA: the thin SVD F_c = U Σ Vᵀ of the centred features (signs by the
-    ``svd_flip`` rule on U), W = V_k, eigenvalues σ_k²; GSA's dual coefficients are
-    α̂ = F_c^{†ᵀ}W (Li, Liu and Zhang, eq. (20)). SPA: the eigenvectors of the n×n
-    F_c F_cᵀ, α = U_k Λ_k^{-1/2}, W = F_cᵀα.
+    Every mode: the thin SVD F_c = U Σ Vᵀ of the centred features (signs by the ``svd_flip``
+    rule on U), W = V_k, eigenvalues σ_k². GSA's dual coefficients are α̂ = F_c^{†ᵀ}W (Li, Liu
+    and Zhang, eq. (20)). SPA's are α = U_k Λ_k^{-1/2} = U_k Σ_k⁻¹ with U_k the top
+    eigenvectors of the n×n F_c F_cᵀ, which are the left singular vectors of F_c: the n×n
+    matrix is never formed (W = F_cᵀα = V_k, as for LLA). The Dask executor
+    (:func:`asymkern._dask.machines.fit_pca`) reaches the same U, Σ, V through the R factor
+    of F_c.
 
     Parameters
     ----------
@@ -578,19 +581,15 @@ def pca_nystrom(mode: str, F, k: int, center: bool, dtype) -> PCASolution:
     fbar = F.mean(0) if center else ops.from_host(np.zeros(F.shape[1]), F, np.float64)
     F -= fbar  # F_c, in place
     dual = None
-    if mode == "spa":  # eigenvectors of the n×n K̃_c = F_c F_cᵀ (the reference)
-        lam, U = ops.eigh_top(F @ F.T, k)
-        U, _ = _flip(ops, U)
-        dual = U / lam**0.5
-        W = F.T @ dual
-    else:
-        U, S, Vt = ops.svd(F)
-        _, signs = _flip(ops, U[:, :k])
-        W = ops.scale_cols(Vt[:k].T, signs)
-        lam = S[:k] ** 2
-        del U
-        if mode == "gsa":  # eq. (20): α̂ = F_c^{†ᵀ}W
-            dual = pinv_factor(ops, F, dtype) @ W
+    U, S, Vt = ops.svd(F)
+    Uk, signs = _flip(ops, U[:, :k])
+    del U
+    W = ops.scale_cols(Vt[:k].T, signs)
+    lam = S[:k] ** 2
+    if mode == "spa":  # the eigenvectors of the n×n K̃_c = F_c F_cᵀ, never formed
+        dual = Uk / S[:k]
+    elif mode == "gsa":  # eq. (20): α̂ = F_c^{†ᵀ}W
+        dual = pinv_factor(ops, F, dtype) @ W
     return PCASolution(lam, W, dual, -(fbar @ W), fbar)
 
 

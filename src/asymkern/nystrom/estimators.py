@@ -1212,6 +1212,10 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             dual = tr.ops.from_host(fit_gram(np.asarray(tr.ops.to_host(K))), K, np.float64)
             del K
         else:
+            if mode == "spa":  # libsvm's precomputed kernel: F Fᵀ and its host copy
+                check_memory(8 * n * n * 2, f"NystromSVC(mode='spa') on {n} samples (the "
+                             "n×n projected Gram matrix F Fᵀ of its precomputed-kernel SVM)",
+                             "mode='lla', 'ncr' or 'gsa' (a linear SVM on the n×s features)")
             src = tr.landmarks(self)
             A = self.basis_.A
             F = check_finite(tr.ops, features(src, A), "the features F = K(X, C)A", _RESCALE)
