@@ -201,9 +201,20 @@ class ArrayOps:
         return sla.eigh(A, check_finite=False)
 
     def eigh_top(self, A, r: int):
-        """The ``r`` largest eigenpairs (w descending, V) of the symmetric A."""
+        """The ``r`` largest eigenpairs (w descending, V) of the symmetric A.
+
+        LAPACK's subset drivers (``syevr``, scipy's default, and ``syevx``) can return fewer
+        eigenpairs than asked for, even none, or fail with "Internal Error", on a cluster of
+        equal eigenvalues (e.g. the centred identity I − 11ᵀ/n, with OpenBLAS's LAPACK); the
+        full decomposition (``syevd``) then gives them."""
         n = A.shape[0]
-        lam, Q = sla.eigh(A, subset_by_index=[n - r, n - 1], check_finite=False)
+        try:
+            lam, Q = sla.eigh(A, subset_by_index=[n - r, n - 1], check_finite=False)
+        except np.linalg.LinAlgError:
+            lam = np.empty(0)
+        if lam.shape[0] != r:
+            lam, Q = sla.eigh(A, check_finite=False, driver="evd")
+            lam, Q = lam[n - r:], Q[:, n - r:]
         order = np.argsort(-lam, kind="stable")
         return lam[order], Q[:, order]
 

@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import NUMPY
 from .._validation import (
     as_data,
     check_finite_output,
@@ -462,7 +463,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             # scikit-learn's _init_arpack_v0: v0 ~ U(-1, 1) from check_random_state(random_state)
             lam, U = eigsh(K, k=r, which="LA", v0=rng.uniform(-1, 1, n))
         else:
-            lam, U = sla.eigh(K, subset_by_index=(n - r, n - 1))
+            lam, U = NUMPY.eigh_top(K, r)
         order = np.argsort(lam)[::-1]
         lam, U = lam[order], U[:, order]
         # scikit-learn's rule: significantly negative eigenvalues mean a kernel that is not

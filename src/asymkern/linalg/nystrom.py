@@ -1248,7 +1248,7 @@ def symmetric_nystrom(
             v0 = rs.uniform(-1, 1, W.shape[0])
             lam, vec = eigsh(W, k=k, which="LA", v0=v0)
         elif eig_solver in ("auto", "dense", "arpack"):
-            lam, vec = sla.eigh(W, subset_by_index=[W.shape[0] - k, W.shape[0] - 1])
+            lam, vec = NUMPY.eigh_top(W, k)
         else:
             raise ValueError(f"eig_solver must be 'auto', 'dense' or 'arpack', got {eig_solver!r}")
         order = np.argsort(lam)[::-1]

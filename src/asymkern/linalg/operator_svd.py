@@ -1274,12 +1274,18 @@ def _cut_zero_eigs(lam, V, small, k: int, truncate: bool):
     if truncate and small.size and small[0] > 0:
         return lam[: small[0]], V[:, : small[0]]
     if abs(lam[0]) == 0 or small.size:
-        r = int(small[0]) if small.size else 0
-        raise ValueError(
-            f"n_components={k} exceeds the number {r} of numerically nonzero eigenvalues of the "
-            "operator; ask for fewer components"
-        )
+        raise _too_few_eigs(k, int(small[0]) if small.size else 0)
     return lam, V
+
+
+def _too_few_eigs(k, r: int) -> ValueError:
+    """The error of n_components=k above the number r of numerically nonzero eigenvalues."""
+    hint = ("; ask for fewer components" if r else
+            ": the estimated operator is numerically nilpotent, e.g. for a kernel that is "
+            "numerically the identity on these samples (no two alike); widen the kernel (a "
+            "smaller gamma) or rescale X")
+    return ValueError(f"n_components={k} exceeds the number {r} of numerically nonzero "
+                      f"eigenvalues of the operator{hint}")
 
 
 def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",

@@ -179,7 +179,16 @@ def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
         lam, Z = lam.real, Z.real
     elif np.all(np.abs(lam.imag) <= 1e-10 * scale):
         lam = lam.real
-    Zinv = np.linalg.inv(Z)
+    try:
+        Zinv = np.linalg.inv(Z)
+    except np.linalg.LinAlgError:
+        Zinv = None
+    if Zinv is None or not np.all(np.isfinite(Zinv)):
+        raise ValueError(
+            "the reduced transfer operator is defective (its eigenvectors are linearly "
+            "dependent, so it has no eigendecomposition), e.g. numerically nilpotent for a "
+            "kernel that is numerically the identity on these samples (no two alike); widen "
+            "the kernel (a smaller gamma), rescale X or lower rank")
     keep = np.abs(lam) > rtol * scale
     return lam[keep], Z[:, keep], Zinv[keep]
 

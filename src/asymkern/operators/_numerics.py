@@ -274,7 +274,7 @@ def auxiliary_eig(G, A, k: int, owner: str):
     and zero-norm test need. Returns the eigenvalues, the n×k coefficients (numpy) and the
     solver that ran ('arpack' or 'dense').
     """
-    from ..linalg.operator_svd import _real_if_close
+    from ..linalg.operator_svd import _real_if_close, _too_few_eigs
 
     ops = ops_of(G)
     n = int(G.shape[0])
@@ -309,9 +309,7 @@ def auxiliary_eig(G, A, k: int, owner: str):
         if small.size and small[0] > 0:
             lam, W = lam[: small[0]], W[:, : small[0]]
         else:
-            r = int(small[0]) if small.size else 0
-            raise ValueError(f"n_components={n} exceeds the number {r} of numerically nonzero "
-                             "eigenvalues of the operator; ask for fewer components")
+            raise _too_few_eigs(k, int(small[0]) if small.size else 0)
         clip_count(k, lam.size, "n_components", "the numerical rank of the operator",
                    owner=owner)
     Wd = ops.from_host(W, G, W.dtype)

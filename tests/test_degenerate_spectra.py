@@ -1,0 +1,49 @@
+"""Kernels that are numerically the identity on the samples (a huge gamma, or far-apart points)
+give degenerate spectra: clusters of equal eigenvalues, nilpotent transfer operators. Every
+estimator either fits them correctly or says why it cannot (a ValueError naming the cause),
+never an IndexError or a bare LinAlgError."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from asymkern._backend import NUMPY
+from asymkern.decomposition import KernelPCA
+from asymkern.operators import KoopmanOperator, PerronFrobeniusOperator
+
+
+@pytest.mark.parametrize("n, r", [(80, 2), (80, 79), (300, 5)])
+def test_eigh_top_on_a_cluster_of_equal_eigenvalues(n, r):
+    """The centred identity I − 11ᵀ/n has the eigenvalue 1 n − 1 times: LAPACK's syevr
+    returns no eigenpair for a subset of that cluster (or fails); eigh_top returns r."""
+    A = np.eye(n) - 1.0 / n
+    lam, Q = NUMPY.eigh_top(A, r)
+    assert lam.shape == (r,) and Q.shape == (n, r)
+    np.testing.assert_allclose(lam, 1.0, rtol=1e-12)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(r), atol=1e-12)
+    np.testing.assert_allclose(A @ Q, Q * lam, atol=1e-12)
+
+
+def test_kernel_pca_of_an_identity_kernel():
+    X = np.random.RandomState(0).randn(80, 3)
+    est = KernelPCA(n_components=3, kernel_params={"gamma": 1e300}).fit(X)
+    np.testing.assert_allclose(est.eigenvalues_, 1.0, rtol=1e-12)  # the centred identity
+    assert np.all(np.isfinite(est.transform(X[:5])))
+
+
+@pytest.mark.parametrize("Est, kw, match", [
+    (KoopmanOperator, {}, r"n_components=5 exceeds the number 0 .* numerically nilpotent"),
+    (PerronFrobeniusOperator, {}, r"n_components=5 exceeds the number 0 .* nilpotent"),
+    (KoopmanOperator, {"estimator": "pcr"}, r"defective .* smaller gamma"),
+])
+def test_nilpotent_transfer_operator_is_explained(Est, kw, match):
+    """With an identity Gram matrix the time-lagged pairs estimate a shift, whose eigenvalues
+    are all zero (and which has no eigendecomposition): the error says so and names the way
+    out, with the n_components the user asked for."""
+    X = np.random.RandomState(0).randn(80, 3)
+    with warnings.catch_warnings(), pytest.raises(ValueError, match=match):
+        warnings.simplefilter("ignore")
+        Est(kernel_params={"gamma": 1e300}, **kw).fit(X)
