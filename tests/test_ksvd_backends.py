@@ -78,6 +78,7 @@ def check_fit(a, b, dtype, backend, factor: float = 1.0) -> None:
         assert executor_kind(got, backend, fitted=True), attr
         assert rel(got, getattr(a, attr)) < t, attr
     for got, want in zip(b.embeddings(), a.embeddings()):
+        assert to_np(got).dtype == want.dtype == dtype
         assert rel(got, want) < t
     if a.center:
         for attr in ("row_means_", "col_means_"):
@@ -92,7 +93,7 @@ def check_scores(a, b, new_rows, new_cols, dtype, backend, factor: float = 1.0) 
                     (b.transform_right, a.transform_right, new_cols)):
         got, want = f(as_backend(P, backend, dtype)), g(P.astype(dtype))
         assert executor_kind(got, backend)
-        assert to_np(got).dtype == want.dtype
+        assert to_np(got).dtype == want.dtype == dtype  # float32 data: float32 scores
         assert rel(got, want) < t
 
 

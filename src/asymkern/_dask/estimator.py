@@ -177,7 +177,7 @@ def _precomputed_transform(est, K, left: bool):
         ext = res.extend_rows if left else res.extend_cols
         out = K.map_blocks(lambda B: ext(center(aligned(B))[:, sub]), chunks=(K.chunks[0], (r,)),
                            dtype=K.dtype)
-        return out * est.singular_values_
+        return out * est.singular_values_.astype(out.dtype)  # float64 σ of a Nyström fit
     W = est.right_singular_vectors_ if left else est.left_singular_vectors_
     if is_dask_array(W):
         (W,) = gather("singular vectors for a precomputed transform", W)
@@ -216,7 +216,7 @@ def transform_dask(est, X, left: bool = True):
             out = G.apply_cols(res.col_landmarks, res.extend_rows, r, G.dtype)
         else:
             out = G.apply_rows(res.row_landmarks, res.extend_cols, r, G.dtype)
-        return _result(out * s, was_dask)
+        return _result(out * s.astype(out.dtype), was_dask)  # float64 σ of a Nyström fit
     if left:
         V = est.right_singular_vectors_
         out = G.matmat(V.astype(G.dtype) if hasattr(V, "astype") else V)

@@ -69,6 +69,12 @@ def _numpy_dtype(G) -> np.dtype:
     return ops_of(G).dtype(G)
 
 
+
+def _times_sigma(a, s):
+    """a Σ in a's dtype: scores and embeddings keep the factors' dtype (a Nyström fit keeps
+    float64 singular values also for float32 data)."""
+    return a * ops_of(s).astype(s, ops_of(a).dtype(a))
+
 class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel SVD (KSVD) with an asymmetric kernel between two sets (Tao et al., 2024).
 
@@ -1139,7 +1145,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if self.center:  # the new points' own means over every training point
                 a = prod(ops.from_host(w[:, None], like))[:, 0]
                 out = _centred_product(out, a / float(w.sum()), tm[sel], B, self.grand_mean_)
-            return out * self._ex("singular_values_")
+            return _times_sigma(out, self._ex("singular_values_"))
         B = self._right_map() if left else self._left_map()
         z_norm = getattr(self, "_z_norm", None)
         ws, Bs = ops.from_host(w[:, None], like), B
@@ -1172,7 +1178,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if getattr(self, "_train_scores", None) is not None:
             return self._train_scores
         s = self.singular_values_
-        return self.left_singular_vectors_ * s, self.right_singular_vectors_ * s
+        return (_times_sigma(self.left_singular_vectors_, s),
+                _times_sigma(self.right_singular_vectors_, s))
 
     @property
     def _n_features_out(self) -> int:
