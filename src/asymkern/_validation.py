@@ -367,6 +367,44 @@ def check_nonnegative_weights(sample_weight, n: int, name: str = "sample_weight"
     return np.ones(n) if w is None else w
 
 
+#: instance attributes scikit-learn itself sets on an estimator (set_output, metadata
+#: requests, callbacks): never a result of our fits
+_SKLEARN_OWNED = ("_sklearn", "_skl_", "_metadata_request", "_parent_callback", "_callback")
+
+
+def reset_fitted(est) -> None:
+    """Forget every result of a previous fit of ``est``: its fitted attributes (names ending
+    in ``_``) and the private state that fit set (recorded by :func:`forgets_previous_fit`);
+    the constructor parameters and scikit-learn's own settings stay. A refit with other
+    parameters then leaves nothing stale, e.g. the centring means of a centred fit or an
+    n-sized cache."""
+    params = set(est.get_params(deep=False))
+    state = vars(est)
+    for name in list(state):
+        fitted = name.endswith("_") and not name.startswith("_")
+        if (fitted or name in state.get("_fit_state", ())) and name not in params:
+            del state[name]
+    state.pop("_fit_state", None)
+
+
+def forgets_previous_fit(fit):
+    """Decorator of an estimator's fit method: :func:`reset_fitted` before it runs, and the
+    names of the private state it sets recorded for the next reset."""
+
+    @functools.wraps(fit)
+    def fresh(self, *args, **kwargs):
+        reset_fitted(self)
+        before = set(vars(self))
+        try:
+            return fit(self, *args, **kwargs)
+        finally:
+            vars(self)["_fit_state"] = tuple(sorted(
+                name for name in set(vars(self)) - before
+                if name.startswith("_") and not name.startswith(_SKLEARN_OWNED)))
+
+    return fresh
+
+
 def narrowed(values, dtype, whose: str = "the training",
              advice: str = "fit on float64 data or rescale the targets") -> np.ndarray:
     """Finite float64 (complex128) ``values`` in ``dtype`` (float32 gives complex64 for

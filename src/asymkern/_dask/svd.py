@@ -139,7 +139,7 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; expected one of {SOLVERS}")
     if solver == "auto":  # the in-memory rule: G gathered when it fits max_dense_memory
-        solver, _ = auto_solver("kernel", *shape, r, G.dtype)
+        solver, _ = auto_solver("kernel", shape[0], shape[1], r, G.dtype)
     if solver in RANDOMIZED_SOLVERS:
         opts = {k: v for k, v in options.items() if k in ("n_oversamples", "n_iter")}
         return dask_randomized_svd(G, r, random_state=random_state,

@@ -30,6 +30,7 @@ from .._validation import (
     check_positive,
     check_random_state,
     clip_count,
+    forgets_previous_fit,
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
@@ -418,6 +419,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self._fit(X)
         return self
 
+    @forgets_previous_fit
     def _fit(self, X):
         tol = check_positive(self.tol, "tol", allow_zero=True)
         alpha = check_positive(self.alpha, "alpha", allow_zero=True)

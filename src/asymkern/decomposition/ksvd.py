@@ -39,6 +39,7 @@ from .._validation import (
     check_positive,
     check_random_state,
     clip_count,
+    forgets_previous_fit,
     user_stacklevel,
 )
 from ..config import check_memory
@@ -492,6 +493,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         )
         return args[0]
 
+    @forgets_previous_fit
     def _fit(self, X, y, Z, sample_weight=None, sample_weight_Z=None):
         self._check_params()
         check_device(self, X, Z)  # the same error on every executor
@@ -516,10 +518,6 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.dask_fit_ = False
         self.sample_weight_ = self.sample_weight_Z_ = None
         self.z_feature_names_in_ = None
-        for attr in ("nystrom_", "row_landmarks_", "col_landmarks_", "feature_names_in_",
-                     "_executor_arrays", "_row_norms"):
-            if hasattr(self, attr):
-                delattr(self, attr)
         if any_dask(X, Z):  # Dask executor (asymkern._dask)
             if weighted:
                 raise NotImplementedError("sample_weight/sample_weight_Z with dask input are not "

@@ -45,6 +45,7 @@ from .._validation import (
     check_input,
     check_positive,
     check_random_state,
+    forgets_previous_fit,
     user_stacklevel,
     why_no_probability,
 )
@@ -568,6 +569,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         self.class_weight = class_weight
         self.probability = probability
 
+    @forgets_previous_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the one-vs-rest LS-SVMs of He et al. (2023) eq. (4).
 
@@ -762,6 +764,7 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
         tags.target_tags.multi_output = True
         return tags
 
+    @forgets_previous_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the regression.
 
@@ -1126,6 +1129,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         m = "schur" if method == "auto" else method
         return lambda Y: askls_solve(Ks, Y, C, method=m, **kw)
 
+    @forgets_previous_fit
     def fit(self, X, y, sample_weight=None):
         """Fit on training samples X (or the n × n kernel matrix with ``kernel='precomputed'``).
 

@@ -104,6 +104,7 @@ from .._validation import (
     check_random_state,
     check_regression_targets,
     clip_count,
+    forgets_previous_fit,
     why_no_probability,
 )
 from ..config import check_memory
@@ -664,6 +665,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         tags.target_tags.multi_output = True
         return tags
 
+    @forgets_previous_fit
     def fit(self, X, y, sample_weight=None):
         """Fit the machine of ``mode`` on X (n × d) and targets y (n,) or (n, outputs).
 
@@ -1138,6 +1140,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                 f"nu < 2·{lo}/({lo}+{hi}) = {bound:.4g} for that pair; lower nu, use "
                 "svm='svc', or balance the classes")
 
+    @forgets_previous_fit
     def fit(self, X, y):
         """Fit on X (n × d) and class labels y (n,).
 
@@ -1575,6 +1578,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         self.random_state = random_state
         self.device = device
 
+    @forgets_previous_fit
     def fit(self, X, y=None):
         """Fit the components of ``mode`` on X.
 

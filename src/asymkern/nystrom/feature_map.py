@@ -55,6 +55,7 @@ from .._validation import (
     check_n_components,
     check_random_state,
     clip_count,
+    forgets_previous_fit,
 )
 from ..config import check_memory
 from ..kernels import resolve_kernel
@@ -190,6 +191,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return self.n_components_
 
     # -------------------------------------------------------------------------------- fit
+    @forgets_previous_fit
     def fit(self, X, y=None):
         """Choose the landmarks C among the rows of X and factor K_CC = U S Vᵀ.
 

@@ -15,6 +15,7 @@ from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
     check_finite_output,
+    forgets_previous_fit,
     renamed_argument,
 )
 from ..linalg.operator_svd import gram_eigh
@@ -158,6 +159,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self.regularization = regularization
         self.device = device
 
+    @forgets_previous_fit
     def fit(self, X, y=None, *, Y=None):
         """Fit on paired samples (x_i, y_i).
 

@@ -14,6 +14,7 @@ from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import (
     check_finite_output,
+    forgets_previous_fit,
     renamed_argument,
 )
 from ..linalg.operator_svd import eig_qr, kernel_qr
@@ -120,6 +121,7 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         self.jitter = jitter
         self.device = device
 
+    @forgets_previous_fit
     def fit(self, X, y=None):
         """Fit the operator and its top eigenpairs.
 
@@ -271,6 +273,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         self.jitter = jitter
         self.device = device
 
+    @forgets_previous_fit
     def fit(self, X, y=None, *, Y=None):
         """Fit on paired samples (x_i, y_i).
 

@@ -26,6 +26,7 @@ from .._validation import (
     as_weights,
     check_finite_output,
     check_input,
+    forgets_previous_fit,
 )
 from ._common import (
     _RESCALE,
@@ -167,6 +168,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         tags.input_tags.sparse = _kernel_accepts_sparse(self.kernel_x, self.kernel_x_params)
         return tags
 
+    @forgets_previous_fit
     def fit(self, X, y=None):
         """Fit on paired samples (x_i, y_i).
 

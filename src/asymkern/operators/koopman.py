@@ -30,6 +30,7 @@ from .._validation import (
     check_finite_result,
     check_input,
     clip_count,
+    forgets_previous_fit,
     renamed_argument,
 )
 from ._common import (
@@ -356,6 +357,7 @@ class KoopmanOperator(_TransferOperator):
         fn = make(coef[:, :k])
         return self._finish(OperatorEig(lam[:k], fn, self.estimator, {"rank": int(r)}))
 
+    @forgets_previous_fit
     def fit(self, X, y=None, *, observables=None, Y=None):
         """Fit the Koopman operator on a trajectory or on snapshot pairs.
 

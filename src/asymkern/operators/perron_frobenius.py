@@ -18,6 +18,7 @@ from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
     clip_count,
+    forgets_previous_fit,
     renamed_argument,
 )
 from ._common import (
@@ -198,6 +199,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.rank = rank
         self.device = device
 
+    @forgets_previous_fit
     def fit(self, X, y=None, *, Y=None):
         """Fit on a trajectory or on snapshot pairs.
 
