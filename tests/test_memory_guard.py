@@ -246,3 +246,14 @@ def test_torch_ksvd_refuses_many_components_before_the_centring_pass(data, solve
     with config_context(max_dense_memory=1):
         with pytest.raises(MemoryBudgetError, match=f"'{solver}' SVD of the 400×300"):
             est.fit(X, Z=Z)
+
+
+def test_dask_array_gathered_by_an_in_memory_estimator_is_budgeted():
+    """An estimator without a Dask executor reads a dask array as numpy: the gather is checked
+    against max_dense_memory first (nothing is computed past it)."""
+    da = pytest.importorskip("dask.array")
+    from asymkern.operators import CovarianceOperator
+
+    X = da.ones((2000, 100), chunks=(500, 100))  # 1.5 MiB once gathered, lazy until then
+    msg = _guarded(lambda: CovarianceOperator().fit(X), "gathering the dask array X")
+    assert "Dask executor" in msg

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state as _sk_check_random_state
 
-from ._dispatch import refuse_meta
+from ._dispatch import is_dask_array, refuse_meta
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -58,6 +58,8 @@ def as_data(
             raise ValueError(f"{name} contains NaN or infinity; expected finite values")
         n = X.shape[0]
     else:
+        if is_dask_array(X):  # an in-memory path: the array is gathered, within the budget
+            _check_gather(X, name)
         try:
             arr = np.asarray(X)
         except Exception as exc:  # pragma: no cover - exotic objects
@@ -370,6 +372,20 @@ def check_nonnegative_weights(sample_weight, n: int, name: str = "sample_weight"
 #: instance attributes scikit-learn itself sets on an estimator (set_output, metadata
 #: requests, callbacks): never a result of our fits
 _SKLEARN_OWNED = ("_sklearn", "_skl_", "_metadata_request", "_parent_callback", "_callback")
+
+
+def _check_gather(X, name: str) -> None:
+    """Refuse to gather a dask array ``X`` into memory past ``max_dense_memory`` (a function
+    or estimator without a Dask executor reads it as numpy)."""
+    from .config import check_memory
+
+    shape = tuple(float(k) for k in X.shape)
+    if all(np.isfinite(shape)):
+        check_memory(float(np.prod(shape)) * np.dtype(X.dtype).itemsize,
+                     f"gathering the dask array {name} of shape {X.shape} into memory (this "
+                     "estimator or function runs in memory)",
+                     "an estimator with a Dask executor (the Scaling out page lists them) or "
+                     "a sample of the rows")
 
 
 def reset_fitted(est) -> None:
