@@ -683,8 +683,10 @@ def fit_pca(est, X):
     svd_flip's sign rule (largest |u| of each left vector positive) runs as a distributed
     sign pass over U_k = F_c V_k S_k⁻¹ (k numbers per chunk). SPA's eigenvectors of the n×n
     F_c F_cᵀ are the same left singular vectors (so SPA needs no n×n matrix); GSA's
-    α̂ = G_c^† W (eq. (20)) is F_c U Σ⁻² Uᵀ W.
+    α̂ = G_c^† W (eq. (20)) is F_c U Σ⁻² Uᵀ W. After the SVD the algebra is the in-memory
+    one, :func:`asymkern._shared.nystrom_basis.pca_factors`.
     """
+    from .._shared.nystrom_basis import pca_factors
     from .._validation import check_n_components
     from .nystrom import paired_signs
 
@@ -697,25 +699,19 @@ def fit_pca(est, X):
     st = reduce_stats(kern, X, b.centers, A, qr=True, center=est.center,
                       what="KPCA summaries (s×s R factor)")
     fbar = st["gmean"] if est.center else np.zeros(s)
-    dual = c = None
+    dual = None
     _, S, Vt = np.linalg.svd(st["R"])
     # svd_flip's rule (largest |u| of each left singular vector positive) on the lazy
     # U_k = F_c V_k S_k⁻¹: a distributed sign pass (k numbers per chunk)
     Uk = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, Vt[:k].T / S[:k])
-    signs = paired_signs(Uk)
-    W = Vt[:k].T * signs
-    lam = S[:k] ** 2
-    if est.mode == "spa":  # eigenvectors of the n×n F_c F_cᵀ are the left singular vectors
-        dual = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, W / lam)
-    elif est.mode == "gsa":  # α̂ = G_c^† W = F_c U Σ⁻² Uᵀ W (eq. (20)), lazily
-        _, sig, Ut, keep = _svd_R(st["R"], n, np.dtype(X.dtype))
-        U = Ut[keep].T
-        c = (U / sig[keep] ** 2) @ (U.T @ W)
-        dual = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, c)
+    lam, W, keep, D = pca_factors(est.mode, S, Vt, paired_signs(Uk), k, n, np.dtype(X.dtype))
+    if D is not None:  # U[:, keep] D = F_c V_keep Σ_keep⁻¹ D, lazily
+        dual = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar,
+                        (Vt[keep].T / S[keep]) @ D)
     return _finite_small(DaskMachineFit(
         basis=b, n_features=int(X.shape[1]), dtype=np.dtype(X.dtype), coef=W.T,
         landmark_coef=A @ W, intercept=-(fbar @ W), dual=dual,
-        X_fit=X if c is not None else None, eigenvalues=lam, n_components=k))
+        X_fit=X if est.mode == "gsa" else None, eigenvalues=lam, n_components=k))
 
 
 def transform_pca(est, Z):

@@ -545,6 +545,53 @@ def ridge_ncr_coef(M: np.ndarray, R: np.ndarray, Kmm: np.ndarray, alpha: float,
     return psd_pinv(M + alpha * Kmm, dtype=dtype) @ R
 
 
+def pca_factors(mode: str, S: np.ndarray, Vt: np.ndarray, signs: np.ndarray, k: int, n: int,
+                dtype):
+    """Nyström kernel PCA from the SVD F_c = U Σ Vᵀ of the n × s centred features, written
+    once for every executor (host arrays, s-sized only; U is the executor's).
+
+    W = V_k (signs by the ``svd_flip`` rule on U, given as ``signs``), eigenvalues σ_k². The
+    dual coefficients are U[:, keep] D: SPA's α = U_k Σ_k⁻¹, since the top eigenvectors of
+    the n×n F_c F_cᵀ are the left singular vectors of F_c (the n×n matrix is never formed);
+    GSA's α̂ = F_c^{†ᵀ}W = U Σ⁻¹ Vᵀ W (Li, Liu and Zhang, eq. (20)) with the cut-off
+    σ > max(n, s)·eps·σ₁ (eps of the data's ``dtype``). The numpy and torch executors have U
+    itself; the Dask executor reaches U[:, keep] = F_c V_keep Σ_keep⁻¹ lazily, chunk by chunk.
+
+    Parameters
+    ----------
+    mode : {'lla', 'ncr', 'gsa', 'spa'}
+    S : ndarray of shape (s,)
+        The singular values of F_c, decreasing.
+    Vt : ndarray of shape (s, s)
+        Its right singular vectors (rows).
+    signs : ndarray of shape (k,)
+        The signs that flip U[:, :k] by the ``svd_flip`` rule.
+    k : int
+        Number of components.
+    n : int
+        Number of samples (GSA's cut-off).
+    dtype : numpy dtype
+        The data's dtype (GSA's cut-off).
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (k,)
+    W : ndarray of shape (s, k)
+    keep : ndarray of int or None
+        The columns of U in the dual coefficients (None for LLA / NCR: no dual).
+    D : ndarray of shape (len(keep), k) or None
+    """
+    W = Vt[:k].T * signs
+    lam = S[:k] ** 2
+    if mode == "spa":
+        return lam, W, np.arange(k), np.diag(signs / S[:k])
+    if mode == "gsa":
+        top = float(S[0]) if S.shape[0] else 0.0
+        keep = np.flatnonzero(S > max(n, Vt.shape[1]) * float(np.finfo(dtype).eps) * top)
+        return lam, W, keep, (Vt[keep] @ W) / S[keep, None]
+    return lam, W, None, None
+
+
 def row_step(m: int, k: int) -> int:
     """Rows per block of an n×m kernel block with k right-hand sides, within the library's
     ``working_memory`` (float64 work arrays): the blocks every executor streams K_nm by."""

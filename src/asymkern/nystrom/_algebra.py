@@ -32,6 +32,7 @@ import numpy as np
 from .._backend import ArrayOps, ops_of
 from .._shared.nystrom_basis import (
     check_finite,
+    pca_factors,
     ridge_lla_weights,
     ridge_ncr_coef,
     row_step,
@@ -552,15 +553,8 @@ def _flip(ops: ArrayOps, U):
 
 
 def pca_nystrom(mode: str, F, k: int, center: bool, dtype) -> PCASolution:
-    """Nyström kernel PCA on the features F = K_nm A (n × s, float64 on the executor).
-
-    Every mode: the thin SVD F_c = U Σ Vᵀ of the centred features (signs by the ``svd_flip``
-    rule on U), W = V_k, eigenvalues σ_k². GSA's dual coefficients are α̂ = F_c^{†ᵀ}W (Li, Liu
-    and Zhang, eq. (20)). SPA's are α = U_k Λ_k^{-1/2} = U_k Σ_k⁻¹ with U_k the top
-    eigenvectors of the n×n F_c F_cᵀ, which are the left singular vectors of F_c: the n×n
-    matrix is never formed (W = F_cᵀα = V_k, as for LLA). The Dask executor
-    (:func:`asymkern._dask.machines.fit_pca`) reaches the same U, Σ, V through the R factor
-    of F_c.
+    """Nyström kernel PCA on the features F = K_nm A (n × s, float64 on the executor): the
+    thin SVD of the centred features and :func:`pca_factors`.
 
     Parameters
     ----------
@@ -580,17 +574,16 @@ def pca_nystrom(mode: str, F, k: int, center: bool, dtype) -> PCASolution:
     ops = ops_of(F)
     fbar = F.mean(0) if center else ops.from_host(np.zeros(F.shape[1]), F, np.float64)
     F -= fbar  # F_c, in place
-    dual = None
     U, S, Vt = ops.svd(F)
-    Uk, signs = _flip(ops, U[:, :k])
+    signs = ops.sign_flips(U[:, :k])
+    lam, W, keep, D = pca_factors(mode, np.asarray(ops.to_host(S)), np.asarray(ops.to_host(Vt)),
+                                  signs, k, F.shape[0], dtype)
+    dual = None
+    if D is not None:
+        dual = U[:, ops.index(keep, U)] @ ops.from_host(D, U, np.float64)
     del U
-    W = ops.scale_cols(Vt[:k].T, signs)
-    lam = S[:k] ** 2
-    if mode == "spa":  # the eigenvectors of the n×n K̃_c = F_c F_cᵀ, never formed
-        dual = Uk / S[:k]
-    elif mode == "gsa":  # eq. (20): α̂ = F_c^{†ᵀ}W
-        dual = pinv_factor(ops, F, dtype) @ W
-    return PCASolution(lam, W, dual, -(fbar @ W), fbar)
+    Wd = ops.from_host(W, F, np.float64)
+    return PCASolution(ops.from_host(lam, F, np.float64), Wd, dual, -(fbar @ Wd), fbar)
 
 
 def pca_exact(ops: ArrayOps, K, k: int, center: bool) -> PCASolution:
