@@ -281,6 +281,47 @@ def test_pickled_model_has_no_dask_objects_and_predicts_numpy_or_dask():
 
 
 # ---------------------------------------------------------------------------- bad inputs
+@pytest.mark.parametrize("mode", ["lla", "ncr"])
+def test_weighted_ridge_equals_in_memory(mode, monkeypatch):
+    """Sample weights on dask (modes lla / ncr): the in-memory fit's weighted sums, run
+    chunk by chunk; only landmark-sized results reach the client; an integer weight equals
+    repeating the row (with the same landmarks)."""
+    X, y, Y, Xt = data(2000)
+    w = np.random.default_rng(3).integers(0, 3, size=len(X)).astype(float)
+    kw = dict(mode=mode, landmarks=np.arange(0, 2000, 100), alpha=0.3, kernel_params=KP)
+    w[kw["landmarks"]] = np.maximum(w[kw["landmarks"]], 1)  # the landmarks stay samples
+    a = NystromKernelRidge(**kw).fit(X, Y, sample_weight=w)
+    seen = watch_client(monkeypatch, _nbytes)
+    b = NystromKernelRidge(**kw).fit(chunked(X, 300), chunked(Y, 300),
+                                     sample_weight=chunked(w, 300))
+    monkeypatch.undo()
+    assert seen and max(seen) < 8 * len(X)  # nothing n-sized gathered
+    assert rel(b.predict(Xt), a.predict(Xt)) < 1e-10
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-10, atol=1e-12)
+    c = NystromKernelRidge(**kw).fit(chunked(X, 300), chunked(Y, 300), sample_weight=w)
+    assert rel(c.predict(Xt), a.predict(Xt)) < 1e-10  # numpy weights, split like X
+    rep = np.repeat(np.arange(len(X)), w.astype(int))  # the landmarks' rows, in X[rep]
+    lm = np.array([np.flatnonzero(rep == i)[0] for i in kw["landmarks"]])
+    r = NystromKernelRidge(**dict(kw, landmarks=lm)).fit(X[rep], Y[rep])
+    assert rel(b.predict(Xt), r.predict(Xt)) < 1e-9
+
+
+def test_weighted_ridge_bad_weights():
+    X, y, _, _ = data()
+    Xd, yd = chunked(X, 50), chunked(y, 50)
+    est = NystromKernelRidge(n_landmarks=20, kernel_params=KP, random_state=0)
+    bad = np.ones(len(X))
+    bad[120] = -1.0
+    with pytest.raises(ValueError, match="sample_weight has negative values"):
+        est.fit(Xd, yd, sample_weight=chunked(bad, 50))
+    with pytest.raises(ValueError, match="sample_weight is all zero"):
+        est.fit(Xd, yd, sample_weight=np.zeros(len(X)))
+    with pytest.raises(ValueError, match="sample_weight has 299 entries"):
+        est.fit(Xd, yd, sample_weight=np.ones(len(X) - 1))
+    with pytest.raises(NotImplementedError, match="modes 'lla' and 'ncr', not 'gsa'"):
+        NystromKernelRidge(mode="gsa", n_landmarks=20).fit(Xd, yd, sample_weight=np.ones(300))
+
+
 def test_bad_inputs_clear_errors():
     X, y, _, Xt = data()
     Xd = chunked(X, 50)

@@ -350,6 +350,56 @@ def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, gram=False, qr=False, cent
     return st
 
 
+def _fold_task(kern, Xc, C, parts, *rows):
+    """``parts(K(X_c, C), *row chunks)`` of one chunk (the block function of every executor)."""
+    return parts(_knm(kern, Xc, C), *rows)
+
+
+def _add_parts(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
+class DaskLandmarkRows:
+    """K_nm = K(X, C) of a dask X read chunk by chunk in the cluster: the
+    :class:`~asymkern.nystrom._algebra.KnmSource` of the Dask executor for the sums of the
+    shared algebra (:func:`~asymkern.nystrom._algebra.row_sums`), whose block functions run
+    in the tasks and whose results meet in a fixed-order tree (small arrays only reach the
+    client).
+
+    Parameters
+    ----------
+    kern : Kernel
+    X : dask array of shape (n, d), row-chunked
+    C : ndarray of shape (m, d)
+        The landmark points.
+    """
+
+    def __init__(self, kern, X, C):
+        self.kern, self.X, self.C = kern, X, np.asarray(C)
+        self.shape = (int(X.shape[0]), int(self.C.shape[0]))
+
+    def _chunks(self, r):
+        """The chunks of the n-row array ``r`` (dask or numpy; None: Nones) aligned with X's."""
+        if r is None:
+            return [None] * len(self.X.chunks[0])
+        da = require_dask()
+        r = r if is_dask_array(r) else da.from_array(np.asarray(r))
+        r = r.rechunk({0: self.X.chunks[0]} if r.ndim == 1 else {0: self.X.chunks[0], 1: -1})
+        parts = r.to_delayed()
+        return list(parts if r.ndim == 1 else parts[:, 0])
+
+    def fold(self, parts, *rows):
+        """Σ over the chunks of ``parts(K(X_c, C), *row chunks)``, gathered (host float64)."""
+        from dask import delayed
+
+        Cd = delayed(self.C, pure=True)
+        cols = [self._chunks(r) for r in rows]
+        tasks = [task(_fold_task, self.kern, xc, Cd, parts, *rs)
+                 for xc, *rs in zip(self.X.to_delayed()[:, 0], *cols)]
+        (total,) = gather("Nyström summaries (landmark-sized)", _tree(tasks, _add_parts))
+        return tuple(np.asarray(t, dtype=np.float64) for t in total)
+
+
 def _lincomb(kern, Zc, C, B, b, dtype, what):
     """K(Z_c, C) B + b for one chunk, in the data's dtype (predictions, transforms)."""
     from .._validation import check_finite_output, narrowed
@@ -457,7 +507,23 @@ def _svd_R(R, n, dtype):
     return P, sig, Ut, keep
 
 
-def fit_ridge(est, X, y, alpha: float):
+def _check_w_chunk(wc, block_info=None):
+    if np.any(wc < 0):
+        raise ValueError("sample_weight has negative values; expected weights >= 0")
+    return wc
+
+
+def check_weights(sample_weight, X):
+    """Sample weights as a float64 dask array chunked like X's rows: finite and ≥ 0, checked
+    per chunk when computed (a numpy array is split like X)."""
+    w = check_y(sample_weight, X, "sample_weight")
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight must be a 1-D array with one weight per row of X "
+                         f"(shape ({X.shape[0]},)), got shape {w.shape}")
+    return w.map_blocks(_check_w_chunk, dtype=np.float64)
+
+
+def fit_ridge(est, X, y, alpha: float, sample_weight=None):
     """``NystromKernelRidge.fit`` on dask X (modes lla, ncr, spa, gsa), Li, Liu and Zhang eq.
     (11)–(20).
 
@@ -469,6 +535,8 @@ def fit_ridge(est, X, y, alpha: float):
     y : dask array (n,) or (n, k) chunked like X's rows, or numpy (split like X).
     alpha : float
         Ridge parameter λ₀ > 0 (validated by the caller).
+    sample_weight : dask or numpy array of shape (n,), optional
+        Weights ≥ 0 (modes lla and ncr): the weighted sums of the in-memory fit.
 
     Returns
     -------
@@ -485,52 +553,70 @@ def fit_ridge(est, X, y, alpha: float):
     factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c gives
     Vᵀy_c without inverting R (the Gram route would square κ(G_c)).
     """
-    from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef
+    from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef, ridge_stats
 
     if est.solver == "sklearn":
         raise NotImplementedError(
             "solver='sklearn' fits scikit-learn's Ridge on the n×s features in memory; on dask "
             "inputs use solver='auto' (the same ridge solution in Gram form)")
+    if sample_weight is not None and est.mode not in ("lla", "ncr"):
+        raise NotImplementedError(
+            f"NystromKernelRidge.fit: sample_weight on dask inputs is available for modes "
+            f"'lla' and 'ncr', not {est.mode!r}; fit in memory or use one of those")
     X, Y, kern, b = _fit_common(est, X, y)
     n, mode, A = int(X.shape[0]), est.mode, b.A
     dtype = np.dtype(X.dtype)
+    sw = None if sample_weight is None else check_weights(sample_weight, X)
     w = dual = gsa = None
-    if est.fit_intercept:
+    Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
+    if sw is not None:
+        ysum, wsum = gather("weighted target sums", sw @ Y2, sw.sum())
+        if not wsum > 0:
+            raise ValueError("sample_weight is all zero; at least one weight must be non-zero")
+        ybar = ysum / wsum if est.fit_intercept else np.zeros(Y2.shape[1])
+    elif est.fit_intercept:
         (ysum,) = gather("target sums", Y.sum(axis=0))
         ybar = np.atleast_1d(ysum / n)  # = Y.mean(axis=0) of the in-memory path
     else:
         ybar = np.zeros(1 if Y.ndim == 1 else Y.shape[1])
-    need_qr = mode == "gsa"
+    if mode in ("lla", "ncr"):  # the in-memory fit's sums (_shared.nystrom_basis)
+        st = ridge_stats(DaskLandmarkRows(kern, X, b.centers), Y2 - ybar, sw,
+                         est.fit_intercept)
+        if mode == "ncr":
+            beta = ridge_ncr_coef(st.M, st.R, b.Kmm, alpha, dtype)
+        else:
+            w = ridge_lla_weights(st.M, st.R, A, alpha)
+            beta = A @ w
+        return _finite_small(DaskMachineFit(
+            basis=b, n_features=int(X.shape[1]), dtype=dtype,
+            coef=None if w is None else w.T, landmark_coef=beta,
+            intercept=ybar - (st.kbar @ beta if st.kbar is not None else 0.0), dual=None,
+            X_fit=None, y_1d=Y.ndim == 1))
+    need_qr = mode == "gsa"  # spa or gsa from here
     st = reduce_stats(kern, X, b.centers, A, Y, ybar, gram=not need_qr, qr=need_qr,
                       center=est.fit_intercept, what="KRR summaries (m×m, m×outputs)")
     kbar = st["ksum"] / n if est.fit_intercept else None
     R = st["KtY"]  # K_mn (y − ȳ)
-    if mode in ("ncr", "lla", "spa"):
+    if mode == "spa":
         M = st["KtK"].copy()
         if kbar is not None:
             M -= n * np.outer(kbar, kbar)
-    if mode == "ncr":  # the in-memory formulas (eq. (11), (12)) on the merged summaries
-        beta = ridge_ncr_coef(M, R, b.Kmm, alpha, dtype)
-    elif mode == "lla":
-        w = ridge_lla_weights(M, R, A, alpha)
-        beta = A @ w
+    Gty = A.T @ R  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
+    if kbar is not None:
+        Gty -= np.outer(A.T @ kbar, st["ysum"])
+    shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
+    if mode == "spa":  # (K̃_c + αI) a = y_c by Woodbury; a itself is n-sized (lazy)
+        Hp = A.T @ M @ A
+        GtG = Hp.copy()
+        Hp[np.diag_indices_from(Hp)] += alpha
+        z = np.linalg.solve(Hp, Gty)
+        beta = A @ ((Gty - GtG @ z) / alpha)
+        dual = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
     else:
-        Gty = A.T @ R  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
-        if kbar is not None:
-            Gty -= np.outer(A.T @ kbar, st["ysum"])
-        shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
-        if mode == "spa":  # (K̃_c + αI) a = y_c by Woodbury; a itself is n-sized (lazy)
-            Hp = A.T @ M @ A
-            GtG = Hp.copy()
-            Hp[np.diag_indices_from(Hp)] += alpha
-            z = np.linalg.solve(Hp, Gty)
-            beta = A @ ((Gty - GtG @ z) / alpha)
-            dual = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
-        else:
-            w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
-            beta = A @ w
-            dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
-                            b.centers, A, shift, gsa)
+        w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
+        beta = A @ w
+        dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
+                        b.centers, A, shift, gsa)
     return _finite_small(DaskMachineFit(
         basis=b, n_features=int(X.shape[1]), dtype=dtype,
         coef=None if w is None else w.T, landmark_coef=beta,

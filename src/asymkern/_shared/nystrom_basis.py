@@ -599,3 +599,94 @@ def row_step(m: int, k: int) -> int:
 
     budget = float(get_config()["working_memory"]) * 2**20
     return int(max(1, budget // (8 * 4 * (m + k))))
+
+
+@dataclass(frozen=True)
+class RidgeStats:
+    """One pass over K_nm for ridge regression (host, float64).
+
+    Attributes
+    ----------
+    M : ndarray of shape (m, m)
+        K_mn W K_nm − Σw·k̄k̄ᵀ (the centred weighted Gram; uncentred without intercept).
+    R : ndarray of shape (m, k)
+        K_mn W (y − ȳ).
+    kbar : ndarray of shape (m,) or None
+        The (weighted) mean row of K_nm; None without intercept.
+    """
+
+    M: np.ndarray
+    R: np.ndarray
+    kbar: np.ndarray | None
+
+
+def row_sums(src, parts, *rows, k: int = 1) -> tuple:
+    """Σ over the row blocks of K_nm of ``parts(K_block, *row_blocks)``, a tuple of small
+    arrays, returned on the host in float64.
+
+    ``rows`` are n-row arrays (or None) sliced like the block. The source's own ``fold`` runs
+    when it has one: the Dask executor's, a tree reduction over its chunks in the cluster.
+    Otherwise the sum is a loop over row blocks on the executor (numpy, torch), the host rows
+    moved there first. ``parts`` is written once for every executor, with the array operators
+    they share.
+
+    Parameters
+    ----------
+    src : KnmSource
+        Rows of K_nm (:class:`~asymkern.nystrom._algebra.KnmSource`).
+    parts : callable
+        ``parts(Kb, *row_blocks) -> tuple`` of arrays of fixed shapes.
+    *rows : ndarray of shape (n, ...) or None
+    k : int, default 1
+        Right-hand sides per block (the block size).
+
+    Returns
+    -------
+    tuple of ndarray
+    """
+    fold = getattr(src, "fold", None)
+    if fold is not None:
+        return fold(parts, *rows)
+    ops = src.ops
+    n, m = src.shape
+    like = src.knm(0, 1)  # a float64 array of the executor (the device of the sums)
+    rows_d = [None if r is None else ops.from_host(r, like, np.float64) for r in rows]
+    step = src.step(k) if hasattr(src, "step") else row_step(m, k)
+    total: tuple = ()
+    for a in range(0, n, step):
+        out = parts(src.knm(a, a + step), *(None if r is None else r[a:a + step]
+                                            for r in rows_d))
+        total = tuple(out) if not total else tuple(t + o for t, o in zip(total, out))
+    return tuple(np.asarray(ops.to_host(t), dtype=np.float64) for t in total)
+
+
+def _ridge_parts(Kb, Yb, wb):
+    """One block's K_bᵀW_bK_b, K_bᵀW_bY_b and Σ W_bK_b (wb None: unit weights)."""
+    WK = Kb if wb is None else wb[:, None] * Kb
+    return Kb.T @ WK, WK.T @ Yb, WK.sum(0)
+
+
+def ridge_stats(src, Yc, sw, center: bool) -> RidgeStats:
+    """M, R and k̄ of :class:`RidgeStats`: one pass over the row blocks of K_nm
+    (:func:`row_sums`, on every executor).
+
+    Parameters
+    ----------
+    src : KnmSource
+        Rows of K_nm (:class:`~asymkern.nystrom._algebra.KnmSource`).
+    Yc : ndarray of shape (n, k)
+        The centred targets y − ȳ (host; a dask array chunked like X on Dask).
+    sw : ndarray of shape (n,) or None
+        Sample weights (None: unit weights, no product formed).
+    center : bool
+        Whether to centre (``fit_intercept``).
+    """
+    n = src.shape[0]
+    M, R, S = row_sums(src, _ridge_parts, Yc, sw, k=Yc.shape[1])
+    wsum = float(n) if sw is None else float(sw.sum())
+    kbar = S / wsum if center else None
+    if kbar is not None:
+        M -= wsum * np.outer(kbar, kbar)
+    return RidgeStats(M, R, kbar)
+
+

@@ -31,11 +31,14 @@ import numpy as np
 
 from .._backend import ArrayOps, ops_of
 from .._shared.nystrom_basis import (
+    RidgeStats,
     check_finite,
     pca_factors,
     ridge_lla_weights,
     ridge_ncr_coef,
+    ridge_stats,
     row_step,
+    row_sums,
 )
 
 
@@ -97,59 +100,6 @@ def features(src: KnmSource, A: np.ndarray, shift: np.ndarray | None = None):
 
 
 # ============================================================================ ridge regression
-@dataclass(frozen=True)
-class RidgeStats:
-    """One pass over K_nm for ridge regression (host, float64).
-
-    Attributes
-    ----------
-    M : ndarray of shape (m, m)
-        K_mn W K_nm − Σw·k̄k̄ᵀ (the centred weighted Gram; uncentred without intercept).
-    R : ndarray of shape (m, k)
-        K_mn W (y − ȳ).
-    kbar : ndarray of shape (m,) or None
-        The (weighted) mean row of K_nm; None without intercept.
-    """
-
-    M: np.ndarray
-    R: np.ndarray
-    kbar: np.ndarray | None
-
-
-def ridge_stats(src: KnmSource, Yc: np.ndarray, sw: np.ndarray | None,
-                center: bool) -> RidgeStats:
-    """M, R and k̄ of :class:`RidgeStats` accumulated over row blocks of K_nm.
-
-    Parameters
-    ----------
-    src : KnmSource
-    Yc : ndarray of shape (n, k)
-        The centred targets y − ȳ (host).
-    sw : ndarray of shape (n,) or None
-        Sample weights (None: unit weights, no product formed).
-    center : bool
-        Whether to centre (``fit_intercept``).
-    """
-    ops = src.ops
-    n, m = src.shape
-    like = _like(src)
-    Yd = ops.from_host(Yc, like, np.float64)
-    wd = None if sw is None else ops.from_host(sw, like, np.float64)
-    M = R = S = None
-    step = _step(src, Yc.shape[1])
-    for a in range(0, n, step):
-        Kb = src.knm(a, a + step)
-        WK = Kb if wd is None else wd[a:a + step, None] * Kb
-        parts = (Kb.T @ WK, WK.T @ Yd[a:a + step], WK.sum(0))
-        M, R, S = parts if M is None else (M + parts[0], R + parts[1], S + parts[2])
-    M, R, S = (np.asarray(ops.to_host(t), dtype=np.float64) for t in (M, R, S))
-    wsum = float(n) if sw is None else float(sw.sum())
-    kbar = S / wsum if center else None
-    if kbar is not None:
-        M -= wsum * np.outer(kbar, kbar)
-    return RidgeStats(M, R, kbar)
-
-
 @dataclass(frozen=True)
 class RidgeSolution:
     """A fitted ridge machine.
@@ -238,20 +188,14 @@ def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc:
     return RidgeSolution(w, beta, dual, intercept)
 
 
+def _mean_parts(Kb, wb):
+    return (Kb.sum(0) if wb is None else wb @ Kb,)
+
+
 def _weighted_mean_knm(src: KnmSource, sw: np.ndarray | None) -> np.ndarray:
     """k̄ = Σᵢ wᵢ K(xᵢ, C) / Σw (host), over row blocks of K_nm."""
-    ops = src.ops
-    n, m = src.shape
-    like = _like(src)
-    wd = None if sw is None else ops.from_host(sw, like, np.float64)
-    S = None
-    step = _step(src, 1)
-    for a in range(0, n, step):
-        Kb = src.knm(a, a + step)
-        part = Kb.sum(0) if wd is None else wd[a:a + step] @ Kb
-        S = part if S is None else S + part
-    S = np.asarray(ops.to_host(S), dtype=np.float64)
-    return S / (float(n) if sw is None else float(sw.sum()))
+    (S,) = row_sums(src, _mean_parts, sw)
+    return S / (float(src.shape[0]) if sw is None else float(sw.sum()))
 
 
 def _thin_svd_cut(ops: ArrayOps, Gt, dtype):
@@ -674,4 +618,4 @@ def svc_nystrom(mode: str, F, A: np.ndarray, fit_linear, fit_gram, dtype) -> SVC
 __all__ = ["KnmSource", "PCASolution", "RidgeSolution", "RidgeStats",
            "SVCSolution", "check_finite", "features", "pca_exact", "pca_nystrom",
            "pinv_factor", "ridge_exact", "ridge_gsa", "ridge_nystrom", "ridge_spa",
-           "ridge_stats", "row_step", "svc_nystrom"]
+           "ridge_stats", "row_step", "row_sums", "svc_nystrom"]

@@ -679,7 +679,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             Non-negative weights: weighted least squares Σᵢ wᵢ(yᵢ − f(xᵢ) − b)² +
             alpha‖f‖²_H in every in-memory mode (the intercept uses weighted means). An
             integer weight equals repeating the row (with the same landmarks). None = all
-            ones. Not available on dask inputs.
+            ones. On dask inputs (a dask array chunked like X, or numpy): modes 'lla' and
+            'ncr'.
 
         Returns
         -------
@@ -694,7 +695,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         TypeError
             If ``fit_intercept`` is not True or False.
         NotImplementedError
-            For ``sample_weight`` with dask inputs.
+            For ``sample_weight`` with dask inputs in modes 'gsa' and 'spa'.
         """
         mode = self._check_common(X, y)
         check_bool(self.fit_intercept, "fit_intercept")
@@ -706,13 +707,9 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         _require_y(y, self)
         if any_dask(X, y):  # map-reduce over the row chunks (asymkern._dask.machines)
             self._refuse_dask_precomputed()
-            if sample_weight is not None:
-                raise NotImplementedError(
-                    "NystromKernelRidge.fit: sample_weight is not supported on dask inputs "
-                    f"(mode={mode!r}); fit in memory or leave sample_weight=None")
             from .._dask.machines import fit_ridge
 
-            return self._keep_dask(fit_ridge(self, X, y, alpha))
+            return self._keep_dask(fit_ridge(self, X, y, alpha, sample_weight))
         self._ncr_requires_full()
         self.torch_fit_ = False
         if use_torch(self, X, y, sample_weight) and self.solver != "auto":
