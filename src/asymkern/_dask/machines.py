@@ -507,7 +507,7 @@ def _svd_R(R, n, dtype):
     return P, sig, Ut, keep
 
 
-def _check_w_chunk(wc, block_info=None):
+def _check_w_chunk(wc):
     if np.any(wc < 0):
         raise ValueError("sample_weight has negative values; expected weights >= 0")
     return wc
@@ -580,43 +580,38 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
     else:
         ybar = np.zeros(1 if Y.ndim == 1 else Y.shape[1])
     if mode in ("lla", "ncr"):  # the in-memory fit's sums (_shared.nystrom_basis)
-        st = ridge_stats(DaskLandmarkRows(kern, X, b.centers), Y2 - ybar, sw,
+        rs = ridge_stats(DaskLandmarkRows(kern, X, b.centers), Y2 - ybar, sw,
                          est.fit_intercept)
+        kbar = rs.kbar
         if mode == "ncr":
-            beta = ridge_ncr_coef(st.M, st.R, b.Kmm, alpha, dtype)
+            beta = ridge_ncr_coef(rs.M, rs.R, b.Kmm, alpha, dtype)
         else:
-            w = ridge_lla_weights(st.M, st.R, A, alpha)
+            w = ridge_lla_weights(rs.M, rs.R, A, alpha)
             beta = A @ w
-        return _finite_small(DaskMachineFit(
-            basis=b, n_features=int(X.shape[1]), dtype=dtype,
-            coef=None if w is None else w.T, landmark_coef=beta,
-            intercept=ybar - (st.kbar @ beta if st.kbar is not None else 0.0), dual=None,
-            X_fit=None, y_1d=Y.ndim == 1))
-    need_qr = mode == "gsa"  # spa or gsa from here
-    st = reduce_stats(kern, X, b.centers, A, Y, ybar, gram=not need_qr, qr=need_qr,
-                      center=est.fit_intercept, what="KRR summaries (m×m, m×outputs)")
-    kbar = st["ksum"] / n if est.fit_intercept else None
-    R = st["KtY"]  # K_mn (y − ȳ)
-    if mode == "spa":
-        M = st["KtK"].copy()
+    else:  # spa, gsa: the chunks' summaries and, for gsa, their merged R factor
+        need_qr = mode == "gsa"
+        st = reduce_stats(kern, X, b.centers, A, Y, ybar, gram=not need_qr, qr=need_qr,
+                          center=est.fit_intercept, what="KRR summaries (m×m, m×outputs)")
+        kbar = st["ksum"] / n if est.fit_intercept else None
+        Gty = A.T @ st["KtY"]  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
         if kbar is not None:
-            M -= n * np.outer(kbar, kbar)
-    Gty = A.T @ R  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
-    if kbar is not None:
-        Gty -= np.outer(A.T @ kbar, st["ysum"])
-    shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
-    if mode == "spa":  # (K̃_c + αI) a = y_c by Woodbury; a itself is n-sized (lazy)
-        Hp = A.T @ M @ A
-        GtG = Hp.copy()
-        Hp[np.diag_indices_from(Hp)] += alpha
-        z = np.linalg.solve(Hp, Gty)
-        beta = A @ ((Gty - GtG @ z) / alpha)
-        dual = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
-    else:
-        w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
-        beta = A @ w
-        dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
-                        b.centers, A, shift, gsa)
+            Gty -= np.outer(A.T @ kbar, st["ysum"])
+        shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
+        if mode == "spa":  # (K̃_c + αI) a = y_c by Woodbury; a itself is n-sized (lazy)
+            M = st["KtK"].copy()
+            if kbar is not None:
+                M -= n * np.outer(kbar, kbar)
+            Hp = A.T @ M @ A
+            GtG = Hp.copy()
+            Hp[np.diag_indices_from(Hp)] += alpha
+            z = np.linalg.solve(Hp, Gty)
+            beta = A @ ((Gty - GtG @ z) / alpha)
+            dual = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
+        else:
+            w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
+            beta = A @ w
+            dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
+                            b.centers, A, shift, gsa)
     return _finite_small(DaskMachineFit(
         basis=b, n_features=int(X.shape[1]), dtype=dtype,
         coef=None if w is None else w.T, landmark_coef=beta,

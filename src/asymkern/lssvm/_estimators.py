@@ -247,7 +247,6 @@ class _KernelMixin:
         ``_active`` records the rows that enter the solve (their coefficients; the others
         get 0). Returns (X or K, y, v) with v the positive weights of the kept samples or None.
         """
-        self._check_solver_params()
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
@@ -595,6 +594,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         numpy.linalg.LinAlgError
             If the system is singular and ``ridge`` is None or 0.
         """
+        self._check_solver_params()
         check_bool(self.probability, "probability")
         X, y, v = self._validate_X_fit(X, y, sample_weight=sample_weight,
                                        class_weight=self.class_weight)
@@ -787,6 +787,7 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
         ValueError
             If ``solver`` is unknown, ``C`` is not positive, or every weight is zero.
         """
+        self._check_solver_params()
         X, y, v = self._validate_X_fit(X, y, y_numeric=True, multi_output=True,
                                        sample_weight=sample_weight)
         self._multi_output = y.ndim == 2
