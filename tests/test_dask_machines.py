@@ -281,9 +281,9 @@ def test_pickled_model_has_no_dask_objects_and_predicts_numpy_or_dask():
 
 
 # ---------------------------------------------------------------------------- bad inputs
-@pytest.mark.parametrize("mode", ["lla", "ncr"])
+@pytest.mark.parametrize("mode", ["lla", "ncr", "spa"])
 def test_weighted_ridge_equals_in_memory(mode, monkeypatch):
-    """Sample weights on dask (modes lla / ncr): the in-memory fit's weighted sums, run
+    """Sample weights on dask (modes lla / ncr / spa): the in-memory fit's weighted sums, run
     chunk by chunk; only landmark-sized results reach the client; an integer weight equals
     repeating the row (with the same landmarks)."""
     X, y, Y, Xt = data(2000)
@@ -298,6 +298,8 @@ def test_weighted_ridge_equals_in_memory(mode, monkeypatch):
     assert seen and max(seen) < 8 * len(X)  # nothing n-sized gathered
     assert rel(b.predict(Xt), a.predict(Xt)) < 1e-10
     np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-10, atol=1e-12)
+    if mode == "spa":  # the lazy dual a = W(y_c − G_cᵀŵ)/α, chunk by chunk
+        assert rel(b.dual_coef_.compute(), a.dual_coef_) < 1e-10
     c = NystromKernelRidge(**kw).fit(chunked(X, 300), chunked(Y, 300), sample_weight=w)
     assert rel(c.predict(Xt), a.predict(Xt)) < 1e-10  # numpy weights, split like X
     rep = np.repeat(np.arange(len(X)), w.astype(int))  # the landmarks' rows, in X[rep]
@@ -318,7 +320,7 @@ def test_weighted_ridge_bad_weights():
         est.fit(Xd, yd, sample_weight=np.zeros(len(X)))
     with pytest.raises(ValueError, match="sample_weight has 299 entries"):
         est.fit(Xd, yd, sample_weight=np.ones(len(X) - 1))
-    with pytest.raises(NotImplementedError, match="modes 'lla' and 'ncr', not 'gsa'"):
+    with pytest.raises(NotImplementedError, match="modes 'lla', 'ncr' and 'spa', not 'gsa'"):
         NystromKernelRidge(mode="gsa", n_landmarks=20).fit(Xd, yd, sample_weight=np.ones(300))
 
 

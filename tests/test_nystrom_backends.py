@@ -57,9 +57,9 @@ def _kind(out, backend) -> None:
 
 def _on_dask(backend, mode, weighted=False, modes=("lla", "ncr", "gsa", "spa")) -> None:
     """Skip what the Dask executor does not offer (it says so with a NotImplementedError,
-    tested in tests/test_dask_machines.py): the n×n 'exact' mode, sample weights beyond
-    'lla' and 'ncr', and the SVC modes whose test phase needs every training point."""
-    if backend == "dask" and (mode not in modes or (weighted and mode not in ("lla", "ncr"))):
+    tested in tests/test_dask_machines.py): the n×n 'exact' mode, sample weights with
+    'gsa', and the SVC modes whose test phase needs every training point."""
+    if backend == "dask" and (mode not in modes or (weighted and mode == "gsa")):
         pytest.skip(f"mode={mode!r}{' with sample weights' if weighted else ''} is not "
                     "available on dask inputs")
 

@@ -452,8 +452,8 @@ def test_dask_refusals(data):
     da = pytest.importorskip("dask.array")
     X, y, yc = data
     Xd, yd = da.from_array(X, chunks=(20, 4)), da.from_array(y, chunks=20)
-    with pytest.raises(NotImplementedError, match="sample_weight"):  # lla / ncr take them
-        NystromKernelRidge(mode="spa", n_landmarks=10).fit(Xd, yd, sample_weight=np.ones(60))
+    with pytest.raises(NotImplementedError, match="sample_weight"):  # lla / ncr / spa take them
+        NystromKernelRidge(mode="gsa", n_landmarks=10).fit(Xd, yd, sample_weight=np.ones(60))
     with pytest.raises(NotImplementedError, match="precomputed"):
         NystromKernelRidge(kernel="precomputed", n_landmarks=10).fit(Xd, yd)
     with pytest.raises(NotImplementedError, match="probability"):

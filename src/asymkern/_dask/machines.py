@@ -299,64 +299,55 @@ def _qr_r(G):
     return np.linalg.qr(G, mode="r") if G.shape[0] else np.zeros((0, G.shape[1]))
 
 
-def _chunk_stats(kern, Xc, C, A, Yc, ybar, gram: bool, qr: bool, center: bool):
-    """Summaries of one row chunk: everything the m×m solves need (one kernel evaluation)."""
+def _chunk_stats(kern, Xc, C, A, Yc, ybar, center: bool):
+    """Summaries of one row chunk (one kernel evaluation): n, Σ K_c, the R factor of the chunk's
+    features G_c (with targets: of [G_c, Y_c], so that R[:s, s:] = Qᵀy_c, stable, no R⁻¹)
+    centred on their chunk mean, and with targets K_cᵀY_c and Σ Y_c."""
     K = _knm(kern, Xc, C)
     st = {"n": K.shape[0], "ksum": K.sum(axis=0)}
+    G = K @ A
     if Yc is not None:
         Y = np.asarray(Yc, dtype=np.float64).reshape(K.shape[0], -1) - ybar
-        st["ysum"] = Y.sum(axis=0)
-        st["KtY"] = K.T @ Y
-    if gram:
-        st["KtK"] = K.T @ K
-    if qr:  # with targets: QR of [G_c, Y_c], so that R[:s, s:] = Qᵀ y_c (stable, no R⁻¹)
-        G = K @ A if Yc is None else np.hstack([K @ A, Y])
-        g = G.mean(axis=0) if (center and G.shape[0]) else np.zeros(G.shape[1])
-        st["gmean"] = g
-        st["R"] = _qr_r(G - g if center else G)
+        st["ysum"], st["KtY"] = Y.sum(axis=0), K.T @ Y
+        G = np.hstack([G, Y])
+    st["gmean"] = G.mean(axis=0) if (center and G.shape[0]) else np.zeros(G.shape[1])
+    st["R"] = _qr_r(G - st["gmean"] if center else G)
     return st
 
 
 def _merge(a, b):
     """Pairwise merge of two chunk summaries (sums add; R factors as in a tall-skinny QR)."""
     out = {k: a[k] + b[k] for k in a if k not in ("R", "gmean")}
-    if "R" in a:
-        na, nb = a["n"], b["n"]
-        n = na + nb
-        rows = [a["R"], b["R"]]
-        if n and na and nb:
-            rows.append(np.sqrt(na * nb / n) * (a["gmean"] - b["gmean"])[None, :])
-        out["R"] = _qr_r(np.vstack(rows))
-        out["gmean"] = (na * a["gmean"] + nb * b["gmean"]) / n if n else a["gmean"]
+    na, nb = a["n"], b["n"]
+    n = na + nb
+    rows = [a["R"], b["R"]]
+    if n and na and nb:
+        rows.append(np.sqrt(na * nb / n) * (a["gmean"] - b["gmean"])[None, :])
+    out["R"] = _qr_r(np.vstack(rows))
+    out["gmean"] = (na * a["gmean"] + nb * b["gmean"]) / n if n else a["gmean"]
     return out
 
 
-def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, gram=False, qr=False, center=False,
-                 what="Nyström summaries"):
+def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, center=False, what="Nyström summaries"):
     """One pass over the chunks of X (and Y): the merged summaries, gathered (all small)."""
     from dask import delayed
 
     Cd, Ad = delayed(C, pure=True), delayed(A, pure=True)
     yd = (list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0]) if Y is not None
           else [None] * len(X.chunks[0]))
-    parts = [task(_chunk_stats, kern, xc, Cd, Ad, yc, ybar, gram, qr, center)
+    parts = [task(_chunk_stats, kern, xc, Cd, Ad, yc, ybar, center)
              for xc, yc in zip(X.to_delayed()[:, 0], yd)]
     (st,) = gather(what, _tree(parts, _merge))
-    if "R" in st:
-        R, s = st["R"], A.shape[1]
-        if R.shape[0] < R.shape[1]:  # fewer rows than columns: pad (rank-deficient)
-            R = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
-        st["R"], st["QtY"] = R[:s, :s], R[:s, s:]
+    R, s = st["R"], A.shape[1]
+    if R.shape[0] < R.shape[1]:  # fewer rows than columns: pad (rank-deficient)
+        R = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
+    st["R"], st["QtY"] = R[:s, :s], R[:s, s:]
     return st
 
 
 def _fold_task(kern, Xc, C, parts, *rows):
     """``parts(K(X_c, C), *row chunks)`` of one chunk (the block function of every executor)."""
     return parts(_knm(kern, Xc, C), *rows)
-
-
-def _add_parts(a, b):
-    return tuple(x + y for x, y in zip(a, b))
 
 
 class DaskLandmarkRows:
@@ -388,15 +379,16 @@ class DaskLandmarkRows:
         parts = r.to_delayed()
         return list(parts if r.ndim == 1 else parts[:, 0])
 
-    def fold(self, parts, *rows):
-        """Σ over the chunks of ``parts(K(X_c, C), *row chunks)``, gathered (host float64)."""
+    def fold(self, parts, *rows, merge):
+        """``parts(K(X_c, C), *row chunks)`` of every chunk, reduced by ``merge`` in a
+        fixed-order tree and gathered (host float64)."""
         from dask import delayed
 
         Cd = delayed(self.C, pure=True)
         cols = [self._chunks(r) for r in rows]
         tasks = [task(_fold_task, self.kern, xc, Cd, parts, *rs)
                  for xc, *rs in zip(self.X.to_delayed()[:, 0], *cols)]
-        (total,) = gather("Nyström summaries (landmark-sized)", _tree(tasks, _add_parts))
+        (total,) = gather("Nyström summaries (landmark-sized)", _tree(tasks, merge))
         return tuple(np.asarray(t, dtype=np.float64) for t in total)
 
 
@@ -500,13 +492,6 @@ def _finite_small(fit: DaskMachineFit) -> DaskMachineFit:
     return fit
 
 
-def _svd_R(R, n, dtype):
-    """SVD of the merged R (s×s): singular values / right vectors of G_cᵀ, in-memory cut-off."""
-    P, sig, Ut = np.linalg.svd(R)
-    keep = sig > max(n, R.shape[1]) * np.finfo(dtype).eps * (sig[0] if sig.size else 0.0)
-    return P, sig, Ut, keep
-
-
 def _check_w_chunk(wc):
     if np.any(wc < 0):
         raise ValueError("sample_weight has negative values; expected weights >= 0")
@@ -536,7 +521,7 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
     alpha : float
         Ridge parameter λ₀ > 0 (validated by the caller).
     sample_weight : dask or numpy array of shape (n,), optional
-        Weights ≥ 0 (modes lla and ncr): the weighted sums of the in-memory fit.
+        Weights ≥ 0 (modes lla, ncr and spa): the weighted sums of the in-memory fit.
 
     Returns
     -------
@@ -547,11 +532,13 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
     Notes
     -----
     One pass over the chunks gives n, Σ K_c, K_cᵀK_c and K_cᵀ(Y_c − ȳ) (ȳ from a pass over y
-    alone), so M = K_mn K_nm − n k̄k̄ᵀ and R = K_mn(y − ȳ) are the in-memory quantities:
-    NCR β = (M + λ₀K_mm)^† R (eq. (11)); LLA (AᵀMA + λ₀I) ŵ = AᵀR; SPA the Woodbury form of
-    (K̃_c + λ₀I) a = y_c. GSA (eq. (20)) replaces the in-memory thin SVD of G_cᵀ (n×s) by the R
-    factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c gives
-    Vᵀy_c without inverting R (the Gram route would square κ(G_c)).
+    alone), so M = K_mn K_nm − n k̄k̄ᵀ and R = K_mn(y − ȳ) are the in-memory quantities
+    (:func:`~asymkern._shared.nystrom_basis.ridge_stats`): NCR β = (M + λ₀K_mm)^† R
+    (eq. (11)); LLA (AᵀMA + λ₀I) ŵ = AᵀR; SPA LLA's ŵ and the lazy dual a = (y_c − G_cᵀŵ)/λ₀
+    (the in-memory ``spa_dual``). GSA (eq. (20)) replaces the in-memory QR of K_nm (n×m) by
+    the R factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c
+    gives Vᵀy_c without inverting R (the Gram route would square κ(G_c)); the solve is the
+    shared ``gsa_solve``.
     """
     from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef, ridge_stats
 
@@ -559,10 +546,10 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
         raise NotImplementedError(
             "solver='sklearn' fits scikit-learn's Ridge on the n×s features in memory; on dask "
             "inputs use solver='auto' (the same ridge solution in Gram form)")
-    if sample_weight is not None and est.mode not in ("lla", "ncr"):
+    if sample_weight is not None and est.mode == "gsa":
         raise NotImplementedError(
-            f"NystromKernelRidge.fit: sample_weight on dask inputs is available for modes "
-            f"'lla' and 'ncr', not {est.mode!r}; fit in memory or use one of those")
+            "NystromKernelRidge.fit: sample_weight on dask inputs is available for modes "
+            "'lla', 'ncr' and 'spa', not 'gsa'; fit in memory or use one of those")
     X, Y, kern, b = _fit_common(est, X, y)
     n, mode, A = int(X.shape[0]), est.mode, b.A
     dtype = np.dtype(X.dtype)
@@ -579,7 +566,7 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
         ybar = np.atleast_1d(ysum / n)  # = Y.mean(axis=0) of the in-memory path
     else:
         ybar = np.zeros(1 if Y.ndim == 1 else Y.shape[1])
-    if mode in ("lla", "ncr"):  # the in-memory fit's sums (_shared.nystrom_basis)
+    if mode in ("lla", "ncr", "spa"):  # the in-memory fit's sums (_shared.nystrom_basis)
         rs = ridge_stats(DaskLandmarkRows(kern, X, b.centers), Y2 - ybar, sw,
                          est.fit_intercept)
         kbar = rs.kbar
@@ -588,30 +575,22 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
         else:
             w = ridge_lla_weights(rs.M, rs.R, A, alpha)
             beta = A @ w
-    else:  # spa, gsa: the chunks' summaries and, for gsa, their merged R factor
-        need_qr = mode == "gsa"
-        st = reduce_stats(kern, X, b.centers, A, Y, ybar, gram=not need_qr, qr=need_qr,
-                          center=est.fit_intercept, what="KRR summaries (m×m, m×outputs)")
+        if mode == "spa":  # a = W(y_c − G_cᵀŵ)/α, n-sized: lazy
+            shift = kbar @ beta if kbar is not None else np.zeros(beta.shape[1])
+            dual = _lazy_spa_dual(kern, X, Y, sw, b.centers, beta, ybar, shift, alpha)
+            w = None
+    else:  # gsa: the chunks' summaries and their merged R factor
+        st = reduce_stats(kern, X, b.centers, A, Y, ybar, center=est.fit_intercept,
+                          what="KRR summaries (m×m, m×outputs)")
         kbar = st["ksum"] / n if est.fit_intercept else None
         Gty = A.T @ st["KtY"]  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
         if kbar is not None:
             Gty -= np.outer(A.T @ kbar, st["ysum"])
         shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
-        if mode == "spa":  # (K̃_c + αI) a = y_c by Woodbury; a itself is n-sized (lazy)
-            M = st["KtK"].copy()
-            if kbar is not None:
-                M -= n * np.outer(kbar, kbar)
-            Hp = A.T @ M @ A
-            GtG = Hp.copy()
-            Hp[np.diag_indices_from(Hp)] += alpha
-            z = np.linalg.solve(Hp, Gty)
-            beta = A @ ((Gty - GtG @ z) / alpha)
-            dual = _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha)
-        else:
-            w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
-            beta = A @ w
-            dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
-                            b.centers, A, shift, gsa)
+        w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
+        beta = A @ w
+        dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
+                        b.centers, A, shift, gsa)
     return _finite_small(DaskMachineFit(
         basis=b, n_features=int(X.shape[1]), dtype=dtype,
         coef=None if w is None else w.T, landmark_coef=beta,
@@ -619,47 +598,43 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
         X_fit=X if gsa is not None else None, y_1d=Y.ndim == 1))
 
 
-def _spa_dual_chunk(Xc, Yc, kern, C, A, ybar, shift, z, alpha):
-    G = _knm(kern, Xc, C) @ A - shift
-    Y = np.asarray(Yc, dtype=np.float64).reshape(G.shape[0], -1) - ybar
-    return (Y - G @ z) / alpha
+def _spa_dual_chunk(Xc, Yc, wc, kern, C, beta, ybar, shift, alpha):
+    """One chunk of SPA's dual W(y_c − (K − 1k̄ᵀ)β)/α (``spa_dual`` of the in-memory fit)."""
+    r = _knm(kern, Xc, C) @ beta - shift
+    a = (np.asarray(Yc, dtype=np.float64).reshape(r.shape[0], -1) - ybar - r) / alpha
+    return a if wc is None else np.asarray(wc, dtype=np.float64)[:, None] * a
 
 
-def _lazy_spa_dual(kern, X, Y, b, ybar, shift, z, alpha):
+def _lazy_spa_dual(kern, X, Y, sw, C, beta, ybar, shift, alpha):
     from dask import delayed
 
     da = require_dask()
     yd = list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0])
-    args = [delayed(a, pure=True) for a in (b.centers, b.A, ybar, shift, z)]
-    blocks = [da.from_delayed(task(_spa_dual_chunk, xc, yc, kern, *args, alpha),
-                              shape=(c, z.shape[1]), dtype=np.float64)
-              for xc, yc, c in zip(X.to_delayed()[:, 0], yd, X.chunks[0])]
+    wd = [None] * len(yd) if sw is None else list(sw.to_delayed())
+    args = [delayed(a, pure=True) for a in (C, beta, ybar, shift)]
+    blocks = [da.from_delayed(task(_spa_dual_chunk, xc, yc, wc, kern, *args, alpha),
+                              shape=(c, beta.shape[1]), dtype=np.float64)
+              for xc, yc, wc, c in zip(X.to_delayed()[:, 0], yd, wd, X.chunks[0])]
     return da.concatenate(blocks, axis=0)
 
 
 def _fit_gsa(gsa_solver: str, st: dict, n: int, dtype, Gty, alpha: float):
     """GSA through LLA's training (eq. (20)) from the merged R of G_cᵀ (no n×s SVD).
 
-    With R = P Σ Uᵀ (so G_cᵀ = V Σ Uᵀ, V = G_cᵀ U Σ⁻¹): Vᵀy_c = Σ⁻¹Uᵀ(G_c y_c),
-    ŵ = U Σ (Σ² + α)⁻¹ Vᵀy_c and α̂ = V (Σ² + α)⁻¹ Vᵀ y_c = G_cᵀ c with c = U Σ⁻¹ filt.
-    Returns (ŵ, c): the caller keeps the small c and α̂ as a lazy dask array.
+    With R = P Σ Uᵀ, G_cᵀ = V Σ Uᵀ (V = G_cᵀ U Σ⁻¹) and Vᵀy_c = Pᵀ Qᵀy_c; the solve is the
+    in-memory one (:func:`~asymkern._shared.nystrom_basis.gsa_solve`), and α̂ = V z = G_cᵀ c
+    with c = U Σ⁻¹ z. Returns (ŵ, c): the caller keeps the small c and α̂ as a lazy dask
+    array.
     """
-    P, sig, Ut, keep = _svd_R(st["R"], n, dtype)
-    sig, U = sig[keep], Ut[keep].T
-    proj = P[:, keep].T @ st["QtY"]  # Vᵀ y_c = Pᵀ Qᵀ y_c
-    filt = proj / (sig**2 + alpha)[:, None]
-    if gsa_solver == "woodbury":
-        GtG = st["R"].T @ st["R"]
-        Hp = GtG.copy()
-        Hp[np.diag_indices_from(Hp)] += alpha
-        z = np.linalg.solve(Hp, Gty)
-        w = (Gty - GtG @ z) / alpha  # Gᵀ α_W
-        vaw = (proj - sig[:, None] * (U.T @ z)) / alpha  # Vᵀ α_W
-        c = U @ (vaw / sig[:, None])
-    else:
-        w = U @ (sig[:, None] * filt)
-        c = U @ (filt / sig[:, None])
-    return w, c
+    from .._shared.nystrom_basis import gsa_solve, rank_cut
+
+    R = st["R"]
+    P, sig, Ut = np.linalg.svd(R)  # R = P Σ Uᵀ: the singular values and U of G_cᵀ
+    keep = rank_cut(sig, n, R.shape[1], dtype)
+    sig, Ut = sig[keep], Ut[keep]
+    w, z = gsa_solve(sig, Ut, P[:, keep].T @ st["QtY"], alpha,  # Vᵀy_c = Pᵀ Qᵀ y_c
+                     woodbury=(R.T @ R, Gty) if gsa_solver == "woodbury" else None)
+    return w, Ut.T @ (z / sig[:, None])  # α̂ = V z = G_cᵀ U Σ⁻¹ z
 
 
 def _exact_part(est, Z):
@@ -777,7 +752,7 @@ def fit_pca(est, X):
     s = A.shape[1]
     n = int(X.shape[0])
     k = est._components_for(s, n, b.n_landmarks)
-    st = reduce_stats(kern, X, b.centers, A, qr=True, center=est.center,
+    st = reduce_stats(kern, X, b.centers, A, center=est.center,
                       what="KPCA summaries (s×s R factor)")
     fbar = st["gmean"] if est.center else np.zeros(s)
     dual = None

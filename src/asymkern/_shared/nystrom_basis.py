@@ -533,9 +533,7 @@ def ridge_lla_weights(M: np.ndarray, R: np.ndarray, A: np.ndarray, alpha: float)
     M = K_mn W K_nm − Σw·k̄k̄ᵀ (m × m) and R = K_mn W (y − ȳ) (m × k), Li, Liu and Zhang
     (Nyström kernel machines), eq. (12); shared by every executor (the small solve stays on
     the host)."""
-    H = A.T @ M @ A  # G_c W G_cᵀ
-    H[np.diag_indices_from(H)] += alpha
-    return np.linalg.solve(H, A.T @ R)
+    return np.linalg.solve(_plus_diag(A.T @ M @ A, alpha), A.T @ R)  # G_c W G_cᵀ + αI
 
 
 def ridge_ncr_coef(M: np.ndarray, R: np.ndarray, Kmm: np.ndarray, alpha: float,
@@ -543,6 +541,65 @@ def ridge_ncr_coef(M: np.ndarray, R: np.ndarray, Kmm: np.ndarray, alpha: float,
     """NCR's landmark coefficients β = (M + αK_mm)^† R (m × k), Li, Liu and Zhang (Nyström
     kernel machines), eq. (11), the pseudo-inverse cut at the precision of ``dtype``."""
     return psd_pinv(M + alpha * Kmm, dtype=dtype) @ R
+
+
+def rank_cut(sig, n: int, s: int, dtype):
+    """The singular values of an n × s factor (G_cᵀ, F_c) kept by eq. (20)'s pseudo-inverse
+    (Li, Liu and Zhang): σ > max(n, s)·eps·σ₁, eps of the data's ``dtype`` (a mask, on the
+    executor of ``sig``)."""
+    top = float(sig[0]) if sig.shape[0] else 0.0
+    return sig > max(n, s) * float(np.finfo(dtype).eps) * top
+
+
+def gsa_solve(sig: np.ndarray, Ut: np.ndarray, VtY: np.ndarray, alpha: float, *,
+              woodbury: tuple | None = None, w_given: np.ndarray | None = None):
+    """GSA through LLA's training, Li, Liu and Zhang (Nyström kernel machines), eq. (20), in
+    the coordinates of the thin SVD G_cᵀ = V Σ Uᵀ (rank r, host arrays, r- and s-sized only).
+
+    Written once for every executor: each reaches the SVD its own way (numpy and torch from a
+    Householder QR of K_nm or the formed G_cᵀ, Dask from its merged TSQR) and lifts the dual
+    coefficients α̂ = V z to the n samples itself. With the projected targets VᵀY:
+
+    * eq. (20): ŵ = U Σ (Σ² + α)⁻¹ VᵀY and z = (Σ² + α)⁻¹ VᵀY, i.e. α̂ = V (Σ² + α)⁻¹ Vᵀ y_c,
+      the dual solution (K̃_c + αI)⁻¹ y_c restricted to range(G_cᵀ);
+    * ``woodbury=(GᵀG, Gᵀy)`` (s × s and s × k, G = G_c): problem (3) solved directly,
+      α_W = (K̃_c + αI)⁻¹ y_c = (y_c − G_cᵀ t)/α with t = (G_cG_cᵀ + αI)⁻¹ G_c y_c (an s × s
+      system), then projected: ŵ = G_c α_W and z = Vᵀα_W = (VᵀY − Σ Uᵀ t)/α;
+    * given weights ŵ (``w_given``, another solver's): z = Σ⁻¹ Uᵀ ŵ.
+
+    Parameters
+    ----------
+    sig : ndarray of shape (r,)
+        The kept singular values (:func:`rank_cut`).
+    Ut : ndarray of shape (r, s)
+        Uᵀ, the kept right singular vectors as rows.
+    VtY : ndarray of shape (r, k)
+        Vᵀ y_c.
+    alpha : float
+    woodbury : (ndarray, ndarray), optional
+    w_given : ndarray of shape (s, k), optional
+
+    Returns
+    -------
+    w : ndarray of shape (s, k)
+        ŵ.
+    z : ndarray of shape (r, k)
+        The dual coefficients in the basis V (α̂ = V z).
+    """
+    if w_given is not None:
+        return w_given, (Ut @ w_given) / sig[:, None]
+    if woodbury is not None:
+        GtG, Gty = woodbury
+        t = np.linalg.solve(_plus_diag(np.array(GtG, dtype=np.float64), alpha), Gty)
+        return (Gty - GtG @ t) / alpha, (VtY - sig[:, None] * (Ut @ t)) / alpha
+    filt = VtY / (sig**2 + alpha)[:, None]
+    return Ut.T @ (sig[:, None] * filt), filt
+
+
+def _plus_diag(H: np.ndarray, alpha: float) -> np.ndarray:
+    """H + αI in place (a host matrix)."""
+    H[np.diag_indices_from(H)] += alpha
+    return H
 
 
 def pca_factors(mode: str, S: np.ndarray, Vt: np.ndarray, signs: np.ndarray, k: int, n: int,
@@ -586,8 +643,7 @@ def pca_factors(mode: str, S: np.ndarray, Vt: np.ndarray, signs: np.ndarray, k: 
     if mode == "spa":
         return lam, W, np.arange(k), np.diag(signs / S[:k])
     if mode == "gsa":
-        top = float(S[0]) if S.shape[0] else 0.0
-        keep = np.flatnonzero(S > max(n, Vt.shape[1]) * float(np.finfo(dtype).eps) * top)
+        keep = np.flatnonzero(rank_cut(S, n, Vt.shape[1], dtype))
         return lam, W, keep, (Vt[keep] @ W) / S[keep, None]
     return lam, W, None, None
 
@@ -608,11 +664,12 @@ class RidgeStats:
     Attributes
     ----------
     M : ndarray of shape (m, m)
-        K_mn W K_nm − Σw·k̄k̄ᵀ (the centred weighted Gram; uncentred without intercept).
+        Σᵢ wᵢ(kᵢ − k̄)(kᵢ − k̄)ᵀ = K_mn W K_nm − Σw·k̄k̄ᵀ (the centred weighted Gram; uncentred,
+        K_mn W K_nm, without intercept).
     R : ndarray of shape (m, k)
-        K_mn W (y − ȳ).
+        Σᵢ wᵢ(kᵢ − k̄)(yᵢ − ȳ)ᵀ (uncentred, K_mn W y, without intercept).
     kbar : ndarray of shape (m,) or None
-        The (weighted) mean row of K_nm; None without intercept.
+        The (weighted) mean row k̄ of K_nm; None without intercept.
     """
 
     M: np.ndarray
@@ -620,25 +677,31 @@ class RidgeStats:
     kbar: np.ndarray | None
 
 
-def row_sums(src, parts, *rows, k: int = 1) -> tuple:
-    """Σ over the row blocks of K_nm of ``parts(K_block, *row_blocks)``, a tuple of small
-    arrays, returned on the host in float64.
+def _add(a: tuple, b: tuple) -> tuple:
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def row_sums(src, parts, *rows, k: int = 1, merge=_add) -> tuple:
+    """The reduction over the row blocks of K_nm of ``parts(K_block, *row_blocks)``, a tuple of
+    small arrays, returned on the host in float64: their sum, or any associative ``merge``.
 
     ``rows`` are n-row arrays (or None) sliced like the block. The source's own ``fold`` runs
     when it has one: the Dask executor's, a tree reduction over its chunks in the cluster.
-    Otherwise the sum is a loop over row blocks on the executor (numpy, torch), the host rows
-    moved there first. ``parts`` is written once for every executor, with the array operators
-    they share.
+    Otherwise the reduction is a loop over row blocks on the executor (numpy, torch), the host
+    rows moved there first. ``parts`` and ``merge`` are written once for every executor, with
+    the array operators they share.
 
     Parameters
     ----------
     src : KnmSource
         Rows of K_nm (:class:`~asymkern.nystrom._algebra.KnmSource`).
     parts : callable
-        ``parts(Kb, *row_blocks) -> tuple`` of arrays of fixed shapes.
+        ``parts(Kb, *row_blocks) -> tuple`` of arrays (or numbers) of fixed shapes.
     *rows : ndarray of shape (n, ...) or None
     k : int, default 1
         Right-hand sides per block (the block size).
+    merge : callable, default: elementwise sum
+        ``merge(a, b) -> tuple`` of two blocks' (or merged) tuples.
 
     Returns
     -------
@@ -646,7 +709,7 @@ def row_sums(src, parts, *rows, k: int = 1) -> tuple:
     """
     fold = getattr(src, "fold", None)
     if fold is not None:
-        return fold(parts, *rows)
+        return fold(parts, *rows, merge=merge)
     ops = src.ops
     n, m = src.shape
     like = src.knm(0, 1)  # a float64 array of the executor (the device of the sums)
@@ -654,21 +717,51 @@ def row_sums(src, parts, *rows, k: int = 1) -> tuple:
     step = src.step(k) if hasattr(src, "step") else row_step(m, k)
     total: tuple = ()
     for a in range(0, n, step):
-        out = parts(src.knm(a, a + step), *(None if r is None else r[a:a + step]
-                                            for r in rows_d))
-        total = tuple(out) if not total else tuple(t + o for t, o in zip(total, out))
-    return tuple(np.asarray(ops.to_host(t), dtype=np.float64) for t in total)
+        out = tuple(parts(src.knm(a, a + step), *(None if r is None else r[a:a + step]
+                                                  for r in rows_d)))
+        total = merge(total, out) if total else out
+    return tuple(np.asarray(t if isinstance(t, numbers.Number) else ops.to_host(t),
+                            dtype=np.float64) for t in total)
 
 
 def _ridge_parts(Kb, Yb, wb):
-    """One block's K_bᵀW_bK_b, K_bᵀW_bY_b and Σ W_bK_b (wb None: unit weights)."""
+    """One block's K_bᵀW_bK_b and K_bᵀW_bY_b (wb None: unit weights)."""
     WK = Kb if wb is None else wb[:, None] * Kb
-    return Kb.T @ WK, WK.T @ Yb, WK.sum(0)
+    return Kb.T @ WK, WK.T @ Yb
+
+
+def _centred_parts(Kb, Yb, wb):
+    """One block's weight W_b = Σ w, weighted mean row k̄_b, and its sums centred on k̄_b:
+    Σ w(k − k̄_b)(k − k̄_b)ᵀ, Σ w(k − k̄_b)yᵀ and Σ w y (wb None: unit weights)."""
+    Wb = float(Kb.shape[0]) if wb is None else wb.sum()
+    kb = (Kb.sum(0) if wb is None else wb @ Kb) / (Wb + (Wb == 0))  # 0 for a zero weight
+    Kc = Kb - kb
+    WKc = Kc if wb is None else wb[:, None] * Kc
+    return Wb, kb, Kc.T @ WKc, WKc.T @ Yb, (Yb.sum(0) if wb is None else wb @ Yb)
+
+
+def _merge_centred(a: tuple, b: tuple) -> tuple:
+    """The sums of :func:`_centred_parts` of two sets of rows, centred on their joint mean:
+    the pairwise update of Chan, Golub and LeVeque (1983), M = M_a + M_b + (W_aW_b/W) d dᵀ with
+    d = k̄_a − k̄_b, and R = R_a + R_b + (k̄_a − k̄) s_aᵀ + (k̄_b − k̄) s_bᵀ."""
+    Wa, ka, Ma, Ra, sa = a
+    Wb, kb, Mb, Rb, sb = b
+    W = Wa + Wb
+    Ws = W + (W == 0)
+    k = (Wa * ka + Wb * kb) / Ws
+    d = ka - kb
+    M = Ma + Mb + (Wa * Wb / Ws) * (d[:, None] * d[None, :])
+    return W, k, M, Ra + Rb + (ka - k)[:, None] * sa + (kb - k)[:, None] * sb, sa + sb
 
 
 def ridge_stats(src, Yc, sw, center: bool) -> RidgeStats:
     """M, R and k̄ of :class:`RidgeStats`: one pass over the row blocks of K_nm
     (:func:`row_sums`, on every executor).
+
+    With ``center`` the sums are centred block by block and merged by the pairwise update of
+    Chan, Golub and LeVeque (:func:`_merge_centred`), never as K_mn W K_nm − Σw·k̄k̄ᵀ: when the
+    kernel varies little over the data (a wide bandwidth) that difference cancels most of its
+    digits (the one-pass variance formula), and the ridge solution lost up to 5 digits.
 
     Parameters
     ----------
@@ -681,12 +774,9 @@ def ridge_stats(src, Yc, sw, center: bool) -> RidgeStats:
     center : bool
         Whether to centre (``fit_intercept``).
     """
-    n = src.shape[0]
-    M, R, S = row_sums(src, _ridge_parts, Yc, sw, k=Yc.shape[1])
-    wsum = float(n) if sw is None else float(sw.sum())
-    kbar = S / wsum if center else None
-    if kbar is not None:
-        M -= wsum * np.outer(kbar, kbar)
-    return RidgeStats(M, R, kbar)
-
-
+    if center:
+        _, kbar, M, R, _ = row_sums(src, _centred_parts, Yc, sw, k=Yc.shape[1],
+                                    merge=_merge_centred)
+        return RidgeStats(M, R, kbar)
+    M, R = row_sums(src, _ridge_parts, Yc, sw, k=Yc.shape[1])
+    return RidgeStats(M, R, None)

@@ -33,7 +33,9 @@ from .._backend import ArrayOps, ops_of
 from .._shared.nystrom_basis import (
     RidgeStats,
     check_finite,
+    gsa_solve,
     pca_factors,
+    rank_cut,
     ridge_lla_weights,
     ridge_ncr_coef,
     ridge_stats,
@@ -59,12 +61,6 @@ def _step(src: KnmSource, k: int) -> int:
     """Rows per block of ``src`` with k right-hand sides."""
     step = getattr(src, "step", None)
     return step(k) if step is not None else row_step(src.shape[1], k)
-
-
-def _plus_diag(H: np.ndarray, alpha: float) -> np.ndarray:
-    """H + αI in place (a host matrix)."""
-    H[np.diag_indices_from(H)] += alpha
-    return H
 
 
 def _like(src: KnmSource):
@@ -130,7 +126,8 @@ def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc:
     Li, Liu and Zhang (Nyström kernel machines), Algorithm 1: LLA solves the s×s system of
     eq. (12) from :func:`ridge_stats`, NCR the m×m one of eq. (11); GSA goes through
     :func:`ridge_gsa` (eq. (20)); SPA solves the dual (W½K̃_cW½ + αI) b = W½y_c,
-    K̃_c = G_cᵀG_c, by Woodbury (an s×s system), a = W½b and β = A G_c a.
+    K̃_c = G_cᵀG_c, by Woodbury: its s×s system is LLA's, so G_c a = ŵ (LLA's weights) and
+    a = W(y_c − G_cᵀŵ)/α (:func:`spa_dual`), β = A ŵ.
 
     Parameters
     ----------
@@ -157,33 +154,30 @@ def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc:
     -------
     RidgeSolution
     """
-    ops = src.ops
     w = dual = None
     kbar = None
-    if mode in ("lla", "ncr"):
+    if mode in ("lla", "ncr", "spa"):
         st = ridge_stats(src, Yc, sw if weighted else None, center)
         kbar = st.kbar
         if mode == "ncr":
             beta = ridge_ncr_coef(st.M, st.R, Kmm, alpha, dtype)
         else:
-            w = ridge_lla_weights(st.M, st.R, A, alpha) if w_given is None else w_given
+            w = (ridge_lla_weights(st.M, st.R, A, alpha) if w_given is None or mode == "spa"
+                 else w_given)
             beta = A @ w
+        if mode == "spa":
+            dual = spa_dual(src, beta, kbar, Yc, sw if weighted else None, alpha)
+            w = None
     elif mode == "gsa" and gsa_solver == "eq20":
         w, dual, kbar = ridge_gsa_householder(src, A, Yc, sw if weighted else None, alpha,
                                               center, dtype, w_given)
         beta = A @ w
-    else:
+    else:  # gsa, gsa_solver='woodbury': G_cᵀ (n × s) formed on the executor
         if center:
             kbar = _weighted_mean_knm(src, sw if weighted else None)
-        Gt = features(src, A, kbar)  # G_cᵀ (n × s) on the executor
-        if mode == "gsa":
-            w, dual = ridge_gsa(ops, Gt, Yc, sw if weighted else None, alpha, dtype,
-                                gsa_solver, w_given)
-            beta = A @ w
-        else:
-            dual, GtA = ridge_spa(ops, Gt, Yc, sw if weighted else None, alpha)
-            beta = A @ GtA
-        del Gt
+        w, dual = ridge_gsa(src.ops, features(src, A, kbar), Yc, sw if weighted else None,
+                            alpha, dtype, gsa_solver, w_given)
+        beta = A @ w
     intercept = ybar - (kbar @ beta if kbar is not None else 0.0)
     return RidgeSolution(w, beta, dual, intercept)
 
@@ -202,8 +196,7 @@ def _thin_svd_cut(ops: ArrayOps, Gt, dtype):
     """The thin SVD Gᵀ = V Σ Uᵀ of Gt (n × s) truncated at σ > max(n, s)·eps·σ₁ (eps of the
     data's ``dtype``): the rank-revealing cut-off of eq. (20)'s pseudo-inverse."""
     V, sig, Ut = ops.svd(Gt)
-    top = float(sig[0]) if sig.shape[0] else 0.0
-    keep = sig > max(Gt.shape) * float(np.finfo(dtype).eps) * top
+    keep = rank_cut(sig, *Gt.shape, dtype)
     return V[:, keep], sig[keep], Ut[keep]
 
 
@@ -263,20 +256,17 @@ def ridge_gsa(ops: ArrayOps, Gt, Yc: np.ndarray, sw: np.ndarray | None, alpha: f
         rw = ops.from_host(np.sqrt(sw)[:, None], Gt, np.float64)
         Gt, Yd = rw * Gt, rw * Yd
     V, sig, Ut = _thin_svd_cut(ops, Gt, dtype)
-    if w_given is not None:
-        w = w_given
-        a = V @ ((Ut @ ops.from_host(w, Gt, np.float64)) / sig[:, None])
-    elif gsa_solver == "woodbury":
-        Hp = _plus_diag(np.array(ops.to_host(Gt.T @ Gt), dtype=np.float64), alpha)
-        sol = np.linalg.solve(Hp, ops.to_host(Gt.T @ Yd))
-        a_w = (Yd - Gt @ ops.from_host(sol, Gt, np.float64)) / alpha
-        w = np.asarray(ops.to_host(Gt.T @ a_w))  # = ŵ
-        a = V @ (V.T @ a_w)
-    else:
-        filt = (V.T @ Yd) / (sig**2 + alpha)[:, None]
-        w = np.asarray(ops.to_host(Ut.T @ (sig[:, None] * filt)))
-        a = V @ filt
+    wood = ((_host(ops, Gt.T @ Gt), _host(ops, Gt.T @ Yd)) if gsa_solver == "woodbury"
+            else None)
+    w, z = gsa_solve(_host(ops, sig), _host(ops, Ut), _host(ops, V.T @ Yd), alpha,
+                     woodbury=wood, w_given=w_given)
+    a = V @ ops.from_host(z, V, np.float64)
     return w, (rw * a if rw is not None else a)
+
+
+def _host(ops: ArrayOps, a) -> np.ndarray:
+    """A small executor array on the host, float64."""
+    return np.asarray(ops.to_host(a), dtype=np.float64)
 
 
 def _formed_knm(src: KnmSource, lead: int = 0):
@@ -370,57 +360,44 @@ def ridge_gsa_householder(src: KnmSource, A: np.ndarray, Yc: np.ndarray,
     del Kb
     refl, R = ops.householder(K)
     del K
-    P, sig, Ut = ops.svd(R[lead:, lead:] @ Ad)
-    top = float(sig[0]) if sig.shape[0] else 0.0
-    keep = sig > max(n, Ad.shape[1]) * float(np.finfo(dtype).eps) * top
-    P, sig, Ut = P[:, keep], sig[keep], Ut[keep]
-    if w_given is not None:
-        w = w_given
-        z = P @ ((Ut @ ops.from_host(w, R, np.float64)) / sig[:, None])
-    else:
-        QtY = ops.householder_apply(refl, Yd, transpose=True)[lead:lead + m]
-        filt = (P.T @ QtY) / (sig**2 + alpha)[:, None]
-        w = np.asarray(ops.to_host(Ut.T @ (sig[:, None] * filt)))
-        z = P @ filt
+    P, sig, Ut = ops.svd(R[lead:, lead:] @ Ad)  # R₂A = P Σ Uᵀ (m × s, on the executor)
+    keep = rank_cut(sig, n, Ad.shape[1], dtype)
+    P = P[:, keep]
+    VtY = None if w_given is not None else _host(  # Vᵀ W½y_c = Pᵀ Q₂ᵀ W½y_c
+        ops, P.T @ ops.householder_apply(refl, Yd, transpose=True)[lead:lead + m])
+    w, z = gsa_solve(_host(ops, sig[keep]), _host(ops, Ut[keep]), VtY, alpha,
+                     w_given=w_given)
     Z = ops.zeros((n, z.shape[1]), R, np.float64)
-    Z[lead:lead + m] = z
+    Z[lead:lead + m] = P @ ops.from_host(z, R, np.float64)
     a = ops.householder_apply(refl, Z)
     return w, (rw * a if rw is not None else a), kbar
 
 
-def ridge_spa(ops: ArrayOps, Gt, Yc: np.ndarray, sw: np.ndarray | None, alpha: float):
-    """SPA's dual (W½K̃_cW½ + αI) b = W½y_c, K̃_c = G_cᵀG_c, by Woodbury; a = W½b.
+def spa_dual(src: KnmSource, beta: np.ndarray, kbar: np.ndarray | None, Yc: np.ndarray,
+             sw: np.ndarray | None, alpha: float):
+    """SPA's dual coefficients a = W(y_c − G_cᵀŵ)/α (n × k, on the executor), one pass over
+    K_nm: G_cᵀŵ = (K_nm − 1k̄ᵀ)β with β = Aŵ.
 
-    b = (W½y_c − W½G_cᵀ H⁻¹ G_cW½ W½y_c)/α with the s×s H = G_cWG_cᵀ + αI solved on the
-    host (Li, Liu and Zhang, §II-D).
+    SPA solves (W½K̃_cW½ + αI) b = W½y_c, K̃_c = G_cᵀG_c, a = W½b (Li, Liu and Zhang, §II-D)
+    by Woodbury; its s×s system (G_cWG_cᵀ + αI) ŵ = G_cWy_c is LLA's, so G_c a = ŵ and
+    a = W(y_c − G_cᵀŵ)/α: the primal–dual relation of ridge regression.
 
     Parameters
     ----------
-    ops : ArrayOps
-    Gt : array of shape (n, s)
-        G_cᵀ on the executor (float64).
+    src : KnmSource
+    beta : ndarray of shape (m, k)
+        A ŵ (host).
+    kbar : ndarray of shape (m,) or None
+        The (weighted) mean row of K_nm (None: no centring).
     Yc : ndarray of shape (n, k)
+        Centred targets (host).
     sw : ndarray of shape (n,) or None
     alpha : float
-
-    Returns
-    -------
-    dual : array of shape (n, k)
-        a on the executor.
-    GtA : ndarray of shape (s, k)
-        G_c a (host): the landmark coefficients are A G_c a.
     """
-    Yw = ops.from_host(Yc, Gt, np.float64)
-    Gw, rw = Gt, None
-    if sw is not None:
-        rw = ops.from_host(np.sqrt(sw)[:, None], Gt, np.float64)
-        Gw, Yw = rw * Gt, rw * Yw
-    H = _plus_diag(np.array(ops.to_host(Gw.T @ Gw), dtype=np.float64), alpha)
-    z = np.linalg.solve(H, ops.to_host(Gw.T @ Yw))
-    a = (Yw - Gw @ ops.from_host(z, Gt, np.float64)) / alpha
-    if rw is not None:
-        a = rw * a
-    return a, np.asarray(ops.to_host(Gt.T @ a))
+    ops = src.ops
+    r = features(src, beta, kbar)  # G_cᵀŵ
+    a = (ops.from_host(Yc, r, np.float64) - r) / alpha
+    return a if sw is None else ops.from_host(sw[:, None], r, np.float64) * a
 
 
 def ridge_exact(ops: ArrayOps, K, Yc: np.ndarray, ybar: np.ndarray, sw: np.ndarray,
@@ -617,5 +594,5 @@ def svc_nystrom(mode: str, F, A: np.ndarray, fit_linear, fit_gram, dtype) -> SVC
 
 __all__ = ["KnmSource", "PCASolution", "RidgeSolution", "RidgeStats",
            "SVCSolution", "check_finite", "features", "pca_exact", "pca_nystrom",
-           "pinv_factor", "ridge_exact", "ridge_gsa", "ridge_nystrom", "ridge_spa",
-           "ridge_stats", "row_step", "row_sums", "svc_nystrom"]
+           "pinv_factor", "ridge_exact", "ridge_gsa", "ridge_nystrom", "ridge_stats",
+           "row_step", "row_sums", "spa_dual", "svc_nystrom"]
