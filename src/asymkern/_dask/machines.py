@@ -369,30 +369,20 @@ class DaskLandmarkRows:
         self.kern, self.X, self.C = kern, X, np.asarray(C)
         self.shape = (int(X.shape[0]), int(self.C.shape[0]))
 
-    def _chunks(self, r):
-        """The chunks of the n-row array ``r`` (dask or numpy; None: Nones) aligned with X's."""
-        if r is None:
-            return [None] * len(self.X.chunks[0])
-        da = require_dask()
-        r = r if is_dask_array(r) else da.from_array(np.asarray(r))
-        r = r.rechunk({0: self.X.chunks[0]} if r.ndim == 1 else {0: self.X.chunks[0], 1: -1})
-        parts = r.to_delayed()
-        return list(parts if r.ndim == 1 else parts[:, 0])
-
     def fold(self, parts, *rows, merge):
         """``parts(K(X_c, C), *row chunks)`` of every chunk, reduced by ``merge`` in a
         fixed-order tree and gathered (host float64)."""
         from dask import delayed
 
         Cd = delayed(self.C, pure=True)
-        cols = [self._chunks(r) for r in rows]
+        cols = [_row_chunks(r, self.X) for r in rows]
         tasks = [task(_fold_task, self.kern, xc, Cd, parts, *rs)
                  for xc, *rs in zip(self.X.to_delayed()[:, 0], *cols)]
         (total,) = gather("Nyström summaries (landmark-sized)", _tree(tasks, merge))
         return tuple(np.asarray(t, dtype=np.float64) for t in total)
 
 
-def _lincomb(kern, Zc, C, B, b, dtype, what):
+def _lincomb(Zc, kern, C, B, b, dtype, what):
     """K(Z_c, C) B + b for one chunk, in the data's dtype (predictions, transforms)."""
     from .._validation import check_finite_output, narrowed
 
@@ -401,28 +391,34 @@ def _lincomb(kern, Zc, C, B, b, dtype, what):
     return narrowed(out, dtype)
 
 
-def _features_chunk(kern, Xc, C, A, shift, right):
+def _features_chunk(Xc, kern, C, A, shift, right):
     """(K(X_c, C) A − shift) @ right: per-chunk centred features times a small matrix."""
     G = _knm(kern, Xc, C) @ A - shift
     return G @ right
 
 
-def map_rows(func, X, n_out: int, dtype, *args):
-    """A dask (n, n_out) array chunked like X: func(X_c, *args) per chunk (args small)."""
+def _row_chunks(r, X) -> list:
+    """The delayed chunks of the n-row array ``r`` (dask or numpy; None: Nones) aligned with
+    the row chunks of X."""
+    if r is None:
+        return [None] * len(X.chunks[0])
+    r = r if is_dask_array(r) else require_dask().from_array(np.asarray(r))
+    r = r.rechunk({0: X.chunks[0]} if r.ndim == 1 else {0: X.chunks[0], 1: -1})
+    parts = r.to_delayed()
+    return list(parts if r.ndim == 1 else parts[:, 0])
+
+
+def map_rows(func, X, n_out: int, dtype, *args, rows=()):
+    """A dask (n, n_out) array chunked like X: func(X_c, *row chunks, *args) per chunk (args
+    small; ``rows`` n-row arrays aligned with X's chunks by :func:`_row_chunks`)."""
     from dask import delayed
 
     da = require_dask()
     dargs = [delayed(a, pure=True) if isinstance(a, np.ndarray) else a for a in args]
-    blocks = [da.from_delayed(task(func, xc, *dargs), shape=(c, n_out), dtype=dtype)
-              for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])]
+    cols = [_row_chunks(r, X) for r in rows]
+    blocks = [da.from_delayed(task(func, xc, *rs, *dargs), shape=(c, n_out), dtype=dtype)
+              for xc, c, *rs in zip(X.to_delayed()[:, 0], X.chunks[0], *cols)]
     return da.concatenate(blocks, axis=0)
-
-
-def _swap(func):
-    """func(kern, Xc, ...) as g(Xc, kern, ...) for :func:`map_rows`."""
-    def g(Xc, kern, *args):
-        return func(kern, Xc, *args)
-    return g
 
 
 def features(basis, Z, dtype=np.float64, B=None):
@@ -447,7 +443,7 @@ def features(basis, Z, dtype=np.float64, B=None):
                                   "dask inputs")
     Z = check_X(Z, "Z")
     B = basis.A if B is None else B
-    return map_rows(_swap(_lincomb), Z, B.shape[1], dtype, basis.kernel, basis.centers, B,
+    return map_rows(_lincomb, Z, B.shape[1], dtype, basis.kernel, basis.centers, B,
                     np.zeros(B.shape[1]), np.dtype(dtype), "the Nyström features")
 
 
@@ -467,16 +463,14 @@ def _fit_common(est, X, y=None, numeric: bool = True):
         raise NotImplementedError(
             f"mode='exact' needs the n×n kernel matrix of all {X.shape[0]} samples; it is not "
             "available on dask inputs: use a Nyström mode ('lla', 'ncr', 'spa', 'gsa')")
-    est._ncr_requires_full()
     kern = est._kernel()
     from .._validation import check_random_state
 
     n = int(X.shape[0])
-    m = est._landmark_count(n)  # clipped to n_samples (ClippedParameterWarning); None: indices
+    m = est._landmark_count(n)  # clipped to n_samples (ClippedParameterWarning)
     rng = check_random_state(est.random_state, "random_state")
     b = build_basis_dask(kern, X, m, landmarks=est.landmarks,
-                         subspace_dim=est._subspace_request(
-                             m if m is not None else np.asarray(est.landmarks).size),
+                         subspace_dim=est._subspace_request(m),
                          rcond=est.rcond, random_state=rng)
     return X, Y, kern, b
 
@@ -577,7 +571,8 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
             beta = A @ w
         if mode == "spa":  # a = W(y_c − G_cᵀŵ)/α, n-sized: lazy
             shift = kbar @ beta if kbar is not None else np.zeros(beta.shape[1])
-            dual = _lazy_spa_dual(kern, X, Y, sw, b.centers, beta, ybar, shift, alpha)
+            dual = map_rows(_spa_dual_chunk, X, beta.shape[1], np.float64, kern, b.centers,
+                            beta, ybar, shift, alpha, rows=(Y, sw))
             w = None
     else:  # gsa: the chunks' summaries and their merged R factor
         st = reduce_stats(kern, X, b.centers, A, Y, ybar, center=est.fit_intercept,
@@ -589,7 +584,7 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
         shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
         w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
         beta = A @ w
-        dual = map_rows(_swap(_features_chunk), X, gsa.shape[1], np.float64, kern,
+        dual = map_rows(_features_chunk, X, gsa.shape[1], np.float64, kern,
                         b.centers, A, shift, gsa)
     return _finite_small(DaskMachineFit(
         basis=b, n_features=int(X.shape[1]), dtype=dtype,
@@ -603,19 +598,6 @@ def _spa_dual_chunk(Xc, Yc, wc, kern, C, beta, ybar, shift, alpha):
     r = _knm(kern, Xc, C) @ beta - shift
     a = (np.asarray(Yc, dtype=np.float64).reshape(r.shape[0], -1) - ybar - r) / alpha
     return a if wc is None else np.asarray(wc, dtype=np.float64)[:, None] * a
-
-
-def _lazy_spa_dual(kern, X, Y, sw, C, beta, ybar, shift, alpha):
-    from dask import delayed
-
-    da = require_dask()
-    yd = list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0])
-    wd = [None] * len(yd) if sw is None else list(sw.to_delayed())
-    args = [delayed(a, pure=True) for a in (C, beta, ybar, shift)]
-    blocks = [da.from_delayed(task(_spa_dual_chunk, xc, yc, wc, kern, *args, alpha),
-                              shape=(c, beta.shape[1]), dtype=np.float64)
-              for xc, yc, wc, c in zip(X.to_delayed()[:, 0], yd, wd, X.chunks[0])]
-    return da.concatenate(blocks, axis=0)
 
 
 def _fit_gsa(gsa_solver: str, st: dict, n: int, dtype, Gty, alpha: float):
@@ -637,20 +619,6 @@ def _fit_gsa(gsa_solver: str, st: dict, n: int, dtype, Gty, alpha: float):
     return w, Ut.T @ (z / sig[:, None])  # α̂ = V z = G_cᵀ U Σ⁻¹ z
 
 
-def _exact_part(est, Z):
-    """K(Z, X_fit) α̂ for GSA's test phase, as a dask array chunked like Z."""
-    from .kernel import DaskKernelMatrix
-
-    if not is_dask_array(getattr(est, "X_fit_", None)):
-        raise ValueError(
-            f"{type(est).__name__}(mode='gsa') was fitted on dask inputs and then unpickled: "
-            "GSA's test phase uses the kernel against all training points (Algorithm 1), "
-            "which a pickled Dask-fitted model does not carry; use predict_lla / the LLA "
-            "scores (the same training), or refit")
-    G = DaskKernelMatrix(est._kernel(), Z, est.X_fit_)
-    return G.matmat(est.dual_coef_)
-
-
 def _out(out, was_dask):
     if was_dask:
         return out
@@ -658,33 +626,30 @@ def _out(out, was_dask):
     return res
 
 
-def predict_ridge(est, Z, approach=None):
-    approach = approach or est.mode
-    was_dask = is_dask_array(Z)
+def _lazy_values(est, Z, approach: str, what: str):
+    """f(Z) = K(Z, X_fit) α + b (GSA's and exact's test phase, Algorithm 1) or K(Z, C) β + b,
+    a dask array chunked like Z in the training dtype (``what`` names it in errors)."""
     Zd = _check_new(est, Z)
-    dt = _dtype(est)
-    if approach in ("gsa", "exact"):  # K(Z, X_fit) α + b
-        out = _gsa_out(est, Zd, est.intercept_, dt, "the predictions")
-    else:
+    dt = est._out_dtype()
+    if approach not in ("gsa", "exact"):
         B = est.landmark_coef_
-        out = map_rows(_swap(_lincomb), Zd, B.shape[1], dt, est._kernel(), est.basis_.centers,
-                       B, est.intercept_, np.dtype(dt), "the predictions")
-    if est._y_1d:
-        out = out[:, 0]
-    return _out(out, was_dask)
+        return map_rows(_lincomb, Zd, B.shape[1], dt, est._kernel(), est.basis_.centers, B,
+                        est.intercept_, dt, what)
+    return _gsa_out(est, Zd, est.intercept_, dt, what)
 
 
-def _exact_kernel_dask(est, Zd):
-    from .kernel import DaskKernelMatrix
-
-    return DaskKernelMatrix(est._kernel(), Zd, est.X_fit_)
+def predict_ridge(est, Z, approach=None):
+    out = _lazy_values(est, Z, approach or est.mode, "the predictions")
+    return _out(out[:, 0] if est._y_1d else out, is_dask_array(Z))
 
 
 def _gsa_out(est, Zd, intercept, dt, what):
-    if est.X_fit_ is not None and not is_dask_array(est.X_fit_):  # fitted in memory
-        out = _exact_kernel_dask(est, Zd).matmat(est.dual_coef_)
-    else:
-        out = _exact_part(est, Zd)
+    """K(Z, X_fit) α + b chunked like Z (refused for an unpickled Dask fit, which no longer
+    holds the training points)."""
+    from .kernel import DaskKernelMatrix
+
+    est._check_exact_available()
+    out = DaskKernelMatrix(est._kernel(), Zd, est.X_fit_).matmat(est.dual_coef_)
     return out.map_blocks(_finish, intercept, dt, what, dtype=dt)
 
 
@@ -692,11 +657,6 @@ def _finish(B, b, dt, what):
     from .._validation import check_finite_output, narrowed
 
     return narrowed(check_finite_output(B + b, what, "rescale X like the training data"), dt)
-
-
-def _dtype(est):
-    """The training data's dtype (predictions and transforms have it)."""
-    return est._fit_dtype if getattr(est, "dask_fit_", False) else est.X_fit_.dtype
 
 
 def _check_new(est, Z, name="X"):
@@ -713,10 +673,6 @@ def _check_new(est, Z, name="X"):
 
 
 # ------------------------------------------------------------------------------------ KPCA
-def _u_chunk(Xc, kern, C, A, shift, right):
-    return _features_chunk(kern, Xc, C, A, shift, right)
-
-
 def fit_pca(est, X):
     """``NystromKernelPCA.fit`` on dask X (lla, ncr, gsa, spa) from the merged R of F_c.
 
@@ -759,10 +715,10 @@ def fit_pca(est, X):
     _, S, Vt = np.linalg.svd(st["R"])
     # svd_flip's rule (largest |u| of each left singular vector positive) on the lazy
     # U_k = F_c V_k S_k⁻¹: a distributed sign pass (k numbers per chunk)
-    Uk = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar, Vt[:k].T / S[:k])
+    Uk = map_rows(_features_chunk, X, k, np.float64, kern, b.centers, A, fbar, Vt[:k].T / S[:k])
     lam, W, keep, D = pca_factors(est.mode, S, Vt, paired_signs(Uk), k, n, np.dtype(X.dtype))
     if D is not None:  # U[:, keep] D = F_c V_keep Σ_keep⁻¹ D, lazily
-        dual = map_rows(_u_chunk, X, k, np.float64, kern, b.centers, A, fbar,
+        dual = map_rows(_features_chunk, X, k, np.float64, kern, b.centers, A, fbar,
                         (Vt[keep].T / S[keep]) @ D)
     return _finite_small(DaskMachineFit(
         basis=b, n_features=int(X.shape[1]), dtype=np.dtype(X.dtype), coef=W.T,
@@ -771,16 +727,7 @@ def fit_pca(est, X):
 
 
 def transform_pca(est, Z):
-    was_dask = is_dask_array(Z)
-    Zd = _check_new(est, Z)
-    dt = _dtype(est)
-    if est.mode in ("gsa", "exact"):  # K(Z, X_fit) α + b
-        out = _gsa_out(est, Zd, est.intercept_, dt, "the transformed values")
-    else:
-        B = est.landmark_coef_
-        out = map_rows(_swap(_lincomb), Zd, B.shape[1], dt, est._kernel(), est.basis_.centers,
-                       B, est.intercept_, np.dtype(dt), "the transformed values")
-    return _out(out, was_dask)
+    return _out(_lazy_values(est, Z, est.mode, "the transformed values"), is_dask_array(Z))
 
 
 # ------------------------------------------------------------------------------------- SVC
@@ -841,7 +788,7 @@ def svc_apply(est, Z, method: str, approach: str):
         raise NotImplementedError(f"mode {approach!r} on dask inputs: refit with mode='lla'")
     was_dask = is_dask_array(Z)
     Zd = _check_new(est, Z)
-    dt = _dtype(est)
+    dt = est._out_dtype()
     svm = delayed(est.estimator_, pure=True)
     args = [delayed(a, pure=True) for a in (est.basis_.centers, est.basis_.A)]
     if method == "predict":

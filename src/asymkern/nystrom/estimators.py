@@ -123,12 +123,6 @@ from ._algebra import (
 MODES = ("gsa", "lla", "ncr", "spa", "exact")
 
 
-def _check_mode(mode, allowed=MODES) -> str:
-    if not isinstance(mode, str) or mode not in allowed:
-        raise ValueError(f"unknown mode {mode!r}; expected one of {allowed}")
-    return mode
-
-
 def _host_score(metric, est, X, y, sample_weight) -> float:
     """``metric(y, est.predict(X), sample_weight=...)`` with every tensor copied to the host
     (scikit-learn's metrics cannot read CUDA tensors)."""
@@ -141,10 +135,15 @@ class _NystromBase(BaseEstimator):
 
     def _check_common(self, *arrays) -> str:
         """The checks every machine runs before its fit goes to an executor (the same error
-        on numpy, torch and dask inputs): ``mode`` and ``device``; returns the mode."""
-        mode = _check_mode(self.mode)
+        on numpy, torch and dask inputs): ``mode``, ``device``, NCR's full basis, and no
+        precomputed kernel on dask inputs; returns the mode."""
+        if not isinstance(self.mode, str) or self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; expected one of {MODES}")
         check_device(self, *arrays)
-        return mode
+        self._ncr_requires_full()
+        if any_dask(*arrays):
+            self._refuse_dask_precomputed()
+        return self.mode
 
     def _precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
@@ -182,11 +181,11 @@ class _NystromBase(BaseEstimator):
 
     def _landmark_count(self, n: int):
         """n_landmarks clipped to n_samples (``ClippedParameterWarning``) for the samplers;
-        None for explicit landmark indices (their count is the number of indices)."""
+        the number of indices for explicit landmark indices."""
         if isinstance(self.landmarks, str):
             return clip_count(self.n_landmarks, n, "n_landmarks",
                               "the number of samples n_samples", owner=type(self).__name__)
-        return None
+        return np.asarray(self.landmarks).size
 
     def _subspace_request(self, m: int):
         if self.subspace_dim is None:
@@ -231,10 +230,7 @@ class _NystromBase(BaseEstimator):
         steps 1–3; :func:`~asymkern._shared.nystrom_basis.fit_landmarks`), recorded on the
         estimator; returns the rows of K_nm. ``X_fit``: a host copy of X for the basis."""
         n = X.shape[0]
-        if isinstance(self.landmarks, str):
-            m = self._landmark_count(n)
-        else:
-            m = np.asarray(self.landmarks).size
+        m = self._landmark_count(n)
         # measured peak ≤ 3 n×m blocks + 5 m×m matrices
         check_memory(8 * (3 * n * m + 5 * m * m), f"{type(self).__name__}(n_landmarks={m}) "
                      f"on {n} samples", "fewer landmarks (n_landmarks)",
@@ -463,7 +459,7 @@ class _Training:
     """
 
     def __init__(self, est, X, *others):
-        est.torch_fit_ = False
+        est.dask_fit_ = False
         est.torch_fit_ = use_torch(est, X, *others)
         self.est, self.rows, self.as_numpy = est, None, True
         if est.torch_fit_:
@@ -488,19 +484,27 @@ class _Training:
         return ops_of(a).to_host(a).copy() if self.as_numpy and is_torch_tensor(a) else a
 
     def gram(self):
-        """The n×n kernel matrix K(X, X) in float64 on the executor (a copy of a precomputed
-        K: the caller may write to it)."""
+        """The n×n kernel matrix K(X, X) in float64 on the executor, checked finite (a copy of
+        a precomputed K: the caller may write to it)."""
         if not self.est._precomputed():
-            G = self.ops.kernel_matrix(self.est._kernel(), self.X).to_dense()
-            return self.ops.astype(G, np.float64)
-        K = self.ops.empty(tuple(self.X.shape), self.X, np.float64)
-        K[:] = self.X
-        return K
+            K = self.ops.astype(self.ops.kernel_matrix(self.est._kernel(), self.X).to_dense(),
+                                np.float64)
+        else:
+            K = self.ops.empty(tuple(self.X.shape), self.X, np.float64)
+            K[:] = self.X
+        return check_finite(self.ops, K, "the kernel matrix of X", _RESCALE)
 
     def landmarks(self, est):
         """The landmarks and basis (recorded on ``est``) and the rows of K_nm."""
         self.rows = est._fit_basis(self.X, self.X_fit if self.as_numpy else None)
         return self.rows
+
+    def features(self, A, what: str):
+        """F = K_nm A (n × s, float64 on the executor), checked finite (``what`` names it);
+        a sketch's formed K S is released."""
+        F = check_finite(self.ops, features(self.rows, A), what, _RESCALE)
+        self.rows.release()
+        return F
 
     def device_state(self, **state):
         """The fitted model of a torch fit on its device (what its predictions read,
@@ -695,7 +699,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         TypeError
             If ``fit_intercept`` is not True or False.
         NotImplementedError
-            For ``sample_weight`` with dask inputs in modes 'gsa' and 'spa'.
+            For ``sample_weight`` with dask inputs in mode 'gsa'.
         """
         mode = self._check_common(X, y)
         check_bool(self.fit_intercept, "fit_intercept")
@@ -706,19 +710,15 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         alpha = check_positive(self.alpha, "alpha")
         _require_y(y, self)
         if any_dask(X, y):  # map-reduce over the row chunks (asymkern._dask.machines)
-            self._refuse_dask_precomputed()
             from .._dask.machines import fit_ridge
 
             return self._keep_dask(fit_ridge(self, X, y, alpha, sample_weight))
-        self._ncr_requires_full()
-        self.torch_fit_ = False
         if use_torch(self, X, y, sample_weight) and self.solver != "auto":
             raise NotImplementedError(
                 f"solver={self.solver!r} is not available on the torch backend: it runs "
                 "scikit-learn's Ridge on host numpy features F = K_nm A, which would move the "
                 "n×s features off the device; use solver='auto' (the same ridge problem in "
                 "Gram form, equal predictions) or device=None with numpy input")
-        self.dask_fit_ = False
         tr = _Training(self, X, y, sample_weight)  # numpy, or torch (tensors / device)
         n = tr.n
         y = check_regression_targets(tr.host(y), n)
@@ -730,12 +730,10 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         ybar = (((sw @ Y) / sw.sum() if weighted else Y.mean(axis=0)) if self.fit_intercept
                 else np.zeros(Y.shape[1]))
         Yc = Y - ybar
-        self.coef_ = self.landmark_coef_ = self.dual_coef_ = None
         if mode == "exact":  # (W½ K_c W½ + alpha I) b = W½ y_c, a = W½ b
             self._no_basis(tr.X_fit)
             res = ridge_exact(  # K handed over (no second reference: it is freed early)
-                tr.ops, check_finite(tr.ops, tr.gram(), "the kernel matrix of X", _RESCALE),
-                Yc, ybar, sw, weighted, alpha, self.fit_intercept)
+                tr.ops, tr.gram(), Yc, ybar, sw, weighted, alpha, self.fit_intercept)
         else:
             src = tr.landmarks(self)
             w_given = None
@@ -748,8 +746,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
             res = ridge_nystrom(mode, src, self.basis_.A, self.basis_.Kmm, Yc, ybar, sw,
                                 weighted, alpha, self.fit_intercept, self.gsa_solver,
                                 tr.dtype, w_given)
-            if hasattr(src, "release"):
-                src.release()  # a sketch's K S (n × m) is not kept
+            src.release()  # a sketch's K S (n × m) is not kept
         self.X_fit_ = tr.X_fit
         self.coef_ = None if res.coef is None else res.coef.T
         self.landmark_coef_ = res.landmark_coef
@@ -1172,7 +1169,6 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")  # svm, mode
         _require_y(y, self)
         if any_dask(X, y):  # features gathered within max_dense_memory (_dask.machines)
-            self._refuse_dask_precomputed()
             if self.probability:
                 raise NotImplementedError("NystromSVC(probability=True) is not available on "
                                           "dask inputs (its internal cross-validation refits "
@@ -1180,10 +1176,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             from .._dask.machines import fit_svc
 
             return self._keep_dask(fit_svc(self, X, y))
-        if mode != "exact":
-            self._ncr_requires_full()
         svm = self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")
-        self.dask_fit_ = False
         tr = _Training(self, X, y)  # numpy, or torch (the kernel work on the device)
         y = self._check_labels(tr.host(y), tr.n)
         self._fit_svm(tr, svm, y, mode)
@@ -1208,7 +1201,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
 
         if mode == "exact":
             self._no_basis(tr.X_fit)
-            K = check_finite(tr.ops, tr.gram(), "the kernel matrix of X", _RESCALE)
+            K = tr.gram()
             dual = tr.ops.from_host(fit_gram(np.asarray(tr.ops.to_host(K))), K, np.float64)
             del K
         else:
@@ -1216,11 +1209,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                 check_memory(8 * n * n * 2, f"NystromSVC(mode='spa') on {n} samples (the "
                              "n×n projected Gram matrix F Fᵀ of its precomputed-kernel SVM)",
                              "mode='lla', 'ncr' or 'gsa' (a linear SVM on the n×s features)")
-            src = tr.landmarks(self)
+            tr.landmarks(self)
             A = self.basis_.A
-            F = check_finite(tr.ops, features(src, A), "the features F = K(X, C)A", _RESCALE)
-            if hasattr(src, "release"):
-                src.release()  # a sketch's K S (n × m) is not kept
+            F = tr.features(A, "the features F = K(X, C)A")
             res = svc_nystrom(mode, F, A, fit_linear, fit_gram, tr.dtype)
             if not self.torch_fit_:  # the in-memory test phase's features
                 if mode == "spa":
@@ -1605,11 +1596,9 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         mode = self._check_common(X)
         check_bool(self.center, "center")
         if any_dask(X):  # map-reduce over the row chunks (asymkern._dask.machines)
-            self._refuse_dask_precomputed()
             from .._dask.machines import fit_pca
 
             return self._keep_dask(fit_pca(self, X))
-        self.dask_fit_ = False
         tr = _Training(self, X)  # numpy, or torch (tensors / device)
         n = tr.n
         check_n_components(self.n_components, np.iinfo(np.int64).max)
@@ -1622,20 +1611,16 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         if mode == "exact":
             self._no_basis(tr.X_fit)
             k = self.n_components_ = self._clip_components(*self._rank_limit(n, n))
-            K = check_finite(tr.ops, tr.gram(), "the kernel matrix of X", _RESCALE)
+            K = tr.gram()
             res = pca_exact(tr.ops, K, k, self.center)
             del K
             lam = res.eigenvalues
             self._check_positive_eigenvalues(float(lam[k - 1]), float(lam[0]), n, k)
         else:
-            self._ncr_requires_full()
-            src = tr.landmarks(self)
+            tr.landmarks(self)
             A = self.basis_.A
             k = self.n_components_ = self._components_for(A.shape[1], n)
-            F = check_finite(tr.ops, features(src, A),
-                             "the kernel matrix K_nm between X and the landmarks", _RESCALE)
-            if hasattr(src, "release"):
-                src.release()  # a sketch's K S (n × m) is not kept
+            F = tr.features(A, "the kernel matrix K_nm between X and the landmarks")
             res = pca_nystrom(mode, F, k, self.center, tr.dtype)
             del F
             beta = A @ np.asarray(tr.ops.to_host(res.coef))
