@@ -306,6 +306,11 @@ class ArrayOps:
         return kernel.matrix(X, Z, reference=reference, working_memory=working_memory)
 
 
+def block_slices(n: int, step: int):
+    """The slices ``[a, a + step)`` that cover ``range(n)``, in order."""
+    return (slice(a, min(a + step, n)) for a in range(0, n, step))
+
+
 #: the numpy primitives (the default executor)
 NUMPY = ArrayOps()
 
@@ -383,27 +388,23 @@ class LazyMatrix:
         """G[:, cols] · B accumulated over row blocks of :meth:`block`, so no n×m matrix is
         held; ``dtype`` (default G's): the dtype of the product, each block cast to it first
         (float64 for float32 kernel values gives a mixed-precision product)."""
-        ops, n = self.ops, int(self.shape[0])
-        sel = slice(None) if cols is None else cols
-        dtype = self.dtype if dtype is None else dtype
-        out = ops.empty((n, int(B.shape[1])), self.template(), dtype)
-        step = self.step(int(self.shape[1]) if cols is None else len(cols))
-        for a in range(0, n, step):
-            rows = slice(a, min(a + step, n))
-            out[rows] = ops.astype(self.block(rows, sel), dtype) @ B
-        return out
+        return self._blocked_product(B, cols, dtype, False)
 
     def blocked_rmatmat(self, B, rows=None, dtype=None):
         """G[rows, :]ᵀ · B accumulated over column blocks of :meth:`block` (``dtype`` as in
         :meth:`blocked_matmat`)."""
-        ops, m = self.ops, int(self.shape[1])
-        sel = slice(None) if rows is None else rows
+        return self._blocked_product(B, rows, dtype, True)
+
+    def _blocked_product(self, B, idx, dtype, transpose: bool):
+        """G[:, idx] · B over row blocks, or G[idx, :]ᵀ · B over column blocks (``transpose``)."""
+        ops = self.ops
+        n, other = (int(k) for k in (self.shape[::-1] if transpose else self.shape))
+        sel = slice(None) if idx is None else idx
         dtype = self.dtype if dtype is None else dtype
-        out = ops.empty((m, int(B.shape[1])), self.template(), dtype)
-        step = self.step(int(self.shape[0]) if rows is None else len(rows))
-        for a in range(0, m, step):
-            cols = slice(a, min(a + step, m))
-            out[cols] = ops.astype(self.block(sel, cols), dtype).T @ B
+        out = ops.empty((n, int(B.shape[1])), self.template(), dtype)
+        for sl in block_slices(n, self.step(other if idx is None else len(idx))):
+            blk = ops.astype(self.block(sel, sl) if transpose else self.block(sl, sel), dtype)
+            out[sl] = (blk.T if transpose else blk) @ B
         return out
 
     # ------------------------------------------------------------------ derived
@@ -441,9 +442,7 @@ class LazyMatrix:
         out = np.zeros((len(idx), V.shape[1]))
         ii = self.ops.index(np.asarray(idx), like)
         other = self.shape[1 if rows else 0]
-        step = self.step(len(idx))
-        for a in range(0, other, step):
-            sl = slice(a, min(a + step, other))
+        for sl in block_slices(other, self.step(len(idx))):
             B = self.ops.astype(self.block(ii, sl) if rows else self.block(sl, ii).T, np.float64)
             out += self.ops.to_host(B @ Vd[sl])
         return out
@@ -485,9 +484,7 @@ class LazyMatrix:
         n, m = (int(k) for k in self.shape)
         rows = ops.empty((n,), like, np.float64)
         cols = ops.from_host(np.zeros(m), like, np.float64)
-        step = self.step(m)
-        for a in range(0, n, step):
-            sl = slice(a, min(a + step, n))
+        for sl in block_slices(n, self.step(m)):
             B = ops.astype(self.block(sl, slice(None)), np.float64)
             rows[sl] = B.sum(1)
             cols += B.sum(0)

@@ -164,10 +164,9 @@ def progress_bar(iterable, *, desc: str | None = None, total: int | None = None,
         enabled = bool(get_config()["show_progress"])
     if not enabled:
         return iterable
-    try:
-        from tqdm.auto import tqdm
-    except ImportError as exc:
-        raise ImportError(_TQDM_MISSING) from exc
+    _require_tqdm()
+    from tqdm.auto import tqdm
+
     return tqdm(iterable, desc=desc, total=total, **tqdm_kwargs)
 
 

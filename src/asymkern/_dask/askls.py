@@ -35,6 +35,15 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._dispatch import is_dask_array, require_dask
+from .._shared.lssvm import (
+    _RESCALE,
+    LowRankStats,
+    _check_two_classes,
+    _encode_labels,
+    _labels_of,
+    _one_vs_rest,
+    askls_lowrank_reduced,
+)
 from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather, task
 
 
@@ -50,11 +59,7 @@ def _encode_chunk(yc, classes):
     idx = np.clip(idx, 0, classes.size - 1)
     if not np.all(classes[idx] == yc):  # pragma: no cover - classes come from these chunks
         raise ValueError("y has a label that is not in classes_")
-    if classes.size == 2:
-        return np.where(idx == 1, 1.0, -1.0)[:, None]
-    Y = -np.ones((yc.size, classes.size))
-    Y[np.arange(yc.size), idx] = 1.0
-    return Y
+    return _one_vs_rest(idx, classes.size)
 
 
 def dask_labels(y, row_chunks: tuple, n: int):
@@ -64,8 +69,6 @@ def dask_labels(y, row_chunks: tuple, n: int):
     """
     da = require_dask()
     if not is_dask_array(y):
-        from .._shared.lssvm import _encode_labels
-
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = y[:, 0]
@@ -102,11 +105,7 @@ def dask_labels(y, row_chunks: tuple, n: int):
     if classes.dtype.kind == "f" and np.any(np.isnan(classes)):
         raise ValueError("y contains NaN (in at least one chunk); expected class labels")
     check_classification_targets(classes)
-    if classes.size < 2:
-        raise ValueError(
-            f"the classifier needs samples of at least 2 classes in y; got 1 class "
-            f"({classes[0]!r})"
-        )
+    _check_two_classes(classes)
     k = 1 if classes.size == 2 else classes.size
     Y = y.map_blocks(_encode_chunk, classes, chunks=(tuple(row_chunks), (k,)), new_axis=1,
                      dtype=np.float64)
@@ -114,12 +113,6 @@ def dask_labels(y, row_chunks: tuple, n: int):
 
 
 # ------------------------------------------------------------------------------- tasks
-def _stats_task(Uc, Vc, Yc):
-    from .._shared.lssvm import LowRankStats
-
-    return LowRankStats.of(Uc, Vc, Yc)
-
-
 def _train_cross_task(kernel, XI, XJ, Xc, lse_I, lse_c, Uc, Vc, Yc, red):
     """(G[I, c] b̃_c, G[c, J]ᵀ ã_c) of one row chunk c: the pieces of the Nyström predictor."""
     a, b = red.expand(Uc, Vc, Yc)
@@ -186,7 +179,6 @@ class DaskAsKLSFit:
 def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
     """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y),
     its parameters checked by the estimator (C resolved); nothing is set on ``est``."""
-    from .._shared.lssvm import askls_lowrank_reduced
     from .._validation import check_random_state
     from ..linalg.nystrom import asymmetric_nystrom
 
@@ -218,10 +210,8 @@ def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
     Ud = list(res.U.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
     Vd = list(res.V.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
     Yd = list(Y.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
-    stats = _tree([task(_stats_task, u, v, t) for u, v, t in zip(Ud, Vd, Yd)],
-                  _add)
+    stats = _tree([task(LowRankStats.of, u, v, t) for u, v, t in zip(Ud, Vd, Yd)], _add)
     (st,) = gather("low-rank AsK-LS statistics (r×r)", stats)
-    from .._shared.lssvm import _RESCALE
     from .._validation import check_finite_output
 
     for what, val in (("U", st.UtU), ("V", st.WtW)):
@@ -310,12 +300,6 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
     fs = F[:, :k] if need_s else None
     ft = F[:, width - k:] if need_t else None
     return fs, ft
-
-
-def _labels_of(F, classes):
-    if F.ndim == 1:
-        return classes[(F > 0).astype(int)]
-    return classes[np.argmax(F, axis=1)]
 
 
 def predict_labels(F, classes):

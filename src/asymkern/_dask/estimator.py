@@ -169,19 +169,20 @@ def _precomputed_transform(est, K, left: bool):
     if K.shape[1] != expected:
         raise ValueError(f"precomputed input has {K.shape[1]} columns; expected {expected}")
     K = K.rechunk({1: -1}).astype(np.float64 if K.dtype != np.float32 else np.float32)
-    center = est._center_rows if left else est._center_cols
+    center = est._center_new  # (block, left): the fit's centring of new rows or columns
     r = est.singular_values_.shape[0]
     if est._nystrom_fit():
         res = est.nystrom_
         sub = res.col_landmarks if left else res.row_landmarks
         ext = res.extend_rows if left else res.extend_cols
-        out = K.map_blocks(lambda B: ext(center(aligned(B))[:, sub]), chunks=(K.chunks[0], (r,)),
-                           dtype=K.dtype)
+        out = K.map_blocks(lambda B: ext(center(aligned(B), left)[:, sub]),
+                           chunks=(K.chunks[0], (r,)), dtype=K.dtype)
         return out * est.singular_values_.astype(out.dtype)  # float64 σ of a Nyström fit
     W = est.right_singular_vectors_ if left else est.left_singular_vectors_
     if is_dask_array(W):
         (W,) = gather("singular vectors for a precomputed transform", W)
-    return K.map_blocks(lambda B: center(aligned(B)) @ aligned(W.astype(B.dtype, copy=False)),
+    return K.map_blocks(lambda B: (center(aligned(B), left)
+                                   @ aligned(W.astype(B.dtype, copy=False))),
                         chunks=(K.chunks[0], (r,)), dtype=np.result_type(K.dtype, W.dtype))
 
 

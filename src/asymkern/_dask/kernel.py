@@ -233,13 +233,6 @@ def _tree(items, op):
     return items[0]
 
 
-def _prod_task(kernel, Xc, Zc, V, lse, rmean, cmean, grand, transpose):
-    """One block times a small dense matrix: B @ V, or Bᵀ @ V with ``transpose``."""
-    B = _block(kernel, Xc, Zc, lse, rmean, cmean, grand)
-    V = np.asarray(V)
-    return B.T @ V.astype(B.dtype, copy=False) if transpose else B @ V.astype(B.dtype, copy=False)
-
-
 def _matmul(B, V):
     return B @ np.asarray(V).astype(B.dtype, copy=False)
 
@@ -489,8 +482,7 @@ class DaskKernelMatrix(LazyMatrix):
         lses, rms, _, g = self._stat_chunks()
         blocks = []
         for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
-            t = task(_apply_task, self.kernel, xc, Zd, lse, rm, cm, g, False,
-                                                func, *args)
+            t = task(_apply_task, self.kernel, xc, Zd, lse, rm, cm, g, False, func, *args)
             blocks.append(da.from_delayed(t, shape=(n_i, n_out), dtype=out_dtype))
         return da.concatenate(blocks, axis=0)
 
@@ -509,8 +501,7 @@ class DaskKernelMatrix(LazyMatrix):
             (rm,) = gather("row means", self.means()[0][I])
         blocks = []
         for zc, cm, m_j in zip(self._zd(), cms, self.col_chunks):
-            t = task(_apply_task, self.kernel, XI, zc, lse, rm, cm, g, True,
-                                                func, *args)
+            t = task(_apply_task, self.kernel, XI, zc, lse, rm, cm, g, True, func, *args)
             blocks.append(da.from_delayed(t, shape=(m_j, n_out), dtype=out_dtype))
         return da.concatenate(blocks, axis=0)
 
@@ -537,42 +528,35 @@ class DaskKernelMatrix(LazyMatrix):
 
     # ---------------------------------------------------------------------- products
     def _full_products(self, V, transpose: bool):
-        """Σ over chunk pairs of block @ V_j (or blockᵀ @ U_i): dask (n, k) or (m, k)."""
-
+        """G @ V, or Gᵀ @ V with ``transpose`` (V numpy or dask, (size,) or (size, k)): Σ over
+        chunk pairs of block @ V_j (or blockᵀ @ U_i), chunked like X (like Z)."""
         da = require_dask()
+        size = self.shape[0 if transpose else 1]
+        V = V if isinstance(V, da.Array) else np.asarray(V)
+        if V.shape[0] != size:
+            raise ValueError(f"{'U' if transpose else 'V'} has {V.shape[0]} rows; expected {size}")
+        if not isinstance(V, da.Array):
+            V = da.from_array(V, chunks=(V.shape[0],) + V.shape[1:])
+        vec, V = V.ndim == 1, V.reshape(size, -1)
         lses, rms, cms, g = self._stat_chunks()
         xd, zd = self._xd(), self._zd()
         k = V.shape[1]
-        if transpose:
-            Vd = list(V.rechunk({0: self.row_chunks, 1: -1}).to_delayed()[:, 0])
-        else:
-            Vd = list(V.rechunk({0: self.col_chunks, 1: -1}).to_delayed()[:, 0])
+        chunks = self.row_chunks if transpose else self.col_chunks
+        Vd = list(V.rechunk({0: chunks, 1: -1}).to_delayed()[:, 0])
         dt = np.result_type(self.dtype, V.dtype)
         out = []
         if not transpose:
             for xc, lse, rm, n_i in zip(xd, lses, rms, self.row_chunks):
-                parts = [task(_prod_task, self.kernel, xc, zc, vj, lse, rm, cm, g,
-                                                        False)
-                         for zc, cm, vj in zip(zd, cms, Vd)]
+                parts = [task(_apply_task, self.kernel, xc, zc, lse, rm, cm, g, False, _matmul,
+                              vj) for zc, cm, vj in zip(zd, cms, Vd)]
                 out.append(da.from_delayed(_tree(parts, _add), shape=(n_i, k), dtype=dt))
         else:
             for zc, cm, m_j in zip(zd, cms, self.col_chunks):
-                parts = [task(_prod_task, self.kernel, xc, zc, ui, lse, rm, cm, g,
-                                                        True)
-                         for xc, lse, rm, ui in zip(xd, lses, rms, Vd)]
+                parts = [task(_apply_task, self.kernel, xc, zc, lse, rm, cm, g, True, _matmul,
+                              ui) for xc, lse, rm, ui in zip(xd, lses, rms, Vd)]
                 out.append(da.from_delayed(_tree(parts, _add), shape=(m_j, k), dtype=dt))
-        return da.concatenate(out, axis=0)
-
-    def _as_dask_rhs(self, V, size: int, name: str):
-        da = require_dask()
-        if isinstance(V, da.Array):
-            if V.shape[0] != size:
-                raise ValueError(f"{name} has {V.shape[0]} rows; expected {size}")
-            return V
-        V = np.asarray(V)
-        if V.shape[0] != size:
-            raise ValueError(f"{name} has {V.shape[0]} rows; expected {size}")
-        return da.from_array(V, chunks=(V.shape[0],) + V.shape[1:])
+        out = da.concatenate(out, axis=0)
+        return out[:, 0] if vec else out
 
     def template(self) -> np.ndarray:
         """The protocol's dtype template (an empty numpy array of the matrix dtype)."""
@@ -581,24 +565,12 @@ class DaskKernelMatrix(LazyMatrix):
     def matmat(self, V, cols=None):
         """G @ V (V: (m,) or (m, k), numpy or dask) as a dask array chunked like X;
         ``cols`` (an index array): G[:, cols] @ V for a small numpy V."""
-        if cols is not None:
-            return self.left(cols, V)
-        V = self._as_dask_rhs(V, self.shape[1], "V")
-        vec = V.ndim == 1
-        V2 = V.reshape(self.shape[1], -1)
-        out = self._full_products(V2, False)
-        return out[:, 0] if vec else out
+        return self._full_products(V, False) if cols is None else self.left(cols, V)
 
     def rmatmat(self, U, rows=None):
         """Gᵀ @ U (U: (n,) or (n, k), numpy or dask) as a dask array chunked like Z;
         ``rows`` (an index array): G[rows, :]ᵀ @ U for a small numpy U."""
-        if rows is not None:
-            return self.right(rows, U)
-        U = self._as_dask_rhs(U, self.shape[0], "U")
-        vec = U.ndim == 1
-        U2 = U.reshape(self.shape[0], -1)
-        out = self._full_products(U2, True)
-        return out[:, 0] if vec else out
+        return self._full_products(U, True) if rows is None else self.right(rows, U)
 
     matvec = matmat
     rmatvec = rmatmat

@@ -195,11 +195,9 @@ def fit_koopman_dask(est, X, Y) -> DaskLandmarkFit:
     the chunks of X[:-lag]); else X and Y (the estimator's ``y``, the time-shifted snapshots)
     are the paired samples, chunked alike.
     """
-    from .._shared.operators import _check_int, as_rkhs_kernel
+    from .._shared.operators import as_rkhs_kernel
 
-    est._alpha()  # validated here too (the caller passes its own eps to the model)
-    est._timestep()
-    lag = _check_int(est.lag, "lag")
+    _, _, lag = est._check_params()  # validated here too (the caller passes its own eps)
     Xd = as_dask_data(X, "X", allow_sparse=False)
     if Y is None:
         if lag >= Xd.shape[0] - 1:

@@ -41,20 +41,36 @@ class IllConditionedWarning(UserWarning):
     """
 
 
-def _encode_labels(y):
-    check_classification_targets(y)
-    classes, yi = np.unique(y, return_inverse=True)
+def _check_two_classes(classes):
+    """ValueError unless there are at least 2 classes."""
     if classes.size < 2:
         raise ValueError(
             f"the classifier needs samples of at least 2 classes in y; got 1 class "
             f"({classes[0]!r})"
         )
-    if classes.size == 2:
-        Y = np.where(yi == 1, 1.0, -1.0)[:, None]
-    else:
-        Y = -np.ones((yi.size, classes.size))
-        Y[np.arange(yi.size), yi] = 1.0
-    return classes, yi, Y
+
+
+def _one_vs_rest(yi, n_classes: int):
+    """±1 one-vs-rest targets of the class indices ``yi`` (one column for two classes)."""
+    if n_classes == 2:
+        return np.where(yi == 1, 1.0, -1.0)[:, None]
+    Y = -np.ones((yi.size, n_classes))
+    Y[np.arange(yi.size), yi] = 1.0
+    return Y
+
+
+def _encode_labels(y):
+    check_classification_targets(y)
+    classes, yi = np.unique(y, return_inverse=True)
+    _check_two_classes(classes)
+    return classes, yi, _one_vs_rest(yi, classes.size)
+
+
+def _labels_of(F, classes):
+    """Class labels of decision values: the sign for two classes (1-D F), else the argmax."""
+    if F.ndim == 1:
+        return classes[(F > 0).astype(int)]
+    return classes[np.argmax(F, axis=1)]
 
 
 def _check_merge(merge):
@@ -153,6 +169,20 @@ class LowRankCoef:
         return a, b
 
 
+def _lu_or_none(M):
+    """LU factors ``(lu, piv)`` of M (real or complex; its storage is reused), or None when M is
+    singular or not finite."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        try:
+            lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+        return None
+    return lu
+
+
 def _lowrank_reduced_once(st: LowRankStats, s: np.ndarray, c, shift):
     """Bordered system [[shift·I₂, E], [Eᵀ, B(c)]] [b; x] = [0; (Y; Y)] on the statistics.
 
@@ -169,13 +199,8 @@ def _lowrank_reduced_once(st: LowRankStats, s: np.ndarray, c, shift):
     ZtZC = np.block([[st.UtU, Zr], [Zr, st.WtW]]) @ C
     L = ZtZC.astype(np.result_type(ZtZC, c), copy=True)
     L[np.diag_indices(2 * r)] += c
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", sla.LinAlgWarning)
-        try:
-            lu = sla.lu_factor(L, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            return None
-    if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+    lu = _lu_or_none(L)
+    if lu is None:
         return None
     ZtR = np.vstack([st.UtY, st.WtY])
     ZtE = np.zeros((2 * r, 2))

@@ -551,7 +551,7 @@ def rank_cut(sig, n: int, s: int, dtype):
     return sig > max(n, s) * float(np.finfo(dtype).eps) * top
 
 
-def gsa_solve(sig: np.ndarray, Ut: np.ndarray, VtY: np.ndarray, alpha: float, *,
+def gsa_solve(sig: np.ndarray, Ut: np.ndarray, VtY: np.ndarray | None, alpha: float, *,
               woodbury: tuple | None = None, w_given: np.ndarray | None = None):
     """GSA through LLA's training, Li, Liu and Zhang (Nyström kernel machines), eq. (20), in
     the coordinates of the thin SVD G_cᵀ = V Σ Uᵀ (rank r, host arrays, r- and s-sized only).
@@ -573,8 +573,8 @@ def gsa_solve(sig: np.ndarray, Ut: np.ndarray, VtY: np.ndarray, alpha: float, *,
         The kept singular values (:func:`rank_cut`).
     Ut : ndarray of shape (r, s)
         Uᵀ, the kept right singular vectors as rows.
-    VtY : ndarray of shape (r, k)
-        Vᵀ y_c.
+    VtY : ndarray of shape (r, k) or None
+        Vᵀ y_c (not read with ``w_given``).
     alpha : float
     woodbury : (ndarray, ndarray), optional
     w_given : ndarray of shape (s, k), optional
@@ -588,6 +588,7 @@ def gsa_solve(sig: np.ndarray, Ut: np.ndarray, VtY: np.ndarray, alpha: float, *,
     """
     if w_given is not None:
         return w_given, (Ut @ w_given) / sig[:, None]
+    assert VtY is not None, "gsa_solve: VtY is needed without w_given"
     if woodbury is not None:
         GtG, Gty = woodbury
         t = np.linalg.solve(_plus_diag(np.array(GtG, dtype=np.float64), alpha), Gty)

@@ -36,6 +36,7 @@ from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels._registry import fix_default_width
 from ..linalg.svd import flip_signs
+from .ksvd import _centred_rows
 
 
 def _center_in_place(K: np.ndarray, row_means: np.ndarray, grand_mean: float,
@@ -534,9 +535,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_is_fitted(self, "eigenvalues_")
         K = self._kernel_rows(X)
         if self.center:
-            K = K - K.mean(axis=1, keepdims=True)
-            K -= self.row_means_.astype(K.dtype)[None, :]
-            K += K.dtype.type(self.grand_mean_)
+            K = _centred_rows(K, self.row_means_, self.grand_mean_)
         out = K @ (self.eigenvectors_ / np.sqrt(self.eigenvalues_))
         return check_finite_output(out, "the transformed values",
                                    "rescale X like the training data")

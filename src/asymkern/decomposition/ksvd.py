@@ -70,11 +70,24 @@ def _numpy_dtype(G) -> np.dtype:
     return ops_of(G).dtype(G)
 
 
-
 def _times_sigma(a, s):
     """a Σ in a's dtype: scores and embeddings keep the factors' dtype (a Nyström fit keeps
     float64 singular values also for float32 data)."""
     return a * ops_of(s).astype(s, ops_of(a).dtype(a))
+
+
+def _centred_rows(K: np.ndarray, means, grand_mean: float, weights=None) -> np.ndarray:
+    """New kernel rows K (one per new point) centred as in the fit (Tao et al., 2024, §2): minus
+    their own means (``weights``-weighted when given) and the training ``means``, plus the
+    ``grand_mean``. A new array."""
+    if weights is None:
+        K = K - K.mean(axis=1, keepdims=True)
+    else:
+        K = K - (K @ weights.astype(K.dtype))[:, None] / K.dtype.type(weights.sum())
+    K -= means.astype(K.dtype)[None, :]
+    K += K.dtype.type(grand_mean)
+    return K
+
 
 class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel SVD (KSVD) with an asymmetric kernel between two sets (Tao et al., 2024).
@@ -848,31 +861,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
 
     # ---------------------------------------------------------------------------- transforms
-    def _center_rows(self, K: np.ndarray) -> np.ndarray:
-        """Centre new kernel rows [κ(x, z_j)]_j (Tao et al., 2024, §2 centring of φ and ψ)."""
+    def _center_new(self, K: np.ndarray, left: bool) -> np.ndarray:
+        """Centre new kernel rows [κ(x, z_j)]_j (``left``) or new columns given as rows
+        [κ(x_i, z)]_i (:func:`_centred_rows`); K itself without ``center``."""
         if not self.center:
             return K
-        wz = getattr(self, "sample_weight_Z_", None)
-        if wz is None:
-            K = K - K.mean(axis=1, keepdims=True)
-        else:
-            K = K - (K @ wz.astype(K.dtype))[:, None] / K.dtype.type(wz.sum())
-        K -= self.col_means_.astype(K.dtype)[None, :]
-        K += K.dtype.type(self.grand_mean_)
-        return K
-
-    def _center_cols(self, K: np.ndarray) -> np.ndarray:
-        """Centre new kernel columns given as rows [κ(x_i, z)]_i (shape (m_new, n))."""
-        if not self.center:
-            return K
-        w = getattr(self, "sample_weight_", None)
-        if w is None:
-            K = K - K.mean(axis=1, keepdims=True)
-        else:
-            K = K - (K @ w.astype(K.dtype))[:, None] / K.dtype.type(w.sum())
-        K -= self.row_means_.astype(K.dtype)[None, :]
-        K += K.dtype.type(self.grand_mean_)
-        return K
+        w = getattr(self, "sample_weight_Z_" if left else "sample_weight_", None)
+        return _centred_rows(K, self.col_means_ if left else self.row_means_, self.grand_mean_, w)
 
     def kernel_rows(self, X, subset=None):
         """[κ(x, z_j)]_j for new x (rows), shape (n_new, m), before centring.
@@ -890,7 +885,6 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ndarray of shape (n_new, m) or (n_new, len(subset))
             The kernel values κ(x, z_j), uncentred.
         """
-        check_is_fitted(self, "singular_values_")
         Xn = self._new_points(X, left=True)
         if self._precomputed():
             K = Xn.toarray() if sp.issparse(Xn) else Xn
@@ -981,7 +975,6 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             If Z has the wrong number of features (or of columns when precomputed), or
             DataFrame column names differing from those seen in fit.
         """
-        check_is_fitted(self, "singular_values_")
         Zn = self._new_points(Z, left=False)
         if self._precomputed():
             K = Zn.toarray() if sp.issparse(Zn) else Zn
@@ -1038,13 +1031,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ndarray of shape (n_new, r)
             The left projection scores.
         """
-        if any_dask(X) or self._holds_dask():  # Dask executor (asymkern._dask)
-            from .._dask.estimator import transform_dask
-
-            return transform_dask(self, X, left=True)
-        if use_torch(self, X):  # torch executor (asymkern._torch)
-            return self._transform_on(X, left=True)
-        return self._scores(*self._new_matrix(X, left=True), left=True)
+        return self._transform(X, left=True)
 
     def transform_right(self, Z):
         """Right projection scores e(z) = [κ̃(x_i, z)]_iᵀ U (= VΣ on training columns).
@@ -1063,13 +1050,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ndarray of shape (m_new, r)
             The right projection scores.
         """
-        if any_dask(Z) or self._holds_dask():  # Dask executor (asymkern._dask)
+        return self._transform(Z, left=False)
+
+    def _transform(self, X, left: bool):
+        """Left (``left``) or right scores of new points, on the executor of the input or fit."""
+        if any_dask(X) or self._holds_dask():  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
 
-            return transform_dask(self, Z, left=False)
-        if use_torch(self, Z):  # torch executor (asymkern._torch)
-            return self._transform_on(Z, left=False)
-        return self._scores(*self._new_matrix(Z, left=False), left=False)
+            return transform_dask(self, X, left=left)
+        if use_torch(self, X):  # torch executor (asymkern._torch)
+            return self._transform_on(X, left=left)
+        K, transposed = self._new_matrix(X, left)
+        return self._scores(K, transposed, left)
 
     def _transform_on(self, X, left: bool):
         """Left (``left``: e(x)) or right (e(z)) scores of new points on the executor of the

@@ -18,13 +18,14 @@ import numbers
 import os
 import threading
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import as_data, check_finite_result
+from .._validation import check_bool as _check_bool
 
 _KernelT = TypeVar("_KernelT", bound="Kernel")
 
@@ -335,9 +336,7 @@ def check_int(value, name: str, kernel: str, *, low: int = 1) -> int:
 
 def check_bool(value, name: str, kernel: str) -> bool:
     """Check a kernel flag is a boolean."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"kernel {kernel!r}: {name} must be True or False, got {value!r}")
-    return bool(value)
+    return _check_bool(value, f"kernel {kernel!r}: {name}")
 
 
 def check_overflow(K: np.ndarray, kernel: str, what: str) -> np.ndarray:
@@ -452,9 +451,9 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
     center : (d,) shift, or None for the mean of ``Z`` (ignored for sparse input).
     func : optional in-place function applied to row chunks of the result (e.g. exp), in the
         same multi-threaded pass.
-    rows_func : optional ``rows_func(Kc, a, b)`` called after ``func`` on each row chunk
-        ``Kc = K[a:b]`` (full rows, still in cache): used for the fused row normalisation of
-        the SNE and T kernels.
+    rows_func : optional ``rows_func(Kc, a, b, mx=None)`` called after ``func`` on each row
+        chunk ``Kc = K[a:b]`` (full rows, still in cache; ``mx``: their maxima, or None): used
+        for the fused row normalisation of the SNE and T kernels.
     """
     del clip
     dtype = np.result_type(X.dtype, Z.dtype)
@@ -649,10 +648,7 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
         if func is not None:
             func(Kc)
         if rows_func is not None:
-            if mx is not None:
-                rows_func(Kc, a, b, mx=mx)
-            else:
-                rows_func(Kc, a, b)
+            rows_func(Kc, a, b, mx=mx)
 
     # row panels per GEMM: a multiple of ``sub`` of about ``panel_bytes``
     panel_bytes = _GEMM_PANEL_BYTES if panel_bytes is None else panel_bytes
@@ -671,10 +667,7 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
             gemm(p, q)
             finish_rows(p, q)
 
-    if gemm is None:
-        apply_rows(K, work)
-        return
-    with _blas_one_thread():
+    with nullcontext() if gemm is None else _blas_one_thread():
         apply_rows(K, work)
 
 

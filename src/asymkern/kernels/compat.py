@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from .._random import BLOCK_ROWS, normal_rows, seed_from
 from .._validation import as_data
+from .base import _dense
 
 _ALIASES = {"a0": "pinv", "a1": "pca", "a1c": "polar", "a2": "random", "a3": "learnable"}
 
@@ -50,10 +51,6 @@ compat_seed = seed_from
 #: Rows [start, stop) of the a2 compatibility matrix C = randn(big, n_cols) (App. D, a2), the
 #: same rows whichever blocks are requested (:func:`asymkern._random.normal_rows`).
 random_rows = normal_rows
-
-
-def _dense(B) -> np.ndarray:
-    return B.toarray() if sp.issparse(B) else np.asarray(B)
 
 
 def random_products(T, seed: int, start: int, dtype) -> np.ndarray:
@@ -100,18 +97,11 @@ def r_factor(T, R=None) -> np.ndarray:
     time (k = its column count), so its dense temporary is at most (5k + 1024) × k.
     """
     k = T.shape[1]
-    if not sp.issparse(T):
-        T = np.asarray(T, dtype=np.float64)
-        if T.shape[0] == 0:
-            return np.zeros((0, k)) if R is None else R
-        return _qr_r(T if R is None else np.vstack([R, T]))
-    step = max(4 * k, 1024)
+    step = max(4 * k, 1024) if sp.issparse(T) else max(T.shape[0], 1)  # dense: one block
     for i in range(0, T.shape[0], step):
         block = np.asarray(_dense(T[i:i + step]), dtype=np.float64)
         R = _qr_r(block if R is None else np.vstack([R, block]))
-    if R is None:
-        R = np.zeros((0, k))
-    return R
+    return np.zeros((0, k)) if R is None else R
 
 
 def stack_r(R1, R2) -> np.ndarray:
@@ -393,14 +383,10 @@ class CompatibilityTransform:
         elif method == "random":
             self.seed_ = compat_seed(self.random_state)
             C = random_rows(self.seed_, 0, big, small)
-        elif method == "pca":
-            _, _, P = pca_factor(r_factor(T), small, big)
-            C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
-        elif method == "polar":
-            P, _ = polar_factor(r_factor(T), small, big)
-            C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
-        else:  # pinv: ((S Sᵀ)^† S)ᵀ = T (TᵀT)^†
-            P = pinv_factor(gram(T))
+        else:  # C = T P; pinv: ((S Sᵀ)^† S)ᵀ = T (TᵀT)^†
+            P = (pca_factor(r_factor(T), small, big)[2] if method == "pca"
+                 else polar_factor(r_factor(T), small, big)[0] if method == "polar"
+                 else pinv_factor(gram(T)))
             C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
         self.C_ = C.astype(A.dtype, copy=False)
         return self
@@ -427,11 +413,7 @@ class CompatibilityTransform:
         RuntimeError
             If the transform is not fitted.
         """
-        self._check()
-        if self.side_ == "x":
-            out = Xrows @ self.C_
-            return np.asarray(out.toarray() if sp.issparse(out) else out)
-        return Xrows
+        return self._map(Xrows, "x")
 
     def transform_z(self, Zrows):
         """Map column samples z ∈ R^N (given as rows, i.e. Aᵀ) into the common dimension.
@@ -451,11 +433,12 @@ class CompatibilityTransform:
         RuntimeError
             If the transform is not fitted.
         """
+        return self._map(Zrows, "z")
+
+    def _map(self, rows, side: str):
+        """``rows @ C_`` (dense) when ``side`` is the mapped side, else ``rows`` itself."""
         self._check()
-        if self.side_ == "z":
-            out = Zrows @ self.C_
-            return np.asarray(out.toarray() if sp.issparse(out) else out)
-        return Zrows
+        return _dense(rows @ self.C_) if self.side_ == side else rows
 
     def fit_transform(self, A):
         """Fit on A and return (mapped rows of A, mapped columns of A as rows).

@@ -102,30 +102,20 @@ def _shifted_exp_sums(K: np.ndarray, mx: np.ndarray | None = None
         return mx.astype(np.float64), _row_sums64(K)
 
 
-def _lse_rows(lse: np.ndarray):
-    """rows_func: store log Σ_j exp(K_ij) of rows a:b in ``lse[a:b]`` (the chunk is destroyed)."""
+def _lse_rows(lse: np.ndarray, normalize: bool = False):
+    """rows_func: store log Σ_j exp(K_ij) of rows a:b in ``lse[a:b]`` (the chunk is destroyed).
 
-    def fn(Kc: np.ndarray, a: int, b: int, mx: np.ndarray | None = None) -> None:
-        mx, s = _shifted_exp_sums(Kc, mx)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lse[a:b] = mx + np.log(s)
-
-    return fn
-
-
-def _normalize_rows_fn(lse: np.ndarray):
-    """rows_func: log-values → κ = exp(K − lse) with lse = log Σ_j exp(K_ij), computed once per
-    row and stored in ``lse[a:b]``.
-
-    exp(K − lse) = exp(K − max)/s with s = Σ_j exp(K_ij − max) ≥ 1: one exp per entry and a
-    multiplication by 1/s (float64, cast to the block dtype), no second exp and no temporary.
+    ``normalize``: the chunk becomes κ = exp(K − lse) = exp(K − max)/s with
+    s = Σ_j exp(K_ij − max) ≥ 1: one exp per entry and a multiplication by 1/s (float64, cast
+    to the block dtype), no second exp and no temporary.
     """
 
     def fn(Kc: np.ndarray, a: int, b: int, mx: np.ndarray | None = None) -> None:
         mx, s = _shifted_exp_sums(Kc, mx)
         with np.errstate(divide="ignore", invalid="ignore"):
             lse[a:b] = mx + np.log(s)
-            Kc *= (1.0 / s).astype(Kc.dtype)[:, None]
+            if normalize:
+                Kc *= (1.0 / s).astype(Kc.dtype)[:, None]
 
     return fn
 
@@ -142,14 +132,18 @@ def _exp_shift_fn(lse: np.ndarray):
     return fn
 
 
-def _apply_rows_chunked(K: np.ndarray, rows_func) -> np.ndarray:
-    """Run ``rows_func(K[a:b], a, b)`` over cache-sized row chunks of K, on all cores."""
+def _apply_rows_chunked(K: np.ndarray, rows_func, copy: bool = False) -> np.ndarray:
+    """Run ``rows_func(K[a:b], a, b)`` over cache-sized row chunks of K, on all cores
+    (``copy``: on a copy of each chunk in a small buffer per thread, K unchanged)."""
     sub = _chunk_rows(K.shape[1], K.itemsize)
 
     def work(a: int, b: int) -> None:
+        buf = np.empty((min(sub, b - a), K.shape[1]), dtype=K.dtype) if copy else None
         for r in range(a, b, sub):
             e = min(r + sub, b)
-            rows_func(K[r:e], r, e)
+            if buf is not None:
+                buf[: e - r] = K[r:e]
+            rows_func(K[r:e] if buf is None else buf[: e - r], r, e)
 
     return apply_rows(K, work)
 
@@ -326,18 +320,7 @@ class KernelMatrix(LazyMatrix):
         if m == 0 or n == 0:
             lse[:] = -np.inf
             return lse
-        fn = _lse_rows(lse)
-        sub = _chunk_rows(m, L.itemsize)
-
-        def work(a: int, b: int) -> None:
-            buf = np.empty((min(sub, b - a), m), dtype=L.dtype)
-            for r in range(a, b, sub):
-                e = min(r + sub, b)
-                T = buf[: e - r]
-                T[...] = L[r:e]
-                fn(T, r, e)
-
-        apply_rows(L, work)
+        _apply_rows_chunked(L, _lse_rows(lse), copy=True)
         return lse
 
     def _raw_rows(self, X, Z, rows_func, out=None) -> np.ndarray:
@@ -447,7 +430,7 @@ class KernelMatrix(LazyMatrix):
         if self._normalizers is None and full_cols and self._reference_is_Z \
                 and Zc.shape[0] > 0:
             lse = np.empty(Xr.shape[0])
-            K = self._raw_rows(Xr, Zc, _normalize_rows_fn(lse), out)
+            K = self._raw_rows(Xr, Zc, _lse_rows(lse, normalize=True), out)
             self._check_lse(lse)
             return K
         return self._raw_rows(Xr, Zc, _exp_shift_fn(self._lse_of(rows)), out)
@@ -860,10 +843,6 @@ class KernelMatrix(LazyMatrix):
 
 # Kernel.matrix() and kernel(X, Z) build this class (base.py cannot import this module)
 Kernel._matrix_type = KernelMatrix
-
-
-def is_sparse(A) -> bool:
-    return sp.issparse(A)
 
 
 def _check_operand(V, n_rows: int, name: str, method: str) -> np.ndarray:

@@ -253,6 +253,9 @@ class _SqDistKernel(Kernel):
     def _sq_scale(self, n_features: int) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _check_params(self):
+        self._sq_scale(1)
+
     # in-place map from −s‖x−z‖² to the kernel value
     _value_func: Callable[[np.ndarray], Any] | None = None
     # in-place map from −s‖x−z‖² to log k (row-normalised kernels)
@@ -336,9 +339,6 @@ class RBFKernel(_SqDistKernel):
         self.gamma = gamma
         self.bandwidth = bandwidth
         self._check_params()
-
-    def _check_params(self):
-        _resolve_gamma(self.gamma, self.bandwidth, 1, self.name)
 
     def _sq_scale(self, n_features):
         return _resolve_gamma(self.gamma, self.bandwidth, n_features, self.name)
@@ -494,9 +494,6 @@ class CauchyKernel(_SqDistKernel):
         if _scale_given(params.get("scale")):
             self._warn_scale(params["scale"])
         return super().set_params(**params)
-
-    def _check_params(self):
-        _t_gamma(self.gamma, self.bandwidth, self.scale, self.name)
 
     def _sq_scale(self, n_features):
         return _t_gamma(self.gamma, self.bandwidth, self.scale, self.name)
@@ -666,8 +663,7 @@ class SoftmaxKernel(Kernel):
         self._check_params()
 
     def _check_params(self):
-        if self.gamma is not None:
-            check_real(self.gamma, "gamma", self.name, low=0.0)
+        check_real(self.gamma, "gamma", self.name, low=0.0, allow_none=True)
 
     def _scale(self, n_features: int) -> float:
         self._check_params()

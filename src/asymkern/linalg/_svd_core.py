@@ -3,7 +3,8 @@
 Dense (LAPACK), ARPACK and randomized solvers, :class:`SVDResult`, :func:`flip_signs` and the
 argument checks shared with :mod:`asymkern.linalg.nystrom`. This module sits below both
 :mod:`.svd` (the ``top_svd`` dispatcher, which also reaches the Nyström solver) and
-:mod:`.nystrom`, so neither imports the other for them; :mod:`.svd` re-exports every name.
+:mod:`.nystrom`, so neither imports the other for them; :mod:`.svd` re-exports the public
+names.
 See :mod:`asymkern.linalg.svd` for the conventions (inputs, signs, memory).
 """
 
@@ -18,6 +19,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackError, LinearOperator, aslinearoperator, svds
 
+from .._backend import NUMPY, DenseMatrix, LazyMatrix, ops_of
 from .._dispatch import refuse_meta
 from .._random import normal_rows, seed_from
 from .._validation import check_n_components, check_random_state, user_stacklevel
@@ -130,7 +132,6 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
     lists included: 2-D, real, finite; integer/bool → float64, float32 kept). Raises
     ``TypeError`` for non-numeric input and ``ValueError`` naming ``name`` otherwise.
     """
-    from .._backend import NUMPY, LazyMatrix, ops_of
     from ..kernels.matrix import KernelMatrix
 
     if isinstance(G, KernelMatrix):
@@ -192,8 +193,6 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
 def _check_device_matrix(G, name: str):
     """A dense array of another executor (a torch tensor) as a :class:`LazyMatrix`, checked:
     2-D, real, floating (integers → float64), finite."""
-    from .._backend import DenseMatrix, ops_of
-
     refuse_meta(G, name)
     ops = ops_of(G)
     if G.ndim != 2:
@@ -378,7 +377,6 @@ def flip_signs(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _is_device(G) -> bool:
     """Whether G is another executor's lazy matrix (a torch matrix or tensor)."""
-    from .._backend import LazyMatrix
     from ..kernels.matrix import KernelMatrix
 
     return isinstance(G, LazyMatrix) and not isinstance(G, KernelMatrix)
@@ -477,17 +475,14 @@ def dense_svd(G, r: int, *, _checked: bool = False, _driver: str = "gesdd") -> S
     given = G
     n, m = G.shape
     r = _rank(r, G.shape)
-    if _is_device(G):  # another executor: formed and decomposed there
-        dtype = np.float32 if np.dtype(G.dtype) == np.float32 else np.float64
-        _check_dense_budget(n, m, dtype, n * m * np.dtype(dtype).itemsize, f"a dense SVD of "
-                            f"the {n}×{m} matrix G", limit=getattr(G, "max_dense_memory", None))
-        U, s, Vt = G.ops.svd(G.to_dense())
-        return _finish(U[:, :r], s[:r], Vt[:r].T, r, "dense", ops=G.ops)
     owned = not isinstance(G, np.ndarray)  # a matrix formed here can be overwritten by LAPACK
     dtype = G.dtype if np.dtype(G.dtype) == np.float32 else np.float64
+    limit = getattr(G, "max_dense_memory", None) if isinstance(G, LazyMatrix) else None
     _check_dense_budget(n, m, dtype, n * m * np.dtype(dtype).itemsize if owned else 0,
-                        f"a dense SVD of the {n}×{m} matrix G",
-                        limit=G.max_dense_memory if isinstance(G, KernelMatrix) else None)
+                        f"a dense SVD of the {n}×{m} matrix G", limit=limit)
+    if _is_device(G):  # another executor: formed and decomposed there
+        U, s, Vt = G.ops.svd(G.to_dense())
+        return _finish(U[:, :r], s[:r], Vt[:r].T, r, "dense", ops=G.ops)
     if isinstance(G, KernelMatrix):
         G = G.to_array(max_dense_memory=np.inf)
     elif sp.issparse(G):
@@ -573,7 +568,7 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         like = G.template()
         return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64),
                          G.ops.from_host(res.V, like), "arpack", res.info)
-    A = _as_operator(G) if kind in ("kernel", "operator") else G
+    A, c = (_as_operator(G), 1.0) if kind in ("kernel", "operator") else _unit_scaled(G)
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
     try:
         U, s, Vt = svds(A, k=r, tol=tol, v0=v0, solver="arpack", random_state=rng)
@@ -583,7 +578,19 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         # "Starting vector is zero": the Gram operator maps the random v0 to 0, i.e. G is zero
         # (or v0 fell into its null space, which has probability 0). Decide by probing G.
         return _zero_svd(A, r, rng, exc)
-    return _finish(U, s, Vt.T, r, "arpack")
+    return _finish(U, s / c, Vt.T, r, "arpack")
+
+
+def _unit_scaled(G):
+    """(c·G, c) for ARPACK: a power of two c (exact) bringing max |G| into [1, 2) when it lies
+    outside [2⁻¹²⁸, 2¹²⁸], where the products with GᵀG ARPACK iterates on leave the normal range
+    of float64 (entries of 1e-150 gave singular values 5–84 % off, silently); (G, 1) otherwise.
+    c·G is a scaled operator, never a copy."""
+    top = max(float(G.max()), -float(G.min())) if G.shape[0] * G.shape[1] else 0.0
+    if top == 0.0 or 2.0**-128 <= top <= 2.0**128:
+        return G, 1.0
+    c = float(2.0 ** -np.floor(np.log2(top)))
+    return aslinearoperator(G) * c, c
 
 
 def _zero_svd(A, r: int, rng, exc: Exception) -> SVDResult:
@@ -605,22 +612,6 @@ def _zero_svd(A, r: int, rng, exc: Exception) -> SVDResult:
     eye = np.eye(max(n, m), r, dtype=dtype)
     return SVDResult(np.ascontiguousarray(eye[:n]), np.zeros(r, dtype=dtype),
                      np.ascontiguousarray(eye[:m]), "arpack", None)
-
-
-def lu_normalize(Y: np.ndarray) -> np.ndarray:
-    """A well-conditioned basis of range(Y) by LU with partial pivoting: the permuted unit lower
-    factor P L (entries ≤ 1 in magnitude), about half the flops of a QR. Used between power
-    iterations (scikit-learn's default normaliser); the last iterate is orthonormalised by QR.
-    Y is overwritten (a temporary of the caller). The numpy primitive
-    :meth:`asymkern._backend.ArrayOps.lu_basis`."""
-    from .._backend import NUMPY
-
-    return NUMPY.lu_basis(Y)
-
-
-def qr_basis(Y: np.ndarray) -> np.ndarray:
-    """Orthonormal basis of range(Y) (economic QR)."""
-    return np.linalg.qr(Y)[0]
 
 
 def randomized_passes(mm, gram, normalize, orth, Omega, n_iter: int):
@@ -881,23 +872,9 @@ def randomized_svd(
     info = {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
             "precision": precision}
     name = "randomized" if method == "power" else method
-    if kind == "device":  # another executor: products and the n×k algebra stay there
-        ops = G.ops
-        like = G.template()
-        Omega = ops.from_host(normal_rows(seed_from(rng), 0, m, k, _dtype_of(G)), like)
-
-        def run_dev(P):
-            def gram_dev(X):
-                return P.rmatmat(P.matmat(X))
-
-            if method == "block_krylov":
-                return krylov_passes(G.matmat, gram_dev, ops.orth, Omega, n_iter,
-                                     concat=ops.concat)
-            return randomized_passes(G.matmat, gram_dev, ops.lu_basis, ops.orth, Omega, n_iter)
-
-        W, Y = _checked_low(run_dev, G, low, ops, info)
-        U, s, Vyt = ops.svd(Y)
-        return _finish(U[:, :r], s[:r], W @ Vyt[:r].T, r, name, info, ops=ops)
+    ops = G.ops if kind == "device" else NUMPY
+    # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
+    Omega = normal_rows(seed_from(rng), 0, m, k, _dtype_of(G))
     if kind in ("dense", "sparse"):
         A = np.asarray(G) if kind == "dense" else G.tocsr()
         AT = A.T
@@ -907,34 +884,19 @@ def randomized_svd(
 
         def gram_of(P):
             return lambda X: AT @ (A @ X)
-
-        dtype = A.dtype
     else:
-        op = G
+        mm = G.matmat
+        if kind == "device":  # another executor: products and the n×k algebra stay there
+            Omega = ops.from_host(Omega, G.template())
 
-        def mm(X):
-            return op.matmat(X) if hasattr(op, "matmat") else op @ X
-
-        def gram_of(P):
-            fused = getattr(P, "_gram_matmat", None)  # Gᵀ(G W) in one pass over the blocks
-            if fused is not None:
-                return fused
-            return lambda X: P.rmatmat(P.matmat(X) if hasattr(P, "matmat") else P @ X)
-
-        dtype = G.dtype
-    dtype = np.dtype(dtype) if np.dtype(dtype) in (np.float32, np.float64) else np.dtype(float)
-
-    # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
-    Omega = normal_rows(seed_from(rng), 0, m, k, dtype)
+        def gram_of(P):  # a lazy kernel's fused Gᵀ(G W): one pass over the blocks
+            return getattr(P, "_gram_matmat", None) or (lambda X: P.rmatmat(P.matmat(X)))
 
     def run(P):
         if method == "block_krylov":
-            return krylov_passes(mm, gram_of(P), qr_basis, Omega, n_iter)
-        return randomized_passes(mm, gram_of(P), lu_normalize, qr_basis, Omega, n_iter)
+            return krylov_passes(mm, gram_of(P), ops.orth, Omega, n_iter, concat=ops.concat)
+        return randomized_passes(mm, gram_of(P), ops.lu_basis, ops.orth, Omega, n_iter)
 
-    from .._backend import NUMPY
-
-    W, Y = _checked_low(run, G, low, NUMPY, info)
-    U, s, Vyt = sla.svd(Y, full_matrices=False, check_finite=False)  # G W = U S Vyᵀ
-    V = W @ Vyt[:r].T
-    return _finish(U[:, :r], s[:r], V, r, name, info)
+    W, Y = _checked_low(run, G, low, ops, info)
+    U, s, Vyt = ops.svd(Y)  # G W = U S Vyᵀ
+    return _finish(U[:, :r], s[:r], W @ Vyt[:r].T, r, name, info, ops=ops)

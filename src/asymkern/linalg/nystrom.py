@@ -60,7 +60,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
-from .._backend import NUMPY
+from .._backend import NUMPY, block_slices
 from .._validation import check_bool, check_indices, check_n_components
 from ..config import check_memory
 from ._svd_core import (
@@ -321,9 +321,7 @@ class _Access:
         n = self.shape[0]
         out = np.empty((n, B.shape[1]), dtype=out_dtype)
         Bc = B.astype(self.dtype, copy=False)
-        step = self.step(len(J))
-        for a in range(0, n, step):
-            sl = slice(a, min(a + step, n))
+        for sl in block_slices(n, self.step(len(J))):
             out[sl] = self.block(sl, J) @ Bc
         return out
 
@@ -338,12 +336,10 @@ class _Access:
         step = self.step(len(I))
         if self.kind == "sparse":
             GI = self.G[I]
-            for a in range(0, m, step):
-                sl = slice(a, min(a + step, m))
+            for sl in block_slices(m, step):
                 out[sl] = GI[:, sl].toarray().T @ Ac
             return out
-        for a in range(0, m, step):
-            sl = slice(a, min(a + step, m))
+        for sl in block_slices(m, step):
             out[sl] = self.block(I, sl).T @ Ac
         return out
 
@@ -354,9 +350,7 @@ class _Access:
             return self.G.row_probe(P, V)
         m = self.shape[1]
         out = np.zeros((len(P), V.shape[1]))
-        step = self.step(len(P))
-        for a in range(0, m, step):
-            sl = slice(a, min(a + step, m))
+        for sl in block_slices(m, self.step(len(P))):
             out += self.block(P, sl) @ V[sl]
         return out
 
@@ -367,9 +361,7 @@ class _Access:
             return self.G.col_probe(Q, U)
         n = self.shape[0]
         out = np.zeros((len(Q), U.shape[1]))
-        step = self.step(len(Q))
-        for a in range(0, n, step):
-            sl = slice(a, min(a + step, n))
+        for sl in block_slices(n, self.step(len(Q))):
             out += self.block(sl, Q).T @ U[sl]
         return out
 
@@ -433,9 +425,7 @@ def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.n
     Q = np.sort(rs.choice(m, p, replace=False))
 
     def blocks():
-        step = acc.step(p)
-        for a in range(0, n, step):
-            sl = slice(a, min(a + step, n))
+        for sl in block_slices(n, acc.step(p)):
             B = acc.block(sl, Q) if side == "row" else acc.block(Q, sl).T
             yield sl, np.asarray(B, dtype=np.float64)
 
@@ -636,34 +626,25 @@ def nystrom_result(U, s, V, I, J, Uw, swk, Vw, c: float, signs, mix_u, mix_v, *,
     N, M = shape
     sx, sz = len(I), len(J)
     if ops is not None and ops.name != "numpy":  # another executor (torch): U, V stay there
-        U, V = ops.scale_cols(U, signs, inplace=True), ops.scale_cols(V, signs, inplace=True)
-        if mix_u is not None:
-            mix_u, mix_v = mix_u * signs, mix_v * signs
-        else:
-            Uw, Vw = Uw * signs, Vw * signs
-        info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
-                "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
-                "n_row_landmarks": sx, "n_col_landmarks": sz, **info}
-        return NystromResult(ops.contiguous(U), s, ops.contiguous(V), np.asarray(I),
-                             np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info)
-    if isinstance(U, np.ndarray) and U.dtype == out_dtype and V.dtype == out_dtype:
+        U = ops.contiguous(ops.scale_cols(U, signs, inplace=True))
+        V = ops.contiguous(ops.scale_cols(V, signs, inplace=True))
+    elif isinstance(U, np.ndarray) and U.dtype == out_dtype and V.dtype == out_dtype:
         # in place: U, V were formed by the in-memory executor (a copy would double the
         # O((N + M) r) part of the peak memory: 640 MB at N = M = 10⁶, r = 20, float64)
         U *= signs.astype(out_dtype)
         V *= signs.astype(out_dtype)
     else:  # dask arrays (lazy) or a dtype change
-        U = U * signs.astype(out_dtype)
-        V = V * signs.astype(out_dtype)
+        U = (U * signs.astype(out_dtype)).astype(out_dtype, copy=False)
+        V = (V * signs.astype(out_dtype)).astype(out_dtype, copy=False)
     if mix_u is not None:
         mix_u, mix_v = mix_u * signs, mix_v * signs
     else:
-        Uw = Uw * signs
-        Vw = Vw * signs
+        Uw, Vw = Uw * signs, Vw * signs
     info = {"mix_u": mix_u, "mix_v": mix_v, "n_dropped": r - n_keep,
             "next_singular_value": s_next * np.sqrt(N * M / (sx * sz)),
             "n_row_landmarks": sx, "n_col_landmarks": sz, **info}
-    return NystromResult(U.astype(out_dtype, copy=False), s, V.astype(out_dtype, copy=False),
-                         np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c), "asymmetric", info)
+    return NystromResult(U, s, V, np.asarray(I), np.asarray(J), Uw, swk, Vw, float(c),
+                         "asymmetric", info)
 
 
 def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond,
@@ -820,14 +801,23 @@ def _check_points(points, name: str, n: int):
 
 
 def _count(value, size: int, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer, got {value!r}")
-    value = int(value)
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    if value > size:
-        raise ValueError(f"{name}={value} is larger than the {size} available ({name[2:5]}s of G)")
-    return value
+    return check_n_components(value, size, name, f"{name[2:5]}s of G")
+
+
+def _resolve_samplings(sampling, row_sampling, col_sampling, shape, counts):
+    """Each side's sampling (``sampling`` unless overridden) and landmark count: an index array
+    is checked and fixes the count to its length."""
+    methods = [sampling if m_ is None else m_ for m_ in (row_sampling, col_sampling)]
+    for side, m_ in zip(("row", "col"), methods):
+        if isinstance(m_, str) and m_ not in SAMPLINGS:
+            raise ValueError(f"unknown {side}_sampling {m_!r}; expected one of {SAMPLINGS} or an "
+                             "index array")
+    counts = list(counts)
+    for k, side in enumerate(("row", "col")):
+        if not isinstance(methods[k], str):
+            methods[k] = check_indices(methods[k], shape[k], f"{side}_sampling")
+            counts[k] = len(methods[k])
+    return methods, counts
 
 
 def asymmetric_nystrom(
@@ -975,20 +965,9 @@ def asymmetric_nystrom(
     if core_solver not in ("auto", "dense", "randomized", "arpack"):
         raise ValueError(f"core_solver must be 'auto', 'dense', 'randomized' or 'arpack', got "
                          f"{core_solver!r}")
-    row_m = sampling if row_sampling is None else row_sampling
-    col_m = sampling if col_sampling is None else col_sampling
-    for side, m_ in (("row", row_m), ("col", col_m)):
-        if isinstance(m_, str) and m_ not in SAMPLINGS:
-            raise ValueError(f"unknown {side} sampling {m_!r}; expected one of {SAMPLINGS} or an "
-                             "index array")
-    fixed_r = not isinstance(row_m, str)
-    fixed_c = not isinstance(col_m, str)
-    if fixed_r:
-        row_m = check_indices(row_m, N, "row_sampling")
-        n_row_landmarks = len(row_m)
-    if fixed_c:
-        col_m = check_indices(col_m, M, "col_sampling")
-        n_col_landmarks = len(col_m)
+    (row_m, col_m), (n_row_landmarks, n_col_landmarks) = _resolve_samplings(
+        sampling, row_sampling, col_sampling, (N, M), (n_row_landmarks, n_col_landmarks))
+    fixed_r, fixed_c = not isinstance(row_m, str), not isinstance(col_m, str)
 
     if tol is None:
         if n_row_landmarks is None and n_col_landmarks is None:
@@ -1013,10 +992,21 @@ def asymmetric_nystrom(
         return _nystrom_once(acc, r, I, J, core_solver, rcond, rs, normalize,
                              orthogonalize=orthogonalize)
 
-    # ---- growth to a tolerance
-    tol, (sx, sz), (cap_r, cap_c), (perm_r, perm_c) = _growth_start(
-        (N, M), r, (row_m, col_m), (n_row_landmarks, n_col_landmarks), tol, estimate, weights,
-        max_landmarks, rs)
+    # ---- growth to a tolerance: the given counts or max(4r, 64), capped by max_landmarks and
+    # at least r, doubled until the estimate is at most tol (or the caps are reached); on a
+    # 'uniform' side the landmark sets are the prefixes of one random permutation
+    cap_r, cap_c = (N, M) if max_landmarks is None else (min(N, max_landmarks),
+                                                        min(M, max_landmarks))
+    start = max(4 * r, 64)
+    sx = min(cap_r, start if n_row_landmarks is None else
+             _count(n_row_landmarks, N, "n_row_landmarks"))
+    sz = min(cap_c, start if n_col_landmarks is None else
+             _count(n_col_landmarks, M, "n_col_landmarks"))
+    if min(cap_r, cap_c) < r:
+        raise ValueError(f"max_landmarks={max_landmarks} is below n_components={r}")
+    sx, sz = max(sx, r), max(sz, r)
+    perm_r = rs.permutation(N) if isinstance(row_m, str) and row_m == "uniform" else None
+    perm_c = rs.permutation(M) if isinstance(col_m, str) and col_m == "uniform" else None
     if "leverage" in (row_m if isinstance(row_m, str) else None,
                       col_m if isinstance(col_m, str) else None):
         acc.prepare()
@@ -1034,90 +1024,30 @@ def asymmetric_nystrom(
             if prev is None:
                 est = np.inf
             else:
-                ww = "uniform" if weights == "uniform" else "paper"
                 k = min(prev.n_components, res.n_components)
                 if getattr(acc, "is_dask", False):
-                    est = acc.change_estimate(res, prev, k, ww)
+                    est = acc.change_estimate(res, prev, k, weights)
                 else:
                     Ur, Vr, Up, Vp = (acc.ops.to_host(a[:, :k])
                                       for a in (res.U, res.V, prev.U, prev.V))
-                    est = eta(Ur, Vr, Up, Vp, singular_values=res.s[:k], weights=ww)
+                    est = eta(Ur, Vr, Up, Vp, singular_values=res.s[:k], weights=weights)
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)
-        grow = _growth_step(history, est, exact, (sx, sz), (fixed_r, fixed_c), (cap_r, cap_c),
-                            tol)
-        if grow is None:
+        est = 0.0 if exact else est
+        history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
+        if est <= tol or exact or ((fixed_r or sx >= cap_r) and (fixed_c or sz >= cap_c)):
             break
-        prev, (sx, sz) = res, grow
-    return _growth_result(res, history, tol, estimate, (sx, sz), r, stacklevel=3)
-
-
-def _growth_start(shape, r: int, methods, counts, tol, estimate: str, weights: str,
-                  max_landmarks, rs):
-    """The validated options and first landmark counts of the growth to a tolerance (shared by
-    the numpy and torch executors, so both draw the same landmarks from ``rs``).
-
-    Returns ``tol``, the first counts (sx, sz) — the given counts or max(4r, 64), capped by
-    ``max_landmarks`` and at least r — the caps (cap_r, cap_c) and, for 'uniform' sampling on
-    a side, the random permutation whose prefixes are the landmark sets (else None).
-    """
-    from .._validation import check_positive
-
-    (N, M), (row_m, col_m), (n_row, n_col) = shape, methods, counts
-    tol = check_positive(tol, "tol")
-    if estimate not in ESTIMATES:
-        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
-    if weights not in ("uniform", "paper"):
-        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
-    cap_r = N if max_landmarks is None else min(N, _count(max_landmarks, 10**18, "max_landmarks"))
-    cap_c = M if max_landmarks is None else min(M, int(max_landmarks))
-    start = max(4 * r, 64)
-    sx = min(cap_r, start if n_row is None else _count(n_row, N, "n_row_landmarks"))
-    sz = min(cap_c, start if n_col is None else _count(n_col, M, "n_col_landmarks"))
-    if min(cap_r, cap_c) < r:
-        raise ValueError(f"max_landmarks={max_landmarks} is below n_components={r}")
-    perm_r = rs.permutation(N) if isinstance(row_m, str) and row_m == "uniform" else None
-    perm_c = rs.permutation(M) if isinstance(col_m, str) and col_m == "uniform" else None
-    return tol, (max(sx, r), max(sz, r)), (cap_r, cap_c), (perm_r, perm_c)
-
-
-def _growth_step(history: list, est: float, exact: bool, counts, fixed, caps, tol: float):
-    """Record one step of the growth to a tolerance. Returns None when it stops (the estimate
-    is at most ``tol``, every row and column is a landmark, or both counts are at their caps),
-    else the next landmark counts (the free ones doubled, up to their caps).
-
-    Shared by the in-memory and the torch executors.
-    """
-    sx, sz = counts
-    est = 0.0 if exact else est
-    history.append({"n_row_landmarks": sx, "n_col_landmarks": sz, "estimate": float(est)})
-    grown = (fixed[0] or sx >= caps[0]) and (fixed[1] or sz >= caps[1])
-    if est <= tol or exact or grown:
-        return None
-    return (sx if fixed[0] else min(caps[0], 2 * sx), sz if fixed[1] else min(caps[1], 2 * sz))
-
-
-def _growth_result(res: NystromResult, history: list, tol: float, estimate: str, counts, r: int,
-                  stacklevel: int = 2) -> NystromResult:
-    """The last step's result with the growth record in ``info``, warning when ``tol`` was not
-    reached (the cap) or the core was rank-deficient (shared by the executors)."""
-    sx, sz = counts
+        prev = res
+        sx, sz = (sx if fixed_r else min(cap_r, 2 * sx)), (sz if fixed_c else min(cap_c, 2 * sz))
     converged = bool(history[-1]["estimate"] <= tol)
     if not converged:
         warnings.warn(
             f"asymmetric Nyström did not reach tol={tol:g} (estimate "
             f"{history[-1]['estimate']:.3g} with {sx}x{sz} landmarks, the cap); returning the "
-            "last solution",
-            RuntimeWarning,
-            stacklevel=stacklevel,
-        )
+            "last solution", RuntimeWarning, stacklevel=2)
     if res.info["n_dropped"]:
-        warnings.warn(
-            f"the core G[I, J] is rank-deficient: {res.info['n_dropped']} of {r} components "
-            "dropped",
-            RuntimeWarning,
-            stacklevel=stacklevel,
-        )
+        warnings.warn(f"the core G[I, J] is rank-deficient: {res.info['n_dropped']} of {r} "
+                      "components dropped", RuntimeWarning, stacklevel=2)
     info = dict(res.info, history=history, estimate=history[-1]["estimate"], converged=converged,
                 tol=tol, estimate_kind=estimate)
     return NystromResult(res.U, res.s, res.V, res.row_landmarks, res.col_landmarks, res.core_U,
@@ -1209,18 +1139,8 @@ def symmetric_nystrom(
     _check_common(n_row_landmarks, n_col_landmarks, sampling)
     if eig_solver not in ("auto", "dense", "arpack"):
         raise ValueError(f"eig_solver must be 'auto', 'dense' or 'arpack', got {eig_solver!r}")
-    row_m = sampling if row_sampling is None else row_sampling
-    col_m = sampling if col_sampling is None else col_sampling
-    for side, m_ in (("row", row_m), ("col", col_m)):
-        if isinstance(m_, str) and m_ not in SAMPLINGS:
-            raise ValueError(f"unknown {side}_sampling {m_!r}; expected one of {SAMPLINGS} or an "
-                             "index array")
-    if not isinstance(row_m, str):
-        row_m = check_indices(row_m, N, "row_sampling")
-        n_row_landmarks = len(row_m)
-    if not isinstance(col_m, str):
-        col_m = check_indices(col_m, M, "col_sampling")
-        n_col_landmarks = len(col_m)
+    (row_m, col_m), (n_row_landmarks, n_col_landmarks) = _resolve_samplings(
+        sampling, row_sampling, col_sampling, (N, M), (n_row_landmarks, n_col_landmarks))
     if n_row_landmarks is None and n_col_landmarks is None:
         n_row_landmarks = min(N, max(10 * r, 100))
     if n_col_landmarks is None:
@@ -1247,10 +1167,8 @@ def symmetric_nystrom(
         if eig_solver == "arpack" and k < W.shape[0] - 1:
             v0 = rs.uniform(-1, 1, W.shape[0])
             lam, vec = eigsh(W, k=k, which="LA", v0=v0)
-        elif eig_solver in ("auto", "dense", "arpack"):
+        else:  # 'auto', 'dense', or 'arpack' for a W of at most k + 1 rows
             lam, vec = NUMPY.eigh_top(W, k)
-        else:
-            raise ValueError(f"eig_solver must be 'auto', 'dense' or 'arpack', got {eig_solver!r}")
         order = np.argsort(lam)[::-1]
         return lam[order], vec[:, order]
 
@@ -1266,9 +1184,7 @@ def symmetric_nystrom(
     b = GJ @ (Wv / lam_v) * np.sqrt(sz / M)  # (N, r): V̂ = Gᵀ b
     U = np.empty((N, a.shape[1]))
     V = np.zeros((M, b.shape[1]))
-    step = acc.step(M)
-    for start in range(0, N, step):
-        sl = slice(start, min(start + step, N))
+    for sl in block_slices(N, acc.step(M)):
         B = np.asarray(acc.block(sl, slice(None)))
         U[sl] = B @ a.astype(B.dtype, copy=False)
         V += B.T @ b[sl].astype(B.dtype, copy=False)

@@ -1462,14 +1462,7 @@ def _largest_positive(C):
     of the Gram matrix (dense or sparse input, chunking). Any executor's array (its
     ``sign_flips``, the same rule)."""
     ops = ops_of(C)
-    if ops is not NUMPY:
-        return ops.scale_cols(C, ops.sign_flips(C)) if C.numel() else C
-    if C.size == 0:
-        return C
-    idx = np.argmax(np.abs(C), axis=0)
-    signs = np.sign(C[idx, np.arange(C.shape[1])])
-    signs[signs == 0] = 1.0
-    return C * signs
+    return ops.scale_cols(C, ops.sign_flips(C)) if min(C.shape) else C
 
 
 __all__ = [

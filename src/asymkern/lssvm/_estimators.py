@@ -35,7 +35,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._calibration import PlattCalibration
 from .._dask import any_dask, is_dask_array
-from .._shared.lssvm import _RESCALE, _check_merge, _encode_labels
+from .._shared.lssvm import _RESCALE, _check_merge, _encode_labels, _labels_of
 from .._validation import (
     DEPRECATED,
     as_weights,
@@ -223,7 +223,8 @@ class _KernelMixin:
                              "at least one sample needs a positive weight")
         return v
 
-    def _kernel_tags(self, tags):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self._is_precomputed()
         try:
             tags.input_tags.sparse = (not self._is_precomputed()) and bool(
@@ -287,9 +288,7 @@ class _KernelMixin:
     def _active_matrix(self, K):
         """The training matrix restricted to the samples that enter the solve."""
         a = getattr(self, "_active", None)
-        if a is None:
-            return K
-        return K[a][:, a] if sp.issparse(K) else K[np.ix_(a, a)]
+        return K if a is None else _block(K, a, a)
 
     def _scatter(self, coef, n):
         """Coefficients of the active samples placed in the n training rows (0 elsewhere)."""
@@ -314,9 +313,8 @@ class _KernelMixin:
         return check_finite_output(K, "the kernel matrix of X", _RESCALE)
 
     def _cross_products(self, X, coef_s, coef_t):
-        """(K(x, X) coef_s, K(X, x)ᵀ coef_t), each (m, k); either coef may be None."""
-        if getattr(self, "_ny_result", None) is not None:
-            return self._nystrom_cross(X, coef_s is not None, coef_t is not None)
+        """(K(x, X) coef_s, K(X, x)ᵀ coef_t), each (m, k); either coef may be None (exact
+        models: the Nyström ones go through ``_nystrom_cross``)."""
         n = self.n_train_
         if self._is_precomputed():
             if isinstance(X, KernelPair):
@@ -406,10 +404,6 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         return self._as_out(check_finite_output(fs + self.intercept_[None, :],
                                                 "the decision values",
                                                 "rescale X like the training data"))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        return self._kernel_tags(tags)
 
 
 def _lssvm_loo_setup(K, C, v):
@@ -647,10 +641,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         ndarray of shape (m,)
             Predicted labels (elements of ``classes_``).
         """
-        F = self.decision_function(X)
-        if F.ndim == 1:
-            return self.classes_[(F > 0).astype(int)]
-        return self.classes_[np.argmax(F, axis=1)]
+        return _labels_of(self.decision_function(X), self.classes_)
 
     @available_if_explained(why_no_probability)
     def predict_proba(self, X):
@@ -1386,9 +1377,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             from .._dask.askls import predict_labels
 
             return predict_labels(F, self.classes_)
-        if F.ndim == 1:
-            return self.classes_[(F > 0).astype(int)]
-        return self.classes_[np.argmax(F, axis=1)]
+        return _labels_of(F, self.classes_)
 
     def _why_no_proba(self):
         if self.merge != "stack" and not self.probability:
@@ -1431,7 +1420,3 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         state = dict(super().__getstate__())  # a copy: the live estimator keeps its reference
         state.pop("_dask_reference", None)  # a dask fit's training data stays out of pickles
         return state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        return self._kernel_tags(tags)

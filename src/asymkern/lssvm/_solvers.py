@@ -54,12 +54,14 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.sparse.linalg import splu
 
 from .._shared.lssvm import (  # noqa: F401 - LowRankCoef: part of this module's interface
     IllConditionedWarning,
     LowRankCoef,
     LowRankStats,
     _check_C,
+    _lu_or_none,
     askls_lowrank_reduced,
 )
 from .._validation import as_weights, renamed_argument
@@ -68,28 +70,21 @@ from .._validation import as_weights, renamed_argument
 # --------------------------------------------------------------------------------------------
 # inner solvers: apply B(c)⁻¹ to stacked right-hand sides
 # --------------------------------------------------------------------------------------------
-def _lu_or_none(M):
-    """LU factors of M (overwritten), or None when it is singular or not finite.
+def _schur_solve(R, n, c, solve_M, matmul):
+    """B(c)⁻¹ R: β = M⁻¹(c q − Kᵀp), α = (p − Kβ)/c (``matmul(X, transpose)``: Kᵀ X or K X)."""
+    P, Q = R[:n], R[n:]
+    beta = solve_M(c * Q - matmul(P, True))
+    return np.vstack([(P - matmul(beta, False)) / c, beta])
 
-    Parameters
-    ----------
-    M : ndarray of shape (n, n)
-        The matrix, real or complex; its storage is reused.
 
-    Returns
-    -------
-    tuple or None
-        ``scipy.linalg.lu_factor``'s ``(lu, piv)``, or None.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", sla.LinAlgWarning)
-        try:
-            lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            return None
-    if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
+def _splu_or_none(M, **kw):
+    """SuperLU factors of the sparse M (warnings silenced), or None when it is exactly singular."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return splu(M, **kw)
+    except RuntimeError:
         return None
-    return lu
 
 
 class _AsymSchur:
@@ -115,12 +110,8 @@ class _AsymSchur:
 
     def _matmul(self, X, transpose: bool = False):
         """K X (or Kᵀ X) for a real or complex X, through the CSR copy when there is one."""
-        if self.K_csr is None:
-            return _real_matmul(self.K.T if transpose else self.K, X)
-        A = self.K_csr.T if transpose else self.K_csr
-        if np.isrealobj(X):
-            return A @ X
-        return A @ X.real + 1j * (A @ X.imag)
+        A = self.K if self.K_csr is None else self.K_csr
+        return _real_matmul(A.T if transpose else A, X)
 
     # The ridge fallback's shift z = c − iμ: z²I − KᵀK = −(P + iτI), P = (μ² − c²)I + KᵀK,
     # τ = 2cμ. When μ² − c² > 0, P is symmetric positive definite and P + iτI is complex
@@ -174,13 +165,11 @@ class _AsymSchur:
     def _cocg(self, shift, tau, R):
         """(P + iτI)⁻¹ R by COCG, all columns at once; None when it misses the tolerance."""
         R = np.asarray(R, dtype=np.complex128)
-        k = R.shape[1]
-        KtK = self.KtK
+        KtK, Kc = self.KtK, self.K_csr
 
-        def apply(V):  # (P + iτI) V with one real product [Re V, Im V]
-            V2 = np.hstack([V.real, V.imag])
-            W = KtK @ V2 if self.K_csr is None else self.K_csr.T @ (self.K_csr @ V2)
-            return W[:, :k] + 1j * W[:, k:] + (shift + 1j * tau) * V
+        def apply(V):  # (P + iτI) V
+            W = _split_apply(lambda V2: KtK @ V2 if Kc is None else Kc.T @ (Kc @ V2), V)
+            return W + (shift + 1j * tau) * V
 
         bnorm = np.linalg.norm(R, axis=0)
         if not np.all(bnorm > 0):
@@ -217,11 +206,9 @@ class _AsymSchur:
     def _solve_shifted(self, cho, tau, R):
         """x = (z²I − KᵀK)⁻¹ R = −(P + iτI)⁻¹ R by the fixed point x ← P⁻¹(R − iτx)."""
         R = np.asarray(R, dtype=np.complex128)
-        k = R.shape[1]
 
-        def pinv(V):  # P⁻¹ V for complex V: one real solve of [Re V, Im V]
-            W = sla.cho_solve(cho, np.hstack([V.real, V.imag]), check_finite=False)
-            return W[:, :k] + 1j * W[:, k:]
+        def pinv(V):  # P⁻¹ V for complex V
+            return _split_apply(lambda V2: sla.cho_solve(cho, V2, check_finite=False), V)
 
         b = pinv(R)
         x = b
@@ -279,25 +266,18 @@ class _AsymSchur:
         return None if lu is None else (c, lu)
 
     def solve(self, fac, R):
-        n = self.n
-        P, Q = R[:n], R[n:]
         if isinstance(fac[0], str):  # 'cocg' / 'fixed-point' (the ridge fallback)
-            c = fac[1]
-            beta = self._shifted_inverse(fac, c * Q - self._matmul(P, transpose=True))
-            alpha = (P - self._matmul(beta)) / c
-            return np.vstack([alpha, beta])
+            return _schur_solve(R, self.n, fac[1], lambda X: self._shifted_inverse(fac, X),
+                                self._matmul)
         c, lu = fac
-        beta = sla.lu_solve(lu, c * Q - self._matmul(P, transpose=True), check_finite=False)
-        alpha = (P - self._matmul(beta)) / c
-        return np.vstack([alpha, beta])
+        return _schur_solve(R, self.n, c, lambda X: sla.lu_solve(lu, X, check_finite=False),
+                            self._matmul)
 
 
 class _AsymSchurSparse:
     """Sparse K (e.g. a graph kernel): M = c²I − KᵀK stays sparse; SuperLU factorisation."""
 
     def __init__(self, K):
-        import scipy.sparse as sp
-
         self.K = sp.csr_matrix(K, dtype=np.float64)
         self.KT = sp.csr_matrix(self.K.T)
         self.n = self.K.shape[0]
@@ -311,8 +291,7 @@ class _AsymSchurSparse:
         minimiser is exactly (A₀ᵀA₀ + λI)⁻¹A₀ᵀb, with one product by A₀ and A₀ᵀ per step
         (O(nnz(K) + n)). Returns (bias (p, k), stacked inner solution (p·n, k)).
         """
-        import scipy.sparse as sp
-        from scipy.sparse.linalg import lsqr
+        from scipy.sparse.linalg import lsqr  # looked up per call (tests replace it)
 
         if p != 2:
             raise ValueError("ridge_solve is the AsK-LS (two-bias) system")
@@ -354,32 +333,20 @@ class _AsymSchurSparse:
         return bool(np.isrealobj(c) and np.any(self._isolated == abs(c)))
 
     def factor(self, c):
-        import scipy.sparse as sp
-        from scipy.sparse.linalg import splu
-
         if self._isolated_singular(c):  # skip a SuperLU that would only abort (or crawl)
             return None
         dt = np.float64 if np.isrealobj(c) else np.complex128
         M = sp.csc_matrix(sp.identity(self.n, dtype=dt, format="csc") * (c * c) - self.KtK)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                # M is symmetric: a minimum-degree ordering of its own pattern (Mᵀ + M = 2M)
-                # fills in about half as much as the default COLAMD (3× faster on a random
-                # directed graph of 3000 nodes)
-                lu = splu(M, permc_spec="MMD_AT_PLUS_A")
-        except RuntimeError:  # exactly singular
-            return None
-        return (c, lu)
+        # M is symmetric: a minimum-degree ordering of its own pattern (Mᵀ + M = 2M) fills in
+        # about half as much as the default COLAMD (3× faster on a random directed graph of
+        # 3000 nodes)
+        lu = _splu_or_none(M, permc_spec="MMD_AT_PLUS_A")
+        return None if lu is None else (c, lu)
 
     def solve(self, fac, R):
         c, lu = fac
-        n = self.n
-        P, Q = R[:n], R[n:]
-        rhs = c * Q - self.KT @ P
-        beta = lu.solve(np.asarray(rhs, dtype=np.result_type(rhs, c)))
-        alpha = (P - self.K @ beta) / c
-        return np.vstack([alpha, beta])
+        return _schur_solve(R, self.n, c, lambda X: lu.solve(np.asarray(
+            X, dtype=np.result_type(X, c))), lambda X, t: (self.KT if t else self.K) @ X)
 
 
 class _AsymEig:
@@ -399,48 +366,17 @@ class _AsymEig:
 
     def solve(self, fac, R):
         c, inv = fac
-        n = self.n
-        P, Q = R[:n], R[n:]
-        rhs = c * Q - self.K.T @ P
-        beta = self.V @ (inv[:, None] * (self.V.T @ rhs))
-        alpha = (P - self.K @ beta) / c
-        return np.vstack([alpha, beta])
+        return _schur_solve(R, self.n, c, lambda X: self.V @ (inv[:, None] * (self.V.T @ X)),
+                            lambda X, t: (self.K.T if t else self.K) @ X)
 
 
 class _AsymLowRank:
-    """B with K = U diag(s) Wᵀ (n×r factors): push-through/Woodbury, O(n r²) per solve.
-
-    B = cI + Z C Zᵀ, Z = blockdiag(U, W), C = [[0, S], [S, 0]];
-    B⁻¹ = (I − Z C (cI + ZᵀZ C)⁻¹ Zᵀ) / c.
-    """
+    """The factors of K = U diag(s) Wᵀ (n×r), solved in reduced form by
+    :func:`askls_lowrank_reduced` (Woodbury on r×r sums)."""
 
     def __init__(self, U, s, W):
         self.U, self.s, self.W = U, np.asarray(s, dtype=np.float64), W
         self.n = U.shape[0]
-        r = self.s.size
-        S = np.diag(self.s)
-        self.C = np.block([[np.zeros((r, r)), S], [S, np.zeros((r, r))]])
-        ZtZ = np.block([[U.T @ U, np.zeros((r, r))], [np.zeros((r, r)), W.T @ W]])
-        self.ZtZC = ZtZ @ self.C
-
-    def factor(self, c):
-        r2 = self.ZtZC.shape[0]
-        inner = self.ZtZC.astype(np.result_type(self.ZtZC, c), copy=True)
-        inner[np.diag_indices(r2)] += c
-        try:
-            lu = sla.lu_factor(inner, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            return None
-        return (c, lu)
-
-    def solve(self, fac, R):
-        c, lu = fac
-        n = self.n
-        ZtR = np.vstack([self.U.T @ R[:n], self.W.T @ R[n:]])
-        T = self.C @ sla.lu_solve(lu, ZtR, check_finite=False)
-        r = self.s.size
-        corr = np.vstack([self.U @ T[:r], self.W @ T[r:]])
-        return (R - corr) / c
 
 
 def _nearly_symmetric(K: np.ndarray, rtol: float = 16.0, block: int = 128) -> bool:
@@ -564,23 +500,13 @@ class _SymSparse:
     """Sparse symmetric-or-not LS-SVM block K + cI: SuperLU."""
 
     def __init__(self, K):
-        import scipy.sparse as sp
-
         self.K = sp.csc_matrix(K, dtype=np.float64)
         self.n = self.K.shape[0]
 
     def factor(self, c):
-        import scipy.sparse as sp
-        from scipy.sparse.linalg import splu
-
         dt = np.float64 if np.isrealobj(c) else np.complex128
-        M = sp.csc_matrix(self.K.astype(dt) + sp.identity(self.n, dtype=dt, format="csc") * c)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return splu(M)
-        except RuntimeError:
-            return None
+        return _splu_or_none(sp.csc_matrix(self.K.astype(dt)
+                                           + sp.identity(self.n, dtype=dt, format="csc") * c))
 
     def solve(self, lu, R):
         return lu.solve(np.asarray(R, dtype=np.result_type(R, lu.U.dtype)))
@@ -616,15 +542,18 @@ def _E(X, p: int, n: int, e=None):
     return np.vstack([e @ X[k * n:(k + 1) * n] for k in range(p)])
 
 
-def _real_matmul(A: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """A @ X for a real A and a real or complex X (numpy would cast A to complex: an n×n
-    complex copy and a slower product); one real product of [Re X, Im X]."""
-    if np.isrealobj(X):
-        return A @ X
+def _split_apply(f, X):
+    """f(X) for a real-linear f and a complex X, as one real call f([Re X, Im X])."""
     X2 = X.reshape(X.shape[0], -1)
     k = X2.shape[1]
-    W = A @ np.hstack([X2.real, X2.imag])
-    return (W[:, :k] + 1j * W[:, k:]).reshape((A.shape[0],) + X.shape[1:])
+    W = f(np.hstack([X2.real, X2.imag]))
+    return (W[:, :k] + 1j * W[:, k:]).reshape((W.shape[0],) + X.shape[1:])
+
+
+def _real_matmul(A, X):
+    """A @ X for a real (dense or sparse) A and a real or complex X (numpy would cast a dense A
+    to complex: an n×n complex copy and a slower product)."""
+    return A @ X if np.isrealobj(X) else _split_apply(A.__matmul__, X)
 
 
 class _Bordered:
@@ -746,34 +675,29 @@ class Solution:
         return self.C
 
 
-def _abs_sums_max(K, block: int = 512) -> tuple[float, float]:
-    """(max row sum, max column sum) of ``|K|`` — dense K by row blocks (no n×n temporary)."""
+def _abs_sums_max(K, block: int = 512, rows: bool = True) -> tuple[float, float]:
+    """(max row sum (0 unless ``rows``), max column sum) of ``|K|`` — dense K by row blocks
+    (no n×n temporary)."""
     if isinstance(K, np.ndarray):
         cs = np.zeros(K.shape[1])
-        rs = np.empty(K.shape[0])
+        rs = np.zeros(K.shape[0])
         for i in range(0, K.shape[0], block):
             a = np.abs(K[i:i + block])
             cs += a.sum(axis=0)
-            rs[i:i + block] = a.sum(axis=1)
+            if rows:
+                rs[i:i + block] = a.sum(axis=1)
         return float(rs.max(initial=0.0)), float(cs.max(initial=0.0))
     a = abs(K)
-    return float(np.asarray(a.sum(axis=1)).max()), float(np.asarray(a.sum(axis=0)).max())
+    return (float(np.asarray(a.sum(axis=1)).max()) if rows else 0.0,
+            float(np.asarray(a.sum(axis=0)).max()))
 
 
-def _norm1_asym(K, c, e=None, sums=None) -> float:
+def _norm1(K, c, e=None, sums=None, asym: bool = True) -> float:
+    """1-norm bound of the bordered matrix (AsK-LS ``asym``: Kᵀ's columns, K's rows, count too;
+    else r = 0 leaves the column sums)."""
     n, one = (K.shape[0], 1.0) if e is None else (float(e.sum()), float(e.max()))
-    r, cs = _abs_sums_max(K) if sums is None else sums
+    r, cs = _abs_sums_max(K, rows=asym) if sums is None else sums
     return float(max(n, one + abs(c) + r, one + abs(c) + cs))
-
-
-def _norm1_sym(K, c, block: int = 512, e=None) -> float:
-    n, one = (K.shape[0], 1.0) if e is None else (float(e.sum()), float(e.max()))
-    if isinstance(K, np.ndarray) and K.shape[0] > block:  # |K| column sums, no n×n temporary
-        cs = np.zeros(K.shape[1])
-        for i in range(0, K.shape[0], block):
-            cs += np.abs(K[i:i + block]).sum(axis=0)
-        return float(max(n, one + abs(c) + cs.max()))
-    return float(max(n, one + abs(c) + np.asarray(abs(K).sum(axis=0)).max()))
 
 
 def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True, e=None):
@@ -803,23 +727,18 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
             f"the LS-SVM system is singular or ill-conditioned (rcond ≈ {rcond:.2e} < "
             f"rcond_tol={rcond_tol}) and ridge fallback is disabled (ridge={ridge})"
         )
-    mu = float(np.sqrt(ridge))
-    if hasattr(inner, "ridge_solve"):
-        warnings.warn(
-            f"ill-conditioned LS-SVM system (rcond ≈ {rcond:.2e} < {rcond_tol:g}); using the "
-            f"ridge-regularised normal equations (AᵀA + {ridge:g}·I)⁻¹Aᵀb as the paper's code "
-            "does (damped LSQR on the sparse system)",
-            IllConditionedWarning,
-            stacklevel=4,
-        )
-        b, x = inner.ridge_solve(c, p, Y, ridge, e=e)
-        return b, x, rcond, True
+    lsqr = hasattr(inner, "ridge_solve")
     warnings.warn(
         f"ill-conditioned LS-SVM system (rcond ≈ {rcond:.2e} < {rcond_tol:g}); using the "
-        f"ridge-regularised normal equations (AᵀA + {ridge:g}·I)⁻¹Aᵀb as the paper's code does",
+        f"ridge-regularised normal equations (AᵀA + {ridge:g}·I)⁻¹Aᵀb as the paper's code does"
+        + (" (damped LSQR on the sparse system)" if lsqr else ""),
         IllConditionedWarning,
         stacklevel=4,
     )
+    if lsqr:
+        b, x = inner.ridge_solve(c, p, Y, ridge, e=e)
+        return b, x, rcond, True
+    mu = float(np.sqrt(ridge))
     cz = complex(c, -mu)
     facz = inner.factor(cz)
     if facz is None:  # pragma: no cover - the complex shift is never singular in exact arithmetic
@@ -1013,8 +932,8 @@ def askls_solve(
         if e is not None:
             a, b = e[:, None] * a, e[:, None] * b
         return Solution(red.bias, [a, b], C, np.nan, red.fallback, {"method": "lowrank"})
-    norm1 = _norm1_asym(inner.K, c, e=e,
-                        sums=inner.abs_sums() if isinstance(inner, _AsymSchur) else None)
+    norm1 = _norm1(inner.K, c, e=e, sums=inner.abs_sums() if isinstance(inner, _AsymSchur)
+                   else None)
     b, x, rcond, fb = _solve_bordered(inner, c, 2, n, Ys, norm1, rcond_tol, ridge, check_rcond,
                                       e=e)
     if e is not None:
@@ -1074,8 +993,8 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     [0.1, 1.0, 10.0]
     """
     K = np.asarray(K, dtype=np.float64)
-    v = _check_weights(sample_weight, K.shape[0])
-    v, _ = _absorb_weight_scale(v, 1.0)  # each C is scaled alike inside askls_solve
+    # each C is scaled alike inside askls_solve
+    v, _ = _absorb_weight_scale(_check_weights(sample_weight, K.shape[0]), 1.0)
     Kw = K if v is None else _scale_kernel(K, np.sqrt(v))
     inner: _AsymEig | _AsymSchur
     if method == "eig":
@@ -1201,7 +1120,8 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
         raise ValueError(f"method must be 'chol', 'eig' or 'dense', got {method!r}")
     Ys = Y2 if e is None else e[:, None] * Y2
     # (K is already the scaled matrix unless a caller's _inner was built on it)
-    norm1 = _norm1_sym(K if (e is None or _inner is None) else _scale_kernel(K, e), c, e=e)
+    norm1 = _norm1(K if (e is None or _inner is None) else _scale_kernel(K, e), c, e=e,
+                   asym=False)
     b, x, rcond, fb = _solve_bordered(inner, c, 1, n, Ys, norm1, rcond_tol, ridge, check_rcond,
                                       e=e)
     if e is not None:
@@ -1247,8 +1167,8 @@ def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
     (2, 10.0)
     """
     K = np.asarray(K, dtype=np.float64)
-    v = _check_weights(sample_weight, K.shape[0])
-    v, _ = _absorb_weight_scale(v, 1.0)  # each C is scaled alike inside lssvm_solve
+    # each C is scaled alike inside lssvm_solve
+    v, _ = _absorb_weight_scale(_check_weights(sample_weight, K.shape[0]), 1.0)
     inner = _SymEig(K if v is None else _scale_kernel(K, np.sqrt(v)))
     return [lssvm_solve(K, Y, C, method="eig", sample_weight=v, _inner=inner, **kwargs)
             for C in Cs]

@@ -196,7 +196,7 @@ def _thin_svd_cut(ops: ArrayOps, Gt, dtype):
     """The thin SVD Gᵀ = V Σ Uᵀ of Gt (n × s) truncated at σ > max(n, s)·eps·σ₁ (eps of the
     data's ``dtype``): the rank-revealing cut-off of eq. (20)'s pseudo-inverse."""
     V, sig, Ut = ops.svd(Gt)
-    keep = rank_cut(sig, *Gt.shape, dtype)
+    keep = rank_cut(sig, Gt.shape[0], Gt.shape[1], dtype)
     return V[:, keep], sig[keep], Ut[keep]
 
 

@@ -29,6 +29,7 @@ from .._shared.operators import (
 from .._torch import use_torch
 from .._validation import (
     as_data,
+    check_finite_output,
     check_input,
     clip_count,
     narrowed,
@@ -224,10 +225,6 @@ class _LowRank(MatmatOperator):
         return self.V @ (self.U.T @ W)
 
 
-def _is_rank_error(exc: ValueError) -> bool:
-    return "exceeds the num" in str(exc)
-
-
 def _clipped_decomposition(est, decompose, limit: int, what: str):
     """``decompose(k)`` with k = ``n_components`` clipped (ClippedParameterWarning) to ``limit``,
     and, when the operator's numerical rank is smaller still, to that rank.
@@ -240,7 +237,7 @@ def _clipped_decomposition(est, decompose, limit: int, what: str):
     try:
         res = decompose(k)
     except ValueError as exc:
-        if not _is_rank_error(exc):
+        if "exceeds the num" not in str(exc):  # not the rank error of the dense solvers
             raise
         res = decompose(None)  # every numerically nonzero component (dense solvers)
         found = next(int(getattr(res, a).shape[0]) for a in ("singular_values", "s",
@@ -357,32 +354,11 @@ def _kernel_sparse(kernel) -> bool:
 
 def _fit_X(est, X, kernel):
     """X of ``fit``: validated (``n_features_in_``/``feature_names_in_``), ≥ 2 samples, float64
-    copy (the estimator never aliases the caller's array); CSR when the kernel accepts sparse."""
-    X = check_input(est, X, reset=True, allow_sparse=_kernel_sparse(kernel), min_samples=2)
+    copy (the estimator never aliases the caller's array); CSR when the kernel accepts sparse
+    (recorded in ``est._sparse_ok``)."""
+    est._sparse_ok = _kernel_sparse(kernel)
+    X = check_input(est, X, reset=True, allow_sparse=est._sparse_ok, min_samples=2)
     return _c_copy(X)
-
-
-def _fit_pair(est, X, y, kx, ky):
-    """Paired samples (x_i, y_i) of a two-kernel ``fit``.
-
-    Parameters
-    ----------
-    est : estimator
-        Gets ``n_features_in_``, ``_y_1d``, ``_sparse_ok`` and ``_y_sparse_ok``.
-    X, y : array-like or sparse matrix
-        The two views (see :func:`_fit_X` and :func:`_second_view`).
-    kx, ky : Kernel
-        The kernels of X and y.
-
-    Returns
-    -------
-    tuple
-        ``(X, Y2, n)``: the float64 copies (Y2 2-D) and the number of samples.
-    """
-    X = _fit_X(est, X, kx)
-    Y2, est._y_1d = _second_view(y, X.shape[0], ky)
-    est._sparse_ok, est._y_sparse_ok = _kernel_sparse(kx), _kernel_sparse(ky)
-    return X, Y2, X.shape[0]
 
 
 def _operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSamples:
@@ -390,7 +366,7 @@ def _operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorS
     validated samples (one view without ``kernel_y``, else the pairs (x_i, y_i)) on the
     executor that runs the fit.
 
-    Numpy input without ``device``: :func:`_fit_X` / :func:`_fit_pair` (float64 copies, CSR
+    Numpy input without ``device``: :func:`_fit_X` / :func:`_second_view` (float64 copies, CSR
     for a kernel that accepts sparse input; ``_sparse_ok`` and ``_y_sparse_ok`` recorded);
     torch tensors or a set ``device``: :func:`asymkern._torch.operators.operator_samples`
     (float64 copies on the device, ``method='qr'`` only). Sets ``torch_fit_`` False (the device
@@ -410,11 +386,11 @@ def _operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorS
         if kernel_y is not None:
             est._y_1d = getattr(y, "ndim", np.ndim(y)) == 1
         return s
+    X = _fit_X(est, X, kernel_x)
     if kernel_y is None:
-        X = _fit_X(est, X, kernel_x)
-        est._sparse_ok = _kernel_sparse(kernel_x)
         return OperatorSamples(X=X, kernel_x=kernel_x, dtype=X.dtype)
-    X, Y2, _ = _fit_pair(est, X, y, kernel_x, kernel_y)
+    Y2, est._y_1d = _second_view(y, X.shape[0], kernel_y)
+    est._y_sparse_ok = _kernel_sparse(kernel_y)
     return OperatorSamples(X=X, kernel_x=kernel_x, dtype=X.dtype, Y=Y2, kernel_y=kernel_y)
 
 
@@ -457,37 +433,16 @@ def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:
         executor.
     """
     if est.method != "qr":
-        svd = _clipped_decomposition(est, lambda k: op.svd(k, method=est.method),
-                                     *_svd_limit(est.method, None, n))
+        svd = _clipped_decomposition(est, lambda k: op.svd(k, method=est.method), n,
+                                     "the number of samples")
         return svd.singular_values, svd.left.coef, svd.right.coef
     Fx, Fy = factors
-    res = _clipped_decomposition(est, lambda k: svd_qr(Fx, Fy, B, k),
-                                 *_svd_limit("qr", lambda: (Fx.rank, Fy.rank), n))
+    ri, ro = Fx.rank, Fy.rank
+    res = _clipped_decomposition(est, lambda k: svd_qr(Fx, Fy, B, k), min(ri, ro),
+                                 f"the numerical rank of the Gram matrices ({ri} for X, {ro} "
+                                 "for y)")
     C_u, C_v = (_center_coef(C) if est.center else C for C in (res.C_u, res.C_v))
     return res.s, C_u, C_v
-
-
-def _svd_limit(method: str, ranks, n: int) -> tuple[int, str]:
-    """Most components of a paired-sample SVD, and what limits them.
-
-    Parameters
-    ----------
-    method : str
-        The SVD route; ``'qr'`` is limited by the numerical ranks.
-    ranks : callable
-        ``ranks()`` gives the ranks (X, y) of the Gram factors (called for ``'qr'`` only).
-    n : int
-        The number of samples (the limit of the other routes).
-
-    Returns
-    -------
-    tuple
-        ``(limit, what)`` for :func:`_clipped_decomposition`.
-    """
-    if method == "qr":
-        ri, ro = ranks()
-        return min(ri, ro), f"the numerical rank of the Gram matrices ({ri} for X, {ro} for y)"
-    return n, "the number of samples"
 
 
 def _second_view(y, n: int, kernel, name: str = "y"):
@@ -576,9 +531,22 @@ def _landmark_predict(est, X, kernel, L, coef):
             raise ValueError(f"X has shape {X.shape}; expected (n, {est.n_features_in_})")
         out = evaluate_dask(kernel, L, coef, X)
         return out.map_blocks(_single, dtype=np.float32) if X.dtype == np.float32 else out
-    X_in = X
-    X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
-    return _like_input(X_in, evaluate(kernel, X, L, coef))
+    return _predict_exact(est, X, kernel, L, coef)
+
+
+def _predict_exact(est, X, kernel, centers, coef):
+    """k(x, centers) coef at numpy X checked against the fit, in X's precision."""
+    X_in, X = _transform_X(est, X)
+    return _like_input(X_in, evaluate(kernel, X, centers, coef))
+
+
+def _transformed(est, f, Z, mean=None, what: str = "the transformed values",
+                 hint: str = "rescale X like the training data", y: bool = False):
+    """The function(s) ``f`` at X (``y``: at the second view y) checked against the fit, minus
+    ``mean``, refused when not finite, in the input's precision."""
+    Z_in, Z = (_transform_y if y else _transform_X)(est, Z)
+    vals = f(Z) if mean is None else f(Z) - mean
+    return _like_input(Z_in, check_finite_output(vals, what, hint))
 
 
 def _device_transform(est, X=None, y=None, what: str = "the transformed values"):

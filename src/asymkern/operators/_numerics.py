@@ -126,25 +126,18 @@ class GramSolver:
     Attributes
     ----------
     kind : {'cholesky', 'pinv'}
-    rank : int
-        n for 'cholesky'; the number of kept eigenvalues for 'pinv'.
-    cond : float or None
-        λ_max / λ_min of the kept spectrum ('pinv' only).
     """
 
     def __init__(self, G, shift: float, name: str = "G"):
         ops = ops_of(G)
         self._like, self.shift = G[:0, :0], float(shift)  # picklable (no executor object kept)
-        n = int(G.shape[0])
-        self.cond = None
         if self.shift > 0:
-            self.kind, self.rank = "cholesky", n
+            self.kind = "cholesky"
             self.cho = cholesky_shifted(G, self.shift, name)
             return
         self.kind = "pinv"
         lam, Q = ops.eigh(0.5 * (G + G.T))
-        self.lam, self.Q, self.cond = pinv_spectrum(lam, Q, n, f"the Gram matrix {name}")
-        self.rank = int(self.lam.shape[0])
+        self.lam, self.Q, _ = pinv_spectrum(lam, Q, int(G.shape[0]), f"the Gram matrix {name}")
 
     @property
     def ops(self):
@@ -191,7 +184,6 @@ class LaggedGramSolver:
         ops = ops_of(Gxy)
         self.ops = ops
         n = Gxy.shape[0]
-        self.shape = tuple(Gxy.shape)
         self.delta = float(delta)
         anorm = float(abs(Gxy).sum(0).max())
         lu = ops.lu_factor(Gxy)
@@ -213,7 +205,6 @@ class LaggedGramSolver:
                 self.filt = s * 0.0
                 self.filt[kept] = 1.0 / s[kept]
                 self.n_damped = int(n - int(kept.sum()))
-        self.n = n
 
     def solve(self, V):
         """G_XY⁻¹ V (or G_XY^{+δ} V)."""

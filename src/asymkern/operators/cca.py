@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import (
     TransformerMixin,
 )
@@ -14,7 +13,6 @@ from .._backend import ops_of
 from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
-    check_finite_output,
     forgets_previous_fit,
     renamed_argument,
 )
@@ -23,7 +21,6 @@ from ._common import (
     _check_decomposition_params,
     _ComponentsOut,
     _device_transform,
-    _like_input,
     _operator_samples,
     _OperatorEstimator,
     _paired_svd,
@@ -31,8 +28,7 @@ from ._common import (
     _Recomputable,
     _sample_operator,
     _sym_gram,
-    _transform_X,
-    _transform_y,
+    _transformed,
 )
 from .empirical import (
     MatmatOperator,
@@ -40,6 +36,8 @@ from .empirical import (
     _center_gram,
     as_rkhs_kernel,
 )
+
+_VARIATES = ("the canonical variates", "rescale the samples like the training data")
 
 
 class CCARepresentation(_Recomputable, MatmatOperator):
@@ -56,10 +54,8 @@ class CCARepresentation(_Recomputable, MatmatOperator):
 
     def _rebuild(self):
         kx, X, ky, Y, center, shift = self._source
-        Fx = gram_eigh(_sym_gram(kx, X, center), name="Gram matrix of X")
-        Fy = gram_eigh(_sym_gram(ky, Y, center), name="Gram matrix of y")
-        self.Ux, self.dx = Fx.evecs, 1.0 / np.sqrt(Fx.evals + shift)
-        self.Uy, self.dy = Fy.evecs, 1.0 / np.sqrt(Fy.evals + shift)
+        B = _cca_factors(_sym_gram(kx, X, center), _sym_gram(ky, Y, center), shift)[2]
+        self.Ux, self.dx, self.Uy, self.dy = B.Ux, B.dx, B.Uy, B.dy
 
     def _apply(self, V):
         W = self.Ux @ (self.dx[:, None] * (self.Ux.T @ V))
@@ -68,6 +64,19 @@ class CCARepresentation(_Recomputable, MatmatOperator):
     def _apply_t(self, V):
         W = self.Uy @ (self.dy[:, None] * (self.Uy.T @ V))
         return self.Ux @ (self.dx[:, None] * (self.Ux.T @ W))
+
+
+def _cca_factors(Gx, Gy, shift: float, source=None):
+    """The eigen-factors of the (centred) Gram matrices of any executor (rank-revealing
+    pivoted Cholesky first, :func:`~asymkern.linalg.operator_svd.gram_eigh`) and the
+    representation B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} built from them."""
+    Fx = gram_eigh(Gx, name="Gram matrix of X")
+    Fy = gram_eigh(Gy, name="Gram matrix of y")
+    assert Fx.evals is not None and Fy.evals is not None  # gram_eigh sets them
+    ops = ops_of(Fx.evals)
+    dx = 1.0 / ops.sqrt(Fx.evals + shift)
+    dy = 1.0 / ops.sqrt(Fy.evals + shift)
+    return Fx, Fy, CCARepresentation(Fx.evecs, dx, Fy.evecs, dy, source=source)
 
 
 class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEstimator):
@@ -189,7 +198,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         Kx, Ky = s.gram("x"), s.gram("y")
         Gx, Gy = _center_gram(Kx, c, c), _center_gram(Ky, c, c)
         source = (kx, X64, ky, Y64, c, n * eps)
-        Fx, Fy, B = self._factors(Gx, Gy, n * eps, source=source)
+        Fx, Fy, B = _cca_factors(Gx, Gy, n * eps, source=source)
         # the numpy operator: B and the factors of a numpy fit; after a device fit its own
         # methods factorise lazily, with numpy
         rep = B if s.device is None else CCARepresentation.lazy((n, n), source)
@@ -212,19 +221,6 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         self._y_mean = None if mean_y is None else host(mean_y)
         return self
 
-    @staticmethod
-    def _factors(Gx, Gy, shift: float, source=None):
-        """The eigen-factors of the (centred) Gram matrices of any executor (rank-revealing
-        pivoted Cholesky first, :func:`~asymkern.linalg.operator_svd.gram_eigh`) and the
-        representation B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} built from them."""
-        Fx = gram_eigh(Gx, name="Gram matrix of X")
-        Fy = gram_eigh(Gy, name="Gram matrix of y")
-        assert Fx.evals is not None and Fy.evals is not None  # gram_eigh sets them
-        ops = ops_of(Fx.evals)
-        dx = 1.0 / ops.sqrt(Fx.evals + shift)
-        dy = 1.0 / ops.sqrt(Fy.evals + shift)
-        return Fx, Fy, CCARepresentation(Fx.evecs, dx, Fy.evecs, dy, source=source)
-
     def _canonical(self, C, F, G, eps, n):
         """Coefficients of f = (Ĉ + ε)^{-1/2} Φ c = Φ (G/n + ε)^{-1/2} c (restricted to the
         kept eigen-directions), scaled to unit empirical variance; any executor's arrays."""
@@ -241,13 +237,6 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         if self.center:
             coef = coef - coef.mean(axis=0)
         return coef
-
-    def _variates(self, f: RKHSFunction, Z, mean) -> np.ndarray:
-        vals = f(Z)
-        if mean is not None:
-            vals = vals - mean
-        return check_finite_output(vals, "the canonical variates", "rescale the samples like "
-                                   "the training data")
 
     def transform(self, X, y=None):
         """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``.
@@ -267,8 +256,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         check_is_fitted(self, "operator_")
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             return _device_transform(self, X, y, "the canonical variates")
-        X_in, X = _transform_X(self, X)
-        xs = _like_input(X_in, self._variates(self.x_canonical_functions_, X, self._x_mean))
+        xs = _transformed(self, self.x_canonical_functions_, X, self._x_mean, *_VARIATES)
         if y is None:
             return xs
         return xs, self.transform_y(y)
@@ -296,8 +284,8 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
                              f"{self.operator_.Y.shape[1]}) like the y passed to fit")
         if use_torch(self, y):  # torch executor (asymkern._torch)
             return _device_transform(self, None, y, "the canonical variates")
-        y_in, Y = _transform_y(self, y)
-        return _like_input(y_in, self._variates(self.y_canonical_functions_, Y, self._y_mean))
+        return _transformed(self, self.y_canonical_functions_, y, self._y_mean, *_VARIATES,
+                            y=True)
 
 
 __all__ = ["KernelCCA"]

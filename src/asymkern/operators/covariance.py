@@ -13,7 +13,6 @@ from .._backend import ops_of
 from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import (
-    check_finite_output,
     forgets_previous_fit,
     renamed_argument,
 )
@@ -23,14 +22,12 @@ from ._common import (
     _clipped_decomposition,
     _ComponentsOut,
     _device_transform,
-    _like_input,
     _operator_samples,
     _OperatorEstimator,
     _paired_svd,
     _PreservesFloat32,
     _sample_operator,
-    _transform_X,
-    _transform_y,
+    _transformed,
 )
 from .empirical import (
     RKHSFunction,
@@ -184,12 +181,8 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         check_is_fitted(self, "operator_")
         if use_torch(self, X):  # torch executor (asymkern._torch)
             return _device_transform(self, X)
-        X_in, X = _transform_X(self, X)
-        vals = self.eigenfunctions_(X)
-        if self.center:
-            vals = vals - self.eigenfunctions_(self.operator_.X).mean(axis=0)
-        return _like_input(X_in, check_finite_output(vals, "the transformed values",
-                                                     "rescale X like the training data"))
+        mean = self.eigenfunctions_(self.operator_.X).mean(axis=0) if self.center else None
+        return _transformed(self, self.eigenfunctions_, X, mean)
 
 
 class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin,
@@ -333,17 +326,12 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         check_is_fitted(self, "operator_")
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             return _device_transform(self, X, y)
-        X_in, X = _transform_X(self, X)
-        xs = _like_input(X_in, check_finite_output(self.right_singular_functions_(X),
-                                                   "the transformed values",
-                                                   "rescale X like the training data"))
+        xs = _transformed(self, self.right_singular_functions_, X)
         if y is None:
             return xs
-        Y_in, Y = _transform_y(self, y)
-        ys = _like_input(Y_in, check_finite_output(self.left_singular_functions_(Y),
-                                                   "the transformed values of y",
-                                                   "rescale y like the training data"))
-        return xs, ys
+        return xs, _transformed(self, self.left_singular_functions_, y, None,
+                                "the transformed values of y", "rescale y like the training data",
+                                y=True)
 
 
 __all__ = ["CovarianceOperator", "CrossCovarianceOperator"]

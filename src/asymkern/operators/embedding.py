@@ -34,11 +34,10 @@ from ._common import (
     _dense,
     _fit_X,
     _kernel_accepts_sparse,
-    _kernel_sparse,
     _landmark_predict,
     _LandmarkRepresentation,
-    _like_input,
     _OperatorEstimator,
+    _predict_exact,
     _same_format,
     _second_view,
     landmark_inverse,
@@ -210,7 +209,6 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y "
                              "is None (paired samples y of shape (n_samples, d_y) are needed)")
         X = _fit_X(self, X, self.kernel_x_)  # CSR when kernel_x accepts sparse input
-        self._sparse_ok = _kernel_sparse(self.kernel_x_)
         Y2, self._y_1d = _second_view(y, X.shape[0], self.kernel_y_)
         Yd = Y2.toarray() if sp.issparse(Y2) else Y2  # E[Y | x] is dense
         n = X.shape[0]
@@ -393,9 +391,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             state, Xn, back = device_points(self, X)
             out = back(evaluate(self.kernel_x_, Xn, state.X, state.coef))
         else:
-            X_in = X
-            X = check_input(self, X, reset=False, allow_sparse=getattr(self, "_sparse_ok", False))
-            out = _like_input(X_in, evaluate(self.kernel_x_, X, self.X_fit_, self.dual_coef_))
+            out = _predict_exact(self, X, self.kernel_x_, self.X_fit_, self.dual_coef_)
         return out[:, 0] if self._y_1d else out
 
     def score(self, X, y, sample_weight=None) -> float:

@@ -350,21 +350,17 @@ class EmpiricalOperator:
 
     def _gram(self, which: str) -> np.ndarray:
         if which not in self._cache:
-            a, b = {"in": (self.X, self.X), "out": (self.Y, self.Y)}.get(which, (self.X, self.Y))
-            a, b = a.shape[0], b.shape[0]  # the Gram, its centred copy and its factorisation
+            X, Y, c_in, c_out = self.X, self.Y, self.center_in, self.center_out
+            kernel, A, Z, rows, cols, what = {  # cross: Φᵀ Ψ (m×n), only for the same space
+                "in": (self.kernel_in, X, None, c_in, c_in, "the Gram matrix of X (input)"),
+                "out": (self.kernel_out, Y, None, c_out, c_out, "the Gram matrix of Y (output)"),
+                "cross": (self.kernel_in, X, Y, c_in, c_out, "the cross Gram matrix [k(x_i, y_j)]"),
+            }[which]
+            # 4 copies: the Gram, its centred copy and its factorisation
+            a, b = A.shape[0], (A if Z is None else Z).shape[0]
             check_memory(8 * a * b * 4, f"EmpiricalOperator Gram {which!r} ({a}×{b})",
                          "fewer samples", detail=f"4 copies of a {a}×{b} float64 matrix")
-            if which == "in":
-                G = self.kernel_in(self.X)
-                G = _center_gram(G, self.center_in, self.center_in)
-            elif which == "out":
-                G = self.kernel_out(self.Y)
-                G = _center_gram(G, self.center_out, self.center_out)
-            else:  # cross: Φᵀ Ψ (m×n), only for the same space
-                G = self.kernel_in(self.X, self.Y)
-                G = _center_gram(G, self.center_in, self.center_out)
-            what = {"in": "the Gram matrix of X (input)", "out": "the Gram matrix of Y (output)",
-                    "cross": "the cross Gram matrix [k(x_i, y_j)]"}[which]
+            G = _center_gram(kernel(A) if Z is None else kernel(A, Z), rows, cols)
             self._cache[which] = check_finite_output(
                 np.asarray(G, dtype=np.float64), what,
                 "rescale the samples (e.g. StandardScaler) or change the kernel parameters")

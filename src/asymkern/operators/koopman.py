@@ -37,12 +37,10 @@ from ._common import (
     _RESCALE,
     LandmarkFunction,
     _clipped_decomposition,
-    _kernel_sparse,
     _landmark_predict,
     _LandmarkRepresentation,
-    _like_input,
     _LowRank,
-    _transform_X,
+    _predict_exact,
     landmark_inverse,
     r2_multioutput,
 )
@@ -407,7 +405,6 @@ class KoopmanOperator(_TransferOperator):
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         idx_probe = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         X0, X1 = _snapshot_pairs(self, X, y, lag, None if idx_probe else self.kernel_)
-        self._sparse_ok = not idx_probe and _kernel_sparse(self.kernel_)
         n = X0.shape[0]
         self.X_fit_, self.Y_fit_ = X0, X1
         obs = self._observable_data(observables, X0, X1, lag, y is not None)
@@ -486,8 +483,7 @@ class KoopmanOperator(_TransferOperator):
             # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
             if host:
-                self.operator_._cache["out"] = G
-                self.operator_._cache["cross"] = Cyx
+                self.operator_._cache.update(out=G, cross=Cyx)
             self._pred_coef = ops.to_host(coef)
             self.rank_ = None
             self.left_eigenfunctions_ = None
@@ -500,8 +496,7 @@ class KoopmanOperator(_TransferOperator):
         res = reduced_koopman(U, V, G, Cyx, Y, obs)
         self._set_reduced_exact(res, U, V, X0, X1)
         if host:
-            self.operator_._cache["out"] = G
-            self.operator_._cache["cross"] = Cyx
+            self.operator_._cache.update(out=G, cross=Cyx)
         return DeviceForecast(coef=res.coef, state=res.VtY, obs=res.obs, U=U, M=res.M)
 
     def _set_reduced_exact(self, res, U, V, X0, X1):
@@ -539,6 +534,15 @@ class KoopmanOperator(_TransferOperator):
             return forecast_coef(c, n_steps, None, None, fc.solver.solve, lambda: fc.cross)
         return forecast_coef(c, n_steps, fc.U, fc.M, None, None)
 
+    def _forecast_data(self, observable: bool):
+        """The data coefficients forecasts propagate: the state's, or the observables'."""
+        fc = getattr(self, "_fc", None)
+        c = None if fc is None else fc["obs" if observable else "state"]
+        if observable and c is None:
+            raise ValueError("observable=True needs observables: pass fit(X, y, "
+                             "observables=...) first")
+        return c
+
     def predict(self, X, n_steps: int = 1, observable: bool = False) -> np.ndarray:
         """Forecast the state (or the observables) ``n_steps`` lags ahead.
 
@@ -568,14 +572,7 @@ class KoopmanOperator(_TransferOperator):
         """
         check_is_fitted(self, "operator_")
         k = _check_int(n_steps, "n_steps")
-        fc = getattr(self, "_fc", None)
-        if observable:
-            if fc is None or fc["obs"] is None:
-                raise ValueError("observable=True needs observables: pass fit(X, y, "
-                                 "observables=...) first")
-            c = fc["obs"]
-        else:
-            c = None if fc is None else fc["state"]
+        c = self._forecast_data(observable)
         if use_torch(self, X) and getattr(self, "landmarks_", None) is None:  # torch executor
             from .._torch.operators import device_points
 
@@ -590,8 +587,7 @@ class KoopmanOperator(_TransferOperator):
                     coef = self._T @ coef
                 out = _landmark_predict(self, X, self.kernel_, self.landmark_points_, coef)
             else:
-                X_in, X = _transform_X(self, X)
-                out = _like_input(X_in, evaluate(self.kernel_, X, self.X_fit_, coef))
+                out = _predict_exact(self, X, self.kernel_, self.X_fit_, coef)
         if observable and getattr(self, "_obs_1d", False):
             return out[:, 0]
         return out
@@ -623,11 +619,7 @@ class KoopmanOperator(_TransferOperator):
         if getattr(self, "rank_", None) is None:
             raise ValueError("modes need a reduced-rank estimator: use estimator='pcr' or "
                              "'rrr' (with rank=...); estimator='full' keeps no left eigenvectors")
-        c = self._fc["obs"] if observable else self._fc["state"]
-        if c is None:
-            raise ValueError("observable=True needs observables: pass fit(X, y, "
-                             "observables=...) first")
-        return self._modes_map @ c
+        return self._modes_map @ self._forecast_data(observable)
 
     def score(self, X, y=None, sample_weight=None, n_steps: int = 1, multioutput=None):
         """R² of the one-step prediction of the snapshots y from X (for model selection).
@@ -674,16 +666,12 @@ class KoopmanOperator(_TransferOperator):
             ``sample_weight`` is not one finite, non-negative real weight per pair (not all
             zero), or ``multioutput`` is not one of the values above.
         """
-        from .._dispatch import is_torch_tensor
+        from .._dispatch import host_copy
 
         check_is_fitted(self, "operator_")
         lag = _check_int(self.lag, "lag")
-        if is_torch_tensor(X):  # scored on the host (predict runs on the fit's device)
-            X = X.detach().cpu().numpy()
-        if is_torch_tensor(y):
-            y = y.detach().cpu().numpy()
-        if is_torch_tensor(sample_weight):
-            sample_weight = sample_weight.detach().cpu().numpy()
+        # scored on the host (predict runs on the fit's device)
+        X, y, sample_weight = host_copy(X), host_copy(y), host_copy(sample_weight)
         X_in = X
         sparse_ok = getattr(self, "_sparse_ok", False)
         X = check_input(self, X, reset=False, allow_sparse=sparse_ok, min_samples=2)

@@ -13,6 +13,7 @@ import numpy as np
 from .._backend import ops_of
 from .._shared.operators import (
     _check_int,
+    gram,
 )
 from .._torch import use_torch
 from .._validation import (
@@ -40,6 +41,7 @@ from .transfer import (
     LaggedGramSolver,
     PerronFrobeniusRepresentation,
     _reduced_factors,
+    _snapshot_pairs,
     _TransferOperator,
     gram_inverse,
 )
@@ -219,18 +221,19 @@ class PerronFrobeniusOperator(_TransferOperator):
             The fitted estimator.
         """
         y = renamed_argument(y, Y, "y", "Y", where="PerronFrobeniusOperator.fit")
-        kind, _, _ = self._check_params()  # before the fit goes to an executor
+        kind, eps, lag = self._check_params()  # before the fit goes to an executor
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             from .._torch.transfer import transfer_samples_torch
 
-            _, eps, lag = self._check_params()
             kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
             d = transfer_samples_torch(self, X, y, kernel, lag)
             self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
             self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
             return self._fit_grams(kind, eps, d.G, self._pair_grams(d.X0, d.X1), host=False)
-        eps, X0, X1, n, G = self._lagged_gram(X, y)
+        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
+        X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
+        G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
         self.X_fit_, self.Y_fit_ = X0, X1
         return self._fit_grams(kind, eps, G, self._pair_grams(X0, X1), host=True)
 
@@ -249,8 +252,7 @@ class PerronFrobeniusOperator(_TransferOperator):
                 H = gram("out")
             self._set_reduced(kind, U, V, Cyx, H, X0, X1)
             if host:
-                op: Any = self.operator_
-                op._cache["in"], op._cache["out"], op._cache["cross"] = G, H, Cyx.T
+                self.operator_._cache.update({"in": G, "out": H, "cross": Cyx.T})
             return self
         self.rank_: int | None = None
         Gxy = gram("lagged")
@@ -270,37 +272,27 @@ class PerronFrobeniusOperator(_TransferOperator):
         A = solver.solve(gsolver.solve(Gxy @ Gxy))  # B G_XY (auxiliary matrix)
         H = gram("out")
         if host:
-            self.operator_._cache["in"] = G
-            self.operator_._cache["out"] = H
-            self.operator_._cache["cross"] = Gxy
+            self.operator_._cache.update({"in": G, "out": H, "cross": Gxy})
         return self._finish_full(H, A, X1, n)
 
     def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
                               stacklevel: int):
         """The :class:`IllConditionedLaggedGramWarning` of a fit that regularised G_XY⁻¹ (or, for
         ``alpha=None``, replaced it by the truncated pseudo-inverse)."""
-        if eps == 0:
-            warnings.warn(
-                f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
-                f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}) and alpha=None gives no "
-                "Tikhonov δ: G_XY⁻¹ is replaced by the truncated pseudo-inverse G_XY⁺ "
-                f"({n_damped} of {n} singular values of G_XY are below n·eps·σ_max and "
-                "dropped). Typical causes: samples that are not a trajectory, repeated states, "
-                "a large kernel bandwidth; pass alpha > 0 to regularise",
-                IllConditionedLaggedGramWarning,
-                stacklevel=stacklevel,
-            )
-            return
+        how, below, advice = (" and alpha=None gives no Tikhonov δ: G_XY⁻¹ is replaced by the "
+                              "truncated pseudo-inverse G_XY⁺", "n·eps·σ_max and dropped",
+                              "; pass alpha > 0 to regularise")
+        if eps != 0:
+            how, below, advice = (
+                "; the exact estimate G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so "
+                "G_XY⁻¹ is replaced by the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with "
+                f"δ = nε = {n * eps:.3g}", "δ", "")
         warnings.warn(
-            f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned "
-            f"(rcond={rcond:.2e} < {self.RCOND_MIN:.1e}); the exact estimate "
-            "G_XY⁻¹(G_X + nεI)⁻¹G_XY would amplify rounding errors, so G_XY⁻¹ is replaced by "
-            f"the Tikhonov-regularised (G_XYᵀG_XY + δ²I)⁻¹G_XYᵀ with δ = nε = {n * eps:.3g} "
-            f"({n_damped} of {n} singular values of G_XY are below δ). Typical causes: "
-            "samples that are not a trajectory, repeated states, a large kernel bandwidth",
-            IllConditionedLaggedGramWarning,
-            stacklevel=stacklevel,
-        )
+            f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned (rcond={rcond:.2e} "
+            f"< {self.RCOND_MIN:.1e}){how} ({n_damped} of {n} singular values of G_XY are below "
+            f"{below}). Typical causes: samples that are not a trajectory, repeated states, a "
+            f"large kernel bandwidth{advice}", IllConditionedLaggedGramWarning,
+            stacklevel=stacklevel)
 
     def _set_reduced(self, kind: str, U, V, Cyx, H, X0, X1):
         """The fitted attributes of a 'pcr'/'rrr' fit from the Koopman factors U, V, k(Y, X)

@@ -21,7 +21,6 @@ from .._shared.operators import (
 from .._validation import (
     DEPRECATED,
     as_data,
-    check_input,
     clip_count,
     renamed_param,
 )
@@ -29,10 +28,11 @@ from ._common import (
     _RESCALE,
     CholeskyInverse,
     _c_copy,
+    _fit_X,
     _kernel_accepts_sparse,
-    _kernel_sparse,
     _OperatorEstimator,
     _Recomputable,
+    _same_format,
     _sym_gram,
 )
 from ._koopman import (
@@ -50,7 +50,6 @@ from .empirical import (
     MatmatOperator,
     OperatorEig,
     RKHSFunction,
-    as_rkhs_kernel,
 )
 
 
@@ -146,9 +145,8 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
     accepted only when X has a single feature (d = 1). Anything else — e.g. class labels — is a
     ``ValueError`` naming y and the expected shape, never a silently different estimator.
     """
-    sparse_ok = _kernel_sparse(kernel)
-    X = _c_copy(check_input(est, X, reset=True, allow_sparse=sparse_ok, min_samples=2))
-    if sp.issparse(y) and not sparse_ok:
+    X = _fit_X(est, X, kernel)  # records est._sparse_ok
+    if sp.issparse(y) and not est._sparse_ok:
         why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
                else "the landmark (Nyström) fit needs dense samples")
         raise TypeError(f"y is a sparse matrix but {why}; pass y.toarray()")
@@ -158,11 +156,7 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
     X0, X1 = lagged_pairs(X, y, lag)  # the pairs of every executor
     if y is None:
         return X0.copy(), X1.copy()
-    X1 = _c_copy(X1)
-    if sp.issparse(X) != sp.issparse(X1):  # one representation for the Gram evaluations
-        X = sp.csr_matrix(X) if not sp.issparse(X) else X
-        X1 = sp.csr_matrix(X1) if not sp.issparse(X1) else X1
-    return X, X1
+    return _same_format(X, _c_copy(X1))  # one representation for the Gram evaluations
 
 
 def _reduced_factors(kind: str, G, gram_H, r: int, shift: float):
@@ -241,17 +235,6 @@ class _TransferOperator(_OperatorEstimator):
             return gram(self.kernel_, A, B, what, hint)
 
         return pair_gram
-
-    def _lagged_gram(self, X, y):
-        """Validate, form the time-lagged pairs and the Gram matrix of the x_t (shared by fit)."""
-        eps = self._alpha()
-        self._timestep()
-        lag = _check_int(self.lag, "lag")
-        self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
-        X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
-        self._sparse_ok = _kernel_sparse(self.kernel_)
-        G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
-        return eps, X0, X1, X0.shape[0], G
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0,
