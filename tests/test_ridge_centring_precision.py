@@ -59,3 +59,19 @@ def test_wide_bandwidth_intercept_keeps_digits(any_backend, mode, gamma, weighte
     # s × s solve (before the centred sums: 5e-5 for both)
     limit = 1e-6 if mode == "ncr" else 1e-8
     assert np.abs(pred - ref).max() / spread < limit
+
+
+def test_sketch_rows_survive_the_centred_sums():
+    """The centred sums overwrite each block of K_nm; a Gaussian sketch's formed K S is read
+    again afterwards (SPA's dual), so its rows are handed out as copies: the dual is
+    (y_c − (K S − 1k̄ᵀ)β)/α of the untouched K S."""
+    rs = np.random.RandomState(1)
+    X = rs.randn(150, 4)
+    y = np.cos(X[:, 1]) + 0.1 * rs.randn(150)
+    est = NystromKernelRidge(mode="spa", n_landmarks=12, landmarks="gaussian", kernel="rbf",
+                             gamma=0.2, alpha=0.05, fit_intercept=True,
+                             random_state=0).fit(X, y)
+    KS = est.basis_.landmark_kernel(X)
+    r = (KS - KS.mean(0)) @ est.landmark_coef_
+    np.testing.assert_allclose(est.dual_coef_, ((y - y.mean())[:, None] - r) / 0.05,
+                               rtol=1e-9, atol=1e-9)

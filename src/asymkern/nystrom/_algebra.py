@@ -46,9 +46,9 @@ from .._shared.nystrom_basis import (
 
 class KnmSource(Protocol):
     """Rows of K_nm on an executor: ``shape`` (n, m), ``ops`` and ``knm(a, e)`` (rows a:e,
-    float64, an array of the executor); optionally ``step(k)``, the rows per block with k
-    right-hand sides (default :func:`row_step`), and ``Knm``, K_nm when formed (then read in
-    one product). Every executor's fit gives a
+    float64, a fresh array of the executor that the caller may overwrite); optionally
+    ``step(k)``, the rows per block with k right-hand sides (default :func:`row_step`), and
+    ``Knm``, K_nm when formed (then read in one product). Every executor's fit gives a
     :class:`~asymkern._shared.nystrom_basis.LandmarkRows`."""
 
     shape: tuple[int, int]
