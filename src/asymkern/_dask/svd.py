@@ -62,7 +62,7 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     V are dask arrays chunked like X and Z (persisted, never gathered).
     """
     from .._random import seed_from
-    from ..linalg._svd_core import krylov_passes, resolve_randomized_plan
+    from ..linalg._svd_core import krylov_passes, resolve_randomized_plan, unit_scale
     from ..linalg.svd import (
         SVDResult,
         _check_random_state,
@@ -73,6 +73,7 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     da = require_dask()
     n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
     rng = _check_random_state(random_state)
+    c = 1.0
     if isinstance(G, DaskKernelMatrix):
         col_chunks, dtype = G.col_chunks, np.dtype(G.dtype)
 
@@ -87,12 +88,13 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
             dtype = np.dtype(np.float64)
             G = G.astype(dtype)
         col_chunks = G.chunks[1]
+        c = unit_scale(max(float(v) for v in gather("max and -min of G", G.max(), -G.min())))
 
         def mm(B):
-            return G @ B
+            return G @ B if c == 1.0 else (G @ B) * c
 
         def rmm(B):
-            return G.T @ B
+            return G.T @ B if c == 1.0 else (G.T @ B) * c
     n, m = (int(k) for k in G.shape)
     k = min(r + n_oversamples, n, m)
     method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
@@ -113,7 +115,7 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     V = W @ np.ascontiguousarray(Rt.T[:, order]).astype(dtype, copy=False)
     U, V = persist(U, V)  # kept in the cluster; the sign flip below is a lazy view of them
     signs = paired_signs(U)
-    return SVDResult(U * signs.astype(dtype), np.asarray(s[order]), V * signs.astype(dtype),
+    return SVDResult(U * signs.astype(dtype), np.asarray(s[order]) / c, V * signs.astype(dtype),
                      "randomized" if method == "power" else method,
                      {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
                       "precision": "high", "executor": "dask"})

@@ -564,9 +564,11 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         return dense_svd(G, r, _checked=True)
     check_svd_budget("arpack", shape[0], shape[1], r, _dtype_of(G), limit=_limit_of(G))
     if kind == "device":  # ARPACK on the host, the products on the executor
-        res = arpack_svd(G.aslinearoperator(), r, tol=tol, random_state=rng)
+        c = _formed_scale(G)
+        op = G.aslinearoperator()
+        res = arpack_svd(op if c == 1.0 else op * c, r, tol=tol, random_state=rng)
         like = G.template()
-        return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64),
+        return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64) / c,
                          G.ops.from_host(res.V, like), "arpack", res.info)
     A, c = (_as_operator(G), 1.0) if kind in ("kernel", "operator") else _unit_scaled(G)
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
@@ -581,16 +583,32 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     return _finish(U, s / c, Vt.T, r, "arpack")
 
 
+def unit_scale(top: float) -> float:
+    """A power of two c (exact) bringing ``top`` = max |G| into [1, 2) when it lies outside
+    [2⁻¹²⁸, 2¹²⁸]; 1.0 otherwise (and for 0 or a non-finite ``top``). The iterative solvers run
+    on c·G and divide the singular values by c: they iterate on GᵀG, whose entries leave the
+    normal range of float64 for extreme G (entries of 1e-150 gave ARPACK's singular values
+    5–84 % off, 1e-200 the randomized ones 27 %, silently; 1e200 failed to converge)."""
+    if top == 0.0 or not np.isfinite(top) or 2.0**-128 <= top <= 2.0**128:
+        return 1.0
+    return float(2.0 ** -np.floor(np.log2(top)))
+
+
+def _formed_scale(G) -> float:
+    """:func:`unit_scale` of a formed executor array (a :class:`DenseMatrix`); 1.0 for lazy
+    matrices (kernel values are read block by block, their scale is the kernel's)."""
+    A = getattr(G, "A", None) if isinstance(G, DenseMatrix) else None
+    if A is None or not A.shape[0] * A.shape[1]:
+        return 1.0
+    return unit_scale(max(float(A.max()), -float(A.min())))
+
+
 def _unit_scaled(G):
-    """(c·G, c) for ARPACK: a power of two c (exact) bringing max |G| into [1, 2) when it lies
-    outside [2⁻¹²⁸, 2¹²⁸], where the products with GᵀG ARPACK iterates on leave the normal range
-    of float64 (entries of 1e-150 gave singular values 5–84 % off, silently); (G, 1) otherwise.
-    c·G is a scaled operator, never a copy."""
+    """(c·G, c) of a numpy or scipy G with c = :func:`unit_scale` (G itself when c = 1; else
+    a scaled operator, never a copy)."""
     top = max(float(G.max()), -float(G.min())) if G.shape[0] * G.shape[1] else 0.0
-    if top == 0.0 or 2.0**-128 <= top <= 2.0**128:
-        return G, 1.0
-    c = float(2.0 ** -np.floor(np.log2(top)))
-    return aslinearoperator(G) * c, c
+    c = unit_scale(top)
+    return (G, 1.0) if c == 1.0 else (aslinearoperator(G) * c, c)
 
 
 def _zero_svd(A, r: int, rng, exc: Exception) -> SVDResult:
@@ -875,8 +893,9 @@ def randomized_svd(
     ops = G.ops if kind == "device" else NUMPY
     # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
     Omega = normal_rows(seed_from(rng), 0, m, k, _dtype_of(G))
+    c = 1.0  # a power of two bringing max |G| into range (only for extreme magnitudes)
     if kind in ("dense", "sparse"):
-        A = np.asarray(G) if kind == "dense" else G.tocsr()
+        A, c = _unit_scaled(np.asarray(G) if kind == "dense" else G.tocsr())
         AT = A.T
 
         def mm(X):
@@ -888,9 +907,18 @@ def randomized_svd(
         mm = G.matmat
         if kind == "device":  # another executor: products and the n×k algebra stay there
             Omega = ops.from_host(Omega, G.template())
+            c = _formed_scale(G)
+        if c != 1.0:  # an extreme formed tensor: the passes on c·G
 
-        def gram_of(P):  # a lazy kernel's fused Gᵀ(G W): one pass over the blocks
-            return getattr(P, "_gram_matmat", None) or (lambda X: P.rmatmat(P.matmat(X)))
+            def mm(X):
+                return G.matmat(X) * c
+
+            def gram_of(P):
+                return lambda X: P.rmatmat(P.matmat(X) * c) * c
+        else:
+
+            def gram_of(P):  # a lazy kernel's fused Gᵀ(G W): one pass over the blocks
+                return getattr(P, "_gram_matmat", None) or (lambda X: P.rmatmat(P.matmat(X)))
 
     def run(P):
         if method == "block_krylov":
@@ -899,4 +927,4 @@ def randomized_svd(
 
     W, Y = _checked_low(run, G, low, ops, info)
     U, s, Vyt = ops.svd(Y)  # G W = U S Vyᵀ
-    return _finish(U[:, :r], s[:r], W @ Vyt[:r].T, r, name, info, ops=ops)
+    return _finish(U[:, :r], s[:r] / c, W @ Vyt[:r].T, r, name, info, ops=ops)
