@@ -29,10 +29,8 @@ def is_dask_array(x) -> bool:
     if mod_da is not None:
         return isinstance(x, mod_da.Array)
     # dask.array not imported yet: only an object from dask can be a dask array
-    mod = type(x).__module__ or ""
-    if mod.startswith("dask"):
-        require_dask()
-        return isinstance(x, sys.modules["dask.array"].Array)
+    if (type(x).__module__ or "").startswith("dask"):
+        return isinstance(x, require_dask().Array)
     return False
 
 
@@ -112,9 +110,7 @@ def is_torch_tensor(x) -> bool:
         ``False`` whenever torch has not been imported: nothing can then be a tensor.
     """
     mod = sys.modules.get("torch")
-    if mod is None:
-        return False
-    return isinstance(x, mod.Tensor)
+    return mod is not None and isinstance(x, mod.Tensor)
 
 
 def host_copy(x):

@@ -54,24 +54,14 @@ def as_data(
         X = sp.csr_matrix(X)
         if X.dtype not in FLOAT_DTYPES:
             X = X.astype(np.float64)
-        if not np.all(np.isfinite(X.data)):
-            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
-        n = X.shape[0]
+        values = X.data
     else:
         if is_dask_array(X):  # an in-memory path: the array is gathered, within the budget
             _check_gather(X, name)
-        try:
-            arr = np.asarray(X)
-        except Exception as exc:  # pragma: no cover - exotic objects
-            raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
-        arr = real_numeric(
-            arr, complex_message=f"Complex data not supported: {name} is complex-valued; "
-                                 "expected real numbers",
-            nonnumeric_message=f"{name} must be numeric")
-        if arr.dtype not in FLOAT_DTYPES or (
-            isinstance(dtype, type) and arr.dtype != np.dtype(dtype)
-        ):
-            target = dtype if isinstance(dtype, type) else np.float64
+        arr = _as_real(X, name, f"Complex data not supported: {name} is complex-valued; "
+                       "expected real numbers", f"{name} must be numeric")
+        target = dtype if isinstance(dtype, type) else np.float64
+        if arr.dtype not in FLOAT_DTYPES or (isinstance(dtype, type) and arr.dtype != target):
             arr = arr.astype(target)
         if ensure_2d:
             if arr.ndim == 1:
@@ -82,19 +72,18 @@ def as_data(
                 )
             if arr.ndim != 2:
                 raise ValueError(f"{name} must be 2-D, got an array with {arr.ndim} dimensions")
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
         if arr.ndim == 2 and not arr.flags.c_contiguous:
             from .config import get_config
 
             if arr.nbytes <= get_config()["working_memory"] * 2**20:
                 arr = np.ascontiguousarray(arr)  # one layout, so one order of the arithmetic
-        X = arr
-        n = X.shape[0] if X.ndim else 0
+        X = values = arr
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    n = X.shape[0] if X.ndim else 0
     if ensure_2d and X.shape[1] == 0:
-        raise ValueError(
-            f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required."
-        )
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                         "required.")
     if n < min_samples:
         raise ValueError(
             f"{name} has {n} sample(s) (shape={X.shape}) while a minimum of {min_samples} "
@@ -131,7 +120,7 @@ def check_tensor_input(estimator, X, min_samples: int = 2) -> None:
     estimator.__dict__.pop("feature_names_in_", None)
 
 
-def check_n_components(n_components, limit: int, name: str = "n_components", what: str = ""):
+def check_n_components(n_components, limit: float, name: str = "n_components", what: str = ""):
     """Check 1 <= n_components <= limit and return it as int."""
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
         raise TypeError(f"{name} must be a positive integer, got {n_components!r}")
@@ -207,11 +196,8 @@ def clip_count(value, limit: int, name: str, what: str, *, owner: str = "") -> i
     limit = int(limit)
     if value > limit:
         prefix = f"{owner}: " if owner else ""
-        warnings.warn(
-            f"{prefix}{name}={value} is larger than {what} ({limit}); using {name}={limit}",
-            ClippedParameterWarning,
-            stacklevel=user_stacklevel(),
-        )
+        warnings.warn(f"{prefix}{name}={value} is larger than {what} ({limit}); using "
+                      f"{name}={limit}", ClippedParameterWarning, stacklevel=user_stacklevel())
         return limit
     return value
 
@@ -256,12 +242,9 @@ def renamed_param(estimator, new: str, old: str, *, since: str = "0.2",
     old_value = getattr(estimator, old)
     if isinstance(old_value, str) and old_value == DEPRECATED:
         return getattr(estimator, new)
-    warnings.warn(
-        f"{type(estimator).__name__}: the parameter {old!r} was renamed {new!r} in {since} and "
-        f"will be removed in {removed}; use {new}={old_value!r}",
-        FutureWarning,
-        stacklevel=user_stacklevel(),
-    )
+    warnings.warn(f"{type(estimator).__name__}: the parameter {old!r} was renamed {new!r} in "
+                  f"{since} and will be removed in {removed}; use {new}={old_value!r}",
+                  FutureWarning, stacklevel=user_stacklevel())
     return old_value
 
 
@@ -273,12 +256,9 @@ def renamed_argument(value, old_value, new: str, old: str, where: str, *,
         return value
     if value is not None:
         raise TypeError(f"{where}: pass {new} only ({old} is its deprecated name)")
-    warnings.warn(
-        f"{where}: the argument {old!r} was renamed {new!r} in {since} and will be removed in "
-        f"{removed}; pass it as {new}",
-        FutureWarning,
-        stacklevel=user_stacklevel(),
-    )
+    warnings.warn(f"{where}: the argument {old!r} was renamed {new!r} in {since} and will be "
+                  f"removed in {removed}; pass it as {new}", FutureWarning,
+                  stacklevel=user_stacklevel())
     return old_value
 
 
@@ -327,6 +307,16 @@ def real_numeric(arr: np.ndarray, *, complex_message: str, nonnumeric_message: s
     return arr
 
 
+def _as_real(x, name: str, complex_message: str, nonnumeric_message: str) -> np.ndarray:
+    """``np.asarray(x)`` checked by :func:`real_numeric`; a failed conversion names ``name``."""
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
+    return real_numeric(arr, complex_message=complex_message,
+                        nonnumeric_message=nonnumeric_message)
+
+
 def as_weights(weights, n: int, name: str = "sample_weight", what: str = "sample"):
     """``sample_weight``-style weights as float64 (n,): real, finite, >= 0, not all zero.
 
@@ -338,14 +328,9 @@ def as_weights(weights, n: int, name: str = "sample_weight", what: str = "sample
     """
     if weights is None:
         return None
-    try:
-        w = np.asarray(weights)
-    except Exception as exc:  # pragma: no cover - exotic objects
-        raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
-    w = real_numeric(
-        w, complex_message=f"Complex data not supported: {name} is complex-valued; expected "
-                           f"real weights >= 0, one per {what}",
-        nonnumeric_message=f"{name} must be numeric, one weight per {what}")
+    w = _as_real(weights, name, f"Complex data not supported: {name} is complex-valued; "
+                 f"expected real weights >= 0, one per {what}",
+                 f"{name} must be numeric, one weight per {what}")
     w = np.full(n, float(w)) if w.ndim == 0 else np.array(w, dtype=np.float64)
     if w.ndim != 1 or w.shape[0] != n:
         raise ValueError(f"{name} must be a 1-D array with one weight per {what} (shape "
@@ -473,9 +458,8 @@ def check_finite_result(values: np.ndarray, name: str, shape: tuple | None = Non
                         "real part explicitly, e.g. np.real(...), if that is what is meant)",
         nonnumeric_message=f"{name} returned non-numeric values")
     if shape is not None and values.shape != tuple(shape):
-        raise ValueError(
-            f"{name} returned an array of shape {values.shape}; expected {tuple(shape)}"
-        )
+        raise ValueError(f"{name} returned an array of shape {values.shape}; expected "
+                         f"{tuple(shape)}")
     if not np.all(np.isfinite(values)):
         raise ValueError(f"{name} returned non-finite values (NaN or infinity)")
     return values

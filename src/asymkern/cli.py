@@ -58,9 +58,7 @@ def _check_matrix(M, path: Path, nonnegative: bool):
         raise InputError(f"{name}: {int((vals < 0).sum())} entries are negative; --normalize row "
                          "needs non-negative edge weights (use --normalize none for a general "
                          "data matrix)")
-    if not sp.issparse(M) and not np.issubdtype(M.dtype, np.floating):
-        M = M.astype(np.float64)
-    elif sp.issparse(M) and not np.issubdtype(M.dtype, np.floating):
+    if not np.issubdtype(M.dtype, np.floating):
         M = M.astype(np.float64)
     return M
 
@@ -119,11 +117,9 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
             M.close()
             raise InputError(f"{path.name} is an .npz archive, not a .npy array; use --format "
                              "npz for a scipy sparse matrix")
-        return _check_matrix(M, path, nonnegative), None
-    if fmt == "npz":
+    elif fmt == "npz":
         M = _read(path, "a scipy sparse .npz", lambda: sp.load_npz(path))
-        return _check_matrix(M, path, nonnegative), None
-    if fmt == "mtx":
+    elif fmt == "mtx":
         import scipy.io
 
         def mmread():
@@ -133,10 +129,10 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
                 return scipy.io.mmread(path)
 
         M = _read(path, "Matrix Market", mmread)
-        return _check_matrix(M if sp.issparse(M) else np.asarray(M), path, nonnegative), None
-    if fmt == "matrix":
+    elif fmt == "matrix":
         M = _read(path, "a dense matrix", lambda: np.loadtxt(
             path, delimiter="," if suffix == ".csv" else None, ndmin=2, encoding="utf-8-sig"))
+    if fmt in ("npy", "npz", "mtx", "matrix"):  # _check_matrix makes a dense result an ndarray
         return _check_matrix(M, path, nonnegative), None
     if fmt != "edges":
         raise InputError(f"unknown --format {fmt!r}")
@@ -218,10 +214,10 @@ def check_output_file(out: Path, option: str = "--out") -> None:
     with a file in it, or a folder we may not write to. Called before any computation."""
     if out.exists() and out.is_dir():
         raise InputError(f"{option} {str(out)!r} is a folder; give a file name")
-    _check_folder(out.parent if str(out.parent) else Path("."), option, create_ok=True)
+    _check_folder(out.parent if str(out.parent) else Path("."), option)
 
 
-def _check_folder(folder: Path, option: str, create_ok: bool) -> None:
+def _check_folder(folder: Path, option: str) -> None:
     """The folder exists and is writable, or can be created (no file in the way)."""
     p = folder
     while not p.exists():
@@ -230,8 +226,6 @@ def _check_folder(folder: Path, option: str, create_ok: bool) -> None:
         p = p.parent
     if p.exists() and not p.is_dir():
         raise InputError(f"{option}: {str(p)!r} is a file, not a folder")
-    if p != folder and not create_ok:
-        raise InputError(f"{option}: folder {str(folder)!r} does not exist")
     if not os.access(p, os.W_OK | os.X_OK):
         raise InputError(f"{option}: cannot write to folder {str(p)!r} (permission denied)")
 
@@ -327,11 +321,6 @@ def _kernel_takes(kernel: str, name: str) -> bool:
     return cls is not None and name in inspect.signature(cls).parameters
 
 
-def _has_bandwidth(kernel: str) -> bool:
-    """Whether the named kernel takes a ``bandwidth`` argument (rbf, sne, ...)."""
-    return _kernel_takes(kernel, "bandwidth")
-
-
 def _check_kernel_options(args) -> None:
     from .kernels import KERNELS
 
@@ -373,20 +362,18 @@ def cmd_embed(args) -> int:
         raise InputError(f"--out must end in .npz or .csv, got {out.name!r}")
     check_output_file(out)
     _check_kernel_options(args)
-    A, ids = read_graph_or_matrix(Path(args.input), args.format,
-                                  nonnegative=args.normalize == "row", sep=args.sep,
-                                  reverse=args.edge_direction == "dst-src")
+    reverse = args.edge_direction == "dst-src"
+    A, ids = read_graph_or_matrix(Path(args.input), args.format, sep=args.sep, reverse=reverse,
+                                  nonnegative=args.normalize == "row")
     if ids is not None:  # an edge list: say how it was read
-        first = "target" if args.edge_direction == "dst-src" else "source"
-        second = "source" if first == "target" else "target"
+        first, second = ("target", "source") if reverse else ("source", "target")
         print(f"read {A.nnz} edges among {A.shape[0]} nodes from {Path(args.input).name}: "
               f"column 1 = {first}, column 2 = {second} (edges source -> target; "
-              f"--edge-direction {'src-dst' if first == 'target' else 'dst-src'} reads them the "
+              f"--edge-direction {'src-dst' if reverse else 'dst-src'} reads them the "
               f"other way), separator: {args.sep}")
-    if args.normalize == "row":
-        if A.shape[0] != A.shape[1]:
-            raise InputError(f"--normalize row needs a square adjacency, got shape {A.shape}; "
-                             "use --normalize none for a data matrix")
+    if args.normalize == "row" and A.shape[0] != A.shape[1]:
+        raise InputError(f"--normalize row needs a square adjacency, got shape {A.shape}; "
+                         "use --normalize none for a data matrix")
     _check_magnitude(A, args.normalize)
     if args.normalize == "row":
         A = row_normalized_adjacency(A, self_loops=not args.no_self_loops)
@@ -397,12 +384,11 @@ def cmd_embed(args) -> int:
         params["gamma"] = args.gamma
     elif args.bandwidth is not None:
         params["bandwidth"] = args.bandwidth
-    elif _has_bandwidth(args.kernel):
+    elif _kernel_takes(args.kernel, "bandwidth"):
         params["bandwidth"] = "auto"
     if args.n_components > min(A.shape):
-        raise InputError(
-            f"--n-components {args.n_components} exceeds min(shape) = {min(A.shape)} of the input"
-        )
+        raise InputError(f"--n-components {args.n_components} exceeds min(shape) = "
+                         f"{min(A.shape)} of the input")
     r = args.n_components
     model = KernelSVD(r, kernel=args.kernel, kernel_params=params or None, center=args.center,
                       compat=args.compat, solver=args.solver, random_state=args.seed)
@@ -497,9 +483,8 @@ def cmd_reproduce(args) -> int:
             print(f"{name:22s} {desc}")
         return 0
     if args.name not in REGISTRY:
-        raise InputError(
-            f"unknown experiment {args.name!r}; available: {', '.join(sorted(REGISTRY))}"
-        )
+        raise InputError(f"unknown experiment {args.name!r}; available: "
+                         f"{', '.join(sorted(REGISTRY))}")
     if args.data_dir is not None and not Path(args.data_dir).expanduser().is_dir():
         raise InputError(f"--data-dir {args.data_dir!r} is not a directory")
     env = os.environ.get("ASYMKERN_DATA")
@@ -512,7 +497,7 @@ def cmd_reproduce(args) -> int:
     if out is not None:
         if out.exists() and not out.is_dir():
             raise InputError(f"--out {str(out)!r} is a file; give a folder")
-        _check_folder(out, "--out", create_ok=True)
+        _check_folder(out, "--out")
     if args.progress:
         from .config import set_config
 

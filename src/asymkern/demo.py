@@ -28,11 +28,12 @@ from .decomposition import KernelPCA, KernelSVD
 from .experiments.report import markdown_table
 
 
-def _score(F: np.ndarray, y: np.ndarray, seed: int) -> tuple[float, float]:
+def _row(data: str, method: str, direction: str, F, y, seed: int, t0: float) -> dict:
+    """One table row: cross-validated accuracy of the classifier on the embedding ``F``."""
     clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-    cv = StratifiedKFold(5, shuffle=True, random_state=seed)
-    s = cross_val_score(clf, F, y, cv=cv)
-    return float(s.mean()), float(s.std())
+    s = cross_val_score(clf, F, y, cv=StratifiedKFold(5, shuffle=True, random_state=seed))
+    return {"data": data, "method": method, "uses direction": direction, "dims": F.shape[1],
+            "accuracy": f"{s.mean():.3f} ± {s.std():.3f}", "fit": _ms(t0)}
 
 
 def _ms(t0: float) -> str:
@@ -58,10 +59,7 @@ def graph_part(n_components: int = 8, seed: int = 0, n_per_class: int = 200) -> 
     rows = []
 
     def add(method, direction, F, t0):
-        mean, std = _score(F, y, seed)
-        rows.append({"data": "directed SBM (3 classes)", "method": method,
-                     "uses direction": direction, "dims": F.shape[1],
-                     "accuracy": f"{mean:.3f} ± {std:.3f}", "fit": _ms(t0)})
+        rows.append(_row("directed SBM (3 classes)", method, direction, F, y, seed, t0))
 
     t0 = time.perf_counter()
     m = KernelSVD(r, kernel="precomputed").fit(S)
@@ -89,10 +87,7 @@ def tabular_part(n_components: int = 4, seed: int = 0) -> list[dict]:
     rows = []
 
     def add(method, F, t0):
-        mean, std = _score(F, y, seed)
-        rows.append({"data": "breast cancer (sklearn)", "method": method, "uses direction": "—",
-                     "dims": F.shape[1], "accuracy": f"{mean:.3f} ± {std:.3f}",
-                     "fit": _ms(t0)})
+        rows.append(_row("breast cancer (sklearn)", method, "—", F, y, seed, t0))
 
     t0 = time.perf_counter()
     add("SVD (linear)", KernelSVD(r, kernel="precomputed").fit(X).embeddings()[0], t0)

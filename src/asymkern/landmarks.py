@@ -42,11 +42,8 @@ LANDMARK_METHODS = ("uniform", "leverage", "kmeans", "fixed", "gaussian")
 
 
 def _check_m(n_landmarks, n: int, name: str = "n_landmarks") -> int:
-    if isinstance(n_landmarks, bool) or not isinstance(n_landmarks, numbers.Integral):
-        raise TypeError(f"{name} must be a positive integer, got {n_landmarks!r}")
-    m = int(n_landmarks)
-    if m < 1:
-        raise ValueError(f"{name} must be >= 1, got {m}")
+    """A positive integer count ``n_landmarks``, at most ``n``."""
+    m = check_n_components(n_landmarks, np.inf, name)
     if m > n:
         raise ValueError(
             f"{name}={m} is larger than the number of samples n={n}; "
@@ -264,11 +261,8 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
     used: set[int] = set()
     idx = np.empty(m, dtype=np.intp)
     for j in np.argsort(D.min(axis=1)):
-        for cand in order[j]:
-            if int(cand) not in used:
-                used.add(int(cand))
-                idx[j] = cand
-                break
+        idx[j] = next(c for c in order[j] if int(c) not in used)
+        used.add(int(idx[j]))
     return (idx, centers) if return_centers else idx
 
 

@@ -74,9 +74,7 @@ def _piece(chunk, c0: int, c1: int):
 
 
 def _hstack(*parts):
-    if sp.issparse(parts[0]):
-        return sp.hstack(parts, format="csr")
-    return np.concatenate(parts, axis=1)
+    return sp.hstack(parts, format="csr") if sp.issparse(parts[0]) else np.concatenate(parts, 1)
 
 
 def _densify(chunk):
@@ -141,10 +139,6 @@ def transpose_rows(A, rows: int | None = None):
     return da.concatenate(out, axis=0)
 
 
-def _mapped_chunks(small: int, itemsize: int) -> int:
-    return int(min(small, max(1, _MAPPED_CHUNK_BYTES // max(small * itemsize, 1))))
-
-
 def check_compat_budget(method: str, side: str, N: int, M: int, dtype,
                         block_rows: int) -> None:
     """Refuse (``MemoryBudgetError``) a compat whose dense mapped set or task peak is too large.
@@ -160,16 +154,12 @@ def check_compat_budget(method: str, side: str, N: int, M: int, dtype,
     mapped = small * small * item
     peak = 4 * small * small * 8 + block_rows * small * 8
     name = "Aᵀ C_z" if side == "z" else "A C_x"
-    check_memory(
-        peak,
-        f"KernelSVD.fit(A) with compat={method!r} on a {N}x{M} dask data matrix (side "
-        f"'{side}')",
-        "fit(X, Z=Z) with two sets of equal dimension (e.g. reduced beforehand) instead of "
-        "fit(A)",
-        detail=(f"the dense {small}x{small} {np.dtype(dtype).name} mapped set {name} alone is "
-                f"{mapped} bytes; a task of its reduction holds ~4 such matrices plus a "
-                f"{block_rows}x{small} dense block: {peak} bytes"),
-    )
+    check_memory(peak, f"KernelSVD.fit(A) with compat={method!r} on a {N}x{M} dask data matrix "
+                 f"(side '{side}')", "fit(X, Z=Z) with two sets of equal dimension (e.g. reduced "
+                 "beforehand) instead of fit(A)",
+                 detail=(f"the dense {small}x{small} {np.dtype(dtype).name} mapped set {name} "
+                         f"alone is {mapped} bytes; a task of its reduction holds ~4 such "
+                         f"matrices plus a {block_rows}x{small} dense block: {peak} bytes"))
 
 
 # ----------------------------------------------------------------------------- the transform
@@ -204,24 +194,19 @@ class DaskCompatibility:
         self.n_rows_, self.n_cols_, self.dim_ = N, M, min(N, M)
         self.side_ = "x" if M > N else "z"
         self.seed_ = self.P_ = self.C_ = None
-        dtype = np.dtype(A.dtype)
-        self.dtype_ = dtype
+        self.dtype_ = dtype = np.dtype(A.dtype)
         user = isinstance(method, np.ndarray)
         self.method_ = "matrix" if user else method
         T = A if self.side_ == "z" else None
         big, small = max(N, M), min(N, M)
-        if T is None:
-            rows = math.ceil(max(A.chunks[0]) * M / max(N, 1))
-        else:
-            rows = max(T.chunks[0])
+        rows = math.ceil(max(A.chunks[0]) * M / max(N, 1)) if T is None else max(T.chunks[0])
         # the dense rows a task holds besides the small matrices: a2's generator block, the
         # rows of T that a1's QR copies (a CSR chunk a block at a time), a slice of a user C
         pca_rows = 5 * small + 1024 if sp.issparse(A._meta) else rows
         block_rows = {"random": RANDOM_BLOCK_ROWS, "pca": min(pca_rows, rows),
                       "polar": min(pca_rows, rows), "pinv": 0,
                       "matrix": min(rows, big)}[self.method_]
-        check_compat_budget(self.method_, self.side_, N, M, dtype,
-                            block_rows)
+        check_compat_budget(self.method_, self.side_, N, M, dtype, block_rows)
         if T is None:  # side 'x': Aᵀ once, by a shuffle of A's chunks; kept in the cluster
             (T,) = dask.persist(transpose_rows(A, rows))
         self.T_ = T
@@ -233,39 +218,35 @@ class DaskCompatibility:
             # its rows, one delayed slice per row chunk of T (in the graph once, reused by
             # every task of the fit and of the transforms)
             self._C_parts = [delayed(C[s:e], pure=True) for s, e in spans]
-            parts = [task(matrix_products, t, c) for t, c in
-                     zip(Td, self._C_parts)]
+            parts = [task(matrix_products, t, c) for t, c in zip(Td, self._C_parts)]
             mapped = da.from_delayed(_tree(parts, _add), shape=(small, small), dtype=dtype)
         elif method == "random":
             self.seed_ = compat_seed(self.random_state)
             parts = [task(random_products, t, self.seed_, s, dtype)
                      for t, (s, _) in zip(Td, spans)]
             mapped = da.from_delayed(_tree(parts, _add), shape=(small, small), dtype=dtype)
-        elif method == "pca":
+        elif method in ("pca", "polar"):  # polar (a1c): the same TSQR, C = T W Σ⁺ Wᵀ
             R = _tree([task(r_factor, t) for t in Td], stack_r)
             (R,) = gather(f"R factor of the TSQR ({small}x{small})", R)
-            W, s, self.P_ = pca_factor(R, small, big)
-            self.singular_values_ = s
-            mapped = da.from_array((W * s).astype(dtype), chunks=(small, small))
-        elif method == "polar":  # a1c: the same TSQR, C = T W Σ⁺ Wᵀ
-            R = _tree([task(r_factor, t) for t in Td], stack_r)
-            (R,) = gather(f"R factor of the TSQR ({small}x{small})", R)
-            self.P_, polar_mapped = polar_factor(R, small, big)
-            mapped = da.from_array(polar_mapped.astype(dtype), chunks=(small, small))
+            if method == "pca":
+                W, self.singular_values_, self.P_ = pca_factor(R, small, big)
+                dense = W * self.singular_values_
+            else:
+                self.P_, dense = polar_factor(R, small, big)
+            mapped = da.from_array(dense.astype(dtype), chunks=(small, small))
         else:  # pinv
             Gm = _tree([task(gram, t) for t in Td], _add)
             (Gm,) = gather(f"Gram matrix TᵀT ({small}x{small})", Gm)
             self.P_ = pinv_factor(Gm)
             mapped = da.from_array((Gm @ self.P_).astype(dtype), chunks=(small, small))
-        mapped = mapped.rechunk({0: _mapped_chunks(small, dtype.itemsize), 1: -1})
+        chunk = int(min(small, max(1, _MAPPED_CHUNK_BYTES // max(small * dtype.itemsize, 1))))
+        mapped = mapped.rechunk({0: chunk, 1: -1})
         (self.mapped_,) = dask.persist(mapped)
         return self
 
     def sets(self, A):
         """(X, Z) as the kernel sees them: (A, mapped) for side 'z', (mapped, Aᵀ) for 'x'."""
-        if self.side_ == "z":
-            return A, self.mapped_
-        return self.mapped_, self.T_
+        return (A, self.mapped_) if self.side_ == "z" else (self.mapped_, self.T_)
 
     def _apply(self, Y):
         """Y C for new samples Y (row-chunked dask, n_new × big), chunked like Y."""
@@ -283,11 +264,10 @@ class DaskCompatibility:
         out = []
         for y, n_i in zip(Y.to_delayed()[:, 0], Y.chunks[0]):
             if self.method_ == "random":
-                parts = [task(_rand_apply, y, self.seed_, s, e, small,
-                                                         self.dtype_) for s, e in spans]
+                parts = [task(_rand_apply, y, self.seed_, s, e, small, self.dtype_)
+                         for s, e in spans]
             elif self.method_ == "matrix":
-                parts = [task(_mat_apply, y, s, e, c)
-                         for (s, e), c in zip(spans, self._C_parts)]
+                parts = [task(_mat_apply, y, s, e, c) for (s, e), c in zip(spans, self._C_parts)]
             else:
                 parts = [task(_factor_apply, y, s, e, t, P, self.dtype_)
                          for t, (s, e) in zip(Td, spans)]
@@ -329,8 +309,7 @@ class DaskCompatibility:
 
 def map_in_memory(ct: CompatibilityTransform, Y, left: bool):
     """Map a dask Y by an in-memory fitted CompatibilityTransform, chunk by chunk."""
-    side = "x" if left else "z"
-    if ct.side_ != side:
+    if ct.side_ != ("x" if left else "z"):
         return Y
     func = ct.transform_x if left else ct.transform_z
     dt = np.result_type(Y.dtype, ct.C_.dtype)

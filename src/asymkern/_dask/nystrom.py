@@ -94,9 +94,7 @@ class DaskAccess:
     def __init__(self, G, working_memory=None):
         da = require_dask()
         if isinstance(G, DaskKernelMatrix):
-            self.kind = "kernel"
-            self.G = G
-            self.dtype = np.dtype(G.dtype)
+            self.kind, self.G, self.dtype = "kernel", G, np.dtype(G.dtype)
         elif isinstance(G, da.Array):
             if G.ndim != 2:
                 raise ValueError(f"G must be 2-D, got a dask array with {G.ndim} dimensions")
@@ -104,9 +102,7 @@ class DaskAccess:
                 raise ValueError("G has unknown chunk sizes (NaN in G.chunks); call "
                                  "G.compute_chunk_sizes() first")
             dt = G.dtype if G.dtype in (np.float32, np.float64) else np.dtype(np.float64)
-            self.kind = "array"
-            self.G = G.astype(dt)
-            self.dtype = np.dtype(dt)
+            self.kind, self.G, self.dtype = "array", G.astype(dt), np.dtype(dt)
         else:  # pragma: no cover - dispatch guards this
             raise TypeError(f"DaskAccess needs a dask input, got {type(G).__name__}")
         self.shape = tuple(int(k) for k in G.shape)
@@ -155,13 +151,11 @@ class DaskAccess:
 
     def _sketch(self, side: str, Q):
         """C = G[:, Q] (side 'row') or G[Q, :]ᵀ (side 'col') as a float64 dask array."""
-        p = len(Q)
         if self.kind == "array":
             C = self.G[:, Q] if side == "row" else self.G[Q, :].T
             return C.astype(np.float64).rechunk({1: -1})
-        if side == "row":
-            return self.G.apply_cols(Q, _as_float64, p, np.float64)
-        return self.G.apply_rows(Q, _as_float64, p, np.float64)
+        apply = self.G.apply_cols if side == "row" else self.G.apply_rows
+        return apply(Q, _as_float64, len(Q), np.float64)
 
     def leverage(self, side: str, s: int, r: int, rs) -> np.ndarray:
         """Ridge-leverage landmarks (``_leverage_landmarks``), its passes as dask reductions.
@@ -224,26 +218,18 @@ class DaskAccess:
         Same probes (same random calls) and formula; the products G[P, :] V̂ and G[:, Q]ᵀ Û
         are dask reductions over the chunks, and only r-vectors and probe rows are gathered.
         """
-        N, M = self.shape
-        nu = np.sqrt(column_stats(result.U, result.U)[0])
-        nv = np.sqrt(column_stats(result.V, result.V)[0])
-        nu[nu == 0] = 1.0
-        nv[nv == 0] = 1.0
-        Uh = result.U.astype(np.float64) / nu
-        Vh = result.V.astype(np.float64) / nv
-        s = np.asarray(result.s, dtype=np.float64)
-        p = min(N, n_probes or max(256, 2 * len(result.row_landmarks)))
-        q = min(M, n_probes or max(256, 2 * len(result.col_landmarks)))
-        P = np.sort(rs.choice(N, p, replace=False))
-        Q = np.sort(rs.choice(M, q, replace=False))
-        GV, GU = self._probe_products(P, Q, Vh, Uh)
-        UP, VQ = gather("probe rows of U, V", Uh[P], Vh[Q])
         from ..linalg.nystrom import _residual_eta
 
-        Ru = np.asarray(GV) - UP * s
-        Rv = np.asarray(GU) - VQ * s
-        return _residual_eta(Ru, Rv, N, M, s, result.info.get("next_singular_value", 0.0),
-                             weights)
+        N, M = self.shape
+        Uh, Vh = (F.astype(np.float64) / np.where(nf == 0, 1.0, nf)
+                  for F in (result.U, result.V) for nf in [np.sqrt(column_stats(F, F)[0])])
+        s = np.asarray(result.s, dtype=np.float64)
+        P, Q = (np.sort(rs.choice(n, min(n, n_probes or max(256, 2 * len(lm))), replace=False))
+                for n, lm in ((N, result.row_landmarks), (M, result.col_landmarks)))
+        GV, GU = self._probe_products(P, Q, Vh, Uh)
+        UP, VQ = gather("probe rows of U, V", Uh[P], Vh[Q])
+        return _residual_eta(np.asarray(GV) - UP * s, np.asarray(GU) - VQ * s, N, M, s,
+                             result.info.get("next_singular_value", 0.0), weights)
 
 
 def _aligned_scores(C, L):
@@ -295,14 +281,9 @@ def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
     bounds = _chunk_bounds(P.chunks[0])
     parts = [task(_argmin_task, C, b, int(bounds[k]))
              for k, b in enumerate(P.to_delayed()[:, 0])]
-    res = gather("k-means nearest points", *parts)
-    best_d = np.full(s, np.inf)
-    best_i = np.zeros(s, dtype=np.int64)
-    for d, i in res:  # chunks in order: strictly smaller wins, first index on ties
-        take = d < best_d
-        best_d[take] = d[take]
-        best_i[take] = i[take]
-    idx = np.unique(best_i)
+    D, ind = (np.stack(a) for a in zip(*gather("k-means nearest points", *parts)))
+    # chunks in order: argmin takes the first chunk's (so the first index's) point on ties
+    idx = np.unique(ind[np.argmin(D, axis=0), np.arange(s)])
     if idx.size < s:
         rest = np.setdiff1d(np.arange(n), idx)
         idx = np.concatenate([idx, rs.choice(rest, s - idx.size, replace=False)])
@@ -324,7 +305,6 @@ def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, nor
     from ..linalg.nystrom import _core_solve, nystrom_result, orthogonal_factors
 
     N, M = acc.shape
-    sx, sz = len(I), len(J)
     Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
     out_dtype = acc.dtype
     U = acc.left(J, (Vw / swk) * c, out_dtype)
@@ -333,17 +313,15 @@ def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, nor
     # reads U, and every later use (transforms, user computes) starts from the stored chunks,
     # so the fit costs the same kernel evaluations as in memory
     U, V = persist(U, V)
-    s = swk * np.sqrt(N * M / (sx * sz))
+    s = swk * np.sqrt(N * M / (len(I) * len(J)))
     mix_u = mix_v = None
     if orthogonalize:  # the same algebra as in memory, with a tall-skinny QR of Ũ and Ṽ
         U, s, V, mix_u, mix_v = orthogonal_factors(U, V, s, _tsqr)
         U, V = persist(U.astype(out_dtype), V.astype(out_dtype))
     elif normalize:
-        tiny = np.finfo(float).tiny
-        nu = np.maximum(np.sqrt(column_stats(U, U)[0]), tiny)
-        nv = np.maximum(np.sqrt(column_stats(V, V)[0]), tiny)
-        U = (U / nu).astype(out_dtype)
-        V = (V / nv).astype(out_dtype)
+        nu, nv = (np.maximum(np.sqrt(column_stats(F, F)[0]), np.finfo(float).tiny)
+                  for F in (U, V))
+        U, V = (U / nu).astype(out_dtype), (V / nv).astype(out_dtype)
         mix_u, mix_v = np.diag(1 / nu), np.diag(1 / nv)
     signs = paired_signs(U)
     return nystrom_result(U, s, V, I, J, Uw, swk, Vw, c, signs, mix_u, mix_v, r=r,

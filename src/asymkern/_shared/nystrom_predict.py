@@ -11,7 +11,7 @@ fit) and forms K's blocks through the executor's primitives
 * ``kind``: 'points' (K(Z, C) by row blocks, :meth:`NystromModel.landmark_rows`), 'gaussian'
   (a sketch C_H = X_H S: K(Z, C) β = K(Z, X_fit)(S β), the coefficients already S β) or
   'precomputed' (Z is K(Z, X_fit): K(Z, C) = Z[:, idx]);
-* :meth:`NystromModel.full_times`: K(Z, X_fit) B through the executor's lazy kernel matrix
+* :func:`full_times`: K(Z, X_fit) B through the executor's lazy kernel matrix
   (numpy's :class:`~asymkern.kernels.KernelMatrix`, torch's ``TorchKernelMatrix``, both
   :class:`~asymkern._backend.LazyMatrix`), streamed over row blocks of Z.
 
@@ -24,6 +24,7 @@ follow its solver (:func:`ovr_values`, :func:`label_index`), on the executor's a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -87,10 +88,6 @@ class NystromModel:
         """The executor's primitives."""
         return ops_of(self.X, self.intercept, self.beta)
 
-    def step(self, k: int) -> int | None:
-        """Rows per block of K(Z, C) with k right-hand sides (None: one block, the basis')."""
-        return None if self.basis is not None else row_step(int(self.C.shape[0]), k)
-
     def landmark_rows(self, Z):
         """K(Z, C) in float64 on the executor (landmark points; a numpy fit's sketch:
         K(Z, X_fit) S)."""
@@ -98,17 +95,6 @@ class NystromModel:
             return self.basis.landmark_kernel(Z)
         G = self.ops.kernel_matrix(self.kernel, Z, self.C)
         return self.ops.astype(G.to_dense(), np.float64)
-
-    def full_times(self, Z, B, dtype=None):
-        """K(Z, X_fit) B (float64) through the executor's kernel matrix, streamed over row
-        blocks of Z; ``dtype`` (default float64): the dtype the kernel blocks and B are
-        multiplied in (float64 gives numpy's mixed-precision product of float32 kernel
-        values)."""
-        ops = self.ops
-        G = ops.kernel_matrix(self.kernel, Z, self.X)
-        if dtype is not None and np.dtype(dtype) != np.float64:
-            return ops.astype(G.matmat(ops.astype(B, dtype)), np.float64)
-        return ops.astype(G.matmat(B), np.float64)
 
 
 def host_model(est) -> NystromModel:
@@ -177,7 +163,7 @@ def landmark_times(model: NystromModel, Z, B):
     if model.kind == "gaussian":
         return full_times(model, Z, B)
     n = int(Z.shape[0])
-    step = model.step(int(B.shape[1]))
+    step = None if model.basis is not None else row_step(int(model.C.shape[0]), int(B.shape[1]))
     if step is None or step >= n:
         return model.landmark_rows(Z) @ B
     out = ops.empty((n, int(B.shape[1])), B, np.float64)
@@ -190,9 +176,13 @@ def full_times(model: NystromModel, Z, B, dtype=None):
     """K(Z, X_fit) B (n_z × k, float64) on the executor, streamed over row blocks of Z; Z B
     for a precomputed kernel (Z is then K(Z, X_fit)). ``dtype``: the executor's dtype of the
     kernel blocks' products (default: float64 from the kernel values)."""
+    ops = model.ops
     if model.kind == "precomputed":
-        return model.ops.astype(Z, np.float64) @ B
-    return model.full_times(Z, B, dtype)
+        return ops.astype(Z, np.float64) @ B
+    G = ops.kernel_matrix(model.kernel, Z, model.X)
+    if dtype is not None and np.dtype(dtype) != np.float64:
+        return ops.astype(G.matmat(ops.astype(B, dtype)), np.float64)
+    return ops.astype(G.matmat(B), np.float64)
 
 
 def decision(model: NystromModel, Z, full: bool, dtype=None):
@@ -210,16 +200,13 @@ def ovr_values(raw, k: int):
     dt = ops.dtype(raw)
     votes = ops.zeros((int(raw.shape[0]), k), raw)
     conf = ops.zeros((int(raw.shape[0]), k), raw)
-    p = 0
-    for i in range(k):
-        for j in range(i + 1, k):
-            col = raw[:, p]
-            neg = ops.astype(col < 0, dt)
-            conf[:, i] += col
-            conf[:, j] -= col
-            votes[:, i] += 1 - neg
-            votes[:, j] += neg
-            p += 1
+    for p, (i, j) in enumerate(combinations(range(k), 2)):
+        col = raw[:, p]
+        neg = ops.astype(col < 0, dt)
+        conf[:, i] += col
+        conf[:, j] -= col
+        votes[:, i] += 1 - neg
+        votes[:, j] += neg
     return votes + conf / (3 * (abs(conf) + 1))
 
 
@@ -234,13 +221,10 @@ def label_index(raw, k: int, libsvm: bool):
     if not libsvm:  # liblinear one-vs-rest: the first largest value
         return raw.argmax(1)
     votes = ops.zeros((int(raw.shape[0]), k), raw, np.int64)
-    p = 0
-    for i in range(k):
-        for j in range(i + 1, k):
-            pos = ops.astype(raw[:, p] > 0, np.int64)
-            votes[:, i] += pos
-            votes[:, j] += 1 - pos
-            p += 1
+    for p, (i, j) in enumerate(combinations(range(k), 2)):
+        pos = ops.astype(raw[:, p] > 0, np.int64)
+        votes[:, i] += pos
+        votes[:, j] += 1 - pos
     return votes.argmax(1)
 
 

@@ -101,8 +101,7 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
             "covariance, conditional mean embedding, Koopman/Perron–Frobenius, CCA) need an "
             "RKHS, i.e. a symmetric PSD kernel. An asymmetric kernel κ(x, z) = ⟨φ(x), ψ(z)⟩ has "
             "two feature maps (Tao et al., 2024) and gives only the cross inner products κ(x_i, "
-            "z_j), "
-            "not the Gram matrices ⟨φ(x_i), φ(x_j)⟩ and ⟨ψ(z_i), ψ(z_j)⟩ that an operator "
+            "z_j), not the Gram matrices ⟨φ(x_i), φ(x_j)⟩ and ⟨ψ(z_i), ψ(z_j)⟩ that an operator "
             "estimate and its regularisation, eigen- and singular functions need. Use a PSD "
             "kernel here (e.g. 'rbf'), or, for the SVD of the asymmetric kernel matrix "
             "between the states and their successors, asymkern.decomposition.KernelSVD"
@@ -579,14 +578,12 @@ def _check_landmark_options(est, n: int):
 
     m, how = est.n_landmarks, est.landmarks
     est.n_landmarks_ = None
-    if m is None and isinstance(how, str):
-        if how != "uniform":
-            raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
-        check_random_state(est.random_state)
-        return None
     if isinstance(how, str):
         if how != "uniform":
             raise ValueError(f"landmarks must be 'uniform' or an index array, got {how!r}")
+        if m is None:
+            check_random_state(est.random_state)
+            return None
         if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
             raise ValueError(f"n_landmarks must be None or a positive integer, got {m!r}")
         m = clip_count(m, n, "n_landmarks", "the number of samples", owner=type(est).__name__)

@@ -35,10 +35,7 @@ def resolve_device(device, *arrays):
     for a in arrays:
         refuse_meta(a, "an input")
     if device is None:
-        for a in arrays:
-            if is_torch_tensor(a):
-                return a.device
-        return torch.device("cpu")
+        return next((a.device for a in arrays if is_torch_tensor(a)), torch.device("cpu"))
     if isinstance(device, str):
         try:
             dev = torch.device(device)

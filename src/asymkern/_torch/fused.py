@@ -190,8 +190,7 @@ def operands(name: str, gamma: float, X, Z, c=None):
     torch = require_torch()
     if name == "softmax":
         return X * gamma, Z, None
-    Xc = X if c is None else X - c
-    Zc = Z if c is None else Z - c
+    Xc, Zc = (X, Z) if c is None else (X - c, Z - c)
     zz = (Zc.double() * Zc.double()).sum(dim=1)
     q = torch.cat([Xc * (2.0 * gamma), torch.ones((X.shape[0], 1), dtype=X.dtype,
                                                   device=X.device)], dim=1)
@@ -220,7 +219,7 @@ def matmat(name: str, gamma: float, X, Z, B, c=None, block_rows: int = 4096,
 def rmatmat(name: str, gamma: float, X, Z, B, c=None, row_lse=None, block_rows: int = 4096,
             low: bool = False):
     """Gᵀ·B (B has one row per row of G). ``row_lse``: the row normalisers L of the
-    row-normalised kernels (from :func:`matmat` or :func:`row_lse`; computed when None).
+    row-normalised kernels (from :func:`matmat` or :func:`row_lse_of`; computed when None).
     ``low``: float16/bfloat16 operands (:func:`lowered`; L itself in full precision)."""
     torch = require_torch()
     if name in ("rbf", "gaussian"):  # symmetric in its two arguments: G(X, Z)ᵀ = G(Z, X)
@@ -238,12 +237,6 @@ def row_lse_of(q, k, block_rows: int = 4096):
     torch = require_torch()
     v = torch.zeros((k.shape[0], 1), dtype=q.dtype, device=q.device)
     return attention_lse(q, k, v, block_rows)[1]
-
-
-def row_lse(name: str, gamma: float, X, Z, c=None, block_rows: int = 4096):
-    """The row normalisers L_i = log Σ_j exp(q_i·k_j) of a row-normalised kernel over Z."""
-    q, k, _ = operands(name, gamma, X, Z, c)
-    return row_lse_of(q, k, block_rows)
 
 
 def applies(G, B=None) -> bool:
@@ -282,5 +275,6 @@ def product(G, B, transpose: bool = False, low: bool = False):
                 Xc = (G.X - c).double()
                 L = L + k.gamma * (Xc * Xc).sum(dim=1)
         if L is None:
-            L = G._fused_lse = row_lse(k.name, k.gamma, G.X, G.Z, c, rows)
+            q, keys, _ = operands(k.name, k.gamma, G.X, G.Z, c)
+            L = G._fused_lse = row_lse_of(q, keys, rows)
     return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L, block_rows=rows, low=low)

@@ -75,15 +75,14 @@ class TorchKernel:
         self.row_normalized = bool(kernel.row_normalized)
         if self.name in _SQDIST:
             self.gamma = float(kernel._sq_scale(n_features))
-        elif self.name == "laplacian":
+        elif self.name == "softmax":
+            self.gamma = float(kernel._scale(n_features))
+        elif self.name in ("laplacian", "polynomial"):
             self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
-        elif self.name == "polynomial":
-            self.gamma = float(_resolve_gamma(kernel.gamma, None, n_features, self.name))
+        if self.name == "polynomial":
             d = float(kernel.degree)  # a whole number stays an exact integer power
             self.degree = int(d) if d == int(d) else d
             self.coef0 = float(kernel.coef0)
-        elif self.name == "softmax":
-            self.gamma = float(kernel._scale(n_features))
 
     # ------------------------------------------------------------------------- raw blocks
     @staticmethod
@@ -110,10 +109,8 @@ class TorchKernel:
         n, m = int(X.shape[0]), int(Z.shape[0])
         if not (n and m):
             return torch.empty((n, m), dtype=X.dtype, device=X.device)
-        Xc = X - c
-        Zc = Z - c
-        xx = (Xc * Xc).sum(dim=1)
-        zz = (Zc * Zc).sum(dim=1)
+        Xc, Zc = X - c, Z - c
+        xx, zz = (Xc * Xc).sum(dim=1), (Zc * Zc).sum(dim=1)
         q = torch.cat([Xc * (-2.0 * s), (xx * s)[:, None],
                        torch.ones((n, 1), dtype=X.dtype, device=X.device)], dim=1)
         k = torch.cat([Zc, torch.ones((m, 1), dtype=X.dtype, device=X.device),
@@ -252,8 +249,7 @@ class TorchKernelMatrix(LazyMatrix):
     def __init__(self, kernel: TorchKernel, X, Z, *, reference=None, working_memory: float = 64,
                  log_norm=None, center=None):
         self.kernel = kernel
-        self.X = X
-        self.Z = Z
+        self.X, self.Z = X, Z
         self.reference = Z if reference is None else reference
         self.shape = (int(X.shape[0]), int(Z.shape[0]))
         self.ops = ops_of(X)
@@ -261,9 +257,8 @@ class TorchKernelMatrix(LazyMatrix):
         self.device = X.device
         self.working_memory = float(working_memory)
         self.budget = float(working_memory) * 2**20
-        self.c = kernel.center(self.reference) if kernel.name in _SQDIST else None
-        if center is not None:
-            self.c = center
+        self.c = center if center is not None else (
+            kernel.center(self.reference) if kernel.name in _SQDIST else None)
         self._log_norm = log_norm
 
     def template(self):
@@ -289,8 +284,7 @@ class TorchKernelMatrix(LazyMatrix):
         SNE bandwidth into the small ℓ (a streaming log-sum-exp over column blocks).
         """
         torch = require_torch()
-        R = self.reference
-        k = self.kernel
+        R, k = self.reference, self.kernel
         out = torch.empty((X.shape[0], 2), dtype=torch.float64, device=X.device)
         cstep = max(1, min(R.shape[0], 4096))
         rstep = self.step(cstep)
@@ -324,8 +318,7 @@ class TorchKernelMatrix(LazyMatrix):
         """G[rows, cols] (X's dtype); ``rows``/``cols`` are slices, index tensors or host
         index arrays."""
         rows, cols = self.ops.index(rows, self.X), self.ops.index(cols, self.X)
-        Xb = self.X[rows]
-        Zb = self.Z[cols]
+        Xb, Zb = self.X[rows], self.Z[cols]
         k = self.kernel
         if not k.row_normalized:
             return k.raw(Xb, Zb, self.c)
@@ -356,19 +349,15 @@ class TorchKernelMatrix(LazyMatrix):
         :meth:`LazyMatrix.blocked_matmat <asymkern._backend.LazyMatrix.blocked_matmat>` in the
         promoted dtype of X and B (float32 kernel values times a float64 B: a float64
         product, numpy's rule)."""
-        if cols is None:
-            out = fused.product(self, B)
-            if out is not None:
-                return out
-        return self.blocked_matmat(B, cols, require_torch().promote_types(self.X.dtype, B.dtype))
+        out = fused.product(self, B) if cols is None else None
+        return out if out is not None else self.blocked_matmat(
+            B, cols, require_torch().promote_types(self.X.dtype, B.dtype))
 
     def rmatmat(self, B, rows=None):
         """G[rows, :]ᵀ @ B: fused for every row, else blocked (see :meth:`matmat`)."""
-        if rows is None:
-            out = fused.product(self, B, transpose=True)
-            if out is not None:
-                return out
-        return self.blocked_rmatmat(B, rows, require_torch().promote_types(self.X.dtype, B.dtype))
+        out = fused.product(self, B, transpose=True) if rows is None else None
+        return out if out is not None else self.blocked_rmatmat(
+            B, rows, require_torch().promote_types(self.X.dtype, B.dtype))
 
     def lowered(self):
         """G with float16/bfloat16 products (``precision='low'``, :func:`.fused.lowered`), or

@@ -107,9 +107,8 @@ class TorchInputs:
     def row_norms(G):
         """The normalisers of G's rows (a row-normalised kernel), else None: kept by the fit
         for the right scores of new columns."""
-        if isinstance(G, TorchKernelMatrix) and G.kernel.row_normalized:
-            return G.log_norm()
-        return None
+        normalised = isinstance(G, TorchKernelMatrix) and G.kernel.row_normalized
+        return G.log_norm() if normalised else None
 
     def out(self, a):
         """``a`` as the caller's type: numpy for numpy input, else the tensor."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._dispatch import any_torch, require_torch
+from .._dispatch import any_torch, is_torch_tensor, require_torch
 from .._shared.operators import OperatorSamples
 from .device import as_tensor, resolve_device, to_numpy
 
@@ -152,9 +152,5 @@ def paired_input(est, X, Y, paired: bool = True):
 
 def two_d(y):
     """A 1-D second view (tensor or array) as one column; 2-D inputs unchanged."""
-    from .._dispatch import is_torch_tensor
-
-    if is_torch_tensor(y):
-        return y.reshape(-1, 1) if y.ndim == 1 else y
-    A = np.asarray(y)
+    A = y if is_torch_tensor(y) else np.asarray(y)
     return A.reshape(-1, 1) if A.ndim == 1 else A

@@ -35,15 +35,12 @@ class TorchOps(ArrayOps):
         return isinstance(a, self.torch.Tensor)
 
     def to_host(self, a) -> np.ndarray:
-        if isinstance(a, self.torch.Tensor):
-            return a.detach().cpu().numpy()
-        return np.asarray(a)
+        return a.detach().cpu().numpy() if isinstance(a, self.torch.Tensor) else np.asarray(a)
 
     def from_host(self, A, like, dtype=None):
         dt = like.dtype if dtype is None else torch_dtype(dtype)
-        if isinstance(A, self.torch.Tensor):
-            return A.to(device=like.device, dtype=dt)
-        return self.torch.as_tensor(np.ascontiguousarray(A)).to(device=like.device, dtype=dt)
+        T = A if isinstance(A, self.torch.Tensor) else self.torch.as_tensor(np.ascontiguousarray(A))
+        return T.to(device=like.device, dtype=dt)
 
     def dtype(self, a) -> np.dtype:
         return np.dtype(str(a.dtype).replace("torch.", ""))
@@ -96,10 +93,7 @@ class TorchOps(ArrayOps):
 
     def scale_cols(self, U, v, inplace: bool = False):
         vt = self.from_host(np.asarray(v, dtype=np.float64), U)
-        if inplace:
-            U *= vt
-            return U
-        return U * vt
+        return U.mul_(vt) if inplace else U * vt
 
     def contiguous(self, a):
         return a.contiguous()
@@ -128,9 +122,8 @@ class TorchOps(ArrayOps):
         return L
 
     def cho_solve(self, factor, B):
-        if B.ndim == 1:
-            return self.torch.cholesky_solve(B[:, None], factor)[:, 0]
-        return self.torch.cholesky_solve(B, factor)
+        X = self.torch.cholesky_solve(B[:, None] if B.ndim == 1 else B, factor)
+        return X[:, 0] if B.ndim == 1 else X
 
     def lu_factor(self, A):
         LU, piv, _ = self.torch.linalg.lu_factor_ex(A)
@@ -190,9 +183,8 @@ class TorchOps(ArrayOps):
         return R[:r], piv, r
 
     def solve_triangular(self, T, B):
-        if B.ndim == 1:
-            return self.torch.linalg.solve_triangular(T, B[:, None], upper=True)[:, 0]
-        return self.torch.linalg.solve_triangular(T, B, upper=True)
+        X = self.torch.linalg.solve_triangular(T, B[:, None] if B.ndim == 1 else B, upper=True)
+        return X[:, 0] if B.ndim == 1 else X
 
     def kernel_matrix(self, kernel, X, Z=None, *, reference=None,
                       working_memory: float | None = None):

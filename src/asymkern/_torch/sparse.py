@@ -97,11 +97,9 @@ class TorchSparseMatrix(LazyMatrix):
     def sums64(self):
         """Row sums (n,) and column sums (m,) of G as float64 tensors."""
         torch = require_torch()
-        n, m = self.shape
-        ones_m = torch.ones((m, 1), dtype=torch.float64, device=self.device)
-        ones_n = torch.ones((n, 1), dtype=torch.float64, device=self.device)
-        return ((self.G.to(torch.float64) @ ones_m)[:, 0],
-                (self.GT.to(torch.float64) @ ones_n)[:, 0])
+        return tuple((M.to(torch.float64) @ torch.ones((M.shape[1], 1), dtype=torch.float64,
+                                                        device=self.device))[:, 0]
+                     for M in (self.G, self.GT))
 
     def to_dense(self):
         """The dense n×m tensor (a new tensor)."""

@@ -29,19 +29,10 @@ class DataNotFoundError(FileNotFoundError):
 
 
 def _candidates() -> list[Path]:
-    here = Path(__file__).resolve()
-    out = []
-    env = os.environ.get("ASYMKERN_DATA")
-    if env:
-        out.append(Path(env))
-    out.append(Path.cwd() / ".." / "shared" / "data")
-    out.append(Path.cwd() / "shared" / "data")
+    """The places tried for ``shared/data`` when neither ``data_dir`` nor the variable is set."""
     # a source checkout: <repo>/src/asymkern/datasets/_paths.py -> <repo>/../shared/data
-    for parent in here.parents:
-        out.append(parent / ".." / "shared" / "data")
-        if len(out) > 10:
-            break
-    return out
+    return [Path.cwd() / ".." / "shared" / "data", Path.cwd() / "shared" / "data"] + [
+        parent / ".." / "shared" / "data" for parent in Path(__file__).resolve().parents[:9]]
 
 
 def get_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
@@ -77,19 +68,15 @@ def get_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     >>> get_data_dir(tempfile.gettempdir()).is_dir()
     True
     """
-    if data_dir is not None:
-        p = Path(data_dir).expanduser()
-        if not p.is_dir():
-            raise DataNotFoundError(f"data_dir {str(p)!r} is not a directory")
-        return p.resolve()
     env = os.environ.get("ASYMKERN_DATA")
-    if env:
-        p = Path(env).expanduser()
+    given = data_dir if data_dir is not None else env or None
+    if given is not None:  # an explicit directory: no fallback to another folder
+        p = Path(given).expanduser()
         if not p.is_dir():
             raise DataNotFoundError(
+                f"data_dir {str(p)!r} is not a directory" if data_dir is not None else
                 f"ASYMKERN_DATA={env!r} is not a directory; set it to the datasets folder or "
-                "unset it"
-            )
+                "unset it")
         return p.resolve()
     tried = _candidates()
     for p in tried:

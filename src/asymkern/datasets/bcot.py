@@ -125,8 +125,7 @@ def load_bcot(name: str, data_dir=None) -> BiclusterDataset:
                          f"{tuple(BCOT_DATASETS)}")
     rel, zero_based, k_terms = BCOT_DATASETS[key]
     m = sio.loadmat(data_path(rel, data_dir))
-    fea = m["fea"]
-    X = sp.csr_matrix(fea, dtype=np.float64)
+    X = sp.csr_matrix(m["fea"], dtype=np.float64)
     X.sum_duplicates()
     gnd = np.asarray(m["gnd"]).ravel().astype(np.int64)
     labels = gnd if zero_based else gnd - 1

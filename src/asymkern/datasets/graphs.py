@@ -81,6 +81,13 @@ class DirectedGraph:
         return int(self.labels.max()) + 1
 
 
+def _binary(A: sp.csr_matrix) -> sp.csr_matrix:
+    """``A`` (modified) with every stored entry set to 1, duplicates merged."""
+    A.data[:] = 1.0
+    A.sum_duplicates()
+    return A
+
+
 def _load_npz_graph(name: str, data_dir=None) -> DirectedGraph:
     path = data_path(f"{name}/{name}.npz", data_dir)
     with np.load(path, allow_pickle=True) as d:
@@ -90,9 +97,7 @@ def _load_npz_graph(name: str, data_dir=None) -> DirectedGraph:
         labels = np.asarray(d["labels"]).astype(np.int64)
         names = tuple(str(c) for c in d["class_names"]) if "class_names" in d else ()
         ids = np.asarray(d["node_names"]) if "node_names" in d else None
-    A = sp.csr_matrix(A.T, dtype=np.float64)  # npz stores "j cites i"; ours is "i cites j"
-    A.data[:] = 1.0
-    A.sum_duplicates()
+    A = _binary(sp.csr_matrix(A.T, dtype=np.float64))  # npz: "j cites i"; ours: "i cites j"
     return DirectedGraph(name, A, labels, names, ids)
 
 
@@ -120,14 +125,9 @@ def _load_pubmed(data_dir=None) -> DirectedGraph:
                 src.append(index[a])
                 dst.append(index[b])
     n = len(pmids)
-    A = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
-    A.data[:] = 1.0
-    A.sum_duplicates()
-    names = (
-        "Diabetes Mellitus Experimental",
-        "Diabetes Mellitus Type 2",
-        "Diabetes Mellitus Type 1",
-    )
+    A = _binary(sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)))
+    names = ("Diabetes Mellitus Experimental", "Diabetes Mellitus Type 2",
+             "Diabetes Mellitus Type 1")
     return DirectedGraph("pubmed", A, labels, names, pmids)
 
 
@@ -190,10 +190,8 @@ def load_amazon_graph(name: str = "photo", data_dir=None) -> DirectedGraph:
         labels = np.asarray(d["node_label"]).ravel()
         meta = d["metadata"].item() if "metadata" in d else {}
     _, labels = np.unique(labels, return_inverse=True)
-    A.data[:] = 1.0
-    A.sum_duplicates()
     names = tuple(str(c) for c in meta.get("class_names", ())) if isinstance(meta, dict) else ()
-    return DirectedGraph(f"amazon_{key}", A, labels.astype(np.int64), names)
+    return DirectedGraph(f"amazon_{key}", _binary(A), labels.astype(np.int64), names)
 
 
 def row_normalized_adjacency(A, self_loops: bool = True) -> sp.csr_matrix:
@@ -226,16 +224,13 @@ def directed_sbm(
     rng = np.random.default_rng(random_state)
     n = n_per_class * n_classes
     y = np.repeat(np.arange(n_classes), n_per_class)
-    P = np.full((n_classes, n_classes), 0.0)
+    P = np.zeros((n_classes, n_classes))
     for c in range(n_classes):
         P[c, c] = p_within
         P[c, (c + 1) % n_classes] = p_forward
         P[(c + 1) % n_classes, c] = p_backward
     if n_classes > 2:
-        for c in range(n_classes):
-            for d in range(n_classes):
-                if P[c, d] == 0 and c != d:
-                    P[c, d] = (p_forward + p_backward) / 2
+        P[(P == 0) & ~np.eye(n_classes, dtype=bool)] = (p_forward + p_backward) / 2
     prob = P[y][:, y]
     A = (rng.random((n, n)) < prob).astype(np.float64)
     np.fill_diagonal(A, 0.0)

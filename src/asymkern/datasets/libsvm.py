@@ -121,9 +121,8 @@ def load_dna(data_dir=None):
     >>> X_train.shape  # doctest: +SKIP
     (2000, 180)
     """
-    Xtr, ytr = _svmlight(data_path("libsvm/dna/dna.scale", data_dir), n_features=180)
-    Xte, yte = _svmlight(data_path("libsvm/dna/dna.scale.t", data_dir), n_features=180)
-    return Xtr, ytr, Xte, yte
+    return tuple(a for f in ("dna.scale", "dna.scale.t")
+                 for a in _svmlight(data_path(f"libsvm/dna/{f}", data_dir), n_features=180))
 
 
 def load_phishing(data_dir=None):

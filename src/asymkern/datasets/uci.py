@@ -30,6 +30,7 @@ Per-dataset conventions (read from MANIFEST.md; file formats differ):
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 from dataclasses import dataclass, field
@@ -115,10 +116,9 @@ _AUSTRALIAN_NAMES = tuple(f"A{k}" for k in range(1, 15))
 
 
 def _read_text(path) -> str:
-    if str(path).endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8", newline=None) as fh:
-            return fh.read()
-    with open(path, encoding="utf-8", newline=None) as fh:
+    """The text of a file, gunzipped when its name ends in ``.gz``."""
+    with (gzip.open if str(path).endswith(".gz") else open)(
+            path, "rt", encoding="utf-8", newline=None) as fh:
         return fh.read()
 
 
@@ -138,14 +138,12 @@ def _check_width(rows: list[list[str]], width: int, name: str) -> None:
         )
 
 
-def _numeric_xy(rows, name, label_col=-1, label_numeric=True):
-    width = len(rows[0])
-    _check_width(rows, width, name)
+def _numeric_xy(rows, name, label_numeric=True):
+    """Float64 features and the labels (last field) of equally wide rows."""
+    _check_width(rows, len(rows[0]), name)
     arr = np.array(rows, dtype=object)
-    lc = label_col % width
-    feat_cols = [c for c in range(width) if c != lc]
-    X = arr[:, feat_cols].astype(np.float64)
-    y = arr[:, lc]
+    # fancy indexing, not a slice: X keeps the (non-C-contiguous) layout it always had
+    X, y = arr[:, list(range(arr.shape[1] - 1))].astype(np.float64), arr[:, -1]
     if label_numeric:
         yf = y.astype(np.float64)
         y = yf.astype(np.int64) if np.all(yf == np.round(yf)) else yf
@@ -156,50 +154,13 @@ def _numeric_xy(rows, name, label_col=-1, label_numeric=True):
 
 def _load_csv_classification(relpath, name, data_dir, sep=",", header=False,
                              label_numeric=True, names=None):
-    text = _read_text(data_path(relpath, data_dir))
-    rows = _rows(text, sep)
-    feature_names = names
+    rows = _rows(_read_text(data_path(relpath, data_dir)), sep)
     if header:
-        head, rows = rows[0], rows[1:]
-        feature_names = tuple(head[:-1])
-    X, y = _numeric_xy(rows, name, -1, label_numeric)
-    if feature_names is None:
-        feature_names = tuple(f"x{k}" for k in range(X.shape[1]))
-    return UCIDataset(name, X, y, "classification", tuple(feature_names))
-
-
-def _load_pima(data_dir):
-    return _load_csv_classification("uci/pima/pima-indians-diabetes.csv", "pima", data_dir,
-                                    names=_PIMA_NAMES)
-
-
-def _load_ionosphere(data_dir):
-    return _load_csv_classification("uci/ionosphere/ionosphere.csv", "ionosphere", data_dir,
-                                    label_numeric=False)
-
-
-def _load_sonar(data_dir):
-    return _load_csv_classification("uci/sonar/sonar.csv", "sonar", data_dir,
-                                    label_numeric=False)
-
-
-def _load_liver(data_dir):
-    return _load_csv_classification("uci/liver_bupa/bupa.data", "liver", data_dir, header=True)
-
-
-def _load_heart(data_dir):
-    return _load_csv_classification("uci/heart_statlog/heart.dat", "heart", data_dir, sep=None,
-                                    header=True)
-
-
-def _load_australian(data_dir):
-    return _load_csv_classification("uci/australian/australian.dat", "australian", data_dir,
-                                    sep=None, names=_AUSTRALIAN_NAMES)
-
-
-def _load_spambase(data_dir):
-    return _load_csv_classification("uci/spambase/spambase.data", "spambase", data_dir,
-                                    header=True)
+        names, rows = tuple(rows[0][:-1]), rows[1:]
+    X, y = _numeric_xy(rows, name, label_numeric)
+    if names is None:
+        names = tuple(f"x{k}" for k in range(X.shape[1]))
+    return UCIDataset(name, X, y, "classification", tuple(names))
 
 
 def _load_yacht(data_dir):
@@ -260,20 +221,26 @@ def _load_monks(k, data_dir):
     return UCIDataset(name, X, y, "classification", tuple(f"a{j}" for j in range(1, 7)), Xt, yt)
 
 
+def _csv(relpath, name, **options):
+    """The loader of a CSV-like classification set (:func:`_load_csv_classification`)."""
+    return functools.partial(_load_csv_classification, relpath, name, **options)
+
+
 _LOADERS = {
-    "pima": _load_pima,
-    "ionosphere": _load_ionosphere,
-    "sonar": _load_sonar,
-    "liver": _load_liver,
+    "pima": _csv("uci/pima/pima-indians-diabetes.csv", "pima", names=_PIMA_NAMES),
+    "ionosphere": _csv("uci/ionosphere/ionosphere.csv", "ionosphere", label_numeric=False),
+    "sonar": _csv("uci/sonar/sonar.csv", "sonar", label_numeric=False),
+    "liver": _csv("uci/liver_bupa/bupa.data", "liver", header=True),
     "yacht": _load_yacht,
     "cholesterol": _load_cholesterol,
     "casp": _load_casp,
-    "heart": _load_heart,
-    "monks-1": lambda d: _load_monks(1, d),
-    "monks-2": lambda d: _load_monks(2, d),
-    "monks-3": lambda d: _load_monks(3, d),
-    "australian": _load_australian,
-    "spambase": _load_spambase,
+    "heart": _csv("uci/heart_statlog/heart.dat", "heart", sep=None, header=True),
+    "monks-1": functools.partial(_load_monks, 1),
+    "monks-2": functools.partial(_load_monks, 2),
+    "monks-3": functools.partial(_load_monks, 3),
+    "australian": _csv("uci/australian/australian.dat", "australian", sep=None,
+                       names=_AUSTRALIAN_NAMES),
+    "spambase": _csv("uci/spambase/spambase.data", "spambase", header=True),
 }
 _ALIASES = {"bupa": "liver", "monks1": "monks-1", "monks2": "monks-2", "monks3": "monks-3",
             "protein": "casp", "heart_statlog": "heart"}

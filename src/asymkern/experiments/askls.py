@@ -217,10 +217,8 @@ def _cv_grid(K, ys, folds, gammas, asym: bool, rcond_tol: float = 1e-8):
         Ktr = K[np.ix_(tr, tr)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IllConditionedWarning)
-            if asym:
-                sols = askls_C_path(Ktr, ys[tr], gammas, rcond_tol=rcond_tol)
-            else:
-                sols = lssvm_C_path(Ktr, ys[tr], gammas, rcond_tol=rcond_tol)
+            path = askls_C_path if asym else lssvm_C_path
+            sols = path(Ktr, ys[tr], gammas, rcond_tol=rcond_tol)
         Kvt = K[np.ix_(va, tr)]
         Ktv = K[np.ix_(tr, va)]
         for g, sol in enumerate(sols):
@@ -298,12 +296,8 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
                 (kname, kp), gam = best[1], best[2]
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", IllConditionedWarning)
-                    if asym:
-                        est = AsKLSClassifier(kernel=kname, kernel_params=kp, C=gam,
-                                              rcond_tol=rcond_tol)
-                    else:
-                        est = LSSVMClassifier(kernel=kname, kernel_params=kp, C=gam,
-                                              rcond_tol=rcond_tol)
+                    cls = AsKLSClassifier if asym else LSSVMClassifier
+                    est = cls(kernel=kname, kernel_params=kp, C=gam, rcond_tol=rcond_tol)
                     accs[method].append(est.fit(Xtr, ytr).score(Xte, yte))
                 fallbacks[method] += int(est.fallback_)
                 chosen[method].append((kp.get("bandwidth"), gam))

@@ -147,8 +147,7 @@ def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0,
             paper = PAPER_TABLE2[method][ds.name]
             rows.append({
                 "dataset": ds.name, "method": method, "compat": comp or "",
-                "bw/median": c if method != "SVD"
-                else float("nan"), "bandwidth": bw, "r": r,
+                "bw/median": c if method != "SVD" else float("nan"), "bandwidth": bw, "r": r,
                 "NMI": float(np.mean(nmis)), "NMI_std": float(np.std(nmis)),
                 "paper_NMI": paper[0],
                 "Coh": float(np.mean(cohs)), "Coh_std": float(np.std(cohs)),
@@ -186,12 +185,10 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         ds = load_bcot(name, data_dir)
         if quick:
             ds = _subsample(ds, 200, seed)
-            rows = run_dataset(ds, r=4, grid=(1.0,), n_restarts=2, seed=seed, compats=compats,
-                               methods=methods)
-        else:
-            r = max(ds.n_document_clusters, ds.n_term_clusters)
-            rows = run_dataset(ds, r=r, grid=tuple(float(c) for c in grid), n_restarts=5,
-                               seed=seed, compats=compats, methods=methods)
+        r = 4 if quick else max(ds.n_document_clusters, ds.n_term_clusters)
+        rows = run_dataset(ds, r=r, grid=(1.0,) if quick else tuple(float(c) for c in grid),
+                           n_restarts=2 if quick else 5, seed=seed, compats=compats,
+                           methods=methods)
         for row in rows:
             (main if (row["method"] == "SVD" or row["bw/median"] == 1.0) else sens).append(row)
     if not quick:

@@ -84,13 +84,12 @@ def _embed_fixed(method: str, Xtr, Xte, c: float, seed: int):
         bw = c * _median_dist(Xtr, Xtr, seed=seed)
         k = KernelPCA(R, kernel="rbf", kernel_params={"bandwidth": bw}, center=True,
                       random_state=seed).fit(Xtr)
-        return k.transform(Xtr), k.transform(Xte), bw
-    kern, comp = method.split()
-    kern = kern.lower()
-    _, Zs = CompatibilityTransform(comp, random_state=seed).fit_transform(Xtr)
-    bw = c * _median_dist(Xtr, Zs, seed=seed)
-    k = KernelSVD(R, kernel=kern, kernel_params={"bandwidth": bw}, compat=comp,
-                  random_state=seed).fit(Xtr)
+    else:
+        kern, comp = method.split()
+        _, Zs = CompatibilityTransform(comp, random_state=seed).fit_transform(Xtr)
+        bw = c * _median_dist(Xtr, Zs, seed=seed)
+        k = KernelSVD(R, kernel=kern.lower(), kernel_params={"bandwidth": bw}, compat=comp,
+                      random_state=seed).fit(Xtr)
     return k.transform(Xtr), k.transform(Xte), bw
 
 

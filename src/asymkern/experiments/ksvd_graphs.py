@@ -115,6 +115,13 @@ def embed(method: str, An, r: int, bandwidth: float | None = None, solver: str =
     raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
 
 
+def _pick_by_cv(cands: dict, y, folds: int, seed: int):
+    """(key, CV scores) of the best candidate embedding; a single candidate wins unscored."""
+    if len(cands) > 1:
+        return select_by_cv(cands, y, n_folds=folds, random_state=seed)
+    return next(iter(cands)), {}
+
+
 def _settings(quick: bool, name: str) -> dict:
     if quick:
         return dict(n_nodes=500, r=32, grid=(1.0, 2.0), trials=3, folds=3, solver="auto")
@@ -146,10 +153,7 @@ def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
     cfg = _settings(quick, name)
     cfg.update({k: v for k, v in (settings or {}).items() if v is not None})
     g = load_citation_graph(name, data_dir, orientation=orientation)
-    if cfg["n_nodes"]:
-        A, y = _subgraph(g, cfg["n_nodes"], seed)
-    else:
-        A, y = g.adjacency, g.labels
+    A, y = _subgraph(g, cfg["n_nodes"], seed) if cfg["n_nodes"] else (g.adjacency, g.labels)
     An = row_normalized_adjacency(A)
     r = min(cfg["r"], An.shape[0] - 2)
     g0 = reference_bandwidth(An)
@@ -157,15 +161,9 @@ def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
     for method in METHODS:
         t0 = time.perf_counter()
         if method in ("KPCA", "KSVD"):
-            cands = {}
-            for c in cfg["grid"]:
-                cands[c] = normalize_embedding(
-                    embed(method, An, r, c * g0, cfg["solver"], seed)
-                )
-            if len(cands) > 1:
-                best, scores = select_by_cv(cands, y, n_folds=cfg["folds"], random_state=seed)
-            else:
-                best, scores = next(iter(cands)), {}
+            cands = {c: normalize_embedding(embed(method, An, r, c * g0, cfg["solver"], seed))
+                     for c in cfg["grid"]}
+            best, scores = _pick_by_cv(cands, y, cfg["folds"], seed)
             cv_info[method] = scores
             E = cands[best]
             bw = best * g0

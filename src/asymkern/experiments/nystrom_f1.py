@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..graphs import node_classification, select_by_cv
+from ..graphs import node_classification
 from ..kernels import KernelMatrix, get_kernel
 from ..linalg.nystrom import asymmetric_nystrom
 from ..linalg.svd import top_svd
 from ._graph_data import graph_problem
-from .ksvd_graphs import normalize_embedding, reference_bandwidth
+from .ksvd_graphs import _pick_by_cv, normalize_embedding, reference_bandwidth
 from .report import new_figure, save_figure
 
 
@@ -96,18 +96,15 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
                 G = KernelMatrix(kern, X, Z, center=center)
                 K = KernelMatrix(kern, X, center=center)
                 cands[mu] = normalize_embedding(_exact(method, G, K, r_max, seed))
-            if len(cands) > 1:
-                mu, scores = select_by_cv(cands, y, n_folds=folds, random_state=seed)
-            else:
-                mu, scores = next(iter(cands)), {}
+            mu, scores = _pick_by_cv(cands, y, folds, seed)
             best[method] = (mu, cands[mu])
             chosen.append({"dataset": name, "orientation": orientation, "method": method,
                            "bandwidth / γ0": mu,
                            "CV Micro-F1 per multiple": ", ".join(
                                f"{k:g}: {v:.3f}" for k, v in scores.items())})
         for m in [mm for mm in m_grid if mm <= A.shape[0]] + ["exact"]:
-            row = {"dataset": name, "orientation": orientation, "r": min(r_max, A.shape[0])
-                   if m == "exact" else min(r_max, m), "m": m}
+            row = {"dataset": name, "orientation": orientation,
+                   "r": min(r_max, A.shape[0] if m == "exact" else m), "m": m}
             for method in ("KSVD", "KPCA"):
                 mu, E_exact = best[method]
                 if m == "exact":
@@ -121,10 +118,9 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
                         if method == "KSVD" else
                         kpca_nystrom_embedding(KernelMatrix(kern, X, center=center), r, m, seed))
                 f = node_classification(E, y, n_trials=trials, random_state=seed)
-                row[f"{method} micro"] = f["micro_f1"]
-                row[f"{method} macro"] = f["macro_f1"]
-                err[name, m, method, "micro"] = f["micro_f1_std"]
-                err[name, m, method, "macro"] = f["macro_f1_std"]
+                for kind in ("micro", "macro"):
+                    row[f"{method} {kind}"] = f[f"{kind}_f1"]
+                    err[name, m, method, kind] = f[f"{kind}_f1_std"]
             rows.append(row)
     if out is not None:
         path = _plot(rows, names, Path(out), err, trials)

@@ -10,12 +10,11 @@ kernel, and test accuracy, mean ± std over seeds.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 
-from .report import Report, new_figure, save_figure
+from .report import Report, _timed, new_figure, save_figure
 
 SAMPLERS = ("gaussian", "uniform", "leverage", "kmeans")
 SAMPLER_TITLES = {"gaussian": "Gaussian", "uniform": "Uniform", "leverage": "Leverage score",
@@ -97,18 +96,15 @@ def _run_dataset(name, data_dir, seed, quick, ratios, n_seeds, show_progress):
     n = Xtr.shape[0]
     kp = {"gamma": 1.0 / (2 * gamma_bw**2)}
     K = np.asarray(get_kernel("rbf", **kp)(Xtr), dtype=np.float64)
-    t0 = time.perf_counter()
-    exact = NystromSVC(mode="exact", nu=nu, kernel_params=kp).fit(Xtr, ytr)
-    t_exact = time.perf_counter() - t0
+    t_exact, exact = _timed(NystromSVC(mode="exact", nu=nu, kernel_params=kp).fit, Xtr, ytr)
     acc_exact = float((exact.predict(Xte) == yte).mean())
     raw = []
     jobs = [(s, r, k) for s in SAMPLERS for r in ratios for k in range(n_seeds)]
     for sampler, ratio, k in progress_bar(jobs, desc=name, enabled=show_progress):
         m = max(2, int(round(ratio * n)))
-        t0 = time.perf_counter()
-        est = NystromSVC(mode="gsa", n_landmarks=m, landmarks=sampler, nu=nu, kernel_params=kp,
-                         random_state=seed * 1000 + k).fit(Xtr, ytr)
-        t_fit = time.perf_counter() - t0
+        t_fit, est = _timed(NystromSVC(mode="gsa", n_landmarks=m, landmarks=sampler, nu=nu,
+                                       kernel_params=kp, random_state=seed * 1000 + k).fit,
+                            Xtr, ytr)
         raw.append({
             "sampler": sampler, "ratio": ratio, "m": m, "seed": k, "s": est.subspace_dim_,
             "err_gsa": float(np.mean(gsa_approximation_error(est, exact, K=K))),
@@ -225,9 +221,9 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: in
     summary = []
     for name in datasets:
         ns = n_seeds or (1 if quick else default_seeds.get(name, 3))
-        t0 = time.perf_counter()
-        raw, meta, info = _run_dataset(name, data_dir, seed, quick, ratios, ns, show_progress)
-        meta["wall_s"] = time.perf_counter() - t0
+        wall_s, (raw, meta, info) = _timed(_run_dataset, name, data_dir, seed, quick, ratios, ns,
+                                           show_progress)
+        meta["wall_s"] = wall_s
         metas.append(meta)
         summary.extend(_summary(raw, name))
         notes.extend(_verdict(raw, name))

@@ -28,7 +28,7 @@ from ..linalg.metrics import eta
 from ..linalg.nystrom import asymmetric_nystrom, symmetric_nystrom
 from ..linalg.svd import arpack_svd
 from ._graph_data import K_FACTOR, graph_problem  # noqa: F401  (K_FACTOR: former home)
-from .report import Report, new_figure, save_figure
+from .report import Report, _timed, new_figure, save_figure
 
 R = 20
 SUBSPACE_OVERSAMPLES = 80  # Pubmed reference: block of r + 80 vectors
@@ -91,12 +91,6 @@ def sparse_rbf_row_sums(X, Z, gamma: float, log: bool = False) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ timing
-def _timed(fn, *args, **kwargs):
-    t = time.perf_counter()
-    out = fn(*args, **kwargs)
-    return time.perf_counter() - t, out
-
-
 def _dense_kernel(kern, X, Z):
     return KernelMatrix(kern, X, Z).to_array()
 
@@ -408,11 +402,8 @@ def _run(quick, data_dir, out, seed, *, datasets, parts, verbose, subspace_refer
                     "TSVD": t_tsvd if isinstance(t_tsvd, str) else med["tsvd"],
                     "RSVD": med["rsvd"], "Sym. Nys.": med["sym"],
                     "Ours": med["ours"], "speedup": med["rsvd"] / med["ours"],
-                    "paper TSVD": paper[0] if paper else np.nan,
-                    "paper RSVD": paper[1] if paper else np.nan,
-                    "paper Sym.": paper[2] if paper else np.nan,
-                    "paper Ours": paper[3] if paper else np.nan,
-                    "paper speedup": paper[4] if paper else np.nan,
+                    **dict(zip(("paper TSVD", "paper RSVD", "paper Sym.", "paper Ours",
+                                "paper speedup"), paper or (np.nan,) * 5)),
                 })
                 rows_k.append({
                     "dataset": name, "ε": e, "kernel (dense)": t_kernel,
@@ -457,8 +448,7 @@ def _gamma_study(quick, data_dir, out, seed, rep, orientation="cites"):
         G = KernelMatrix(get_kernel("sne", bandwidth=gamma), X, Z).to_array()
         N = G.shape[0]
         ref = _reference(G, quick, seed)[1]
-        f_o, tr_o = _grow(_ours, G, [s for s in s_grid if s < N] + [N], ref, [eps],
-                          [seed])
+        f_o, tr_o = _grow(_ours, G, [s for s in s_grid if s < N] + [N], ref, [eps], [seed])
         f_r, tr_r = _grow(_rsvd, G, p_grid, ref, [eps], [seed])
         so, pr = f_o[(eps, "paper")], f_r[(eps, "paper")]
         # η (as printed) of a solver with exact (u₁, v₁) but arbitrary vectors 2..r: ≤ this
@@ -470,8 +460,7 @@ def _gamma_study(quick, data_dir, out, seed, rep, orientation="cites"):
                "t RSVD": np.nan, "t ours": np.nan, "speedup": np.nan}
         if so and pr:
             to = np.median([_timed(_ours, G, so[0], seed + i)[0] for i in range(repeats)])
-            trs = np.median([_timed(_rsvd, G, pr[0], seed + i)[0]
-                             for i in range(repeats)])
+            trs = np.median([_timed(_rsvd, G, pr[0], seed + i)[0] for i in range(repeats)])
             row.update({"t RSVD": trs, "t ours": to, "speedup": trs / to})
         rows.append(row)
     if out is not None:

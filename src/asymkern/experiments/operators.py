@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from .report import Report, new_figure, save_figure
+from .report import Report, _timed, new_figure, save_figure
 
 SQ = np.sqrt(60841.0)
 COV_EIGENVALUES = np.array([(269 + SQ) / 90, 32 / 9, 8 / 3, 8 / 3, 64 / 45, (269 - SQ) / 90])
@@ -46,8 +46,17 @@ def _grid(n: int, lo=-2.0, hi=2.0):
     return np.column_stack([g1.ravel(), g2.ravel()]), t
 
 
-def _savefig(fig, out, name):
-    return save_figure(fig, out, name)
+def _svd_routes(op, k: int) -> dict:
+    """Top-``k`` SVD of ``op`` by the kernel QR, auxiliary and block routes: (seconds, result)."""
+    return {method: _timed(op.svd, k, method=method, solver="auto" if method == "qr" else "arpack")
+            for method in ("qr", "auxiliary", "block")}
+
+
+def _show_symmetric(ax, vals, shape, extent):
+    """``imshow`` of ``vals`` reshaped to ``shape``, on a colour scale symmetric about 0."""
+    lim = float(np.abs(vals).max())
+    return ax.imshow(vals.reshape(shape), origin="lower", extent=extent, cmap="RdBu_r",
+                     vmin=-lim, vmax=lim)
 
 
 QUICK_PREFIX = "QUICK RUN (reduced sizes; the full run's settings are on the results page): "
@@ -85,14 +94,11 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
     # the other routes on the first sample: Prop. 3.8 (auxiliary eigenproblem) and the 3 SVDs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankDeficientGramWarning)
-        t0 = time.perf_counter()
-        lam_aux = op.eig(6, method="auxiliary", solver="arpack").eigenvalues
-        t_aux = time.perf_counter() - t0
-        svds = {}
-        for method in ("qr", "auxiliary", "block"):
-            t0 = time.perf_counter()
-            svds[method] = (op.svd(6, method=method, solver="auto" if method == "qr" else
-                                   "arpack").singular_values, time.perf_counter() - t0)
+        t_aux, aux = _timed(op.eig, 6, method="auxiliary", solver="arpack")
+        routes = [("eig, kernel QR (Cor. 3.6)", lams[0], timings[0]),
+                  ("eig, auxiliary B G (Prop. 3.8, ARPACK)", aux.eigenvalues, t_aux)]
+        routes += [(f"svd, {m}", res.singular_values, t)
+                   for m, (t, res) in _svd_routes(op, 6).items()]
         try:
             op.eig(7, method="qr")
             rank_error = "none (unexpected)"
@@ -123,17 +129,9 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
     rows[2]["‖ê_i − e_i‖_L²(μ)"] = f"span{{e3,e4}}: sin θ_max = {sin_max:.3g}"
     rows[3]["‖ê_i − e_i‖_L²(μ)"] = "(see i = 3)"
 
-    route_rows = [
-        {"route": "eig, kernel QR (Cor. 3.6)", "λ_1..λ_6": np.array2string(lams[0], precision=6),
-         "max abs. diff. vs eig-QR": 0.0, "time (s)": timings[0]},
-        {"route": "eig, auxiliary B G (Prop. 3.8, ARPACK)",
-         "λ_1..λ_6": np.array2string(lam_aux, precision=6),
-         "max abs. diff. vs eig-QR": float(np.max(np.abs(lam_aux - lams[0]))), "time (s)": t_aux},
-    ]
-    for method, (s, tt) in svds.items():
-        route_rows.append({"route": f"svd, {method}", "λ_1..λ_6": np.array2string(s, precision=6),
-                           "max abs. diff. vs eig-QR": float(np.max(np.abs(s - lams[0]))),
-                           "time (s)": tt})
+    route_rows = [{"route": route, "λ_1..λ_6": np.array2string(lam, precision=6),
+                   "max abs. diff. vs eig-QR": float(np.max(np.abs(lam - lams[0]))),
+                   "time (s)": t_route} for route, lam, t_route in routes]
     notes = [
         "ê_i = v_i/√λ_i where v_i is the RKHS-normalised eigenfunction; then (1/m)Σ ê_i(x_j)² = 1 "
         "exactly, and ê_i is compared with the analytical e_i normalised in L²(μ) (μ uniform on "
@@ -170,9 +168,7 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
             sign = 1.0 if i in (2, 3) else np.sign(np.sum(V[:, i] * e)) or 1.0
             for row, (vals, lab) in enumerate(((e, "analytical"), (sign * V[:, i], "ours"))):
                 ax = axes[row, i]
-                lim = float(np.abs(vals).max())
-                ax.imshow(vals.reshape(len(t), len(t)), origin="lower", extent=ext,
-                          cmap="RdBu_r", vmin=-lim, vmax=lim)
+                _show_symmetric(ax, vals, (len(t), len(t)), ext)
                 lam = COV_EIGENVALUES[i] if row == 0 else lams[0, i]
                 ax.set_title(f"{lab} e{i + 1}, λ={lam:.3f}", fontsize=9)
                 ax.set_xticks([-2, 0, 2])
@@ -186,7 +182,7 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
                      "(e3/e4: eigenspace only determined up to rotation; colour: "
                      "eigenfunction value, L²(μ)-normalised, symmetric scale per panel)",
                      fontsize=10)
-        report.figures.append(_savefig(fig, out, "operators_covariance.png"))
+        report.figures.append(save_figure(fig, out, "operators_covariance.png"))
     return report
 
 
@@ -233,19 +229,14 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
                            scaled_identity(m, 1.0 / m))
     _ = op.gram_in, op.gram_out
     t_gram = time.perf_counter() - t0
-    results, times = {}, {}
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always", RankDeficientGramWarning)
-        for method in ("qr", "auxiliary", "block"):
-            t0 = time.perf_counter()
-            results[method] = op.svd(k, method=method,
-                                     solver="auto" if method == "qr" else "arpack")
-            times[method] = time.perf_counter() - t0
+        routes = _svd_routes(op, k)
     ranks = (op.factor("in").rank, op.factor("out").rank)
-    ref = results["qr"]
+    ref = routes["qr"][1]
     P = np.linspace(-2.5, 2.5, 301)[:, None]
     rows = []
-    for method, res in results.items():
+    for method, (seconds, res) in routes.items():
         s = res.singular_values
         cos_v = [abs(float(ref.right[i].inner(res.right[i])[0, 0])) for i in range(2)]
         cos_u = [abs(float(ref.left[i].inner(res.left[i])[0, 0])) for i in range(2)]
@@ -255,7 +246,7 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
             "max abs(σ − σ_qr)": float(np.max(np.abs(s - ref.singular_values))),
             "min abs⟨v_i, v_i^qr⟩ (i ≤ 2)": min(cos_v),
             "min abs⟨u_i, u_i^qr⟩ (i ≤ 2)": min(cos_u),
-            "time (s)": times[method],
+            "time (s)": seconds,
         })
     p1, p2 = _population_svals()
     rows.append({"route": "population (our ρ = 0.3)", "σ_1": p1, "σ_2": p2, "σ_3": 0.0})
@@ -330,8 +321,7 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
         for i, ax in enumerate((axes[1, 1], axes[1, 2])):
             # (σ_i u_i ⊗ v_i)(x, y) = σ_i u_i(y) v_i(x): rows y, columns x
             T = sv[i] * np.outer(uu[:, i], vv[:, i])
-            lim = float(np.abs(T).max())
-            ax.imshow(T, origin="lower", extent=ext, cmap="RdBu_r", vmin=-lim, vmax=lim)
+            _show_symmetric(ax, T, T.shape, ext)
             ax.set_title(f"({'ef'[i]}) σ{i + 1} u{i + 1}⊗v{i + 1}, σ{i + 1} = {sv[i]:.4f}")
         for ax in axes.ravel():
             ax.set_xlabel("x (dimensionless)")
@@ -341,7 +331,7 @@ def run_crosscov(quick: bool = False, data_dir=None, out=None, seed: int = 0) ->
         axes[0, 2].set_ylabel("v_i(x) (RKHS-normalised)")
         axes[1, 0].set_ylabel("u_i(y) (RKHS-normalised)")
         fig.tight_layout()
-        report.figures.append(_savefig(fig, out, "operators_crosscov.png"))
+        report.figures.append(save_figure(fig, out, "operators_crosscov.png"))
     return report
 
 
@@ -438,9 +428,7 @@ def plot_gyre_estimators(panels, nx: int, ny: int, out) -> str:
         for i in range(ncol):
             ax = axes[r_, i]
             ui = U[:, i] * (np.sign(U[np.argmax(np.abs(U[:, i])), i]) or 1.0)
-            lim = float(np.abs(ui).max())
-            im = ax.imshow(ui.reshape(ny, nx), origin="lower", extent=(0, 2, 0, 1),
-                           cmap="RdBu_r", vmin=-lim, vmax=lim)
+            im = _show_symmetric(ax, ui, (ny, nx), (0, 2, 0, 1))
             ax.set_title(f"{name}: u{i + 1}, σ = {sv[i]:.3g}", fontsize=7)
             if r_ == len(panels) - 1:
                 ax.set_xlabel("x₁ (dimensionless)", fontsize=8)
@@ -451,7 +439,7 @@ def plot_gyre_estimators(panels, nx: int, ny: int, out) -> str:
     fig.suptitle("Example 4.2: left L² singular functions of the RRR Koopman estimators",
                  fontsize=10)
     fig.tight_layout()
-    return _savefig(fig, out, "operators_gyre_estimators.png")
+    return save_figure(fig, out, "operators_gyre_estimators.png")
 
 
 def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
@@ -466,31 +454,26 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     ys = (np.arange(ny) + 0.5) * 1.0 / ny
     GX, GY = np.meshgrid(xs, ys, indexing="xy")
     X = np.column_stack([GX.ravel(), GY.ravel()])
-    t0 = time.perf_counter()
-    Y = double_gyre_flow(X, tau)
-    t_flow = time.perf_counter() - t0
+    t_flow, Y = _timed(double_gyre_flow, X, tau)
     gamma = 1.0 / (2 * sigma**2)
-    t0 = time.perf_counter()
-    kcca = KernelCCA(kernel_x="rbf", kernel_y="rbf", kernel_x_params={"gamma": gamma},
-                     kernel_y_params={"gamma": gamma}, alpha=regularization,
-                     n_components=n_sv, center=center).fit(X, Y)
-    t_fit = time.perf_counter() - t0
+
+    def cca(centred):
+        return KernelCCA(kernel_x="rbf", kernel_y="rbf", kernel_x_params={"gamma": gamma},
+                         kernel_y_params={"gamma": gamma}, alpha=regularization,
+                         n_components=n_sv, center=centred).fit(X, Y)
+
+    t_fit, kcca = _timed(cca, center)
     op = kcca.operator_
     s = kcca.canonical_correlations_
     lab = "centred" if center else "uncentred"
     rows = [{"": f"ours ({lab}, kernel QR route)", "σ_1": s[0], "σ_2": s[1], "σ_3": s[2],
              "σ_4": s[3]},
             {"": "paper (Fig. 3)", "σ_1": 0.99, "σ_2": 0.98, "σ_3": 0.94}]
-    other = KernelCCA(kernel_x="rbf", kernel_y="rbf", kernel_x_params={"gamma": gamma},
-                      kernel_y_params={"gamma": gamma}, alpha=regularization,
-                      n_components=k + 1, center=not center).fit(X, Y)
-    so = other.canonical_correlations_
+    so = cca(not center).canonical_correlations_
     rows.append({"": f"ours ({'uncentred' if center else 'centred'})", "σ_1": so[0],
                  "σ_2": so[1], "σ_3": so[2], "σ_4": so[3]})
     # cross-check with the block route (Thm. 3.17, ARPACK, 2n×2n) on the same operator
-    t0 = time.perf_counter()
-    blk = op.svd(k, method="block", solver="arpack")
-    t_blk = time.perf_counter() - t0
+    t_blk, blk = _timed(op.svd, k, method="block", solver="arpack")
     rows.insert(1, {"": f"ours ({lab}, block route)", "σ_1": blk.singular_values[0],
                     "σ_2": blk.singular_values[1], "σ_3": blk.singular_values[2]})
     cosv = [abs(float(kcca.x_singular_functions_[i].inner(blk.right[i])[0, 0]))
@@ -535,9 +518,7 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         fig, axes = new_figure(1, k, figsize=(4.6 * k, 2.7))
         for i in range(k):
             vi = V[:, i] * (np.sign(V[np.argmax(np.abs(V[:, i])), i]) or 1.0)
-            lim = float(np.abs(vi).max())
-            im = axes[i].imshow(vi.reshape(ny, nx), origin="lower", extent=(0, 2, 0, 1),
-                                cmap="RdBu_r", vmin=-lim, vmax=lim)
+            im = _show_symmetric(axes[i], vi, (ny, nx), (0, 2, 0, 1))
             axes[i].set_title(f"v{i + 1}, σ{i + 1} = {s[i]:.4f}")
             axes[i].set_xlabel("x₁ (dimensionless)")
             if i == 0:
@@ -546,7 +527,7 @@ def run_gyre(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         fig.suptitle("Example 4.2: right singular functions of the CCA operator (double gyre)",
                      fontsize=10)
         fig.tight_layout()
-        report.figures.append(_savefig(fig, out, "operators_gyre.png"))
+        report.figures.append(save_figure(fig, out, "operators_gyre.png"))
     # The same coherent-set analysis from the Koopman estimators' SVD
     rows_k, panels = gyre_transfer_estimators(X, Y, gamma, regularization, V, k=k,
                                               n_landmarks=200 if quick else 800, seed=seed)

@@ -96,10 +96,8 @@ class Param:
             Naming ``--param key``, the allowed values and what was given.
         """
         raw = text.strip()
-        if self.kind == "int":
-            return self._number(key, raw, integer=True)
-        if self.kind == "float":
-            return self._number(key, raw, integer=False)
+        if self.kind in ("int", "float"):
+            return self._number(key, raw, integer=self.kind == "int")
         if self.kind == "bool":
             if raw.lower() not in _BOOL_WORDS:
                 raise ValueError(f"--param {key} expects true or false, got {text!r}")

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+
+def _timed(fn, *args, **kwargs):
+    """``(seconds, fn(*args, **kwargs))``: a call and its wall-clock time."""
+    t = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return time.perf_counter() - t, out
 
 
 def _fmt(v) -> str:

@@ -68,6 +68,7 @@ def lssvm_classifier(gamma: float = 1.0) -> RidgeClassifier:
 
 
 def _check_embedding_labels(embedding, labels):
+    """The embedding as data and the labels as an array, one label per row."""
     E = as_data(embedding, "embedding")
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != E.shape[0]:
@@ -139,18 +140,15 @@ def node_classification(
     splitter = StratifiedShuffleSplit(
         n_splits=int(n_trials), train_size=train_size, random_state=random_state
     )
-    micro, macro = [], []
+    scores: dict = {"micro": [], "macro": []}
     for tr, te in splitter.split(E, y):
-        clf = lssvm_classifier(gamma).fit(E[tr], y[tr])
-        pred = clf.predict(E[te])
-        micro.append(f1_score(y[te], pred, average="micro"))
-        macro.append(f1_score(y[te], pred, average="macro"))
-    return {
-        "micro_f1": float(np.mean(micro)),
-        "micro_f1_std": float(np.std(micro)),
-        "macro_f1": float(np.mean(macro)),
-        "macro_f1_std": float(np.std(macro)),
-    }
+        pred = lssvm_classifier(gamma).fit(E[tr], y[tr]).predict(E[te])
+        for avg, s in scores.items():
+            s.append(f1_score(y[te], pred, average=avg))
+    out = {}
+    for avg, s in scores.items():
+        out[f"{avg}_f1"], out[f"{avg}_f1_std"] = float(np.mean(s)), float(np.std(s))
+    return out
 
 
 def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0,
@@ -210,13 +208,10 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
     scores = {}
     for key, emb in embeddings.items():
         E, _ = _check_embedding_labels(emb, y)
-        s = []
-        for tr, te in folds:
-            pred = lssvm_classifier(gamma).fit(E[tr], y[tr]).predict(E[te])
-            s.append(f1_score(y[te], pred, average="micro"))
-        scores[key] = float(np.mean(s))
-    best = max(scores, key=lambda k: scores[k])
-    return best, scores
+        scores[key] = float(np.mean([
+            f1_score(y[te], lssvm_classifier(gamma).fit(E[tr], y[tr]).predict(E[te]),
+                     average="micro") for tr, te in folds]))
+    return max(scores, key=lambda k: scores[k]), scores
 
 
 def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.csr_matrix:
@@ -279,14 +274,9 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
             if kv == 0:
                 continue
             cand = part[i]
-            order = np.lexsort((cand, D[i, cand]))
-            sel = cand[order[:kv]]
             rows.append(np.full(kv, start + i))
-            cols.append(sel)
-    if rows:
-        r, c = np.concatenate(rows), np.concatenate(cols)
-    else:
-        r = c = np.zeros(0, dtype=np.int64)
+            cols.append(cand[np.lexsort((cand, D[i, cand]))[:kv]])
+    r, c = (np.concatenate(v or [np.zeros(0, dtype=np.int64)]) for v in (rows, cols))
     return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, n))
 
 
@@ -340,14 +330,8 @@ def matrix_norm_errors(A, A_hat) -> dict:
     else:
         l2 = float(svds(D.astype(np.float64), k=1, return_singular_vectors=False,
                         random_state=0)[0])
-    true_edges = A.nnz
-    hit = A.multiply(A_hat).nnz
-    return {
-        "l1": l1,
-        "l2": l2,
-        "n_wrong": int(abs(D).count_nonzero()),
-        "edge_recall": float(hit / true_edges) if true_edges else float("nan"),
-    }
+    recall = float(A.multiply(A_hat).nnz / A.nnz) if A.nnz else float("nan")
+    return {"l1": l1, "l2": l2, "n_wrong": int(abs(D).count_nonzero()), "edge_recall": recall}
 
 
 def graph_reconstruction(embedding, adjacency, batch_size: int = 1024) -> dict:

@@ -35,22 +35,17 @@ KERNELS: dict[str, type[Kernel]] = {
     "sne": SNEKernel,
     "softmax": SoftmaxKernel,
     "t": TKernel,
+    # He et al. (2023) kernels (AsK-LS): KL-divergence kernels and the directed-graph kernel
+    "kl_histogram": KLHistogramKernel,
+    "kl": KLHistogramKernel,
+    "kl_gmm": GMMKLKernel,
+    "directed_graph": DirectedGraphKernel,
 }
-
-# He et al. (2023) kernels (AsK-LS): KL-divergence kernels and the directed-graph kernel
-KERNELS.update(
-    {
-        "kl_histogram": KLHistogramKernel,
-        "kl": KLHistogramKernel,
-        "kl_gmm": GMMKLKernel,
-        "directed_graph": DirectedGraphKernel,
-    }
-)
 
 
 def _init_params(cls) -> list[str]:
-    sig = inspect.signature(cls.__init__)
-    return [p.name for p in sig.parameters.values()
+    """The names of the constructor parameters of ``cls``."""
+    return [p.name for p in inspect.signature(cls.__init__).parameters.values()
             if p.name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
@@ -78,12 +73,11 @@ def check_callable_params(params, name: str = "kernel") -> None:
     flags = [p for p in _init_params(CallableKernel) if p != "func"]
     unknown = sorted(set(params) - set(flags))
     if unknown:
-        example = unknown[0]
         raise ValueError(
             f"{name}_params {unknown} cannot be given with a callable {name}: asymkern calls "
             f"the function as f(X, Z) and does not pass it keyword arguments (scikit-learn "
             f"does). Bind them in the function, with a closure or functools.partial (e.g. "
-            f"{name}=functools.partial(f, {example}=...)); the {name}_params of a callable "
+            f"{name}=functools.partial(f, {unknown[0]}=...)); the {name}_params of a callable "
             f"are the CallableKernel flags {flags}"
         )
 
@@ -159,21 +153,18 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
                 f"unknown kernel {kernel!r}; expected one of {sorted(KERNELS)}, "
                 "'precomputed', a Kernel instance or a callable f(X, Z) -> (n, m) array"
             )
-        cls = KERNELS[key]
-        valid = _init_params(cls)
+        valid = _init_params(KERNELS[key])
         unknown = sorted(set(params) - set(valid))
         if unknown:
             raise ValueError(
                 f"unknown kernel_params {unknown} for kernel {kernel!r}; its parameters are "
                 f"{valid}"
             )
-        return cls(**params)
+        return KERNELS[key](**params)
     if callable(kernel):
         check_callable_params(params)
         return CallableKernel(kernel, **params)
-    raise TypeError(
-        f"kernel must be a name, a Kernel or a callable, got {type(kernel).__name__}"
-    )
+    raise TypeError(f"kernel must be a name, a Kernel or a callable, got {type(kernel).__name__}")
 
 
 #: estimator parameter → kernel parameter it sets (scikit-learn's name for the kernel width)

@@ -27,7 +27,7 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from .._dispatch import is_torch_tensor
+from .._dispatch import host_copy
 from ..kernels import KernelMatrix
 from .estimators import NystromKernelPCA
 
@@ -41,15 +41,8 @@ def _on_host(est):
     if not getattr(est, "torch_fit_", False):
         return est
     view = copy.copy(est)
-    for name, value in vars(est).items():
-        if is_torch_tensor(value):
-            setattr(view, name, value.detach().cpu().numpy())
+    vars(view).update({name: host_copy(value) for name, value in vars(est).items()})
     return view
-
-
-def _host_matrix(K):
-    """A user's training kernel matrix K as numpy (a torch tensor is copied to the host)."""
-    return K.detach().cpu().numpy() if is_torch_tensor(K) else K
 
 
 def _same(A, B) -> bool:
@@ -58,7 +51,9 @@ def _same(A, B) -> bool:
     return np.array_equal(A, B)
 
 
-def _check_pair(approx, exact):
+def _check_pair(approx, exact, K):
+    """The pair and K on the host (:func:`_on_host`), checked, and exact's α̃ in float64."""
+    approx, exact = _on_host(approx), _on_host(exact)
     for est, name in ((approx, "approx"), (exact, "exact")):
         if not hasattr(est, "X_fit_"):
             raise ValueError(f"{name} is not a fitted Nyström machine (call fit first)")
@@ -76,7 +71,7 @@ def _check_pair(approx, exact):
     if approx.landmark_coef_ is not None and approx.landmark_coef_.shape[1] != at.shape[1]:
         raise ValueError(f"approx has {approx.landmark_coef_.shape[1]} outputs/machines, "
                          f"exact has {at.shape[1]}")
-    return np.asarray(at, dtype=np.float64)
+    return approx, exact, host_copy(K), np.asarray(at, dtype=np.float64)
 
 
 def _Kmat(exact, V, K):
@@ -153,8 +148,7 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     >>> isinstance(err, float), bool(err >= 0)
     (True, True)
     """
-    approx, exact, K = _on_host(approx), _on_host(exact), _host_matrix(K)
-    at = _check_pair(approx, exact)
+    approx, exact, K, at = _check_pair(approx, exact, K)
     if approx.mode not in ("lla", "ncr", "gsa", "spa"):
         raise ValueError(f"approx.mode={approx.mode!r} has no LLA solution")
     basis = approx.basis_
@@ -230,8 +224,7 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
     >>> bool(gsa_approximation_error(approx, exact) >= 0)
     True
     """
-    approx, exact, K = _on_host(approx), _on_host(exact), _host_matrix(K)
-    at = _check_pair(approx, exact)
+    approx, exact, K, at = _check_pair(approx, exact, K)
     if approx.mode != "gsa":
         raise ValueError(f"approx.mode={approx.mode!r}; eq. (19) needs a GSA fit (mode='gsa')")
     ah = np.asarray(approx.dual_coef_, dtype=np.float64)

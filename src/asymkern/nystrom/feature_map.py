@@ -57,14 +57,11 @@ from .._validation import (
     clip_count,
     forgets_previous_fit,
 )
-from ..config import check_memory
+from ..config import check_memory, get_config
 from ..kernels import resolve_kernel
 from ..linalg.svd import dense_svd_bytes
 
 __all__ = ["NystromFeatureMap"]
-
-_SIDES = ("left", "right")
-
 
 class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Nyström feature map of a (possibly asymmetric) kernel: φ̂(x)ᵀψ̂(z) ≈ κ(x, z).
@@ -215,7 +212,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         TypeError
             For ``landmarks='kmeans'`` with sparse X.
         """
-        if self.side not in _SIDES:
+        if self.side not in ("left", "right"):
             raise ValueError(f"side must be 'left' or 'right', got {self.side!r}")
         kern = self._kernel()
         X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
@@ -286,11 +283,9 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         check_memory(n * m * (16 + itemsize), f"{type(self).__name__}.transform of {n} samples "
                      f"({n}×{m} features)", "a transform of fewer rows at a time",
                      detail="the kernel block K(X, C) and the features, float64")
-        if right:  # K(C, Z)ᵀ, Z in row blocks (kernel_block blocks its first argument)
-            Kxc = _right_block(kern, self.components_, X)
-            out = Kxc @ self.normalization_right_
-        else:
-            out = kernel_block(kern, X, self.components_) @ self.normalization_
+        # the right map: K(C, Z)ᵀ, Z in row blocks (kernel_block blocks its first argument)
+        out = (_right_block(kern, self.components_, X) @ self.normalization_right_ if right
+               else kernel_block(kern, X, self.components_) @ self.normalization_)
         out = check_finite_output(out, "the Nyström features", "rescale X like the training data")
         return out.astype(X.dtype, copy=False)
 
@@ -340,14 +335,11 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return self._map(Z, right=True)
 
 
-def _right_block(kernel, C, Z, working_memory: float | None = None) -> np.ndarray:
+def _right_block(kernel, C, Z) -> np.ndarray:
     """Dense K(C, Z)ᵀ (n_z × m) as float64, Z taken in row blocks."""
-    from ..config import get_config
-
     C, Z = kernel.validate_pair(C, Z)
     n, m = Z.shape[0], C.shape[0]
-    wm = get_config()["working_memory"] if working_memory is None else working_memory
-    rows = int(max(1, min(n, wm * 2**20 // max(1, 2 * m * 8))))
+    rows = int(max(1, min(n, get_config()["working_memory"] * 2**20 // max(1, 2 * m * 8))))
     out = np.empty((n, m), dtype=np.float64)
     for start in range(0, n, rows):
         out[start:start + rows] = np.asarray(kernel._raw(C, Z[start:start + rows])).T
