@@ -563,14 +563,16 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     if r >= min(shape):
         return dense_svd(G, r, _checked=True)
     check_svd_budget("arpack", shape[0], shape[1], r, _dtype_of(G), limit=_limit_of(G))
+    c = _formed_scale(G)  # ARPACK runs on c·G, a scaled operator (never a copy)
     if kind == "device":  # ARPACK on the host, the products on the executor
-        c = _formed_scale(G)
         op = G.aslinearoperator()
         res = arpack_svd(op if c == 1.0 else op * c, r, tol=tol, random_state=rng)
         like = G.template()
         return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64) / c,
                          G.ops.from_host(res.V, like), "arpack", res.info)
-    A, c = (_as_operator(G), 1.0) if kind in ("kernel", "operator") else _unit_scaled(G)
+    A = _as_operator(G) if kind in ("kernel", "operator") else G
+    if c != 1.0:
+        A = aslinearoperator(A) * c
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
     try:
         U, s, Vt = svds(A, k=r, tol=tol, v0=v0, solver="arpack", random_state=rng)
@@ -595,20 +597,15 @@ def unit_scale(top: float) -> float:
 
 
 def _formed_scale(G) -> float:
-    """:func:`unit_scale` of a formed executor array (a :class:`DenseMatrix`); 1.0 for lazy
-    matrices (kernel values are read block by block, their scale is the kernel's)."""
-    A = getattr(G, "A", None) if isinstance(G, DenseMatrix) else None
-    if A is None or not A.shape[0] * A.shape[1]:
+    """:func:`unit_scale` of a formed G (a numpy array, a scipy sparse matrix or an executor's
+    :class:`DenseMatrix`), read from its largest and smallest entries (no temporary); 1.0 for
+    lazy matrices (kernel values are read block by block, their scale is the kernel's)."""
+    A = G.A if isinstance(G, DenseMatrix) else G
+    if not (isinstance(A, np.ndarray) or sp.issparse(A) or isinstance(G, DenseMatrix)):
+        return 1.0
+    if not A.shape[0] * A.shape[1]:
         return 1.0
     return unit_scale(max(float(A.max()), -float(A.min())))
-
-
-def _unit_scaled(G):
-    """(c·G, c) of a numpy or scipy G with c = :func:`unit_scale` (G itself when c = 1; else
-    a scaled operator, never a copy)."""
-    top = max(float(G.max()), -float(G.min())) if G.shape[0] * G.shape[1] else 0.0
-    c = unit_scale(top)
-    return (G, 1.0) if c == 1.0 else (aslinearoperator(G) * c, c)
 
 
 def _zero_svd(A, r: int, rng, exc: Exception) -> SVDResult:
@@ -893,32 +890,34 @@ def randomized_svd(
     ops = G.ops if kind == "device" else NUMPY
     # Ω from a chunk-independent generator: the Dask executor draws the same Ω per row chunk
     Omega = normal_rows(seed_from(rng), 0, m, k, _dtype_of(G))
-    c = 1.0  # a power of two bringing max |G| into range (only for extreme magnitudes)
+    c = _formed_scale(G)  # 1.0 unless a formed G has extreme entries
     if kind in ("dense", "sparse"):
-        A, c = _unit_scaled(np.asarray(G) if kind == "dense" else G.tocsr())
+        A = np.asarray(G) if kind == "dense" else G.tocsr()
         AT = A.T
-
-        def mm(X):
-            return A @ X
 
         def gram_of(P):
             return lambda X: AT @ (A @ X)
     else:
-        mm = G.matmat
+        A = AT = None
         if kind == "device":  # another executor: products and the n×k algebra stay there
             Omega = ops.from_host(Omega, G.template())
-            c = _formed_scale(G)
-        if c != 1.0:  # an extreme formed tensor: the passes on c·G
 
-            def mm(X):
-                return G.matmat(X) * c
+        def gram_of(P):  # a lazy kernel's fused Gᵀ(G W): one pass over the blocks
+            return getattr(P, "_gram_matmat", None) or (lambda X: P.rmatmat(P.matmat(X)))
 
-            def gram_of(P):
-                return lambda X: P.rmatmat(P.matmat(X) * c) * c
-        else:
+    def matmat(X):
+        return G.matmat(X) if A is None else A @ X
 
-            def gram_of(P):  # a lazy kernel's fused Gᵀ(G W): one pass over the blocks
-                return getattr(P, "_gram_matmat", None) or (lambda X: P.rmatmat(P.matmat(X)))
+    def rmatmat(X):
+        return G.rmatmat(X) if AT is None else AT @ X
+
+    def mm(X):
+        return matmat(X) if c == 1.0 else matmat(X) * c
+
+    if c != 1.0:  # extreme entries: the passes on c·G, scaled between the halves of GᵀG
+
+        def gram_of(P):
+            return lambda X: rmatmat(matmat(X) * c) * c
 
     def run(P):
         if method == "block_krylov":
