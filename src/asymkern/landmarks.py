@@ -173,20 +173,66 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
         raise ValueError(f"oversampling must be a finite number >= 1 (landmarks per unit of "
                          f"rank), got {oversampling!r}")
     kern = get_kernel(kernel, **(kernel_params or {}))
-    rng = check_random_state(random_state)
-    p = min(n, max(rank, int(np.ceil(oversampling * rank))))
-    idx = np.sort(rng.choice(n, p, replace=False))
-    Kmm = np.asarray(kern(X[idx]), dtype=np.float64)
-    Kmm = (Kmm + Kmm.T) / 2
-    lam, V = np.linalg.eigh(Kmm)
-    keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
-    F = np.asarray(kern(X, X[idx]), dtype=np.float64) @ (V[:, keep] / np.sqrt(lam[keep]))
-    # top left singular vectors of F from the small eigenproblem of FᵀF: U_k = F W_k S_k⁻¹
-    s2, W = np.linalg.eigh(F.T @ F)
-    s2, W = s2[::-1], W[:, ::-1]
-    k = int(min(rank, np.sum(s2 > s2[0] * F.shape[1] * np.finfo(np.float64).eps)))
-    U = F @ (W[:, :k] / np.sqrt(s2[:k]))
+    XI, B = leverage_sketch(kern, n, rank, check_random_state(random_state),
+                            lambda idx: X[idx], oversampling)
+    F = np.asarray(kern(X, XI), dtype=np.float64) @ B
+    U = F @ leverage_directions(F.T @ F, rank)
     return np.einsum("ij,ij->i", U, U)
+
+
+def leverage_sketch(kern, n: int, rank: int, rng, take_rows, oversampling: float = 1.5):
+    """The uniform Nyström sketch of :func:`leverage_scores`: ``(XI, B)`` with F = k(·, XI) B.
+
+    XI are p = min(n, ⌈oversampling·rank⌉) rows drawn uniformly by ``rng`` (``take_rows(idx)``
+    fetches them: numpy indexing, or a gather from a Dask array) and B = V Λ^{-1/2} whitens
+    their Gram matrix, eigenvalues at or below p·eps·λ_max dropped. Shared by the in-memory
+    scores and the Dask executor's two passes over the row chunks.
+    """
+    p = min(n, max(rank, int(np.ceil(oversampling * rank))))
+    XI = take_rows(np.sort(rng.choice(n, p, replace=False)))
+    Kmm = np.asarray(kern(XI), dtype=np.float64)
+    lam, V = np.linalg.eigh((Kmm + Kmm.T) / 2)
+    keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
+    return XI, V[:, keep] / np.sqrt(lam[keep])
+
+
+def leverage_directions(FtF: np.ndarray, rank: int) -> np.ndarray:
+    """W_k S_k⁻¹ from the eigenproblem of FᵀF, so that U_k = F W_k S_k⁻¹ are the top-k left
+    singular vectors of F (k ≤ ``rank``, directions at the rounding level dropped)."""
+    s2, W = np.linalg.eigh(FtF)
+    s2, W = s2[::-1], W[:, ::-1]
+    k = int(min(rank, np.sum(s2 > s2[0] * FtF.shape[0] * np.finfo(np.float64).eps)))
+    return W[:, :k] / np.sqrt(s2[:k])
+
+
+def leverage_draw(scores: np.ndarray, m: int, rng) -> np.ndarray:
+    """m distinct indices drawn by ``rng`` with probabilities ∝ the (clipped) ``scores``."""
+    p = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
+    return rng.choice(scores.shape[0], m, replace=False, p=p / p.sum()).astype(np.intp)
+
+
+def sampled_kmeans(n: int, s: int, rng, take_rows) -> np.ndarray:
+    """Centres of k-means with s clusters on max(20s, 2000) rows drawn uniformly by ``rng``.
+
+    The memory-bounded k-means of large inputs (in memory above 20 000 points, and on Dask):
+    ``take_rows(idx)`` fetches the sample; mini-batch k-means above 20 000 sampled rows.
+    """
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+
+    fit_n = min(n, max(20 * s, 2000))
+    sub = rng.choice(n, fit_n, replace=False) if fit_n < n else np.arange(n)
+    seed = int(rng.randint(0, 2**31 - 1))
+    km_cls = KMeans if fit_n <= 20000 else MiniBatchKMeans
+    return km_cls(n_clusters=s, n_init=1, random_state=seed).fit(take_rows(sub)).cluster_centers_
+
+
+def unique_topped_up(idx: np.ndarray, n: int, s: int, rng) -> np.ndarray:
+    """The distinct entries of ``idx``, topped up to s with uniform draws from the rest; sorted."""
+    idx = np.unique(idx)
+    if idx.size < s:
+        rest = np.setdiff1d(np.arange(n), idx)
+        idx = np.concatenate([idx, rng.choice(rest, s - idx.size, replace=False)])
+    return np.sort(idx)
 
 
 def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_state=None,
@@ -355,10 +401,8 @@ def select_landmarks(
     if method == "uniform":
         return np.sort(rng.choice(n, m, replace=False)).astype(np.intp)
     if method == "leverage":
-        scores = leverage_scores(X_or_None, m, kernel=kernel, kernel_params=kernel_params,
-                                 random_state=rng)
-        p = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
-        p /= p.sum()
-        return rng.choice(n, m, replace=False, p=p).astype(np.intp)
+        return leverage_draw(leverage_scores(X_or_None, m, kernel=kernel,
+                                             kernel_params=kernel_params, random_state=rng),
+                             m, rng)
     # kmeans
     return kmeans_landmarks(X_or_None, m, return_centers=False, random_state=rng)

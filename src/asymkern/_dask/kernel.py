@@ -251,6 +251,30 @@ def _take_rows(chunk, local):
     return chunk[local]
 
 
+def _nearest_task(C, Xc, offset):
+    from sklearn.metrics import pairwise_distances_argmin_min
+
+    i, d = pairwise_distances_argmin_min(C, Xc)
+    return d, i + offset
+
+
+def nearest_rows(C, X):
+    """(distance, global row index) of the row of the dask X nearest to each row of C.
+
+    One task per chunk and a distributed argmin; on ties the first row wins, as in
+    ``pairwise_distances_argmin`` over the whole of X.
+    """
+    from dask import delayed
+
+    Cd, bounds = delayed(C, pure=True), _chunk_bounds(X.chunks[0])
+    parts = [task(_nearest_task, Cd, b, int(bounds[k]))
+             for k, b in enumerate(X.to_delayed()[:, 0])]
+    D, ind = (np.stack(a) for a in zip(*gather("nearest rows", *parts)))
+    best = np.argmin(D, axis=0)
+    cols = np.arange(D.shape[1])
+    return D[best, cols], ind[best, cols]
+
+
 def _vstack(*parts):
     if any(sp.issparse(p) for p in parts):
         return sp.vstack(parts, format="csr")

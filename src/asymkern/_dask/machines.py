@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import is_dask_array, require_dask
-from .kernel import _chunk_bounds, _tree, as_dask_data, gather, task
+from .kernel import _tree, as_dask_data, gather, nearest_rows, task
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 _KMEANS_GATHER_MAX = 20000  # k-means on all rows (gathered) up to this n, as in _dask.nystrom
@@ -168,83 +168,49 @@ def _lev_scores(kern, Xc, XI, B, Wk):
 def leverage_indices(kern, X, m: int, rng) -> np.ndarray:
     """Ridge-leverage landmarks of ``select_landmarks(..., 'leverage')`` in two passes.
 
-    The random calls, the sketch (a uniform Nyström map with p = ⌈1.5m⌉ landmarks) and the
-    formulas are those of :func:`asymkern.landmarks.leverage_scores`; pass 1 reduces the p×p
-    Gram FᵀF over the chunks, pass 2 computes the scores per chunk. The score vector (n floats)
-    is gathered for the weighted draw without replacement (the in-memory draw).
+    The sketch, the directions and the draw are those of :func:`asymkern.landmarks.
+    leverage_scores` (the same random calls); pass 1 reduces the p×p Gram FᵀF over the chunks,
+    pass 2 computes the scores per chunk. The score vector (n floats) is gathered for the
+    weighted draw without replacement.
     """
     from dask import delayed
 
+    from ..landmarks import leverage_directions, leverage_draw, leverage_sketch
+
     da = require_dask()
-    n = int(X.shape[0])
-    p = min(n, max(m, int(np.ceil(1.5 * m))))
-    idx = np.sort(rng.choice(n, p, replace=False))
-    XI = _gather_rows(X, idx, "leverage sketch rows")
-    Kmm = np.asarray(kern(XI), dtype=np.float64)
-    Kmm = (Kmm + Kmm.T) / 2
-    lam, V = np.linalg.eigh(Kmm)
-    keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
-    B = V[:, keep] / np.sqrt(lam[keep])
+    XI, B = leverage_sketch(kern, int(X.shape[0]), m, rng,
+                            lambda idx: _gather_rows(X, idx, "leverage sketch rows"))
     XId, Bd = delayed(XI, pure=True), delayed(B, pure=True)
     parts = [task(_lev_gram, kern, xc, XId, Bd) for xc in X.to_delayed()[:, 0]]
     (FtF,) = gather("leverage Gram FᵀF (p×p)", _tree(parts, _add))
-    s2, W = np.linalg.eigh(FtF)
-    s2, W = s2[::-1], W[:, ::-1]
-    k = int(min(m, np.sum(s2 > s2[0] * B.shape[1] * np.finfo(np.float64).eps)))
-    Wk = W[:, :k] / np.sqrt(s2[:k])
+    Wk = delayed(leverage_directions(FtF, m))
     sc = da.concatenate([
-        da.from_delayed(task(_lev_scores, kern, xc, XId, Bd, delayed(Wk)),
-                        shape=(c,), dtype=np.float64)
+        da.from_delayed(task(_lev_scores, kern, xc, XId, Bd, Wk), shape=(c,), dtype=np.float64)
         for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])])
     (scores,) = gather("leverage scores (n)", sc)
-    prob = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
-    prob /= prob.sum()
-    return rng.choice(n, m, replace=False, p=prob).astype(np.intp)
-
-
-def _nearest_task(C, Xc, offset):
-    from sklearn.metrics import pairwise_distances_argmin_min
-
-    i, d = pairwise_distances_argmin_min(C, Xc)
-    return d, i + offset
+    return leverage_draw(scores, m, rng)
 
 
 def kmeans_centers(X, m: int, rng):
     """(indices, centres) of k-means landmarks (Li, Liu and Zhang, §IV, Zhang & Kwok).
 
     n ≤ 20000: the rows are gathered and the in-memory ``landmarks.kmeans_landmarks`` runs with
-    the same random state — identical to the in-memory fit. Above: k-means (mini-batch above
-    20000 sampled rows) on a uniform sample of max(20m, 2000) rows gathered on the client, and
-    the training row nearest to each centre by a distributed argmin (``indices`` are then
-    informational and may repeat; the centres are the landmarks).
+    the same random state — identical to the in-memory fit. Above: the memory-bounded
+    ``landmarks.sampled_kmeans`` (the sample gathered on the client) and the training row
+    nearest to each centre by a distributed argmin (``indices`` are then informational and may
+    repeat; the centres are the landmarks).
     """
-    from dask import delayed
-
-    from ..landmarks import kmeans_landmarks
+    from ..landmarks import kmeans_landmarks, sampled_kmeans
 
     n = int(X.shape[0])
     if n <= _KMEANS_GATHER_MAX:
         pts = _gather_rows(X, np.arange(n), "k-means points (n <= 20000)")
         idx, centers = kmeans_landmarks(pts, m, return_centers=True, random_state=rng)
         return idx, centers.astype(X.dtype, copy=False)
-    from sklearn.cluster import KMeans, MiniBatchKMeans
-
-    fit_n = min(n, max(20 * m, 2000))
-    sub = np.sort(rng.choice(n, fit_n, replace=False))
-    seed = int(rng.randint(2**31 - 1))
-    cls = KMeans if fit_n <= _KMEANS_GATHER_MAX else MiniBatchKMeans
-    sample = _gather_rows(X, sub, "k-means sample")
-    centers = np.asarray(cls(n_clusters=m, n_init=1, random_state=seed).fit(sample)
-                         .cluster_centers_, dtype=X.dtype)
-    Cd = delayed(centers, pure=True)
-    bounds = _chunk_bounds(X.chunks[0])
-    parts = [task(_nearest_task, Cd, b, int(bounds[k]))
-             for k, b in enumerate(X.to_delayed()[:, 0])]
-    best_d, best_i = np.full(m, np.inf), np.zeros(m, dtype=np.intp)
-    for d, i in gather("k-means nearest rows", *parts):
-        take = d < best_d
-        best_d[take], best_i[take] = d[take], i[take]
-    return best_i, centers
+    centers = np.asarray(sampled_kmeans(n, m, rng,
+                                        lambda sub: _gather_rows(X, sub, "k-means sample")),
+                         dtype=X.dtype)
+    return nearest_rows(centers, X)[1], centers
 
 
 def build_basis_dask(kern, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dispatch import require_dask
-from .kernel import DaskKernelMatrix, _chunk_bounds, aligned, gather, task
+from .kernel import DaskKernelMatrix, aligned, gather, nearest_rows, task
 
 
 def persist(*arrays):
@@ -243,14 +243,6 @@ def _as_float64(B):
     return np.asarray(B, dtype=np.float64)
 
 
-def _argmin_task(C, Pc, offset):
-    """Nearest point of this chunk for every centre: (squared distance, global index)."""
-    from sklearn.metrics import pairwise_distances_argmin_min
-
-    idx, dist = pairwise_distances_argmin_min(C, Pc)
-    return dist, idx + offset
-
-
 def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
     """Indices of the points nearest to s k-means centres fitted on a gathered sample.
 
@@ -259,9 +251,7 @@ def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
     above, k-means runs on a gathered subsample of max(20s, 2000) rows and the nearest point to
     each centre is found by a distributed argmin over the chunks.
     """
-    from dask import delayed
-
-    from ..landmarks import select_landmarks
+    from ..landmarks import sampled_kmeans, select_landmarks, unique_topped_up
 
     n = int(P.shape[0])
     if s >= n:
@@ -269,25 +259,9 @@ def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
     if n <= 20000:
         pts = DaskKernelMatrix.gather_rows(P, np.arange(n), "k-means points (n <= 20000)")
         return np.sort(select_landmarks(pts, s, "kmeans", random_state=rs))
-    from sklearn.cluster import KMeans, MiniBatchKMeans
-
-    fit_n = min(n, max(20 * s, 2000))
-    sub = rs.choice(n, fit_n, replace=False) if fit_n < n else np.arange(n)
-    seed = int(rs.randint(0, 2**31 - 1))
-    km_cls = KMeans if fit_n <= 20000 else MiniBatchKMeans
-    sample = DaskKernelMatrix.gather_rows(P, sub, "k-means sample")
-    km = km_cls(n_clusters=s, n_init=1, random_state=seed).fit(sample)
-    C = delayed(km.cluster_centers_, pure=True)
-    bounds = _chunk_bounds(P.chunks[0])
-    parts = [task(_argmin_task, C, b, int(bounds[k]))
-             for k, b in enumerate(P.to_delayed()[:, 0])]
-    D, ind = (np.stack(a) for a in zip(*gather("k-means nearest points", *parts)))
-    # chunks in order: argmin takes the first chunk's (so the first index's) point on ties
-    idx = np.unique(ind[np.argmin(D, axis=0), np.arange(s)])
-    if idx.size < s:
-        rest = np.setdiff1d(np.arange(n), idx)
-        idx = np.concatenate([idx, rs.choice(rest, s - idx.size, replace=False)])
-    return np.sort(idx)
+    centers = sampled_kmeans(n, s, rs,
+                             lambda sub: DaskKernelMatrix.gather_rows(P, sub, "k-means sample"))
+    return unique_topped_up(nearest_rows(centers, P)[1], n, s, rs)
 
 
 def _tsqr(A):

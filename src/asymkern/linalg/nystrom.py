@@ -391,23 +391,17 @@ def _dask_access(G, working_memory):
 
 # --------------------------------------------------------------------------------- landmarks
 def _kmeans_landmarks(points, s: int, rs) -> np.ndarray:
-    """Indices of the data points nearest to s k-means centres (unique; topped up uniformly)."""
-    from sklearn.cluster import KMeans, MiniBatchKMeans
+    """Indices of the data points nearest to s k-means centres fitted on a sample (unique;
+    topped up uniformly)."""
     from sklearn.metrics import pairwise_distances_argmin
+
+    from ..landmarks import sampled_kmeans, unique_topped_up
 
     n = points.shape[0]
     if s >= n:
         return np.arange(n)
-    fit_n = min(n, max(20 * s, 2000))
-    sub = rs.choice(n, fit_n, replace=False) if fit_n < n else np.arange(n)
-    seed = int(rs.randint(0, 2**31 - 1))
-    km_cls = KMeans if fit_n <= 20000 else MiniBatchKMeans
-    km = km_cls(n_clusters=s, n_init=1, random_state=seed).fit(points[sub])
-    idx = np.unique(pairwise_distances_argmin(km.cluster_centers_, points))
-    if idx.size < s:
-        rest = np.setdiff1d(np.arange(n), idx)
-        idx = np.concatenate([idx, rs.choice(rest, s - idx.size, replace=False)])
-    return np.sort(idx)
+    centers = sampled_kmeans(n, s, rs, lambda sub: points[sub])
+    return unique_topped_up(pairwise_distances_argmin(centers, points), n, s, rs)
 
 
 def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.ndarray:
