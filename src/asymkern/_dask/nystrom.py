@@ -164,7 +164,8 @@ class DaskAccess:
         over the chunks, the scores a per-chunk map; the score vector (n floats, one per row
         of G or of Gᵀ) is gathered for the weighted draw on the client.
         """
-        from ..linalg.nystrom import _leverage_draw, _leverage_ridge
+        from ..landmarks import leverage_draw
+        from ..linalg.nystrom import _leverage_ridge
 
         n, m = self.shape if side == "row" else self.shape[::-1]
         if s >= n:
@@ -178,7 +179,7 @@ class DaskAccess:
         C = self._sketch(side, Q)  # second pass, as in memory (nothing n×p is kept)
         scores = C.map_blocks(_aligned_scores, L, drop_axis=1, dtype=np.float64)
         (scores,) = gather("leverage scores (n)", scores)
-        return _leverage_draw(np.asarray(scores), s, rs)
+        return np.sort(leverage_draw(np.asarray(scores), s, rs))
 
     # -------------------------------------------------------------------- estimates
     def change_estimate(self, res, prev, k: int, weights: str) -> float:

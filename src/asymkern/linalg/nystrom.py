@@ -63,6 +63,7 @@ from scipy.sparse.linalg import LinearOperator
 from .._backend import NUMPY, block_slices
 from .._validation import check_bool, check_indices, check_n_components
 from ..config import check_memory
+from ..landmarks import leverage_draw, sampled_kmeans, select_landmarks, unique_topped_up
 from ._svd_core import (
     _check_int,
     _check_random_state,
@@ -395,7 +396,6 @@ def _kmeans_landmarks(points, s: int, rs) -> np.ndarray:
     topped up uniformly)."""
     from sklearn.metrics import pairwise_distances_argmin
 
-    from ..landmarks import sampled_kmeans, unique_topped_up
 
     n = points.shape[0]
     if s >= n:
@@ -430,7 +430,7 @@ def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.n
     scores = np.empty(n)
     for sl, B in blocks():
         scores[sl] = _leverage_block_scores(B, L)
-    return _leverage_draw(scores, s, rs)
+    return np.sort(leverage_draw(scores, s, rs))
 
 
 def _leverage_ridge(CtC: np.ndarray, r: int):
@@ -446,12 +446,6 @@ def _leverage_block_scores(B: np.ndarray, L) -> np.ndarray:
     """Ridge leverage scores c_iᵀ (CᵀC + λI)⁻¹ c_i of the rows of one block of C."""
     B = np.asarray(B, dtype=np.float64)
     return np.einsum("ij,ji->i", B, sla.cho_solve(L, B.T))
-
-
-def _leverage_draw(scores: np.ndarray, s: int, rs) -> np.ndarray:
-    """s indices without replacement, probabilities ∝ the (floored) scores."""
-    scores = np.maximum(scores, 0) + 1e-12 * max(scores.max(), 1e-300)
-    return np.sort(rs.choice(scores.shape[0], s, replace=False, p=scores / scores.sum()))
 
 
 def select_indices(acc: BlockAccess, side: str, s: int, method, r: int, rs, points=None):
@@ -507,7 +501,6 @@ def select_indices(acc: BlockAccess, side: str, s: int, method, r: int, rs, poin
     if getattr(acc, "is_dask", False) and method in ("kmeans", "leverage"):
         dask_access: Any = acc  # the Dask access selects landmarks chunk by chunk
         return dask_access.select(side, s, method, r, rs, points)
-    from ..landmarks import select_landmarks
 
     if method == "uniform":
         return np.sort(select_landmarks(None, s, "uniform", random_state=rs, n_samples=n))
