@@ -1356,9 +1356,12 @@ def _dense_with_fallback(A, rhs, rcond_tol, ridge):
 
 
 def _askls_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
-    """Reference: LU of eq. (6) per label column (no signed-coefficient trick)."""
+    """Reference: LU of eq. (6) per label column (no signed-coefficient trick); for weights v
+    the scaled system of the module notes (kernel S K S, borders S y, x = S x′), so that the
+    rcond check and the ridge fallback see the system the fast solvers see."""
     K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
+    e = np.ones(n) if v is None else np.sqrt(v)
     k = Y2.shape[1]
     b = np.zeros((2, k))
     a = np.zeros((n, k))
@@ -1366,27 +1369,33 @@ def _askls_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
     rc, fb = np.inf, False
     for j in range(k):
         y = np.where(Y2[:, j] >= 0, 1.0, -1.0)
-        scale = np.abs(Y2[:, j])  # |y| = 1 for labels; general targets: rhs = y ⊙ |y|
-        A = askls_kkt_matrix(K, y, C, v)
+        scale = e * np.abs(Y2[:, j])  # |y| = 1 for labels; general targets: rhs = y ⊙ |y|
+        A = askls_kkt_matrix(e[:, None] * K * e, y, C)
+        A[0, 2:n + 2] *= e
+        A[1, n + 2:] *= e
+        A[2:n + 2, 0] *= e
+        A[n + 2:, 1] *= e
         rhs = np.concatenate([[0.0, 0.0], scale, scale])
         x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
         rc, fb = min(rc, r), fb or f
         b[:, j] = x[:2]
-        a[:, j] = x[2:n + 2] * y
-        be[:, j] = x[n + 2:] * y
+        a[:, j] = x[2:n + 2] * y * e
+        be[:, j] = x[n + 2:] * y * e
     return Solution(b, [a, be], C, rc, fb, {"method": "dense"})
 
 
 def _lssvm_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
-    """Reference: LU of the (n + 1) system of eq. (4), diag(1/(C v)) for weights v."""
+    """Reference: LU of the (n + 1) system of eq. (4); for weights v the scaled system of the
+    module notes ([[0, eᵀ], [e, S K S + I/C]], e = √v, α = S x′), as the fast solvers see it."""
     n = K.shape[0]
+    e = np.ones(n) if v is None else np.sqrt(v)
     A = np.zeros((n + 1, n + 1))
-    A[0, 1:] = 1.0
-    A[1:, 0] = 1.0
-    A[1:, 1:] = K + np.diag(1.0 / (C * (np.ones(n) if v is None else v)))
-    rhs = np.vstack([np.zeros((1, Y2.shape[1])), Y2])
+    A[0, 1:] = e
+    A[1:, 0] = e
+    A[1:, 1:] = e[:, None] * K * e + np.diag(np.full(n, 1.0 / C))
+    rhs = np.vstack([np.zeros((1, Y2.shape[1])), e[:, None] * Y2])
     x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
-    return Solution(x[:1], [x[1:]], C, r, f, {"method": "dense"})
+    return Solution(x[:1], [e[:, None] * x[1:]], C, r, f, {"method": "dense"})
 
 
 def _renamed_C(C, gamma, where: str):
