@@ -472,3 +472,18 @@ def test_task_operands_are_realigned():
     t = aligned((Bu, [Bu]))  # tuples and lists too
     assert t[0].flags.aligned and t[1][0].flags.aligned
     np.testing.assert_array_equal(call_aligned(np.matmul, A, Bu), A @ B)
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_float32_matrix_times_float64_block_is_float64(transpose):
+    """G·V of a float32 dask G and a float64 V is computed in float64, as its declared dtype
+    and the in-memory KernelMatrix say (it was computed in float32 under a float64 label)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3)).astype(np.float32)
+    V = rng.standard_normal((40, 2)) + 1
+    Gd = KernelMatrix("rbf", da.from_array(X, chunks=(10, 3)))
+    out = Gd.rmatmat(V) if transpose else Gd.matmat(V)
+    got = out.compute()
+    assert out.dtype == got.dtype == np.float64
+    K = KernelMatrix("rbf", X.astype(np.float64)).to_array()
+    np.testing.assert_allclose(got, (K.T if transpose else K) @ V, rtol=1e-5)

@@ -234,7 +234,11 @@ def _tree(items, op):
 
 
 def _matmul(B, V):
-    return B @ np.asarray(V).astype(B.dtype, copy=False)
+    """B @ V in the promoted dtype (float32 kernel values times a float64 V: float64, as the
+    in-memory KernelMatrix and the declared dtype of the dask result)."""
+    V = np.asarray(V)
+    dt = np.result_type(B.dtype, V.dtype)
+    return B.astype(dt, copy=False) @ V.astype(dt, copy=False)
 
 
 def _apply_task(kernel, Xc, Zc, lse, rmean, cmean, grand, transpose, func, *args):

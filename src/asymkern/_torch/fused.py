@@ -66,7 +66,7 @@ def exp_rows_(S):
     row-normalised matrices (:mod:`asymkern._torch.kernels`)."""
     torch = require_torch()
     mu = S.amax(dim=1, keepdim=True)
-    S.sub_(mu).exp_()
+    S.sub_(torch.where(mu.isfinite(), mu, 0.0)).exp_()  # a row of zeros k sums to 0, not NaN
     return mu, S.sum(dim=1, dtype=torch.float64)
 
 

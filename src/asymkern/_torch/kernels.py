@@ -299,7 +299,8 @@ class TorchKernelMatrix(LazyMatrix):
                     mx, s = m2, s2
                 else:
                     new = torch.maximum(mx, m2)
-                    s = s * torch.exp(mx - new) + s2 * torch.exp(m2 - new)
+                    shift = torch.where(new.isfinite(), new, 0.0)  # both blocks of zeros k
+                    s = s * torch.exp(mx - shift) + s2 * torch.exp(m2 - shift)
                     mx = new
             out[a:a + rstep, 0] = mx
             out[a:a + rstep, 1] = torch.log(s)
@@ -328,7 +329,12 @@ class TorchKernelMatrix(LazyMatrix):
         S = k.log_block(Xb, Zb, self.c)
         mu = ln[:, 0].to(S.dtype)
         ell = (ln[:, 1] + (ln[:, 0] - mu.double())).to(S.dtype)
-        return S.sub_(mu[:, None]).sub_(ell[:, None]).exp_()
+        S = S.sub_(mu[:, None]).sub_(ell[:, None]).exp_()
+        if self.reference is not self.Z and S.numel() and not math.isfinite(float(S.max())):
+            raise OverflowError(f"kernel {k.name!r}: the normalised value k(x, z) / Σ_r k(x, r) "
+                                f"overflowed {S.dtype} (the reference set is far from the "
+                                "columns); rescale the data")
+        return S
 
     def to_dense(self):
         """The whole G (n × m). A row-normalised G over its own columns whose normalisers are

@@ -34,7 +34,7 @@ from ..config import (  # noqa: F401 (MemoryBudgetError: re-exported)
     progress_bar,
 )
 from ._registry import get_kernel
-from .base import Kernel, apply_rows
+from .base import Kernel, apply_rows, check_overflow
 
 
 def _as_index(idx, size: int, name: str):
@@ -90,14 +90,16 @@ def _shifted_exp_sums(K: np.ndarray, mx: np.ndarray | None = None
 
     The sums are at least 1 for every row with a finite maximum (the maximum maps to 1), so
     they neither underflow nor (m terms ≤ 1) overflow. A row whose maximum is −inf (every
-    kernel value 0) gives NaN, which :meth:`KernelMatrix._check_lse` refuses. The shift is
-    skipped when every maximum is exactly 0 (X = Z: the exact zeros of the diagonal).
+    kernel value 0) sums to 0, so its log-sum −inf merges with other column blocks (a Dask
+    chunk of the reference set) and is refused by :meth:`KernelMatrix._check_lse` only when
+    every block is empty. The shift is skipped when every maximum is exactly 0 (X = Z: the
+    exact zeros of the diagonal).
     """
     if mx is None:
         mx = K.max(axis=1)
     with np.errstate(invalid="ignore", over="ignore"):
         if np.any(mx != 0):
-            K -= mx[:, None]
+            K -= np.where(mx == -np.inf, 0, mx)[:, None]
         np.exp(K, out=K)
         return mx.astype(np.float64), _row_sums64(K)
 
@@ -120,14 +122,20 @@ def _lse_rows(lse: np.ndarray, normalize: bool = False):
     return fn
 
 
-def _exp_shift_fn(lse: np.ndarray):
-    """rows_func: log-values → κ = exp(K − lse) with known row log-normalisers ``lse``."""
+def _exp_shift_fn(lse: np.ndarray, kernel: str):
+    """rows_func: log-values → κ = exp(K − lse) with known row log-normalisers ``lse``.
+
+    κ ≤ 1 when the normalisers sum over the columns themselves; over another reference set a
+    value can exceed the float range, and the cache-resident chunk is checked for that.
+    """
 
     def fn(Kc: np.ndarray, a: int, b: int, mx: np.ndarray | None = None) -> None:
         del mx  # the normalisers are known
         with np.errstate(invalid="ignore", over="ignore"):
             Kc -= lse[a:b].astype(Kc.dtype, copy=False)[:, None]
             np.exp(Kc, out=Kc)
+        if Kc.size and not np.isfinite(Kc.max()):
+            check_overflow(Kc, kernel, "the normalised value k(x, z) / Σ_r k(x, r)")
 
     return fn
 
@@ -353,11 +361,11 @@ class KernelMatrix(LazyMatrix):
             for start in range(0, n_r, step):
                 L = self._raw(X_rows, R[start : start + step])
                 bm = L.max(axis=1).astype(np.float64)
-                new = np.maximum(mx, bm)
-                acc = acc * np.exp(mx - new) + np.exp(
-                    L - new[:, None].astype(L.dtype)
+                mx, prev = np.maximum(mx, bm), mx
+                shift = np.where(np.isfinite(mx), mx, 0.0)  # a block of zeros k adds nothing
+                acc = acc * np.exp(prev - shift) + np.exp(
+                    L - shift[:, None].astype(L.dtype)
                 ).sum(axis=1, dtype=np.float64)
-                mx = new
             return self._check_lse(mx + np.log(acc))
 
     def _row_lse(self) -> np.ndarray:
@@ -433,7 +441,8 @@ class KernelMatrix(LazyMatrix):
             K = self._raw_rows(Xr, Zc, _lse_rows(lse, normalize=True), out)
             self._check_lse(lse)
             return K
-        return self._raw_rows(Xr, Zc, _exp_shift_fn(self._lse_of(rows)), out)
+        return self._raw_rows(Xr, Zc, _exp_shift_fn(self._lse_of(rows), self.kernel.name),
+                              out)
 
     def means(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(row means (n,), column means (m,), grand mean) of the uncentred matrix.
