@@ -503,3 +503,14 @@ def test_kpca_gamma_attribute(data):
     assert KernelPCA(kernel="cauchy").fit(X).gamma_ == 1.0  # its default does not depend on d
     assert KernelPCA(kernel="linear").fit(X).gamma_ is None
     assert KernelPCA(kernel="precomputed").fit(X @ X.T).gamma_ is None
+
+
+@pytest.mark.parametrize("flag,value", [("center", "False"), ("fit_inverse_transform", "no"),
+                                        ("copy_X", 1)])
+def test_kernel_pca_refuses_non_boolean_flags(flag, value):
+    """A truthy string such as center='False' centred the kernel matrix without a word."""
+    from asymkern import KernelPCA
+
+    X = np.random.RandomState(0).randn(40, 3)
+    with pytest.raises(TypeError, match=rf"{flag} must be True or False, got {value!r}"):
+        KernelPCA(2, **{flag: value}).fit(X)

@@ -23,7 +23,11 @@ of T, every task calling the in-memory helpers of :mod:`asymkern.kernels.compat`
   ``dask.array.linalg.svd_compressed`` (randomized: exact only to its oversampling, and it needs
   dense chunks) and ``dask.array.linalg.svd`` (dense chunks; builds Q, an N×M array we never
   need): R is all the mapped set depends on;
-* a0 (``'pinv'``): the Gram matrix TᵀT by a tree of (sparse) products, then (TᵀT)^† on the client;
+* a0 (``'pinv'``): the same TSQR tree of R factors as a1 (never the Gram matrix TᵀT, whose
+  rounding and cut-off act on σ² and make the error grow like cond(T)²·eps), then on the client
+  the SVD R = U_R Σ Wᵀ with a1's rank rule (:func:`~asymkern.kernels.compat.pinv_factor`):
+  P = (TᵀT)^† = W (Σ⁺)² Wᵀ and the mapped set S C = W_r W_rᵀ (exact, formed from W). Q is not
+  formed, so the rows of C and the new samples go through T P (see below);
 * a user matrix C: Σ_c T_cᵀ C[c] with the rows of C sliced per task.
 
 Before anything is computed, the size of the dense mapped set and the peak of one task (or of the
@@ -34,7 +38,18 @@ dense product (8 TB) and is refused with the shape, the bytes and what to do ins
 New samples are mapped by the same C (``transform_x``/``transform_z``): a dask array chunked like
 the new data, each task summing y[:, c] C[c] over the row chunks c of T, with C[c] generated from
 the seed (a2), sliced (user C), or T_c P with P = W Σ⁺ (a1: yᵀ A W Σ⁺ for side 'z') or
-P = (TᵀT)^† (a0) — C itself is never formed.
+P = (TᵀT)^† = W (Σ⁺)² Wᵀ (a0) — C itself is never formed. For a0 this C = T P agrees with
+``np.linalg.pinv`` (and the in-memory C, :func:`~asymkern.kernels.compat.pinv_matrix`, formed
+from Q) to about cond(T)·eps, but the rounding of the product T P puts errors of order
+eps·cond(T)²/σ_1 in every direction: a new sample close to the span of the training set is
+mapped to about cond(T)²·eps (absolute) of the in-memory value. The training fit is not
+affected (its mapped set is W_r W_rᵀ).
+
+References
+----------
+.. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+   "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+   Nyström method", ICML 2024, Remark 2.3, Algorithm 1 and App. D.
 """
 
 from __future__ import annotations
@@ -49,7 +64,6 @@ from ..kernels.compat import (
     RANDOM_BLOCK_ROWS,
     CompatibilityTransform,
     compat_seed,
-    gram,
     matrix_products,
     pca_factor,
     pinv_factor,
@@ -144,8 +158,8 @@ def check_compat_budget(method: str, side: str, N: int, M: int, dtype,
     """Refuse (``MemoryBudgetError``) a compat whose dense mapped set or task peak is too large.
 
     The mapped set is min(N, M) × min(N, M) dense; one task of the reduction (or the client's
-    factorisation of R / TᵀT) holds about four such matrices plus a ``block_rows`` × min(N, M)
-    dense block (rows of C, or of T densified).
+    SVD of the TSQR's R for a1 / a1c / a0) holds about four such matrices plus a
+    ``block_rows`` × min(N, M) dense block (rows of C, or the rows of T that a QR copies).
     """
     from ..config import check_memory
 
@@ -175,7 +189,8 @@ class DaskCompatibility:
     ----------------------------
     side_ ('x', 'z'), method_ (the canonical name or 'matrix'), n_rows_ (N), n_cols_ (M),
     dim_ (min(N, M)), seed_ (a2's seed, else None), T_ (dask, big × small), mapped_ (dask,
-    small × small, persisted), P_ (a1: W Σ⁺; a0: (TᵀT)^†; else None), singular_values_ (a1),
+    small × small, persisted), P_ (a1: W Σ⁺; a1c: W Σ⁺ Wᵀ; a0: (TᵀT)^† = W (Σ⁺)² Wᵀ from the
+    TSQR's R; else None), singular_values_ (a1),
     C_ (None: C is never formed on Dask).
     """
 
@@ -201,11 +216,11 @@ class DaskCompatibility:
         big, small = max(N, M), min(N, M)
         rows = math.ceil(max(A.chunks[0]) * M / max(N, 1)) if T is None else max(T.chunks[0])
         # the dense rows a task holds besides the small matrices: a2's generator block, the
-        # rows of T that a1's QR copies (a CSR chunk a block at a time), a slice of a user C
-        pca_rows = 5 * small + 1024 if sp.issparse(A._meta) else rows
-        block_rows = {"random": RANDOM_BLOCK_ROWS, "pca": min(pca_rows, rows),
-                      "polar": min(pca_rows, rows), "pinv": 0,
-                      "matrix": min(rows, big)}[self.method_]
+        # rows of T that the QR of a1 / a1c / a0 copies (a CSR chunk a block at a time), a
+        # slice of a user C
+        qr_rows = min(5 * small + 1024 if sp.issparse(A._meta) else rows, rows)
+        block_rows = {"random": RANDOM_BLOCK_ROWS, "pca": qr_rows, "polar": qr_rows,
+                      "pinv": qr_rows, "matrix": min(rows, big)}[self.method_]
         check_compat_budget(self.method_, self.side_, N, M, dtype, block_rows)
         if T is None:  # side 'x': Aᵀ once, by a shuffle of A's chunks; kept in the cluster
             (T,) = dask.persist(transpose_rows(A, rows))
@@ -225,20 +240,17 @@ class DaskCompatibility:
             parts = [task(random_products, t, self.seed_, s, dtype)
                      for t, (s, _) in zip(Td, spans)]
             mapped = da.from_delayed(_tree(parts, _add), shape=(small, small), dtype=dtype)
-        elif method in ("pca", "polar"):  # polar (a1c): the same TSQR, C = T W Σ⁺ Wᵀ
+        else:  # pca, polar (a1c: C = T W Σ⁺ Wᵀ), pinv (a0: C = T W (Σ⁺)² Wᵀ): one TSQR tree
             R = _tree([task(r_factor, t) for t in Td], stack_r)
             (R,) = gather(f"R factor of the TSQR ({small}x{small})", R)
             if method == "pca":
                 W, self.singular_values_, self.P_ = pca_factor(R, small, big)
                 dense = W * self.singular_values_
-            else:
+            elif method == "polar":
                 self.P_, dense = polar_factor(R, small, big)
+            else:  # never via TᵀT (its error grows like cond(T)²·eps)
+                self.P_, dense = pinv_factor(R, small, big)
             mapped = da.from_array(dense.astype(dtype), chunks=(small, small))
-        else:  # pinv
-            Gm = _tree([task(gram, t) for t in Td], _add)
-            (Gm,) = gather(f"Gram matrix TᵀT ({small}x{small})", Gm)
-            self.P_ = pinv_factor(Gm)
-            mapped = da.from_array((Gm @ self.P_).astype(dtype), chunks=(small, small))
         chunk = int(min(small, max(1, _MAPPED_CHUNK_BYTES // max(small * dtype.itemsize, 1))))
         mapped = mapped.rechunk({0: chunk, 1: -1})
         (self.mapped_,) = dask.persist(mapped)

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._backend import DenseMatrix
 from .._dispatch import is_dask_array, require_dask
-from .kernel import DaskKernelMatrix, aligned, as_dask_data, gather
+from .kernel import DaskKernelMatrix, as_dask_data, gather
 
 
 @dataclass(frozen=True)
@@ -162,69 +163,40 @@ def _check_new(est, A, name: str, expected: int):
     return A if ok else densify(A)
 
 
-def _precomputed_transform(est, K, left: bool):
-    da = require_dask()
-    K = K if is_dask_array(K) else da.from_array(np.asarray(K))
-    expected = est.n_cols_ if left else est.n_rows_
-    if K.shape[1] != expected:
-        raise ValueError(f"precomputed input has {K.shape[1]} columns; expected {expected}")
-    K = K.rechunk({1: -1}).astype(np.float64 if K.dtype != np.float32 else np.float32)
-    center = est._center_new  # (block, left): the fit's centring of new rows or columns
-    r = est.singular_values_.shape[0]
-    if est._nystrom_fit():
-        res = est.nystrom_
-        sub = res.col_landmarks if left else res.row_landmarks
-        ext = res.extend_rows if left else res.extend_cols
-        out = K.map_blocks(lambda B: ext(center(aligned(B), left)[:, sub]),
-                           chunks=(K.chunks[0], (r,)), dtype=K.dtype)
-        return out * est.singular_values_.astype(out.dtype)  # float64 σ of a Nyström fit
-    W = est.right_singular_vectors_ if left else est.left_singular_vectors_
-    if is_dask_array(W):
-        (W,) = gather("singular vectors for a precomputed transform", W)
-    return K.map_blocks(lambda B: (center(aligned(B), left)
-                                   @ aligned(W.astype(B.dtype, copy=False))),
-                        chunks=(K.chunks[0], (r,)), dtype=np.result_type(K.dtype, W.dtype))
-
-
 def transform_dask(est, X, left: bool = True):
-    """Left (``left=True``: e(x)) or right (e(z)) projection scores as a dask array."""
+    """Left (``left=True``: e(x)) or right (e(z)) projection scores as a dask array.
+
+    The new points' lazy matrix (a :class:`DaskKernelMatrix`, or the precomputed dask rows)
+    goes through the estimator's own score algebra (``KernelSVD._scores``: the products with
+    the weighted singular vectors or the Nyström extension, the centring of new points and the
+    weighted row normaliser), written once for every executor.
+    """
     check_is_fitted(est, "singular_values_")
+    if getattr(est, "torch_fit_", False):
+        raise ValueError("this KernelSVD was fitted with torch (tensors or device=...), whose "
+                         "factors live on its device; transform torch tensors or numpy arrays "
+                         "(X.compute()), or fit it on dask arrays to transform dask arrays")
     was_dask = is_dask_array(X)
     if est._precomputed():
-        return _result(_precomputed_transform(est, X, left), was_dask)
-    lse_fit = getattr(est, "_dask_lse", None)
+        da = require_dask()
+        K = X if is_dask_array(X) else da.from_array(np.asarray(X))
+        expected = est.n_cols_ if left else est.n_rows_
+        if K.shape[1] != expected:
+            raise ValueError(f"precomputed input has {K.shape[1]} columns; expected {expected}")
+        K = K.rechunk({1: -1}).astype(np.float64 if K.dtype != np.float32 else np.float32)
+        return _result(est._scores(DenseMatrix(K), False, left), was_dask)
     if left:
         Xn = _check_new(est, X, "X", est.n_features_in_)
         G = DaskKernelMatrix(est.kernel_, Xn, est.Z_fit_, reference=est.Z_fit_,
                              working_memory=est.working_memory)
-        if est.center:
-            r_new = G.means()[0]
-            G.set_means(r_new, _as_dask(est.col_means_), est.grand_mean_)
-    else:
+    else:  # κ(x_i, z): the training rows against the new columns, used transposed
         Zn = _check_new(est, X, "Z", est.z_features_in_)
         G = DaskKernelMatrix(est.kernel_, est.X_fit_, Zn, reference=est.Z_fit_,
                              working_memory=est.working_memory)
+        lse_fit = getattr(est, "_dask_lse", None)
         if est.kernel_.row_normalized and lse_fit is not None:
             G._lse = lse_fit  # the training rows' normalisers, persisted at fit time
-        if est.center:
-            c_new = G.means()[1]
-            G.set_means(_as_dask(est.row_means_), c_new, est.grand_mean_)
-    s = est.singular_values_
-    r = s.shape[0]
-    if est._nystrom_fit():
-        res = est.nystrom_
-        if left:
-            out = G.apply_cols(res.col_landmarks, res.extend_rows, r, G.dtype)
-        else:
-            out = G.apply_rows(res.row_landmarks, res.extend_cols, r, G.dtype)
-        return _result(out * s.astype(out.dtype), was_dask)  # float64 σ of a Nyström fit
-    if left:
-        V = est.right_singular_vectors_
-        out = G.matmat(V.astype(G.dtype) if hasattr(V, "astype") else V)
-    else:
-        U = est.left_singular_vectors_
-        out = G.rmatmat(U.astype(G.dtype) if hasattr(U, "astype") else U)
-    return _result(out, was_dask)
+    return _result(est._scores(G, not left, left), was_dask)
 
 
 def _as_dask(v):

@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import NUMPY
 from .._validation import (
     as_data,
+    check_bool,
     check_finite_output,
     check_input,
     check_positive,
@@ -36,7 +37,6 @@ from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels._registry import fix_default_width
 from ..linalg.svd import flip_signs
-from .ksvd import _centred_rows
 
 
 def _center_in_place(K: np.ndarray, row_means: np.ndarray, grand_mean: float,
@@ -177,6 +177,15 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
     lam = sv * sign
     order = np.argsort(lam, kind="stable")[ell - n_components:]
     return lam[order], U[:, order]
+
+
+def _centred_rows(K: np.ndarray, means, grand_mean: float) -> np.ndarray:
+    """New kernel rows K (one per new point) centred as in the fit: minus their own means and
+    the training ``means``, plus the ``grand_mean``. A new array."""
+    K = K - K.mean(axis=1, keepdims=True)
+    K -= means.astype(K.dtype)[None, :]
+    K += K.dtype.type(grand_mean)
+    return K
 
 
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -422,6 +431,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     @forgets_previous_fit
     def _fit(self, X):
+        for flag in ("center", "copy_X", "fit_inverse_transform"):
+            check_bool(getattr(self, flag), flag)
         tol = check_positive(self.tol, "tol", allow_zero=True)
         alpha = check_positive(self.alpha, "alpha", allow_zero=True)
         if self.solver not in ("auto", "dense", "arpack", "randomized"):

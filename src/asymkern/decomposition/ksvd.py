@@ -76,19 +76,6 @@ def _times_sigma(a, s):
     return a * ops_of(s).astype(s, ops_of(a).dtype(a))
 
 
-def _centred_rows(K: np.ndarray, means, grand_mean: float, weights=None) -> np.ndarray:
-    """New kernel rows K (one per new point) centred as in the fit (Tao et al., 2024, §2): minus
-    their own means (``weights``-weighted when given) and the training ``means``, plus the
-    ``grand_mean``. A new array."""
-    if weights is None:
-        K = K - K.mean(axis=1, keepdims=True)
-    else:
-        K = K - (K @ weights.astype(K.dtype))[:, None] / K.dtype.type(weights.sum())
-    K -= means.astype(K.dtype)[None, :]
-    K += K.dtype.type(grand_mean)
-    return K
-
-
 class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Kernel SVD (KSVD) with an asymmetric kernel between two sets (Tao et al., 2024).
 
@@ -861,14 +848,6 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             )
 
     # ---------------------------------------------------------------------------- transforms
-    def _center_new(self, K: np.ndarray, left: bool) -> np.ndarray:
-        """Centre new kernel rows [κ(x, z_j)]_j (``left``) or new columns given as rows
-        [κ(x_i, z)]_i (:func:`_centred_rows`); K itself without ``center``."""
-        if not self.center:
-            return K
-        w = getattr(self, "sample_weight_Z_" if left else "sample_weight_", None)
-        return _centred_rows(K, self.col_means_ if left else self.row_means_, self.grand_mean_, w)
-
     def kernel_rows(self, X, subset=None):
         """[κ(x, z_j)]_j for new x (rows), shape (n_new, m), before centring.
 

@@ -22,10 +22,23 @@ mapped set is S C = Tᵀ C (small × small) and every method is a function of T:
   :func:`fix_signs`), so the result does not depend on the LAPACK build;
 * a1c: C = Q U_R Wᵀ = T W Σ⁺ Wᵀ and S C = W Σ Wᵀ (:func:`polar_factor`; no sign convention
   needed: the signs of W cancel);
-* a0: C = T (TᵀT)^† (:func:`gram`, :func:`pinv_factor`) and S C = TᵀT (TᵀT)^†.
+* a0: C = T (TᵀT)^† = (Sᵀ)^† (A^† for side 'x', (Aᵀ)^† for side 'z'), from the same QR and
+  SVD of R as a1 and never from the Gram matrix TᵀT: (TᵀT)^† = W (Σ⁺)² Wᵀ, C = Q U_R Σ⁺ Wᵀ and
+  S C = W_r W_rᵀ, the orthogonal projector onto the kept right singular directions, with the
+  rank rule of a1 (:func:`pinv_matrix` in memory, :func:`pinv_factor` where Q is not formed).
+  Forming TᵀT squares the condition number (its rounding errors are eps·σ_1², and a cut-off on
+  its eigenvalues is a cut-off on σ²), so the error in C would grow like cond(T)²·eps and
+  directions that the rank rule of a1 keeps would be dropped from cond(T) ≈ 10⁸ on; from the QR
+  the error is that of ``np.linalg.pinv``, of order cond(T)·eps.
 
 The helpers operate on one block of rows of T at a time (numpy or CSR), so the in-memory fit here
-and the Dask tasks run the same code.
+and the Dask tasks run the same code (except a0 in memory, :func:`pinv_matrix`, which needs Q).
+
+References
+----------
+.. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+   "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+   Nyström method", ICML 2024, Remark 2.3, Algorithm 1 and App. D.
 """
 
 from __future__ import annotations
@@ -75,15 +88,6 @@ def matrix_products(T, C) -> np.ndarray:
     return _dense(T.T @ C)
 
 
-def gram(T) -> np.ndarray:
-    """TᵀT (float64, dense) of one block of rows of T (sparse product for CSR)."""
-    if sp.issparse(T):
-        T = T.astype(np.float64)
-        return _dense(T.T @ T)
-    T = np.asarray(T, dtype=np.float64)
-    return T.T @ T
-
-
 def _qr_r(A) -> np.ndarray:
     """The R factor of A (``np.linalg.qr(A, mode="r")``)."""
     # mode="r" returns the bare R array; numpy's stubs type every mode as a QRResult
@@ -119,6 +123,10 @@ def fix_signs(W: np.ndarray) -> np.ndarray:
 
 
 def _sigma_pinv(s: np.ndarray, size: int) -> np.ndarray:
+    """Σ⁺ of the singular values ``s`` (descending): 1/σ, and 0 for σ ≤ size·eps·σ_1.
+
+    The rank rule of a1, a1c and a0, the one of ``np.linalg.pinv(·, rtol=None)``.
+    """
     tol = (s[0] if s.size else 0.0) * size * np.finfo(np.float64).eps
     return np.divide(1.0, s, out=np.zeros_like(s), where=s > tol)
 
@@ -211,9 +219,114 @@ def polar_factor(R: np.ndarray, k: int, big: int):
     return Ws @ W.T, (W * s) @ W.T
 
 
-def pinv_factor(Gm: np.ndarray) -> np.ndarray:
-    """a0: (TᵀT)^† (C = T (TᵀT)^†, i.e. ((S Sᵀ)^† S)ᵀ)."""
-    return np.linalg.pinv(np.asarray(Gm, dtype=np.float64), hermitian=True)
+def pinv_factor(R: np.ndarray, k: int, big: int):
+    """a0 from the R of T = QR: (P, S C) with P = (TᵀT)^† = W (Σ⁺)² Wᵀ and S C = W_r W_rᵀ.
+
+    a0 (Tao et al. (2024), App. D) is C_x = ((X Xᵀ)^† X)ᵀ = X^†: with the notation of this module,
+    C = T (TᵀT)^† = (Sᵀ)^† (A^† for side 'x', (Aᵀ)^† for side 'z'). The Gram matrix TᵀT is never
+    formed: with R = U_R Σ Wᵀ (the factors of a1, :func:`pca_factor`) TᵀT = RᵀR = W Σ² Wᵀ, so
+
+        P = W (Σ⁺)² Wᵀ,   C = T P = Q U_R Σ⁺ Wᵀ,   S C = Tᵀ T P = W_r W_rᵀ,
+
+    W_r the columns of W whose singular value is kept. Singular values below
+    max(big, k)·eps·σ_1 count as zero, the rank rule of a1 and of ``np.linalg.pinv(·, rtol=None)``
+    applied to σ (not to σ², as a pseudo-inverse of TᵀT would). The error of C = T P is then of
+    order cond(T)·eps relative to ``np.linalg.pinv``, instead of the cond(T)²·eps of a
+    pseudo-inverse of the Gram matrix, whose cut-off on σ² (NumPy's default rcond 1e-15) also
+    drops every direction with σ_i/σ_1 below about 3·10⁻⁸. The mapped set is exact (formed from
+    W, not as Tᵀ C). C = T P itself is only for where Q is not formed (the Dask executor, rows of
+    C and new samples y ↦ (y T) P): the rounding of the product T P, of order
+    eps·‖T‖·‖P‖ = eps·cond(T)²/σ_1 in arbitrary directions, makes the residual ‖Tᵀ C − W_r W_rᵀ‖
+    of order cond(T)²·eps; :func:`pinv_matrix` forms C from Q with residual cond(T)·eps.
+
+    Parameters
+    ----------
+    R : ndarray of shape (k, k) or (n, k) with n < k
+        The R factor of T = QR (:func:`r_factor`, or the TSQR tree on Dask).
+    k : int
+        The common dimension (columns of T).
+    big : int
+        The row count of T (for the rank tolerance).
+
+    Returns
+    -------
+    P : ndarray of shape (k, k)
+        (TᵀT)^† = W (Σ⁺)² Wᵀ, so that C = T P.
+    mapped : ndarray of shape (k, k)
+        S C = W_r W_rᵀ, the mapped set (the orthogonal projector onto the column space of S).
+
+    See Also
+    --------
+    pinv_matrix : a0's C in memory, from Q and the same SVD of R.
+    pca_factor : a1, from the same R.
+    CompatibilityTransform : ``method='pinv'`` (alias ``'a0'``): :func:`pinv_matrix` in memory,
+        this factor on Dask (:mod:`asymkern._dask.compat`).
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, Remark 2.3, Algorithm 1 and App. D (a0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels.compat import pinv_factor, r_factor
+    >>> A = np.random.default_rng(0).standard_normal((3, 5))      # N = 3 rows in R^5
+    >>> P, mapped = pinv_factor(r_factor(A.T), 3, 5)
+    >>> C = A.T @ P                                                # (5, 3): C = A^†
+    >>> bool(np.allclose(C, np.linalg.pinv(A))), bool(np.allclose(mapped, np.eye(3)))
+    (True, True)
+    """
+    W, s, _ = pca_factor(R, k, big)
+    inv = _sigma_pinv(s, max(big, k))
+    return (W * inv**2) @ W.T, (W * (inv > 0)) @ W.T
+
+
+def pinv_matrix(T) -> np.ndarray:
+    """a0's C = T (TᵀT)^† = (Tᵀ)^† (float64, dense) from the thin QR of T: C = Q U_R Σ⁺ Wᵀ.
+
+    T = QR (Householder, ``np.linalg.qr``) and R = U_R Σ Wᵀ, with the rank rule of a1 and of
+    :func:`pinv_factor` (singular values below max(big, k)·eps·σ_1 count as zero). The computed
+    C is the exact pseudo-inverse of a matrix within eps·‖T‖ of T, as ``np.linalg.pinv`` gives:
+    its error is of order cond(T)·eps and so is the residual ‖Tᵀ C − W_r W_rᵀ‖ (the mapped set
+    S C = Tᵀ C of the in-memory fit). C = T (W (Σ⁺)² Wᵀ) (:func:`pinv_factor`) has the same
+    forward error but a residual of order cond(T)²·eps, and the Gram route T (TᵀT)^† an error of
+    order cond(T)²·eps. A CSR T is densified (big × small, the size of C).
+
+    Parameters
+    ----------
+    T : ndarray or sparse matrix of shape (big, k), big ≥ k
+        The mapped set as columns (Aᵀ for side 'x', A for side 'z').
+
+    Returns
+    -------
+    ndarray of shape (big, k)
+        C, so that S C = Tᵀ C ≈ W_r W_rᵀ.
+
+    See Also
+    --------
+    pinv_factor : (TᵀT)^† and the mapped set from R alone (Q not formed).
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, Remark 2.3, Algorithm 1 and App. D (a0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels.compat import pinv_matrix
+    >>> A = np.random.default_rng(0).standard_normal((3, 5))      # N = 3 rows in R^5
+    >>> C = pinv_matrix(A.T)                                       # (5, 3): C = A^†
+    >>> bool(np.allclose(C, np.linalg.pinv(A))), bool(np.allclose(A @ C, np.eye(3)))
+    (True, True)
+    """
+    big, k = T.shape
+    Q, R = np.linalg.qr(np.asarray(_dense(T), dtype=np.float64))
+    U, s, Wt = np.linalg.svd(R)
+    return Q @ ((U * _sigma_pinv(s, max(big, k))) @ Wt)
 
 
 class CompatibilityTransform:
@@ -268,7 +381,10 @@ class CompatibilityTransform:
     inputs whatever the chunking. These draws differ from those of the first development snapshots
     (``RandomState(random_state).standard_normal``). a1 fixes the sign of every singular vector
     (the largest-``|.|`` entry of each column of the small factor W positive, :func:`fix_signs`),
-    so its C does not depend on the LAPACK build.
+    so its C does not depend on the LAPACK build. a0 is computed from the thin QR of the mapped
+    set and the SVD of its R, as a1 (:func:`pinv_matrix`), never from the Gram matrix A Aᵀ or
+    Aᵀ A: its C and its mapped set match ``np.linalg.pinv`` to about cond(A)·eps, with the rank
+    rule of a1 (singular values below max(N, M)·eps·σ_1 count as zero).
 
     Examples
     --------
@@ -383,10 +499,12 @@ class CompatibilityTransform:
         elif method == "random":
             self.seed_ = compat_seed(self.random_state)
             C = random_rows(self.seed_, 0, big, small)
-        else:  # C = T P; pinv: ((S Sᵀ)^† S)ᵀ = T (TᵀT)^†
-            P = (pca_factor(r_factor(T), small, big)[2] if method == "pca"
-                 else polar_factor(r_factor(T), small, big)[0] if method == "polar"
-                 else pinv_factor(gram(T)))
+        elif method == "pinv":  # a0: ((S Sᵀ)^† S)ᵀ = T (TᵀT)^† = Q U_R Σ⁺ Wᵀ, never via TᵀT
+            C = pinv_matrix(T)
+        else:  # C = T P, P from the R of T = QR
+            R = r_factor(T)
+            P = (pca_factor(R, small, big)[2] if method == "pca"
+                 else polar_factor(R, small, big)[0])
             C = _dense(T @ P) if sp.issparse(T) else np.asarray(T, dtype=np.float64) @ P
         self.C_ = C.astype(A.dtype, copy=False)
         return self
