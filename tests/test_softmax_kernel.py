@@ -91,3 +91,16 @@ def test_softmax_on_dask_equals_numpy():
     assert np.abs(got.singular_values_ - want.singular_values_).max() < \
         1e-10 * want.singular_values_[0]
     assert np.abs(U - want.left_singular_vectors_).max() < 1e-8
+
+
+def test_default_width_resolved_as_the_kernel_does():
+    """``fix_default_width`` (the data-dependent default of KernelPCA) gives the softmax kernel
+    its own default γ = 1/√d, not the 1/d of the distance kernels."""
+    from asymkern.kernels import SoftmaxKernel
+    from asymkern.kernels._registry import fix_default_width
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 4))
+    fixed, gamma = fix_default_width(SoftmaxKernel(), 4)
+    assert gamma == 0.5
+    np.testing.assert_allclose(fixed(X, X), SoftmaxKernel()(X, X), rtol=1e-14)

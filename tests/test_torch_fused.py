@@ -85,10 +85,10 @@ def test_fused_products_equal_the_blocked_products(name, dtype):
     G = TorchKernelMatrix(TorchKernel(get_kernel(name, gamma=gamma), 7), X, Z,
                           working_memory=0.5)  # 13 row blocks
     tol = dtol(1e-12) if dtype == torch.float64 else 1e-5
-    want = G.matmat(B)
+    want = G.blocked_matmat(B, None, dtype)  # not G.matmat: that is the fused product itself
     got, lse = fused.matmat(name, gamma, X, Z, B, G.c)
     assert _rel(got, want.double().cpu().numpy()) < tol
-    want_t = G.rmatmat(A)
+    want_t = G.blocked_rmatmat(A, None, dtype)
     assert _rel(fused.rmatmat(name, gamma, X, Z, A, G.c, row_lse=lse),
                 want_t.double().cpu().numpy()) < tol
 
@@ -104,3 +104,39 @@ def test_attention_lse_is_the_log_sum_exp():
     assert np.abs(lse.cpu().numpy() - want_lse).max() < dtol(1e-12) * np.abs(want_lse).max()
     P = np.exp(S - want_lse[:, None])
     assert _rel(out, P @ v.cpu().numpy()) < dtol(1e-12)
+
+
+@pytest.mark.parametrize("gamma,scale", [(1e4, 1.0), (1.0, 30.0), (0.01, 300.0)])
+def test_rbf_products_keep_the_blocked_accuracy_in_float32(gamma, scale):
+    """RBF's fused product scales by exp(ℓ − γ‖x'‖²), whose error is the rounding of the
+    logits, eps·γ‖x'‖²: where that exceeds the blocked product's error the products are
+    blocked (the fused ones were 8e-3 off at γ = 1e4 where the blocks are exact)."""
+    rng = np.random.default_rng(0)
+    X = torch.as_tensor(rng.standard_normal((300, 3)) * scale, dtype=torch.float32,
+                        device=TEST_DEVICE)
+    Xr = X.double().cpu().numpy()
+    ref = _reference("rbf", gamma, Xr, Xr)
+    G = TorchKernelMatrix(TorchKernel(get_kernel("rbf", gamma=gamma), 3), X, X)
+    V = torch.as_tensor(rng.standard_normal((300, 2)), dtype=torch.float32, device=TEST_DEVICE)
+    blocked = _rel(G.blocked_matmat(V, None, torch.float32), ref @ V.double().cpu().numpy())
+    for got in (G.matmat(V), G.rmatmat(V)):
+        assert _rel(got, ref @ V.double().cpu().numpy()) <= 10 * blocked + 1e-6
+
+
+def test_well_scaled_rbf_products_stay_fused():
+    rng = np.random.default_rng(0)
+    X = torch.as_tensor(rng.standard_normal((200, 16)), dtype=torch.float32, device=TEST_DEVICE)
+    G = TorchKernelMatrix(TorchKernel(get_kernel("rbf", gamma=1 / 16), 16), X, X)
+    assert fused.applies(G, torch.zeros((200, 2), dtype=torch.float32, device=TEST_DEVICE))
+
+
+def test_blocked_product_of_float64_blocks_and_a_float32_block():
+    """A float64 G times a float32 B is a float64 product (it failed in the matmul)."""
+    rng = np.random.default_rng(0)
+    X = torch.as_tensor(rng.standard_normal((30, 3)), dtype=torch.float64, device=TEST_DEVICE)
+    G = TorchKernelMatrix(TorchKernel(get_kernel("laplacian", gamma=0.5), 3), X, X)
+    B = torch.as_tensor(rng.standard_normal((30, 2)), dtype=torch.float32, device=TEST_DEVICE)
+    got = G.matmat(B)
+    assert got.dtype == torch.float64
+    want = G.to_dense() @ B.double()
+    assert _rel(got, want.cpu().numpy()) < dtol(1e-12)

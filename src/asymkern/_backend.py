@@ -401,6 +401,7 @@ class LazyMatrix:
         n, other = (int(k) for k in (self.shape[::-1] if transpose else self.shape))
         sel = slice(None) if idx is None else idx
         dtype = self.dtype if dtype is None else dtype
+        B = ops.astype(B, dtype)  # a float32 B times float64 blocks: in float64
         out = ops.empty((n, int(B.shape[1])), self.template(), dtype)
         for sl in block_slices(n, self.step(other if idx is None else len(idx))):
             blk = ops.astype(self.block(sel, sl) if transpose else self.block(sl, sel), dtype)

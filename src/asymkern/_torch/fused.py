@@ -239,13 +239,38 @@ def row_lse_of(q, k, block_rows: int = 4096):
     return attention_lse(q, k, v, block_rows)[1]
 
 
+#: the largest eps·γ·max(‖x'‖², ‖z'‖²) at which RBF products are fused. That is the rounding of
+#: RBF's logits in the data dtype, hence the relative error of its scale exp(ℓ − γ‖x'‖²) (the
+#: normalised kernels' weights depend on logit differences only); above it the blocked product
+#: (exact squared distances for near pairs) is more accurate
+_RBF_LOGIT_ROUNDING = 2e-6
+
+
+def _rbf_exact_enough(G) -> bool:
+    """Whether the fused RBF product of G keeps the blocked product's accuracy (cached on G)."""
+    ok = getattr(G, "_rbf_fusable", None)
+    if ok is None:
+        torch = require_torch()
+
+        def sq(A):
+            A = A if G.c is None else A - G.c
+            return float(torch.linalg.vector_norm(A, dim=1).max()) ** 2 if A.shape[0] else 0.0
+
+        bound = G.kernel.gamma * max(sq(G.X), sq(G.Z))
+        ok = G._rbf_fusable = torch.finfo(G.X.dtype).eps * bound <= _RBF_LOGIT_ROUNDING
+    return ok
+
+
 def applies(G, B=None) -> bool:
     """Whether :func:`product` runs for G (and B): a fused kernel, B in the data's dtype and
-    on its device, a row-normalised kernel normalised over its own columns."""
+    on its device, a row-normalised kernel normalised over its own columns, an RBF kernel
+    whose logits the data dtype holds to :data:`_RBF_LOGIT_ROUNDING`."""
     k = G.kernel
     if k.name not in FUSED_KERNELS or (k.row_normalized and G.reference is not G.Z):
         return False
-    return B is None or (B.dtype == G.X.dtype and B.device == G.X.device)
+    if B is not None and (B.dtype != G.X.dtype or B.device != G.X.device):
+        return False
+    return k.row_normalized or k.name == "softmax" or _rbf_exact_enough(G)
 
 
 def product(G, B, transpose: bool = False, low: bool = False):

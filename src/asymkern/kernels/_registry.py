@@ -302,7 +302,7 @@ def fix_default_width(kernel: Kernel, n_features: int) -> tuple[Kernel, float | 
     >>> fix_default_width(RBFKernel(bandwidth=2.0), 4)
     (RBFKernel(bandwidth=2.0, gamma=None), 0.25)
     """
-    from .pairwise import _resolve_gamma, _SqDistKernel
+    from .pairwise import SoftmaxKernel, _resolve_gamma, _SqDistKernel
 
     params = kernel.get_params(deep=False)
     if "gamma" not in params:
@@ -311,6 +311,8 @@ def fix_default_width(kernel: Kernel, n_features: int) -> tuple[Kernel, float | 
     def width(d: int) -> float:
         if isinstance(kernel, _SqDistKernel):
             return float(kernel._sq_scale(d))
+        if isinstance(kernel, SoftmaxKernel):  # 1/√d, attention's default
+            return kernel._scale(d)
         return float(_resolve_gamma(params["gamma"], params.get("bandwidth"), d, kernel.name))
 
     gamma = width(n_features)

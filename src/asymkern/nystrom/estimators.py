@@ -1440,9 +1440,13 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
     """Kernel PCA with Nyström landmarks (Li, Liu and Zhang; KPCA is one of the machines of (1)).
 
     Components are unit-norm functions f_k in H (‖f_k‖_H = 1) ordered by the variance they
-    capture; ``transform`` returns ⟨f_k, Φ(z) − μ⟩ (μ the training mean when ``center``).
+    capture; ``transform`` returns ⟨f_k, Φ(z) − μ⟩ (μ the training mean when ``center``; GSA:
+    the landmark-projected mean, see below).
     LLA: PCA (an SVD) of F = K_nm A; GSA: α̂_k = G_c^† w_k (eq. (20)), scores α̂ᵀk(X, z) minus
-    LLA's mean term; SPA: eigenvectors of the n×n K̃_c (reference); exact: eigenvectors of HKH.
+    LLA's mean term f̄ᵀw_k = ⟨f_k, Pμ⟩ (1ᵀα̂ = 0; P the Nyström projection onto the
+    landmarks' span), so the training scores average to about 0, not exactly (the exact mean
+    term α̂ᵀK1/n would cost a pass over the n×n kernel); SPA: eigenvectors of the n×n K̃_c
+    (reference); exact: eigenvectors of HKH.
     Signs follow ``sklearn.utils.extmath.svd_flip``; the error functions align signs.
     ``n_components`` larger than the subspace dimension s (n_samples for ``'exact'``) is
     clipped with a ``ClippedParameterWarning``; ``n_components_`` is the value used, and
@@ -1686,7 +1690,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         return tags
 
     def transform(self, X):
-        """Scores ⟨f_k, Φ(z) − μ⟩ of new samples.
+        """Scores ⟨f_k, Φ(z) − μ⟩ of new samples (GSA: ⟨f_k, Φ(z) − Pμ⟩, see the class notes).
 
         Parameters
         ----------
