@@ -83,7 +83,7 @@ def test_ksvd_biclustering_quick_omits_full_protocol(tmp_path):
 
     rep = bic.run(quick=True, out=tmp_path)
     md = rep.to_markdown()
-    assert QUICK_BANNER in md and "200 random DBLP documents" in md
+    assert QUICK_BANNER in md and "200 random documents of dblp" in md
     assert "Data: BCOT benchmarks as stored" not in md  # the full protocol's paragraph
     assert "The paper does not give" not in md
     assert rep.figures and all(_png_dpi(f) >= 150 for f in rep.figures)

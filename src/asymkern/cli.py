@@ -321,12 +321,27 @@ def _kernel_takes(kernel: str, name: str) -> bool:
     return cls is not None and name in inspect.signature(cls).parameters
 
 
+def _required_arguments(kernel: str) -> list[str]:
+    """The constructor arguments of the named kernel that have no default (embed gives none)."""
+    import inspect
+
+    from .kernels import KERNELS
+
+    params = inspect.signature(KERNELS[kernel]).parameters.values()
+    return [p.name for p in params if p.default is p.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
 def _check_kernel_options(args) -> None:
     from .kernels import KERNELS
 
-    if str(args.kernel).lower() not in KERNELS:
-        raise InputError(f"unknown --kernel {args.kernel!r}; expected one of "
-                         f"{', '.join(sorted(KERNELS))}")
+    name = str(args.kernel).lower()
+    usable = ", ".join(k for k in sorted(KERNELS) if not _required_arguments(k))
+    if name not in KERNELS:
+        raise InputError(f"unknown --kernel {args.kernel!r}; expected one of {usable}")
+    if _required_arguments(name):
+        raise InputError(f"--kernel {args.kernel} needs {', '.join(_required_arguments(name))}, "
+                         f"which embed cannot give; expected one of {usable}")
     for opt in ("bandwidth", "gamma"):
         if getattr(args, opt) is not None and not _kernel_takes(args.kernel, opt):
             raise InputError(f"--{opt} does not apply to --kernel {args.kernel}")
@@ -413,14 +428,16 @@ def cmd_embed(args) -> int:
                 np.savez(fh, left=left, right=right, singular_values=model.singular_values_,
                          row_ids=ids, col_ids=col_ids)
         else:
+            import csv
+
             r_ = left.shape[1]
-            header = ",".join(["node"] + [f"left_{i}" for i in range(r_)]
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                rows = csv.writer(fh, lineterminator="\n")  # ids with a comma or quote: quoted
+                rows.writerow(["node"] + [f"left_{i}" for i in range(r_)]
                               + [f"right_{i}" for i in range(r_)])
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(header + "\n")
                 for k in range(left.shape[0]):
                     vals = np.concatenate([left[k], right[k]])
-                    fh.write(f"{ids[k]}," + ",".join(f"{v:.10g}" for v in vals) + "\n")
+                    rows.writerow([ids[k], *(f"{v:.10g}" for v in vals)])
 
     _atomic_write(out, write)
     bw = f", bandwidth {model.bandwidth_:.4g}" if getattr(model, "bandwidth_", None) else ""
@@ -615,7 +632,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--center", action=argparse.BooleanOptionalAction, default=True,
                    help="centre both feature maps (Tao et al., 2024, §2.2); --no-center keeps the "
                    "trivial leading component of a row-normalised kernel")
-    e.add_argument("--compat", default="pca", help="compatibility for non-square matrices: "
+    e.add_argument("--compat", default="pca", type=str.lower,
+                   choices=["pca", "polar", "pinv", "random", "a1", "a1c", "a0", "a2"],
+                   help="compatibility for non-square matrices: "
                    "pca (a1), polar (a1c: a1 corrected), pinv (a0), random (a2)")
     e.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     e.set_defaults(func=cmd_embed)

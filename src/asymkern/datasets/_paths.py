@@ -119,9 +119,10 @@ def data_path(relpath: str, data_dir: str | os.PathLike | None = None) -> Path:
     >>> data_path("libsvm/dna/dna.scale")  # doctest: +SKIP
     PosixPath('.../shared/data/libsvm/dna/dna.scale')
     """
-    p = get_data_dir(data_dir) / relpath
+    base = get_data_dir(data_dir)
+    p = base / relpath
     if not p.exists():
-        raise DataNotFoundError(f"dataset file {relpath!r} not found under {p.parent.parent}")
+        raise DataNotFoundError(f"dataset file {relpath!r} not found under {base}")
     return p
 
 

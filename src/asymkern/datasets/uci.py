@@ -243,7 +243,7 @@ _LOADERS = {
     "spambase": _csv("uci/spambase/spambase.data", "spambase", header=True),
 }
 _ALIASES = {"bupa": "liver", "monks1": "monks-1", "monks2": "monks-2", "monks3": "monks-3",
-            "protein": "casp", "heart_statlog": "heart"}
+            "protein": "casp", "heart-statlog": "heart"}
 
 UCI_DATASETS = tuple(_LOADERS)
 

@@ -119,11 +119,46 @@ def rrr_dual(G, H, r: int, shift: float, dense_below: int = 200):
 def _rrr_dual_dense(G, H, r: int, shift: float):
     """Exact RRR through the symmetric form of (1/n) H G u = σ² (G + nεI) u (dense, small n).
 
-    With G = Q Λ Qᵀ (λ > 0 kept) and D = diag(√(λ/(λ + nε))) ≤ I, the nonzero σ² are the
-    eigenvalues of the symmetric PSD T = D Qᵀ H Q D / n, and u = √n Q diag(1/√(λ(λ + nε))) z
-    for T z = σ² z (then uᵀG(G + nεI)u = n). Unlike the non-normal (G + nεI)⁻¹HG/n, whose
-    eigenvalues amplify rounding errors by up to 1/(nε) when G is numerically rank-deficient,
-    T has perfectly conditioned eigenvalues. G, H: numpy arrays or an executor's arrays.
+    The generalised eigenproblem is that of Kostic et al. (2022), Thm. 3 (the dual form of the
+    rank-r minimiser of the Tikhonov-regularised empirical risk; Mollenhauer et al., 2020,
+    §4.4, for the operators). With G = Q Λ Qᵀ and D = diag(√(λ/(λ + nε))) ≤ I, the nonzero σ²
+    are the eigenvalues of the symmetric PSD T = D Qᵀ H Q D / n. Unlike the non-normal
+    (G + nεI)⁻¹HG/n, whose eigenvalues amplify rounding errors by up to 1/(nε) when G is
+    numerically rank-deficient, T has perfectly conditioned eigenvalues.
+
+    ε > 0 (``shift`` = nε > 0): every eigen-direction of G is kept, its eigenvalue clipped at 0
+    (rounding can make it slightly negative), so D is defined without a division by λ. For
+    T z = σ² z, G u = √n Q D z; u itself then follows from the eigen-equation,
+    u = (G + nεI)⁻¹ H (G u) / (nσ²) (with (G + nεI)⁻¹ = Q diag(1/(λ + nε)) Qᵀ, λ clipped:
+    divisions by λ + nε ≥ nε only), and is normalised by uᵀ G (G + nεI) u = n. The exact u has
+    components along the eigen-directions of G whose λ is at the rounding level: dropping
+    them (or forming u = √n Q diag(1/√(λ(λ + nε))) z, which divides by λ) loses the accuracy
+    of the estimator at small ε.
+
+    ε = 0 (``shift`` = 0, ``alpha=None``): the problem restricted to range(G): the eigenvalues
+    at or below n·eps·λ_max are dropped (pseudo-inverse cutoff, warning,
+    :func:`~asymkern.operators._numerics.pinv_spectrum`) and u = √n Q₊ Λ₊⁻¹ D₊ z with D₊ = I.
+
+    Parameters
+    ----------
+    G, H : array (n, n)
+        G = k(X, X) and H = k(Y, Y): numpy arrays or an executor's arrays (never written to).
+    r : int
+        The rank.
+    shift : float
+        nε ≥ 0.
+
+    Returns
+    -------
+    U, V : arrays (n, r')
+        The factors (V = G U / n) on G's executor, r' ≤ r (numerically zero σ² dropped).
+    s2 : array (r',)
+        The σ², descending.
+
+    Raises
+    ------
+    ValueError
+        If G + nεI is not positive definite (ε > 0).
     """
     ops = ops_of(G)
     n = G.shape[0]
@@ -132,21 +167,33 @@ def _rrr_dual_dense(G, H, r: int, shift: float):
         return ops.zeros((n, 0), G), ops.zeros((n, 0), G), ops.zeros((0,), G)
     if shift == 0:  # alpha=None: G's range only (pseudo-inverse cutoff, warning)
         lam, Q, _ = pinv_spectrum(lam, Q, n, "the Gram matrix G_X")
+        keep = lam > float(lam.max()) * n * _EPS
+        lam, Q = lam[keep], Q[:, keep]
     elif float(lam[0]) + shift <= 0:  # where the Cholesky factorisation of G + nεI would fail
         raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
                          f"eigenvalue of G_X {float(lam[0]):.3g}); the kernel must be PSD and "
                          "alpha large enough")
-    keep = lam > float(lam.max()) * n * _EPS
-    lam, Q = lam[keep], Q[:, keep]
+    else:  # every direction kept: rounding-level negative eigenvalues are zero
+        lam = lam * (lam > 0)
     d = ops.sqrt(lam / (lam + shift))
-    T = d[:, None] * (Q.T @ H @ Q) * d / n
+    QtHQ = Q.T @ H @ Q
+    T = d[:, None] * QtHQ * d / n
     s2, Z = ops.eigh(0.5 * (T + T.T))
     order = ops.argsort_desc(s2)[:r]
     s2, Z = s2[order], Z[:, order]
     smax = max(float(s2.max()) if s2.shape[0] else 0.0, 1e-300)
     keep = s2 > 1000.0 * _EPS * smax
-    U = float(np.sqrt(n)) * (Q @ (Z[:, keep] / ops.sqrt(lam * (lam + shift))[:, None]))
-    return U, G @ U / n, s2[keep]
+    s2, Z = s2[keep], Z[:, keep]
+    if shift == 0:
+        U = float(np.sqrt(n)) * (Q @ (Z / lam[:, None]))
+        return U, G @ U / n, s2
+    # Qᵀ G u = √n D z, then Qᵀ u = (Λ + nεI)⁻¹ Qᵀ H G u / (nσ²) with Qᵀ H G u = QᵀHQ Qᵀ G u
+    QtU = (QtHQ @ (float(np.sqrt(n)) * (d[:, None] * Z))) / (lam + shift)[:, None] / (n * s2)
+    U = Q @ QtU
+    GU = G @ U
+    norms2 = ops.col_dots(GU, GU + shift * U) / n
+    U = U / ops.sqrt(norms2)
+    return U, G @ U / n, s2
 
 
 def pcr_primal(A: np.ndarray, r: int, shift: float):

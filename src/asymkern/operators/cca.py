@@ -13,6 +13,7 @@ from .._backend import ops_of
 from .._torch import use_torch
 from .._validation import (
     DEPRECATED,
+    check_bool,
     forgets_previous_fit,
     renamed_argument,
 )
@@ -187,6 +188,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
             The fitted estimator.
         """
         y = renamed_argument(y, Y, "y", "Y", where="KernelCCA.fit")
+        check_bool(self.center, "center")
         eps = self._alpha()
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")

@@ -13,6 +13,7 @@ from .._backend import ops_of
 from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import (
+    check_bool,
     forgets_previous_fit,
     renamed_argument,
 )
@@ -45,9 +46,13 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
     """Empirical covariance operator Ĉ_XX = (1/n) ΦΦᵀ and its eigendecomposition (Mollenhauer et
     al., 2020, §4.2).
 
-    ``fit`` computes the top ``n_components`` eigenpairs (kernel QR route, Cor. 3.6). With the
-    uncentred operator the eigenfunctions φ_i = √λ_i e_i approximate the Mercer features of the
-    kernel (Example 3.10): ``transform(X)`` returns [φ_i(x)], and k(x, x') ≈ Σ_i φ_i(x) φ_i(x').
+    ``fit`` computes the top ``n_components`` eigenpairs (λ_i, φ_i) (kernel QR route, Cor. 3.6).
+    The eigenfunctions φ_i are normalised in the RKHS, ‖φ_i‖_H = 1; with e_i the same
+    eigenfunctions normalised in L²(μ̂) (the empirical measure of the samples, ‖e_i‖_μ̂ = 1)
+    they are φ_i = √λ_i e_i, the Mercer features of Mollenhauer et al. (2020), Example 3.10.
+    ``transform(X)`` returns [φ_i(x)] (= ``eigenfunctions_(X)``), and with the uncentred
+    operator k(x, x') ≈ Σ_i φ_i(x) φ_i(x') (Example 3.10); with ``center=True`` the features
+    are centred: φ_i(x) minus its mean (1/n) Σ_j φ_i(x_j) over the training samples.
 
     Parameters
     ----------
@@ -59,7 +64,8 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         Number of eigenpairs; more than the numerical rank of the Gram matrix is clipped with a
         :class:`~asymkern.exceptions.ClippedParameterWarning` (``n_components_``: the number kept).
     center : bool, default=False
-        Use centred features (the covariance in the usual sense).
+        Use centred features (the covariance in the usual sense). Must be True or False: any
+        other value is refused by ``fit`` with a ``TypeError`` naming ``center``.
     jitter : float, default=0.0
         Diagonal added to the Gram matrix before factorising it.
     device : None, str or torch.device, default=None
@@ -82,8 +88,10 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
     eigenvalues_ : ndarray of shape (``n_components_``,)
         Eigenvalues, descending (a float64 tensor on the device after a fit on tensors).
     eigenfunctions_ : RKHSFunction
-        RKHS-normalised eigenfunctions e_i (e_i = φ_i / √λ_i); numpy, also after a torch fit
-        (``transform`` evaluates them on the device).
+        The RKHS-normalised eigenfunctions φ_i = √λ_i e_i (‖φ_i‖_H = 1; e_i = φ_i / √λ_i are
+        the L²(μ̂)-normalised ones of Example 3.10), the Mercer features that ``transform``
+        returns (``transform(X)`` equals ``eigenfunctions_(X)`` without centring); numpy, also
+        after a torch fit (``transform`` evaluates them on the device).
     n_components_ : int
         Number of eigenpairs kept.
 
@@ -134,13 +142,14 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         self : CovarianceOperator
             The fitted estimator.
         """
+        c = check_bool(self.center, "center")  # before any work
         k = as_rkhs_kernel(self.kernel, self.kernel_params)
         _check_jitter(self.jitter)
         _check_decomposition_params(self)
         # the one fit of every executor: only the samples (and what a device fit records for
         # transform) depend on it; the rest runs with the executor's primitives
         s = _operator_samples(self, X, kernel_x=k)
-        n, c = s.n, bool(self.center)
+        n = s.n
         K = s.gram("x")
         G = _center_gram(K, c, c)
         B = scaled_identity(n, 1.0 / n)
@@ -166,7 +175,11 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         return F, res.eigenvalues, _center_coef(res.C) if self.center else res.C
 
     def transform(self, X):
-        """Mercer features [φ_i(x)] = [√λ_i e_i(x)].
+        """Mercer features [φ_i(x)] = [√λ_i e_i(x)] (Mollenhauer et al., 2020, Example 3.10).
+
+        φ_i are the RKHS-normalised eigenfunctions ``eigenfunctions_`` (e_i: the same ones
+        normalised in L²(μ̂)), so ``transform(X)`` equals ``eigenfunctions_(X)``; with
+        ``center=True`` minus their means over the training samples.
 
         Parameters
         ----------
@@ -192,7 +205,10 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
 
     ``fit(X, y)`` (y: the paired second view, samples (x_i, y_i)) computes the top ``n_components``
     singular triplets (Ex. 3.16). ``transform(X)`` = [v_i(x)]; ``transform(X, y)`` =
-    ([v_i(x)], [u_i(y)]) as scikit-learn's ``PLSSVD``.
+    ([v_i(x)], [u_i(y)]). With ``center=True`` the scores are centred: v_i(x) − (1/n) Σ_j
+    v_i(x_j) and u_i(y) − (1/n) Σ_j u_i(y_j), i.e. ⟨v_i, φ(x) − μ̂_X⟩ and ⟨u_i, ψ(y) − μ̂_Y⟩
+    with the training means μ̂ of the features, so the training scores have mean zero; with
+    linear kernels they are then scikit-learn's ``PLSSVD(scale=False)`` scores (up to sign).
 
     Parameters
     ----------
@@ -204,7 +220,9 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         Number of singular triplets; more than the numerical rank is clipped with a
         :class:`~asymkern.exceptions.ClippedParameterWarning`.
     center : bool, default=False
-        Use centred features.
+        Use centred features (the cross-covariance in the usual sense; ``transform`` then
+        subtracts the training means of the scores). Must be True or False: any other value
+        is refused by ``fit`` with a ``TypeError`` naming ``center``.
     method : {'qr', 'auxiliary', 'block'}, default='qr'
         SVD route (see :meth:`EmpiricalOperator.svd`).
     jitter : float, default=0.0
@@ -285,6 +303,7 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
             The fitted estimator.
         """
         y = renamed_argument(y, Y, "y", "Y", where="CrossCovarianceOperator.fit")
+        c = check_bool(self.center, "center")  # before any work
         kx = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         ky = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         _check_jitter(self.jitter)
@@ -292,24 +311,35 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         # the one fit of every executor (only the samples and what a device fit records for
         # transform depend on it); the 'auxiliary' and 'block' routes are numpy's
         s = _operator_samples(self, X, y, kx, ky)
-        n, c = s.n, bool(self.center)
-        Gx = _center_gram(s.gram("x"), c, c)
-        Gy = _center_gram(s.gram("y"), c, c)
+        n = s.n
+        Kx, Ky = s.gram("x"), s.gram("y")
+        Gx, Gy = _center_gram(Kx, c, c), _center_gram(Ky, c, c)
         B = scaled_identity(n, 1.0 / n)
         F = ((kernel_qr(Gx, jitter=self.jitter, name=_NAME_X),
               kernel_qr(Gy, jitter=self.jitter, name=_NAME_Y)) if self.method == "qr"
              else (None, None))
         self.operator_ = op = _sample_operator(s, B, c, self.jitter, (Gx, Gy), F)
         sv, cu, cv = _paired_svd(self, B, op, F, n)
-        self.singular_values_ = s.fitted(self, sv, cv, coef_y=cu)
+        # the training means of the scores (centring; as KernelCCA.fit): (1/n) Σ_j v_i(x_j)
+        # = column means of the uncentred Gram matrix times the coefficients, so transform
+        # needs no n×n work
+        mean_x = Kx.mean(axis=0) @ cv if c else None
+        mean_y = Ky.mean(axis=0) @ cu if c else None
+        self.singular_values_ = s.fitted(self, sv, cv, mean_x, cu, mean_y)
         host = ops_of(cv).to_host
         self.left_singular_functions_ = RKHSFunction(ky, op.Y, host(cu))
         self.right_singular_functions_ = RKHSFunction(kx, op.X, host(cv))
+        self._x_mean = None if mean_x is None else host(mean_x)
+        self._y_mean = None if mean_y is None else host(mean_y)
         self.n_components_ = int(cv.shape[1])
         return self
 
     def transform(self, X, y=None):
-        """Right singular functions at X; with ``y`` also the left ones at y.
+        """Right singular functions at X; with ``y`` also the left ones at y (the scores of
+        Mollenhauer et al., 2020, Example 3.16).
+
+        With ``center=True`` the scores are centred by the training means: v_i(x) − (1/n)
+        Σ_j v_i(x_j) (and likewise u_i(y)), so they have mean zero on the training samples.
 
         Parameters
         ----------
@@ -321,15 +351,15 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         Returns
         -------
         ndarray of shape (n_points, ``n_components_``) or tuple of two such arrays
-            [v_i(x)], or ([v_i(x)], [u_i(y)]) when ``y`` is given.
+            [v_i(x)], or ([v_i(x)], [u_i(y)]) when ``y`` is given (centred with ``center``).
         """
         check_is_fitted(self, "operator_")
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             return _device_transform(self, X, y)
-        xs = _transformed(self, self.right_singular_functions_, X)
+        xs = _transformed(self, self.right_singular_functions_, X, self._x_mean)
         if y is None:
             return xs
-        return xs, _transformed(self, self.left_singular_functions_, y, None,
+        return xs, _transformed(self, self.left_singular_functions_, y, self._y_mean,
                                 "the transformed values of y", "rescale y like the training data",
                                 y=True)
 

@@ -336,37 +336,71 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return RKHSFunction(self.kernel_y_, self.Y_fit_, W)
 
     def expectation(self, func, X) -> np.ndarray:
-        """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i).
+        """E[g(Y) | X = x] ≈ Σ_i β_i(x) g(y_i) = β(x)ᵀ g(Y) (Mollenhauer et al., 2020, §4.3).
+
+        The weights β(x) are real, so the estimate is linear in the values g(y_i): complex
+        values are kept, E[g | x] = β(x)ᵀ Re g(Y) + i β(x)ᵀ Im g(Y) (e.g. the conditional
+        characteristic function E[e^{i t Y} | X = x] with g(y) = exp(i t y)), on every
+        executor (numpy, torch) and for the landmark (Nyström) estimator alike; they are never
+        cast to real.
 
         Parameters
         ----------
         func : callable
-            Maps (n, d_y) samples to (n,) or (n, p) values.
+            Maps the (n, d_y) training outputs ``Y_fit_`` (a numpy array) to (n,) or (n, p)
+            finite real or complex values.
         X : array-like of shape (n_points, n_features)
             Conditioning points.
 
         Returns
         -------
         ndarray of shape (n_points,) or (n_points, p)
-            The conditional expectations.
+            The conditional expectations: float64, or complex128 when ``func`` returns complex
+            values (tensors on the fit's device for tensor X).
+
+        Raises
+        ------
+        ValueError
+            If ``func`` returns values of another length than the training samples, of more
+            than two dimensions, or not finite.
+        TypeError
+            If ``func`` returns values that are not numbers.
         """
         self._check_keeps_samples()
-        vals = np.asarray(func(self.Y_fit_), dtype=np.float64)
-        if vals.shape[0] != self.Y_fit_.shape[0]:
-            raise ValueError(f"func returned {vals.shape[0]} values for "
-                             f"{self.Y_fit_.shape[0]} samples")
+        vals = np.asarray(func(self.Y_fit_))
+        n = self.Y_fit_.shape[0]
+        if vals.dtype.kind not in "biufc":
+            try:  # e.g. an object array of Python numbers
+                vals = vals.astype(np.complex128 if any(isinstance(v, complex) for v in
+                                                        vals.ravel()) else np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"func returned values of dtype {vals.dtype}; expected real "
+                                "or complex numbers") from exc
+        if vals.ndim not in (1, 2) or vals.shape[0] != n:
+            raise ValueError(f"func returned values of shape {vals.shape}; expected ({n},) or "
+                             f"({n}, p), one row per training sample")
         if not np.all(np.isfinite(vals)):
             raise ValueError("func returned non-finite values")
+        one_d = vals.ndim == 1
+        V = vals.reshape(n, -1)
+        p = V.shape[1]
+        is_complex = vals.dtype.kind == "c"
+        # β(x) is real: the real and imaginary parts are two real right-hand sides
+        V = np.hstack([V.real, V.imag]) if is_complex else V
+        V = np.asarray(V, dtype=np.float64)
         if use_torch(self, X):  # torch executor: β(x)ᵀ g = k(x, X)(G + nεI)⁻¹ g on the device
             from .._torch.operators import device_points
 
             state, Xn, back = device_points(self, X)
             ops = ops_of(Xn)
-            V = ops.from_host(vals.reshape(vals.shape[0], -1), Xn, np.float64)
-            out = evaluate(self.kernel_x_, Xn, state.X, ops.cho_solve(state.cho, V),
-                           "the conditional expectations")
-            return back(out[:, 0] if vals.ndim == 1 else out, host64=True)
-        return self.weights(X).T @ vals
+            Vd = ops.from_host(V, Xn, np.float64)
+            out = back(evaluate(self.kernel_x_, Xn, state.X, ops.cho_solve(state.cho, Vd),
+                                "the conditional expectations"), host64=True)
+        else:
+            out = self.weights(X).T @ V
+        if is_complex:
+            out = out[:, :p] + 1j * out[:, p:]
+        return out[:, 0] if one_d else out
 
     def predict(self, X) -> np.ndarray:
         """E[Y | X = x] (kernel ridge regression with ridge nε).

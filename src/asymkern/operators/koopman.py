@@ -270,17 +270,25 @@ class KoopmanOperator(_TransferOperator):
 
     # ---------------------------------------------------------------------------- parameters
     def _observable_data(self, observables, X0, X1, lag: int, y_given: bool):
-        """The observable values g(y_i) at the shifted samples (n, p) float64, or None."""
+        """The observable values g(y_i) at the shifted samples (n, p) float64, or None.
+
+        Always a float64 copy, never a view of the caller's array (nor of what a callable
+        returned): the fitted model keeps these values (``predict(..., observable=True)``,
+        :meth:`modes`), and a caller that reuses its buffer after ``fit`` must not change it.
+        The torch fit (:func:`asymkern._torch.transfer.observable_values`) moves this copy to
+        the device, so it does not share memory with the caller's array either.
+        """
         self._obs_1d = False
         if observables is None:
             return None
         if callable(observables):
             where = "observables(y)"
             # real numbers only: a complex return is refused, never cast (ComplexWarning)
-            vals = np.asarray(check_finite_result(observables(X1), where), dtype=np.float64)
+            vals = np.array(check_finite_result(observables(X1), where), dtype=np.float64,
+                            copy=True)
         else:
-            vals = np.asarray(as_data(observables, "observables", ensure_2d=False),
-                              dtype=np.float64)
+            vals = np.array(as_data(observables, "observables", ensure_2d=False),
+                            dtype=np.float64, copy=True)
             where = "observables"
             if vals.ndim == 2 and vals.shape[1] == 0:
                 raise ValueError(f"observables has 0 columns (shape {vals.shape}); expected at "
@@ -369,7 +377,9 @@ class KoopmanOperator(_TransferOperator):
         observables : array-like of shape (n_rows,) or (n_rows, p), callable or None
             Observables g to forecast with ``predict(..., observable=True)`` and to decompose
             with :meth:`modes`: their values at the rows of the trajectory X (``y=None``) or at
-            the rows of ``y``, or a callable mapping samples (n, d) to values (n, p).
+            the rows of ``y``, or a callable mapping samples (n, d) to values (n, p). The
+            model keeps a copy of the values (changing the array after ``fit`` does not change
+            the model).
         Y : array-like, deprecated
             Former keyword of ``y``.
 
