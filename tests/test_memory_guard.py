@@ -257,3 +257,26 @@ def test_dask_array_gathered_by_an_in_memory_estimator_is_budgeted():
     X = da.ones((2000, 100), chunks=(500, 100))  # 1.5 MiB once gathered, lazy until then
     msg = _guarded(lambda: CovarianceOperator().fit(X), "gathering the dask array X")
     assert "Dask executor" in msg
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_weighted_kernel_svd_counts_the_matrices_it_holds(center):
+    """A weighted fit holds G (for the training scores) and G_w = W^{1/2} G W_z^{1/2}: the
+    budget counts both, and the fit stays within what it was allowed (it held three n×m
+    arrays under a check for one)."""
+    rng = np.random.default_rng(0)
+    n = m = 600
+    X, Z, w = rng.standard_normal((n, 3)), rng.standard_normal((m, 3)), rng.uniform(0.5, 2, n)
+    one = n * m * 8 / 2**20  # MiB of one n×m float64 array
+    est = KernelSVD(3, solver="randomized", center=center, random_state=0)
+    with config_context(max_dense_memory=1.5 * one), pytest.raises(MemoryBudgetError):
+        est.fit(X, Z=Z, sample_weight=w)
+    budget = 2.6 * one
+    with config_context(max_dense_memory=budget):
+        tracemalloc.start()
+        try:
+            est.fit(X, Z=Z, sample_weight=w)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak <= budget * 2**20, f"peak {peak / 2**20:.1f} MiB over the {budget:.1f} MiB budget"

@@ -481,3 +481,25 @@ def test_svc_probability_precomputed_and_index_landmarks(data):
                                    rtol=1e-6, atol=1e-9)
     with pytest.raises(ValueError, match="none of the given landmarks"):
         NystromSVC(landmarks=np.array([0]), **kw).fit(X, yc)
+
+
+@pytest.mark.parametrize("svm", ["svc", "nusvc"])
+def test_nystrom_svc_seeds_libsvm_from_random_state(svm):
+    """libsvm's seed comes from random_state: numpy's global generator is left alone and
+    probability=True (libsvm's internal cross-validation) repeats exactly."""
+    from asymkern.nystrom import NystromSVC
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(80, 2)
+    y = (X[:, 0] > 0).astype(int)
+    np.random.seed(0)
+    expected = np.random.rand()
+    np.random.seed(0)
+    NystromSVC(n_landmarks=20, random_state=0, svm=svm).fit(X, y)
+    assert np.random.rand() == expected
+    probas = []
+    for seed in (1, 2):
+        np.random.seed(seed)  # the global state must not matter
+        est = NystromSVC(n_landmarks=20, random_state=0, svm=svm, probability=True).fit(X, y)
+        probas.append(est.predict_proba(X))
+    np.testing.assert_array_equal(probas[0], probas[1])

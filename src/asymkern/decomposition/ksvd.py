@@ -716,7 +716,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         solver, form = self.solver, False
         if solver == "auto":
             solver, form = auto_solver(kind, n, m, r, dtype, limit)
-        held = n * m * dtype.itemsize if (form or formed) and solver != "dense" else 0
+        # the formed G (and, weighted, G_w beside it: _fit_weighted) held during the solve
+        held = n * m * dtype.itemsize * (2 if weighted else 1) \
+            if (form or formed) and solver != "dense" else 0
         opts = self._solver_options()
         check_svd_budget(solver, n, m, r, dtype, extra=held, limit=limit,
                          n_oversamples=opts.get("n_oversamples", 10),
@@ -748,16 +750,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         executor of G."""
         w = np.ones(n) if w is None else w
         wz = np.ones(m) if wz is None else wz
+        # two n×m arrays at most: G (kept for the training scores) and G_w; G is normalised
+        # and centred in place once it is our own copy (_check_svd_budget counts both)
         if isinstance(G, KernelMatrix):
-            G = G.to_array()  # guarded by the memory limit
+            G, owned = G.to_array(), True  # guarded by the memory limit
         elif isinstance(G, LazyMatrix):
             check_memory(2 * n * m * np.dtype(G.dtype).itemsize, "KernelSVD with sample "
                          "weights (the weighted kernel matrix)", "no sample weights")
-            G = G.to_dense()  # perhaps the caller's tensor: only read below
+            G, owned = G.to_dense(), False  # perhaps the caller's tensor: not written to
         else:
             check_memory(8 * n * m * 2, "KernelSVD with sample weights (the weighted kernel "
                          "matrix)", "no sample weights")
-            G = np.array(G.toarray() if sp.issparse(G) else G)
+            G, owned = np.array(G.toarray() if sp.issparse(G) else G), True
         ops = ops_of(G)
         dt = ops.dtype(G)
         wd, wzd = ops.from_host(w, G), ops.from_host(wz, G)
@@ -766,18 +770,27 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             # κ(x, z) = k(x, z) / Σ_{r∈Z} k(x, r): repeating z_r w^z_r times weights the
             # normaliser too, Σ_r w^z_r k(x, r) = (Σ_r k(x, r)) · (G w^z)_x
             self._z_norm = ops.astype(G @ wzd, np.float64)
-            G = G / ops.astype(self._z_norm, dt)[:, None]
+            zn = ops.astype(self._z_norm, dt)[:, None]
+            if owned:
+                G /= zn
+            else:
+                G, owned = G / zn, True
         if self.center:  # weighted means: the centring of the repeated-rows fit
             sw, swz = w.sum(), wz.sum()
             self.row_means_ = ops.astype(G @ wzd, np.float64) / swz
             self.col_means_ = ops.astype(wd @ G, np.float64) / sw
             self.grand_mean_ = float(w @ ops.to_host(self.row_means_) / sw)
-            G = G - ops.astype(self.row_means_, dt)[:, None]
+            rm = ops.astype(self.row_means_, dt)[:, None]
+            if owned:
+                G -= rm
+            else:
+                G, owned = G - rm, True
             G -= ops.astype(self.col_means_, dt)[None, :]
             G += dt.type(self.grand_mean_) if ops is NUMPY else self.grand_mean_
         rw = ops.from_host(np.sqrt(w), G)
         rwz = ops.from_host(np.sqrt(wz), G)
-        Gw = (G * rw[:, None]) * rwz[None, :]
+        Gw = G * rw[:, None]
+        Gw *= rwz[None, :]
         res = top_svd(Gw, r, solver=self.solver, random_state=self.random_state,
                       **self._solver_options())
         self._store(res, Gw, n, m)

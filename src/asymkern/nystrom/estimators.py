@@ -1051,12 +1051,15 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         from sklearn.svm import SVC, LinearSVC, NuSVC
 
         cw = self.class_weight
+        # libsvm's seed (the shuffling of probability=True's cross-validation) from
+        # random_state, not from numpy's global generator
+        rs = self.random_state
         if self.svm == "nusvc":
             return NuSVC(nu=self.nu, kernel=kernel, tol=self.tol, max_iter=self.max_iter,
-                         class_weight=cw)
+                         class_weight=cw, random_state=rs)
         if self.svm == "svc":
             return SVC(C=self.C, kernel=kernel, tol=self.tol, max_iter=self.max_iter,
-                       class_weight=cw)
+                       class_weight=cw, random_state=rs)
         if self.svm == "linearsvc":
             if kernel != "linear":
                 raise ValueError(f"svm='linearsvc' supports modes lla/gsa/ncr only, not "
