@@ -108,14 +108,26 @@ def check_input(estimator, X, *, reset: bool, name: str = "X", **as_data_kwargs)
     return converted
 
 
+def check_tensor_shape(X, owner: str, name: str = "X", min_samples: int = 1) -> None:
+    """The shape rules :func:`as_data` applies to arrays, for an array it does not convert (a
+    torch tensor): 2-D, at least ``min_samples`` rows and one column; the ``ValueError``
+    names ``name`` and ``owner`` (scikit-learn's words)."""
+    shape = tuple(int(k) for k in X.shape)
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {shape}")
+    if shape[0] < min_samples:
+        raise ValueError(f"{name} has {shape[0]} sample(s) (shape={shape}) while a minimum of "
+                         f"{min_samples} is required by {owner}.")
+    if shape[1] < 1:
+        raise ValueError(f"{name} has 0 feature(s) (shape={shape}) while a minimum of 1 is "
+                         f"required by {owner}.")
+
+
 def check_tensor_input(estimator, X, min_samples: int = 2) -> None:
     """scikit-learn's bookkeeping for an array that :func:`check_input` does not convert (a
-    torch tensor): at least ``min_samples`` rows, ``n_features_in_`` recorded, no
-    ``feature_names_in_`` (a tensor has no column names). Raises ``ValueError`` naming the
-    estimator."""
-    if int(X.shape[0]) < min_samples:
-        raise ValueError(f"X has {int(X.shape[0])} sample(s) (shape={tuple(X.shape)}) while a "
-                         f"minimum of {min_samples} is required by {type(estimator).__name__}.")
+    torch tensor): :func:`check_tensor_shape` (at least ``min_samples`` rows),
+    ``n_features_in_`` recorded, no ``feature_names_in_`` (a tensor has no column names)."""
+    check_tensor_shape(X, type(estimator).__name__, min_samples=min_samples)
     estimator.n_features_in_ = int(X.shape[1])
     estimator.__dict__.pop("feature_names_in_", None)
 
@@ -311,7 +323,11 @@ def _as_real(x, name: str, complex_message: str, nonnumeric_message: str) -> np.
     """``np.asarray(x)`` checked by :func:`real_numeric`; a failed conversion names ``name``."""
     try:
         arr = np.asarray(x)
-    except Exception as exc:  # pragma: no cover - exotic objects
+    except Exception as exc:  # a tensor on a device, exotic objects
+        device = getattr(x, "device", None)
+        if getattr(device, "type", "cpu") != "cpu":
+            raise TypeError(f"{name} is a tensor on {device}, which this estimator reads on the "
+                            f"host (it has no torch executor): pass {name}.cpu()") from exc
         raise TypeError(f"{name} could not be converted to a numeric array: {exc}") from exc
     return real_numeric(arr, complex_message=complex_message,
                         nonnumeric_message=nonnumeric_message)

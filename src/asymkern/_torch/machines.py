@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._dispatch import any_torch
 from .._shared.nystrom_predict import NystromModel
+from .._validation import check_tensor_shape
 from .device import as_tensor, resolve_device
 from .primitives import torch_dtype
 
@@ -58,6 +59,7 @@ def fitted_input(est, X):
     if as_numpy:
         X = est._check_X(X)
     Xt = as_tensor(X, state.X.device, "X", dtype=torch_dtype(state.dtype))
+    check_tensor_shape(Xt, owner)
     if Xt.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {Xt.shape[1]} features, but {owner} is expecting "
                          f"{est.n_features_in_} features as input")

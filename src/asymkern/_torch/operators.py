@@ -77,12 +77,12 @@ def device_points(est, X, view: str = "x"):
         ``back(values, host64=False)``: values of these points in the output convention
         (tensors in the points' dtype; numpy for numpy points, float64 with ``host64``).
     """
-    from .._validation import check_input
+    from .._validation import check_input, check_tensor_shape
 
     state = getattr(est, "_torch_state", None)
     if state is None:
         raise ValueError(f"this {type(est).__name__} was fitted on numpy arrays without "
-                         "device=...; fit it with torch tensors (or a device) to transform "
+                         "device=...; fit it with torch tensors (or a device) to use it on "
                          "torch tensors")
     as_numpy = not any_torch(X)
     if view == "y":
@@ -92,6 +92,7 @@ def device_points(est, X, view: str = "x"):
                              "(as in fit)")
     else:
         Xn = as_tensor(check_input(est, X, reset=False) if as_numpy else X, state.device, "X")
+        check_tensor_shape(Xn, type(est).__name__)
         if Xn.shape[1] != est.n_features_in_:
             raise ValueError(f"X has {Xn.shape[1]} features, but {type(est).__name__} is "
                              f"expecting {est.n_features_in_} features as input")

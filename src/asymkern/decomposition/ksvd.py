@@ -38,6 +38,7 @@ from .._validation import (
     check_input,
     check_positive,
     check_random_state,
+    check_tensor_shape,
     clip_count,
     forgets_previous_fit,
     user_stacklevel,
@@ -581,12 +582,21 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self._fit_matrix(G, G.shape, sample_weight, sample_weight_Z)
 
     def _set_sets(self, Xv, Zv, Z) -> None:
-        """Feature counts of ``fit(X, Z=Z)`` (equal ones for a kernel that needs them)."""
+        """Feature counts of ``fit(X, Z=Z)`` (equal ones for a kernel that needs them; and, for
+        two DataFrames, the same column names in the same order: features pair by position)."""
         if self.kernel_.checks_features and Xv.shape[1] != Zv.shape[1]:
             raise ValueError(
                 f"X has {Xv.shape[1]} features but Z has {Zv.shape[1]}; the kernel needs equal "
                 "feature counts (for one data matrix whose rows and columns are the two sets, "
                 "call fit(A) with a compat transform)"
+            )
+        x_names, z_names = getattr(self, "feature_names_in_", None), _get_feature_names(Z)
+        if self.kernel_.checks_features and x_names is not None and z_names is not None \
+                and list(x_names) != list(z_names):
+            raise ValueError(
+                f"the feature names of Z ({list(z_names)[:5]}...) must be those of X "
+                f"({list(x_names)[:5]}...), in the same order: the kernel pairs features by "
+                "position; reorder Z's columns (Z[X.columns])"
             )
         self.z_features_in_ = int(Zv.shape[1])
         self.n_features_in_ = int(Xv.shape[1])
@@ -1046,6 +1056,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _transform(self, X, left: bool):
         """Left (``left``) or right scores of new points, on the executor of the input or fit."""
+        if any_torch(X) and not getattr(self, "torch_fit_", False):
+            raise ValueError("this KernelSVD was not fitted with torch (tensors or device=...); "
+                             "fit it with torch tensors (or a device) to transform torch tensors")
         if any_dask(X) or self._holds_dask():  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
 
@@ -1084,6 +1097,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             transposed = False
         else:
             Xn = ex.data(X, name)
+            check_tensor_shape(Xn, "KernelSVD", name)
             expected = self.n_features_in_ if left else self.z_features_in_
             if Xn.shape[1] != expected:
                 raise ValueError(f"{name} has {Xn.shape[1]} features, but KernelSVD is "
