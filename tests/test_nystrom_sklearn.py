@@ -492,14 +492,15 @@ def test_nystrom_svc_seeds_libsvm_from_random_state(svm):
     rng = np.random.RandomState(0)
     X = rng.randn(80, 2)
     y = (X[:, 0] > 0).astype(int)
-    np.random.seed(0)
-    expected = np.random.rand()
-    np.random.seed(0)
+    # numpy's legacy global generator is what libsvm's seed was drawn from
+    np.random.seed(0)  # noqa: NPY002
+    expected = np.random.rand()  # noqa: NPY002
+    np.random.seed(0)  # noqa: NPY002
     NystromSVC(n_landmarks=20, random_state=0, svm=svm).fit(X, y)
-    assert np.random.rand() == expected
+    assert np.random.rand() == expected  # noqa: NPY002
     probas = []
     for seed in (1, 2):
-        np.random.seed(seed)  # the global state must not matter
+        np.random.seed(seed)  # noqa: NPY002  (the global state must not matter)
         est = NystromSVC(n_landmarks=20, random_state=0, svm=svm, probability=True).fit(X, y)
         probas.append(est.predict_proba(X))
     np.testing.assert_array_equal(probas[0], probas[1])
