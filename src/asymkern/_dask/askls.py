@@ -186,9 +186,9 @@ def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
         raise NotImplementedError("kernel='precomputed' with a dask matrix is not available for "
                                   "AsKLSClassifier yet; pass the data X (row-chunked)")
     if est.nystrom is None:
-        raise ValueError("AsKLSClassifier on dask inputs needs the Nyström option (nystrom=r or "
-                         "a dict with 'n_components'): the exact solvers form the n×n kernel "
-                         "matrix")
+        raise NotImplementedError("AsKLSClassifier on dask inputs needs the Nyström option "
+                                  "(nystrom=r or a dict with 'n_components'): the exact solvers "
+                                  "form the n×n kernel matrix")
     if est.merge == "stack":
         raise NotImplementedError("merge='stack' (out-of-fold logistic stacking) is not available "
                                   "on dask inputs yet; use merge='sum', 'source' or 'target'")

@@ -108,7 +108,7 @@ def _landmarks(est, n: int):
 
     idx = _check_landmark_options(est, n)
     if idx is None:
-        raise ValueError(
+        raise NotImplementedError(
             f"{type(est).__name__} on dask inputs needs landmarks (n_landmarks=m or an index "
             "array): the exact estimator forms the n×n Gram matrix"
         )

@@ -276,10 +276,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     **Mathematics.** The coupled covariances eigenproblem (CCE, Def. 2.1, eq. (1) of [1]_)
     Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ has, with W_φ = Γ_φ* B_φ and W_ψ = Γ_ψ* B_ψ, the dual
-    shifted eigenvalue problem G B_ψ = B_φ Λ, Gᵀ B_φ = B_ψ Λ (Prop. 2.4, eq. (4)), solved by
-    the SVD G = U Σ Vᵀ (Prop. 2.5). The projection scores of §2.2 are
-    e(x) = [κ(x, z_j)]_j V and e(z) = [κ(x_i, z)]_iᵀ U; the out-of-sample extension of the
-    adjoint eigenfunctions is eq. (8).
+    shifted eigenvalue problem GᵀG B_ψ = Gᵀ B_φ Λ, GGᵀ B_φ = G B_ψ Λ (Prop. 2.4, eq. (4)),
+    solved by the SVD G = U Σ Vᵀ: G B_ψ = B_φ Λ, Gᵀ B_φ = B_ψ Λ (Prop. 2.5). The projection
+    scores of §2.2 are e(x) = [κ(x, z_j)]_j V and e(z) = [κ(x_i, z)]_iᵀ U; the out-of-sample
+    extension of the adjoint eigenfunctions is eq. (8).
 
     References
     ----------
