@@ -199,11 +199,6 @@ def transform_dask(est, X, left: bool = True):
     return _result(est._scores(G, not left, left), was_dask)
 
 
-def _as_dask(v):
-    da = require_dask()
-    return v if is_dask_array(v) else da.from_array(np.asarray(v))
-
-
 def plain_state(state: dict) -> dict:
     """The pickled state of a Dask-fitted KernelSVD with every dask array gathered to numpy.
 
