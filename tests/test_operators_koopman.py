@@ -292,7 +292,7 @@ def test_dask_landmark_reduced_rank_matches_in_memory():
             np.testing.assert_allclose(b.eigenvalues_, a.eigenvalues_, atol=1e-10)
             np.testing.assert_allclose(np.asarray(b.predict(X[:5], n_steps=3)),
                                        a.predict(X[:5], n_steps=3), atol=1e-10)
-        with pytest.raises(ValueError, match="observables"):
+        with pytest.raises(NotImplementedError, match="observables"):
             KoopmanOperator(n_landmarks=10).fit(da.from_array(X, chunks=50),
                                                 observables=X)
 

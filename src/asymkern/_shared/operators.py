@@ -12,7 +12,9 @@ for numpy arrays and torch tensors alike; the Dask tasks call the block function
 (:func:`landmark_stats`, :func:`landmark_evaluate`).
 
 :func:`gram` keeps the numpy path's contract on every executor: an ``OverflowError`` naming the
-matrix, and numpy's ``max_dense_memory`` check before the matrix is formed.
+matrix, and a ``max_dense_memory`` check before the matrix is formed; an exact fit checks its
+whole peak (every n×n array it holds at once) before its first Gram matrix
+(:func:`check_fit_memory`).
 """
 
 from __future__ import annotations
@@ -199,23 +201,120 @@ def kernel_block(kernel, P, L):
     return ops.astype(getattr(M, "to_array", M.to_dense)(), np.float64)
 
 
+#: n×n copies a kernel matrix being formed may hold besides itself: the row blocks that
+#: :meth:`~asymkern.kernels.KernelMatrix.to_array` writes (a quarter of the rows) with their
+#: temporaries (measured with ``tracemalloc``: 1/8 for 'rbf', 1/2 for 'laplacian' and
+#: 'polynomial')
+KERNEL_BLOCKS = 0.5
+
+
+def gram_bytes(n_rows: int, n_cols: int, symmetric: bool = False, inputs: int = 0) -> int:
+    """The peak bytes of :func:`gram`: the float64 matrix, its kernel blocks in flight
+    (:data:`KERNEL_BLOCKS`) and, ``symmetric``, the symmetrised copy; with the kernel's copies
+    of the ``inputs`` (their bytes), which grow as n·d, and n-long vectors (64 per row or
+    column: the row norms, numpy's ufunc buffers)."""
+    return (int(8 * n_rows * n_cols * (2 if symmetric else 1 + KERNEL_BLOCKS)) + 3 * inputs
+            + 8 * 64 * max(n_rows, n_cols))
+
+
 def gram(kernel, A, B=None, what: str = "the Gram matrix", hint: str = _RESCALE,
          symmetric: bool = False):
     """The checked Gram matrix k(A, B) (``B`` None: A against itself) of every executor.
 
-    Dense float64 on the executor of A (:func:`kernel_block`: numpy within
-    ``max_dense_memory``, a tensor on its device), refused with the numpy path's
-    ``OverflowError`` naming ``what`` (and suggesting ``hint``) when it is not finite;
-    ``symmetric`` returns (K + Kᵀ)/2. The Gram matrices G_Φ = [k(x_i, x_j)] of the empirical
-    operators of Mollenhauer et al. (2020), §4.
+    Dense float64 on the executor of A (:func:`kernel_block`, a tensor on its device),
+    refused with the numpy path's ``OverflowError`` naming ``what`` (and suggesting ``hint``)
+    when it is not finite; ``symmetric`` returns (K + Kᵀ)/2. The Gram matrices
+    G_Φ = [k(x_i, x_j)] of the empirical operators of Mollenhauer et al. (2020), §4.
+
+    Its own peak (:func:`gram_bytes`) is checked against ``max_dense_memory`` before anything
+    is formed, on every executor; a fit that holds other n×n arrays besides checks its whole
+    peak first (:func:`check_fit_memory`).
 
     Returns
     -------
     array of shape (n_A, n_B)
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the matrix (with its blocks and symmetrised copy) exceeds ``max_dense_memory``.
     """
+    from ..config import check_memory
+
     ops = ops_of(A, B)
+    a, b = int(A.shape[0]), int((A if B is None else B).shape[0])
+    inputs = _nbytes(A) + (0 if B is None else _nbytes(B))
+    check_memory(gram_bytes(a, b, symmetric, inputs), f"{what} ({a}×{b})",
+                 "fewer samples, or a landmark (Nyström) estimator where there is one",
+                 detail=f"a {a}×{b} float64 matrix" + (" and its symmetrised copy"
+                                                       if symmetric else " and its blocks"))
     K = checked(ops, kernel_block(kernel, A, A if B is None else B), what, hint)
-    return 0.5 * (K + K.T) if symmetric else K
+    if not symmetric:
+        return K
+    S = K + K.T  # (K + Kᵀ)/2 with one n×n temporary on every executor
+    del K
+    S *= 0.5
+    return S
+
+
+def _nbytes(A) -> int:
+    """The bytes of an array of any executor (numpy, CSR, a tensor); 0 for None."""
+    if A is None:
+        return 0
+    if sp.issparse(A):
+        return int(A.data.nbytes + A.indices.nbytes + A.indptr.nbytes)
+    if hasattr(A, "nbytes"):
+        return int(A.nbytes)
+    return int(A.element_size() * A.nelement())  # a torch tensor
+
+
+def fit_memory_bytes(n: int, copies: float, samples=(), columns: int = 0) -> int:
+    """The peak bytes :func:`check_fit_memory` checks: ``copies`` n×n float64 arrays, the
+    n-long vectors beside them (the coefficients of ``columns`` components, ARPACK's Lanczos
+    basis of max(2·columns + 1, 20) vectors, LAPACK's integer workspace: n × max(64,
+    4·columns + 24) float64) and three times the ``samples`` the fit holds (the samples and
+    the kernel's augmented copies of them, which grow as n·d, not n²)."""
+    vectors = 8 * n * max(64, 4 * int(columns) + 24)
+    return int(8.0 * copies * n * n) + vectors + 3 * sum(_nbytes(A) for A in samples)
+
+
+def check_fit_memory(n: int, copies: float, what: str, alternatives: str | None = None, *,
+                     samples=(), columns: int = 0) -> None:
+    """Refuse, before anything of size n×n is allocated, an exact operator fit whose peak
+    exceeds ``max_dense_memory`` (one check of the whole route, on every executor).
+
+    Parameters
+    ----------
+    n : int
+        The number of samples (or time-lagged pairs).
+    copies : float
+        The n×n float64 arrays the route holds at once at its peak (Gram matrices, their
+        factors and products, the eigensolver's copies and workspace; kernel blocks in flight
+        count :data:`KERNEL_BLOCKS`), measured with ``tracemalloc`` for every route on data
+        that takes its most expensive branch (full-rank Gram matrices, the dense fallback of
+        an eigensolver).
+    what : str
+        The estimator and its route, e.g. ``"KoopmanOperator(estimator='rrr') exact fit"``.
+    alternatives : str, optional
+        What to use instead (landmarks where the estimator has them).
+    samples : sequence of arrays, optional
+        The samples the fit holds (any executor): counted with the kernel's copies of them
+        (:func:`fit_memory_bytes`).
+    columns : int, default 0
+        The components (or right-hand sides) of the fit's n-long vectors.
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the estimate (:func:`fit_memory_bytes`) exceeds the budget; the message names
+        ``what`` and the number of n×n arrays.
+    """
+    from ..config import check_memory
+
+    need = fit_memory_bytes(n, copies, samples, columns)
+    check_memory(need, f"{what} on {n} samples", alternatives,
+                 detail=f"{copies:g} {n}×{n} float64 arrays at once, with the samples and "
+                        "n-long vectors")
 
 
 def checked(ops: ArrayOps, values, what: str, hint: str = ""):
@@ -482,18 +581,12 @@ class OperatorSamples:
 
     def gram(self, which: str = "x"):
         """The checked float64 Gram matrix k(Z, Z) of X (``'x'``) or Y (``'y'``) on the
-        samples' executor (:func:`gram`): as the kernel gives it for numpy (within the
-        ``max_dense_memory`` budget of the fit's four n×n copies: the Gram matrix, its
-        centred copy and their factorisation), symmetrised on a device."""
+        samples' executor (:func:`gram`): as the kernel gives it for numpy, symmetrised on a
+        device. The fits that call it check their whole peak first
+        (:func:`check_fit_memory`)."""
         Z, k = (self.X, self.kernel_x) if which == "x" else (self.Y, self.kernel_y)
         name = "X (input)" if which == "x" else "y (output)"
         hint = _RESCALE if which == "x" else "rescale y or change kernel_y's parameters"
-        if self.device is None:
-            from ..config import check_memory
-
-            n = self.n
-            check_memory(8 * n * n * 4, f"the Gram matrix of {name} ({n}×{n})",
-                         "fewer samples", detail=f"4 copies of a {n}×{n} float64 matrix")
         return gram(k, Z, what=f"the Gram matrix of {name}", hint=hint,
                     symmetric=self.device is not None)
 

@@ -5,6 +5,7 @@ clipping and the ``svd``/``eig`` delegation of the fitted operator (private).
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import Any
 
@@ -20,9 +21,11 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import NUMPY
 from .._shared.operators import (
     _RESCALE,  # noqa: F401 - the estimators' hint, imported from here
+    KERNEL_BLOCKS,
     OperatorSamples,
     _check_int,
     _check_reg,
+    check_fit_memory,
     evaluate,
     gram,
 )
@@ -415,6 +418,108 @@ def _sample_operator(s: OperatorSamples, B, center: bool, jitter: float = 0.0,
             if F is not None:
                 op.set_factor(which, F)
     return op
+
+
+#: the dense rules of the solvers the covariance, cross-covariance and CCA routes call
+#: (:mod:`asymkern.linalg`): ``top_svd`` factorises the r×r matrix of the QR route densely up
+#: to r = 1000 (``auto_solver``), ``_eig_top`` the N×N auxiliary matrix up to N = 1500
+_DENSE_SVD_MAX, _DENSE_EIG_MAX = 1000, 1500
+
+
+def _qr_svd_copies(n: int) -> float:
+    """n×n copies the QR route's SVD of the r×r matrix R_Y B R_Xᵀ holds besides the Gram
+    matrices and factors, for the worst numerical rank r ≤ n: the matrix with ``top_svd``'s
+    dense solve (its copy, U, Vᵀ and gesdd's workspace, ≈ 7 r×r) while r ≤ 1000, above it
+    the matrix and the n×r product it is formed from (ARPACK's basis is n-long vectors)."""
+    from ..linalg._svd_core import dense_svd_bytes
+
+    r = min(n, _DENSE_SVD_MAX)
+    dense = (8.0 * r * r + dense_svd_bytes(r, r)) / (8.0 * n * n)
+    return max(dense, 2.0 if n > _DENSE_SVD_MAX else 0.0)
+
+
+def two_view_fit_copies(cca: bool, method: str, n: int) -> float:
+    """The n×n float64 arrays a cross-covariance (``cca`` False) or kernel CCA fit on n
+    samples holds at once at its peak, per SVD ``method``, for full-rank Gram matrices
+    (measured with ``tracemalloc`` at n = 600, 1000, 1200, 1600 and 2000).
+
+    Both fits hold the two Gram matrices (centred in place) and, where factorised, two n×n
+    arrays per view (the pivoted Cholesky factor R and its triangular block; kernel CCA's
+    eigen-factors: R and the eigenvectors): 6 arrays; 9 while kernel CCA's second
+    eigen-factor is computed (its pivoted factor, LAPACK's copy and the eigenvectors), 8
+    while the cross-covariance's second pivoted Cholesky factor is (with its jittered copy,
+    LAPACK's copy and the triangular block). The
+    SVD adds: 'qr' the r×r matrix and its solve (:func:`_qr_svd_copies`, 7 for n ≤ 1000; for
+    larger n at least the n×r product and the matrix, 2); 'auxiliary' (N = n ≤ 1500, else
+    ARPACK) the auxiliary matrix and the dense eigensolver's real and complex eigenvectors
+    (4); 'block' (N = 2n ≤ 1500, else ARPACK) the 2n×2n block matrix and its real and
+    complex eigenvectors (16).
+    """
+    factors = 4.0 if cca or method == "qr" else 0.0
+    held = 2.0 + factors
+    # the second view's factor being computed: kernel CCA's eigen-factor (9); the pivoted
+    # Cholesky factor of the cross-covariance's QR route, with its jittered copy (8); else
+    # the second Gram matrix being formed
+    factorising = 9.0 if cca else (8.0 if method == "qr" else 2.0 + KERNEL_BLOCKS)
+    if method == "qr":
+        solve = _qr_svd_copies(n)
+    elif method == "auxiliary":
+        solve = 4.0 if n <= _DENSE_EIG_MAX else 0.0
+    else:  # 'block'
+        solve = 16.0 if 2 * n <= _DENSE_EIG_MAX else 0.0
+    return max(factorising, held + solve)
+
+
+def cov_fit_copies(n: int) -> float:
+    """The n×n float64 arrays a covariance fit holds at once at its peak (full rank; measured
+    with ``tracemalloc`` at n = 600 to 2000): the Gram matrix (centred in place), its pivoted
+    Cholesky factor R and triangular block, and the eigensolve of R B Rᵀ (the matrix, its
+    symmetrised copy, LAPACK's copy and the eigenvectors)."""
+    return 7.0
+
+
+def check_two_view_memory(est, n: int, samples=(), cca: bool = False) -> None:
+    """One ``max_dense_memory`` check of a cross-covariance or (``cca``) kernel CCA fit on n
+    samples (every executor), before its first Gram matrix
+    (:func:`asymkern._shared.operators.check_fit_memory`)."""
+    copies = two_view_fit_copies(cca, est.method, n)
+    cheaper = [f"method={m!r} ({c:g} n×n arrays)" for m in SVD_METHODS
+               if (c := two_view_fit_copies(cca, m, n)) < copies]
+    check_fit_memory(n, copies, f"{type(est).__name__}(method={est.method!r}) fit",
+                     "fewer samples" + (f", or {' or '.join(cheaper)}" if cheaper else ""),
+                     samples=samples, columns=_columns(est))
+
+
+def check_cov_memory(est, n: int, samples=()) -> None:
+    """One ``max_dense_memory`` check of a covariance fit on n samples (every executor),
+    before its Gram matrix."""
+    check_fit_memory(n, cov_fit_copies(n), "CovarianceOperator fit", "fewer samples",
+                     samples=samples, columns=_columns(est))
+
+
+def fit_samples(s: OperatorSamples) -> tuple:
+    """The samples a covariance, cross-covariance or CCA fit holds: X and Y, and after a
+    device fit their host copies beside them (the same sizes)."""
+    views = (s.X,) if s.Y is None else (s.X, s.Y)
+    return views if s.device is None else views + views
+
+
+def _columns(est) -> int:
+    """``n_components`` as an int where it is one (it is validated by the fit)."""
+    k = est.n_components
+    return int(k) if isinstance(k, numbers.Integral) and not isinstance(k, bool) else 0
+
+
+def _centred_in_place(K, center: bool):
+    """(G, m): the Gram matrix K, which the fit owns, doubly centred in place with ``center``
+    (entry by entry :func:`_center_gram`'s G, without its copy), and the column means m of
+    the uncentred K (None without centring) that ``transform`` subtracts."""
+    if not center:
+        return K, None
+    means = K.mean(axis=0)
+    K -= K.mean(axis=1, keepdims=True)
+    K -= K.mean(axis=0, keepdims=True)
+    return K, means
 
 
 def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:

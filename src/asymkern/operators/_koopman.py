@@ -38,7 +38,7 @@ import scipy.linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs, eigsh
 
 from .._backend import NUMPY, DenseMatrix, ops_of
-from ._numerics import GramSolver, cholesky_shifted, pinv_spectrum
+from ._numerics import GramSolver, cholesky_shifted, pinv_spectrum, sym_eigh, symmetrize_
 
 ESTIMATORS = ("full", "pcr", "rrr")
 _EPS = float(np.finfo(np.float64).eps)
@@ -96,16 +96,19 @@ def rrr_dual(G, H, r: int, shift: float, dense_below: int = 200):
     n = G.shape[0]
     if n <= dense_below or r >= n - 2 or shift == 0:  # alpha=None: G may be singular
         return _rrr_dual_dense(G, H, r, shift)
-    cho = cholesky_shifted(G, shift, "G_X")
+    # (a holder: the Cholesky factor is freed before the dense solve's n×n arrays)
+    factor = {"cho": cholesky_shifted(G, shift, "G_X")}
 
     def matvec(v):
-        return ops.to_host(ops.cho_solve(cho, H @ (G @ ops.from_host(v, G))) / n)
+        return ops.to_host(ops.cho_solve(factor["cho"], H @ (G @ ops.from_host(v, G))) / n)
 
     op = LinearOperator((n, n), dtype=np.float64, matvec=matvec)
     try:
         s2, W = eigs(op, k=r, which="LR", v0=_v0(n), tol=0.0, ncv=min(n, max(2 * r + 1, 20)))
     except ArpackNoConvergence:  # rare: fall back to the dense reference
+        factor.clear()
         return _rrr_dual_dense(G, H, r, shift)
+    factor.clear()
     order = np.argsort(-s2.real, kind="stable")[:r]
     s2, W = s2.real[order], ops.from_host(W[:, order].real, G)
     GW = G @ W
@@ -162,13 +165,15 @@ def _rrr_dual_dense(G, H, r: int, shift: float):
     """
     ops = ops_of(G)
     n = G.shape[0]
-    lam, Q = ops.eigh(0.5 * (G + G.T))
+    # at most four n×n arrays besides G and H at once: Q, QᵀHQ and, in turn, QᵀH or T
+    lam, Q = sym_eigh(0.5 * (G + G.T))
     if lam.shape[0] == 0 or float(lam[-1]) <= 0:
         return ops.zeros((n, 0), G), ops.zeros((n, 0), G), ops.zeros((0,), G)
     if shift == 0:  # alpha=None: G's range only (pseudo-inverse cutoff, warning)
         lam, Q, _ = pinv_spectrum(lam, Q, n, "the Gram matrix G_X")
         keep = lam > float(lam.max()) * n * _EPS
-        lam, Q = lam[keep], Q[:, keep]
+        if not bool(keep.all()):
+            lam, Q = lam[keep], Q[:, keep]
     elif float(lam[0]) + shift <= 0:  # where the Cholesky factorisation of G + nεI would fail
         raise ValueError(f"G_X + nεI is not positive definite (nε = {shift:.3g}, smallest "
                          f"eigenvalue of G_X {float(lam[0]):.3g}); the kernel must be PSD and "
@@ -178,7 +183,8 @@ def _rrr_dual_dense(G, H, r: int, shift: float):
     d = ops.sqrt(lam / (lam + shift))
     QtHQ = Q.T @ H @ Q
     T = d[:, None] * QtHQ * d / n
-    s2, Z = ops.eigh(0.5 * (T + T.T))
+    s2, Z = sym_eigh(symmetrize_(T))  # (T + Tᵀ)/2 in T itself, its eigenvectors beside it
+    del T
     order = ops.argsort_desc(s2)[:r]
     s2, Z = s2[order], Z[:, order]
     smax = max(float(s2.max()) if s2.shape[0] else 0.0, 1e-300)

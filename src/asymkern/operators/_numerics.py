@@ -21,17 +21,22 @@ from .._validation import clip_count, user_stacklevel
 _EPS = float(np.finfo(np.float64).eps)
 
 
-def cholesky_shifted(G, shift: float, name: str = "G"):
+def cholesky_shifted(G, shift: float, name: str = "G", overwrite: bool = False):
     """The Cholesky factor of G + shift·I (for the executor's ``cho_solve``).
 
     Parameters
     ----------
     G : array (n, n)
-        A symmetric PSD Gram matrix (numpy or an executor's array; never written to).
+        A symmetric PSD Gram matrix (numpy or an executor's array; written to only with
+        ``overwrite``).
     shift : float
         The Tikhonov shift nε.
     name : str, default='G'
         How G is named in the error.
+    overwrite : bool, default=False
+        G is the caller's to overwrite (G + shift·I is formed in G itself on executors other
+        than numpy, where the factor is a new array; numpy factorises a shifted copy in
+        place either way).
 
     Returns
     -------
@@ -45,12 +50,48 @@ def cholesky_shifted(G, shift: float, name: str = "G"):
     """
     ops = ops_of(G)
     try:
-        return ops.cho_factor(ops.add_diag(G, shift))
+        if ops is NUMPY:  # the factor overwrites the shifted copy: G and one n×n array
+            A = np.array(G, dtype=np.float64, order="F")
+            A[np.diag_indices_from(A)] += shift
+            return sla.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
+        return ops.cho_factor(ops.add_diag_(G if overwrite else owned_copy(G), shift))
     except np.linalg.LinAlgError as exc:
         raise ValueError(
             f"{name} + nεI is not positive definite (nε = {shift:.3g}); the kernel must be PSD "
             "and alpha large enough"
         ) from exc
+
+
+def owned_copy(A):
+    """A copy of the executor's array A that the caller owns (and may overwrite)."""
+    return np.array(A, order="F") if ops_of(A) is NUMPY else A.clone()
+
+
+def sym_eigh(S):
+    """All eigenpairs of the exactly symmetric array S, which the caller owns and hands over
+    (S is overwritten): on numpy LAPACK works in S itself — its transpose, the same values in
+    Fortran order — instead of a copy, with the result of ``ops.eigh(S)`` bit for bit."""
+    ops = ops_of(S)
+    if ops is NUMPY:
+        return sla.eigh(S.T, overwrite_a=True, check_finite=False)
+    return ops.eigh(S)
+
+
+def symmetrize_(T, block: int = 512):
+    """(T + Tᵀ)/2 of a square array T the caller owns, in T itself on numpy (entry by entry
+    the values of ``0.5 * (T + T.T)``, without its n×n temporary); a new array on other
+    executors. Returns the symmetric array."""
+    if ops_of(T) is not NUMPY:
+        return 0.5 * (T + T.T)
+    n = T.shape[0]
+    for a in range(0, n, block):
+        for b in range(a, n, block):
+            I, J = slice(a, min(a + block, n)), slice(b, min(b + block, n))
+            S = T[I, J] + T[J, I].T
+            S *= 0.5
+            T[I, J] = S
+            T[J, I] = S.T
+    return T
 
 
 #: ``alpha=None``: a kept spectrum with condition number λ_max / λ_min above 1/√eps ≈ 6.7e7
@@ -101,7 +142,8 @@ def pinv_spectrum(lam, Q, n: int, what: str):
         raise ValueError(f"{what} is numerically zero (no positive eigenvalue); alpha=None "
                          "needs a nonzero kernel matrix: rescale X or change the kernel")
     keep = lam > n * _EPS * lmax
-    lam, Q = lam[keep], Q[:, keep]
+    if not bool(keep.all()):  # (no n×n copy of Q when every eigenpair is kept)
+        lam, Q = lam[keep], Q[:, keep]
     cond = lmax / float(lam.min())
     if cond > COND_MAX:
         warnings.warn(
@@ -129,14 +171,13 @@ class GramSolver:
     """
 
     def __init__(self, G, shift: float, name: str = "G"):
-        ops = ops_of(G)
         self._like, self.shift = G[:0, :0], float(shift)  # picklable (no executor object kept)
         if self.shift > 0:
             self.kind = "cholesky"
             self.cho = cholesky_shifted(G, self.shift, name)
             return
         self.kind = "pinv"
-        lam, Q = ops.eigh(0.5 * (G + G.T))
+        lam, Q = sym_eigh(0.5 * (G + G.T))
         self.lam, self.Q, _ = pinv_spectrum(lam, Q, int(G.shape[0]), f"the Gram matrix {name}")
 
     @property
@@ -192,6 +233,7 @@ class LaggedGramSolver:
         if rcond >= rcond_min:
             self.kind, self.lu = "lu", lu
         else:
+            del lu  # not kept: freed before the SVD's factors are allocated
             U, s, Vt = ops.svd_gesvd(Gxy)
             self.U, self.Vt, self.s = U, Vt, s
             if self.delta > 0:
@@ -257,7 +299,9 @@ def auxiliary_eig(G, A, k: int, owner: str):
     """Top-k eigenpairs of the auxiliary matrix A = B C with eigenfunctions k(·, X) w on the
     samples of G, post-processed exactly as :func:`asymkern.linalg.eig_auxiliary` does.
 
-    G and A are arrays of one executor (numpy, or tensors on their device). For n ≤
+    G and A are arrays of one executor (numpy, or tensors on their device); G may also be a
+    callable that forms it, called once the eigensolver's n×n arrays are freed (so that they
+    and G are never held at once). For n ≤
     :data:`ARPACK_MIN_PAIRS` the dense eigenproblem runs on the arrays' device; above it ARPACK
     runs on the host with its products A·v on the device (:func:`_arpack_top`), falling back to
     the dense solver when ARPACK does not converge. The k×k Gram matrix Wᴴ G W of the kept
@@ -267,8 +311,8 @@ def auxiliary_eig(G, A, k: int, owner: str):
     """
     from ..linalg.operator_svd import _real_if_close, _too_few_eigs
 
-    ops = ops_of(G)
-    n = int(G.shape[0])
+    ops = ops_of(A)
+    n = int(A.shape[0])
     found_by: dict = {}  # the dense eigen-decomposition (computed at most once) and the solver
 
     def top(m):
@@ -281,31 +325,46 @@ def auxiliary_eig(G, A, k: int, owner: str):
                 found_by["solver"] = "arpack"
                 lam, W = found
                 return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
-        if "lam" not in found_by:
-            lam_t, W_t = ops.eig(A)
-            order = ops.argsort_desc(abs(lam_t))
-            found_by.update(lam=ops.to_host(lam_t[order]), W=W_t[:, order], solver="dense")
-        lam, W = found_by["lam"][:m], ops.to_host(found_by["W"][:, :m])
+        lam = dense(m)
+        # only the m leading eigenvectors are copied out of the n×n W (never all n reordered)
+        order = found_by["order"][:m]
+        W = ops.to_host(found_by["W"][:, ops.index(order, found_by["W"])])
         if not np.any(lam.imag):
             lam, W = lam.real.copy(), W.real.copy()
         return _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
+
+    def dense(m):
+        """The m leading eigenvalues of the dense decomposition (computed at most once)."""
+        if "lam" not in found_by:
+            lam_t, W_t = ops.eig(A)
+            order = ops.argsort_desc(abs(lam_t))
+            found_by.update(lam=ops.to_host(lam_t[order]), W=W_t, order=ops.to_host(order),
+                            solver="dense")
+        return found_by["lam"][:m]
 
     lam, W = top(k)
     scale = max(abs(lam[0]), 1e-300)
     small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
     if abs(lam[0]) == 0 or small.size:  # the numpy path retries with every nonzero eigenpair
-        lam, W = top(n)
+        # every eigenvalue, as top(n) returns them (real when top(n)'s would be), decides
+        # where the nonzero ones end; only their eigenvectors are then extracted (top(n)'s
+        # leading columns: the n×n eigenvector matrix is never copied whole)
+        lam = dense(n)
+        if np.all(np.abs(lam.imag) <= 1e-8 * max(abs(lam[0]), 1e-300)):  # _real_if_close
+            lam = lam.real
         scale = max(abs(lam[0]), 1e-300)
         small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
         if small.size and small[0] > 0:
-            lam, W = lam[: small[0]], W[:, : small[0]]
+            lam, W = top(int(small[0]))
         else:
             raise _too_few_eigs(k, int(small[0]) if small.size else 0)
         clip_count(k, lam.size, "n_components", "the numerical rank of the operator",
                    owner=owner)
+    found_by.pop("W", None)  # the n×n eigenvectors of the dense solver, freed
+    if callable(G):
+        G = G()
     Wd = ops.from_host(W, G, W.dtype)
-    Gc = ops.astype(G, W.dtype) if np.iscomplexobj(W) else G
-    S = ops.to_host(Wd.conj().T @ (Gc @ Wd))  # Wᴴ G W (k×k)
+    S = ops.to_host(Wd.conj().T @ _gram_times(G, Wd, W.dtype))  # Wᴴ G W (k×k)
     norms2 = np.real(np.diag(S))
     scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(
         float(G.diagonal().max()), 1e-300)
@@ -327,6 +386,21 @@ def auxiliary_eig(G, A, k: int, owner: str):
         ph = C[idx, np.arange(C.shape[1])]
         C = C * (np.abs(ph) / ph)
     return lam, C, found_by["solver"]
+
+
+def _gram_times(G, W, dtype):
+    """G W for the n×k coefficients W of dtype ``dtype`` (complex eigenvectors: G cast, as
+    the product needs, one block of rows at a time, never the n×n complex copy of G; the
+    same products, row by row, as with the whole cast G)."""
+    if not np.issubdtype(np.dtype(dtype), np.complexfloating):
+        return G @ W
+    ops = ops_of(G)
+    n = int(G.shape[0])
+    out = ops.empty((n, int(W.shape[1])), G, dtype)
+    step = max(1, -(-n // 16))
+    for a in range(0, n, step):
+        out[a:a + step] = ops.astype(G[a:a + step], dtype) @ W
+    return out
 
 
 def _normalise_transform(lam, S):

@@ -19,6 +19,7 @@ from .._validation import (
 )
 from ..linalg.operator_svd import gram_eigh
 from ._common import (
+    _centred_in_place,
     _check_decomposition_params,
     _ComponentsOut,
     _device_transform,
@@ -30,11 +31,12 @@ from ._common import (
     _sample_operator,
     _sym_gram,
     _transformed,
+    check_two_view_memory,
+    fit_samples,
 )
 from .empirical import (
     MatmatOperator,
     RKHSFunction,
-    _center_gram,
     as_rkhs_kernel,
 )
 
@@ -197,8 +199,11 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         # transform depend on it); the 'auxiliary' and 'block' routes are numpy's
         s = _operator_samples(self, X, y, kx, ky)
         (X64, Y64), n, c = s.host(), s.n, bool(self.center)
-        Kx, Ky = s.gram("x"), s.gram("y")
-        Gx, Gy = _center_gram(Kx, c, c), _center_gram(Ky, c, c)
+        check_two_view_memory(self, n, fit_samples(s), cca=True)  # the whole fit, before the Grams
+        # (centred in place; the column means of the uncentred Gram matrices kept for the
+        # training means of the variates, so transform needs no n×n work)
+        Gx, kx_means = _centred_in_place(s.gram("x"), c)
+        Gy, ky_means = _centred_in_place(s.gram("y"), c)
         source = (kx, X64, ky, Y64, c, n * eps)
         Fx, Fy, B = _cca_factors(Gx, Gy, n * eps, source=source)
         # the numpy operator: B and the factors of a numpy fit; after a device fit its own
@@ -208,10 +213,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         sv, cu, cv = _paired_svd(self, B, op, (Fx, Fy), n)
         coef_f = self._canonical(cv, Fx, Gx, eps, n)
         coef_g = self._canonical(cu, Fy, Gy, eps, n)
-        # the training means of the variates (centring): column means of the uncentred Gram
-        # matrices, so transform needs no n×n work
-        mean_x = Kx.mean(axis=0) @ coef_f if c else None
-        mean_y = Ky.mean(axis=0) @ coef_g if c else None
+        # the training means of the variates (centring)
+        mean_x = kx_means @ coef_f if c else None
+        mean_y = ky_means @ coef_g if c else None
         self.canonical_correlations_ = s.fitted(self, sv, coef_f, mean_x, coef_g, mean_y)
         host = ops_of(cv).to_host
         self.n_components_ = int(cv.shape[1])

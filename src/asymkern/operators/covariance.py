@@ -19,6 +19,7 @@ from .._validation import (
 )
 from ..linalg.operator_svd import eig_qr, kernel_qr
 from ._common import (
+    _centred_in_place,
     _check_decomposition_params,
     _clipped_decomposition,
     _ComponentsOut,
@@ -29,11 +30,13 @@ from ._common import (
     _PreservesFloat32,
     _sample_operator,
     _transformed,
+    check_cov_memory,
+    check_two_view_memory,
+    fit_samples,
 )
 from .empirical import (
     RKHSFunction,
     _center_coef,
-    _center_gram,
     as_rkhs_kernel,
     scaled_identity,
 )
@@ -150,12 +153,12 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         # transform) depend on it; the rest runs with the executor's primitives
         s = _operator_samples(self, X, kernel_x=k)
         n = s.n
-        K = s.gram("x")
-        G = _center_gram(K, c, c)
+        check_cov_memory(self, n, fit_samples(s))  # the whole fit, before the Gram matrix
+        G, k_means = _centred_in_place(s.gram("x"), c)  # (centred in place)
         B = scaled_identity(n, 1.0 / n)
         F, lam, coef = self._eig(G, B)
         # the eigenfunctions' mean over the samples, which transform subtracts (centred)
-        offset = K.mean(axis=0) @ coef if c else None
+        offset = k_means @ coef if c else None
         self.eigenvalues_ = s.fitted(self, lam, coef, offset)
         self.operator_ = _sample_operator(s, B, c, self.jitter, grams=(G, None),
                                           factors=(F, None))
@@ -312,8 +315,11 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         # transform depend on it); the 'auxiliary' and 'block' routes are numpy's
         s = _operator_samples(self, X, y, kx, ky)
         n = s.n
-        Kx, Ky = s.gram("x"), s.gram("y")
-        Gx, Gy = _center_gram(Kx, c, c), _center_gram(Ky, c, c)
+        check_two_view_memory(self, n, fit_samples(s))  # the whole fit, before the Grams
+        # (centred in place; the column means of the uncentred Gram matrices kept for the
+        # training means of the scores)
+        Gx, kx_means = _centred_in_place(s.gram("x"), c)
+        Gy, ky_means = _centred_in_place(s.gram("y"), c)
         B = scaled_identity(n, 1.0 / n)
         F = ((kernel_qr(Gx, jitter=self.jitter, name=_NAME_X),
               kernel_qr(Gy, jitter=self.jitter, name=_NAME_Y)) if self.method == "qr"
@@ -323,8 +329,8 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         # the training means of the scores (centring; as KernelCCA.fit): (1/n) Σ_j v_i(x_j)
         # = column means of the uncentred Gram matrix times the coefficients, so transform
         # needs no n×n work
-        mean_x = Kx.mean(axis=0) @ cv if c else None
-        mean_y = Ky.mean(axis=0) @ cu if c else None
+        mean_x = kx_means @ cv if c else None
+        mean_y = ky_means @ cu if c else None
         self.singular_values_ = s.fitted(self, sv, cv, mean_x, cu, mean_y)
         host = ops_of(cv).to_host
         self.left_singular_functions_ = RKHSFunction(ky, op.Y, host(cu))

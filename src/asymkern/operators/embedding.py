@@ -15,6 +15,7 @@ from .._backend import ops_of
 from .._shared.operators import (
     DeviceState,
     _check_landmark_options,
+    check_fit_memory,
     evaluate,
     gram,
     landmark_evaluate,
@@ -49,10 +50,24 @@ from .empirical import (
     as_rkhs_kernel,
 )
 
+#: n×n arrays the exact fit holds at once (measured with tracemalloc at n = 1000 and 2000):
+#: G_X and the Cholesky factor of G_X + nεI (which overwrites the shifted copy of G_X)
+_FIT_COPIES = 2
 
-def _cme_coefficients(G, Y, shift: float):
+
+def _check_fit_memory(X, Y, samples) -> None:
+    """One ``max_dense_memory`` check of the exact fit on the samples X with outputs Y (every
+    executor), before G_X is formed (:func:`asymkern._shared.operators.check_fit_memory`);
+    ``samples``: the arrays the fit holds."""
+    check_fit_memory(int(X.shape[0]), _FIT_COPIES, "ConditionalMeanEmbedding exact fit",
+                     "landmarks (n_landmarks=...: the Nyström estimator forms no n×n matrix), "
+                     "or fewer samples", samples=samples, columns=int(Y.shape[1]))
+
+
+def _cme_coefficients(G, Y, shift: float, overwrite: bool = False):
     """The Cholesky factor of G_X + nεI and the coefficients (G_X + nεI)⁻¹ Y of the exact
-    conditional mean embedding, on the executor of G and Y (numpy, or tensors on their device).
+    conditional mean embedding, on the executor of G and Y (numpy, or tensors on their device);
+    ``overwrite``: G is the caller's to overwrite (:func:`cholesky_shifted`).
 
     Raises
     ------
@@ -62,7 +77,7 @@ def _cme_coefficients(G, Y, shift: float):
         If the coefficients are not finite.
     """
     ops = ops_of(G)
-    cho = cholesky_shifted(G, shift, "G_X")
+    cho = cholesky_shifted(G, shift, "G_X", overwrite=overwrite)
     coef = ops.cho_solve(cho, Y)
     if not ops.all_finite(coef):
         check_finite_output(ops.to_host(coef), "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
@@ -222,6 +237,8 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
                 self.kernel_x_, X, self.kernel_y_, Y2,
                 _LandmarkRepresentation(F, self._M, step.T, step.idx, "in"))
             return self
+        # the whole exact fit, before G_X
+        _check_fit_memory(X, Yd, (X, Y2) if Yd is Y2 else (X, Y2, Yd))
         G = gram(self.kernel_x_, X, what="the Gram matrix G_X of X")
         cho, self.dual_coef_ = _cme_coefficients(G, Yd, n * eps)
         B = CholeskyInverse(G, n * eps, "G_X", source=(self.kernel_x_, X), factor=cho)
@@ -239,7 +256,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         nystrom = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         if not nystrom:
             _check_landmark_options(self, len(X))  # the exact estimator: validates the options
-        d = cme_samples_torch(self, X, y, self.kernel_x_, with_gram=not nystrom)
+        d = cme_samples_torch(self, X, y, self.kernel_x_, with_gram=False)  # nothing n×n
         ops = ops_of(d.X)
         n = int(d.X.shape[0])
         self._sparse_ok = False
@@ -255,7 +272,10 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             self.operator_ = None
             self._set_landmark_model(step.L_host, step.T, step.A, step.FY, n, eps)
             return self
-        cho, coef = _cme_coefficients(d.G, d.Y, n * eps)
+        _check_fit_memory(d.X, d.Y, (d.X, d.Y))  # as on the numpy path: before G_X
+        G = gram(self.kernel_x_, d.X, what="the Gram matrix G_X of X")
+        cho, coef = _cme_coefficients(G, d.Y, n * eps, overwrite=True)  # keeps the factor only
+        del G
         self._torch_state = DeviceState(device=d.device, dtype=d.dtype, kernel=self.kernel_x_,
                                         X=d.X, coef=coef, cho=cho)
         self.landmarks_ = None

@@ -59,6 +59,7 @@ from .empirical import (
     as_rkhs_kernel,
 )
 from .transfer import (
+    _device_samples,
     _reduced_factors,
     _snapshot_pairs,
     _TransferOperator,
@@ -254,6 +255,16 @@ class KoopmanOperator(_TransferOperator):
     (3, 1)
     """
 
+    #: n×n arrays an exact fit holds at once (measured with tracemalloc at n = 600, 1000 and
+    #: 2000, on the branch that costs most): 'full' G, k(Y, X), the factor of G + nεI and the
+    #: auxiliary matrix, with the dense eigensolver's real and complex eigenvectors (n ≤ 150,
+    #: or ARPACK not converging); 'pcr' G and k(Y, X) with a dense top-r eigh's copy of G;
+    #: 'rrr' G, k(Y, X), k(Y, Y) and the four of the dense symmetric solve (n ≤ 200,
+    #: alpha=None, or ARPACK not converging)
+    _FIT_COPIES = {"full": 7, "pcr": 3, "rrr": 7}
+    _FIT_ALTERNATIVES = ("landmarks (n_landmarks=...: the Nyström estimator forms no n×n "
+                         "matrix), fewer time-lagged pairs")
+
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0, n_landmarks=None,
                  landmarks="uniform", random_state=None, estimator: str = "full", rank=None,
@@ -397,8 +408,9 @@ class KoopmanOperator(_TransferOperator):
         self._torch_state = None
         if any_dask(X, y):
             if observables is not None:
-                raise ValueError("observables are not supported with dask inputs; fit on "
-                                 "numpy arrays or forecast the state (observable=False)")
+                raise NotImplementedError("observables are not supported with dask inputs; fit "
+                                          "on numpy arrays or forecast the state "
+                                          "(observable=False)")
             from .._dask.operators import fit_koopman_dask
 
             fit = fit_koopman_dask(self, X, y)
@@ -433,6 +445,8 @@ class KoopmanOperator(_TransferOperator):
                 rep = _LowRank(Ub, F @ self._fc["V"])
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, rep)
             return self
+        # the whole exact fit, before its first Gram matrix
+        self._check_fit_memory(kind, n, (X0, X1, obs))
         G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
         X1d = X1.toarray() if sp.issparse(X1) else X1
         self._fit_grams(kind, eps, G, self._pair_grams(X0, X1), X1d, obs, host=True)
@@ -446,9 +460,11 @@ class KoopmanOperator(_TransferOperator):
 
         kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
         nystrom = self.n_landmarks is not None or not isinstance(self.landmarks, str)
-        if not nystrom:
+        if nystrom:
+            d = transfer_samples_torch(self, X, y, kernel, lag, with_gram=False)
+        else:
             _check_landmark_options(self, len(X))  # the exact estimators: validates the options
-        d = transfer_samples_torch(self, X, y, kernel, lag, with_gram=not nystrom)
+            d = _device_samples(self, X, y, kernel, lag, kind)  # budget checked before G_X
         self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
         obs = observable_values(self, observables, d.X0, d.X1, lag, y is not None, d.as_numpy)
         if nystrom:  # as after a Dask fit: the landmarks and small matrices only

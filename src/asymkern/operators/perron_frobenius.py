@@ -40,6 +40,7 @@ from .transfer import (
     IllConditionedLaggedGramWarning,
     LaggedGramSolver,
     PerronFrobeniusRepresentation,
+    _device_samples,
     _reduced_factors,
     _snapshot_pairs,
     _TransferOperator,
@@ -190,6 +191,14 @@ class PerronFrobeniusOperator(_TransferOperator):
 
     RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
     operator_: Any  # the fitted EmpiricalOperator (declared for the type checker)
+    #: n×n arrays an exact fit holds at once (measured with tracemalloc at n = 600, 1000 and
+    #: 2000, on the branch that costs most): 'full' G_X, G_XY, the factor of G_X + nεI, the
+    #: SVD factors U and Vᵀ of an ill-conditioned G_XY (the LU factor otherwise), the
+    #: auxiliary matrix, and the dense eigensolver's real and complex eigenvectors (n ≤ 150,
+    #: or ARPACK not converging; k(Y, Y) is formed after them); 'pcr' G_X, k(Y, X) and
+    #: k(Y, Y) being formed; 'rrr' those three and the four of the dense symmetric solve
+    #: (n ≤ 200, alpha=None, or ARPACK not converging)
+    _FIT_COPIES = {"full": 9, "pcr": 3.5, "rrr": 7}
 
     def __init__(self, kernel="rbf", kernel_params=None, alpha: float = 1e-6,
                  lag: int = 1, n_components: int = 5, timestep: float = 1.0,
@@ -224,15 +233,14 @@ class PerronFrobeniusOperator(_TransferOperator):
         kind, eps, lag = self._check_params()  # before the fit goes to an executor
         self.torch_fit_ = False
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
-            from .._torch.transfer import transfer_samples_torch
-
             kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
-            d = transfer_samples_torch(self, X, y, kernel, lag)
+            d = _device_samples(self, X, y, kernel, lag, kind)  # budget checked before G_X
             self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
             self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
             return self._fit_grams(kind, eps, d.G, self._pair_grams(d.X0, d.X1), host=False)
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
         X0, X1 = _snapshot_pairs(self, X, y, lag, self.kernel_)
+        self._check_fit_memory(kind, int(X0.shape[0]), (X0, X1))  # before its first Gram
         G = gram(self.kernel_, X0, what="the Gram matrix G_X of the samples x_t")
         self.X_fit_, self.Y_fit_ = X0, X1
         return self._fit_grams(kind, eps, G, self._pair_grams(X0, X1), host=True)
@@ -270,10 +278,16 @@ class PerronFrobeniusOperator(_TransferOperator):
             B = PerronFrobeniusRepresentation.lazy((n, n), source)
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
         A = solver.solve(gsolver.solve(Gxy @ Gxy))  # B G_XY (auxiliary matrix)
-        H = gram("out")
+        formed: dict = {}
+
+        def out_gram():  # k(Y, Y), formed once the eigensolver's n×n arrays are freed
+            formed["out"] = gram("out")
+            return formed["out"]
+
+        self._finish_full(out_gram, A, X1, n)
         if host:
-            self.operator_._cache.update({"in": G, "out": H, "cross": Gxy})
-        return self._finish_full(H, A, X1, n)
+            self.operator_._cache.update({"in": G, "out": formed["out"], "cross": Gxy})
+        return self
 
     def _warn_ill_conditioned(self, n: int, eps: float, rcond: float, n_damped: int,
                               stacklevel: int):

@@ -5,6 +5,7 @@ Schuster, Klus and Schütte, 2020, §4.4).
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 
@@ -15,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._shared.operators import (
     _check_int,
     _check_timestep,
+    check_fit_memory,
     gram,
     lagged_pairs,
 )
@@ -159,6 +161,20 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
     return _same_format(X, _c_copy(X1))  # one representation for the Gram evaluations
 
 
+def _device_samples(est, X, y, kernel, lag: int, kind: str):
+    """The validated pairs of an exact transfer-operator fit on the torch executor
+    (:func:`asymkern._torch.transfer.transfer_samples_torch`), G_X formed on the device only
+    after the fit's whole peak was checked against the budget (:meth:`_check_fit_memory`, as
+    on the numpy path), with the host copies of the pairs."""
+    from .._torch.device import to_numpy
+    from .._torch.transfer import transfer_samples_torch
+
+    d = transfer_samples_torch(est, X, y, kernel, lag, with_gram=False)  # nothing n×n yet
+    est._check_fit_memory(kind, int(d.X0.shape[0]), (d.X0, d.X1, d.X0, d.X1))  # (+ host)
+    G = gram(kernel, d.X0, what="the Gram matrix G_X of the samples x_t")
+    return dataclasses.replace(d, G=G, X0n=to_numpy(d.X0).copy(), X1n=to_numpy(d.X1).copy())
+
+
 def _reduced_factors(kind: str, G, gram_H, r: int, shift: float):
     """The exact PCR/RRR factors U, V (B_Koopman = U Vᵀ) on G's executor, and H = k(Y, Y) when
     it was formed (RRR; ``gram_H()`` forms it); None for PCR.
@@ -181,6 +197,26 @@ def _reduced_factors(kind: str, G, gram_H, r: int, shift: float):
 
 
 class _TransferOperator(_OperatorEstimator):
+    #: n×n float64 arrays an exact fit holds at once at its peak, per estimator ('full',
+    #: 'pcr', 'rrr'; the worst of its data-dependent branches), set by each subclass
+    _FIT_COPIES: dict = {}
+    #: what the budget error suggests instead
+    _FIT_ALTERNATIVES = "fewer time-lagged pairs"
+
+    def _check_fit_memory(self, kind: str, n: int, samples=()) -> None:
+        """One ``max_dense_memory`` check of an exact fit on n pairs (every executor), before
+        its first n×n array (:func:`asymkern._shared.operators.check_fit_memory`); ``samples``:
+        the pairs (and observables) the fit holds."""
+        others = [f"estimator={k!r} ({c:g} n×n arrays)" for k, c in self._FIT_COPIES.items()
+                  if c < self._FIT_COPIES[kind]]
+        alternatives = self._FIT_ALTERNATIVES + (f", or {' or '.join(others)}" if others
+                                                 else "")
+        columns = max([int(v) for v in (self.n_components, getattr(self, "rank", None))
+                       if isinstance(v, numbers.Integral) and not isinstance(v, bool)] + [0])
+        check_fit_memory(n, self._FIT_COPIES[kind],
+                         f"{type(self).__name__}(estimator={kind!r}) exact fit", alternatives,
+                         samples=samples, columns=columns)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         exact = getattr(self, "n_landmarks", None) is None and isinstance(
@@ -262,7 +298,8 @@ class _TransferOperator(_OperatorEstimator):
     def _finish_full(self, G_out, A, X_out, n: int):
         """The top eigenpairs of a 'full' estimator from its auxiliary matrix A (n×n, Prop. 3.8
         of Mollenhauer, Schuster, Klus and Schütte, 2020) and the Gram matrix G_out of the
-        samples X_out (host) its eigenfunctions live on; A and G_out on any executor."""
+        samples X_out (host) its eigenfunctions live on; A and G_out on any executor (G_out
+        may be a callable that forms it after the eigensolver, see :func:`auxiliary_eig`)."""
         owner = type(self).__name__
         k = _check_int(self.n_components, "n_components")
         k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
