@@ -6,6 +6,7 @@ non-boolean flags.
 
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 
@@ -313,8 +314,8 @@ def test_rrr_dense_unregularised_unchanged():
 
 # ----------------------------------------------------------------- covariance docs
 def _attribute_doc(cls, name):
-    doc = cls.__doc__
-    m = re.search(rf"^    {name} : .*?(?=^    \S|\Z)", doc, flags=re.M | re.S)
+    doc = inspect.cleandoc(cls.__doc__)  # Python 3.13 dedents docstrings itself
+    m = re.search(rf"^{name} : .*?(?=^\S|\Z)", doc, flags=re.M | re.S)
     assert m, name
     return m.group(0)
 
