@@ -517,9 +517,7 @@ def _centred_in_place(K, center: bool):
     if not center:
         return K, None
     means = K.mean(axis=0)
-    K -= K.mean(axis=1, keepdims=True)
-    K -= K.mean(axis=0, keepdims=True)
-    return K, means
+    return _center_gram(K, True, True, overwrite=True), means
 
 
 def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:

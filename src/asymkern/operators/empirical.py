@@ -33,18 +33,20 @@ from ..linalg.operator_svd import (
 )
 
 
-def _center_gram(K, rows: bool, cols: bool):
+def _center_gram(K, rows: bool, cols: bool, overwrite: bool = False):
     """H K, K H or H K H through row/column means (no n×n centring matrix); a float64 copy
-    for numpy, a new array of the executor otherwise (K itself when nothing is centred)."""
+    for numpy, a new array of the executor otherwise (K itself when nothing is centred), or,
+    with ``overwrite``, K itself centred in place (a float64 array the caller owns)."""
     ops = ops_of(K)
-    if ops is not NUMPY:
+    if ops is not NUMPY and not overwrite:
         K = ops.astype(K, np.float64)
         if cols:
             K = K - K.mean(axis=1, keepdims=True)
         if rows:
             K = K - K.mean(axis=0, keepdims=True)
         return K
-    K = np.array(K, dtype=np.float64, copy=True)
+    if not overwrite:
+        K = np.array(K, dtype=np.float64, copy=True)
     if cols:
         K -= K.mean(axis=1, keepdims=True)
     if rows:
