@@ -234,10 +234,12 @@ def pinv_factor(R: np.ndarray, k: int, big: int):
     order cond(T)·eps relative to ``np.linalg.pinv``, instead of the cond(T)²·eps of a
     pseudo-inverse of the Gram matrix, whose cut-off on σ² (NumPy's default rcond 1e-15) also
     drops every direction with σ_i/σ_1 below about 3·10⁻⁸. The mapped set is exact (formed from
-    W, not as Tᵀ C). C = T P itself is only for where Q is not formed (the Dask executor, rows of
-    C and new samples y ↦ (y T) P): the rounding of the product T P, of order
-    eps·‖T‖·‖P‖ = eps·cond(T)²/σ_1 in arbitrary directions, makes the residual ‖Tᵀ C − W_r W_rᵀ‖
-    of order cond(T)²·eps; :func:`pinv_matrix` forms C from Q with residual cond(T)·eps.
+    W, not as Tᵀ C). C = T P itself is not what the library uses to map samples: the rounding of
+    the product T P, of order eps·‖T‖·‖P‖ = eps·cond(T)²/σ_1 in arbitrary directions, makes the
+    residual ‖Tᵀ C − W_r W_rᵀ‖ of order cond(T)²·eps. :func:`pinv_matrix` forms C from Q with
+    residual cond(T)·eps; the Dask executor (:mod:`asymkern._dask.compat`), where Q is not
+    formed, maps new samples by the corrected seminormal equations with the factors of
+    :func:`pinv_svd`.
 
     Parameters
     ----------
@@ -258,6 +260,7 @@ def pinv_factor(R: np.ndarray, k: int, big: int):
     See Also
     --------
     pinv_matrix : a0's C in memory, from Q and the same SVD of R.
+    pinv_svd : W and Σ⁺ (P unformed), as the Dask executor applies them.
     pca_factor : a1, from the same R.
     CompatibilityTransform : ``method='pinv'`` (alias ``'a0'``): :func:`pinv_matrix` in memory,
         this factor on Dask (:mod:`asymkern._dask.compat`).
@@ -278,9 +281,75 @@ def pinv_factor(R: np.ndarray, k: int, big: int):
     >>> bool(np.allclose(C, np.linalg.pinv(A))), bool(np.allclose(mapped, np.eye(3)))
     (True, True)
     """
-    W, s, _ = pca_factor(R, k, big)
-    inv = _sigma_pinv(s, max(big, k))
+    W, inv = pinv_svd(R, k, big)
     return (W * inv**2) @ W.T, (W * (inv > 0)) @ W.T
+
+
+def pinv_svd(R: np.ndarray, k: int, big: int) -> tuple[np.ndarray, np.ndarray]:
+    """a0's factors from the R of T = QR: (W, Σ⁺), so that (TᵀT)^† = W (Σ⁺)² Wᵀ.
+
+    R = U_R Σ Wᵀ as in :func:`pca_factor` (signs of W fixed), Σ⁺ with the rank rule of a1 and of
+    :func:`pinv_factor` (σ ≤ max(big, k)·eps·σ_1 gives 0). The Dask executor applies
+    g ↦ ((g W) Σ⁺) Σ⁺ Wᵀ with these factors instead of g ↦ g P (Tao et al. (2024), App. D, a0):
+    the rounding of the explicit P = W (Σ⁺)² Wᵀ, of order eps·‖P‖ in every direction, spreads
+    the large components of g = y T (of order σ_1²) into the smallest directions and would stop
+    the corrected seminormal equations (:mod:`asymkern._dask.compat`) from converging above
+    cond(T) ≈ 10⁸.
+
+    Parameters
+    ----------
+    R : ndarray of shape (k, k) or (n, k) with n < k
+        The R factor of T = QR (:func:`r_factor`, or the TSQR tree on Dask).
+    k : int
+        The common dimension (columns of T).
+    big : int
+        The row count of T (for the rank tolerance).
+
+    Returns
+    -------
+    W : ndarray of shape (k, k)
+        The right singular vectors of R (and of T), signs fixed (:func:`fix_signs`).
+    inv : ndarray of shape (k,)
+        1/σ for the kept singular values, 0 for the dropped ones (descending σ).
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, Remark 2.3 and App. D (a0).
+    """
+    W, s, _ = pca_factor(R, k, big)
+    return W, _sigma_pinv(s, max(big, k))
+
+
+def pinv_right(R: np.ndarray, big: int) -> np.ndarray:
+    """F = U_R Σ⁺ Wᵀ from the R of T = QR (R = U_R Σ Wᵀ), so that a0's C = T (TᵀT)^† = Q F.
+
+    The rank rule is that of :func:`pinv_factor` (σ ≤ max(big, k)·eps·σ_1 gives 0). Used with an
+    explicit Q by :func:`pinv_matrix` and by the Dask executor's dense C (a TSQR that keeps its
+    Q factors, :meth:`asymkern._dask.compat.DaskCompatibility.to_in_memory`).
+
+    Parameters
+    ----------
+    R : ndarray of shape (h, k), h ≤ k
+        The R factor of T = QR.
+    big : int
+        The row count of T (for the rank tolerance).
+
+    Returns
+    -------
+    ndarray of shape (h, k)
+        U_R Σ⁺ Wᵀ.
+
+    References
+    ----------
+    .. [1] Q. Tao, F. Tonin, A. Lambert, Y. Chen, P. Patrinos and J. A. K. Suykens,
+       "Learning in Feature Spaces via Coupled Covariances: Asymmetric Kernel SVD and
+       Nyström method", ICML 2024, Remark 2.3 and App. D (a0).
+    """
+    R = np.asarray(R, dtype=np.float64)
+    U, s, Wt = np.linalg.svd(R)
+    return (U * _sigma_pinv(s, max(big, R.shape[1]))) @ Wt[:s.size]
 
 
 def pinv_matrix(T) -> np.ndarray:
@@ -323,10 +392,8 @@ def pinv_matrix(T) -> np.ndarray:
     >>> bool(np.allclose(C, np.linalg.pinv(A))), bool(np.allclose(A @ C, np.eye(3)))
     (True, True)
     """
-    big, k = T.shape
     Q, R = np.linalg.qr(np.asarray(_dense(T), dtype=np.float64))
-    U, s, Wt = np.linalg.svd(R)
-    return Q @ ((U * _sigma_pinv(s, max(big, k))) @ Wt)
+    return Q @ pinv_right(R, T.shape[0])
 
 
 class CompatibilityTransform:
