@@ -379,6 +379,10 @@ def _needs_scaling(a: float, dtype) -> bool:
     return a > 2.0 ** (fi.maxexp // 4) or 0.0 < a < 2.0 ** (fi.minexp // 4)
 
 
+#: exponent of the smallest positive (subnormal) float64, 2^-1074
+_MIN_EXP64 = np.finfo(np.float64).minexp - np.finfo(np.float64).nmant
+
+
 def data_center(Z) -> np.ndarray | None:
     """The shift used to centre squared-distance computations: the column means of ``Z``
     (None for sparse ``Z``, which centring would densify).
@@ -387,7 +391,10 @@ def data_center(Z) -> np.ndarray | None:
     of 2^-50 of its column's largest magnitude), so the centre — and with it every kernel
     value — does not depend on the order of the rows: K(X, Z[p]) is exactly K(X, Z)[:, p].
     The truncation moves the centre by at most 2^-50 of the column range, which does not
-    matter (any centre near the data removes the cancellation). Returned in Z's dtype.
+    matter (any centre near the data removes the cancellation). For subnormal columns the
+    quantum is the smallest subnormal 2^-1074 (every float64 is a multiple of it), so their
+    means are summed exactly too and the centre lies within the data range. Returned in Z's
+    dtype.
     """
     if sp.issparse(Z):
         return None
@@ -397,8 +404,12 @@ def data_center(Z) -> np.ndarray | None:
         return np.zeros(Z.shape[1], dtype=Z.dtype)
     amax = np.maximum(Z.max(axis=0), -Z.min(axis=0)).astype(np.float64)
     bits = 62 - int(m).bit_length()
-    exp = np.frexp(amax)[1].astype(np.int64) - bits
-    q = np.ldexp(1.0, exp)  # quantum per column (a power of two: exact divisions)
+    # quantum per column (a power of two: exact divisions), never below the smallest
+    # subnormal 2^-1074 (of which every float64 is a multiple): a subnormal column would
+    # otherwise get a zero quantum (division by zero, then an undefined cast to int64); a
+    # coarser quantum only makes every term smaller, so the sum stays exact
+    exp = np.maximum(np.frexp(amax)[1].astype(np.int64) - bits, _MIN_EXP64)
+    q = np.ldexp(1.0, exp)
     total = np.zeros(Z.shape[1], dtype=np.int64)  # exact: |each term| < 2^bits, m of them
     step = max(1, 8192 // max(1, Z.shape[1]))  # small chunks: no large temporaries
     buf = np.empty((min(step, m), Z.shape[1]))
@@ -541,8 +552,11 @@ def _scaled(scale: float, e: int) -> float:
 
 
 def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None):
-    X = sp.csr_matrix(X)
-    Z = sp.csr_matrix(Z)
+    # both sets in the result dtype first: the squared norms and the product X Zᵀ are then
+    # accumulated in it (a float32 set with a float64 one gives float64 accuracy, not a
+    # float64 result with float32 rounding); a no-op when the dtypes already agree
+    X = sp.csr_matrix(X, dtype=dtype)
+    Z = sp.csr_matrix(Z, dtype=dtype)
     d = X.shape[1]
     e = 0
     big = max(_maxabs(X), _maxabs(Z))

@@ -114,9 +114,16 @@ class KLHistogramKernel(_ExpDivergenceKernel):
         if np.any(X < 0):
             raise ValueError(f"{name} must hold non-negative histogram counts or probabilities")
         eps = check_real(self.eps, "eps", self.name, low=0.0)
-        P = X + eps
-        P /= P.sum(axis=1, keepdims=True)
-        return P, np.log(P)
+        with np.errstate(over="ignore", divide="ignore"):
+            P = X + eps
+            s = P.sum(axis=1, keepdims=True)
+            # rows whose sum is finite and whose smallest probability eps/s is a normal
+            # number: the plain normalisation (P > 0, log P finite and accurate)
+            ok = (np.isfinite(s) & (eps / s >= _TINY))[:, 0]
+        if ok.all():
+            P /= s
+            return P, np.log(P)
+        return _normalize_log(X, P, s, ok, eps)
 
     def divergence(self, X, Z) -> np.ndarray:
         """The matrix [KL(p_{x_i} ‖ p_{z_j})].
@@ -145,6 +152,38 @@ class KLHistogramKernel(_ExpDivergenceKernel):
         if self.symmetric:
             D = D + ((Q * logQ).sum(axis=1)[None, :] - logP @ Q.T)
         return np.maximum(D, 0.0)
+
+
+_TINY = float(np.finfo(np.float64).tiny)
+_LN2 = float(np.log(2.0))
+
+
+def _normalize_log(X: np.ndarray, P: np.ndarray, s: np.ndarray, ok: np.ndarray, eps: float):
+    """(P, log P) of the rows of X + eps normalised to sum 1, for rows where the plain
+    normalisation fails (``~ok``): the row sum overflows (finite counts near the float
+    range) or a probability underflows (log P = −inf would give NaN in Σ p log p).
+
+    Those rows are normalised in the log domain, log p_k = log(x_k + eps) − logsumexp_k
+    log(x_k + eps), with x + eps = 2·(x/2 + eps/2) where the sum itself overflows; p_k =
+    exp(log p_k) may then underflow to 0, but log p_k stays finite (0·log p = 0, and the KL
+    terms p·log q stay finite). The other rows get the plain normalisation (bitwise).
+    """
+    P = P.copy()
+    logP = np.empty_like(P)
+    P[ok] /= s[ok]
+    logP[ok] = np.log(P[ok])
+    bad = ~ok
+    Xb = X[bad]
+    with np.errstate(over="ignore"):
+        A = Xb + eps
+    inf = np.isinf(A)
+    logA = np.log(A, where=~inf, out=np.zeros_like(A))
+    logA[inf] = np.log(Xb[inf] * 0.5 + eps * 0.5) + _LN2
+    logPb = logA - logsumexp(logA, axis=1, keepdims=True)
+    logP[bad] = logPb
+    with np.errstate(under="ignore"):
+        P[bad] = np.exp(logPb)
+    return P, logP
 
 
 # ------------------------------------------------------------------------------ GMMs
@@ -179,7 +218,9 @@ def fit_gmm_features(sets, n_components: int = 4, *, reg_covar: float = 1e-4,
     return np.vstack(rows)
 
 
-def _unpack(X, m: int):
+def _unpack(X, m: int, name: str = "X"):
+    """Split GMM rows into weights (n, m), means and variances (n, m, d), validated;
+    ``name`` is the argument named in the errors."""
     n, w = X.shape
     if (w - m) % (2 * m) != 0 or w <= m:
         raise ValueError(
@@ -191,7 +232,16 @@ def _unpack(X, m: int):
     Mu = X[:, m:m + m * d].reshape(n, m, d)
     Var = X[:, m + m * d:].reshape(n, m, d)
     if np.any(W < 0) or np.any(Var <= 0):
-        raise ValueError("GMM rows need non-negative weights and positive variances")
+        raise ValueError(
+            f"{name}: GMM rows need non-negative weights and positive variances"
+        )
+    zero = np.flatnonzero(~np.any(W > 0, axis=1))
+    if zero.size:
+        raise ValueError(
+            f"{name}: row {int(zero[0])} has all-zero mixture weights (its first {m} "
+            "columns); a mixture needs a positive weight (build the rows with "
+            "fit_gmm_features)"
+        )
     return W, Mu, Var
 
 
@@ -286,19 +336,55 @@ class GMMKLKernel(_ExpDivergenceKernel):
         check_int(self.random_state, "random_state", self.name, low=0)
         check_bool(self.symmetric, "symmetric", self.name)
 
+    def validate_pair(self, X, Z=None, names=("X", "Z")):
+        """Validate the two sets as :meth:`Kernel.validate_pair`, and their GMM rows (the
+        layout, non-negative weights with a positive one per row, positive variances) on
+        the whole sets, so that an error names the argument and its row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, m + 2·m·d)
+            Mixtures, one per row (rows of ``fit_gmm_features``).
+        Z : array-like of shape (k, m + 2·m·d), optional
+            Mixtures, one per row; None (default) returns ``X`` for both.
+        names : tuple of str, default ("X", "Z")
+            The names used in error messages.
+
+        Returns
+        -------
+        X, Z : ndarray
+            The validated sets.
+
+        Raises
+        ------
+        ValueError
+            If the data are not finite 2-D arrays or a row is not a valid mixture.
+        """
+        X, Z = super().validate_pair(X, Z, names)
+        m = check_int(self.n_components, "n_components", self.name, low=1)
+        _unpack(np.asarray(X, dtype=np.float64), m, names[0])
+        if Z is not X:
+            _unpack(np.asarray(Z, dtype=np.float64), m, names[1])
+        return X, Z
+
     def _draws(self, w, mu, var):
         seed = hashlib.sha256(np.ascontiguousarray(np.concatenate(
             [w, mu.ravel(), var.ravel()])).tobytes()).digest()
         rng = np.random.default_rng([int(self.random_state), int.from_bytes(seed[:8], "little")])
         N = int(self.n_samples)
-        p = w / w.sum()
+        with np.errstate(over="ignore"):
+            total = w.sum()
+        if not np.isfinite(total):  # weights near the float range: scale by 2^-e (exact)
+            w = np.ldexp(w, -np.frexp(w.max())[1])
+            total = w.sum()
+        p = w / total
         comp = rng.choice(p.size, size=N, p=p)
         return mu[comp] + rng.standard_normal((N, mu.shape[1])) * np.sqrt(var[comp])
 
-    def _kl_rows(self, X, Z):
+    def _kl_rows(self, X, Z, names=("X", "Z")):
         m = int(self.n_components)
-        Wx, Mx, Vx = _unpack(np.asarray(X, dtype=np.float64), m)
-        Wz, Mz, Vz = _unpack(np.asarray(Z, dtype=np.float64), m)
+        Wx, Mx, Vx = _unpack(np.asarray(X, dtype=np.float64), m, names[0])
+        Wz, Mz, Vz = _unpack(np.asarray(Z, dtype=np.float64), m, names[1])
         D = np.empty((X.shape[0], Z.shape[0]))
         for i in range(X.shape[0]):
             S = self._draws(Wx[i], Mx[i], Vx[i])
@@ -329,5 +415,5 @@ class GMMKLKernel(_ExpDivergenceKernel):
         """
         D = self._kl_rows(X, Z)
         if self.symmetric:
-            D = D + self._kl_rows(Z, X).T
+            D = D + self._kl_rows(Z, X, ("Z", "X")).T
         return np.maximum(D, 0.0)

@@ -5,7 +5,10 @@ Samples are *node indices*: ``X`` is an (m, 1) array of integer node ids and
 
     𝒜_ij = 1 iff j → i (He et al., 2023, §4.2),   G = D⁻¹(𝒜 + I),   D = diag(in-degree + 1).
 
-asymkern's graph convention is ``adjacency[i, j] = 1`` iff i → j, so 𝒜 = adjacencyᵀ. The
+asymkern's graph convention is ``adjacency[i, j] = 1`` iff i → j, so 𝒜 = adjacencyᵀ.
+Non-negative stored values are edge weights: 𝒜_ij = adjacency[j, i] ≥ 0 is the weight of
+the edge j → i and D holds the weighted in-degrees plus 1 (a binary 0/1 adjacency gives the
+paper's G exactly); negative values are refused (``ValueError``). The
 authors' own Cora/CiteSeer matrices (``load_askls_graph``) already hold G: pass them with
 ``preprocess='none'``. ``symmetrize=True`` gives (G + Gᵀ)/2, the symmetrisation the paper's SVM
 and LS-SVM baselines use.
@@ -24,13 +27,18 @@ class DirectedGraphKernel(Kernel):
 
     Samples are node ids, an (m, 1) array (:func:`~asymkern.kernels.graph.node_ids`).
     With ``preprocess='in-degree'``, G = D⁻¹(𝒜 + I) with 𝒜 = adjacencyᵀ (𝒜_ij = 1 iff
-    j → i) and D = diag(in-degree + 1), as in He et al. (2023), §4.2.
+    j → i) and D = diag(in-degree + 1), as in He et al. (2023), §4.2. Stored values are
+    edge weights: 𝒜_ij = adjacency[j, i] ≥ 0 and D = diag(weighted in-degree + 1), so
+    G_ij = (𝒜_ij + δ_ij) / (1 + Σ_k 𝒜_ik); a binary 0/1 adjacency gives the paper's G
+    exactly, and every row of G sums to 1 with G_ii > 0. Rows whose weighted in-degree
+    exceeds the float range are scaled by a power of two before normalising (exact).
 
     Parameters
     ----------
     adjacency : array-like or sparse matrix of shape (N, N)
-        ``adjacency[i, j] ≠ 0`` iff edge i → j (or the finished kernel matrix G with
-        ``preprocess='none'``).
+        ``adjacency[i, j]``: the non-negative weight of edge i → j (0: no edge; a 0/1
+        matrix for the paper's binary 𝒜), or the finished kernel matrix G with
+        ``preprocess='none'`` (used as given, any finite values).
     preprocess : {'in-degree', 'none'}, default 'in-degree'
         ``'in-degree'``: G = D⁻¹(adjacencyᵀ + I); ``'none'``: G = adjacency.
     symmetrize : bool, default False
@@ -39,8 +47,9 @@ class DirectedGraphKernel(Kernel):
     Raises
     ------
     ValueError
-        If ``preprocess`` is unknown, the adjacency is not square or not finite, or the
-        samples are not integer node ids in [0, N).
+        If ``preprocess`` is unknown, the adjacency is not square or not finite, holds a
+        negative weight (``preprocess='in-degree'``), or the samples are not integer node
+        ids in [0, N).
 
     See Also
     --------
@@ -85,10 +94,27 @@ class DirectedGraphKernel(Kernel):
         if A.nnz and not np.all(np.isfinite(A.data)):
             raise ValueError("adjacency contains NaN or infinity")
         if self.preprocess == "in-degree":
+            if A.nnz and A.data.min() < 0:
+                C = A.tocoo()
+                k = int(np.argmin(C.data))
+                raise ValueError(
+                    "adjacency must hold non-negative edge weights (preprocess='in-degree'), "
+                    f"got adjacency[{int(C.row[k])}, {int(C.col[k])}] = {float(C.data[k])!r}; "
+                    "use preprocess='none' for a finished kernel matrix"
+                )
             M = sp.csr_matrix(A.T) + sp.identity(A.shape[0], format="csr")
-            deg = np.asarray(M.sum(axis=1)).ravel()
-            inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg != 0)
-            G = sp.csr_matrix(sp.diags(inv) @ M)
+            with np.errstate(over="ignore"):  # an overflowing row is rescaled just below
+                deg = np.asarray(M.sum(axis=1)).ravel()  # >= 1: weighted in-degree + 1
+            if not np.all(np.isfinite(deg)):
+                # weighted in-degree beyond the float range: scale those rows by 2^-e (e the
+                # exponent of the row maximum; exact) before normalising
+                bad = ~np.isfinite(deg)
+                rmax = np.asarray(M.max(axis=1).todense()).ravel()
+                scale = np.ones_like(deg)
+                scale[bad] = np.ldexp(1.0, -np.frexp(rmax[bad])[1])
+                M = sp.csr_matrix(sp.diags(scale) @ M)
+                deg = np.asarray(M.sum(axis=1)).ravel()
+            G = sp.csr_matrix(sp.diags(1.0 / deg) @ M)
         else:
             G = A
         if self.symmetrize:

@@ -156,6 +156,30 @@ def _apply_rows_chunked(K: np.ndarray, rows_func, copy: bool = False) -> np.ndar
     return apply_rows(K, work)
 
 
+def normalizers_from_lse(lse: np.ndarray, dtype, kernel: str, first_row: int = 0) -> np.ndarray:
+    """The row normalisers exp(lse) in ``dtype``, or ``OverflowError`` where one leaves its
+    normal range (beyond the largest float, or below the smallest normal number: 0 or a
+    subnormal that has lost its relative accuracy); ``first_row`` numbers the rows in the
+    message (a chunk of a Dask matrix). Shared by :meth:`KernelMatrix.row_normalizers` and
+    the Dask matrix's."""
+    dtype = np.dtype(dtype)
+    with np.errstate(over="ignore", under="ignore"):
+        N = np.exp(lse).astype(dtype, copy=False)
+    fi = np.finfo(dtype)
+    bad = ~(np.isfinite(N) & (N >= fi.tiny))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        what = "overflows" if lse[i] > 0 else "underflows"
+        limit = (f"the largest {dtype} is {fi.max:.4g}" if lse[i] > 0
+                 else f"the smallest normal {dtype} is {fi.tiny:.4g}")
+        raise OverflowError(
+            f"kernel {kernel!r}: the row normaliser Σ_r k(x_{first_row + i}, r) = "
+            f"exp({lse[i]:.6g}) {what} {dtype} ({limit}; {int(bad.sum())} of "
+            f"{bad.size} rows); the log-normalisers are finite: use row_lse()"
+        )
+    return N
+
+
 class KernelMatrix(LazyMatrix):
     """Lazy kernel matrix G = [κ(x_i, z_j)] over two sets of samples (rows).
 
@@ -392,20 +416,58 @@ class KernelMatrix(LazyMatrix):
             )
         return lse
 
-    def row_normalizers(self) -> np.ndarray | None:
-        """Normalisers Σ_{r∈R} k(x_i, r) of every row (None unless the kernel is row-normalised).
+    def row_lse(self) -> np.ndarray | None:
+        """Log-normalisers log Σ_{r∈R} k(x_i, r) of every row (None unless the kernel is
+        row-normalised).
 
-        Internally the library works with their logarithms (a log-sum-exp), so a small bandwidth
-        never divides by an underflowed zero.
+        The library works with these logarithms (a streaming log-sum-exp, Tao et al. (2024),
+        §4.1; He et al. (2023), §4.3), so they are finite wherever the normalised kernel is,
+        even where the normalisers themselves leave the float range (large softmax logits,
+        an SNE reference set far from the data): prefer them to :meth:`row_normalizers`.
+        The same method as the Dask operator's ``row_lse``.
 
         Returns
         -------
         ndarray of shape (n,) or None
-            The normalisers, in the matrix dtype (cached after the first call).
+            The log-normalisers, float64 for every input dtype (as the Dask operator's; a
+            float32 logarithm of a large normaliser would lose its relative accuracy). A copy
+            of the cached values (computed at the first call).
+
+        Raises
+        ------
+        OverflowError
+            When a log-normaliser is not finite (every kernel value of a row under- or
+            overflowed), naming the kernel and the row.
         """
         if not self.kernel.row_normalized:
             return None
-        return np.exp(self._row_lse()).astype(self.dtype, copy=False)
+        return np.array(self._row_lse(), dtype=np.float64)
+
+    def row_normalizers(self) -> np.ndarray | None:
+        """Normalisers Σ_{r∈R} k(x_i, r) of every row (None unless the kernel is row-normalised).
+
+        Internally the library works with their logarithms (a log-sum-exp, :meth:`row_lse`), so
+        a small bandwidth never divides by an underflowed zero. The normalisers themselves are
+        exp of those: a normaliser beyond the largest float of the matrix dtype, or below its
+        smallest normal number (0 or a subnormal that has lost its relative accuracy), raises
+        instead of returning inf or 0; use :meth:`row_lse` then.
+
+        Returns
+        -------
+        ndarray of shape (n,) or None
+            The normalisers, in the matrix dtype (the log-normalisers are cached after the
+            first call).
+
+        Raises
+        ------
+        OverflowError
+            When a normaliser overflows, or underflows below the smallest normal number of the
+            matrix dtype, although its logarithm is finite (named after the kernel and the row,
+            with its log-normaliser).
+        """
+        if not self.kernel.row_normalized:
+            return None
+        return normalizers_from_lse(self._row_lse(), self.dtype, self.kernel.name)
 
     def _row_slices(self, block_rows: int | None = None):
         step = block_rows or self.block_rows()

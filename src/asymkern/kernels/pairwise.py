@@ -351,7 +351,10 @@ class LaplacianKernel(Kernel):
     """Laplacian kernel κ(x, z) = exp(−gamma‖x − z‖₁).
 
     ‖x − z‖₁ is summed from the coordinate differences directly, so it has no cancellation
-    for data far from the origin; values lie in [0, 1] (an overflowing distance gives 0).
+    for data far from the origin; values lie in [0, 1]. Where gamma·‖x − z‖₁ exceeds the
+    float range the value is 0 (the correct limit); where only ‖x − z‖₁ overflows (data near
+    the float range with a small ``gamma``) the distance is recomputed from the data scaled
+    by a power of two (exact) and gamma·‖x − z‖₁ formed without overflow.
     Symmetric and positive definite; accepts sparse (CSR) input. It has no ``bandwidth``.
 
     Parameters
@@ -394,8 +397,54 @@ class LaplacianKernel(Kernel):
         dtype = np.result_type(X.dtype, Z.dtype)
         with np.errstate(over="ignore"):
             D = manhattan_distances(X, Z)
-            D = np.multiply(D, -gamma, dtype=np.float64).astype(dtype, copy=False)
+            over = np.nonzero(np.isinf(D)) if _l1_may_overflow(X, Z) else None
+            D = np.multiply(D, -gamma, dtype=np.float64)
+            if over is not None:
+                _l1_overflowed(D, X, Z, gamma, *over)
+            D = D.astype(dtype, copy=False)
         return inplace_ufunc(np.exp, np.ascontiguousarray(D))
+
+
+def _l1_may_overflow(X, Z) -> bool:
+    """Whether some ‖x − z‖₁ could exceed the float64 range (a cheap a-priori bound:
+    ‖x − z‖₁ <= d·(max|x| + max|z|))."""
+    from .base import _maxabs
+
+    return X.shape[1] * (_maxabs(X) + _maxabs(Z)) > np.finfo(np.float64).max
+
+
+def _l1_overflowed(NG: np.ndarray, X, Z, gamma: float, I: np.ndarray, J: np.ndarray) -> None:
+    """Recompute in place the entries (I, J) of NG = −gamma·‖x − z‖₁ whose distance
+    overflowed to inf although gamma·‖x − z‖₁ may be finite.
+
+    The data are scaled by one power of two 2^-e (exact: these pairs are at distance beyond
+    the float range, so coordinates that the scaling takes into the subnormals do not
+    matter) so that every scaled distance is below 1, and −gamma·‖x − z‖₁ is formed as
+    ldexp(−m·D_s, g + e) with gamma = m·2^g (frexp): −inf only where it truly overflows,
+    which exp maps to the correct 0. Pairs are processed in batches of about 1 MiB.
+    """
+    from .base import _maxabs
+
+    if I.size == 0:
+        return
+    d = X.shape[1]
+    e = math.frexp(max(_maxabs(X), _maxabs(Z)))[1] + int(d).bit_length() + 1
+    gm, ge = math.frexp(gamma)
+    batch = max(1, (1 << 17) // max(1, d))
+    for s in range(0, I.size, batch):
+        Ib, Jb = I[s:s + batch], J[s:s + batch]
+        if sp.issparse(X) or sp.issparse(Z):
+            Xb = sp.csr_matrix(X[Ib], dtype=np.float64)
+            Zb = sp.csr_matrix(Z[Jb], dtype=np.float64)
+            Xb.data = np.ldexp(Xb.data, -e)
+            Zb.data = np.ldexp(Zb.data, -e)
+            Ds = np.asarray(abs(Xb - Zb).sum(axis=1), dtype=np.float64).ravel()
+        else:
+            diff = np.ldexp(np.asarray(X[Ib], dtype=np.float64), -e)
+            diff -= np.ldexp(np.asarray(Z[Jb], dtype=np.float64), -e)
+            Ds = np.abs(diff, out=diff).sum(axis=1)
+        with np.errstate(over="ignore", under="ignore"):
+            NG[Ib, Jb] = np.ldexp(-gm * Ds, ge + e)
 
 
 def _cauchy_value(K):
