@@ -258,7 +258,7 @@ def test_sparse_refusals(data):
         KernelSVD(kernel="precomputed", device=TEST_DEVICE).fit(bad)
     with pytest.raises(ValueError, match="X contains NaN"):
         KernelSVD(kernel="precomputed").fit(_torch_sparse(bad, "coo"))
-    with pytest.raises(TypeError, match="complex"):
+    with pytest.raises(ValueError, match="complex"):
         KernelSVD(kernel="precomputed").fit(_torch_sparse(G, "coo").to(torch.complex128))
     with pytest.raises(ValueError, match="2-D sparse matrix"):
         KernelSVD(kernel="precomputed").fit(torch.zeros(2, 3, 4, device=TEST_DEVICE).to_sparse())

@@ -442,7 +442,7 @@ def test_svc_torch_refusals_and_bad_inputs(clf):
         NystromSVC().fit(bad, y3)
     with pytest.raises(ValueError, match="X must be a 2-D"):
         NystromSVC().fit(Xt[:, 0], y3)
-    with pytest.raises(TypeError, match="X is complex"):
+    with pytest.raises(ValueError, match="X is complex"):
         NystromSVC().fit(Xt.to(torch.complex128), y3)
     with pytest.raises(TypeError, match="sparse"):
         NystromSVC().fit(Xt.to_sparse(), y3)

@@ -132,9 +132,10 @@ def as_dask_data(X, name: str = "X", *, allow_sparse: bool = False):
     if sparse and not allow_sparse:
         raise TypeError(f"{name} has sparse chunks, which this kernel does not accept; pass "
                         "dense chunks (e.g. X.map_blocks(lambda c: c.toarray()))")
-    if np.iscomplexobj(X._meta) or not (
-        np.issubdtype(X.dtype, np.number) or X.dtype == bool
-    ):
+    if np.iscomplexobj(X._meta):  # ValueError, as numpy and torch input
+        raise ValueError(f"Complex data not supported: {name} is complex-valued; expected "
+                         "real numbers")
+    if not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
         raise TypeError(f"{name} must be real numeric, got dtype {X.dtype}")
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
     meta = sp.csr_matrix((0, 0), dtype=dtype) if sparse else np.empty((0, 0), dtype=dtype)
@@ -404,10 +405,20 @@ class DaskKernelMatrix(LazyMatrix):
         return self._lse
 
     def row_normalizers(self):
-        """Σ_{r∈R} k(x_i, r) as a dask array (None unless the kernel is row-normalised)."""
+        """Σ_{r∈R} k(x_i, r) as a dask array (None unless the kernel is row-normalised); a
+        normaliser outside the normal range of the matrix dtype raises ``OverflowError`` when
+        computed (:meth:`asymkern.kernels.KernelMatrix.row_normalizers`): use
+        :meth:`row_lse` then."""
+        from ..kernels.matrix import normalizers_from_lse
+
         if not self.kernel.row_normalized:
             return None
-        return np.exp(self.row_lse())
+
+        def block(lse, block_info=None):
+            first = block_info[0]["array-location"][0][0] if block_info else 0
+            return normalizers_from_lse(lse, self.dtype, self.kernel.name, first)
+
+        return self.row_lse().map_blocks(block, dtype=self.dtype)
 
     def _lse_chunks(self):
         lse = self.row_lse()

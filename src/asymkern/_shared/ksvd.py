@@ -85,7 +85,25 @@ def build_kernel(est):
     return resolve_kernel(est.kernel, params, gamma=est.gamma), auto_bw
 
 
+#: KernelSVD's positive weights lie in [2⁻⁵⁰⁰, 2⁵⁰⁰]: √w, the weighted sums Σ w and the weighted
+#: normalisers Σ_r w_r κ(x, z_r) then stay far inside the float64 range
+WEIGHT_EXPONENT = 500
+
+
 def check_weights(weights, n: int, name: str, what: str) -> np.ndarray | None:
     """``sample_weight``-style weights as a float64 (n,) array ≥ 0 with a positive sum (None
-    stays None): :func:`asymkern._validation.as_weights`, the one weight validation."""
-    return as_weights(weights, n, name, what)
+    stays None): :func:`asymkern._validation.as_weights`, the one weight validation, and
+    KernelSVD's range: every positive weight in [2⁻⁵⁰⁰, 2⁵⁰⁰] (outside it the weighted
+    kernel matrix W^{1/2} G W_z^{1/2} and its sums leave the float64 range)."""
+    w = as_weights(weights, n, name, what)
+    if w is None:
+        return None
+    positive = w[w > 0]
+    low, high = float(positive.min()), float(positive.max())
+    bound = 2.0 ** WEIGHT_EXPONENT
+    if high > bound or low < 1.0 / bound:
+        raise ValueError(
+            f"{name}: the positive weights must lie in [2**-{WEIGHT_EXPONENT}, "
+            f"2**{WEIGHT_EXPONENT}] (about 3e-151 to 3e150), got {low:.3g} to {high:.3g}; "
+            "rescale them (a common factor changes the singular values, not the directions)")
+    return w

@@ -68,10 +68,11 @@ def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
     Raises
     ------
     TypeError
-        For a sparse matrix or a complex or non-numeric input.
+        For a sparse matrix or a non-numeric input.
     ValueError
-        For a non-2-D input, NaN / infinity or a tensor on the ``'meta'`` device (no data),
-        naming ``name``; for ``device`` the meta device.
+        For a complex input (as scikit-learn's ``check_array``), a non-2-D input, NaN /
+        infinity or a tensor on the ``'meta'`` device (no data), naming ``name``; for
+        ``device`` the meta device.
     """
     torch = require_torch()
     refuse_meta(X, name)
@@ -94,7 +95,8 @@ def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
             raise TypeError(f"{name} must be numeric, got dtype {A.dtype}")
         T = torch.as_tensor(A)
     if T.is_complex():
-        raise TypeError(f"{name} is complex-valued; expected real numbers")
+        raise ValueError(f"Complex data not supported: {name} is complex-valued; expected "
+                         "real numbers")
     if dtype is not None:
         T = T.to(dtype)
     elif T.dtype not in (torch.float32, torch.float64):

@@ -128,14 +128,16 @@ def as_sparse_matrix(X, device, name: str = "X", dtype=None) -> TorchSparseMatri
     Raises
     ------
     TypeError
-        For complex or non-numeric entries.
+        For non-numeric entries.
     ValueError
-        For a non-2-D or empty matrix, or NaN / infinity among the stored entries.
+        For complex entries, a non-2-D or empty matrix, or NaN / infinity among the stored
+        entries.
     """
     torch = require_torch()
     if is_torch_tensor(X):
         if X.is_complex():
-            raise TypeError(f"{name} is complex-valued; expected real numbers")
+            raise ValueError(f"Complex data not supported: {name} is complex-valued; "
+                             "expected real numbers")
         if X.ndim != 2 or X.dense_dim() != 0:
             raise ValueError(f"{name} must be a 2-D sparse matrix, got a sparse tensor of "
                              f"shape {tuple(X.shape)}")

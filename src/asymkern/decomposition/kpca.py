@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
@@ -474,8 +474,13 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             lam, U = randomized_eigh(K, r, n_oversamples=self.n_oversamples,
                                      iterated_power=self.iterated_power, random_state=rng)
         elif self.solver == "arpack" or (self.solver == "auto" and n > 1000 and r < n // 10):
-            # scikit-learn's _init_arpack_v0: v0 ~ U(-1, 1) from check_random_state(random_state)
-            lam, U = eigsh(K, k=r, which="LA", v0=rng.uniform(-1, 1, n))
+            # scikit-learn's _init_arpack_v0: v0 ~ U(-1, 1) from check_random_state(random_state).
+            # ARPACK's stopping rule ‖r‖ ≤ eps·max(eps^{2/3}, |λ|) is absolute below eps^{2/3}:
+            # it runs on c·K, c a power of two (exact) bringing max |K_ij| into [1, 2)
+            c = 2.0 ** -np.floor(np.log2(kmax)) if 0.0 < kmax < np.inf else 1.0
+            op = LinearOperator(K.shape, matvec=lambda v: K @ (c * v), dtype=K.dtype)
+            lam, U = eigsh(op, k=r, which="LA", v0=rng.uniform(-1, 1, n))
+            lam = lam / c
         else:
             lam, U = NUMPY.eigh_top(K, r)
         order = np.argsort(lam)[::-1]

@@ -71,6 +71,22 @@ def _numpy_dtype(G) -> np.dtype:
     return ops_of(G).dtype(G)
 
 
+def _weighted_normaliser(zn, what: str):
+    """The weighted normalisers Σ_r w^z_r κ(x_i, z_r) of a row-normalised kernel (host or
+    device array), checked: each must be positive and finite. It is 0 where the whole kernel
+    mass of x_i lies on columns of weight 0 (or underflows), and the renormalised row is then
+    undefined."""
+    host = np.asarray(_host(zn), dtype=np.float64)
+    bad = ~(np.isfinite(host) & (host > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight_Z: the weighted normaliser Σ_r w_r κ(x, z_r) of {what} {i} is "
+            f"{host[i]!r}: its kernel mass lies on columns of weight 0 (or "
+            "underflows); give those columns a positive weight or widen the kernel")
+    return zn
+
+
 def _times_sigma(a, s):
     """a Σ in a's dtype: scores and embeddings keep the factors' dtype (a Nyström fit keeps
     float64 singular values also for float32 data)."""
@@ -779,7 +795,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self.kernel_ is not None and self.kernel_.row_normalized and not np.all(wz == 1):
             # κ(x, z) = k(x, z) / Σ_{r∈Z} k(x, r): repeating z_r w^z_r times weights the
             # normaliser too, Σ_r w^z_r k(x, r) = (Σ_r k(x, r)) · (G w^z)_x
-            self._z_norm = ops.astype(G @ wzd, np.float64)
+            self._z_norm = _weighted_normaliser(ops.astype(G @ wzd, np.float64),
+                                                "row of the training X")
             zn = ops.astype(self._z_norm, dt)[:, None]
             if owned:
                 G /= zn
@@ -897,7 +914,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             working_memory=self.working_memory,
         ).to_array()
         if getattr(self, "_z_norm", None) is not None:  # weighted normaliser (sample_weight_Z)
-            K = K / (K @ self.sample_weight_Z_.astype(K.dtype))[:, None]
+            zn = _weighted_normaliser(K @ self.sample_weight_Z_.astype(K.dtype), "new row")
+            K = K / zn[:, None]
         return K
 
     def _new_points(self, X, left: bool):
@@ -1184,6 +1202,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         # no pairwise tag with 'precomputed': G is n×m (rows X, columns the unpaired Z), so
         # cross-validation must split its rows only, not rows and columns as for a square
         # pairwise kernel matrix
