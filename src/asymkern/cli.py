@@ -11,6 +11,7 @@ the permissions of a normally created file (0666 minus the umask).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -37,8 +38,7 @@ def _check_matrix(M, path: Path, nonnegative: bool):
         vals = M.data
     else:
         M = np.asarray(M)
-        if M.dtype == object or not (np.issubdtype(M.dtype, np.number)
-                                     or M.dtype == np.bool_):
+        if not (np.issubdtype(M.dtype, np.number) or M.dtype == np.bool_):  # object, str, ...
             raise InputError(f"{name}: expected a numeric matrix, got dtype {M.dtype}")
         if M.ndim != 2:
             raise InputError(f"{name}: expected a 2-D matrix, got an array of shape {M.shape}")
@@ -47,10 +47,7 @@ def _check_matrix(M, path: Path, nonnegative: bool):
         raise InputError(f"{name}: complex entries are not supported")
     if M.shape[0] == 0 or M.shape[1] == 0:
         raise InputError(f"{name}: the matrix is empty (shape {M.shape})")
-    vals = np.asarray(vals)
-    if vals.dtype == np.bool_:
-        vals = vals.astype(np.float64)
-    bad = ~np.isfinite(vals)
+    bad = ~np.isfinite(vals)  # (boolean entries are finite and not negative)
     if bad.any():
         raise InputError(f"{name}: {int(bad.sum())} entries are NaN or infinite; every entry must "
                          "be a finite number")
@@ -111,29 +108,20 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
     suffix = path.suffix.lower()
     if fmt == "auto":
         fmt = {".npy": "npy", ".npz": "npz", ".mtx": "mtx"}.get(suffix, "edges")
-    if fmt == "npy":
-        M = _read(path, ".npy", lambda: np.load(path, allow_pickle=False))
-        if isinstance(M, np.lib.npyio.NpzFile):
+    matrix_readers = {  # format -> (what the file should be, its reader)
+        "npy": (".npy", lambda: np.load(path, allow_pickle=False)),
+        "npz": ("a scipy sparse .npz", lambda: sp.load_npz(path)),
+        "mtx": ("Matrix Market", lambda: _mmread(path)),
+        "matrix": ("a dense matrix", lambda: np.loadtxt(
+            path, delimiter="," if suffix == ".csv" else None, ndmin=2, encoding="utf-8-sig")),
+    }
+    if fmt in matrix_readers:
+        M = _read(path, *matrix_readers[fmt])
+        if isinstance(M, np.lib.npyio.NpzFile):  # np.load of an .npz archive
             M.close()
             raise InputError(f"{path.name} is an .npz archive, not a .npy array; use --format "
                              "npz for a scipy sparse matrix")
-    elif fmt == "npz":
-        M = _read(path, "a scipy sparse .npz", lambda: sp.load_npz(path))
-    elif fmt == "mtx":
-        import scipy.io
-
-        def mmread():
-            with warnings.catch_warnings():  # scipy ≥ 1.18 announces a new default return type;
-                # we convert to CSR/ndarray ourselves, so either type is fine
-                warnings.filterwarnings("ignore", message=".*spmatrix")
-                return scipy.io.mmread(path)
-
-        M = _read(path, "Matrix Market", mmread)
-    elif fmt == "matrix":
-        M = _read(path, "a dense matrix", lambda: np.loadtxt(
-            path, delimiter="," if suffix == ".csv" else None, ndmin=2, encoding="utf-8-sig"))
-    if fmt in ("npy", "npz", "mtx", "matrix"):  # _check_matrix makes a dense result an ndarray
-        return _check_matrix(M, path, nonnegative), None
+        return _check_matrix(M, path, nonnegative), None  # a dense result as an ndarray
     if fmt != "edges":
         raise InputError(f"unknown --format {fmt!r}")
     src, dst, w = [], [], []
@@ -153,10 +141,8 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
                     continue  # a header line such as "source,target[,weight]"
                 first = False
                 if len(parts) not in (2, 3):
-                    raise InputError(
-                        f"{path.name}:{lineno}: malformed edge line {line[:80]!r}; expected "
-                        "'src dst' or 'src dst weight'"
-                    )
+                    raise InputError(f"{path.name}:{lineno}: malformed edge line {line[:80]!r}; "
+                                     "expected 'src dst' or 'src dst weight'")
                 weight = 1.0
                 if len(parts) == 3:
                     try:
@@ -187,6 +173,16 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
     n = len(ids)
     A = sp.csr_matrix((w, ([index[s] for s in src], [index[d] for d in dst])), shape=(n, n))
     return A, ids
+
+
+def _mmread(path: Path):
+    """A Matrix Market file as scipy reads it (sparse or dense)."""
+    import scipy.io
+
+    with warnings.catch_warnings():  # scipy ≥ 1.18 announces a new default return type;
+        # we convert to CSR/ndarray ourselves, so either type is fine
+        warnings.filterwarnings("ignore", message=".*spmatrix")
+        return scipy.io.mmread(path)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -220,14 +216,17 @@ def check_output_file(out: Path, option: str = "--out") -> None:
 def _check_folder(folder: Path, option: str) -> None:
     """The folder exists and is writable, or can be created (no file in the way)."""
     p = folder
-    while not p.exists():
-        if p.parent == p:
-            break
+    while not p.exists() and p.parent != p:
         p = p.parent
     if p.exists() and not p.is_dir():
         raise InputError(f"{option}: {str(p)!r} is a file, not a folder")
     if not os.access(p, os.W_OK | os.X_OK):
         raise InputError(f"{option}: cannot write to folder {str(p)!r} (permission denied)")
+
+
+def _write_error(path: Path, exc: OSError) -> InputError:
+    """The one-line error for an output file that cannot be written."""
+    return InputError(f"cannot write {str(path)!r}: {exc.strerror or _one_line(exc)}")
 
 
 def _atomic_write(path: Path, writer) -> None:
@@ -237,98 +236,83 @@ def _atomic_write(path: Path, writer) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
     except OSError as exc:
-        raise InputError(f"cannot write {str(path)!r}: {exc.strerror or _one_line(exc)}") from exc
+        raise _write_error(path, exc) from exc
     os.close(fd)
     try:
         writer(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        raise InputError(f"cannot write {str(path)!r}: {exc.strerror or _one_line(exc)}") from exc
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _write_error(path, exc) from exc
         raise
 
 
-def _checked_number(text: str, convert, ok, parse_msg: str, range_msg: str):
-    """A command-line number: ``convert()`` parsed from ``text``, checked by ``ok(value)``.
+def _number_arg(convert, ok, parse_msg: str, range_msg: str | None = None):
+    """An argparse ``type`` for a command-line number: ``convert(text)`` checked by ``ok``.
 
     Parameters
     ----------
-    text : str
-        The argument as given (quoted in the messages).
     convert : callable
-        ``convert()`` returns the value or raises ``ValueError``.
+        ``convert(text)`` returns the value or raises ``ValueError``.
     ok : callable
         ``ok(value)``: whether the value is in range.
-    parse_msg, range_msg : str
-        Start of the ``argparse.ArgumentTypeError`` message when parsing fails or the value
-        is out of range.
+    parse_msg : str
+        Start of the ``argparse.ArgumentTypeError`` message when parsing fails.
+    range_msg : str, optional
+        Start of the message when the value is out of range (default: ``parse_msg``).
 
     Returns
     -------
-    int or float
-        The value.
+    callable
+        ``parse(text)``: the int or float value; both messages quote ``text``.
     """
-    try:
-        v = convert()
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{parse_msg}, got {text!r}") from None
-    if not ok(v):
-        raise argparse.ArgumentTypeError(f"{range_msg}, got {text!r}")
-    return v
+    def parse(text: str):
+        try:
+            v = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{parse_msg}, got {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{range_msg or parse_msg}, got {text!r}")
+        return v
+
+    return parse
 
 
 def _positive_finite(v) -> bool:
     return bool(np.isfinite(v)) and v > 0
 
 
+_positive_int = _number_arg(int, lambda v: v >= 1, "expected a positive integer")
+_nonnegative_int = _number_arg(int, lambda v: v >= 0, "expected an integer >= 0")
+_positive_float = _number_arg(float, _positive_finite, "expected a positive number",
+                              "expected a positive finite number")
+_bandwidth_number = _number_arg(float, _positive_finite,
+                                "expected a positive number, 'auto' or 'median'",
+                                "expected a positive finite number")
+
+
 def _bandwidth_arg(text: str):
     """--bandwidth: a positive number, 'auto' or 'median'."""
     t = text.strip().lower()
-    if t in ("auto", "median"):
-        return t
-    return _checked_number(text, lambda: float(t), _positive_finite,
-                           "expected a positive number, 'auto' or 'median'",
-                           "expected a positive finite number")
+    return t if t in ("auto", "median") else _bandwidth_number(text)
 
 
-def _positive_int(text: str) -> int:
-    return _checked_number(text, lambda: int(text), lambda v: v >= 1,
-                           "expected a positive integer", "expected a positive integer")
-
-
-def _nonnegative_int(text: str) -> int:
-    return _checked_number(text, lambda: int(text), lambda v: v >= 0,
-                           "expected an integer >= 0", "expected an integer >= 0")
-
-
-def _positive_float(text: str) -> float:
-    return _checked_number(text, lambda: float(text), _positive_finite,
-                           "expected a positive number", "expected a positive finite number")
-
-
-def _kernel_takes(kernel: str, name: str) -> bool:
-    """Whether the named kernel takes the constructor argument ``name``."""
+def _kernel_parameters(kernel: str) -> dict:
+    """The constructor parameters of the named kernel (none for an unknown name)."""
     import inspect
 
     from .kernels import KERNELS
 
     cls = KERNELS.get(str(kernel).lower())
-    return cls is not None and name in inspect.signature(cls).parameters
+    return dict(inspect.signature(cls).parameters) if cls is not None else {}
 
 
 def _required_arguments(kernel: str) -> list[str]:
     """The constructor arguments of the named kernel that have no default (embed gives none)."""
-    import inspect
-
-    from .kernels import KERNELS
-
-    params = inspect.signature(KERNELS[kernel]).parameters.values()
-    return [p.name for p in params if p.default is p.empty
+    return [p.name for p in _kernel_parameters(kernel).values() if p.default is p.empty
             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
@@ -343,7 +327,7 @@ def _check_kernel_options(args) -> None:
         raise InputError(f"--kernel {args.kernel} needs {', '.join(_required_arguments(name))}, "
                          f"which embed cannot give; expected one of {usable}")
     for opt in ("bandwidth", "gamma"):
-        if getattr(args, opt) is not None and not _kernel_takes(args.kernel, opt):
+        if getattr(args, opt) is not None and opt not in _kernel_parameters(args.kernel):
             raise InputError(f"--{opt} does not apply to --kernel {args.kernel}")
     if args.gamma is not None and args.bandwidth is not None:
         raise InputError("give either --gamma or --bandwidth, not both")
@@ -399,14 +383,14 @@ def cmd_embed(args) -> int:
         params["gamma"] = args.gamma
     elif args.bandwidth is not None:
         params["bandwidth"] = args.bandwidth
-    elif _kernel_takes(args.kernel, "bandwidth"):
+    elif "bandwidth" in _kernel_parameters(args.kernel):
         params["bandwidth"] = "auto"
     if args.n_components > min(A.shape):
         raise InputError(f"--n-components {args.n_components} exceeds min(shape) = "
                          f"{min(A.shape)} of the input")
-    r = args.n_components
-    model = KernelSVD(r, kernel=args.kernel, kernel_params=params or None, center=args.center,
-                      compat=args.compat, solver=args.solver, random_state=args.seed)
+    model = KernelSVD(args.n_components, kernel=args.kernel, kernel_params=params or None,
+                      center=args.center, compat=args.compat, solver=args.solver,
+                      random_state=args.seed)
     from scipy.sparse.linalg import ArpackNoConvergence
 
     try:
@@ -435,9 +419,8 @@ def cmd_embed(args) -> int:
                 rows = csv.writer(fh, lineterminator="\n")  # ids with a comma or quote: quoted
                 rows.writerow(["node"] + [f"left_{i}" for i in range(r_)]
                               + [f"right_{i}" for i in range(r_)])
-                for k in range(left.shape[0]):
-                    vals = np.concatenate([left[k], right[k]])
-                    rows.writerow([ids[k], *(f"{v:.10g}" for v in vals)])
+                for node, lv, rv in zip(ids, left, right):
+                    rows.writerow([node, *(f"{v:.10g}" for v in np.concatenate([lv, rv]))])
 
     _atomic_write(out, write)
     bw = f", bandwidth {model.bandwidth_:.4g}" if getattr(model, "bandwidth_", None) else ""
@@ -687,11 +670,8 @@ def main(argv: list[str] | None = None) -> int:
         except InputError as exc:
             msg = _one_line(exc)
         except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError):  # pragma: no cover
-                pass
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 141
         except MemoryError:
             msg = "not enough memory for this input and these options (try fewer components " \

@@ -82,10 +82,8 @@ def get_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     for p in tried:
         if p.is_dir():
             return p.resolve()
-    raise DataNotFoundError(
-        "no data directory found; pass data_dir=... (CLI: --data-dir) or set ASYMKERN_DATA. "
-        "Tried: " + ", ".join(str(p) for p in tried)
-    )
+    raise DataNotFoundError("no data directory found; pass data_dir=... (CLI: --data-dir) or set "
+                            "ASYMKERN_DATA. Tried: " + ", ".join(str(p) for p in tried))
 
 
 def data_path(relpath: str, data_dir: str | os.PathLike | None = None) -> Path:

@@ -116,10 +116,9 @@ def load_bcot(name: str, data_dir=None) -> BiclusterDataset:
     """
     key = str(name).lower()
     if key == "pubmed":
-        raise DataNotFoundError(
-            "the PubMed document-term matrix (BCOT pubmed.mat, 19717 x 500) is not in the data "
-            "directory: it was over the snapshot size limit (MANIFEST.md §5)"
-        )
+        raise DataNotFoundError("the PubMed document-term matrix (BCOT pubmed.mat, 19717 x 500) "
+                                "is not in the data directory: it was over the snapshot size "
+                                "limit (MANIFEST.md §5)")
     if key not in BCOT_DATASETS:
         raise ValueError(f"unknown biclustering dataset {name!r}; expected one of "
                          f"{tuple(BCOT_DATASETS)}")

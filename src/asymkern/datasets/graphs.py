@@ -91,9 +91,8 @@ def _binary(A: sp.csr_matrix) -> sp.csr_matrix:
 def _load_npz_graph(name: str, data_dir=None) -> DirectedGraph:
     path = data_path(f"{name}/{name}.npz", data_dir)
     with np.load(path, allow_pickle=True) as d:
-        A = sp.csr_matrix(
-            (d["adj_data"], d["adj_indices"], d["adj_indptr"]), shape=tuple(d["adj_shape"])
-        )
+        A = sp.csr_matrix((d["adj_data"], d["adj_indices"], d["adj_indptr"]),
+                          shape=tuple(d["adj_shape"]))
         labels = np.asarray(d["labels"]).astype(np.int64)
         names = tuple(str(c) for c in d["class_names"]) if "class_names" in d else ()
         ids = np.asarray(d["node_names"]) if "node_names" in d else None
@@ -160,9 +159,8 @@ def load_askls_graph(name: str, data_dir=None) -> DirectedGraph:
     """
     key = str(name).lower()
     if key not in ("cora", "citeseer"):
-        raise DataNotFoundError(
-            f"no AsK-LS .mat file for {name!r}: only 'cora' and 'citeseer' exist (MANIFEST.md)"
-        )
+        raise DataNotFoundError(f"no AsK-LS .mat file for {name!r}: only 'cora' and 'citeseer' "
+                                "exist (MANIFEST.md)")
     m = sio.loadmat(data_path(f"{key}/{key}_askls.mat", data_dir))
     G = sp.csr_matrix(np.asarray(m["G"], dtype=np.float64))
     labels = np.asarray(m["label"]).ravel().astype(np.int64) - 1
@@ -206,14 +204,9 @@ def row_normalized_adjacency(A, self_loops: bool = True) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(inv) @ A)
 
 
-def directed_sbm(
-    n_per_class: int = 100,
-    n_classes: int = 3,
-    p_forward: float = 0.08,
-    p_backward: float = 0.01,
-    p_within: float = 0.03,
-    random_state=None,
-) -> tuple[sp.csr_matrix, np.ndarray]:
+def directed_sbm(n_per_class: int = 100, n_classes: int = 3, p_forward: float = 0.08,
+                 p_backward: float = 0.01, p_within: float = 0.03,
+                 random_state=None) -> tuple[sp.csr_matrix, np.ndarray]:
     """Directed stochastic block model whose class information lives in edge *direction*.
 
     Classes are arranged in a cycle: an edge from class c to class c+1 (mod k) appears with

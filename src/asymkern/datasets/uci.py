@@ -133,9 +133,8 @@ def _rows(text: str, sep: str | None, skip: int = 0) -> list[list[str]]:
 def _check_width(rows: list[list[str]], width: int, name: str) -> None:
     bad = [k for k, r in enumerate(rows) if len(r) != width]
     if bad:
-        raise ValueError(
-            f"{name}: expected {width} fields per row, row {bad[0]} has {len(rows[bad[0]])}"
-        )
+        raise ValueError(f"{name}: expected {width} fields per row, row {bad[0]} has "
+                         f"{len(rows[bad[0]])}")
 
 
 def _numeric_xy(rows, name, label_numeric=True):

@@ -1,4 +1,5 @@
-"""The citation-graph problem of Tao et al. (2024) §4.4, shared by the Nyström experiments.
+"""The citation-graph problem of Tao et al. (2024) §4.4, shared by the Nyström experiments, and
+the reference bandwidth γ₀ that Table 1 (:mod:`.ksvd_graphs`) uses too.
 
 Kept below :mod:`.nystrom_solvers` and :mod:`.nystrom_f1` so that neither imports the other
 for it (the experiments' module graph has no cycle).
@@ -13,11 +14,23 @@ import scipy.sparse as sp
 K_FACTOR = {"cora": 1.0, "citeseer": 1.0, "pubmed": 0.5}
 
 
+def reference_bandwidth(X) -> float:
+    """γ₀ = √(M · var(X)) (Tao et al., 2024, App. C.2: γ = k√(M γ_x), γ_x the data variance)."""
+    n, m = X.shape
+    if sp.issparse(X):
+        mean = X.sum() / (n * m)
+        var = X.multiply(X).sum() / (n * m) - mean**2
+    else:
+        var = float(np.var(X))
+    return float(np.sqrt(m * var))
+
+
 def graph_problem(name: str, data_dir=None, n_sub: int | None = None, k: float | None = None,
                   orientation: str = "cites"):
     """(A, X, Z, γ, labels) of Tao et al. (2024) §4.4: A = D⁻¹(A + I), X rows, Z columns,
-    γ = k√(M var A); ``orientation`` as in :func:`~asymkern.datasets.graphs.load_citation_graph`
-    ('cites': A[i, j] = 1 iff i cites j; 'cited_by': the transpose)."""
+    γ = k√(M var A) (:func:`reference_bandwidth`); ``orientation`` as in
+    :func:`~asymkern.datasets.graphs.load_citation_graph` ('cites': A[i, j] = 1 iff i cites j;
+    'cited_by': the transpose)."""
     from ..datasets.graphs import load_citation_graph, row_normalized_adjacency
 
     g = load_citation_graph(name, data_dir, orientation=orientation)
@@ -27,9 +40,5 @@ def graph_problem(name: str, data_dir=None, n_sub: int | None = None, k: float |
         adj = adj[:n_sub][:, :n_sub]
         labels = labels[:n_sub]
     A = row_normalized_adjacency(adj)
-    N, M = A.shape
-    mean = A.sum() / (N * M)
-    var = A.multiply(A).sum() / (N * M) - mean**2
-    kf = K_FACTOR[name] if k is None else k
-    gamma = kf * np.sqrt(M * var)
+    gamma = (K_FACTOR[name] if k is None else k) * reference_bandwidth(A)
     return A, A, sp.csr_matrix(A.T), float(gamma), labels

@@ -20,7 +20,7 @@ from ..datasets.bcot import load_bcot
 from ..decomposition import KernelSVD
 from ..kernels import CompatibilityTransform
 from ..linalg import top_svd
-from .report import Report, new_figure, save_figure
+from .report import Report, _timed, new_figure, ours_vs_paper_bars, save_figure
 
 # Tao et al. (2024) Table 2: method -> dataset -> (NMI, Coh)
 PAPER_TABLE2 = {
@@ -135,11 +135,9 @@ def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0,
     runs += [("KSVD", a) for a in compats] if "KSVD" in methods else []
     for method, comp in runs:
         for c in (grid if method != "SVD" else (1.0,)):
-            t0 = time.perf_counter()
-            Ed, Et, bw = embed_pair(method, ds.X, r, c, seed,
-                                    compat=cts[comp] if comp else None,
-                                    compat_method=comp or "a1")
-            t_embed = time.perf_counter() - t0
+            t_embed, (Ed, Et, bw) = _timed(embed_pair, method, ds.X, r, c, seed,
+                                           compat=cts[comp] if comp else None,
+                                           compat_method=comp or "a1")
             nmis, cohs = [], []
             for s in range(n_restarts):
                 nmis.append(normalized_mutual_info_score(ds.labels, _kmeans(Ed, k_doc, seed + s)))
@@ -193,12 +191,11 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
                            methods=methods)
         for row in rows:
             (main if (row["method"] == "SVD" or row["bw/median"] == 1.0) else sens).append(row)
-    if not quick:
-        for name in ("pubmed",):
-            for m in methods:
-                main.append({"dataset": name, "method": m, "NMI": float("nan"),
-                             "paper_NMI": PAPER_TABLE2[m][name][0], "Coh": float("nan"),
-                             "paper_Coh": PAPER_TABLE2[m][name][1]})
+    if not quick:  # PubMed: the paper's numbers only
+        for m in methods:
+            main.append({"dataset": "pubmed", "method": m, "NMI": float("nan"),
+                         "paper_NMI": PAPER_TABLE2[m]["pubmed"][0], "Coh": float("nan"),
+                         "paper_Coh": PAPER_TABLE2[m]["pubmed"][1]})
     others = [{"method": m, **{f"{d}_{k}": PAPER_TABLE2[m][d][i]
                                for d in ("acm", "dblp", "pubmed", "wiki")
                                for i, k in enumerate(("NMI", "Coh"))}}
@@ -262,22 +259,19 @@ def _figure(rows, out) -> list[str]:
     ylabels = {"NMI": "document NMI (dimensionless)", "Coh": "term coherence (PMI, nats)"}
     for j, name in enumerate(names):
         rr = [r for r in rows if r["dataset"] == name]
-        x = np.arange(len(rr))
+        labels = [f"{r['method']}\n{r['compat']}" if r.get("compat") else r["method"] for r in rr]
         for i, key in enumerate(("NMI", "Coh")):
             ax = axes[i][j]
-            ax.bar(x - 0.2, [r[key] for r in rr], 0.4,
-                   yerr=[r.get(f"{key}_std", 0.0) for r in rr], capsize=3,
-                   label="ours (mean ± std, k-means seeds)")
             # the paper has one KSVD row (a1 as printed): no paper bar beside the other compats
-            ax.bar(x + 0.2, [r[f"paper_{key}"] if r.get("compat") in (None, "", "a1")
-                             else np.nan for r in rr], 0.4, label="paper (SVD; KSVD with a1)")
-            ax.set_xticks(x, [f"{r['method']}\n{r['compat']}" if r.get("compat") else r["method"]
-                              for r in rr])
+            ours_vs_paper_bars(ax, labels, [r[key] for r in rr],
+                               [r.get(f"{key}_std", 0.0) for r in rr],
+                               [r[f"paper_{key}"] if r.get("compat") in (None, "", "a1")
+                                else np.nan for r in rr],
+                               "ours (mean ± std, k-means seeds)", "paper (SVD; KSVD with a1)")
             ax.set_title(f"{name.upper()}: {key}")
             ax.axhline(0.0, color="k", lw=0.6)
             if j == 0:
                 ax.set_ylabel(ylabels[key])
-            ax.legend(fontsize=7, loc="upper left")
     for i in range(2):  # headroom for the legends above the bars (once per shared row)
         lo, hi = axes[i][0].get_ylim()
         axes[i][0].set_ylim(lo, hi + 0.35 * (hi - lo))

@@ -21,7 +21,7 @@ from sklearn.preprocessing import PolynomialFeatures
 from ..datasets.uci import load_uci
 from ..decomposition import KernelPCA, KernelSVD
 from ..kernels import CompatibilityTransform
-from .report import Report, new_figure, save_figure
+from .report import Report, new_figure, ours_vs_paper_bars, save_figure
 
 DATASETS = ("pima", "ionosphere", "liver", "cholesterol", "yacht", "casp")
 DISPLAY = {"pima": "Diabetes", "ionosphere": "Ionosphere", "liver": "Liver",
@@ -314,18 +314,16 @@ def _figure(rows, std_rows, out) -> list[str]:
         paper = next(r for r in rows if r["dataset"] == name and r["source"] == "paper")
         sd = next((r for r in std_rows if r["dataset"] == name), {})
         cols = [c for c in ALL_COLUMNS if c in ours]
-        x = np.arange(len(cols))
-        ax.bar(x - 0.2, [ours[c] for c in cols], 0.4,
-               yerr=[sd.get(c, 0.0) if np.isfinite(sd.get(c, np.nan)) else 0.0 for c in cols],
-               capsize=2, label="ours (mean ± std, splits)")
-        ax.bar(x + 0.2, [paper[c] for c in cols], 0.4, label="paper")
-        ax.set_xticks(x, cols, rotation=90, fontsize=8)
+        ours_vs_paper_bars(
+            ax, cols, [ours[c] for c in cols],
+            [sd.get(c, 0.0) if np.isfinite(sd.get(c, np.nan)) else 0.0 for c in cols],
+            [paper[c] for c in cols], "ours (mean ± std, splits)", capsize=2, rotation=90,
+            fontsize=8)
         regression = ours["metric"].startswith("RMSE")
         ax.set_ylabel("test RMSE (target units)" if regression
                       else "test accuracy (fraction)", fontsize=9)
         ax.set_title(f"{name} ({ours['metric']})", fontsize=10)
         lo, hi = ax.get_ylim()  # headroom for the legend above the bars
         ax.set_ylim(lo, hi + 0.35 * (hi - lo))
-        ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return [save_figure(fig, out, "ksvd_general.png")]

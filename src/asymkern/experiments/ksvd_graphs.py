@@ -27,7 +27,8 @@ from ..datasets.graphs import load_citation_graph, row_normalized_adjacency
 from ..decomposition import KernelSVD
 from ..graphs import graph_reconstruction, node_classification, select_by_cv
 from ..linalg import top_svd
-from .report import Report, new_figure, save_figure
+from ._graph_data import reference_bandwidth
+from .report import Report, new_figure, ours_vs_paper_bars, save_figure
 
 # Tao et al. (2024) Table 1 (PCA, KPCA, SVD, KSVD columns): micro, macro, l1, l2
 PAPER_TABLE1 = {
@@ -55,17 +56,6 @@ def normalize_embedding(E: np.ndarray) -> np.ndarray:
     return E / np.sqrt(ms) if ms > 0 else E
 
 
-def reference_bandwidth(X) -> float:
-    """γ₀ = √(M · var(X)) (Tao et al., 2024, App. C.2: γ = k√(M γ_x), γ_x the data variance)."""
-    n, m = X.shape
-    if sp.issparse(X):
-        mean = X.sum() / (n * m)
-        var = X.multiply(X).sum() / (n * m) - mean**2
-    else:
-        var = float(np.var(X))
-    return float(np.sqrt(m * var))
-
-
 def _centered_operator(X) -> LinearOperator:
     """Column-centred X (n × m) as a LinearOperator (sparse X stays sparse)."""
     mu = np.asarray(X.mean(axis=0)).ravel()
@@ -87,8 +77,8 @@ def embed(method: str, An, r: int, bandwidth: float | None = None, solver: str =
           seed: int = 0) -> np.ndarray:
     """Unnormalised embedding of the rows of ``An`` for one of :data:`METHODS`."""
     Xd = sp.csr_matrix(An, dtype=np.float32)  # kernels take sparse rows; G is float32
+    A64 = sp.csr_matrix(An, dtype=np.float64)
     if method == "PCA":
-        A64 = sp.csr_matrix(An, dtype=np.float64)
         if solver == "dense" or (solver == "auto" and r > 0.25 * min(A64.shape)):
             C = A64.toarray()
             C -= C.mean(axis=0)
@@ -98,7 +88,6 @@ def embed(method: str, An, r: int, bandwidth: float | None = None, solver: str =
                           solver="arpack" if solver == "auto" else solver, random_state=seed)
         return res.U * res.s
     if method == "SVD":
-        A64 = sp.csr_matrix(An, dtype=np.float64)
         res = top_svd(A64 if solver != "dense" else A64.toarray(), r, solver=solver,
                       random_state=seed)
         return np.hstack([res.U * res.s, res.V * res.s])
@@ -110,8 +99,7 @@ def embed(method: str, An, r: int, bandwidth: float | None = None, solver: str =
     if method == "KSVD":
         k = KernelSVD(r, kernel="sne", kernel_params={"bandwidth": bandwidth}, center=True,
                       solver=solver, random_state=seed).fit(Xd)
-        U, V = k.embeddings()
-        return np.hstack([U, V])
+        return np.hstack(k.embeddings())
     raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
 
 
@@ -125,13 +113,9 @@ def _pick_by_cv(cands: dict, y, folds: int, seed: int):
 def _settings(quick: bool, name: str) -> dict:
     if quick:
         return dict(n_nodes=500, r=32, grid=(1.0, 2.0), trials=3, folds=3, solver="auto")
-    if name == "pubmed":
-        return dict(n_nodes=None, r=64, grid=(2.0,), trials=10, folds=10, solver="auto")
-    if name == "citeseer":
-        return dict(n_nodes=None, r=128, grid=(1.0, 2.0, 4.0), trials=10, folds=10,
-                    solver="randomized")
-    return dict(n_nodes=None, r=1000, grid=(0.5, 1.0, 2.0, 4.0), trials=10, folds=10,
-                solver="auto")
+    full = {"pubmed": (64, (2.0,), "auto"), "citeseer": (128, (1.0, 2.0, 4.0), "randomized")}
+    r, grid, solver = full.get(name, (1000, (0.5, 1.0, 2.0, 4.0), "auto"))  # Cora
+    return dict(n_nodes=None, r=r, grid=grid, trials=10, folds=10, solver=solver)
 
 
 def _subgraph(graph, n_nodes: int, seed: int):
@@ -281,16 +265,12 @@ def _figure(rows, out) -> list[str]:
     lo = min(min(r["micro_f1"] - r.get("micro_std", 0.0), r["paper_micro"]) for r in rows)
     for j, (ax, name) in enumerate(zip(axes[0], names)):
         rr = [r for r in rows if r["dataset"] == name]
-        x = np.arange(len(rr))
-        ax.bar(x - 0.2, [r["micro_f1"] for r in rr], 0.4,
-               yerr=[r.get("micro_std", 0.0) for r in rr], capsize=3,
-               label="ours (mean ± std, trials)")
-        ax.bar(x + 0.2, [r["paper_micro"] for r in rr], 0.4, label="paper")
-        ax.set_xticks(x, [r["method"] for r in rr])
+        ours_vs_paper_bars(ax, [r["method"] for r in rr], [r["micro_f1"] for r in rr],
+                           [r.get("micro_std", 0.0) for r in rr], [r["paper_micro"] for r in rr],
+                           "ours (mean ± std, trials)")
         ax.set_ylim(max(0.0, lo - 0.1), 1.0)
         ax.set_title(f"{name.capitalize()}: node classification")
         if j == 0:
             ax.set_ylabel("Micro-F1 (fraction)")
-        ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return [save_figure(fig, out, "ksvd_graphs_micro_f1.png")]

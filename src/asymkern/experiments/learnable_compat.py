@@ -79,20 +79,10 @@ class LearnableCompatResult:
         return s[:, 0] * self.y_std + self.y_mean
 
 
-def fit_learnable_compat(
-    X,
-    y,
-    task: str = "classification",
-    kernel: str = "rbf",
-    bandwidth: float = 1.0,
-    n_components: int = 4,
-    C_init=None,
-    n_iter: int = 2000,
-    lr: float = 1e-2,
-    optimizer: str = "adam",
-    batch_size: int | None = None,
-    seed: int = 0,
-) -> LearnableCompatResult:
+def fit_learnable_compat(X, y, task: str = "classification", kernel: str = "rbf",
+                         bandwidth: float = 1.0, n_components: int = 4, C_init=None,
+                         n_iter: int = 2000, lr: float = 1e-2, optimizer: str = "adam",
+                         batch_size: int | None = None, seed: int = 0) -> LearnableCompatResult:
     """Train C (a3) and a linear head end to end (Tao et al., 2024, App. C.3).
 
     ``C_init``: (N, M) start for C, default the a1 matrix (leading left singular vectors of X,

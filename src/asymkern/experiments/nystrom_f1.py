@@ -24,7 +24,7 @@ from ..kernels import KernelMatrix, get_kernel
 from ..linalg.nystrom import asymmetric_nystrom
 from ..linalg.svd import top_svd
 from ._graph_data import graph_problem
-from .ksvd_graphs import _pick_by_cv, normalize_embedding, reference_bandwidth
+from .ksvd_graphs import _pick_by_cv, normalize_embedding
 from .report import new_figure, save_figure
 
 
@@ -86,8 +86,7 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
     rows, chosen = [], []
     err = {}  # (dataset, m, method, "micro"/"macro") -> std over trials (figure only)
     for name in names:
-        A, X, Z, _, y = graph_problem(name, data_dir, n_sub, k=1.0, orientation=orientation)
-        g0 = reference_bandwidth(A)
+        A, X, Z, g0, y = graph_problem(name, data_dir, n_sub, k=1.0, orientation=orientation)
         best = {}
         for method in ("KSVD", "KPCA"):
             cands = {}

@@ -10,8 +10,6 @@ kernel, and test accuracy, mean ± std over seeds.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from .report import Report, _timed, new_figure, save_figure
@@ -214,11 +212,7 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: in
     if ratios is None:
         ratios = (0.02, 0.1) if quick else (0.01, 0.025, 0.05, 0.075, 0.1)
     default_seeds = {"usps": 3, "dna": 5, "phishing": 3}
-    tables: dict[str, list[dict]] = {}
-    notes: list[str] = []
-    figures: list[str] = []
-    metas = []
-    summary = []
+    metas, summary, notes, figures = [], [], [], []
     for name in datasets:
         ns = n_seeds or (1 if quick else default_seeds.get(name, 3))
         wall_s, (raw, meta, info) = _timed(_run_dataset, name, data_dir, seed, quick, ratios, ns,
@@ -230,11 +224,10 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, n_seeds: in
         if info:
             notes.append(f"{name}: {info}")
         if out is not None:
-            Path(out).mkdir(parents=True, exist_ok=True)
             figures.append(_plot(raw, meta, out))
-    tables["Datasets, hyper-parameters and the exact ν-SVM"] = metas
-    tables["GSA vs LLA: approximation error ‖f − f*‖_H and test accuracy (mean ± std over seeds)"] \
-        = summary
+    tables = {"Datasets, hyper-parameters and the exact ν-SVM": metas,
+              "GSA vs LLA: approximation error ‖f − f*‖_H and test accuracy (mean ± std over "
+              "seeds)": summary}
     protocol = (
         "Gaussian kernel exp(−‖x−y‖²/2γ²) with Li, Liu and Zhang Table II's γ, ν (ν-SVM = "
         "scikit-learn "

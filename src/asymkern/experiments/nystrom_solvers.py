@@ -33,6 +33,8 @@ from .report import Report, _timed, new_figure, save_figure
 R = 20
 SUBSPACE_OVERSAMPLES = 80  # Pubmed reference: block of r + 80 vectors
 SUBSPACE_ITERS = 40
+S_GRID = (20, 40, 80, 160, 320, 640, 1280, 2560)  # landmarks s (quick runs: a prefix)
+P_GRID = (0, 5, 10, 20, 40, 80)  # RSVD oversamples p (quick runs: a prefix)
 # Paper Table 4 (ε = 1e-1) and Table 6 (ε = 1e-2): TSVD, RSVD, Sym. Nys., Ours, speedup
 PAPER = {
     ("cora", 0.1): (0.841, 0.274, 0.673, 0.160, 1.71),
@@ -56,9 +58,8 @@ class SparseSNEKernelMatrix(KernelMatrix):
     def _row_lse(self):
         # KernelMatrix caches log Σ_R k(x, r) (a log-sum-exp); fill that cache exactly
         if self._normalizers is None:
-            self._normalizers = sparse_rbf_row_sums(
-                self.X, self.reference, self.kernel_gamma(), log=True
-            )
+            self._normalizers = sparse_rbf_row_sums(self.X, self.reference, self.kernel_gamma(),
+                                                    log=True)
         return self._normalizers
 
     def kernel_gamma(self) -> float:
@@ -274,27 +275,22 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, *, datasets
     """
     with warnings.catch_warnings():  # this run's RuntimeWarnings only; the caller's filters stay
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _run(quick, data_dir, out, seed, datasets=datasets, parts=parts, verbose=verbose,
-                    subspace_reference=subspace_reference, tsvd_tol=tsvd_tol,
-                    tsvd_limit_s=tsvd_limit_s, orientation=orientation, f1_r_max=f1_r_max,
-                    f1_mults=f1_mults)
+        return _run(quick, data_dir, out, seed, datasets, parts, verbose, subspace_reference,
+                    tsvd_tol, tsvd_limit_s, orientation, f1_r_max, f1_mults)
 
 
-def _run(quick, data_dir, out, seed, *, datasets, parts, verbose, subspace_reference, tsvd_tol,
-         tsvd_limit_s, orientation="cites", f1_r_max=None, f1_mults=None) -> Report:
+def _run(quick, data_dir, out, seed, datasets, parts, verbose, subspace_reference, tsvd_tol,
+         tsvd_limit_s, orientation, f1_r_max, f1_mults) -> Report:
     eps_list = [0.1, 0.01]
     # Figures 5–6 default to Cora and Citeseer (exact 19 717-node references are too slow)
     f1_names = ["cora"] if quick else list(datasets or ["cora", "citeseer"])
     if quick:
         datasets = datasets or ["cora"]
-        n_sub, repeats, n_seeds = 400, 2, 1
-        s_grid = [20, 40, 80, 160, 400]
-        p_grid = [0, 5, 10]
+        n_sub, repeats, n_seeds, s_grid = 400, 2, 1, S_GRID[:4] + (400,)
     else:
         datasets = datasets or ["cora", "citeseer", "pubmed"]
-        n_sub, repeats, n_seeds = None, 3, 2
-        s_grid = [20, 40, 80, 160, 320, 640, 1280, 2560]
-        p_grid = [0, 5, 10, 20, 40, 80]
+        n_sub, repeats, n_seeds, s_grid = None, 3, 2, S_GRID
+    p_grid = P_GRID[:3] if quick else P_GRID
     seeds = [seed + i for i in range(n_seeds)]
     if quick:
         protocol = (
@@ -438,8 +434,8 @@ def _gamma_study(quick, data_dir, out, seed, rep, orientation="cites"):
     eps = 0.01
     mults = [1.0, 4.0] if quick else [0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0]
     n_sub = 400 if quick else None
-    s_grid = [20, 40, 80, 160] if quick else [20, 40, 80, 160, 320, 640, 1280, 2560]
-    p_grid = [0, 5, 10] if quick else [0, 5, 10, 20, 40, 80]
+    s_grid = S_GRID[:4] if quick else S_GRID
+    p_grid = P_GRID[:3] if quick else P_GRID
     repeats = 2 if quick else 3
     rows = []
     for mlt in mults:

@@ -103,7 +103,7 @@ class Param:
                 raise ValueError(f"--param {key} expects true or false, got {text!r}")
             return _BOOL_WORDS[raw.lower()]
         items = [x.strip() for x in raw.strip("()[]").split(",")]
-        if raw.strip("()[]").strip() == "" or any(x == "" for x in items):
+        if "" in items:
             raise ValueError(f"--param {key} expects {self.describe()}, got {text!r} (an empty "
                              "entry)")
         if self.kind == "numbers":
@@ -142,22 +142,12 @@ SCHEMAS: dict[str, dict[str, Param]] = {
         "f1_r_max": _COUNT,
         "f1_mults": _MULTIPLES,
     },
-    "askls-nodes": {
-        "datasets": Param("names", _CITATION),
-        "n_repeats": _COUNT,
-    },
-    "askls-uci": {
-        "n_repeats": _COUNT,
-        "datasets": Param("names", _UCI),
-        "rcond_tol": _NONNEG,
-    },
+    "askls-nodes": {"datasets": Param("names", _CITATION), "n_repeats": _COUNT},
+    "askls-uci": {"n_repeats": _COUNT, "datasets": Param("names", _UCI), "rcond_tol": _NONNEG},
     "askls-kl": {},
     "operators-covariance": {},
     "operators-crosscov": {},
-    "operators-gyre": {
-        "regularization": _POSITIVE,
-        "center": _BOOL,
-    },
+    "operators-gyre": {"regularization": _POSITIVE, "center": _BOOL},
     "nystrom-machines": {
         "n_seeds": _COUNT,
         "datasets": Param("names", ("usps", "dna", "phishing")),

@@ -18,9 +18,7 @@ def _timed(fn, *args, **kwargs):
 
 def _fmt(v) -> str:
     if isinstance(v, (float, np.floating)):
-        if not np.isfinite(v):
-            return "—"
-        return f"{v:.4g}"
+        return f"{v:.4g}" if np.isfinite(v) else "—"
     return str(v)
 
 
@@ -104,15 +102,13 @@ class Report:
         """
         if self.quick:
             parts = [f"# {self.title} (quick run)\n", QUICK_BANNER + "\n"]
-            if self.protocol:
-                parts.append(f"**Quick-run settings.** {self.protocol}\n")
         else:
             parts = [f"# {self.title}\n"]
-            if self.protocol:
-                parts.append(f"**Protocol.** {self.protocol}\n")
+        if self.protocol:
+            heading = "Quick-run settings" if self.quick else "Protocol"
+            parts.append(f"**{heading}.** {self.protocol}\n")
         for name, rows in self.tables.items():
-            parts.append(f"## {name}\n")
-            parts.append(markdown_table(rows))
+            parts += [f"## {name}\n", markdown_table(rows)]
         if self.notes:
             parts.append("## Notes\n")
             parts.extend(f"- {n}" for n in self.notes)
@@ -176,6 +172,36 @@ def new_figure(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float],
     FigureCanvasAgg(fig)
     return fig, fig.subplots(nrows, ncols, **subplots_kw)
 
+
+def ours_vs_paper_bars(ax, labels, ours, err, paper, ours_label: str,
+                       paper_label: str = "paper", capsize: float = 3, **tick_kw) -> None:
+    """Draw our values (with error bars) beside the paper's, one pair of bars per label.
+
+    The layout every "ours vs paper" figure of the experiments shares: bars 0.4 wide at x ∓ 0.2,
+    the labels as x ticks, the legend in the upper left corner (font size 7).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+    labels : list of str
+        One tick label per pair of bars.
+    ours, err, paper : list of float
+        Our values, their error bars, the paper's values (NaN: no bar).
+    ours_label : str
+        Legend entry of our bars (say what the error bars are).
+    paper_label : str, default 'paper'
+        Legend entry of the paper's bars.
+    capsize : float, default 3
+        Length of the error bars' caps (points).
+    **tick_kw
+        Passed to :meth:`matplotlib.axes.Axes.set_xticks` (``rotation``, ``fontsize``).
+    """
+    x = np.arange(len(labels))
+    ax.bar(x - 0.2, ours, 0.4, yerr=err, capsize=capsize, label=ours_label)
+    ax.bar(x + 0.2, paper, 0.4, label=paper_label)
+    ax.set_xticks(x, labels, **tick_kw)
+    ax.legend(fontsize=7, loc="upper left")
 
 
 def save_figure(fig, out, name: str, *, svg: bool = False) -> str:

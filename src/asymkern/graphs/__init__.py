@@ -26,14 +26,8 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from .._validation import as_data, check_positive
 
-__all__ = [
-    "graph_reconstruction",
-    "lssvm_classifier",
-    "matrix_norm_errors",
-    "node_classification",
-    "reconstruct_adjacency",
-    "select_by_cv",
-]
+__all__ = ["graph_reconstruction", "lssvm_classifier", "matrix_norm_errors",
+           "node_classification", "reconstruct_adjacency", "select_by_cv"]
 
 
 def lssvm_classifier(gamma: float = 1.0) -> RidgeClassifier:
@@ -72,20 +66,13 @@ def _check_embedding_labels(embedding, labels):
     E = as_data(embedding, "embedding")
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != E.shape[0]:
-        raise ValueError(
-            f"labels must be 1-D with one entry per node ({E.shape[0]}), got shape {y.shape}"
-        )
+        raise ValueError(f"labels must be 1-D with one entry per node ({E.shape[0]}), got "
+                         f"shape {y.shape}")
     return E, y
 
 
-def node_classification(
-    embedding,
-    labels,
-    train_size: float = 0.5,
-    n_trials: int = 10,
-    gamma: float = 1.0,
-    random_state=0,
-) -> dict:
+def node_classification(embedding, labels, train_size: float = 0.5, n_trials: int = 10,
+                        gamma: float = 1.0, random_state=0) -> dict:
     """Micro-/Macro-F1 of a linear LS-SVM (one-vs-rest, regularisation γ) on node embeddings.
 
     ``n_trials`` random stratified splits with a fraction ``train_size`` of labelled nodes for
@@ -137,9 +124,8 @@ def node_classification(
         raise ValueError(f"train_size must be in (0, 1), got {train_size!r}")
     if int(n_trials) < 1:
         raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
-    splitter = StratifiedShuffleSplit(
-        n_splits=int(n_trials), train_size=train_size, random_state=random_state
-    )
+    splitter = StratifiedShuffleSplit(n_splits=int(n_trials), train_size=train_size,
+                                      random_state=random_state)
     scores: dict = {"micro": [], "macro": []}
     for tr, te in splitter.split(E, y):
         pred = lssvm_classifier(gamma).fit(E[tr], y[tr]).predict(E[te])
@@ -200,11 +186,8 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
     if not embeddings:
         raise ValueError("embeddings must hold at least one candidate")
     y = np.asarray(labels)
-    folds = list(
-        StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state).split(
-            np.zeros(len(y)), y
-        )
-    )
+    splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
+    folds = list(splitter.split(np.zeros(len(y)), y))
     scores = {}
     for key, emb in embeddings.items():
         E, _ = _check_embedding_labels(emb, y)
