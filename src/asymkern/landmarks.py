@@ -23,9 +23,11 @@ method='gaussian')`` raises a ValueError that says so.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from ._validation import as_data, check_indices, check_n_components
@@ -60,6 +62,86 @@ def _n_of(X_or_None, n_samples) -> int:
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
     return int(n_samples)
+
+
+def _pow2_scaled(X, what: str):
+    """``(X·2^-e, e)``: X (dense or sparse) multiplied by the exact power of two that brings
+    max|X| into [0.5, 1) when it lies outside the range in which squares and sums of squares
+    of its entries neither overflow nor underflow (``kernels.base._needs_scaling``); ``(X, 0)``
+    — the same object, so ordinary data give bitwise the old results — otherwise.
+
+    k-means, nearest-point searches and the leverage scores of a homogeneous kernel are the
+    same problem up to this scaling (multiplying by a power of two is exact), so they are run
+    on the scaled copy. The copy is checked against the memory budget first.
+    """
+    from .config import check_memory
+    from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+
+    dtype = np.dtype(X.dtype)
+    if not np.issubdtype(dtype, np.floating):
+        return X, 0
+    big = _maxabs(X)
+    if not (np.isfinite(big) and _needs_scaling(big, dtype)):
+        return X, 0
+    e = _pow2_exponent(big, dtype)
+    f = dtype.type(math.ldexp(1.0, -e))
+    if sp.issparse(X):
+        check_memory(X.data.nbytes, f"{what} (a rescaled copy of the data)",
+                     detail=f"{X.nnz} stored values of {dtype}")
+        Xs = X.copy()
+        Xs.data = Xs.data * f
+        return Xs, e
+    check_memory(X.nbytes, f"{what} (a rescaled copy of the data)",
+                 detail=f"a {X.shape[0]}×{X.shape[1]} array of {dtype}")
+    return X * f, e
+
+
+def _unscaled(A: np.ndarray, e: int) -> np.ndarray:
+    """A·2^e (exact), A itself for e = 0."""
+    return A if e == 0 else A * A.dtype.type(math.ldexp(1.0, e))
+
+
+def nearest_points(centers, points) -> np.ndarray:
+    """For each centre, the index of the nearest row of ``points`` (the first one on ties).
+
+    scikit-learn's ``pairwise_distances_argmin`` when the data are of ordinary size (bitwise
+    the old result); otherwise both are scaled by the same exact power of two
+    (:func:`_pow2_scaled`) one block of rows at a time, so that the squared distances neither
+    overflow (data ~1e160) nor underflow (~1e-200).
+
+    Parameters
+    ----------
+    centers : ndarray of shape (s, d)
+        The centres.
+    points : ndarray or sparse matrix of shape (n, d)
+        The points.
+
+    Returns
+    -------
+    ndarray of shape (s,)
+        Row indices into ``points``.
+    """
+    from sklearn.metrics import pairwise_distances_argmin, pairwise_distances_argmin_min
+
+    from .config import get_config
+    from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+
+    dtype = np.dtype(points.dtype)
+    big = max(_maxabs(points), _maxabs(np.asarray(centers)))
+    if not (np.issubdtype(dtype, np.floating) and np.isfinite(big)
+            and _needs_scaling(big, dtype)):
+        return pairwise_distances_argmin(centers, points)
+    f = dtype.type(math.ldexp(1.0, -_pow2_exponent(big, dtype)))
+    C = np.asarray(centers, dtype=dtype) * f
+    n, d = points.shape
+    step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * (max(d, 1) + len(C)))))
+    best = np.full(len(C), np.inf)
+    idx = np.zeros(len(C), dtype=np.intp)
+    for a in range(0, n, step):
+        j, dist = pairwise_distances_argmin_min(C, points[a:a + step] * f)
+        better = dist < best
+        best[better], idx[better] = dist[better], j[better] + a
+    return idx
 
 
 def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=np.float64):
@@ -121,6 +203,17 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     cut-off as in :mod:`asymkern.nystrom`) approximates K ≈ F Fᵀ; the scores are the squared row
     norms of the top-``rank`` left singular vectors of F. Cost O(n p² + n p d).
 
+    The scores do not change when K is multiplied by a positive constant; extreme magnitudes
+    are handled by exact powers of two: K_mm, F and FᵀF are rescaled when their squares could
+    over- or underflow, and for the homogeneous kernels (linear; polynomial with
+    ``coef0=0``), whose values at data ~1e-200 or ~1e160 are not representable, the data are
+    rescaled first — the same scores at every scale of X. Data of ordinary size give bitwise
+    the unscaled computation.
+
+    A sketch on which the kernel vanishes (K_mm = 0, e.g. all-zero data with the linear
+    kernel) has numerical rank 0: every score is 0 (all rows equal, summing to the numerical
+    rank), and :func:`select_landmarks` then draws uniformly.
+
     Parameters
     ----------
     X : array-like or sparse matrix of shape (n, d)
@@ -139,7 +232,8 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     Returns
     -------
     ndarray of shape (n,)
-        Non-negative scores summing to the numerical rank (≤ ``rank``).
+        Non-negative scores summing to the numerical rank (≤ ``rank``; 0, all scores 0, when
+        the kernel vanishes on the sketch).
 
     Raises
     ------
@@ -173,11 +267,25 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
         raise ValueError(f"oversampling must be a finite number >= 1 (landmarks per unit of "
                          f"rank), got {oversampling!r}")
     kern = get_kernel(kernel, **(kernel_params or {}))
+    if _homogeneous(kern):  # k(cX, cZ) = c^q k(X, Z): the same scores for the scaled data
+        X, _ = _pow2_scaled(X, "leverage_scores")
     XI, B = leverage_sketch(kern, n, rank, check_random_state(random_state),
                             lambda idx: X[idx], oversampling)
     F = np.asarray(kern(X, XI), dtype=np.float64) @ B
+    F, _ = _pow2_scaled(F, "leverage_scores")  # the scores of F and of F·2^-e are equal
     U = F @ leverage_directions(F.T @ F, rank)
     return np.einsum("ij,ij->i", U, U)
+
+
+def _homogeneous(kern) -> bool:
+    """Whether k(cx, cz) = c^q k(x, z) for c > 0: the linear kernel, and the polynomial kernel
+    with coef0 = 0. Leverage scores do not change when every kernel value is multiplied by the
+    same positive number, so for these kernels the data may be rescaled."""
+    from .kernels.pairwise import LinearKernel, PolynomialKernel
+
+    if type(kern) is LinearKernel:
+        return True
+    return type(kern) is PolynomialKernel and float(kern.coef0) == 0.0
 
 
 def leverage_sketch(kern, n: int, rank: int, rng, take_rows, oversampling: float = 1.5):
@@ -185,24 +293,45 @@ def leverage_sketch(kern, n: int, rank: int, rng, take_rows, oversampling: float
 
     XI are p = min(n, ⌈oversampling·rank⌉) rows drawn uniformly by ``rng`` (``take_rows(idx)``
     fetches them: numpy indexing, or a gather from a Dask array) and B = V Λ^{-1/2} whitens
-    their Gram matrix, eigenvalues at or below p·eps·λ_max dropped. Shared by the in-memory
-    scores and the Dask executor's two passes over the row chunks.
+    their Gram matrix, eigenvalues at or below p·eps·λ_max dropped (none kept when K_mm has no
+    positive eigenvalue: B is p × 0). K_mm of extreme magnitude is scaled by an exact even
+    power of two 2^-e before the eigenproblem and B by 2^{-e/2} after it. Shared by the
+    in-memory scores and the Dask executor's two passes over the row chunks.
     """
     p = min(n, max(rank, int(np.ceil(oversampling * rank))))
     XI = take_rows(np.sort(rng.choice(n, p, replace=False)))
     Kmm = np.asarray(kern(XI), dtype=np.float64)
-    lam, V = np.linalg.eigh((Kmm + Kmm.T) / 2)
+    Kmm, e = _even_pow2_scaled((Kmm + Kmm.T) / 2)
+    lam, V = np.linalg.eigh(Kmm)
     keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
-    return XI, V[:, keep] / np.sqrt(lam[keep])
+    # (Kmm 2^-e)^{-1/2} 2^{-e/2} whitens Kmm; e is even, so the factor is exact
+    return XI, _unscaled(V[:, keep] / np.sqrt(lam[keep]), -e // 2)
+
+
+def _even_pow2_scaled(A: np.ndarray):
+    """``(A·2^-e, e)`` with an even e, so that square roots scale by the exact 2^{-e/2}; e = 0
+    (A itself) when the entries of A are of ordinary size."""
+    As, e = _pow2_scaled(A, "leverage scores")
+    if e % 2:
+        As, e = As * 0.5, e + 1
+    return As, e
 
 
 def leverage_directions(FtF: np.ndarray, rank: int) -> np.ndarray:
     """W_k S_k⁻¹ from the eigenproblem of FᵀF, so that U_k = F W_k S_k⁻¹ are the top-k left
-    singular vectors of F (k ≤ ``rank``, directions at the rounding level dropped)."""
+    singular vectors of F (k ≤ ``rank``, directions at the rounding level dropped).
+
+    k = 0 (a (p, 0) array, hence all-zero scores) when FᵀF has no positive eigenvalue or is
+    empty: a sketch on which the kernel vanishes. FᵀF of extreme magnitude is scaled by an
+    exact power of two first (the directions are scaled back).
+    """
+    FtF, e = _even_pow2_scaled(np.asarray(FtF, dtype=np.float64))
     s2, W = np.linalg.eigh(FtF)
     s2, W = s2[::-1], W[:, ::-1]
+    if s2.size == 0 or not s2[0] > 0:
+        return W[:, :0]
     k = int(min(rank, np.sum(s2 > s2[0] * FtF.shape[0] * np.finfo(np.float64).eps)))
-    return W[:, :k] / np.sqrt(s2[:k])
+    return _unscaled(W[:, :k] / np.sqrt(s2[:k]), -e // 2)
 
 
 def leverage_draw(scores: np.ndarray, m: int, rng) -> np.ndarray:
@@ -215,7 +344,9 @@ def sampled_kmeans(n: int, s: int, rng, take_rows) -> np.ndarray:
     """Centres of k-means with s clusters on max(20s, 2000) rows drawn uniformly by ``rng``.
 
     The memory-bounded k-means of large inputs (in memory above 20 000 points, and on Dask):
-    ``take_rows(idx)`` fetches the sample; mini-batch k-means above 20 000 sampled rows.
+    ``take_rows(idx)`` fetches the sample; mini-batch k-means above 20 000 sampled rows. A
+    sample so large or small that its squared distances over- or underflow is clustered scaled
+    by an exact power of two, and the centres are scaled back (the same centres at every scale).
     """
     from sklearn.cluster import KMeans, MiniBatchKMeans
 
@@ -223,7 +354,11 @@ def sampled_kmeans(n: int, s: int, rng, take_rows) -> np.ndarray:
     sub = rng.choice(n, fit_n, replace=False) if fit_n < n else np.arange(n)
     seed = int(rng.randint(0, 2**31 - 1))
     km_cls = KMeans if fit_n <= 20000 else MiniBatchKMeans
-    return km_cls(n_clusters=s, n_init=1, random_state=seed).fit(take_rows(sub)).cluster_centers_
+    # k-means of the sample scaled by an exact power of two when its squared distances could
+    # over- or underflow (the same clustering up to scale), centres scaled back
+    sample, e = _pow2_scaled(take_rows(sub), "k-means landmarks")
+    centers = km_cls(n_clusters=s, n_init=1, random_state=seed).fit(sample).cluster_centers_
+    return _unscaled(centers, e)
 
 
 def unique_topped_up(idx: np.ndarray, n: int, s: int, rng) -> np.ndarray:
@@ -243,6 +378,9 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
     most ``max_iter`` Lloyd iterations); ``indices`` are the distinct training rows nearest to the
     centres — when two centres share a nearest row, the next-nearest unused row is taken, so
     exactly m unique indices come back. Empty clusters are impossible in scikit-learn's KMeans.
+    The result does not depend on the scale of X: data so large or small that squared
+    distances would over- or underflow are clustered after multiplication by an exact power of
+    two, and the centres are scaled back.
 
     Parameters
     ----------
@@ -300,15 +438,20 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
     n_init = check_n_components(n_init, np.iinfo(np.int32).max, "n_init")
     km = KMeans(n_clusters=m, n_init=n_init, max_iter=max_iter,
                 random_state=check_random_state(random_state).randint(2**31 - 1))
-    km.fit(X)
+    # k-means is the same problem up to scale: data whose squared distances would over- or
+    # underflow (max|X| beyond 2^±256 in float64) are clustered multiplied by an exact power
+    # of two; ordinary data are used as they are (bitwise the old result)
+    Xs, e = _pow2_scaled(X, "kmeans_landmarks")
+    km.fit(Xs)
     centers = np.asarray(km.cluster_centers_, dtype=X.dtype)
-    D = pairwise_distances(centers, X)
+    D = pairwise_distances(centers, Xs)
     order = np.argsort(D, axis=1)
     used: set[int] = set()
     idx = np.empty(m, dtype=np.intp)
     for j in np.argsort(D.min(axis=1)):
         idx[j] = next(c for c in order[j] if int(c) not in used)
         used.add(int(idx[j]))
+    centers = _unscaled(centers, e)
     return (idx, centers) if return_centers else idx
 
 

@@ -12,7 +12,10 @@ variant (``weights='uniform'``, :func:`eta_strict`) uses w_i = 1, so every compo
 equally and η ∈ [0, 2]. ``weights='normalized'`` (w_i = r·λ_i / Σλ) is scale-free.
 
 A component missing from the approximation (fewer columns than r, e.g. dropped for a zero
-singular value) or an all-zero column counts as a complete miss: 1 − 0 = 1.
+singular value) or an all-zero column counts as a complete miss: 1 − 0 = 1. The cosines do not
+depend on the length of the vectors at any scale: a column whose entries are so large or small
+that its norm or a product of norms would over- or underflow (~1e160, ~1e-200) is multiplied
+by an exact power of two first (columns of ordinary size are used as they are).
 
 Inputs are dense array-likes (nested lists are accepted and converted); they must be 2-D, real
 and finite, otherwise a ``ValueError`` (``TypeError`` for non-numeric or sparse input) names the
@@ -28,14 +31,36 @@ from ._svd_core import check_matrix
 WEIGHTS = ("paper", "uniform", "normalized")
 
 
+def _unit_range(A: np.ndarray) -> np.ndarray:
+    """The columns of A, each multiplied by an exact power of two when its largest entry is so
+    large or small that the squares, norms or the product of two norms could over- or
+    underflow (then into [0.5, 1)); columns of ordinary size are left untouched (bitwise)."""
+    from ..kernels.base import _needs_scaling
+
+    if A.shape[0] == 0:
+        return A
+    big = np.max(np.abs(A), axis=0)
+    bad = np.array([_needs_scaling(float(b), np.float64) for b in big], dtype=bool)
+    if not bad.any():
+        return A
+    A = A.copy()  # never scale the caller's array
+    A[:, bad] = np.ldexp(A[:, bad], -np.frexp(big[bad])[1])
+    return A
+
+
 def _cosines(X: np.ndarray, Y: np.ndarray, r: int) -> np.ndarray:
-    """``|x_iᵀ y_i|`` / (‖x_i‖ ‖y_i‖) for the first r columns; 0 for missing or zero columns."""
+    """``|x_iᵀ y_i|`` / (‖x_i‖ ‖y_i‖) for the first r columns; 0 for missing or zero columns.
+
+    The cosine does not depend on the length of either vector, so each column is first brought
+    to a safe range by a power of two (:func:`_unit_range`): the same value at every scale,
+    where ‖x‖ ‖y‖ would otherwise underflow (vectors ~1e-200) or overflow (~1e160).
+    """
     out = np.zeros(r)
     k = min(r, Y.shape[1])
     if k == 0:
         return out
-    Xk = np.asarray(X[:, :k], dtype=np.float64)
-    Yk = np.asarray(Y[:, :k], dtype=np.float64)
+    Xk = _unit_range(np.asarray(X[:, :k], dtype=np.float64))
+    Yk = _unit_range(np.asarray(Y[:, :k], dtype=np.float64))
     dots = np.abs(np.einsum("ij,ij->j", Xk, Yk))
     nx = np.linalg.norm(Xk, axis=0)
     ny = np.linalg.norm(Yk, axis=0)

@@ -63,7 +63,14 @@ from scipy.sparse.linalg import LinearOperator
 from .._backend import NUMPY, block_slices
 from .._validation import check_bool, check_indices, check_n_components
 from ..config import check_memory
-from ..landmarks import leverage_draw, sampled_kmeans, select_landmarks, unique_topped_up
+from ..kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+from ..landmarks import (
+    leverage_draw,
+    nearest_points,
+    sampled_kmeans,
+    select_landmarks,
+    unique_topped_up,
+)
 from ._svd_core import (
     _check_int,
     _check_random_state,
@@ -152,8 +159,9 @@ class NystromResult:
 
         Parameters
         ----------
-        K_rows : array-like of shape (n_new, s_z)
-            Kernel values against the column landmarks, K_rows[a, j] = κ(x_a, z_{J_j}).
+        K_rows : array-like or sparse matrix of shape (n_new, s_z)
+            Kernel values against the column landmarks, K_rows[a, j] = κ(x_a, z_{J_j}): real
+            and finite (integer or boolean values are taken as float64, float32 is kept).
 
         Returns
         -------
@@ -163,8 +171,10 @@ class NystromResult:
         Raises
         ------
         ValueError
-            If ``K_rows`` has the wrong shape, or the result has no core SVD (symmetric
-            baseline).
+            If ``K_rows`` has the wrong shape, is complex or contains NaN or infinity, or the
+            result has no core SVD (symmetric baseline).
+        TypeError
+            If ``K_rows`` is not numeric (integer and boolean values are taken as float64).
         """
         return self._extend(K_rows, self.core_V, "mix_u", "K_rows", "n_new", "column landmarks")
 
@@ -173,8 +183,9 @@ class NystromResult:
 
         Parameters
         ----------
-        K_cols : array-like of shape (m_new, s_x)
-            Kernel values against the row landmarks, K_cols[b, i] = κ(x_{I_i}, z_b).
+        K_cols : array-like or sparse matrix of shape (m_new, s_x)
+            Kernel values against the row landmarks, K_cols[b, i] = κ(x_{I_i}, z_b): real and
+            finite (integer or boolean values are taken as float64, float32 is kept).
 
         Returns
         -------
@@ -184,8 +195,10 @@ class NystromResult:
         Raises
         ------
         ValueError
-            If ``K_cols`` has the wrong shape, or the result has no core SVD (symmetric
-            baseline).
+            If ``K_cols`` has the wrong shape, is complex or contains NaN or infinity, or the
+            result has no core SVD (symmetric baseline).
+        TypeError
+            If ``K_cols`` is not numeric (integer and boolean values are taken as float64).
         """
         return self._extend(K_cols, self.core_U, "mix_v", "K_cols", "m_new", "row landmarks")
 
@@ -195,14 +208,21 @@ class NystromResult:
             raise ValueError(
                 f"{name} extension needs the core SVD (asymmetric Nyström results only)"
             )
-        K = np.asarray(K)
-        if K.ndim != 2 or K.shape[1] != core.shape[0]:
+        from .._dispatch import host_copy
+
+        # 2-D, real, finite; integer and boolean kernel values → float64 (a float64 extension
+        # map cast to an integer dtype would truncate it), float32 kept; sparse accepted
+        K, kind = check_matrix(host_copy(K), name, allow_operator=False)
+        if kind not in ("dense", "sparse"):
+            raise TypeError(f"{name} must be an array or a sparse matrix of kernel values "
+                            f"against the {what}, got {type(K).__name__}")
+        if K.shape[1] != core.shape[0]:
             raise ValueError(
                 f"{name} must have shape ({n_name}, {core.shape[0]}) (kernel values against the "
                 f"{what}), got {K.shape}"
             )
         M = self.extension_map(mix_key == "mix_u")
-        return K @ M.astype(K.dtype, copy=False)
+        return np.asarray(K @ M.astype(K.dtype, copy=False))
 
     def extension_map(self, left: bool = True) -> np.ndarray:
         """The (s, r) matrix M of eq. 8 with u(x) = K_rows @ M (``left``) or v(z) = K_cols @ M:
@@ -288,7 +308,7 @@ class _Access:
             self.G.prepare()
         if self.kind == "kernel" and not self._prepared:
             if self.G.kernel.row_normalized:
-                self.G.row_normalizers()
+                self.G.row_lse()  # fills the cache (the normalisers may leave the float range)
             if self.G.center:
                 self.G.means()
         self._prepared = True
@@ -393,15 +413,13 @@ def _dask_access(G, working_memory):
 # --------------------------------------------------------------------------------- landmarks
 def _kmeans_landmarks(points, s: int, rs) -> np.ndarray:
     """Indices of the data points nearest to s k-means centres fitted on a sample (unique;
-    topped up uniformly)."""
-    from sklearn.metrics import pairwise_distances_argmin
-
-
+    topped up uniformly). Both steps are scale-free (:func:`asymkern.landmarks.nearest_points`
+    rescales by a power of two data whose squared distances would over- or underflow)."""
     n = points.shape[0]
     if s >= n:
         return np.arange(n)
     centers = sampled_kmeans(n, s, rs, lambda sub: points[sub])
-    return unique_topped_up(pairwise_distances_argmin(centers, points), n, s, rs)
+    return unique_topped_up(nearest_points(centers, points), n, s, rs)
 
 
 def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.ndarray:
@@ -411,6 +429,11 @@ def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.n
     ℓ_i = c_iᵀ (CᵀC + λI)⁻¹ c_i with λ the (r+1)-th eigenvalue of CᵀC (the ridge that keeps the
     top-r subspace), computed in two block passes; then s indices without replacement with
     probabilities ∝ ℓ.
+
+    The scores do not change when G is multiplied by a constant (λ scales with CᵀC), so C is
+    scaled by an exact power of two 2^-e whenever its entries are so large or small that CᵀC
+    would over- or underflow (:func:`_gram_exponent`): the same landmarks at every scale of G,
+    and bitwise the old computation when G is of ordinary size (e = 0).
     """
     n, m = acc.shape if side == "row" else acc.shape[::-1]
     if s >= n:
@@ -424,13 +447,33 @@ def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.n
             yield sl, np.asarray(B, dtype=np.float64)
 
     CtC = np.zeros((p, p))
+    big, e = 0.0, 0  # CtC holds (C 2^-e)ᵀ(C 2^-e), e = _gram_exponent(largest |entry| so far)
     for _, B in blocks():
-        CtC += B.T @ B
+        big = max(big, _maxabs(B))
+        e_new = _gram_exponent(big)
+        if e_new != e:  # re-express the sum so far in the new units (exact powers of two)
+            CtC = np.ldexp(CtC, 2 * (e - e_new))
+            e = e_new
+        Bs = np.ldexp(B, -e) if e else B
+        CtC += Bs.T @ Bs
     L = _leverage_ridge(CtC, r)
     scores = np.empty(n)
     for sl, B in blocks():
-        scores[sl] = _leverage_block_scores(B, L)
+        scores[sl] = _leverage_block_scores(np.ldexp(B, -e) if e else B, L)
     return np.sort(leverage_draw(scores, s, rs))
+
+
+def _gram_exponent(big: float) -> int:
+    """The exponent e of the power of two 2^-e that brings entries of magnitude at most
+    ``big`` into the range where sums of their squares neither overflow nor underflow; 0 when
+    they already are (or ``big`` is 0 or not finite).
+
+    Nondecreasing in ``big`` > 0, so a sum of squares rescaled at each increase of the running
+    maximum stays exact up to the underflow of negligible terms.
+    """
+    if not (np.isfinite(big) and _needs_scaling(big, np.float64)):
+        return 0
+    return _pow2_exponent(big, np.float64)
 
 
 def _leverage_ridge(CtC: np.ndarray, r: int):

@@ -5,19 +5,29 @@ f* = X_H α̃ is the exact machine (``mode='exact'``, ``dual_coef_`` α̃). Then
 
 * LLA / NCR / SPA (eq. (15)): ‖f_LLA − f*‖² = α̂ᵀK̃α̂ + α̃ᵀKα̃ − 2α̂ᵀK̃α̃, with f_LLA = X̃_H α̂ =
   B_H ŵ (eq. (14)). We evaluate it in the equivalent landmark form f_LLA = C_H β (β =
-  ``landmark_coef_``): βᵀK_mmβ + α̃ᵀKα̃ − 2βᵀK_mn α̃, which needs no α̂ and stays valid for
-  k-means landmarks (weak equivalence); ``formula='eq15'`` evaluates (15) literally from α̂ = G^†ŵ
-  (GSA fits only) — the tests check both agree.
-* GSA (eq. (19)): ‖f_GSA − f*‖² = (α̃ − α̂)ᵀK(α̃ − α̂).
+  ``landmark_coef_``), which needs no α̂ and stays valid for k-means landmarks (weak
+  equivalence). When the landmarks are combinations of training points — rows of X
+  (``'uniform'``, ``'leverage'``, indices: C_H = X_H P) or a Gaussian sketch (C_H = X_H S) —
+  f_LLA = X_H b with b = Pβ (resp. Sβ), and (15) is evaluated as the quadratic form of the
+  difference, ‖f_LLA − f*‖² = (b − α̃)ᵀK(b − α̃), like eq. (19). The expanded sum of (15) cancels:
+  its three terms are each ≈ ‖f*‖², so it cannot resolve a distance below ≈ √ε·‖f*‖ (1.5e-8·‖f*‖);
+  the difference form resolves distances down to ≈ √(ε‖K‖)·‖b − α̃‖ (the effect of rounding the
+  entries of K itself), far smaller when the coefficients are close. For k-means centres
+  (points outside the data) the expanded landmark form βᵀK_mmβ + α̃ᵀKα̃ − 2βᵀK_mn α̃ is used, with
+  that resolution. ``formula='eq15'`` evaluates (15) literally from α̂ = G^†ŵ (GSA fits only;
+  the same resolution) — the tests check both agree.
+* GSA (eq. (19)): ‖f_GSA − f*‖² = (α̃ − α̂)ᵀK(α̃ − α̂), a quadratic form of the difference.
 
 K products stream through :class:`~asymkern.kernels.KernelMatrix` (no n×n matrix) unless a
-precomputed ``K`` is passed. Intercepts are not part of f (the paper's machines (1) have none).
-One error per output (KRR target column, libsvm one-vs-one machine, KPCA component); a float
-when there is one. For KPCA the sign of each component is arbitrary, so the smaller of
-‖f̂ − f*‖ and ‖f̂ + f*‖ is returned. With ``squared=True`` the raw squared values come back
-(they may be −1e-12-ish by rounding; the square roots clip them at 0). Machines fitted on the
-torch backend are read through numpy copies of their fitted tensors (the formulas run on the
-host).
+precomputed ``K`` is passed: a dense array (2-D, real, finite; integer values are taken as
+float64), a scipy sparse matrix (multiplied as it is, never densified) or a KernelMatrix, of
+shape (n, n) — anything else raises an error naming ``K``. Intercepts are not part of f (the
+paper's machines (1) have none). One error per output (KRR target column, libsvm one-vs-one
+machine, KPCA component); a float when there is one. For KPCA the sign of each component is
+arbitrary, so the smaller of ‖f̂ − f*‖ and ‖f̂ + f*‖ is returned. With ``squared=True`` the raw
+squared values come back (they may be −1e-12-ish by rounding; the square roots clip them at 0).
+Machines fitted on the torch backend are read through numpy copies of their fitted tensors (the
+formulas run on the host).
 """
 
 from __future__ import annotations
@@ -71,19 +81,65 @@ def _check_pair(approx, exact, K):
     if approx.landmark_coef_ is not None and approx.landmark_coef_.shape[1] != at.shape[1]:
         raise ValueError(f"approx has {approx.landmark_coef_.shape[1]} outputs/machines, "
                          f"exact has {at.shape[1]}")
-    return approx, exact, host_copy(K), np.asarray(at, dtype=np.float64)
+    return approx, exact, _check_K(K, exact.X_fit_.shape[0]), np.asarray(at, dtype=np.float64)
+
+
+def _check_K(K, n: int):
+    """The optional training kernel matrix: None, or a dense array (2-D, real, finite; integer
+    and boolean values → float64), a scipy sparse matrix (its entries checked; products with it
+    need no dense copy) or a :class:`~asymkern.kernels.KernelMatrix`, of shape (n, n)."""
+    if K is None:
+        return None
+    from ..linalg._svd_core import check_matrix
+
+    K, kind = check_matrix(host_copy(K), "K", allow_operator=False)
+    if kind not in ("dense", "sparse", "kernel"):
+        raise TypeError(f"K must be the ({n}, {n}) training kernel matrix as an array, a sparse "
+                        f"matrix or a KernelMatrix, got {type(K).__name__}")
+    if tuple(K.shape) != (n, n):
+        raise ValueError(f"K must be the ({n}, {n}) training kernel matrix, got shape "
+                         f"{tuple(K.shape)}")
+    return K
 
 
 def _Kmat(exact, V, K):
+    """K V for the training kernel matrix K (the validated ``K``, else streamed)."""
     if K is not None:
-        K = np.asarray(K)
-        n = exact.X_fit_.shape[0]
-        if K.shape != (n, n):
-            raise ValueError(f"K must be the ({n}, {n}) training kernel matrix, got {K.shape}")
-        return K @ V
+        return np.asarray(K @ V)
     if exact._precomputed():  # X_fit_ is the training kernel matrix itself
         return np.asarray(exact.X_fit_, dtype=np.float64) @ V
     return KernelMatrix(exact._kernel(), exact.X_fit_).matmat(V)
+
+
+def _quad(D, KD) -> np.ndarray:
+    """The quadratic forms d_jᵀ K d_j of the columns of D, given KD = K D."""
+    return np.einsum("ij,ij->j", D, KD)
+
+
+def _lifted_landmark_coef(approx) -> np.ndarray | None:
+    """b (n × outputs) with C_H β = X_H b, when the landmarks are combinations of training
+    points: rows of X (``b[I] = β``) or a Gaussian sketch C_H = X_H S (``b = Sβ``); None for
+    k-means centres (points outside the data)."""
+    basis = approx.basis_
+    beta = np.asarray(approx.landmark_coef_, dtype=np.float64)
+    X = approx.X_fit_
+    n = X.shape[0]
+    if basis.sketch is not None:
+        S = np.asarray(basis.sketch, dtype=np.float64)
+        return S @ beta if S.shape == (n, beta.shape[0]) else None
+    idx = basis.indices
+    if idx is None or basis.centers is None:
+        return None
+    idx = np.asarray(idx)
+    if idx.shape != (beta.shape[0],):
+        return None
+    rows = X[idx]
+    C = basis.centers
+    if tuple(rows.shape) != tuple(C.shape) or not _same(rows, C):
+        return None  # k-means centres (the indices are only the nearest rows)
+    b = np.zeros((n, beta.shape[1]))
+    np.add.at(b, idx, beta)
+    return b
 
 
 def _finish(sq, squared):
@@ -97,14 +153,20 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
 
     For a GSA fit, f_LLA is the LLA solution it was trained through (Algorithm 1).
 
+    Li, Liu and Zhang, eq. (15): ‖f_LLA − f*‖²_H = α̂ᵀK̃α̂ + α̃ᵀKα̃ − 2α̂ᵀK̃α̃. With landmarks
+    that are training rows or a Gaussian sketch (C_H = X_H P, f_LLA = C_H β = X_H Pβ) it is
+    computed as the quadratic form of the difference (Pβ − α̃)ᵀK(Pβ − α̃), which does not
+    cancel (the expanded sum cannot resolve distances below ≈ √ε·‖f*‖); for k-means centres
+    and ``formula='eq15'`` the expanded form is evaluated.
+
     Parameters
     ----------
     approx : NystromKernelRidge, NystromSVC or NystromKernelPCA
         A fitted Nyström machine (mode 'lla', 'ncr', 'gsa' or 'spa').
     exact : same type as ``approx``
         The same machine fitted with ``mode='exact'`` on the same data and kernel.
-    K : array-like of shape (n, n), optional
-        The training kernel matrix; when None, products with K are streamed.
+    K : array-like, sparse matrix or KernelMatrix of shape (n, n), optional
+        The training kernel matrix (real and finite); when None, products with K are streamed.
     formula : {'landmark', 'eq15'}, default 'landmark'
         Evaluate through the landmark coefficients β (any fit) or literally by eq. (15)
         from α̂ = G^†ŵ (GSA fits only).
@@ -121,8 +183,10 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     ------
     ValueError
         If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
-        training data, kernel or number of outputs, ``approx.mode`` does not fit, or
-        ``formula`` is invalid.
+        training data, kernel or number of outputs, ``approx.mode`` does not fit,
+        ``formula`` is invalid, or ``K`` has the wrong shape, is complex or not finite.
+    TypeError
+        If ``K`` is not numeric or not an array, sparse matrix or KernelMatrix.
 
     See Also
     --------
@@ -132,7 +196,7 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     References
     ----------
     .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
-       Machines and Error Analysis".
+       Machines and Error Analysis", eq. (14)–(15).
 
     Examples
     --------
@@ -151,7 +215,23 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     approx, exact, K, at = _check_pair(approx, exact, K)
     if approx.mode not in ("lla", "ncr", "gsa", "spa"):
         raise ValueError(f"approx.mode={approx.mode!r} has no LLA solution")
+    if formula not in ("landmark", "eq15"):
+        raise ValueError(f"formula must be 'landmark' or 'eq15', got {formula!r}")
     basis = approx.basis_
+    b = _lifted_landmark_coef(approx) if formula == "landmark" else None
+    if b is not None:
+        # f_LLA − f* = X_H (b − α̃): eq. (15) as the quadratic form of the difference (as eq.
+        # (19)); no cancellation between ‖f_LLA‖² and ‖f*‖² (both ≈ the cross term when the
+        # error is small), so errors down to the rounding of K (b − α̃) are resolved
+        D = b - at
+        if isinstance(approx, NystromKernelPCA):  # sign of each component: min over ±f*
+            k = D.shape[1]
+            Sg = b + at
+            KDS = _Kmat(exact, np.hstack([D, Sg]), K)
+            sq = np.minimum(_quad(D, KDS[:, :k]), _quad(Sg, KDS[:, k:]))
+        else:
+            sq = _quad(D, _Kmat(exact, D, K))
+        return _finish(sq, squared)
     Kat = _Kmat(exact, at, K)
     aKa = np.einsum("ij,ij->j", at, Kat)
     Knm = basis.landmark_kernel(approx.X_fit_)
@@ -167,8 +247,6 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
         G_at = basis.A.T @ (Knm.T @ at)  # G α̃
         bKb = np.einsum("ij,ij->j", G_ah, G_ah)  # α̂ᵀK̃α̂
         cross = np.einsum("ij,ij->j", G_ah, G_at)  # α̂ᵀK̃α̃
-    else:
-        raise ValueError(f"formula must be 'landmark' or 'eq15', got {formula!r}")
     sq = bKb + aKa - 2 * cross
     if isinstance(approx, NystromKernelPCA):
         sq = np.minimum(sq, bKb + aKa + 2 * cross)
@@ -184,8 +262,8 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
         A fitted Nyström machine with ``mode='gsa'``.
     exact : same type as ``approx``
         The same machine fitted with ``mode='exact'`` on the same data and kernel.
-    K : array-like of shape (n, n), optional
-        The training kernel matrix; when None, products with K are streamed.
+    K : array-like, sparse matrix or KernelMatrix of shape (n, n), optional
+        The training kernel matrix (real and finite); when None, products with K are streamed.
     squared : bool, default False
         Return ‖f_GSA − f*‖²_H.
 
@@ -199,7 +277,10 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
     ------
     ValueError
         If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
-        training data, kernel or number of outputs, or ``approx.mode`` does not fit.
+        training data, kernel or number of outputs, ``approx.mode`` does not fit, or ``K``
+        has the wrong shape, is complex or not finite.
+    TypeError
+        If ``K`` is not numeric or not an array, sparse matrix or KernelMatrix.
 
     See Also
     --------
@@ -209,7 +290,7 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
     References
     ----------
     .. [1] W. Li, M. Liu and D. Zhang, "Geometric Interpretation of Running Nyström-Based Kernel
-       Machines and Error Analysis".
+       Machines and Error Analysis", eq. (19).
 
     Examples
     --------
@@ -228,11 +309,11 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
     if approx.mode != "gsa":
         raise ValueError(f"approx.mode={approx.mode!r}; eq. (19) needs a GSA fit (mode='gsa')")
     ah = np.asarray(approx.dual_coef_, dtype=np.float64)
-    D = at - ah
-    sq = np.einsum("ij,ij->j", D, _Kmat(exact, D, K))
+    D = at - ah  # eq. (19) is already the quadratic form of a difference: no cancellation
+    sq = _quad(D, _Kmat(exact, D, K))
     if isinstance(approx, NystromKernelPCA):
         S = at + ah
-        sq = np.minimum(sq, np.einsum("ij,ij->j", S, _Kmat(exact, S, K)))
+        sq = np.minimum(sq, _quad(S, _Kmat(exact, S, K)))
     return _finish(sq, squared)
 
 
@@ -245,8 +326,8 @@ def approximation_error(approx, exact, K=None, *, squared=False):
         A fitted Nyström machine.
     exact : same type as ``approx``
         The same machine fitted with ``mode='exact'`` on the same data and kernel.
-    K : array-like of shape (n, n), optional
-        The training kernel matrix; when None, products with K are streamed.
+    K : array-like, sparse matrix or KernelMatrix of shape (n, n), optional
+        The training kernel matrix (real and finite); when None, products with K are streamed.
     squared : bool, default False
         Return the squared distance.
 
@@ -260,7 +341,10 @@ def approximation_error(approx, exact, K=None, *, squared=False):
     ------
     ValueError
         If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
-        training data, kernel or number of outputs, or ``approx.mode`` does not fit.
+        training data, kernel or number of outputs, ``approx.mode`` does not fit, or ``K``
+        has the wrong shape, is complex or not finite.
+    TypeError
+        If ``K`` is not numeric or not an array, sparse matrix or KernelMatrix.
 
     See Also
     --------
