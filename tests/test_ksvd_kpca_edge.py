@@ -105,3 +105,31 @@ def test_dask_row_normalizers_refuse_overflow_like_numpy():
     np.testing.assert_allclose(ok.row_normalizers().compute(),
                                KernelMatrix("softmax", X[:4], X[:4]).row_normalizers(),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["dense", "arpack", "randomized"])
+def test_dask_fit_transform_is_dask_for_every_solver(solver):
+    """fit_transform of dask input returns a dask array chunked like X with every solver (the
+    client-side solvers returned numpy, so the type depended on the solver or the budget)."""
+    da = pytest.importorskip("dask.array")
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    Xd = da.from_array(X, chunks=10)
+    est = KernelSVD(2, solver=solver, random_state=0)
+    out = est.fit_transform(Xd, Z=da.from_array(X[:12], chunks=6))
+    assert isinstance(out, da.Array) and out.chunks[0] == (10, 10, 10)
+    np.testing.assert_allclose(out.compute(), est.embeddings()[0], rtol=0, atol=0)
+
+
+def test_asymmetric_nystrom_on_softmax_logits_beyond_the_float_range():
+    """The Nyström solver needs the log-normalisers only: large softmax logits (normalisers
+    past the float range, which row_normalizers refuses) still factor, as the dense SVD."""
+    from asymkern.kernels import KernelMatrix
+    from asymkern.linalg import asymmetric_nystrom
+
+    X = np.random.default_rng(0).standard_normal((40, 3)) * 30
+    G = KernelMatrix("softmax", X, X[:30])
+    with pytest.raises(OverflowError):
+        G.row_normalizers()
+    res = asymmetric_nystrom(G, 3, n_row_landmarks=40, n_col_landmarks=30, random_state=0)
+    np.testing.assert_allclose(res.s, np.linalg.svd(G.to_array(), compute_uv=False)[:3],
+                               rtol=1e-10)

@@ -252,7 +252,12 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     y=None, *, Z=None)`` takes the second set as a keyword-only argument; ``y`` is ignored (a
     2-D ``y`` is refused with a pointer to ``Z=``) and a third positional argument is accepted
     as Z for one release with a ``FutureWarning``. Singular values are those of G itself (the
-    paper's 1/√(nm) scaling only rescales them).
+    paper's 1/√(nm) scaling only rescales them). One caveat remains: scikit-learn's
+    cross-validation (``cross_validate(..., params=...)``, ``GridSearchCV.fit(..., **params)``)
+    splits *every* fit parameter that has as many rows as X. A ``Z`` (or ``sample_weight_Z``)
+    with m = n rows passed that way is split with the folds, while the final refit sees all of
+    it; with m ≠ n it is passed whole. KernelSVD cannot tell the two apart, so with m = n fit
+    the folds yourself (e.g. with ``sklearn.model_selection.KFold``) and pass Z to each fit.
 
     **Sample weights.** The CCE (Tao et al. (2024), Def. 2.1, eq. 1) couples the empirical
     covariance operators Σ_φ = Σ_i φ(x_i)φ(x_i)* and Σ_ψ = Σ_j ψ(z_j)ψ(z_j)* (up to the factors
@@ -488,11 +493,19 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Returns
         -------
         ndarray of shape (n, r)
-            Left scores of the training rows, U Σ (the first element of :meth:`embeddings`).
+            Left scores of the training rows, U Σ (the first element of :meth:`embeddings`);
+            a dask array chunked like X for dask input, whatever the solver (as
+            :meth:`transform` of dask input).
         """
         Z = self._positional_z(args, Z, "fit_transform")
         self._fit(X, y, Z, sample_weight, sample_weight_Z)
-        return self.embeddings()[0]
+        out = self.embeddings()[0]
+        if self.dask_fit_ and not any_dask(out):  # a solver that ran on the client
+            import dask.array as da
+
+            rows = X.chunks[0] if any_dask(X) and len(X.chunks[0]) else "auto"
+            out = da.from_array(out, chunks=(rows, -1))
+        return out
 
     @staticmethod
     def _positional_z(args: tuple, Z, where: str):
