@@ -65,15 +65,19 @@ def _stats_task(kernel, L, T, Xc, X1c, Yc):
     return landmark_stats(kernel, L, T, Xc, X1c, Yc)
 
 
-def _landmark_basis(est, kernel, X):
-    """Landmark indices (the in-memory draw), their gathered rows L and the whitening T of the
-    checked K_LL (:func:`asymkern._shared.operators.gram`, as in memory)."""
-    from .._shared.operators import gram, landmark_whitening
+def _landmark_step(est, kernel, X0, X1=None, Y=None):
+    """The landmark step of a Dask fit, as the in-memory one
+    (:class:`~asymkern._shared.operators.LandmarkStep`, host arrays): the landmark indices
+    (the in-memory draw), their gathered rows L, the whitening T of the checked K_LL
+    (:func:`asymkern._shared.operators.gram`) and the reduced sums over the row chunks."""
+    from .._shared.operators import LandmarkStep, gram, landmark_whitening
 
-    idx = _landmarks(est, int(X.shape[0]))
-    L = np.asarray(DaskKernelMatrix.gather_rows(X, idx, "landmarks"), dtype=np.float64)
-    return idx, L, landmark_whitening(gram(kernel, L, what="the landmark Gram matrix K_LL",
-                                           symmetric=True))
+    n = int(X0.shape[0])
+    idx = _landmarks(est, n)
+    L = np.asarray(DaskKernelMatrix.gather_rows(X0, idx, "landmarks"), dtype=np.float64)
+    T = landmark_whitening(gram(kernel, L, what="the landmark Gram matrix K_LL", symmetric=True))
+    A, C, FY = _reduce_stats(kernel, L, T, X0, X1, Y)
+    return LandmarkStep(idx=idx, L=L, L_host=L, T=T, A=A, C=C, FY=FY, FG=None, n=n)
 
 
 def _reduce_stats(kernel, L, T, X0, X1=None, Y=None, what: str = "landmark statistics"):
@@ -99,8 +103,7 @@ def _check_same_rows(A, B, name_a: str, name_b: str):
             f"{name_b} is chunked differently from {name_a}'s rows ({name_b} chunks "
             f"{tuple(B.chunks[0])[:5]}, {name_a} chunks {tuple(A.chunks[0])[:5]}); the paired "
             f"samples must be chunked alike: {name_b} = {name_b}.rechunk({{0: "
-            f"{name_a}.chunks[0]}})"
-        )
+            f"{name_a}.chunks[0]}})")
 
 
 def _landmarks(est, n: int):
@@ -108,42 +111,32 @@ def _landmarks(est, n: int):
 
     idx = _check_landmark_options(est, n)
     if idx is None:
-        raise NotImplementedError(
-            f"{type(est).__name__} on dask inputs needs landmarks (n_landmarks=m or an index "
-            "array): the exact estimator forms the n×n Gram matrix"
-        )
+        raise NotImplementedError(f"{type(est).__name__} on dask inputs needs landmarks "
+                                  "(n_landmarks=m or an index array): the exact estimator "
+                                  "forms the n×n Gram matrix")
     return idx
 
 
 @dataclass(frozen=True)
 class DaskLandmarkFit:
-    """The reduced matrices of a landmark (Nyström-restricted) operator fit on Dask, handed
-    back to the estimator, which sets the fitted attributes (``_keep_dask``).
+    """A landmark (Nyström-restricted) operator fit on Dask, handed back to the estimator,
+    which sets the fitted attributes.
 
     Attributes
     ----------
     kernel, kernel_y : Kernel
         The resolved kernels (``kernel_y``: the conditional mean embedding's output kernel).
-    landmarks : ndarray
-        Indices of the landmarks among the samples.
-    n_features, n_samples : int
-    L, T : ndarray
-        The landmark points and the whitening T (F = k(·, L) T).
-    A, C, FY : ndarray
-        FᵀF, FᵀF⁺ (Koopman; None for the embedding) and FᵀY.
+    n_features : int
+    step : LandmarkStep
+        The landmarks and the reduced matrices (:func:`_landmark_step`; FᵀF⁺ ``C`` is None
+        for the embedding).
     y_1d : bool or None
         Whether the embedding's y was 1-D.
     """
 
     kernel: Any
-    landmarks: np.ndarray
     n_features: int
-    n_samples: int
-    L: Any
-    T: np.ndarray
-    A: np.ndarray
-    FY: np.ndarray
-    C: np.ndarray | None = None
+    step: Any
     kernel_y: Any = None
     y_1d: bool | None = None
 
@@ -181,10 +174,8 @@ def fit_cme_dask(est, X, y):
         Y2 = da.from_array(Y, chunks=(Xd.chunks[0], Y.shape[1]))
     kernel_x = as_rkhs_kernel(est.kernel_x, est.kernel_x_params, "kernel_x")
     kernel_y = as_rkhs_kernel(est.kernel_y, est.kernel_y_params, "kernel_y")
-    idx, L, T = _landmark_basis(est, kernel_x, Xd)
-    A, _, FY = _reduce_stats(kernel_x, L, T, Xd, None, Y2)
-    return DaskLandmarkFit(kernel=kernel_x, kernel_y=kernel_y, landmarks=idx, n_features=d,
-                           n_samples=n, L=L, T=T, A=A, FY=FY, y_1d=y1d)
+    return DaskLandmarkFit(kernel=kernel_x, kernel_y=kernel_y, n_features=d, y_1d=y1d,
+                           step=_landmark_step(est, kernel_x, Xd, Y=Y2))
 
 
 def fit_koopman_dask(est, X, Y) -> DaskLandmarkFit:
@@ -213,9 +204,6 @@ def fit_koopman_dask(est, X, Y) -> DaskLandmarkFit:
                              "(the time-shifted snapshots y_i = Ξ^τ(x_i))")
         _check_same_rows(Xd, Yd, "X", "y")
         X0, X1 = Xd, Yd
-    n, d = (int(k) for k in X0.shape)
     kernel = as_rkhs_kernel(est.kernel, est.kernel_params)
-    idx, L, T = _landmark_basis(est, kernel, X0)
-    A, C, FY = _reduce_stats(kernel, L, T, X0, X1, X1)
-    return DaskLandmarkFit(kernel=kernel, landmarks=idx, n_features=d, n_samples=n, L=L, T=T,
-                           A=A, FY=FY, C=C)
+    return DaskLandmarkFit(kernel=kernel, n_features=int(X0.shape[1]),
+                           step=_landmark_step(est, kernel, X0, X1, X1))

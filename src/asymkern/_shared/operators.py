@@ -107,14 +107,11 @@ def as_rkhs_kernel(kernel, params: dict | None = None, name: str = "kernel") -> 
             "estimate and its regularisation, eigen- and singular functions need. Use a PSD "
             "kernel here (e.g. 'rbf'), or, for the SVD of the asymmetric kernel matrix "
             "between the states and their successors, asymkern.decomposition.KernelSVD"
-            "(kernel=...).fit(X[:-lag], Z=X[lag:])"
-        )
+            "(kernel=...).fit(X[:-lag], Z=X[lag:])")
     if not k.is_psd:
-        raise ValueError(
-            f"{name}={k!r} is not a positive semi-definite kernel; empirical RKHS operators "
-            "(Mollenhauer et al., 2020) need an RKHS, i.e. a symmetric PSD kernel (e.g. 'rbf', "
-            "'laplacian')"
-        )
+        raise ValueError(f"{name}={k!r} is not a positive semi-definite kernel; empirical RKHS "
+                         "operators (Mollenhauer et al., 2020) need an RKHS, i.e. a symmetric "
+                         "PSD kernel (e.g. 'rbf', 'laplacian')")
     return k
 
 
@@ -123,9 +120,8 @@ def _check_reg(value, name: str = "alpha") -> float:
         raise TypeError(f"{name} must be a positive real number, got {value!r}")
     value = float(value)
     if not np.isfinite(value) or value <= 0:
-        raise ValueError(
-            f"{name} must be finite and > 0 (Tikhonov parameter ε of (C + εI)⁻¹), got {value}"
-        )
+        raise ValueError(f"{name} must be finite and > 0 (Tikhonov parameter ε of (C + εI)⁻¹), "
+                         f"got {value}")
     return value
 
 

@@ -15,9 +15,8 @@ products; :mod:`.fused`: the products of the RBF, SNE and softmax kernels throug
 attention kernels; :mod:`.sparse`: a sparse precomputed G as CSR tensors), input conversion and
 the tensors-in/tensors-out bookkeeping (:mod:`.device`, :mod:`.ksvd`), and the estimators'
 inputs and outputs on the device (:mod:`.machines`: the Nyström machines' training input and
-new points on the fit's device; :mod:`.operators`,
-:mod:`.embedding`, :mod:`.transfer`: the validated samples and new points of the operator
-estimators). The algorithms themselves — the SVD solvers, the asymmetric Nyström method,
+new points on the fit's device; :mod:`.operators`, :mod:`.transfer`: the validated samples and
+new points of the operator estimators). The algorithms themselves — the SVD solvers, the asymmetric Nyström method,
 KernelSVD's fit and transforms, the Nyström machines' landmark step and per-mode algebra, the
 operator estimators' Gram matrices, landmark sums, evaluations, solves and eigenproblems — are
 written once, in :mod:`asymkern.linalg`, :mod:`asymkern._shared` and the estimator packages,

@@ -23,12 +23,14 @@ from .device import as_tensor, resolve_device, to_numpy
 
 def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSamples:
     """Validate the samples of a covariance (one view: ``kernel_y`` None) or two-view
-    (cross-covariance, kernel CCA: only ``method='qr'``) fit and copy them to the device.
+    (cross-covariance, kernel CCA: only ``method='qr'``; conditional mean embedding) fit and
+    copy them to the device.
 
     Parameters
     ----------
     est : estimator
-        The estimator being fitted (``device``, ``method``; ``n_features_in_`` is set).
+        The estimator being fitted (``device``, ``method`` if it has one; ``n_features_in_``
+        is set).
     X : tensor or array-like of shape (n, d_x)
     y : tensor or array-like of shape (n,) or (n, d_y), optional
         The paired second view (two-view fits).
@@ -42,7 +44,7 @@ def operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorSa
         type the numpy fit's samples have too).
     """
     torch = require_torch()
-    if kernel_y is not None and est.method != "qr":
+    if kernel_y is not None and getattr(est, "method", "qr") != "qr":
         raise NotImplementedError(f"method={est.method!r} is not available on the torch "
                                   "backend; use method='qr' or device=None with numpy input")
     dev, as_numpy, Xt, Yt = paired_input(est, X, y, paired=kernel_y is not None)

@@ -48,36 +48,62 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import any_torch, is_torch_tensor, require_torch
-from .._shared.operators import gram, lagged_pairs
+from .._shared.operators import lagged_pairs
 from .._validation import check_finite_result
 from .device import as_tensor, resolve_device, to_numpy
 
 
 # ------------------------------------------------------------------------------ inputs
-def snapshot_pairs_torch(est, X, y, lag: int, device):
-    """The time-lagged pairs (x_i, y_i) on the device, with the numpy path's validation
+@dataclass(frozen=True)
+class TransferSamples:
+    """The time-lagged pairs of a transfer-operator fit on the device.
+
+    Attributes
+    ----------
+    X0, X1 : tensor
+        The pairs (x_i, y_i) as float64 copies on the device.
+    dtype : torch.dtype
+        The input dtype (outputs follow it).
+    as_numpy : bool
+        Whether every input was numpy.
+    X0n, X1n : ndarray or None
+        Their float64 numpy copies (the fitted model's samples), set by an exact fit with
+        ``G``; None for the landmark estimators, which keep no sample.
+    G : tensor or None
+        G_X = k(X0, X0), float64, formed by an exact fit (never by the landmark estimators,
+        which form no n×n matrix).
+    """
+
+    X0: Any
+    X1: Any
+    dtype: Any
+    as_numpy: bool
+    X0n: np.ndarray | None = None
+    X1n: np.ndarray | None = None
+    G: Any = None
+
+
+def transfer_samples_torch(est, X, y, lag: int) -> TransferSamples:
+    """The time-lagged pairs (x_i, y_i) of a transfer-operator fit as float64 copies on the
+    device, with the numpy path's validation
     (:func:`asymkern._shared.operators.lagged_pairs`, the pairs of every executor).
 
     Parameters
     ----------
     est : KoopmanOperator or PerronFrobeniusOperator
-        The estimator (``n_features_in_`` is recorded).
+        The estimator (``device``; ``n_features_in_`` is recorded).
     X : tensor or array-like of shape (n, d)
         One trajectory (``y`` None) or the snapshots x_i.
     y : tensor, array-like or None
         The time-shifted snapshots y_i, X's shape (1-D only when d = 1).
     lag : int
         τ in steps for a trajectory.
-    device : None, str or torch.device
-        The estimator's ``device``.
 
     Returns
     -------
-    X0, X1 : tensors (float64, on the device, never the caller's memory)
-    dtype : torch.dtype
-        X's dtype (float32 or float64).
-    as_numpy : bool
-        Whether every input was numpy (outputs are then numpy).
+    TransferSamples
+        The pairs (never the caller's memory), X's dtype (float32 or float64) and whether
+        every input was numpy (outputs are then numpy); no Gram matrix, no host copies.
 
     Raises
     ------
@@ -87,7 +113,7 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     from .._validation import as_data, check_input, check_tensor_input
 
     torch = require_torch()
-    dev = resolve_device(device, X, y)
+    dev = resolve_device(est.device, X, y)
     as_numpy = not any_torch(X, y)
     if not is_torch_tensor(X):
         X = check_input(est, X, reset=True, min_samples=2)
@@ -98,7 +124,7 @@ def snapshot_pairs_torch(est, X, y, lag: int, device):
     X0, X1 = lagged_pairs(Xt.to(torch.float64), Y, lag)
     if y is not None:  # on the device, float64, checked as X is
         X1 = as_tensor(X1, dev, "y").to(torch.float64)
-    return X0.clone(), X1.clone(), Xt.dtype, as_numpy
+    return TransferSamples(X0=X0.clone(), X1=X1.clone(), dtype=Xt.dtype, as_numpy=as_numpy)
 
 
 # ------------------------------------------------------------------------------ Koopman
@@ -111,9 +137,6 @@ def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_nump
     device; values given as a tensor are copied to the host for the checks.
     """
     torch = require_torch()
-    if observables is None:
-        est._obs_1d = False
-        return None
     if callable(observables):
         vals = observables(to_numpy(X1) if as_numpy else X1)
         vals = to_numpy(vals) if is_torch_tensor(vals) else np.asarray(vals)
@@ -125,63 +148,5 @@ def observable_values(est, observables, X0, X1, lag: int, y_given: bool, as_nump
         obs, y_given = vals, True
     else:
         obs = to_numpy(observables) if is_torch_tensor(observables) else observables
-    vals = est._observable_data(obs, X0, X1, lag, y_given)
-    return torch.as_tensor(vals, dtype=torch.float64, device=X1.device)
-
-
-@dataclass(frozen=True)
-class TransferSamples:
-    """The time-lagged pairs of a transfer-operator fit on the device.
-
-    Attributes
-    ----------
-    X0, X1 : tensor
-        The pairs (x_i, y_i) as float64 copies on the device.
-    X0n, X1n : ndarray or None
-        Their float64 numpy copies (the fitted model's samples; None without ``G``).
-    dtype : torch.dtype
-        The input dtype (outputs follow it).
-    as_numpy : bool
-        Whether every input was numpy.
-    G : tensor or None
-        G_X = k(X0, X0), float64 (None when not asked for).
-    """
-
-    X0: Any
-    X1: Any
-    X0n: np.ndarray | None
-    X1n: np.ndarray | None
-    dtype: Any
-    as_numpy: bool
-    G: Any
-
-
-def transfer_samples_torch(est, X, y, kernel, lag: int, with_gram: bool = True
-                           ) -> TransferSamples:
-    """Validate the time-lagged pairs of a transfer-operator fit (as the numpy path does), move
-    them to the device in float64 and form G_X there.
-
-    Parameters
-    ----------
-    est : KoopmanOperator or PerronFrobeniusOperator
-        The estimator (``device``; ``n_features_in_`` is recorded).
-    X, y : tensor or array-like
-        One trajectory (``y`` None) or the snapshot pairs.
-    kernel : Kernel
-        The resolved kernel.
-    lag : int
-        τ in steps for a trajectory.
-    with_gram : bool, default=True
-        Form G_X and the host copies (not for the landmark estimators, which keep no
-        sample and never form an n×n matrix).
-
-    Returns
-    -------
-    TransferSamples
-    """
-    X0, X1, dtype, as_numpy = snapshot_pairs_torch(est, X, y, lag, est.device)
-    G = (gram(kernel, X0, what="the Gram matrix G_X of the samples x_t")
-         if with_gram else None)
-    host = (to_numpy(X0).copy(), to_numpy(X1).copy()) if with_gram else (None, None)
-    return TransferSamples(X0=X0, X1=X1, X0n=host[0], X1n=host[1],
-                           dtype=dtype, as_numpy=as_numpy, G=G)
+    vals = est._observable_data(obs, X0, X1, lag, y_given)  # None without observables
+    return None if vals is None else torch.as_tensor(vals, dtype=torch.float64, device=X1.device)

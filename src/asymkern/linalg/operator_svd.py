@@ -141,10 +141,8 @@ def as_representation(B, shape: tuple[int, int] | None = None, name: str = "B") 
             raise ValueError(f"{name} contains NaN or infinity; expected finite values")
         op = aslinearoperator(arr.astype(np.float64, copy=False))
     if shape is not None and tuple(op.shape) != tuple(shape):
-        raise ValueError(
-            f"{name} has shape {tuple(op.shape)}; expected (n, m) = {tuple(shape)} "
-            "(rows: output samples Y, columns: input samples X, for S = Ψ B Φᵀ)"
-        )
+        raise ValueError(f"{name} has shape {tuple(op.shape)}; expected (n, m) = {tuple(shape)} "
+                         "(rows: output samples Y, columns: input samples X, for S = Ψ B Φᵀ)")
     return op
 
 
@@ -166,9 +164,8 @@ def _rmm(B: LinearOperator, U: np.ndarray) -> np.ndarray:
     try:
         out = B.rmatvec(U) if U.ndim == 1 else B.rmatmat(U)
     except NotImplementedError as exc:
-        raise TypeError(
-            "B is a LinearOperator without rmatvec/rmatmat; this route needs products with Bᵀ"
-        ) from exc
+        raise TypeError("B is a LinearOperator without rmatvec/rmatmat; this route needs "
+                        "products with Bᵀ") from exc
     return np.asarray(out)
 
 
@@ -327,10 +324,9 @@ class GramFactor:
         if lmax <= 0:
             raise ValueError(f"{name} has no positive eigenvalue: the features are all zero")
         if w.min() < -max(1e3 * m * EPS, 1e-8) * lmax:
-            raise ValueError(
-                f"{name} is not positive semi-definite (smallest eigenvalue {w.min():.3g}, "
-                f"largest {lmax:.3g}); Mollenhauer et al. (2020) needs a symmetric PSD kernel"
-            )
+            raise ValueError(f"{name} is not positive semi-definite (smallest eigenvalue "
+                             f"{w.min():.3g}, largest {lmax:.3g}); Mollenhauer et al. (2020) "
+                             "needs a symmetric PSD kernel")
         rtol = m * EPS if rtol is None else float(rtol)
         keep = np.flatnonzero(w > rtol * lmax)
         order = keep[np.argsort(w[keep])[::-1]]
@@ -356,11 +352,9 @@ def _check_gram(G, name: str):
     scale = float(abs(G).max())
     asym = float(abs(G - G.T).max())
     if scale > 0 and asym > 1e-10 * scale:
-        raise ValueError(
-            f"{name} is not symmetric (max |G - Gᵀ| = {asym:.3g}); "
-            "operator decompositions in Mollenhauer et al. (2020) need a symmetric positive "
-            "semi-definite kernel"
-        )
+        raise ValueError(f"{name} is not symmetric (max |G - Gᵀ| = {asym:.3g}); operator "
+                         "decompositions in Mollenhauer et al. (2020) need a symmetric positive "
+                         "semi-definite kernel")
     return G
 
 
@@ -385,10 +379,9 @@ def _pivoted_cholesky(G, tol: float, name: str, jitter: float) -> GramFactor:
     bound = 10.0 * max(m - r, 1) * tol + 1e3 * m * EPS * float(diag.max())
     resid_diag = diag - ops.col_dots(R, R)
     if err > bound or float(resid_diag.min()) < -bound:
-        raise ValueError(
-            f"{name} is not positive semi-definite (pivoted Cholesky leaves a residual of norm "
-            f"{err:.3g} > {bound:.3g}); Mollenhauer et al. (2020) needs a symmetric PSD kernel"
-        )
+        raise ValueError(f"{name} is not positive semi-definite (pivoted Cholesky leaves a "
+                         f"residual of norm {err:.3g} > {bound:.3g}); Mollenhauer et al. (2020) "
+                         "needs a symmetric PSD kernel")
     return GramFactor(R=R, kind="pivoted", size=m, jitter=jitter, tol=tol, perm=piv[:r],
                       tri=ops.contiguous(U[:, :r]), info={"rank": r, "dropped": m - r,
                                                  "residual_norm_estimate": err})
@@ -461,19 +454,13 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     m = G.shape[0]
     if jitter > 0:
         G = ops.add_diag(G, jitter)
-    dmax = float(G.diagonal().max())
-    if dmax <= 0:
-        raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
-    rtol = m * EPS if rtol is None else float(rtol)
+    rtol, tol = _tolerances(G, rtol, name)
     if not (rtol >= 0):
         raise ValueError(f"rtol must be >= 0, got {rtol}")
-    tol = rtol * dmax
     if method not in ("auto", "cholesky", "pivoted", "eigh"):
         raise ValueError(f"unknown method {method!r}; expected auto, cholesky, pivoted or eigh")
     if method == "eigh":
-        lam, U = ops.eigh(G)
-        return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(float(lam.max()), 1e-300),
-                                    jitter=jitter, name=name)
+        return _eigh_factor(G, tol, jitter, name)
     if method == "cholesky":
         if ops is not NUMPY:
             raise NotImplementedError("kernel_qr(method='cholesky') takes numpy arrays; use "
@@ -484,10 +471,9 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
         except np.linalg.LinAlgError:
             ok = False
         if not ok:
-            raise ValueError(
-                f"{name} is not numerically positive definite (Cholesky failed or has a pivot "
-                f"≤ √({tol:.3g})); pass jitter > 0 or use the rank-revealing method='pivoted'"
-            )
+            raise ValueError(f"{name} is not numerically positive definite (Cholesky failed or "
+                             f"has a pivot ≤ √({tol:.3g})); pass jitter > 0 or use the "
+                             "rank-revealing method='pivoted'")
         return GramFactor(R=Rc, kind="cholesky", size=m, jitter=jitter, tol=tol, tri=Rc,
                           info={"rank": m, "dropped": 0})
     # 'auto' / 'pivoted': Cholesky with diagonal pivoting (LAPACK pstrf); it stops at the numerical
@@ -498,9 +484,7 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
             f"{name} ({m}×{m}) is numerically singular: using a rank-revealing pivoted Cholesky "
             f"factorisation with numerical rank {F.rank} (directions with squared RKHS norm ≤ "
             f"{tol:.3g} dropped); pass jitter > 0 to regularise instead",
-            RankDeficientGramWarning,
-            stacklevel=2,
-        )
+            RankDeficientGramWarning, stacklevel=2)
     return F
 
 
@@ -544,19 +528,29 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     ('eigh', 2)
     """
     G = _check_gram(G, name)
-    ops = ops_of(G)
-    m = G.shape[0]
+    _, tol = _tolerances(G, rtol, name)
+    F = _pivoted_cholesky(G, tol, name, 0.0)
+    if F.rank <= G.shape[0] // 2:
+        _, s, Vt = ops_of(G).svd(F.R)
+        return GramFactor.from_eigh(s**2, Vt.T, rtol=tol / max(float(s[0]) ** 2, 1e-300),
+                                    name=name)
+    return _eigh_factor(G, tol, name=name)
+
+
+def _tolerances(G, rtol: float | None, name: str) -> tuple:
+    """(rtol, tol): the relative tolerance of the rank rules (default m·eps) and the absolute
+    one, rtol·max diag(G); G is refused when its diagonal is not positive."""
     dmax = float(G.diagonal().max())
     if dmax <= 0:
         raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
-    rtol = m * EPS if rtol is None else float(rtol)
-    F = _pivoted_cholesky(G, rtol * dmax, name, 0.0)
-    if F.rank <= m // 2:
-        _, s, Vt = ops.svd(F.R)
-        return GramFactor.from_eigh(s**2, Vt.T, rtol=rtol * dmax / max(float(s[0]) ** 2, 1e-300),
-                                    name=name)
-    lam, U = ops.eigh(G)
-    return GramFactor.from_eigh(lam, U, rtol=rtol * dmax / max(float(lam.max()), 1e-300),
+    rtol = G.shape[0] * EPS if rtol is None else float(rtol)
+    return rtol, rtol * dmax
+
+
+def _eigh_factor(G, tol: float, jitter: float = 0.0, name: str = "G") -> GramFactor:
+    """The factor of G's full eigendecomposition keeping the eigenvalues above ``tol``."""
+    lam, U = ops_of(G).eigh(G)
+    return GramFactor.from_eigh(lam, U, rtol=tol / max(float(lam.max()), 1e-300), jitter=jitter,
                                 name=name)
 
 
@@ -733,10 +727,9 @@ def _check_rank(s: np.ndarray, k: int, rtol: float, what: str, truncate: bool = 
         return int(small[0])
     if small.size:
         r = int(small[0])
-        raise ValueError(
-            f"n_components={k} exceeds the numerical rank {r} of the operator ({what}: "
-            f"σ_{r + 1}/σ_1 = {s[r] / s[0]:.2e} ≤ rtol={rtol:g}); ask for at most {r} components"
-        )
+        raise ValueError(f"n_components={k} exceeds the numerical rank {r} of the operator "
+                         f"({what}: σ_{r + 1}/σ_1 = {s[r] / s[0]:.2e} ≤ rtol={rtol:g}); ask for "
+                         f"at most {r} components")
     return k
 
 
@@ -842,12 +835,13 @@ class OperatorSVDCoefficients:
     info: dict = field(default_factory=dict)
 
 
-def _svd_inputs(G_in, G_out, B, k, solver):
-    """Shared checks of the SVD routes: float Gram matrices, B's representation, k (None: all,
+def _svd_inputs(G_in, G_out, B, k, solver, shape=None):
+    """Shared checks of the SVD routes and :func:`eig_auxiliary`: float Gram matrices, B's
+    representation of ``shape`` (n, m) (default: the sizes of G_out and G_in), k (None: all,
     computed densely)."""
     G_in = np.asarray(G_in, dtype=np.float64)
     G_out = np.asarray(G_out, dtype=np.float64)
-    n, m = G_out.shape[0], G_in.shape[0]
+    n, m = (G_out.shape[0], G_in.shape[0]) if shape is None else shape
     B = as_representation(B, (n, m))
     truncate = k is None
     if truncate:
@@ -930,6 +924,14 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
                                                        "shape_Btilde": Bt.shape})
 
 
+def _dense_or_operator(dense, matvec, N: int, k: int, solver: str):
+    """The N×N matrix ``dense()`` where :func:`_eig_top` solves densely (small N, or
+    ``solver='dense'``), else the LinearOperator of ``matvec``."""
+    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
+        return dense()
+    return LinearOperator((N, N), matvec=matvec, dtype=np.float64)
+
+
 def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str):
     """Top-k eigenpairs (largest real part) of the N × N auxiliary matrix of a route.
 
@@ -949,11 +951,7 @@ def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str):
     tuple
         ``(lam, W, used)``: real eigenvalues, eigenvectors and the solver that ran.
     """
-    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
-        A = dense()
-    else:
-        A = LinearOperator((N, N), matvec=matvec, dtype=np.float64)
-    lam, W, used = _eig_top(A, N, k, "LR", solver)
+    lam, W, used = _eig_top(_dense_or_operator(dense, matvec, N, k, solver), N, k, "LR", solver)
     lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
     if np.iscomplexobj(lam):
         raise np.linalg.LinAlgError(complex_msg)
@@ -1343,52 +1341,59 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     >>> [round(float(v), 6) for v in res.eigenvalues]
     [3.0, 2.0]
     """
-    G_cross = np.asarray(G_cross, dtype=np.float64)
-    G_out = np.asarray(G_out, dtype=np.float64)
-    m, n = G_cross.shape
-    B = as_representation(B, (n, m))
-    truncate = k is None
-    if truncate:
-        k, solver = min(n, m), "dense"
-    k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
-    if solver in ("auto", "dense") and (solver == "dense" or n <= 1500 or k >= n - 2):
-        A = _mm(B, G_cross)
-    else:
-        A = LinearOperator((n, n), matvec=lambda x: _mm(B, G_cross @ x), dtype=np.float64)
+    G_cross, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_cross, G_out, B, k, solver,
+                                                               np.shape(G_cross)[::-1])
+    A = _dense_or_operator(lambda: _mm(B, G_cross), lambda x: _mm(B, G_cross @ x), n, k, solver)
     lam, W, used = _eig_top(A, n, k, "LM", solver)
     scale = max(abs(lam[0]), 1e-300)
     lam, W = _real_if_close(lam, W, scale)
     small = np.flatnonzero(np.abs(lam) <= rtol * scale)
     lam, W = _cut_zero_eigs(lam, W, small, k, truncate)
-    # eigenvectors w whose function Υw has a numerically zero RKHS norm (wᴴ G w at rounding
-    # level, e.g. spurious eigenpairs of an ill-conditioned B) are not eigenfunctions: drop them
-    norms2 = np.real(np.einsum("ij,ij->j", np.conj(W), G_out @ W))
-    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(float(np.max(np.diag(G_out))),
-                                                                 1e-300)
-    zero = ~(norms2 > 10.0 * n * EPS * scale2)
-    if np.all(zero):
-        raise ValueError(
-            "every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w at rounding "
-            "level): the operator is numerically zero or its representation B is too "
-            "ill-conditioned to resolve eigenfunctions"
-        )
+    zero = _zero_norms(np.real(np.einsum("ij,ij->j", np.conj(W), G_out @ W)), W,
+                      float(np.max(np.diag(G_out))), stacklevel=3)
     if np.any(zero):
-        warnings.warn(
-            f"{int(zero.sum())} of {lam.size} computed eigenfunctions have a numerically zero RKHS "
-            f"norm (spurious eigenpairs of an ill-conditioned representation) and were dropped; "
-            f"returning {int((~zero).sum())} eigenpairs",
-            RuntimeWarning,
-            stacklevel=3,
-        )
         lam, W = lam[~zero], W[:, ~zero]
     C = rkhs_normalize(W, G_out)
     if not np.iscomplexobj(C):
         (C,) = orthonormalize_clusters(lam, [(C, G_out)], rtol=1e-9, merge_nonorthogonal=False)
-    else:  # fix the arbitrary complex phase: largest-modulus coefficient real positive
-        idx = np.argmax(np.abs(C), axis=0)
-        ph = C[idx, np.arange(C.shape[1])]
-        C = C * (np.abs(ph) / ph)
+    else:
+        C = _fix_phase(C)
     return OperatorEigCoefficients(lam, C, "auxiliary", {"solver": used})
+
+
+def _zero_norms(norms2, W, gmax: float, stacklevel: int):
+    """Which eigenvectors w (columns of W, squared RKHS norms ``norms2`` = wᴴ G w, ``gmax`` the
+    largest diagonal entry of G) give functions of numerically zero norm (wᴴ G w at rounding
+    level, e.g. spurious eigenpairs of an ill-conditioned B): not eigenfunctions, dropped by
+    the caller with a ``RuntimeWarning`` (``stacklevel`` as seen from the caller).
+
+    Raises
+    ------
+    ValueError
+        If every one is numerically zero.
+    """
+    n = W.shape[0]
+    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(gmax, 1e-300)
+    zero = ~(norms2 > 10.0 * n * EPS * scale2)
+    if np.all(zero):
+        raise ValueError("every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w "
+                         "at rounding level): the operator is numerically zero or its "
+                         "representation B is too ill-conditioned to resolve eigenfunctions")
+    if np.any(zero):
+        warnings.warn(
+            f"{int(zero.sum())} of {zero.size} computed eigenfunctions have a numerically zero "
+            f"RKHS norm (spurious eigenpairs of an ill-conditioned representation) and were "
+            f"dropped; returning {int((~zero).sum())} eigenpairs", RuntimeWarning,
+            stacklevel=stacklevel + 1)
+    return zero
+
+
+def _fix_phase(C):
+    """The arbitrary complex phase of each column fixed: its largest-modulus coefficient real
+    positive."""
+    idx = np.argmax(np.abs(C), axis=0)
+    ph = C[idx, np.arange(C.shape[1])]
+    return C * (np.abs(ph) / ph)
 
 
 def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorEigCoefficients:
@@ -1465,25 +1470,8 @@ def _largest_positive(C):
     return ops.scale_cols(C, ops.sign_flips(C)) if min(C.shape) else C
 
 
-__all__ = [
-    "DEFAULT_RANK_RTOL",
-    "EIG_METHODS",
-    "EIG_SOLVERS",
-    "GramFactor",
-    "OperatorEigCoefficients",
-    "OperatorSVDCoefficients",
-    "RankDeficientGramWarning",
-    "SVD_METHODS",
-    "as_representation",
-    "clusters",
-    "eig_auxiliary",
-    "eig_qr",
-    "gram_eigh",
-    "kernel_qr",
-    "operator_svd",
-    "orthonormalize_clusters",
-    "rkhs_normalize",
-    "svd_auxiliary",
-    "svd_block",
-    "svd_qr",
-]
+__all__ = ["DEFAULT_RANK_RTOL", "EIG_METHODS", "EIG_SOLVERS", "GramFactor",
+           "OperatorEigCoefficients", "OperatorSVDCoefficients", "RankDeficientGramWarning",
+           "SVD_METHODS", "as_representation", "clusters", "eig_auxiliary", "eig_qr", "gram_eigh",
+           "kernel_qr", "operator_svd", "orthonormalize_clusters", "rkhs_normalize",
+           "svd_auxiliary", "svd_block", "svd_qr"]

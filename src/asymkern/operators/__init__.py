@@ -17,19 +17,7 @@ from .koopman import KoopmanOperator
 from .perron_frobenius import PerronFrobeniusOperator
 from .transfer import IllConditionedLaggedGramWarning
 
-__all__ = [
-    "ConditionalMeanEmbedding",
-    "CovarianceOperator",
-    "CrossCovarianceOperator",
-    "EmpiricalOperator",
-    "IllConditionedGramWarning",
-    "IllConditionedLaggedGramWarning",
-    "KernelCCA",
-    "KoopmanOperator",
-    "OperatorEig",
-    "OperatorSVD",
-    "PerronFrobeniusOperator",
-    "RKHSFunction",
-    "RankDeficientGramWarning",
-    "as_rkhs_kernel",
-]
+__all__ = ["ConditionalMeanEmbedding", "CovarianceOperator", "CrossCovarianceOperator",
+           "EmpiricalOperator", "IllConditionedGramWarning", "IllConditionedLaggedGramWarning",
+           "KernelCCA", "KoopmanOperator", "OperatorEig", "OperatorSVD", "PerronFrobeniusOperator",
+           "RKHSFunction", "RankDeficientGramWarning", "as_rkhs_kernel"]

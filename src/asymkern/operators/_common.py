@@ -12,13 +12,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-)
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._backend import NUMPY
+from .._backend import NUMPY, ops_of
 from .._shared.operators import (
     _RESCALE,  # noqa: F401 - the estimators' hint, imported from here
     KERNEL_BLOCKS,
@@ -39,7 +36,7 @@ from .._validation import (
     renamed_param,
 )
 from ..linalg.operator_svd import SVD_METHODS, svd_qr
-from ._numerics import cholesky_shifted
+from ._numerics import cholesky_shifted, pinv_spectrum
 from .empirical import (
     EmpiricalOperator,
     MatmatOperator,
@@ -53,9 +50,7 @@ from .empirical import (
 def _like_input(X_in, values):
     """Outputs follow the input's precision: float32 input gives float32 values (complex64 for
     complex eigenfunction values); the computation itself is float64."""
-    if getattr(X_in, "dtype", None) == np.float32:
-        return _single(values)
-    return values
+    return _single(values) if getattr(X_in, "dtype", None) == np.float32 else values
 
 
 def _single(values):
@@ -171,8 +166,6 @@ def landmark_inverse(Aw: np.ndarray, n: int, eps: float) -> np.ndarray:
     """
     Aw = 0.5 * (np.asarray(Aw, dtype=np.float64) + np.asarray(Aw, dtype=np.float64).T)
     if eps == 0:  # alpha=None (transfer operators): the pseudo-inverse (FᵀF)⁺, cutoff p·eps·λ_max
-        from ._numerics import pinv_spectrum
-
         w, V = sla.eigh(Aw, check_finite=False)
         lam, Q, _ = pinv_spectrum(w, V, Aw.shape[0], "the landmark Gram matrix FᵀF")
         return (Q / lam) @ Q.T
@@ -234,9 +227,7 @@ def _clipped_decomposition(est, decompose, limit: int, what: str):
 
     Records ``n_components_``: the number of components actually returned.
     """
-    owner = type(est).__name__
-    k = _check_int(est.n_components, "n_components")
-    k = clip_count(k, limit, "n_components", what, owner=owner)
+    k = _clip_components(est, limit, what)
     try:
         res = decompose(k)
     except ValueError as exc:
@@ -245,8 +236,16 @@ def _clipped_decomposition(est, decompose, limit: int, what: str):
         res = decompose(None)  # every numerically nonzero component (dense solvers)
         found = next(int(getattr(res, a).shape[0]) for a in ("singular_values", "s",
                                                               "eigenvalues") if hasattr(res, a))
-        clip_count(k, found, "n_components", "the numerical rank of the operator", owner=owner)
+        clip_count(k, found, "n_components", "the numerical rank of the operator",
+                   owner=type(est).__name__)
     return res
+
+
+def _clip_components(est, limit: int, what: str) -> int:
+    """``n_components``, validated, clipped to ``limit`` (``what``) with a
+    ClippedParameterWarning."""
+    k = _check_int(est.n_components, "n_components")
+    return clip_count(k, limit, "n_components", what, owner=type(est).__name__)
 
 
 def _check_decomposition_params(est, method: str | None = None) -> None:
@@ -260,18 +259,29 @@ def _check_decomposition_params(est, method: str | None = None) -> None:
 class _OperatorEstimator(BaseEstimator):
     """Shared ``svd``/``eig`` delegation to the fitted ``operator_``."""
 
+    operator_: Any  # the fitted EmpiricalOperator, or None (declared for the type checker)
+    X_fit_: Any
+    Y_fit_: Any
+
     def _alpha(self) -> float:
         return _check_reg(renamed_param(self, "alpha", "regularization"), "alpha")
 
     def _operator(self):
         check_is_fitted(self, "operator_")
         if self.operator_ is None:
-            raise ValueError(
-                f"this {type(self).__name__} was fitted on dask arrays and keeps only its "
-                "landmarks and small matrices (no n×n operator representation); use its fitted "
-                "attributes (eigenvalues_, eigenfunctions_, predict)"
-            )
+            raise ValueError(f"this {type(self).__name__} was fitted on dask arrays and keeps "
+                             "only its landmarks and small matrices (no n×n operator "
+                             "representation); use its fitted attributes (eigenvalues_, "
+                             "eigenfunctions_, predict)")
         return self.operator_
+
+    def _landmarks_only(self, step, eps: float):
+        """A landmark model that keeps the landmarks and small matrices only (a fit on Dask
+        arrays or torch tensors: no samples, no ``operator_``) from the landmark ``step``."""
+        self.landmarks_ = step.idx
+        self.X_fit_ = self.Y_fit_ = None
+        self.operator_ = None
+        return self._set_landmark_model(step, eps)
 
     def svd(self, n_components: int | None = None, method: str = "qr", **kwargs):
         """SVD of the estimated operator (see :meth:`EmpiricalOperator.svd`)."""
@@ -286,12 +296,11 @@ class _OperatorEstimator(BaseEstimator):
 MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 
 
-def r2_multioutput(y, pred, sample_weight, multioutput, owner: str,
-                   removed: str = "0.3"):
+def r2_multioutput(y, pred, sample_weight, multioutput, owner: str):
     """R² of ``pred`` against ``y`` (2-D) with :func:`sklearn.metrics.r2_score`'s
     ``multioutput``; ``None`` is the former pooled default ``'variance_weighted'``, with a
     ``FutureWarning`` when y has several columns (the default becomes ``'uniform_average'``,
-    scikit-learn's ``RegressorMixin.score``, in ``removed``).
+    scikit-learn's ``RegressorMixin.score``, in 0.3).
 
     Returns a float, or an ndarray of one R² per column for ``'raw_values'``.
     """
@@ -306,8 +315,8 @@ def r2_multioutput(y, pred, sample_weight, multioutput, owner: str,
             warnings.warn(
                 f"{owner}.score: the default multioutput=None pools R² over the {d} outputs by "
                 "their variance ('variance_weighted'); it will change to 'uniform_average' (the "
-                f"mean of the per-output R², as scikit-learn's RegressorMixin.score) in "
-                f"{removed}. Pass multioutput='variance_weighted' to keep the current result "
+                "mean of the per-output R², as scikit-learn's RegressorMixin.score) in "
+                "0.3. Pass multioutput='variance_weighted' to keep the current result "
                 "or multioutput='uniform_average' to adopt the new one and silence this warning",
                 FutureWarning, stacklevel=user_stacklevel())
     elif isinstance(multioutput, str):
@@ -482,19 +491,25 @@ def check_two_view_memory(est, n: int, samples=(), cca: bool = False) -> None:
     """One ``max_dense_memory`` check of a cross-covariance or (``cca``) kernel CCA fit on n
     samples (every executor), before its first Gram matrix
     (:func:`asymkern._shared.operators.check_fit_memory`)."""
-    copies = two_view_fit_copies(cca, est.method, n)
-    cheaper = [f"method={m!r} ({c:g} n×n arrays)" for m in SVD_METHODS
-               if (c := two_view_fit_copies(cca, m, n)) < copies]
-    check_fit_memory(n, copies, f"{type(est).__name__}(method={est.method!r}) fit",
-                     "fewer samples" + (f", or {' or '.join(cheaper)}" if cheaper else ""),
-                     samples=samples, columns=_columns(est))
+    copies = {m: two_view_fit_copies(cca, m, n) for m in SVD_METHODS}
+    check_fit_memory(n, copies[est.method], f"{type(est).__name__}(method={est.method!r}) fit",
+                     _cheaper("fewer samples", "method", copies, est.method),
+                     samples=samples, columns=_columns(est.n_components))
+
+
+def _cheaper(first: str, param: str, copies: dict, chosen) -> str:
+    """What a budget error suggests: ``first``, then the values of ``param`` whose fit holds
+    fewer n×n arrays (``copies``, per value) than the ``chosen`` one's."""
+    cheaper = [f"{param}={v!r} ({c:g} n×n arrays)" for v, c in copies.items()
+               if c < copies[chosen]]
+    return first + (f", or {' or '.join(cheaper)}" if cheaper else "")
 
 
 def check_cov_memory(est, n: int, samples=()) -> None:
     """One ``max_dense_memory`` check of a covariance fit on n samples (every executor),
     before its Gram matrix."""
     check_fit_memory(n, cov_fit_copies(n), "CovarianceOperator fit", "fewer samples",
-                     samples=samples, columns=_columns(est))
+                     samples=samples, columns=_columns(est.n_components))
 
 
 def fit_samples(s: OperatorSamples) -> tuple:
@@ -504,10 +519,11 @@ def fit_samples(s: OperatorSamples) -> tuple:
     return views if s.device is None else views + views
 
 
-def _columns(est) -> int:
-    """``n_components`` as an int where it is one (it is validated by the fit)."""
-    k = est.n_components
-    return int(k) if isinstance(k, numbers.Integral) and not isinstance(k, bool) else 0
+def _columns(*counts) -> int:
+    """The largest of ``counts`` (``n_components``, ``rank``) that is an int, else 0 (for the
+    memory checks; the counts are validated by the fit)."""
+    return max([int(k) for k in counts
+                if isinstance(k, numbers.Integral) and not isinstance(k, bool)] + [0])
 
 
 def _centred_in_place(K, center: bool):
@@ -548,6 +564,31 @@ def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:
     return res.s, C_u, C_v
 
 
+def _fitted_pair(est, s: OperatorSamples, values, coef_x, coef_y, x_means, y_means) -> tuple:
+    """What a two-view fit (cross-covariance, kernel CCA) keeps for ``transform``, from the
+    coefficients of its functions of x and of y on the fit's executor: the training means of
+    the scores (centred fits: ``x_means``/``y_means``, the column means of the uncentred Gram
+    matrices, times the coefficients, so ``transform`` needs no n×n work; None uncentred), the
+    device state (:meth:`OperatorSamples.fitted`) and ``n_components_``.
+
+    Returns
+    -------
+    tuple
+        ``values`` as the user reads them, and the functions of x and of y
+        (:class:`RKHSFunction`, numpy).
+    """
+    mean_x = None if x_means is None else x_means @ coef_x
+    mean_y = None if y_means is None else y_means @ coef_y
+    values = s.fitted(est, values, coef_x, mean_x, coef_y, mean_y)
+    host = ops_of(coef_x).to_host
+    est._x_mean = None if mean_x is None else host(mean_x)
+    est._y_mean = None if mean_y is None else host(mean_y)
+    est.n_components_ = int(coef_x.shape[1])
+    op = est.operator_
+    return (values, RKHSFunction(s.kernel_x, op.X, host(coef_x)),
+            RKHSFunction(s.kernel_y, op.Y, host(coef_y)))
+
+
 def _second_view(y, n: int, kernel, name: str = "y"):
     """The paired second view y (same samples as X): 1-D or 2-D, dense or (if the kernel accepts
     it) CSR, returned as a 2-D float64 copy plus whether it was 1-D."""
@@ -574,10 +615,9 @@ def _second_view(y, n: int, kernel, name: str = "y"):
 
 
 def _transform_X(est, X):
-    """X of ``transform``/``predict``: checked against the fit (features, names)."""
-    X_in = X
-    X = check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
-    return X_in, X
+    """X of ``transform``/``predict`` as given and checked against the fit (features,
+    names)."""
+    return X, check_input(est, X, reset=False, allow_sparse=getattr(est, "_sparse_ok", False))
 
 
 class _PreservesFloat32:
@@ -586,10 +626,9 @@ class _PreservesFloat32:
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        kernel = getattr(self, "kernel", None) or getattr(self, "kernel_x", None)
-        params = getattr(self, "kernel_params", None) if hasattr(self, "kernel") else \
-            getattr(self, "kernel_x_params", None)
-        tags.input_tags.sparse = _kernel_accepts_sparse(kernel, params)
+        name = "kernel" if hasattr(self, "kernel") else "kernel_x"  # (the kernel of X)
+        tags.input_tags.sparse = _kernel_accepts_sparse(getattr(self, name, None),
+                                                        getattr(self, name + "_params", None))
         return tags
 
 
@@ -602,8 +641,8 @@ class _ComponentsOut(ClassNamePrefixFeaturesOutMixin):
 
 
 def _transform_y(est, y):
-    """The y side of a fitted paired estimator: 1-D or 2-D with the fit's number of columns."""
-    y_in = y
+    """The y side of a fitted paired estimator as given and checked: 1-D or 2-D with the fit's
+    number of columns."""
     d = est.operator_.Y.shape[1]
     if sp.issparse(y):
         Y = as_data(y, "y", allow_sparse=est._y_sparse_ok)
@@ -613,7 +652,7 @@ def _transform_y(est, y):
     if Y.ndim != 2 or Y.shape[1] != d:
         raise ValueError(f"y has shape {Y.shape}; expected (n_samples, {d}) like the y passed "
                          "to fit")
-    return y_in, Y
+    return y, Y
 
 
 def _landmark_predict(est, X, kernel, L, coef):

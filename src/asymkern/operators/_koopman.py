@@ -48,6 +48,12 @@ def _v0(n: int) -> np.ndarray:
     return np.random.default_rng(0).standard_normal(n)
 
 
+def _above_rounding(v):
+    """The entries of v (a vector of any executor) above the rounding level 1000·eps·max(v)."""
+    vmax = float(v.max()) if v.shape[0] else 0.0
+    return v > 1000.0 * _EPS * max(vmax, 1e-300)
+
+
 def top_eigh(G, r: int, dense_below: int = 200):
     """Top-r eigenpairs of the symmetric PSD matrix G, descending (ARPACK for large n).
 
@@ -113,8 +119,7 @@ def rrr_dual(G, H, r: int, shift: float, dense_below: int = 200):
     s2, W = s2.real[order], ops.from_host(W[:, order].real, G)
     GW = G @ W
     norms2 = ops.to_host(ops.col_dots(GW, GW + shift * W)) / n
-    keep = norms2 > 1000.0 * _EPS * max(float(norms2.max(initial=0.0)), 1e-300)
-    keep &= s2 > 0
+    keep = _above_rounding(norms2) & (s2 > 0)
     U = W[:, ops.index(np.flatnonzero(keep), G)] / ops.from_host(np.sqrt(norms2[keep]), G)
     return U, G @ U / n, ops.from_host(s2[keep], G)
 
@@ -187,8 +192,7 @@ def _rrr_dual_dense(G, H, r: int, shift: float):
     del T
     order = ops.argsort_desc(s2)[:r]
     s2, Z = s2[order], Z[:, order]
-    smax = max(float(s2.max()) if s2.shape[0] else 0.0, 1e-300)
-    keep = s2 > 1000.0 * _EPS * smax
+    keep = _above_rounding(s2)
     s2, Z = s2[keep], Z[:, keep]
     if shift == 0:
         U = float(np.sqrt(n)) * (Q @ (Z / lam[:, None]))
@@ -216,7 +220,7 @@ def rrr_primal(A: np.ndarray, C: np.ndarray, r: int, shift: float):
     AiC = GramSolver(0.5 * (A + A.T), shift, "FᵀF (landmark features)").solve(C)
     S = C.T @ AiC
     s2, Vr = top_eigh(0.5 * (S + S.T), r, dense_below=10**9)
-    keep = s2 > 1000.0 * np.finfo(float).eps * max(float(s2.max(initial=0.0)), 1e-300)
+    keep = _above_rounding(s2)
     B = AiC @ Vr[:, keep] / np.sqrt(s2[keep])
     return B, B, s2[keep]
 

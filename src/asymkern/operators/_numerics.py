@@ -56,10 +56,8 @@ def cholesky_shifted(G, shift: float, name: str = "G", overwrite: bool = False):
             return sla.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
         return ops.cho_factor(ops.add_diag_(G if overwrite else owned_copy(G), shift))
     except np.linalg.LinAlgError as exc:
-        raise ValueError(
-            f"{name} + nεI is not positive definite (nε = {shift:.3g}); the kernel must be PSD "
-            "and alpha large enough"
-        ) from exc
+        raise ValueError(f"{name} + nεI is not positive definite (nε = {shift:.3g}); the kernel "
+                         "must be PSD and alpha large enough") from exc
 
 
 def owned_copy(A):
@@ -309,7 +307,7 @@ def auxiliary_eig(G, A, k: int, owner: str):
     and zero-norm test need. Returns the eigenvalues, the n×k coefficients (numpy) and the
     solver that ran ('arpack' or 'dense').
     """
-    from ..linalg.operator_svd import _real_if_close, _too_few_eigs
+    from ..linalg.operator_svd import _fix_phase, _real_if_close, _too_few_eigs, _zero_norms
 
     ops = ops_of(A)
     n = int(A.shape[0])
@@ -365,26 +363,12 @@ def auxiliary_eig(G, A, k: int, owner: str):
         G = G()
     Wd = ops.from_host(W, G, W.dtype)
     S = ops.to_host(Wd.conj().T @ _gram_times(G, Wd, W.dtype))  # Wᴴ G W (k×k)
-    norms2 = np.real(np.diag(S))
-    scale2 = np.real(np.einsum("ij,ij->j", np.conj(W), W)) * max(
-        float(G.diagonal().max()), 1e-300)
-    zero = ~(norms2 > 10.0 * n * _EPS * scale2)
-    if np.all(zero):
-        raise ValueError("every computed eigenfunction has a numerically zero RKHS norm (wᴴ G w "
-                         "at rounding level): the operator is numerically zero or its "
-                         "representation B is too ill-conditioned to resolve eigenfunctions")
+    zero = _zero_norms(np.real(np.diag(S)), W, float(G.diagonal().max()), stacklevel=4)
     if np.any(zero):
-        warnings.warn(
-            f"{int(zero.sum())} of {lam.size} computed eigenfunctions have a numerically zero "
-            f"RKHS norm (spurious eigenpairs of an ill-conditioned representation) and were "
-            f"dropped; returning {int((~zero).sum())} eigenpairs", RuntimeWarning, stacklevel=4)
         lam, W, S = lam[~zero], W[:, ~zero], S[np.ix_(~zero, ~zero)]
-    T = _normalise_transform(lam, S)
-    C = W @ T
-    if np.iscomplexobj(C):  # phase: largest-modulus coefficient real positive
-        idx = np.argmax(np.abs(C), axis=0)
-        ph = C[idx, np.arange(C.shape[1])]
-        C = C * (np.abs(ph) / ph)
+    C = W @ _normalise_transform(lam, S)
+    if np.iscomplexobj(C):
+        C = _fix_phase(C)
     return lam, C, found_by["solver"]
 
 
@@ -407,16 +391,10 @@ def _normalise_transform(lam, S):
     """The k×k T with W T = the coefficients :func:`~asymkern.linalg.operator_svd.eig_auxiliary`
     returns: ``rkhs_normalize``, then (real eigenpairs) ``orthonormalize_clusters`` with
     rtol 1e-9 and no merging, all through S = Wᴴ G W."""
-    from ..linalg.operator_svd import clusters
+    from ..linalg.operator_svd import clusters, rkhs_normalize
 
-    def normalise(T):
-        n2 = np.real(np.einsum("ij,ij->j", np.conj(T), S @ T))
-        nr = np.sqrt(np.maximum(n2, 0.0))
-        if np.any(nr <= 0):
-            raise ValueError("a computed singular/eigen-function has zero RKHS norm")
-        return T / nr
-
-    T = normalise(np.eye(S.shape[0], dtype=S.dtype if np.iscomplexobj(lam) else np.float64))
+    dtype = S.dtype if np.iscomplexobj(lam) else np.float64
+    T = rkhs_normalize(np.eye(S.shape[0], dtype=dtype), S)
     if np.iscomplexobj(lam):
         return T
     S = np.real(S)
@@ -433,7 +411,7 @@ def _normalise_transform(lam, S):
             T[:, g] = T[:, g] @ (V / np.sqrt(mu))
             continue
         T[:, g] = sla.solve_triangular(L, T[:, g].T, lower=True).T
-    return normalise(T)
+    return rkhs_normalize(T, S)
 
 
 __all__ = ["GramSolver", "IllConditionedGramWarning", "LaggedGramSolver", "auxiliary_eig",

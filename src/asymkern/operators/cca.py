@@ -4,25 +4,19 @@
 
 from __future__ import annotations
 
-from sklearn.base import (
-    TransformerMixin,
-)
+from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._torch import use_torch
-from .._validation import (
-    DEPRECATED,
-    check_bool,
-    forgets_previous_fit,
-    renamed_argument,
-)
+from .._validation import DEPRECATED, check_bool, forgets_previous_fit, renamed_argument
 from ..linalg.operator_svd import gram_eigh
 from ._common import (
     _centred_in_place,
     _check_decomposition_params,
     _ComponentsOut,
     _device_transform,
+    _fitted_pair,
     _operator_samples,
     _OperatorEstimator,
     _paired_svd,
@@ -34,11 +28,7 @@ from ._common import (
     check_two_view_memory,
     fit_samples,
 )
-from .empirical import (
-    MatmatOperator,
-    RKHSFunction,
-    as_rkhs_kernel,
-)
+from .empirical import MatmatOperator, RKHSFunction, as_rkhs_kernel
 
 _VARIATES = ("the canonical variates", "rescale the samples like the training data")
 
@@ -213,18 +203,13 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         sv, cu, cv = _paired_svd(self, B, op, (Fx, Fy), n)
         coef_f = self._canonical(cv, Fx, Gx, eps, n)
         coef_g = self._canonical(cu, Fy, Gy, eps, n)
-        # the training means of the variates (centring)
-        mean_x = kx_means @ coef_f if c else None
-        mean_y = ky_means @ coef_g if c else None
-        self.canonical_correlations_ = s.fitted(self, sv, coef_f, mean_x, coef_g, mean_y)
+        # the canonical functions and the training means of the variates (centring)
+        (self.canonical_correlations_, self.x_canonical_functions_,
+         self.y_canonical_functions_) = _fitted_pair(self, s, sv, coef_f, coef_g, kx_means,
+                                                     ky_means)
         host = ops_of(cv).to_host
-        self.n_components_ = int(cv.shape[1])
         self.x_singular_functions_ = RKHSFunction(kx, op.X, host(cv))
         self.y_singular_functions_ = RKHSFunction(ky, op.Y, host(cu))
-        self.x_canonical_functions_ = RKHSFunction(kx, op.X, host(coef_f))
-        self.y_canonical_functions_ = RKHSFunction(ky, op.Y, host(coef_g))
-        self._x_mean = None if mean_x is None else host(mean_x)
-        self._y_mean = None if mean_y is None else host(mean_y)
         return self
 
     def _canonical(self, C, F, G, eps, n):

@@ -4,19 +4,13 @@ Schuster, Klus and Schütte, 2020, §4.2) with their eigen- and singular decompo
 
 from __future__ import annotations
 
-from sklearn.base import (
-    TransformerMixin,
-)
+from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
 from .._shared.operators import _check_jitter
 from .._torch import use_torch
-from .._validation import (
-    check_bool,
-    forgets_previous_fit,
-    renamed_argument,
-)
+from .._validation import check_bool, forgets_previous_fit, renamed_argument
 from ..linalg.operator_svd import eig_qr, kernel_qr
 from ._common import (
     _centred_in_place,
@@ -24,6 +18,7 @@ from ._common import (
     _clipped_decomposition,
     _ComponentsOut,
     _device_transform,
+    _fitted_pair,
     _operator_samples,
     _OperatorEstimator,
     _paired_svd,
@@ -34,12 +29,7 @@ from ._common import (
     check_two_view_memory,
     fit_samples,
 )
-from .empirical import (
-    RKHSFunction,
-    _center_coef,
-    as_rkhs_kernel,
-    scaled_identity,
-)
+from .empirical import RKHSFunction, _center_coef, as_rkhs_kernel, scaled_identity
 
 _NAME_X = "Gram matrix of X (input)"
 _NAME_Y = "Gram matrix of Y (output)"
@@ -326,18 +316,9 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
              else (None, None))
         self.operator_ = op = _sample_operator(s, B, c, self.jitter, (Gx, Gy), F)
         sv, cu, cv = _paired_svd(self, B, op, F, n)
-        # the training means of the scores (centring; as KernelCCA.fit): (1/n) Σ_j v_i(x_j)
-        # = column means of the uncentred Gram matrix times the coefficients, so transform
-        # needs no n×n work
-        mean_x = kx_means @ cv if c else None
-        mean_y = ky_means @ cu if c else None
-        self.singular_values_ = s.fitted(self, sv, cv, mean_x, cu, mean_y)
-        host = ops_of(cv).to_host
-        self.left_singular_functions_ = RKHSFunction(ky, op.Y, host(cu))
-        self.right_singular_functions_ = RKHSFunction(kx, op.X, host(cv))
-        self._x_mean = None if mean_x is None else host(mean_x)
-        self._y_mean = None if mean_y is None else host(mean_y)
-        self.n_components_ = int(cv.shape[1])
+        # the training means of the scores (centring): (1/n) Σ_j v_i(x_j)
+        (self.singular_values_, self.right_singular_functions_,
+         self.left_singular_functions_) = _fitted_pair(self, s, sv, cv, cu, kx_means, ky_means)
         return self
 
     def transform(self, X, y=None):

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import (
-    RegressorMixin,
-)
+from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
@@ -16,6 +14,7 @@ from .._shared.operators import (
     DeviceState,
     _check_landmark_options,
     check_fit_memory,
+    checked,
     evaluate,
     gram,
     landmark_evaluate,
@@ -44,11 +43,7 @@ from ._common import (
     landmark_inverse,
 )
 from ._numerics import cholesky_shifted
-from .empirical import (
-    EmpiricalOperator,
-    RKHSFunction,
-    as_rkhs_kernel,
-)
+from .empirical import EmpiricalOperator, RKHSFunction, as_rkhs_kernel
 
 #: n×n arrays the exact fit holds at once (measured with tracemalloc at n = 1000 and 2000):
 #: G_X and the Cholesky factor of G_X + nεI (which overwrites the shifted copy of G_X)
@@ -78,10 +73,7 @@ def _cme_coefficients(G, Y, shift: float, overwrite: bool = False):
     """
     ops = ops_of(G)
     cho = cholesky_shifted(G, shift, "G_X", overwrite=overwrite)
-    coef = ops.cho_solve(cho, Y)
-    if not ops.all_finite(coef):
-        check_finite_output(ops.to_host(coef), "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
-    return cho, coef
+    return cho, checked(ops, ops.cho_solve(cho, Y), "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
 
 
 class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
@@ -210,11 +202,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             self.kernel_x_, self.kernel_y_ = fit.kernel, fit.kernel_y
             self._y_1d = fit.y_1d
             self.n_features_in_ = fit.n_features
-            self.landmarks_ = fit.landmarks
-            self.X_fit_ = self.Y_fit_ = None
-            self.operator_ = None
-            self._set_landmark_model(fit.L, fit.T, fit.A, fit.FY, fit.n_samples, eps)
-            return self
+            return self._landmarks_only(fit.step, eps)
         self.kernel_x_ = as_rkhs_kernel(self.kernel_x, self.kernel_x_params, "kernel_x")
         self.kernel_y_ = as_rkhs_kernel(self.kernel_y, self.kernel_y_params, "kernel_y")
         self.torch_fit_ = False
@@ -231,7 +219,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         self.landmarks_ = None if step is None else step.idx
         self.X_fit_, self.Y_fit_ = X, Y2
         if step is not None:
-            self._set_landmark_model(step.L_host, step.T, step.A, step.FY, n, eps)
+            self._set_landmark_model(step, eps)
             F = landmark_evaluate(self.kernel_x_, step.L, step.T, X)
             self.operator_ = EmpiricalOperator(
                 self.kernel_x_, X, self.kernel_y_, Y2,
@@ -247,16 +235,17 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         return self
 
     def _fit_torch(self, X, y, eps: float):
-        """The fit of :meth:`fit` on the torch backend: the samples (and G_X) on the device
-        (:mod:`asymkern._torch.embedding`), then the numpy fit's steps on them (the landmark
-        step of :mod:`asymkern._shared.operators`, or the Cholesky solve); ``_torch_state``
-        keeps what ``predict`` / ``weights`` / ``expectation`` need on the device."""
-        from .._torch.embedding import cme_samples_torch
+        """The fit of :meth:`fit` on the torch backend: the samples as float64 copies on the
+        device (:func:`asymkern._torch.operators.operator_samples`), then the numpy fit's steps
+        on them (the landmark step of :mod:`asymkern._shared.operators`, or G_X and the
+        Cholesky solve); ``_torch_state`` keeps what ``predict`` / ``weights`` /
+        ``expectation`` need on the device."""
+        from .._torch.operators import operator_samples
 
         nystrom = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         if not nystrom:
             _check_landmark_options(self, len(X))  # the exact estimator: validates the options
-        d = cme_samples_torch(self, X, y, self.kernel_x_, with_gram=False)  # nothing n×n
+        d = operator_samples(self, X, y, self.kernel_x_, self.kernel_y_)  # nothing n×n
         ops = ops_of(d.X)
         n = int(d.X.shape[0])
         self._sparse_ok = False
@@ -267,11 +256,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
             assert step is not None  # landmarks were asked for
             self._torch_state = DeviceState(device=d.device, dtype=d.dtype,
                                             kernel=self.kernel_x_, X=step.L)
-            self.landmarks_ = step.idx
-            self.X_fit_ = self.Y_fit_ = None
-            self.operator_ = None
-            self._set_landmark_model(step.L_host, step.T, step.A, step.FY, n, eps)
-            return self
+            return self._landmarks_only(step, eps)
         _check_fit_memory(d.X, d.Y, (d.X, d.Y))  # as on the numpy path: before G_X
         G = gram(self.kernel_x_, d.X, what="the Gram matrix G_X of X")
         cho, coef = _cme_coefficients(G, d.Y, n * eps, overwrite=True)  # keeps the factor only
@@ -279,22 +264,24 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
         self._torch_state = DeviceState(device=d.device, dtype=d.dtype, kernel=self.kernel_x_,
                                         X=d.X, coef=coef, cho=cho)
         self.landmarks_ = None
-        X64, Y64 = ops.to_host(d.X), ops.to_host(d.Y)
-        self.X_fit_, self.Y_fit_ = X64, Y64
+        self.X_fit_, self.Y_fit_ = X64, Y64 = d.host()  # the host copies of the samples
         B = CholeskyInverse.lazy((n, n), (self.kernel_x_, X64), shift=n * eps, name="G_X")
         self.operator_ = EmpiricalOperator(self.kernel_x_, X64, self.kernel_y_, Y64, B)
         self.dual_coef_ = ops.to_host(coef) if d.as_numpy else coef
         return self
 
-    def _set_landmark_model(self, L, T, A, FY, n: int, eps: float):
-        """Landmark fit from the reduced matrices (shared by the in-memory and dask fits)."""
-        check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
+    def _set_landmark_model(self, step, eps: float):
+        """Landmark fit from the reduced matrices of the landmark ``step`` (a
+        :class:`~asymkern._shared.operators.LandmarkStep`, of every executor); returns self."""
+        check_finite_output(step.A, "the landmark Gram matrix FᵀF", _RESCALE)
+        L, T = step.L_host, step.T
         self.landmark_points_ = (sp.csr_matrix(L, dtype=np.float64) if sp.issparse(L)
                                  else np.asarray(L, dtype=np.float64))
-        M = landmark_inverse(A, n, eps)
+        M = landmark_inverse(step.A, step.n, eps)
         self._T, self._M = T, M
-        self.dual_coef_ = check_finite_output(T @ (M @ FY), "the coefficients B_L K_Ln Y",
+        self.dual_coef_ = check_finite_output(T @ (M @ step.FY), "the coefficients B_L K_Ln Y",
                                               _RESCALE)
+        return self
 
     def _check_keeps_samples(self) -> None:
         check_is_fitted(self, "operator_")

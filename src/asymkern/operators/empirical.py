@@ -99,9 +99,8 @@ class RKHSFunction:
         self._vector = coef.ndim == 1
         self.coef = coef[:, None] if self._vector else coef
         if self.coef.shape[0] != centers.shape[0]:
-            raise ValueError(
-                f"coef has {self.coef.shape[0]} rows but there are {centers.shape[0]} centers"
-            )
+            raise ValueError(f"coef has {self.coef.shape[0]} rows but there are "
+                             f"{centers.shape[0]} centers")
 
     @property
     def n_functions(self) -> int:
@@ -114,16 +113,14 @@ class RKHSFunction:
         """Values at the rows of Z: (n_points, k), or (n_points,) for a single function."""
         Z = as_data(Z, "Z", allow_sparse=self.kernel.accepts_sparse)
         if Z.shape[1] != self.centers.shape[1]:
-            raise ValueError(
-                f"Z has {Z.shape[1]} features; the function lives on {self.centers.shape[1]}"
-            )
+            raise ValueError(f"Z has {Z.shape[1]} features; the function lives on "
+                             f"{self.centers.shape[1]}")
         K = self.kernel(Z, self.centers)
         vals = K @ self.coef
         return vals[:, 0] if self._vector else vals
 
     def __getitem__(self, idx) -> RKHSFunction:
-        coef = self.coef[:, idx]
-        return RKHSFunction(self.kernel, self.centers, coef)
+        return RKHSFunction(self.kernel, self.centers, self.coef[:, idx])
 
     def gram(self) -> np.ndarray:
         """Inner products ⟨f_i, f_j⟩_H.
@@ -528,10 +525,9 @@ class EmpiricalOperator:
             If H ≠ F, ``method`` is unknown, or 'qr' is asked for a non-self-adjoint operator.
         """
         if not self.same_space:
-            raise ValueError(
-                "eig needs an operator from a space to itself: kernel_in and kernel_out must be "
-                "the same kernel on samples of the same dimension (use svd otherwise)"
-            )
+            raise ValueError("eig needs an operator from a space to itself: kernel_in and "
+                             "kernel_out must be the same kernel on samples of the same "
+                             "dimension (use svd otherwise)")
         if method not in EIG_METHODS:
             raise ValueError(f"unknown method {method!r}; expected one of {EIG_METHODS}")
         if method == "auto":
@@ -598,10 +594,9 @@ class EmpiricalOperator:
         EmpiricalOperator
             The adjoint (input and output swapped, B transposed).
         """
-        op = EmpiricalOperator(self.kernel_out, self.Y, self.kernel_in, self.X, self.B.T,
-                               center_in=self.center_out, center_out=self.center_in,
-                               jitter=self.jitter)
-        return op
+        return EmpiricalOperator(self.kernel_out, self.Y, self.kernel_in, self.X, self.B.T,
+                                 center_in=self.center_out, center_out=self.center_in,
+                                 jitter=self.jitter)
 
     def hs_norm(self) -> float:
         """Hilbert–Schmidt norm ‖S‖_HS = tr(Bᵀ G_Ψ B G_Φ)^{1/2} = ‖R_Ψ B R_Φᵀ‖_F (Remark 2.5).
@@ -802,12 +797,5 @@ def scaled_identity(n: int, scale: float, center: bool = False) -> LinearOperato
     return ScaledIdentity(n, scale, center)
 
 
-__all__ = [
-    "EmpiricalOperator",
-    "MatmatOperator",
-    "OperatorEig",
-    "OperatorSVD",
-    "RKHSFunction",
-    "as_rkhs_kernel",
-    "scaled_identity",
-]
+__all__ = ["EmpiricalOperator", "MatmatOperator", "OperatorEig", "OperatorSVD", "RKHSFunction",
+           "as_rkhs_kernel", "scaled_identity"]

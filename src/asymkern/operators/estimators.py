@@ -64,12 +64,6 @@ from .koopman import KoopmanOperator
 from .perron_frobenius import PerronFrobeniusOperator
 from .transfer import IllConditionedLaggedGramWarning
 
-__all__ = [
-    "ConditionalMeanEmbedding",
-    "CovarianceOperator",
-    "CrossCovarianceOperator",
-    "IllConditionedLaggedGramWarning",
-    "KernelCCA",
-    "KoopmanOperator",
-    "PerronFrobeniusOperator",
-]
+__all__ = ["ConditionalMeanEmbedding", "CovarianceOperator", "CrossCovarianceOperator",
+           "IllConditionedLaggedGramWarning", "KernelCCA", "KoopmanOperator",
+           "PerronFrobeniusOperator"]

@@ -16,6 +16,7 @@ from .._shared.operators import (
     DeviceState,
     _check_int,
     _check_landmark_options,
+    checked,
     evaluate,
     gram,
     landmark_evaluate,
@@ -29,13 +30,13 @@ from .._validation import (
     check_finite_output,
     check_finite_result,
     check_input,
-    clip_count,
     forgets_previous_fit,
     renamed_argument,
 )
 from ._common import (
     _RESCALE,
     LandmarkFunction,
+    _clip_components,
     _clipped_decomposition,
     _landmark_predict,
     _LandmarkRepresentation,
@@ -44,20 +45,9 @@ from ._common import (
     landmark_inverse,
     r2_multioutput,
 )
-from ._koopman import (
-    forecast_coef,
-    pcr_primal,
-    reduced_eig,
-    reduced_koopman,
-    rrr_primal,
-)
+from ._koopman import forecast_coef, pcr_primal, reduced_eig, reduced_koopman, rrr_primal
 from ._numerics import GramSolver
-from .empirical import (
-    EmpiricalOperator,
-    OperatorEig,
-    RKHSFunction,
-    as_rkhs_kernel,
-)
+from .empirical import EmpiricalOperator, OperatorEig, RKHSFunction, as_rkhs_kernel
 from .transfer import (
     _device_samples,
     _reduced_factors,
@@ -320,17 +310,19 @@ class KoopmanOperator(_TransferOperator):
         return check_finite_output(vals, where, "pass finite observable values")
 
     # ---------------------------------------------------------------------------- fits
-    def _set_landmark_model(self, L, T, A, C, FY, n: int, eps: float, FG=None):
-        """Landmark fit from the reduced matrices (shared by the in-memory and dask fits).
+    def _set_landmark_model(self, step, eps: float):
+        """Landmark fit from the reduced matrices of the landmark ``step`` (a
+        :class:`~asymkern._shared.operators.LandmarkStep`, of every executor).
 
         With whitened features (FᵀF = A, FᵀF⁺ = C, FᵀY = FY) the estimator is U Vᵀ
         (``'full'``: (A + nεI)⁻¹; ``'pcr'``/``'rrr'``: see :mod:`._koopman`); eigenvectors w of
         the Koopman matrix are RKHS-normalised by ‖w‖ = 1 (TᵀK_LLT = I) and give ξ = T w.
         """
         kind = self._estimator_kind()
+        T, A, C, FY, FG, n = step.T, step.A, step.C, step.FY, step.FG, step.n
         check_finite_output(A, "the landmark Gram matrix FᵀF", _RESCALE)
         check_finite_output(C, "the lagged landmark matrix FᵀF⁺", _RESCALE)
-        self.landmark_points_ = np.asarray(L, dtype=np.float64)
+        self.landmark_points_ = np.asarray(step.L_host, dtype=np.float64)
         self._T, self._M = T, None
         p = A.shape[0]
         if kind == "full":
@@ -364,10 +356,8 @@ class KoopmanOperator(_TransferOperator):
 
     def _finish_reduced(self, lam, coef, Zinv, norms, left, r, make, make_left):
         self.rank_ = int(r)
-        k = _check_int(self.n_components, "n_components")
-        k = clip_count(k, lam.size, "n_components",
-                       f"the number of nonzero eigenvalues of the rank-{r} estimator",
-                       owner=type(self).__name__)
+        k = _clip_components(self, lam.size,
+                             f"the number of nonzero eigenvalues of the rank-{r} estimator")
         self._modes_map = (Zinv / lam[:, None]) * norms[:, None]  # modes = this @ Vᵀ d(g)
         self._modes_map = self._modes_map[:k]
         self.left_eigenfunctions_ = make_left(left[:, :k])
@@ -416,12 +406,8 @@ class KoopmanOperator(_TransferOperator):
             fit = fit_koopman_dask(self, X, y)
             self.kernel_ = fit.kernel
             self.n_features_in_ = fit.n_features
-            self.landmarks_ = fit.landmarks
-            self.X_fit_ = self.Y_fit_ = None
             self._sparse_ok = False
-            self.operator_ = None
-            return self._set_landmark_model(fit.L, fit.T, fit.A, fit.C, fit.FY, fit.n_samples,
-                                            eps)
+            return self._landmarks_only(fit.step, eps)
         if use_torch(self, X, y):  # torch executor (asymkern._torch)
             return self._fit_torch(X, y, kind, eps, lag, observables)
         self.kernel_ = as_rkhs_kernel(self.kernel, self.kernel_params)
@@ -435,7 +421,7 @@ class KoopmanOperator(_TransferOperator):
         if step is not None:
             T, idx = step.T, step.idx
             self.operator_ = None
-            self._set_landmark_model(step.L_host, T, step.A, step.C, step.FY, n, eps, step.FG)
+            self._set_landmark_model(step, eps)
             F = landmark_evaluate(self.kernel_, step.L, T, X0)
             if kind == "full":
                 rep = _LandmarkRepresentation(F, self._M, T, idx, "out")
@@ -461,7 +447,7 @@ class KoopmanOperator(_TransferOperator):
         kernel = as_rkhs_kernel(self.kernel, self.kernel_params)
         nystrom = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         if nystrom:
-            d = transfer_samples_torch(self, X, y, kernel, lag, with_gram=False)
+            d = transfer_samples_torch(self, X, y, lag)
         else:
             _check_landmark_options(self, len(X))  # the exact estimators: validates the options
             d = _device_samples(self, X, y, kernel, lag, kind)  # budget checked before G_X
@@ -470,13 +456,9 @@ class KoopmanOperator(_TransferOperator):
         if nystrom:  # as after a Dask fit: the landmarks and small matrices only
             step = landmark_step(self, kernel, d.X0, X1=d.X1, Y=d.X1, obs=obs)
             assert step is not None  # landmarks were asked for
-            self.landmarks_ = step.idx
-            self.X_fit_ = self.Y_fit_ = None
-            self.operator_ = None
             self._torch_state = DeviceState(device=d.X0.device, dtype=d.dtype, kernel=kernel,
                                             X=step.L)
-            return self._set_landmark_model(step.L_host, step.T, step.A, step.C, step.FY,
-                                            step.n, eps, step.FG)
+            return self._landmarks_only(step, eps)
         self.X_fit_, self.Y_fit_ = d.X0n, d.X1n
         self.landmarks_ = None
         state = self._fit_grams(kind, eps, d.G, self._pair_grams(d.X0, d.X1), d.X1, obs,
@@ -501,29 +483,26 @@ class KoopmanOperator(_TransferOperator):
         Cyx = gram("cross")
         if kind == "full":
             solver = GramSolver(G, shift, "G_X")  # alpha=None: the pseudo-inverse G_X⁺
-            coef = solver.solve(Y)
-            if not ops.all_finite(coef):
-                check_finite_output(ops.to_host(coef), "the coefficients (G_X + nεI)⁻¹Y",
-                                    _RESCALE)
+            coef = checked(ops, solver.solve(Y), "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
             B = gram_inverse(G, solver, "G_X", (self.kernel_, X0), lazy=not host)
             # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
             self.operator_ = EmpiricalOperator(self.kernel_, X1, self.kernel_, X0, B)
-            if host:
-                self.operator_._cache.update(out=G, cross=Cyx)
             self._pred_coef = ops.to_host(coef)
             self.rank_ = None
             self.left_eigenfunctions_ = None
             self._fc = {"kind": "exact", "U": None, "M": None, "state": ops.to_host(Y),
                         "obs": None if obs is None else ops.to_host(obs)}
             self._finish_full(G, solver.solve(Cyx), X0, n)
-            return DeviceForecast(coef=coef, state=Y, obs=obs, solver=solver, cross=Cyx)
-        r = self._rank(n, "the number of time-lagged pairs")
-        U, V, _ = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
-        res = reduced_koopman(U, V, G, Cyx, Y, obs)
-        self._set_reduced_exact(res, U, V, X0, X1)
+            state = DeviceForecast(coef=coef, state=Y, obs=obs, solver=solver, cross=Cyx)
+        else:
+            r = self._rank(n, "the number of time-lagged pairs")
+            U, V, _ = _reduced_factors(kind, G, lambda: gram("out"), r, shift)
+            res = reduced_koopman(U, V, G, Cyx, Y, obs)
+            self._set_reduced_exact(res, U, V, X0, X1)
+            state = DeviceForecast(coef=res.coef, state=res.VtY, obs=res.obs, U=U, M=res.M)
         if host:
             self.operator_._cache.update(out=G, cross=Cyx)
-        return DeviceForecast(coef=res.coef, state=res.VtY, obs=res.obs, U=U, M=res.M)
+        return state
 
     def _set_reduced_exact(self, res, U, V, X0, X1):
         """The fitted attributes of an exact 'pcr'/'rrr' fit from :func:`reduced_koopman`'s

@@ -6,36 +6,17 @@ time-lagged Gram matrix, and the adjoints of the reduced-rank Koopman estimators
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
 
 from .._backend import ops_of
-from .._shared.operators import (
-    _check_int,
-    gram,
-)
+from .._shared.operators import gram
 from .._torch import use_torch
-from .._validation import (
-    DEPRECATED,
-    clip_count,
-    forgets_previous_fit,
-    renamed_argument,
-)
-from ._common import (
-    _LowRank,
-)
-from ._koopman import (
-    reduced_eig,
-    rkhs_norms,
-)
+from .._validation import DEPRECATED, forgets_previous_fit, renamed_argument
+from ._common import _clip_components, _LowRank
+from ._koopman import reduced_eig, rkhs_norms
 from ._numerics import GramSolver
-from .empirical import (
-    EmpiricalOperator,
-    OperatorEig,
-    RKHSFunction,
-    as_rkhs_kernel,
-)
+from .empirical import EmpiricalOperator, OperatorEig, RKHSFunction, as_rkhs_kernel
 from .transfer import (
     IllConditionedLaggedGramWarning,
     LaggedGramSolver,
@@ -190,7 +171,6 @@ class PerronFrobeniusOperator(_TransferOperator):
     """
 
     RCOND_MIN = float(np.sqrt(np.finfo(np.float64).eps))
-    operator_: Any  # the fitted EmpiricalOperator (declared for the type checker)
     #: n×n arrays an exact fit holds at once (measured with tracemalloc at n = 600, 1000 and
     #: 2000, on the branch that costs most): 'full' G_X, G_XY, the factor of G_X + nεI, the
     #: SVD factors U and Vᵀ of an ill-conditioned G_XY (the LU factor otherwise), the
@@ -321,10 +301,8 @@ class PerronFrobeniusOperator(_TransferOperator):
         lam, Z, _ = reduced_eig(ops.to_host(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
         norms = rkhs_norms(Z, V, H)
         coef = Vn @ Z
-        k = _check_int(self.n_components, "n_components")
-        k = clip_count(k, lam.size, "n_components",
-                       f"the number of nonzero eigenvalues of the rank-{self.rank_} estimator",
-                       owner=type(self).__name__)
+        k = _clip_components(self, lam.size, "the number of nonzero eigenvalues of the "
+                             f"rank-{self.rank_} estimator")
         fn = RKHSFunction(self.kernel_, X1, coef[:, :k] / norms[:k])
         return self._finish(OperatorEig(lam[:k], fn, kind, {"rank": self.rank_}))
 

@@ -13,23 +13,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from .._shared.operators import (
-    _check_int,
-    _check_timestep,
-    check_fit_memory,
-    gram,
-    lagged_pairs,
-)
-from .._validation import (
-    DEPRECATED,
-    as_data,
-    clip_count,
-    renamed_param,
-)
+from .._shared.operators import _check_int, _check_timestep, check_fit_memory, gram, lagged_pairs
+from .._validation import DEPRECATED, as_data, clip_count, renamed_param
 from ._common import (
     _RESCALE,
     CholeskyInverse,
     _c_copy,
+    _cheaper,
+    _clip_components,
+    _columns,
     _fit_X,
     _kernel_accepts_sparse,
     _OperatorEstimator,
@@ -37,22 +29,9 @@ from ._common import (
     _same_format,
     _sym_gram,
 )
-from ._koopman import (
-    ESTIMATORS,
-    pcr_dual,
-    rrr_dual,
-)
-from ._numerics import (
-    GramSolver,
-    IllConditionedGramWarning,
-    LaggedGramSolver,
-    auxiliary_eig,
-)
-from .empirical import (
-    MatmatOperator,
-    OperatorEig,
-    RKHSFunction,
-)
+from ._koopman import ESTIMATORS, pcr_dual, rrr_dual
+from ._numerics import GramSolver, IllConditionedGramWarning, LaggedGramSolver, auxiliary_eig
+from .empirical import MatmatOperator, OperatorEig, RKHSFunction
 
 
 class IllConditionedLaggedGramWarning(RuntimeWarning):
@@ -169,7 +148,7 @@ def _device_samples(est, X, y, kernel, lag: int, kind: str):
     from .._torch.device import to_numpy
     from .._torch.transfer import transfer_samples_torch
 
-    d = transfer_samples_torch(est, X, y, kernel, lag, with_gram=False)  # nothing n×n yet
+    d = transfer_samples_torch(est, X, y, lag)  # nothing n×n yet
     est._check_fit_memory(kind, int(d.X0.shape[0]), (d.X0, d.X1, d.X0, d.X1))  # (+ host)
     G = gram(kernel, d.X0, what="the Gram matrix G_X of the samples x_t")
     return dataclasses.replace(d, G=G, X0n=to_numpy(d.X0).copy(), X1n=to_numpy(d.X1).copy())
@@ -207,15 +186,11 @@ class _TransferOperator(_OperatorEstimator):
         """One ``max_dense_memory`` check of an exact fit on n pairs (every executor), before
         its first n×n array (:func:`asymkern._shared.operators.check_fit_memory`); ``samples``:
         the pairs (and observables) the fit holds."""
-        others = [f"estimator={k!r} ({c:g} n×n arrays)" for k, c in self._FIT_COPIES.items()
-                  if c < self._FIT_COPIES[kind]]
-        alternatives = self._FIT_ALTERNATIVES + (f", or {' or '.join(others)}" if others
-                                                 else "")
-        columns = max([int(v) for v in (self.n_components, getattr(self, "rank", None))
-                       if isinstance(v, numbers.Integral) and not isinstance(v, bool)] + [0])
         check_fit_memory(n, self._FIT_COPIES[kind],
-                         f"{type(self).__name__}(estimator={kind!r}) exact fit", alternatives,
-                         samples=samples, columns=columns)
+                         f"{type(self).__name__}(estimator={kind!r}) exact fit",
+                         _cheaper(self._FIT_ALTERNATIVES, "estimator", self._FIT_COPIES, kind),
+                         samples=samples,
+                         columns=_columns(self.n_components, getattr(self, "rank", None)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -241,18 +216,13 @@ class _TransferOperator(_OperatorEstimator):
                              f"{value}")
         return value
 
-    def _timestep(self) -> float:
-        """``timestep``, validated (finite, > 0): checked with the other parameters at the start
-        of every fit (numpy, torch and dask executors) and used by ``_finish``."""
-        return _check_timestep(self.timestep)
-
     def _check_params(self) -> tuple[str, float, int]:
         """``estimator``, ``alpha``, ``timestep`` and ``lag`` checked before the fit is handed
         to an executor (numpy, torch or dask: one rule, one message); returns (estimator,
         ε, lag)."""
         kind = self._estimator_kind()
         eps = self._alpha()
-        self._timestep()
+        _check_timestep(self.timestep)
         return kind, eps, _check_int(self.lag, "lag")
 
     def _pair_grams(self, X0, X1):
@@ -290,7 +260,7 @@ class _TransferOperator(_OperatorEstimator):
         self.n_components_ = int(res.eigenvalues.size)
         mod = np.abs(self.eigenvalues_)
         with np.errstate(divide="ignore"):
-            ts = -self.lag * self._timestep() / np.log(np.clip(mod, 1e-300, None))
+            ts = -self.lag * _check_timestep(self.timestep) / np.log(np.clip(mod, 1e-300, None))
         ts[mod >= 1] = np.inf
         self.timescales_ = ts
         return self
@@ -300,10 +270,8 @@ class _TransferOperator(_OperatorEstimator):
         of Mollenhauer, Schuster, Klus and Schütte, 2020) and the Gram matrix G_out of the
         samples X_out (host) its eigenfunctions live on; A and G_out on any executor (G_out
         may be a callable that forms it after the eigensolver, see :func:`auxiliary_eig`)."""
-        owner = type(self).__name__
-        k = _check_int(self.n_components, "n_components")
-        k = clip_count(k, n, "n_components", "the number of time-lagged pairs", owner=owner)
-        lam, C, used = auxiliary_eig(G_out, A, k, owner)
+        k = _clip_components(self, n, "the number of time-lagged pairs")
+        lam, C, used = auxiliary_eig(G_out, A, k, type(self).__name__)
         fn = RKHSFunction(self.kernel_, X_out, C)
         return self._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
 
