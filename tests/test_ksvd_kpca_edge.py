@@ -133,3 +133,20 @@ def test_asymmetric_nystrom_on_softmax_logits_beyond_the_float_range():
     res = asymmetric_nystrom(G, 3, n_row_landmarks=40, n_col_landmarks=30, random_state=0)
     np.testing.assert_allclose(res.s, np.linalg.svd(G.to_array(), compute_uv=False)[:3],
                                rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_cca_signs_equal_on_numpy_and_torch(seed):
+    """KernelCCA's canonical variates follow one sign rule on every executor (the eigenvector
+    signs of the Gram matrices differ between numpy and torch: whole columns came out
+    negated)."""
+    pytest.importorskip("torch")
+    from asymkern.operators import KernelCCA
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((60, 3))
+    y = X[:, :2] + 0.1 * rng.standard_normal((60, 2))
+    a = KernelCCA(n_components=3).fit(X, y)
+    b = KernelCCA(n_components=3, device="cpu").fit(X, y)
+    np.testing.assert_allclose(b.transform(X), a.transform(X), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(b.transform_y(y), a.transform_y(y), rtol=1e-7, atol=1e-9)

@@ -544,6 +544,11 @@ def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:
     executor (Cor. 3.5); ``'auxiliary'`` / ``'block'`` (numpy only): ``op.svd`` (Prop. 3.13,
     Thm. 3.17).
 
+    The signs follow the paired rule (each pair (u_i, v_i) flipped together so that the
+    largest-magnitude coefficient of v_i is positive): the eigenvectors of the Gram matrices
+    carry arbitrary signs, which differ between executors (numpy and torch gave canonical
+    variates of opposite signs).
+
     Returns
     -------
     tuple
@@ -554,14 +559,18 @@ def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:
     if est.method != "qr":
         svd = _clipped_decomposition(est, lambda k: op.svd(k, method=est.method), n,
                                      "the number of samples")
-        return svd.singular_values, svd.left.coef, svd.right.coef
-    Fx, Fy = factors
-    ri, ro = Fx.rank, Fy.rank
-    res = _clipped_decomposition(est, lambda k: svd_qr(Fx, Fy, B, k), min(ri, ro),
-                                 f"the numerical rank of the Gram matrices ({ri} for X, {ro} "
-                                 "for y)")
-    C_u, C_v = (_center_coef(C) if est.center else C for C in (res.C_u, res.C_v))
-    return res.s, C_u, C_v
+        s, C_u, C_v = svd.singular_values, svd.left.coef, svd.right.coef
+    else:
+        Fx, Fy = factors
+        ri, ro = Fx.rank, Fy.rank
+        res = _clipped_decomposition(est, lambda k: svd_qr(Fx, Fy, B, k), min(ri, ro),
+                                     f"the numerical rank of the Gram matrices ({ri} for X, "
+                                     f"{ro} for y)")
+        s = res.s
+        C_u, C_v = (_center_coef(C) if est.center else C for C in (res.C_u, res.C_v))
+    ops = ops_of(C_v)
+    signs = ops.sign_flips(C_v)
+    return s, ops.scale_cols(C_u, signs), ops.scale_cols(C_v, signs)
 
 
 def _fitted_pair(est, s: OperatorSamples, values, coef_x, coef_y, x_means, y_means) -> tuple:
