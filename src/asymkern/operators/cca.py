@@ -109,7 +109,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         input, the tensor's own device for torch tensors (tensors back, dtype kept). Only
         ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs
         PyTorch (``pip install "asymkern[torch]"``). Correlations equal the numpy path's to
-        rounding; the functions agree up to sign.
+        rounding, and so do the functions (one paired sign rule on every executor).
 
     Attributes
     ----------
