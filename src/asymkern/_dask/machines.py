@@ -9,7 +9,9 @@ map-reduce over the row chunks of X (and of y, chunked like X):
   the in-memory selector on the gathered rows, identical), or by two passes (ridge leverage:
   the Gram FᵀF of a uniform Nyström sketch as a tree reduction, then the scores per chunk);
   only the m landmark rows C (m×d) reach the client, and A = V_s Λ_s^{-1/2} comes from the
-  shared :func:`~asymkern._shared.nystrom_basis.basis_from_landmarks`;
+  shared :func:`~asymkern._shared.nystrom_basis.basis_from_landmarks`. As in memory, the
+  leverage and k-means landmarks do not depend on the scale of X (exact powers of two, and
+  bitwise the unscaled computation for data of ordinary size);
 * **one kernel pass** per fit: each task computes K_c = K(X_c, C) (``kernel_block``, the very
   function of the in-memory path) and returns its m×m / m×outputs / s×s summaries — n_c,
   Σ K_c, K_cᵀK_c, K_cᵀ(Y_c − ȳ), Σ(Y_c − ȳ) and, where a mode needs the singular values of the
@@ -31,6 +33,7 @@ they (and the training data that GSA's test phase needs) are dropped when the mo
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import is_dask_array, require_dask
-from .kernel import _tree, as_dask_data, gather, nearest_rows, task
+from ..kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+from .kernel import _tree, as_dask_data, gather, task
 
 _RESCALE = "rescale X (e.g. StandardScaler) or change the kernel parameters"
 _KMEANS_GATHER_MAX = 20000  # k-means on all rows (gathered) up to this n, as in _dask.nystrom
@@ -156,13 +160,55 @@ def _gather_rows(X, idx, what):
 
 
 def _lev_gram(kern, Xc, XI, B):
+    """``(max |F_c|, e_c, (F_c 2^-e_c)ᵀ(F_c 2^-e_c))`` of one chunk, F_c = k(X_c, X_I) B and
+    e_c the ``_gram_exponent`` of max |F_c| (0 for entries of ordinary size: the plain FᵀF)."""
+    from ..landmarks import _unscaled
+    from ..linalg.nystrom import _gram_exponent
+
     F = np.asarray(kern(Xc, XI), dtype=np.float64) @ B
-    return F.T @ F
+    big = _maxabs(F)
+    e = _gram_exponent(big)
+    F = _unscaled(F, -e)
+    return big, e, F.T @ F
 
 
-def _lev_scores(kern, Xc, XI, B, Wk):
-    U = np.asarray(kern(Xc, XI), dtype=np.float64) @ B @ Wk
+def _merge_gram(a, b):
+    """Sum of two scaled Grams ``(max |F|, e, (F 2^-e)ᵀ(F 2^-e))`` in the units of the larger
+    maximum (``_gram_exponent`` is nondecreasing in it, so both shifts are exact powers of two
+    that can only shrink a term): the running rescaling of the in-memory leverage sums. With
+    e = 0 on both sides, the plain sum."""
+    from ..linalg.nystrom import _gram_exponent
+
+    big = max(a[0], b[0])
+    e = _gram_exponent(big)
+    ga, gb = ((g if ex == e else np.ldexp(g, 2 * (ex - e))) for _, ex, g in (a, b))
+    return big, e, ga + gb
+
+
+def _lev_scores(kern, Xc, XI, B, Wk, e=0):
+    F = np.asarray(kern(Xc, XI), dtype=np.float64) @ B
+    if e:
+        from ..landmarks import _unscaled
+
+        F = _unscaled(F, -e)
+    U = F @ Wk
     return np.einsum("ij,ij->i", U, U)
+
+
+def _pow2_scaled_rows(X):
+    """Dask X multiplied by the exact power of two of :func:`asymkern.landmarks._pow2_scaled`
+    (max |X| brought into [0.5, 1)) when its entries are so large or small that squares or
+    kernel values of a homogeneous kernel would over- or underflow; X itself otherwise (one
+    reduction for max |X|; the scaling is lazy, chunk by chunk)."""
+    from .nystrom import global_maxabs
+
+    dtype = np.dtype(X.dtype)
+    if not np.issubdtype(dtype, np.floating):
+        return X
+    big = global_maxabs(X)
+    if not (np.isfinite(big) and _needs_scaling(big, dtype)):
+        return X
+    return X * dtype.type(math.ldexp(1.0, -_pow2_exponent(big, dtype)))
 
 
 def leverage_indices(kern, X, m: int, rng) -> np.ndarray:
@@ -172,20 +218,32 @@ def leverage_indices(kern, X, m: int, rng) -> np.ndarray:
     leverage_scores` (the same random calls); pass 1 reduces the p×p Gram FᵀF over the chunks,
     pass 2 computes the scores per chunk. The score vector (n floats) is gathered for the
     weighted draw without replacement.
+
+    Scale-invariant as in memory, by exact powers of two: for a homogeneous kernel (linear;
+    polynomial with ``coef0=0``) X of extreme magnitude is rescaled first (one more reduction,
+    max |X|); F = k(X, X_I) B is rescaled by 2^-e, e from max |F| over all chunks — each chunk
+    sends its Gram in its own units and the tree brings them to the common one — so FᵀF
+    neither overflows nor underflows (K_mm and FᵀF themselves are scaled inside
+    ``leverage_sketch`` / ``leverage_directions``). Data of ordinary size give bitwise the
+    unscaled computation.
     """
     from dask import delayed
 
-    from ..landmarks import leverage_directions, leverage_draw, leverage_sketch
+    from ..landmarks import _homogeneous, leverage_directions, leverage_draw, leverage_sketch
 
     da = require_dask()
+    if _homogeneous(kern):  # k(cX, cZ) = c^q k(X, Z): the same scores for the scaled data
+        X = _pow2_scaled_rows(X)
     XI, B = leverage_sketch(kern, int(X.shape[0]), m, rng,
                             lambda idx: _gather_rows(X, idx, "leverage sketch rows"))
     XId, Bd = delayed(XI, pure=True), delayed(B, pure=True)
     parts = [task(_lev_gram, kern, xc, XId, Bd) for xc in X.to_delayed()[:, 0]]
-    (FtF,) = gather("leverage Gram FᵀF (p×p)", _tree(parts, _add))
+    (gram,) = gather("leverage Gram FᵀF (p×p)", _tree(parts, _merge_gram))
+    _, e, FtF = gram
     Wk = delayed(leverage_directions(FtF, m))
     sc = da.concatenate([
-        da.from_delayed(task(_lev_scores, kern, xc, XId, Bd, Wk), shape=(c,), dtype=np.float64)
+        da.from_delayed(task(_lev_scores, kern, xc, XId, Bd, Wk, e), shape=(c,),
+                        dtype=np.float64)
         for xc, c in zip(X.to_delayed()[:, 0], X.chunks[0])])
     (scores,) = gather("leverage scores (n)", sc)
     return leverage_draw(scores, m, rng)
@@ -194,13 +252,17 @@ def leverage_indices(kern, X, m: int, rng) -> np.ndarray:
 def kmeans_centers(X, m: int, rng):
     """(indices, centres) of k-means landmarks (Li, Liu and Zhang, §IV, Zhang & Kwok).
 
-    n ≤ 20000: the rows are gathered and the in-memory ``landmarks.kmeans_landmarks`` runs with
-    the same random state — identical to the in-memory fit. Above: the memory-bounded
-    ``landmarks.sampled_kmeans`` (the sample gathered on the client) and the training row
-    nearest to each centre by a distributed argmin (``indices`` are then informational and may
-    repeat; the centres are the landmarks).
+    n ≤ 20000 (``_KMEANS_GATHER_MAX``): the rows are gathered and the in-memory
+    ``landmarks.kmeans_landmarks`` runs with the same random state — identical to the
+    in-memory fit. Above: the memory-bounded ``landmarks.sampled_kmeans`` (the sample gathered
+    on the client) and the training row nearest to each centre by a distributed argmin
+    (``indices`` are then informational and may repeat; the centres are the landmarks). Both
+    are scale-free: a sample of extreme magnitude is clustered rescaled by a power of two
+    (centres scaled back), and the nearest-row search scales each chunk
+    (:func:`asymkern._dask.nystrom.nearest_indices`).
     """
     from ..landmarks import kmeans_landmarks, sampled_kmeans
+    from .nystrom import nearest_indices
 
     n = int(X.shape[0])
     if n <= _KMEANS_GATHER_MAX:
@@ -210,7 +272,7 @@ def kmeans_centers(X, m: int, rng):
     centers = np.asarray(sampled_kmeans(n, m, rng,
                                         lambda sub: _gather_rows(X, sub, "k-means sample")),
                          dtype=X.dtype)
-    return nearest_rows(centers, X)[1], centers
+    return nearest_indices(centers, X), centers
 
 
 def build_basis_dask(kern, X, n_landmarks, landmarks="uniform", subspace_dim=None, rcond=None,

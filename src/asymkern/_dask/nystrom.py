@@ -10,14 +10,24 @@ decomposed locally by the shared ``_core_solve``, and Ũ = c·G[:, J] V_W Σ_W�
 the cluster (one pass over G[:, J] and one over G[I, :], as in memory). The paired sign rule of
 the in-memory path (largest-magnitude entry of each ũ_i positive) reads the persisted Ũ and
 returns only 2·r numbers per chunk; Ũ and Ṽ themselves are never gathered on the client.
+
+Extreme magnitudes are handled as in memory (exact powers of two, bitwise the old computation
+for data of ordinary size): the leverage sketch C is rescaled when CᵀC would over- or
+underflow, the nearest-point search of k-means landmarks scales each chunk, and the cosines of
+the 'change' estimate scale each column.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._dispatch import require_dask
-from .kernel import DaskKernelMatrix, aligned, gather, nearest_rows, task
+from ..kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+from .kernel import DaskKernelMatrix, _chunk_bounds, _nearest_task, _tree, aligned, gather, task
+
+_KMEANS_GATHER_MAX = 20000  # k-means on all points (gathered) up to this n, as in memory
 
 
 def persist(*arrays):
@@ -76,7 +86,51 @@ def column_stats(A, B) -> np.ndarray:
     return out
 
 
-def _cos(U, Up) -> np.ndarray:
+def _ldexp_cols(B, e):
+    """B·2^e in float64 (``e`` a scalar or one exponent per column): exact."""
+    return np.ldexp(np.asarray(B, dtype=np.float64), e)
+
+
+def column_exponents(*arrays) -> list[np.ndarray]:
+    """For each dask array, the exponents e_j (one per column) of the powers of two 2^-e_j that
+    bring columns whose squares or products of norms would over- or underflow into [0.5, 1)
+    (``linalg.nystrom._gram_exponent`` of the column's largest |entry|, as ``metrics.
+    _unit_range`` does in memory); 0 for columns of ordinary size. One reduction, r numbers
+    per array reach the client."""
+    from ..linalg.nystrom import _gram_exponent
+
+    def colmax(A):
+        A = A.rechunk({1: -1})
+        k = A.shape[1]
+        parts = A.map_blocks(_col_maxabs, dtype=np.float64,
+                             chunks=((1,) * A.numblocks[0], (k,)))
+        return parts.max(axis=0)
+
+    bigs = gather("column maxima (r per array)", *(colmax(A) for A in arrays))
+    return [np.array([_gram_exponent(float(b)) for b in big], dtype=np.int64) for big in bigs]
+
+
+def _col_maxabs(B):
+    """max |B| per column of one chunk as a (1, k) float64 row (zeros for an empty chunk)."""
+    B = np.asarray(B, dtype=np.float64)
+    return (np.abs(B).max(axis=0) if B.shape[0] else np.zeros(B.shape[1]))[None, :]
+
+
+def _cos(U, Up, eu=None, ep=None) -> np.ndarray:
+    """|u_iᵀ u'_i| / (‖u_i‖ ‖u'_i‖) per column of dask U, U' (0 for zero columns).
+
+    The cosine does not depend on the length of either vector: columns whose norms or the
+    product of two norms would over- or underflow (entries ~1e160 or ~1e-200) are multiplied
+    by exact powers of two first (exponents ``eu``, ``ep`` from :func:`column_exponents`,
+    computed here when not given), as the in-memory ``metrics._cosines`` does; columns of
+    ordinary size are used as they are (bitwise the unscaled statistics).
+    """
+    if eu is None or ep is None:
+        eu, ep = column_exponents(U, Up)
+    if eu.any():
+        U = U.map_blocks(_ldexp_cols, -eu, dtype=np.float64)
+    if ep.any():
+        Up = Up.map_blocks(_ldexp_cols, -ep, dtype=np.float64)
     st = column_stats(U, Up)
     den = np.sqrt(st[1]) * np.sqrt(st[2])
     out = np.zeros(U.shape[1])
@@ -163,9 +217,16 @@ class DaskAccess:
         Same random calls and the same block functions as in memory: CᵀC is a (p×p) reduction
         over the chunks, the scores a per-chunk map; the score vector (n floats, one per row
         of G or of Gᵀ) is gathered for the weighted draw on the client.
+
+        The scores do not depend on the scale of G. The pass that forms CᵀC also reduces
+        max |C|; when C's entries are so large or small that CᵀC over- or underflows
+        (``_gram_exponent`` ≠ 0: G ~1e154 or ~1e-160), that Gram is discarded (chunks that
+        would overflow enter it as zeros) and CᵀC and the scores are formed from C·2^-e, as
+        in memory — one more pass over the sketch, at extreme scales only. For G of ordinary
+        size the computation is bitwise the unscaled one (two passes).
         """
         from ..landmarks import leverage_draw
-        from ..linalg.nystrom import _leverage_ridge
+        from ..linalg.nystrom import _gram_exponent, _leverage_ridge
 
         n, m = self.shape if side == "row" else self.shape[::-1]
         if s >= n:
@@ -174,9 +235,18 @@ class DaskAccess:
         Q = np.sort(rs.choice(m, p, replace=False))
         self.prepare()
         C = self._sketch(side, Q)
-        (CtC,) = gather("leverage Gram CᵀC (p×p)", C.T @ C)
+        Cg = C.map_blocks(_no_overflow, dtype=np.float64)
+        big = C.map_blocks(_block_maxabs, dtype=np.float64, meta=np.empty((0, 0)),
+                           chunks=tuple((1,) * len(c) for c in C.chunks)).max()
+        CtC, big = gather("leverage Gram CᵀC (p×p) and max |C|", Cg.T @ Cg, big)
+        e = _gram_exponent(float(big))
+        if e:  # C·2^-e: the Gram of the in-memory path (exact powers of two)
+            C = self._sketch(side, Q).map_blocks(_ldexp_cols, -e, dtype=np.float64)
+            (CtC,) = gather("leverage Gram CᵀC (p×p), rescaled", C.T @ C)
         L = _leverage_ridge(np.asarray(CtC), r)
         C = self._sketch(side, Q)  # second pass, as in memory (nothing n×p is kept)
+        if e:
+            C = C.map_blocks(_ldexp_cols, -e, dtype=np.float64)
         scores = C.map_blocks(_aligned_scores, L, drop_axis=1, dtype=np.float64)
         (scores,) = gather("leverage scores (n)", scores)
         return np.sort(leverage_draw(np.asarray(scores), s, rs))
@@ -184,8 +254,10 @@ class DaskAccess:
     # -------------------------------------------------------------------- estimates
     def change_estimate(self, res, prev, k: int, weights: str) -> float:
         """η between two consecutive solutions (the 'change' estimate), by dask reductions."""
-        cu = _cos(res.U[:, :k], prev.U[:, :k])
-        cv = _cos(res.V[:, :k], prev.V[:, :k])
+        U, Up, V, Vp = (F[:, :k] for F in (res.U, prev.U, res.V, prev.V))
+        eu, ep, ev, eq = column_exponents(U, Up, V, Vp)  # one reduction for the four
+        cu = _cos(U, Up, eu, ep)
+        cv = _cos(V, Vp, ev, eq)
         w = np.ones(k) if weights == "uniform" else np.asarray(res.s[:k], dtype=np.float64)
         return float((w @ (1 - cu) + w @ (1 - cv)) / k)
 
@@ -244,25 +316,114 @@ def _as_float64(B):
     return np.asarray(B, dtype=np.float64)
 
 
+def _no_overflow(B):
+    """The chunk itself, or zeros when its squares could overflow (max |B| > 2^256): the
+    Gram that such a chunk enters is discarded and formed again rescaled."""
+    from ..linalg.nystrom import _gram_exponent
+
+    return np.zeros_like(B) if _gram_exponent(_maxabs(B)) > 0 else B
+
+
+def _block_maxabs(B):
+    """max |B| of one block as a (1, 1) array (0 for an empty block)."""
+    return np.full((1, 1), _maxabs(np.asarray(B)))
+
+
+def _max_abs(A):
+    """max |A| of a row-chunked dask array (dense or CSR chunks) as a delayed float: one
+    task per chunk and a pairwise tree (0 for an empty array)."""
+    parts = [task(_maxabs, b) for b in A.to_delayed().ravel()]
+    return _tree(parts, max) if parts else 0.0
+
+
+def global_maxabs(A) -> float:
+    """max |A| of a dask array (one reduction, one number on the client)."""
+    (big,) = gather("max |X| (one number)", _max_abs(A))
+    return float(big)
+
+
+def _nearest_chunk(C, Xc, offset):
+    """``(distances, global row indices, e)``: the row of the chunk X_c nearest to each centre.
+
+    As :func:`asymkern.landmarks.nearest_points`: the old unscaled search when the entries of
+    C and X_c are of ordinary size (e = 0); otherwise both are multiplied by the exact power of
+    two 2^-e that brings max(|C|, |X_c|) into [0.5, 1), and the distances come back in units
+    of 2^e (exact, so the chunks can be compared). An empty chunk is no candidate.
+    """
+    from sklearn.metrics import pairwise_distances_argmin_min
+
+    C = np.asarray(C)
+    if Xc.shape[0] == 0:
+        return np.full(C.shape[0], np.inf), np.zeros(C.shape[0], dtype=np.intp), 0
+    dtype = np.dtype(Xc.dtype)
+    big = max(_maxabs(Xc), _maxabs(C))
+    if not (np.issubdtype(dtype, np.floating) and np.isfinite(big)
+            and _needs_scaling(big, dtype)):
+        d, i = _nearest_task(C, Xc, offset)
+        return d, i, 0
+    e = _pow2_exponent(big, dtype)
+    f = dtype.type(math.ldexp(1.0, -e))
+    i, d = pairwise_distances_argmin_min(np.asarray(C, dtype=dtype) * f, Xc * f)
+    return d, i + offset, e
+
+
+def nearest_indices(C, X) -> np.ndarray:
+    """For each centre (row of C), the global index of the nearest row of the dask X.
+
+    The distributed counterpart of :func:`asymkern.landmarks.nearest_points`: one task per
+    chunk (:func:`_nearest_chunk`) and an argmin over the chunks on the client, the first row
+    winning ties. The search does not depend on the scale of the data: a chunk whose squared
+    distances to the centres would over- or underflow (data ~1e160 or ~1e-200) is searched
+    multiplied by an exact power of two, and its distances are brought to the largest unit
+    among the chunks by exact powers of two before the comparison. Data of ordinary size give
+    bitwise the unscaled search (one pass; s numbers per chunk reach the client).
+    """
+    from dask import delayed
+
+    Cd, bounds = delayed(np.asarray(C), pure=True), _chunk_bounds(X.chunks[0])
+    parts = [task(_nearest_chunk, Cd, b, int(bounds[k]))
+             for k, b in enumerate(X.to_delayed()[:, 0])]
+    dist, ind, exps = zip(*gather("nearest rows", *parts))
+    top = max(exps)
+    if top or min(exps):  # common units 2^top (exact: ldexp by a non-positive amount)
+        dist = [np.ldexp(np.asarray(d, dtype=np.float64), e - top)
+                for d, e in zip(dist, exps)]
+    D, ind = np.stack(dist), np.stack(ind)
+    best = np.argmin(D, axis=0)
+    return ind[best, np.arange(D.shape[1])]
+
+
 def kmeans_landmarks(P, s: int, rs) -> np.ndarray:
     """Indices of the points nearest to s k-means centres fitted on a gathered sample.
 
     Same random calls as the in-memory ``_kmeans_landmarks`` / ``select_landmarks``: for
-    n ≤ 20000 the points (a sample by definition) are gathered and the in-memory selector runs;
-    above, k-means runs on a gathered subsample of max(20s, 2000) rows and the nearest point to
-    each centre is found by a distributed argmin over the chunks.
+    n ≤ 20000 (``_KMEANS_GATHER_MAX``) the points (a sample by definition) are gathered and
+    the in-memory selector runs; above, k-means runs on a gathered subsample of max(20s, 2000)
+    rows (``landmarks.sampled_kmeans``, which clusters a sample of extreme magnitude rescaled
+    by a power of two) and the nearest point to each centre is found by a distributed argmin
+    over the chunks (:func:`nearest_indices`, scale-free like the in-memory
+    ``nearest_points``): the same landmarks at every scale of the points. Points that are
+    already in memory (``row_points`` / ``col_points``, which ``asymmetric_nystrom`` checks
+    into numpy) take the in-memory selectors directly.
     """
+    from .._dispatch import is_dask_array
     from ..landmarks import sampled_kmeans, select_landmarks, unique_topped_up
 
     n = int(P.shape[0])
     if s >= n:
         return np.arange(n)
-    if n <= 20000:
+    if not is_dask_array(P):  # the in-memory rule of linalg.nystrom.select_indices
+        from ..linalg.nystrom import _kmeans_landmarks
+
+        if n > _KMEANS_GATHER_MAX:
+            return _kmeans_landmarks(P, s, rs)
+        return np.sort(select_landmarks(P, s, "kmeans", random_state=rs))
+    if n <= _KMEANS_GATHER_MAX:
         pts = DaskKernelMatrix.gather_rows(P, np.arange(n), "k-means points (n <= 20000)")
         return np.sort(select_landmarks(pts, s, "kmeans", random_state=rs))
     centers = sampled_kmeans(n, s, rs,
                              lambda sub: DaskKernelMatrix.gather_rows(P, sub, "k-means sample"))
-    return unique_topped_up(nearest_rows(centers, P)[1], n, s, rs)
+    return unique_topped_up(nearest_indices(centers, P), n, s, rs)
 
 
 def _tsqr(A):
