@@ -36,6 +36,7 @@ from .._validation import (
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels._registry import fix_default_width
+from ..kernels.base import _dense
 from ..linalg.svd import flip_signs
 
 
@@ -165,8 +166,7 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
     ell = min(n, n_components + n_over)
     rng = check_random_state(random_state)
     Q = rng.standard_normal((n, ell)).astype(K.dtype, copy=False)
-    Q, _ = np.linalg.qr(K @ Q)
-    for _ in range(n_iter):
+    for _ in range(n_iter + 1):  # Q₀ = orth(K Ω), then the power steps
         Q, _ = np.linalg.qr(K @ Q)
     # last product: Y = K Q = U S Wᵀ. |λ_i| ≈ s_i = √eig(Qᵀ K² Q) (closer to |λ_i| than the
     # Rayleigh quotients of Qᵀ K Q on the same subspace), u_i the eigenvector, and the sign of
@@ -380,9 +380,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 raise ValueError("X (precomputed kernel matrix K) is not symmetric; KernelPCA "
                                  "needs a symmetric kernel matrix (use KernelSVD for an "
                                  "asymmetric one)")
-            self.kernel_ = None
-            self.gamma_ = None
-            self.X_fit_ = None
+            self.kernel_ = self.gamma_ = self.X_fit_ = None
             return None, K, dtype
         self.kernel_ = resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
         if not self.kernel_.is_symmetric:
@@ -462,10 +460,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         # (centring a numerically constant kernel leaves entries at that level), no temporary
         kmax = max(abs(float(K.max())), abs(float(K.min()))) if K.size else 0.0
         noise = n * float(np.finfo(dtype).eps) * kmax
-        if X is not None:
-            if self.copy_X:  # as_data may return the caller's array (or share its buffers)
-                X = X.copy()
-            self.X_fit_ = X
+        if X is not None:  # as_data may return the caller's array (or share its buffers)
+            self.X_fit_ = X.copy() if self.copy_X else X
         if self.center:
             self.row_means_ = row_sums / n
             self.grand_mean_ = float(self.row_means_.mean())
@@ -517,8 +513,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         scores = self.eigenvectors_ * np.sqrt(self.eigenvalues_)
         Ks = np.array(self.kernel_(scores, scores), dtype=np.float64)
         Ks.flat[:: Ks.shape[0] + 1] += alpha
-        Xf = self.X_fit_.toarray() if sp.issparse(self.X_fit_) else self.X_fit_
-        Xf = np.asarray(Xf, dtype=np.float64)  # the regression target (pre-images are dense)
+        Xf = np.asarray(_dense(self.X_fit_), dtype=np.float64)  # the target: dense pre-images
         try:
             dual = sla.solve(Ks, Xf, assume_a="pos")
         except (sla.LinAlgError, ValueError):  # singular with alpha=0: least squares
@@ -530,7 +525,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self._precomputed():
             K = check_input(self, X, reset=False, name="X (precomputed kernel rows K_test)",
                             allow_sparse=True)
-            return K.toarray() if sp.issparse(K) else K
+            return _dense(K)
         X = check_input(self, X, reset=False, allow_sparse=self.kernel_.accepts_sparse)
         return KernelMatrix(self.kernel_, X, self.X_fit_).to_array()
 

@@ -45,6 +45,7 @@ from .._validation import (
 )
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
+from ..kernels.base import _dense
 from ..linalg._svd_core import PRECISIONS, check_randomized_options
 from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, matrix_kind, top_svd
 
@@ -542,9 +543,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if self.gamma is not None:
                 raise ValueError(f"gamma={self.gamma!r} cannot be used with kernel='precomputed' "
                                  "(the kernel matrix is given); leave gamma=None")
-        self.kernel_ = None
-        self.compat_ = None
-        self.bandwidth_ = None
+        self.kernel_ = self.compat_ = self.bandwidth_ = None
         self.dask_fit_ = False
         self.sample_weight_ = self.sample_weight_Z_ = None
         self.z_feature_names_in_ = None
@@ -557,9 +556,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self.dask_fit_ = True
             self._dask_lse = None
             inp = fit_inputs(self, X, Z)
-            self.kernel_, self.compat_ = inp.kernel, inp.compat
-            if inp.bandwidth is not None:
-                self.bandwidth_ = inp.bandwidth
+            self.kernel_, self.compat_, self.bandwidth_ = inp.kernel, inp.compat, inp.bandwidth
             self.n_features_in_ = inp.n_features
             if inp.z_features is not None:
                 self.z_features_in_ = inp.z_features
@@ -597,10 +594,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             else:
                 self.compat_ = CompatibilityTransform(self.compat, self.random_state)
                 Xv, Zv = self.compat_.fit_transform(A)
-            if sp.issparse(Xv) and not sparse_ok:
-                Xv = Xv.toarray()
-            if sp.issparse(Zv) and not sparse_ok:
-                Zv = Zv.toarray()
+            if not sparse_ok:
+                Xv, Zv = _dense(Xv), _dense(Zv)
         self.X_fit_, self.Z_fit_ = Xv, Zv
         if auto_bw:
             params, self.bandwidth_ = _resolve_bandwidth(dict(self.kernel_params), Xv, Zv)
@@ -720,9 +715,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 self.grand_mean_ = g
                 G = Centered(G, rr, cc, g)
             else:  # memory checked by _check_svd_budget
-                if sp.issparse(G):
-                    G = G.toarray()
-                G = np.asarray(G)
+                G = _dense(G)
                 self.row_means_ = G.mean(axis=1, dtype=np.float64)
                 self.col_means_ = G.mean(axis=0, dtype=np.float64)
                 self.grand_mean_ = float(self.row_means_.mean())
@@ -836,21 +829,16 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self._store(res, Gw, n, m)
         self.sample_weight_, self.sample_weight_Z_ = w, wz
         # training scores, as transform/transform_right give them (a weight 0 row included)
-        self._train_scores = (G @ self._right_map(), G.T @ self._left_map())
+        self._train_scores = (G @ self._score_map(left=True), G.T @ self._score_map(left=False))
 
-    def _right_map(self):
-        """V, or W_z^{1/2} V after a weighted fit: left scores are κ̃(x, Z) @ this."""
-        V = self._ex("right_singular_vectors_")
-        if getattr(self, "sample_weight_Z_", None) is None:
-            return V
-        return V * ops_of(V).from_host(np.sqrt(self.sample_weight_Z_), V)[:, None]
-
-    def _left_map(self):
-        """U, or W^{1/2} U after a weighted fit: right scores are κ̃(X, z)ᵀ @ this."""
-        U = self._ex("left_singular_vectors_")
-        if getattr(self, "sample_weight_", None) is None:
-            return U
-        return U * ops_of(U).from_host(np.sqrt(self.sample_weight_), U)[:, None]
+    def _score_map(self, left: bool):
+        """What the scores multiply: for the left scores (``left``, κ̃(x, Z) @ this) V, or
+        W_z^{1/2} V after a weighted fit; for the right ones (κ̃(X, z)ᵀ @ this) U, or W^{1/2} U."""
+        F = self._ex("right_singular_vectors_" if left else "left_singular_vectors_")
+        w = getattr(self, "sample_weight_Z_" if left else "sample_weight_", None)
+        if w is None:
+            return F
+        return F * ops_of(F).from_host(np.sqrt(w), F)[:, None]
 
     def _check_noise_level(self, dtype, s, n: int, m: int) -> None:
         """Set ``n_informative_`` and warn when trailing σ_k are at the rounding-noise level
@@ -968,11 +956,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         P = self._new_points(X, left)
         if self._precomputed():
             return DenseMatrix(P), False
-        if left:
-            return KernelMatrix(self.kernel_, P, self.Z_fit_, reference=self.Z_fit_,
-                                working_memory=self.working_memory), False
-        return KernelMatrix(self.kernel_, self.X_fit_, P, reference=self.Z_fit_,
-                            working_memory=self.working_memory), True
+        rows, cols = (P, self.Z_fit_) if left else (self.X_fit_, P)
+        return KernelMatrix(self.kernel_, rows, cols, reference=self.Z_fit_,
+                            working_memory=self.working_memory), not left
 
     def _check_z_names(self, Z) -> None:
         """The column names of a DataFrame Z must be those seen in ``fit(X, Z=Z)``."""
@@ -1173,7 +1159,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 a = prod(ops.from_host(w[:, None], like))[:, 0]
                 out = _centred_product(out, a / float(w.sum()), tm[sel], B, self.grand_mean_)
             return _times_sigma(out, self._ex("singular_values_"))
-        B = self._right_map() if left else self._left_map()
+        B = self._score_map(left)
         z_norm = getattr(self, "_z_norm", None)
         ws, Bs = ops.from_host(w[:, None], like), B
         if z_norm is not None and not left:  # κ(x_i, z) / z_norm_i

@@ -498,11 +498,7 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
         e += e2
     xx = np.einsum("ij,ij->i", Xc, Xc)
     zz = np.einsum("ij,ij->i", Zc, Zc)
-    s_eff = _scaled(scale, e)
-    fi = np.finfo(dtype)
-    bound = 2.0 * (float(xx.max(initial=0.0)) + float(zz.max(initial=0.0)) + 1.0)
-    folded = s_eff * bound * (d + 2) < fi.max / 8
-    u = s_eff if folded else 1.0
+    s_eff, folded, u = _fold_scale(scale, e, xx, zz, d, dtype)
     Xa = np.empty((n, d + 2), dtype=dtype)
     np.multiply(Xc, 2.0 * u, out=Xa[:, :d])
     Xa[:, d] = -u * xx
@@ -551,6 +547,17 @@ def _scaled(scale: float, e: int) -> float:
         return math.inf
 
 
+def _fold_scale(scale: float, e: int, xx, zz, d: int, dtype) -> tuple[float, bool, float]:
+    """(s_eff, folded, u): the scale s_eff = scale·2^(2e) of data scaled by 2^-e (squared
+    norms ``xx``, ``zz``), whether it can be folded into the GEMM operands (every entry of
+    −s_eff·‖x − z‖² then stays far inside the float range) and the factor u folded in (1.0
+    when not: the scale is applied in float64 after the GEMM)."""
+    s_eff = _scaled(scale, e)
+    bound = 2.0 * (float(xx.max(initial=0.0)) + float(zz.max(initial=0.0)) + 1.0)
+    folded = s_eff * bound * (d + 2) < np.finfo(dtype).max / 8
+    return s_eff, folded, s_eff if folded else 1.0
+
+
 def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None):
     # both sets in the result dtype first: the squared norms and the product X Zᵀ are then
     # accumulated in it (a float32 set with a float64 one gives float64 accuracy, not a
@@ -569,11 +576,7 @@ def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None):
         Z.data = np.multiply(Z.data, f, dtype=Z.dtype)
     xx = sq_norms(X).astype(dtype, copy=False)
     zz = sq_norms(Z).astype(dtype, copy=False)
-    s_eff = _scaled(scale, e)
-    fi = np.finfo(dtype)
-    bound = 2.0 * (float(xx.max(initial=0.0)) + float(zz.max(initial=0.0)) + 1.0)
-    folded = s_eff * bound * (d + 2) < fi.max / 8
-    u = s_eff if folded else 1.0
+    s_eff, folded, u = _fold_scale(scale, e, xx, zz, d, dtype)
     G = _dense(X @ Z.T).astype(dtype, copy=False)
     K = G if out is None else out
     np.multiply(G, 2.0 * u, out=K, casting="same_kind")
@@ -923,9 +926,7 @@ def inplace_ufunc(func, K: np.ndarray) -> np.ndarray:
 
 def evaluate_callable(func, X, Z, name: str = "kernel") -> np.ndarray:
     """Call a user kernel function and check shape and finiteness of what it returns."""
-    values = func(X, Z)
-    values = _dense(values)
-    values = check_finite_result(values, name, shape=(X.shape[0], Z.shape[0]))
+    values = check_finite_result(_dense(func(X, Z)), name, shape=(X.shape[0], Z.shape[0]))
     if values.dtype not in (np.float32, np.float64):
         values = values.astype(np.float64)
     return values

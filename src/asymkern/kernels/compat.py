@@ -576,10 +576,6 @@ class CompatibilityTransform:
         self.C_ = C.astype(A.dtype, copy=False)
         return self
 
-    def _check(self):
-        if not hasattr(self, "side_"):
-            raise RuntimeError("CompatibilityTransform is not fitted; call fit(A) first")
-
     def transform_x(self, Xrows):
         """Map row samples x ∈ R^M into the common dimension.
 
@@ -622,7 +618,8 @@ class CompatibilityTransform:
 
     def _map(self, rows, side: str):
         """``rows @ C_`` (dense) when ``side`` is the mapped side, else ``rows`` itself."""
-        self._check()
+        if not hasattr(self, "side_"):
+            raise RuntimeError("CompatibilityTransform is not fitted; call fit(A) first")
         return _dense(rows @ self.C_) if self.side_ == side else rows
 
     def fit_transform(self, A):

@@ -48,9 +48,8 @@ class _ExpDivergenceKernel(Kernel):
 
     def _raw(self, X, Z):
         self._check_params()
-        a = float(self.a)
         K = self.divergence(X, Z)
-        K *= -a
+        K *= -float(self.a)
         return np.exp(K, out=K)
 
 

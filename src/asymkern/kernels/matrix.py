@@ -273,27 +273,19 @@ class KernelMatrix(LazyMatrix):
         self.kernel = get_kernel(kernel)
         self.X, self.Z = self.kernel.validate_pair(X, Z)
         self.same_sets = Z is None or Z is X
-        if reference is None:
-            self.reference = self.Z
-            self._reference_is_Z = True
-        else:
-            self.reference = as_data(
-                reference, "reference", allow_sparse=self.kernel.accepts_sparse
-            )
-            self._reference_is_Z = self.reference is self.Z
+        self.reference = self.Z if reference is None else as_data(
+            reference, "reference", allow_sparse=self.kernel.accepts_sparse)
+        self._reference_is_Z = self.reference is self.Z
         self.center = bool(center)
         cfg = get_config()
-        self.working_memory = cfg["working_memory"] if working_memory is None else working_memory
-        self.max_dense_memory = (
-            cfg["max_dense_memory"] if max_dense_memory is None else max_dense_memory
-        )
         # validated like set_config's values; both are fixed for the life of this matrix
-        self.working_memory = check_positive(self.working_memory, "working_memory")
-        self.max_dense_memory = check_positive(self.max_dense_memory, "max_dense_memory")
-        dt = [self.X.dtype, self.Z.dtype]
-        self.dtype = np.dtype(np.float32) if all(d == np.float32 for d in dt) else np.dtype(
-            np.float64
-        )
+        self.working_memory = check_positive(
+            cfg["working_memory"] if working_memory is None else working_memory, "working_memory")
+        self.max_dense_memory = check_positive(
+            cfg["max_dense_memory"] if max_dense_memory is None else max_dense_memory,
+            "max_dense_memory")
+        self.dtype = np.dtype(np.float32 if self.X.dtype == self.Z.dtype == np.float32
+                              else np.float64)
         self.shape = (self.X.shape[0], self.Z.shape[0])
         self.kernel._check_params()  # catches parameters changed after construction
         # one shift for every block (squared-distance kernels): blocking never changes it
@@ -329,13 +321,9 @@ class KernelMatrix(LazyMatrix):
 
     def _raw(self, X, Z) -> np.ndarray:
         """Kernel values, or for row-normalised kernels their unnormalised logarithms."""
-        if self.kernel.row_normalized:
-            K = self.kernel._log_raw(X, Z, **self._kw)
-        else:
-            K = self.kernel._raw(X, Z, **self._kw)
-        if K.dtype != self.dtype:
-            K = K.astype(self.dtype)
-        return K
+        raw = self.kernel._log_raw if self.kernel.row_normalized else self.kernel._raw
+        K = raw(X, Z, **self._kw)
+        return K if K.dtype == self.dtype else K.astype(self.dtype)
 
     @staticmethod
     def _block_lse(L: np.ndarray) -> np.ndarray:
@@ -344,9 +332,7 @@ class KernelMatrix(LazyMatrix):
         ``L`` is not modified: cache-sized row chunks are copied into a small buffer per
         thread and reduced there (the values equal the unchunked max/shift/exp/sum).
         """
-        L = np.asarray(L)
-        if not L.flags.c_contiguous:
-            L = np.ascontiguousarray(L)
+        L = np.ascontiguousarray(L)
         n, m = L.shape
         lse = np.empty(n)
         if m == 0 or n == 0:
@@ -370,9 +356,7 @@ class KernelMatrix(LazyMatrix):
         if out is not None:
             out[...] = K
             K = out
-        if not K.flags.c_contiguous:
-            K = np.ascontiguousarray(K)
-        return _apply_rows_chunked(K, rows_func)
+        return _apply_rows_chunked(np.ascontiguousarray(K), rows_func)
 
     def _lse_for(self, X_rows) -> np.ndarray:
         """log Σ_{r∈R} k(x, r) for the given rows: a streaming log-sum-exp over reference blocks."""
@@ -707,13 +691,8 @@ class KernelMatrix(LazyMatrix):
         out = np.empty((self.shape[0], V2.shape[1]), dtype=np.result_type(self.dtype, V2.dtype))
         for sl, B in self._iter_blocks_uncentered():
             out[sl] = B @ V2
-        if self.center:  # the correction is formed in float64, then applied in place
-            r, c, g = self._means64()
-            ones_v = V2.sum(axis=0, dtype=np.float64)
-            corr = np.outer(r, ones_v)
-            corr += (c @ V2)[None, :]
-            corr -= g * ones_v[None, :]
-            out -= corr.astype(out.dtype, copy=False)
+        if self.center:
+            self._row_centring(V2)(out)
         return out.ravel() if vec else out
 
     def rmatmat(self, U: np.ndarray, rows=None) -> np.ndarray:
@@ -752,11 +731,7 @@ class KernelMatrix(LazyMatrix):
         for sl, B in self._iter_blocks_uncentered():
             acc += B.T @ U2[sl]
         if self.center:
-            r, c, g = self._means64()
-            ones_u = U2.sum(axis=0, dtype=np.float64)
-            acc -= (r @ U2)[None, :]
-            acc -= np.outer(c, ones_u)
-            acc += g * ones_u[None, :]
+            self._center_rproduct(acc, U2)
         out = acc.astype(dtype, copy=False)
         return out.ravel() if vec else out
 
@@ -767,26 +742,41 @@ class KernelMatrix(LazyMatrix):
         W = _check_operand(W, self.shape[1], "W", "_gram_matmat").reshape(self.shape[1], -1)
         Y = np.empty((self.shape[0], W.shape[1]), dtype=np.result_type(self.dtype, W.dtype))
         acc = np.zeros((self.shape[1], W.shape[1]), dtype=np.float64)
-        if self.center:
-            r, c, g = self._means64()
-            ones_w = W.sum(axis=0, dtype=np.float64)
-            cw = (c @ W)[None, :]
+        centre = self._row_centring(W) if self.center else None
         for sl, B in self._iter_blocks_uncentered():
             Ys = Y[sl]
             np.matmul(B, W, out=Ys)
-            if self.center:  # row block of G_c W = G W − (r 1ᵀW + 1 cᵀW − g 1 1ᵀW)
-                corr = np.outer(r[sl], ones_w)
-                corr += cw
-                corr -= g * ones_w[None, :]
-                Ys -= corr.astype(Ys.dtype, copy=False)
+            if centre is not None:  # row block of G_c W
+                centre(Ys, sl)
             acc += B.T @ Ys
         if self.center:
-            r, c, g = self._means64()
-            ones_y = Y.sum(axis=0, dtype=np.float64)
-            acc -= (r @ Y)[None, :]
-            acc -= np.outer(c, ones_y)
-            acc += g * ones_y[None, :]
+            self._center_rproduct(acc, Y)
         return acc.astype(Y.dtype, copy=False)
+
+    def _row_centring(self, V: np.ndarray):
+        """``centre(out, rows=slice(None))``, which centres in place rows ``rows`` of the
+        product G V of the uncentred G: G_c V = G V − (r 1ᵀV + 1 cᵀV − g 1 1ᵀV) (r, c, g: the
+        float64 means of G), the correction formed in float64, then cast to ``out``'s dtype."""
+        r, c, g = self._means64()
+        ones_v = V.sum(axis=0, dtype=np.float64)
+        cv = (c @ V)[None, :]
+
+        def centre(out: np.ndarray, rows=slice(None)) -> None:
+            corr = np.outer(r[rows], ones_v)
+            corr += cv
+            corr -= g * ones_v[None, :]
+            out -= corr.astype(out.dtype, copy=False)
+
+        return centre
+
+    def _center_rproduct(self, acc: np.ndarray, U: np.ndarray) -> None:
+        """The float64 product Gᵀ U of the uncentred G centred in place:
+        G_cᵀ U = Gᵀ U − (c 1ᵀU + 1 rᵀU − g 1 1ᵀU)."""
+        r, c, g = self._means64()
+        ones_u = U.sum(axis=0, dtype=np.float64)
+        acc -= (r @ U)[None, :]
+        acc -= np.outer(c, ones_u)
+        acc += g * ones_u[None, :]
 
     def lowered(self):
         """This matrix on float32 copies of float64 data, for the subspace passes of

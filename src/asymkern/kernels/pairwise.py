@@ -26,6 +26,7 @@ from .._validation import DEPRECATED, user_stacklevel
 from .base import (
     Kernel,
     _dense,
+    _maxabs,
     check_bool,
     check_overflow,
     check_real,
@@ -129,8 +130,6 @@ class LinearKernel(Kernel):
 def _may_overflow(X, Z, dtype, gamma: float = 1.0, coef0: float = 0.0, degree: int = 1) -> bool:
     """Whether (gamma·xᵀz + coef0)^degree could leave the float range (a cheap a-priori bound
     on the logarithm: log|.| <= degree·log(gamma·d·max|x|·max|z| + ``|coef0|``))."""
-    from .base import _maxabs
-
     b = gamma * X.shape[1] * _maxabs(X) * _maxabs(Z) + abs(coef0)
     if b == 0:
         return False
@@ -347,7 +346,19 @@ class RBFKernel(_SqDistKernel):
     _log_func = None
 
 
-class LaplacianKernel(Kernel):
+class _GammaKernel(Kernel):
+    """Kernels whose one parameter is the width ``gamma`` (Laplacian, softmax): a positive
+    finite number, or None for a default that depends on the number of features."""
+
+    def __init__(self, gamma: float | None = None):
+        self.gamma = gamma
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", self.name, low=0.0, allow_none=True)
+
+
+class LaplacianKernel(_GammaKernel):
     """Laplacian kernel κ(x, z) = exp(−gamma‖x − z‖₁).
 
     ‖x − z‖₁ is summed from the coordinate differences directly, so it has no cancellation
@@ -384,13 +395,6 @@ class LaplacianKernel(Kernel):
     name = "laplacian"
     accepts_sparse = True
 
-    def __init__(self, gamma: float | None = None):
-        self.gamma = gamma
-        self._check_params()
-
-    def _check_params(self):
-        check_real(self.gamma, "gamma", self.name, low=0.0, allow_none=True)
-
     def _raw(self, X, Z):
         self._check_params()
         gamma = _resolve_gamma(self.gamma, None, X.shape[1], self.name)
@@ -408,8 +412,6 @@ class LaplacianKernel(Kernel):
 def _l1_may_overflow(X, Z) -> bool:
     """Whether some ‖x − z‖₁ could exceed the float64 range (a cheap a-priori bound:
     ‖x − z‖₁ <= d·(max|x| + max|z|))."""
-    from .base import _maxabs
-
     return X.shape[1] * (_maxabs(X) + _maxabs(Z)) > np.finfo(np.float64).max
 
 
@@ -423,8 +425,6 @@ def _l1_overflowed(NG: np.ndarray, X, Z, gamma: float, I: np.ndarray, J: np.ndar
     ldexp(−m·D_s, g + e) with gamma = m·2^g (frexp): −inf only where it truly overflows,
     which exp maps to the correct 0. Pairs are processed in batches of about 1 MiB.
     """
-    from .base import _maxabs
-
     if I.size == 0:
         return
     d = X.shape[1]
@@ -656,7 +656,7 @@ class TKernel(CauchyKernel):
     row_normalized = True
 
 
-class SoftmaxKernel(Kernel):
+class SoftmaxKernel(_GammaKernel):
     """Softmax-attention kernel κ(q, k) = exp(gamma⟨q, k⟩) / Σ_{r∈R} exp(gamma⟨q, r⟩).
 
     The asymmetric kernel of Transformer attention (Vaswani et al., 2017): row q_i of
@@ -706,13 +706,6 @@ class SoftmaxKernel(Kernel):
     is_symmetric = False
     is_psd = False
     row_normalized = True
-
-    def __init__(self, gamma: float | None = None):
-        self.gamma = gamma
-        self._check_params()
-
-    def _check_params(self):
-        check_real(self.gamma, "gamma", self.name, low=0.0, allow_none=True)
 
     def _scale(self, n_features: int) -> float:
         self._check_params()
@@ -801,8 +794,6 @@ class CallableKernel(Kernel):
         accepts_sparse: bool = False,
         checks_features: bool = True,
     ):
-        if not callable(func):
-            raise TypeError(f"kernel must be callable, got {type(func).__name__}")
         self.func = func
         self.is_symmetric = is_symmetric
         self.is_psd = is_psd
@@ -817,7 +808,4 @@ class CallableKernel(Kernel):
             check_bool(getattr(self, flag), flag, self.name)
 
     def _raw(self, X, Z):
-        K = evaluate_callable(self.func, X, Z, name="kernel callable")
-        if sp.issparse(K):  # pragma: no cover - _dense already handles it
-            K = K.toarray()
-        return K
+        return evaluate_callable(self.func, X, Z, name="kernel callable")

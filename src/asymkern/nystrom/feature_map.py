@@ -52,7 +52,6 @@ from .._validation import (
     check_finite_output,
     check_indices,
     check_input,
-    check_n_components,
     check_random_state,
     clip_count,
     forgets_previous_fit,
@@ -222,7 +221,6 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             if self.landmarks not in ("uniform", "kmeans"):
                 raise ValueError(f"landmarks must be 'uniform', 'kmeans' or an array of row "
                                  f"indices, got {self.landmarks!r}")
-            check_n_components(self.n_components, np.iinfo(np.int64).max)
             m = clip_count(self.n_components, n, "n_components",
                            "the number of samples n_samples", owner=type(self).__name__)
             if self.landmarks == "uniform":
