@@ -470,11 +470,9 @@ class LazyMatrix:
                 return ops.to_host(f(ops.from_host(x.reshape(x.shape[0], -1), like)))
             return apply
 
+        mv, rmv = on_executor(self.matmat), on_executor(self.rmatmat)
         return LinearOperator(shape=tuple(int(k) for k in self.shape), dtype=self.dtype,
-                              matvec=on_executor(self.matmat),
-                              rmatvec=on_executor(self.rmatmat),
-                              matmat=on_executor(self.matmat),
-                              rmatmat=on_executor(self.rmatmat))
+                              matvec=mv, rmatvec=rmv, matmat=mv, rmatmat=rmv)
 
     # --- KernelSVD
     def means64(self) -> tuple:
@@ -519,42 +517,31 @@ class Centered(LazyMatrix):
     """
 
     def __init__(self, G, row_means, col_means, grand_mean: float):
-        self.G = G
+        self.G = G if isinstance(G, LazyMatrix) else DenseMatrix(G)
         self.r, self.c, self.g = row_means, col_means, float(grand_mean)
-        self.shape = tuple(int(k) for k in G.shape)
-        self.ops = ops_of(G)
-        self.dtype = self.ops.dtype(G) if not isinstance(G, LazyMatrix) else G.dtype
-        self.working_memory = getattr(G, "working_memory", 64.0)
+        self.shape = tuple(int(k) for k in self.G.shape)
+        self.dtype, self.ops, self.working_memory = self.G.dtype, self.G.ops, self.G.working_memory
 
     def template(self):
-        return self.G.template() if isinstance(self.G, LazyMatrix) else self.G
+        return self.G.template()
 
     def step(self, other: int) -> int:
-        return self.G.step(other) if isinstance(self.G, LazyMatrix) else super().step(other)
+        return self.G.step(other)
 
     def block(self, rows, cols):
-        B = self.G.block(rows, cols) if isinstance(self.G, LazyMatrix) else self.G[rows][:, cols]
+        B = self.G.block(rows, cols)
         return B - self.r[rows][:, None] - self.c[cols][None, :] + self.g
 
     def matmat(self, B, cols=None):
-        if isinstance(self.G, LazyMatrix):
-            out = self.G.matmat(B, cols=cols)
-        else:
-            out = (self.G if cols is None else self.G[:, cols]) @ B
         c = self.c if cols is None else self.c[cols]
-        return _centred_product(out, self.r, c, B, self.g)
+        return _centred_product(self.G.matmat(B, cols=cols), self.r, c, B, self.g)
 
     def rmatmat(self, B, rows=None):
-        if isinstance(self.G, LazyMatrix):
-            out = self.G.rmatmat(B, rows=rows)
-        else:
-            out = (self.G if rows is None else self.G[rows]).T @ B
         r = self.r if rows is None else self.r[rows]
-        return _centred_product(out, self.c, r, B, self.g)
+        return _centred_product(self.G.rmatmat(B, rows=rows), self.c, r, B, self.g)
 
     def to_dense(self):
-        D = self.G.to_dense() if isinstance(self.G, LazyMatrix) else self.G
-        D = D - self.r[:, None]  # a new array: G (perhaps the caller's) is never written
+        D = self.G.to_dense() - self.r[:, None]  # a new array: G itself is never written
         D -= self.c[None, :]
         D += self.g
         return D
@@ -563,15 +550,14 @@ class Centered(LazyMatrix):
     def points(self, side: str):
         """The data sets of the centred kernel matrix (None for a formed G: the centred rows
         are used, as in memory)."""
-        return self.G.points(side) if isinstance(self.G, LazyMatrix) else None
+        return self.G.points(side)
 
     def prepare(self) -> None:
-        if isinstance(self.G, LazyMatrix):
-            self.G.prepare()
+        self.G.prepare()
 
     def lowered(self):
         """The centred matrix of G's reduced-precision products (None where G has none)."""
-        low = self.G.lowered() if isinstance(self.G, LazyMatrix) else None
+        low = self.G.lowered()
         return None if low is None else Centered(low, self.r, self.c, self.g)
 
 

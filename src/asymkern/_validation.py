@@ -280,16 +280,14 @@ def check_regression_targets(y, n: int, name: str = "y") -> np.ndarray:
     Shared by the in-memory and torch paths of the Nyström machines; errors name ``name``.
     """
     y = np.asarray(y)
-    if y.dtype == object:
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric (Unknown label type for regression: "
-                            f"{exc})") from exc
-    if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
+    if not (y.dtype == object or np.issubdtype(y.dtype, np.number) or y.dtype == bool):
         raise TypeError(f"{name} must be numeric (Unknown label type for regression: dtype "
                         f"{y.dtype})")
-    y = y.astype(np.float64)
+    try:
+        y = y.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric (Unknown label type for regression: "
+                        f"{exc})") from exc
     if y.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
     if y.shape[0] != n:

@@ -14,6 +14,8 @@ in-memory loops (``Kernel._raw``/``_log_raw`` through ``KernelMatrix.block``,
 
 from __future__ import annotations
 
+import importlib
+
 from .._dispatch import (
     DASK_EXTRA_HINT,
     any_dask,
@@ -23,48 +25,23 @@ from .._dispatch import (
 )
 
 
-def _kernel_matrix(kernel, X, Z=None, *, reference=None, **kwargs):
-    """``KernelMatrix(...)`` for dask inputs: the lazy :class:`~.kernel.DaskKernelMatrix`."""
-    from .kernel import DaskKernelMatrix
+def _lazy(module: str, name: str):
+    """The executor ``name`` of the submodule ``module``, imported at its first call (importing
+    asymkern._dask must not import dask)."""
 
-    return DaskKernelMatrix(kernel, X, Z, reference=reference, **kwargs)
+    def executor(*args, **kwargs):
+        return getattr(importlib.import_module(module, __name__), name)(*args, **kwargs)
 
-
-def _top_svd(G, n_components, solver, random_state, **options):
-    """``top_svd`` for dask inputs (:func:`.svd.dask_top_svd`)."""
-    from .svd import dask_top_svd
-
-    return dask_top_svd(G, n_components, solver, random_state, **options)
-
-
-def _nystrom_access(G, working_memory):
-    """The Nyström access object for a dask input (:class:`.nystrom.DaskAccess`)."""
-    from .nystrom import DaskAccess
-
-    return DaskAccess(G, working_memory)
-
-
-def _nystrom_once(*args, **kwargs):
-    """One asymmetric Nyström solve on a :class:`.nystrom.DaskAccess`."""
-    from .nystrom import nystrom_once
-
-    return nystrom_once(*args, **kwargs)
-
-
-def _nystrom_features(basis, Z, B=None):
-    """``NystromBasis.features`` / ``landmark_kernel`` for dask Z (:func:`.machines.features`)."""
-    from .machines import features
-
-    return features(basis, Z, B=B)
+    return executor
 
 
 # the kernel layer, asymkern.linalg and asymkern._shared sit below this package: they reach it
 # through these hooks
-register_dask_executor("kernel_matrix", _kernel_matrix)
-register_dask_executor("top_svd", _top_svd)
-register_dask_executor("nystrom_access", _nystrom_access)
-register_dask_executor("nystrom_once", _nystrom_once)
-register_dask_executor("nystrom_features", _nystrom_features)
+register_dask_executor("kernel_matrix", _lazy(".kernel", "DaskKernelMatrix"))
+register_dask_executor("top_svd", _lazy(".svd", "dask_top_svd"))
+register_dask_executor("nystrom_access", _lazy(".nystrom", "DaskAccess"))
+register_dask_executor("nystrom_once", _lazy(".nystrom", "nystrom_once"))
+register_dask_executor("nystrom_features", _lazy(".machines", "features"))
 
 
 def __getattr__(name):  # lazy: importing asymkern._dask must not import dask

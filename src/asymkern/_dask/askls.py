@@ -44,7 +44,7 @@ from .._shared.lssvm import (
     _one_vs_rest,
     askls_lowrank_reduced,
 )
-from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather, task
+from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather, stack_rows, task
 
 
 # ------------------------------------------------------------------------------- labels
@@ -55,8 +55,7 @@ def _unique(yc):
 def _encode_chunk(yc, classes):
     """±1 one-vs-rest targets of one label chunk (one column for two classes)."""
     yc = np.asarray(yc).ravel()
-    idx = np.searchsorted(classes, yc)
-    idx = np.clip(idx, 0, classes.size - 1)
+    idx = np.clip(np.searchsorted(classes, yc), 0, classes.size - 1)
     if not np.all(classes[idx] == yc):  # pragma: no cover - classes come from these chunks
         raise ValueError("y has a label that is not in classes_")
     return _one_vs_rest(idx, classes.size)
@@ -179,7 +178,7 @@ class DaskAsKLSFit:
 def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
     """Fit an :class:`~asymkern.lssvm.AsKLSClassifier` (Nyström option) on dask X (and y),
     its parameters checked by the estimator (C resolved); nothing is set on ``est``."""
-    from .._validation import check_random_state
+    from .._validation import check_finite_output, check_random_state
     from ..linalg.nystrom import asymmetric_nystrom
 
     if est._is_precomputed():
@@ -207,13 +206,10 @@ def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
     res: Any = asymmetric_nystrom(G, random_state=rs, **opts)  # U, V: dask arrays
     from dask import delayed
 
-    Ud = list(res.U.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
-    Vd = list(res.V.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
-    Yd = list(Y.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
+    Ud, Vd, Yd = (list(M.rechunk({0: Xd.chunks[0], 1: -1}).to_delayed()[:, 0])
+                  for M in (res.U, res.V, Y))
     stats = _tree([task(LowRankStats.of, u, v, t) for u, v, t in zip(Ud, Vd, Yd)], _add)
     (st,) = gather("low-rank AsK-LS statistics (r×r)", stats)
-    from .._validation import check_finite_output
-
     for what, val in (("U", st.UtU), ("V", st.WtW)):
         check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X", _RESCALE)
     red = askls_lowrank_reduced(st, res.s, C, ridge=est.ridge)
@@ -227,10 +223,8 @@ def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
         (lse_I,) = gather("normalisers of the row landmarks", G.row_lse()[I])
     W = G.block(I, J)
     XId, XJd, redd = (delayed(v, pure=True) for v in (XI, XJ, red))
-    lses = G._lse_chunks()
-    parts = [task(_train_cross_task, kern, XId, XJd, xc, lse_I, lc, u, v, t,
-                                                   redd)
-             for xc, lc, u, v, t in zip(G._xd(), lses, Ud, Vd, Yd)]
+    parts = [task(_train_cross_task, kern, XId, XJd, xc, lse_I, lc, u, v, t, redd)
+             for xc, lc, u, v, t in zip(G._xd(), G._lse_chunks(), Ud, Vd, Yd)]
     (pair,) = gather("Nyström predictor products (landmarks × classes)", _tree(parts, _pair_add))
     R_b, Ct_a = pair
 
@@ -278,7 +272,6 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
     ref = _reference(est) if need_s and kern.row_normalized else None
     from dask import delayed
 
-    da = require_dask()
     Xn = as_dask_data(X, "X", allow_sparse=kern.accepts_sparse)
     if Xn.shape[1] != est.n_features_in_:
         raise ValueError(f"X has {Xn.shape[1]} features, but {type(est).__name__} is expecting "
@@ -290,11 +283,9 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
     k = (ws if ws is not None else wt).shape[1]
     width = k * (int(need_s) + int(need_t))
     cst = [delayed(v, pure=True) for v in (XI, XJ, lse_I, ws, wt)]
-    blocks = [da.from_delayed(task(_cross_task, kern, xc, *cst[:2], lc, *cst[2:],
-                                                              need_s, need_t),
-                              shape=(m, width), dtype=np.float64)
-              for xc, lc, m in zip(Xn.to_delayed()[:, 0], lses, Xn.chunks[0])]
-    F = da.concatenate(blocks, axis=0)
+    parts = [task(_cross_task, kern, xc, *cst[:2], lc, *cst[2:], need_s, need_t)
+             for xc, lc in zip(Xn.to_delayed()[:, 0], lses)]
+    F = stack_rows(parts, Xn.chunks[0], np.float64, width)
     if not was_dask:
         (F,) = gather("decision values of in-memory input", F)
     fs = F[:, :k] if need_s else None
@@ -304,6 +295,5 @@ def nystrom_cross_dask(est, X, need_s: bool, need_t: bool):
 
 def predict_labels(F, classes):
     """Class labels from decision values (dask in, dask out)."""
-    chunks = (F.chunks[0],)
-    return F.map_blocks(_labels_of, classes, chunks=chunks, drop_axis=list(range(1, F.ndim)),
-                        dtype=classes.dtype)
+    return F.map_blocks(_labels_of, classes, chunks=(F.chunks[0],),
+                        drop_axis=list(range(1, F.ndim)), dtype=classes.dtype)

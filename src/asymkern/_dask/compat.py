@@ -112,7 +112,7 @@ from ..kernels.compat import (
     random_rows,
     stack_r,
 )
-from .kernel import _add, _chunk_bounds, _tree, as_dask_data, gather, task
+from .kernel import _add, _chunk_bounds, _tree, as_dask_data, gather, stack_rows, task
 
 #: Most correction passes of a0's corrected seminormal equations (:func:`refine_steps`).
 MAX_REFINE_STEPS = 6
@@ -145,22 +145,19 @@ def _rand_apply(Y, seed: int, start: int, stop: int, k: int, dtype):
     i = start
     while i < stop:
         j = min(stop, (i // B + 1) * B)
-        prod = Ys[:, i - start:j - start] @ random_rows(seed, i, j, k, dtype)
-        out += prod.toarray() if sp.issparse(prod) else prod
+        out += _densify(Ys[:, i - start:j - start] @ random_rows(seed, i, j, k, dtype))
         i = j
     return out
 
 
 def _mat_apply(Y, start: int, stop: int, C):
     """Y[:, start:stop] @ C (C: the rows [start, stop) of a given compatibility matrix)."""
-    out = Y[:, start:stop] @ C
-    return out.toarray() if sp.issparse(out) else np.asarray(out)
+    return np.asarray(_densify(Y[:, start:stop] @ C))
 
 
 def _factor_apply(Y, start: int, stop: int, Tc, P, dtype):
     """(Y[:, start:stop] @ T_c) @ P: a1 / a0 (C = T P) without forming C."""
-    YT = Y[:, start:stop] @ Tc
-    YT = YT.toarray() if sp.issparse(YT) else np.asarray(YT)
+    YT = np.asarray(_densify(Y[:, start:stop] @ Tc))
     return (YT.astype(np.float64) @ P).astype(np.result_type(Y.dtype, dtype))
 
 
@@ -227,10 +224,16 @@ def _node_rows(node, F, i0: int, i1: int | None):
 def _times_factor(Tc, P):
     """T_c P in float64 (rows of C = T P for a1 / a1c), dense."""
     out = Tc @ P if sp.issparse(Tc) else np.asarray(Tc, dtype=np.float64) @ P
-    return np.asarray(out.toarray() if sp.issparse(out) else out, dtype=np.float64)
+    return np.asarray(_densify(out), dtype=np.float64)
 
 
 # ----------------------------------------------------------------------------- helpers
+def _row_spans(T) -> tuple[list, list]:
+    """The delayed row chunks of T and the [start, stop) rows of each."""
+    bounds = _chunk_bounds(T.chunks[0]).tolist()
+    return list(T.to_delayed()[:, 0]), list(zip(bounds[:-1], bounds[1:]))
+
+
 def transpose_rows(A, rows: int | None = None):
     """Aᵀ of a row-chunked dask A (N×M) as a row-chunked dask array (M×N), chunks CSR if A's are.
 
@@ -350,9 +353,7 @@ class DaskCompatibility:
         if T is None:  # side 'x': Aᵀ once, by a shuffle of A's chunks; kept in the cluster
             (T,) = dask.persist(transpose_rows(A, rows))
         self.T_ = T
-        bounds = _chunk_bounds(T.chunks[0])
-        Td = list(T.to_delayed()[:, 0])
-        spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+        Td, spans = _row_spans(T)
         if user:
             C = CompatibilityTransform.check_matrix(method, big, small, N, M).astype(dtype)
             # its rows, one delayed slice per row chunk of T (in the graph once, reused by
@@ -396,25 +397,21 @@ class DaskCompatibility:
         """
         from dask import delayed
 
-        da = require_dask()
         Y = as_dask_data(Y, "new samples", allow_sparse=True)  # numpy: one chunk
-        T = self.T_
-        bounds = _chunk_bounds(T.chunks[0])
-        spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+        Td, spans = _row_spans(self.T_)
         small = self.dim_
         dt = np.result_type(Y.dtype, self.dtype_)
-        Td = list(T.to_delayed()[:, 0])
         P = None if self.P_ is None else delayed(self.P_, pure=True)
         if self.method_ == "pinv":
             W, inv = delayed(self._W, pure=True), delayed(self._inv, pure=True)
         out = []
-        for y, n_i in zip(Y.to_delayed()[:, 0], Y.chunks[0]):
+        for y in Y.to_delayed()[:, 0]:
             if self.method_ == "pinv":  # corrected seminormal equations (module docstring)
                 x = None
                 for _ in range(1 + self.refine_steps_):
                     g = _tree([task(_cross, y, s, e, t, x) for t, (s, e) in zip(Td, spans)], _add)
                     x = task(_seminormal, g, W, inv, x)
-                out.append(da.from_delayed(task(_cast, x, dt), shape=(n_i, small), dtype=dt))
+                out.append(task(_cast, x, dt))
                 continue
             if self.method_ == "random":
                 parts = [task(_rand_apply, y, self.seed_, s, e, small, self.dtype_)
@@ -424,8 +421,8 @@ class DaskCompatibility:
             else:
                 parts = [task(_factor_apply, y, s, e, t, P, self.dtype_)
                          for t, (s, e) in zip(Td, spans)]
-            out.append(da.from_delayed(_tree(parts, _add), shape=(n_i, small), dtype=dt))
-        return da.concatenate(out, axis=0)
+            out.append(_tree(parts, _add))
+        return stack_rows(out, Y.chunks[0], dt, small)
 
     def dense_nbytes(self) -> int:
         """Bytes of the dense C (big × small) that :meth:`to_in_memory` forms."""

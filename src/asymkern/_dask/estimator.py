@@ -232,8 +232,7 @@ def plain_state(state: dict) -> dict:
                  "joblib/cloudpickle of the live model with dask installed where it is loaded, "
                  f"or a fit on fewer samples (the arrays are {format_bytes(nbytes)})")
     values = dask.compute(*lazy) if lazy else ()
-    for k, v in zip(keys, values[:len(keys)]):
-        state[k] = v
+    state.update(zip(keys, values))  # the estimator's own arrays come first in ``values``
     if res is not None and res_keys:
         state["nystrom_"] = dataclasses.replace(res, **dict(zip(res_keys, values[len(keys):])))
     if isinstance(compat, DaskCompatibility):

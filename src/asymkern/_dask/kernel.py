@@ -59,12 +59,8 @@ def gather(what: str, *objs):
                 out = dask.compute(*objs)
     else:
         out = dask.compute(*objs)
-    size = 0
-    for o in out:
-        if sp.issparse(o):
-            size += o.data.nbytes + o.indices.nbytes + o.indptr.nbytes
-        else:
-            size += int(getattr(o, "nbytes", 8))
+    size = sum(o.data.nbytes + o.indices.nbytes + o.indptr.nbytes if sp.issparse(o)
+               else int(getattr(o, "nbytes", 8)) for o in out)
     GATHER_LOG.append((what, size))
     return out
 
@@ -93,10 +89,8 @@ def _check_chunk(chunk, name: str, dtype, block_info=None):
             f"{name} contains NaN or infinity in rows [{loc[0]}, {loc[1]}) (one dask chunk); "
             "expected finite values"
         )
-    if sp.issparse(chunk):
-        out = sp.csr_matrix(chunk)
-        return out if out.dtype == dtype else out.astype(dtype)
-    return chunk if chunk.dtype == dtype else chunk.astype(dtype)
+    out = sp.csr_matrix(chunk) if sp.issparse(chunk) else chunk
+    return out if out.dtype == dtype else out.astype(dtype)
 
 
 def as_dask_data(X, name: str = "X", *, allow_sparse: bool = False):
@@ -208,14 +202,6 @@ def _sums_task(kernel, Xc, Zc, lse):
     return B.sum(axis=1, dtype=np.float64), B.sum(axis=0, dtype=np.float64)
 
 
-def _first(pair):
-    return pair[0]
-
-
-def _second(pair):
-    return pair[1]
-
-
 def _add(a, b):
     return a + b
 
@@ -226,12 +212,17 @@ def _tree(items, op):
 
     items = list(items)
     while len(items) > 1:
-        nxt = []
-        for k in range(0, len(items), 2):
-            nxt.append(delayed(op, pure=True)(items[k], items[k + 1]) if k + 1 < len(items)
-                       else items[k])
-        items = nxt
+        items = [delayed(op, pure=True)(items[k], items[k + 1]) if k + 1 < len(items)
+                 else items[k] for k in range(0, len(items), 2)]
     return items[0]
+
+
+def stack_rows(parts, chunks, dtype, *width):
+    """The delayed row blocks ``parts`` (``chunks`` rows each, ``width`` columns when given)
+    as one dask array."""
+    da = require_dask()
+    return da.concatenate([da.from_delayed(p, shape=(c, *width), dtype=dtype)
+                           for p, c in zip(parts, chunks)], axis=0)
 
 
 def _matmul(B, V):
@@ -261,23 +252,6 @@ def _nearest_task(C, Xc, offset):
 
     i, d = pairwise_distances_argmin_min(C, Xc)
     return d, i + offset
-
-
-def nearest_rows(C, X):
-    """(distance, global row index) of the row of the dask X nearest to each row of C.
-
-    One task per chunk and a distributed argmin; on ties the first row wins, as in
-    ``pairwise_distances_argmin`` over the whole of X.
-    """
-    from dask import delayed
-
-    Cd, bounds = delayed(C, pure=True), _chunk_bounds(X.chunks[0])
-    parts = [task(_nearest_task, Cd, b, int(bounds[k]))
-             for k, b in enumerate(X.to_delayed()[:, 0])]
-    D, ind = (np.stack(a) for a in zip(*gather("nearest rows", *parts)))
-    best = np.argmin(D, axis=0)
-    cols = np.arange(D.shape[1])
-    return D[best, cols], ind[best, cols]
 
 
 def _vstack(*parts):
@@ -324,12 +298,8 @@ class DaskKernelMatrix(LazyMatrix):
                 f"X has {self.X.shape[1]} features but Z has {self.Z.shape[1]}; kernel "
                 f"{self.kernel.name!r} needs equal feature counts"
             )
-        if reference is None or reference is Z:
-            self.reference = self.Z
-            self._reference_is_Z = True
-        else:
-            self.reference = as_dask_data(reference, "reference", allow_sparse=ok)
-            self._reference_is_Z = False
+        self.reference = (self.Z if reference is None or reference is Z
+                          else as_dask_data(reference, "reference", allow_sparse=ok))
         self.center = bool(center)
         cfg = get_config()
         self.working_memory = cfg["working_memory"] if working_memory is None else working_memory
@@ -371,32 +341,21 @@ class DaskKernelMatrix(LazyMatrix):
         sidx = idx[order]
         which = np.searchsorted(bounds, sidx, side="right") - 1
         blocks = A.to_delayed()[:, 0]
-        parts = []
-        for b in np.unique(which):
-            local = sidx[which == b] - bounds[b]
-            parts.append(task(_take_rows, blocks[b], local))
+        parts = [task(_take_rows, blocks[b], sidx[which == b] - bounds[b])
+                 for b in np.unique(which)]
         (out,) = gather(f"{what} ({len(idx)} rows)", task(_vstack, *parts))
-        inv = np.empty_like(order)
-        inv[order] = np.arange(order.size)
-        return out[inv] if not np.array_equal(order, np.arange(order.size)) else out
+        if np.array_equal(order, np.arange(order.size)):
+            return out
+        return out[np.argsort(order)]  # the inverse permutation: rows back in idx's order
 
     # ---------------------------------------------------------------------- statistics
-    def _lse_parts(self, X, R):
-        """Delayed log-normalisers per chunk of X over every chunk of R (tree reduction)."""
-
-        rd = list(R.to_delayed()[:, 0])
-        out = []
-        for xc in X.to_delayed()[:, 0]:
-            parts = [task(_lse_task, self.kernel, xc, rc) for rc in rd]
-            out.append(_tree(parts, np.logaddexp))
-        return out
-
     def lse_of(self, X):
-        """log Σ_{r∈R} k(x, r) of the rows of a dask array X: (n,) float64 dask array."""
-        da = require_dask()
-        parts = self._lse_parts(X, self.reference)
-        return da.concatenate([da.from_delayed(p, shape=(c,), dtype=np.float64)
-                               for p, c in zip(parts, X.chunks[0])])
+        """log Σ_{r∈R} k(x, r) of the rows of a dask array X: (n,) float64 dask array, per
+        chunk of X a tree reduction over the chunks of R."""
+        rd = list(self.reference.to_delayed()[:, 0])
+        parts = [_tree([task(_lse_task, self.kernel, xc, rc) for rc in rd], np.logaddexp)
+                 for xc in X.to_delayed()[:, 0]]
+        return stack_rows(parts, X.chunks[0], np.float64)
 
     def row_lse(self):
         """Persisted log-normalisers of every row (row-normalised kernels), chunked like X."""
@@ -432,19 +391,14 @@ class DaskKernelMatrix(LazyMatrix):
             import dask
             from dask import delayed
 
-            da = require_dask()
             n, m = self.shape
-            lses = self._lse_chunks()
             zd = self._zd()
             sums = [[delayed(_sums_task, pure=True, nout=2)(self.kernel, xc, zc, lse)
-                     for zc in zd] for xc, lse in zip(self._xd(), lses)]
-            rows = [_tree([delayed(_first, pure=True)(s) for s in row], _add) for row in sums]
-            cols = [_tree([delayed(_second, pure=True)(sums[i][j]) for i in range(len(sums))],
-                          _add) for j in range(len(zd))]
-            r = da.concatenate([da.from_delayed(p, shape=(c,), dtype=np.float64)
-                                for p, c in zip(rows, self.row_chunks)]) / m
-            c = da.concatenate([da.from_delayed(p, shape=(k,), dtype=np.float64)
-                                for p, k in zip(cols, self.col_chunks)]) / n
+                     for zc in zd] for xc, lse in zip(self._xd(), self._lse_chunks())]
+            rows = [_tree([s[0] for s in row], _add) for row in sums]
+            cols = [_tree([row[j][1] for row in sums], _add) for j in range(len(zd))]
+            r = stack_rows(rows, self.row_chunks, np.float64) / m
+            c = stack_rows(cols, self.col_chunks, np.float64) / n
             r, c = dask.persist(r, c)
             (grand,) = gather("grand mean", r.sum() / n)
             self._means = (r, c)
@@ -512,24 +466,20 @@ class DaskKernelMatrix(LazyMatrix):
         """
         from dask import delayed
 
-        da = require_dask()
         J = self._index(J, self.shape[1], "cols")
         Zd = delayed(self.gather_rows(self.Z, J, "Z rows"), pure=True)
         cm = None
         if self.center:
             (cm,) = gather("column means", self.means()[1][J])
         lses, rms, _, g = self._stat_chunks()
-        blocks = []
-        for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
-            t = task(_apply_task, self.kernel, xc, Zd, lse, rm, cm, g, False, func, *args)
-            blocks.append(da.from_delayed(t, shape=(n_i, n_out), dtype=out_dtype))
-        return da.concatenate(blocks, axis=0)
+        parts = [task(_apply_task, self.kernel, xc, Zd, lse, rm, cm, g, False, func, *args)
+                 for xc, lse, rm in zip(self._xd(), lses, rms)]
+        return stack_rows(parts, self.row_chunks, out_dtype, n_out)
 
     def apply_rows(self, I, func, n_out: int, out_dtype, *args):
         """Dask (m, n_out) chunked like Z: ``func(G[I, chunk]ᵀ, *args)`` per row chunk of Z."""
         from dask import delayed
 
-        da = require_dask()
         I = self._index(I, self.shape[0], "rows")
         XI = delayed(self.gather_rows(self.X, I, "X rows"), pure=True)
         lse = rm = None
@@ -538,11 +488,9 @@ class DaskKernelMatrix(LazyMatrix):
         _, _, cms, g = self._stat_chunks()
         if self.center:
             (rm,) = gather("row means", self.means()[0][I])
-        blocks = []
-        for zc, cm, m_j in zip(self._zd(), cms, self.col_chunks):
-            t = task(_apply_task, self.kernel, XI, zc, lse, rm, cm, g, True, func, *args)
-            blocks.append(da.from_delayed(t, shape=(m_j, n_out), dtype=out_dtype))
-        return da.concatenate(blocks, axis=0)
+        parts = [task(_apply_task, self.kernel, XI, zc, lse, rm, cm, g, True, func, *args)
+                 for zc, cm in zip(self._zd(), cms)]
+        return stack_rows(parts, self.col_chunks, out_dtype, n_out)
 
     def left(self, J, B, out_dtype=None):
         """G[:, J] @ B as a dask array chunked like X (B: small (|J|, k) numpy)."""
@@ -579,22 +527,19 @@ class DaskKernelMatrix(LazyMatrix):
         vec, V = V.ndim == 1, V.reshape(size, -1)
         lses, rms, cms, g = self._stat_chunks()
         xd, zd = self._xd(), self._zd()
-        k = V.shape[1]
         chunks = self.row_chunks if transpose else self.col_chunks
         Vd = list(V.rechunk({0: chunks, 1: -1}).to_delayed()[:, 0])
-        dt = np.result_type(self.dtype, V.dtype)
-        out = []
-        if not transpose:
-            for xc, lse, rm, n_i in zip(xd, lses, rms, self.row_chunks):
-                parts = [task(_apply_task, self.kernel, xc, zc, lse, rm, cm, g, False, _matmul,
-                              vj) for zc, cm, vj in zip(zd, cms, Vd)]
-                out.append(da.from_delayed(_tree(parts, _add), shape=(n_i, k), dtype=dt))
-        else:
-            for zc, cm, m_j in zip(zd, cms, self.col_chunks):
-                parts = [task(_apply_task, self.kernel, xc, zc, lse, rm, cm, g, True, _matmul,
-                              ui) for xc, lse, rm, ui in zip(xd, lses, rms, Vd)]
-                out.append(da.from_delayed(_tree(parts, _add), shape=(m_j, k), dtype=dt))
-        out = da.concatenate(out, axis=0)
+
+        def part(i, j):  # block (i, j) times the chunk of V it meets
+            return task(_apply_task, self.kernel, xd[i], zd[j], lses[i], rms[i], cms[j], g,
+                        transpose, _matmul, Vd[i if transpose else j])
+
+        if transpose:  # output chunk j: Σ_i block(i, j)ᵀ U_i
+            sums = [_tree([part(i, j) for i in range(len(xd))], _add) for j in range(len(zd))]
+        else:  # output chunk i: Σ_j block(i, j) V_j
+            sums = [_tree([part(i, j) for j in range(len(zd))], _add) for i in range(len(xd))]
+        out = stack_rows(sums, self.col_chunks if transpose else self.row_chunks,
+                         np.result_type(self.dtype, V.dtype), V.shape[1])
         return out[:, 0] if vec else out
 
     def template(self) -> np.ndarray:
@@ -619,16 +564,13 @@ class DaskKernelMatrix(LazyMatrix):
 
     def to_dask_array(self):
         """G as a dask array whose (i, j) block is computed in its task (for dask algorithms)."""
-
         da = require_dask()
         lses, rms, cms, g = self._stat_chunks()
-        rows = []
-        for xc, lse, rm, n_i in zip(self._xd(), lses, rms, self.row_chunks):
-            rows.append([da.from_delayed(
-                task(_block, self.kernel, xc, zc, lse, rm, cm, g, self.dtype),
-                shape=(n_i, m_j), dtype=self.dtype) for zc, cm, m_j in
-                zip(self._zd(), cms, self.col_chunks)])
-        return da.block(rows)
+        tasks = [[task(_block, self.kernel, xc, zc, lse, rm, cm, g, self.dtype)
+                  for zc, cm in zip(self._zd(), cms)] for xc, lse, rm in zip(self._xd(), lses, rms)]
+        return da.block([[da.from_delayed(t, shape=(n_i, m_j), dtype=self.dtype)
+                          for t, m_j in zip(row, self.col_chunks)]
+                         for row, n_i in zip(tasks, self.row_chunks)])
 
     def to_array(self, max_dense_memory: float | None = None) -> np.ndarray:
         """The dense n×m matrix on the client; refuses past ``max_dense_memory`` MiB."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._dispatch import require_dask
-from .kernel import DaskKernelMatrix, _chunk_bounds, gather
+from .kernel import DaskKernelMatrix, _chunk_bounds, gather, stack_rows
 from .nystrom import paired_signs, persist
 
 
@@ -38,12 +38,10 @@ def gaussian_rows_dask(seed: int, chunks: tuple, k: int, dtype):
 
     from .._random import normal_rows
 
-    da = require_dask()
     bounds = _chunk_bounds(chunks)
-    parts = [da.from_delayed(delayed(normal_rows, pure=True)(seed, int(a), int(b), k, dtype),
-                             shape=(int(b - a), k), dtype=dtype)
+    parts = [delayed(normal_rows, pure=True)(seed, int(a), int(b), k, dtype)
              for a, b in zip(bounds[:-1], bounds[1:])]
-    return da.concatenate(parts, axis=0)
+    return stack_rows(parts, chunks, dtype, k)
 
 
 def _orth(Y):

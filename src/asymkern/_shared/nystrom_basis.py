@@ -490,8 +490,7 @@ def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rco
         Kmm = kernel_block(kernel, centers, centers)
     m = Kmm.shape[0]
     Kmm = (Kmm + Kmm.T) / 2
-    check_finite_output(Kmm, "the landmark kernel matrix K_mm",
-                        "rescale X (e.g. StandardScaler) or change the kernel parameters")
+    check_finite_output(Kmm, "the landmark kernel matrix K_mm", RESCALE)
     lam, V = np.linalg.eigh(Kmm)
     lam, V = lam[::-1], V[:, ::-1]
     if rcond is None:  # the kernel values carry the rounding of X's dtype (float32: 1.2e-7)
@@ -503,15 +502,12 @@ def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rco
         raise ValueError("K_mm has no positive eigenvalue: the kernel must be positive "
                          "semi-definite and not identically zero on the landmarks")
     rank = int(np.sum(lam > rcond * top))
-    if subspace_dim is None:
+    s = rank if subspace_dim is None else _check_int(subspace_dim, "subspace_dim", 1, m,
+                                                     f"the number of landmarks m={m}")
+    if s > rank:
+        warnings.warn(f"subspace_dim={s} exceeds the numerical rank {rank} of K_mm (cut-off "
+                      f"rcond={rcond:.3g}); using s={rank}", RuntimeWarning, stacklevel=4)
         s = rank
-    else:
-        s = _check_int(subspace_dim, "subspace_dim", 1, m, f"the number of landmarks m={m}")
-        if s > rank:
-            warnings.warn(
-                f"subspace_dim={s} exceeds the numerical rank {rank} of K_mm (cut-off "
-                f"rcond={rcond:.3g}); using s={rank}", RuntimeWarning, stacklevel=4)
-            s = rank
     A = V[:, :s] / np.sqrt(lam[:s])
     return NystromBasis(kernel=kernel, X_fit=X_fit, centers=centers, sketch=sketch,
                         indices=indices, Kmm=Kmm, A=A, eigenvalues=lam[:s].copy(), rank=rank)
@@ -534,7 +530,7 @@ def ridge_lla_weights(M: np.ndarray, R: np.ndarray, A: np.ndarray, alpha: float)
     M = K_mn W K_nm − Σw·k̄k̄ᵀ (m × m) and R = K_mn W (y − ȳ) (m × k), Li, Liu and Zhang
     (Nyström kernel machines), eq. (12); shared by every executor (the small solve stays on
     the host)."""
-    return np.linalg.solve(_plus_diag(A.T @ M @ A, alpha), A.T @ R)  # G_c W G_cᵀ + αI
+    return np.linalg.solve(NUMPY.add_diag_(A.T @ M @ A, alpha), A.T @ R)  # G_c W G_cᵀ + αI
 
 
 def ridge_ncr_coef(M: np.ndarray, R: np.ndarray, Kmm: np.ndarray, alpha: float,
@@ -592,16 +588,10 @@ def gsa_solve(sig: np.ndarray, Ut: np.ndarray, VtY: np.ndarray | None, alpha: fl
     assert VtY is not None, "gsa_solve: VtY is needed without w_given"
     if woodbury is not None:
         GtG, Gty = woodbury
-        t = np.linalg.solve(_plus_diag(np.array(GtG, dtype=np.float64), alpha), Gty)
+        t = np.linalg.solve(NUMPY.add_diag_(np.array(GtG, dtype=np.float64), alpha), Gty)
         return (Gty - GtG @ t) / alpha, (VtY - sig[:, None] * (Ut @ t)) / alpha
     filt = VtY / (sig**2 + alpha)[:, None]
     return Ut.T @ (sig[:, None] * filt), filt
-
-
-def _plus_diag(H: np.ndarray, alpha: float) -> np.ndarray:
-    """H + αI in place (a host matrix)."""
-    H[np.diag_indices_from(H)] += alpha
-    return H
 
 
 def pca_factors(mode: str, S: np.ndarray, Vt: np.ndarray, signs: np.ndarray, k: int, n: int,

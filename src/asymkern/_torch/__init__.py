@@ -16,12 +16,12 @@ attention kernels; :mod:`.sparse`: a sparse precomputed G as CSR tensors), input
 the tensors-in/tensors-out bookkeeping (:mod:`.device`, :mod:`.ksvd`), and the estimators'
 inputs and outputs on the device (:mod:`.machines`: the Nyström machines' training input and
 new points on the fit's device; :mod:`.operators`, :mod:`.transfer`: the validated samples and
-new points of the operator estimators). The algorithms themselves — the SVD solvers, the asymmetric Nyström method,
-KernelSVD's fit and transforms, the Nyström machines' landmark step and per-mode algebra, the
-operator estimators' Gram matrices, landmark sums, evaluations, solves and eigenproblems — are
-written once, in :mod:`asymkern.linalg`, :mod:`asymkern._shared` and the estimator packages,
-against :class:`asymkern._backend.ArrayOps` (its ``kernel_matrix`` factory gives the kernel
-matrices) and :class:`asymkern._backend.LazyMatrix`;
+new points of the operator estimators). The algorithms themselves — the SVD solvers, the
+asymmetric Nyström method, KernelSVD's fit and transforms, the Nyström machines' landmark step
+and per-mode algebra, the operator estimators' Gram matrices, landmark sums, evaluations, solves
+and eigenproblems — are written once, in :mod:`asymkern.linalg`, :mod:`asymkern._shared` and the
+estimator packages, against :class:`asymkern._backend.ArrayOps` (its ``kernel_matrix`` factory
+gives the kernel matrices) and :class:`asymkern._backend.LazyMatrix`;
 the estimators ask :func:`use_torch` at the top of ``fit`` / ``transform`` / ``predict``.
 Small problems (r×r, s×s, m×m) and scipy-only steps (ARPACK, whose products run on the device)
 stay on the host. No CUDA is written here. A fitted model never shares the caller's memory.

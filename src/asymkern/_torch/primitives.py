@@ -132,8 +132,7 @@ class TorchOps(ArrayOps):
     def lu_solve(self, factor, B, trans: bool = False):
         return self.torch.linalg.lu_solve(factor[0], factor[1], B, adjoint=trans)
 
-    def svd_gesvd(self, A):
-        return self.torch.linalg.svd(A, full_matrices=False)
+    svd_gesvd = svd  # torch has one SVD driver
 
     def sqrt(self, a):
         return self.torch.sqrt(a)

@@ -78,10 +78,6 @@ class TorchSparseMatrix(LazyMatrix):
         """Gᵀ (the two CSR tensors swapped, nothing copied)."""
         return TorchSparseMatrix(self.GT, self.G)
 
-    def element_size(self) -> int:
-        """Bytes per entry of the dtype (as ``Tensor.element_size``)."""
-        return int(self.G.values().element_size())
-
     def matmat(self, B, cols=None):
         """G[:, cols] @ B (``cols``: an index tensor, None for every column)."""
         if cols is not None:
