@@ -383,12 +383,12 @@ def nearest_indices(C, X) -> np.ndarray:
     Cd, bounds = delayed(np.asarray(C), pure=True), _chunk_bounds(X.chunks[0])
     parts = [task(_nearest_chunk, Cd, b, int(bounds[k]))
              for k, b in enumerate(X.to_delayed()[:, 0])]
-    dist, ind, exps = zip(*gather("nearest rows", *parts))
+    dists, inds, exps = zip(*gather("nearest rows", *parts))
     top = max(exps)
     if top or min(exps):  # common units 2^top (exact: ldexp by a non-positive amount)
-        dist = [np.ldexp(np.asarray(d, dtype=np.float64), e - top)
-                for d, e in zip(dist, exps)]
-    D, ind = np.stack(dist), np.stack(ind)
+        dists = tuple(np.ldexp(np.asarray(d, dtype=np.float64), e - top)
+                      for d, e in zip(dists, exps))
+    D, ind = np.stack(dists), np.stack(inds)
     best = np.argmin(D, axis=0)
     return ind[best, np.arange(D.shape[1])]
 
