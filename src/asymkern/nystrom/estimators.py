@@ -308,6 +308,11 @@ class _NystromBase(BaseEstimator):
         in memory (numpy in → numpy out, dask not needed)."""
         from .._dask import is_dask_array
 
+        if any_dask(X) and is_torch_tensor(getattr(self, "X_fit_", None)):
+            raise ValueError(
+                f"this {type(self).__name__} was fitted on torch tensors, whose fitted arrays "
+                "live on their device; predict torch tensors or numpy arrays (X.compute()), or "
+                "fit it on dask arrays (or numpy with device=...) to predict dask arrays")
         return any_dask(X) or any(is_dask_array(getattr(self, key, None))
                                   for key in ("X_fit_", "dual_coef_"))
 
@@ -316,7 +321,7 @@ class _NystromBase(BaseEstimator):
         it as ``_fit_dtype`` (its ``X_fit_`` is None or lazy)."""
         if getattr(self, "dask_fit_", False):
             return np.dtype(self._fit_dtype)
-        return np.dtype(self.X_fit_.dtype)
+        return np.dtype(ops_of(self.X_fit_).dtype(self.X_fit_))  # numpy or a tensor
 
     def _check_exact_available(self) -> None:
         """GSA's / exact test phase reads all training points: clear refusal when a Dask fit
@@ -332,7 +337,7 @@ class _NystromBase(BaseEstimator):
         """Pickle without dask objects: a Dask-fitted model keeps only landmarks and small
         matrices; its lazy n-sized attributes (``dual_coef_`` of GSA/SPA) and the training
         data GSA's test phase reads (``X_fit_``) are dropped."""
-        state = super().__getstate__()
+        state = dict(super().__getstate__())  # a copy: Python ≥ 3.11 hands out __dict__
         from .._dask import is_dask_array
 
         for key in ("X_fit_", "dual_coef_"):
