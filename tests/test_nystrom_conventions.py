@@ -16,7 +16,7 @@ import pickle
 import numpy as np
 import pytest
 
-from asymkern.nystrom import NystromKernelPCA, NystromKernelRidge, NystromSVC
+from asymkern.nystrom import NystromKernelPCA, NystromKernelRidge
 
 da = pytest.importorskip("dask.array")
 
