@@ -42,10 +42,16 @@ products=$?
 echo "==== torch tests on CUDA (ASYMKERN_TEST_DEVICE=cuda, bound ${SUITE_S} s) ===="
 tests=$(grep -l "_backends\|_torch_helpers" tests/test_*.py | tr '\n' ' ')
 extra=()
-"$PYTHON" -c "import xdist" 2>/dev/null && extra+=(-n 14 -p no:benchmark)
+threads=()
+if "$PYTHON" -c "import xdist" 2>/dev/null; then
+  extra+=(-n 14 -p no:benchmark)
+  # one BLAS / OpenMP thread per worker: 14 workers each starting a pool of every core
+  # oversubscribe the host (a 2 s scipy SVD took 90 s on a 16-core H200 host, 2026-11-27)
+  threads=(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1)
+fi
 "$PYTHON" -c "import pytest_timeout" 2>/dev/null && extra+=(--timeout 90)
 # -v: each failure is named in the log as it happens, also when the time bound stops the run
-ASYMKERN_TEST_DEVICE=cuda timeout "$SUITE_S" "$PYTHON" -m pytest -v -p no:cacheprovider \
+env "${threads[@]}" ASYMKERN_TEST_DEVICE=cuda timeout "$SUITE_S" "$PYTHON" -m pytest -v -p no:cacheprovider \
   -rfE --tb=short --durations=10 "${extra[@]}" $tests > "$OUT/torch_suite.log" 2>&1
 suite=$?
 grep -E "FAILED|ERROR|[0-9]+ (passed|failed)" "$OUT/torch_suite.log" | grep -v "PASSED" | tail -n 40
