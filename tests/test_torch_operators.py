@@ -266,3 +266,25 @@ def test_covariance_torch_signs_equal_numpy(center, data):
     b = CovarianceOperator(**kw).fit(tensor(X))
     np.testing.assert_allclose(_np(b.transform(tensor(Xn))), a.transform(Xn), rtol=0,
                                atol=dtol(1e-12))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_torch_pivoted_cholesky_pivots_as_numpy(dtype):
+    """The torch executor's pivoted Cholesky is LAPACK's pstrf on a host copy of G, as the
+    numpy path's: the same rank and pivots, the same factor (to rounding), on the device."""
+    from asymkern._backend import ArrayOps
+    from asymkern._torch.primitives import TorchOps
+
+    rng = np.random.RandomState(3)
+    X = rng.randn(120, 2)  # RBF Gram of 2-D data: numerically low-rank, pivoting matters
+    G = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)).astype(dtype)
+    tol = 1e-10
+    U0, p0, r0 = ArrayOps().pivoted_cholesky(G, tol)
+    Gt = tensor(G)
+    U1, p1, r1 = TorchOps().pivoted_cholesky(Gt, tol)
+    assert r1 == r0 < 120
+    np.testing.assert_array_equal(p1, p0)
+    assert U1.device == Gt.device and U1.dtype == Gt.dtype
+    np.testing.assert_allclose(to_np(U1), U0, rtol=0,
+                               atol=dtol(1e-12 if dtype == np.float64 else 1e-6))
+    np.testing.assert_array_equal(to_np(Gt), G)  # the input is not modified
