@@ -250,6 +250,38 @@ def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
     return lam[keep], Z[:, keep], Zinv[keep]
 
 
+def fix_phases(basis: np.ndarray, Z: np.ndarray, Zinv: np.ndarray | None = None) -> tuple:
+    """The arbitrary phase of each eigenvector z_i fixed on the function it gives: the
+    largest-modulus entry of ``basis @ z_i`` made real and positive (the rule of the exact
+    estimators, :func:`~asymkern.linalg.operator_svd.eig_qr`).
+
+    LAPACK leaves each eigenvector's sign (complex phase) free, and it changed with the number
+    of BLAS threads and the Dask chunking; the basis (U or V of the reduced-rank estimators)
+    has free signs of its own, so the rule reads the coefficients in the data basis, which do
+    not depend on them. z_i is scaled by that phase and the i-th row of Z⁻¹ by its inverse
+    (Z Z⁻¹ = I still holds; |phase| = 1 leaves the RKHS norms unchanged).
+
+    Parameters
+    ----------
+    basis : ndarray of shape (n, r)
+        The host basis the eigenvectors are coordinates in.
+    Z : ndarray of shape (r, k)
+        The eigenvectors (columns), real or complex.
+    Zinv : ndarray of shape (k, r), optional
+        The rows of Z⁻¹ that go with them.
+
+    Returns
+    -------
+    Z, Zinv : ndarray
+        New arrays (``Zinv`` None when not given).
+    """
+    C = basis @ Z
+    ph = C[np.argmax(np.abs(C), axis=0), np.arange(C.shape[1])]
+    ph = np.where(ph == 0, 1, ph)
+    c = np.abs(ph) / ph
+    return Z * c, None if Zinv is None else Zinv / c[:, None]
+
+
 def forecast_coef(c, n_steps: int, U, M, solve, cross):
     """Basis coefficients of K̂ⁿ g from the data coefficients c = Vᵀ d(g), on c's executor.
 

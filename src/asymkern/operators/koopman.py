@@ -45,7 +45,14 @@ from ._common import (
     landmark_inverse,
     r2_multioutput,
 )
-from ._koopman import forecast_coef, pcr_primal, reduced_eig, reduced_koopman, rrr_primal
+from ._koopman import (
+    fix_phases,
+    forecast_coef,
+    pcr_primal,
+    reduced_eig,
+    reduced_koopman,
+    rrr_primal,
+)
 from ._numerics import GramSolver
 from .empirical import EmpiricalOperator, OperatorEig, RKHSFunction, as_rkhs_kernel
 from .transfer import (
@@ -347,6 +354,7 @@ class KoopmanOperator(_TransferOperator):
         self._fc = {"kind": "landmark", "U": U, "V": V, "M": Mr, "state": V.T @ FY,
                     "obs": None if FG is None else V.T @ FG}
         lam, Z, Zinv = reduced_eig(Mr)
+        Z, Zinv = fix_phases(U, Z, Zinv)
         coef = U @ Z
         norms = np.sqrt(np.maximum(np.real(np.einsum("ij,ij->j", np.conj(coef), coef)), 1e-300))
         left = (C.T @ V) @ (Zinv.T / lam) * norms  # ξ_i coefficients in whitened features
@@ -514,9 +522,10 @@ class KoopmanOperator(_TransferOperator):
         self._fc = {"kind": "exact", "U": Un, "M": ops.to_host(res.M),
                     "state": ops.to_host(res.VtY),
                     "obs": None if res.obs is None else ops.to_host(res.obs)}
-        left = Vn @ (res.Zinv.T / res.lam) * res.norms
+        Z, Zinv = fix_phases(Un, res.Z, res.Zinv)
+        left = Vn @ (Zinv.T / res.lam) * res.norms
         kern = self.kernel_
-        return self._finish_reduced(res.lam, (Un @ res.Z) / res.norms, res.Zinv, res.norms,
+        return self._finish_reduced(res.lam, (Un @ Z) / res.norms, Zinv, res.norms,
                                     left, U.shape[1], lambda c: RKHSFunction(kern, X0, c),
                                     lambda c: RKHSFunction(kern, X1, c))
 

@@ -14,7 +14,7 @@ from .._shared.operators import gram
 from .._torch import use_torch
 from .._validation import DEPRECATED, forgets_previous_fit, renamed_argument
 from ._common import _clip_components, _LowRank
-from ._koopman import reduced_eig, rkhs_norms
+from ._koopman import fix_phases, reduced_eig, rkhs_norms
 from ._numerics import GramSolver
 from .empirical import EmpiricalOperator, OperatorEig, RKHSFunction, as_rkhs_kernel
 from .transfer import (
@@ -299,6 +299,7 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, _LowRank(Vn, Un))
         self.rank_ = int(U.shape[1])
         lam, Z, _ = reduced_eig(ops.to_host(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
+        Z, _ = fix_phases(Vn, Z)
         norms = rkhs_norms(Z, V, H)
         coef = Vn @ Z
         k = _clip_components(self, lam.size, "the number of nonzero eigenvalues of the "
