@@ -11,7 +11,7 @@ from .._backend import ops_of
 from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import check_bool, forgets_previous_fit, renamed_argument
-from ..linalg.operator_svd import eig_qr, kernel_qr
+from ..linalg.operator_svd import _largest_positive, eig_qr, kernel_qr
 from ._common import (
     _centred_in_place,
     _check_decomposition_params,
@@ -165,7 +165,11 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         F = kernel_qr(G, jitter=self.jitter, name=_NAME_X)
         res = _clipped_decomposition(self, lambda m: eig_qr(F, B, m), F.rank,
                                      "the numerical rank of the Gram matrix")
-        return F, res.eigenvalues, _center_coef(res.C) if self.center else res.C
+        # the sign rule again after centring: centring removes the coefficients' component
+        # along the constant vector, which the factorisation leaves arbitrary (numpy and torch
+        # factors gave opposite signs), so only the centred coefficients decide it
+        C = _largest_positive(_center_coef(res.C)) if self.center else res.C
+        return F, res.eigenvalues, C
 
     def transform(self, X):
         """Mercer features [φ_i(x)] = [√λ_i e_i(x)] (Mollenhauer et al., 2020, Example 3.10).
