@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from asymkern.operators import KoopmanOperator, PerronFrobeniusOperator
-from asymkern.operators import _koopman
+from asymkern.operators import KoopmanOperator, PerronFrobeniusOperator, _koopman
 
 
 @pytest.fixture(scope="module")

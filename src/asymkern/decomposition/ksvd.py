@@ -47,7 +47,17 @@ from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..kernels.base import _dense
 from ..linalg._svd_core import PRECISIONS, check_randomized_options
-from ..linalg.svd import SOLVERS, auto_solver, check_svd_budget, matrix_kind, top_svd
+from ..linalg.svd import (
+    SOLVERS,
+    auto_solver,
+    blocks_within,
+    budget_bytes,
+    check_svd_budget,
+    matrix_kind,
+    pass_block_bytes,
+    svd_solver_bytes,
+    top_svd,
+)
 
 #: fitted arrays another executor holds; numpy input gets numpy copies (``_executor_arrays``)
 #: options of the asymmetric Nyström solver that are first-class KernelSVD parameters (formerly
@@ -696,10 +706,12 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                            "row of Z (column of G)")
         self._train_scores = None
         self._z_norm = None
-        self._check_svd_budget(G, n, m, r, weighted=w is not None or wz is not None)
+        left = self._check_svd_budget(G, n, m, r, weighted=w is not None or wz is not None)
         if w is not None or wz is not None:
             self._fit_weighted(G, n, m, r, w, wz)
             return
+        if left is not None:  # the blocks of the centring pass and of the solver's passes
+            G = blocks_within(G, left)
         if self.center:
             if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
                 G.center = True  # the executor centres its own blocks (float64 means)
@@ -726,12 +738,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                       **self._solver_options())
         self._store(res, G, n, m)
 
-    def _check_svd_budget(self, G, n: int, m: int, r: int, weighted: bool) -> None:
+    def _check_svd_budget(self, G, n: int, m: int, r: int, weighted: bool) -> float | None:
         """Refuse, before the centring statistics or any pass over G, a fit whose SVD solver
         would exceed the memory budget (the solver checks again when it runs). The solver
-        'auto' picks is the rule of :func:`~asymkern.linalg.svd.top_svd` on every executor."""
+        'auto' picks is the rule of :func:`~asymkern.linalg.svd.top_svd` on every executor.
+
+        Returns the bytes left for the kernel blocks of the passes over a lazy numpy G (the
+        centring statistics, an iterative solver's products): the budget less the solver's
+        arrays when the solver runs on G lazily, the whole budget when G is formed first or
+        the Nyström solver runs (it fits its own blocks); None for any other G.
+        """
         if getattr(G, "is_dask", False):  # the Dask executor checks its own blocks
-            return
+            return None
         kind = matrix_kind(G)
         lazy = kind == "kernel"
         in_memory = not isinstance(G, LazyMatrix)
@@ -739,8 +757,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self.center and not lazy and not weighted and in_memory:
             check_memory(8 * n * m * (2 if sp.issparse(G) else 1), "KernelSVD(center=True) "
                          "centring the precomputed matrix", "center=False")
+        blocked = lazy and not weighted  # a numpy KernelMatrix, passed over in blocks
         if self.solver == "nystrom":  # asymmetric_nystrom checks its landmark blocks
-            return
+            return budget_bytes(G) if blocked else None
         kind = "kernel" if lazy and not weighted else (
             "sparse" if kind == "sparse" and not formed else "dense")
         dtype = np.dtype(np.float32 if _numpy_dtype(G) == np.float32 else np.float64)
@@ -752,9 +771,21 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         held = n * m * dtype.itemsize * (2 if weighted else 1) \
             if (form or formed) and solver != "dense" else 0
         opts = self._solver_options()
-        check_svd_budget(solver, n, m, r, dtype, extra=held, limit=limit,
-                         n_oversamples=opts.get("n_oversamples", 10),
-                         n_iter=opts.get("n_iter", "auto"))
+        options = {"n_oversamples": opts.get("n_oversamples", 10),
+                   "n_iter": opts.get("n_iter", "auto")}
+        # the solver's passes run over the lazy G (not over a formed copy of it)
+        on_blocks = blocked and not form and solver != "dense" and not (
+            solver == "arpack" and r >= min(n, m))
+        left = None
+        blocks = 0
+        if blocked:
+            left = budget_bytes(G)
+            if on_blocks:
+                left -= svd_solver_bytes(solver, n, m, r, dtype, **options) + held
+                blocks = pass_block_bytes(blocks_within(G, left))
+        check_svd_budget(solver, n, m, r, dtype, extra=held, limit=limit, block_bytes=blocks,
+                         **options)
+        return left
 
     def _store(self, res, G, n: int, m: int) -> None:
         s = res.s

@@ -248,8 +248,9 @@ def arpack_svd_bytes(n: int, m: int, r: int, dtype=np.float64) -> int:
     """Estimated peak bytes of :func:`arpack_svd` of an n×m matrix for r components (besides G).
 
     The largest of its phases: scipy's ``svds`` runs ARPACK on the s×s Gram operator
-    (s = min(n, m)) with ncv = min(max(2r + 1, 20), s) Lanczos vectors (s×ncv) and its
-    ncv(ncv + 8) workspace; then it forms the r eigenvectors (s×r, with their QR), the
+    (s = min(n, m)) with ncv = min(max(2r + 1, 20), s) Lanczos vectors (s×ncv, twice: scipy
+    keeps them C-ordered and its Fortran wrapper works on a copy) and its ncv(ncv + 8)
+    workspace; then it forms the r eigenvectors (s×r, with their QR), the
     products G·V (L×r, L = max(n, m)) and their thin SVD (:func:`dense_svd_bytes`); last the
     results U (n×r) and V (m×r) with their reordered, sign-flipped copies.
     """
@@ -257,7 +258,7 @@ def arpack_svd_bytes(n: int, m: int, r: int, dtype=np.float64) -> int:
     itemsize = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64).itemsize
     s, big = min(n, m), max(n, m)
     ncv = min(max(2 * r + 1, 20), s)
-    lanczos = (s * ncv + ncv * (ncv + 8) + 6 * s + 2 * big + s * r) * itemsize
+    lanczos = (2 * s * ncv + ncv * (ncv + 8) + 6 * s + 2 * big + s * r) * itemsize
     extract = (2 * s * r + big * r) * itemsize + dense_svd_bytes(big, r, dtype)
     finish = (s * r + 3 * (n + m) * r) * itemsize
     return int(max(lanczos, extract, finish))
@@ -287,16 +288,114 @@ def randomized_svd_bytes(n: int, m: int, r: int, n_oversamples: int = 10,
     return int(max(passes, final, finish))
 
 
+def _iterative_need(solver: str, n: int, m: int, r: int, dtype, n_oversamples, n_iter
+                    ) -> tuple[int, str, str] | None:
+    """(bytes, detail, alternatives) of the iterative solver ``solver`` ('arpack',
+    'randomized', 'block_krylov') besides G and its blocks; None for any other solver."""
+    if solver == "arpack":
+        detail = (f"ARPACK's Lanczos basis of min(n, m) = {min(n, m)} rows and the n×r, m×r "
+                  "factors with their copies")
+        return (arpack_svd_bytes(n, m, r, dtype), detail,
+                "fewer components, or solver='randomized' or 'nystrom'")
+    if solver in RANDOMIZED_SOLVERS:
+        method = RANDOMIZED_SOLVERS[solver]
+        n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
+        detail = (f"the range finder's n×k and m×k blocks (k = r + n_oversamples = "
+                  f"{min(r + int(n_oversamples), n, m)}), the SVD of the n×k sketch and the "
+                  "factors")
+        return (randomized_svd_bytes(n, m, r, n_oversamples, n_iter, method, dtype), detail,
+                "fewer components, or solver='nystrom'")
+    return None
+
+
+def svd_solver_bytes(solver: str, n: int, m: int, r: int, dtype=np.float64, *,
+                     n_oversamples: int = 10, n_iter: int | str = "auto") -> int:
+    """Estimated peak bytes of a top-r SVD of an n×m matrix by ``solver``, besides G itself
+    and the kernel blocks of its passes over a lazy G (:func:`pass_block_bytes`).
+
+    Parameters
+    ----------
+    solver : str
+        'dense' (a copy of G, U, Vᵀ and the LAPACK workspace: :func:`dense_svd_bytes`),
+        'arpack' (:func:`arpack_svd_bytes`; the dense solver when r ≥ min(n, m)),
+        'randomized' or 'block_krylov' (:func:`randomized_svd_bytes`); 0 for any other.
+    n, m : int
+        The shape of G.
+    r : int
+        The number of components.
+    dtype : dtype, default float64
+        G's dtype (float32 kept, anything else counted as float64).
+    n_oversamples : int, default 10
+        The randomized solvers' oversampling.
+    n_iter : int or 'auto', default 'auto'
+        The randomized solvers' iterations.
+
+    Returns
+    -------
+    int
+        The bytes.
+
+    See Also
+    --------
+    check_svd_budget : Checks them, with the blocks of the passes, against the budget.
+
+    Examples
+    --------
+    >>> from asymkern.linalg.svd import randomized_svd_bytes, svd_solver_bytes
+    >>> svd_solver_bytes("randomized", 1000, 800, 5) == randomized_svd_bytes(1000, 800, 5)
+    True
+    """
+    n, m, r = int(n), int(m), int(r)
+    dtype = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
+    if solver == "arpack" and r >= min(n, m):
+        solver = "dense"
+    if solver == "dense":
+        return dense_svd_bytes(n, m, dtype)
+    found = _iterative_need(solver, n, m, r, dtype, n_oversamples, n_iter)
+    return 0 if found is None else int(found[0])
+
+
 def check_svd_budget(solver: str, n: int, m: int, r: int, dtype=np.float64, *,
                      n_oversamples: int = 10, n_iter: int | str = "auto",
-                     extra: int = 0, limit: float | None = None) -> None:
-    """Refuse (:class:`~asymkern.config.MemoryBudgetError`) a top-r SVD of an n×m matrix whose
-    solver would exceed the memory budget, before anything is allocated.
+                     extra: int = 0, block_bytes: int = 0, limit: float | None = None) -> None:
+    """Refuse a top-r SVD of an n×m matrix whose solver would exceed the memory budget.
 
-    ``solver`` is one of 'dense' (the matrix formed or copied, U, Vᵀ and the LAPACK workspace),
-    'arpack', 'randomized' or 'block_krylov' (:func:`arpack_svd_bytes`,
-    :func:`randomized_svd_bytes`); other solvers are checked by their own functions. ``extra``
-    bytes are held besides (e.g. a dense matrix the iterative solver runs on).
+    Raised before anything is allocated. ``solver`` is one of 'dense' (the matrix formed or
+    copied, U, Vᵀ and the LAPACK workspace), 'arpack', 'randomized' or 'block_krylov'
+    (:func:`arpack_svd_bytes`, :func:`randomized_svd_bytes`); other solvers are checked by
+    their own functions.
+
+    Parameters
+    ----------
+    solver : str
+        The solver.
+    n, m : int
+        The shape of G.
+    r : int
+        The number of components.
+    dtype : dtype, default float64
+        G's dtype.
+    n_oversamples : int, default 10
+        The randomized solvers' oversampling.
+    n_iter : int or 'auto', default 'auto'
+        The randomized solvers' iterations.
+    extra : int, default 0
+        Bytes held besides (e.g. a dense matrix the iterative solver runs on).
+    block_bytes : int, default 0
+        The kernel blocks an iterative solver's passes over a lazy G hold
+        (:func:`pass_block_bytes`), counted besides the solver's own arrays.
+    limit : float, optional
+        The budget in MiB (default: the ``max_dense_memory`` setting).
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the estimate exceeds the budget.
+
+    See Also
+    --------
+    svd_solver_bytes : The solver's own bytes.
+    blocks_within : Blocks that fit what the solver leaves of the budget.
     """
     n, m, r = int(n), int(m), int(r)
     dtype = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
@@ -306,23 +405,225 @@ def check_svd_budget(solver: str, n: int, m: int, r: int, dtype=np.float64, *,
         _check_dense_budget(n, m, dtype, n * m * dtype.itemsize,
                             f"a dense SVD of the {n}×{m} matrix G", limit=limit)
         return
-    if solver == "arpack":
-        need = arpack_svd_bytes(n, m, r, dtype)
-        detail = (f"ARPACK's Lanczos basis of min(n, m) = {min(n, m)} rows and the n×r, m×r "
-                  "factors with their copies")
-        alternatives = "fewer components, or solver='randomized' or 'nystrom'"
-    elif solver in RANDOMIZED_SOLVERS:
-        method = RANDOMIZED_SOLVERS[solver]
-        n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
-        need = randomized_svd_bytes(n, m, r, n_oversamples, n_iter, method, dtype)
-        detail = (f"the range finder's n×k and m×k blocks (k = r + n_oversamples = "
-                  f"{min(r + int(n_oversamples), n, m)}), the SVD of the n×k sketch and the "
-                  "factors")
-        alternatives = "fewer components, or solver='nystrom'"
-    else:
+    found = _iterative_need(solver, n, m, r, dtype, n_oversamples, n_iter)
+    if found is None:
         return
-    check_memory(need + int(extra), f"{solver!r} SVD of the {n}×{m} matrix G for r = {r} "
-                 "components", alternatives, detail=detail, limit=limit)
+    need, detail, alternatives = found
+    if block_bytes:
+        detail += f", and the kernel blocks of its passes ({format_bytes(block_bytes)})"
+    check_memory(need + int(extra) + int(block_bytes), f"{solver!r} SVD of the {n}×{m} matrix "
+                 f"G for r = {r} components", alternatives, detail=detail, limit=limit)
+
+
+#: Block-sized arrays a pass over a lazy :class:`~asymkern.kernels.KernelMatrix` holds at
+#: once, in float64 blocks of ``block_rows()`` full rows (the blocks ``working_memory`` sizes,
+#: half of it): the block being formed, the previous one (still bound by the loop that
+#: consumes the blocks) and the kernel's temporaries. Measured with ``tracemalloc``: 2.1–2.3
+#: for the RBF, SNE, t, Cauchy, softmax and linear kernels, 3.1–3.2 for the Laplacian and
+#: polynomial ones (float32 data: at most 2.6 float64 blocks); the streaming log-sum-exp of a
+#: row-normalised kernel over another reference set holds three arrays of the same size.
+PASS_BLOCK_ARRAYS = 3
+
+
+def _numpy_kernel_matrix(G) -> bool:
+    from ..kernels.matrix import KernelMatrix
+
+    return isinstance(G, KernelMatrix)
+
+
+def data_pass_bytes(G, rows: int, cols: int) -> int:
+    """Bytes of the copies of the data that forming one block of a KernelMatrix makes.
+
+    Those of the squared-distance expansion (the centred rows, the augmented (d + 2)-column
+    copies, the squared norms and a d-column temporary of each side: (3d + 4) float64
+    entries a row, (2d + 3) a column), counted for every kernel on dense data.
+
+    Parameters
+    ----------
+    G : KernelMatrix or any matrix
+        The matrix.
+    rows : int
+        Rows of the block (samples of X).
+    cols : int
+        Columns of the block (samples of Z, or of the reference set).
+
+    Returns
+    -------
+    int
+        The bytes; 0 for sparse data (not copied) and for anything but a numpy KernelMatrix.
+
+    See Also
+    --------
+    pass_block_bytes : Counts them with the blocks of a pass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import KernelMatrix
+    >>> from asymkern.linalg.svd import data_pass_bytes
+    >>> G = KernelMatrix("rbf", np.zeros((10, 3)), np.zeros((8, 3)))
+    >>> data_pass_bytes(G, 10, 8) == (13 * 10 + 9 * 8) * 8
+    True
+    """
+    if not _numpy_kernel_matrix(G) or sp.issparse(G.X) or sp.issparse(G.Z):
+        return 0
+    d = int(G.X.shape[1])
+    return ((3 * d + 4) * int(rows) + (2 * d + 3) * int(cols)) * 8
+
+
+def _rows_for(G, working_memory: float) -> int:
+    """``G.block_rows()`` of G with the given ``working_memory``."""
+    n, m = (int(k) for k in G.shape)
+    per_row = max(1, m) * G.dtype.itemsize * 2
+    return int(max(1, min(n, working_memory * 2**20 // per_row)))
+
+
+def _pass_bytes(G, working_memory: float) -> int:
+    """Bytes a pass over the numpy KernelMatrix G with the given ``working_memory`` holds:
+    :data:`PASS_BLOCK_ARRAYS` float64 blocks and the data copies forming a block makes
+    (:func:`data_pass_bytes`). The blocks are those of ``block_rows()``, or, for a
+    row-normalised kernel over another reference set R, those of the streaming log-sum-exp of
+    its normalisers when larger (every row against columns of R: ``working_memory``/16
+    entries, or all of R)."""
+    n, m = (int(k) for k in G.shape)
+    rows = _rows_for(G, working_memory)
+    entries, data_rows, data_cols = rows * max(1, m), rows, m
+    if G.kernel.row_normalized and not G._reference_is_Z:
+        n_ref = int(G.reference.shape[0])
+        step = min(n_ref, int(max(1, working_memory * 2**20 // (max(1, n) * 16))))
+        entries = max(entries, n * step)
+        data_rows, data_cols = max(rows, n), max(m, step)
+    return PASS_BLOCK_ARRAYS * 8 * entries + data_pass_bytes(G, data_rows, data_cols)
+
+
+def pass_block_bytes(G) -> int:
+    """Bytes of the kernel blocks a pass over the lazy matrix G holds at once.
+
+    :data:`PASS_BLOCK_ARRAYS` float64 arrays of one block of G (``G.block_rows()`` full
+    rows, at least one) and the copies of the data that forming a block makes
+    (:func:`data_pass_bytes`): what a product, a centring or a normalisation pass over a
+    numpy :class:`~asymkern.kernels.KernelMatrix` adds to the arrays of the algorithm that
+    runs it.
+
+    Parameters
+    ----------
+    G : KernelMatrix or any matrix
+        The matrix the passes run over.
+
+    Returns
+    -------
+    int
+        The bytes; 0 for anything but a numpy KernelMatrix (a formed array holds no blocks;
+        the torch and Dask matrices size their own blocks, on their device or workers).
+
+    See Also
+    --------
+    blocks_within : A KernelMatrix whose passes fit a given number of bytes.
+    check_svd_budget : Counts these bytes besides the solver's arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import KernelMatrix
+    >>> from asymkern.linalg.svd import PASS_BLOCK_ARRAYS, pass_block_bytes
+    >>> G = KernelMatrix("linear", np.ones((100, 2)), working_memory=512)
+    >>> pass_block_bytes(G) >= PASS_BLOCK_ARRAYS * G.nbytes   # the whole matrix is one block
+    True
+    >>> pass_block_bytes(np.ones((100, 100)))                  # a formed array: no blocks
+    0
+    """
+    if not _numpy_kernel_matrix(G):
+        return 0
+    return _pass_bytes(G, G.working_memory)
+
+
+def budget_bytes(G=None) -> float:
+    """The memory budget in bytes: a KernelMatrix's own ``max_dense_memory``, else the
+    ``max_dense_memory`` setting of the current thread.
+
+    Parameters
+    ----------
+    G : KernelMatrix or any matrix, optional
+        The matrix whose budget applies.
+
+    Returns
+    -------
+    float
+        The bytes.
+
+    See Also
+    --------
+    blocks_within : Blocks within what is left of it.
+
+    Examples
+    --------
+    >>> import asymkern
+    >>> from asymkern.linalg.svd import budget_bytes
+    >>> with asymkern.config_context(max_dense_memory=2):
+    ...     budget_bytes()
+    2097152.0
+    """
+    from ..config import get_config
+
+    limit = _limit_of(G) if G is not None else None
+    return float(get_config()["max_dense_memory"] if limit is None else limit) * 2**20
+
+
+def blocks_within(G, budget_bytes: float):
+    """G, with blocks small enough that a pass over it holds at most ``budget_bytes``.
+
+    A numpy :class:`~asymkern.kernels.KernelMatrix` whose passes would hold more
+    (:func:`pass_block_bytes`) comes back as a shallow copy with a smaller ``working_memory``
+    (fewer rows per block, down to one row); the caller's G is never modified. The entries,
+    and so any result, are those of G: only the order of the blocked sums changes.
+
+    Parameters
+    ----------
+    G : KernelMatrix or any matrix
+        The matrix (anything else than a numpy KernelMatrix is returned as it is).
+    budget_bytes : float
+        What is left of the memory budget for the blocks of a pass.
+
+    Returns
+    -------
+    KernelMatrix or any matrix
+        G itself when its blocks fit already (or it is not a numpy KernelMatrix), else the
+        copy. Its blocks may still exceed ``budget_bytes`` when one row does not fit: the
+        caller's budget check (which counts :func:`pass_block_bytes`) then refuses.
+
+    See Also
+    --------
+    pass_block_bytes : The bytes of the blocks of a pass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from asymkern.kernels import KernelMatrix
+    >>> from asymkern.linalg.svd import blocks_within, pass_block_bytes
+    >>> G = KernelMatrix("rbf", np.random.default_rng(0).standard_normal((500, 3)))
+    >>> H = blocks_within(G, 2**20)
+    >>> pass_block_bytes(G) > 2**20 >= pass_block_bytes(H), H.block_rows() < G.block_rows()
+    (True, True)
+    >>> bool(np.allclose(H.matmat(np.ones(500)), G.matmat(np.ones(500))))
+    True
+    """
+    import copy
+
+    if not _numpy_kernel_matrix(G) or pass_block_bytes(G) <= budget_bytes:
+        return G
+    per_row = max(1, int(G.shape[1])) * G.dtype.itemsize * 2  # working memory of a row
+    lo, hi = 1, max(1, int(G.block_rows()))  # the most rows whose pass fits (at least one)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if _pass_bytes(G, mid * per_row / 2**20) <= budget_bytes \
+            else (lo, mid - 1)
+    # block_rows() gives exactly ``lo`` rows: working_memory·2²⁰ // (m·itemsize·2)
+    wm = lo * per_row / 2**20
+    if wm >= G.working_memory:
+        return G
+    H = copy.copy(G)
+    H.working_memory = wm
+    return H
 
 
 def flip_signs(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -401,6 +702,16 @@ def _limit_of(G) -> float | None:
     from ..kernels.matrix import KernelMatrix
 
     return G.max_dense_memory if isinstance(G, KernelMatrix) else None
+
+
+def _solver_blocks(G, solver: str, r: int, **options):
+    """G (a lazy KernelMatrix) with blocks within what the solver's own arrays leave of G's
+    budget (:func:`blocks_within`); any other G as it is."""
+    if not _numpy_kernel_matrix(G):
+        return G
+    n, m = G.shape
+    need = svd_solver_bytes(solver, n, m, r, _dtype_of(G), **options)
+    return blocks_within(G, budget_bytes(G) - need)
 
 
 def _finish(U, s, V, r, solver, info=None, ops=None) -> SVDResult:
@@ -562,7 +873,9 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     rng = _check_random_state(random_state)
     if r >= min(shape):
         return dense_svd(G, r, _checked=True)
-    check_svd_budget("arpack", shape[0], shape[1], r, _dtype_of(G), limit=_limit_of(G))
+    G = _solver_blocks(G, "arpack", r)
+    check_svd_budget("arpack", shape[0], shape[1], r, _dtype_of(G), limit=_limit_of(G),
+                     block_bytes=pass_block_bytes(G))
     c = _formed_scale(G)  # ARPACK runs on c·G, a scaled operator (never a copy)
     if kind == "device":  # ARPACK on the host, the products on the executor
         op = G.aslinearoperator()
@@ -879,8 +1192,11 @@ def randomized_svd(
     n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
     rng = _check_random_state(random_state)
     k = min(r + n_oversamples, n, m)
+    G = _solver_blocks(G, RANDOMIZED_NAMES[method], r, n_oversamples=n_oversamples,
+                       n_iter=n_iter)
     check_svd_budget(RANDOMIZED_NAMES[method], n, m, r, _dtype_of(G),
-                     n_oversamples=n_oversamples, n_iter=n_iter, limit=_limit_of(G))
+                     n_oversamples=n_oversamples, n_iter=n_iter, limit=_limit_of(G),
+                     block_bytes=pass_block_bytes(G))
     method, n_iter = resolve_randomized_plan(method, n_iter, r, k, n, m)
     low = lowered_matrix(G, precision)  # validated; G itself for 'high'
     low = None if low is G else low

@@ -72,12 +72,16 @@ from ..landmarks import (
     unique_topped_up,
 )
 from ._svd_core import (
+    PASS_BLOCK_ARRAYS,
     _check_int,
     _check_random_state,
     _check_real,
     arpack_svd,
+    blocks_within,
     check_matrix,
+    data_pass_bytes,
     dense_svd_bytes,
+    pass_block_bytes,
     randomized_svd,
 )
 from .metrics import eta, eta_components
@@ -317,6 +321,41 @@ class _Access:
         """Block length along one axis when the other axis has ``other`` entries."""
         per = max(1, other) * self.dtype.itemsize * 3
         return int(max(1, self.budget // per))
+
+    def _step_bytes(self, step: int, other: int) -> int:
+        """Bytes a pass of blocks of ``step`` × ``other`` entries holds: the block and its
+        temporaries (:data:`PASS_BLOCK_ARRAYS` float64 arrays) and, for a lazy KernelMatrix,
+        the copies of the data forming it makes (:func:`data_pass_bytes`)."""
+        data = max(data_pass_bytes(self.G, step, other), data_pass_bytes(self.G, other, step))
+        return PASS_BLOCK_ARRAYS * 8 * step * other + data
+
+    def block_bytes(self, others) -> int:
+        """Bytes the blocks of a pass hold when the other axis has one of ``others`` entries
+        (the landmark counts): those of :meth:`step` (:meth:`_step_bytes`) or, for a lazy
+        KernelMatrix, those of its own passes (normalisers, means: :func:`pass_block_bytes`).
+        0 on another executor (its blocks are on its device)."""
+        if self.kind == "device":
+            return 0
+        own = max(self._step_bytes(self.step(max(1, int(k))), max(1, int(k))) for k in others)
+        return int(max(own, pass_block_bytes(self.G)))
+
+    def fit_blocks(self, left: float, others) -> int:
+        """Shrink the blocks of the passes (this object's and a lazy KernelMatrix's own,
+        :func:`blocks_within`) so that they hold at most ``left`` bytes when the other axis
+        has one of ``others`` entries, down to one row or column; returns
+        :meth:`block_bytes` after. Nothing changes on another executor. The caller's G is
+        not modified (a KernelMatrix is replaced by a shallow copy)."""
+        if self.kind == "device":
+            return 0
+        for other in (max(1, int(k)) for k in others):
+            lo, hi = 1, self.step(other)  # the longest blocks whose pass fits (at least one)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if self._step_bytes(mid, other) <= left else (lo, mid - 1)
+            self.budget = min(self.budget, float(lo * other * self.dtype.itemsize * 3))
+        if self.kind == "kernel":
+            self.G = blocks_within(self.G, left)
+        return self.block_bytes(others)
 
     def block(self, rows, cols) -> np.ndarray:
         """G[rows, cols] as a host numpy array (the landmark and probe blocks)."""
@@ -569,7 +608,8 @@ def _core_svd(W: np.ndarray, k: int, core_solver: str, rs):
         core_solver = "dense" if min(W.shape) <= max(600, 10 * k) else "randomized"
     if core_solver == "dense":
         U, s, Vt = sla.svd(W, full_matrices=False, lapack_driver="gesdd", check_finite=False)
-        return U[:, :k], s[:k], Vt[:k].T
+        # copies (same layout): views would keep the whole s_x×s, s×s_z factors alive
+        return U[:, :k].copy(order="K"), s[:k].copy(), Vt[:k].T.copy(order="K")
     if core_solver == "randomized":
         res = randomized_svd(W, k, n_oversamples=10, n_iter=6, random_state=rs)
     elif core_solver == "arpack":
@@ -581,12 +621,17 @@ def _core_svd(W: np.ndarray, k: int, core_solver: str, rs):
 
 
 def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rcond, rs,
-                warn: bool = True):
+                warn: bool = True, copies: int = 2):
     """SVD of the core W = G[I, J] (eq. 9), truncated at the rcond cut-off.
 
     Returns (U_W, σ_W, V_W, n_keep, σ_W of the next component, c); shared by the in-memory and
-    the Dask executors.
+    the Dask executors. The memory check counts the core, its SVD, ``copies`` copies of U
+    (N×r) and V (M×r) held at once (3 for the orthogonalisation: U, Q_u and Q_u A) and the
+    blocks of the passes over G, which an in-memory access first shrinks to what the rest
+    leaves of the budget (:meth:`_Access.fit_blocks`).
     """
+    from ..config import get_config
+
     N, M = acc.shape
     sx, sz = len(I), len(J)
     if r > min(sx, sz):
@@ -596,12 +641,23 @@ def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rco
         )
     # U, V are held on this machine in memory; on Dask they live in the workers (persisted)
     on_client = not getattr(acc, "is_dask", False)
-    uv = acc.dtype.itemsize * (N + M) * r * 2 if on_client else 0
-    check_memory(8 * sx * sz + dense_svd_bytes(sx, sz) + uv,
+    uv = acc.dtype.itemsize * (N + M) * r * copies if on_client else 0
+    core = 8 * sx * sz + dense_svd_bytes(sx, sz)
+    blocks = 0
+    if not on_client or acc.kind == "device":  # Dask, torch: their blocks are not here
+        need = core + uv
+    else:  # the core and its SVD come first, then the passes that form U, V beside them
+        uv += 8 * (sx + sz) * (r + 1)  # the core's singular vectors, kept for eq. 9
+        blocks = acc.fit_blocks(float(get_config()["max_dense_memory"]) * 2**20 - uv,
+                                (sx, sz))
+        need = max(core, uv + blocks)
+    check_memory(need,
                  f"asymmetric Nyström with {sx}×{sz} landmarks",
                  "fewer landmarks (n_row_landmarks, n_col_landmarks, max_landmarks)",
                  detail=f"the {sx}×{sz} core in float64 with its SVD"
-                        + (", and U, V" if on_client else " (U, V stay in the Dask cluster)"))
+                        + (f", {copies} copies of U and V" if on_client
+                           else " (U, V stay in the Dask cluster)")
+                        + (", the kernel blocks of the passes over G" if blocks else ""))
     W = np.asarray(acc.block(I, J), dtype=np.float64)
     Uw, sw, Vw = _core_svd(W, r + 1, core_solver, rs)
     eps = np.finfo(acc.dtype).eps
@@ -687,7 +743,11 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
                                              orthogonalize)
     N, M = acc.shape
     sx, sz = len(I), len(J)
-    Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn)
+    # U and V, and with the orthogonalisation Q_u, Q_v and the rotated Q_u A, Q_v B beside
+    # them (on another executor's device: the count as before)
+    copies = 3 if orthogonalize and getattr(acc, "kind", None) != "device" else 2
+    Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn,
+                                                 copies)
     out_dtype = acc.dtype
     ops = getattr(acc, "ops", NUMPY)
     # accumulate in the input precision (float32 stays float32: half the O((N + M) r) memory)

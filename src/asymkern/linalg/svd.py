@@ -30,7 +30,10 @@ allocated. The iterative solvers are checked the same way: ARPACK's Lanczos basi
 ncv, ncv ≈ 2r) and the n×r, m×r factors (:func:`arpack_svd_bytes`), and the randomized range
 finders' n×k and m×k blocks with k = r + n_oversamples (k(q + 1) columns for block Krylov) and
 the SVD of the sketch (:func:`randomized_svd_bytes`), so a request for many components is
-refused up front (:func:`check_svd_budget`).
+refused up front (:func:`check_svd_budget`). On a lazy kernel matrix the iterative solvers
+also count the kernel blocks of their passes (:func:`pass_block_bytes`), and shrink those
+blocks to what their own arrays leave of the budget (:func:`blocks_within`) rather than use
+blocks of ``working_memory`` that the budget does not hold.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays valid)
+    PASS_BLOCK_ARRAYS,
     RANDOMIZED_SOLVERS,
     SOLVERS,
     SVDResult,
@@ -50,16 +54,21 @@ from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays
     _rank,
     arpack_svd,
     arpack_svd_bytes,
+    blocks_within,
+    budget_bytes,
     check_matrix,
     check_randomized_options,
     check_svd_budget,
+    data_pass_bytes,
     dense_svd,
     dense_svd_bytes,
     flip_signs,
     lowered_matrix,
+    pass_block_bytes,
     randomized_passes,
     randomized_svd,
     randomized_svd_bytes,
+    svd_solver_bytes,
 )
 from .nystrom import asymmetric_nystrom
 

@@ -49,7 +49,7 @@ from .._validation import (
     user_stacklevel,
     why_no_probability,
 )
-from ..config import check_memory
+from ..config import check_memory, format_bytes
 from ..kernels import KernelMatrix, resolve_kernel
 from ._solvers import _absorb_weight_scale, _check_C, _nearly_symmetric, askls_solve, lssvm_solve
 
@@ -150,6 +150,42 @@ def _folds(yi, cv: int, rs):
 
 
 _LS_ALTERNATIVE = "fewer samples or AsKLSClassifier(nystrom=r) (never forms the n×n matrix)"
+
+
+def _nbytes(X) -> int:
+    """Bytes of a dense array or of a sparse matrix's arrays."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+    return int(np.asarray(X).nbytes)
+
+
+def _one_row_passes(X) -> int:
+    """Bytes of the smallest blocks of a pass over a kernel matrix between (landmarks of) the
+    n training samples X and X itself: one row of n float64 entries (n entries for the
+    streaming log-sum-exp over the reference set X), their temporaries and the data copies
+    of the squared-distance expansion (:func:`~asymkern.linalg.svd.data_pass_bytes`), as
+    :func:`~asymkern.linalg.svd.pass_block_bytes` counts them."""
+    from ..linalg.svd import PASS_BLOCK_ARRAYS
+
+    n, d = int(X.shape[0]), int(X.shape[1])
+    data = 0 if sp.issparse(X) else ((3 * d + 4) * n + (2 * d + 3) * n) * 8
+    return PASS_BLOCK_ARRAYS * 8 * n + data
+
+
+def _predictor_blocks(mats: list, held: float, owner: str) -> list:
+    """The kernel matrices of a Nyström AsK-LS predictor with blocks within what the fit's
+    arrays (``held`` bytes, the landmark core W = K[I, J] included) leave of the budget,
+    checked before their passes run."""
+    from ..linalg.svd import blocks_within, budget_bytes, pass_block_bytes
+
+    mats = [blocks_within(M, budget_bytes() - held) for M in mats]
+    check_memory(held + max(pass_block_bytes(M) for M in mats),
+                 f"{owner}(nystrom=...) predictor on {mats[1].shape[0]} samples",
+                 "fewer components or landmarks (nystrom)",
+                 detail="the factors, the coefficients, the landmark core and one-row kernel "
+                        "blocks of the passes over the training set")
+    return mats
 
 
 def _check_class_weight(class_weight) -> None:
@@ -1028,24 +1064,75 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                             f"asymmetric_nystrom: {sorted(known)}")
         return opts
 
-    def _nystrom_factors(self, X, rs):
-        from ..linalg.nystrom import asymmetric_nystrom
+    def _nystrom_budget(self, X, n_targets: int, opts: dict) -> tuple[float, float]:
+        """Check the memory of a Nyström fit before it starts; ``(fit, held)``: the bytes the
+        fit holds besides the factorisation (X's copy, the targets, the weights), and those
+        it holds while the predictor's passes run (with the factors and the coefficients).
 
-        opts = self._nystrom_options()
+        The fit holds, besides the factorisation (which
+        :func:`~asymkern.linalg.asymmetric_nystrom` checks against what ``fit`` leaves of
+        ``max_dense_memory``): the factors U, V (n×r, float64, besides the float32 ones of
+        float32 data), the solve's n×k arrays (k targets; copies of U and V for each fold of
+        ``probability`` or ``merge='stack'``), then the coefficients and the kernel blocks of
+        the predictor's passes (:meth:`_nystrom_predictor`, shrunk to what is left). Raises
+        :class:`~asymkern.config.MemoryBudgetError` when even blocks of one row do not fit.
+        """
+        from ..linalg.svd import budget_bytes
+
+        n = int(X.shape[0])
+        r = opts.get("n_components")
+        r = min(n, int(r)) if isinstance(r, numbers.Integral) and int(r) > 0 else 1
+        pre = self._is_precomputed()
+        itemsize = 8 if pre else np.dtype(X.dtype).itemsize
+        fit = (0 if pre else _nbytes(X)) + 8 * n * (n_targets + 2)  # X's copy, Y, labels, v
+        factors = 2 * n * r * (8 + (itemsize if itemsize != 8 else 0))
+        folds = 2 * n * r * 8 if self.probability or self.merge == "stack" else 0
+        solve = factors + folds + 12 * n * n_targets * 8
+        held = fit + factors + 3 * n * n_targets * 8  # + coef_source_, coef_target_
+        blocks = 0 if pre else _one_row_passes(X)
+        need = fit + max(solve, held - fit + blocks)
+        if need > budget_bytes():
+            check_memory(need, f"{type(self).__name__}(nystrom={r}) on {n} samples",
+                         "fewer components (nystrom) or samples",
+                         detail=f"besides the Nyström factorisation: X, the targets, the n×{r} "
+                                "factors and their fold copies, the coefficients and one-row "
+                                "kernel blocks of the predictor's passes")
+        return float(fit), float(held)
+
+    def _nystrom_factors(self, X, rs, n_targets: int = 1):
+        """The Nyström factors (U, s, V) of the kernel matrix of X (float64), within the
+        budget (:meth:`_nystrom_budget`), and the bytes the fit holds while the predictor's
+        passes run."""
+        from ..config import MemoryBudgetError, config_context
+        from ..linalg.nystrom import asymmetric_nystrom
+        from ..linalg.svd import budget_bytes
+
+        opts = dict(self._nystrom_options() or {})  # called with the Nyström option only
         opts.setdefault("orthogonalize", True)
+        fit, held = self._nystrom_budget(X, n_targets, opts)
         if self._is_precomputed():
             G = X
         else:
             G = KernelMatrix(self._kernel_obj(), X, X, reference=X)
-        res = asymmetric_nystrom(G, random_state=rs, **opts)
+        budget = budget_bytes()
+        try:  # the factorisation within what the fit's own arrays leave of the budget
+            with config_context(max_dense_memory=max(budget - fit, 1.0) / 2**20):
+                res = asymmetric_nystrom(G, random_state=rs, **opts)
+        except MemoryBudgetError as err:  # refused: said against the whole budget
+            check_memory((err.nbytes or 0) + fit, err.what or "asymmetric Nyström",
+                         "fewer components or landmarks (nystrom)",
+                         detail=f"the factorisation's {format_bytes(err.nbytes or 0)} and X, "
+                                f"the targets and the weights of the fit "
+                                f"({format_bytes(fit)})")
+            raise
         for what, val in (("U", res.U), ("s", res.s), ("V", res.V)):
             check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X",
                                 _RESCALE)
         self._ny_result = res
-        return np.asarray(res.U, np.float64), np.asarray(res.s, np.float64), np.asarray(
-            res.V, np.float64)
+        return (np.asarray(res.U, np.float64), np.asarray(res.s, np.float64),
+                np.asarray(res.V, np.float64)), held
 
-    def _nystrom_predictor(self, X):
+    def _nystrom_predictor(self, X, held: float = 0.0):
         """Consistent out-of-sample extension of the Nyström model.
 
         K̃ = C W_r⁺ R with C = K[:, J], R = K[I, :], W = K[I, J] (Tao et al., 2024, eq. 8–9), so
@@ -1064,12 +1151,14 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             XI = XJ = lse_I = None
         else:
             kern = self._kernel_obj()
-            R_b = KernelMatrix(kern, X[I], X, reference=X).matmat(self.coef_source_)
-            Ct_a = KernelMatrix(kern, X, X[J], reference=X).rmatmat(self.coef_target_)
-            W = KernelMatrix(kern, X[I], X[J], reference=X).to_array()
             XI, XJ = X[I], X[J]
-            lse_I = (KernelMatrix(kern, XI, X, reference=X)._row_lse()
-                     if kern.row_normalized else None)
+            mats = [KernelMatrix(kern, XI, X, reference=X), KernelMatrix(kern, X, XJ, reference=X),
+                    KernelMatrix(kern, XI, XJ, reference=X), KernelMatrix(kern, XI, X, reference=X)]
+            mats = _predictor_blocks(mats, held + len(I) * len(J) * 8, type(self).__name__)
+            R_b = mats[0].matmat(self.coef_source_)
+            Ct_a = mats[1].rmatmat(self.coef_target_)
+            W = mats[2].to_array()
+            lse_I = (mats[3]._row_lse() if kern.row_normalized else None)
         self._set_nystrom_predictor(I, J, R_b, Ct_a, W, XI, XJ, lse_I)
 
     def _keep_dask(self, fit):
@@ -1177,11 +1266,12 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         self.X_fit_ = None if self._is_precomputed() else X
         self._ny_result = None
         factors = K = None
+        held = 0.0  # bytes the Nyström fit holds beside the predictor's passes
         if self.nystrom is not None:
             if self._active is not None:
                 raise NotImplementedError("zero sample weights with kernel='precomputed' and "
                                           "nystrom: drop those rows and columns of X instead")
-            factors = self._nystrom_factors(X, rs)
+            factors, held = self._nystrom_factors(X, rs, Y.shape[1])
         else:
             K = self._active_matrix(self._train_matrix(X))
         rconds, fallbacks = [], []
@@ -1212,7 +1302,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             self.calibration_ = PlattCalibration(F[:, 0] if F.shape[1] == 1 else F, yi,
                                                  self.classes_.size)
         if factors is not None:
-            self._nystrom_predictor(X)
+            self._nystrom_predictor(X, held)
         for what, val in (("coefficients β ⊙ y", self.coef_source_),
                           ("coefficients α ⊙ y", self.coef_target_),
                           ("biases b1, b2", self.intercept_)):

@@ -194,10 +194,12 @@ def _weighted_mean_knm(src: KnmSource, sw: np.ndarray | None) -> np.ndarray:
 
 def _thin_svd_cut(ops: ArrayOps, Gt, dtype):
     """The thin SVD Gᵀ = V Σ Uᵀ of Gt (n × s) truncated at σ > max(n, s)·eps·σ₁ (eps of the
-    data's ``dtype``): the rank-revealing cut-off of eq. (20)'s pseudo-inverse."""
+    data's ``dtype``): the rank-revealing cut-off of eq. (20)'s pseudo-inverse. The kept
+    singular values are a prefix (σ decreasing), so V is a view of the SVD's own factor (a
+    copy of the kept columns would hold a second n × s array)."""
     V, sig, Ut = ops.svd(Gt)
-    keep = rank_cut(sig, Gt.shape[0], Gt.shape[1], dtype)
-    return V[:, keep], sig[keep], Ut[keep]
+    k = int(rank_cut(sig, Gt.shape[0], Gt.shape[1], dtype).sum())
+    return V[:, :k], sig[:k], Ut[:k]
 
 
 def pinv_factor(ops: ArrayOps, Gt, dtype):
@@ -205,10 +207,45 @@ def pinv_factor(ops: ArrayOps, Gt, dtype):
     α̂ = P ŵ for weights ŵ on the features (Li, Liu and Zhang).
 
     Computed from the SVD rather than the Gram route GGᵀ, which would square the condition
-    number; the cut-off is σ > max(n, s)·eps·σ₁ (eps of the data's ``dtype``).
+    number; the cut-off is σ > max(n, s)·eps·σ₁ (eps of the data's ``dtype``). V is scaled
+    in place (the SVD's own array): besides Gt the peak is :func:`pinv_factor_bytes`.
     """
     V, sig, Ut = _thin_svd_cut(ops, Gt, dtype)
-    return (V / sig) @ Ut
+    V /= sig
+    return V @ Ut
+
+
+def pinv_factor_bytes(n: int, s: int) -> int:
+    """Estimated peak bytes of :func:`pinv_factor` of an n × s float64 Gt, besides Gt itself:
+    the larger of its thin SVD (the copy LAPACK works on, V, Uᵀ and the workspace:
+    :func:`~asymkern.linalg.svd.dense_svd_bytes`) and of the product P = (V Σ⁻¹) Uᵀ (V, Uᵀ
+    and P).
+
+    Parameters
+    ----------
+    n, s : int
+        The shape of Gt (samples × features).
+
+    Returns
+    -------
+    int
+        The bytes.
+
+    See Also
+    --------
+    pinv_factor : The function whose memory this estimates.
+
+    Examples
+    --------
+    >>> from asymkern.nystrom._algebra import pinv_factor_bytes
+    >>> pinv_factor_bytes(1000, 50) >= 8 * 2 * 1000 * 50   # at least V and P
+    True
+    """
+    from ..linalg.svd import dense_svd_bytes
+
+    n, s = int(n), int(s)
+    k = min(n, s)
+    return int(max(dense_svd_bytes(n, s, np.float64), 8 * (2 * n * k + k * s)))
 
 
 def ridge_gsa(ops: ArrayOps, Gt, Yc: np.ndarray, sw: np.ndarray | None, alpha: float, dtype,
@@ -594,5 +631,5 @@ def svc_nystrom(mode: str, F, A: np.ndarray, fit_linear, fit_gram, dtype) -> SVC
 
 __all__ = ["KnmSource", "PCASolution", "RidgeSolution", "RidgeStats",
            "SVCSolution", "check_finite", "features", "pca_exact", "pca_nystrom",
-           "pinv_factor", "ridge_exact", "ridge_gsa", "ridge_nystrom", "ridge_stats",
-           "row_step", "row_sums", "spa_dual", "svc_nystrom"]
+           "pinv_factor", "pinv_factor_bytes", "ridge_exact", "ridge_gsa", "ridge_nystrom",
+           "ridge_stats", "row_step", "row_sums", "spa_dual", "svc_nystrom"]

@@ -115,6 +115,7 @@ from ._algebra import (
     features,
     pca_exact,
     pca_nystrom,
+    pinv_factor_bytes,
     ridge_exact,
     ridge_nystrom,
     svc_nystrom,
@@ -518,6 +519,14 @@ class _Training:
         if not self.est.torch_fit_:
             return None
         return training_model(self.est, self.X, self.rows, **state)
+
+
+def _array_bytes(X) -> int:
+    """Bytes of a dense array or of a sparse matrix's arrays."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+    return int(np.asarray(X).nbytes)
 
 
 def _require_y(y, est):
@@ -1219,6 +1228,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                              "mode='lla', 'ncr' or 'gsa' (a linear SVM on the n×s features)")
             tr.landmarks(self)
             A = self.basis_.A
+            if mode == "gsa" and not self.torch_fit_:
+                self._gsa_budget(tr, A.shape[1])
             F = tr.features(A, "the features F = K(X, C)A")
             res = svc_nystrom(mode, F, A, fit_linear, fit_gram, tr.dtype)
             if not self.torch_fit_:  # the in-memory test phase's features
@@ -1239,6 +1250,53 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             intercept=np.asarray(self.estimator_.intercept_, dtype=np.float64),
             classes=self.classes_, libsvm=self.svm != "linearsvc")
         return _finite_fit(self)
+
+    def _gsa_budget(self, tr, s: int) -> None:
+        """``mode='gsa'`` in memory: refuse, before the features are formed, a fit whose peak
+        exceeds ``max_dense_memory``, and shrink the blocks of K_nm that form them to what
+        the rest leaves of it.
+
+        Counted besides X's copy and the basis: the features F (n × s) and the largest of the
+        passes forming them (the blocks of K_nm with their temporaries, the data copies of the
+        kernel evaluation, the block of F), the SVM's fit on F (liblinear's own copy of F,
+        16-byte entries; libsvm's support vectors, up to every row of F) and, beside the
+        support vectors libsvm keeps, the pseudo-inverse factor P = (G^†)ᵀ
+        (:func:`~asymkern.nystrom._algebra.pinv_factor_bytes`: the thin SVD of F, then P).
+        """
+        from ..linalg.svd import PASS_BLOCK_ARRAYS, budget_bytes
+
+        rows = tr.rows
+        n, m = (int(k) for k in rows.shape)
+        d = int(tr.X.shape[1])
+        points = rows.kind == "points"  # landmark points (their kernel blocks), not indices
+        dense_points = points and not sp.issparse(tr.X)
+        # X's copy (the kernel matrix when precomputed), the basis and the landmark points
+        base = _array_bytes(tr.X) + 8 * (m * s + m * m + (m * d if points else 0))
+        F = 8 * n * s
+        linear = self.svm == "linearsvc"
+        svm_fit = 16 * n * (s + 2) if linear else 8 * n * s
+        svm_kept = 0 if linear else 8 * n * s
+
+        def blocks(k: int) -> int:  # a pass forming F with blocks of k rows of K_nm
+            data = ((3 * d + 4) * k + (2 * d + 3) * m) * 8 if dense_points else 0
+            return PASS_BLOCK_ARRAYS * 8 * k * m + 8 * k * s + data
+
+        if rows.Knm is None:  # formed from blocks: as many rows as what is left holds
+            left = budget_bytes() - base - F
+            lo, hi = 1, max(1, int(rows.step(s)))
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if blocks(mid) <= left else (lo, mid - 1)
+            if lo < rows.step(s):
+                rows.block_rows = lo
+            passes = blocks(rows.step(s))
+        else:  # a sketch's formed K S (released after), copied one block at a time
+            passes = 8 * n * m + 2 * 8 * min(n, int(rows.step(s))) * (m + s)
+        need = base + F + max(passes, svm_fit, svm_kept + pinv_factor_bytes(n, s))
+        check_memory(need, f"NystromSVC(mode='gsa', n_landmarks={m}) on {n} samples",
+                     "fewer landmarks (n_landmarks) or subspace_dim, or mode='lla'",
+                     detail=f"the {n}×{s} features F, the SVM's fit on them and the thin SVD of "
+                            "F for the pseudo-inverse factor beside them")
 
     def _fit_calibration(self, X, y):
         """Platt sigmoids on out-of-sample decision values (as ``SVC(probability=True)``).
