@@ -102,7 +102,9 @@ def test_gsa_woodbury_and_ill_conditioned_basis():
     assert rel(a.predict(Xt), exact) < 1e-11  # the in-memory SVD route
     assert rel(b.predict_lla(Xt), a.predict_lla(Xt)) < 1e-10
     assert rel(b.coef_, a.coef_) < 1e-9
-    assert rel(b.dual_coef_.compute(), a.dual_coef_) < 1e-8
+    # α̂ of an ill-conditioned G_c: rounding ~ eps·κ(G_c) ≈ 2e-9 per route, whose reduction
+    # order depends on the BLAS build (1.09e-8 seen with Python 3.13's newest releases)
+    assert rel(b.dual_coef_.compute(), a.dual_coef_) < 1e-7
     assert rel(b.predict(Xt), exact) < 1e-6
 
 
