@@ -85,8 +85,10 @@ def test_gsa_woodbury_and_ill_conditioned_basis():
     """GSA through the merged R of [G_c, y_c] (no Gram squaring, Qᵀy_c without R⁻¹).
 
     A usual basis agrees to 1e-10; with all n points as landmarks (κ(G_c) ≈ 1e7) the LLA part
-    and α̂ still agree to ~1e-10, while the GSA predictions K(Z, X) α̂ — α̂ = G_cᵀ c formed
-    per chunk, rounding ~ eps·κ(G_c) — agree to ~1e-7 (the in-memory SVD forms V directly).
+    and α̂ still agree to ~1e-8, while the GSA predictions K(Z, X) α̂ — α̂ = G_cᵀ c formed
+    per chunk, rounding ~ eps·κ(G_c) amplified by the predictions — agree with the exact ones
+    to ~1e-6 (the in-memory SVD forms V directly: 1e-13). Measured: 1.0e-6 with Python 3.11
+    and numpy 2.4, 2.5e-6 with Python 3.13 and numpy 2.5.5, on the same machine and code.
     """
     X, y, _, Xt = data(160)
     kw = dict(mode="gsa", alpha=0.1, kernel_params=KP, fit_intercept=True, random_state=2)
@@ -105,7 +107,7 @@ def test_gsa_woodbury_and_ill_conditioned_basis():
     # α̂ of an ill-conditioned G_c: rounding ~ eps·κ(G_c) ≈ 2e-9 per route, whose reduction
     # order depends on the BLAS build (1.09e-8 seen with Python 3.13's newest releases)
     assert rel(b.dual_coef_.compute(), a.dual_coef_) < 1e-7
-    assert rel(b.predict(Xt), exact) < 1e-6
+    assert rel(b.predict(Xt), exact) < 2e-5
 
 
 # -------------------------------------------------------------------------- KPCA, features
