@@ -314,10 +314,32 @@ class KernelMatrix(LazyMatrix):
         int
             Between 1 and n.
         """
-        n_cols = self.shape[1] if n_cols is None else n_cols
         budget = self.working_memory * 2**20
-        per_row = max(1, n_cols) * self.dtype.itemsize * 2
-        return int(max(1, min(self.shape[0], budget // per_row)))
+        return int(max(1, min(self.shape[0], budget // self.row_bytes(n_cols))))
+
+    def row_bytes(self, n_cols: int | None = None) -> int:
+        """Working memory one row of a block counts (its entries and one temporary):
+        ``block_rows`` fits ``working_memory // row_bytes()`` rows.
+
+        Parameters
+        ----------
+        n_cols : int, optional
+            Columns of a block (default: all m columns).
+
+        Returns
+        -------
+        int
+            Bytes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from asymkern.kernels import KernelMatrix
+        >>> KernelMatrix("rbf", np.zeros((4, 2)), np.zeros((3, 2))).row_bytes()
+        48
+        """
+        n_cols = self.shape[1] if n_cols is None else n_cols
+        return max(1, int(n_cols)) * self.dtype.itemsize * 2
 
     def _raw(self, X, Z) -> np.ndarray:
         """Kernel values, or for row-normalised kernels their unnormalised logarithms."""

@@ -471,13 +471,6 @@ def data_pass_bytes(G, rows: int, cols: int) -> int:
     return ((3 * d + 4) * int(rows) + (2 * d + 3) * int(cols)) * 8
 
 
-def _rows_for(G, working_memory: float) -> int:
-    """``G.block_rows()`` of G with the given ``working_memory``."""
-    n, m = (int(k) for k in G.shape)
-    per_row = max(1, m) * G.dtype.itemsize * 2
-    return int(max(1, min(n, working_memory * 2**20 // per_row)))
-
-
 def _pass_bytes(G, working_memory: float) -> int:
     """Bytes a pass over the numpy KernelMatrix G with the given ``working_memory`` holds:
     :data:`PASS_BLOCK_ARRAYS` float64 blocks and the data copies forming a block makes
@@ -486,7 +479,7 @@ def _pass_bytes(G, working_memory: float) -> int:
     its normalisers when larger (every row against columns of R: ``working_memory``/16
     entries, or all of R)."""
     n, m = (int(k) for k in G.shape)
-    rows = _rows_for(G, working_memory)
+    rows = int(max(1, min(n, working_memory * 2**20 // G.row_bytes())))  # G.block_rows()
     entries, data_rows, data_cols = rows * max(1, m), rows, m
     if G.kernel.row_normalized and not G._reference_is_Z:
         n_ref = int(G.reference.shape[0])
@@ -611,7 +604,7 @@ def blocks_within(G, budget_bytes: float):
 
     if not _numpy_kernel_matrix(G) or pass_block_bytes(G) <= budget_bytes:
         return G
-    per_row = max(1, int(G.shape[1])) * G.dtype.itemsize * 2  # working memory of a row
+    per_row = G.row_bytes()
     lo, hi = 1, max(1, int(G.block_rows()))  # the most rows whose pass fits (at least one)
     while lo < hi:
         mid = (lo + hi + 1) // 2
