@@ -6,7 +6,11 @@ One script, interleaved (rotating order), medians of repeats; the ratios are the
   (Q = qr(G Ω), then ``n_iter`` times W = qr(Gᵀ Q), Q = qr(G W); the SVD of Qᵀ G): 2·n_iter + 2
   passes over the kernel blocks, QR after every product;
 * ``after``: :func:`asymkern.linalg.randomized_svd` on the lazy ``KernelMatrix`` (one fused
-  pass Gᵀ(G W) per power iteration, LU between iterations, QR at the end: n_iter + 2 passes);
+  pass Gᵀ(G W) per power iteration, LU between iterations, QR at the end: n_iter + 2 passes),
+  at the default settings: the passes keep the kernel blocks they evaluate (``cache_memory``,
+  1024 MiB, within ``max_dense_memory``), so the kernel is evaluated once where the matrix fits;
+* ``uncached``: ``after`` with ``cache_memory=0``: every pass evaluates the kernel blocks
+  again (the route before the block cache);
 * ``materialised``: ``KernelMatrix.to_array()`` then scikit-learn ``randomized_svd`` (same
   n_oversamples, n_iter, LU normaliser: its default);
 * ``low``: ``after`` with ``precision='low'``: the n_iter + 1 fused passes on float32 kernel
@@ -41,6 +45,7 @@ import scipy.linalg as sla
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _timing import peak_traced  # noqa: E402
 
+from asymkern import config_context  # noqa: E402
 from asymkern.kernels import KernelMatrix, get_kernel  # noqa: E402
 from asymkern.linalg import randomized_svd  # noqa: E402
 
@@ -74,6 +79,11 @@ def after(G: KernelMatrix, r: int, p: int, n_iter: int, seed: int):
     return res.U, res.s, res.V
 
 
+def uncached(G: KernelMatrix, r: int, p: int, n_iter: int, seed: int):
+    with config_context(cache_memory=0):
+        return after(G, r, p, n_iter, seed)
+
+
 def low(G: KernelMatrix, r: int, p: int, n_iter: int, seed: int):
     res = randomized_svd(G, r, n_oversamples=p, n_iter=n_iter, random_state=seed,
                          precision="low")
@@ -100,8 +110,8 @@ def run(G: KernelMatrix, s_exact: np.ndarray, r: int, repeats: int, seed: int = 
     n, d = G.shape[0], G.X.shape[1]
     working_memory = G.working_memory
     p, n_iter = 10, 7
-    fns = {"before": before, "after": after, "low": low, "materialised": materialised,
-           "block krylov": block_krylov}
+    fns = {"before": before, "after": after, "uncached": uncached, "low": low,
+           "materialised": materialised, "block krylov": block_krylov}
     times = {k: [] for k in fns}
     outs = {}
     names = list(fns)
@@ -120,6 +130,8 @@ def run(G: KernelMatrix, s_exact: np.ndarray, r: int, repeats: int, seed: int = 
             "err_after": float(np.max(np.abs(outs["after"][1] - s_ref)) / s_ref[0]),
             "err_low": float(np.max(np.abs(outs["low"][1] - outs["after"][1]))
                              / outs["after"][1][0]),
+            "cache_bitwise": all(np.array_equal(a, b) for a, b in
+                                 zip(outs["after"], outs["uncached"])),
             "err_before": float(np.max(np.abs(outs["before"][1] - s_ref)) / s_ref[0]),
             "exact": {k: (float(np.max(np.abs(o[1] - s_exact[:r])) / s_exact[0]),
                           float(abs(o[1][-1] - s_exact[r - 1]) / s_exact[r - 1]))
@@ -152,7 +164,10 @@ def table(res: dict) -> str:
         "|---|---|---|---|---|---|",
     ]
     for k, label in (("before", "lazy, before (2·n_iter + 2 passes, QR)"),
-                     ("after", "lazy, after (fused Gᵀ(G W), LU; n_iter + 2 passes)"),
+                     ("uncached", "lazy, after, cache_memory=0 (fused Gᵀ(G W), LU; n_iter + "
+                      "2 passes, each evaluating the kernel)"),
+                     ("after", "lazy, after, default settings (the same passes; blocks kept: "
+                      "one kernel evaluation)"),
                      ("low", "lazy, after, precision='low' (float32 passes, float64 G W)"),
                      ("block krylov", "lazy, block Krylov (q = 3: 4 passes)"),
                      ("materialised", "to_array + scikit-learn randomized_svd")):
@@ -163,9 +178,12 @@ def table(res: dict) -> str:
         "",
         f"**before → after: {med['before'] / med['materialised']:.2f}× → "
         f"{med['after'] / med['materialised']:.2f}× the materialised route** (target ≤ 1.2×); "
-        f"speed-up of the lazy route {med['before'] / med['after']:.2f}×. Memory: the "
-        f"materialised route peaks {mem['materialised'] / max(mem['after'], 1):.1f}× higher "
-        f"than the lazy one (after). **Block Krylov: "
+        f"speed-up of the lazy route {med['before'] / med['after']:.2f}×. **Block cache: "
+        f"{med['uncached'] / med['materialised']:.2f}× → {med['after'] / med['materialised']:.2f}"
+        f"× the materialised route** (cache_memory=0 → default; target ≤ 1.0×); peak "
+        f"{mem['uncached'] / mib:.0f} → {mem['after'] / mib:.0f} MiB (materialised: "
+        f"{mem['materialised'] / mib:.0f} MiB), same singular values bit for bit: "
+        f"{res['cache_bitwise']}. **Block Krylov: "
         f"{med['block krylov'] / med['materialised']:.2f}× the materialised route**, peak "
         f"{mem['materialised'] / max(mem['block krylov'], 1):.1f}× below it. "
         f"**precision='low' (the power method's passes on float32 blocks): "
@@ -181,15 +199,21 @@ def table(res: dict) -> str:
 
 NOTE = """## Reading
 
-Work per route with n_iter = q (q = 7 here): the lazy route evaluates the kernel once per pass,
-the materialised route once in all. Before: 2q + 2 = 16 passes (each: kernel blocks + one
-product with k columns) and a QR after every product. After: q + 2 = 9 passes (q + 1 fused
+Work per route with n_iter = q (q = 7 here): the uncached lazy route evaluates the kernel once
+per pass, the materialised route and the cached lazy route (the default) once in all. Before:
+2q + 2 = 16 passes (each: kernel blocks + one product with k columns) and a QR after every
+product. After: q + 2 = 9 passes (q + 1 fused
 passes Gᵀ(G W): kernel blocks + two products; one pass G W), LU between iterations, one QR.
 Materialised: one kernel evaluation + 2q + 2 = 16 products. With K the cost of one kernel
 evaluation and g that of one product, the ratio after / materialised is about
-9 (K + 2g) / (K + 16 g), which reaches 1.2× only when K ≲ 0.2 g, so the power method's ratio
-moves with whatever makes kernel evaluation slow against GEMM on the day (1.5–1.8× in the first
-run of this benchmark, under load 6.5 from other jobs; 0.86–1.21× in a later run at load < 2).
+9 (K + 2g) / (K + 16 g) uncached, which reaches 1.2× only when K ≲ 0.2 g, so that ratio moves
+with whatever makes kernel evaluation slow against GEMM on the day (1.5–1.8× in the first run of
+this benchmark, under load 6.5 from other jobs; 0.86–1.21× in a later run at load < 2). With
+the blocks kept (``cache_memory``, the default) it is (K + 17 g) / (K + 16 g) ≈ 1: the same
+kernel evaluation and products, one product more, fewer and smaller QR/LU steps; the price is
+the memory of the kept blocks, the materialised route's (up to ``cache_memory`` and what the
+solver leaves of ``max_dense_memory``; beyond, the blocks that do not fit are evaluated in
+every pass).
 
 ``precision='low'`` keeps the 9 passes and lowers their cost instead: the q + 1 fused passes
 form float32 kernel blocks (numpy's float32 exp and GEMM take about half the time of float64),

@@ -27,7 +27,7 @@ def _restore_config():
 
 def test_defaults_and_public_exports():
     cfg = asymkern.get_config()
-    assert set(cfg) == {"working_memory", "max_dense_memory", "show_progress"}
+    assert set(cfg) == {"working_memory", "max_dense_memory", "cache_memory", "show_progress"}
     assert asymkern.set_config is set_config and asymkern.config_context is config_context
     cfg["working_memory"] = 1  # a copy: changing it changes nothing
     assert get_config()["working_memory"] != 1
@@ -46,6 +46,10 @@ def test_defaults_and_public_exports():
         ({"max_dense_memory": math.inf}, ValueError),
         ({"working_memory": math.nan}, ValueError),
         ({"max_dense_memorry": 10}, TypeError),
+        ({"cache_memory": -1}, ValueError),
+        ({"cache_memory": math.inf}, ValueError),
+        ({"cache_memory": True}, TypeError),
+        ({"cache_memory": "1"}, TypeError),
     ],
 )
 def test_invalid_values_change_nothing(bad, err):
@@ -63,7 +67,8 @@ def test_invalid_values_change_nothing(bad, err):
 
 
 def test_unknown_setting_lists_valid_ones():
-    with pytest.raises(TypeError, match="valid settings: max_dense_memory, show_progress"):
+    with pytest.raises(TypeError,
+                       match="valid settings: cache_memory, max_dense_memory, show_progress"):
         set_config(memory=3)
 
 

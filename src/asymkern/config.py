@@ -9,6 +9,11 @@ Settings
     a dense SVD and its LAPACK workspace, the dense systems of LS-SVM, landmark blocks of
     Nyström machines). Such an operation estimates its *whole* peak and raises
     :class:`MemoryBudgetError` before allocating when the estimate exceeds the budget.
+``cache_memory`` (MiB, default 1024; 0 turns it off)
+    What a lazy kernel matrix may keep of the blocks it evaluates during one solver call
+    (the passes of power iteration, block Krylov and ARPACK), so that the later passes read
+    them instead of evaluating the kernel again; within what the solver leaves of
+    ``max_dense_memory``. Released when the call returns.
 ``show_progress`` (bool, default False)
     Show tqdm progress bars on long computations. tqdm is an optional dependency
     (``pip install tqdm``), imported only when a bar is shown; setting ``show_progress=True``
@@ -39,6 +44,7 @@ import joblib
 _DEFAULTS: dict[str, Any] = {
     "working_memory": 512,
     "max_dense_memory": 8192,
+    "cache_memory": 1024,
     "show_progress": False,
 }
 # process-wide settings (changed by set_config outside any config_context)
@@ -97,6 +103,13 @@ def _check_value(key: str, value):
             )
         if not (math.isfinite(float(value)) and float(value) > 0):
             raise ValueError(f"{key} must be a positive finite number of MiB, got {value!r}")
+        return value
+    if key == "cache_memory":
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"cache_memory must be a finite real number of MiB ≥ 0, got "
+                            f"{value!r} (type {type(value).__name__})")
+        if not (math.isfinite(float(value)) and float(value) >= 0):
+            raise ValueError(f"cache_memory must be a finite number of MiB ≥ 0, got {value!r}")
         return value
     if key == "show_progress":
         if not isinstance(value, bool):
@@ -191,7 +204,8 @@ def get_config() -> dict:
     Returns
     -------
     config : dict
-        ``{'working_memory': MiB, 'max_dense_memory': MiB, 'show_progress': bool}``: the
+        ``{'working_memory': MiB, 'max_dense_memory': MiB, 'cache_memory': MiB,
+        'show_progress': bool}``: the
         process-wide settings (:func:`set_config`) overlaid with those of any enclosing
         :func:`config_context` of this thread. Changing the returned dict changes nothing.
 
@@ -225,6 +239,8 @@ def set_config(**settings) -> None:
         - ``max_dense_memory`` (float): MiB that an operation forming dense n×n or n×m
           matrices may use in total (positive, finite; not bool); past it the operation
           raises :class:`MemoryBudgetError` before allocating.
+        - ``cache_memory`` (float): MiB of evaluated kernel blocks a lazy kernel matrix may
+          keep during one solver call (finite, ≥ 0; 0: none), within ``max_dense_memory``.
         - ``show_progress`` (bool): show tqdm progress bars on long computations.
 
     Raises
@@ -233,7 +249,7 @@ def set_config(**settings) -> None:
         An unknown setting, or a value of the wrong type (e.g. ``show_progress='no'``,
         ``working_memory=True``).
     ValueError
-        A non-positive or non-finite memory size.
+        A memory size that is not finite, or not positive (negative for ``cache_memory``).
 
     See Also
     --------
@@ -272,7 +288,7 @@ def config_context(**settings) -> Iterator[None]:
     Parameters
     ----------
     **settings
-        ``working_memory``, ``max_dense_memory``, ``show_progress``: as in
+        ``working_memory``, ``max_dense_memory``, ``cache_memory``, ``show_progress``: as in
         :func:`set_config`; None keeps the current value.
 
     Yields
@@ -285,7 +301,7 @@ def config_context(**settings) -> Iterator[None]:
     TypeError
         An unknown setting or a value of the wrong type.
     ValueError
-        A non-positive or non-finite memory size.
+        A memory size that is not finite, or not positive (negative for ``cache_memory``).
 
     See Also
     --------

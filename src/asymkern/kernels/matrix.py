@@ -565,9 +565,67 @@ class KernelMatrix(LazyMatrix):
             return np.zeros(self.shape[1], dtype=self.dtype)
         return (self._means64()[1] * self.shape[0]).astype(self.dtype, copy=False)
 
+    #: evaluated row blocks kept by a copy from :meth:`cached` (start row → read-only block),
+    #: and the bytes it may still add; None: nothing is kept
+    _cache: dict[int, np.ndarray] | None = None
+    _cache_room = 0
+
+    def cached(self, nbytes: float) -> KernelMatrix:
+        """A copy of this matrix that keeps up to ``nbytes`` of its evaluated row blocks.
+
+        The passes of the iterative solvers (power iteration, block Krylov, ARPACK) form every
+        block of G once per pass. This copy keeps the blocks its passes form, in pass order,
+        until ``nbytes`` are held, and hands them out again instead of recomputing them: the
+        kernel is then evaluated once in all where the matrix fits, and the work of the later
+        passes shrinks by the fraction that fits where it does not. The blocks are the ones
+        the passes form anyway (same rows, same values), so every product equals this
+        matrix's bitwise. This matrix is not modified; the kept blocks go when the copy
+        does.
+
+        Parameters
+        ----------
+        nbytes : float
+            Bytes the kept blocks may take (≥ 0; a block larger than what is left is not kept).
+
+        Returns
+        -------
+        KernelMatrix
+            The copy (a shallow one: the data are shared, never copied).
+
+        See Also
+        --------
+        asymkern.linalg.randomized_svd : Runs its passes on such a copy, sized by the
+            ``cache_memory`` setting and what the solver leaves of ``max_dense_memory``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from asymkern.kernels import KernelMatrix
+        >>> G = KernelMatrix("rbf", np.random.default_rng(0).standard_normal((300, 4)))
+        >>> H = G.cached(G.nbytes)
+        >>> V = np.ones((300, 2))
+        >>> bool(np.array_equal(H.matmat(V), G.matmat(V)))   # the pass that fills the cache
+        True
+        >>> bool(np.array_equal(H.rmatmat(V), G.rmatmat(V)))  # one that reads it
+        True
+        """
+        import copy
+
+        H = copy.copy(self)
+        H._cache, H._cache_room = {}, int(max(0.0, float(nbytes)))
+        return H
+
     def _iter_blocks_uncentered(self, block_rows: int | None = None):
+        cache = self._cache if block_rows is None else None  # the passes' own blocks only
         for sl in self._row_slices(block_rows):
-            yield sl, self._normalized_block(self.X[sl], self.Z, sl, True)
+            B = None if cache is None else cache.get(sl.start)
+            if B is None:
+                B = self._normalized_block(self.X[sl], self.Z, sl, True)
+                if cache is not None and B.nbytes <= self._cache_room:
+                    B.flags.writeable = False  # shared by the later passes
+                    cache[sl.start] = B
+                    self._cache_room -= B.nbytes
+            yield sl, B
 
     def iter_row_blocks(self, block_rows: int | None = None) -> Iterator[tuple[slice, np.ndarray]]:
         """Yield (row slice, dense block of full rows) covering the matrix.
@@ -586,7 +644,7 @@ class KernelMatrix(LazyMatrix):
         """
         for sl, B in self._iter_blocks_uncentered(block_rows):
             if self.center:
-                self._center_block(B, sl, slice(None))
+                B = self._center_block(B if B.flags.writeable else B.copy(), sl, slice(None))
             yield sl, B
 
     def _center_block(self, B: np.ndarray, rows, cols) -> np.ndarray:

@@ -697,14 +697,22 @@ def _limit_of(G) -> float | None:
     return G.max_dense_memory if isinstance(G, KernelMatrix) else None
 
 
-def _solver_blocks(G, solver: str, r: int, **options):
+def _solver_blocks(G, solver: str, r: int, *, cache: bool = True, **options):
     """G (a lazy KernelMatrix) with blocks within what the solver's own arrays leave of G's
-    budget (:func:`blocks_within`); any other G as it is."""
+    budget (:func:`blocks_within`), and (``cache``) a copy that keeps its evaluated blocks
+    (:meth:`~asymkern.kernels.KernelMatrix.cached`) in what the blocks leave of it, at most
+    the ``cache_memory`` setting; any other G as it is."""
     if not _numpy_kernel_matrix(G):
         return G
+    from ..config import get_config
+
     n, m = G.shape
-    need = svd_solver_bytes(solver, n, m, r, _dtype_of(G), **options)
-    return blocks_within(G, budget_bytes(G) - need)
+    left = budget_bytes(G) - svd_solver_bytes(solver, n, m, r, _dtype_of(G), **options)
+    G = blocks_within(G, left)
+    room = min(float(get_config()["cache_memory"]) * 2**20, left - pass_block_bytes(G))
+    if cache and room >= G.block_rows() * m * G.dtype.itemsize:  # at least one block fits
+        return G.cached(room)
+    return G
 
 
 def _finish(U, s, V, r, solver, info=None, ops=None) -> SVDResult:
@@ -1185,8 +1193,9 @@ def randomized_svd(
     n_oversamples, n_iter = check_randomized_options(n_oversamples, n_iter, method)
     rng = _check_random_state(random_state)
     k = min(r + n_oversamples, n, m)
+    # precision='low' runs its passes on a float32 twin: the blocks of G are formed once
     G = _solver_blocks(G, RANDOMIZED_NAMES[method], r, n_oversamples=n_oversamples,
-                       n_iter=n_iter)
+                       n_iter=n_iter, cache=precision != "low")
     check_svd_budget(RANDOMIZED_NAMES[method], n, m, r, _dtype_of(G),
                      n_oversamples=n_oversamples, n_iter=n_iter, limit=_limit_of(G),
                      block_bytes=pass_block_bytes(G))
