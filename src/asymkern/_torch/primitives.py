@@ -64,8 +64,18 @@ class TorchOps(ArrayOps):
         return self.torch.linalg.qr(Y).Q
 
     def lu_basis(self, Y):
-        P, L, _ = self.torch.linalg.lu(Y)
-        return P @ L
+        # P L from the packed factor and LAPACK's row interchanges (k of them, read on the
+        # host): ``torch.linalg.lu`` would return P as a dense n × n matrix
+        LU, pivots = self.torch.linalg.lu_factor(Y)
+        k = min(Y.shape)
+        L = LU[:, :k].tril(-1)
+        L.diagonal().fill_(1)
+        perm = np.arange(Y.shape[0])
+        for i, j in enumerate(pivots.cpu().numpy()[:k] - 1):  # row i swapped with row j
+            perm[[i, j]] = perm[[j, i]]
+        rows = np.empty_like(perm)
+        rows[perm] = np.arange(perm.size)  # (P L)[perm] = L
+        return L[self.torch.as_tensor(rows, device=L.device)]
 
     def svd(self, A):
         return self.torch.linalg.svd(A, full_matrices=False)
