@@ -158,11 +158,29 @@ def call_aligned(func, *args, **kwargs):
     return func(*(aligned(a) for a in args), **{k: aligned(v) for k, v in kwargs.items()})
 
 
+def _configured(settings: dict, func, *args):
+    """``func(*args)`` (operands aligned) under the asymkern ``settings`` of the caller that
+    built the task (a task wrapper)."""
+    from ..config import config_context
+
+    with config_context(**settings):
+        return call_aligned(func, *args)
+
+
 def task(func, *args):
-    """The delayed task ``func(*args)`` (pure: deterministic keys), its operands aligned."""
+    """The delayed task ``func(*args)`` (pure: deterministic keys), its operands aligned.
+
+    It runs under the asymkern settings the caller sees when building it, those of an
+    enclosing :func:`~asymkern.config.config_context` included: the budgets checked inside a
+    task (``max_dense_memory``, ``working_memory``) are then the same whatever the scheduler
+    (the synchronous one runs tasks in the caller's thread, the threaded one in a pool whose
+    threads see only the process-wide settings, processes and cluster workers their own).
+    """
     from dask import delayed
 
-    return delayed(call_aligned, pure=True)(func, *args)
+    from ..config import get_config
+
+    return delayed(_configured, pure=True)(get_config(), func, *args)
 
 
 # ------------------------------------------------------------------------------ block tasks
