@@ -82,13 +82,14 @@ def test_ridge_landmark_samplers_same_indices(landmarks):
 
 
 def test_gsa_woodbury_and_ill_conditioned_basis():
-    """GSA through the merged R of [G_c, y_c] (no Gram squaring, Qᵀy_c without R⁻¹).
+    """GSA through one TSQR of [e, G_c, y_c] whose Q is applied through the tree (α̂ = Q F).
 
-    A usual basis agrees to 1e-10; with all n points as landmarks (κ(G_c) ≈ 1e7) the LLA part
-    and α̂ still agree to ~1e-8, while the GSA predictions K(Z, X) α̂ — α̂ = G_cᵀ c formed
-    per chunk, rounding ~ eps·κ(G_c) amplified by the predictions — agree with the exact ones
-    to ~1e-6 (the in-memory SVD forms V directly: 1e-13). Measured: 1.0e-6 with Python 3.11
-    and numpy 2.4, 2.5e-6 with Python 3.13 and numpy 2.5.5, on the same machine and code.
+    A usual basis agrees to 1e-10. With all n points as landmarks (an ill-conditioned basis)
+    the Dask route now keeps the in-memory accuracy: α̂ and the predictions K(Z, X) α̂ agree
+    with the in-memory fit and with exact KRR to ~1e-13 (measured on 1 and 2 BLAS threads:
+    α̂ 1.8e-14, predictions 1.7e-13 from the in-memory ones and 4.1e-14 from exact). The former
+    α̂ = G_cᵀc per chunk lost ~eps·κ(G_c) and its centring to cancellation: α̂ 4.3e-9 and the
+    predictions 1.0e-6 to 2.5e-6 away (depending on the BLAS build).
     """
     X, y, _, Xt = data(160)
     kw = dict(mode="gsa", alpha=0.1, kernel_params=KP, fit_intercept=True, random_state=2)
@@ -103,11 +104,78 @@ def test_gsa_woodbury_and_ill_conditioned_basis():
     exact = NystromKernelRidge(**dict(kw, mode="exact")).fit(X, y).predict(Xt)
     assert rel(a.predict(Xt), exact) < 1e-11  # the in-memory SVD route
     assert rel(b.predict_lla(Xt), a.predict_lla(Xt)) < 1e-10
-    assert rel(b.coef_, a.coef_) < 1e-9
-    # α̂ of an ill-conditioned G_c: rounding ~ eps·κ(G_c) ≈ 2e-9 per route, whose reduction
-    # order depends on the BLAS build (1.09e-8 seen with Python 3.13's newest releases)
-    assert rel(b.dual_coef_.compute(), a.dual_coef_) < 1e-7
-    assert rel(b.predict(Xt), exact) < 2e-5
+    assert rel(b.coef_, a.coef_) < 1e-9  # ŵ itself: 1.9e-11, as the in-memory fit's rounding
+    assert rel(b.dual_coef_.compute(), a.dual_coef_) < 1e-11
+    assert rel(b.predict(Xt), exact) < 1e-11
+    assert rel(b.predict(Xt), a.predict(Xt)) < 2e-11  # the in-memory fit's bound plus ours
+
+
+@pytest.mark.parametrize("extra", [{}, {"gsa_solver": "woodbury"}, {"fit_intercept": False}])
+def test_gsa_ill_conditioned_basis_chunk_independent(extra):
+    """Different chunkings of the ill-conditioned case above (all n points as landmarks, two
+    outputs) give the same GSA fit up to rounding: chunks narrower than the 1 + s + 2 columns
+    of the TSQR (wide leaves), a single chunk (the root is a leaf) and uneven chunks with one
+    of a single row. Measured on 1 and 2 BLAS threads: α̂ ≤ 1.7e-14, predictions ≤ 1.2e-13
+    and intercepts ≤ 5.8e-15 apart (the former α̂ = G_cᵀc: α̂ 1.5e-9 to 2.8e-8 and the
+    predictions 3e-7 to 6e-6 apart with an intercept)."""
+    X, _, Y, Xt = data(160)
+    kw = dict(dict(mode="gsa", alpha=0.1, kernel_params={"gamma": 0.05}, n_landmarks=160,
+                   fit_intercept=True, random_state=2), **extra)
+    a = NystromKernelRidge(**kw).fit(X, Y)
+    ref = NystromKernelRidge(**kw).fit(chunked(X, 50), chunked(Y, 50))
+    p_ref, d_ref = ref.predict(Xt), ref.dual_coef_.compute()
+    assert rel(p_ref, a.predict(Xt)) < 2e-11 and rel(d_ref, a.dual_coef_) < 1e-11
+    for chunks in (37, 7, 160, (20, 70, 1, 69)):
+        b = NystromKernelRidge(**kw).fit(chunked(X, chunks), chunked(Y, chunks))
+        d = b.dual_coef_
+        assert d.chunks[0] == chunked(X, chunks).chunks[0]  # lazy, chunked like X
+        assert rel(d.compute(), d_ref) < 1e-12
+        assert rel(b.predict(Xt), p_ref) < 1e-11
+        assert rel(b.predict(chunked(Xt, 20)).compute(), p_ref) < 1e-11
+        if kw["fit_intercept"]:
+            assert rel(b.intercept_, ref.intercept_) < 1e-12
+        assert rel(b.coef_, ref.coef_) < 1e-9  # ŵ: ≤ 7.6e-12, the ill-conditioned weights
+
+
+@pytest.mark.parametrize("chunks", [37, 160])
+def test_gsa_dual_is_one_pass_over_the_chunks(monkeypatch, chunks):
+    """The GSA fit evaluates each chunk's kernel block once (the TSQR's upward sweep, the solve
+    and F pushed through the internal nodes in one graph, each leaf's F_c kept); computing α̂,
+    or predicting, is one more kernel block and leaf QR per chunk and no node of the tree again
+    (α̂ formerly re-ran the upward sweep: two kernel blocks per chunk and every node's QR).
+    The result is the fit's accuracy: α̂ and the predictions as in memory, however often
+    computed. ``chunks=160``: one chunk, the root is the leaf."""
+    import asymkern._dask.machines as machines
+    import asymkern._dask.tsqr as tsqr
+
+    calls = {"kernel": 0, "node": 0}
+    knm, qr_node = machines._knm, tsqr.qr_node
+
+    def counted_knm(*args):
+        calls["kernel"] += 1
+        return knm(*args)
+
+    def counted_node(*args):
+        calls["node"] += 1
+        return qr_node(*args)
+
+    monkeypatch.setattr(machines, "_knm", counted_knm)
+    monkeypatch.setattr(tsqr, "qr_node", counted_node)
+    X, _, Y, Xt = data(160)
+    kw = dict(mode="gsa", alpha=0.1, kernel_params={"gamma": 0.05}, n_landmarks=160,
+              fit_intercept=True, random_state=2)
+    a = NystromKernelRidge(**kw).fit(X, Y)
+    Xd = chunked(X, chunks)
+    p, nodes = len(Xd.chunks[0]), len(Xd.chunks[0]) - 1  # a binary tree: p − 1 nodes
+    b = NystromKernelRidge(**kw).fit(Xd, chunked(Y, chunks))
+    assert calls == {"kernel": p, "node": nodes}  # the fit: one kernel pass, one tree
+    for _ in range(2):
+        calls.update(kernel=0, node=0)
+        assert rel(b.dual_coef_.compute(), a.dual_coef_) < 1e-11
+        assert calls == {"kernel": p, "node": 0}  # α̂: one kernel block per chunk, no tree
+    calls.update(kernel=0, node=0)
+    assert rel(b.predict(Xt), a.predict(Xt)) < 2e-11
+    assert calls == {"kernel": p, "node": 0}  # K(Z, X) α̂: K(Z, X) is not a K(X_c, C) block
 
 
 # -------------------------------------------------------------------------- KPCA, features

@@ -113,6 +113,7 @@ from ..kernels.compat import (
     stack_r,
 )
 from .kernel import _add, _chunk_bounds, _tree, as_dask_data, gather, stack_rows, task
+from .tsqr import qr_leaf, tsqr_apply, tsqr_tree
 
 #: Most correction passes of a0's corrected seminormal equations (:func:`refine_steps`).
 MAX_REFINE_STEPS = 6
@@ -199,26 +200,9 @@ def _cast(x, dtype):
     return x.astype(dtype, copy=False)
 
 
-def _qr_leaf(Tc):
-    """(Q, R) of one row chunk of T (densified, float64): the leaves of a TSQR that keeps Q."""
-    Q, R = np.linalg.qr(np.asarray(_densify(Tc), dtype=np.float64))
-    return Q, R
-
-
-def _qr_node(a, b):
-    """(Q, R) of [R_a; R_b] (a combine step of the TSQR that keeps Q)."""
-    Q, R = np.linalg.qr(np.vstack([a[1], b[1]]))
-    return Q, R
-
-
 def _root_right(node, big: int):
     """F = U_R Σ⁺ Wᵀ of the root's R (a0's C = Q F, :func:`pinv_right`)."""
     return pinv_right(node[1], big)
-
-
-def _node_rows(node, F, i0: int, i1: int | None):
-    """Rows [i0, i1) of the node's Q times F: a child's share of Q F."""
-    return node[0][i0:i1] @ F
 
 
 def _times_factor(Tc, P):
@@ -454,39 +438,18 @@ class DaskCompatibility:
     def _pinv_rows(self) -> list:
         """Delayed row blocks (one per row chunk of T) of a0's C = Q U_R Σ⁺ Wᵀ.
 
-        A TSQR tree that keeps its Q factors (each chunk of T densified in its task, as the
-        rows of C it yields are dense), the same pairing as the fit's tree of R factors; the
-        root's F = U_R Σ⁺ Wᵀ (:func:`~asymkern.kernels.compat.pinv_right`) is sent down the
-        tree, each node handing its children their rows of Q_node F, and a leaf's rows of C are
-        Q_c F_c. This is :func:`~asymkern.kernels.compat.pinv_matrix` with a tree QR: residual
+        A TSQR tree that keeps its Q factors (:mod:`asymkern._dask.tsqr`; each chunk of T
+        densified in its task, as the rows of C it yields are dense), the same pairing as the
+        fit's tree of R factors; the root's F = U_R Σ⁺ Wᵀ
+        (:func:`~asymkern.kernels.compat.pinv_right`) is sent down the tree, each node handing
+        its children their rows of Q_node F, and a leaf's rows of C are Q_c F_c. This is
+        :func:`~asymkern.kernels.compat.pinv_matrix` with a tree QR: residual
         ‖Tᵀ C − W_r W_rᵀ‖ of order cond(T)·eps, where C = T P has cond(T)²·eps.
         """
         k, big = self.dim_, max(self.n_rows_, self.n_cols_)
-        # a node: (delayed (Q, R), rows of its R, children or None)
-        nodes: list[tuple] = [(task(_qr_leaf, t), min(int(n), k), None)
-                              for t, n in zip(self.T_.to_delayed()[:, 0], self.T_.chunks[0])]
-        while len(nodes) > 1:
-            nxt: list[tuple] = []
-            for i in range(0, len(nodes), 2):
-                if i + 1 < len(nodes):
-                    a, b = nodes[i], nodes[i + 1]
-                    nxt.append((task(_qr_node, a[0], b[0]), min(a[1] + b[1], k), (a, b)))
-                else:
-                    nxt.append(nodes[i])
-            nodes = nxt
-        rows: list = []
-
-        def descend(node, F):
-            qr, h, children = node
-            if children is None:
-                rows.append(task(_node_rows, qr, F, 0, None))
-                return
-            a, b = children
-            descend(a, task(_node_rows, qr, F, 0, a[1]))
-            descend(b, task(_node_rows, qr, F, a[1], a[1] + b[1]))
-
-        descend(nodes[0], task(_root_right, nodes[0][0], big))
-        return rows
+        root = tsqr_tree([task(qr_leaf, t) for t in self.T_.to_delayed()[:, 0]],
+                         [int(n) for n in self.T_.chunks[0]], k)
+        return tsqr_apply(root, task(_root_right, root[0], big))
 
     def transform_x(self, Y):
         """Map new rows x ∈ R^M (dask, row-chunked): x ↦ C_xᵀ x for side 'x', else unchanged."""

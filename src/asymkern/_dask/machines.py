@@ -14,17 +14,20 @@ map-reduce over the row chunks of X (and of y, chunked like X):
   bitwise the unscaled computation for data of ordinary size);
 * **one kernel pass** per fit: each task computes K_c = K(X_c, C) (``kernel_block``, the very
   function of the in-memory path) and returns its m×m / m×outputs / s×s summaries — n_c,
-  Σ K_c, K_cᵀK_c, K_cᵀ(Y_c − ȳ), Σ(Y_c − ȳ) and, where a mode needs the singular values of the
+  Σ K_c, K_cᵀK_c, K_cᵀ(Y_c − ȳ), Σ(Y_c − ȳ) and, where KPCA needs the singular values of the
   (centred) features G_cᵀ = (K − 1k̄ᵀ)A, the R factor of a QR of that chunk's features centred
   on the chunk mean. The summaries are combined by a deterministic pairwise tree (fixed order,
   any scheduler); the R factors merge as in a tall-skinny QR, with the between-chunk mean term
   √(n_a n_b / (n_a + n_b)) (ḡ_a − ḡ_b)ᵀ stacked under [R_a; R_b] (the pairwise-variance
   identity), so RᵀR = G_c G_cᵀ without ever forming the Gram matrix from uncentred sums;
 * the **m×m solves** run on the client with the same formulas as in memory (eq. (11) for NCR,
-  LLA's ridge system, SPA's Woodbury form, GSA's eq. (20) through the SVD of R, whose singular
-  values and right vectors are those of G_cᵀ);
+  LLA's ridge system, SPA's Woodbury form); GSA's eq. (20) runs on its own tall-skinny QR of
+  [e, G_c, y_c] (e = 1/√n: the centring is exact in the factorisation, as in memory) whose Q
+  is applied through the tree (:mod:`asymkern._dask.tsqr`) for the lazy dual coefficients;
 * ``predict`` / ``transform`` of a dask array are dask arrays computed chunk by chunk
-  (K(Z_c, C) β + b per chunk; GSA: the exact kernel against the training chunks).
+  (K(Z_c, C) β + b per chunk; GSA: the exact kernel against the training chunks, times the
+  lazy α̂ = Q F, one pass over the training chunks: each recomputes its leaf of the TSQR and
+  applies it to the small factor F_c the fit kept).
 
 Nothing n×m or n×s is ever held: n-sized fitted quantities (GSA/SPA dual coefficients, KPCA's
 SPA eigenvectors) are *lazy* dask arrays chunked like X, recomputed from X when asked for, and
@@ -327,17 +330,12 @@ def _qr_r(G):
     return np.linalg.qr(G, mode="r") if G.shape[0] else np.zeros((0, G.shape[1]))
 
 
-def _chunk_stats(kern, Xc, C, A, Yc, ybar, center: bool):
-    """Summaries of one row chunk (one kernel evaluation): n, Σ K_c, the R factor of the chunk's
-    features G_c (with targets: of [G_c, Y_c], so that R[:s, s:] = Qᵀy_c, stable, no R⁻¹)
-    centred on their chunk mean, and with targets K_cᵀY_c and Σ Y_c."""
+def _chunk_stats(kern, Xc, C, A, center: bool):
+    """Summaries of one row chunk (one kernel evaluation): n, Σ K_c and the R factor of the
+    chunk's features G_c = K_c A, centred on their chunk mean."""
     K = _knm(kern, Xc, C)
     st = {"n": K.shape[0], "ksum": K.sum(axis=0)}
     G = K @ A
-    if Yc is not None:
-        Y = np.asarray(Yc, dtype=np.float64).reshape(K.shape[0], -1) - ybar
-        st["ysum"], st["KtY"] = Y.sum(axis=0), K.T @ Y
-        G = np.hstack([G, Y])
     st["gmean"] = G.mean(axis=0) if (center and G.shape[0]) else np.zeros(G.shape[1])
     st["R"] = _qr_r(G - st["gmean"] if center else G)
     return st
@@ -356,20 +354,17 @@ def _merge(a, b):
     return out
 
 
-def reduce_stats(kern, X, C, A, Y=None, ybar=None, *, center=False, what="Nyström summaries"):
-    """One pass over the chunks of X (and Y): the merged summaries, gathered (all small)."""
+def reduce_stats(kern, X, C, A, *, center=False, what="Nyström summaries"):
+    """One pass over the chunks of X: the merged summaries, gathered (all small); ``R`` is the
+    s × s R factor of the (centred) features (zero rows added when n < s)."""
     from dask import delayed
 
     Cd, Ad = delayed(C, pure=True), delayed(A, pure=True)
-    yd = (list(Y.to_delayed().reshape(len(X.chunks[0]), -1)[:, 0]) if Y is not None
-          else [None] * len(X.chunks[0]))
-    parts = [task(_chunk_stats, kern, xc, Cd, Ad, yc, ybar, center)
-             for xc, yc in zip(X.to_delayed()[:, 0], yd)]
+    parts = [task(_chunk_stats, kern, xc, Cd, Ad, center) for xc in X.to_delayed()[:, 0]]
     (st,) = gather(what, _tree(parts, _merge))
-    R, s = st["R"], A.shape[1]
+    R = st["R"]
     if R.shape[0] < R.shape[1]:  # fewer rows than columns: pad (rank-deficient)
-        R = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
-    st["R"], st["QtY"] = R[:s, :s], R[:s, s:]
+        st["R"] = np.vstack([R, np.zeros((R.shape[1] - R.shape[0], R.shape[1]))])
     return st
 
 
@@ -557,10 +552,14 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
     alone), so M = K_mn K_nm − n k̄k̄ᵀ and R = K_mn(y − ȳ) are the in-memory quantities
     (:func:`~asymkern._shared.nystrom_basis.ridge_stats`): NCR β = (M + λ₀K_mm)^† R
     (eq. (11)); LLA (AᵀMA + λ₀I) ŵ = AᵀR; SPA LLA's ŵ and the lazy dual a = (y_c − G_cᵀŵ)/λ₀
-    (the in-memory ``spa_dual``). GSA (eq. (20)) replaces the in-memory QR of K_nm (n×m) by
-    the R factor of a tall-skinny QR of [G_cᵀ, y_c]: SVD(R) gives Σ and U of G_cᵀ and Qᵀy_c
-    gives Vᵀy_c without inverting R (the Gram route would square κ(G_c)); the solve is the
-    shared ``gsa_solve``.
+    (the in-memory ``spa_dual``). GSA (eq. (20)) replaces the in-memory Householder QR of
+    [e, K_nm] (n×(1 + m), Q kept as reflectors) by a tall-skinny QR of [e, K_nm A, y − ȳ]
+    over the chunks (:class:`_GSATree`): SVD(R₂) gives Σ and U of G_cᵀ, R's target columns
+    give Q₂ᵀy_c (no R⁻¹, no Gram matrix), the solve is the shared ``gsa_solve``, and the lazy
+    α̂ = Q₂ P z is Q applied through the tree, as the in-memory route applies its reflectors
+    (the internal nodes at fit time, the leaves, one map over the chunks, when α̂ is computed)
+    (α̂ = G_cᵀc per chunk, used before, lost ~eps·κ(G_c) and its centring to cancellation:
+    predictions 1e-6 to 6e-5 away from the in-memory ones on ill-conditioned bases, now ≤ 1e-12).
     """
     from .._shared.nystrom_basis import ridge_lla_weights, ridge_ncr_coef, ridge_stats
 
@@ -576,7 +575,7 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
     n, mode, A = int(X.shape[0]), est.mode, b.A
     dtype = np.dtype(X.dtype)
     sw = None if sample_weight is None else check_weights(sample_weight, X)
-    w = dual = gsa = None
+    w = dual = None
     Y2 = Y.reshape(-1, 1) if Y.ndim == 1 else Y
     if sw is not None:
         ysum, wsum = gather("weighted target sums", sw @ Y2, sw.sum())
@@ -602,23 +601,16 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
             dual = map_rows(_spa_dual_chunk, X, beta.shape[1], np.float64, kern, b.centers,
                             beta, ybar, shift, alpha, rows=(Y, sw))
             w = None
-    else:  # gsa: the chunks' summaries and their merged R factor
-        st = reduce_stats(kern, X, b.centers, A, Y, ybar, center=est.fit_intercept,
-                          what="KRR summaries (m×m, m×outputs)")
-        kbar = st["ksum"] / n if est.fit_intercept else None
-        Gty = A.T @ st["KtY"]  # G_c y_c = Aᵀ(K − 1k̄ᵀ)ᵀ y_c
-        if kbar is not None:
-            Gty -= np.outer(A.T @ kbar, st["ysum"])
-        shift = (kbar @ A) if kbar is not None else np.zeros(A.shape[1])
-        w, gsa = _fit_gsa(est.gsa_solver, st, n, dtype, Gty, alpha)
+    else:  # gsa: one TSQR of [e, K_nm A, y − ȳ]; α̂ = Q F lazily (_GSATree)
+        tree = _GSATree(kern, X, Y, b, ybar, est.fit_intercept, est.gsa_solver, alpha, dtype)
+        w, kbar = tree.fit()
         beta = A @ w
-        dual = map_rows(_features_chunk, X, gsa.shape[1], np.float64, kern,
-                        b.centers, A, shift, gsa)
+        dual = tree.dual()
     return _finite_small(DaskMachineFit(
         basis=b, n_features=int(X.shape[1]), dtype=dtype,
         coef=None if w is None else w.T, landmark_coef=beta,
         intercept=ybar - (kbar @ beta if kbar is not None else 0.0), dual=dual,
-        X_fit=X if gsa is not None else None, y_1d=Y.ndim == 1))
+        X_fit=X if mode == "gsa" else None, y_1d=Y.ndim == 1))
 
 
 def _spa_dual_chunk(Xc, Yc, wc, kern, C, beta, ybar, shift, alpha):
@@ -628,23 +620,208 @@ def _spa_dual_chunk(Xc, Yc, wc, kern, C, beta, ybar, shift, alpha):
     return a if wc is None else np.asarray(wc, dtype=np.float64)[:, None] * a
 
 
-def _fit_gsa(gsa_solver: str, st: dict, n: int, dtype, Gty, alpha: float):
-    """GSA through LLA's training (eq. (20)) from the merged R of G_cᵀ (no n×s SVD).
+# ------------------------------------------------------------------------ GSA ridge (eq. (20))
+def _gsa_block(kern, Xc, C, A, Yc, ybar, lead: float):
+    """One row chunk of GSA's tall matrix B = [e, K_nm A, Y − ȳ] (float64) and Σ K_c.
 
-    With R = P Σ Uᵀ, G_cᵀ = V Σ Uᵀ (V = G_cᵀ U Σ⁻¹) and Vᵀy_c = Pᵀ Qᵀy_c; the solve is the
-    in-memory one (:func:`~asymkern._shared.nystrom_basis.gsa_solve`), and α̂ = V z = G_cᵀ c
-    with c = U Σ⁻¹ z. Returns (ŵ, c): the caller keeps the small c and α̂ as a lazy dask
-    array.
+    ``lead`` is the entry 1/√n of the centring column e (0: no such column, no centring).
     """
+    K = _knm(kern, Xc, C)
+    rows = K.shape[0]
+    Y = np.asarray(Yc, dtype=np.float64).reshape(rows, -1) - ybar
+    cols = [K @ A, Y] if not lead else [np.full((rows, 1), lead), K @ A, Y]
+    return np.hstack(cols), K.sum(axis=0)
+
+
+def _gsa_leaf(kern, Xc, C, A, Yc, ybar, lead: float):
+    """A leaf of the upward TSQR sweep: ``(None, R_c, Σ K_c)``, R_c the R of the Householder
+    QR of the chunk's rows of B (:func:`~asymkern._dask.tsqr.householder_leaf`, the very
+    factorisation that :func:`_gsa_leaf_rows` repeats; its reflectors are not kept)."""
+    from .tsqr import householder_leaf
+
+    B, ksum = _gsa_block(kern, Xc, C, A, Yc, ybar, lead)
+    return None, householder_leaf(B)[1], ksum
+
+
+def _gsa_leaf_rows(kern, Xc, C, A, Yc, ybar, lead: float, F):
+    """Q_c F_c of one chunk: its rows of α̂. The chunk's rows of B and their Householder QR are
+    recomputed and Q_c is applied through its reflectors to the leaf's factor F_c, which the
+    fit computed from the R_c of the same factorisation (no leaf's Q is ever held).
+
+    Parameters
+    ----------
+    kern, Xc, C, A, Yc, ybar, lead
+        As :func:`_gsa_block`.
+    F : ndarray of shape (h_c, outputs)
+        The leaf's share of Q_tree F (:func:`~asymkern._dask.tsqr.tsqr_leaf_factors`),
+        h_c = min(n_c, lead + s + outputs).
+
+    Returns
+    -------
+    ndarray of shape (n_c, outputs)
+
+    Notes
+    -----
+    Q_c belongs to the R_c that went up the tree when the chunk is recomputed bitwise (the same
+    kernel, BLAS and LAPACK on the same data: any scheduler, a homogeneous cluster; the fit's
+    graph and this one compute the chunk with the same functions). Otherwise Q_c is the Q of a
+    B_c differing by rounding, an equally backward-stable factorisation of B whose backward
+    error is ‖R_c − R'_c‖ instead of eps·‖B_c‖ (measured: every chunk's B perturbed by one ulp
+    in this step only moved α̂ by ≤ 5e-12 and the predictions by ≤ 2e-14, relative, for
+    κ(G_c) up to 4e5).
+    """
+    from .tsqr import householder_leaf, householder_rows
+
+    B, _ = _gsa_block(kern, Xc, C, A, Yc, ybar, lead)
+    return householder_rows(householder_leaf(B)[0], F, B.shape[0])
+
+
+def _gsa_solve_r(R, lead: int, s: int, n: int, alpha: float, dtype, woodbury: bool):
+    """GSA's solve (ŵ, F) from the R factor of B = [e, G, Y − ȳ] (G = K_nm A: s columns;
+    ``lead`` = 1 with the centring column e, else 0).
+
+    With B = Q R and Q = [q_e, Q₂, ·], the centred features are G_cᵀ = Q₂R₂, R₂ the diagonal
+    block of the feature columns; the SVD R₂ = P Σ Uᵀ gives the thin SVD G_cᵀ = (Q₂P) Σ Uᵀ,
+    V = Q₂P, and Vᵀy_c = Pᵀ Q₂ᵀ y_c = Pᵀ R_Y (R_Y: R's rows of Q₂ in the target columns). The
+    solve is the in-memory one (:func:`~asymkern._shared.nystrom_basis.gsa_solve` with the
+    cut-off :func:`~asymkern._shared.nystrom_basis.rank_cut`); Woodbury's G_cG_cᵀ and G_cy_c
+    are R₂ᵀR₂ and R₂ᵀR_Y.
+
+    Parameters
+    ----------
+    R : ndarray of shape (h, lead + s + k)
+        The R factor of B (h = min(n, lead + s + k)).
+    lead, s : int
+    n : int
+        The sample count (the cut-off).
+    alpha : float
+    dtype : numpy dtype
+        The data's dtype (the cut-off).
+    woodbury : bool
+        ``gsa_solver='woodbury'``.
+
+    Returns
+    -------
+    w : ndarray of shape (s, k)
+        ŵ.
+    F : ndarray of shape (h, k)
+        The right factor of α̂ = V z = Q F: P z in the rows of Q₂, zeros elsewhere.
+    """
+    from .._backend import NUMPY
     from .._shared.nystrom_basis import gsa_solve, rank_cut
 
-    R = st["R"]
-    P, sig, Ut = np.linalg.svd(R)  # R = P Σ Uᵀ: the singular values and U of G_cᵀ
-    keep = rank_cut(sig, n, R.shape[1], dtype)
-    sig, Ut = sig[keep], Ut[keep]
-    w, z = gsa_solve(sig, Ut, P[:, keep].T @ st["QtY"], alpha,  # Vᵀy_c = Pᵀ Qᵀ y_c
-                     woodbury=(R.T @ R, Gty) if gsa_solver == "woodbury" else None)
-    return w, Ut.T @ (z / sig[:, None])  # α̂ = V z = G_cᵀ U Σ⁻¹ z
+    R = np.asarray(R, dtype=np.float64)
+    h = R.shape[0]
+    top = max(min(h, lead + s), lead)  # Q₂'s columns (fewer than s when n ≤ s)
+    R2, RY = R[lead:top, lead:lead + s], R[lead:top, lead + s:]
+    F = np.zeros((h, RY.shape[1]))
+    if R2.shape[0] == 0:  # one sample, centred: G_c = 0
+        return np.zeros((s, RY.shape[1])), F
+    P, sig, Ut = NUMPY.svd(R2)
+    keep = rank_cut(sig, n, s, dtype)
+    P = P[:, keep]
+    w, z = gsa_solve(sig[keep], Ut[keep], P.T @ RY, alpha,
+                     woodbury=(R2.T @ R2, R2.T @ RY) if woodbury else None)
+    F[lead:top] = P @ z
+    return w, F
+
+
+def _gsa_root_solve(root, *args):
+    """(ŵ, F) of :func:`_gsa_solve_r` from the root node (item 1: the R factor of B), a task of
+    the fit's graph."""
+    return _gsa_solve_r(root[1], *args)
+
+
+def _item(obj, i: int):
+    return obj[i]
+
+
+class _GSATree:
+    """GSA ridge regression (Li, Liu and Zhang, eq. (20)) on dask X through one TSQR of
+    B = [e, K_nm A, Y − ȳ] (e = 1/√n, the centring column: only with ``fit_intercept``).
+
+    The in-memory route (:func:`~asymkern.nystrom._algebra.ridge_gsa_householder`, a
+    Householder QR of [e, K_nm] kept as reflectors) on a tree: the R factors of the row chunks
+    go up the tree (:mod:`asymkern._dask.tsqr`), the s×s solve runs on the root's R
+    (:func:`_gsa_solve_r`), and α̂ = Q F comes down it: through the internal nodes in the fit's
+    graph, which keeps each leaf's share F_c (:func:`~asymkern._dask.tsqr.tsqr_leaf_factors`),
+    and through the leaves whenever α̂ is computed, each chunk recomputing its rows of B and
+    their Householder QR (:func:`_gsa_leaf_rows`). Q is orthonormal to rounding and α̂ is
+    never formed through R⁻¹ or as G_cᵀc, so α̂ and K(Z, X) α̂ keep the in-memory accuracy
+    however ill-conditioned G_c; the centring is exact in the factorisation (Q₂ ⟂ e), not left
+    to cancellation. B holds the features G = K_nm A rather than K_nm: a chunk's rows of G are
+    the same whatever the chunking (up to the GEMM's blocking), and the QR's rounding is then
+    relative to ‖G‖, not to ‖K_nm‖‖A‖ (different chunkings agreed 4–15× more closely on α̂ of
+    ill-conditioned bases than with K_nm in B, and as closely with the in-memory fit).
+
+    Cost and memory: the fit is one kernel evaluation and one QR per chunk (the upward sweep,
+    the solve and the push through the internal nodes in one graph); α̂ is one more of each
+    per chunk each time it is computed (no sweep up the tree again). A task holds one chunk's
+    rows of K_nm and of B (n_c × (1 + s + outputs)) and its reflectors; the tree's nodes are
+    (1 + s + outputs)-sized, and what the fit keeps, the leaves' F_c, (chunks × (1 + s +
+    outputs) × outputs) floats at most. Nothing n-sized is held.
+    """
+
+    def __init__(self, kern, X, Y, basis, ybar, center: bool, gsa_solver: str, alpha: float,
+                 dtype):
+        from dask import delayed
+
+        self.X, self.n = X, int(X.shape[0])
+        self.lead = 1 if center else 0
+        self.s = int(basis.A.shape[1])
+        self.k = 1 if Y.ndim == 1 else int(Y.shape[1])
+        self.solve_args = (self.lead, self.s, self.n, alpha, dtype, gsa_solver == "woodbury")
+        self.chunk_args = (delayed(basis.centers, pure=True), delayed(basis.A, pure=True))
+        self.row_args = (np.asarray(ybar, dtype=np.float64),
+                         1.0 / math.sqrt(self.n) if center else 0.0)
+        self.kern = kern
+        self.xs = list(X.to_delayed()[:, 0])
+        self.ys = list(Y.to_delayed().reshape(len(self.xs), -1)[:, 0])
+        self.leaf_factors: list[np.ndarray] | None = None
+
+    def fit(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(ŵ, k̄) in one kernel pass; keeps the leaves' factors F_c for :meth:`dual`.
+
+        One graph: the upward sweep (one kernel evaluation and one Householder QR per chunk,
+        :func:`_gsa_leaf`), the solve on the root's R (:func:`_gsa_root_solve`) and F pushed
+        down through the internal nodes while their Q factors are in the scheduler
+        (:func:`~asymkern._dask.tsqr.tsqr_leaf_factors`); ŵ, Σ K_nm and the F_c are gathered.
+
+        Returns
+        -------
+        w : ndarray of shape (s, outputs)
+        kbar : ndarray of shape (m,) or None
+            k̄ (with the intercept only).
+        """
+        from .tsqr import tsqr_leaf_factors, tsqr_tree
+
+        leaves = [task(_gsa_leaf, self.kern, xc, *self.chunk_args, yc, *self.row_args)
+                  for xc, yc in zip(self.xs, self.ys)]
+        root = tsqr_tree(leaves, [int(c) for c in self.X.chunks[0]], self.lead + self.s + self.k)
+        sol = task(_gsa_root_solve, root[0], *self.solve_args)
+        ksum = _tree([task(_item, leaf, 2) for leaf in leaves], _add)
+        w, ksum, *factors = gather(
+            "GSA's ŵ (s × outputs), Σ K_nm (m) and leaf factors (chunks × (1 + s + outputs) × "
+            "outputs)", task(_item, sol, 0), ksum,
+            *tsqr_leaf_factors(root, task(_item, sol, 1)))
+        self.leaf_factors = [np.asarray(f, dtype=np.float64) for f in factors]
+        return np.asarray(w), (np.asarray(ksum) / self.n if self.lead else None)
+
+    def dual(self):
+        """α̂ = Q F, a lazy dask array chunked like X: one map over the chunks, each Q_c F_c
+        (:func:`_gsa_leaf_rows`, its F_c from :meth:`fit`).
+
+        Returns
+        -------
+        dask array of shape (n, outputs), float64
+        """
+        from .kernel import stack_rows
+
+        if self.leaf_factors is None:  # pragma: no cover - internal misuse
+            raise RuntimeError("_GSATree.dual before fit")
+        parts = [task(_gsa_leaf_rows, self.kern, xc, *self.chunk_args, yc, *self.row_args, F)
+                 for xc, yc, F in zip(self.xs, self.ys, self.leaf_factors)]
+        return stack_rows(parts, self.X.chunks[0], np.float64, self.k)
 
 
 def _out(out, was_dask):
