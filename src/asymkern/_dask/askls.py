@@ -48,10 +48,6 @@ from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather,
 
 
 # ------------------------------------------------------------------------------- labels
-def _unique(yc):
-    return np.unique(np.asarray(yc))
-
-
 def _encode_chunk(yc, classes):
     """±1 one-vs-rest targets of one label chunk (one column for two classes)."""
     yc = np.asarray(yc).ravel()
@@ -98,7 +94,7 @@ def dask_labels(y, row_chunks: tuple, n: int):
 
     y = y.rechunk((tuple(row_chunks),))  # drops empty chunks like X's validation
 
-    parts = [delayed(_unique, pure=True)(b) for b in y.to_delayed()]
+    parts = [delayed(np.unique, pure=True)(b) for b in y.to_delayed()]
     (classes,) = gather("class labels", _tree(parts, np.union1d))
     classes = np.asarray(classes)
     if classes.dtype.kind == "f" and np.any(np.isnan(classes)):

@@ -122,9 +122,7 @@ class LowRankStats:
     def of(cls, U, W, Y, e=None) -> LowRankStats:
         """The statistics of one row block (float64 accumulation); ``e`` the border vector of
         a weighted system (√v, with U, W, Y already scaled by it), None for ones."""
-        U = np.asarray(U, dtype=np.float64)
-        W = np.asarray(W, dtype=np.float64)
-        Y = np.asarray(Y, dtype=np.float64)
+        U, W, Y = (np.asarray(A, dtype=np.float64) for A in (U, W, Y))
         if e is None:
             return cls(int(U.shape[0]), U.T @ U, W.T @ W, U.sum(axis=0), W.sum(axis=0),
                        U.T @ Y, W.T @ Y, Y.sum(axis=0))
@@ -160,9 +158,7 @@ class LowRankCoef:
     def expand(self, U, W, Y, e=None):
         """(ã, b̃) = (α ⊙ y, β ⊙ y) of the rows (U, W, Y) of one block, each (n_block, k)
         (``e``: the border vector of a weighted system, rows of U, W, Y scaled by it)."""
-        U = np.asarray(U, dtype=np.float64)
-        W = np.asarray(W, dtype=np.float64)
-        Y = np.asarray(Y, dtype=np.float64)
+        U, W, Y = (np.asarray(A, dtype=np.float64) for A in (U, W, Y))
         one = 1.0 if e is None else np.asarray(e, dtype=np.float64)[:, None]
         a = self.y_scale * Y - one * self.offset[0][None, :] - U @ self.A_u
         b = self.y_scale * Y - one * self.offset[1][None, :] - W @ self.A_w

@@ -138,12 +138,9 @@ class _AsymSchur:
     def _cg_max_iter(n: int) -> int:
         return max(100, n // 30)
 
-    def _shift_params(self, c):
-        c0, mu = float(np.real(c)), -float(np.imag(c))
-        return mu * mu - c0 * c0, 2.0 * c0 * mu
-
     def _factor_shifted(self, c, methods=("cocg", "fixed-point")):
-        shift, tau = self._shift_params(c)
+        c0, mu = float(np.real(c)), -float(np.imag(c))
+        shift, tau = mu * mu - c0 * c0, 2.0 * c0 * mu
         if not shift > 0:
             return None
         if "cocg" in methods:
@@ -238,7 +235,7 @@ class _AsymSchur:
             return -x
         if "fallback" not in cache:  # COCG missed its tolerance: factorise once, keep it
             cache["fallback"] = (self._factor_shifted(c, methods=("fixed-point",))
-                                 or self._complex_lu(c))
+                                 or self._lu(c))
         fb = cache["fallback"]
         if fb is None:  # pragma: no cover - the complex shift is never singular
             raise np.linalg.LinAlgError("ridge-regularised system could not be factorised")
@@ -246,20 +243,15 @@ class _AsymSchur:
             return self._solve_shifted(fb[2], fb[3], R)
         return sla.lu_solve(fb[1], R, check_finite=False)
 
-    def _complex_lu(self, c):
-        M = -self.KtK.astype(np.complex128)
-        M[np.diag_indices_from(M)] += c * c
-        try:
-            lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):  # pragma: no cover
-            return None
-        return (c, lu)
-
     def factor(self, c):
         if not np.isrealobj(c):
             fac = self._factor_shifted(c)
             if fac is not None:
                 return fac
+        return self._lu(c)
+
+    def _lu(self, c):
+        """``(c, LU of c²I − KᵀK)`` (real or complex c), or None when it is singular."""
         M = -self.KtK if np.isrealobj(c) else -self.KtK.astype(np.complex128)
         M[np.diag_indices_from(M)] += c * c
         lu = _lu_or_none(M)
@@ -453,10 +445,10 @@ class _SymChol:
         K[np.diag_indices_from(K)] = self._diag
         self._diag = None
 
-    def _matrix(self, c):
+    def _matrix(self, c, in_place: bool = True):
         if self._diag is not None:
             self._restore()
-        if self._in_place and np.isrealobj(c):
+        if in_place and self._in_place and np.isrealobj(c):
             self._diag = self.K.diagonal().copy()
             M = self.K
         else:
@@ -475,10 +467,7 @@ class _SymChol:
             try:
                 f = sla.cho_factor(M.T, lower=False, overwrite_a=True, check_finite=False)
             except np.linalg.LinAlgError:  # not positive definite: rebuild M, use LU
-                if self._diag is not None:
-                    self._restore()
-                M = self.K.astype(np.result_type(self.K, c), order="C", copy=True)
-                M[np.diag_indices_from(M)] += c
+                M = self._matrix(c, in_place=False)
             else:
                 self.factorization = "cholesky"
                 return ("chol", f)
@@ -575,9 +564,7 @@ class _Bordered:
         else:
             Z = inner.solve(fac, np.hstack([ones.astype(rhs.dtype), rhs]))
             self.Zb, self._Zr = Z[:, :p], Z[:, p:]
-        S = _E(self.Zb, p, n, e)
-        S = S - s * np.eye(p)
-        self.S = S
+        self.S = S = _E(self.Zb, p, n, e) - s * np.eye(p)
         cond = np.linalg.cond(S) if np.all(np.isfinite(S)) else np.inf
         self.ok = bool(np.isfinite(cond) and cond < 1e15)
 
@@ -751,7 +738,7 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
 
 def _as_targets(Y):
     Y = np.asarray(Y, dtype=np.float64)
-    return (Y[:, None] if Y.ndim == 1 else Y), Y.ndim == 1
+    return Y[:, None] if Y.ndim == 1 else Y
 
 
 # --------------------------------------------------------------------------------------------
@@ -897,7 +884,7 @@ def askls_solve(
     True
     """
     C = _check_C(_renamed_C(C, gamma, "askls_solve"))
-    Y2, _ = _as_targets(Y)
+    Y2 = _as_targets(Y)
     n_rows = Y2.shape[0]
     v, C_sys = _absorb_weight_scale(_check_weights(sample_weight, n_rows), C)
     c = 1.0 / C_sys
@@ -996,13 +983,9 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     # each C is scaled alike inside askls_solve
     v, _ = _absorb_weight_scale(_check_weights(sample_weight, K.shape[0]), 1.0)
     Kw = K if v is None else _scale_kernel(K, np.sqrt(v))
-    inner: _AsymEig | _AsymSchur
-    if method == "eig":
-        inner = _AsymEig(Kw)
-    elif method == "schur":
-        inner = _AsymSchur(Kw)
-    else:
+    if method not in ("eig", "schur"):
         raise ValueError(f"method must be 'eig' or 'schur', got {method!r}")
+    inner = (_AsymEig if method == "eig" else _AsymSchur)(Kw)
     return [
         askls_solve(K, Y, C, method=method, rcond_tol=rcond_tol, ridge=ridge,
                     check_rcond=check_rcond, sample_weight=v, _inner=inner)
@@ -1096,7 +1079,7 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
     True
     """
     C = _check_C(_renamed_C(C, gamma, "lssvm_solve"))
-    Y2, _ = _as_targets(Y)
+    Y2 = _as_targets(Y)
     if not sp.issparse(K):
         K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
