@@ -154,17 +154,128 @@ def training_model(est, X, rows, beta=None, dual=None, intercept=None, classes=N
                         ridge_dtype=dtype if ridge else None)
 
 
+# ------------------------------------------------------------------------- memory budget
+def pass_within(G, held: float, what: str, alternatives: str):
+    """The lazy kernel matrix G of a prediction pass, with blocks within what ``held`` bytes
+    (the outputs and operands the caller holds beside the pass) leave of ``max_dense_memory``.
+
+    A numpy :class:`~asymkern.kernels.KernelMatrix` gets blocks shrunk by
+    :func:`~asymkern.linalg.svd.blocks_within` (one row at least), and the whole
+    (``held`` and the blocks of its passes, :func:`~asymkern.linalg.svd.pass_block_bytes`)
+    is checked before the pass runs. Anything else (a torch or Dask matrix sizes its own
+    blocks, on its device or workers) is returned as it is.
+
+    Parameters
+    ----------
+    G : KernelMatrix or any lazy matrix
+        The matrix of the pass.
+    held : float
+        Bytes held beside the pass (its output, its operand).
+    what : str
+        The operation, for the error message.
+    alternatives : str
+        What to do instead, for the error message.
+
+    Returns
+    -------
+    KernelMatrix or any lazy matrix
+        G, or a shallow copy of it with smaller blocks (the same entries).
+
+    Raises
+    ------
+    MemoryBudgetError
+        When ``held`` and the blocks of one row exceed ``max_dense_memory``.
+    """
+    from ..config import check_memory
+    from ..kernels import KernelMatrix
+    from ..linalg.svd import blocks_within, budget_bytes, pass_block_bytes
+
+    if not isinstance(G, KernelMatrix):
+        return G
+    H = blocks_within(G, budget_bytes(G) - held)
+    check_memory(held + pass_block_bytes(H), what, alternatives, limit=G.max_dense_memory,
+                 detail=f"the outputs and operands ({held / 2**20:.2f} MiB) beside the kernel "
+                        f"blocks of the {G.shape[0]}×{G.shape[1]} kernel matrix's pass")
+    return H
+
+
+def kernel_row_bytes(kernel, Z, P) -> tuple[int, int]:
+    """(bytes per row of Z, fixed bytes) of forming K(Z, P) block by block in numpy: the
+    blocks and their temporaries (:data:`~asymkern.linalg.svd.PASS_BLOCK_ARRAYS` float64
+    entries a row) and the copies of the data forming them makes
+    (:func:`~asymkern.linalg.svd.data_pass_bytes`: per row of Z, and once for P)."""
+    from ..kernels import KernelMatrix
+    from ..linalg.svd import PASS_BLOCK_ARRAYS, data_pass_bytes
+
+    G = KernelMatrix(kernel, Z[:1], P)
+    cols = int(G.shape[1])
+    return (PASS_BLOCK_ARRAYS * 8 * cols + data_pass_bytes(G, 1, 0),
+            data_pass_bytes(G, 0, cols))
+
+
+def rows_within(n: int, per_row: float, fixed: float, what: str, alternatives: str,
+                detail: str) -> int:
+    """Rows of the new points a prediction takes at a time: as many as what ``fixed`` bytes
+    (held whatever the rows) leave of ``max_dense_memory`` at ``per_row`` bytes a row (all
+    n at most); :class:`~asymkern.config.MemoryBudgetError` before anything is formed when
+    not even one row fits.
+
+    Parameters
+    ----------
+    n : int
+        The number of new points.
+    per_row : float
+        Bytes a row holds (its kernel block, features and outputs).
+    fixed : float
+        Bytes held whatever the rows (operands, data copies, outputs of every row).
+    what, alternatives, detail : str
+        For the error message (:func:`~asymkern.config.check_memory`).
+
+    Returns
+    -------
+    int
+        Between 1 and n.
+    """
+    from ..config import check_memory
+    from ..linalg.svd import budget_bytes
+
+    left = budget_bytes() - fixed
+    if per_row > left:
+        check_memory(fixed + per_row, what, alternatives, detail=detail)
+    return int(max(1, min(n, left // max(1, per_row))))
+
+
+def _basis_rows(model: NystromModel, Z, k: int) -> int:
+    """Rows of Z whose K(Z, C) B a numpy basis forms at a time within the budget: K(Z, C)
+    and its kernel block (a sketch's K(Z, X_fit) blocks and K(Z, X_fit) S), the product
+    with B and the n_z × k output."""
+    basis, n = model.basis, int(Z.shape[0])
+    m = int(basis.n_landmarks)
+    sketch = basis.sketch is not None
+    per_row, data = kernel_row_bytes(basis.kernel, Z, basis.X_fit if sketch else basis.centers)
+    per_row += 8 * (k + (2 * m if sketch else 0))
+    return rows_within(n, per_row, data + 8 * (2 * n * k + m * k),
+                       f"the Nyström kernel K(Z, C) of {n} new points against {m} landmarks",
+                       "fewer new points at a time, or fewer landmarks (n_landmarks)",
+                       "one row of K(Z, C), its kernel block and the products, beside the "
+                       f"{n}×{k} output")
+
+
 def landmark_times(model: NystromModel, Z, B):
     """K(Z, C) B in float64 (n_z × k) on the executor: Z[:, idx] B ('precomputed'),
-    K(Z, X_fit) B ('gaussian', B = S β) or K(Z, C) B over row blocks of Z ('points')."""
+    K(Z, X_fit) B ('gaussian', B = S β) or K(Z, C) B over row blocks of Z ('points'; a numpy
+    basis: as many rows at a time as ``max_dense_memory`` holds, :func:`rows_within`)."""
     ops = model.ops
     if model.kind == "precomputed":
         return ops.astype(Z[:, model.idx], np.float64) @ B
     if model.kind == "gaussian":
         return full_times(model, Z, B)
     n = int(Z.shape[0])
-    step = None if model.basis is not None else row_step(int(model.C.shape[0]), int(B.shape[1]))
-    if step is None or step >= n:
+    if model.basis is not None:
+        step = _basis_rows(model, Z, int(B.shape[1]))
+    else:
+        step = row_step(int(model.C.shape[0]), int(B.shape[1]))
+    if step >= n:
         return model.landmark_rows(Z) @ B
     out = ops.empty((n, int(B.shape[1])), B, np.float64)
     for a in range(0, n, step):
@@ -175,11 +286,17 @@ def landmark_times(model: NystromModel, Z, B):
 def full_times(model: NystromModel, Z, B, dtype=None):
     """K(Z, X_fit) B (n_z × k, float64) on the executor, streamed over row blocks of Z; Z B
     for a precomputed kernel (Z is then K(Z, X_fit)). ``dtype``: the executor's dtype of the
-    kernel blocks' products (default: float64 from the kernel values)."""
+    kernel blocks' products (default: float64 from the kernel values). In numpy the blocks
+    fit what the n_z × k output and B leave of ``max_dense_memory`` (:func:`pass_within`)."""
     ops = model.ops
     if model.kind == "precomputed":
         return ops.astype(Z, np.float64) @ B
     G = ops.kernel_matrix(model.kernel, Z, model.X)
+    n, k = int(G.shape[0]), int(B.shape[1]) if B.ndim == 2 else 1
+    G = pass_within(G, 8 * (2 * n * k + int(G.shape[1]) * k),
+                    f"the kernel K(Z, X_fit) of {n} new points against {G.shape[1]} training "
+                    "points (the test phase of Li, Liu and Zhang's Algorithm 1)",
+                    "fewer new points at a time, or a landmark mode ('lla', 'ncr')")
     if dtype is not None and np.dtype(dtype) != np.float64:
         return ops.astype(G.matmat(ops.astype(B, dtype)), np.float64)
     return ops.astype(G.matmat(B), np.float64)

@@ -31,6 +31,7 @@ from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandw
     median_bandwidth,
     median_sample_indices,
 )
+from .._shared.nystrom_predict import kernel_row_bytes, pass_within, rows_within
 from .._torch import check_device, use_torch
 from .._validation import (
     as_data,
@@ -987,9 +988,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         P = self._new_points(X, left)
         if self._precomputed():
             return DenseMatrix(P), False
-        rows, cols = (P, self.Z_fit_) if left else (self.X_fit_, P)
-        return KernelMatrix(self.kernel_, rows, cols, reference=self.Z_fit_,
-                            working_memory=self.working_memory), not left
+        return self._points_matrix(P, left), not left
 
     def _check_z_names(self, Z) -> None:
         """The column names of a DataFrame Z must be those seen in ``fit(X, Z=Z)``."""
@@ -1113,8 +1112,60 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return transform_dask(self, X, left=left)
         if use_torch(self, X):  # torch executor (asymkern._torch)
             return self._transform_on(X, left=left)
-        K, transposed = self._new_matrix(X, left)
-        return self._scores(K, transposed, left)
+        if self._precomputed():  # the caller's kernel values: nothing n_new × n is formed
+            K, transposed = self._new_matrix(X, left)
+            return self._scores(K, transposed, left)
+        P = self._new_points(X, left)
+        n_new, step, fixed, scores = self._transform_rows(P, left)
+        parts = []
+        for a in range(0, n_new, step):
+            Pc = P[a:a + step]
+            K = self._points_matrix(Pc, left)
+            K = pass_within(K, fixed + scores * int(Pc.shape[0]),
+                            f"KernelSVD.{'transform' if left else 'transform_right'} of "
+                            f"{Pc.shape[0]} new points", "fewer new points at a time")
+            parts.append(self._scores(K, not left, left))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _transform_rows(self, P, left: bool) -> tuple[int, int, int, int]:
+        """(n_new, new points a pass takes at a time, bytes held whatever the points, bytes
+        held a point) of the scores of the new points P within ``max_dense_memory``.
+
+        Held: the training-side operands (the weights and the score map, float64), the
+        scores of every point and their concatenation; a point: its scores, products and
+        centred copy, and its kernel values of a pass
+        (:func:`~asymkern._shared.nystrom_predict.kernel_row_bytes`: a row against the
+        training set on the left, also a bound on the landmark columns of the Nyström
+        extension; a column of one-row blocks, or of the landmark rows, on the right). Each
+        pass's blocks are then shrunk to what is left
+        (:func:`~asymkern._shared.nystrom_predict.pass_within`).
+        """
+        n_new = int(P.shape[0])
+        train = self.Z_fit_ if left else self.X_fit_
+        n_train, r = int(train.shape[0]), int(self.n_components_)
+        # left: a row of K(P, Z_fit); right: K(X_fit, P) is passed over by training rows, so a
+        # new point holds a column of one-row blocks (of |I| rows: the Nyström extension's
+        # landmark rows, formed at once), bounded by a row against that many points
+        rows = len(self.nystrom_.row_landmarks) if self._nystrom_fit() else 1
+        kernel_row, data = kernel_row_bytes(self.kernel_, P, train if left else train[:rows])
+        if not left:  # and, whatever the points, the data copies of every training row (and
+            # a row-normalised kernel's normalisers of them): a one-point column of K(X_fit, P)
+            data += n_train * kernel_row_bytes(self.kernel_, train, P[:1])[0]
+        fixed = data + 8 * (n_train * (2 * r + 2) + 2 * n_new * r)
+        scores = 8 * 3 * (r + 1)
+        step = rows_within(n_new, kernel_row + scores, fixed,
+                           f"KernelSVD.{'transform' if left else 'transform_right'} of {n_new} "
+                           "new points", "fewer new points at a time",
+                           "the kernel row of one new point against the training set and its "
+                           "scores, beside the score map and the scores of every point")
+        return n_new, step, fixed - data, scores
+
+    def _points_matrix(self, P, left: bool):
+        """The lazy kernel matrix of the checked new points P against the training side:
+        K(P, Z_fit) (``left``), else K(X_fit, P), used transposed."""
+        rows, cols = (P, self.Z_fit_) if left else (self.X_fit_, P)
+        return KernelMatrix(self.kernel_, rows, cols, reference=self.Z_fit_,
+                            working_memory=self.working_memory)
 
     def _transform_on(self, X, left: bool):
         """Left (``left``: e(x)) or right (e(z)) scores of new points on the executor of the

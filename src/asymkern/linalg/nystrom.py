@@ -477,7 +477,7 @@ def _leverage_landmarks(acc: BlockAccess, side: str, s: int, r: int, rs) -> np.n
     n, m = acc.shape if side == "row" else acc.shape[::-1]
     if s >= n:
         return np.arange(n)
-    p = min(m, max(2 * s, 4 * r, 64))
+    p = _sketch_size(s, r, m)
     Q = np.sort(rs.choice(m, p, replace=False))
 
     def blocks():
@@ -528,6 +528,42 @@ def _leverage_block_scores(B: np.ndarray, L) -> np.ndarray:
     """Ridge leverage scores c_iᵀ (CᵀC + λI)⁻¹ c_i of the rows of one block of C."""
     B = np.asarray(B, dtype=np.float64)
     return np.einsum("ij,ji->i", B, sla.cho_solve(L, B.T))
+
+
+def _sketch_size(s: int, r: int, m: int) -> int:
+    """Columns p of the leverage-score sketch C = G[:, Q] (:func:`_leverage_landmarks`)."""
+    return min(m, max(2 * s, 4 * r, 64))
+
+
+def _leverage_budget(acc, r: int, row: tuple, col: tuple) -> None:
+    """Before the leverage-score passes (and the normaliser pass that precedes them) of an
+    in-memory access: shrink their blocks to what the sketch's arrays leave of
+    ``max_dense_memory`` and refuse, naming the budget, when even one-row blocks do not fit.
+
+    ``row``, ``col``: (method, count) of each side. Held besides the blocks of a side
+    (:meth:`_Access.fit_blocks`: the p-column blocks of C, the normalisers' own passes): CᵀC,
+    the ridge's eigen- and Cholesky factors (three p×p) and the n scores. Dask and torch
+    accesses size their own blocks (nothing changes).
+    """
+    from ..config import get_config
+
+    sides = [(n, _sketch_size(s, r, m)) for (method, s), n, m in
+             ((row, *acc.shape), (col, *acc.shape[::-1]))
+             if isinstance(method, str) and method == "leverage" and s < n]
+    if not sides or getattr(acc, "is_dask", False) or acc.kind == "device":
+        return
+    held = max(8 * (3 * p * p + n) for n, p in sides)
+    others = tuple(p for _, p in sides)
+    left = float(get_config()["max_dense_memory"]) * 2**20 - held
+    blocks = acc.block_bytes(others)
+    if blocks > left:  # (default settings: the blocks fit, nothing changes)
+        blocks = acc.fit_blocks(left, others)
+    check_memory(held + blocks,
+                 f"leverage-score landmark sampling of the {acc.shape[0]}×{acc.shape[1]} "
+                 f"matrix G (a {max(others)}-column sketch)",
+                 "sampling='uniform' or 'kmeans', or fewer landmarks",
+                 detail="the sketch's Gram matrix, its factors and the scores beside the "
+                        "kernel blocks of the passes over G")
 
 
 def select_indices(acc: BlockAccess, side: str, s: int, method, r: int, rs, points=None):
@@ -1076,6 +1112,7 @@ def asymmetric_nystrom(
             )
         if "leverage" in (row_m if isinstance(row_m, str) else None,
                           col_m if isinstance(col_m, str) else None):
+            _leverage_budget(acc, r, (row_m, sx), (col_m, sz))
             acc.prepare()
         I = select_indices(acc, "row", sx, row_m, r, rs, row_points)
         J = select_indices(acc, "col", sz, col_m, r, rs, col_points)
@@ -1097,12 +1134,16 @@ def asymmetric_nystrom(
     sx, sz = max(sx, r), max(sz, r)
     perm_r = rs.permutation(N) if isinstance(row_m, str) and row_m == "uniform" else None
     perm_c = rs.permutation(M) if isinstance(col_m, str) and col_m == "uniform" else None
-    if "leverage" in (row_m if isinstance(row_m, str) else None,
-                      col_m if isinstance(col_m, str) else None):
+    leverage = "leverage" in (row_m if isinstance(row_m, str) else None,
+                              col_m if isinstance(col_m, str) else None)
+    if leverage:
+        _leverage_budget(acc, r, (row_m, sx), (col_m, sz))
         acc.prepare()
     history: list[dict] = []
     prev = None
     while True:
+        if leverage:  # the counts grow, and so do the sketches
+            _leverage_budget(acc, r, (row_m, sx), (col_m, sz))
         I = (np.sort(perm_r[:sx]) if perm_r is not None
              else select_indices(acc, "row", sx, row_m, r, rs, row_points))
         J = (np.sort(perm_c[:sz]) if perm_c is not None
@@ -1241,11 +1282,24 @@ def symmetric_nystrom(
     sz = _count(n_col_landmarks, M, "n_col_landmarks")
     if r > min(sx, sz):
         raise ValueError(f"n_components={r} is larger than the number of landmarks ({sx}, {sz})")
-    # G[I, :] and G[:, J] are held in float64, with their Gram matrices and products
-    check_memory(8 * (sx * M + N * sz) * 2 + 8 * (sx * sx + sz * sz) * 2,
+    # G[I, :] and G[:, J] are held in float64, with their Gram matrices and products, and
+    # U, V with the maps a, b beside them; the blocks of the passes (the full rows of the
+    # last pass, the sz columns of G[:, J] and the normalisers' own) are shrunk to what is
+    # left (default settings: they fit, nothing changes), as are the leverage-score passes
+    from ..config import get_config
+
+    held = 8 * (sx * M + N * sz) * 2 + 8 * (sx * sx + sz * sz) * 2 + 8 * 2 * (N + M) * r
+    others = (M, sz)
+    blocks = acc.block_bytes(others)
+    left = float(get_config()["max_dense_memory"]) * 2**20 - held
+    if blocks > left:
+        blocks = acc.fit_blocks(left, others)
+    check_memory(held + blocks,
                  f"symmetric_nystrom with {sx}×{sz} landmarks of the {N}×{M} matrix G",
                  "fewer landmarks or asymmetric_nystrom (which never holds G[I, :] or G[:, J])",
-                 detail=f"G[I, :] ({sx}×{M}) and G[:, J] ({N}×{sz}) in float64, twice")
+                 detail=f"G[I, :] ({sx}×{M}) and G[:, J] ({N}×{sz}) in float64, twice, U and "
+                        "V with their maps and the kernel blocks of the passes over G")
+    _leverage_budget(acc, r, (row_m, sx), (col_m, sz))
     acc.prepare()
     I = select_indices(acc, "row", sx, row_m, r, rs)
     J = select_indices(acc, "col", sz, col_m, r, rs)

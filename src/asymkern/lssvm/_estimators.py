@@ -188,6 +188,19 @@ def _predictor_blocks(mats: list, held: float, owner: str) -> list:
     return mats
 
 
+def _prediction_pass(G, X, coef, est):
+    """The kernel matrix G of a prediction pass over the m new points X (rows or columns of
+    G), with blocks within what the decision values leave of ``max_dense_memory`` (f_s and
+    f_t, k columns each, their float64 copies and sum; the coefficients ``coef``), checked
+    before the pass (:func:`~asymkern._shared.nystrom_predict.pass_within`)."""
+    from .._shared.nystrom_predict import pass_within
+
+    m, k = int(X.shape[0]), int(np.shape(coef)[1]) if np.ndim(coef) == 2 else 1
+    return pass_within(G, 8 * (4 * m * k + int(np.shape(coef)[0]) * k),
+                       f"{type(est).__name__} decision values of {m} new points",
+                       "fewer new points at a time")
+
+
 def _check_class_weight(class_weight) -> None:
     if not (class_weight is None or isinstance(class_weight, dict)
             or (isinstance(class_weight, str) and class_weight == "balanced")):
@@ -216,11 +229,23 @@ class _KernelMixin:
         check_positive(self.rcond_tol, "rcond_tol", allow_zero=True)
         check_positive(self.ridge, "ridge", allow_zero=True, allow_none=True)
 
-    def _predict_inputs(self, X):
-        """Kernel object, validated new X and the training set (shared by the predict paths)."""
+    def _kernel_products(self, X, coef_s, coef_t, I=None, J=None):
+        """(K(x, X[J]) coef_s, K(X[I], x)ᵀ coef_t) for new X (validated) and the training set
+        X (all of it without I, J), float64; either is None when its coef is (shared by the
+        exact and the Nyström predict paths)."""
         kern = self._kernel_obj()
         X = check_input(self, X, reset=False, allow_sparse=bool(kern.accepts_sparse))
-        return kern, X, self.X_fit_
+        Xtr = self.X_fit_
+        fs = ft = None
+        if coef_s is not None:
+            XJ = Xtr if J is None else Xtr[J]
+            G = _prediction_pass(KernelMatrix(kern, X, XJ, reference=Xtr), X, coef_s, self)
+            fs = G.matmat(coef_s).astype(np.float64)
+        if coef_t is not None:
+            XI = Xtr if I is None else Xtr[I]
+            G = _prediction_pass(KernelMatrix(kern, XI, X, reference=Xtr), X, coef_t, self)
+            ft = G.rmatmat(coef_t).astype(np.float64)
+        return fs, ft
 
     def _kernel_obj(self):
         # never modifies a Kernel instance passed as ``kernel`` (resolve_kernel returns it or
@@ -230,19 +255,16 @@ class _KernelMixin:
     def _resolved_C(self) -> float:
         """C, or its deprecated alias ``gamma`` (FutureWarning), checked > 0 by name."""
         gamma = getattr(self, "gamma", DEPRECATED)
-        used_old = not (isinstance(gamma, str) and gamma == DEPRECATED)
-        if used_old:
-            value = gamma
-            warnings.warn(
-                f"{type(self).__name__}: the parameter 'gamma' (the LS-SVM regularisation "
-                f"constant) was renamed 'C' in 0.2 and will be removed in 0.3, when 'gamma' "
-                f"will become the kernel width as in scikit-learn; use C={gamma!r} (and set "
-                f"the kernel width through kernel_params or kernel__gamma)",
-                FutureWarning, stacklevel=user_stacklevel(),
-            )
-        else:
-            value = self.C
-        return _check_C(value, "gamma" if used_old else "C")
+        if isinstance(gamma, str) and gamma == DEPRECATED:
+            return _check_C(self.C, "C")
+        warnings.warn(
+            f"{type(self).__name__}: the parameter 'gamma' (the LS-SVM regularisation "
+            f"constant) was renamed 'C' in 0.2 and will be removed in 0.3, when 'gamma' "
+            f"will become the kernel width as in scikit-learn; use C={gamma!r} (and set "
+            f"the kernel width through kernel_params or kernel__gamma)",
+            FutureWarning, stacklevel=user_stacklevel(),
+        )
+        return _check_C(gamma, "gamma")
 
     def _sample_weights(self, X, y, sample_weight, class_weight=None):
         """Per-sample weights v (float64, ≥ 0; None when all equal one) from ``sample_weight``
@@ -291,14 +313,11 @@ class _KernelMixin:
         allow_sparse = True if pre else bool(self._kernel_obj().accepts_sparse)
         X = check_input(self, X, reset=True, allow_sparse=allow_sparse,
                         dtype=np.float64 if pre else (np.float64, np.float32))
-        if y_numeric:
-            y = check_array(y, ensure_2d=False, dtype="numeric", input_name="y")
-            if not multi_output or y.ndim == 1:
-                y = column_or_1d(y, warn=True)
-            y = np.asarray(y, dtype=np.float64)
-        else:
-            y = check_array(y, ensure_2d=False, dtype=None, input_name="y")
+        y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
+        if not multi_output or y.ndim == 1:
             y = column_or_1d(y, warn=True)
+        if y_numeric:
+            y = np.asarray(y, dtype=np.float64)
         check_consistent_length(X, y)
         if not y_numeric:
             check_classification_targets(y)
@@ -365,25 +384,18 @@ class _KernelMixin:
                         "pass KernelPair(test_train=K(X_test, X_train), "
                         "train_test=K(X_train, X_test))"
                     )
-                A = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(
-                    X, dtype=np.float64)
+                A, values = _as_float(X)
                 if A.ndim != 2 or A.shape[1] != n:
                     raise ValueError(
                         f"precomputed test kernel must have shape (m, {n}), got {A.shape}"
                     )
-                if not np.all(np.isfinite(A.data if sp.issparse(A) else A)):
+                if not np.all(np.isfinite(values)):
                     raise ValueError("X (precomputed kernel) contains NaN or infinity")
                 B = None
             fs = np.asarray(A @ coef_s) if coef_s is not None else None
             ft = np.asarray(B.T @ coef_t) if coef_t is not None else None
             return fs, ft
-        kern, X, Xtr = self._predict_inputs(X)
-        fs = ft = None
-        if coef_s is not None:
-            fs = KernelMatrix(kern, X, Xtr, reference=Xtr).matmat(coef_s).astype(np.float64)
-        if coef_t is not None:
-            ft = KernelMatrix(kern, Xtr, X, reference=Xtr).rmatmat(coef_t).astype(np.float64)
-        return fs, ft
+        return self._kernel_products(X, coef_s, coef_t)
 
 
 # -------------------------------------------------------------------------------- LS-SVM
@@ -1314,10 +1326,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     def _oof_parts(self, C, K, factors, Y, v, folds, run):
         """Out-of-fold (f_s, f_t) of every training sample and the fold-averaged model."""
         n, k = Y.shape
-        oof_s = np.zeros((n, k))
-        oof_t = np.zeros((n, k))
-        avg_s = np.zeros((n, k))
-        avg_t = np.zeros((n, k))
+        oof_s, oof_t, avg_s, avg_t = (np.zeros((n, k)) for _ in range(4))
         avg_b = np.zeros((2, k))
         for tr, va in folds:
             sol = run(self._make_solver(C, K, factors, tr, v), Y[tr])
@@ -1381,19 +1390,14 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                 B = _check_block(X.train_test, (n, m), "train_test")
                 ft = np.asarray(B[I].T @ self._ny_wt)
             return fs, ft
-        kern, X, Xtr = self._predict_inputs(X)
-        fs = ft = None
-        if need_s:
-            fs = KernelMatrix(kern, X, Xtr[J], reference=Xtr).matmat(self._ny_ws)
-        if need_t:
-            ft = KernelMatrix(kern, Xtr[I], X, reference=Xtr).rmatmat(self._ny_wt)
-        return (None if fs is None else fs.astype(np.float64),
-                None if ft is None else ft.astype(np.float64))
+        return self._kernel_products(X, self._ny_ws if need_s else None,
+                                     self._ny_wt if need_t else None, I, J)
 
-    def _parts(self, X):
+    def _parts(self, X, both: bool = False):
+        """(f_s, f_t) of eq. (7) that ``merge`` needs (both with ``both``; else None)."""
         check_is_fitted(self, "intercept_")
-        need_s = self.merge in ("sum", "stack", "source")
-        need_t = self.merge in ("sum", "stack", "target")
+        need_s = both or self.merge in ("sum", "stack", "source")
+        need_t = both or self.merge in ("sum", "stack", "target")
         if getattr(self, "_ny_result", None) is not None:
             fs, ft = self._nystrom_cross(X, need_s, need_t)
         else:
@@ -1404,6 +1408,12 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         if ft is not None:
             ft = ft + self.intercept_[1][None, :]
         return fs, ft
+
+    def _stacked(self, fs, ft, score):
+        """One column per one-vs-rest problem j: ``score(lr_j, (f_s, f_t)[:, j])`` of its
+        stacking regression."""
+        return np.column_stack([score(lr, np.column_stack([fs[:, j], ft[:, j]]))
+                                for j, lr in enumerate(self.stackers_)])
 
     def decision_function(self, X, return_parts: bool = False):
         """Merged decision values, (m,) for two classes or (m, k) one-vs-rest.
@@ -1422,13 +1432,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             (m,) for two classes (positive: ``classes_[1]``), else one column per class.
         """
         if return_parts:
-            check_is_fitted(self, "intercept_")
-            if getattr(self, "_ny_result", None) is not None:
-                fs, ft = self._nystrom_cross(X, True, True)
-            else:
-                fs, ft = self._cross_products(X, self.coef_source_, self.coef_target_)
-            fs = self._as_out(fs + self.intercept_[0][None, :])
-            ft = self._as_out(ft + self.intercept_[1][None, :])
+            fs, ft = (self._as_out(f) for f in self._parts(X, both=True))
             return (fs[:, 0], ft[:, 0]) if self.classes_.size == 2 else (fs, ft)
         fs, ft = self._parts(X)
         if self.merge == "sum":
@@ -1438,10 +1442,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         elif self.merge == "target":
             F = ft
         else:
-            F = np.column_stack([
-                lr.decision_function(np.column_stack([fs[:, j], ft[:, j]]))
-                for j, lr in enumerate(self.stackers_)
-            ])
+            F = self._stacked(fs, ft, lambda lr, Z: lr.decision_function(Z))
         if is_dask_array(F):  # lazy: NaN/inf checks happen in the tasks that read the chunks
             F = self._as_out(F)
         else:
@@ -1490,10 +1491,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         if getattr(self, "stackers_", None) is None:
             raise AttributeError("predict_proba needs a model fitted with merge='stack'")
         fs, ft = self._parts(X)
-        P = np.column_stack([
-            lr.predict_proba(np.column_stack([fs[:, j], ft[:, j]]))[:, 1]
-            for j, lr in enumerate(self.stackers_)
-        ])
+        P = self._stacked(fs, ft, lambda lr, Z: lr.predict_proba(Z)[:, 1])
         if self.classes_.size == 2:
             return self._as_out(np.column_stack([1.0 - P[:, 0], P[:, 0]]))
         s = P.sum(axis=1, keepdims=True)

@@ -86,8 +86,10 @@ from .._shared.nystrom_predict import (
     decision,
     full_times,
     host_model,
+    kernel_row_bytes,
     label_index,
     landmark_times,
+    rows_within,
     svc_values,
     training_model,
 )
@@ -1395,6 +1397,34 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         return check_finite_output(T, "the kernel features of X (input of the linear SVM)",
                                    "rescale X like the training data")
 
+    def _input_rows(self, model, Z, approach: str) -> int:
+        """Rows of the checked samples Z whose solver inputs (:meth:`_inputs`) are formed at a
+        time within ``max_dense_memory``: per row the kernel block forming them
+        (:func:`~asymkern._shared.nystrom_predict.kernel_row_bytes`: against the landmarks,
+        or every training point for GSA's test phase and 'exact'), the features (s wide;
+        n_train for 'exact' and SPA, whose t(z) F_trainᵀ is formed beside t(z)) and the
+        solver's copy of them; held whatever the rows: the decision values of every row and
+        their concatenation."""
+        n = int(Z.shape[0])
+        if approach == "exact":
+            width = int(self.X_fit_.shape[0])
+        elif approach == "gsa":  # (G^†)ᵀ k(X_fit, z)
+            width = int(self._P.shape[1])
+        else:  # t(z) = K(z, C) A; SPA: and t(z) F_trainᵀ (F_train: n_train × s)
+            width = int(self.basis_.A.shape[1]) + (
+                int(self._F.shape[0]) if approach == "spa" else 0)
+        per_row, fixed = 0, 0
+        if not self._precomputed():
+            points = self.X_fit_ if approach in ("exact", "gsa") else (
+                self.basis_.X_fit if self.basis_.sketch is not None else self.basis_.centers)
+            per_row, fixed = kernel_row_bytes(self._kernel(), Z, points)
+        n_out = max(1, len(self.classes_) * (len(self.classes_) - 1) // 2)  # ≥ the columns
+        return rows_within(n, per_row + 2 * 8 * width, fixed + 2 * 8 * n * n_out,
+                           f"NystromSVC(mode={approach!r}) features of {n} new points",
+                           "fewer new points at a time, or fewer landmarks (n_landmarks)",
+                           f"one row of the {width} features, its kernel block and the solver's "
+                           "copy, beside the decision values of every row")
+
     def _apply(self, X, approach: str, method: str):
         """``method`` ('decision_function' or 'predict') of the model of ``approach`` on X.
 
@@ -1412,7 +1442,13 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             return svc_apply(self, X, method, approach)
         if not getattr(self, "torch_fit_", False):
             model, Z, _ = self._fitted_input(X, approach)
-            out = getattr(self.estimator_, method)(self._inputs(model, Z, approach))
+            solver, n = getattr(self.estimator_, method), int(Z.shape[0])
+            step = self._input_rows(model, Z, approach)
+            if step >= n:
+                out = solver(self._inputs(model, Z, approach))
+            else:  # the features of a few rows at a time (each row's values are its own)
+                out = np.concatenate([solver(self._inputs(model, Z[a:a + step], approach))
+                                      for a in range(0, n, step)])
             if method == "predict":
                 return out
             return self._output(check_finite_output(out, "the decision values", "rescale X "
