@@ -491,3 +491,19 @@ def test_svc_torch_probability_precomputed_and_index_landmarks(clf):
         a = NystromSVC(**kw).fit(A, y2)
         b = NystromSVC(**kw).fit(tensor(A), tensor(y2))
         assert rel(b.predict_proba(tensor(An)), a.predict_proba(An)) < dtol(1e-9)
+
+
+@pytest.mark.parametrize("svm", ["svc", "nusvc"])
+def test_gsa_budget_refuses_as_numpy(svm):
+    """mode='gsa' counts its features, SVM and pseudo-inverse factor on every executor: the
+    torch fit ran (peaking at 37 MiB) where numpy refused a 20 MiB budget."""
+    from asymkern import config_context
+    from asymkern.config import MemoryBudgetError
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 5))
+    y = (X[:, 0] > 0).astype(int)
+    for data in (X, tensor(X)):
+        with config_context(max_dense_memory=20):
+            with pytest.raises(MemoryBudgetError, match="mode='gsa'"):
+                NystromSVC(mode="gsa", svm=svm, n_landmarks=200, random_state=0).fit(data, y)

@@ -528,7 +528,8 @@ def _array_bytes(X) -> int:
     if sp.issparse(X):
         X = sp.csr_matrix(X)
         return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
-    return int(np.asarray(X).nbytes)
+    nbytes = getattr(X, "nbytes", None)  # numpy arrays and torch tensors alike
+    return int(np.asarray(X).nbytes if nbytes is None else nbytes)
 
 
 def _require_y(y, est):
@@ -1230,7 +1231,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                              "mode='lla', 'ncr' or 'gsa' (a linear SVM on the n×s features)")
             tr.landmarks(self)
             A = self.basis_.A
-            if mode == "gsa" and not self.torch_fit_:
+            if mode == "gsa":  # the same check on every executor
                 self._gsa_budget(tr, A.shape[1])
             F = tr.features(A, "the features F = K(X, C)A")
             res = svc_nystrom(mode, F, A, fit_linear, fit_gram, tr.dtype)
