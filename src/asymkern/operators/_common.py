@@ -36,7 +36,7 @@ from .._validation import (
     renamed_param,
 )
 from ..linalg.operator_svd import SVD_METHODS, svd_qr
-from ._numerics import cholesky_shifted, pinv_spectrum
+from ._numerics import cholesky_shifted, pinv_spectrum, value_phases
 from .empirical import (
     EmpiricalOperator,
     MatmatOperator,
@@ -544,10 +544,10 @@ def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:
     executor (Cor. 3.5); ``'auxiliary'`` / ``'block'`` (numpy only): ``op.svd`` (Prop. 3.13,
     Thm. 3.17).
 
-    The signs follow the paired rule (each pair (u_i, v_i) flipped together so that the
-    largest-magnitude coefficient of v_i is positive): the eigenvectors of the Gram matrices
-    carry arbitrary signs, which differ between executors (numpy and torch gave canonical
-    variates of opposite signs).
+    The signs are left to the caller, which fixes each pair (u_i, v_i) together by the rule
+    on the values of its function of x (:func:`signed_by_values`): the eigenvectors of the
+    Gram matrices carry arbitrary signs, which differ between executors, and the coefficients
+    are not unique where a Gram matrix is singular.
 
     Returns
     -------
@@ -568,9 +568,18 @@ def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:
                                      f"{ro} for y)")
         s = res.s
         C_u, C_v = (_center_coef(C) if est.center else C for C in (res.C_u, res.C_v))
-    ops = ops_of(C_v)
-    signs = ops.sign_flips(C_v)
-    return s, ops.scale_cols(C_u, signs), ops.scale_cols(C_v, signs)
+    return s, C_u, C_v
+
+
+def signed_by_values(values, *coefs) -> tuple:
+    """The coefficient arrays ``coefs`` (n×k each, one executor) with their columns scaled
+    together by the sign rule of every operator estimator read on ``values`` (n×k), the values
+    of the deciding function of each column at the fit's points
+    (:func:`~asymkern.operators._numerics.value_phases`: the largest magnitude, the lowest
+    index on a tie, made positive; Mollenhauer et al., 2020, define eigen- and singular
+    functions up to sign only). Real values and coefficients."""
+    signs = value_phases(values)
+    return tuple(ops_of(C).scale_cols(C, signs) for C in coefs)
 
 
 def _fitted_pair(est, s: OperatorSamples, values, coef_x, coef_y, x_means, y_means) -> tuple:

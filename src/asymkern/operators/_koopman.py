@@ -38,7 +38,14 @@ import scipy.linalg as sla
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs, eigsh
 
 from .._backend import NUMPY, DenseMatrix, ops_of
-from ._numerics import GramSolver, cholesky_shifted, pinv_spectrum, sym_eigh, symmetrize_
+from ._numerics import (
+    GramSolver,
+    cholesky_shifted,
+    pinv_spectrum,
+    sym_eigh,
+    symmetrize_,
+    value_phases,
+)
 
 ESTIMATORS = ("full", "pcr", "rrr")
 _EPS = float(np.finfo(np.float64).eps)
@@ -250,21 +257,25 @@ def reduced_eig(M: np.ndarray, rtol: float = 1e-12):
     return lam[keep], Z[:, keep], Zinv[keep]
 
 
-def fix_phases(basis: np.ndarray, Z: np.ndarray, Zinv: np.ndarray | None = None) -> tuple:
-    """The arbitrary phase of each eigenvector z_i fixed on the function it gives: the
-    largest-modulus entry of ``basis @ z_i`` made real and positive (the rule of the exact
-    estimators, :func:`~asymkern.linalg.operator_svd.eig_qr`).
+def fix_phases(values: np.ndarray, Z: np.ndarray, Zinv: np.ndarray | None = None) -> tuple:
+    """The arbitrary phase of each eigenvector z_i fixed on the function it gives: the rule of
+    every operator estimator (:func:`~asymkern.operators._numerics.value_phases`) on the
+    function's values at the fit's points, ``values @ z_i``: its largest-modulus value (the
+    lowest index on a tie) made real and positive.
 
     LAPACK leaves each eigenvector's sign (complex phase) free, and it changed with the number
-    of BLAS threads and the Dask chunking; the basis (U or V of the reduced-rank estimators)
-    has free signs of its own, so the rule reads the coefficients in the data basis, which do
-    not depend on them. z_i is scaled by that phase and the i-th row of Z⁻¹ by its inverse
-    (Z Z⁻¹ = I still holds; |phase| = 1 leaves the RKHS norms unchanged).
+    of BLAS threads, the Dask chunking and the executor; the basis (U or V of the reduced-rank
+    estimators, the whitened landmark features) has free signs of its own, and the
+    coefficients of a function are not unique where the Gram matrix is singular. The values of
+    the function depend on none of these. z_i is scaled by that phase and the i-th row of Z⁻¹
+    by its inverse (Z Z⁻¹ = I still holds; ``|phase|`` = 1 leaves the RKHS norms unchanged).
 
     Parameters
     ----------
-    basis : ndarray of shape (n, r)
-        The host basis the eigenvectors are coordinates in.
+    values : ndarray of shape (n, r)
+        The values of the basis functions at the fit's points (host): G U for exact
+        eigenfunctions k(·, X) U z on the samples X (G their Gram matrix), K_LL T U for the
+        landmark ones k(·, L) T U z (:func:`landmark_values`).
     Z : ndarray of shape (r, k)
         The eigenvectors (columns), real or complex.
     Zinv : ndarray of shape (k, r), optional
@@ -275,11 +286,17 @@ def fix_phases(basis: np.ndarray, Z: np.ndarray, Zinv: np.ndarray | None = None)
     Z, Zinv : ndarray
         New arrays (``Zinv`` None when not given).
     """
-    C = basis @ Z
-    ph = C[np.argmax(np.abs(C), axis=0), np.arange(C.shape[1])]
-    ph = np.where(ph == 0, 1, ph)
-    c = np.abs(ph) / ph
+    c = value_phases(values @ Z)
     return Z * c, None if Zinv is None else Zinv / c[:, None]
+
+
+def landmark_values(T: np.ndarray) -> np.ndarray:
+    """K_LL T (m×p), the values at the landmarks L of the whitened landmark features
+    k(·, L) T, from the whitening T = Q Λ^{-1/2} alone: K_LL T = Q Λ^{1/2} = T Λ with
+    λ_j = 1/‖t_j‖² (Q's columns orthonormal). Invariant to T's free column signs (and to any
+    rotation within an eigenspace of K_LL), so the sign rule on k(·, L) T w reads the same
+    values whatever basis T the eigensolver returned."""
+    return T / np.einsum("ij,ij->j", T, T)
 
 
 def forecast_coef(c, n_steps: int, U, M, solve, cross):
@@ -301,11 +318,12 @@ def forecast_coef(c, n_steps: int, U, M, solve, cross):
     return U @ c
 
 
-def rkhs_norms(Z: np.ndarray, P, K) -> np.ndarray:
+def rkhs_norms(Z: np.ndarray, P, K=None, KP=None) -> np.ndarray:
     """‖P z_i‖ in the RKHS of the Gram matrix K for the columns z_i of the host matrix Z:
-    √Re diag(Zᴴ (Pᵀ K P) Z), the r×r Pᵀ K P formed on P's executor (P: n×r)."""
+    √Re diag(Zᴴ (Pᵀ K P) Z), the r×r Pᵀ K P formed on P's executor (P: n×r); ``KP``: the
+    product K P when the caller has formed it (K is then not needed)."""
     ops = ops_of(P)
-    PKP = ops.to_host(P.T @ (K @ P))
+    PKP = ops.to_host(P.T @ (K @ P if KP is None else KP))
     S = np.conj(Z).T @ (PKP @ Z)
     return np.sqrt(np.maximum(np.real(np.diag(S)), 1e-300))
 
@@ -331,6 +349,9 @@ class ReducedKoopman:
         Eigenvectors (r, q) and the rows (q, r) of Z⁻¹ kept (host).
     norms : ndarray (q,)
         RKHS norms of the eigenfunctions k(·, X) U z_i (host).
+    values : ndarray (n, r)
+        G U: the values at the samples X of the basis functions k(·, X) U (host), which the
+        sign rule reads (:func:`fix_phases`).
     """
 
     M: Any
@@ -341,6 +362,7 @@ class ReducedKoopman:
     Z: np.ndarray
     Zinv: np.ndarray
     norms: np.ndarray
+    values: np.ndarray
 
 
 def reduced_koopman(U, V, G, Cyx, Y, obs=None) -> ReducedKoopman:
@@ -352,5 +374,7 @@ def reduced_koopman(U, V, G, Cyx, Y, obs=None) -> ReducedKoopman:
     M = V.T @ (Cyx @ U)
     VtY = V.T @ Y
     lam, Z, Zinv = reduced_eig(ops.to_host(M))
+    GU = G @ U  # the basis functions' values at X (the RKHS norms' product too)
     return ReducedKoopman(M=M, VtY=VtY, coef=U @ VtY, obs=None if obs is None else V.T @ obs,
-                          lam=lam, Z=Z, Zinv=Zinv, norms=rkhs_norms(Z, U, G))
+                          lam=lam, Z=Z, Zinv=Zinv, norms=rkhs_norms(Z, U, KP=GU),
+                          values=ops.to_host(GU))

@@ -27,6 +27,7 @@ from ._common import (
     _transformed,
     check_two_view_memory,
     fit_samples,
+    signed_by_values,
 )
 from .empirical import MatmatOperator, RKHSFunction, as_rkhs_kernel
 
@@ -109,7 +110,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         input, the tensor's own device for torch tensors (tensors back, dtype kept). Only
         ``method='qr'`` and the kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs
         PyTorch (``pip install "asymkern[torch]"``). Correlations equal the numpy path's to
-        rounding, and so do the functions (one paired sign rule on every executor).
+        rounding, and so do the functions: each pair's sign is fixed by the values of its
+        canonical function f_i at the samples (largest magnitude positive, the lowest index on
+        a tie), the same on every executor and on singular Gram matrices.
 
     Attributes
     ----------
@@ -201,8 +204,11 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         rep = B if s.device is None else CCARepresentation.lazy((n, n), source)
         self.operator_ = op = _sample_operator(s, rep, c, grams=(Gx, Gy), factors=(Fx, Fy))
         sv, cu, cv = _paired_svd(self, B, op, (Fx, Fy), n)
-        coef_f = self._canonical(cv, Fx, Gx, eps, n)
-        coef_g = self._canonical(cu, Fy, Gy, eps, n)
+        coef_f, vals_f = self._canonical(cv, Fx, Gx, eps, n)
+        coef_g, _ = self._canonical(cu, Fy, Gy, eps, n)
+        # each pair signed by the values of its canonical function f_i at the samples (what
+        # transform returns there, up to the positive scale): u_i, v_i, f_i, g_i together
+        cu, cv, coef_f, coef_g = signed_by_values(vals_f, cu, cv, coef_f, coef_g)
         # the canonical functions and the training means of the variates (centring)
         (self.canonical_correlations_, self.x_canonical_functions_,
          self.y_canonical_functions_) = _fitted_pair(self, s, sv, coef_f, coef_g, kx_means,
@@ -214,7 +220,8 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
 
     def _canonical(self, C, F, G, eps, n):
         """Coefficients of f = (Ĉ + ε)^{-1/2} Φ c = Φ (G/n + ε)^{-1/2} c (restricted to the
-        kept eigen-directions), scaled to unit empirical variance; any executor's arrays."""
+        kept eigen-directions), scaled to unit empirical variance, and f's values at the
+        samples before that scaling (centred with ``center``); any executor's arrays."""
         ops = ops_of(C)
         U, lam = F.evecs, F.evals
         D = 1.0 / ops.sqrt(lam / n + eps)
@@ -227,7 +234,7 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         coef = coef / sd
         if self.center:
             coef = coef - coef.mean(axis=0)
-        return coef
+        return coef, vals
 
     def transform(self, X, y=None):
         """Canonical variates f_i(x) of X; with ``y`` the pair ``(x_scores, y_scores)``.

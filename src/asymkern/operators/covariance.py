@@ -11,7 +11,7 @@ from .._backend import ops_of
 from .._shared.operators import _check_jitter
 from .._torch import use_torch
 from .._validation import check_bool, forgets_previous_fit, renamed_argument
-from ..linalg.operator_svd import _largest_positive, eig_qr, kernel_qr
+from ..linalg.operator_svd import eig_qr, kernel_qr
 from ._common import (
     _centred_in_place,
     _check_decomposition_params,
@@ -28,6 +28,7 @@ from ._common import (
     check_cov_memory,
     check_two_view_memory,
     fit_samples,
+    signed_by_values,
 )
 from .empirical import RKHSFunction, _center_coef, as_rkhs_kernel, scaled_identity
 
@@ -70,8 +71,10 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         tensors back, dtype kept). Supports the kernels of
         ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
         (``pip install "asymkern[torch]"``). The eigenvalues and eigenfunctions equal the numpy
-        path's to rounding (on a singular Gram matrix the eigenfunctions up to sign: the
-        coefficients the sign rule reads are then not unique).
+        path's to rounding, also on a singular Gram matrix: the sign rule reads each
+        eigenfunction's values at the samples (largest magnitude positive, the lowest index on
+        a tie), not its coefficients, which are then not unique. Eigenfunctions of a repeated
+        eigenvalue are a basis of its eigenspace that no sign rule makes unique.
 
     Attributes
     ----------
@@ -165,10 +168,11 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         F = kernel_qr(G, jitter=self.jitter, name=_NAME_X)
         res = _clipped_decomposition(self, lambda m: eig_qr(F, B, m), F.rank,
                                      "the numerical rank of the Gram matrix")
-        # the sign rule again after centring: centring removes the coefficients' component
-        # along the constant vector, which the factorisation leaves arbitrary (numpy and torch
-        # factors gave opposite signs), so only the centred coefficients decide it
-        C = _largest_positive(_center_coef(res.C)) if self.center else res.C
+        C = _center_coef(res.C) if self.center else res.C
+        # the sign rule on the eigenfunctions' values at the samples (what transform returns
+        # there: G is centred for centred fits), which, unlike the coefficients, are unique
+        # when G is singular
+        (C,) = signed_by_values(G @ C, C)
         return F, res.eigenvalues, C
 
     def transform(self, X):
@@ -232,7 +236,9 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         device for torch tensors (tensors back, dtype kept). Only ``method='qr'`` and the
         kernels of ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
         (``pip install "asymkern[torch]"``). Singular values and functions equal the numpy
-        path's to rounding (functions up to sign on singular Gram matrices).
+        path's to rounding, also on singular Gram matrices: each pair (u_i, v_i) is signed by
+        the values of v_i at the samples (largest magnitude positive, the lowest index on a
+        tie).
 
     Attributes
     ----------
@@ -320,6 +326,8 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
              else (None, None))
         self.operator_ = op = _sample_operator(s, B, c, self.jitter, (Gx, Gy), F)
         sv, cu, cv = _paired_svd(self, B, op, F, n)
+        # each pair (u_i, v_i) signed by the values of v_i at the samples (transform's)
+        cu, cv = signed_by_values(Gx @ cv, cu, cv)
         # the training means of the scores (centring): (1/n) Σ_j v_i(x_j)
         (self.singular_values_, self.right_singular_functions_,
          self.left_singular_functions_) = _fitted_pair(self, s, sv, cv, cu, kx_means, ky_means)

@@ -48,6 +48,7 @@ from ._common import (
 from ._koopman import (
     fix_phases,
     forecast_coef,
+    landmark_values,
     pcr_primal,
     reduced_eig,
     reduced_koopman,
@@ -94,12 +95,16 @@ class DeviceForecast:
     M: Any = None
 
 
-def _landmark_eig(C, M, k):
-    """Eigenpairs of the whitened landmark Koopman matrix M C (coefficients, not functions)."""
+def _landmark_eig(C, M, k, values):
+    """Eigenpairs of the whitened landmark Koopman matrix M C: the eigenvalues and the
+    coefficients W in the whitened features, their sign (phase) fixed by the rule on the
+    eigenfunctions' values at the landmarks, ``values @ W`` (``values`` = K_LL T,
+    :func:`~asymkern.operators._koopman.landmark_values`)."""
     from ..linalg.operator_svd import eig_auxiliary
 
     res = eig_auxiliary(C, np.eye(M.shape[0]), M, k)
-    return res.eigenvalues, res.C, "auxiliary", dict(res.info)
+    W, _ = fix_phases(values, res.C)
+    return res.eigenvalues, W, "auxiliary", dict(res.info)
 
 
 class KoopmanOperator(_TransferOperator):
@@ -195,7 +200,11 @@ class KoopmanOperator(_TransferOperator):
         device for tensor input). The kernels of
         ``asymkern._torch.kernels.SUPPORTED_KERNELS``; needs PyTorch
         (``pip install "asymkern[torch]"``). Eigenvalues and forecasts equal the numpy path's
-        to rounding; eigenfunctions agree up to sign (complex phase) that LAPACK leaves free.
+        to rounding, and so do the eigenfunctions: each one's sign (complex phase) is fixed by
+        its values at the samples (at the landmarks for the Nyström estimators), largest
+        modulus real positive, the lowest index on a tie, which neither LAPACK's free signs,
+        the whitening basis nor a singular Gram matrix change. Eigenfunctions of a repeated
+        eigenvalue are a basis of its eigenspace that no sign rule makes unique.
 
     Attributes
     ----------
@@ -323,7 +332,9 @@ class KoopmanOperator(_TransferOperator):
 
         With whitened features (FᵀF = A, FᵀF⁺ = C, FᵀY = FY) the estimator is U Vᵀ
         (``'full'``: (A + nεI)⁻¹; ``'pcr'``/``'rrr'``: see :mod:`._koopman`); eigenvectors w of
-        the Koopman matrix are RKHS-normalised by ‖w‖ = 1 (TᵀK_LLT = I) and give ξ = T w.
+        the Koopman matrix are RKHS-normalised by ‖w‖ = 1 (TᵀK_LLT = I) and give ξ = T w, its
+        sign (phase) fixed by the rule on ξ's values at the landmarks, K_LL T w (T's own
+        column signs, which ``eigh`` leaves free, do not matter).
         """
         kind = self._estimator_kind()
         T, A, C, FY, FG, n = step.T, step.A, step.C, step.FY, step.FG, step.n
@@ -339,7 +350,7 @@ class KoopmanOperator(_TransferOperator):
             self.rank_ = None
             self._fc = {"kind": "landmark", "U": M, "M": C @ M, "state": FY, "obs": FG}
             res = _clipped_decomposition(
-                self, lambda k: OperatorEig(*_landmark_eig(C, M, k)), p,
+                self, lambda k: OperatorEig(*_landmark_eig(C, M, k, landmark_values(T))), p,
                 "the rank of the landmark Gram matrix")
             fn = LandmarkFunction(self.kernel_, self.landmark_points_, T @ res.eigenfunctions)
             self.left_eigenfunctions_ = None
@@ -354,7 +365,7 @@ class KoopmanOperator(_TransferOperator):
         self._fc = {"kind": "landmark", "U": U, "V": V, "M": Mr, "state": V.T @ FY,
                     "obs": None if FG is None else V.T @ FG}
         lam, Z, Zinv = reduced_eig(Mr)
-        Z, Zinv = fix_phases(U, Z, Zinv)
+        Z, Zinv = fix_phases(landmark_values(T) @ U, Z, Zinv)  # the rule on ψ_i(x̃_l)
         coef = U @ Z
         norms = np.sqrt(np.maximum(np.real(np.einsum("ij,ij->j", np.conj(coef), coef)), 1e-300))
         left = (C.T @ V) @ (Zinv.T / lam) * norms  # ξ_i coefficients in whitened features
@@ -522,7 +533,7 @@ class KoopmanOperator(_TransferOperator):
         self._fc = {"kind": "exact", "U": Un, "M": ops.to_host(res.M),
                     "state": ops.to_host(res.VtY),
                     "obs": None if res.obs is None else ops.to_host(res.obs)}
-        Z, Zinv = fix_phases(Un, res.Z, res.Zinv)
+        Z, Zinv = fix_phases(res.values, res.Z, res.Zinv)  # the rule on ψ_i(x_j)
         left = Vn @ (Zinv.T / res.lam) * res.norms
         kern = self.kernel_
         return self._finish_reduced(res.lam, (Un @ Z) / res.norms, Zinv, res.norms,

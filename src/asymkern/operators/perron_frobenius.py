@@ -299,8 +299,9 @@ class PerronFrobeniusOperator(_TransferOperator):
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, _LowRank(Vn, Un))
         self.rank_ = int(U.shape[1])
         lam, Z, _ = reduced_eig(ops.to_host(U.T @ (Cyx.T @ V)))  # Mᵀ = Uᵀ G_ΦΨ V
-        Z, _ = fix_phases(Vn, Z)
-        norms = rkhs_norms(Z, V, H)
+        HV = H @ V  # the basis functions' values at Y (the RKHS norms' product too)
+        Z, _ = fix_phases(ops.to_host(HV), Z)  # the sign rule on the eigenfunctions' values
+        norms = rkhs_norms(Z, V, KP=HV)
         coef = Vn @ Z
         k = _clip_components(self, lam.size, "the number of nonzero eigenvalues of the "
                              f"rank-{self.rank_} estimator")
