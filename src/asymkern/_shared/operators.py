@@ -389,13 +389,25 @@ def landmark_sums(block, T, X, X1=None, Y=None, step: int | None = None) -> tupl
 
     Written once for every executor: ``block(P)`` returns k(P, L) as an array of the executor
     (numpy, or a tensor on its device), T (m×p) and Y (n×d) are arrays of the same executor,
-    and the sums stay there. ``step`` None sizes the blocks from ``working_memory``.
+    and the sums stay there. ``step`` None sizes the blocks from ``working_memory``, and
+    within what T and the sums leave of ``max_dense_memory`` (the same blocks on every
+    executor; :class:`~asymkern.config.MemoryBudgetError` when not even one row fits).
     """
     n, m = X.shape[0], T.shape[0]
     if step is None:
-        from ..config import get_config
+        from ..config import check_memory, get_config
 
-        step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * 4 * max(m, 1))))
+        cfg = get_config()
+        per_row = 8 * 4 * max(m, 1)  # the block k(P, L), F0 and their temporaries
+        p = int(T.shape[1])
+        held = 8 * (m * p + 3 * p * max(p, 1 if Y is None else int(Y.shape[-1])))
+        left = cfg["max_dense_memory"] * 2**20 - held
+        if per_row > left:
+            check_memory(held + per_row, f"the landmark sums over {n} samples and {m} "
+                         "landmarks", "fewer landmarks (n_landmarks)",
+                         detail="one row of the kernel block k(X, L) and its features beside "
+                                "the whitening T and the sums")
+        step = max(1, int(min(cfg["working_memory"] * 2**20, left) // per_row))
     out: tuple | None = None
     for a in range(0, n, step):
         sl = slice(a, min(a + step, n))
