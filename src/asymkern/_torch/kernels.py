@@ -259,7 +259,16 @@ class TorchKernelMatrix(LazyMatrix):
         self.budget = float(working_memory) * 2**20
         self.c = center if center is not None else (
             kernel.center(self.reference) if kernel.name in _SQDIST else None)
-        self._log_norm = log_norm
+        # the rows' normalisers, shared with the copies of :meth:`within` (computed once)
+        self._shared = {"log_norm": log_norm}
+
+    @property
+    def _log_norm(self):
+        return self._shared["log_norm"]
+
+    @_log_norm.setter
+    def _log_norm(self, value) -> None:
+        self._shared["log_norm"] = value
 
     def template(self):
         """The data tensor X: the device and dtype of results."""
@@ -268,6 +277,93 @@ class TorchKernelMatrix(LazyMatrix):
     def step(self, other: int) -> int:
         """Rows per block when a block has ``other`` columns (≈ 4 float64 temporaries)."""
         return int(max(1, self.budget // (max(1, other) * 8 * 4)))
+
+    # ------------------------------------------------------------------ memory budget
+    def _norm_cols(self) -> int:
+        """Columns of the reference set per block of the normalisers' pass
+        (:meth:`row_log_norm`): 4096, fewer when ``working_memory`` holds fewer entries."""
+        return int(max(1, min(int(self.reference.shape[0]), 4096,
+                              self.budget // (8 * 4))))
+
+    def data_bytes(self, rows: int, cols: int) -> int:
+        """Bytes of the copies of the data that forming a ``rows`` × ``cols`` block makes,
+        counted as numpy counts them (:func:`~asymkern.linalg.svd.data_pass_bytes`: (3d + 4)
+        float64 entries a row, (2d + 3) a column)."""
+        d = int(self.X.shape[1])
+        return ((3 * d + 4) * int(rows) + (2 * d + 3) * int(cols)) * 8
+
+    def pass_bytes(self, others=()) -> int:
+        """Bytes the kernel blocks of a pass over G hold, counted as numpy counts the passes
+        of its :class:`~asymkern.kernels.KernelMatrix`
+        (:func:`~asymkern.linalg.svd.pass_block_bytes`): :data:`PASS_BLOCK_ARRAYS
+        <asymkern.linalg.svd.PASS_BLOCK_ARRAYS>` float64 arrays of a block and the copies of
+        the data forming it makes (:meth:`data_bytes`).
+
+        Parameters
+        ----------
+        others : iterable of int, default ()
+            Lengths of the other axis of the passes besides the full rows (``m`` columns):
+            the landmark counts of a Nyström pass, ``n`` for a pass over column blocks of
+            every row. The normalisers' pass of a row-normalised kernel whose normalisers are
+            not yet known is counted too.
+
+        Returns
+        -------
+        int
+            The bytes of the largest of these passes' blocks (:meth:`step` rows, at least
+            one, against each length).
+        """
+        from ..linalg.svd import PASS_BLOCK_ARRAYS
+
+        def rows_of(k: int) -> int:  # a pass over row blocks against k columns
+            return PASS_BLOCK_ARRAYS * 8 * self.step(k) * k + self.data_bytes(self.step(k), k)
+
+        full = [max(1, int(self.shape[1]))]
+        if self.kernel.row_normalized and self._log_norm is None:
+            full.append(self._norm_cols())
+        # ``others``: either orientation (blocks of rows against k columns, or the reverse)
+        sides = [rows_of(k) + max(0, self.data_bytes(k, self.step(k))
+                                  - self.data_bytes(self.step(k), k))
+                 for k in (max(1, int(k)) for k in others)]
+        return int(max([rows_of(k) for k in full] + sides))
+
+    def within(self, budget_bytes: float, others=()) -> TorchKernelMatrix:
+        """G, with blocks small enough that a pass over it holds at most ``budget_bytes``
+        (:meth:`pass_bytes`): the torch counterpart of :func:`~asymkern.linalg.svd.blocks_within`.
+
+        Parameters
+        ----------
+        budget_bytes : float
+            What is left of the memory budget for the blocks of a pass.
+        others : iterable of int, default ()
+            As in :meth:`pass_bytes`.
+
+        Returns
+        -------
+        TorchKernelMatrix
+            G itself when its blocks fit already, else a shallow copy with a smaller
+            ``working_memory`` (fewer rows per block, down to one row; the same entries, the
+            normalisers shared with G). Its blocks may still exceed ``budget_bytes`` when one
+            row does not fit: the caller's budget check then refuses.
+        """
+        import copy
+
+        if self.pass_bytes(others) <= budget_bytes:
+            return self
+        # entries per block E: working_memory = 32 E bytes gives step(k) = E // k exactly
+        lo, hi = 1, max(1, int(self.budget // 32))
+        H = copy.copy(self)
+
+        def fits(entries: int) -> bool:
+            H.budget = float(entries * 32)
+            return H.pass_bytes(others) <= budget_bytes
+
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+        H.budget = float(lo * 32)
+        H.working_memory = H.budget / 2**20
+        return H
 
     def log_norm(self):
         """The rows' normalisers over ``reference`` (see :meth:`row_log_norm`)."""
@@ -286,7 +382,7 @@ class TorchKernelMatrix(LazyMatrix):
         torch = require_torch()
         R, k = self.reference, self.kernel
         out = torch.empty((X.shape[0], 2), dtype=torch.float64, device=X.device)
-        cstep = max(1, min(R.shape[0], 4096))
+        cstep = self._norm_cols()
         rstep = self.step(cstep)
         for a in range(0, X.shape[0], rstep):
             Xb = X[a:a + rstep]

@@ -99,6 +99,37 @@ def _weighted_normaliser(zn, what: str):
     return zn
 
 
+def _within(G, left: float, others=()):
+    """G with blocks whose passes hold at most ``left`` bytes: a numpy KernelMatrix through
+    :func:`~asymkern.linalg.svd.blocks_within`, the torch kernel matrix through its own
+    ``within`` (``others``: lengths of its passes' other axis besides the full rows); any other
+    matrix as it is."""
+    if hasattr(G, "within") and hasattr(G, "pass_bytes"):
+        return G.within(left, others)
+    return blocks_within(G, left)
+
+
+def _pass_bytes(G, others=()) -> int:
+    """Bytes the kernel blocks of a pass over G hold (:func:`~asymkern.linalg.svd.pass_block_bytes`,
+    or the torch kernel matrix's own count, as numpy counts them); 0 for a formed matrix."""
+    if hasattr(G, "within") and hasattr(G, "pass_bytes"):
+        return int(G.pass_bytes(others))
+    return pass_block_bytes(G)
+
+
+def _row_bytes(kernel, P, train) -> tuple[int, int]:
+    """:func:`~asymkern._shared.nystrom_predict.kernel_row_bytes` of K(P, train) (bytes a row
+    of P, fixed bytes), for torch tensors too: numpy's count, linear in the rows of ``train``,
+    taken from host stand-ins of one and two rows (nothing of the size of the data is copied
+    to the host)."""
+    if not any_torch(P, train):
+        return kernel_row_bytes(kernel, P, train)
+    d, cols = int(P.shape[1]), int(train.shape[0])
+    one = kernel_row_bytes(kernel, np.zeros((1, d)), np.zeros((1, d)))
+    two = kernel_row_bytes(kernel, np.zeros((1, d)), np.zeros((2, d)))
+    return (one[0] + (two[0] - one[0]) * (cols - 1), one[1] + (two[1] - one[1]) * (cols - 1))
+
+
 def _times_sigma(a, s):
     """a Σ in a's dtype: scores and embeddings keep the factors' dtype (a Nyström fit keeps
     float64 singular values also for float32 data)."""
@@ -712,7 +743,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self._fit_weighted(G, n, m, r, w, wz)
             return
         if left is not None:  # the blocks of the centring pass and of the solver's passes
-            G = blocks_within(G, left)
+            G = _within(G, left)
         if self.center:
             if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
                 G.center = True  # the executor centres its own blocks (float64 means)
@@ -783,7 +814,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             left = budget_bytes(G)
             if on_blocks:
                 left -= svd_solver_bytes(solver, n, m, r, dtype, **options) + held
-                blocks = pass_block_bytes(blocks_within(G, left))
+                blocks = _pass_bytes(_within(G, left))
         check_svd_budget(solver, n, m, r, dtype, extra=held, limit=limit, block_bytes=blocks,
                          **options)
         return left
@@ -1147,10 +1178,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         # new point holds a column of one-row blocks (of |I| rows: the Nyström extension's
         # landmark rows, formed at once), bounded by a row against that many points
         rows = len(self.nystrom_.row_landmarks) if self._nystrom_fit() else 1
-        kernel_row, data = kernel_row_bytes(self.kernel_, P, train if left else train[:rows])
+        kernel_row, data = _row_bytes(self.kernel_, P, train if left else train[:rows])
         if not left:  # and, whatever the points, the data copies of every training row (and
             # a row-normalised kernel's normalisers of them): a one-point column of K(X_fit, P)
-            data += n_train * kernel_row_bytes(self.kernel_, train, P[:1])[0]
+            data += n_train * _row_bytes(self.kernel_, train, P[:1])[0]
         fixed = data + 8 * (n_train * (2 * r + 2) + 2 * n_new * r)
         scores = 8 * 3 * (r + 1)
         step = rows_within(n_new, kernel_row + scores, fixed,
@@ -1204,16 +1235,51 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             if self.compat_ is not None:  # on the host, as in the fit
                 f = self.compat_.transform_x if left else self.compat_.transform_z
                 Xn = ex.data(f(ops.to_host(Xn)), name, like=Xn)
-            Zf = self._ex("Z_fit_")
+            return ex.out(self._device_scores(ex, Xn, left))
+        return ex.out(self._scores(K, transposed, left))
+
+    def _device_scores(self, ex, Xn, left: bool):
+        """Scores of the new points ``Xn`` (a checked tensor) on the torch device, within
+        ``max_dense_memory`` as the numpy path: as many points at a time as
+        :meth:`_transform_rows` allows (the same refusal), each pass's kernel blocks shrunk
+        to what the outputs and operands leave (the torch kernel matrix's ``within``) and
+        checked before they are formed."""
+        Zf = self._ex("Z_fit_")
+        what = f"KernelSVD.{'transform' if left else 'transform_right'}"
+        n_new, step, fixed, scores = self._transform_rows(Xn, left)
+        # the lengths of the other axis of the passes (besides K's full rows): the landmarks
+        # of the Nyström extension; on the right, column blocks of every training row
+        nys = self._nystrom_fit()
+        others: tuple = ()
+        if nys:
+            res = self.nystrom_
+            others = (len(res.col_landmarks if left else res.row_landmarks),)
+        if not left and (self.center or not nys):
+            others += (self.n_rows_,)
+        out = None
+        for a in range(0, n_new, step):
+            Pc = Xn[a:a + step]
             if left:
-                K = ex.kernel_matrix(self.kernel_, Xn, Zf, reference=Zf,
+                K = ex.kernel_matrix(self.kernel_, Pc, Zf, reference=Zf,
                                      working_memory=self.working_memory)
             else:  # κ(x_i, z): the training rows against the new columns, used transposed
-                K = ex.kernel_matrix(self.kernel_, self._ex("X_fit_"), Xn, reference=Zf,
+                K = ex.kernel_matrix(self.kernel_, self._ex("X_fit_"), Pc, reference=Zf,
                                      working_memory=self.working_memory,
                                      row_norms=getattr(self, "_row_norms", None))
-            transposed = not left
-        return ex.out(self._scores(K, transposed, left))
+            held = fixed + scores * int(Pc.shape[0])
+            K = _within(K, budget_bytes() - held, others)
+            check_memory(held + _pass_bytes(K, others),
+                         f"{what} of {Pc.shape[0]} new points", "fewer new points at a time",
+                         detail=f"the outputs and operands ({held / 2**20:.2f} MiB) beside the "
+                                f"kernel blocks of the {K.shape[0]}×{K.shape[1]} kernel "
+                                "matrix's pass")
+            part = self._scores(K, not left, left)
+            if step >= n_new:
+                return part
+            if out is None:
+                out = K.ops.empty((n_new, int(part.shape[1])), part)
+            out[a:a + step] = part
+        return out
 
     def _scores(self, K, transposed: bool, left: bool):
         """Scores of the new points of the lazy K (rows; ``transposed``: columns) against the

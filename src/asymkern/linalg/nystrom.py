@@ -329,24 +329,44 @@ class _Access:
         data = max(data_pass_bytes(self.G, step, other), data_pass_bytes(self.G, other, step))
         return PASS_BLOCK_ARRAYS * 8 * step * other + data
 
+    def _device_matrix(self):
+        """Another executor's matrix whose blocks are counted (the torch kernel matrix, also
+        under a double centring: ``pass_bytes`` and ``within``), else None."""
+        from .._backend import Centered
+
+        G = self.G.G if isinstance(self.G, Centered) else self.G
+        return G if hasattr(G, "pass_bytes") and hasattr(G, "within") else None
+
     def block_bytes(self, others) -> int:
         """Bytes the blocks of a pass hold when the other axis has one of ``others`` entries
         (the landmark counts): those of :meth:`step` (:meth:`_step_bytes`) or, for a lazy
         KernelMatrix, those of its own passes (normalisers, means: :func:`pass_block_bytes`).
-        0 on another executor (its blocks are on its device)."""
-        if self.kind == "device":
-            return 0
+        On another executor: those of its kernel matrix's passes, counted as numpy counts them
+        (``pass_bytes`` of the torch kernel matrix, with the landmark blocks this object
+        forms for the leverage scores), 0 for a formed matrix."""
         own = max(self._step_bytes(self.step(max(1, int(k))), max(1, int(k))) for k in others)
+        if self.kind == "device":
+            D = self._device_matrix()
+            return 0 if D is None else int(max(own, D.pass_bytes(others)))
         return int(max(own, pass_block_bytes(self.G)))
 
     def fit_blocks(self, left: float, others) -> int:
         """Shrink the blocks of the passes (this object's and a lazy KernelMatrix's own,
-        :func:`blocks_within`) so that they hold at most ``left`` bytes when the other axis
-        has one of ``others`` entries, down to one row or column; returns
-        :meth:`block_bytes` after. Nothing changes on another executor. The caller's G is
-        not modified (a KernelMatrix is replaced by a shallow copy)."""
+        :func:`blocks_within`, or the torch kernel matrix's, its ``within``) so that they
+        hold at most ``left`` bytes when the other axis has one of ``others`` entries, down
+        to one row or column; returns :meth:`block_bytes` after. Nothing changes for another
+        executor's formed matrix. The caller's G is not modified (a kernel matrix is replaced
+        by a shallow copy)."""
         if self.kind == "device":
-            return 0
+            D = self._device_matrix()
+            if D is None:
+                return 0
+            H = D.within(left, others)
+            if H is not D:
+                from .._backend import Centered
+
+                C = self.G
+                self.G = Centered(H, C.r, C.c, C.g) if isinstance(C, Centered) else H
         for other in (max(1, int(k)) for k in others):
             lo, hi = 1, self.step(other)  # the longest blocks whose pass fits (at least one)
             while lo < hi:
@@ -550,7 +570,7 @@ def _leverage_budget(acc, r: int, row: tuple, col: tuple) -> None:
     sides = [(n, _sketch_size(s, r, m)) for (method, s), n, m in
              ((row, *acc.shape), (col, *acc.shape[::-1]))
              if isinstance(method, str) and method == "leverage" and s < n]
-    if not sides or getattr(acc, "is_dask", False) or acc.kind == "device":
+    if not sides or getattr(acc, "is_dask", False):
         return
     held = max(8 * (3 * p * p + n) for n, p in sides)
     others = tuple(p for _, p in sides)
@@ -675,12 +695,13 @@ def _core_solve(acc, r: int, I: np.ndarray, J: np.ndarray, core_solver: str, rco
             f"n_components={r} is larger than the number of landmarks (rows {sx}, columns {sz}):"
             f" the core G[I, J] has at most {min(sx, sz)} singular values; use more landmarks"
         )
-    # U, V are held on this machine in memory; on Dask they live in the workers (persisted)
+    # U, V are held on this machine in memory (or on the torch device: counted the same);
+    # on Dask they live in the workers (persisted)
     on_client = not getattr(acc, "is_dask", False)
     uv = acc.dtype.itemsize * (N + M) * r * copies if on_client else 0
     core = 8 * sx * sz + dense_svd_bytes(sx, sz)
     blocks = 0
-    if not on_client or acc.kind == "device":  # Dask, torch: their blocks are not here
+    if not on_client:  # Dask: its blocks are not here
         need = core + uv
     else:  # the core and its SVD come first, then the passes that form U, V beside them
         uv += 8 * (sx + sz) * (r + 1)  # the core's singular vectors, kept for eq. 9
@@ -780,8 +801,8 @@ def _nystrom_once(acc: _Access, r: int, I: np.ndarray, J: np.ndarray, core_solve
     N, M = acc.shape
     sx, sz = len(I), len(J)
     # U and V, and with the orthogonalisation Q_u, Q_v and the rotated Q_u A, Q_v B beside
-    # them (on another executor's device: the count as before)
-    copies = 3 if orthogonalize and getattr(acc, "kind", None) != "device" else 2
+    # them (on the torch device too)
+    copies = 3 if orthogonalize else 2
     Uw, swk, Vw, n_keep, s_next, c = _core_solve(acc, r, I, J, core_solver, rcond, rs, warn,
                                                  copies)
     out_dtype = acc.dtype
