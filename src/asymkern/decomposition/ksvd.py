@@ -1154,7 +1154,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             K = self._points_matrix(Pc, left)
             K = pass_within(K, fixed + scores * int(Pc.shape[0]),
                             f"KernelSVD.{'transform' if left else 'transform_right'} of "
-                            f"{Pc.shape[0]} new points", "fewer new points at a time")
+                            f"{n_new} new points ({Pc.shape[0]} at a time)",
+                            "fewer new points at a time")
             parts.append(self._scores(K, not left, left))
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
@@ -1269,7 +1270,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             held = fixed + scores * int(Pc.shape[0])
             K = _within(K, budget_bytes() - held, others)
             check_memory(held + _pass_bytes(K, others),
-                         f"{what} of {Pc.shape[0]} new points", "fewer new points at a time",
+                         f"{what} of {n_new} new points ({Pc.shape[0]} at a time)",
+                         "fewer new points at a time",
                          detail=f"the outputs and operands ({held / 2**20:.2f} MiB) beside the "
                                 f"kernel blocks of the {K.shape[0]}×{K.shape[1]} kernel "
                                 "matrix's pass")
