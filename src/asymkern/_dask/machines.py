@@ -741,7 +741,7 @@ class _GSATree:
     B = [e, K_nm A, Y − ȳ] (e = 1/√n, the centring column: only with ``fit_intercept``).
 
     The in-memory route (:func:`~asymkern.nystrom._algebra.ridge_gsa_householder`, a
-    Householder QR of [e, K_nm] kept as reflectors) on a tree: the R factors of the row chunks
+    Householder QR of [e, K_nm A] kept as reflectors) on a tree: the R factors of the row chunks
     go up the tree (:mod:`asymkern._dask.tsqr`), the s×s solve runs on the root's R
     (:func:`_gsa_solve_r`), and α̂ = Q F comes down it: through the internal nodes in the fit's
     graph, which keeps each leaf's share F_c (:func:`~asymkern._dask.tsqr.tsqr_leaf_factors`),
@@ -749,10 +749,10 @@ class _GSATree:
     their Householder QR (:func:`_gsa_leaf_rows`). Q is orthonormal to rounding and α̂ is
     never formed through R⁻¹ or as G_cᵀc, so α̂ and K(Z, X) α̂ keep the in-memory accuracy
     however ill-conditioned G_c; the centring is exact in the factorisation (Q₂ ⟂ e), not left
-    to cancellation. B holds the features G = K_nm A rather than K_nm: a chunk's rows of G are
-    the same whatever the chunking (up to the GEMM's blocking), and the QR's rounding is then
-    relative to ‖G‖, not to ‖K_nm‖‖A‖ (different chunkings agreed 4–15× more closely on α̂ of
-    ill-conditioned bases than with K_nm in B, and as closely with the in-memory fit).
+    to cancellation. B holds the features G = K_nm A rather than K_nm, as in memory: a chunk's
+    rows of G are the same whatever the chunking (up to the GEMM's blocking), and the QR's
+    rounding is then relative to ‖G‖, not to ‖K_nm‖‖A‖ (different chunkings agreed 4–15× more
+    closely on α̂ of ill-conditioned bases than with K_nm in B).
 
     Cost and memory: the fit is one kernel evaluation and one QR per chunk (the upward sweep,
     the solve and the push through the internal nodes in one graph); α̂ is one more of each

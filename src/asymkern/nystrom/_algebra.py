@@ -8,7 +8,8 @@ the modes differ in what they solve:
 * LLA / NCR (ridge): the centred, weighted Gram M = K_mn W K_nm − Σw·k̄k̄ᵀ and R = K_mn W y_c,
   then an s×s (LLA, eq. (12)) or m×m (NCR, eq. (11)) solve on the host;
 * GSA: eq. (20)'s α̂ = G_c^†ŵ from the thin SVD of G_cᵀ = (K_nm − 1k̄ᵀ)A, reached through one
-  Householder QR of K_nm (:func:`ridge_gsa_householder`; ``gsa_solver='woodbury'`` forms G_cᵀ);
+  Householder QR of [e, K_nm A] (:func:`ridge_gsa_householder`; ``gsa_solver='woodbury'``
+  forms G_cᵀ);
 * SPA: the dual problem (K̃_c + αI) a = y_c with K̃_c = G_cᵀG_c, by Woodbury;
 * exact: the n×n kernel itself.
 
@@ -306,42 +307,26 @@ def _host(ops: ArrayOps, a) -> np.ndarray:
     return np.asarray(ops.to_host(a), dtype=np.float64)
 
 
-def _formed_knm(src: KnmSource, lead: int = 0):
-    """[0, K_nm] (n × (lead + m), float64) formed once on the executor in a fresh column-major
-    array (for LAPACK / cuSOLVER, written to by the caller): K_nm fills the last m columns,
-    the first ``lead`` are left for the caller."""
-    ops = src.ops
-    n, m = src.shape
-    K = ops.empty((lead + m, n), _like(src), np.float64).T
-    Knm = getattr(src, "Knm", None)
-    if Knm is not None:
-        K[:, lead:] = Knm
-        return K
-    step = _step(src, m)
-    for a in range(0, n, step):
-        K[a:a + step, lead:] = src.knm(a, a + step)
-    return K
-
-
 def ridge_gsa_householder(src: KnmSource, A: np.ndarray, Yc: np.ndarray,
                           sw: np.ndarray | None, alpha: float, center: bool, dtype,
                           w_given: np.ndarray | None = None):
-    """GSA (Li, Liu and Zhang, eq. (20)) from one Householder QR of K_nm.
+    """GSA (Li, Liu and Zhang, eq. (20)) from one Householder QR of the features.
 
-    The solution of :func:`ridge_gsa` with ``gsa_solver='eq20'``, reached without forming
-    G_cᵀ = K_c A or its n × s SVD. Write K_c = W½(K_nm − 1k̄ᵀ) = (I − eeᵀ) W½K_nm with
-    e = w½/‖w½‖ (the weighted centring is a projection). The Householder QR of [e, W½K_nm]
-    has Q = [±e, Q₂] and R = [[±1, ·], [0, R₂]], so K_c = Q₂R₂ with Q₂ orthogonal to e to
-    rounding — the centring is exact in the factorisation, not left to cancellation. With the
-    SVD R₂A = P Σ Uᵀ of an m × s matrix, G_cᵀ = (Q₂P) Σ Uᵀ is the thin SVD of G_cᵀ, V = Q₂P,
-    and
+    The solution of :func:`ridge_gsa` with ``gsa_solver='eq20'``, reached without the n × s
+    SVD of G_cᵀ. Write G_cᵀ = W½(K_nm − 1k̄ᵀ)A = (I − eeᵀ) W½K_nm A with e = w½/‖w½‖ (the
+    weighted centring is a projection). The Householder QR of B = [e, W½K_nm A] (formed over
+    row blocks of K_nm, zero rows appended when n < 1 + s) has Q = [±e, Q₂, ·] and
+    R = [[±1, ·], [0, R₂]], so G_cᵀ = Q₂R₂ with Q₂ orthogonal to e to rounding — the centring
+    is exact in the factorisation, not left to cancellation, and the rounding is relative to
+    the features, not to K_nm (whose R times A, or whose centred entries times A, amplified
+    it by A's entries of about Λ^{-1/2}). With the SVD R₂ = P Σ Uᵀ of an s × s matrix,
+    G_cᵀ = (Q₂P) Σ Uᵀ is the thin SVD of G_cᵀ, V = Q₂P, and
 
         α̂ = W½ Q₂ P (Σ² + α)⁻¹ Pᵀ Q₂ᵀ W½y_c,   ŵ = U Σ (Σ² + α)⁻¹ Pᵀ Q₂ᵀ W½y_c,
 
     with the cut-off of :func:`ridge_gsa` (σ > max(n, s)·eps·σ₁). Q is applied twice through
-    its reflectors (LAPACK ``ormqr``, O(nmk) flops), so the cost is one QR of K_nm (about
-    2nm² flops) where the thin SVD of G_cᵀ took several passes, and K_nm is evaluated once.
-    α̂ is never formed through R⁻¹.
+    its reflectors (LAPACK ``gemqrt``), K_nm is evaluated once and never held whole, and α̂ is
+    never formed through R⁻¹.
 
     Parameters
     ----------
@@ -372,41 +357,54 @@ def ridge_gsa_householder(src: KnmSource, A: np.ndarray, Yc: np.ndarray,
     ops = src.ops
     n, m = src.shape
     lead = 1 if center else 0
-    if n < m + lead:  # more columns than samples: the thin SVD of G_cᵀ is the smaller one
-        kbar = _weighted_mean_knm(src, sw) if center else None
-        return (*ridge_gsa(ops, features(src, A, kbar), Yc, sw, alpha, dtype, "eq20",
-                           w_given), kbar)
-    K = _formed_knm(src, lead)
-    Kb = K[:, lead:]
-    kbar = None
+    like = _like(src)
     total = float(n if sw is None else sw.sum())
-    if center:
-        kb = (Kb.sum(0) if sw is None else ops.from_host(sw, K, np.float64) @ Kb) / total
-        kbar = np.asarray(ops.to_host(kb), dtype=np.float64)
-    rw = None if sw is None else ops.from_host(np.sqrt(sw)[:, None], K, np.float64)
-    if rw is not None:
-        Kb *= rw
-    if center:
-        e = (ops.from_host(np.full((n, 1), 1.0 / np.sqrt(n)), K, np.float64) if rw is None
-             else rw / np.sqrt(total))
-        K[:, :1] = e
-    Yd = ops.from_host(Yc, K, np.float64)
+    swd = None if sw is None else ops.from_host(sw, like, np.float64)
+    rw = None if sw is None else ops.from_host(np.sqrt(sw)[:, None], like, np.float64)
+    Yd = ops.from_host(Yc, like, np.float64)
     if rw is not None:
         Yd = rw * Yd
-    Ad = ops.from_host(A, K, np.float64)
+    Ad = ops.from_host(A, like, np.float64)
+    s = int(Ad.shape[1])
+    # B = [e, W½K_nm A], formed over row blocks of K_nm (never whole): the features are
+    # factorised, not K_nm. The R of [e, W½K_nm] times A, or (K_nm − 1k̄ᵀ)A, amplified the
+    # rounding of the centred K_nm by A's large entries (about Λ^{-1/2}): predictions 1.1e-3
+    # from exact kernel ridge regression where cond(K_c + αI) was 33. B has at least lead + s
+    # rows (zero rows appended: Q is the identity on them).
+    h = max(n, lead + s)
+    B = ops.zeros((lead + s, h), like, np.float64).T  # column-major, for LAPACK / cuSOLVER
+    ksum = ops.zeros((m,), like, np.float64) if center else None
+    Knm = getattr(src, "Knm", None)
+    step = n if Knm is not None else _step(src, m)
+    for a in range(0, n, step):
+        e = min(a + step, n)
+        Kb = ops.astype(Knm[a:e] if Knm is not None else src.knm(a, e), np.float64)
+        if center:
+            ksum += Kb.sum(0) if swd is None else swd[a:e] @ Kb
+        B[a:e, lead:] = Kb @ Ad
     del Kb
-    refl, R = ops.householder(K)
-    del K
-    P, sig, Ut = ops.svd(R[lead:, lead:] @ Ad)  # R₂A = P Σ Uᵀ (m × s, on the executor)
-    keep = rank_cut(sig, n, Ad.shape[1], dtype)
+    kbar = None if ksum is None else np.asarray(ops.to_host(ksum), dtype=np.float64) / total
+    if rw is not None:
+        B[:n, lead:] *= rw
+    if center:
+        B[:n, :1] = (ops.from_host(np.full((n, 1), 1.0 / np.sqrt(n)), like, np.float64)
+                     if rw is None else rw / np.sqrt(total))
+    refl, R = ops.householder(B)
+    del B
+    P, sig, Ut = ops.svd(R[lead:, lead:])  # R₂ = P Σ Uᵀ (s × s, on the executor)
+    keep = rank_cut(sig, n, s, dtype)
     P = P[:, keep]
+    Yh = Yd
+    if h > n:
+        Yh = ops.zeros((h, Yd.shape[1]), Yd, np.float64)
+        Yh[:n] = Yd
     VtY = None if w_given is not None else _host(  # Vᵀ W½y_c = Pᵀ Q₂ᵀ W½y_c
-        ops, P.T @ ops.householder_apply(refl, Yd, transpose=True)[lead:lead + m])
+        ops, P.T @ ops.householder_apply(refl, Yh, transpose=True)[lead:lead + s])
     w, z = gsa_solve(_host(ops, sig[keep]), _host(ops, Ut[keep]), VtY, alpha,
                      w_given=w_given)
-    Z = ops.zeros((n, z.shape[1]), R, np.float64)
-    Z[lead:lead + m] = P @ ops.from_host(z, R, np.float64)
-    a = ops.householder_apply(refl, Z)
+    Z = ops.zeros((h, z.shape[1]), R, np.float64)
+    Z[lead:lead + s] = P @ ops.from_host(z, R, np.float64)
+    a = ops.householder_apply(refl, Z)[:n]
     return w, (rw * a if rw is not None else a), kbar
 
 
