@@ -289,8 +289,9 @@ class TorchKernelMatrix(LazyMatrix):
         """Bytes of the copies of the data that forming a ``rows`` × ``cols`` block makes,
         counted as numpy counts them (:func:`~asymkern.linalg.svd.data_pass_bytes`: (3d + 4)
         float64 entries a row, (2d + 3) a column)."""
-        d = int(self.X.shape[1])
-        return ((3 * d + 4) * int(rows) + (2 * d + 3) * int(cols)) * 8
+        from ..linalg._svd_core import data_copy_bytes
+
+        return data_copy_bytes(self.X.shape[1], rows, cols)
 
     def pass_bytes(self, others=()) -> int:
         """Bytes the kernel blocks of a pass over G hold, counted as numpy counts the passes

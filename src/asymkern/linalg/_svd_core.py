@@ -431,6 +431,14 @@ def _numpy_kernel_matrix(G) -> bool:
     return isinstance(G, KernelMatrix)
 
 
+def data_copy_bytes(d: int, rows: int, cols: int) -> int:
+    """Bytes of the copies of d-feature dense data that forming a ``rows`` × ``cols`` kernel
+    block makes: (3d + 4) float64 entries a row, (2d + 3) a column (the rule of
+    :func:`data_pass_bytes`, for any executor)."""
+    d = int(d)
+    return ((3 * d + 4) * int(rows) + (2 * d + 3) * int(cols)) * 8
+
+
 def data_pass_bytes(G, rows: int, cols: int) -> int:
     """Bytes of the copies of the data that forming one block of a KernelMatrix makes.
 
@@ -467,8 +475,7 @@ def data_pass_bytes(G, rows: int, cols: int) -> int:
     """
     if not _numpy_kernel_matrix(G) or sp.issparse(G.X) or sp.issparse(G.Z):
         return 0
-    d = int(G.X.shape[1])
-    return ((3 * d + 4) * int(rows) + (2 * d + 3) * int(cols)) * 8
+    return data_copy_bytes(G.X.shape[1], rows, cols)
 
 
 def _pass_bytes(G, working_memory: float) -> int:

@@ -166,10 +166,11 @@ def _one_row_passes(X) -> int:
     streaming log-sum-exp over the reference set X), their temporaries and the data copies
     of the squared-distance expansion (:func:`~asymkern.linalg.svd.data_pass_bytes`), as
     :func:`~asymkern.linalg.svd.pass_block_bytes` counts them."""
+    from ..linalg._svd_core import data_copy_bytes
     from ..linalg.svd import PASS_BLOCK_ARRAYS
 
     n, d = int(X.shape[0]), int(X.shape[1])
-    data = 0 if sp.issparse(X) else ((3 * d + 4) * n + (2 * d + 3) * n) * 8
+    data = 0 if sp.issparse(X) else data_copy_bytes(d, n, n)
     return PASS_BLOCK_ARRAYS * 8 * n + data
 
 

@@ -1266,6 +1266,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         support vectors libsvm keeps, the pseudo-inverse factor P = (G^†)ᵀ
         (:func:`~asymkern.nystrom._algebra.pinv_factor_bytes`: the thin SVD of F, then P).
         """
+        from ..linalg._svd_core import data_copy_bytes
         from ..linalg.svd import PASS_BLOCK_ARRAYS, budget_bytes
 
         rows = tr.rows
@@ -1281,7 +1282,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         svm_kept = 0 if linear else 8 * n * s
 
         def blocks(k: int) -> int:  # a pass forming F with blocks of k rows of K_nm
-            data = ((3 * d + 4) * k + (2 * d + 3) * m) * 8 if dense_points else 0
+            data = data_copy_bytes(d, k, m) if dense_points else 0
             return PASS_BLOCK_ARRAYS * 8 * k * m + 8 * k * s + data
 
         if rows.Knm is None:  # formed from blocks: as many rows as what is left holds
