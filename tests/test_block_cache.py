@@ -128,3 +128,10 @@ def test_kernel_svd_fit_uses_the_cache_with_the_same_result(monkeypatch):
     assert fit.solver_ == ref.solver_ == "randomized"
     for name in ("singular_values_", "left_singular_vectors_", "right_singular_vectors_"):
         assert np.array_equal(getattr(fit, name), getattr(ref, name)), name
+
+
+@pytest.mark.parametrize("bad", [-1, np.nan, np.inf])
+def test_cached_refuses_impossible_sizes(bad):
+    G = KernelMatrix("rbf", X, Z)
+    with pytest.raises(ValueError, match="nbytes"):
+        G.cached(bad)

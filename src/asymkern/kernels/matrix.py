@@ -19,6 +19,7 @@ normalisers raise ``OverflowError`` naming the kernel instead of giving NaN.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -592,6 +593,11 @@ class KernelMatrix(LazyMatrix):
         KernelMatrix
             The copy (a shallow one: the data are shared, never copied).
 
+        Raises
+        ------
+        ValueError
+            If ``nbytes`` is negative, NaN or infinite.
+
         See Also
         --------
         asymkern.linalg.randomized_svd : Runs its passes on such a copy, sized by the
@@ -611,8 +617,11 @@ class KernelMatrix(LazyMatrix):
         """
         import copy
 
+        room = float(nbytes)
+        if not (math.isfinite(room) and room >= 0):
+            raise ValueError(f"cached: nbytes must be a finite number of bytes ≥ 0, got {nbytes!r}")
         H = copy.copy(self)
-        H._cache, H._cache_room = {}, int(max(0.0, float(nbytes)))
+        H._cache, H._cache_room = {}, int(room)
         return H
 
     def _iter_blocks_uncentered(self, block_rows: int | None = None):
