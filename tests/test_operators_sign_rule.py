@@ -235,3 +235,57 @@ def test_value_phases_tie_break_and_phase():
     V2 = -V
     np.testing.assert_allclose(value_phases(V2) * V2[0], c * V[0])
     np.testing.assert_array_equal(value_phases(np.zeros((3, 2))), [1.0, 1.0])
+
+
+# ---------------------------------------------------------------- EmpiricalOperator (public)
+def _empirical(d: dict, center: bool, square: bool):
+    """S = Ψ B Φᵀ on the data of ``d``: the covariance-like operator (same samples, symmetric
+    B) when ``square``, else the cross-covariance-like one from x to the second view y."""
+    from asymkern.operators import EmpiricalOperator
+
+    n = d["X"].shape[0]
+    B = np.eye(n) / n
+    if not square:
+        B = B + 0.3 * np.random.default_rng(3).standard_normal((n, n)) / n
+    Y = d["X"] if square else d["y"]
+    return EmpiricalOperator(d["kernel"], d["X"], d["kernel"], Y, B,
+                             kernel_in_params=d["params"], kernel_out_params=d["params"],
+                             center_in=center, center_out=center)
+
+
+@pytest.mark.parametrize("data", DATA)
+@pytest.mark.parametrize("center", [False, True])
+def test_empirical_operator_svd_routes_give_the_same_functions(data, center):
+    """The three SVD routes (Mollenhauer et al., 2020, Cor. 3.5, Prop. 3.13, Thm. 3.17) hold
+    the singular functions in different coefficients; evaluated, they agree, signs included,
+    and the rule holds at X (the right functions' largest value positive; centred values in
+    a centred fit, as the estimators' transform returns them)."""
+    d = _data(data)
+    op = _empirical(d, center, square=False)
+    ref = op.svd(2, method="qr")
+    vx = ref.right(d["X"])
+    if center:  # the values of the centred functions (their means at X subtracted)
+        vx = vx - vx.mean(axis=0)
+    top = np.abs(vx).argmax(axis=0)
+    assert (vx[top, [0, 1]] > 0).all()
+    for method in ("auxiliary", "block"):
+        res = op.svd(2, method=method)
+        np.testing.assert_allclose(res.singular_values, ref.singular_values, rtol=1e-6)
+        for side, Z in (("right", d["Xn"]), ("left", d["yn"])):
+            a, b = getattr(res, side)(Z), getattr(ref, side)(Z)
+            assert np.abs(a - b).max() <= 1e-5 * np.abs(b).max(), (method, side)
+
+
+@pytest.mark.parametrize("data", DATA)
+@pytest.mark.parametrize("center", [False, True])
+def test_empirical_operator_eig_matches_the_covariance_estimator(data, center):
+    """A covariance operator written as an EmpiricalOperator (B = I/n) has the eigenfunctions
+    of :class:`CovarianceOperator` (same sign rule), by both eig routes."""
+    d = _data(data)
+    op = _empirical(d, center, square=True)
+    est = CovarianceOperator(kernel=d["kernel"], kernel_params=d["params"], n_components=2,
+                             center=center).fit(d["X"])
+    want = est.eigenfunctions_(d["Xn"])
+    for method in ("qr", "auxiliary"):
+        got = np.real(op.eig(2, method=method).eigenfunctions(d["Xn"]))
+        assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max(), method

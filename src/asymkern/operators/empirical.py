@@ -31,6 +31,7 @@ from ..linalg.operator_svd import (
     svd_block,
     svd_qr,
 )
+from ._numerics import value_phases
 
 
 def _center_gram(K, rows: bool, cols: bool, overwrite: bool = False):
@@ -429,6 +430,20 @@ class EmpiricalOperator:
         C = _center_coef(C) if self.center_out else C
         return RKHSFunction(self.kernel_out, self.Y, C)
 
+    def _signed(self, side: str, C, *pair) -> tuple:
+        """``C`` (and the coefficient arrays ``pair`` that go with it) with each column
+        scaled by the sign rule of every operator estimator, read on the values of C's
+        functions at their own samples (X for ``side='in'``, Y for ``'out'``; centred
+        functions with centring): the largest magnitude, the lowest index on a tie, made
+        real positive (:func:`~asymkern.operators._numerics.value_phases`). Values, unlike
+        coefficients, do not depend on the route (``method``) nor on which coefficients
+        represent a function when the Gram matrix is singular; eigen- and singular functions
+        are defined up to a unit factor only (Mollenhauer et al., 2020)."""
+        G, c = (self.gram_in, self.center_in) if side == "in" else (self.gram_out,
+                                                                     self.center_out)
+        phases = value_phases(G @ (_center_coef(C) if c else C))
+        return tuple(A * phases for A in (C, *pair))
+
     # -- decompositions --------------------------------------------------------------------------
     def svd(self, n_components: int | None = None, method: str = "qr", *, solver: str = "auto",
             rtol: float | None = None) -> OperatorSVD:
@@ -438,7 +453,10 @@ class EmpiricalOperator:
         ``method``: ``'qr'`` (kernel QR), ``'auxiliary'`` or ``'block'``; ``solver``: ``'auto'``,
         ``'dense'`` or ``'arpack'`` (for the eigenproblems; the QR route uses
         :func:`asymkern.linalg.top_svd`). ``n_components=None``: all numerically nonzero singular
-        values (dense solvers).
+        values (dense solvers). Each pair (u_i, v_i) is signed by the rule of every operator
+        estimator, read on the values of v_i at X (centred values with ``center_in``): the
+        largest magnitude positive, the lowest index on a tie. The three routes therefore give
+        the same functions, signs included.
 
         Parameters
         ----------
@@ -472,7 +490,9 @@ class EmpiricalOperator:
             route = svd_auxiliary if method == "auxiliary" else svd_block
             res = route(self.gram_in, self.gram_out, self.B, n_components, solver=solver,
                         rtol=rtol)
-        return OperatorSVD(res.s, self._fn_out(res.C_u), self._fn_in(res.C_v), res.method,
+        # each pair (u_i, v_i) signed by the values of v_i at X, as the estimators do
+        C_v, C_u = self._signed("in", res.C_v, res.C_u)
+        return OperatorSVD(res.s, self._fn_out(C_u), self._fn_in(C_v), res.method,
                            dict(res.info))
 
     def is_self_adjoint(self) -> bool:
@@ -503,7 +523,10 @@ class EmpiricalOperator:
 
         ``method``: ``'auxiliary'`` (eigenproblem of B ΦᵀΨ; any operator, complex eigenpairs
         possible), ``'qr'`` (self-adjoint operators: eigh of R B Rᵀ) or ``'auto'`` (``'qr'`` when
-        S is self-adjoint). Eigenfunctions live on the output samples Y, normalised in the RKHS.
+        S is self-adjoint). Eigenfunctions live on the output samples Y ('auxiliary') or the
+        input samples X ('qr'), normalised in the RKHS; each one's sign (complex phase) makes
+        its largest-magnitude value at those samples real and positive (the lowest index on a
+        tie; centred values with centring), the rule of every operator estimator.
 
         Parameters
         ----------
@@ -537,10 +560,12 @@ class EmpiricalOperator:
                 raise ValueError("eig method 'qr' needs a self-adjoint operator (same samples on "
                                  "both sides and symmetric B); use method='auxiliary'")
             res = eig_qr(self.factor("in"), self.B, n_components)
-            return OperatorEig(res.eigenvalues, self._fn_in(res.C), "qr", dict(res.info))
+            (C,) = self._signed("in", res.C)
+            return OperatorEig(res.eigenvalues, self._fn_in(C), "qr", dict(res.info))
         res = eig_auxiliary(self._gram("cross"), self.gram_out, self.B, n_components,
                             solver=solver)
-        return OperatorEig(res.eigenvalues, self._fn_out(res.C), "auxiliary", dict(res.info))
+        (C,) = self._signed("out", res.C)
+        return OperatorEig(res.eigenvalues, self._fn_out(C), "auxiliary", dict(res.info))
 
     # -- operations ------------------------------------------------------------------------------
     def apply(self, f: RKHSFunction) -> RKHSFunction:
