@@ -135,3 +135,38 @@ def test_cached_refuses_impossible_sizes(bad):
     G = KernelMatrix("rbf", X, Z)
     with pytest.raises(ValueError, match="nbytes"):
         G.cached(bad)
+
+
+def _rows_evaluated(monkeypatch):
+    """Rows of G evaluated (Σ rows of the blocks KernelMatrix._normalized_block forms)."""
+    rows = []
+    orig = KernelMatrix._normalized_block
+
+    def counted(self, Xr, *args, **kwargs):
+        rows.append(Xr.shape[0])
+        return orig(self, Xr, *args, **kwargs)
+
+    monkeypatch.setattr(KernelMatrix, "_normalized_block", counted)
+    return rows
+
+
+@pytest.mark.parametrize("solver", ["randomized", "block_krylov", "arpack", "dense", "auto"])
+@pytest.mark.parametrize("kernel", ["rbf", "sne"])
+def test_centred_kernel_svd_evaluates_the_kernel_once(monkeypatch, solver, kernel):
+    """KernelSVD(center=True): the centring statistics come from the pass that also fills the
+    block cache (iterative solvers) or from the formed matrix (dense solvers, 'auto' forming
+    it), so the kernel is evaluated once in all where G fits the cache, not twice; the fit
+    equals the one without the cache to rounding (the means' sums run in another order)."""
+    est = dict(n_components=3, kernel=kernel, kernel_params={"gamma": 0.3}, solver=solver,
+               center=True, random_state=0)
+    with config_context(working_memory=WM, cache_memory=0):
+        ref = KernelSVD(**est).fit(X, Z=Z)
+    rows = _rows_evaluated(monkeypatch)
+    with config_context(working_memory=WM):
+        fit = KernelSVD(**est).fit(X, Z=Z)
+    assert sum(rows) == X.shape[0], sum(rows) / X.shape[0]
+    np.testing.assert_allclose(fit.singular_values_, ref.singular_values_, rtol=1e-10)
+    np.testing.assert_allclose(fit.row_means_, ref.row_means_, rtol=1e-12)
+    np.testing.assert_allclose(fit.col_means_, ref.col_means_, rtol=1e-12)
+    Xn = X[:7] + 0.1
+    np.testing.assert_allclose(fit.transform(Xn), ref.transform(Xn), rtol=1e-8, atol=1e-10)

@@ -47,7 +47,7 @@ from .._validation import (
 from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..kernels.base import _dense
-from ..linalg._svd_core import PRECISIONS, check_randomized_options
+from ..linalg._svd_core import PRECISIONS, _solver_blocks, check_randomized_options
 from ..linalg.svd import (
     SOLVERS,
     auto_solver,
@@ -738,18 +738,27 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                            "row of Z (column of G)")
         self._train_scores = None
         self._z_norm = None
-        left = self._check_svd_budget(G, n, m, r, weighted=w is not None or wz is not None)
+        left, passes = self._check_svd_budget(G, n, m, r,
+                                              weighted=w is not None or wz is not None)
         if w is not None or wz is not None:
             self._fit_weighted(G, n, m, r, w, wz)
             return
         if left is not None:  # the blocks of the centring pass and of the solver's passes
             G = _within(G, left)
+        if self.center and passes is not None and isinstance(G, KernelMatrix):
+            # the centring pass fills the block cache that the solver's passes then read
+            opts = self._solver_options()
+            G = _solver_blocks(G, passes, r, cache=opts.get("precision") != "low",
+                               n_oversamples=opts.get("n_oversamples", 10),
+                               n_iter=opts.get("n_iter", "auto"))
+        # a numpy kernel matrix formed by the solver gives its means as it is formed
+        formed = self.center and isinstance(G, KernelMatrix) and passes is None \
+            and self.solver != "nystrom"
         if self.center:
             if isinstance(G, KernelMatrix) or getattr(G, "is_dask", False):
                 G.center = True  # the executor centres its own blocks (float64 means)
-                rm, cm, self.grand_mean_ = G.means()
-                # kept in the matrix dtype on every executor (Dask's means are float64)
-                self.row_means_, self.col_means_ = rm.astype(G.dtype), cm.astype(G.dtype)
+                if not formed:
+                    self._keep_means(G)
             elif isinstance(G, LazyMatrix):  # any other executor: G̃ through G and the means
                 r64, c64, g = G.means64()
                 rr, cc = G.ops.astype(r64, G.dtype), G.ops.astype(c64, G.dtype)
@@ -768,9 +777,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 G += G.dtype.type(self.grand_mean_)
         res = top_svd(G, r, solver=self.solver, random_state=self.random_state,
                       **self._solver_options())
+        if formed:
+            self._keep_means(G)
         self._store(res, G, n, m)
 
-    def _check_svd_budget(self, G, n: int, m: int, r: int, weighted: bool) -> float | None:
+    def _keep_means(self, G) -> None:
+        """The centring statistics of a kernel matrix G (numpy or Dask) as fitted attributes,
+        the row and column means in the matrix dtype on every executor (Dask's are float64)."""
+        rm, cm, self.grand_mean_ = G.means()
+        self.row_means_, self.col_means_ = rm.astype(G.dtype), cm.astype(G.dtype)
+
+    def _check_svd_budget(self, G, n: int, m: int, r: int,
+                          weighted: bool) -> tuple[float | None, str | None]:
         """Refuse, before the centring statistics or any pass over G, a fit whose SVD solver
         would exceed the memory budget (the solver checks again when it runs). The solver
         'auto' picks is the rule of :func:`~asymkern.linalg.svd.top_svd` on every executor.
@@ -778,10 +796,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Returns the bytes left for the kernel blocks of the passes over a lazy numpy G (the
         centring statistics, an iterative solver's products): the budget less the solver's
         arrays when the solver runs on G lazily, the whole budget when G is formed first or
-        the Nyström solver runs (it fits its own blocks); None for any other G.
+        the Nyström solver runs (it fits its own blocks); None for any other G. And the
+        solver whose passes run over that G's blocks (None when none does).
         """
         if getattr(G, "is_dask", False):  # the Dask executor checks its own blocks
-            return None
+            return None, None
         kind = matrix_kind(G)
         lazy = kind == "kernel"
         in_memory = not isinstance(G, LazyMatrix)
@@ -791,7 +810,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                          "centring the precomputed matrix", "center=False")
         blocked = lazy and not weighted  # a numpy KernelMatrix, passed over in blocks
         if self.solver == "nystrom":  # asymmetric_nystrom checks its landmark blocks
-            return budget_bytes(G) if blocked else None
+            return (budget_bytes(G) if blocked else None), None
         kind = "kernel" if lazy and not weighted else (
             "sparse" if kind == "sparse" and not formed else "dense")
         dtype = np.dtype(np.float32 if _numpy_dtype(G) == np.float32 else np.float64)
@@ -817,7 +836,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 blocks = _pass_bytes(_within(G, left))
         check_svd_budget(solver, n, m, r, dtype, extra=held, limit=limit, block_bytes=blocks,
                          **options)
-        return left
+        return left, (solver if on_blocks else None)
 
     def _store(self, res, G, n: int, m: int) -> None:
         s = res.s

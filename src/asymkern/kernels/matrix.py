@@ -566,10 +566,11 @@ class KernelMatrix(LazyMatrix):
             return np.zeros(self.shape[1], dtype=self.dtype)
         return (self._means64()[1] * self.shape[0]).astype(self.dtype, copy=False)
 
-    #: evaluated row blocks kept by a copy from :meth:`cached` (start row → read-only block),
-    #: and the bytes it may still add; None: nothing is kept
-    _cache: dict[int, np.ndarray] | None = None
+    #: evaluated row blocks kept by a copy from :meth:`cached` ((start, stop) rows → read-only
+    #: block), and the bytes it may still add; None: nothing is kept
+    _cache: dict[tuple[int, int], np.ndarray] | None = None
     _cache_room = 0
+    _cache_limit = 0  # the nbytes it was given
 
     def cached(self, nbytes: float) -> KernelMatrix:
         """A copy of this matrix that keeps up to ``nbytes`` of its evaluated row blocks.
@@ -622,17 +623,19 @@ class KernelMatrix(LazyMatrix):
             raise ValueError(f"cached: nbytes must be a finite number of bytes ≥ 0, got {nbytes!r}")
         H = copy.copy(self)
         H._cache, H._cache_room = {}, int(room)
+        H._cache_limit = H._cache_room
         return H
 
     def _iter_blocks_uncentered(self, block_rows: int | None = None):
         cache = self._cache if block_rows is None else None  # the passes' own blocks only
         for sl in self._row_slices(block_rows):
-            B = None if cache is None else cache.get(sl.start)
+            key = (sl.start, sl.stop)  # a copy with other blocks never reads these
+            B = None if cache is None else cache.get(key)
             if B is None:
                 B = self._normalized_block(self.X[sl], self.Z, sl, True)
                 if cache is not None and B.nbytes <= self._cache_room:
                     B.flags.writeable = False  # shared by the later passes
-                    cache[sl.start] = B
+                    cache[key] = B
                     self._cache_room -= B.nbytes
             yield sl, B
 
@@ -960,7 +963,29 @@ class KernelMatrix(LazyMatrix):
             self._check_out(out)
         # blocks of at most ~4 % of the output keep the peak near the output's own size
         rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))
-        if not self.center and (not self.kernel.row_normalized or self.kernel.fuses_rows):
+        if self.center and self._means is None:
+            # one evaluation: the uncentred matrix, its means read from it (the blocks and
+            # the order of the sums of _means64), then centred in place
+            self._fill_uncentered(out, rows)
+            n, m = self.shape
+            row_sum, col_sum = np.empty(n), np.zeros(m)
+            for sl in self._row_slices():
+                row_sum[sl] = out[sl].sum(axis=1, dtype=np.float64)
+                col_sum += out[sl].sum(axis=0, dtype=np.float64)
+            self._means = (row_sum / m, col_sum / n, float(row_sum.sum() / (n * m)))
+            for start in range(0, n, rows):
+                self._center_block(out[start:start + rows], slice(start, start + rows),
+                                   slice(None))
+            return out
+        if not self.center:
+            return self._fill_uncentered(out, rows)
+        for sl, B in self.iter_row_blocks(rows):
+            out[sl] = B
+        return out
+
+    def _fill_uncentered(self, out: np.ndarray, rows: int) -> np.ndarray:
+        """Write the uncentred matrix into ``out`` (blocks of ``rows`` rows or more)."""
+        if not self.kernel.row_normalized or self.kernel.fuses_rows:
             # write each block straight into the output (no block copy, so no temporary
             # beyond the small augmented inputs: large blocks keep the GEMM efficient); a
             # row-normalised kernel is normalised in the same pass, chunk by chunk
@@ -969,7 +994,7 @@ class KernelMatrix(LazyMatrix):
                 sl = slice(start, min(start + rows, self.shape[0]))
                 self._normalized_block(self.X[sl], self.Z, sl, True, out=out[sl])
             return out
-        for sl, B in self.iter_row_blocks(rows):
+        for sl, B in self._iter_blocks_uncentered(rows):
             out[sl] = B
         return out
 

@@ -708,15 +708,19 @@ def _solver_blocks(G, solver: str, r: int, *, cache: bool = True, **options):
     """G (a lazy KernelMatrix) with blocks within what the solver's own arrays leave of G's
     budget (:func:`blocks_within`), and (``cache``) a copy that keeps its evaluated blocks
     (:meth:`~asymkern.kernels.KernelMatrix.cached`) in what the blocks leave of it, at most
-    the ``cache_memory`` setting; any other G as it is."""
+    the ``cache_memory`` setting; any other G as it is. A G that keeps blocks already, in
+    no more than that room, and whose blocks fit comes back as it is, with what it keeps
+    (KernelSVD's centring pass fills the cache its solver's passes then read)."""
     if not _numpy_kernel_matrix(G):
         return G
     from ..config import get_config
 
     n, m = G.shape
     left = budget_bytes(G) - svd_solver_bytes(solver, n, m, r, _dtype_of(G), **options)
-    G = blocks_within(G, left)
+    H, G = G, blocks_within(G, left)
     room = min(float(get_config()["cache_memory"]) * 2**20, left - pass_block_bytes(G))
+    if G is H and G._cache is not None and G._cache_limit <= room:
+        return G
     if cache and room >= G.block_rows() * m * G.dtype.itemsize:  # at least one block fits
         return G.cached(room)
     return G
