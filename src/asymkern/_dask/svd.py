@@ -15,8 +15,10 @@ their own: their statistics (log-normalisers, row/column means) are tree reducti
 *before*, after which every block of the centred, normalised G is a function of (chunk of X,
 chunk of Z, statistics) alone. ``solver='nystrom'`` goes through ``asymmetric_nystrom``
 (:mod:`asymkern._dask.nystrom`). 'dense'/'arpack' gather G when it fits ``max_dense_memory``;
-'auto' is the in-memory rule (:func:`asymkern.linalg.svd.auto_solver`): dense or ARPACK on
-the gathered G when it fits that budget, else the randomized SVD in the cluster.
+where it does not, 'arpack' iterates on the client with G's products computed in the cluster
+(:func:`cluster_operator`, as the device executors run ARPACK on the host) and 'dense'
+refuses. 'auto' is the in-memory rule (:func:`asymkern.linalg.svd.auto_solver`): dense or
+ARPACK on the gathered G when it fits that budget, else the randomized SVD in the cluster.
 """
 
 from __future__ import annotations
@@ -150,21 +152,53 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
 
         res = asymmetric_nystrom(G, r, random_state=random_state, **options)
         return SVDResult(res.U, res.s, res.V, "nystrom", {"nystrom": res})
-    # dense / arpack: only when G fits the dense budget on the client
+    from ..config import get_config
+
+    limit = getattr(G, "max_dense_memory", None) or get_config()["max_dense_memory"]
+    nbytes = shape[0] * shape[1] * np.dtype(G.dtype).itemsize
+    if solver == "arpack" and nbytes > limit * 2**20 and r < min(shape):
+        from ..linalg._svd_core import arpack_svd, unit_scale
+        from ..linalg.svd import SVDResult
+
+        # the scale rule of a formed G (extreme entries): read in the cluster, a dask G only
+        c = 1.0 if isinstance(G, DaskKernelMatrix) else unit_scale(
+            float(gather("max |G|", abs(G).max())[0]))
+        opts = {k: v for k, v in options.items() if k == "tol"}
+        res = arpack_svd(cluster_operator(G) * c, r, random_state=random_state, **opts)
+        info = {**(res.info or {}), "executor": "dask"}
+        return SVDResult(res.U, res.s / c, res.V, "arpack", info)
+    # dense (and arpack on a G that fits): G gathered on the client
     if isinstance(G, DaskKernelMatrix):
         dense = G.to_array()
     else:
-        from ..config import get_config
-
-        limit = get_config()["max_dense_memory"]
-        nbytes = shape[0] * shape[1] * np.dtype(G.dtype).itemsize
         if nbytes > limit * 2**20:
             from ..kernels.matrix import MemoryBudgetError
 
             raise MemoryBudgetError(
                 f"solver={solver!r} gathers the {shape[0]}x{shape[1]} dask matrix G "
                 f"({nbytes / 2**20:.1f} MiB, above max_dense_memory={limit} MiB); use "
-                "solver='randomized' or 'nystrom' for dask inputs"
+                "solver='arpack', 'randomized' or 'nystrom' for dask inputs"
             )
         (dense,) = gather("dense G", G)
     return top_svd(np.asarray(dense), r, solver=solver, random_state=random_state, **options)
+
+
+def cluster_operator(G):
+    """G (a DaskKernelMatrix or a 2-D dask array) as a scipy ``LinearOperator`` whose products
+    G·V and Gᵀ·U are computed in the cluster and come back to the client as numpy arrays (n×k
+    and m×k, never n×m): what ARPACK (Lehoucq, Sorensen & Yang, 1998), a host solver, needs to
+    iterate on a G that the client cannot hold."""
+    import dask
+    from scipy.sparse.linalg import LinearOperator
+
+    da = require_dask()
+    dense = isinstance(G, da.Array)
+
+    def product(V, transpose: bool):
+        out = (G.T @ V if transpose else G @ V) if dense else (
+            G.rmatmat(V) if transpose else G.matmat(V))
+        return np.asarray(dask.compute(out)[0])
+
+    return LinearOperator(tuple(int(k) for k in G.shape), dtype=np.dtype(G.dtype),
+                          matvec=lambda v: product(v, False), matmat=lambda V: product(V, False),
+                          rmatvec=lambda u: product(u, True), rmatmat=lambda U: product(U, True))
