@@ -164,8 +164,9 @@ def test_nystrom_feature_map_refuses_its_landmark_factorisation(data):
                    "NystromFeatureMap(n_components=300)")
     assert "fewer landmarks" in msg
     fm = NystromFeatureMap(n_components=100, random_state=0).fit(X)
-    with config_context(max_dense_memory=0.5):  # 400×100 features + the kernel block
-        _guarded(lambda: fm.transform(np.tile(X, (3, 1))), "NystromFeatureMap.transform")
+    # transform holds only its output whole (row chunks of X): 1600×100 float64 features
+    # (1.2 MiB) exceed _guarded's 1 MiB on their own
+    _guarded(lambda: fm.transform(np.tile(X, (4, 1))), "NystromFeatureMap.transform")
     assert fm.transform(X).shape == (400, 100)
 
 

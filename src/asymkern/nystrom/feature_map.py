@@ -47,6 +47,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import check_is_fitted
 
 from .._shared.nystrom_basis import kernel_block
+from .._shared.nystrom_predict import kernel_row_bytes, rows_within
 from .._validation import (
     as_data,
     check_finite_output,
@@ -58,7 +59,7 @@ from .._validation import (
 )
 from ..config import check_memory, get_config
 from ..kernels import resolve_kernel
-from ..linalg.svd import dense_svd_bytes
+from ..linalg.svd import PASS_BLOCK_ARRAYS, dense_svd_bytes
 
 __all__ = ["NystromFeatureMap"]
 
@@ -271,21 +272,55 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     # -------------------------------------------------------------------------- transform
     def _map(self, X, right: bool):
+        """φ̂(X) = K(X, C) ``normalization_`` (left) or ψ̂(X) = K(C, X)ᵀ
+        ``normalization_right_`` (right), Tao et al. (2024) §3 eq. (8)–(9), in X's dtype.
+
+        Only the n × m output exists whole: the rows of X are taken in chunks whose float64
+        kernel block, its product with the normalisation and the copies of the data forming
+        the block fit what the output leaves of ``max_dense_memory`` (and the block fits
+        ``working_memory``, as ``kernel_block``'s blocks do). Refused with a
+        :class:`~asymkern.config.MemoryBudgetError` before anything is formed when not even
+        the output and one row fit.
+        """
         check_is_fitted(self, "normalization_")
         if not sp.issparse(X) and np.asarray(X).ndim == 1:  # "reshape your data" first
             as_data(X, "X")
         X = check_input(self, X, reset=False, name="X", allow_sparse=self._accepts_sparse())
         kern = self._kernel()
         n, m = X.shape[0], self.n_components_
-        itemsize = np.dtype(X.dtype).itemsize if X.dtype == np.float32 else 0
-        check_memory(n * m * (16 + itemsize), f"{type(self).__name__}.transform of {n} samples "
-                     f"({n}×{m} features)", "a transform of fewer rows at a time",
-                     detail="the kernel block K(X, C) and the features, float64")
-        # the right map: K(C, Z)ᵀ, Z in row blocks (kernel_block blocks its first argument)
-        out = (_right_block(kern, self.components_, X) @ self.normalization_right_ if right
-               else kernel_block(kern, X, self.components_) @ self.normalization_)
-        out = check_finite_output(out, "the Nyström features", "rescale X like the training data")
-        return out.astype(X.dtype, copy=False)
+        out_dtype = np.dtype(X.dtype)
+        step = _chunk_rows(kern, X, self.components_, right, out_dtype,
+                           f"{type(self).__name__}.transform of {n} samples ({n}×{m} features)")
+        # validated once; one centre for every chunk (squared-distance kernels: the mean of
+        # the kernel's second argument, as one block over all of X would use), so the kernel
+        # values do not depend on the chunking
+        if right:
+            C, X = kern.validate_pair(self.components_, X)
+            kw = {"center": kern.center_for(X)} if kern.uses_center else {}
+        else:
+            X, C = kern.validate_pair(X, self.components_)
+            kw = {"center": kern.center_for(C)} if kern.uses_center else {}
+        N = self.normalization_right_ if right else self.normalization_
+        # one chunk: the features themselves are cast (as one block always was); else the
+        # output is preallocated and a float64 one takes the products straight in
+        out = None if step >= n else np.empty((n, m), dtype=out_dtype)
+        for a in range(0, n, step):
+            rows = X[a:a + step]
+            # the right map's block K(C, Z)ᵀ is copied to rows × m C order (the layout, and
+            # so the GEMM, of one block over all of Z)
+            K = (np.asarray(kern._raw(C, rows, **kw).T, dtype=np.float64, order="C") if right
+                 else np.asarray(kern._raw(rows, C, **kw), dtype=np.float64))
+            if out is not None and out_dtype == np.float64:
+                F = np.matmul(K, N, out=out[a:a + step])
+            else:
+                F = K @ N
+            del K
+            check_finite_output(F, "the Nyström features", "rescale X like the training data")
+            if out is None:
+                return F.astype(out_dtype, copy=False)
+            out[a:a + step] = F
+            del F
+        return out
 
     def transform(self, X):
         """The map selected by ``side``: φ̂(X) (``'left'``) or ψ̂(X) (``'right'``).
@@ -333,12 +368,34 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return self._map(Z, right=True)
 
 
-def _right_block(kernel, C, Z) -> np.ndarray:
-    """Dense K(C, Z)ᵀ (n_z × m) as float64, Z taken in row blocks."""
-    C, Z = kernel.validate_pair(C, Z)
-    n, m = Z.shape[0], C.shape[0]
-    rows = int(max(1, min(n, get_config()["working_memory"] * 2**20 // max(1, 2 * m * 8))))
-    out = np.empty((n, m), dtype=np.float64)
-    for start in range(0, n, rows):
-        out[start:start + rows] = np.asarray(kernel._raw(C, Z[start:start + rows])).T
-    return out
+def _chunk_rows(kernel, X, C, right: bool, out_dtype: np.dtype, what: str) -> int:
+    """Rows of X a Nyström feature map takes at a time.
+
+    As many as what the n × m output (``out_dtype``) and the copies of the landmarks leave
+    of ``max_dense_memory`` at a row's cost (:func:`~asymkern._shared.nystrom_predict.rows_within`):
+    its kernel block and the kernel's temporaries, the float64 product with the normalisation,
+    the finiteness mask and the copies of the row forming the block makes
+    (:func:`~asymkern._shared.nystrom_predict.kernel_row_bytes`: the larger ones, those of
+    the block's rows, counted for X's rows and for the landmarks whichever side X is on); at
+    most the rows of one ``working_memory`` block (half of it for the block, as
+    ``kernel_block``), all n at most.
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the output and one row exceed ``max_dense_memory`` (``what`` names the
+        transform and its rows).
+    """
+    n, m = int(X.shape[0]), int(C.shape[0])
+    per_row, landmark_data = kernel_row_bytes(kernel, X, C)  # K(X, C): X's rows, C's columns
+    x_data = per_row - PASS_BLOCK_ARRAYS * 8 * m  # the copies of one row of X forming it
+    if right:  # K(C, Z): the landmarks are its rows, X its columns
+        landmark_data = max(landmark_data, x_data * m)
+    per_row += 8 * m + m  # the product K N (float64) and check_finite_output's mask
+    held = n * m * out_dtype.itemsize + landmark_data
+    step = rows_within(n, per_row, held, what, "a transform of fewer rows at a time",
+                       f"the {n}×{m} features in {out_dtype.name} beside one row's float64 "
+                       "kernel block K(X, C), its product with the normalisation and the "
+                       "data copies forming it")
+    wm_rows = int(get_config()["working_memory"] * 2**20 // max(1, 2 * m * 8))
+    return max(1, min(step, wm_rows))
