@@ -3,10 +3,15 @@
 Data flow
 ---------
 X (n×d) and Z (m×d) are dask arrays chunked along rows only (numpy or scipy-sparse CSR chunks).
-A kernel block G[chunk i of X, chunk j of Z] exists only inside the task that needs it: every
-task builds a small in-memory :class:`~asymkern.kernels.KernelMatrix` over its two chunks and
-calls its ``block()`` / ``_raw()`` / ``_block_lse()`` — the very code the in-memory loops run,
-so there is one copy of the mathematics and two executors.
+A kernel block G[chunk i of X, chunk j of Z] exists only inside the task that needs it, and only
+in pieces: every task builds a small in-memory :class:`~asymkern.kernels.KernelMatrix` over its
+two chunks (the global statistics plugged in) and runs its blocked loops — ``matmat`` /
+``rmatmat``, ``iter_row_blocks``, column blocks of ``block()``, the row passes of the
+log-normalisers — the very code the in-memory path runs, so there is one copy of the
+mathematics and two executors. Those loops form sub-blocks of the matrix's ``working_memory``
+(:attr:`DaskKernelMatrix.working_memory`), so a task's memory follows that budget, not the chunk
+sizes; only :meth:`DaskKernelMatrix.to_dask_array` (whose chunks are whole chunk-pair blocks)
+forms a whole chunk pair, checked against ``max_dense_memory`` first.
 
 Statistics that need whole rows or columns are tree reductions over chunk pairs, computed once
 and kept in the cluster (``persist``), never on the client:
@@ -32,7 +37,7 @@ import scipy.sparse as sp
 
 from .._backend import LazyMatrix
 from .._dispatch import require_dask
-from .._validation import as_data
+from .._validation import as_data, check_positive
 
 #: (description, nbytes) of every object :func:`gather` brought to the client (tests inspect it)
 GATHER_LOG: list[tuple[str, int]] = []
@@ -184,11 +189,13 @@ def task(func, *args):
 
 
 # ------------------------------------------------------------------------------ block tasks
-def _local(kernel, Xc, Zc, lse=None, means=None):
-    """The in-memory KernelMatrix of one chunk pair, with the global statistics plugged in."""
+def _local(kernel, Xc, Zc, lse=None, means=None, working_memory: float | None = None):
+    """The in-memory KernelMatrix of one chunk pair, with the global statistics plugged in;
+    its blocked loops form sub-blocks of ``working_memory`` MiB (default: the setting in
+    effect, the caller's inside a :func:`task`)."""
     from ..kernels.matrix import KernelMatrix
 
-    km = KernelMatrix(kernel, Xc, Zc)
+    km = KernelMatrix(kernel, Xc, Zc, working_memory=working_memory)
     if kernel.row_normalized:
         if lse is None:  # pragma: no cover - internal misuse
             raise RuntimeError("row-normalised kernel block without its normalisers")
@@ -199,25 +206,60 @@ def _local(kernel, Xc, Zc, lse=None, means=None):
     return km
 
 
+def _means_of(rmean, cmean, grand) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The centring statistics (row means, column means, grand mean) of one chunk pair in the
+    float64 form :meth:`KernelMatrix._means64` holds them, or None (uncentred)."""
+    if rmean is None:
+        return None
+    return (np.asarray(rmean, dtype=np.float64), np.asarray(cmean, dtype=np.float64),
+            float(grand))
+
+
+def _quiet():
+    """No progress bars from the loops of the local matrices inside a task (the progress of a
+    computation is dask's bar, shown by :func:`gather`)."""
+    from ..config import config_context
+
+    return config_context(show_progress=False)
+
+
 def _block(kernel, Xc, Zc, lse=None, rmean=None, cmean=None, grand=None, dtype=None):
-    """Dense block G[rows of Xc, rows of Zc] (normalised, centred when statistics are given)."""
-    means = None if rmean is None else (np.asarray(rmean), np.asarray(cmean), float(grand))
-    B = _local(kernel, Xc, Zc, lse, means).block()
+    """Dense block G[rows of Xc, rows of Zc] (normalised, centred when statistics are given),
+    formed whole: the gathered blocks of :meth:`DaskKernelMatrix.block` and the chunks of
+    :meth:`DaskKernelMatrix.to_dask_array`, both checked against ``max_dense_memory``."""
+    B = _local(kernel, Xc, Zc, lse, _means_of(rmean, cmean, grand)).block()
     return B if dtype is None or B.dtype == dtype else B.astype(dtype)
 
 
-def _lse_task(kernel, Xc, Rc):
-    """log Σ_{r ∈ chunk} k(x, r) per row of Xc: the block part of the streaming log-sum-exp."""
-    from ..kernels.matrix import KernelMatrix
+def _lse_task(kernel, Xc, Rc, working_memory: float):
+    """log Σ_{r ∈ chunk} k(x, r) per row of Xc: the block part of the streaming log-sum-exp.
 
-    m = KernelMatrix(kernel, Xc, Rc)
-    return KernelMatrix._block_lse(m._raw(m.X, m.Z))
+    The rows of Xc in blocks of ``working_memory`` MiB against the whole chunk Rc, each block
+    reduced in the pass that forms it (the row pass of
+    :meth:`~asymkern.kernels.KernelMatrix.row_lse`). A row whose every value in this chunk is 0
+    gives −inf, which the ``np.logaddexp`` tree over the chunks of the reference set absorbs.
+    """
+    from ..kernels.matrix import KernelMatrix, _lse_rows
+
+    km = KernelMatrix(kernel, Xc, Rc, working_memory=working_memory)
+    lse = np.empty(km.shape[0])
+    with _quiet():
+        for sl in km._row_slices():
+            km._raw_rows(km.X[sl], km.Z, _lse_rows(lse[sl]))
+    return lse
 
 
-def _sums_task(kernel, Xc, Zc, lse):
-    """Row and column sums (float64) of one uncentred block (for the centring statistics)."""
-    B = _block(kernel, Xc, Zc, lse)
-    return B.sum(axis=1, dtype=np.float64), B.sum(axis=0, dtype=np.float64)
+def _sums_task(kernel, Xc, Zc, lse, working_memory: float):
+    """Row and column sums (float64) of one uncentred chunk pair (for the centring
+    statistics), accumulated over its row blocks of ``working_memory`` MiB as
+    :meth:`~asymkern.kernels.KernelMatrix.means` does."""
+    km = _local(kernel, Xc, Zc, lse, None, working_memory)
+    rows, cols = np.empty(km.shape[0]), np.zeros(km.shape[1])
+    with _quiet():
+        for sl, B in km._iter_blocks_uncentered():
+            rows[sl] = B.sum(axis=1, dtype=np.float64)
+            cols += B.sum(axis=0, dtype=np.float64)
+    return rows, cols
 
 
 def _add(a, b):
@@ -251,10 +293,56 @@ def _matmul(B, V):
     return B.astype(dt, copy=False) @ V.astype(dt, copy=False)
 
 
-def _apply_task(kernel, Xc, Zc, lse, rmean, cmean, grand, transpose, func, *args):
-    """func(block) (or func(blockᵀ)) of one block: G[:, J]·B, eq. 8 extensions, ..."""
-    B = _block(kernel, Xc, Zc, lse, rmean, cmean, grand)
-    return func(B.T if transpose else B, *args)
+def _product_task(kernel, Xc, Zc, lse, rmean, cmean, grand, transpose: bool, V,
+                  working_memory: float):
+    """block @ V (or blockᵀ @ V with ``transpose``) of one chunk pair: the local matrix's
+    blocked :meth:`~asymkern.kernels.KernelMatrix.matmat` / ``rmatmat`` (row blocks of
+    ``working_memory`` MiB, centring through the global means as in memory)."""
+    km = _local(kernel, Xc, Zc, lse, _means_of(rmean, cmean, grand), working_memory)
+    with _quiet():
+        return km.rmatmat(V) if transpose else km.matmat(V)
+
+
+def _checked_rows(out, n_rows: int, func):
+    """``out``, the value of ``func`` on a block of ``n_rows`` output rows, if it has as many
+    rows (apply_cols / apply_rows need row-separable functions)."""
+    if np.ndim(out) < 1 or np.shape(out)[0] != n_rows:
+        raise ValueError(
+            f"apply_cols/apply_rows: func {getattr(func, '__name__', func)!r} returned shape "
+            f"{np.shape(out)} for a block of {n_rows} rows; it must be row-separable (one "
+            "output row per row of the block), since the blocks are evaluated in row pieces "
+            "within working_memory")
+    return out
+
+
+def _apply_task(kernel, Xc, Zc, lse, rmean, cmean, grand, transpose: bool,
+                working_memory: float, func, *args):
+    """func(block) (or func(blockᵀ)) of one chunk pair, in pieces along its output rows.
+
+    ``func`` must be row-separable: func(B)[a:b] = func(B[a:b]) (G[:, J]·B, eq. 8 extensions,
+    a dtype conversion). Without ``transpose`` the rows of Xc go in the local matrix's row
+    blocks of ``working_memory`` MiB (``iter_row_blocks``); with it, the block is G[I, chunk of
+    Z] and its columns (the rows of blockᵀ) go in column blocks of the same size
+    (``block(:, columns)``, the normalisers and the centre of the whole chunk). The pieces of
+    the output are stacked (one piece: returned as it is).
+    """
+    km = _local(kernel, Xc, Zc, lse, _means_of(rmean, cmean, grand), working_memory)
+    parts = []
+    with _quiet():
+        if transpose:
+            m = km.shape[1]
+            # columns per block: as many as rows of a block with |I| columns
+            step = int(max(1, min(m, km.working_memory * 2**20 // km.row_bytes(km.shape[0]))))
+            for a in range(0, m, step):
+                cols = slice(a, min(a + step, m))
+                B = km.block(slice(None), cols)
+                parts.append(_checked_rows(func(B.T, *args), cols.stop - a, func))
+        else:
+            for sl, B in km.iter_row_blocks():
+                parts.append(_checked_rows(func(B, *args), sl.stop - sl.start, func))
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([np.asarray(p) for p in parts], axis=0)
 
 
 def _chunk_bounds(chunks) -> np.ndarray:
@@ -289,6 +377,16 @@ class DaskKernelMatrix(LazyMatrix):
     (resp. Z). Row normalisers and centring statistics are tree reductions over chunk pairs,
     computed once and persisted in the cluster.
 
+    Memory: no task forms a whole chunk-pair block for the lazy computations. The products
+    (``matmat``/``rmatmat``, ``left``/``right``/``cols``, :meth:`apply_cols`/:meth:`apply_rows`),
+    the log-normalisers and the centring statistics evaluate the kernel of each chunk pair in
+    sub-blocks of ``working_memory`` MiB — the blocked loops of the in-memory
+    :class:`~asymkern.kernels.KernelMatrix`, products and sums accumulated over the sub-blocks —
+    so a task holds about ``working_memory`` of kernel values (plus its inputs and output)
+    whatever the chunk sizes. Only :meth:`to_dask_array` (and :meth:`to_array`, which gathers
+    it) has whole chunk-pair blocks as its chunks; it refuses, before computing, a block above
+    ``max_dense_memory`` with the chunk sizes and the rechunk to apply.
+
     Parameters
     ----------
     kernel : Kernel, name or callable.
@@ -296,7 +394,17 @@ class DaskKernelMatrix(LazyMatrix):
     Z : (m, d) dask array or None (Z = X).
     reference : normalisation set of row-normalised kernels (default: Z).
     center : double centring H_n G H_m (Tao et al., 2024, §2) through the persisted means.
-    working_memory, max_dense_memory : kept for interface parity (block sizes follow the chunks).
+    working_memory : MiB of kernel values (a sub-block and its temporary) a task forms at once;
+        default None: the ``working_memory`` setting in effect when a computation is built
+        (an enclosing :func:`~asymkern.config.config_context` included), see
+        :attr:`working_memory`.
+    max_dense_memory : MiB a gathered block (:meth:`block`, :meth:`to_array`) or a chunk of
+        :meth:`to_dask_array` may take (default: the setting when the matrix is built).
+
+    Raises
+    ------
+    ValueError, TypeError
+        If ``working_memory`` is given and is not a positive finite number of MiB.
     """
 
     is_dask = True
@@ -320,7 +428,7 @@ class DaskKernelMatrix(LazyMatrix):
                           else as_dask_data(reference, "reference", allow_sparse=ok))
         self.center = bool(center)
         cfg = get_config()
-        self.working_memory = cfg["working_memory"] if working_memory is None else working_memory
+        self._working_memory = check_positive(working_memory, "working_memory", allow_none=True)
         self.max_dense_memory = (cfg["max_dense_memory"] if max_dense_memory is None
                                  else max_dense_memory)
         both32 = self.X.dtype == np.float32 and self.Z.dtype == np.float32
@@ -331,6 +439,23 @@ class DaskKernelMatrix(LazyMatrix):
         self._grand: float | None = None
 
     # ---------------------------------------------------------------------- layout helpers
+    @property
+    def working_memory(self) -> float:
+        """MiB of kernel values a task of this matrix forms at once (a sub-block of a chunk
+        pair and its temporary, as :meth:`~asymkern.kernels.KernelMatrix.block_rows` counts):
+        the value given to the constructor (or assigned), else the ``working_memory`` setting
+        in effect now. A computation reads it when it is built, and its tasks keep that value
+        whatever the scheduler or the settings of the workers."""
+        if self._working_memory is not None:
+            return self._working_memory
+        from ..config import get_config
+
+        return float(get_config()["working_memory"])
+
+    @working_memory.setter
+    def working_memory(self, value: float | None) -> None:
+        self._working_memory = check_positive(value, "working_memory", allow_none=True)
+
     @property
     def nbytes(self) -> int:
         return self.shape[0] * self.shape[1] * self.dtype.itemsize
@@ -369,9 +494,11 @@ class DaskKernelMatrix(LazyMatrix):
     # ---------------------------------------------------------------------- statistics
     def lse_of(self, X):
         """log Σ_{r∈R} k(x, r) of the rows of a dask array X: (n,) float64 dask array, per
-        chunk of X a tree reduction over the chunks of R."""
+        chunk of X a tree reduction over the chunks of R (each chunk pair in row blocks of
+        :attr:`working_memory`)."""
         rd = list(self.reference.to_delayed()[:, 0])
-        parts = [_tree([task(_lse_task, self.kernel, xc, rc) for rc in rd], np.logaddexp)
+        wm = self.working_memory
+        parts = [_tree([task(_lse_task, self.kernel, xc, rc, wm) for rc in rd], np.logaddexp)
                  for xc in X.to_delayed()[:, 0]]
         return stack_rows(parts, X.chunks[0], np.float64)
 
@@ -409,9 +536,14 @@ class DaskKernelMatrix(LazyMatrix):
             import dask
             from dask import delayed
 
+            from ..config import get_config
+
             n, m = self.shape
             zd = self._zd()
-            sums = [[delayed(_sums_task, pure=True, nout=2)(self.kernel, xc, zc, lse)
+            cfg, wm = get_config(), self.working_memory
+            # each task as task() builds it (the caller's settings, aligned operands), two outputs
+            sums = [[delayed(_configured, pure=True, nout=2)(cfg, _sums_task, self.kernel, xc,
+                                                             zc, lse, wm)
                      for zc in zd] for xc, lse in zip(self._xd(), self._lse_chunks())]
             rows = [_tree([s[0] for s in row], _add) for row in sums]
             cols = [_tree([row[j][1] for row in sums], _add) for j in range(len(zd))]
@@ -480,7 +612,10 @@ class DaskKernelMatrix(LazyMatrix):
     def apply_cols(self, J, func, n_out: int, out_dtype, *args):
         """Dask (n, n_out) chunked like X: ``func(G[chunk, J], *args)`` per row chunk of X.
 
-        The block G[chunk, J] (normalised, centred) exists only inside its task.
+        The block G[chunk, J] (normalised, centred) exists only inside its task, in row blocks
+        of :attr:`working_memory`: ``func`` must be row-separable (func(B)[a:b] equals
+        func(B[a:b]) and has one row per row of B, as a product ``B @ W`` or a conversion;
+        a task refuses a result with another number of rows), and the pieces are stacked.
         """
         from dask import delayed
 
@@ -490,12 +625,17 @@ class DaskKernelMatrix(LazyMatrix):
         if self.center:
             (cm,) = gather("column means", self.means()[1][J])
         lses, rms, _, g = self._stat_chunks()
-        parts = [task(_apply_task, self.kernel, xc, Zd, lse, rm, cm, g, False, func, *args)
+        wm = self.working_memory
+        parts = [task(_apply_task, self.kernel, xc, Zd, lse, rm, cm, g, False, wm, func, *args)
                  for xc, lse, rm in zip(self._xd(), lses, rms)]
         return stack_rows(parts, self.row_chunks, out_dtype, n_out)
 
     def apply_rows(self, I, func, n_out: int, out_dtype, *args):
-        """Dask (m, n_out) chunked like Z: ``func(G[I, chunk]ᵀ, *args)`` per row chunk of Z."""
+        """Dask (m, n_out) chunked like Z: ``func(G[I, chunk]ᵀ, *args)`` per row chunk of Z.
+
+        G[I, chunk] is formed in column blocks of :attr:`working_memory` (the rows of its
+        transpose): ``func`` must be row-separable, as for :meth:`apply_cols`.
+        """
         from dask import delayed
 
         I = self._index(I, self.shape[0], "rows")
@@ -506,7 +646,8 @@ class DaskKernelMatrix(LazyMatrix):
         _, _, cms, g = self._stat_chunks()
         if self.center:
             (rm,) = gather("row means", self.means()[0][I])
-        parts = [task(_apply_task, self.kernel, XI, zc, lse, rm, cm, g, True, func, *args)
+        wm = self.working_memory
+        parts = [task(_apply_task, self.kernel, XI, zc, lse, rm, cm, g, True, wm, func, *args)
                  for zc, cm in zip(self._zd(), cms)]
         return stack_rows(parts, self.col_chunks, out_dtype, n_out)
 
@@ -534,7 +675,9 @@ class DaskKernelMatrix(LazyMatrix):
     # ---------------------------------------------------------------------- products
     def _full_products(self, V, transpose: bool):
         """G @ V, or Gᵀ @ V with ``transpose`` (V numpy or dask, (size,) or (size, k)): Σ over
-        chunk pairs of block @ V_j (or blockᵀ @ U_i), chunked like X (like Z)."""
+        chunk pairs of block @ V_j (or blockᵀ @ U_i), chunked like X (like Z); each chunk
+        pair's product by the local matrix's blocked ``matmat`` / ``rmatmat`` (row blocks of
+        :attr:`working_memory`, centred through the global means)."""
         da = require_dask()
         size = self.shape[0 if transpose else 1]
         V = V if isinstance(V, da.Array) else np.asarray(V)
@@ -547,10 +690,11 @@ class DaskKernelMatrix(LazyMatrix):
         xd, zd = self._xd(), self._zd()
         chunks = self.row_chunks if transpose else self.col_chunks
         Vd = list(V.rechunk({0: chunks, 1: -1}).to_delayed()[:, 0])
+        wm = self.working_memory
 
         def part(i, j):  # block (i, j) times the chunk of V it meets
-            return task(_apply_task, self.kernel, xd[i], zd[j], lses[i], rms[i], cms[j], g,
-                        transpose, _matmul, Vd[i if transpose else j])
+            return task(_product_task, self.kernel, xd[i], zd[j], lses[i], rms[i], cms[j], g,
+                        transpose, Vd[i if transpose else j], wm)
 
         if transpose:  # output chunk j: Σ_i block(i, j)ᵀ U_i
             sums = [_tree([part(i, j) for i in range(len(xd))], _add) for j in range(len(zd))]
@@ -580,9 +724,30 @@ class DaskKernelMatrix(LazyMatrix):
     def __matmul__(self, V):
         return self.matmat(V)
 
-    def to_dask_array(self):
-        """G as a dask array whose (i, j) block is computed in its task (for dask algorithms)."""
+    def to_dask_array(self, max_dense_memory: float | None = None):
+        """G as a dask array whose (i, j) block is computed in its task (for dask algorithms).
+
+        Its chunks are the whole chunk-pair blocks (rows of X's chunk i × rows of Z's chunk
+        j), formed whole in their tasks: the largest is checked against ``max_dense_memory``
+        MiB (default: the matrix's) before anything is computed.
+
+        Raises
+        ------
+        MemoryBudgetError
+            If the largest chunk-pair block exceeds the budget (a :class:`MemoryError` naming
+            the chunk sizes and the smaller chunks to use).
+        """
+        from ..config import check_memory
+
         da = require_dask()
+        n_i, m_j = max(self.row_chunks), max(self.col_chunks)
+        check_memory(
+            n_i * m_j * self.dtype.itemsize,
+            f"a {n_i}×{m_j} {self.dtype} chunk-pair block of the dask kernel matrix (X row "
+            f"chunks of up to {n_i} rows, Z row chunks of up to {m_j})",
+            "smaller row chunks (e.g. X.rechunk({0: k}), Z.rechunk({0: k})) or the lazy "
+            "products (matmat, rmatmat, cols), whose tasks stay within working_memory",
+            limit=self.max_dense_memory if max_dense_memory is None else max_dense_memory)
         lses, rms, cms, g = self._stat_chunks()
         tasks = [[task(_block, self.kernel, xc, zc, lse, rm, cm, g, self.dtype)
                   for zc, cm in zip(self._zd(), cms)] for xc, lse, rm in zip(self._xd(), lses, rms)]
@@ -600,7 +765,7 @@ class DaskKernelMatrix(LazyMatrix):
                 f"a dense {self.shape[0]}x{self.shape[1]} {self.dtype} kernel matrix needs "
                 f"{self.nbytes / 2**20:.1f} MiB, above the max_dense_memory budget of {limit} MiB"
             )
-        (out,) = gather("dense kernel matrix", self.to_dask_array())
+        (out,) = gather("dense kernel matrix", self.to_dask_array(limit))
         return out
 
     def __repr__(self) -> str:
