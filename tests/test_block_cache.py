@@ -170,3 +170,14 @@ def test_centred_kernel_svd_evaluates_the_kernel_once(monkeypatch, solver, kerne
     np.testing.assert_allclose(fit.col_means_, ref.col_means_, rtol=1e-12)
     Xn = X[:7] + 0.1
     np.testing.assert_allclose(fit.transform(Xn), ref.transform(Xn), rtol=1e-8, atol=1e-10)
+
+
+def test_a_users_cached_copy_is_not_filled_by_the_solvers():
+    """The solvers run on their own copy of a matrix the user made with ``cached``: its kept
+    blocks and room are as the user left them (only KernelSVD's own prepared copy carries
+    the blocks of its centring pass into the solver)."""
+    H = KernelMatrix("rbf", X, Z, working_memory=WM).cached(2**20)
+    room = H._cache_room
+    for solver in ("power", "arpack"):
+        _solve(solver, H)
+        assert H._cache == {} and H._cache_room == room

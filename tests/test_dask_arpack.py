@@ -54,3 +54,20 @@ def test_top_svd_arpack_on_a_dask_array_past_the_budget():
     np.testing.assert_allclose(res.s, want, rtol=1e-10)
     assert res.solver == "arpack" and res.info["executor"] == "dask"
     assert isinstance(res.U, np.ndarray) and res.U.shape == (1500, 3)
+
+
+def test_float32_stays_float32_and_a_nan_is_named():
+    """float32 data give float32 factors on either side of the budget; a NaN in G is refused
+    with an error naming G (ARPACK itself fails with an opaque message)."""
+    A = RNG.standard_normal((1500, 1200)).astype(np.float32)
+    with config_context(max_dense_memory=BUDGET):
+        res = top_svd(da.from_array(A, chunks=(500, 400)), 3, solver="arpack", random_state=0)
+        fit = KernelSVD(n_components=3, solver="arpack", random_state=0).fit(
+            da.from_array(X.astype(np.float32), chunks=500),
+            Z=da.from_array(Z.astype(np.float32), chunks=400))
+        A[7, 3] = np.nan
+        with pytest.raises(ValueError, match="G contains NaN or infinity"):
+            top_svd(da.from_array(A, chunks=(500, 400)), 3, solver="arpack", random_state=0)
+    assert res.U.dtype == res.s.dtype == res.V.dtype == np.float32
+    assert fit.singular_values_.dtype == np.float32
+    assert np.asarray(fit.left_singular_vectors_).dtype == np.float32

@@ -166,7 +166,9 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
         opts = {k: v for k, v in options.items() if k == "tol"}
         res = arpack_svd(cluster_operator(G) * c, r, random_state=random_state, **opts)
         info = {**(res.info or {}), "executor": "dask"}
-        return SVDResult(res.U, res.s / c, res.V, "arpack", info)
+        dt = np.dtype(G.dtype)  # float32 G: float32 factors, as in memory and when gathered
+        return SVDResult(res.U.astype(dt, copy=False), (res.s / c).astype(dt, copy=False),
+                         res.V.astype(dt, copy=False), "arpack", info)
     # dense (and arpack on a G that fits): G gathered on the client
     if isinstance(G, DaskKernelMatrix):
         dense = G.to_array()
@@ -197,7 +199,11 @@ def cluster_operator(G):
     def product(V, transpose: bool):
         out = (G.T @ V if transpose else G @ V) if dense else (
             G.rmatmat(V) if transpose else G.matmat(V))
-        return np.asarray(dask.compute(out)[0])
+        out = np.asarray(dask.compute(out)[0])
+        if not np.isfinite(out).all():  # a NaN or inf in G (ARPACK would fail obscurely)
+            raise ValueError(f"G contains NaN or infinity (found in the product "
+                             f"{'Gᵀ·U' if transpose else 'G·V'} computed in the cluster)")
+        return out
 
     return LinearOperator(tuple(int(k) for k in G.shape), dtype=np.dtype(G.dtype),
                           matvec=lambda v: product(v, False), matmat=lambda V: product(V, False),

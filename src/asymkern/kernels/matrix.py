@@ -571,6 +571,7 @@ class KernelMatrix(LazyMatrix):
     _cache: dict[tuple[int, int], np.ndarray] | None = None
     _cache_room = 0
     _cache_limit = 0  # the nbytes it was given
+    _solver_cache = False  # made by the solvers' _solver_blocks (not a user's cached copy)
 
     def cached(self, nbytes: float) -> KernelMatrix:
         """A copy of this matrix that keeps up to ``nbytes`` of its evaluated row blocks.
@@ -623,7 +624,7 @@ class KernelMatrix(LazyMatrix):
             raise ValueError(f"cached: nbytes must be a finite number of bytes ≥ 0, got {nbytes!r}")
         H = copy.copy(self)
         H._cache, H._cache_room = {}, int(room)
-        H._cache_limit = H._cache_room
+        H._cache_limit, H._solver_cache = H._cache_room, False
         return H
 
     def _iter_blocks_uncentered(self, block_rows: int | None = None):

@@ -708,9 +708,10 @@ def _solver_blocks(G, solver: str, r: int, *, cache: bool = True, **options):
     """G (a lazy KernelMatrix) with blocks within what the solver's own arrays leave of G's
     budget (:func:`blocks_within`), and (``cache``) a copy that keeps its evaluated blocks
     (:meth:`~asymkern.kernels.KernelMatrix.cached`) in what the blocks leave of it, at most
-    the ``cache_memory`` setting; any other G as it is. A G that keeps blocks already, in
-    no more than that room, and whose blocks fit comes back as it is, with what it keeps
-    (KernelSVD's centring pass fills the cache its solver's passes then read)."""
+    the ``cache_memory`` setting; any other G as it is. A G that this function prepared
+    already (not a user's :meth:`~asymkern.kernels.KernelMatrix.cached` copy, which is never
+    filled), in no more than that room and whose blocks fit, comes back as it is, with what
+    it keeps (KernelSVD's centring pass fills the cache its solver's passes then read)."""
     if not _numpy_kernel_matrix(G):
         return G
     from ..config import get_config
@@ -719,10 +720,11 @@ def _solver_blocks(G, solver: str, r: int, *, cache: bool = True, **options):
     left = budget_bytes(G) - svd_solver_bytes(solver, n, m, r, _dtype_of(G), **options)
     H, G = G, blocks_within(G, left)
     room = min(float(get_config()["cache_memory"]) * 2**20, left - pass_block_bytes(G))
-    if G is H and G._cache is not None and G._cache_limit <= room:
+    if G is H and G._cache is not None and G._solver_cache and G._cache_limit <= room:
         return G
     if cache and room >= G.block_rows() * m * G.dtype.itemsize:  # at least one block fits
-        return G.cached(room)
+        G = G.cached(room)
+        G._solver_cache = True  # a solver's own copy: later calls may keep what it holds
     return G
 
 
