@@ -484,8 +484,9 @@ class DaskKernelMatrix(LazyMatrix):
         sidx = idx[order]
         which = np.searchsorted(bounds, sidx, side="right") - 1
         blocks = A.to_delayed()[:, 0]
+        # no index: the empty rows of the first chunk (its dtype and layout)
         parts = [task(_take_rows, blocks[b], sidx[which == b] - bounds[b])
-                 for b in np.unique(which)]
+                 for b in (np.unique(which) if idx.size else [0])]
         (out,) = gather(f"{what} ({len(idx)} rows)", task(_vstack, *parts))
         if np.array_equal(order, np.arange(order.size)):
             return out
