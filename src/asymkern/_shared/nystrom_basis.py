@@ -411,6 +411,51 @@ def _host(ops, a):
     return a if a is None or sp.issparse(a) else ops.to_host(a)
 
 
+def pass_within(G, held: float, what: str, alternatives: str):
+    """The lazy kernel matrix G of a pass (a prediction, a sketch), with blocks within what
+    ``held`` bytes (the outputs and operands the caller holds beside the pass) leave of
+    ``max_dense_memory``.
+
+    A numpy :class:`~asymkern.kernels.KernelMatrix` gets blocks shrunk by
+    :func:`~asymkern.linalg.svd.blocks_within` (one row at least), and the whole
+    (``held`` and the blocks of its passes, :func:`~asymkern.linalg.svd.pass_block_bytes`)
+    is checked before the pass runs. Anything else (a torch or Dask matrix sizes its own
+    blocks, on its device or workers) is returned as it is.
+
+    Parameters
+    ----------
+    G : KernelMatrix or any lazy matrix
+        The matrix of the pass.
+    held : float
+        Bytes held beside the pass (its output, its operand).
+    what : str
+        The operation, for the error message.
+    alternatives : str
+        What to do instead, for the error message.
+
+    Returns
+    -------
+    KernelMatrix or any lazy matrix
+        G, or a shallow copy of it with smaller blocks (the same entries).
+
+    Raises
+    ------
+    MemoryBudgetError
+        When ``held`` and the blocks of one row exceed ``max_dense_memory``.
+    """
+    from ..config import check_memory
+    from ..kernels import KernelMatrix
+    from ..linalg.svd import blocks_within, budget_bytes, pass_block_bytes
+
+    if not isinstance(G, KernelMatrix):
+        return G
+    H = blocks_within(G, budget_bytes(G) - held)
+    check_memory(held + pass_block_bytes(H), what, alternatives, limit=G.max_dense_memory,
+                 detail=f"the outputs and operands ({held / 2**20:.2f} MiB) beside the kernel "
+                        f"blocks of the {G.shape[0]}×{G.shape[1]} kernel matrix's pass")
+    return H
+
+
 def fit_landmarks(kernel, X, landmarks, n_landmarks, rng, *, subspace_dim=None, rcond=None,
                   X_fit=None) -> LandmarkRows:
     """The landmark step of Li, Liu and Zhang's Algorithm 1 (steps 1–3) on X's executor.
@@ -463,7 +508,11 @@ def fit_landmarks(kernel, X, landmarks, n_landmarks, rng, *, subspace_dim=None, 
     C = S = KS = Kmm = None
     if method == "gaussian":
         S = ops.from_host(gaussian_sketch(n, m, random_state=rng), X, np.float64)
-        KS = ops.kernel_matrix(kernel, X).matmat(S)  # float64 (numpy's mixed precision)
+        # float64 (numpy's mixed precision); S and K S held beside the pass over K
+        G = pass_within(ops.kernel_matrix(kernel, X), 16 * n * m,
+                        f"the Gaussian sketch K S of {n} samples ({n}×{m}, landmarks='gaussian')",
+                        "fewer landmarks (n_landmarks) or another landmarks method")
+        KS = G.matmat(S)
         Kmm, idx = ops.to_host(S.T @ KS), None
         if X_fit is None:
             X_fit = ops.to_host(X)

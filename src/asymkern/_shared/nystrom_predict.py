@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import ArrayOps, ops_of
-from .nystrom_basis import row_step
+from .nystrom_basis import pass_within, row_step  # noqa: F401 - pass_within: public here
 
 
 @dataclass(frozen=True)
@@ -155,50 +155,6 @@ def training_model(est, X, rows, beta=None, dual=None, intercept=None, classes=N
 
 
 # ------------------------------------------------------------------------- memory budget
-def pass_within(G, held: float, what: str, alternatives: str):
-    """The lazy kernel matrix G of a prediction pass, with blocks within what ``held`` bytes
-    (the outputs and operands the caller holds beside the pass) leave of ``max_dense_memory``.
-
-    A numpy :class:`~asymkern.kernels.KernelMatrix` gets blocks shrunk by
-    :func:`~asymkern.linalg.svd.blocks_within` (one row at least), and the whole
-    (``held`` and the blocks of its passes, :func:`~asymkern.linalg.svd.pass_block_bytes`)
-    is checked before the pass runs. Anything else (a torch or Dask matrix sizes its own
-    blocks, on its device or workers) is returned as it is.
-
-    Parameters
-    ----------
-    G : KernelMatrix or any lazy matrix
-        The matrix of the pass.
-    held : float
-        Bytes held beside the pass (its output, its operand).
-    what : str
-        The operation, for the error message.
-    alternatives : str
-        What to do instead, for the error message.
-
-    Returns
-    -------
-    KernelMatrix or any lazy matrix
-        G, or a shallow copy of it with smaller blocks (the same entries).
-
-    Raises
-    ------
-    MemoryBudgetError
-        When ``held`` and the blocks of one row exceed ``max_dense_memory``.
-    """
-    from ..config import check_memory
-    from ..kernels import KernelMatrix
-    from ..linalg.svd import blocks_within, budget_bytes, pass_block_bytes
-
-    if not isinstance(G, KernelMatrix):
-        return G
-    H = blocks_within(G, budget_bytes(G) - held)
-    check_memory(held + pass_block_bytes(H), what, alternatives, limit=G.max_dense_memory,
-                 detail=f"the outputs and operands ({held / 2**20:.2f} MiB) beside the kernel "
-                        f"blocks of the {G.shape[0]}×{G.shape[1]} kernel matrix's pass")
-    return H
-
-
 def kernel_row_bytes(kernel, Z, P) -> tuple[int, int]:
     """(bytes per row of Z, fixed bytes) of forming K(Z, P) block by block in numpy: the
     blocks and their temporaries (:data:`~asymkern.linalg.svd.PASS_BLOCK_ARRAYS` float64

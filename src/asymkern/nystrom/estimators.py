@@ -1231,8 +1231,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                              "mode='lla', 'ncr' or 'gsa' (a linear SVM on the n×s features)")
             tr.landmarks(self)
             A = self.basis_.A
-            if mode == "gsa":  # the same check on every executor
-                self._gsa_budget(tr, A.shape[1])
+            if mode != "spa":  # the same check on every executor (SPA's n×n one above)
+                self._features_budget(tr, A.shape[1], mode)
             F = tr.features(A, "the features F = K(X, C)A")
             res = svc_nystrom(mode, F, A, fit_linear, fit_gram, tr.dtype)
             if not self.torch_fit_:  # the in-memory test phase's features
@@ -1254,17 +1254,20 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             classes=self.classes_, libsvm=self.svm != "linearsvc")
         return _finite_fit(self)
 
-    def _gsa_budget(self, tr, s: int) -> None:
-        """``mode='gsa'`` in memory: refuse, before the features are formed, a fit whose peak
-        exceeds ``max_dense_memory``, and shrink the blocks of K_nm that form them to what
-        the rest leaves of it.
+    def _features_budget(self, tr, s: int, mode: str) -> None:
+        """Modes 'lla', 'ncr' and 'gsa': refuse, before the features are formed, a fit whose
+        peak exceeds ``max_dense_memory``, and shrink the blocks of K_nm that form them to
+        what the rest leaves of it.
 
         Counted besides X's copy and the basis: the features F (n × s) and the largest of the
         passes forming them (the blocks of K_nm with their temporaries, the data copies of the
-        kernel evaluation, the block of F), the SVM's fit on F (liblinear's own copy of F,
-        16-byte entries; libsvm's support vectors, up to every row of F) and, beside the
-        support vectors libsvm keeps, the pseudo-inverse factor P = (G^†)ᵀ
+        kernel evaluation, the block of F) and the SVM's fit on F (liblinear's own copy of F,
+        16-byte entries; libsvm's support vectors, up to every row of F); for GSA also, beside
+        the support vectors libsvm keeps, the pseudo-inverse factor P = (G^†)ᵀ
         (:func:`~asymkern.nystrom._algebra.pinv_factor_bytes`: the thin SVD of F, then P).
+        Not counted: libsvm's kernel cache (4-byte entries of the kernel of F, filled column
+        by column as the solver asks for them, up to scikit-learn's ``cache_size`` of 200 MB
+        or 4n² bytes), which is not traced and is released when the fit returns.
         """
         from ..linalg._svd_core import data_copy_bytes
         from ..linalg.svd import PASS_BLOCK_ARRAYS, budget_bytes
@@ -1279,7 +1282,9 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         F = 8 * n * s
         linear = self.svm == "linearsvc"
         svm_fit = 16 * n * (s + 2) if linear else 8 * n * s
-        svm_kept = 0 if linear else 8 * n * s
+        after = svm_fit
+        if mode == "gsa":
+            after = max(svm_fit, (0 if linear else 8 * n * s) + pinv_factor_bytes(n, s))
 
         def blocks(k: int) -> int:  # a pass forming F with blocks of k rows of K_nm
             data = data_copy_bytes(d, k, m) if dense_points else 0
@@ -1296,11 +1301,15 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             passes = blocks(rows.step(s))
         else:  # a sketch's formed K S (released after), copied one block at a time
             passes = 8 * n * m + 2 * 8 * min(n, int(rows.step(s))) * (m + s)
-        need = base + F + max(passes, svm_fit, svm_kept + pinv_factor_bytes(n, s))
-        check_memory(need, f"NystromSVC(mode='gsa', n_landmarks={m}) on {n} samples",
-                     "fewer landmarks (n_landmarks) or subspace_dim, or mode='lla'",
-                     detail=f"the {n}×{s} features F, the SVM's fit on them and the thin SVD of "
-                            "F for the pseudo-inverse factor beside them")
+        need = base + F + max(passes, after)
+        what = ("the SVM's fit on them and the thin SVD of F for the pseudo-inverse factor "
+                "beside them" if mode == "gsa" else "the blocks of K_nm forming them and the "
+                "SVM's fit on them")
+        alternatives = {"gsa": "fewer landmarks (n_landmarks) or subspace_dim, or mode='lla'",
+                        "lla": "fewer landmarks (n_landmarks) or subspace_dim"}
+        check_memory(need, f"NystromSVC(mode={mode!r}, n_landmarks={m}) on {n} samples",
+                     alternatives.get(mode, "fewer landmarks (n_landmarks)"),
+                     detail=f"X's copy, the {n}×{s} features F, {what}")
 
     def _fit_calibration(self, X, y):
         """Platt sigmoids on out-of-sample decision values (as ``SVC(probability=True)``).
