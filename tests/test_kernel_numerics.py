@@ -342,3 +342,26 @@ def test_products_refuse_operands_of_the_wrong_shape_or_non_finite():
     dense = G.to_array()
     np.testing.assert_allclose(G.matmat(np.arange(3.0)), dense @ np.arange(3.0), rtol=1e-12)
     np.testing.assert_allclose(G.rmatmat(np.arange(8.0)), dense.T @ np.arange(8.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["rbf", "sne", "cauchy"])
+def test_points_far_from_the_centre_are_not_taken_for_duplicates(name):
+    """Values spanning 1e22 to 1e150 in one column: the mean (the centre of the expansion)
+    sits near the largest, and x − c rounds away every difference between the small ones.
+    The entries under the rounding bound are recomputed from the data themselves, so those
+    points stay apart (the RBF kernel gave 1 between points 1e99 apart)."""
+    col = np.array([-2.3e22, 2.2e-158, 1.04e150, 2.0e150, -5.5e38, -1.7e150, 5.0e149,
+                    2.04e150, -6.1e145, 1.1e-158, -2.07e149, -7.4e-46, -1.17e150, -6.9e121,
+                    1.01e150])
+    X = col[:, None]
+    k = get_kernel(name, gamma=1.0)
+    got = KernelMatrix(k, X).to_array()
+    d2 = (col[:, None] - col[None, :]) ** 2  # exact here: float64 of exact differences
+    with np.errstate(over="ignore"):
+        want = {"rbf": np.exp(-d2), "cauchy": 1.0 / (1.0 + d2)}.get(name)
+        if want is None:  # SNE: the RBF values normalised over each row
+            E = np.exp(-d2)
+            want = E / E.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    tiny = [1, 9, 11]  # within 1e-45 of each other: duplicates to every digit of the kernel
+    assert np.all(got[np.ix_(tiny, tiny)] == got[1, 1])

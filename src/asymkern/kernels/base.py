@@ -438,7 +438,10 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
       Stability of Numerical Algorithms*, §3.1, for the d+2 term dot product).
     * **Near duplicates.** Every entry whose computed distance lies below that bound (this
       includes every rounding that came out positive, and every pair of identical rows) is
-      recomputed directly as Σ_k (x_k − z_k)² (float64 accumulation). So the distances are
+      recomputed directly as Σ_k (x_k − z_k)² (float64 accumulation, from the data, not the
+      centred copies: a difference below eps·|x − c| does not survive the shift, so points
+      far from the centre, as when a few outliers pull the mean, would otherwise come out as
+      duplicates; values spanning 1e22 to 1e150 gave RBF values of 1). So the distances are
       clipped at 0, and identical rows give exactly 0: κ_RBF(x, x) = 1 exactly.
     * **Overflow / underflow.** When the (centred) data are so large or small that their
       squared norms could overflow or underflow, both sets are scaled by one power of two σ
@@ -528,10 +531,14 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
             out[...] = K
             K = out
 
+    f = math.ldexp(1.0, -e)  # the total power-of-two scaling of Xc, Zc (exact)
+
     def direct(I, J):
-        D = Xc[I] - Zc[J]
-        if D.dtype != np.float64:
-            D = D.astype(np.float64)
+        # from the data themselves, not the centred copies: x − c rounds away every
+        # difference below eps·|c|, so points far from the centre (a few outliers pull the
+        # mean) would come out as duplicates; x·2^-e − z·2^-e is exact but for one rounding
+        D = np.multiply(X[I], f, dtype=np.float64)
+        D -= np.multiply(Z[J], f, dtype=np.float64)
         return np.einsum("ij,ij->i", D, D)
 
     _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, gemm,
