@@ -413,10 +413,7 @@ def test_kernel_matrix_methods_agree_with_reference(name, XZ, center, rows, cols
     np.testing.assert_allclose(G.rmatmat(U[:, 0]), R.T @ U[:, 0], atol=1e-9)
 
 
-@pytest.mark.parametrize("name", [pytest.param(k, marks=xfail(
-    "laplacian KernelMatrix.block with an empty column selection raises sklearn's "
-    "'Found array with 0 sample(s)' (other kernels return an (n, 0) block)"))
-    if k == "laplacian" else k for k in KERNELS])
+@pytest.mark.parametrize("name", KERNELS)
 @pytest.mark.parametrize("center", (False, True))
 def test_kernel_matrix_empty_selection(name, center):
     """An empty row or column selection gives an empty block of the right shape."""

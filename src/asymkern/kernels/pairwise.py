@@ -399,6 +399,8 @@ class LaplacianKernel(_GammaKernel):
         self._check_params()
         gamma = _resolve_gamma(self.gamma, None, X.shape[1], self.name)
         dtype = np.result_type(X.dtype, Z.dtype)
+        if not (X.shape[0] and Z.shape[0]):  # scikit-learn refuses an empty set
+            return np.empty((X.shape[0], Z.shape[0]), dtype=dtype)
         with np.errstate(over="ignore"):
             D = manhattan_distances(X, Z)
             over = np.nonzero(np.isinf(D)) if _l1_may_overflow(X, Z) else None
