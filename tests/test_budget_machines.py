@@ -22,52 +22,19 @@ traced exactly) and the results of a run under a generous budget, or refuses wit
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 import pytest
+from _budget import MARGIN
+from _budget import rel as _rel
+from _budget import run as _run
+from _budget import within as _within
 
-from asymkern import config_context
 from asymkern._shared.nystrom_predict import pass_within
 from asymkern.config import MemoryBudgetError
 from asymkern.kernels import KernelMatrix
 from asymkern.linalg.svd import pass_block_bytes
 from asymkern.lssvm import AsKLSClassifier
 from asymkern.nystrom import NystromSVC
-
-MARGIN = 1.1  # the traced peak may exceed the budget by this factor at most
-GENEROUS = 4096  # MiB
-
-
-def _rel(a, b) -> float:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
-
-
-def _run(call, budget: float):
-    """``call()`` under ``max_dense_memory=budget`` MiB and ``working_memory=512``: (its
-    result, the traced peak in bytes), or (None, the error) when the budget check refused."""
-    with config_context(max_dense_memory=budget, working_memory=512):
-        tracemalloc.start()
-        try:
-            out = call()
-            peak = tracemalloc.get_traced_memory()[1]
-        except MemoryBudgetError as err:
-            return None, err
-        finally:
-            tracemalloc.stop()
-    return out, peak
-
-
-def _within(call, budget: float):
-    """The reference (generous budget, also the warm-up of one-time allocations) and the
-    tight result; asserts that the tight call ran within the budget."""
-    ref, _ = _run(call, GENEROUS)
-    out, peak = _run(call, budget)
-    assert out is not None, f"refused under {budget} MiB: {peak}"
-    assert peak <= budget * 2**20 * MARGIN, (
-        f"traced peak {peak / 2**20:.2f} MiB over a budget of {budget} MiB")
-    return ref, out
 
 
 def _classes(n: int, d: int, seed: int):

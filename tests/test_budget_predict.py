@@ -14,11 +14,13 @@ new point at once: 4 to 190 times the budgets below.
 
 from __future__ import annotations
 
-import tracemalloc
 import warnings
 
 import numpy as np
 import pytest
+from _budget import rel as _rel
+from _budget import run as _run
+from _budget import within as _within
 
 from asymkern import KernelSVD, config_context
 from asymkern.config import MemoryBudgetError
@@ -26,40 +28,6 @@ from asymkern.kernels import KernelMatrix
 from asymkern.linalg import asymmetric_nystrom, symmetric_nystrom
 from asymkern.lssvm import AsKLSClassifier, LSSVMClassifier
 from asymkern.nystrom import NystromKernelPCA, NystromKernelRidge, NystromSVC
-
-MARGIN = 1.1  # the traced peak may exceed the budget by this factor at most
-GENEROUS = 4096  # MiB
-
-
-def _rel(a, b) -> float:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
-
-
-def _run(call, budget: float):
-    """``call()`` under ``max_dense_memory=budget`` MiB and ``working_memory=512``: (its
-    result, the traced peak in bytes), or (None, the error) when the budget check refused."""
-    with config_context(max_dense_memory=budget, working_memory=512):
-        tracemalloc.start()
-        try:
-            out = call()
-            peak = tracemalloc.get_traced_memory()[1]
-        except MemoryBudgetError as err:
-            return None, err
-        finally:
-            tracemalloc.stop()
-    return out, peak
-
-
-def _within(call, budget: float):
-    """The reference (generous budget) and the tight result; asserts that the tight call
-    ran within the budget."""
-    ref, _ = _run(call, GENEROUS)
-    out, peak = _run(call, budget)
-    assert out is not None, f"refused under {budget} MiB: {peak}"
-    assert peak <= budget * 2**20 * MARGIN, (
-        f"traced peak {peak / 2**20:.2f} MiB over a budget of {budget} MiB")
-    return ref, out
 
 
 @pytest.fixture(scope="module")
