@@ -164,11 +164,11 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
         c = 1.0 if isinstance(G, DaskKernelMatrix) else unit_scale(
             float(gather("max |G|", abs(G).max())[0]))
         opts = {k: v for k, v in options.items() if k == "tol"}
-        res = arpack_svd(cluster_operator(G) * c, r, random_state=random_state, **opts)
-        info = {**(res.info or {}), "executor": "dask"}
+        found = arpack_svd(cluster_operator(G) * c, r, random_state=random_state, **opts)
+        info = {**(found.info or {}), "executor": "dask"}
         dt = np.dtype(G.dtype)  # float32 G: float32 factors, as in memory and when gathered
-        return SVDResult(res.U.astype(dt, copy=False), (res.s / c).astype(dt, copy=False),
-                         res.V.astype(dt, copy=False), "arpack", info)
+        return SVDResult(found.U.astype(dt, copy=False), (found.s / c).astype(dt, copy=False),
+                         found.V.astype(dt, copy=False), "arpack", info)
     # dense (and arpack on a G that fits): G gathered on the client
     if isinstance(G, DaskKernelMatrix):
         dense = G.to_array()
