@@ -254,12 +254,8 @@ def _sums_task(kernel, Xc, Zc, lse, working_memory: float):
     statistics), accumulated over its row blocks of ``working_memory`` MiB as
     :meth:`~asymkern.kernels.KernelMatrix.means` does."""
     km = _local(kernel, Xc, Zc, lse, None, working_memory)
-    rows, cols = np.empty(km.shape[0]), np.zeros(km.shape[1])
     with _quiet():
-        for sl, B in km._iter_blocks_uncentered():
-            rows[sl] = B.sum(axis=1, dtype=np.float64)
-            cols += B.sum(axis=0, dtype=np.float64)
-    return rows, cols
+        return km._block_sums(km._iter_blocks_uncentered())
 
 
 def _add(a, b):

@@ -533,13 +533,23 @@ class KernelMatrix(LazyMatrix):
 
     def _means64(self) -> tuple[np.ndarray, np.ndarray, float]:
         if self._means is None:
-            n, m = self.shape
-            row_sum = np.empty(n)
-            col_sum = np.zeros(m)
-            for sl, B in self._iter_blocks_uncentered():
-                row_sum[sl] = B.sum(axis=1, dtype=np.float64)
-                col_sum += B.sum(axis=0, dtype=np.float64)
-            self._means = (row_sum / m, col_sum / n, float(row_sum.sum() / (n * m)))
+            return self._set_means(*self._block_sums(self._iter_blocks_uncentered()))
+        return self._means
+
+    def _block_sums(self, blocks) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column sums (float64) of the uncentred matrix from its row ``blocks``
+        ((row slice, block) pairs covering the rows, in order): the one accumulation of the
+        centring statistics, whatever formed the blocks (a pass, a formed matrix, a task)."""
+        row_sum, col_sum = np.empty(self.shape[0]), np.zeros(self.shape[1])
+        for sl, B in blocks:
+            row_sum[sl] = B.sum(axis=1, dtype=np.float64)
+            col_sum += B.sum(axis=0, dtype=np.float64)
+        return row_sum, col_sum
+
+    def _set_means(self, row_sum: np.ndarray,
+                   col_sum: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        n, m = self.shape
+        self._means = (row_sum / m, col_sum / n, float(row_sum.sum() / (n * m)))
         return self._means
 
     def row_sums(self) -> np.ndarray:
@@ -968,12 +978,8 @@ class KernelMatrix(LazyMatrix):
             # one evaluation: the uncentred matrix, its means read from it (the blocks and
             # the order of the sums of _means64), then centred in place
             self._fill_uncentered(out, rows)
-            n, m = self.shape
-            row_sum, col_sum = np.empty(n), np.zeros(m)
-            for sl in self._row_slices():
-                row_sum[sl] = out[sl].sum(axis=1, dtype=np.float64)
-                col_sum += out[sl].sum(axis=0, dtype=np.float64)
-            self._means = (row_sum / m, col_sum / n, float(row_sum.sum() / (n * m)))
+            self._set_means(*self._block_sums((sl, out[sl]) for sl in self._row_slices()))
+            n = self.shape[0]
             for start in range(0, n, rows):
                 self._center_block(out[start:start + rows], slice(start, start + rows),
                                    slice(None))
