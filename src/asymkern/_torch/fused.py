@@ -239,16 +239,18 @@ def row_lse_of(q, k, block_rows: int = 4096):
     return attention_lse(q, k, v, block_rows)[1]
 
 
-#: the largest eps·γ·max(‖x'‖², ‖z'‖²) at which RBF products are fused. That is the rounding of
-#: RBF's logits in the data dtype, hence the relative error of its scale exp(ℓ − γ‖x'‖²) (the
-#: normalised kernels' weights depend on logit differences only); above it the blocked product
-#: (exact squared distances for near pairs) is more accurate
-_RBF_LOGIT_ROUNDING = 2e-6
+#: the largest eps·γ·max(‖x'‖², ‖z'‖²) at which RBF and SNE products are fused: the rounding
+#: of their logits in the data dtype. It is the relative error of RBF's scale
+#: exp(ℓ − γ‖x'‖²), and of SNE's weights too, which read logit differences rounded as much as
+#: the logits (one point at 1e8 among unit-normal ones gave SNE products 0.6 % off); above it
+#: the blocked product (exact squared distances where they matter) is more accurate
+_LOGIT_ROUNDING = 2e-6
 
 
-def _rbf_exact_enough(G) -> bool:
-    """Whether the fused RBF product of G keeps the blocked product's accuracy (cached on G)."""
-    ok = getattr(G, "_rbf_fusable", None)
+def _exact_enough(G) -> bool:
+    """Whether the fused RBF or SNE product of G keeps the blocked product's accuracy (cached
+    on G)."""
+    ok = getattr(G, "_fusable", None)
     if ok is None:
         torch = require_torch()
 
@@ -257,20 +259,20 @@ def _rbf_exact_enough(G) -> bool:
             return float(torch.linalg.vector_norm(A, dim=1).max()) ** 2 if A.shape[0] else 0.0
 
         bound = G.kernel.gamma * max(sq(G.X), sq(G.Z))
-        ok = G._rbf_fusable = torch.finfo(G.X.dtype).eps * bound <= _RBF_LOGIT_ROUNDING
+        ok = G._fusable = torch.finfo(G.X.dtype).eps * bound <= _LOGIT_ROUNDING
     return ok
 
 
 def applies(G, B=None) -> bool:
     """Whether :func:`product` runs for G (and B): a fused kernel, B in the data's dtype and
-    on its device, a row-normalised kernel normalised over its own columns, an RBF kernel
-    whose logits the data dtype holds to :data:`_RBF_LOGIT_ROUNDING`."""
+    on its device, a row-normalised kernel normalised over its own columns, RBF or SNE
+    logits that the data dtype holds to :data:`_LOGIT_ROUNDING`."""
     k = G.kernel
     if k.name not in FUSED_KERNELS or (k.row_normalized and G.reference is not G.Z):
         return False
     if B is not None and (B.dtype != G.X.dtype or B.device != G.X.device):
         return False
-    return k.row_normalized or k.name == "softmax" or _rbf_exact_enough(G)
+    return k.name == "softmax" or _exact_enough(G)
 
 
 def product(G, B, transpose: bool = False, low: bool = False):

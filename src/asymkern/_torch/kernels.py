@@ -55,6 +55,13 @@ def check_torch_kernel(kernel) -> None:
         )
 
 
+def _numpy_dtype(X):
+    """numpy's dtype of a floating tensor (float16/bfloat16 read as float32)."""
+    import numpy as np
+
+    return np.float64 if str(X.dtype) == "torch.float64" else np.float32
+
+
 class TorchKernel:
     """A kernel of :mod:`asymkern.kernels.pairwise` evaluated on torch tensors.
 
@@ -75,6 +82,7 @@ class TorchKernel:
         self.row_normalized = bool(kernel.row_normalized)
         if self.name in _SQDIST:
             self.gamma = float(kernel._sq_scale(n_features))
+            self._value = type(kernel)._value_kind  # which entries the rounding can move
         elif self.name == "softmax":
             self.gamma = float(kernel._scale(n_features))
         elif self.name in ("laplacian", "polynomial"):
@@ -91,7 +99,7 @@ class TorchKernel:
         return Z.double().mean(dim=0).to(Z.dtype)
 
     @staticmethod
-    def scaled_sq_dists(X, Z, c, s: float):
+    def scaled_sq_dists(X, Z, c, s: float, value: str | None = None):
         """s·‖x_i − z_j‖² (X's dtype, s ≠ 0) by one GEMM of augmented rows.
 
         With x' = x − c, z' = z − c: s·‖x' − z'‖² = q·k for q = [−2s·x', s‖x'‖², 1] and
@@ -103,7 +111,11 @@ class TorchKernel:
         float64 (identical rows give exactly 0). Values that are not finite (data or s so large
         that the expansion overflows) take the unscaled route: ‖x' − z'‖² (an
         :class:`OverflowError` if it overflows), then the product with s (±inf where s·‖x' − z'‖²
-        alone overflows).
+        alone overflows). ``value`` (how the kernel reads the result, as
+        :func:`~asymkern.kernels.base.neg_scaled_sq_dists`'s): where the data spread so far
+        beyond the kernel's width that the rounding of s·‖x' − z'‖² could move a value by more
+        than the tolerance, the entries whose values it could move are recomputed too
+        (:meth:`_recompute_near`).
         """
         torch = require_torch()
         n, m = int(X.shape[0]), int(Z.shape[0])
@@ -119,10 +131,13 @@ class TorchKernel:
         lo, hi = torch.aminmax(S)
         lo, hi, xm, zm = torch.stack([lo, hi, xx.max(), zz.max()]).tolist()
         if not all(map(math.isfinite, (lo, hi, xm, zm))):
-            return TorchKernel._sq_dists_unscaled(Xc, Zc, xx, zz, X, Z).mul_(s)
-        if min(abs(lo), abs(hi)) > TorchKernel._bound(X, s) * (xm + zm):
+            D = TorchKernel._sq_dists_unscaled(Xc, Zc, xx, zz, X, Z, abs(s), value)
+            return D.mul_(s)
+        wide = TorchKernel._wide(X, abs(s), xm + zm, value, min(abs(lo), abs(hi)))
+        if not wide and min(abs(lo), abs(hi)) > TorchKernel._bound(X, s) * (xm + zm):
             return S  # no entry under the largest rounding bound
-        return TorchKernel._recompute_near(S, X, Z, xx, zz, s, xm + zm)
+        return TorchKernel._recompute_near(S, X, Z, xx, zz, s, xm + zm,
+                                           value if wide else None)
 
     @staticmethod
     def _bound(X, s: float) -> float:
@@ -130,31 +145,100 @@ class TorchKernel:
         return 2.0 * (X.shape[1] + 2) * float(require_torch().finfo(X.dtype).eps) * abs(s)
 
     @staticmethod
-    def _recompute_near(S, X, Z, xx, zz, s: float, top: float):
+    def _wide(X, gamma: float, top: float, value: str | None, low: float) -> bool:
+        """Whether the value of an exponent γ‖x − z‖² of pairs with ‖x'‖² + ‖z'‖² up to
+        ``top`` can be moved by its rounding by more than the tolerance
+        (:func:`~asymkern.kernels.base._value_tol`), judged on the probabilistic size
+        2√(d+2)·eps of the rounding (Higham & Mary, 2019); ``low``: the smallest exponent
+        magnitude, which damps the relative error of the 'reciprocal' kernels."""
+        from ..kernels.base import _value_tol
+
+        if value is None:
+            return False
+        coef = TorchKernel._bound(X, gamma)
+        E = coef / math.sqrt(X.shape[1] + 2) * top
+        tol = _value_tol(_numpy_dtype(X))
+        if value == "reciprocal":
+            return E > tol * (1.0 + max(0.0, low - coef * top))
+        return E > tol
+
+    @staticmethod
+    def _recompute_near(S, X, Z, xx, zz, s: float, top: float, value: str | None = None,
+                        gamma: float | None = None):
         """``S`` (= s·‖x' − z'‖², rounded) with its entries under the rounding bound of their
         pair recomputed directly from the differences in float64 (``top``: the largest
-        ‖x'‖² + ‖z'‖², which bounds the candidates located first)."""
+        ‖x'‖² + ‖z'‖², which bounds the candidates located first). With ``value``, also the
+        entries whose values the rounding could move (:meth:`_wide_pairs`); ``gamma``: the
+        factor of the exponent when ``S`` is unscaled (s = 1)."""
         torch = require_torch()
         coef = TorchKernel._bound(X, s)
-        i, j = torch.nonzero(S.abs() <= coef * top, as_tuple=True)
-        if i.numel():
-            near = S[i, j].abs() <= coef * (xx[i] + zz[j])
-            i, j = i[near], j[near]
+        if value is not None:
+            i, j = TorchKernel._wide_pairs(S, X, xx, zz, s, top, value, gamma)
+        else:
+            i, j = torch.nonzero(S.abs() <= coef * top, as_tuple=True)
+            if i.numel():
+                near = S[i, j].abs() <= coef * (xx[i] + zz[j])
+                i, j = i[near], j[near]
         if i.numel():
             diff = X[i].double() - Z[j].double()
             S[i, j] = ((diff * diff).sum(dim=1) * s).to(S.dtype)
         return S
 
     @staticmethod
-    def _sq_dists_unscaled(Xc, Zc, xx, zz, X, Z):
+    def _wide_pairs(S, X, xx, zz, s: float, top: float, value: str, gamma: float | None):
+        """(i, j) of the entries of ``S`` to recompute when its exponents' rounding is not
+        small (``neg_scaled_sq_dists``, *Far from the centre*): those under their rounding
+        bound, and those whose value the bound could move by more than the tolerance — for
+        'exp' those not negligible, for 'exp_rows' those within the window of their row's
+        largest log-value, for 'reciprocal' those whose relative error bound is above it."""
+        from ..kernels.base import _EXP_WINDOW, _value_tol
+
+        torch = require_torch()
+        g = abs(s) if gamma is None else gamma  # |exponent| = g·|S| / |s|
+        V = S * (g / s)  # γ‖x − z‖² (expanded), the exponent's magnitude
+        coef = TorchKernel._bound(X, g)  # worst-case rounding per unit of ‖x'‖² + ‖z'‖²
+        typical = coef / math.sqrt(X.shape[1] + 2)
+        tol = _value_tol(_numpy_dtype(X))
+        T = coef * top
+        if value == "exp":
+            M = V <= _EXP_WINDOW + T
+        elif value == "exp_rows":
+            trow = coef * (xx.double() + float(zz.max()))
+            anchor = V.amin(dim=1).double()
+            M = V <= (anchor + _EXP_WINDOW + 2.0 * trow).to(V.dtype)[:, None]
+        else:
+            M = V <= T / tol + T
+        M |= V.abs() <= T
+        i, j = torch.nonzero(M, as_tuple=True)
+        v = V[i, j].double()
+        w = (xx[i] + zz[j]).double()
+        t = coef * w
+        keep = v.abs() <= t
+        big = typical * w > tol
+        if value == "exp":
+            big &= v <= _EXP_WINDOW + t
+        elif value == "exp_rows":
+            big &= v <= anchor[i] + _EXP_WINDOW + t + trow[i]
+        else:
+            big &= typical * w > tol * (1.0 + (v - t).clamp(min=0.0))
+        keep |= big
+        return i[keep], j[keep]
+
+    @staticmethod
+    def _sq_dists_unscaled(Xc, Zc, xx, zz, X, Z, gamma: float = 1.0, value: str | None = None):
         """‖x' − z'‖² by the plain expansion (the route of data whose scaled expansion is not
-        finite), with the overflow check and the near-duplicate recomputation."""
+        finite), with the overflow check and the near-duplicate recomputation (``gamma``,
+        ``value``: the exponent's factor and how the kernel reads it, as in
+        :meth:`scaled_sq_dists`)."""
         torch = require_torch()
         D = torch.addmm(xx[:, None] + zz[None, :], Xc, Zc.T, beta=1.0, alpha=-2.0)
         if not bool(torch.isfinite(D).all()):
             raise OverflowError("squared distances overflow the float range on the torch "
                                 "backend; rescale the data (e.g. StandardScaler)")
-        return TorchKernel._recompute_near(D, X, Z, xx, zz, 1.0, float(xx.max() + zz.max()))
+        top = float(xx.max() + zz.max())
+        wide = TorchKernel._wide(X, gamma, top, value, gamma * max(0.0, float(D.min())))
+        return TorchKernel._recompute_near(D, X, Z, xx, zz, 1.0, top, value if wide else None,
+                                           gamma)
 
     def log_block(self, X, Z, c):
         """log k(x, z) in X's dtype: −γ‖x − z‖² (rbf/sne), −log(1 + γ‖x − z‖²) (cauchy/t),
@@ -168,8 +252,8 @@ class TorchKernel:
                                     "rescale the data")
             return L
         if self.name in ("rbf", "sne"):
-            return self.scaled_sq_dists(X, Z, c, -self.gamma)
-        return self.scaled_sq_dists(X, Z, c, self.gamma).log1p_().neg_()
+            return self.scaled_sq_dists(X, Z, c, -self.gamma, self._value)
+        return self.scaled_sq_dists(X, Z, c, self.gamma, self._value).log1p_().neg_()
 
     def raw(self, X, Z, c=None):
         """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
@@ -184,8 +268,9 @@ class TorchKernel:
             c = self.center(Z) if c is None else c
             # in the data dtype: γ‖x − z‖² overflowing to inf still gives the correct 0
             if self.name in ("rbf", "sne"):
-                return self.scaled_sq_dists(X, Z, c, -self.gamma).exp_()
-            return self.scaled_sq_dists(X, Z, c, self.gamma).add_(1.0).reciprocal_()
+                return self.scaled_sq_dists(X, Z, c, -self.gamma, self._value).exp_()
+            S = self.scaled_sq_dists(X, Z, c, self.gamma, self._value)
+            return S.add_(1.0).reciprocal_()
         if self.name == "laplacian":  # ‖x − z‖₁ in the data dtype (no cancellation), unless
             # it overflows there: then in float64, γ‖x − z‖₁ rounded to the data dtype (numpy's)
             D = torch.cdist(X, Z, p=1.0)

@@ -424,7 +424,7 @@ def data_center(Z) -> np.ndarray | None:
 
 
 def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, center=None,
-                        func=None, rows_func=None) -> np.ndarray:
+                        func=None, rows_func=None, value: str | None = None) -> np.ndarray:
     """−scale·‖x_i − z_j‖², accurate for data far from the origin, with one GEMM.
 
     Numerics:
@@ -443,6 +443,19 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
       far from the centre, as when a few outliers pull the mean, would otherwise come out as
       duplicates; values spanning 1e22 to 1e150 gave RBF values of 1). So the distances are
       clipped at 0, and identical rows give exactly 0: κ_RBF(x, x) = 1 exactly.
+    * **Far from the centre.** The bound grows with ‖x−c‖², so where the data spread far
+      beyond the kernel's width (a few outliers pulling the centre, or points 1e100 apart)
+      the error s·bound of the exponent is no longer small, and an entry beyond the bound can
+      still be wrong by a factor e^(s·bound): one point at 1e8 among ten unit-normal ones
+      gave RBF values 1.6 % off. With ``value`` (how the kernel reads −s‖x − z‖²), every
+      entry whose value the bound could move by more than :data:`_VALUE_TOL` is then
+      recomputed directly too (:func:`_value_candidates`): for ``'exp'`` those not
+      negligible (exponent above −:data:`_EXP_WINDOW`), for ``'exp_rows'`` those within
+      that window of their row's largest value (the softmax weights of SNE read exponent
+      differences), for ``'reciprocal'`` (1/(1 + s‖x − z‖²), Cauchy, T) those whose relative
+      error bound exceeds the tolerance. Which entries qualify depends on the pair alone (or,
+      for ``'exp_rows'``, only among entries that are 0 either way), so blocking still never
+      changes a value; data within the usual range never take this route.
     * **Overflow / underflow.** When the (centred) data are so large or small that their
       squared norms could overflow or underflow, both sets are scaled by one power of two σ
       (exact) and the scale becomes scale·σ². When scale·‖x−z‖² itself exceeds the float
@@ -468,11 +481,14 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
     rows_func : optional ``rows_func(Kc, a, b, mx=None)`` called after ``func`` on each row
         chunk ``Kc = K[a:b]`` (full rows, still in cache; ``mx``: their maxima, or None): used
         for the fused row normalisation of the SNE and T kernels.
+    value : None, 'exp', 'exp_rows' or 'reciprocal'
+        How the kernel reads the result (see *Far from the centre*); None recomputes only the
+        entries under the rounding bound.
     """
     del clip
     dtype = np.result_type(X.dtype, Z.dtype)
     if sp.issparse(X) or sp.issparse(Z):
-        return _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func)
+        return _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func, value)
     X = np.asarray(X)
     Z = np.asarray(Z)
     n, d = X.shape
@@ -542,7 +558,7 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
         return np.einsum("ij,ij->i", D, D)
 
     _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, gemm,
-            panel_bytes=panel_bytes)
+            panel_bytes=panel_bytes, value=value)
     return K
 
 
@@ -565,7 +581,7 @@ def _fold_scale(scale: float, e: int, xx, zz, d: int, dtype) -> tuple[float, boo
     return s_eff, folded, s_eff if folded else 1.0
 
 
-def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None):
+def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None, value=None):
     # both sets in the result dtype first: the squared norms and the product X Zᵀ are then
     # accumulated in it (a float32 set with a float64 one gives float64 accuracy, not a
     # float64 result with float32 rounding); a no-op when the dtypes already agree
@@ -594,11 +610,12 @@ def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None):
         D = (X[I] - Z[J]).astype(np.float64)
         return np.asarray(D.multiply(D).sum(axis=1)).ravel()
 
-    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func)
+    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, value=value)
     return K
 
 
 _REFINE_BATCH = 1 << 16
+_NO_PAIRS = (np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp))
 #: bytes per sub-chunk of the finishing pass: 1 MiB, so that after the first pass (which
 #: reads the chunk the GEMM wrote) the others run in the 2 MiB L2 cache; larger chunks fall
 #: out of L2 and smaller ones lose to the per-chunk Python overhead (measured on 20 000²,
@@ -607,8 +624,72 @@ _REFINE_BATCH = 1 << 16
 _FINISH_CHUNK_BYTES = 1 << 20
 
 
+#: exponent range that matters: exp(−800) is 0 in float32 and float64 alike, so an entry
+#: more than this below its anchor (0, or its row's largest log-value) is 0 however rounded
+_EXP_WINDOW = 800.0
+
+
+def _value_tol(dtype) -> float:
+    """The error of a kernel value accepted from the expansion: 2^-24 (float64), 2^15·eps
+    (float32: 3.9e-3; below it float32's own rounding of the data would dominate)."""
+    return max(2.0 ** -24, 2.0 ** 15 * float(np.finfo(dtype).eps))
+
+
+def _value_candidates(Kc, xr, zz64, c: float, w: float, T: float, value: str, mx,
+                      typical: float):
+    """(I, J): the entries of the chunk ``Kc`` = −u‖x − z‖² (expanded, its entries' rounding
+    bounds c·(‖x'‖² + ‖z'‖²), at most ``T``; the exponent is w·Kc) to recompute directly
+    when the bound is no longer small in the exponent (``neg_scaled_sq_dists``, *Far from
+    the centre*): those under their bound, and those whose value the bound could move by
+    more than :func:`_value_tol`.
+
+    Whether a value could move is judged on the probabilistic size of the rounding,
+    ``typical``·(‖x'‖² + ‖z'‖²) in the exponent, i.e. w·c/√(d+2) (Higham & Mary, 2019, "A new
+    approach to probabilistic rounding error analysis", SIAM J. Sci. Comput. 41(5)): the
+    worst case c grows with d although the errors of a dot product grow like √d. The windows'
+    margins take the worst case.
+    """
+    tol = _value_tol(Kc.dtype)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if value == "exp":
+            M = Kc >= -(_EXP_WINDOW / w + T)
+        elif value == "exp_rows":
+            anchor = (Kc.max(axis=1) if mx is None else mx).astype(np.float64)
+            trow = c * (xr + float(zz64.max(initial=0.0)))
+            M = Kc >= (anchor - (_EXP_WINDOW / w + 2.0 * trow))[:, None]
+        else:  # 'reciprocal': relative error w·t / (1 + w·(−K − t)) of 1/(1 − w·K)
+            M = Kc >= -(T / tol + T)
+        I, J = np.nonzero(M)
+        k = Kc[I, J].astype(np.float64)
+        t = c * (xr[I] + zz64[J])
+        keep = k >= -t  # under the bound: as in the usual pass
+        big = typical * (xr[I] + zz64[J]) > tol
+        if value == "exp":
+            big &= k >= -(_EXP_WINDOW / w + t)
+        elif value == "exp_rows":
+            big &= k >= anchor[I] - (_EXP_WINDOW / w + t + trow[I])
+        else:
+            big &= typical * (xr[I] + zz64[J]) > tol * (1.0 + w * np.maximum(0.0, -k - t))
+    keep |= big
+    return I[keep], J[keep]
+
+
+def _wide_chunk(Kc, mx, E: float, T: float, w: float, tol: float, value: str) -> bool:
+    """Whether some entry of the chunk ``Kc`` (exponent w·Kc, rounding at most ``T`` in Kc and
+    typically at most ``E`` in the exponent) can have its value moved by more than ``tol``:
+    E > tol, and for 'reciprocal' (relative error E / (1 + w·(−K − T))) E above tol times
+    1 + the chunk's smallest w·(−K − T)."""
+    if not E > tol:
+        return False
+    if value != "reciprocal":
+        return True
+    top = float(Kc.max() if mx is None else mx.max())
+    with np.errstate(over="ignore"):
+        return E > tol * (1.0 + w * max(0.0, -top - T))
+
+
 def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=None,
-            panel_bytes=None):
+            panel_bytes=None, value=None):
     """Chunked (multi-threaded) pass over K = −u·‖x − z‖² (expanded): recompute the entries
     within the rounding bound directly, apply the remaining scale, then ``func``, then
     ``rows_func(Kc, a, b)``.
@@ -621,7 +702,9 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
     for SNE, float64, 20 000²; ``benchmarks/bench_rownorm.py --ablation``). Without ``func``,
     ``rows_func`` is also given the row maxima of the finished chunk (``mx=``), taken in the
     pass that looks for near duplicates. ``panel_bytes``: the size of those row panels
-    (default ``_GEMM_PANEL_BYTES``; :func:`_fused_panel_bytes`).
+    (default ``_GEMM_PANEL_BYTES``; :func:`_fused_panel_bytes`). ``value``: see
+    :func:`neg_scaled_sq_dists`; a chunk whose exponents' rounding could exceed
+    :func:`_value_tol` takes :func:`_value_candidates`.
     """
     dtype = K.dtype
     tau = 2.0 * (d + 2) * float(np.finfo(dtype).eps)
@@ -631,6 +714,11 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
     # rows_func gets the row maxima when no elementwise map follows the scaling (the maxima
     # of the scaled chunk are the scaled maxima: rounding is monotone)
     pass_max = rows_func is not None and func is None and K.shape[1] > 0
+    w = 1.0 if folded else s_cap  # the exponent is w·K
+    # the largest probabilistic rounding of an exponent, per unit of ‖x'‖² + ‖z'‖²
+    wide = value is not None and w > 0 and K.shape[1] > 0
+    typical = w * u * tau / math.sqrt(d + 2)
+    tol = _value_tol(dtype)
 
     # rows per sub-chunk (``_FINISH_CHUNK_BYTES``): the test, the fix-up, ``func`` and
     # ``rows_func`` run while the chunk is in cache
@@ -639,24 +727,29 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
     def part(a: int, b: int) -> None:
         Kc = K[a:b]
         xr = xx[a:b].astype(np.float64)
-        T = u * tau * (float(xr.max(initial=0.0)) + zmax)
+        xrmax = float(xr.max(initial=0.0))
+        T = u * tau * (xrmax + zmax)
         # a max-reduction first: most chunks hold no candidate, and it is cheaper than the
         # comparison and the index search (much faster than a 2-D nonzero when it is needed)
         mx = Kc.max(axis=1) if pass_max else None
-        if mx is not None:
-            has = mx.size and mx.max() >= -T
+        if wide and Kc.size and _wide_chunk(Kc, mx, typical * (xrmax + zmax), T, w, tol,
+                                            value):
+            # exponents whose rounding could matter (data far beyond the kernel's width)
+            I, J = _value_candidates(Kc, xr, zz64, u * tau, w, T, value, mx, typical)
         else:
-            has = Kc.size and Kc.max() >= -T
-        flat = np.flatnonzero(Kc >= -T) if has else ()
-        if len(flat):
-            I, J = np.divmod(flat, Kc.shape[1])
-            thr = u * tau * (xr[I] + zz64[J])
-            keep = Kc[I, J] >= -thr
-            I, J = I[keep], J[keep]
+            if mx is not None:
+                has = mx.size and mx.max() >= -T
+            else:
+                has = Kc.size and Kc.max() >= -T
+            I, J = np.divmod(np.flatnonzero(Kc >= -T), Kc.shape[1]) if has else _NO_PAIRS
+            if I.size:
+                keep = Kc[I, J] >= -u * tau * (xr[I] + zz64[J])
+                I, J = I[keep], J[keep]
+        if I.size:
             for s in range(0, I.size, _REFINE_BATCH):
                 Ib, Jb = I[s:s + _REFINE_BATCH], J[s:s + _REFINE_BATCH]
                 Kc[Ib, Jb] = -u * direct(Ib + a, Jb)
-            if mx is not None and I.size:
+            if mx is not None:
                 touched = np.unique(I)
                 mx[touched] = Kc[touched].max(axis=1)
         if not folded:

@@ -259,6 +259,9 @@ class _SqDistKernel(Kernel):
     _value_func: Callable[[np.ndarray], Any] | None = None
     # in-place map from −s‖x−z‖² to log k (row-normalised kernels)
     _log_func: Callable[[np.ndarray], Any] | None = None
+    # how the value reads −s‖x−z‖² (``neg_scaled_sq_dists``'s ``value``: which entries are
+    # recomputed directly when the data spread far beyond the kernel's width)
+    _value_kind: str | None = None
 
     def center_for(self, Z):
         """The shift a KernelMatrix uses for all blocks (None for sparse data)."""
@@ -268,7 +271,8 @@ class _SqDistKernel(Kernel):
         """``func`` applied to −s‖x − z‖² (s the checked scale), as
         :func:`~asymkern.kernels.base.neg_scaled_sq_dists` with the keywords ``kw``."""
         self._check_params()
-        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), func=func, **kw)
+        return neg_scaled_sq_dists(X, Z, self._sq_scale(X.shape[1]), func=func,
+                                   value=type(self)._value_kind, **kw)
 
     def _raw(self, X, Z, center=None):
         return self._sq_dists(X, Z, type(self)._value_func, center=center)
@@ -344,6 +348,7 @@ class RBFKernel(_SqDistKernel):
 
     _value_func = staticmethod(_exp)
     _log_func = None
+    _value_kind = "exp"
 
 
 class _GammaKernel(Kernel):
@@ -551,6 +556,7 @@ class CauchyKernel(_SqDistKernel):
 
     _value_func = staticmethod(_cauchy_value)
     _log_func = staticmethod(_t_log)
+    _value_kind = "reciprocal"
 
 
 class SNEKernel(RBFKernel):
@@ -607,6 +613,7 @@ class SNEKernel(RBFKernel):
     is_symmetric = False
     is_psd = False
     row_normalized = True
+    _value_kind = "exp_rows"  # the weights read differences of −s‖x − z‖² within a row
 
 
 class TKernel(CauchyKernel):
