@@ -125,8 +125,8 @@ def test_peak_memory_of_a_product_task_follows_working_memory():
 
 def test_explicit_budget_and_the_budget_in_effect(evaluated):
     """The constructor's working_memory wins; without it the setting in effect when the
-    computation is built applies, also in the threaded scheduler's pool threads and when the
-    graph is computed after the context ended."""
+    matrix is built applies (as for the in-memory matrix), also in the threaded scheduler's
+    pool threads and when the graph is computed after the context ended."""
     Xd, Zd = da.from_array(X, chunks=N), da.from_array(Z, chunks=M)
     G = KernelMatrix(kernel("rbf"), Xd, Zd, working_memory=0.5)  # outside any context
     assert G.working_memory == 0.5
@@ -134,11 +134,10 @@ def test_explicit_budget_and_the_budget_in_effect(evaluated):
         out = G.matmat(V).compute()
     assert within(evaluated, 0.5) and rel(out, reference("rbf", False, "matmat")) < 1e-12
     evaluated.clear()
-    H = KernelMatrix(kernel("rbf"), Xd, Zd)  # no budget of its own
     with config_context(working_memory=WM):
-        assert H.working_memory == WM
-        lazy = H.rmatmat(U)  # built here: its tasks keep 1 MiB
-    assert H.working_memory != WM
+        H = KernelMatrix(kernel("rbf"), Xd, Zd)  # no budget of its own: the setting now
+    assert H.working_memory == WM  # kept after the context, as in memory
+    lazy = H.rmatmat(U)  # its tasks keep 1 MiB
     with dask.config.set(scheduler="threads"):
         out = lazy.compute()
     assert within(evaluated) and rel(out, reference("rbf", False, "rmatmat")) < 1e-12

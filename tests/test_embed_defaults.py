@@ -34,6 +34,19 @@ def test_median_bandwidth_matches_brute_force():
     assert median_bandwidth(np.zeros((5, 2)), np.zeros((4, 2))) == 1.0
 
 
+@pytest.mark.parametrize("offset", [1e8, 1e9])
+def test_median_bandwidth_of_data_far_from_the_origin(offset):
+    """Distances are translation invariant: data at 1e8 or 1e9 (whose unit-scale noise the
+    float64 offset keeps to 1e-7) give the bandwidth of the data at 0. scikit-learn's
+    expanded ``euclidean_distances`` gave 2.83 and 22.6 instead of 2.16."""
+    rng = np.random.default_rng(0)
+    X, Z = rng.normal(size=(300, 3)), rng.normal(size=(200, 3))
+    at0 = median_bandwidth(X, Z)
+    assert median_bandwidth(X + offset, Z + offset) == pytest.approx(at0, rel=1e-6)
+    m = KernelSVD(3, kernel="rbf", kernel_params={"bandwidth": "median"})
+    assert m.fit(X + offset, Z=Z + offset).bandwidth_ == pytest.approx(at0, rel=1e-6)
+
+
 @pytest.mark.parametrize("rule,factor", [("auto", AUTO_BANDWIDTH_FACTOR), ("median", 1.0)])
 @pytest.mark.parametrize("kernel", ["rbf", "sne"])
 def test_named_bandwidth_equals_explicit_value(rule, factor, kernel):

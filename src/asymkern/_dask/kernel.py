@@ -341,6 +341,13 @@ def _apply_task(kernel, Xc, Zc, lse, rmean, cmean, grand, transpose: bool,
     return np.concatenate([np.asarray(p) for p in parts], axis=0)
 
 
+def _empty_apply_task(n_rows: int, dtype, func, *args):
+    """func(B) of the empty block B = G[chunk, ∅] (``n_rows`` × 0, the matrix dtype): what
+    :meth:`DaskKernelMatrix.apply_cols` / ``apply_rows`` compute for an empty index set, with
+    no kernel evaluation (a product B @ W gives the zero n_rows × k sum over no columns)."""
+    return _checked_rows(func(np.empty((int(n_rows), 0), dtype=dtype), *args), int(n_rows), func)
+
+
 def _chunk_bounds(chunks) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(chunks)]).astype(np.int64)
 
@@ -391,16 +398,26 @@ class DaskKernelMatrix(LazyMatrix):
     reference : normalisation set of row-normalised kernels (default: Z).
     center : double centring H_n G H_m (Tao et al., 2024, §2) through the persisted means.
     working_memory : MiB of kernel values (a sub-block and its temporary) a task forms at once;
-        default None: the ``working_memory`` setting in effect when a computation is built
-        (an enclosing :func:`~asymkern.config.config_context` included), see
-        :attr:`working_memory`.
-    max_dense_memory : MiB a gathered block (:meth:`block`, :meth:`to_array`) or a chunk of
-        :meth:`to_dask_array` may take (default: the setting when the matrix is built).
+        default None: the ``working_memory`` setting when the matrix is built (an enclosing
+        :func:`~asymkern.config.config_context` included), see :attr:`working_memory`.
+    max_dense_memory : MiB a gathered block (:meth:`block`, :meth:`to_array`), a chunk of
+        :meth:`to_dask_array` or the client's arrays of ``top_svd`` on this matrix may take
+        (default: the setting when the matrix is built).
+
+    Both budgets are read when the matrix is built and fixed for its life, as for the
+    in-memory :class:`~asymkern.kernels.KernelMatrix`: a later
+    :func:`~asymkern.config.config_context` does not change them (build the matrix inside
+    it, pass them to the constructor or assign :attr:`working_memory`).
+
+    Empty index sets select nothing, as in memory: ``block``/``rows`` give an empty numpy
+    array, ``cols(∅)`` an n×0 and ``left(∅, B)`` / ``right(∅, A)`` zero n×k / m×k dask arrays
+    (the sum over no columns or rows), without a kernel evaluation.
 
     Raises
     ------
     ValueError, TypeError
-        If ``working_memory`` is given and is not a positive finite number of MiB.
+        If ``working_memory`` or ``max_dense_memory`` is given and is not a positive finite
+        number of MiB.
     """
 
     is_dask = True
@@ -424,9 +441,14 @@ class DaskKernelMatrix(LazyMatrix):
                           else as_dask_data(reference, "reference", allow_sparse=ok))
         self.center = bool(center)
         cfg = get_config()
-        self._working_memory = check_positive(working_memory, "working_memory", allow_none=True)
-        self.max_dense_memory = (cfg["max_dense_memory"] if max_dense_memory is None
-                                 else max_dense_memory)
+        # validated like set_config's values; both are fixed for the life of this matrix, as
+        # those of the in-memory KernelMatrix
+        self._working_memory = check_positive(
+            cfg["working_memory"] if working_memory is None else working_memory,
+            "working_memory")
+        self.max_dense_memory = check_positive(
+            cfg["max_dense_memory"] if max_dense_memory is None else max_dense_memory,
+            "max_dense_memory")
         both32 = self.X.dtype == np.float32 and self.Z.dtype == np.float32
         self.dtype: np.dtype = np.dtype(np.float32 if both32 else np.float64)
         self.shape = (int(self.X.shape[0]), int(self.Z.shape[0]))
@@ -439,18 +461,20 @@ class DaskKernelMatrix(LazyMatrix):
     def working_memory(self) -> float:
         """MiB of kernel values a task of this matrix forms at once (a sub-block of a chunk
         pair and its temporary, as :meth:`~asymkern.kernels.KernelMatrix.block_rows` counts):
-        the value given to the constructor (or assigned), else the ``working_memory`` setting
-        in effect now. A computation reads it when it is built, and its tasks keep that value
-        whatever the scheduler or the settings of the workers."""
-        if self._working_memory is not None:
-            return self._working_memory
-        from ..config import get_config
-
-        return float(get_config()["working_memory"])
+        the value given to the constructor, else the ``working_memory`` setting when the matrix
+        was built (the in-memory :class:`~asymkern.kernels.KernelMatrix`'s rule); assigning a
+        value replaces it (None: the setting in effect at the assignment). A computation reads
+        it when it is built, and its tasks keep that value whatever the scheduler or the
+        settings of the workers."""
+        return self._working_memory
 
     @working_memory.setter
     def working_memory(self, value: float | None) -> None:
-        self._working_memory = check_positive(value, "working_memory", allow_none=True)
+        if value is None:
+            from ..config import get_config
+
+            value = get_config()["working_memory"]
+        self._working_memory = check_positive(value, "working_memory")
 
     @property
     def nbytes(self) -> int:
@@ -472,9 +496,20 @@ class DaskKernelMatrix(LazyMatrix):
 
     @staticmethod
     def gather_rows(A, idx, what: str = "rows"):
-        """Rows A[idx] of a row-chunked dask array as a small numpy/CSR array (idx in order)."""
+        """Rows A[idx] of a row-chunked dask array as a small numpy/CSR array (idx in order).
 
-        idx = np.asarray(idx, dtype=np.int64)
+        ``idx``: integer indices (negative ones from the end) or a boolean mask, validated as
+        the in-memory index sets (a ValueError or IndexError naming ``idx``); an empty one
+        (``[]`` included) gives the 0 × d rows of A's dtype and layout.
+        """
+        from ..kernels.matrix import _as_index
+
+        size = int(A.shape[0])
+        if not isinstance(idx, slice) and np.size(idx) == 0:  # also [] (float64 to numpy)
+            idx = np.zeros(0, dtype=np.int64)
+        idx = _as_index(idx, size, "idx")
+        idx = (np.arange(size)[idx] if isinstance(idx, slice)
+               else np.asarray(idx, dtype=np.int64) % max(size, 1))
         bounds = _chunk_bounds(A.chunks[0])
         order = np.argsort(idx, kind="stable")
         sidx = idx[order]
@@ -585,6 +620,8 @@ class DaskKernelMatrix(LazyMatrix):
 
         I = self._index(rows, self.shape[0], "rows")
         J = self._index(cols, self.shape[1], "cols")
+        if I.size == 0 or J.size == 0:  # nothing selected: the empty block, as in memory
+            return np.empty((I.size, J.size), dtype=self.dtype)
         nbytes = I.size * J.size * self.dtype.itemsize
         if nbytes > self.max_dense_memory * 2**20:
             raise MemoryBudgetError(
@@ -612,11 +649,16 @@ class DaskKernelMatrix(LazyMatrix):
         The block G[chunk, J] (normalised, centred) exists only inside its task, in row blocks
         of :attr:`working_memory`: ``func`` must be row-separable (func(B)[a:b] equals
         func(B[a:b]) and has one row per row of B, as a product ``B @ W`` or a conversion;
-        a task refuses a result with another number of rows), and the pieces are stacked.
+        a task refuses a result with another number of rows), and the pieces are stacked. An
+        empty ``J``: ``func`` of the empty (rows × 0) block per chunk, no kernel evaluated.
         """
         from dask import delayed
 
         J = self._index(J, self.shape[1], "cols")
+        if J.size == 0:
+            parts = [task(_empty_apply_task, c, self.dtype, func, *args)
+                     for c in self.row_chunks]
+            return stack_rows(parts, self.row_chunks, out_dtype, n_out)
         Zd = delayed(self.gather_rows(self.Z, J, "Z rows"), pure=True)
         cm = None
         if self.center:
@@ -631,11 +673,16 @@ class DaskKernelMatrix(LazyMatrix):
         """Dask (m, n_out) chunked like Z: ``func(G[I, chunk]ᵀ, *args)`` per row chunk of Z.
 
         G[I, chunk] is formed in column blocks of :attr:`working_memory` (the rows of its
-        transpose): ``func`` must be row-separable, as for :meth:`apply_cols`.
+        transpose): ``func`` must be row-separable, as for :meth:`apply_cols`. An empty ``I``:
+        ``func`` of the empty (rows of the chunk × 0) block, no kernel evaluated.
         """
         from dask import delayed
 
         I = self._index(I, self.shape[0], "rows")
+        if I.size == 0:
+            parts = [task(_empty_apply_task, c, self.dtype, func, *args)
+                     for c in self.col_chunks]
+            return stack_rows(parts, self.col_chunks, out_dtype, n_out)
         XI = delayed(self.gather_rows(self.X, I, "X rows"), pure=True)
         lse = rm = None
         if self.kernel.row_normalized:
@@ -649,20 +696,31 @@ class DaskKernelMatrix(LazyMatrix):
         return stack_rows(parts, self.col_chunks, out_dtype, n_out)
 
     def left(self, J, B, out_dtype=None):
-        """G[:, J] @ B as a dask array chunked like X (B: small (|J|, k) numpy)."""
+        """G[:, J] @ B as a dask array chunked like X (B: small (|J|, k) numpy; an empty J:
+        the n×k zero matrix, as in memory)."""
         from dask import delayed
 
-        B = np.asarray(B).astype(self.dtype, copy=False)
+        B = self._operand(B, self._index(J, self.shape[1], "cols").size, "B", "cols")
         out = self.apply_cols(J, _matmul, B.shape[1], self.dtype, delayed(B, pure=True))
         return out if out_dtype is None or out.dtype == out_dtype else out.astype(out_dtype)
 
     def right(self, I, A, out_dtype=None):
-        """G[I, :]ᵀ @ A as a dask array chunked like Z (A: small (|I|, k) numpy)."""
+        """G[I, :]ᵀ @ A as a dask array chunked like Z (A: small (|I|, k) numpy; an empty I:
+        the m×k zero matrix, as in memory)."""
         from dask import delayed
 
-        A = np.asarray(A).astype(self.dtype, copy=False)
+        A = self._operand(A, self._index(I, self.shape[0], "rows").size, "A", "rows")
         out = self.apply_rows(I, _matmul, A.shape[1], self.dtype, delayed(A, pure=True))
         return out if out_dtype is None or out.dtype == out_dtype else out.astype(out_dtype)
+
+    def _operand(self, B, n_rows: int, name: str, index: str) -> np.ndarray:
+        """The small (n_rows, k) numpy operand of :meth:`left` / :meth:`right` in the matrix
+        dtype; a ValueError naming it when its rows do not match the index set ``index``."""
+        B = np.asarray(B)
+        if B.ndim != 2 or B.shape[0] != n_rows:
+            raise ValueError(f"{name} has shape {B.shape}; expected ({n_rows}, k), one row per "
+                             f"index of {index}")
+        return B.astype(self.dtype, copy=False)
 
     def cols(self, idx):
         """G[:, idx] as a dask array (n × |idx|) chunked like X (never gathered)."""

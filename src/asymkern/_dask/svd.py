@@ -19,6 +19,12 @@ where it does not, 'arpack' iterates on the client with G's products computed in
 (:func:`cluster_operator`, as the device executors run ARPACK on the host) and 'dense'
 refuses. 'auto' is the in-memory rule (:func:`asymkern.linalg.svd.auto_solver`): dense or
 ARPACK on the gathered G when it fits that budget, else the randomized SVD in the cluster.
+
+"That budget" is G's own: the ``max_dense_memory`` of a :class:`DaskKernelMatrix` (fixed when
+it is built, as for the in-memory :class:`~asymkern.kernels.KernelMatrix`), the setting for a
+dask array. Every client-side check of this module uses it — the choice of 'auto', the gather,
+the LAPACK workspace of a gathered G and ARPACK's Lanczos arrays (n·ncv and m·ncv floats on the
+client) — as the in-memory solvers check a lazy KernelMatrix against its own budget.
 """
 
 from __future__ import annotations
@@ -140,8 +146,12 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
     r = check_n_components(n_components, min(shape), what=f"min(n, m) of G with shape {shape}")
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; expected one of {SOLVERS}")
-    if solver == "auto":  # the in-memory rule: G gathered when it fits max_dense_memory
-        solver, _ = auto_solver("kernel", shape[0], shape[1], r, G.dtype)
+    from ..config import config_context, get_config
+
+    # G's budget: a DaskKernelMatrix's own (as KernelMatrix.max_dense_memory in memory)
+    limit = getattr(G, "max_dense_memory", None) or get_config()["max_dense_memory"]
+    if solver == "auto":  # the in-memory rule: G gathered when it fits its budget
+        solver, _ = auto_solver("kernel", shape[0], shape[1], r, G.dtype, limit)
     if solver in RANDOMIZED_SOLVERS:
         opts = {k: v for k, v in options.items() if k in ("n_oversamples", "n_iter")}
         return dask_randomized_svd(G, r, random_state=random_state,
@@ -152,19 +162,21 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
 
         res = asymmetric_nystrom(G, r, random_state=random_state, **options)
         return SVDResult(res.U, res.s, res.V, "nystrom", {"nystrom": res})
-    from ..config import get_config
-
-    limit = getattr(G, "max_dense_memory", None) or get_config()["max_dense_memory"]
     nbytes = shape[0] * shape[1] * np.dtype(G.dtype).itemsize
     if solver == "arpack" and nbytes > limit * 2**20 and r < min(shape):
         from ..linalg._svd_core import arpack_svd, unit_scale
         from ..linalg.svd import SVDResult
 
+        # ARPACK's Lanczos basis and the factors are client arrays: checked against G's
+        # budget before anything is computed (arpack_svd itself, which sees only a
+        # LinearOperator, would read the setting), then run with that budget in effect
+        _check_arpack_budget(G, shape, r, limit)
         # the scale rule of a formed G (extreme entries): read in the cluster, a dask G only
         c = 1.0 if isinstance(G, DaskKernelMatrix) else unit_scale(
             float(gather("max |G|", abs(G).max())[0]))
         opts = {k: v for k, v in options.items() if k == "tol"}
-        found = arpack_svd(cluster_operator(G) * c, r, random_state=random_state, **opts)
+        with config_context(max_dense_memory=limit):
+            found = arpack_svd(cluster_operator(G) * c, r, random_state=random_state, **opts)
         info = {**(found.info or {}), "executor": "dask"}
         dt = np.dtype(G.dtype)  # float32 G: float32 factors, as in memory and when gathered
         return SVDResult(found.U.astype(dt, copy=False), (found.s / c).astype(dt, copy=False),
@@ -182,7 +194,44 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
                 "solver='arpack', 'randomized' or 'nystrom' for dask inputs"
             )
         (dense,) = gather("dense G", G)
-    return top_svd(np.asarray(dense), r, solver=solver, random_state=random_state, **options)
+    with config_context(max_dense_memory=limit):  # the gathered G's solver: G's budget too
+        return top_svd(np.asarray(dense), r, solver=solver, random_state=random_state,
+                       **options)
+
+
+def _check_arpack_budget(G, shape: tuple, r: int, limit: float) -> None:
+    """Refuse ARPACK on the client past G's budget (``limit`` MiB), before any pass.
+
+    Its Lanczos basis (min(n, m) × ncv, twice), workspace and the n×r, m×r factors with their
+    copies (:func:`asymkern.linalg._svd_core.arpack_svd_bytes`) live on the client. The error
+    names the request and what to change: for a :class:`DaskKernelMatrix` its own
+    ``max_dense_memory``, fixed when it was built (a later setting does not change it).
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the estimate exceeds ``limit`` MiB (a :class:`MemoryError`).
+    """
+    from ..config import MemoryBudgetError, check_memory, format_bytes
+    from ..linalg._svd_core import arpack_svd_bytes
+
+    n, m = shape
+    need = arpack_svd_bytes(n, m, r, G.dtype)
+    what = (f"solver='arpack' on the {n}×{m} dask {'kernel ' * isinstance(G, DaskKernelMatrix)}"
+            f"matrix G for r = {r} components (ARPACK iterates on the client)")
+    detail = (f"ARPACK's Lanczos basis of min(n, m) = {min(n, m)} rows and the n×r, m×r "
+              "factors with their copies")
+    alternatives = "fewer components, or solver='randomized' or 'nystrom' (run in the cluster)"
+    if not isinstance(G, DaskKernelMatrix):  # a dask array: the setting is its budget
+        check_memory(need, what, alternatives, detail=detail, limit=limit)
+        return
+    if need > limit * 2**20:
+        raise MemoryBudgetError(
+            f"{what} needs ~{format_bytes(need)} ({detail}) but the max_dense_memory of G is "
+            f"{limit:g} MiB (the matrix's own budget, fixed when it was built); build G with "
+            "a larger one (KernelMatrix(..., max_dense_memory=...) or inside "
+            f"asymkern.config_context(max_dense_memory=...)), or use {alternatives}",
+            nbytes=int(need), budget=limit * 2**20, what=what)
 
 
 def cluster_operator(G):
