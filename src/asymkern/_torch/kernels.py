@@ -190,39 +190,51 @@ class TorchKernel:
         small (``neg_scaled_sq_dists``, *Far from the centre*): those under their rounding
         bound, and those whose value the bound could move by more than the tolerance — for
         'exp' those not negligible, for 'exp_rows' those within the window of their row's
-        largest log-value, for 'reciprocal' those whose relative error bound is above it."""
+        largest log-value, for 'reciprocal' those whose relative error bound is above it.
+        As in the numpy layer, only pairs with ‖x'‖² or ‖z'‖² above half of tol over the
+        rounding's probabilistic size can be such entries; the block is read in slabs of
+        about 2^20 entries, so the temporaries stay a fraction of it."""
         from ..kernels.base import _EXP_WINDOW, _value_tol
 
         torch = require_torch()
+        n, m = S.shape
         g = abs(s) if gamma is None else gamma  # |exponent| = g·|S| / |s|
-        V = S * (g / s)  # γ‖x − z‖² (expanded), the exponent's magnitude
         coef = TorchKernel._bound(X, g)  # worst-case rounding per unit of ‖x'‖² + ‖z'‖²
         typical = coef / math.sqrt(X.shape[1] + 2)
         tol = _value_tol(_numpy_dtype(X))
         T = coef * top
-        if value == "exp":
-            M = V <= _EXP_WINDOW + T
-        elif value == "exp_rows":
-            trow = coef * (xx.double() + float(zz.max()))
-            anchor = V.amin(dim=1).double()
-            M = V <= (anchor + _EXP_WINDOW + 2.0 * trow).to(V.dtype)[:, None]
-        else:
-            M = V <= T / tol + T
-        M |= V.abs() <= T
-        i, j = torch.nonzero(M, as_tuple=True)
-        v = V[i, j].double()
-        w = (xx[i] + zz[j]).double()
-        t = coef * w
-        keep = v.abs() <= t
-        big = typical * w > tol
-        if value == "exp":
-            big &= v <= _EXP_WINDOW + t
-        elif value == "exp_rows":
-            big &= v <= anchor[i] + _EXP_WINDOW + t + trow[i]
-        else:
-            big &= typical * w > tol * (1.0 + (v - t).clamp(min=0.0))
-        keep |= big
-        return i[keep], j[keep]
+        xxd, zzd = xx.double(), zz.double()
+        far_r, far_c = xxd > 0.5 * tol / typical, zzd > 0.5 * tol / typical
+        zmax = float(zzd.max())
+        found_i, found_j = [], []
+        slab = max(1, (1 << 20) // max(1, m))
+        for a in range(0, n, slab):
+            V = S[a:a + slab] * (g / s)  # γ‖x − z‖² (expanded), the exponent's magnitude
+            xs = xxd[a:a + slab]
+            anchor = trow = None
+            if value == "exp":
+                W = V <= _EXP_WINDOW + T
+            elif value == "exp_rows":
+                trow = coef * (xs + zmax)
+                anchor = V.amin(dim=1).double()
+                W = V <= (anchor + _EXP_WINDOW + 2.0 * trow).to(V.dtype)[:, None]
+            else:
+                W = V <= T / tol + T
+            W &= far_r[a:a + slab, None] | far_c[None, :]
+            i, j = torch.nonzero(W | (V.abs() <= T), as_tuple=True)
+            v = V[i, j].double()
+            w = xs[i] + zzd[j]
+            t = coef * w
+            keep = v.abs() <= t  # under the bound, as in the usual pass
+            if value == "exp":
+                keep |= (typical * w > tol) & (v <= _EXP_WINDOW + t)
+            elif value == "exp_rows":
+                keep |= (typical * w > tol) & (v <= anchor[i] + _EXP_WINDOW + t + trow[i])
+            else:
+                keep |= typical * w > tol * (1.0 + (v - t).clamp(min=0.0))
+            found_i.append(i[keep] + a)
+            found_j.append(j[keep])
+        return torch.cat(found_i), torch.cat(found_j)
 
     @staticmethod
     def _sq_dists_unscaled(Xc, Zc, xx, zz, X, Z, gamma: float = 1.0, value: str | None = None):

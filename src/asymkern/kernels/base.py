@@ -636,42 +636,63 @@ def _value_tol(dtype) -> float:
 
 
 def _value_candidates(Kc, xr, zz64, c: float, w: float, T: float, value: str, mx,
-                      typical: float):
-    """(I, J): the entries of the chunk ``Kc`` = −u‖x − z‖² (expanded, its entries' rounding
-    bounds c·(‖x'‖² + ‖z'‖²), at most ``T``; the exponent is w·Kc) to recompute directly
-    when the bound is no longer small in the exponent (``neg_scaled_sq_dists``, *Far from
-    the centre*): those under their bound, and those whose value the bound could move by
-    more than :func:`_value_tol`.
+                      typical: float, far_cols: np.ndarray):
+    """(I, J, whole): the entries of the chunk ``Kc`` = −u‖x − z‖² (expanded, its entries'
+    rounding bounds c·(‖x'‖² + ‖z'‖²), at most ``T``; the exponent is w·Kc) whose value the
+    rounding could move by more than :func:`_value_tol`, to recompute directly
+    (``neg_scaled_sq_dists``, *Far from the centre*); ``whole``: whether the chunk was searched
+    whole, and the entries under their rounding bound are included.
 
     Whether a value could move is judged on the probabilistic size of the rounding,
     ``typical``·(‖x'‖² + ‖z'‖²) in the exponent, i.e. w·c/√(d+2) (Higham & Mary, 2019, "A new
     approach to probabilistic rounding error analysis", SIAM J. Sci. Comput. 41(5)): the
     worst case c grows with d although the errors of a dot product grow like √d. The windows'
-    margins take the worst case.
+    margins take the worst case. Such an entry has ‖x'‖² or ‖z'‖² above half of
+    tol/``typical``, so where few rows and columns (``far_cols``) are beyond it only those
+    are searched (pairs may then repeat): a few far points cost their rows and columns, not
+    the whole block.
     """
     tol = _value_tol(Kc.dtype)
+    n, m = Kc.shape
+    rows = np.flatnonzero(xr > 0.5 * tol / typical)
+    if not (rows.size or far_cols.size):
+        return _NO_PAIRS + (False,)
+    whole = rows.size * m + n * far_cols.size >= n * m // 2
+    anchor = trow = None
+    if value == "exp_rows":
+        anchor = (Kc.max(axis=1) if mx is None else mx).astype(np.float64)
+        trow = c * (xr + float(zz64.max(initial=0.0)))
+    parts = ((slice(None), slice(None)),) if whole else ((rows, slice(None)),
+                                                         (slice(None), far_cols))
+    found = []
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if value == "exp":
-            M = Kc >= -(_EXP_WINDOW / w + T)
-        elif value == "exp_rows":
-            anchor = (Kc.max(axis=1) if mx is None else mx).astype(np.float64)
-            trow = c * (xr + float(zz64.max(initial=0.0)))
-            M = Kc >= (anchor - (_EXP_WINDOW / w + 2.0 * trow))[:, None]
-        else:  # 'reciprocal': relative error w·t / (1 + w·(−K − t)) of 1/(1 − w·K)
-            M = Kc >= -(T / tol + T)
-        I, J = np.nonzero(M)
+        for R, C in parts:
+            S = Kc[R][:, C] if isinstance(C, np.ndarray) else Kc[R]
+            if not S.size:
+                continue
+            if value == "exp":
+                M = S >= -(_EXP_WINDOW / w + T)
+            elif value == "exp_rows":
+                M = S >= (anchor[R] - (_EXP_WINDOW / w + 2.0 * trow[R]))[:, None]
+            else:  # 'reciprocal': relative error w·t / (1 + w·(−K − t)) of 1/(1 − w·K)
+                M = S >= -(T / tol + T)
+            I, J = np.nonzero(M)
+            found.append((I if isinstance(R, slice) else R[I],
+                          J if isinstance(C, slice) else C[J]))
+        I = np.concatenate([f[0] for f in found]) if found else _NO_PAIRS[0]
+        J = np.concatenate([f[1] for f in found]) if found else _NO_PAIRS[1]
         k = Kc[I, J].astype(np.float64)
         t = c * (xr[I] + zz64[J])
-        keep = k >= -t  # under the bound: as in the usual pass
-        big = typical * (xr[I] + zz64[J]) > tol
+        E = typical * (xr[I] + zz64[J])
         if value == "exp":
-            big &= k >= -(_EXP_WINDOW / w + t)
+            keep = (E > tol) & (k >= -(_EXP_WINDOW / w + t))
         elif value == "exp_rows":
-            big &= k >= anchor[I] - (_EXP_WINDOW / w + t + trow[I])
+            keep = (E > tol) & (k >= anchor[I] - (_EXP_WINDOW / w + t + trow[I]))
         else:
-            big &= typical * (xr[I] + zz64[J]) > tol * (1.0 + w * np.maximum(0.0, -k - t))
-    keep |= big
-    return I[keep], J[keep]
+            keep = E > tol * (1.0 + w * np.maximum(0.0, -k - t))
+        if whole:  # and those under their bound, as in the usual pass
+            keep |= k >= -t
+    return I[keep], J[keep], whole
 
 
 def _wide_chunk(Kc, mx, E: float, T: float, w: float, tol: float, value: str) -> bool:
@@ -719,6 +740,9 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
     wide = value is not None and w > 0 and K.shape[1] > 0
     typical = w * u * tau / math.sqrt(d + 2)
     tol = _value_tol(dtype)
+    # the columns whose own norm can put a pair's rounding above tol (_value_candidates)
+    far_cols = (np.flatnonzero(zz64 > 0.5 * tol / typical) if wide and typical > 0
+                else _NO_PAIRS[1])
 
     # rows per sub-chunk (``_FINISH_CHUNK_BYTES``): the test, the fix-up, ``func`` and
     # ``rows_func`` run while the chunk is in cache
@@ -732,19 +756,25 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
         # a max-reduction first: most chunks hold no candidate, and it is cheaper than the
         # comparison and the index search (much faster than a 2-D nonzero when it is needed)
         mx = Kc.max(axis=1) if pass_max else None
+        if mx is not None:
+            has = mx.size and mx.max() >= -T
+        else:
+            has = Kc.size and Kc.max() >= -T
+        I, J = np.divmod(np.flatnonzero(Kc >= -T), Kc.shape[1]) if has else _NO_PAIRS
+        if I.size:
+            keep = Kc[I, J] >= -u * tau * (xr[I] + zz64[J])
+            I, J = I[keep], J[keep]
         if wide and Kc.size and _wide_chunk(Kc, mx, typical * (xrmax + zmax), T, w, tol,
                                             value):
             # exponents whose rounding could matter (data far beyond the kernel's width)
-            I, J = _value_candidates(Kc, xr, zz64, u * tau, w, T, value, mx, typical)
-        else:
-            if mx is not None:
-                has = mx.size and mx.max() >= -T
-            else:
-                has = Kc.size and Kc.max() >= -T
-            I, J = np.divmod(np.flatnonzero(Kc >= -T), Kc.shape[1]) if has else _NO_PAIRS
-            if I.size:
-                keep = Kc[I, J] >= -u * tau * (xr[I] + zz64[J])
-                I, J = I[keep], J[keep]
+            Iw, Jw, whole = _value_candidates(Kc, xr, zz64, u * tau, w, T, value, mx,
+                                              typical, far_cols)
+            if whole:  # the chunk searched whole: the entries under their bound included
+                I, J = Iw, Jw
+            elif Iw.size:
+                ncol = Kc.shape[1]
+                I, J = np.divmod(np.unique(np.concatenate([I * ncol + J, Iw * ncol + Jw])),
+                                 ncol)
         if I.size:
             for s in range(0, I.size, _REFINE_BATCH):
                 Ib, Jb = I[s:s + _REFINE_BATCH], J[s:s + _REFINE_BATCH]
