@@ -351,6 +351,16 @@ def ops_of(*arrays) -> ArrayOps:
 
 
 # ------------------------------------------------------------------------ the lazy matrix
+#: Block-sized arrays a pass over a lazy :class:`~asymkern.kernels.KernelMatrix` holds at
+#: once, in float64 blocks of ``block_rows()`` full rows (the blocks ``working_memory`` sizes,
+#: half of it): the block being formed, the previous one (still bound by the loop that
+#: consumes the blocks) and the kernel's temporaries. Measured with ``tracemalloc``: 2.1–2.3
+#: for the RBF, SNE, t, Cauchy, softmax and linear kernels, 3.1–3.2 for the Laplacian and
+#: polynomial ones (float32 data: at most 2.6 float64 blocks); the streaming log-sum-exp of a
+#: row-normalised kernel over another reference set holds three arrays of the same size.
+PASS_BLOCK_ARRAYS = 3
+
+
 class LazyMatrix:
     """The lazy n×m matrix protocol every executor implements (see the module docstring).
 
@@ -562,32 +572,90 @@ class Centered(LazyMatrix):
 
 
 class DenseMatrix(LazyMatrix):
-    """A formed array of an executor (a torch tensor) seen through the protocol.
+    """A formed array of an executor (a torch tensor; a numpy array where a solver needs the
+    protocol) seen through the protocol, read in blocks within the memory budget.
+
+    The Nyström solver (Tao et al., 2024, §3, eq. 8–9) reads only the landmark columns
+    G[:, J] and rows G[I, :]: those gathers run over row (or column) blocks of
+    ``working_memory`` (:meth:`LazyMatrix.step`), and a pass's blocks are counted
+    (:meth:`pass_bytes`) and shrunk to what the budget leaves (:meth:`within`) as the solvers
+    count the blocks of a lazy matrix, so the same settings refuse on every executor. Products
+    with every row or column use the array itself.
 
     Parameters
     ----------
     A : array (n, m)
-        Never written to.
+        Never written to, never copied.
+    working_memory : float, optional
+        MiB per block (default: the ``working_memory`` setting).
     """
 
-    def __init__(self, A):
+    def __init__(self, A, working_memory: float | None = None):
+        from .config import get_config
+
         self.A = A
         self.ops = ops_of(A)
         self.shape = tuple(int(k) for k in A.shape)
         self.dtype = self.ops.dtype(A)
+        self.working_memory = float(get_config()["working_memory"] if working_memory is None
+                                    else working_memory)
 
     def template(self):
         return self.A
 
+    def pass_bytes(self, others=()) -> int:
+        """Bytes the blocks of a pass against each of ``others`` entries (the landmark
+        counts) hold: :data:`PASS_BLOCK_ARRAYS` float64 arrays of
+        :meth:`step` × ``other`` entries; 0 without ``others`` (whole rows use G itself)."""
+        return int(max([PASS_BLOCK_ARRAYS * 8 * self.step(max(1, int(k))) * max(1, int(k))
+                        for k in others], default=0))
+
+    def within(self, budget_bytes: float, others=()) -> DenseMatrix:
+        """G with blocks small enough that a pass against each of ``others`` holds at most
+        ``budget_bytes`` (down to one row or column: the caller's check then refuses); G
+        itself when its blocks fit. The copy shares the array."""
+        if self.pass_bytes(others) <= budget_bytes:
+            return self
+        wm = self.working_memory * 2**20
+        per = np.dtype(self.dtype).itemsize * 3
+        for k in (max(1, int(k)) for k in others):
+            longest = max(1, int(budget_bytes // (PASS_BLOCK_ARRAYS * 8 * k)))
+            wm = min(wm, float(min(longest, self.step(k)) * k * per))
+        return DenseMatrix(self.A, wm / 2**20)
+
     def block(self, rows, cols):
+        """G[rows, cols], without gathering whole rows (or columns) of a subset first."""
         rows, cols = self.ops.index(rows, self.A), self.ops.index(cols, self.A)
-        return self.A[rows][:, cols]
+        if isinstance(rows, slice):
+            return self.A[rows][:, cols]
+        if isinstance(cols, slice):
+            return self.A[:, cols][rows]
+        return self.A[rows[:, None], cols[None, :]]
 
     def matmat(self, B, cols=None):
-        return (self.A if cols is None else self.A[:, cols]) @ B
+        """G·B at once; G[:, cols]·B over row blocks of :meth:`step` rows."""
+        if cols is None:
+            return self.A @ B
+        return self._subset_product(B, self.ops.index(cols, self.A), False)
 
     def rmatmat(self, B, rows=None):
-        return (self.A if rows is None else self.A[rows]).T @ B
+        """Gᵀ·B at once; G[rows, :]ᵀ·B over column blocks of :meth:`step` columns."""
+        if rows is None:
+            return self.A.T @ B
+        return self._subset_product(B, self.ops.index(rows, self.A), True)
+
+    def _subset_product(self, B, idx, transpose: bool):
+        n = self.shape[1 if transpose else 0]
+        k = len(range(*idx.indices(self.shape[0 if transpose else 1]))) \
+            if isinstance(idx, slice) else len(idx)
+        step = self.step(k)
+        if step >= n:
+            return (self.A[idx].T if transpose else self.A[:, idx]) @ B
+        out = self.ops.empty((n, int(B.shape[1])), B)
+        for a in range(0, n, step):
+            blk = self.A[:, a:a + step][idx].T if transpose else self.A[a:a + step][:, idx]
+            out[a:a + step] = blk @ B
+        return out
 
     def to_dense(self):
         """The array itself (not a copy: callers never write to it)."""

@@ -101,13 +101,205 @@ def _unscaled(A: np.ndarray, e: int) -> np.ndarray:
     return A if e == 0 else A * A.dtype.type(math.ldexp(1.0, e))
 
 
+#: Entries of a block of distance bounds in :func:`nearest_rows` at most (16 MiB of float64 per
+#: array: few enough blocks that the per-block merge costs little), unless the budget allows fewer
+_BLOCK_ENTRIES = 1 << 21
+
+
+def _rows_of(points, a: int, b: int, c: np.ndarray | None, f: float):
+    """Rows [a, b) of ``points`` in float64, shifted by ``c`` (dense only) and multiplied by the
+    power of two ``f``: a dense array, or a CSR matrix for sparse points."""
+    P = points[a:b]
+    if sp.issparse(P):
+        P = sp.csr_matrix(P, dtype=np.float64)
+        P.data = P.data * f
+        return P
+    P = np.asarray(P, dtype=np.float64)
+    return (P - c) * f if c is not None else P * f
+
+
+def _direct_sq_dists(Q, points, I: np.ndarray, J: np.ndarray, f: float, budget: int) -> np.ndarray:
+    """Σ_k (q_ik − p_jk)²·f² for the pairs (I, J), from the data themselves (not shifted).
+
+    A difference below eps·|x − c| does not survive a shift by a far centre c, so the pairs are
+    recomputed from the unshifted rows: x·f − z·f for f ≤ 1 (exact scalings, one rounding), and
+    (x − z)·f for f > 1 (data whose spread is tiny: x − z cannot overflow there). Batches of
+    about ``budget`` bytes.
+    """
+    d = Q.shape[1]
+    out = np.empty(I.size)
+    step = max(1, budget // (24 * max(d, 1)))
+    for s in range(0, I.size, step):
+        Ib, Jb = I[s:s + step], J[s:s + step]
+        Pj = points[Jb]
+        Pj = Pj.toarray() if sp.issparse(Pj) else Pj
+        Pj = np.asarray(Pj, dtype=np.float64)
+        with np.errstate(over="ignore", under="ignore"):
+            if f <= 1.0:
+                D = Q[Ib] * f
+                D -= Pj * f
+            else:
+                D = Q[Ib] - Pj
+                D *= f
+        out[s:s + step] = np.einsum("ij,ij->i", D, D)
+    return out
+
+
+def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclude=None):
+    """The ``k`` rows of ``points`` nearest to each query (Euclidean), nearest first, ties by index.
+
+    Exact up to the rounding of the squared distances themselves, wherever the data lie: the
+    expansion ‖q − c‖² + ‖p − c‖² − 2(q − c)ᵀ(p − c) (one GEMM per block of points) is taken
+    about the mean c of the queries (translation invariant; sparse points are not shifted),
+    and its error is bounded by ε_d(‖q − c‖² + ‖p − c‖²), ε_d = 10(d + 4)·eps (Higham,
+    *Accuracy and Stability of Numerical Algorithms*, §3.1, for the (d + 2)-term products and
+    the shift, with a margin that also covers the rounding of the direct sums below and of the
+    bounds themselves). Every pair whose lower
+    bound does not exceed the k-th smallest upper bound of its query — which includes the k
+    nearest — is recomputed directly as Σ_k (q_k − p_k)² from the unshifted data, and the k
+    smallest of those values are kept. Without this, data far from the origin (unit-scale data
+    at an offset of 1e8: the expanded distances are rounded by about 1) or far from the
+    centre (a few outliers pulling the mean) give nearest rows that are not the nearest. For
+    ordinary data about k pairs per query are recomputed. Data whose centred squares could
+    over- or underflow are multiplied by one power of two first (exact), so the result does
+    not depend on their scale either.
+
+    Parameters
+    ----------
+    queries : array-like of shape (q, d)
+        The query rows (dense).
+    points : ndarray or sparse matrix of shape (n, d)
+        The rows searched, in blocks of at most ``working_memory`` (``asymkern.get_config()``).
+    k : int, default 1
+        Neighbours per query, at most the number of eligible rows.
+    skip : int or None, default None
+        Query i is the row ``skip + i`` of ``points`` and is not its own neighbour.
+    exclude : ndarray of bool of shape (n,), optional
+        Rows that are never neighbours.
+
+    Returns
+    -------
+    indices : ndarray of shape (q, k)
+        Row indices into ``points``, nearest first (the lower index first on equal distances).
+    sq_dists : ndarray of shape (q, k)
+        Their squared distances times 2^(−2e), for one power of two 2^e common to the call
+        (e = 0 unless the data are so large or small that their squares could over- or
+        underflow): comparable within the call.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not an integer between 1 and the number of eligible rows, the feature
+        counts of ``queries`` and ``points`` differ, ``exclude`` does not have one entry per
+        row of ``points`` or ``skip`` puts a query outside ``points``.
+    """
+    from .config import get_config
+    from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+
+    Q = np.asarray(queries, dtype=np.float64)
+    if Q.ndim != 2 or points.ndim != 2 or Q.shape[1] != points.shape[1]:
+        raise ValueError(f"queries and points must be 2-D with equal feature counts, got shapes "
+                         f"{Q.shape} and {points.shape}")
+    q, d = Q.shape
+    n = points.shape[0]
+    excl = np.zeros(n, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
+    if excl.shape != (n,):
+        raise ValueError(f"exclude must have one entry per row of points ({n}), got shape "
+                         f"{excl.shape}")
+    if skip is not None and not (isinstance(skip, numbers.Integral) and 0 <= skip
+                                 and skip + q <= n):
+        raise ValueError(f"skip must be an integer with skip + len(queries) <= {n} (query i is "
+                         f"row skip + i of points), got {skip!r}")
+    eligible = max(n - int(excl.sum()) - (1 if skip is not None else 0), 0)
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= eligible:
+        raise ValueError(f"k must be an integer between 1 and the {eligible} eligible rows, got "
+                         f"{k!r}")
+    k = int(k)
+    budget = int(get_config()["working_memory"] * 2**20)
+    # one block of points (d values per row) and six q-row arrays of distances and bounds
+    step = max(1, min(budget // (8 * (d + 6 * max(q, 1))), _BLOCK_ENTRIES // max(q, 1)))
+    sparse = sp.issparse(points)
+    c = None if sparse or q == 0 else Q.mean(axis=0)
+    # one power of two for the whole call, from the largest shifted magnitude (fl(p − c) is
+    # monotonic in p, so the column extremes give max |p − c| without a shifted copy)
+    Qc = Q if c is None else Q - c
+    big = _maxabs(Qc)
+    for a in range(0, n, step):
+        B = points[a:a + step]
+        if sparse or c is None:
+            big = max(big, _maxabs(B))
+        elif B.shape[0]:
+            big = max(big, float(np.max(np.maximum(np.subtract(B.max(axis=0), c),
+                                                   np.subtract(c, B.min(axis=0))))))
+    e = _pow2_exponent(big, np.float64) if np.isfinite(big) and _needs_scaling(
+        big, np.float64) else 0
+    f = math.ldexp(1.0, -e)
+    Qc = Qc * f
+    qq = np.einsum("ij,ij->i", Qc, Qc)
+    # bound of the expansion's error relative to ‖q − c‖² + ‖p − c‖² (with a margin for the
+    # rounding of the bounds themselves)
+    tol = 10.0 * (d + 4) * np.finfo(np.float64).eps
+    Qm2 = -2.0 * Qc  # exact
+    q_hi, q_lo = qq * (1.0 + tol), qq * (1.0 - tol)
+    best_d = np.full((q, k), np.inf)
+    best_i = np.full((q, k), -1, dtype=np.intp)
+    rows_q = np.arange(q)
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        P = _rows_of(points, a, b, c, f)
+        pp = np.asarray(P.multiply(P).sum(axis=1)).ravel() if sparse else np.einsum(
+            "ij,ij->i", P, P)
+        # −2(q − c)ᵀ(p − c); the bounds ‖q − c‖²(1 ± tol) + ‖p − c‖²(1 ± tol) − 2(q − c)ᵀ(p − c)
+        # of the squared distances, with the row terms q_hi, q_lo added where needed
+        lo = np.asarray((P @ Qm2.T).T) if sparse else Qm2 @ P.T
+        with np.errstate(over="ignore", invalid="ignore"):
+            hi = lo + pp * (1.0 + tol)
+            lo += pp * (1.0 - tol)
+        # rows that are no neighbours: upper bound inf, lower bound nan (never a candidate)
+        out_cols = np.flatnonzero(excl[a:b])
+        hi[:, out_cols] = np.inf
+        lo[:, out_cols] = np.nan
+        if skip is not None:
+            own = rows_q + skip - a
+            inside = (own >= 0) & (own < b - a)
+            hi[rows_q[inside], own[inside]] = np.inf
+            lo[rows_q[inside], own[inside]] = np.nan
+        # t: the k-th smallest upper bound among the best so far and this block's
+        with np.errstate(over="ignore", invalid="ignore"):
+            if k == 1:
+                t = np.minimum(best_d[:, 0], hi.min(axis=1) + q_hi)
+            else:
+                if hi.shape[1] > k:
+                    hi.partition(k - 1, axis=1)
+                hi = np.concatenate([best_d, hi[:, :k] + q_hi[:, None]], axis=1)
+                hi.partition(k - 1, axis=1)
+                t = hi[:, k - 1]
+            t = t - q_lo
+        with np.errstate(invalid="ignore"):
+            I, J = np.divmod(np.flatnonzero(lo <= t[:, None]), b - a)  # (faster than nonzero)
+        if I.size == 0:
+            continue
+        exact = _direct_sq_dists(Q, points, I, J + a, f, budget)
+        keep = best_i.ravel() >= 0
+        rows = np.concatenate([np.repeat(rows_q, k)[keep], I])
+        cols = np.concatenate([best_i.ravel()[keep], J + a])
+        vals = np.concatenate([best_d.ravel()[keep], exact])
+        order = np.lexsort((cols, vals, rows))
+        rows, cols, vals = rows[order], cols[order], vals[order]
+        rank = np.arange(rows.size) - np.searchsorted(rows, rows)
+        top = rank < k
+        best_d[rows[top], rank[top]] = vals[top]
+        best_i[rows[top], rank[top]] = cols[top]
+    return best_i, best_d
+
+
 def nearest_points(centers, points) -> np.ndarray:
     """For each centre, the index of the nearest row of ``points`` (the first one on ties).
 
-    scikit-learn's ``pairwise_distances_argmin`` when the data are of ordinary size (bitwise
-    the old result); otherwise both are scaled by the same exact power of two
-    (:func:`_pow2_scaled`) one block of rows at a time, so that the squared distances neither
-    overflow (data ~1e160) nor underflow (~1e-200).
+    :func:`nearest_rows` with k = 1: exact up to the rounding of the squared distances, for
+    data at any offset from the origin (unit-scale data at 1e8: scikit-learn's expanded
+    ``pairwise_distances_argmin`` picked rows up to 2 units from the nearest) and at any scale
+    (data ~1e160 or ~1e-200 are searched multiplied by an exact power of two).
 
     Parameters
     ----------
@@ -121,27 +313,7 @@ def nearest_points(centers, points) -> np.ndarray:
     ndarray of shape (s,)
         Row indices into ``points``.
     """
-    from sklearn.metrics import pairwise_distances_argmin, pairwise_distances_argmin_min
-
-    from .config import get_config
-    from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent
-
-    dtype = np.dtype(points.dtype)
-    big = max(_maxabs(points), _maxabs(np.asarray(centers)))
-    if not (np.issubdtype(dtype, np.floating) and np.isfinite(big)
-            and _needs_scaling(big, dtype)):
-        return pairwise_distances_argmin(centers, points)
-    f = dtype.type(math.ldexp(1.0, -_pow2_exponent(big, dtype)))
-    C = np.asarray(centers, dtype=dtype) * f
-    n, d = points.shape
-    step = max(1, int(get_config()["working_memory"] * 2**20 // (8 * (max(d, 1) + len(C)))))
-    best = np.full(len(C), np.inf)
-    idx = np.zeros(len(C), dtype=np.intp)
-    for a in range(0, n, step):
-        j, dist = pairwise_distances_argmin_min(C, points[a:a + step] * f)
-        better = dist < best
-        best[better], idx[better] = dist[better], j[better] + a
-    return idx
+    return nearest_rows(np.asarray(centers), points, 1)[0][:, 0]
 
 
 def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=np.float64):
@@ -376,11 +548,14 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
 
     ``centers`` (m × d) are the k-means centres (scikit-learn ``KMeans``, ``n_init`` runs of at
     most ``max_iter`` Lloyd iterations); ``indices`` are the distinct training rows nearest to the
-    centres — when two centres share a nearest row, the next-nearest unused row is taken, so
-    exactly m unique indices come back. Empty clusters are impossible in scikit-learn's KMeans.
-    The result does not depend on the scale of X: data so large or small that squared
-    distances would over- or underflow are clustered after multiplication by an exact power of
-    two, and the centres are scaled back.
+    centres — the centres in order of the distance to their nearest row (ties: the lower centre
+    index first), each taking its nearest unused row (ties: the lower row index), so exactly m
+    unique indices come back. Empty clusters are impossible in scikit-learn's KMeans. The
+    distances are exact up to their own rounding (:func:`nearest_rows`), so the indices do not
+    depend on an offset of X (scikit-learn's expanded ``pairwise_distances`` picked other rows
+    for unit-scale data at 1e8). The result does not depend on the scale of X either: data so
+    large or small that squared distances would over- or underflow are clustered after
+    multiplication by an exact power of two, and the centres are scaled back.
 
     Parameters
     ----------
@@ -430,7 +605,6 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
     ([0, 1], (2, 1))
     """
     from sklearn.cluster import KMeans
-    from sklearn.metrics import pairwise_distances
 
     X = as_data(X, "X", allow_sparse=True)
     m = _check_m(n_landmarks, X.shape[0])
@@ -444,13 +618,18 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
     Xs, e = _pow2_scaled(X, "kmeans_landmarks")
     km.fit(Xs)
     centers = np.asarray(km.cluster_centers_, dtype=X.dtype)
-    D = pairwise_distances(centers, Xs)
-    order = np.argsort(D, axis=1)
-    used: set[int] = set()
+    # the nearest rows by exact distances (nearest_rows: not the expansion about the origin,
+    # which at an offset of 1e8 is rounded by more than the distances themselves); centres in
+    # order of their nearest distance, each taking its nearest unused row
+    near, dist = nearest_rows(centers, Xs, 1)
+    used = np.zeros(Xs.shape[0], dtype=bool)
     idx = np.empty(m, dtype=np.intp)
-    for j in np.argsort(D.min(axis=1)):
-        idx[j] = next(c for c in order[j] if int(c) not in used)
-        used.add(int(idx[j]))
+    for j in np.argsort(dist[:, 0], kind="stable"):
+        i = near[j, 0]
+        if used[i]:
+            i = nearest_rows(centers[j:j + 1], Xs, 1, exclude=used)[0][0, 0]
+        idx[j] = i
+        used[i] = True
     centers = _unscaled(centers, e)
     return (idx, centers) if return_centers else idx
 

@@ -86,7 +86,8 @@ class TorchInputs:
 
     def matrix(self, G, name: str) -> LazyMatrix:
         """A precomputed kernel matrix (or kernel rows): CSR tensors when sparse, else the
-        dense tensor (never copied, never written to)."""
+        dense tensor (never copied, never written to) read in blocks within the memory
+        budget (:class:`~asymkern._backend.DenseMatrix`)."""
         if self.is_sparse(G):
             return as_sparse_matrix(G, self.device, name, dtype=self.dtype)
         return DenseMatrix(as_tensor(G, self.device, name, dtype=self.dtype))

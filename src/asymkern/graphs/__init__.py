@@ -25,6 +25,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from .._validation import as_data, check_positive
+from ..landmarks import nearest_rows
 
 __all__ = ["graph_reconstruction", "lssvm_classifier", "matrix_norm_errors",
            "node_classification", "reconstruct_adjacency", "select_by_cv"]
@@ -200,8 +201,10 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
 def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.csr_matrix:
     """Binary Â whose row v holds the ``out_degree[v]`` nearest *other* nodes of v.
 
-    Distances are Euclidean between embedding rows; ties are broken by index. Rows with
-    k_v = 0 stay empty (Tao et al. (2024), App. C.1).
+    Distances are Euclidean between embedding rows, exact up to their own rounding wherever
+    the embedding lies (:func:`asymkern.landmarks.nearest_rows`; the expansion
+    ‖e‖² + ‖f‖² − 2eᵀf picked other neighbours for embeddings at an offset of 1e8); ties are
+    broken by index. Rows with k_v = 0 stay empty (Tao et al. (2024), App. C.1).
 
     Parameters
     ----------
@@ -241,24 +244,22 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
         raise ValueError(f"out_degree must have one entry per node ({n}), got {k.shape[0]}")
     if np.any(k < 0) or np.any(k > n - 1):
         raise ValueError(f"out_degree entries must lie in [0, {n - 1}]")
-    sq = np.einsum("ij,ij->i", E, E)
     rows, cols = [], []
     for start in range(0, n, batch_size):
         stop = min(start + batch_size, n)
-        D = sq[start:stop, None] - 2.0 * (E[start:stop] @ E.T) + sq[None, :]
-        D[np.arange(stop - start), np.arange(start, stop)] = np.inf  # exclude v itself
         kmax = int(k[start:stop].max(initial=0))
         if kmax == 0:
             continue
-        # candidates: the kmax smallest per row, then sorted (stable, by distance then index)
-        part = np.argpartition(D, kmax - 1, axis=1)[:, :kmax] if kmax < n else np.argsort(D, 1)
+        # the kmax nearest other nodes by exact distances, nearest first, ties by index
+        # (nearest_rows: the expansion ‖e‖² + ‖f‖² − 2eᵀf about the origin is rounded by more
+        # than the distances themselves for embeddings far from it)
+        near, _ = nearest_rows(E[start:stop], E, kmax, skip=start)
         for i in range(stop - start):
             kv = k[start + i]
             if kv == 0:
                 continue
-            cand = part[i]
             rows.append(np.full(kv, start + i))
-            cols.append(cand[np.lexsort((cand, D[i, cand]))[:kv]])
+            cols.append(near[i, :kv])
     r, c = (np.concatenate(v or [np.zeros(0, dtype=np.int64)]) for v in (rows, cols))
     return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, n))
 

@@ -19,7 +19,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackError, LinearOperator, aslinearoperator, svds
 
-from .._backend import NUMPY, DenseMatrix, LazyMatrix, ops_of
+from .._backend import NUMPY, PASS_BLOCK_ARRAYS, DenseMatrix, LazyMatrix, ops_of
 from .._dispatch import refuse_meta
 from .._random import normal_rows, seed_from
 from .._validation import check_n_components, check_random_state, user_stacklevel
@@ -415,14 +415,6 @@ def check_svd_budget(solver: str, n: int, m: int, r: int, dtype=np.float64, *,
                  f"G for r = {r} components", alternatives, detail=detail, limit=limit)
 
 
-#: Block-sized arrays a pass over a lazy :class:`~asymkern.kernels.KernelMatrix` holds at
-#: once, in float64 blocks of ``block_rows()`` full rows (the blocks ``working_memory`` sizes,
-#: half of it): the block being formed, the previous one (still bound by the loop that
-#: consumes the blocks) and the kernel's temporaries. Measured with ``tracemalloc``: 2.1–2.3
-#: for the RBF, SNE, t, Cauchy, softmax and linear kernels, 3.1–3.2 for the Laplacian and
-#: polynomial ones (float32 data: at most 2.6 float64 blocks); the streaming log-sum-exp of a
-#: row-normalised kernel over another reference set holds three arrays of the same size.
-PASS_BLOCK_ARRAYS = 3
 
 
 def _numpy_kernel_matrix(G) -> bool:
