@@ -21,6 +21,7 @@ accumulated block by block, so no n×m matrix is held.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from .._backend import LazyMatrix, ops_of
 from .._dispatch import require_torch
@@ -211,7 +212,8 @@ class TorchKernel:
         for a in range(0, n, slab):
             V = S[a:a + slab] * (g / s)  # γ‖x − z‖² (expanded), the exponent's magnitude
             xs = xxd[a:a + slab]
-            anchor = trow = None
+            anchor: Any = None
+            trow: Any = None
             if value == "exp":
                 W = V <= _EXP_WINDOW + T
             elif value == "exp_rows":

@@ -658,7 +658,7 @@ def _value_candidates(Kc, xr, zz64, c: float, w: float, T: float, value: str, mx
     if not (rows.size or far_cols.size):
         return _NO_PAIRS + (False,)
     whole = rows.size * m + n * far_cols.size >= n * m // 2
-    anchor = trow = None
+    anchor = trow = np.empty(0)
     if value == "exp_rows":
         anchor = (Kc.max(axis=1) if mx is None else mx).astype(np.float64)
         trow = c * (xr + float(zz64.max(initial=0.0)))
