@@ -37,6 +37,7 @@ __all__ = [
     "gaussian_sketch",
     "kmeans_landmarks",
     "leverage_scores",
+    "nearest_rows",
     "select_landmarks",
 ]
 
@@ -118,31 +119,11 @@ def _rows_of(points, a: int, b: int, c: np.ndarray | None, f: float):
     return (P - c) * f if c is not None else P * f
 
 
-def _direct_sq_dists(Q, points, I: np.ndarray, J: np.ndarray, f: float, budget: int) -> np.ndarray:
-    """Σ_k (q_ik − p_jk)²·f² for the pairs (I, J), from the data themselves (not shifted).
-
-    A difference below eps·|x − c| does not survive a shift by a far centre c, so the pairs are
-    recomputed from the unshifted rows: x·f − z·f for f ≤ 1 (exact scalings, one rounding), and
-    (x − z)·f for f > 1 (data whose spread is tiny: x − z cannot overflow there). Batches of
-    about ``budget`` bytes.
-    """
-    d = Q.shape[1]
-    out = np.empty(I.size)
-    step = max(1, budget // (24 * max(d, 1)))
-    for s in range(0, I.size, step):
-        Ib, Jb = I[s:s + step], J[s:s + step]
-        Pj = points[Jb]
-        Pj = Pj.toarray() if sp.issparse(Pj) else Pj
-        Pj = np.asarray(Pj, dtype=np.float64)
-        with np.errstate(over="ignore", under="ignore"):
-            if f <= 1.0:
-                D = Q[Ib] * f
-                D -= Pj * f
-            else:
-                D = Q[Ib] - Pj
-                D *= f
-        out[s:s + step] = np.einsum("ij,ij->i", D, D)
-    return out
+def _check_finite_rows(A, name: str) -> None:
+    """Raise a ValueError naming ``name`` unless every stored value of ``A`` is finite."""
+    vals = A.data if sp.issparse(A) else A
+    if not np.isfinite(vals).all():
+        raise ValueError(f"{name} must be finite: it holds NaN or infinite values")
 
 
 def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclude=None):
@@ -190,16 +171,35 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     ------
     ValueError
         If ``k`` is not an integer between 1 and the number of eligible rows, the feature
-        counts of ``queries`` and ``points`` differ, ``exclude`` does not have one entry per
-        row of ``points`` or ``skip`` puts a query outside ``points``.
+        counts of ``queries`` and ``points`` differ, either holds a value that is not finite,
+        ``exclude`` does not have one entry per row of ``points`` or ``skip`` puts a query
+        outside ``points``.
+
+    See Also
+    --------
+    kmeans_landmarks : k-means landmarks; the rows nearest to the centres come from here.
+
+    Examples
+    --------
+    Unit-scale points far from the origin, where the expansion about the origin rounds the
+    squared distances by about 1:
+
+    >>> import numpy as np
+    >>> from asymkern.landmarks import nearest_rows
+    >>> P = 1e8 + np.array([[0.0, 0.0], [0.5, 0.0], [3.0, 1.0]])
+    >>> idx, d2 = nearest_rows(P[[2]] + 0.25, P, k=2)
+    >>> idx.tolist(), d2.tolist()
+    ([[2, 1]], [[0.125, 9.125]])
     """
     from .config import get_config
-    from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+    from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent, pair_sq_dists
 
     Q = np.asarray(queries, dtype=np.float64)
     if Q.ndim != 2 or points.ndim != 2 or Q.shape[1] != points.shape[1]:
         raise ValueError(f"queries and points must be 2-D with equal feature counts, got shapes "
                          f"{Q.shape} and {points.shape}")
+    _check_finite_rows(Q, "queries")
+    _check_finite_rows(points, "points")
     q, d = Q.shape
     n = points.shape[0]
     excl = np.zeros(n, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
@@ -279,7 +279,7 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
             I, J = np.divmod(np.flatnonzero(lo <= t[:, None]), b - a)  # (faster than nonzero)
         if I.size == 0:
             continue
-        exact = _direct_sq_dists(Q, points, I, J + a, f, budget)
+        exact = pair_sq_dists(Q, points, I, J + a, f, budget)
         keep = best_i.ravel() >= 0
         rows = np.concatenate([np.repeat(rows_q, k)[keep], I])
         cols = np.concatenate([best_i.ravel()[keep], J + a])

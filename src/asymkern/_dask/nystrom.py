@@ -19,12 +19,10 @@ the 'change' estimate scale each column.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._dispatch import require_dask
-from ..kernels.base import _maxabs, _needs_scaling, _pow2_exponent
+from ..kernels.base import _maxabs
 from .kernel import DaskKernelMatrix, _chunk_bounds, _nearest_task, _tree, aligned, gather, task
 
 _KMEANS_GATHER_MAX = 20000  # k-means on all points (gathered) up to this n, as in memory
@@ -342,54 +340,47 @@ def global_maxabs(A) -> float:
     return float(big)
 
 
-def _nearest_chunk(C, Xc, offset):
-    """``(distances, global row indices, e)``: the row of the chunk X_c nearest to each centre.
-
-    As :func:`asymkern.landmarks.nearest_points`: the old unscaled search when the entries of
-    C and X_c are of ordinary size (e = 0); otherwise both are multiplied by the exact power of
-    two 2^-e that brings max(|C|, |X_c|) into [0.5, 1), and the distances come back in units
-    of 2^e (exact, so the chunks can be compared). An empty chunk is no candidate.
-    """
-    from sklearn.metrics import pairwise_distances_argmin_min
-
-    C = np.asarray(C)
+def _nearest_chunk(C, Xc, offset: int):
+    """``(squared distances, global row indices, e)``: the row of the chunk X_c nearest to each
+    centre and its squared distance in units of 2^(2e) (:func:`.kernel._nearest_task`);
+    ``None`` for an empty chunk (no candidate)."""
     if Xc.shape[0] == 0:
-        return np.full(C.shape[0], np.inf), np.zeros(C.shape[0], dtype=np.intp), 0
-    dtype = np.dtype(Xc.dtype)
-    big = max(_maxabs(Xc), _maxabs(C))
-    if not (np.issubdtype(dtype, np.floating) and np.isfinite(big)
-            and _needs_scaling(big, dtype)):
-        d, i = _nearest_task(C, Xc, offset)
-        return d, i, 0
-    e = _pow2_exponent(big, dtype)
-    f = dtype.type(math.ldexp(1.0, -e))
-    i, d = pairwise_distances_argmin_min(np.asarray(C, dtype=dtype) * f, Xc * f)
-    return d, i + offset, e
+        return None
+    return _nearest_task(np.asarray(C), Xc, offset)
 
 
 def nearest_indices(C, X) -> np.ndarray:
     """For each centre (row of C), the global index of the nearest row of the dask X.
 
-    The distributed counterpart of :func:`asymkern.landmarks.nearest_points`: one task per
-    chunk (:func:`_nearest_chunk`) and an argmin over the chunks on the client, the first row
-    winning ties. The search does not depend on the scale of the data: a chunk whose squared
-    distances to the centres would over- or underflow (data ~1e160 or ~1e-200) is searched
-    multiplied by an exact power of two, and its distances are brought to the largest unit
-    among the chunks by exact powers of two before the comparison. Data of ordinary size give
-    bitwise the unscaled search (one pass; s numbers per chunk reach the client).
+    The distributed counterpart of :func:`asymkern.landmarks.nearest_points`, with the same
+    result: one task per chunk (:func:`_nearest_chunk`: the chunk's nearest row by
+    :func:`~asymkern.landmarks.nearest_rows`, exact wherever the data lie, and its squared
+    distance recomputed directly from the data in float64) and an argmin over the chunks on
+    the client, the lower index winning ties. A chunk whose squared distances could over- or
+    underflow (data ~1e160 or ~1e-200) gives them multiplied by an exact power of two, and
+    they are brought to the largest unit among the chunks by exact powers of two before the
+    comparison. Two numbers per centre and chunk reach the client.
+
+    Raises
+    ------
+    ValueError
+        If X has no rows.
     """
     from dask import delayed
 
     Cd, bounds = delayed(np.asarray(C), pure=True), _chunk_bounds(X.chunks[0])
     parts = [task(_nearest_chunk, Cd, b, int(bounds[k]))
              for k, b in enumerate(X.to_delayed()[:, 0])]
-    dists, inds, exps = zip(*gather("nearest rows", *parts))
+    found = [p for p in gather("nearest rows", *parts) if p is not None]
+    if not found:
+        raise ValueError("X must have at least one row to search for the nearest rows")
+    dists, inds, exps = zip(*found)
     top = max(exps)
-    if top or min(exps):  # common units 2^top (exact: ldexp by a non-positive amount)
-        dists = tuple(np.ldexp(np.asarray(d, dtype=np.float64), e - top)
+    if top or min(exps):  # common units 2^(2·top) (exact: ldexp by a non-positive amount)
+        dists = tuple(np.ldexp(np.asarray(d, dtype=np.float64), 2 * (e - top))
                       for d, e in zip(dists, exps))
     D, ind = np.stack(dists), np.stack(inds)
-    best = np.argmin(D, axis=0)
+    best = np.argmin(D, axis=0)  # the first chunk, so the lower global index, on ties
     return ind[best, np.arange(D.shape[1])]
 
 

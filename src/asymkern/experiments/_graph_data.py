@@ -15,11 +15,25 @@ K_FACTOR = {"cora": 1.0, "citeseer": 1.0, "pubmed": 0.5}
 
 
 def reference_bandwidth(X) -> float:
-    """γ₀ = √(M · var(X)) (Tao et al., 2024, App. C.2: γ = k√(M γ_x), γ_x the data variance)."""
+    """γ₀ = √(M · var(X)) (Tao et al., 2024, App. C.2: γ = k√(M γ_x), γ_x the data variance).
+
+    The variance of all N·M entries, centred: Σ (x − μ)² / (N·M). For sparse X the sum runs
+    over the stored values, and each of the other entries (zeros) adds μ², so X is never
+    densified; E[x²] − μ², which cancels when the values lie far from 0 (27 % off for data
+    at an offset of 1e8), is not used.
+    """
     n, m = X.shape
+    if n * m == 0:
+        raise ValueError(f"X must have at least one entry to take its variance, got shape "
+                         f"{X.shape}")
     if sp.issparse(X):
-        mean = X.sum() / (n * m)
-        var = X.multiply(X).sum() / (n * m) - mean**2
+        A = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        A.sum_duplicates()  # each entry stored once: the others are exactly the zeros
+        size = n * m
+        mean = float(A.data.sum()) / size
+        dev = A.data - mean
+        # pairwise summation (np.sum): a BLAS dot was 8e-15 off the exact value on PubMed
+        var = (float(np.sum(np.square(dev))) + (size - A.nnz) * mean**2) / size
     else:
         var = float(np.var(X))
     return float(np.sqrt(m * var))

@@ -424,7 +424,8 @@ def data_center(Z) -> np.ndarray | None:
 
 
 def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, center=None,
-                        func=None, rows_func=None, value: str | None = None) -> np.ndarray:
+                        func=None, rows_func=None, value: str | None = None,
+                        row_lse=None, unfolded_func=None) -> np.ndarray:
     """−scale·‖x_i − z_j‖², accurate for data far from the origin, with one GEMM.
 
     Numerics:
@@ -448,11 +449,13 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
       the error s·bound of the exponent is no longer small, and an entry beyond the bound can
       still be wrong by a factor e^(s·bound): one point at 1e8 among ten unit-normal ones
       gave RBF values 1.6 % off. With ``value`` (how the kernel reads −s‖x − z‖²), every
-      entry whose value the bound could move by more than :data:`_VALUE_TOL` is then
+      entry whose value the bound could move by more than :func:`_value_tol` is then
       recomputed directly too (:func:`_value_candidates`): for ``'exp'`` those not
       negligible (exponent above −:data:`_EXP_WINDOW`), for ``'exp_rows'`` those within
-      that window of their row's largest value (the softmax weights of SNE read exponent
-      differences), for ``'reciprocal'`` (1/(1 + s‖x − z‖²), Cauchy, T) those whose relative
+      that window of their row's log-normaliser (the softmax weights of SNE read exponent
+      differences; the row's largest value in the block stands for it, or the smaller of
+      the two when ``row_lse`` gives the normalisers over another reference set), for
+      ``'reciprocal'`` (1/(1 + s‖x − z‖²), Cauchy, T) those whose relative
       error bound exceeds the tolerance. Which entries qualify depends on the pair alone (or,
       for ``'exp_rows'``, only among entries that are 0 either way), so blocking still never
       changes a value; data within the usual range never take this route.
@@ -484,11 +487,24 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
     value : None, 'exp', 'exp_rows' or 'reciprocal'
         How the kernel reads the result (see *Far from the centre*); None recomputes only the
         entries under the rounding bound.
+    unfolded_func : optional ``unfolded_func(Kc, s)``
+        Used instead of the float64 scaling by s followed by ``func`` on the chunks ``Kc`` =
+        −‖x − z‖² (in units of the power-of-two scaling) when the scale cannot be folded
+        into the GEMM, i.e. where s·‖x − z‖² may overflow: for a ``func`` whose result stays
+        representable although that product does not (the T kernel's log k = −log1p(s‖x −
+        z‖²) ≈ −(log s + log‖x − z‖²)). Writes ``func``'s result, in place.
+    row_lse : (n,) float array, optional
+        For ``value='exp_rows'``: the rows' known log-normalisers log Σ_{r∈R} exp(−s‖x − r‖²)
+        over a reference set R. An entry's weight exp(−s‖x − z‖² − lse) is then not
+        negligible down to lse − :data:`_EXP_WINDOW`, which lies below the block's row
+        maximum when R lacks the columns nearest to x; without it the window hangs from that
+        maximum (right when R contains the columns, as for the normalisers themselves).
     """
     del clip
     dtype = np.result_type(X.dtype, Z.dtype)
     if sp.issparse(X) or sp.issparse(Z):
-        return _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func, value)
+        return _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func, value, row_lse,
+                                unfolded_func)
     X = np.asarray(X)
     Z = np.asarray(Z)
     n, d = X.shape
@@ -552,13 +568,12 @@ def neg_scaled_sq_dists(X, Z, scale: float, clip: bool = True, out=None, *, cent
     def direct(I, J):
         # from the data themselves, not the centred copies: x − c rounds away every
         # difference below eps·|c|, so points far from the centre (a few outliers pull the
-        # mean) would come out as duplicates; x·2^-e − z·2^-e is exact but for one rounding
-        D = np.multiply(X[I], f, dtype=np.float64)
-        D -= np.multiply(Z[J], f, dtype=np.float64)
-        return np.einsum("ij,ij->i", D, D)
+        # mean) would come out as duplicates
+        return pair_sq_dists(X, Z, I, J, f)
 
     _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, gemm,
-            panel_bytes=panel_bytes, value=value)
+            panel_bytes=panel_bytes, value=value, row_lse=row_lse,
+            unfolded_func=unfolded_func)
     return K
 
 
@@ -581,7 +596,8 @@ def _fold_scale(scale: float, e: int, xx, zz, d: int, dtype) -> tuple[float, boo
     return s_eff, folded, s_eff if folded else 1.0
 
 
-def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None, value=None):
+def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None, value=None, row_lse=None,
+                     unfolded_func=None):
     # both sets in the result dtype first: the squared norms and the product X Zᵀ are then
     # accumulated in it (a float32 set with a float64 one gives float64 accuracy, not a
     # float64 result with float32 rounding); a no-op when the dtypes already agree
@@ -607,13 +623,70 @@ def _sparse_sq_dists(X, Z, scale, dtype, out, func, rows_func=None, value=None):
     K -= (u * zz)[None, :]
 
     def direct(I, J):
-        D = (X[I] - Z[J]).astype(np.float64)
-        return np.asarray(D.multiply(D).sum(axis=1)).ravel()
+        return pair_sq_dists(X, Z, I, J)
 
-    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, value=value)
+    _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func, value=value,
+            row_lse=row_lse, unfolded_func=unfolded_func)
     return K
 
 
+def pair_sq_dists(X, Z, I: np.ndarray, J: np.ndarray, f: float = 1.0,
+                  batch_bytes: int | None = None) -> np.ndarray:
+    """Σ_k (x_{I_p k} − z_{J_p k})²·f² for the pairs (I_p, J_p), directly from the data.
+
+    The direct recomputation of the squared distances whose expansion ‖x‖² + ‖z‖² − 2xᵀz
+    cannot be trusted (:func:`neg_scaled_sq_dists`, and the exact nearest-row search of
+    :func:`asymkern.landmarks.nearest_rows`): from the rows themselves, never from copies
+    shifted by a far centre, in which every difference below eps·|x − c| is lost. In float64:
+    x·f − z·f for f ≤ 1 (exact scalings by the power of two f, one rounding), (x − z)·f for
+    f > 1 (data whose spread is so small that their squares underflow: x − z cannot overflow
+    there). Sparse rows are subtracted as sparse rows (the scaling is then the caller's).
+
+    Parameters
+    ----------
+    X, Z : ndarray or CSR matrix of shape (n, d), (m, d)
+        The data (any float dtype; the arithmetic is float64).
+    I, J : integer ndarrays of equal length
+        Row indices into ``X`` and ``Z``.
+    f : float, default 1.0
+        A power of two.
+    batch_bytes : int, optional
+        The float64 temporaries of one batch of pairs (three arrays of d values per pair)
+        stay within about this many bytes, and no batch exceeds :data:`_REFINE_BATCH` pairs;
+        default :data:`_FINISH_CHUNK_BYTES` (1 MiB: the function runs in every worker of the
+        kernels' finishing pass at once).
+
+    Returns
+    -------
+    ndarray of shape (len(I),)
+        The squared distances in float64.
+    """
+    d = X.shape[1]
+    budget = _FINISH_CHUNK_BYTES if batch_bytes is None else int(batch_bytes)
+    step = max(1, min(_REFINE_BATCH, budget // (24 * max(d, 1))))
+    out = np.empty(I.size)
+    for s in range(0, I.size, step):
+        Ib, Jb = I[s:s + step], J[s:s + step]
+        A, B = X[Ib], Z[Jb]
+        if sp.issparse(A) and sp.issparse(B):
+            D = (A - B).astype(np.float64)
+            out[s:s + step] = np.asarray(D.multiply(D).sum(axis=1)).ravel()
+            continue
+        A = _dense(A) if sp.issparse(A) else A
+        B = _dense(B) if sp.issparse(B) else B
+        with np.errstate(over="ignore", under="ignore"):
+            if f <= 1.0:
+                D = np.multiply(A, f, dtype=np.float64)
+                D -= np.multiply(B, f, dtype=np.float64)
+            else:
+                D = np.subtract(A, B, dtype=np.float64)
+                D *= f
+        out[s:s + step] = np.einsum("ij,ij->i", D, D)
+    return out
+
+
+#: the most pairs one batch of :func:`pair_sq_dists` recomputes (with at most
+#: ``batch_bytes`` of temporaries)
 _REFINE_BATCH = 1 << 16
 _NO_PAIRS = (np.empty(0, dtype=np.intp), np.empty(0, dtype=np.intp))
 #: bytes per sub-chunk of the finishing pass: 1 MiB, so that after the first pass (which
@@ -636,7 +709,7 @@ def _value_tol(dtype) -> float:
 
 
 def _value_candidates(Kc, xr, zz64, c: float, w: float, T: float, value: str, mx,
-                      typical: float, far_cols: np.ndarray):
+                      typical: float, far_cols: np.ndarray, lse=None):
     """(I, J, whole): the entries of the chunk ``Kc`` = −u‖x − z‖² (expanded, its entries'
     rounding bounds c·(‖x'‖² + ‖z'‖²), at most ``T``; the exponent is w·Kc) whose value the
     rounding could move by more than :func:`_value_tol`, to recompute directly
@@ -650,7 +723,8 @@ def _value_candidates(Kc, xr, zz64, c: float, w: float, T: float, value: str, mx
     margins take the worst case. Such an entry has ‖x'‖² or ‖z'‖² above half of
     tol/``typical``, so where few rows and columns (``far_cols``) are beyond it only those
     are searched (pairs may then repeat): a few far points cost their rows and columns, not
-    the whole block.
+    the whole block. ``lse``: the chunk rows' known log-normalisers for 'exp_rows' (the
+    window then hangs from min(row maximum, lse/w)).
     """
     tol = _value_tol(Kc.dtype)
     n, m = Kc.shape
@@ -661,6 +735,9 @@ def _value_candidates(Kc, xr, zz64, c: float, w: float, T: float, value: str, mx
     anchor = trow = np.empty(0)
     if value == "exp_rows":
         anchor = (Kc.max(axis=1) if mx is None else mx).astype(np.float64)
+        if lse is not None:  # normalisers over a reference set without the nearest columns
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.minimum(anchor, np.asarray(lse, dtype=np.float64) / w, out=anchor)
         trow = c * (xr + float(zz64.max(initial=0.0)))
     parts = ((slice(None), slice(None)),) if whole else ((rows, slice(None)),
                                                          (slice(None), far_cols))
@@ -710,7 +787,7 @@ def _wide_chunk(Kc, mx, E: float, T: float, w: float, tol: float, value: str) ->
 
 
 def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=None,
-            panel_bytes=None, value=None):
+            panel_bytes=None, value=None, row_lse=None, unfolded_func=None):
     """Chunked (multi-threaded) pass over K = −u·‖x − z‖² (expanded): recompute the entries
     within the rounding bound directly, apply the remaining scale, then ``func``, then
     ``rows_func(Kc, a, b)``.
@@ -725,7 +802,8 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
     pass that looks for near duplicates. ``panel_bytes``: the size of those row panels
     (default ``_GEMM_PANEL_BYTES``; :func:`_fused_panel_bytes`). ``value``: see
     :func:`neg_scaled_sq_dists`; a chunk whose exponents' rounding could exceed
-    :func:`_value_tol` takes :func:`_value_candidates`.
+    :func:`_value_tol` takes :func:`_value_candidates` (``row_lse``: the rows' known
+    log-normalisers, and ``unfolded_func``: see :func:`neg_scaled_sq_dists`).
     """
     dtype = K.dtype
     tau = 2.0 * (d + 2) * float(np.finfo(dtype).eps)
@@ -767,8 +845,9 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
         if wide and Kc.size and _wide_chunk(Kc, mx, typical * (xrmax + zmax), T, w, tol,
                                             value):
             # exponents whose rounding could matter (data far beyond the kernel's width)
-            Iw, Jw, whole = _value_candidates(Kc, xr, zz64, u * tau, w, T, value, mx,
-                                              typical, far_cols)
+            Iw, Jw, whole = _value_candidates(
+                Kc, xr, zz64, u * tau, w, T, value, mx, typical, far_cols,
+                None if row_lse is None or value != "exp_rows" else row_lse[a:b])
             if whole:  # the chunk searched whole: the entries under their bound included
                 I, J = Iw, Jw
             elif Iw.size:
@@ -776,13 +855,18 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
                 I, J = np.divmod(np.unique(np.concatenate([I * ncol + J, Iw * ncol + Jw])),
                                  ncol)
         if I.size:
-            for s in range(0, I.size, _REFINE_BATCH):
-                Ib, Jb = I[s:s + _REFINE_BATCH], J[s:s + _REFINE_BATCH]
-                Kc[Ib, Jb] = -u * direct(Ib + a, Jb)
+            Kc[I, J] = -u * direct(I + a, J)  # in batches (pair_sq_dists)
             if mx is not None:
                 touched = np.unique(I)
                 mx[touched] = Kc[touched].max(axis=1)
-        if not folded:
+        if not folded and unfolded_func is not None:
+            if dtype == np.float64:
+                unfolded_func(Kc, s_cap)
+            else:
+                K64 = Kc.astype(np.float64)
+                unfolded_func(K64, s_cap)
+                Kc[...] = K64
+        elif not folded:
             with np.errstate(over="ignore"):
                 if dtype == np.float64:
                     np.multiply(Kc, s_cap, out=Kc)
@@ -792,7 +876,7 @@ def _finish(K, xx, zz, d, u, s_eff, folded, direct, func, rows_func=None, gemm=N
                     Kc[...] = Kc.astype(np.float64) * s_cap
                     if mx is not None:
                         mx[...] = mx.astype(np.float64) * s_cap
-        if func is not None:
+        if func is not None and (folded or unfolded_func is None):
             func(Kc)
         if rows_func is not None:
             rows_func(Kc, a, b, mx=mx)

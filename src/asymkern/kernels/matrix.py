@@ -342,10 +342,14 @@ class KernelMatrix(LazyMatrix):
         n_cols = self.shape[1] if n_cols is None else n_cols
         return max(1, int(n_cols)) * self.dtype.itemsize * 2
 
-    def _raw(self, X, Z) -> np.ndarray:
-        """Kernel values, or for row-normalised kernels their unnormalised logarithms."""
+    def _raw(self, X, Z, row_lse=None) -> np.ndarray:
+        """Kernel values, or for row-normalised kernels their unnormalised logarithms
+        (``row_lse``: the rows' known log-normalisers, for the kernels that fuse the row
+        normalisation, see :meth:`_raw_rows`)."""
         raw = self.kernel._log_raw if self.kernel.row_normalized else self.kernel._raw
-        K = raw(X, Z, **self._kw)
+        kw = self._kw if row_lse is None or not self.kernel.fuses_rows else {
+            **self._kw, "row_lse": row_lse}
+        K = raw(X, Z, **kw)
         return K if K.dtype == self.dtype else K.astype(self.dtype)
 
     @staticmethod
@@ -364,18 +368,22 @@ class KernelMatrix(LazyMatrix):
         _apply_rows_chunked(L, _lse_rows(lse), copy=True)
         return lse
 
-    def _raw_rows(self, X, Z, rows_func, out=None) -> np.ndarray:
+    def _raw_rows(self, X, Z, rows_func, out=None, row_lse=None) -> np.ndarray:
         """Log-values of a row-normalised kernel block with ``rows_func(Kc, a, b)`` applied to
         cache-sized row chunks — fused into the pass that forms the block where the kernel
         supports it (SNE, T), a separate multi-threaded pass otherwise. ``out``: optional
-        C-contiguous array of the block's shape and the matrix dtype to write into."""
+        C-contiguous array of the block's shape and the matrix dtype to write into.
+        ``row_lse``: the rows' log-normalisers when they are known (over a reference set
+        that may lack the block's nearest columns, the SNE weights that matter reach further
+        below the block's row maxima: :func:`~asymkern.kernels.base.neg_scaled_sq_dists`)."""
         kern = self.kernel
         if kern.fuses_rows and np.result_type(X.dtype, Z.dtype) == self.dtype:
             if out is not None and not (out.dtype == self.dtype and out.flags.c_contiguous):
-                out[...] = self._raw_rows(X, Z, rows_func)
+                out[...] = self._raw_rows(X, Z, rows_func, row_lse=row_lse)
                 return out
-            return kern._log_raw(X, Z, out=out, rows_func=rows_func, **self._kw)
-        K = self._raw(X, Z)
+            kw = self._kw if row_lse is None else {**self._kw, "row_lse": row_lse}
+            return kern._log_raw(X, Z, out=out, rows_func=rows_func, **kw)
+        K = self._raw(X, Z, row_lse)
         if out is not None:
             out[...] = K
             K = out
@@ -510,8 +518,8 @@ class KernelMatrix(LazyMatrix):
             K = self._raw_rows(Xr, Zc, _lse_rows(lse, normalize=True), out)
             self._check_lse(lse)
             return K
-        return self._raw_rows(Xr, Zc, _exp_shift_fn(self._lse_of(rows), self.kernel.name),
-                              out)
+        lse = self._lse_of(rows)
+        return self._raw_rows(Xr, Zc, _exp_shift_fn(lse, self.kernel.name), out, row_lse=lse)
 
     def means(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(row means (n,), column means (m,), grand mean) of the uncentred matrix.

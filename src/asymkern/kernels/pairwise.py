@@ -262,6 +262,9 @@ class _SqDistKernel(Kernel):
     # how the value reads −s‖x−z‖² (``neg_scaled_sq_dists``'s ``value``: which entries are
     # recomputed directly when the data spread far beyond the kernel's width)
     _value_kind: str | None = None
+    # in-place map (−‖x−z‖², s) → log k where s‖x−z‖² may overflow (``neg_scaled_sq_dists``'s
+    # ``unfolded_func``), for a log k that stays representable there; None: the usual route
+    _log_unfolded: Callable[[np.ndarray, float], Any] | None = None
 
     def center_for(self, Z):
         """The shift a KernelMatrix uses for all blocks (None for sparse data)."""
@@ -280,12 +283,14 @@ class _SqDistKernel(Kernel):
     def _raw_into(self, X, Z, out, center=None):
         return self._sq_dists(X, Z, type(self)._value_func, center=center, out=out)
 
-    def _log_raw(self, X, Z, center=None, out=None, rows_func=None):
-        """log k(X, Z); ``out`` and ``rows_func(Kc, a, b)`` as in
+    def _log_raw(self, X, Z, center=None, out=None, rows_func=None, row_lse=None):
+        """log k(X, Z); ``out``, ``rows_func(Kc, a, b)`` and ``row_lse`` as in
         :func:`~asymkern.kernels.base.neg_scaled_sq_dists` (``rows_func`` runs on each row
-        chunk right after the logarithm, while the chunk is in cache)."""
+        chunk right after the logarithm, while the chunk is in cache; ``row_lse``: the rows'
+        known log-normalisers, which decide which weights the rounding could move)."""
         return self._sq_dists(X, Z, type(self)._log_func, center=center, out=out,
-                              rows_func=rows_func)
+                              rows_func=rows_func, row_lse=row_lse,
+                              unfolded_func=type(self)._log_unfolded)
 
     fuses_rows = True
 
@@ -465,6 +470,25 @@ def _t_log(K):
     np.negative(K, out=K)
 
 
+def _t_log_unfolded(K, s: float) -> None:
+    """K = −‖x − z‖² → log k = −log1p(s‖x − z‖²) in place (float64), also where s‖x − z‖²
+    overflows: there log1p(s‖x − z‖²) = log s + log‖x − z‖² to within 1/(s‖x − z‖²) < 1e-308
+    (He et al. (2023), §4.3: the T kernel's weights are ratios of these, representable after
+    the normalisation although each factor underflows)."""
+    np.negative(K, out=K)
+    with np.errstate(over="ignore"):
+        P = K * s
+    big = np.isinf(P)
+    if big.any():
+        with np.errstate(divide="ignore"):
+            P[big] = math.log(s) + np.log(K[big])
+        np.log1p(P, out=P, where=~big)
+        K[...] = P
+    else:
+        np.log1p(P, out=K)
+    np.negative(K, out=K)
+
+
 class CauchyKernel(_SqDistKernel):
     """κ(x, z) = 1 / (1 + gamma‖x − z‖²): the Student-t (one degree of freedom) similarity.
 
@@ -556,6 +580,8 @@ class CauchyKernel(_SqDistKernel):
 
     _value_func = staticmethod(_cauchy_value)
     _log_func = staticmethod(_t_log)
+    # −log1p(s‖x − z‖²) where the product overflows: the T weights stay representable
+    _log_unfolded = staticmethod(_t_log_unfolded)
     _value_kind = "reciprocal"
 
 

@@ -20,6 +20,7 @@ train_test=K(X_train, x_test) (n × m))``.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 from typing import Any, NamedTuple
@@ -909,7 +910,8 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         keywords with ``n_components``: train on the rank-r asymmetric Nyström approximation
         K ≈ U diag(s) Vᵀ = C W_r⁺ R (the n × n matrix is never formed; O(n r²) solve;
         prediction uses the same Nyström extension, i.e. kernel values against the landmarks
-        only). The rcond check is skipped; the approximation changes the model (see
+        only, so the fitted model keeps the landmarks and |I|×k, |J|×k weights, not the n × r
+        factors U, V). The rcond check is skipped; the approximation changes the model (see
         docs/results/askls_bench.md for the accuracy cost). The solve runs on r×r statistics
         (:func:`asymkern.lssvm._solvers.askls_lowrank_reduced`, the Woodbury form of eq. 6).
     random_state : None, int or RandomState, default None
@@ -1115,7 +1117,11 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     def _nystrom_factors(self, X, rs, n_targets: int = 1):
         """The Nyström factors (U, s, V) of the kernel matrix of X (float64), within the
         budget (:meth:`_nystrom_budget`), and the bytes the fit holds while the predictor's
-        passes run."""
+        passes run.
+
+        Sets ``_ny_result`` to the :class:`~asymkern.linalg.nystrom.NystromResult` without its
+        n × r factors U, V (None there, as after a Dask fit): only the caller holds those, and
+        they go with the fit."""
         from ..config import MemoryBudgetError, config_context
         from ..linalg.nystrom import asymmetric_nystrom
         from ..linalg.svd import budget_bytes
@@ -1141,9 +1147,12 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         for what, val in (("U", res.U), ("s", res.s), ("V", res.V)):
             check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X",
                                 _RESCALE)
-        self._ny_result = res
-        return (np.asarray(res.U, np.float64), np.asarray(res.s, np.float64),
-                np.asarray(res.V, np.float64)), held
+        factors = (np.asarray(res.U, np.float64), np.asarray(res.s, np.float64),
+                   np.asarray(res.V, np.float64))
+        # the model keeps the landmarks and the r-sized parts only: the n × r factors are
+        # the fit's (prediction uses kernel values against the landmarks, eq. 8)
+        self._ny_result = dataclasses.replace(res, U=None, V=None)
+        return factors, held
 
     def _nystrom_predictor(self, X, held: float = 0.0):
         """Consistent out-of-sample extension of the Nyström model.
