@@ -161,3 +161,12 @@ def test_dask_fit_keeps_no_n_by_r_factors():
         assert sum(b for *_, b in rest) < n * 8
         np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).predict(X[:50]),
                                       est.predict(X[:50]))
+
+
+def test_nystrom_result_factors_and_a_result_without_them():
+    G = np.random.default_rng(0).random((30, 20))
+    res = asymmetric_nystrom(G, 2, 10, 10, random_state=0)
+    U, s, V = res.factors()
+    assert U is res.U and s is res.s and V is res.V
+    with pytest.raises(ValueError, match="extend_rows"):
+        dataclasses.replace(res, U=None, V=None).factors()

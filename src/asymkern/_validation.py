@@ -25,6 +25,17 @@ FLOAT_DTYPES = (np.float64, np.float32)
 _FINITE_CHUNK = 2**20
 
 
+def _check_conversion(arr: np.ndarray, target, name: str) -> None:
+    """Refuse, before it is made, a float copy of ``arr`` (integer, boolean or float16 data
+    become float64) larger than the ``max_dense_memory`` budget: an int8 matrix grows 8×."""
+    from .config import check_memory
+
+    nbytes = arr.size * np.dtype(target).itemsize
+    check_memory(nbytes, f"converting {name} from {arr.dtype} to {np.dtype(target)}",
+                 f"float32 or float64 data for {name}",
+                 detail=f"a copy of {arr.size} values")
+
+
 def all_finite(values) -> bool:
     """Whether every entry of a numeric array is finite, without a mask of its size.
 
@@ -81,6 +92,7 @@ def as_data(
             )
         X = sp.csr_matrix(X)
         if X.dtype not in FLOAT_DTYPES:
+            _check_conversion(X.data, np.float64, name)
             X = X.astype(np.float64)
         values = X.data
     else:
@@ -90,6 +102,7 @@ def as_data(
                        "expected real numbers", f"{name} must be numeric")
         target = dtype if isinstance(dtype, type) else np.float64
         if arr.dtype not in FLOAT_DTYPES or (isinstance(dtype, type) and arr.dtype != target):
+            _check_conversion(arr, target, name)
             arr = arr.astype(target)
         if ensure_2d:
             if arr.ndim == 1:

@@ -161,7 +161,7 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
         from ..linalg.svd import SVDResult
 
         res = asymmetric_nystrom(G, r, random_state=random_state, **options)
-        return SVDResult(res.U, res.s, res.V, "nystrom", {"nystrom": res})
+        return SVDResult(*res.factors(), "nystrom", {"nystrom": res})
     nbytes = shape[0] * shape[1] * np.dtype(G.dtype).itemsize
     if solver == "arpack" and nbytes > limit * 2**20 and r < min(shape):
         from ..linalg._svd_core import arpack_svd, unit_scale

@@ -97,12 +97,14 @@ class NystromResult:
 
     Parameters
     ----------
-    U : ndarray of shape (N, r)
-        Eq. 9 left vectors (not orthonormal in general, unit norm on average).
+    U : ndarray of shape (N, r) or None
+        Eq. 9 left vectors (not orthonormal in general, unit norm on average); None where a
+        model keeps only the landmarks and the r-sized parts (a fit on Dask, the AsK-LS
+        Nyström model): :meth:`extend_rows` still evaluates them anywhere.
     s : ndarray of shape (r,)
         Singular values, decreasing, rescaled to the full problem.
-    V : ndarray of shape (M, r)
-        Eq. 9 right vectors.
+    V : ndarray of shape (M, r) or None
+        Eq. 9 right vectors (None as ``U``).
     row_landmarks : ndarray of shape (s_x,)
         Indices I of the sampled rows of G.
     col_landmarks : ndarray of shape (s_z,)
@@ -142,9 +144,9 @@ class NystromResult:
     ((30, 2), (20, 2), (10,), 2)
     """
 
-    U: np.ndarray
+    U: np.ndarray | None
     s: np.ndarray
-    V: np.ndarray
+    V: np.ndarray | None
     row_landmarks: np.ndarray
     col_landmarks: np.ndarray
     core_U: np.ndarray | None = None
@@ -157,6 +159,24 @@ class NystromResult:
     @property
     def n_components(self) -> int:
         return int(self.s.shape[0])
+
+    def factors(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The factors (U, s, V) of G ≈ U diag(s) Vᵀ (Tao et al., 2024, eq. 9).
+
+        Returns
+        -------
+        U, s, V : ndarrays of shape (N, r), (r,), (M, r)
+
+        Raises
+        ------
+        ValueError
+            If this result keeps no n × r factors (``U`` or ``V`` is None).
+        """
+        if self.U is None or self.V is None:
+            raise ValueError("this Nyström result keeps only its landmarks and r-sized parts "
+                             "(U and V are None): evaluate the factors with extend_rows and "
+                             "extend_cols")
+        return self.U, self.s, self.V
 
     def extend_rows(self, K_rows) -> np.ndarray:
         """Left eigenfunctions at new x (eq. 8): u_s(x) = c/λ_s^W Σ_{j∈J} κ(x, z_j) V^W_{js}.
@@ -1180,8 +1200,9 @@ def asymmetric_nystrom(
                 if getattr(acc, "is_dask", False):
                     est = acc.change_estimate(res, prev, k, weights)
                 else:
-                    Ur, Vr, Up, Vp = (acc.ops.to_host(a[:, :k])
-                                      for a in (res.U, res.V, prev.U, prev.V))
+                    Ur, Vr, Up, Vp = (acc.ops.to_host(a[:, :k]) for a in (
+                        res.factors()[0], res.factors()[2], prev.factors()[0],
+                        prev.factors()[2]))
                     est = eta(Ur, Vr, Up, Vp, singular_values=res.s[:k], weights=weights)
         else:
             est = residual_estimate(acc, res, n_probes, rs, weights)

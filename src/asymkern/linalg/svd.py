@@ -265,4 +265,4 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     if isinstance(G, LinearOperator) and not isinstance(G, KernelMatrix):
         raise TypeError("solver='nystrom' needs entries of G: pass an array or a KernelMatrix")
     res = asymmetric_nystrom(G, r, random_state=random_state, **options)
-    return SVDResult(res.U, res.s, res.V, "nystrom", {"nystrom": res})
+    return SVDResult(*res.factors(), "nystrom", {"nystrom": res})

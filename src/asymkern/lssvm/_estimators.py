@@ -1147,8 +1147,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         for what, val in (("U", res.U), ("s", res.s), ("V", res.V)):
             check_finite_output(val, f"the Nyström factor {what} of the kernel matrix of X",
                                 _RESCALE)
-        factors = (np.asarray(res.U, np.float64), np.asarray(res.s, np.float64),
-                   np.asarray(res.V, np.float64))
+        factors = tuple(np.asarray(f, np.float64) for f in res.factors())
         # the model keeps the landmarks and the r-sized parts only: the n × r factors are
         # the fit's (prediction uses kernel values against the landmarks, eq. 8)
         self._ny_result = dataclasses.replace(res, U=None, V=None)
