@@ -282,15 +282,27 @@ def product(G, B, transpose: bool = False, low: bool = False):
     The row normalisers of a row-normalised G (needed by Gᵀ·B) are those G already holds
     (``log_norm``, converted to the logits' scale) or are computed once by the fused kernel
     (in full precision) and kept on G. ``low``: float16/bfloat16 operands (:func:`lowered`).
+
+    Raises
+    ------
+    ValueError
+        A row-normalised G over a reference set without rows.
+    OverflowError
+        A row-normalised G with a row normaliser that is not finite (checked on G's first
+        product of each precision, as numpy's ``KernelMatrix._check_lse``).
     """
+    if G.kernel.row_normalized:
+        G._check_reference()
     if not applies(G, B):
         return None
     k, c = G.kernel, G.c
     rows = G.step(max(G.shape))  # the fallback's row blocks within working_memory
     if not transpose:
         out, lse = matmat(k.name, k.gamma, G.X, G.Z, B, c, rows, low)
-        if lse is not None and not low and getattr(G, "_fused_lse", None) is None:
-            G._fused_lse = lse
+        if lse is not None:
+            _check_once(G, lse, low)
+            if not low and getattr(G, "_fused_lse", None) is None:
+                G._fused_lse = lse
         return out
     L = None
     if k.row_normalized:
@@ -303,5 +315,18 @@ def product(G, B, transpose: bool = False, low: bool = False):
                 L = L + k.gamma * (Xc * Xc).sum(dim=1)
         if L is None:
             q, keys, _ = operands(k.name, k.gamma, G.X, G.Z, c)
-            L = G._fused_lse = row_lse_of(q, keys, rows)
+            L = row_lse_of(q, keys, rows)
+            _check_once(G, L, False)
+            G._fused_lse = L
     return rmatmat(k.name, k.gamma, G.X, G.Z, B, c, row_lse=L, block_rows=rows, low=low)
+
+
+def _check_once(G, lse, low: bool) -> None:
+    """Refuse the fused row log-normalisers ``lse`` of a row-normalised G when one is not
+    finite (a row of logits that all under- or overflowed would give NaN products):
+    :meth:`~asymkern._torch.kernels.TorchKernelMatrix._check_lse`, once per G and precision
+    (the logits do not change; the check costs a device synchronisation)."""
+    done = G.__dict__.setdefault("_lse_checked", set())
+    if low not in done:
+        G._check_lse(lse)
+        done.add(low)

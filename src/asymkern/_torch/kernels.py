@@ -20,7 +20,10 @@ accumulated block by block, so no n×m matrix is held.
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .._backend import LazyMatrix, ops_of
@@ -32,6 +35,22 @@ SUPPORTED_KERNELS = ("rbf", "gaussian", "laplacian", "linear", "polynomial", "ca
                      "softmax")
 
 _SQDIST = ("rbf", "cauchy", "sne", "t")
+
+#: bytes of the direct recomputation's temporaries in the kernel calls of a
+#: :class:`TorchKernelMatrix` block (its ``working_memory``), where no ``budget`` is passed
+_RECOMPUTE_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "asymkern_torch_recompute_budget", default=None)
+
+
+@contextmanager
+def _recompute_budget(nbytes: float) -> Iterator[None]:
+    """Within the block, :meth:`TorchKernel._recompute_near` keeps its temporaries within
+    ``nbytes`` unless a ``budget`` is passed (:meth:`TorchKernel.raw` keeps its signature)."""
+    token = _RECOMPUTE_BUDGET.set(float(nbytes))
+    try:
+        yield
+    finally:
+        _RECOMPUTE_BUDGET.reset(token)
 
 
 def check_torch_kernel(kernel) -> None:
@@ -100,7 +119,8 @@ class TorchKernel:
         return Z.double().mean(dim=0).to(Z.dtype)
 
     @staticmethod
-    def scaled_sq_dists(X, Z, c, s: float, value: str | None = None):
+    def scaled_sq_dists(X, Z, c, s: float, value: str | None = None, row_lse=None,
+                        budget: float | None = None, neg_log1p: bool = False):
         """s·‖x_i − z_j‖² (X's dtype, s ≠ 0) by one GEMM of augmented rows.
 
         With x' = x − c, z' = z − c: s·‖x' − z'‖² = q·k for q = [−2s·x', s‖x'‖², 1] and
@@ -116,7 +136,16 @@ class TorchKernel:
         :func:`~asymkern.kernels.base.neg_scaled_sq_dists`'s): where the data spread so far
         beyond the kernel's width that the rounding of s·‖x' − z'‖² could move a value by more
         than the tolerance, the entries whose values it could move are recomputed too
-        (:meth:`_recompute_near`).
+        (:meth:`_recompute_near`). ``row_lse`` (float64 (n,), optional): for
+        ``value='exp_rows'``, the rows' known log-normalisers log Σ_{r∈R} exp(s‖x − r‖²) over a
+        reference set R (the ``row_lse`` of
+        :func:`~asymkern.kernels.base.neg_scaled_sq_dists`): the window of the entries that
+        matter then reaches down to lse − 800 where R lacks the columns nearest to x.
+        ``budget``: bytes of the float64 temporaries of the direct recomputation (default: as
+        in :meth:`_recompute_near`). ``neg_log1p`` (s > 0): return −log(1 + s‖x − z‖²)
+        instead, the log-values of the Cauchy and T kernels, representable also where
+        s‖x − z‖² overflows (:meth:`_neg_log1p_unfolded`, the numpy layer's
+        ``unfolded_func``).
         """
         torch = require_torch()
         n, m = int(X.shape[0]), int(Z.shape[0])
@@ -132,13 +161,28 @@ class TorchKernel:
         lo, hi = torch.aminmax(S)
         lo, hi, xm, zm = torch.stack([lo, hi, xx.max(), zz.max()]).tolist()
         if not all(map(math.isfinite, (lo, hi, xm, zm))):
-            D = TorchKernel._sq_dists_unscaled(Xc, Zc, xx, zz, X, Z, abs(s), value)
-            return D.mul_(s)
+            D = TorchKernel._sq_dists_unscaled(Xc, Zc, xx, zz, X, Z, abs(s), value,
+                                               row_lse=row_lse, budget=budget)
+            return TorchKernel._neg_log1p_unfolded(D, s) if neg_log1p else D.mul_(s)
         wide = TorchKernel._wide(X, abs(s), xm + zm, value, min(abs(lo), abs(hi)))
-        if not wide and min(abs(lo), abs(hi)) > TorchKernel._bound(X, s) * (xm + zm):
-            return S  # no entry under the largest rounding bound
-        return TorchKernel._recompute_near(S, X, Z, xx, zz, s, xm + zm,
-                                           value if wide else None)
+        if wide or min(abs(lo), abs(hi)) <= TorchKernel._bound(X, s) * (xm + zm):
+            # else no entry under the largest rounding bound
+            S = TorchKernel._recompute_near(S, X, Z, xx, zz, s, xm + zm,
+                                            value if wide else None, row_lse=row_lse,
+                                            budget=budget)
+        return S.log1p_().neg_() if neg_log1p else S
+
+    @staticmethod
+    def _neg_log1p_unfolded(D, s: float):
+        """−log(1 + s·D) (D's dtype) from the unscaled D = ‖x − z‖² ≥ 0 and s > 0, formed in
+        float64: where s·D overflows, log(1 + s·D) = log s + log D to within 1/(s·D) < 1e-308,
+        so the log-values of the T kernel stay representable there (its weights are ratios
+        of these, He et al. (2023), §4.3); the numpy layer's ``_t_log_unfolded``."""
+        torch = require_torch()
+        D64 = D.double()
+        P = D64 * s
+        P = torch.where(torch.isinf(P), torch.log(D64).add_(math.log(s)), P.log1p_())
+        return P.neg_().to(D.dtype)
 
     @staticmethod
     def _bound(X, s: float) -> float:
@@ -151,7 +195,9 @@ class TorchKernel:
         ``top`` can be moved by its rounding by more than the tolerance
         (:func:`~asymkern.kernels.base._value_tol`), judged on the probabilistic size
         2√(d+2)·eps of the rounding (Higham & Mary, 2019); ``low``: the smallest exponent
-        magnitude, which damps the relative error of the 'reciprocal' kernels."""
+        magnitude, which damps the relative error of the 'reciprocal' kernels. The decision
+        does not depend on where the window of 'exp_rows' hangs (the block's row maxima or
+        the normalisers over another reference set): only :meth:`_wide_pairs` reads that."""
         from ..kernels.base import _value_tol
 
         if value is None:
@@ -165,33 +211,59 @@ class TorchKernel:
 
     @staticmethod
     def _recompute_near(S, X, Z, xx, zz, s: float, top: float, value: str | None = None,
-                        gamma: float | None = None):
+                        gamma: float | None = None, row_lse=None, budget: float | None = None):
         """``S`` (= s·‖x' − z'‖², rounded) with its entries under the rounding bound of their
         pair recomputed directly from the differences in float64 (``top``: the largest
         ‖x'‖² + ‖z'‖², which bounds the candidates located first). With ``value``, also the
-        entries whose values the rounding could move (:meth:`_wide_pairs`); ``gamma``: the
-        factor of the exponent when ``S`` is unscaled (s = 1)."""
+        entries whose values the rounding could move (:meth:`_wide_pairs`; ``row_lse``: the
+        rows' known log-normalisers for 'exp_rows'); ``gamma``: the factor of the exponent
+        when ``S`` is unscaled (s = 1). The pairs are recomputed in batches whose float64
+        temporaries (three arrays of d values a pair, as the numpy layer's
+        :func:`~asymkern.kernels.base.pair_sq_dists` counts them) stay within ``budget``
+        bytes (default: the ``working_memory`` of the :class:`TorchKernelMatrix` forming the
+        block, else the configured one); every batch but a lone one has
+        the same number of pairs (the last one overlaps the one before), so the reduction
+        over the d features, and with it each value, does not depend on how many pairs a
+        block recomputes."""
         torch = require_torch()
         coef = TorchKernel._bound(X, s)
         if value is not None:
-            i, j = TorchKernel._wide_pairs(S, X, xx, zz, s, top, value, gamma)
+            i, j = TorchKernel._wide_pairs(S, X, xx, zz, s, top, value, gamma, row_lse)
         else:
             i, j = torch.nonzero(S.abs() <= coef * top, as_tuple=True)
             if i.numel():
                 near = S[i, j].abs() <= coef * (xx[i] + zz[j])
                 i, j = i[near], j[near]
-        if i.numel():
-            diff = X[i].double() - Z[j].double()
-            S[i, j] = ((diff * diff).sum(dim=1) * s).to(S.dtype)
+        pairs = int(i.numel())
+        if not pairs:
+            return S
+        if budget is None:
+            budget = _RECOMPUTE_BUDGET.get()
+        if budget is None:
+            from ..config import get_config
+
+            budget = float(get_config()["working_memory"]) * 2**20
+        step = max(1, min(pairs, int(budget // (24 * max(1, int(X.shape[1]))))))
+        for a in range(0, pairs, step):
+            a = min(a, pairs - step)  # the last batch as long as the others
+            ib, jb = i[a:a + step], j[a:a + step]
+            D = X[ib].double()
+            D.sub_(Z[jb].double())
+            S[ib, jb] = (D.mul_(D).sum(dim=1) * s).to(S.dtype)
         return S
 
     @staticmethod
-    def _wide_pairs(S, X, xx, zz, s: float, top: float, value: str, gamma: float | None):
+    def _wide_pairs(S, X, xx, zz, s: float, top: float, value: str, gamma: float | None,
+                    row_lse=None):
         """(i, j) of the entries of ``S`` to recompute when its exponents' rounding is not
         small (``neg_scaled_sq_dists``, *Far from the centre*): those under their rounding
         bound, and those whose value the bound could move by more than the tolerance — for
         'exp' those not negligible, for 'exp_rows' those within the window of their row's
-        largest log-value, for 'reciprocal' those whose relative error bound is above it.
+        log-normaliser (the row's largest log-value in the block stands for it, or the smaller
+        of the two when ``row_lse`` gives the normalisers over another reference set: an
+        entry's weight exp(log k − lse) is not negligible down to lse − 800, below the
+        block's maximum when that set lacks the columns nearest to x), for 'reciprocal'
+        those whose relative error bound is above it.
         As in the numpy layer, only pairs with ‖x'‖² or ‖z'‖² above half of tol over the
         rounding's probabilistic size can be such entries; the block is read in slabs of
         about 2^20 entries, so the temporaries stay a fraction of it."""
@@ -218,7 +290,10 @@ class TorchKernel:
                 W = V <= _EXP_WINDOW + T
             elif value == "exp_rows":
                 trow = coef * (xs + zmax)
-                anchor = V.amin(dim=1).double()
+                anchor = V.amin(dim=1).double()  # −(the row's largest log-value)
+                if row_lse is not None:  # a normaliser below that maximum: −lse above it
+                    anchor = torch.maximum(anchor, -row_lse[a:a + slab].to(anchor.device,
+                                                                           torch.float64))
                 W = V <= (anchor + _EXP_WINDOW + 2.0 * trow).to(V.dtype)[:, None]
             else:
                 W = V <= T / tol + T
@@ -239,10 +314,12 @@ class TorchKernel:
         return torch.cat(found_i), torch.cat(found_j)
 
     @staticmethod
-    def _sq_dists_unscaled(Xc, Zc, xx, zz, X, Z, gamma: float = 1.0, value: str | None = None):
+    def _sq_dists_unscaled(Xc, Zc, xx, zz, X, Z, gamma: float = 1.0, value: str | None = None,
+                           row_lse=None, budget: float | None = None):
         """‖x' − z'‖² by the plain expansion (the route of data whose scaled expansion is not
         finite), with the overflow check and the near-duplicate recomputation (``gamma``,
-        ``value``: the exponent's factor and how the kernel reads it, as in
+        ``value``, ``row_lse``, ``budget``: the exponent's factor, how the kernel reads it,
+        the rows' known log-normalisers and the recomputation's bytes, as in
         :meth:`scaled_sq_dists`)."""
         torch = require_torch()
         D = torch.addmm(xx[:, None] + zz[None, :], Xc, Zc.T, beta=1.0, alpha=-2.0)
@@ -252,12 +329,14 @@ class TorchKernel:
         top = float(xx.max() + zz.max())
         wide = TorchKernel._wide(X, gamma, top, value, gamma * max(0.0, float(D.min())))
         return TorchKernel._recompute_near(D, X, Z, xx, zz, 1.0, top, value if wide else None,
-                                           gamma)
+                                           gamma, row_lse=row_lse, budget=budget)
 
-    def log_block(self, X, Z, c):
+    def log_block(self, X, Z, c, row_lse=None, budget: float | None = None):
         """log k(x, z) in X's dtype: −γ‖x − z‖² (rbf/sne), −log(1 + γ‖x − z‖²) (cauchy/t),
         ⟨γx, z⟩ (softmax, checked by one min/max reduction). The values of the row-normalised
-        blocks and the terms of their normalisers (summed in float64)."""
+        blocks and the terms of their normalisers (summed in float64). ``row_lse``: the rows'
+        known log-normalisers (float64, (n,); SNE reads them, :meth:`scaled_sq_dists`);
+        ``budget``: bytes of the direct recomputation's temporaries."""
         torch = require_torch()
         if self.name == "softmax":
             L = (X * self.gamma) @ Z.T
@@ -266,11 +345,14 @@ class TorchKernel:
                                     "rescale the data")
             return L
         if self.name in ("rbf", "sne"):
-            return self.scaled_sq_dists(X, Z, c, -self.gamma, self._value)
-        return self.scaled_sq_dists(X, Z, c, self.gamma, self._value).log1p_().neg_()
+            return self.scaled_sq_dists(X, Z, c, -self.gamma, self._value,
+                                        row_lse if self._value == "exp_rows" else None, budget)
+        return self.scaled_sq_dists(X, Z, c, self.gamma, self._value, budget=budget,
+                                    neg_log1p=True)
 
-    def raw(self, X, Z, c=None):
-        """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype."""
+    def raw(self, X, Z, c=None, budget: float | None = None):
+        """Unnormalised kernel values k(x_i, z_j), shape (n, m), in X's dtype (``budget``:
+        bytes of the direct recomputation's temporaries, :meth:`scaled_sq_dists`)."""
         torch = require_torch()
         if self.name == "softmax":
             K = self.log_block(X, Z, None).exp_()
@@ -282,8 +364,9 @@ class TorchKernel:
             c = self.center(Z) if c is None else c
             # in the data dtype: γ‖x − z‖² overflowing to inf still gives the correct 0
             if self.name in ("rbf", "sne"):
-                return self.scaled_sq_dists(X, Z, c, -self.gamma, self._value).exp_()
-            S = self.scaled_sq_dists(X, Z, c, self.gamma, self._value)
+                return self.scaled_sq_dists(X, Z, c, -self.gamma, self._value,
+                                            budget=budget).exp_()
+            S = self.scaled_sq_dists(X, Z, c, self.gamma, self._value, budget=budget)
             return S.add_(1.0).reciprocal_()
         if self.name == "laplacian":  # ‖x − z‖₁ in the data dtype (no cancellation), unless
             # it overflows there: then in float64, γ‖x − z‖₁ rounded to the data dtype (numpy's)
@@ -292,7 +375,8 @@ class TorchKernel:
                 D = torch.cdist(X.double(), Z.double(), p=1.0).mul_(-self.gamma).to(X.dtype)
                 return D.exp_()
             return D.mul_(-self.gamma).exp_()
-        gamma, coef0, degree = 1.0, 0.0, 1
+        gamma, coef0 = 1.0, 0.0
+        degree: float = 1
         if self.name == "linear":
             K = X @ Z.T
         else:  # polynomial
@@ -465,6 +549,34 @@ class TorchKernelMatrix(LazyMatrix):
         H.working_memory = H.budget / 2**20
         return H
 
+    def _check_reference(self) -> None:
+        """Refuse a row-normalised kernel over a reference set without rows (numpy's
+        :class:`~asymkern.kernels.KernelMatrix` refuses such a Z when it is built): the
+        normalisers Σ_{r∈R} k(x, r) would be empty sums."""
+        R = self.reference
+        if self.kernel.row_normalized and not int(R.shape[0]):
+            what = "Z" if R is self.Z else "reference"
+            raise ValueError(
+                f"{what} has 0 sample(s) (shape={tuple(R.shape)}) while a minimum of 1 is "
+                f"required: the row-normalised kernel {self.kernel.name!r} normalises each row "
+                f"over {what}")
+
+    def _check_lse(self, mu, ell=None) -> None:
+        """Refuse row normalisers [μ, ℓ] (or log-normalisers μ alone) that are not finite
+        (every k(x, r) of a row under- or overflowed): numpy's ``KernelMatrix._check_lse``,
+        so that no NaN is returned. One reduction, one device synchronisation."""
+        torch = require_torch()
+        ok = torch.isfinite(mu)
+        if ell is not None:
+            ok &= torch.isfinite(ell)
+        if not bool(ok.all()):
+            i = int(torch.nonzero(~ok)[0, 0])
+            lse = float(mu[i]) + (0.0 if ell is None else float(ell[i]))
+            raise OverflowError(
+                f"kernel {self.kernel.name!r}: the row normaliser log Σ_r k(x_{i}, r) is "
+                f"{lse} (every kernel value of row {i} under- or overflowed); rescale the "
+                "data or enlarge the bandwidth")
+
     def log_norm(self):
         """The rows' normalisers over ``reference`` (see :meth:`row_log_norm`)."""
         if self._log_norm is None:
@@ -478,8 +590,17 @@ class TorchKernelMatrix(LazyMatrix):
         ℓ = log Σ_r exp(log k(x, r) − μ) ∈ [0, log ``|R|``]: the value κ(x, z) is then
         exp((log k(x, z) − μ) − ℓ). Keeping μ apart avoids rounding the large ``|μ|`` of a tiny
         SNE bandwidth into the small ℓ (a streaming log-sum-exp over column blocks).
+
+        Raises
+        ------
+        ValueError
+            When the reference set has no rows.
+        OverflowError
+            When a normaliser is not finite (every value of the row under- or overflowed),
+            as numpy's :class:`~asymkern.kernels.KernelMatrix` does.
         """
         torch = require_torch()
+        self._check_reference()
         R, k = self.reference, self.kernel
         out = torch.empty((X.shape[0], 2), dtype=torch.float64, device=X.device)
         cstep = self._norm_cols()
@@ -489,7 +610,8 @@ class TorchKernelMatrix(LazyMatrix):
             mx = s = None
             for b in range(0, R.shape[0], cstep):  # log k in the data dtype (its maximum
                 # is exact), exp(log k − μ) ∈ (0, 1] summed in float64: ℓ within a few eps
-                m2, s2 = fused.exp_rows_(k.log_block(Xb, R[b:b + cstep], self.c))
+                m2, s2 = fused.exp_rows_(k.log_block(Xb, R[b:b + cstep], self.c,
+                                                     budget=self.budget))
                 m2 = m2[:, 0].double()
                 if mx is None:
                     mx, s = m2, s2
@@ -500,6 +622,7 @@ class TorchKernelMatrix(LazyMatrix):
                     mx = new
             out[a:a + rstep, 0] = mx
             out[a:a + rstep, 1] = torch.log(s)
+        self._check_lse(out[:, 0], out[:, 1])
         return out
 
     def prepare(self) -> None:
@@ -518,11 +641,15 @@ class TorchKernelMatrix(LazyMatrix):
         Xb, Zb = self.X[rows], self.Z[cols]
         k = self.kernel
         if not k.row_normalized:
-            return k.raw(Xb, Zb, self.c)
+            with _recompute_budget(self.budget):
+                return k.raw(Xb, Zb, self.c)
         ln = self.log_norm()[rows]
         # in the data dtype: exp((log k − μ) − ℓ), μ rounded first so that the large terms
-        # cancel exactly (Sterbenz) where κ is not negligible
-        S = k.log_block(Xb, Zb, self.c)
+        # cancel exactly (Sterbenz) where κ is not negligible. Over another reference set the
+        # normalisers may lie below the block's row maxima: the SNE entries that matter then
+        # reach further below them (``row_lse``, :meth:`TorchKernel.scaled_sq_dists`)
+        lse = None if self.reference is self.Z else ln[:, 0] + ln[:, 1]
+        S = k.log_block(Xb, Zb, self.c, row_lse=lse, budget=self.budget)
         mu = ln[:, 0].to(S.dtype)
         ell = (ln[:, 1] + (ln[:, 0] - mu.double())).to(S.dtype)
         S = S.sub_(mu[:, None]).sub_(ell[:, None]).exp_()
@@ -535,14 +662,25 @@ class TorchKernelMatrix(LazyMatrix):
     def to_dense(self):
         """The whole G (n × m). A row-normalised G over its own columns whose normalisers are
         not yet known is normalised in one pass over the formed values (exp(log k − μ), μ the
-        row maximum, divided by the float64 row sums), and keeps the normalisers [μ, ℓ]."""
+        row maximum, divided by the float64 row sums), and keeps the normalisers [μ, ℓ].
+
+        Raises
+        ------
+        ValueError
+            A row-normalised kernel whose reference set has no rows.
+        OverflowError
+            A row-normalised kernel with a row whose every value under- or overflowed.
+        """
         k = self.kernel
         if not (k.row_normalized and self._log_norm is None and self.reference is self.Z):
             return self.block(slice(None), slice(None))
         torch = require_torch()
-        S = k.log_block(self.X, self.Z, self.c)
+        self._check_reference()
+        S = k.log_block(self.X, self.Z, self.c, budget=self.budget)
         mu, s = fused.exp_rows_(S)
-        self._log_norm = torch.stack([mu[:, 0].double(), torch.log(s)], dim=1)
+        ln = torch.stack([mu[:, 0].double(), torch.log(s)], dim=1)
+        self._check_lse(ln[:, 0], ln[:, 1])
+        self._log_norm = ln
         return S.div_(s.to(S.dtype)[:, None])
 
     def matmat(self, B, cols=None):
