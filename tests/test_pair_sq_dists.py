@@ -62,3 +62,17 @@ def test_pair_sq_dists_batches_are_bounded():
         tracemalloc.stop()
     # 2500 pairs × 2000 × 8 bytes = 40 MB if gathered at once
     assert peak < 4 * 2**20, f"{peak / 2**20:.1f} MiB"
+
+
+def test_float32_data_with_a_huge_gamma_warn_of_nothing():
+    """Whether the scale folds into the GEMM was judged by comparing a float64 bound with the
+    float32 maximum, which cast the bound to float32 and warned of an overflow."""
+    import warnings
+
+    from asymkern import get_kernel
+
+    X = (np.random.default_rng(0).normal(size=(5, 3)) * 1e-30).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        K = get_kernel("rbf", gamma=1e298)(X, X)
+    assert K.dtype == np.float32 and np.all(np.diag(K) == 1.0)

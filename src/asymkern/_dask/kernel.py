@@ -453,6 +453,7 @@ class DaskKernelMatrix(LazyMatrix):
                  working_memory: float | None = None, max_dense_memory: float | None = None):
         from ..config import get_config
         from ..kernels import get_kernel
+        from ..kernels.matrix import check_reference_features
 
         self.kernel = get_kernel(kernel)
         ok = self.kernel.accepts_sparse
@@ -466,6 +467,7 @@ class DaskKernelMatrix(LazyMatrix):
             )
         self.reference = (self.Z if reference is None or reference is Z
                           else as_dask_data(reference, "reference", allow_sparse=ok))
+        check_reference_features(self.kernel, self.Z.shape[1], self.reference.shape[1])
         self.center = bool(center)
         cfg = get_config()
         # validated like set_config's values; both are fixed for the life of this matrix, as

@@ -267,7 +267,7 @@ class TorchKernel:
         As in the numpy layer, only pairs with ‖x'‖² or ‖z'‖² above half of tol over the
         rounding's probabilistic size can be such entries; the block is read in slabs of
         about 2^20 entries, so the temporaries stay a fraction of it."""
-        from ..kernels.base import _EXP_WINDOW, _value_tol
+        from ..kernels.base import _EXP_WINDOW, _value_tol, value_moves
 
         torch = require_torch()
         n, m = S.shape
@@ -303,12 +303,9 @@ class TorchKernel:
             w = xs[i] + zzd[j]
             t = coef * w
             keep = v.abs() <= t  # under the bound, as in the usual pass
-            if value == "exp":
-                keep |= (typical * w > tol) & (v <= _EXP_WINDOW + t)
-            elif value == "exp_rows":
-                keep |= (typical * w > tol) & (v <= anchor[i] + _EXP_WINDOW + t + trow[i])
-            else:
-                keep |= typical * w > tol * (1.0 + (v - t).clamp(min=0.0))
+            keep |= value_moves(v, t, typical * w, value, tol,
+                                None if anchor is None else anchor[i],
+                                None if trow is None else trow[i])
             found_i.append(i[keep] + a)
             found_j.append(j[keep])
         return torch.cat(found_i), torch.cat(found_j)

@@ -66,10 +66,16 @@ class TorchOps(ArrayOps):
     def lu_basis(self, Y):
         # P L from the packed factor and LAPACK's row interchanges (k of them, read on the
         # host): ``torch.linalg.lu`` would return P as a dense n × n matrix
-        LU, pivots = self.torch.linalg.lu_factor(Y)
+        # ``_ex``: an exactly rank-deficient Y (a rank-one kernel matrix: zero queries of the
+        # softmax kernel, float16 products of rows constant to its resolution) is no error,
+        # as for scipy's ``lu``: LAPACK leaves the column of a zero pivot unscaled
+        LU, pivots, info = self.torch.linalg.lu_factor_ex(Y)
         k = min(Y.shape)
         L = LU[:, :k].tril(-1)
         L.diagonal().fill_(1)
+        if int(info) != 0 and not bool(self.torch.isfinite(L).all()):
+            # a solver that divided by the zero pivot: an orthonormal basis of range(Y)
+            return self.torch.linalg.qr(Y).Q
         perm = np.arange(Y.shape[0])
         for i, j in enumerate(pivots.cpu().numpy()[:k] - 1):  # row i swapped with row j
             perm[[i, j]] = perm[[j, i]]

@@ -592,7 +592,7 @@ def _fold_scale(scale: float, e: int, xx, zz, d: int, dtype) -> tuple[float, boo
     when not: the scale is applied in float64 after the GEMM)."""
     s_eff = _scaled(scale, e)
     bound = 2.0 * (float(xx.max(initial=0.0)) + float(zz.max(initial=0.0)) + 1.0)
-    folded = s_eff * bound * (d + 2) < np.finfo(dtype).max / 8
+    folded = s_eff * bound * (d + 2) < float(np.finfo(dtype).max) / 8  # no float32 cast
     return s_eff, folded, s_eff if folded else 1.0
 
 
@@ -760,16 +760,52 @@ def _value_candidates(Kc, xr, zz64, c: float, w: float, T: float, value: str, mx
         J = np.concatenate([f[1] for f in found]) if found else _NO_PAIRS[1]
         k = Kc[I, J].astype(np.float64)
         t = c * (xr[I] + zz64[J])
-        E = typical * (xr[I] + zz64[J])
-        if value == "exp":
-            keep = (E > tol) & (k >= -(_EXP_WINDOW / w + t))
-        elif value == "exp_rows":
-            keep = (E > tol) & (k >= anchor[I] - (_EXP_WINDOW / w + t + trow[I]))
-        else:
-            keep = E > tol * (1.0 + w * np.maximum(0.0, -k - t))
+        # the pair-level rule in the exponent's units (magnitude w·|K|), as every executor
+        # applies it
+        keep = value_moves(-w * k, w * t, typical * (xr[I] + zz64[J]), value, tol,
+                           None if value != "exp_rows" else -w * anchor[I],
+                           None if value != "exp_rows" else w * trow[I])
         if whole:  # and those under their bound, as in the usual pass
             keep |= k >= -t
     return I[keep], J[keep], whole
+
+
+def value_moves(v, t, e, value: str, tol: float, anchor=None, trow=None):
+    """Whether the rounding of an exponent could move a kernel value by more than ``tol``:
+    the pair-level rule of the far-data recomputation (:func:`neg_scaled_sq_dists`, *Far from
+    the centre*), one rule for every executor (numpy and torch arrays alike: operators only).
+
+    Parameters
+    ----------
+    v : float64 array
+        The pairs' exponent magnitudes s‖x − z‖² as expanded (≥ 0 up to the rounding).
+    t : float64 array
+        Their worst-case rounding bounds 2(d+2)·eps·s(‖x'‖² + ‖z'‖²) (Higham, §3.1).
+    e : float64 array
+        The rounding's probabilistic size, t/√(d+2) (Higham & Mary, 2019).
+    value : {'exp', 'exp_rows', 'reciprocal'}
+        How the kernel reads the exponent: exp(−v) (RBF: the value moves by about e where it
+        is not negligible, v ≤ :data:`_EXP_WINDOW` + t), softmax weights exp(−v)/Σ (SNE: those
+        within the window of their row's normaliser) or 1/(1 + v) (Cauchy, T: relative error
+        e/(1 + v − t)).
+    tol : float
+        The accepted error (:func:`_value_tol`).
+    anchor, trow : float64 arrays, optional
+        For 'exp_rows': the magnitude of the pair's row normaliser (minus the row's largest
+        log-value, or minus its known log-normaliser where that is smaller) and the row's
+        rounding margin.
+
+    Returns
+    -------
+    bool array
+        True where the pair must be recomputed directly.
+    """
+    if value == "exp":
+        return (e > tol) & (v <= _EXP_WINDOW + t)
+    if value == "exp_rows":
+        return (e > tol) & (v <= anchor + _EXP_WINDOW + t + trow)
+    excess = v - t
+    return e > tol * (1.0 + excess * (excess > 0))
 
 
 def _wide_chunk(Kc, mx, E: float, T: float, w: float, tol: float, value: str) -> bool:

@@ -105,6 +105,17 @@ def _shifted_exp_sums(K: np.ndarray, mx: np.ndarray | None = None
         return mx.astype(np.float64), _row_sums64(K)
 
 
+def check_reference_features(kernel, n_features: int, n_reference: int) -> None:
+    """Refuse a reference set whose feature count differs from the data's (the sums
+    Σ_{r∈R} k(x, r) of a row-normalised kernel pair x with every r), naming ``reference``;
+    the in-memory and the Dask kernel matrices apply it when they are built."""
+    if getattr(kernel, "checks_features", True) and int(n_reference) != int(n_features):
+        raise ValueError(
+            f"reference has {int(n_reference)} features but X and Z have {int(n_features)}; "
+            f"kernel {kernel.name!r} normalises each row over the reference set, which needs "
+            "the same features")
+
+
 def _lse_rows(lse: np.ndarray, normalize: bool = False):
     """rows_func: store log Σ_j exp(K_ij) of rows a:b in ``lse[a:b]`` (the chunk is destroyed).
 
@@ -276,6 +287,7 @@ class KernelMatrix(LazyMatrix):
         self.same_sets = Z is None or Z is X
         self.reference = self.Z if reference is None else as_data(
             reference, "reference", allow_sparse=self.kernel.accepts_sparse)
+        check_reference_features(self.kernel, self.Z.shape[1], self.reference.shape[1])
         self._reference_is_Z = self.reference is self.Z
         self.center = bool(center)
         cfg = get_config()

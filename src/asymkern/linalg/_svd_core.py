@@ -1052,21 +1052,52 @@ def lowered_matrix(G, precision):
 LOW_TOLERANCE = 1e-2
 
 
-def _checked_low(run, G, low, ops, info: dict):
+#: the singular value s_i of G W found by reduced-precision passes is resolved when the
+#: error of the low products in its direction is below s_i / LOW_RESOLUTION (measured: about
+#: s_i / 4000 for float16 products wherever the passes find the subspace, s_i / 5 to s_i / 18
+#: where they miss it and the singular values come out 80 % low)
+LOW_RESOLUTION = 64.0
+#: the accuracy precision='low' keeps, relative to σ₁ (docs/results/torch_low_precision.md)
+LOW_TARGET = 1e-4
+
+
+def _checked_low(run, G, low, ops, info: dict, r: int | None = None):
     """(W, Y) of ``run(P)``, the passes over P, with P = ``low`` (the reduced-precision twin
     of G) when given; Y = G W is always in full precision (the Rayleigh–Ritz step). The low
     products are then checked on the subspace they found: one more product G_low W, compared
-    with Y. Where they differ by more than :data:`LOW_TOLERANCE` (values lost to the low
-    format's range: a kernel whose every value underflows float32, say) the passes run again
-    on G, with a ``RuntimeWarning``, and ``info['precision']`` becomes 'high'."""
+    with Y. The passes run again on G, with a ``RuntimeWarning`` and ``info['precision']``
+    'high', where they differ by more than :data:`LOW_TOLERANCE` (values lost to the low
+    format's range: a kernel whose every value underflows float32, say), or where the error
+    of the low products in the direction of one of the ``r`` leading singular values s_i of Y
+    exceeds s_i / :data:`LOW_RESOLUTION` and could hide a value above :data:`LOW_TARGET`·s₁
+    (a kernel matrix nearly constant to the low format's resolution, e.g. softmax with a
+    tiny ``gamma``: the passes then miss the directions of σ₂, σ₃, … and the Rayleigh–Ritz
+    values, never above the true ones, came out 80 % low)."""
     if low is None:
         return run(G)
     try:
         W, Y = run(low)
-        diff = ops.col_norms(Y - low.matmat(W))
+        D = Y - low.matmat(W)
+        diff = ops.col_norms(D)
         size = ops.col_norms(Y)
         err = float(np.sqrt(np.sum(diff**2))) / max(float(np.sqrt(np.sum(size**2))), 1e-300)
-        why = f"differ from G's by {err:.1e} (relative, on the subspace they found)"
+        why = (f"differ from G's by {err:.1e} (relative, on the subspace they found), where "
+               f"at most {LOW_TOLERANCE:g} is expected: values of G lie beyond the low "
+               "format's range")
+        if err <= LOW_TOLERANCE:
+            _, s, Vt = ops.svd(Y)
+            k = int(s.shape[0]) if r is None else min(int(r), int(s.shape[0]))
+            s = np.asarray(ops.to_host(s), dtype=np.float64)[:k]
+            e = np.asarray(ops.col_norms(D @ Vt[:k].T), dtype=np.float64)
+            top = float(s[0]) if s.size else 0.0
+            bad = (e * LOW_RESOLUTION > s) & (e * LOW_RESOLUTION > LOW_TARGET * top)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                err = float("inf")
+                why = (f"cannot resolve singular value {i + 1} ({s[i]:.3g} of σ₁ = "
+                       f"{top:.3g}): their error in its direction is {e[i]:.2g}, above "
+                       f"1/{LOW_RESOLUTION:g} of it (G is nearly constant to the low "
+                       "format's resolution)")
     except (OverflowError, FloatingPointError, ValueError) as exc:
         # a kernel value beyond the format, or an iterate lost to it (an all-zero G_low W
         # normalised to NaN, refused by the next product)
@@ -1074,9 +1105,8 @@ def _checked_low(run, G, low, ops, info: dict):
     if err <= LOW_TOLERANCE:
         return W, Y
     warnings.warn(
-        f"precision='low': the reduced-precision products {why}, where at most "
-        f"{LOW_TOLERANCE:g} is expected: values of G lie beyond the low format's range. The "
-        "passes were run again in G's own precision (use precision='high')", RuntimeWarning,
+        f"precision='low': the reduced-precision products {why}. The passes were run again "
+        "in G's own precision (use precision='high')", RuntimeWarning,
         stacklevel=user_stacklevel())
     info["precision"] = "high"
     return run(G)
@@ -1252,6 +1282,6 @@ def randomized_svd(
             return krylov_passes(mm, gram_of(P), ops.orth, Omega, n_iter, concat=ops.concat)
         return randomized_passes(mm, gram_of(P), ops.lu_basis, ops.orth, Omega, n_iter)
 
-    W, Y = _checked_low(run, G, low, ops, info)
+    W, Y = _checked_low(run, G, low, ops, info, r)
     U, s, Vyt = ops.svd(Y)  # G W = U S Vyᵀ
     return _finish(U[:, :r], s[:r] / c, W @ Vyt[:r].T, r, name, info, ops=ops)
