@@ -253,13 +253,7 @@ def test_far_outliers_cost_stays_within_the_working_memory():
     X = np.vstack([rng.normal(size=(1999, 3)), [[1e9, 0.0, 0.0]]])
     with config_context(working_memory=4):
         G = KernelMatrix(get_kernel("rbf", gamma=1.0), X, X)
-        tracemalloc.start()
-        try:
-            for _ in G.iter_row_blocks():
-                pass
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        peak = _peak_of_row_blocks(G)
     assert peak < 8 * 4 * 2**20, peak / 2**20
 
 
@@ -302,7 +296,18 @@ def test_d_1000_far_point():
         assert max_rel(get_kernel(name, gamma=g)(X, Z), exact(name, X, Z, g)) < 1e-12, name
 
 
-# ----------------------------------------------------------------------------- defects
+def _peak_of_row_blocks(G) -> int:
+    """Peak bytes (tracemalloc) of one pass over the row blocks of G."""
+    tracemalloc.start()
+    try:
+        for _ in G.iter_row_blocks():
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# ------------------------------------------------ defects found by this review (fixed)
 def _reference_far_from_columns():
     """x ≈ 1.2e8, far from the centre (a column at −1.2e8 pulls it); Z holds x itself
     (log-value 0) and points with log-values −850 … −1350, the reference set R only a point
@@ -333,6 +338,14 @@ def test_sne_reference_set_far_from_columns_numpy():
     assert max_rel(K, exact("sne", X, Z, 1.0, R=R), floor=1e-290) < 1e-9
 
 
+def test_sne_reference_set_far_from_columns_dask():
+    da = pytest.importorskip("dask.array")
+    X, Z, R = _reference_far_from_columns()
+    G = KernelMatrix(get_kernel("sne", gamma=1.0), da.from_array(X, chunks=(1, -1)),
+                     da.from_array(Z, chunks=(5, -1)), reference=da.from_array(R, chunks=(1, -1)))
+    assert max_rel(np.asarray(G.to_array()), exact("sne", X, Z, 1.0, R=R), floor=1e-290) < 1e-9
+
+
 def test_sne_reference_set_far_from_columns_torch():
     torch = pytest.importorskip("torch")
     from asymkern._torch.kernels import TorchKernel, TorchKernelMatrix
@@ -356,13 +369,7 @@ def test_recompute_batches_bounded_by_working_memory_numpy():
     X = _two_far_clusters()
     with config_context(working_memory=4):
         G = KernelMatrix(get_kernel("rbf", gamma=1.0 / X.shape[1]), X, X)
-        tracemalloc.start()
-        try:
-            for _ in G.iter_row_blocks():
-                pass
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
+        peak = _peak_of_row_blocks(G)
     assert peak < 8 * 4 * 2**20, f"{peak / 2**20:.0f} MiB"
 
 

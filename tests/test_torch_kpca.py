@@ -180,9 +180,9 @@ def test_gaussian_sketch_streams_row_blocks(mode, data):
     rows = []
     raw = TorchKernel.raw
 
-    def spy(self, A, B, c=None):
+    def spy(self, A, B, c=None, **kw):
         rows.append(int(A.shape[0]))
-        return raw(self, A, B, c)
+        return raw(self, A, B, c, **kw)
 
     with config_context(working_memory=0.1), pytest.MonkeyPatch.context() as mp:
         mp.setattr(TorchKernel, "raw", spy)

@@ -137,9 +137,9 @@ def test_gaussian_sketch_streams_row_blocks(reg):
     shapes = []
     raw = TorchKernel.raw
 
-    def spy(self, A, B, c=None):
+    def spy(self, A, B, c=None, **kw):
         shapes.append((int(A.shape[0]), int(B.shape[0])))
-        return raw(self, A, B, c)
+        return raw(self, A, B, c, **kw)
 
     kw = dict(mode="lla", landmarks="gaussian", n_landmarks=20, alpha=0.5, kernel="laplacian",
               gamma=1.0, random_state=0)

@@ -20,10 +20,7 @@ accumulated block by block, so no n×m matrix is held.
 
 from __future__ import annotations
 
-import contextvars
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from .._backend import LazyMatrix, ops_of
@@ -35,22 +32,6 @@ SUPPORTED_KERNELS = ("rbf", "gaussian", "laplacian", "linear", "polynomial", "ca
                      "softmax")
 
 _SQDIST = ("rbf", "cauchy", "sne", "t")
-
-#: bytes of the direct recomputation's temporaries in the kernel calls of a
-#: :class:`TorchKernelMatrix` block (its ``working_memory``), where no ``budget`` is passed
-_RECOMPUTE_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "asymkern_torch_recompute_budget", default=None)
-
-
-@contextmanager
-def _recompute_budget(nbytes: float) -> Iterator[None]:
-    """Within the block, :meth:`TorchKernel._recompute_near` keeps its temporaries within
-    ``nbytes`` unless a ``budget`` is passed (:meth:`TorchKernel.raw` keeps its signature)."""
-    token = _RECOMPUTE_BUDGET.set(float(nbytes))
-    try:
-        yield
-    finally:
-        _RECOMPUTE_BUDGET.reset(token)
 
 
 def check_torch_kernel(kernel) -> None:
@@ -220,8 +201,8 @@ class TorchKernel:
         when ``S`` is unscaled (s = 1). The pairs are recomputed in batches whose float64
         temporaries (three arrays of d values a pair, as the numpy layer's
         :func:`~asymkern.kernels.base.pair_sq_dists` counts them) stay within ``budget``
-        bytes (default: the ``working_memory`` of the :class:`TorchKernelMatrix` forming the
-        block, else the configured one); every batch but a lone one has
+        bytes (default: the configured ``working_memory``; a :class:`TorchKernelMatrix` passes
+        its own); every batch but a lone one has
         the same number of pairs (the last one overlaps the one before), so the reduction
         over the d features, and with it each value, does not depend on how many pairs a
         block recomputes."""
@@ -237,8 +218,6 @@ class TorchKernel:
         pairs = int(i.numel())
         if not pairs:
             return S
-        if budget is None:
-            budget = _RECOMPUTE_BUDGET.get()
         if budget is None:
             from ..config import get_config
 
@@ -638,8 +617,7 @@ class TorchKernelMatrix(LazyMatrix):
         Xb, Zb = self.X[rows], self.Z[cols]
         k = self.kernel
         if not k.row_normalized:
-            with _recompute_budget(self.budget):
-                return k.raw(Xb, Zb, self.c)
+            return k.raw(Xb, Zb, self.c, budget=self.budget)
         ln = self.log_norm()[rows]
         # in the data dtype: exp((log k − μ) − ℓ), μ rounded first so that the large terms
         # cancel exactly (Sterbenz) where κ is not negligible. Over another reference set the

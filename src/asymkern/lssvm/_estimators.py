@@ -910,8 +910,8 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         keywords with ``n_components``: train on the rank-r asymmetric Nyström approximation
         K ≈ U diag(s) Vᵀ = C W_r⁺ R (the n × n matrix is never formed; O(n r²) solve;
         prediction uses the same Nyström extension, i.e. kernel values against the
-        landmarks only, so the fitted model keeps the landmarks and ``|I|``×k, ``|J|``×k
-        weights, not the n × r factors U, V). The rcond check is skipped; the approximation
+        landmarks only, so the fitted model keeps the landmarks and a k-column weight row
+        per landmark, not the n × r factors U, V). The rcond check is skipped; the approximation
         changes the model (see
         docs/results/askls_bench.md for the accuracy cost). The solve runs on r×r statistics
         (:func:`asymkern.lssvm._solvers.askls_lowrank_reduced`, the Woodbury form of eq. 6).
