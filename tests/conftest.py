@@ -22,6 +22,23 @@ def rng():
     return np.random.default_rng(0)
 
 
+@pytest.fixture
+def far_reference_set():
+    """(X, Z, R) for SNE with γ = 1 over a reference set R without the columns nearest to X.
+
+    x ≈ 1.2e8, far from the centre (a column at −1.2e8 pulls it); Z holds x itself (log-value
+    0) and points with log-values −850 … −1350, R only a point at log-value −700. So the
+    normalised values are e^700 for x itself and e^(−150) … e^(−650) for the others:
+    representable, but more than 800 below the block's largest log-value.
+    """
+    A = 1.2345e8
+    X = np.array([[A, 0.1], [A + 0.3, -0.2]])
+    ds = np.sqrt(np.arange(850.0, 1400.0, 50.0))
+    Z = np.vstack([[[A, 0.1]], np.c_[A + ds, np.linspace(-1, 1, ds.size)], [[-A, 0.7]]])
+    R = np.array([[A + np.sqrt(700.0), 0.2], [-A, 0.5]])
+    return X, Z, R
+
+
 @pytest.fixture(params=["numpy", "torch"])
 def backend(request):
     """The executor a parametrised estimator test runs on ('numpy' or 'torch'; see

@@ -308,49 +308,26 @@ def _peak_of_row_blocks(G) -> int:
 
 
 # ------------------------------------------------ defects found by this review (fixed)
-def _reference_far_from_columns():
-    """x ≈ 1.2e8, far from the centre (a column at −1.2e8 pulls it); Z holds x itself
-    (log-value 0) and points with log-values −850 … −1350, the reference set R only a point
-    at log-value −700. So κ(x, z) = exp(ℓ(x, z) + 700 − …): e^700 for x itself, and
-    e^(−150) … e^(−650) for the others: representable, but more than 800 below the block's
-    largest log-value."""
-    A = 1.2345e8
-    X = np.array([[A, 0.1], [A + 0.3, -0.2]])
-    ds = np.sqrt(np.arange(850.0, 1400.0, 50.0))
-    Z = np.vstack([[[A, 0.1]], np.c_[A + ds, np.linspace(-1, 1, ds.size)], [[-A, 0.7]]])
-    R = np.array([[A + np.sqrt(700.0), 0.2], [-A, 0.5]])
-    return X, Z, R
-
-
-_ANCHOR = ("'exp_rows' recomputes only entries within 800 (+ margins) of the block's own row "
-           "maximum (base.py _value_candidates L663/L676/L690; torch _wide_pairs L221), which "
-           "assumes the row normaliser over the reference set is at least that maximum (Z ⊂ "
-           "R). With a reference set R not containing the close columns (KernelMatrix(..., "
-           "reference=R); KernelSVD.transform_right evaluates new columns against Z_fit_), "
-           "exp(ℓ − lse_R) of the excluded entries is representable and keeps the expansion's "
-           "rounding")
-
-
-def test_sne_reference_set_far_from_columns_numpy():
-    X, Z, R = _reference_far_from_columns()
+def test_sne_reference_set_far_from_columns_numpy(far_reference_set):
+    X, Z, R = far_reference_set
     k = get_kernel("sne", gamma=1.0)
     K = KernelMatrix(k, X, Z, reference=R).to_array()
     assert max_rel(K, exact("sne", X, Z, 1.0, R=R), floor=1e-290) < 1e-9
 
 
-def test_sne_reference_set_far_from_columns_dask():
+def test_sne_reference_set_far_from_columns_dask(far_reference_set):
     da = pytest.importorskip("dask.array")
-    X, Z, R = _reference_far_from_columns()
+    X, Z, R = far_reference_set
     G = KernelMatrix(get_kernel("sne", gamma=1.0), da.from_array(X, chunks=(1, -1)),
                      da.from_array(Z, chunks=(5, -1)), reference=da.from_array(R, chunks=(1, -1)))
     assert max_rel(np.asarray(G.to_array()), exact("sne", X, Z, 1.0, R=R), floor=1e-290) < 1e-9
 
 
-def test_sne_reference_set_far_from_columns_torch():
+def test_sne_reference_set_far_from_columns_torch(far_reference_set):
     torch = pytest.importorskip("torch")
     from asymkern._torch.kernels import TorchKernel, TorchKernelMatrix
 
-    X, Z, R = _reference_far_from_columns()
+    X, Z, R = far_reference_set
     k = get_kernel("sne", gamma=1.0)
     G = TorchKernelMatrix(TorchKernel(k, 2), torch.tensor(X), torch.tensor(Z),
                           reference=torch.tensor(R))

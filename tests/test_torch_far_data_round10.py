@@ -43,23 +43,11 @@ def _max_rel(K, E, floor: float = 1e-290) -> float:
     return float(np.max(np.abs(K[big] - E[big]) / E[big]))
 
 
-def _far_reference():
-    """x at 1.2e8 (a column at −1.2e8 pulls the centre away); Z holds x and points with
-    log-values −850 … −1350, R only a point at −700: the normalised values of those columns
-    are e^(−150) … e^(−650), more than 800 below the block's row maximum."""
-    A = 1.2345e8
-    X = np.array([[A, 0.1], [A + 0.3, -0.2]])
-    ds = np.sqrt(np.arange(850.0, 1400.0, 50.0))
-    Z = np.vstack([[[A, 0.1]], np.c_[A + ds, np.linspace(-1, 1, ds.size)], [[-A, 0.7]]])
-    R = np.array([[A + np.sqrt(700.0), 0.2], [-A, 0.5]])
-    return X, Z, R
-
-
-def test_sne_far_reference_blocks_and_products():
+def test_sne_far_reference_blocks_and_products(far_reference_set):
     """Blocks of any rows and columns, and the products with G and Gᵀ, of SNE over a reference
     set that lacks the columns nearest to the rows: exact to 1e-9 (the window of entries
     recomputed hangs from the normalisers over R, not from the block's row maxima)."""
-    X, Z, R = _far_reference()
+    X, Z, R = far_reference_set
     E = _exact_sne(X, Z, R, 1.0)
     G = TorchKernelMatrix(TorchKernel(get_kernel("sne", gamma=1.0), 2), torch.tensor(X),
                           torch.tensor(Z), reference=torch.tensor(R))

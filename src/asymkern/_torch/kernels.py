@@ -546,12 +546,11 @@ class TorchKernelMatrix(LazyMatrix):
         if ell is not None:
             ok &= torch.isfinite(ell)
         if not bool(ok.all()):
+            from ..kernels.matrix import lse_overflow_error
+
             i = int(torch.nonzero(~ok)[0, 0])
             lse = float(mu[i]) + (0.0 if ell is None else float(ell[i]))
-            raise OverflowError(
-                f"kernel {self.kernel.name!r}: the row normaliser log Σ_r k(x_{i}, r) is "
-                f"{lse} (every kernel value of row {i} under- or overflowed); rescale the "
-                "data or enlarge the bandwidth")
+            raise lse_overflow_error(self.kernel.name, i, lse)
 
     def log_norm(self):
         """The rows' normalisers over ``reference`` (see :meth:`row_log_norm`)."""

@@ -109,11 +109,20 @@ def check_reference_features(kernel, n_features: int, n_reference: int) -> None:
     """Refuse a reference set whose feature count differs from the data's (the sums
     Σ_{r∈R} k(x, r) of a row-normalised kernel pair x with every r), naming ``reference``;
     the in-memory and the Dask kernel matrices apply it when they are built."""
-    if getattr(kernel, "checks_features", True) and int(n_reference) != int(n_features):
+    if kernel.checks_features and int(n_reference) != int(n_features):
         raise ValueError(
             f"reference has {int(n_reference)} features but X and Z have {int(n_features)}; "
             f"kernel {kernel.name!r} normalises each row over the reference set, which needs "
             "the same features")
+
+
+def lse_overflow_error(kernel: str, row: int, lse: float) -> OverflowError:
+    """The error for a row normaliser log Σ_r k(x, r) that is not finite (every kernel value
+    of the row under- or overflowed), naming the kernel and the row; raised by every
+    executor's kernel matrix instead of dividing by it (which would give NaN)."""
+    return OverflowError(
+        f"kernel {kernel!r}: the row normaliser log Σ_r k(x_{row}, r) is {lse} (every kernel "
+        f"value of row {row} under- or overflowed); rescale the data or enlarge the bandwidth")
 
 
 def _lse_rows(lse: np.ndarray, normalize: bool = False):
@@ -436,11 +445,7 @@ class KernelMatrix(LazyMatrix):
         exponent overflowed): dividing by them would give NaN, never a silent result."""
         if not np.all(np.isfinite(lse)):
             i = int(np.flatnonzero(~np.isfinite(lse))[0])
-            raise OverflowError(
-                f"kernel {self.kernel.name!r}: the row normaliser log Σ_r k(x_{i}, r) is "
-                f"{lse[i]} (every kernel value of row {i} under- or overflowed); rescale the "
-                "data or enlarge the bandwidth"
-            )
+            raise lse_overflow_error(self.kernel.name, i, float(lse[i]))
         return lse
 
     def row_lse(self) -> np.ndarray | None:
