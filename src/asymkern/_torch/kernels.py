@@ -156,14 +156,11 @@ class TorchKernel:
     @staticmethod
     def _neg_log1p_unfolded(D, s: float):
         """−log(1 + s·D) (D's dtype) from the unscaled D = ‖x − z‖² ≥ 0 and s > 0, formed in
-        float64: where s·D overflows, log(1 + s·D) = log s + log D to within 1/(s·D) < 1e-308,
-        so the log-values of the T kernel stay representable there (its weights are ratios
-        of these, He et al. (2023), §4.3); the numpy layer's ``_t_log_unfolded``."""
-        torch = require_torch()
-        D64 = D.double()
-        P = D64 * s
-        P = torch.where(torch.isinf(P), torch.log(D64).add_(math.log(s)), P.log1p_())
-        return P.neg_().to(D.dtype)
+        float64, representable also where s·D overflows
+        (:func:`~asymkern.kernels.base.neg_log1p_scaled`, the numpy layer's formula)."""
+        from ..kernels.base import neg_log1p_scaled
+
+        return neg_log1p_scaled(D.double(), s, require_torch()).to(D.dtype)
 
     @staticmethod
     def _bound(X, s: float) -> float:

@@ -702,6 +702,19 @@ _FINISH_CHUNK_BYTES = 1 << 20
 _EXP_WINDOW = 800.0
 
 
+def neg_log1p_scaled(D, s: float, xp):
+    """−log(1 + s·D) for D = ‖x − z‖² ≥ 0 and s > 0, representable also where s·D overflows:
+    there log(1 + s·D) = log s + log D to within 1/(s·D) < 1e-308. The log-values of the
+    Cauchy and T kernels (He et al. (2023), §4.3: the T kernel's weights are ratios of these,
+    representable after the normalisation although each factor underflows), one formula for
+    every executor: ``xp`` is the array namespace of ``D`` (numpy or torch), whose ``log``,
+    ``log1p``, ``where`` and ``isinf`` it calls; D is not modified. In D's dtype (the callers
+    pass float64)."""
+    with np.errstate(over="ignore", divide="ignore"):
+        P = D * s
+        return -xp.where(xp.isinf(P), xp.log(D) + math.log(s), xp.log1p(P))
+
+
 def _value_tol(dtype) -> float:
     """The error of a kernel value accepted from the expansion: 2^-24 (float64), 2^15·eps
     (float32: 3.9e-3; below it float32's own rounding of the data would dominate)."""

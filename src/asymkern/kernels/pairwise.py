@@ -33,6 +33,7 @@ from .base import (
     data_center,
     evaluate_callable,
     inplace_ufunc,
+    neg_log1p_scaled,
     neg_scaled_sq_dists,
 )
 
@@ -472,21 +473,8 @@ def _t_log(K):
 
 def _t_log_unfolded(K, s: float) -> None:
     """K = −‖x − z‖² → log k = −log1p(s‖x − z‖²) in place (float64), also where s‖x − z‖²
-    overflows: there log1p(s‖x − z‖²) = log s + log‖x − z‖² to within 1/(s‖x − z‖²) < 1e-308
-    (He et al. (2023), §4.3: the T kernel's weights are ratios of these, representable after
-    the normalisation although each factor underflows)."""
-    np.negative(K, out=K)
-    with np.errstate(over="ignore"):
-        P = K * s
-    big = np.isinf(P)
-    if big.any():
-        with np.errstate(divide="ignore"):
-            P[big] = math.log(s) + np.log(K[big])
-        np.log1p(P, out=P, where=~big)
-        K[...] = P
-    else:
-        np.log1p(P, out=K)
-    np.negative(K, out=K)
+    overflows (:func:`~asymkern.kernels.base.neg_log1p_scaled`)."""
+    K[...] = neg_log1p_scaled(np.negative(K), s, np)
 
 
 class CauchyKernel(_SqDistKernel):
