@@ -92,7 +92,8 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
 
     An edge list has one edge ``src dst [weight]`` per line (``reverse``: ``dst src [weight]``,
     as in citation files that list the cited paper first); fields separated by ``sep``
-    (:data:`SEPARATORS`; 'auto': comma, tab or spaces), '#' comments and one header line
+    (:data:`SEPARATORS`; 'auto': comma, tab or spaces; for a dense text matrix, 'auto' is a
+    comma if the first data line has one, else whitespace), '#' comments and one header line
     allowed, a UTF-8 byte-order mark skipped. Every entry / weight must be finite, and
     non-negative when ``nonnegative``.
 
@@ -113,7 +114,7 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
         "npz": ("a scipy sparse .npz", lambda: sp.load_npz(path)),
         "mtx": ("Matrix Market", lambda: _mmread(path)),
         "matrix": ("a dense matrix", lambda: np.loadtxt(
-            path, delimiter="," if suffix == ".csv" else None, ndmin=2, encoding="utf-8-sig")),
+            path, delimiter=_matrix_delimiter(path, sep), ndmin=2, encoding="utf-8-sig")),
     }
     if fmt in matrix_readers:
         M = _read(path, *matrix_readers[fmt])
@@ -141,8 +142,10 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
                     continue  # a header line such as "source,target[,weight]"
                 first = False
                 if len(parts) not in (2, 3):
+                    hint = ("; a dense matrix in a text file needs --format matrix"
+                            if len(parts) > 3 else "")
                     raise InputError(f"{path.name}:{lineno}: malformed edge line {line[:80]!r}; "
-                                     "expected 'src dst' or 'src dst weight'")
+                                     f"expected 'src dst' or 'src dst weight'{hint}")
                 weight = 1.0
                 if len(parts) == 3:
                     try:
@@ -173,6 +176,27 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
     n = len(ids)
     A = sp.csr_matrix((w, ([index[s] for s in src], [index[d] for d in dst])), shape=(n, n))
     return A, ids
+
+
+def _matrix_delimiter(path: Path, sep: str) -> str | None:
+    """The ``np.loadtxt`` delimiter of a dense text matrix for the ``--sep`` choice ``sep``.
+
+    'auto' takes a comma when the first line that is not blank or a '#' comment holds one (a
+    .csv, or a comma-separated file of another name), else runs of whitespace; 'space' is
+    whitespace; the others are their character.
+    """
+    if sep == "space":
+        return None
+    if sep != "auto":
+        return SEPARATORS[sep]
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            for line in fh:
+                if line.strip() and not line.lstrip().startswith("#"):
+                    return "," if "," in line else None
+    except (OSError, UnicodeDecodeError):
+        pass  # np.loadtxt reports the problem
+    return None
 
 
 def _mmread(path: Path):
@@ -580,7 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("embed", help="KSVD embeddings of a directed graph or data matrix",
                        formatter_class=_Formatter)
     e.add_argument("input", help="edge list (src,dst[,weight]) or matrix file "
-                   "(.npy, .npz sparse, .mtx, dense .csv with --format matrix)")
+                   "(.npy, .npz sparse, .mtx, dense text (.csv, .txt) with --format matrix)")
     e.add_argument("--out", required=True, help="(required) output .npz (left, right, "
                    "singular_values, row_ids, col_ids: row k of left/right is node row_ids[k]; "
                    "integer ids as integers in numeric order, other ids in input order) or .csv "
@@ -589,7 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "mtx"],
                    help="input format; auto: by suffix (.npy, .npz, .mtx), else an edge list")
     e.add_argument("--sep", default="auto", choices=list(SEPARATORS),
-                   help="field separator of an edge list; auto: comma, tab or spaces")
+                   help="field separator of an edge list or a dense text matrix; auto: comma, "
+                   "tab or spaces")
     e.add_argument("--edge-direction", default="src-dst", choices=["src-dst", "dst-src"],
                    help="column order of an edge list: src-dst (source then target) or "
                    "dst-src (target first, as in citation files listing the cited paper first)")

@@ -120,7 +120,9 @@ def data_path(relpath: str, data_dir: str | os.PathLike | None = None) -> Path:
     base = get_data_dir(data_dir)
     p = base / relpath
     if not p.exists():
-        raise DataNotFoundError(f"dataset file {relpath!r} not found under {base}")
+        raise DataNotFoundError(f"dataset file {relpath!r} not found under {base}; pass "
+                                "data_dir=... (CLI: --data-dir) or set ASYMKERN_DATA to the "
+                                "folder that holds it")
     return p
 
 

@@ -154,8 +154,26 @@ def load_citation_graph(name: str, data_dir=None, orientation: str = "cites") ->
 def load_askls_graph(name: str, data_dir=None) -> DirectedGraph:
     """The AsK-LS authors' graph matrices (He et al., 2023): G = D⁻¹(A + I) for 'cora'/'citeseer'.
 
-    Returned as published (their orientation: G[i, j] ≠ 0 for j cites i), labels shifted to 0..k-1.
-    ``adjacency`` here holds G itself (row-stochastic, with self-loops).
+    Returned as published (their orientation: G[i, j] ≠ 0 for j cites i, so the result's
+    ``orientation`` is ``'cited_by'``), labels shifted to 0..k-1. ``adjacency`` here holds G
+    itself (row-stochastic, with self-loops); He et al. (2023), §4.2.
+
+    Parameters
+    ----------
+    name : str
+        'cora' or 'citeseer' (case-insensitive).
+    data_dir : str or os.PathLike, optional
+        The data directory (see :func:`~asymkern.datasets.get_data_dir`).
+
+    Returns
+    -------
+    DirectedGraph
+        ``adjacency`` = G (CSR float64), labels 0..k−1, ``orientation='cited_by'``.
+
+    Raises
+    ------
+    DataNotFoundError
+        For another name (no such file exists) or a missing file.
     """
     key = str(name).lower()
     if key not in ("cora", "citeseer"):
@@ -164,7 +182,7 @@ def load_askls_graph(name: str, data_dir=None) -> DirectedGraph:
     m = sio.loadmat(data_path(f"{key}/{key}_askls.mat", data_dir))
     G = sp.csr_matrix(np.asarray(m["G"], dtype=np.float64))
     labels = np.asarray(m["label"]).ravel().astype(np.int64) - 1
-    return DirectedGraph(f"{key}-askls", G, labels)
+    return DirectedGraph(f"{key}-askls", G, labels, orientation="cited_by")
 
 
 AMAZON_GRAPHS = {"photo": "amazon_photo/amazon_photo.npz",
@@ -193,13 +211,60 @@ def load_amazon_graph(name: str = "photo", data_dir=None) -> DirectedGraph:
 
 
 def row_normalized_adjacency(A, self_loops: bool = True) -> sp.csr_matrix:
-    """D⁻¹(A + I) (or D⁻¹A): each row divided by its sum; empty rows stay zero."""
+    """D⁻¹(A + I) (or D⁻¹A): each row divided by its sum; empty rows stay zero.
+
+    The random-walk matrix of the graph data matrix of Tao et al. (2024), §4.1: D is the
+    diagonal of row sums (weighted out-degrees, plus 1 with ``self_loops``), so every row
+    that is not empty sums to 1. Stored values are edge weights; duplicate entries of a COO
+    matrix are summed (scipy's convention).
+
+    Parameters
+    ----------
+    A : array-like or sparse matrix of shape (n, n)
+        Non-negative, finite edge weights, ``A[i, j]`` for the edge i → j.
+    self_loops : bool, default True
+        Add the identity before normalising (D⁻¹(A + I)); False gives D⁻¹A, whose rows
+        without edges stay zero.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (n, n)
+        The row-normalised matrix (float64); ``A`` itself is not modified.
+
+    Raises
+    ------
+    ValueError
+        If ``A`` is not square, or holds a negative, NaN or infinite entry (a row could then
+        sum to zero or to NaN and be returned silently wrong).
+
+    Notes
+    -----
+    A row whose sum overflows float64 (finite weights near the float range) is first scaled
+    by a power of two (exact), so it is normalised rather than returned as zeros.
+    """
     A = sp.csr_matrix(A, dtype=np.float64)
-    if A.shape[0] != A.shape[1]:
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise ValueError(f"A must be square, got shape {A.shape}")
+    if A.nnz and not np.all(np.isfinite(A.data)):
+        raise ValueError("A holds NaN or infinite entries; edge weights must be finite")
+    if A.nnz and A.data.min() < 0:
+        C = A.tocoo()
+        k = int(np.argmin(C.data))
+        raise ValueError(f"A must hold non-negative edge weights, got A[{int(C.row[k])}, "
+                         f"{int(C.col[k])}] = {float(C.data[k])!r}")
     if self_loops:
         A = A + sp.identity(A.shape[0], format="csr")
-    deg = np.asarray(A.sum(axis=1)).ravel()
+    with np.errstate(over="ignore"):  # an overflowing row is rescaled just below
+        deg = np.asarray(A.sum(axis=1)).ravel()
+    bad = ~np.isfinite(deg)
+    if bad.any():
+        # weights near the float range: scale those rows by 2^-e (e the exponent of the row
+        # maximum; exact) before normalising, which leaves D⁻¹(A + I) unchanged
+        rmax = np.asarray(A.max(axis=1).todense()).ravel()
+        scale = np.ones_like(deg)
+        scale[bad] = np.ldexp(1.0, -np.frexp(rmax[bad])[1])
+        A = sp.csr_matrix(sp.diags(scale) @ A)
+        deg = np.asarray(A.sum(axis=1)).ravel()
     inv = np.divide(1.0, deg, out=np.zeros_like(deg), where=deg > 0)
     return sp.csr_matrix(sp.diags(inv) @ A)
 
@@ -211,19 +276,52 @@ def directed_sbm(n_per_class: int = 100, n_classes: int = 3, p_forward: float = 
 
     Classes are arranged in a cycle: an edge from class c to class c+1 (mod k) appears with
     probability ``p_forward``, the reverse with ``p_backward``, within a class with
-    ``p_within``. With 3+ classes the *undirected* graph has the same between-class density for
-    every pair, so a symmetrised adjacency hides most of the class signal.
+    ``p_within``; other pairs of classes (k ≥ 4) get (p_forward + p_backward)/2. With 3+
+    classes the *undirected* graph has the same between-class density for every pair, so a
+    symmetrised adjacency hides most of the class signal. With 2 classes, 0 → 1 is forward
+    and 1 → 0 backward; with 1 class only ``p_within`` applies.
+
+    Parameters
+    ----------
+    n_per_class : int, default 100
+        Nodes per class.
+    n_classes : int, default 3
+        Number of classes k.
+    p_forward, p_backward, p_within : float
+        Edge probabilities in [0, 1].
+    random_state : int, Generator or None, default None
+        Seed of the draws.
+
+    Returns
+    -------
+    A : scipy.sparse.csr_matrix of shape (n, n)
+        Binary adjacency, ``A[i, j] = 1`` for the edge i → j, no self-loops (n =
+        n_per_class · n_classes, nodes in random order).
+    y : ndarray of shape (n,)
+        Classes 0..k−1.
+
+    Raises
+    ------
+    ValueError
+        If a count is not a positive integer or a probability is outside [0, 1].
     """
+    for name, v in (("n_per_class", n_per_class), ("n_classes", n_classes)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    for name, v in (("p_forward", p_forward), ("p_backward", p_backward),
+                    ("p_within", p_within)):
+        if not (isinstance(v, (int, float, np.integer, np.floating)) and 0 <= v <= 1):
+            raise ValueError(f"{name} must be a probability in [0, 1], got {v!r}")
     rng = np.random.default_rng(random_state)
     n = n_per_class * n_classes
     y = np.repeat(np.arange(n_classes), n_per_class)
-    P = np.zeros((n_classes, n_classes))
-    for c in range(n_classes):
-        P[c, c] = p_within
-        P[c, (c + 1) % n_classes] = p_forward
+    c = np.arange(n_classes)
+    P = np.full((n_classes, n_classes), (p_forward + p_backward) / 2)
+    if n_classes > 1:
         P[(c + 1) % n_classes, c] = p_backward
-    if n_classes > 2:
-        P[(P == 0) & ~np.eye(n_classes, dtype=bool)] = (p_forward + p_backward) / 2
+        fwd = c if n_classes > 2 else c[:1]  # 2 classes: 0 → 1 forward, 1 → 0 backward
+        P[fwd, (fwd + 1) % n_classes] = p_forward
+    P[c, c] = p_within
     prob = P[y][:, y]
     A = (rng.random((n, n)) < prob).astype(np.float64)
     np.fill_diagonal(A, 0.0)

@@ -17,6 +17,8 @@ which :func:`lssvm_classifier` returns.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
@@ -123,9 +125,8 @@ def node_classification(embedding, labels, train_size: float = 0.5, n_trials: in
     E, y = _check_embedding_labels(embedding, labels)
     if not 0 < train_size < 1:
         raise ValueError(f"train_size must be in (0, 1), got {train_size!r}")
-    if int(n_trials) < 1:
-        raise ValueError(f"n_trials must be a positive integer, got {n_trials!r}")
-    splitter = StratifiedShuffleSplit(n_splits=int(n_trials), train_size=train_size,
+    n_trials = _check_count(n_trials, "n_trials")
+    splitter = StratifiedShuffleSplit(n_splits=n_trials, train_size=train_size,
                                       random_state=random_state)
     scores: dict = {"micro": [], "macro": []}
     for tr, te in splitter.split(E, y):
@@ -167,7 +168,8 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
     Raises
     ------
     ValueError
-        If ``embeddings`` is empty or an embedding does not match the labels.
+        If ``embeddings`` is empty, an embedding does not match the labels, or ``n_folds``
+        is not an integer >= 2.
 
     See Also
     --------
@@ -187,6 +189,9 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
     if not embeddings:
         raise ValueError("embeddings must hold at least one candidate")
     y = np.asarray(labels)
+    n_folds = _check_count(n_folds, "n_folds")
+    if n_folds < 2:
+        raise ValueError(f"n_folds must be at least 2, got {n_folds}")
     splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
     folds = list(splitter.split(np.zeros(len(y)), y))
     scores = {}
@@ -196,6 +201,36 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
             f1_score(y[te], lssvm_classifier(gamma).fit(E[tr], y[tr]).predict(E[te]),
                      average="micro") for tr, te in folds]))
     return max(scores, key=lambda k: scores[k]), scores
+
+
+def _check_count(value, name: str) -> int:
+    """``value`` as a positive int; a ValueError/TypeError naming ``name`` otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive integer, got {value!r}")
+    if not (np.isfinite(value) and value == int(value) and value >= 1):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_out_degree(out_degree, n: int) -> np.ndarray:
+    """The out-degrees as int64, one integer in [0, n − 1] per node; else a ValueError."""
+    raw = np.asarray(out_degree)
+    if raw.ndim != 1 or raw.shape[0] != n:
+        raise ValueError(f"out_degree must be 1-D with one entry per node ({n}), got shape "
+                         f"{raw.shape}")
+    if raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.number) \
+            or np.iscomplexobj(raw):
+        raise ValueError(f"out_degree must hold integers, got dtype {raw.dtype}")
+    if not np.issubdtype(raw.dtype, np.integer):
+        bad = ~np.isfinite(raw) | (raw != np.round(raw))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"out_degree must hold integers, got out_degree[{i}] = "
+                             f"{raw[i]!r}")
+    if n and (raw.min() < 0 or raw.max() > n - 1):
+        raise ValueError(f"out_degree entries must lie in [0, {n - 1}], got values in "
+                         f"[{raw.min()}, {raw.max()}]")
+    return raw.astype(np.int64)
 
 
 def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.csr_matrix:
@@ -223,7 +258,11 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
     Raises
     ------
     ValueError
-        If ``out_degree`` has the wrong length or entries out of range.
+        If ``out_degree`` is not 1-D with one integer in [0, n_nodes − 1] per node (a
+        fractional or NaN degree is refused, not truncated), or ``batch_size`` is not a
+        positive integer.
+    TypeError
+        If ``batch_size`` is not a number.
 
     See Also
     --------
@@ -239,11 +278,8 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
     """
     E = np.asarray(as_data(embedding, "embedding"), dtype=np.float64)
     n = E.shape[0]
-    k = np.asarray(out_degree).astype(np.int64).ravel()
-    if k.shape[0] != n:
-        raise ValueError(f"out_degree must have one entry per node ({n}), got {k.shape[0]}")
-    if np.any(k < 0) or np.any(k > n - 1):
-        raise ValueError(f"out_degree entries must lie in [0, {n - 1}]")
+    k = _check_out_degree(out_degree, n)
+    batch_size = _check_count(batch_size, "batch_size")
     rows, cols = [], []
     for start in range(0, n, batch_size):
         stop = min(start + batch_size, n)
@@ -281,7 +317,8 @@ def matrix_norm_errors(A, A_hat) -> dict:
     -------
     dict
         ``l1`` and ``l2`` (floats), ``n_wrong`` (int, differing entries) and
-        ``edge_recall`` (fraction of true edges recovered; NaN without edges).
+        ``edge_recall`` (fraction of true edges recovered; NaN without edges). Entries
+        stored as explicit zeros in a sparse matrix are not edges.
 
     Raises
     ------
@@ -301,10 +338,13 @@ def matrix_norm_errors(A, A_hat) -> dict:
     >>> err["l1"], round(err["l2"], 3), err["n_wrong"], err["edge_recall"]
     (1.0, 1.0, 1, 0.5)
     """
-    A = sp.csr_matrix(A, dtype=np.float64)
-    A_hat = sp.csr_matrix(A_hat, dtype=np.float64)
+    # copies: stored zeros are dropped (not edges) without touching the caller's matrices
+    A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+    A_hat = sp.csr_matrix(A_hat, dtype=np.float64, copy=True)
     if A.shape != A_hat.shape:
         raise ValueError(f"A_hat has shape {A_hat.shape}; expected {A.shape}")
+    A.eliminate_zeros()
+    A_hat.eliminate_zeros()
     D = (A - A_hat).tocsc()
     l1 = float(np.abs(D).sum(axis=0).max()) if D.nnz else 0.0
     if D.nnz == 0:
@@ -341,7 +381,7 @@ def graph_reconstruction(embedding, adjacency, batch_size: int = 1024) -> dict:
     Raises
     ------
     ValueError
-        If the adjacency is not square.
+        If the adjacency is not square or the embedding does not have one row per node.
 
     See Also
     --------
@@ -366,9 +406,13 @@ def graph_reconstruction(embedding, adjacency, batch_size: int = 1024) -> dict:
     A = sp.csr_matrix(adjacency, dtype=np.float64)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"adjacency must be square, got shape {A.shape}")
+    E = as_data(embedding, "embedding")
+    if E.shape[0] != A.shape[0]:
+        raise ValueError(f"embedding has {E.shape[0]} rows but adjacency has {A.shape[0]} "
+                         "nodes; give one embedding row per node")
     A = A - sp.diags(A.diagonal())
     A.eliminate_zeros()
     A.data[:] = 1.0
     k = np.diff(A.indptr)
-    A_hat = reconstruct_adjacency(embedding, k, batch_size=batch_size)
+    A_hat = reconstruct_adjacency(E, k, batch_size=batch_size)
     return matrix_norm_errors(A, A_hat)

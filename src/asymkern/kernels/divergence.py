@@ -244,6 +244,17 @@ def _unpack(X, m: int, name: str = "X"):
     return W, Mu, Var
 
 
+def _mixture_weights(W: np.ndarray) -> np.ndarray:
+    """The rows of non-negative weights ``W`` (each with a positive entry) scaled to sum 1.
+
+    Divided by the row maximum first, so that weights near the float range do not overflow
+    the sum.
+    """
+    P = W / W.max(axis=1, keepdims=True)
+    P /= P.sum(axis=1, keepdims=True)
+    return P
+
+
 def _gmm_logpdf(S, W, Mu, Var):
     """log densities of points S (N, d) under mixtures (n_mix, m, d): returns (n_mix, N).
 
@@ -270,7 +281,8 @@ class GMMKLKernel(_ExpDivergenceKernel):
     """KL kernel exp(−a·KL(P_x ‖ P_z)) between diagonal Gaussian mixtures.
 
     Each sample is a row of :func:`~asymkern.kernels.divergence.fit_gmm_features`,
-    [weights (m), means (m·d), variances (m·d)]. KL(P ‖ Q) is estimated by Monte Carlo,
+    [weights (m), means (m·d), variances (m·d)]; weights that do not sum to 1 are scaled to
+    sum 1 (the mixture they describe). KL(P ‖ Q) is estimated by Monte Carlo,
     (1/N) Σ_{s∼P} [log p(s) − log q(s)], with N draws from P that depend only on P and
     ``random_state`` (so κ is a deterministic function of its two arguments); He et al.
     (2023), §4.1, Eq. (14).
@@ -384,11 +396,14 @@ class GMMKLKernel(_ExpDivergenceKernel):
         m = int(self.n_components)
         Wx, Mx, Vx = _unpack(np.asarray(X, dtype=np.float64), m, names[0])
         Wz, Mz, Vz = _unpack(np.asarray(Z, dtype=np.float64), m, names[1])
+        # the densities use weights normalised to sum 1 (the draws already do): a row
+        # whose weights sum to c ≠ 1 is the same mixture, not c times its density
+        Px, Pz = _mixture_weights(Wx), _mixture_weights(Wz)
         D = np.empty((X.shape[0], Z.shape[0]))
         for i in range(X.shape[0]):
             S = self._draws(Wx[i], Mx[i], Vx[i])
-            own = _gmm_logpdf(S, Wx[i:i + 1], Mx[i:i + 1], Vx[i:i + 1])[0]
-            other = _gmm_logpdf(S, Wz, Mz, Vz)
+            own = _gmm_logpdf(S, Px[i:i + 1], Mx[i:i + 1], Vx[i:i + 1])[0]
+            other = _gmm_logpdf(S, Pz, Mz, Vz)
             D[i] = (own[None, :] - other).mean(axis=1)
         return D
 
