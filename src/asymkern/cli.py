@@ -91,7 +91,8 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
     """Read an edge list or a matrix file (.npy, .npz, .mtx, dense .csv).
 
     An edge list has one edge ``src dst [weight]`` per line (``reverse``: ``dst src [weight]``,
-    as in citation files that list the cited paper first); fields separated by ``sep``
+    as in citation files that list the cited paper first; an edge listed twice gets the sum of
+    its weights, 2 for two unweighted lines); fields separated by ``sep``
     (:data:`SEPARATORS`; 'auto': comma, tab or spaces; for a dense text matrix, 'auto' is a
     comma if the first data line has one, else whitespace), '#' comments and one header line
     allowed, a UTF-8 byte-order mark skipped. Every entry / weight must be finite, and
@@ -603,7 +604,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("embed", help="KSVD embeddings of a directed graph or data matrix",
                        formatter_class=_Formatter)
-    e.add_argument("input", help="edge list (src,dst[,weight]) or matrix file "
+    e.add_argument("input", help="edge list (src,dst[,weight]; a repeated edge adds its "
+                   "weights) or matrix file "
                    "(.npy, .npz sparse, .mtx, dense text (.csv, .txt) with --format matrix)")
     e.add_argument("--out", required=True, help="(required) output .npz (left, right, "
                    "singular_values, row_ids, col_ids: row k of left/right is node row_ids[k]; "
