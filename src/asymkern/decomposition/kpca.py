@@ -207,9 +207,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     center : bool, default True
         Centre the features (K → HKH).
     solver : {'auto', 'dense', 'arpack', 'randomized'}, default 'auto'
-        Eigensolver: 'dense' (LAPACK ``syevr``), 'arpack' (Lanczos), 'randomized'
-        (randomized subspace iteration, Halko et al. 2011 alg. 4.4, see
-        :func:`~asymkern.decomposition.kpca.randomized_eigh`); 'auto' uses arpack when
+        Eigensolver: 'dense' (LAPACK ``syevr``), 'arpack' (Lanczos; ARPACK finds fewer
+        eigenpairs than the n samples, so with ``n_components_`` = n the dense solver runs, as
+        in KernelSVD), 'randomized' (randomized subspace iteration, Halko et al. 2011 alg. 4.4,
+        see :func:`~asymkern.decomposition.kpca.randomized_eigh`); 'auto' uses arpack when
         n > 1000 and n_components < n/10, else dense.
     tol : float, default 1e-12
         Relative eigenvalue cut-off. Eigenvalues λ ≤ max(tol, n·eps)·λ_max are dropped with
@@ -230,11 +231,11 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         reproducible; a :class:`numpy.random.Generator` is refused with a ``TypeError``
         (:func:`asymkern._validation.check_random_state`). The dense solver uses no randomness.
     iterated_power : int or 'auto', default 'auto'
-        Power steps (≥ 0) of the randomized solver (see
+        Power steps (≥ 0) of the randomized solver, checked whatever the solver (see
         :func:`~asymkern.decomposition.kpca.randomized_eigh`; ``'auto'`` searches a subspace
         one power of K beyond scikit-learn's randomized KernelPCA for one product with K more).
     n_oversamples : int, default 10
-        Extra random vectors of the randomized solver.
+        Extra random vectors (≥ 0) of the randomized solver, checked whatever the solver.
     gamma : float or None, default None
         Kernel width at estimator level (scikit-learn's meaning, κ = exp(−gamma‖x − z‖²) for
         ``'rbf'``), resolved by :func:`asymkern.kernels.resolve_kernel`: ``None`` keeps the
@@ -418,7 +419,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ------
         ValueError
             If the kernel is asymmetric, a precomputed matrix is not square or not symmetric,
-            ``solver`` is unknown, ``tol`` or ``alpha`` is negative, X has one sample with
+            ``solver`` is unknown, ``tol`` or ``alpha`` is negative, ``n_oversamples`` or
+            ``iterated_power`` is not a valid count (whatever the solver), X has one sample with
             ``center=True``, ``fit_inverse_transform`` is combined with ``'precomputed'``, or
             the (centred) kernel matrix has a significantly negative eigenvalue (the kernel,
             or the precomputed matrix, is not positive semi-definite; scikit-learn's rule, see
@@ -437,6 +439,10 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             raise ValueError("solver must be 'auto', 'dense', 'arpack' or 'randomized', got "
                              f"{self.solver!r}")
         rng = check_random_state(self.random_state)
+        # the randomized solver's options, checked whatever the solver (as KernelSVD's)
+        _nonnegative_int(self.n_oversamples, "n_oversamples", "an int ≥ 0")
+        if not (isinstance(self.iterated_power, str) and self.iterated_power == "auto"):
+            _nonnegative_int(self.iterated_power, "iterated_power", "'auto' or an int ≥ 0")
         if self.fit_inverse_transform and self._precomputed():
             raise ValueError("fit_inverse_transform=True needs the data X, not a precomputed "
                              "kernel matrix (kernel='precomputed')")
@@ -469,7 +475,8 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self.solver == "randomized":
             lam, U = randomized_eigh(K, r, n_oversamples=self.n_oversamples,
                                      iterated_power=self.iterated_power, random_state=rng)
-        elif self.solver == "arpack" or (self.solver == "auto" and n > 1000 and r < n // 10):
+        elif (self.solver == "arpack" and r < n) or (self.solver == "auto" and n > 1000
+                                                      and r < n // 10):
             # scikit-learn's _init_arpack_v0: v0 ~ U(-1, 1) from check_random_state(random_state).
             # ARPACK's stopping rule ‖r‖ ≤ eps·max(eps^{2/3}, |λ|) is absolute below eps^{2/3}:
             # it runs on c·K, c a power of two (exact) bringing max |K_ij| into [1, 2)

@@ -48,8 +48,10 @@ from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..kernels.base import _dense
 from ..linalg._svd_core import PRECISIONS, _solver_blocks, check_randomized_options
+from ..linalg.nystrom import _check_common
 from ..linalg.svd import (
     SOLVERS,
+    _nystrom_options,
     auto_solver,
     blocks_within,
     budget_bytes,
@@ -130,6 +132,36 @@ def _row_bytes(kernel, P, train) -> tuple[int, int]:
     return (one[0] + (two[0] - one[0]) * (cols - 1), one[1] + (two[1] - one[1]) * (cols - 1))
 
 
+def _buffers(a) -> list:
+    """The numpy buffers behind ``a``: a dense array (or what ``numpy.asarray`` makes of an
+    array-like such as a DataFrame, often a view of it), or the data, index and pointer
+    arrays of a sparse matrix; none for anything else (a list is always converted to a new
+    array)."""
+    if a is None or isinstance(a, (list, tuple)):
+        return []
+    if sp.issparse(a):
+        return [getattr(a, k) for k in ("data", "indices", "indptr", "row", "col", "offsets")
+                if isinstance(getattr(a, k, None), np.ndarray)]
+    if isinstance(a, np.ndarray):
+        return [a]
+    if hasattr(a, "__array__") and not any_torch(a):
+        return [np.asarray(a)]
+    return []
+
+
+def _owned(data, *given):
+    """A training set as the kernel sees it (``data``: X_fit_ or Z_fit_ of the in-memory
+    fit), copied when it may share memory with one of the caller's inputs ``given``: the
+    model keeps its own training data, never a reference to the caller's (the safety
+    contract of docs/ARCHITECTURE.md). A set the fit computed (a compatibility transform, a
+    transposed or densified copy) is kept as it is."""
+    mine = _buffers(data)
+    theirs = [b for g in given for b in _buffers(g)]
+    if any(np.may_share_memory(a, b) for a in mine for b in theirs):
+        return data.copy()
+    return data
+
+
 def _times_sigma(a, s):
     """a Σ in a's dtype: scores and embeddings keep the factors' dtype (a Nyström fit keeps
     float64 singular values also for float32 data)."""
@@ -158,7 +190,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     compat : {'pca', 'polar', 'pinv', 'random', 'a0', 'a1', 'a1c', 'a2'}, array or None
         Default 'pca'. Compatibility matrix (Remark 2.3, App. D) used when ``fit(A)`` is given
         one data matrix whose rows x_i ∈ R^M and columns z_j ∈ R^N differ in dimension.
-        Ignored when Z is given. ``'polar'``/``'a1c'`` is a1 corrected so that both sets share
+        Ignored when Z is given (but an unknown name or a value of the wrong type is refused
+        there too). ``'polar'``/``'a1c'`` is a1 corrected so that both sets share
         coordinates (:func:`asymkern.kernels.compat.polar_factor`).
         Works on a dask A too (:mod:`asymkern._dask.compat`, the same C as in memory). a2 draws
         C from :func:`asymkern._random.normal_rows` (chunk-independent; its numbers differ from
@@ -216,16 +249,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         features, and 'nystrom' with a sparse G, raise ``NotImplementedError``. Needs
         PyTorch (``pip install "asymkern[torch]"``).
     n_row_landmarks : int or None, default None
-        Number s_x of sampled rows of G (landmarks) of ``solver='nystrom'``; ignored by the
-        other solvers. ``None``: the value of ``n_col_landmarks`` (capped at n), or
-        min(n, max(10r, 100)) when both are None; with ``nystrom_params['tol']`` the starting
-        count of the growth. A parameter of its own so that a grid search can tune it
+        Number s_x of sampled rows of G (landmarks) of ``solver='nystrom'``; not used by the
+        other solvers (but checked whatever the solver: an integer ≥ 1 or None). ``None``:
+        the value of ``n_col_landmarks`` (capped at n), or min(n, max(10r, 100)) when both
+        are None; with ``nystrom_params['tol']`` the starting count of the growth. A
+        parameter of its own so that a grid search can tune it
         (``GridSearchCV(pipe, {'ksvd__n_row_landmarks': [50, 100]})``).
     n_col_landmarks : int or None, default None
         Number s_z of sampled columns of G of ``solver='nystrom'``, as ``n_row_landmarks``.
     sampling : {'uniform', 'kmeans', 'leverage'} or None, default None
         How ``solver='nystrom'`` draws the landmarks of both sides (``None``: ``'uniform'``);
-        ``nystrom_params['row_sampling']``/``['col_sampling']`` override it per side.
+        ``nystrom_params['row_sampling']``/``['col_sampling']`` override it per side. Checked
+        whatever the solver, as the keys of ``nystrom_params``.
     precision : {'high', 'low'}, default 'high'
         ``'low'`` (``solver='randomized'`` or ``'block_krylov'``): the passes that find the
         subspace run in a lower precision than the data's, and a last product in the data's
@@ -428,6 +463,27 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         # checked whatever the solver, so a bad value never waits for the solver that reads it
         check_randomized_options(self.n_oversamples, self.n_iter)
         check_positive(self.working_memory, "working_memory", allow_none=True)
+        self._check_nystrom_options()
+        if self.compat is not None:  # used by fit(A) with N ≠ M only, checked always
+            CompatibilityTransform(self.compat)._method()
+
+    def _check_nystrom_options(self) -> None:
+        """The options of ``solver='nystrom'`` (the asymmetric Nyström method of Tao et al.
+        (2024), §3), checked whatever the solver: the landmark counts (integers ≥ 1 or None),
+        the sampling (None or one of :data:`asymkern.linalg.nystrom.SAMPLINGS`) and the keys
+        of ``nystrom_params`` (:func:`~asymkern.linalg.asymmetric_nystrom`'s options), each
+        refused with the message the Nyström solver gives."""
+        given = self.nystrom_params or {}
+        # a parameter, or its deprecated key in nystrom_params (never both)
+        rows, cols, sampling = (given.get(k) if getattr(self, k) is None else getattr(self, k)
+                                for k in NYSTROM_PARAMS)
+        _check_common(rows, cols, "uniform" if sampling is None else sampling)
+        unknown = sorted(set(given) - set(_nystrom_options()))
+        if unknown:
+            raise TypeError(
+                f"nystrom_params has unknown option(s) {', '.join(map(repr, unknown))}; valid "
+                f"options (those of asymkern.linalg.asymmetric_nystrom): "
+                f"{', '.join(_nystrom_options())}")
 
     def _check_nystrom_params(self) -> None:
         """Refuse a Nyström option given both as a parameter and as a key of
@@ -496,12 +552,16 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             different feature counts for a kernel that needs equal ones; if ``fit(A)`` gets a
             non-square A with ``compat=None``; if the weights are malformed; if a Nyström
             option is given both as a parameter and as a key of ``nystrom_params``; if
-            ``n_oversamples``, ``n_iter``, ``working_memory`` or ``precision`` is invalid
-            (whatever the solver); if ``device`` is invalid or set with dask inputs.
+            ``n_oversamples``, ``n_iter``, ``working_memory``, ``precision``,
+            ``n_row_landmarks``, ``n_col_landmarks``, ``sampling`` or ``compat`` is invalid
+            (whatever the solver, and ``compat`` also when Z is given); if ``device`` is
+            invalid or set with dask inputs.
         TypeError
-            If ``center``, ``kernel_params``, ``nystrom_params`` or ``n_components`` have the
-            wrong type, if ``random_state`` is a ``numpy.random.Generator``, or if Z is passed
-            both positionally and by keyword.
+            If ``center``, ``kernel_params``, ``nystrom_params``, ``n_components``, a landmark
+            count or ``compat`` have the wrong type, if ``nystrom_params`` has a key that
+            :func:`~asymkern.linalg.asymmetric_nystrom` does not take (whatever the solver), if
+            ``random_state`` is a ``numpy.random.Generator``, or if Z is passed both
+            positionally and by keyword.
 
         Warns
         -----
@@ -638,6 +698,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 Xv, Zv = self.compat_.fit_transform(A)
             if not sparse_ok:
                 Xv, Zv = _dense(Xv), _dense(Zv)
+        # the model's own copies: a later change to the caller's X, Z (or A) must not change
+        # what transform computes
+        Xv, Zv = _owned(Xv, X, Z), _owned(Zv, X, Z)
         self.X_fit_, self.Z_fit_ = Xv, Zv
         if auto_bw:
             params, self.bandwidth_ = _resolve_bandwidth(dict(self.kernel_params), Xv, Zv)
