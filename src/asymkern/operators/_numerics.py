@@ -426,7 +426,9 @@ def auxiliary_eig(G, A, k: int, owner: str):
     GW = _gram_times(G, Wd, W.dtype)
     S = ops.to_host(Wd.conj().T @ GW)  # Wᴴ G W (k×k)
     GW = ops.to_host(GW)  # the eigenvectors' functions at the samples (n×k, for the signs)
-    zero = _zero_norms(np.real(np.diag(S)), W, float(G.diagonal().max()), stacklevel=4)
+    # (the warning of dropped eigenpairs points at the user's call, whatever the call path)
+    zero = _zero_norms(np.real(np.diag(S)), W, float(G.diagonal().max()),
+                       stacklevel=user_stacklevel())
     if np.any(zero):
         lam, W, S, GW = lam[~zero], W[:, ~zero], S[np.ix_(~zero, ~zero)], GW[:, ~zero]
     T = _normalise_transform(lam, S)

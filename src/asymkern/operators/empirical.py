@@ -8,6 +8,7 @@ callables (normalised in the RKHS norm) that can be evaluated at new points. The
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,11 +17,12 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._backend import NUMPY, ops_of
 from .._shared.operators import _check_jitter, as_rkhs_kernel
-from .._validation import as_data, check_finite_output
+from .._validation import as_data, check_bool, check_finite_output
 from ..config import check_memory
 from ..kernels import Kernel
 from ..linalg.operator_svd import (
     EIG_METHODS,
+    EIG_SOLVERS,
     SVD_METHODS,
     GramFactor,
     as_representation,
@@ -57,6 +59,34 @@ def _center_gram(K, rows: bool, cols: bool, overwrite: bool = False):
 
 def _center_coef(C: np.ndarray) -> np.ndarray:
     return C - C.mean(axis=0, keepdims=True)
+
+
+def _check_real(B) -> None:
+    """Refuse a complex representation B (array, sparse matrix or LinearOperator of a complex
+    dtype): S = Ψ B Φᵀ maps between real RKHSs, and the float64 cast of B would drop its
+    imaginary part with no more than a ``ComplexWarning``."""
+    dtype = getattr(B, "dtype", None)
+    if dtype is None and not isinstance(B, LinearOperator) and not sp.issparse(B):
+        dtype = np.asarray(B).dtype
+    if dtype is not None and np.issubdtype(np.dtype(dtype), np.complexfloating):
+        raise ValueError(f"B has the complex dtype {np.dtype(dtype)}; the representation of "
+                         "S = Ψ B Φᵀ between real RKHSs must be real (pass B.real if the "
+                         "imaginary part is rounding, or decompose the real and imaginary "
+                         "parts as two operators)")
+
+
+def _check_rtol(rtol):
+    """``rtol`` of :meth:`EmpiricalOperator.svd`: None, or a finite real in [0, 1) (σ_k/σ_1
+    ≤ 1 always, so rtol ≥ 1 would keep nothing); returned as float (or None)."""
+    if rtol is None:
+        return None
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, numbers.Real):
+        raise ValueError(f"rtol must be None or a real number in [0, 1), got {rtol!r}")
+    value = float(rtol)
+    if not (0.0 <= value < 1.0):
+        raise ValueError(f"rtol must be None or a finite number in [0, 1) (the threshold "
+                         f"σ_k/σ_1 of the numerical rank), got {rtol!r}")
+    return value
 
 
 class RKHSFunction:
@@ -270,9 +300,10 @@ class EmpiricalOperator:
         Keyword arguments of ``kernel_out`` when given by name.
     center_in : bool, default False
         Use centred input features φ(x_i) − mean (Φ H); done with means, never an m×m
-        centring matrix.
+        centring matrix. Must be True or False (numpy's bool too): any other value is
+        refused with a ``TypeError`` naming ``center_in``.
     center_out : bool, default False
-        Use centred output features.
+        Use centred output features (True or False, as ``center_in``).
     jitter : float, default 0.0
         ≥ 0, added to the Gram diagonals before the kernel QR (see
         :func:`~asymkern.linalg.operator_svd.kernel_qr`; 0: a numerically singular Gram
@@ -282,7 +313,10 @@ class EmpiricalOperator:
     Raises
     ------
     ValueError
-        If ``jitter`` is negative or not finite, or B's shape is not (n, m).
+        If ``jitter`` is negative or not finite, B's shape is not (n, m), or B is complex
+        (S maps between real RKHSs; its imaginary part would otherwise be dropped).
+    TypeError
+        If ``center_in`` or ``center_out`` is not a bool.
 
     See Also
     --------
@@ -329,10 +363,11 @@ class EmpiricalOperator:
             np.float64, copy=False)
         self.Y = as_data(Y, "Y", allow_sparse=self.kernel_out.accepts_sparse).astype(
             np.float64, copy=False)
+        _check_real(B)
         self.B = as_representation(B, (self.Y.shape[0], self.X.shape[0]), "B")
         self.jitter: float = _check_jitter(jitter)
-        self.center_in: bool = bool(center_in)
-        self.center_out: bool = bool(center_out)
+        self.center_in: bool = check_bool(center_in, "center_in")
+        self.center_out: bool = check_bool(center_out, "center_out")
         self._cache: dict = {}
 
     def __getstate__(self):
@@ -468,8 +503,8 @@ class EmpiricalOperator:
         solver : {'auto', 'dense', 'arpack'}, default 'auto'
             Eigen/SVD solver.
         rtol : float or None, default None
-            Numerical-rank threshold σ_k/σ_1 (default 1e-10; 1e-7 for the auxiliary route,
-            whose eigenvalues are σ²).
+            Numerical-rank threshold σ_k/σ_1 in [0, 1) (default 1e-10; 1e-7 for the auxiliary
+            route, whose eigenvalues are σ²).
 
         Returns
         -------
@@ -479,10 +514,12 @@ class EmpiricalOperator:
         Raises
         ------
         ValueError
-            If ``method`` is unknown or more components than the numerical rank are asked for.
+            If ``method`` is unknown, ``rtol`` is not None or a finite number in [0, 1), or
+            more components than the numerical rank are asked for.
         """
         if method not in SVD_METHODS:
             raise ValueError(f"unknown method {method!r}; expected one of {SVD_METHODS}")
+        rtol = _check_rtol(rtol)
         if method == "qr":
             res = svd_qr(self.factor("in"), self.factor("out"), self.B, n_components,
                          solver=solver, rtol=rtol)
@@ -535,7 +572,7 @@ class EmpiricalOperator:
         method : {'auto', 'qr', 'auxiliary'}, default 'auto'
             See above.
         solver : {'auto', 'dense', 'arpack'}, default 'auto'
-            Eigensolver of the auxiliary route.
+            Eigensolver of the auxiliary route (checked whichever route runs).
 
         Returns
         -------
@@ -545,7 +582,8 @@ class EmpiricalOperator:
         Raises
         ------
         ValueError
-            If H ≠ F, ``method`` is unknown, or 'qr' is asked for a non-self-adjoint operator.
+            If H ≠ F, ``method`` or ``solver`` is unknown, or 'qr' is asked for a
+            non-self-adjoint operator.
         """
         if not self.same_space:
             raise ValueError("eig needs an operator from a space to itself: kernel_in and "
@@ -553,6 +591,8 @@ class EmpiricalOperator:
                              "dimension (use svd otherwise)")
         if method not in EIG_METHODS:
             raise ValueError(f"unknown method {method!r}; expected one of {EIG_METHODS}")
+        if not isinstance(solver, str) or solver not in EIG_SOLVERS:
+            raise ValueError(f"unknown solver {solver!r}; expected one of {EIG_SOLVERS}")
         if method == "auto":
             method = "qr" if self.is_self_adjoint() else "auxiliary"
         if method == "qr":

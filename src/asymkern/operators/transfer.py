@@ -217,12 +217,16 @@ class _TransferOperator(_OperatorEstimator):
         return value
 
     def _check_params(self) -> tuple[str, float, int]:
-        """``estimator``, ``alpha``, ``timestep`` and ``lag`` checked before the fit is handed
-        to an executor (numpy, torch or dask: one rule, one message); returns (estimator,
-        ε, lag)."""
+        """``estimator``, ``alpha``, ``timestep``, ``lag``, ``n_components`` and ``rank``
+        checked before the fit is handed to an executor (numpy, torch or dask: one rule, one
+        message), before any Gram matrix is formed; ``rank`` also when ``estimator='full'``
+        ignores it. Returns (estimator, ε, lag)."""
         kind = self._estimator_kind()
         eps = self._alpha()
         _check_timestep(self.timestep)
+        _check_int(self.n_components, "n_components")
+        if getattr(self, "rank", None) is not None:
+            _check_int(self.rank, "rank")
         return kind, eps, _check_int(self.lag, "lag")
 
     def _pair_grams(self, X0, X1):
