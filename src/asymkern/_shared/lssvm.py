@@ -8,6 +8,7 @@ Dask executor both call. :mod:`asymkern.lssvm` re-exports what it uses.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -82,7 +83,8 @@ def _check_merge(merge):
 
 def _check_C(C, name: str = "C") -> float:
     """C > 0 finite (the LS-SVM / AsK-LS regularisation constant, γ of He et al. (2023))."""
-    if isinstance(C, (bool, np.bool_)):
+    if isinstance(C, (bool, np.bool_)) or not isinstance(C, numbers.Real):
+        # a string such as "1" is refused too (float() would parse it), as is an array
         raise ValueError(f"{name} must be a positive number, got {C!r}")
     try:
         g = float(C)

@@ -129,6 +129,24 @@ def _check_block(K, shape, name):
     return K
 
 
+def _pair_size(pair: KernelPair, n: int) -> int:
+    """The number m of test points of a :class:`KernelPair` (rows of ``test_train``, else
+    columns of ``train_test``: one orientation may be None when the merge rule does not read
+    it); a ValueError naming the orientation when neither gives it."""
+    for name, block, axis in (("test_train", pair.test_train, 0),
+                              ("train_test", pair.train_test, 1)):
+        if block is not None:
+            shape = np.shape(block)
+            if len(shape) != 2:
+                raise ValueError(
+                    f"{name} has shape {shape}; expected a 2-D array: the two orientations of "
+                    f"a precomputed kernel are K(test, train) (m × {n}) and K(train, test) "
+                    f"({n} × m)")
+            return int(shape[axis])
+    raise ValueError("KernelPair(test_train=None, train_test=None): pass K(X_test, X_train) "
+                     f"(m × {n}) and/or K(X_train, X_test) ({n} × m)")
+
+
 def _block(K, rows, cols):
     """K[rows][:, cols] of a dense or sparse matrix."""
     if sp.issparse(K):
@@ -375,8 +393,7 @@ class _KernelMixin:
         n = self.n_train_
         if self._is_precomputed():
             if isinstance(X, KernelPair):
-                m = np.shape(X.test_train)[0] if X.test_train is not None else np.shape(
-                    X.train_test)[1]
+                m = _pair_size(X, n)
                 A = _check_block(X.test_train, (m, n), "test_train") if coef_s is not None else None
                 B = _check_block(X.train_test, (n, m), "train_test") if coef_t is not None else None
             else:
@@ -1078,6 +1095,15 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         if unknown:
             raise TypeError(f"nystrom has unknown option(s) {unknown}; expected options of "
                             f"asymmetric_nystrom: {sorted(known)}")
+        if opts.get("normalize", False) is not False:
+            # unit-norm columns of U and V change U diag(s) Vᵀ: the fit would solve eq. (6)
+            # on another matrix than the Nyström approximation C W_r⁺ R that prediction
+            # extends (and the Dask fit, on the eq. 9 factors, would solve a third one)
+            raise ValueError(
+                f"nystrom option normalize={opts['normalize']!r} is not available for "
+                f"{type(self).__name__}: AsK-LS is trained on the Nyström approximation "
+                "C W_r⁺ R itself, which rescaled factors no longer represent; leave "
+                "normalize out (or False)")
         return opts
 
     def _nystrom_budget(self, X, n_targets: int, opts: dict) -> tuple[float, float]:
@@ -1391,7 +1417,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
                     "an asymmetric model with kernel='precomputed' needs both orientations: "
                     "pass KernelPair(test_train=K(X_test, X_train), train_test=K(X_train, X_test))"
                 )
-            m = np.shape(X.test_train)[0]
+            m = _pair_size(X, n)
             fs = ft = None
             if need_s:
                 A = _check_block(X.test_train, (m, n), "test_train")

@@ -77,6 +77,13 @@ def _schur_solve(R, n, c, solve_M, matmul):
     return np.vstack([(P - matmul(beta, False)) / c, beta])
 
 
+def _apply_block(R, n, c, matmul):
+    """B(c) R = [[cI, K], [Kᵀ, cI]] [P; Q] = [cP + KQ; KᵀP + cQ] (``matmul(X, transpose)``:
+    Kᵀ X or K X): the residuals of the iterative refinement (:func:`_refine`)."""
+    P, Q = R[:n], R[n:]
+    return np.vstack([c * P + matmul(Q, False), matmul(P, True) + c * Q])
+
+
 def _splu_or_none(M, **kw):
     """SuperLU factors of the sparse M (warnings silenced), or None when it is exactly singular."""
     try:
@@ -257,6 +264,10 @@ class _AsymSchur:
         lu = _lu_or_none(M)
         return None if lu is None else (c, lu)
 
+    def apply(self, c, R):
+        """B(c) R for the iterative refinement."""
+        return _apply_block(R, self.n, c, self._matmul)
+
     def solve(self, fac, R):
         if isinstance(fac[0], str):  # 'cocg' / 'fixed-point' (the ridge fallback)
             return _schur_solve(R, self.n, fac[1], lambda X: self._shifted_inverse(fac, X),
@@ -335,6 +346,10 @@ class _AsymSchurSparse:
         lu = _splu_or_none(M, permc_spec="MMD_AT_PLUS_A")
         return None if lu is None else (c, lu)
 
+    def apply(self, c, R):
+        """B(c) R for the iterative refinement."""
+        return _apply_block(R, self.n, c, lambda X, t: (self.KT if t else self.K) @ X)
+
     def solve(self, fac, R):
         c, lu = fac
         return _schur_solve(R, self.n, c, lambda X: lu.solve(np.asarray(
@@ -355,6 +370,10 @@ class _AsymEig:
         if np.any(den == 0) or not np.all(np.isfinite(den)):
             return None
         return (c, 1.0 / den)
+
+    def apply(self, c, R):
+        """B(c) R for the iterative refinement."""
+        return _apply_block(R, self.n, c, lambda X, t: (self.K.T if t else self.K) @ X)
 
     def solve(self, fac, R):
         c, inv = fac
@@ -687,6 +706,86 @@ def _norm1(K, c, e=None, sums=None, asym: bool = True) -> float:
     return float(max(n, one + abs(c) + r, one + abs(c) + cs))
 
 
+#: at most this many steps of iterative refinement (:func:`_refine`); one or two are typical
+_REFINE_STEPS = 4
+#: the normwise backward error below which a solution is not refined: a few units of
+#: rounding, what a backward-stable (LU) solve of the bordered system gives
+_REFINE_ETA = 8 * np.finfo(np.float64).eps
+
+
+def _refine(inner, bord: _Bordered, c, p: int, n: int, e, r_bias, r_inner, b, x,
+            norm1: float | None = None):
+    """Iterative refinement of a solution (b, x) of [[0, E], [Eᵀ, B(c)]] [b; x] = r.
+
+    The Schur-complement and eigen solvers of the AsK-LS inner block (He et al. (2023),
+    eq. 6) work with M = c²I − KᵀK, whose condition number is up to cond(K)²: they are not
+    backward stable for eq. (6), and their error grows like cond(K)²·eps where that of a
+    backward-stable solve grows like cond(A)·eps (near the rcond threshold, coefficient errors
+    of 1e-2 relative instead of 1e-9). The residual is formed with K itself (two products,
+    O(n²k)); a column whose normwise backward error ‖r‖∞ / (‖A‖∞‖x‖∞ + ‖rhs‖∞) is already at
+    the rounding level (≤ ``_REFINE_ETA``: what a backward-stable solve gives) is left as it
+    is, the others are corrected with the same factorisation — fixed-precision refinement,
+    which converges while the solver's relative error is below one — while their residual
+    decreases, so the result is never worse than the first solve. Inner solvers without
+    ``apply`` (the LS-SVM's Cholesky / LU of K + cI: backward stable) are left as they are.
+
+    Parameters
+    ----------
+    inner : object
+        The inner solver (``apply(c, R)`` = B(c) R when it refines).
+    bord : _Bordered
+        The bordered solver built on ``inner`` and its factorisation.
+    c : float
+        The diagonal 1/C of the inner block.
+    p, n : int
+        Number of bias unknowns (blocks) and rows per block.
+    e : ndarray or None
+        The border vector (√v of a weighted system; None for ones).
+    r_bias, r_inner : ndarray
+        The right-hand side, (p, k) and (p·n, k).
+    b, x : ndarray
+        The solution to refine, (p, k) and (p·n, k).
+    norm1 : float or None, default None
+        ‖A‖₁ = ‖A‖∞ (A is symmetric) or a bound of it; None refines every column.
+
+    Returns
+    -------
+    tuple of ndarray
+        The refined (b, x).
+    """
+    apply = getattr(inner, "apply", None)
+    if apply is None:
+        return b, x
+    border = np.ones(n) if e is None else np.asarray(e, dtype=np.float64)
+    b, x = b.copy(), x.copy()
+    rhs = np.maximum(np.abs(r_bias).max(axis=0), np.abs(r_inner).max(axis=0))
+
+    def residual(cols, bc, xc):
+        Etb = np.vstack([border[:, None] * bc[k][None, :] for k in range(p)])
+        rb = r_bias[:, cols] - _E(xc, p, n, e)
+        rx = r_inner[:, cols] - Etb - apply(c, xc)
+        return rb, rx, np.maximum(np.abs(rb).max(axis=0), np.abs(rx).max(axis=0))
+
+    cols = np.arange(x.shape[1])
+    rb, rx, res = residual(cols, b, x)
+    for step in range(_REFINE_STEPS + 1):
+        xmax = np.maximum(np.abs(b[:, cols]).max(axis=0), np.abs(x[:, cols]).max(axis=0))
+        if norm1 is not None:  # columns not yet at a backward-stable solve's rounding level
+            active = res > _REFINE_ETA * (norm1 * xmax + rhs[cols])
+            cols, rb, rx, res = cols[active], rb[:, active], rx[:, active], res[active]
+        if cols.size == 0 or step == _REFINE_STEPS:
+            break
+        db, dx = bord.solve(rb, rx)
+        if not (np.all(np.isfinite(db)) and np.all(np.isfinite(dx))):
+            break
+        b2, x2 = b[:, cols] + db, x[:, cols] + dx
+        rb2, rx2, res2 = residual(cols, b2, x2)
+        better = res2 < res  # a column stops when its residual no longer decreases
+        b[:, cols[better]], x[:, cols[better]] = b2[:, better], x2[:, better]
+        cols, rb, rx, res = cols[better], rb2[:, better], rx2[:, better], res2[better]
+    return b, x
+
+
 def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True, e=None):
     """Core: solve with the rcond check and the ridge fallback. Y: (n, k) signed targets;
     ``e`` the border vector (√v of a weighted system, None for ones)."""
@@ -708,6 +807,7 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
     if good:
         b, x = bord.solve(r_bias, r_inner)
         if np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
+            b, x = _refine(inner, bord, c, p, n, e, r_bias, r_inner, b, x, norm1)
             return b, x, rcond, False
     if ridge is None or ridge <= 0:
         raise np.linalg.LinAlgError(
@@ -980,15 +1080,18 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     [0.1, 1.0, 10.0]
     """
     K = np.asarray(K, dtype=np.float64)
-    # each C is scaled alike inside askls_solve
-    v, _ = _absorb_weight_scale(_check_weights(sample_weight, K.shape[0]), 1.0)
+    w = _check_weights(sample_weight, K.shape[0])
+    # the kernel is scaled once by the rescaled weights v = w/s; askls_solve rescales w to the
+    # same v for each C and multiplies C by s (the problem depends on C·w only), so the
+    # weights passed on are the caller's w, not v
+    v, _ = _absorb_weight_scale(w, 1.0)
     Kw = K if v is None else _scale_kernel(K, np.sqrt(v))
     if method not in ("eig", "schur"):
         raise ValueError(f"method must be 'eig' or 'schur', got {method!r}")
     inner = (_AsymEig if method == "eig" else _AsymSchur)(Kw)
     return [
         askls_solve(K, Y, C, method=method, rcond_tol=rcond_tol, ridge=ridge,
-                    check_rcond=check_rcond, sample_weight=v, _inner=inner)
+                    check_rcond=check_rcond, sample_weight=w, _inner=inner)
         for C in Cs
     ]
 
@@ -1150,10 +1253,12 @@ def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
     (2, 10.0)
     """
     K = np.asarray(K, dtype=np.float64)
-    # each C is scaled alike inside lssvm_solve
-    v, _ = _absorb_weight_scale(_check_weights(sample_weight, K.shape[0]), 1.0)
+    w = _check_weights(sample_weight, K.shape[0])
+    # as in askls_C_path: the kernel scaled once by v = w/s, the caller's w passed on (each
+    # lssvm_solve rescales it to the same v and multiplies C by s)
+    v, _ = _absorb_weight_scale(w, 1.0)
     inner = _SymEig(K if v is None else _scale_kernel(K, np.sqrt(v)))
-    return [lssvm_solve(K, Y, C, method="eig", sample_weight=v, _inner=inner, **kwargs)
+    return [lssvm_solve(K, Y, C, method="eig", sample_weight=w, _inner=inner, **kwargs)
             for C in Cs]
 
 
