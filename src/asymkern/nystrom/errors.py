@@ -1,7 +1,9 @@
 """Approximation errors of Nyström machines, computed exactly in the Hilbert space (Li, Liu and
 Zhang).
 
-f* = X_H α̃ is the exact machine (``mode='exact'``, ``dual_coef_`` α̃). Then
+f* = X_H α̃ is the exact machine (``mode='exact'``, ``dual_coef_`` α̃) of the same problem: same
+training data, kernel and machine parameters (ridge ``alpha`` and ``fit_intercept``; SVM ``svm``,
+``nu`` or ``C`` and ``class_weight``; PCA ``center``), else the pair is refused. Then
 
 * LLA / NCR / SPA (eq. (15)): ‖f_LLA − f*‖² = α̂ᵀK̃α̂ + α̃ᵀKα̃ − 2α̂ᵀK̃α̃, with f_LLA = X̃_H α̂ =
   B_H ŵ (eq. (14)). We evaluate it in the equivalent landmark form f_LLA = C_H β (β =
@@ -77,11 +79,53 @@ def _check_pair(approx, exact, K):
     if approx._precomputed() != exact._precomputed() or (
             not approx._precomputed() and approx._kernel() != exact._kernel()):
         raise ValueError("approx and exact use different kernels")
+    _check_same_problem(approx, exact)
     at = exact.dual_coef_
     if approx.landmark_coef_ is not None and approx.landmark_coef_.shape[1] != at.shape[1]:
         raise ValueError(f"approx has {approx.landmark_coef_.shape[1]} outputs/machines, "
                          f"exact has {at.shape[1]}")
     return approx, exact, _check_K(K, exact.X_fit_.shape[0]), np.asarray(at, dtype=np.float64)
+
+
+def _problem_params(est) -> tuple[str, ...]:
+    """The parameters that define the machine's problem (1) of Li, Liu and Zhang (its loss and
+    regulariser), beside the kernel and the training data: what f* and the approximate f̂ of
+    eq. (15) / (19) must share."""
+    name = type(est).__name__
+    if name == "NystromKernelRidge":
+        return ("alpha", "fit_intercept")
+    if name == "NystromKernelPCA":
+        return ("center",)
+    if name == "NystromSVC":  # ν for ν-SVC, C for C-SVC: the other is not read
+        return ("svm", "class_weight") + (("nu",) if est.svm == "nusvc" else ("C",))
+    return ()
+
+
+def _equal(a, b) -> bool:
+    """Whether two parameter values are equal (numbers, strings, None, dicts)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # values whose comparison is not a truth value
+        return False
+
+
+def _check_same_problem(approx, exact) -> None:
+    """Refuse a pair whose machines solve different problems: eq. (15) and (19) measure f̂
+    against the optimum f* of the *same* problem (1), so an exact fit with another ridge
+    parameter, intercept, centring, solver or ν / C would give a number that is no
+    approximation error. ``svm='linearsvc'`` (liblinear's squared hinge, one-vs-rest) has no
+    exact counterpart at all."""
+    if getattr(approx, "svm", None) == "linearsvc":
+        raise ValueError("approx was fitted with svm='linearsvc' (liblinear: squared hinge loss, "
+                         "one-vs-rest), which has no exact counterpart (mode='exact' runs "
+                         "libsvm); fit approx with svm='nusvc' or 'svc' for approximation errors")
+    for name in _problem_params(approx):
+        a, b = getattr(approx, name), getattr(exact, name)
+        if not _equal(a, b):
+            raise ValueError(
+                f"approx ({name}={a!r}) and exact ({name}={b!r}) solve different problems: "
+                f"eq. (15) / (19) compare f̂ with the exact machine of the same problem; fit "
+                f"exact with {name}={a!r}")
 
 
 def _check_K(K, n: int):
@@ -183,8 +227,10 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     ------
     ValueError
         If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
-        training data, kernel or number of outputs, ``approx.mode`` does not fit,
-        ``formula`` is invalid, or ``K`` has the wrong shape, is complex or not finite.
+        training data, kernel, number of outputs or problem (``alpha``, ``fit_intercept``;
+        ``svm``, ``nu`` / ``C``, ``class_weight``; ``center``), ``approx`` was fitted with
+        ``svm='linearsvc'``, ``approx.mode`` does not fit, ``formula`` is invalid, or ``K``
+        has the wrong shape, is complex or not finite.
     TypeError
         If ``K`` is not numeric or not an array, sparse matrix or KernelMatrix.
 
@@ -277,8 +323,10 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
     ------
     ValueError
         If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
-        training data, kernel or number of outputs, ``approx.mode`` does not fit, or ``K``
-        has the wrong shape, is complex or not finite.
+        training data, kernel, number of outputs or problem (``alpha``, ``fit_intercept``;
+        ``svm``, ``nu`` / ``C``, ``class_weight``; ``center``), ``approx`` was fitted with
+        ``svm='linearsvc'``, ``approx.mode`` does not fit, or ``K`` has the wrong shape, is
+        complex or not finite.
     TypeError
         If ``K`` is not numeric or not an array, sparse matrix or KernelMatrix.
 
@@ -341,8 +389,10 @@ def approximation_error(approx, exact, K=None, *, squared=False):
     ------
     ValueError
         If a machine is not fitted, ``exact`` is not ``mode='exact'``, the two differ in type,
-        training data, kernel or number of outputs, ``approx.mode`` does not fit, or ``K``
-        has the wrong shape, is complex or not finite.
+        training data, kernel, number of outputs or problem (``alpha``, ``fit_intercept``;
+        ``svm``, ``nu`` / ``C``, ``class_weight``; ``center``), ``approx`` was fitted with
+        ``svm='linearsvc'``, ``approx.mode`` does not fit, or ``K`` has the wrong shape, is
+        complex or not finite.
     TypeError
         If ``K`` is not numeric or not an array, sparse matrix or KernelMatrix.
 

@@ -67,6 +67,8 @@ through ``predict_lla`` only). ``NystromSVC`` gathers the features F (n×s) with
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import (
@@ -81,7 +83,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._backend import ops_of
 from .._dask import any_dask
 from .._dispatch import host_copy
-from .._shared.nystrom_basis import check_psd_kernel, fit_landmarks
+from .._shared.nystrom_basis import check_psd_kernel, fit_landmarks, row_step
 from .._shared.nystrom_predict import (
     decision,
     full_times,
@@ -479,6 +481,8 @@ class _Training:
         self.ops = ops_of(self.X)
         self.n = int(self.X.shape[0])
         self.dtype = self.ops.dtype(self.X)
+        if est._precomputed():
+            _check_symmetric_gram(self.X, self.dtype)
         self.X_fit = self.out(self.X)
 
     @staticmethod
@@ -521,6 +525,46 @@ class _Training:
         if not self.est.torch_fit_:
             return None
         return training_model(self.est, self.X, self.rows, **state)
+
+
+def _check_symmetric_gram(K, dtype) -> None:
+    """``kernel='precomputed'``: refuse a training matrix that is not symmetric.
+
+    The machines of Li, Liu and Zhang need the Gram matrix K = ⟨X_H, X_H⟩ of a symmetric
+    positive semi-definite kernel (§II-A); an asymmetric K would otherwise be used as it is in
+    some places (K_nm = K[:, idx], the exact machine's solve) and symmetrised silently in
+    others (K_mm = (K_mm + K_mmᵀ)/2, the exact kernel PCA). Rounding is tolerated:
+    max |K − Kᵀ| ≤ √eps·max |K| (eps of K's dtype: 1.5e-8 in float64, 3.5e-4 in float32),
+    far above what forming a symmetric kernel leaves and far below an actual asymmetry.
+    Checked by row blocks within ``working_memory`` on K's executor (numpy or torch).
+
+    Parameters
+    ----------
+    K : array of shape (n, n)
+        The training kernel matrix (numpy array or tensor; square, finite: already checked).
+    dtype : numpy dtype
+        K's dtype (the tolerance).
+
+    Raises
+    ------
+    ValueError
+        If K is not symmetric to that tolerance (naming ``X``, the argument it came as).
+    """
+    n = int(K.shape[0])
+    step = row_step(n, 0)
+    gap = top = 0.0
+    for a in range(0, n, step):
+        block = K[a:a + step]
+        gap = max(gap, float(abs(block - K[:, a:a + step].T).max()))
+        top = max(top, float(abs(block).max()))
+    eps = float(np.finfo(dtype if np.issubdtype(dtype, np.floating) else np.float64).eps)
+    if gap > np.sqrt(eps) * top:
+        raise ValueError(
+            "kernel='precomputed': X must be the symmetric (n_samples, n_samples) training "
+            "kernel matrix of a symmetric positive semi-definite kernel (the Nyström machines "
+            f"of Li, Liu and Zhang); max |X - X.T| = {gap:.3g} beside max |X| = {top:.3g}. "
+            "Pass a symmetric matrix, e.g. (K + K.T) / 2 if the asymmetry is rounding, or use "
+            "NystromFeatureMap for an asymmetric kernel")
 
 
 def _array_bytes(X) -> int:
@@ -1086,6 +1130,40 @@ class NystromSVC(ClassifierMixin, _NystromBase):
                              random_state=self.random_state)
         raise ValueError(f"svm must be 'nusvc', 'svc' or 'linearsvc', got {self.svm!r}")
 
+    def _check_solver_params(self) -> None:
+        """Check ``nu``, ``C``, ``tol`` and ``max_iter`` at the top of ``fit``, whichever
+        ``svm`` reads them.
+
+        The package checks every parameter before a fit goes to an executor, whether or not
+        the solver it configures runs: a ``C`` given with ``svm='nusvc'`` or a ``nu`` given
+        with ``svm='svc'`` is not silently ignored when it is invalid, and a bad value gets
+        the same error on numpy, torch and dask inputs, before any kernel work.
+
+        Raises
+        ------
+        TypeError
+            If ``nu``, ``C`` or ``tol`` is not a real number, or ``max_iter`` not an integer.
+        ValueError
+            If ``nu`` is not in (0, 1], ``C`` is not > 0 (NaN included; +inf is libsvm's hard
+            margin), ``tol`` is not finite and > 0, or ``max_iter`` is below -1.
+        """
+        nu = check_positive(self.nu, "nu")
+        if nu > 1:
+            raise ValueError(f"nu must be in (0, 1] (libsvm's ν), got {nu}")
+        C = self.C
+        if isinstance(C, bool) or not isinstance(C, numbers.Real):
+            raise TypeError(f"C must be a real number, got {C!r}")
+        if not float(C) > 0:
+            raise ValueError(f"C must be > 0, got {float(C)}")
+        check_positive(self.tol, "tol")
+        mi = self.max_iter
+        if mi is not None and (isinstance(mi, bool) or not isinstance(mi, numbers.Integral)):
+            raise TypeError(f"max_iter must be an integer >= -1 (-1: the solver's default), "
+                            f"got {mi!r}")
+        if mi is not None and int(mi) < -1:
+            raise ValueError(f"max_iter must be an integer >= -1 (-1: the solver's default), "
+                             f"got {int(mi)}")
+
     def _fit_solver(self, svm, A, y):
         """``svm.fit(A, y)`` with libsvm's degenerate ν-SVC case explained.
 
@@ -1177,16 +1255,20 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         ------
         ValueError
             If ``mode`` or ``svm`` is unknown or ``svm='linearsvc'`` is given with mode 'spa'
-            or 'exact', ``device`` is invalid or set with dask inputs, y is malformed or has
-            one class, or ``probability=True`` with a class of fewer than 2 samples.
+            or 'exact', ``nu`` is not in (0, 1], ``C`` or ``tol`` is not positive or
+            ``max_iter`` is below -1 (checked whichever ``svm`` reads them), ``device`` is
+            invalid or set with dask inputs, y is malformed or has one class, or
+            ``probability=True`` with a class of fewer than 2 samples.
         TypeError
-            If ``probability`` is not True or False.
+            If ``probability`` is not True or False, or ``nu``, ``C``, ``tol`` or
+            ``max_iter`` is not a number.
         NotImplementedError
             For ``probability=True`` with dask inputs.
         """
         mode = self._check_common(X, y)
         check_bool(self.probability, "probability")
         self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")  # svm, mode
+        self._check_solver_params()
         _require_y(y, self)
         if any_dask(X, y):  # features gathered within max_dense_memory (_dask.machines)
             if self.probability:
