@@ -333,9 +333,18 @@ def check_regression_targets(y, n: int, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
     if y.shape[0] != n:
         raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
+    check_target_columns(y.shape, name)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} contains NaN or infinity; expected finite values")
     return y
+
+
+def check_target_columns(shape: tuple, name: str = "y") -> None:
+    """Refuse 2-D targets of shape (n, 0): there is nothing to fit (scikit-learn refuses
+    them too), and a fit would otherwise return empty predictions."""
+    if len(shape) == 2 and shape[1] == 0:
+        raise ValueError(f"{name} has shape {tuple(shape)}: 2-D targets need at least one "
+                         "column")
 
 
 def real_numeric(arr: np.ndarray, *, complex_message: str, nonnumeric_message: str

@@ -118,6 +118,8 @@ def check_y(y, X, name: str = "y", numeric: bool = True):
     a numpy y is accepted and split like X (it is already on the client). Numeric targets are
     checked per chunk (finite, float64) when computed.
     """
+    from .._validation import check_target_columns
+
     da = require_dask()
     n = int(X.shape[0])
     if y is None:
@@ -131,6 +133,7 @@ def check_y(y, X, name: str = "y", numeric: bool = True):
                              f"{name}.compute_chunk_sizes() first")
         if y.shape[0] != n:
             raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
+        check_target_columns(y.shape, name)
         yc = tuple(c for c in y.chunks[0] if c)
         if yc != tuple(X.chunks[0]):
             raise ValueError(
@@ -147,6 +150,7 @@ def check_y(y, X, name: str = "y", numeric: bool = True):
             raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
         if y.shape[0] != n:
             raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
+        check_target_columns(y.shape, name)
         y = da.from_array(y, chunks=(X.chunks[0],) + y.shape[1:])
     if numeric:
         if not (np.issubdtype(y.dtype, np.number) or y.dtype == bool):
