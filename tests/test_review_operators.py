@@ -523,3 +523,14 @@ def test_koopman_full_small_alpha_on_a_low_rank_kernel():
     assert ko.n_components_ == 3
     # the primal 6×6 problem has condition ≈ 1e3: 1e-8 leaves room for 1e5 of amplification
     assert _rel(np.sort_complex(ko.eigenvalues_), np.sort_complex(lam[:3])) < 1e-8
+
+
+def test_koopman_full_too_small_alpha_error_names_alpha_and_the_remedies():
+    """Where the dual eigenproblem of estimator='full' resolves no eigenfunction (alpha far
+    below a rank-deficient Gram matrix's scale), the error names alpha and what to use
+    instead; it said only that the operator was numerically zero."""
+    rng = np.random.default_rng(11)
+    X = rng.uniform(-1, 1, (30, 2))
+    Y = np.column_stack([np.sin(2 * X[:, 0]), X[:, 1] ** 2]) + 0.05 * rng.standard_normal((30, 2))
+    with pytest.raises(ValueError, match=r"alpha=1e-08 is too small.*estimator='pcr'"):
+        _quiet(KoopmanOperator(kernel=POLY, alpha=1e-8, n_components=3).fit, X, Y)

@@ -162,7 +162,12 @@ class KoopmanOperator(_TransferOperator):
     alpha : float or None, default=1e-6
         Tikhonov parameter ε > 0 (``regularization`` is its deprecated former name). ``None``
         or ``0``: the unregularised estimator (kooplearn's convention), see *Unregularised
-        estimator* above.
+        estimator* above. With ``estimator='full'`` the eigenvalues come from the dual matrix
+        (G + nεI)⁻¹k(Y, X), whose rounding grows like λ_max(G)/(nε) times the eigenvalues'
+        condition: on a numerically rank-deficient G (polynomial or linear kernels, repeated
+        samples) an ε far below λ_max(G)/n loses digits (1e-7 on 30 samples of a degree-2
+        polynomial kernel: 7e-6 relative) or resolves no eigenfunction (an error naming
+        ``alpha``); ``'pcr'``/``'rrr'`` and ``alpha=None`` solve on the range of G instead.
     lag : int, default=1
         τ in time steps for a trajectory ``fit(X)``.
     n_components : int, default=5

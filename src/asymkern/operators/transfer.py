@@ -275,7 +275,20 @@ class _TransferOperator(_OperatorEstimator):
         samples X_out (host) its eigenfunctions live on; A and G_out on any executor (G_out
         may be a callable that forms it after the eigensolver, see :func:`auxiliary_eig`)."""
         k = _clip_components(self, n, "the number of time-lagged pairs")
-        lam, C, used = auxiliary_eig(G_out, A, k, type(self).__name__)
+        try:
+            lam, C, used = auxiliary_eig(G_out, A, k, type(self).__name__)
+        except ValueError as exc:
+            if "numerically zero RKHS norm" not in str(exc):
+                raise
+            # the usual cause here: a regularisation far below the Gram matrix's scale on a
+            # numerically rank-deficient G (a polynomial or linear kernel, repeated samples),
+            # where the dual solve amplifies the rounding of the null directions by 1/(nε)
+            raise ValueError(
+                f"{exc}. With estimator='full' this usually means alpha={self.alpha!r} is too "
+                "small for a numerically rank-deficient Gram matrix (a polynomial or linear "
+                "kernel, repeated samples): the dual eigenproblem amplifies rounding by "
+                "1/(n·alpha). Use a larger alpha, alpha=None, or estimator='pcr'/'rrr' with a "
+                "rank (they solve on the range of the Gram matrix)") from exc
         fn = RKHSFunction(self.kernel_, X_out, C)
         return self._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
 
