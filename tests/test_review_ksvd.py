@@ -534,3 +534,32 @@ def test_working_memory_config_and_parameter_agree(sets):
             np.testing.assert_allclose(m.singular_values_, ref.singular_values_, rtol=1e-12)
             np.testing.assert_allclose(t, ref.transform(Xn), rtol=0,
                                        atol=1e-12 * np.abs(t).max(), err_msg=solver)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "dask"])
+def test_landmark_counts_above_the_matrix_are_clipped_with_a_warning(backend):
+    """n_row_landmarks / n_col_landmarks above the rows / columns of G follow the counts
+    convention (clipped with a ClippedParameterWarning, as n_components); they raised."""
+    from asymkern.exceptions import ClippedParameterWarning
+
+    rng = np.random.default_rng(3)
+    X, Z = rng.standard_normal((40, 3)), rng.standard_normal((30, 3))
+    if backend == "torch":
+        torch = pytest.importorskip("torch")
+        Xb, Zb = torch.as_tensor(X), torch.as_tensor(Z)
+    elif backend == "dask":
+        da = pytest.importorskip("dask.array")
+        Xb, Zb = da.from_array(X, chunks=20), da.from_array(Z, chunks=15)
+    else:
+        Xb, Zb = X, Z
+    ref = KernelSVD(3, kernel="sne", solver="nystrom", n_row_landmarks=40, n_col_landmarks=30,
+                    random_state=0).fit(X, Z=Z)
+    est = KernelSVD(3, kernel="sne", solver="nystrom", n_row_landmarks=500, n_col_landmarks=31,
+                    random_state=0)
+    with pytest.warns(ClippedParameterWarning) as rec:
+        est.fit(Xb, Z=Zb)
+    text = " ".join(str(w.message) for w in rec)
+    assert "n_row_landmarks=500" in text and "n_col_landmarks=31" in text
+    s = est.singular_values_
+    s = s.cpu().numpy() if hasattr(s, "cpu") else np.asarray(s)
+    np.testing.assert_allclose(s, ref.singular_values_, rtol=1e-10)

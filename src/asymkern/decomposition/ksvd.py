@@ -250,7 +250,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         PyTorch (``pip install "asymkern[torch]"``).
     n_row_landmarks : int or None, default None
         Number s_x of sampled rows of G (landmarks) of ``solver='nystrom'``; not used by the
-        other solvers (but checked whatever the solver: an integer ≥ 1 or None). ``None``:
+        other solvers (but checked whatever the solver: an integer ≥ 1 or None). Above the
+        rows of G: clipped with a ``ClippedParameterWarning``. ``None``:
         the value of ``n_col_landmarks`` (capped at n), or min(n, max(10r, 100)) when both
         are None; with ``nystrom_params['tol']`` the starting count of the growth. A
         parameter of its own so that a grid search can tune it
@@ -507,7 +508,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 stacklevel=user_stacklevel(),
             )
 
-    def _solver_options(self) -> dict:
+    def _solver_options(self, shape: tuple[int, int] | None = None) -> dict:
+        """The keyword arguments of the solver; with ``shape`` (n, m) of G, landmark counts
+        above n rows or m columns clipped with a ``ClippedParameterWarning`` (the counts
+        convention of docs/ARCHITECTURE.md, as ``n_components``)."""
         if self.solver in ("randomized", "block_krylov"):
             return {"n_oversamples": self.n_oversamples, "n_iter": self.n_iter,
                     "precision": self.precision}
@@ -516,6 +520,14 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             for key in NYSTROM_PARAMS:  # checked by _check_nystrom_params: never given twice
                 if getattr(self, key) is not None:
                     opts[key] = getattr(self, key)
+            if shape is not None:
+                for key, limit, what in (("n_row_landmarks", shape[0], "rows"),
+                                         ("n_col_landmarks", shape[1], "columns")):
+                    if opts.get(key) is not None:
+                        opts[key] = clip_count(
+                            opts[key], limit, key,
+                            f"the {what} of the {shape[0]}x{shape[1]} kernel matrix",
+                            owner="KernelSVD")
             return opts
         return {}
 
@@ -839,7 +851,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 G -= self.col_means_[None, :].astype(G.dtype)
                 G += G.dtype.type(self.grand_mean_)
         res = top_svd(G, r, solver=self.solver, random_state=self.random_state,
-                      **self._solver_options())
+                      **self._solver_options((n, m)))
         if formed:
             self._keep_means(G)
         self._store(res, G, n, m)
@@ -970,7 +982,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Gw = G * rw[:, None]
         Gw *= rwz[None, :]
         res = top_svd(Gw, r, solver=self.solver, random_state=self.random_state,
-                      **self._solver_options())
+                      **self._solver_options((n, m)))
         self._store(res, Gw, n, m)
         self.sample_weight_, self.sample_weight_Z_ = w, wz
         # training scores, as transform/transform_right give them (a weight 0 row included)
