@@ -12,6 +12,7 @@ read ``citing | cited``.
 from __future__ import annotations
 
 import gzip
+import pickle
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -189,6 +190,54 @@ AMAZON_GRAPHS = {"photo": "amazon_photo/amazon_photo.npz",
                  "computers": "amazon_computers/amazon_cs.npz"}
 
 
+class _DataUnpickler(pickle.Unpickler):
+    """Unpickles only numpy arrays, scipy sparse matrices and plain Python containers, and
+    reads the scipy sparse classes from ``scipy.sparse`` itself: the Amazon files pickle
+    them under their old module paths (``scipy.sparse.csr``), which SciPy deprecates and
+    SciPy 2.0 removes."""
+
+    _BUILTINS = frozenset({"dict", "list", "tuple", "set", "frozenset", "str", "bytes",
+                           "int", "float", "complex", "bool", "slice", "object"})
+
+    def find_class(self, module: str, name: str):
+        if module == "scipy.sparse" or module.startswith("scipy.sparse."):
+            cls = getattr(sp, name, None)
+            if cls is not None:
+                return cls
+        if module.split(".")[0] == "numpy" or (module == "builtins" and name in self._BUILTINS):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name} from a data file")
+
+
+def _read_npz_objects(path, keys) -> dict:
+    """The members ``keys`` (those present) of an .npz file whose arrays may be pickled
+    objects, read with :class:`_DataUnpickler` (numpy's own reader would unpickle anything,
+    through the deprecated scipy module paths)."""
+    import zipfile
+
+    from numpy.lib import format as npformat
+
+    out = {}
+    with zipfile.ZipFile(path) as zf:
+        names = set(zf.namelist())
+        for key in keys:
+            if f"{key}.npy" not in names:
+                continue
+            with zf.open(f"{key}.npy") as fp:
+                major, _ = npformat.read_magic(fp)
+                read_header = (npformat.read_array_header_1_0 if major == 1
+                               else npformat.read_array_header_2_0)
+                shape, fortran, dtype = read_header(fp)
+                if dtype.hasobject:
+                    out[key] = _DataUnpickler(fp).load()
+                else:
+                    count = int(np.prod(shape, dtype=np.int64))
+                    flat = np.frombuffer(fp.read(count * dtype.itemsize), dtype=dtype,
+                                         count=count)
+                    out[key] = flat.reshape(shape, order="F" if fortran else "C").copy()
+    return out
+
+
 def load_amazon_graph(name: str = "photo", data_dir=None) -> DirectedGraph:
     """Amazon co-purchase graphs (Shchur et al.), 'photo' (7650 nodes, 8 classes) or 'computers'
     (13752 nodes, 10 classes), as stored in the data directory (MANIFEST.md §2).
@@ -201,10 +250,10 @@ def load_amazon_graph(name: str = "photo", data_dir=None) -> DirectedGraph:
     if key not in AMAZON_GRAPHS:
         raise ValueError(f"unknown Amazon graph {name!r}; expected one of {sorted(AMAZON_GRAPHS)}")
     path = data_path(AMAZON_GRAPHS[key], data_dir)
-    with np.load(path, allow_pickle=True) as d:
-        A = sp.csr_matrix(d["adj_matrix"].item(), dtype=np.float64)
-        labels = np.asarray(d["node_label"]).ravel()
-        meta = d["metadata"].item() if "metadata" in d else {}
+    members = _read_npz_objects(path, ("adj_matrix", "node_label", "metadata"))
+    A = sp.csr_matrix(members["adj_matrix"].item(), dtype=np.float64)
+    labels = np.asarray(members["node_label"]).ravel()
+    meta = members["metadata"].item() if "metadata" in members else {}
     _, labels = np.unique(labels, return_inverse=True)
     names = tuple(str(c) for c in meta.get("class_names", ())) if isinstance(meta, dict) else ()
     return DirectedGraph(f"amazon_{key}", _binary(A), labels.astype(np.int64), names)
