@@ -9,6 +9,7 @@ device, small host matrices where the caller needs them.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -204,12 +205,16 @@ def pinv_spectrum(lam, Q, n: int, what: str):
         lam, Q = lam[keep], Q[:, keep]
     cond = lmax / float(lam.min())
     if cond > COND_MAX:
+        # relative error of the coefficients up to cond·eps: the digits that rounding can take
+        lost = ("all of their digits" if cond * _EPS >= 1.0 else
+                f"up to {math.log10(cond):.0f} of their ~16 significant digits (relative error "
+                f"up to cond·eps = {cond * _EPS:.1e})")
         warnings.warn(
             f"alpha=None (no Tikhonov term): {what} is ill-conditioned; the pseudo-inverse keeps "
             f"{int(lam.shape[0])} of {int(keep.shape[0])} eigenvalues (those above "
             f"n·eps·λ_max = {n * _EPS * lmax:.3g}) with condition number {cond:.3g} > "
-            f"1/√eps = {COND_MAX:.3g}, so the estimator's coefficients lose more than half of "
-            "their digits to rounding. Typical causes: repeated samples, a smooth kernel (large "
+            f"1/√eps = {COND_MAX:.3g}, so the estimator's coefficients can lose {lost} to "
+            "rounding. Typical causes: repeated samples, a smooth kernel (large "
             "bandwidth); pass alpha > 0 (e.g. 1e-6) to regularise",
             IllConditionedGramWarning, stacklevel=user_stacklevel())
     return lam, Q, cond
