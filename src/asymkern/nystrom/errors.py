@@ -208,7 +208,9 @@ def lla_approximation_error(approx, exact, K=None, *, formula="landmark", square
     approx : NystromKernelRidge, NystromSVC or NystromKernelPCA
         A fitted Nyström machine (mode 'lla', 'ncr', 'gsa' or 'spa').
     exact : same type as ``approx``
-        The same machine fitted with ``mode='exact'`` on the same data and kernel.
+        The same machine fitted with ``mode='exact'`` on the same data and kernel (data,
+        kernel and the parameters of the problem are checked; a ``sample_weight`` is not
+        kept by the fit, so give both fits the same one).
     K : array-like, sparse matrix or KernelMatrix of shape (n, n), optional
         The training kernel matrix (real and finite); when None, products with K are streamed.
     formula : {'landmark', 'eq15'}, default 'landmark'
@@ -307,7 +309,9 @@ def gsa_approximation_error(approx, exact, K=None, *, squared=False):
     approx : NystromKernelRidge, NystromSVC or NystromKernelPCA
         A fitted Nyström machine with ``mode='gsa'``.
     exact : same type as ``approx``
-        The same machine fitted with ``mode='exact'`` on the same data and kernel.
+        The same machine fitted with ``mode='exact'`` on the same data and kernel (data,
+        kernel and the parameters of the problem are checked; a ``sample_weight`` is not
+        kept by the fit, so give both fits the same one).
     K : array-like, sparse matrix or KernelMatrix of shape (n, n), optional
         The training kernel matrix (real and finite); when None, products with K are streamed.
     squared : bool, default False
@@ -373,7 +377,9 @@ def approximation_error(approx, exact, K=None, *, squared=False):
     approx : NystromKernelRidge, NystromSVC or NystromKernelPCA
         A fitted Nyström machine.
     exact : same type as ``approx``
-        The same machine fitted with ``mode='exact'`` on the same data and kernel.
+        The same machine fitted with ``mode='exact'`` on the same data and kernel (data,
+        kernel and the parameters of the problem are checked; a ``sample_weight`` is not
+        kept by the fit, so give both fits the same one).
     K : array-like, sparse matrix or KernelMatrix of shape (n, n), optional
         The training kernel matrix (real and finite); when None, products with K are streamed.
     squared : bool, default False
