@@ -563,3 +563,16 @@ def test_landmark_counts_above_the_matrix_are_clipped_with_a_warning(backend):
     s = est.singular_values_
     s = s.cpu().numpy() if hasattr(s, "cpu") else np.asarray(s)
     np.testing.assert_allclose(s, ref.singular_values_, rtol=1e-10)
+
+
+def test_noise_level_warning_does_not_suggest_the_bandwidth_in_use():
+    """With bandwidth='auto' already in use, the low-rank warning suggests a multiple of it or
+    fewer components (it suggested 'auto' itself)."""
+    X = np.random.default_rng(0).standard_normal((60, 2))
+    with pytest.warns(UserWarning, match="singular values exceed") as rec:
+        KernelSVD(40, kernel_params={"bandwidth": "auto"}).fit(X, Z=X[:50])
+    text = " ".join(str(w.message) for w in rec)
+    assert "'bandwidth': 'auto'" not in text and "c * est.bandwidth_" in text
+    with pytest.warns(UserWarning, match="singular values exceed") as rec:
+        KernelSVD(40, kernel_params={"bandwidth": 100.0}).fit(X, Z=X[:50])
+    assert "'bandwidth': 'auto'" in " ".join(str(w.message) for w in rec)

@@ -1026,18 +1026,26 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 else:
                     setting = "the kernel's default parameters"
                 typical = scale / np.sqrt(float(n) * float(m))  # an entry's typical size
+                # the remedy: the median-distance bandwidth, unless it is the one in use
+                auto = self.bandwidth_ is not None
+                larger = ("a multiple above 1 of the median-distance bandwidth in use "
+                          "(kernel_params={'bandwidth': c * est.bandwidth_}), or fewer "
+                          "components" if auto else "e.g. kernel_params={'bandwidth': 'auto'}")
+                smaller = ("a multiple below 1 of the median-distance bandwidth in use "
+                           "(kernel_params={'bandwidth': c * est.bandwidth_}), or fewer "
+                           "components" if auto else "e.g. kernel_params={'bandwidth': 'auto'}")
                 if typical < np.sqrt(float(np.finfo(dtype).eps)):
                     # kernel values (≤ 1 for the distance kernels) vanished: they underflowed
                     cause = (f"the kernel bandwidth ({setting}) is the likely cause: the kernel "
                              f"values are vanishingly small (σ_1 = {scale:.3g}), as when the "
                              "bandwidth is far smaller than the distances in the data (or gamma "
-                             "far too large) and the kernel underflows; try a larger bandwidth, "
-                             "e.g. kernel_params={'bandwidth': 'auto'}")
+                             f"far too large) and the kernel underflows; try a larger bandwidth, "
+                             f"{larger}")
                 else:
                     cause = (f"the kernel bandwidth ({setting}) is the likely cause: a bandwidth "
                              "far larger than the distances in the data (or gamma far too "
                              "small) makes the kernel matrix nearly constant; try a smaller "
-                             "bandwidth, e.g. kernel_params={'bandwidth': 'auto'}")
+                             f"bandwidth, {smaller}")
             warnings.warn(
                 f"KernelSVD: only {k} of the {s.size} singular values exceed the numerical noise "
                 f"level {tol:.3g} (= max(n, m)·eps·σ_1 for the {n}x{m} {dtype.name} kernel "
