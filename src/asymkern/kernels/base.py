@@ -102,6 +102,26 @@ class Kernel(ABC):
         parameter changed after construction is caught); raise ``ValueError`` naming it."""
         return None
 
+    def feature_rank(self, n_features: int) -> int | None:
+        """An upper bound of the rank of every Gram matrix of the kernel.
+
+        The dimension of a finite feature map; estimators that solve with a shifted Gram
+        matrix read it to work on the matrix's numerical range, whose complement then holds
+        only rounding (``KoopmanOperator(estimator='full')``).
+
+        Parameters
+        ----------
+        n_features : int
+            The number of features d of the data.
+
+        Returns
+        -------
+        int or None
+            The bound, or None where none is known (the RBF kernel's feature map is
+            infinite-dimensional).
+        """
+        return None
+
     def center_for(self, Z):
         """The shift used for every block of a KernelMatrix over columns ``Z`` (or None).
 

@@ -120,6 +120,21 @@ class LinearKernel(Kernel):
     name = "linear"
     accepts_sparse = True
 
+    def feature_rank(self, n_features: int) -> int | None:
+        """The dimension of the kernel's feature map (a bound of every Gram matrix's rank).
+
+        Parameters
+        ----------
+        n_features : int
+            The number of features d of the data.
+
+        Returns
+        -------
+        int
+            d: the feature map is the identity.
+        """
+        return int(n_features)
+
     def _raw(self, X, Z):
         with np.errstate(over="ignore", invalid="ignore"):  # checked just below
             K = _dense(X @ Z.T)
@@ -230,6 +245,27 @@ class PolynomialKernel(Kernel):
         if _may_overflow(X, Z, K.dtype, gamma, coef0, degree):
             check_overflow(K, self.name, "(gamma·xᵀz + coef0)^degree")
         return K
+
+    def feature_rank(self, n_features: int) -> int | None:
+        """The dimension of the kernel's feature map (a bound of every Gram matrix's rank).
+
+        Parameters
+        ----------
+        n_features : int
+            The number of features d of the data.
+
+        Returns
+        -------
+        int or None
+            For an integer degree p the number of monomials of degree ≤ p in d variables,
+            C(d + p, p) (coef0 ≠ 0), or of degree exactly p, C(d + p − 1, p) (coef0 = 0);
+            None for a non-integer degree (no finite feature map).
+        """
+        p = _integral_degree(self.degree)
+        if p is None:
+            return None
+        d = int(n_features)
+        return math.comb(d + p, p) if float(self.coef0) != 0 else math.comb(d + p - 1, p)
 
     @property
     def is_psd(self):

@@ -187,7 +187,7 @@ class IllConditionedGramWarning(RuntimeWarning):
     """
 
 
-def pinv_spectrum(lam, Q, n: int, what: str):
+def pinv_spectrum(lam, Q, n: int, what: str, warn: bool = True):
     """The kept part (λ, Q) of the eigendecomposition of a PSD Gram matrix for its
     pseudo-inverse (eigenvalues > n·eps·λ_max: the relative cutoff rcond = n·eps, the default
     of ``scipy.linalg.pinvh`` up to the factor n), with an
@@ -195,6 +195,8 @@ def pinv_spectrum(lam, Q, n: int, what: str):
 
     ``lam``, ``Q``: eigenvalues (any order) and eigenvectors on one executor. Raises a
     ``ValueError`` when the matrix is numerically zero (no eigenvalue above the cutoff).
+    ``warn=False``: no conditioning warning (a shifted inverse on the kept range, whose shift
+    bounds it).
     """
     lmax = float(lam.max()) if lam.shape[0] else 0.0
     if not lmax > 0:
@@ -204,7 +206,7 @@ def pinv_spectrum(lam, Q, n: int, what: str):
     if not bool(keep.all()):  # (no n×n copy of Q when every eigenpair is kept)
         lam, Q = lam[keep], Q[:, keep]
     cond = lmax / float(lam.min())
-    if cond > COND_MAX:
+    if warn and cond > COND_MAX:
         # relative error of the coefficients up to cond·eps: the digits that rounding can take
         lost = ("all of their digits" if cond * _EPS >= 1.0 else
                 f"up to {math.log10(cond):.0f} of their ~16 significant digits (relative error "
@@ -228,20 +230,31 @@ class GramSolver:
     or below n·eps·λ_max dropped (:func:`pinv_spectrum`, which warns when the kept spectrum is
     ill-conditioned), so that G⁺V is the minimum-norm least-squares solution of G W = V.
 
+    ``restrict=True`` with ``shift > 0``: (G + shift·I)⁻¹ on the numerical range of G,
+    Q_+ (Λ_+ + shift)⁻¹ Q_+ᵀ from the same eigendecomposition and cutoff: for the Gram matrix
+    of a kernel with a finite feature map (linear, polynomial), whose exact null space the
+    rounding fills with noise that a Cholesky solve would amplify by 1/shift (the eigenvalues
+    of (G + shift·I)⁻¹k(Y, X) of the 'full' Koopman estimator then lose every digit at small
+    shifts; on the range they are those of the primal problem).
+
     Attributes
     ----------
     kind : {'cholesky', 'pinv'}
+        'pinv': the eigendecomposition route (shift 0, or ``restrict``).
     """
 
-    def __init__(self, G, shift: float, name: str = "G"):
+    def __init__(self, G, shift: float, name: str = "G", restrict: bool = False):
         self._like, self.shift = G[:0, :0], float(shift)  # picklable (no executor object kept)
-        if self.shift > 0:
+        if self.shift > 0 and not restrict:
             self.kind = "cholesky"
             self.cho = cholesky_shifted(G, self.shift, name)
             return
         self.kind = "pinv"
         lam, Q = sym_eigh(0.5 * (G + G.T))
-        self.lam, self.Q, _ = pinv_spectrum(lam, Q, int(G.shape[0]), f"the Gram matrix {name}")
+        self.lam, self.Q, _ = pinv_spectrum(lam, Q, int(G.shape[0]), f"the Gram matrix {name}",
+                                            warn=self.shift == 0)
+        if self.shift > 0:
+            self.lam = self.lam + self.shift
 
     @property
     def ops(self):
@@ -249,7 +262,7 @@ class GramSolver:
         return ops_of(self._like)
 
     def solve(self, V):
-        """(G + shift·I)⁻¹ V, or G⁺ V for ``shift == 0``."""
+        """(G + shift·I)⁻¹ V, or G⁺ V for ``shift == 0`` (on the range of G for ``restrict``)."""
         if self.kind == "cholesky":
             return self.ops.cho_solve(self.cho, V)
         W = self.Q.T @ V

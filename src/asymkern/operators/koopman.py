@@ -57,6 +57,7 @@ from ._koopman import (
 from ._numerics import GramSolver
 from .empirical import EmpiricalOperator, OperatorEig, RKHSFunction, as_rkhs_kernel
 from .transfer import (
+    _check_snapshot_names,
     _device_samples,
     _reduced_factors,
     _snapshot_pairs,
@@ -164,10 +165,12 @@ class KoopmanOperator(_TransferOperator):
         or ``0``: the unregularised estimator (kooplearn's convention), see *Unregularised
         estimator* above. With ``estimator='full'`` the eigenvalues come from the dual matrix
         (G + nεI)⁻¹k(Y, X), whose rounding grows like λ_max(G)/(nε) times the eigenvalues'
-        condition: on a numerically rank-deficient G (polynomial or linear kernels, repeated
-        samples) an ε far below λ_max(G)/n loses digits (1e-7 on 30 samples of a degree-2
-        polynomial kernel: 7e-6 relative) or resolves no eigenfunction (an error naming
-        ``alpha``); ``'pcr'``/``'rrr'`` and ``alpha=None`` solve on the range of G instead.
+        condition. A kernel with a finite feature map of dimension below n (linear,
+        polynomial: :meth:`~asymkern.kernels.Kernel.feature_rank`) is solved on the range of
+        G, where the eigenvalues are those of the primal problem whatever ε. On a smooth
+        kernel's numerically rank-deficient G an ε far below λ_max(G)/n loses digits or
+        resolves no eigenfunction (an error naming ``alpha``); ``'pcr'``/``'rrr'`` and
+        ``alpha=None`` solve on the range of G.
     lag : int, default=1
         τ in time steps for a trajectory ``fit(X)``.
     n_components : int, default=5
@@ -398,7 +401,8 @@ class KoopmanOperator(_TransferOperator):
             One trajectory (rows are time steps; pairs (x_t, x_{t+lag})) when ``y`` is None,
             else the snapshots x_i. Dask arrays are accepted with landmarks.
         y : array-like of shape (n_samples, n_features) or None, default=None
-            The time-shifted snapshots y_i = Ξ^τ(x_i) (same shape as X).
+            The time-shifted snapshots y_i = Ξ^τ(x_i) (same shape as X; a DataFrame y has the
+            columns of a DataFrame X, in their order).
         observables : array-like of shape (n_rows,) or (n_rows, p), callable or None
             Observables g to forecast with ``predict(..., observable=True)`` and to decompose
             with :meth:`modes`: their values at the rows of the trajectory X (``y=None``) or at
@@ -506,7 +510,9 @@ class KoopmanOperator(_TransferOperator):
         X0, X1 = self.X_fit_, self.Y_fit_
         Cyx = gram("cross")
         if kind == "full":
-            solver = GramSolver(G, shift, "G_X")  # alpha=None: the pseudo-inverse G_X⁺
+            # alpha=None: the pseudo-inverse G_X⁺; a kernel of finite rank below n: the
+            # shifted inverse on the range of G_X (its null space holds only rounding)
+            solver = GramSolver(G, shift, "G_X", restrict=self._finite_rank_below(n))
             coef = checked(ops, solver.solve(Y), "the coefficients (G_X + nεI)⁻¹Y", _RESCALE)
             B = gram_inverse(G, solver, "G_X", (self.kernel_, X0), lazy=not host)
             # S = Ψ' B Φ'ᵀ with Ψ' = features of x_t (output side), Φ' = features of x_{t+τ}
@@ -666,7 +672,7 @@ class KoopmanOperator(_TransferOperator):
         X : array-like of shape (n_samples, n_features)
             A trajectory (``y=None``; pairs (x_t, x_{t+lag}) as in ``fit``) or the snapshots.
         y : array-like of shape (n_samples, n_features) or None, default=None
-            The time-shifted snapshots.
+            The time-shifted snapshots (a DataFrame y: the columns of ``fit``'s X, in order).
         sample_weight : array-like of shape (n_pairs,) or None, default=None
             Weights of the pairs.
         n_steps : int, default=1
@@ -717,6 +723,7 @@ class KoopmanOperator(_TransferOperator):
                              "give one-step targets only")
         else:
             X0 = X
+            _check_snapshot_names(self, y)  # y's columns pair with X's by position
             Y = as_data(y, "y", ensure_2d=False, allow_sparse=sparse_ok)
             if not sp.issparse(Y) and Y.ndim == 1 and X.shape[1] == 1:
                 Y = Y.reshape(-1, 1)

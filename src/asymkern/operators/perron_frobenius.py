@@ -200,7 +200,8 @@ class PerronFrobeniusOperator(_TransferOperator):
             One trajectory (rows are time steps, pairs (x_t, x_{t+lag})) when ``y`` is None, else
             the snapshots x_i.
         y : array-like of shape (n_samples, n_features) or None, default=None
-            The time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X.
+            The time-shifted snapshots y_i = Ξ^τ(x_i), same shape as X (a DataFrame y has the
+            columns of a DataFrame X, in their order).
         Y : array-like, deprecated
             Former keyword of ``y``.
 

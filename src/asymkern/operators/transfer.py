@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._shared.operators import _check_int, _check_timestep, check_fit_memory, gram, lagged_pairs
 from .._validation import DEPRECATED, as_data, clip_count, renamed_param
@@ -57,13 +57,14 @@ class IllConditionedLaggedGramWarning(RuntimeWarning):
 class PseudoInverse(CholeskyInverse):
     """G⁺ (``alpha=None``) as a symmetric LinearOperator: the pseudo-inverse of a PSD Gram
     matrix from its eigendecomposition (:class:`~asymkern.operators._numerics.GramSolver` with
-    shift 0; eigenvalues at or below n·eps·λ_max dropped), never formed.
+    shift 0; eigenvalues at or below n·eps·λ_max dropped), never formed; with a shift > 0,
+    (G + shift·I)⁻¹ on that numerical range (``restrict``: a kernel with a finite feature map).
 
     ``source=(kernel, X)``: G = kernel(X); the factors are then not pickled but recomputed.
     """
 
     def _factor(self, G):
-        return GramSolver(G, 0.0, self.name)
+        return GramSolver(G, self.shift, self.name, restrict=True)
 
     def _rebuild(self):
         with warnings.catch_warnings():  # the fit already warned about the conditioning
@@ -118,6 +119,29 @@ class PerronFrobeniusRepresentation(_Recomputable, MatmatOperator):
         return self.Gxy.T @ self.inv._apply(W)
 
 
+def _check_snapshot_names(est, y) -> None:
+    """Refuse a DataFrame of snapshots y whose columns are not those of ``fit``'s X, in order.
+
+    y holds states of X's own space, which the kernel compares with X's feature by feature (by
+    position): reordered or other columns would fit (or score) a different model silently, as a
+    reordered X would. Checked when both X's names (``feature_names_in_``) and y's are known.
+
+    Raises
+    ------
+    ValueError
+        Naming y, X and both lists of names.
+    """
+    fitted = getattr(est, "feature_names_in_", None)
+    names = _get_feature_names(y)
+    if fitted is None or names is None or list(names) == list(fitted):
+        return
+    raise ValueError(
+        f"the feature names of y ({list(names)[:5]}...) must be those of X "
+        f"({list(fitted)[:5]}...), in the same order: y holds the time-shifted states, which "
+        "the kernel compares with X feature by feature; reorder y's columns as X's "
+        "(y[X.columns])")
+
+
 def _snapshot_pairs(est, X, y, lag: int, kernel):
     """The time-lagged pairs (x_i, y_i) of a transfer-operator fit (float64 copies).
 
@@ -127,6 +151,7 @@ def _snapshot_pairs(est, X, y, lag: int, kernel):
     ``ValueError`` naming y and the expected shape, never a silently different estimator.
     """
     X = _fit_X(est, X, kernel)  # records est._sparse_ok
+    _check_snapshot_names(est, y)
     if sp.issparse(y) and not est._sparse_ok:
         why = (f"the kernel {kernel!r} does not accept sparse input" if kernel is not None
                else "the landmark (Nyström) fit needs dense samples")
@@ -281,16 +306,24 @@ class _TransferOperator(_OperatorEstimator):
             if "numerically zero RKHS norm" not in str(exc):
                 raise
             # the usual cause here: a regularisation far below the Gram matrix's scale on a
-            # numerically rank-deficient G (a polynomial or linear kernel, repeated samples),
-            # where the dual solve amplifies the rounding of the null directions by 1/(nε)
+            # numerically rank-deficient G (a smooth kernel, a large bandwidth), where the
+            # dual solve amplifies the rounding of the near-null directions by 1/(nε)
             raise ValueError(
                 f"{exc}. With estimator='full' this usually means alpha={self.alpha!r} is too "
-                "small for a numerically rank-deficient Gram matrix (a polynomial or linear "
-                "kernel, repeated samples): the dual eigenproblem amplifies rounding by "
-                "1/(n·alpha). Use a larger alpha, alpha=None, or estimator='pcr'/'rrr' with a "
-                "rank (they solve on the range of the Gram matrix)") from exc
+                "small for a numerically rank-deficient Gram matrix (a smooth kernel, a large "
+                "bandwidth): the dual eigenproblem amplifies rounding by 1/(n·alpha). Use a "
+                "larger alpha, alpha=None, or estimator='pcr'/'rrr' with a rank (they solve "
+                "on the range of the Gram matrix)") from exc
         fn = RKHSFunction(self.kernel_, X_out, C)
         return self._finish(OperatorEig(lam, fn, "auxiliary", {"solver": used}))
+
+    def _finite_rank_below(self, n: int) -> bool:
+        """Whether the kernel has a finite feature map (:meth:`Kernel.feature_rank`) of
+        dimension below the n samples: its Gram matrices are then rank-deficient, and the
+        'full' estimator solves on their numerical range."""
+        rank = getattr(self.kernel_, "feature_rank", None)
+        bound = rank(int(self.X_fit_.shape[1])) if rank is not None else None
+        return bound is not None and bound < n
 
     def _estimator_kind(self) -> str:
         if self.estimator not in ESTIMATORS:
