@@ -354,13 +354,14 @@ def directed_sbm(n_per_class: int = 100, n_classes: int = 3, p_forward: float = 
     ValueError
         If a count is not a positive integer or a probability is outside [0, 1].
     """
-    for name, v in (("n_per_class", n_per_class), ("n_classes", n_classes)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    for name, v in (("p_forward", p_forward), ("p_backward", p_backward),
+    for name, count in (("n_per_class", n_per_class), ("n_classes", n_classes)):
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)) \
+                or count < 1:
+            raise ValueError(f"{name} must be a positive integer, got {count!r}")
+    for name, p in (("p_forward", p_forward), ("p_backward", p_backward),
                     ("p_within", p_within)):
-        if not (isinstance(v, (int, float, np.integer, np.floating)) and 0 <= v <= 1):
-            raise ValueError(f"{name} must be a probability in [0, 1], got {v!r}")
+        if not (isinstance(p, (int, float, np.integer, np.floating)) and 0 <= p <= 1):
+            raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
     rng = np.random.default_rng(random_state)
     n = n_per_class * n_classes
     y = np.repeat(np.arange(n_classes), n_per_class)

@@ -207,9 +207,10 @@ def _check_count(value, name: str) -> int:
     """``value`` as a positive int; a ValueError/TypeError naming ``name`` otherwise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive integer, got {value!r}")
-    if not (np.isfinite(value) and value == int(value) and value >= 1):
+    x = float(value)
+    if not (np.isfinite(x) and x == int(x) and x >= 1):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return int(x)
 
 
 def _check_out_degree(out_degree, n: int) -> np.ndarray:
