@@ -153,7 +153,11 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
             raise TypeError(f"{name} must be numeric, got dtype {dt}")
         if dt not in (np.float32, np.float64):
             G = G.astype(np.float64)
-        data = G.data if G.format in ("csr", "csc", "coo", "bsr", "dia") else G.tocsr().data
+        if G.format not in ("csr", "csc", "coo", "bsr"):
+            # LIL, DOK and DIA have no max() (the scale rule of the iterative solvers), and a
+            # DIA matrix's data holds unused padding: CSR, whose data are the stored entries
+            G = G.tocsr()
+        data = G.data
         if not _all_finite(np.asarray(data)):
             raise ValueError(f"{name} contains NaN or infinity; expected finite values")
         return G, "sparse"
@@ -188,6 +192,35 @@ def check_matrix(G, name: str = "G", *, allow_operator: bool = True):
     if not _all_finite(A):
         raise ValueError(f"{name} contains NaN or infinity; expected finite values")
     return A, "dense"
+
+
+def check_lazy_dtype(G, name: str = "G") -> None:
+    """Refuse a matrix checked lazily (a dask array, whose entries are read later) of a
+    complex or non-numeric dtype, from its dtype alone: its solvers would cast it to float,
+    dropping the imaginary part.
+
+    Parameters
+    ----------
+    G : dask array or any object with a ``dtype``
+        The matrix.
+    name : str, default 'G'
+        The name used in the error.
+
+    Raises
+    ------
+    ValueError
+        If G is complex-valued.
+    TypeError
+        If G is not numeric.
+    """
+    dt = getattr(G, "dtype", None)
+    if dt is None:
+        return
+    dt = np.dtype(dt)
+    if np.issubdtype(dt, np.complexfloating):
+        raise ValueError(f"{name} is complex-valued; expected real numbers")
+    if not (np.issubdtype(dt, np.number) or dt == np.bool_):
+        raise TypeError(f"{name} must be numeric, got dtype {dt}")
 
 
 def _check_device_matrix(G, name: str):

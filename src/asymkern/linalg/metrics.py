@@ -122,7 +122,8 @@ def eta_components(U, V, U_approx, V_approx) -> tuple[np.ndarray, np.ndarray]:
     Raises
     ------
     ValueError
-        If the arrays are not 2-D, real and finite, or their shapes do not match.
+        If the arrays are not 2-D, real and finite, U or V is empty (no component to
+        measure), or their shapes do not match.
     TypeError
         If an input is sparse or not numeric.
 
@@ -147,6 +148,10 @@ def eta_components(U, V, U_approx, V_approx) -> tuple[np.ndarray, np.ndarray]:
     """
     U = _vectors(U, "U")
     V = _vectors(V, "V")
+    for name, A in (("U", U), ("V", V)):
+        if A.size == 0:  # no component to measure: the mean over r = 0 components is 0/0
+            raise ValueError(f"{name} has shape {A.shape}; expected at least one row and one "
+                             "column (the exact singular vectors)")
     U_approx = _vectors(U_approx, "U_approx")
     V_approx = _vectors(V_approx, "V_approx")
     if U.shape[1] != V.shape[1]:
@@ -220,8 +225,8 @@ def eta(U, V, U_approx, V_approx, singular_values=None, weights="paper") -> floa
     Raises
     ------
     ValueError
-        If the arrays are not real and finite, shapes do not match, ``weights`` is unknown
-        or negative, or ``singular_values`` is missing or too short.
+        If the arrays are not real and finite, U or V is empty, shapes do not match,
+        ``weights`` is unknown or negative, or ``singular_values`` is missing or too short.
     TypeError
         If ``weights`` is None or a scalar, or an input is sparse or not numeric.
 

@@ -78,6 +78,7 @@ from ._svd_core import (
     _check_real,
     arpack_svd,
     blocks_within,
+    check_lazy_dtype,
     check_matrix,
     data_pass_bytes,
     dense_svd_bytes,
@@ -410,7 +411,9 @@ class _Access:
                 return np.asarray(self.G[rows, cols] if not isinstance(rows, slice)
                                   else self.G[rows][:, cols])
             return self.G[np.ix_(rows, cols)]
-        B = self.G[rows]
+        # sparse (CSR): a run of rows is read through a view of its entries, so a block of
+        # ``step`` rows never copies those rows whole (all M columns) before selecting cols
+        B = _csr_rows(self.G, rows) if isinstance(rows, slice) else self.G[rows]
         return B[:, cols].toarray()
 
     def left(self, J: np.ndarray, B: np.ndarray, out_dtype) -> np.ndarray:
@@ -480,11 +483,37 @@ class _Access:
         return self.G if side == "row" else sp.csr_matrix(self.G.T)
 
 
+def _csr_rows(G: sp.csr_matrix, rows: slice) -> sp.csr_matrix:
+    """The rows ``rows`` of the CSR matrix G as a CSR matrix sharing G's entries and column
+    indices (no copy of them; only the row pointers are new). A slice with a step other than
+    1 is taken by scipy's indexing (a copy).
+
+    Parameters
+    ----------
+    G : scipy.sparse.csr_matrix of shape (N, M)
+        The matrix.
+    rows : slice
+        The rows.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (len(range(N)[rows]), M)
+    """
+    start, stop, step = rows.indices(G.shape[0])
+    if step != 1:
+        return G[rows]
+    stop = max(start, stop)
+    p0, p1 = int(G.indptr[start]), int(G.indptr[stop])
+    return sp.csr_matrix((G.data[p0:p1], G.indices[p0:p1], G.indptr[start:stop + 1] - p0),
+                         shape=(stop - start, G.shape[1]), copy=False)
+
+
 def _dask_access(G, working_memory):
     """The Dask executor's access object (asymkern._dask) for dask inputs, else None."""
     from .._dispatch import dask_executor, is_dask_array
 
     if getattr(G, "is_dask", False) or is_dask_array(G):
+        check_lazy_dtype(G)  # complex or non-numeric: refused before the blocks are read
         return dask_executor("nystrom_access")(G, working_memory)
     return None
 

@@ -43,6 +43,7 @@ re-orthonormalised in the RKHS inner product (Gram–Schmidt through a Cholesky 
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass, field
 
@@ -110,7 +111,8 @@ def as_representation(B, shape: tuple[int, int] | None = None, name: str = "B") 
     Raises
     ------
     ValueError
-        If B is not 2-D, not finite, or has the wrong shape.
+        If B is not 2-D, not finite, complex-valued (a complex LinearOperator included), or
+        has the wrong shape.
     TypeError
         If B is not numeric.
 
@@ -126,15 +128,19 @@ def as_representation(B, shape: tuple[int, int] | None = None, name: str = "B") 
     (2, 3)
     """
     if isinstance(B, LinearOperator):
+        if B.dtype is not None and np.issubdtype(np.dtype(B.dtype), np.complexfloating):
+            raise ValueError(f"{name} is a complex LinearOperator; expected a real one")
         op = B
     elif sp.issparse(B):
+        _check_real_dtype(B.dtype, name)
+        if B.format not in ("csr", "csc", "coo", "bsr"):  # LIL/DOK data are not the entries
+            B = B.tocsr()
         if not np.all(np.isfinite(B.data)):
             raise ValueError(f"{name} contains NaN or infinity; expected finite values")
         op = aslinearoperator(B.astype(np.float64))
     else:
         arr = np.asarray(B)
-        if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
-            raise TypeError(f"{name} must be a numeric matrix, got dtype {arr.dtype}")
+        _check_real_dtype(arr.dtype, name)
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a 2-D matrix, got an array of shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
@@ -144,6 +150,32 @@ def as_representation(B, shape: tuple[int, int] | None = None, name: str = "B") 
         raise ValueError(f"{name} has shape {tuple(op.shape)}; expected (n, m) = {tuple(shape)} "
                          "(rows: output samples Y, columns: input samples X, for S = Ψ B Φᵀ)")
     return op
+
+
+def _check_real_dtype(dtype, name: str) -> None:
+    """Refuse a complex (``ValueError``) or non-numeric (``TypeError``) dtype, naming ``name``:
+    a cast to float64 would drop the imaginary part silently."""
+    dt = np.dtype(dtype)
+    if np.issubdtype(dt, np.complexfloating):
+        raise ValueError(f"{name} is complex-valued; expected real numbers")
+    if not (np.issubdtype(dt, np.number) or dt == np.bool_):
+        raise TypeError(f"{name} must be a numeric matrix, got dtype {dt}")
+
+
+def _check_rtol(rtol, name: str = "rtol", *, optional: bool = True):
+    """A relative threshold: a finite real in [0, 1) (σ_k/σ_1 ≤ 1 and |λ_k|/|λ_1| ≤ 1, so a
+    value ≥ 1 would keep nothing), or None where ``optional``; returned as float (or None).
+    A negative or NaN value would keep numerically zero values, silently."""
+    if rtol is None and optional:
+        return None
+    if isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, numbers.Real):
+        raise TypeError(f"{name} must be {'None or ' if optional else ''}a real number in "
+                        f"[0, 1), got {rtol!r}")
+    value = float(rtol)
+    if not (0.0 <= value < 1.0):
+        raise ValueError(f"{name} must be {'None or ' if optional else ''}a finite number in "
+                         f"[0, 1) (a relative threshold of the numerical rank), got {rtol!r}")
+    return value
 
 
 def _mm(B: LinearOperator, V):
@@ -296,7 +328,7 @@ class GramFactor:
         evecs : array-like of shape (m, m)
             Eigenvectors of G (columns).
         rtol : float, optional
-            Relative threshold (default m·eps).
+            Relative threshold in [0, 1) (default m·eps).
         jitter : float, default 0.0
             The diagonal shift that was added to G (recorded).
         name : str, default 'G'
@@ -310,7 +342,8 @@ class GramFactor:
         Raises
         ------
         ValueError
-            If G has no positive eigenvalue or is clearly indefinite.
+            If G has no positive eigenvalue or is clearly indefinite, or ``rtol`` is not in
+            [0, 1).
         """
         ops = ops_of(evals, evecs)
         if ops is NUMPY:
@@ -327,7 +360,7 @@ class GramFactor:
             raise ValueError(f"{name} is not positive semi-definite (smallest eigenvalue "
                              f"{w.min():.3g}, largest {lmax:.3g}); Mollenhauer et al. (2020) "
                              "needs a symmetric PSD kernel")
-        rtol = m * EPS if rtol is None else float(rtol)
+        rtol = m * EPS if rtol is None else _check_rtol(rtol, optional=False)
         keep = np.flatnonzero(w > rtol * lmax)
         order = keep[np.argsort(w[keep])[::-1]]
         idx = ops.index(order, evals)
@@ -342,6 +375,7 @@ def _check_gram(G, name: str):
     symmetric (to 1e-10 relative)."""
     ops = ops_of(G)
     G = np.asarray(G) if ops is NUMPY else G
+    _check_real_dtype(ops.dtype(G), name)
     if G.ndim != 2 or G.shape[0] != G.shape[1]:
         raise ValueError(f"{name} must be a square Gram matrix, got shape {tuple(G.shape)}")
     if G.shape[0] == 0:
@@ -398,8 +432,8 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     jitter : float, default 0.0
         Value ≥ 0 added to the diagonal before factorising (documented regularisation).
     rtol : float, optional
-        Relative tolerance: directions whose squared RKHS norm is ≤ rtol·max diag(G) count
-        as zero (default m·eps, LAPACK's choice for pivoted Cholesky).
+        Relative tolerance in [0, 1): directions whose squared RKHS norm is ≤ rtol·max
+        diag(G) count as zero (default m·eps, LAPACK's choice for pivoted Cholesky).
     method : {'auto', 'pivoted', 'cholesky', 'eigh'}, default 'auto'
         ``'auto'`` (Cholesky with diagonal pivoting, LAPACK ``pstrf``: PᵀGP = UᵀU; it stops
         at the numerical rank and issues a :class:`RankDeficientGramWarning` if that is
@@ -419,9 +453,11 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     Raises
     ------
     ValueError
-        If G is not square, finite, symmetric and PSD, has a non-positive diagonal, the
-        method is unknown, ``jitter`` or ``rtol`` is negative, or ``'cholesky'`` finds G
-        not numerically positive definite.
+        If G is not square, real, finite, symmetric and PSD, has a non-positive diagonal,
+        the method is unknown, ``jitter`` is negative or not finite, ``rtol`` is not in
+        [0, 1), or ``'cholesky'`` finds G not numerically positive definite.
+    TypeError
+        If ``jitter`` or ``rtol`` is not a real number, or G is not numeric.
 
     See Also
     --------
@@ -449,16 +485,16 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     """
     G = _check_gram(G, name)
     ops = ops_of(G)
+    if isinstance(jitter, (bool, np.bool_)) or not isinstance(jitter, numbers.Real):
+        raise TypeError(f"jitter must be a real number >= 0, got {jitter!r}")
     if not np.isfinite(jitter) or jitter < 0:
         raise ValueError(f"jitter must be finite and >= 0, got {jitter}")
+    if method not in ("auto", "cholesky", "pivoted", "eigh"):
+        raise ValueError(f"unknown method {method!r}; expected auto, cholesky, pivoted or eigh")
     m = G.shape[0]
     if jitter > 0:
         G = ops.add_diag(G, jitter)
     rtol, tol = _tolerances(G, rtol, name)
-    if not (rtol >= 0):
-        raise ValueError(f"rtol must be >= 0, got {rtol}")
-    if method not in ("auto", "cholesky", "pivoted", "eigh"):
-        raise ValueError(f"unknown method {method!r}; expected auto, cholesky, pivoted or eigh")
     if method == "eigh":
         return _eigh_factor(G, tol, jitter, name)
     if method == "cholesky":
@@ -500,7 +536,7 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     G : array-like of shape (m, m)
         Symmetric positive semi-definite Gram matrix.
     rtol : float, optional
-        Relative tolerance (default m·eps).
+        Relative tolerance in [0, 1) (default m·eps).
     name : str, default 'G'
         The name used in error messages.
 
@@ -512,7 +548,10 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     Raises
     ------
     ValueError
-        If G is not square, finite, symmetric and PSD, or has a non-positive diagonal.
+        If G is not square, real, finite, symmetric and PSD, has a non-positive diagonal,
+        or ``rtol`` is not in [0, 1).
+    TypeError
+        If ``rtol`` is not a real number, or G is not numeric.
 
     See Also
     --------
@@ -540,10 +579,11 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
 def _tolerances(G, rtol: float | None, name: str) -> tuple:
     """(rtol, tol): the relative tolerance of the rank rules (default m·eps) and the absolute
     one, rtol·max diag(G); G is refused when its diagonal is not positive."""
+    rtol = _check_rtol(rtol)
     dmax = float(G.diagonal().max())
     if dmax <= 0:
         raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
-    rtol = G.shape[0] * EPS if rtol is None else float(rtol)
+    rtol = G.shape[0] * EPS if rtol is None else rtol
     return rtol, rtol * dmax
 
 
@@ -835,14 +875,30 @@ class OperatorSVDCoefficients:
     info: dict = field(default_factory=dict)
 
 
-def _svd_inputs(G_in, G_out, B, k, solver, shape=None):
-    """Shared checks of the SVD routes and :func:`eig_auxiliary`: float Gram matrices, B's
-    representation of ``shape`` (n, m) (default: the sizes of G_out and G_in), k (None: all,
-    computed densely)."""
-    G_in = np.asarray(G_in, dtype=np.float64)
-    G_out = np.asarray(G_out, dtype=np.float64)
-    n, m = (G_out.shape[0], G_in.shape[0]) if shape is None else shape
+def _svd_inputs(G_in, G_out, B, k, solver, rtol=None, *, cross: bool = False):
+    """Shared checks of the SVD routes and :func:`eig_auxiliary`: the Gram matrices (square,
+    real, finite and symmetric, :func:`_check_gram`; with ``cross``, G_in is the m×n cross Gram
+    matrix G_cross of :func:`eig_auxiliary`: 2-D, real and finite), B's representation of
+    shape (n, m) (the sizes of G_out and G_in, or G_cross's shape transposed), ``rtol``
+    (:func:`_check_rtol`; None allowed for the SVD routes) and k (None: all, computed
+    densely). Returns float64 numpy arrays."""
+    if cross:
+        G_in = np.asarray(G_in)
+        _check_real_dtype(G_in.dtype, "G_cross")
+        if G_in.ndim != 2:
+            raise ValueError(f"G_cross must be a 2-D matrix, got shape {G_in.shape}")
+        G_in = G_in.astype(np.float64, copy=False)
+        if not np.all(np.isfinite(G_in)):
+            raise ValueError("G_cross contains NaN or infinity")
+    else:
+        G_in = np.asarray(_check_gram(G_in, "G_in"), dtype=np.float64)
+    G_out = np.asarray(_check_gram(G_out, "G_out"), dtype=np.float64)
+    n, m = G_out.shape[0], G_in.shape[0]
+    if cross and G_in.shape[1] != n:
+        raise ValueError(f"G_cross has shape {G_in.shape}; expected (m, n) with n = {n}, the "
+                         "size of G_out")
     B = as_representation(B, (n, m))
+    _check_rtol(rtol, optional=not cross)
     truncate = k is None
     if truncate:
         k, solver = min(n, m), "dense"
@@ -868,7 +924,7 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
     solver : str, default 'auto'
         Solver of :func:`top_svd` for the small matrix B̃.
     rtol : float, optional
-        Relative threshold of a numerically zero singular value (default 1e-10).
+        Relative threshold of a numerically zero singular value, in [0, 1) (default 1e-10).
 
     Returns
     -------
@@ -878,7 +934,10 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
     Raises
     ------
     ValueError
-        If B has the wrong shape, or k exceeds the numerical rank.
+        If B has the wrong shape or is complex, ``rtol`` is not in [0, 1), or k exceeds the
+        numerical rank.
+    TypeError
+        If ``rtol`` is not a real number, or B is not numeric.
 
     See Also
     --------
@@ -907,6 +966,7 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
     from .svd import top_svd
 
     B = as_representation(B, (F_out.size, F_in.size))
+    rtol = _check_rtol(rtol)
     limit = min(F_in.rank, F_out.rank)
     truncate = k is None
     k = limit if truncate else k
@@ -978,7 +1038,7 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     solver : {'auto', 'dense', 'arpack'}, default 'auto'
         Eigensolver of the auxiliary problem.
     rtol : float, optional
-        Relative threshold of a numerically zero singular value (default 1e-7).
+        Relative threshold of a numerically zero singular value, in [0, 1) (default 1e-7).
 
     Returns
     -------
@@ -988,7 +1048,10 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     Raises
     ------
     ValueError
-        If B has the wrong shape, or k exceeds the numerical rank.
+        If a Gram matrix is not square, real, finite and symmetric, B has the wrong shape or
+        is complex, ``rtol`` is not in [0, 1), or k exceeds the numerical rank.
+    TypeError
+        If ``rtol`` is not a real number, or an input is not numeric.
     numpy.linalg.LinAlgError
         If the eigenvalues come out complex (the Gram matrices are not PSD).
 
@@ -1016,7 +1079,8 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     >>> bool(np.allclose(a.s, q.s))
     True
     """
-    G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
+    G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver,
+                                                               rtol=rtol)
     lam, W, used = _real_top_eig(
         lambda: _rmm(B, G_out @ _mm(B, G_in)),  # Bᵀ G_Ψ B G_Φ without forming B
         lambda x: _rmm(B, G_out @ _mm(B, G_in @ x)), m, k, solver,
@@ -1052,7 +1116,7 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     solver : {'auto', 'dense', 'arpack'}, default 'auto'
         Eigensolver of the block problem.
     rtol : float, optional
-        Relative threshold of a numerically zero singular value (default 1e-10).
+        Relative threshold of a numerically zero singular value, in [0, 1) (default 1e-10).
 
     Returns
     -------
@@ -1062,8 +1126,11 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     Raises
     ------
     ValueError
-        If B has the wrong shape, k exceeds the numerical rank, or fewer positive
-        eigenvalues than k are found.
+        If a Gram matrix is not square, real, finite and symmetric, B has the wrong shape or
+        is complex, ``rtol`` is not in [0, 1), k exceeds the numerical rank, or fewer
+        positive eigenvalues than k are found.
+    TypeError
+        If ``rtol`` is not a real number, or an input is not numeric.
     numpy.linalg.LinAlgError
         If the eigenvalues come out complex.
 
@@ -1091,7 +1158,8 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     >>> bool(np.allclose(b.s, q.s))
     True
     """
-    G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver)
+    G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver,
+                                                               rtol=rtol)
     N = n + m
 
     def dense():
@@ -1309,7 +1377,7 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     solver : {'auto', 'dense', 'arpack'}, default 'auto'
         Eigensolver.
     rtol : float, default 1e-12
-        Relative threshold of a numerically zero eigenvalue.
+        Relative threshold of a numerically zero eigenvalue, in [0, 1).
 
     Returns
     -------
@@ -1319,8 +1387,11 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     Raises
     ------
     ValueError
-        If B has the wrong shape, k exceeds the number of nonzero eigenvalues, or every
-        eigenfunction has zero RKHS norm.
+        If G_cross is not 2-D, real and finite, G_out is not square, real, finite and
+        symmetric, B has the wrong shape or is complex, ``rtol`` is not in [0, 1), k exceeds
+        the number of nonzero eigenvalues, or every eigenfunction has zero RKHS norm.
+    TypeError
+        If ``rtol`` is not a real number, or an input is not numeric.
 
     See Also
     --------
@@ -1342,7 +1413,7 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     [3.0, 2.0]
     """
     G_cross, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_cross, G_out, B, k, solver,
-                                                               np.shape(G_cross)[::-1])
+                                                               rtol, cross=True)
     A = _dense_or_operator(lambda: _mm(B, G_cross), lambda x: _mm(B, G_cross @ x), n, k, solver)
     lam, W, used = _eig_top(A, n, k, "LM", solver)
     scale = max(abs(lam[0]), 1e-300)
@@ -1408,7 +1479,7 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
     k : int or None
         Number of eigenpairs (by decreasing modulus); None: every numerically nonzero one.
     rtol : float, default 1e-12
-        Relative threshold of a numerically zero eigenvalue.
+        Relative threshold of a numerically zero eigenvalue, in [0, 1).
 
     Returns
     -------
@@ -1418,8 +1489,10 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
     Raises
     ------
     ValueError
-        If B is not symmetric or has the wrong shape, or k exceeds the number of nonzero
-        eigenvalues.
+        If B is not symmetric, is complex or has the wrong shape, ``rtol`` is not in [0, 1),
+        or k exceeds the number of nonzero eigenvalues.
+    TypeError
+        If ``rtol`` is not a real number, or B is not numeric.
 
     See Also
     --------
@@ -1441,6 +1514,7 @@ def eig_qr(F: GramFactor, B, k: int | None, *, rtol: float = 1e-12) -> OperatorE
     [-3.0, 2.0]
     """
     B = as_representation(B, (F.size, F.size))
+    rtol = _check_rtol(rtol, optional=False)
     truncate = k is None
     k = F.rank if truncate else k
     k = check_n_components(k, F.rank, what=f"the numerical rank {F.rank} of the Gram matrix")

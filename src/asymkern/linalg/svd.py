@@ -56,6 +56,7 @@ from ._svd_core import (  # noqa: F401 (re-exported: asymkern.linalg.svd.* stays
     arpack_svd_bytes,
     blocks_within,
     budget_bytes,
+    check_lazy_dtype,
     check_matrix,
     check_randomized_options,
     check_svd_budget,
@@ -237,6 +238,7 @@ def top_svd(G, n_components: int, solver: str = "auto", random_state=None, **opt
     valid = _nystrom_options() if solver == "nystrom" else _SOLVER_OPTIONS[solver]
     _check_options(options, valid, f"top_svd(solver={solver!r})")
     if getattr(G, "is_dask", False) or is_dask_array(G):  # Dask executor (asymkern._dask)
+        check_lazy_dtype(G)  # complex or non-numeric: refused from the dtype, before any pass
         lowered_matrix(G, options.get("precision", "high"))  # 'low': torch only, refused
         return dask_executor("top_svd")(G, n_components, solver, random_state, **options)
     G, kind = check_matrix(G)
