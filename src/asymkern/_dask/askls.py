@@ -44,7 +44,17 @@ from .._shared.lssvm import (
     _one_vs_rest,
     askls_lowrank_reduced,
 )
-from .kernel import DaskKernelMatrix, _add, _local, _tree, as_dask_data, gather, stack_rows, task
+from .kernel import (
+    DaskKernelMatrix,
+    _add,
+    _local,
+    _tree,
+    as_dask_data,
+    gather,
+    split_like,
+    stack_rows,
+    task,
+)
 
 
 # ------------------------------------------------------------------------------- labels
@@ -190,6 +200,8 @@ def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
     if y is None:
         raise ValueError("y is None; expected one class label per row of X")
     kern = est._kernel_obj()
+    # a numpy X with dask labels: split like them (as the Nyström machines do)
+    X = split_like(X, y, allow_sparse=kern.accepts_sparse)
     Xd = as_dask_data(X, "X", allow_sparse=kern.accepts_sparse)
     n, d = (int(k) for k in Xd.shape)
     classes, Y = dask_labels(y, Xd.chunks[0], n)

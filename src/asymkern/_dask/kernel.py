@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._backend import LazyMatrix
-from .._dispatch import require_dask
+from .._dispatch import is_dask_array, require_dask
 from .._validation import as_data, check_positive
 
 #: (description, nbytes) of every object :func:`gather` brought to the client (tests inspect it)
@@ -140,6 +140,43 @@ def as_dask_data(X, name: str = "X", *, allow_sparse: bool = False):
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
     meta = sp.csr_matrix((0, 0), dtype=dtype) if sparse else np.empty((0, 0), dtype=dtype)
     return X.map_blocks(_check_chunk, name, dtype, dtype=dtype, meta=meta)
+
+
+def split_like(X, y, name: str = "X", *, allow_sparse: bool = False):
+    """An in-memory ``X`` paired with a dask ``y``: X as a dask array row-chunked like ``y``.
+
+    The estimators whose paired inputs must be chunked alike (labels, targets, time-shifted
+    snapshots) then accept a numpy X with a dask y, as the Nyström machines do: X is already
+    on the client, so it is split along ``y.chunks[0]`` (empty chunks are dropped by
+    :func:`as_dask_data` afterwards). Anything else is returned unchanged for the usual
+    checks to report: a dask X, a numpy y, a y with unknown chunk sizes or another number of
+    rows.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or dask array
+        The samples.
+    y : array-like or dask array
+        The paired second input (one entry or row per sample).
+    name : str, default 'X'
+        The name of ``X`` in error messages.
+    allow_sparse : bool, default False
+        Accept a sparse X (kept as CSR chunks).
+
+    Returns
+    -------
+    X : dask array or the input
+        X split like the rows of ``y``, or ``X`` itself.
+    """
+    if is_dask_array(X) or not is_dask_array(y) or y.ndim < 1:
+        return X
+    if any(np.isnan(c) for c in y.chunks[0]):
+        return X
+    A = as_data(X, name, allow_sparse=allow_sparse)
+    if A.shape[0] != y.shape[0]:
+        return X
+    da = require_dask()
+    return da.from_array(A, chunks=(y.chunks[0], A.shape[1]), asarray=not sp.issparse(A))
 
 
 # ------------------------------------------------------------------------- aligned operands

@@ -957,6 +957,8 @@ def fit_svc(est, X, y):
             + ("it needs the n×n kernel" if est.mode in ("spa", "exact") else
                "its test phase needs the n×s factor G^† against all training points")
             + "; use mode='lla' or 'ncr'")
+    if is_dask_array(X) and any(np.isnan(c) for c in X.chunks[0]):
+        check_X(X)  # its row count is read below: refused first, naming X and the fix
     n = int(X.shape[0])
     m = min(int(est.n_landmarks), n) if isinstance(est.n_landmarks, numbers.Integral) else n
     check_memory(2 * 8 * n * int(m), f"NystromSVC on dask inputs ({n} samples, {m} landmarks)",

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import is_dask_array, require_dask
-from .kernel import DaskKernelMatrix, _tree, as_dask_data, gather, task
+from .kernel import DaskKernelMatrix, _tree, as_dask_data, gather, split_like, task
 
 
 def _eval_task(kernel, L, coef, Xc):
@@ -149,7 +149,7 @@ def fit_cme_dask(est, X, y):
     if y is None:
         raise ValueError("ConditionalMeanEmbedding requires y to be passed, but the target y is "
                          "None (paired samples y of shape (n_samples, d_y) are needed)")
-    Xd = as_dask_data(X, "X", allow_sparse=False)
+    Xd = as_dask_data(split_like(X, y), "X", allow_sparse=False)  # numpy X: split like y
     n, d = (int(k) for k in Xd.shape)
     if is_dask_array(y):
         if any(np.isnan(c) for cs in y.chunks for c in cs):
@@ -189,7 +189,7 @@ def fit_koopman_dask(est, X, Y) -> DaskLandmarkFit:
     from .._shared.operators import as_rkhs_kernel
 
     _, _, lag = est._check_params()  # validated here too (the caller passes its own eps)
-    Xd = as_dask_data(X, "X", allow_sparse=False)
+    Xd = as_dask_data(split_like(X, Y), "X", allow_sparse=False)  # numpy X: split like y
     if Y is None:
         if lag >= Xd.shape[0] - 1:
             raise ValueError(f"lag={lag} must be smaller than the trajectory length "

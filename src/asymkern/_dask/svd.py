@@ -127,6 +127,30 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
                       "precision": "high", "executor": "dask"})
 
 
+def drop_empty_chunks(G):
+    """The non-empty 2-D dask array ``G`` without its zero-size chunks (``G`` itself if none).
+
+    dask's whole-array ``max``/``min`` reductions fail on a zero-size chunk (a NumPy
+    concatenation error), and a slice or a concatenation easily leaves one; the randomized
+    solvers and the scale of the cluster-side ARPACK read those reductions. Dropping the empty
+    chunks changes no value, as the empty row chunks of a data set X are dropped by
+    :func:`asymkern._dask.kernel.as_dask_data`.
+
+    Parameters
+    ----------
+    G : dask array
+        A 2-D dask array with known chunk sizes and at least one row and one column.
+
+    Returns
+    -------
+    dask array
+        ``G`` rechunked to its non-empty chunks along both axes.
+    """
+    if not any(0 in cs for cs in G.chunks):
+        return G
+    return G.rechunk(tuple(tuple(c for c in cs if c) for cs in G.chunks))
+
+
 def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, **options):
     """``top_svd`` for a DaskKernelMatrix or a dask array G (see the module docstring)."""
     from .._validation import check_n_components
@@ -143,6 +167,8 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
     shape = tuple(int(k) for k in G.shape)
     if min(shape) == 0:
         raise ValueError(f"G is empty (shape {shape}); expected at least one row and one column")
+    if isinstance(G, da.Array):
+        G = drop_empty_chunks(G)
     r = check_n_components(n_components, min(shape), what=f"min(n, m) of G with shape {shape}")
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; expected one of {SOLVERS}")
