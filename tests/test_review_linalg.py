@@ -233,29 +233,28 @@ def test_complex_dask_input_is_refused(solver):
         asymmetric_nystrom(G, 2, random_state=0)
 
 
-@pytest.mark.xfail(strict=True, reason="the Dask executor's randomized SVD does not check "
-                   "G's entries: a NaN ends as LinAlgError('SVD did not converge'); fix in "
-                   "asymkern/_dask/svd.py (dask_randomized_svd): reduce isfinite over the "
-                   "first pass's blocks and raise ValueError('G contains NaN or infinity')")
-def test_dask_randomized_svd_names_a_nan_in_g():
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("solver", ["randomized", "block_krylov"])
+def test_dask_randomized_svd_names_a_nan_in_g(bad, solver):
+    """A non-finite entry of a dask G is refused naming G (it ended as LinAlgError('SVD did
+    not converge'))."""
     da = pytest.importorskip("dask.array")
     A = _rng(1).standard_normal((30, 25))
-    A[A > 2] = np.nan
+    A[A > 2] = bad
     with pytest.raises(ValueError, match="G contains NaN"):
-        top_svd(da.from_array(A, chunks=10), 2, solver="randomized", random_state=0)
+        top_svd(da.from_array(A, chunks=10), 2, solver=solver, random_state=0)
 
 
-@pytest.mark.xfail(strict=True, reason="the Dask executor's Nyström access never checks the "
-                   "entries of G[:, J] and G[I, :]: a NaN outside the core comes back in U "
-                   "(silently NaN); fix in asymkern/_dask/nystrom.py: check the blocks it "
-                   "forms (isfinite reduced with the products) and raise ValueError naming G")
-def test_dask_nystrom_names_a_nan_outside_the_core():
+@pytest.mark.parametrize("where", [(3, 0), (12, 24)])  # outside the core; a landmark row
+def test_dask_nystrom_names_a_nan_outside_the_core(where):
+    """A NaN in the landmark columns or rows of a dask G is refused naming G (outside the
+    core block it came back in U, silently)."""
     da = pytest.importorskip("dask.array")
     A = _rng(1).standard_normal((30, 25))
-    A[3, 0] = np.nan  # row 3 is not a landmark, column 0 is
+    A[where] = np.nan  # row 3 is not a landmark, column 0 is; row 12 is, column 24 is not
     with pytest.raises(ValueError, match="G contains NaN"):
         res = asymmetric_nystrom(da.from_array(A, chunks=10), 2, row_sampling=np.arange(10, 30),
-                                 col_sampling=np.arange(25), random_state=0)
+                                 col_sampling=np.arange(20), random_state=0)
         assert np.isfinite(_host(res.U)).all()
 
 

@@ -440,6 +440,14 @@ def nystrom_once(acc: DaskAccess, r: int, I, J, core_solver: str, rcond, rs, nor
     # reads U, and every later use (transforms, user computes) starts from the stored chunks,
     # so the fit costs the same kernel evaluations as in memory
     U, V = persist(U, V)
+    # the in-memory path refuses a non-finite G before it starts; here only the columns J
+    # and rows I are read, and a NaN or inf among them reaches Ũ or Ṽ (one reduction each)
+    da = require_dask()
+    if not all(gather("finiteness of the Nyström factors", da.isfinite(U).all(),
+                      da.isfinite(V).all())):
+        raise ValueError(
+            "G contains NaN or infinity in the columns or rows the Nyström method reads (its "
+            "landmark columns G[:, J] and rows G[I, :]); expected finite values")
     s = swk * np.sqrt(N * M / (len(I) * len(J)))
     mix_u = mix_v = None
     if orthogonalize:  # the same algebra as in memory, with a tall-skinny QR of Ũ and Ṽ

@@ -94,7 +94,10 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
             dtype = np.dtype(np.float64)
             G = G.astype(dtype)
         col_chunks = G.chunks[1]
-        c = unit_scale(max(float(v) for v in gather("max and -min of G", G.max(), -G.min())))
+        top = max(float(v) for v in gather("max and -min of G", G.max(), -G.min()))
+        if not np.isfinite(top):  # a NaN or inf among the entries (the max reduction carries it)
+            raise ValueError("G contains NaN or infinity; expected finite values")
+        c = unit_scale(top)
 
         def mm(B):
             return G @ B if c == 1.0 else (G @ B) * c
