@@ -315,11 +315,9 @@ def test_sparse_nystrom_blocks_do_not_copy_whole_rows():
         np.testing.assert_allclose(x, y, atol=1e-10, rtol=0)
 
 
-@pytest.mark.xfail(strict=True, reason="scipy's svds takes the adjoint of a sparse G as "
-                   "G.T.conj(), a full copy of G (3.6 MiB here) that arpack_svd_bytes does not "
-                   "count; fix in linalg/_svd_core.arpack_svd: pass a sparse G as a "
-                   "LinearOperator whose rmatmat is G.T @ X (a view), or count the copy")
 def test_arpack_on_a_sparse_matrix_stays_within_the_budget():
+    """scipy's svds formed the adjoint of a sparse G as a copy (G.T.conj(), 3.6 MiB here)
+    that the budget did not count; the adjoint now reads the transposed view."""
     S = sp.csr_matrix(_rng(10).standard_normal((600, 500)))
     with asymkern.config_context(max_dense_memory=2):
         peak, err = _peak(lambda: top_svd(S, 5, solver="arpack", random_state=0))

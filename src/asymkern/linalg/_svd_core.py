@@ -928,6 +928,8 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64) / c,
                          G.ops.from_host(res.V, like), "arpack", res.info)
     A = _as_operator(G) if kind in ("kernel", "operator") else G
+    if sp.issparse(A):  # svds would form the adjoint as a copy, G.T.conj(), not budgeted
+        A = _sparse_operator(A)
     if c != 1.0:
         A = aslinearoperator(A) * c
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
@@ -940,6 +942,15 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         # (or v0 fell into its null space, which has probability 0). Decide by probing G.
         return _zero_svd(A, r, rng, exc)
     return _finish(U, s / c, Vt.T, r, "arpack")
+
+
+def _sparse_operator(A) -> LinearOperator:
+    """A real sparse matrix as a LinearOperator whose adjoint products read the transposed
+    view Aᵀ (CSR ↔ CSC, no copy): scipy's ``svds`` forms the adjoint of a sparse matrix as a
+    copy (``A.T.conj()``), as large as A, which :func:`arpack_svd_bytes` does not count."""
+    At = A.T
+    return LinearOperator(A.shape, matvec=A.dot, rmatvec=At.dot, matmat=A.dot,
+                          rmatmat=At.dot, dtype=A.dtype)
 
 
 def unit_scale(top: float) -> float:
