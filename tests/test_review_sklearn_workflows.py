@@ -292,14 +292,9 @@ def test_nullable_dtypes_without_missing_values_equal_float64(cls):
 
 @pytest.mark.parametrize("cls", [KernelPCA, LSSVMClassifier, NystromKernelRidge],
                          ids=lambda c: c.__name__)
-@pytest.mark.xfail(strict=True, reason=(
-    "a pd.NA in a nullable DataFrame column reaches _validation.real_numeric as an object array "
-    "and is refused as non-numeric (TypeError \"X must be numeric: float() argument must be a "
-    "string or a real number, not 'NAType'\"), while the same missing value in y, or NaN in X, "
-    "is a ValueError saying X contains NaN (scikit-learn: \"Input X contains NaN\"). Fix in "
-    "_validation.as_data: convert a DataFrame with extension dtypes with "
-    "X.to_numpy(dtype=float, na_value=np.nan) before the checks"))
 def test_missing_value_in_a_nullable_column_is_reported_as_nan(cls):
+    """A pd.NA in a nullable column is the missing value it is (a ValueError saying X contains
+    NaN, as for NaN and as scikit-learn says), not a non-numeric X (it was a TypeError)."""
     X, y = data(cls)
     frame = pd.DataFrame(X, columns=["a", "b", "c"]).astype("Float64")
     frame.iloc[3, 1] = pd.NA

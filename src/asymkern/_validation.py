@@ -367,10 +367,26 @@ def real_numeric(arr: np.ndarray, *, complex_message: str, nonnumeric_message: s
     return arr
 
 
+def _nullable_as_float(x):
+    """A pandas DataFrame or Series whose columns are all numeric and some of a nullable
+    extension dtype (``Int64``, ``Float64``, ``boolean``) as float64 with ``pd.NA`` → NaN (the
+    finiteness check then names the missing value, as scikit-learn's); anything else as is
+    (numpy would give an object array, refused as non-numeric)."""
+    if not type(x).__module__.startswith("pandas"):
+        return x
+    from pandas.api.types import is_bool_dtype, is_extension_array_dtype, is_numeric_dtype
+
+    dtypes = list(x.dtypes) if hasattr(x, "columns") else [getattr(x, "dtype", None)]
+    if any(is_extension_array_dtype(d) for d in dtypes) and all(
+            is_numeric_dtype(d) or is_bool_dtype(d) for d in dtypes):
+        return x.to_numpy(dtype=np.float64, na_value=np.nan)
+    return x
+
+
 def _as_real(x, name: str, complex_message: str, nonnumeric_message: str) -> np.ndarray:
     """``np.asarray(x)`` checked by :func:`real_numeric`; a failed conversion names ``name``."""
     try:
-        arr = np.asarray(x)
+        arr = np.asarray(_nullable_as_float(x))
     except Exception as exc:  # a tensor on a device, exotic objects
         device = getattr(x, "device", None)
         if getattr(device, "type", "cpu") != "cpu":
