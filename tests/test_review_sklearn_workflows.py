@@ -351,18 +351,19 @@ def test_snapshot_frame_must_have_the_columns_of_X(cls):
 
 
 @pytest.mark.parametrize("cls", [KernelCCA, CrossCovarianceOperator], ids=lambda c: c.__name__)
-@pytest.mark.xfail(strict=True, reason=(
-    "the paired view y's column names are not recorded at fit, so transform(X, y) with y's "
-    "columns reordered returns wrong y-scores silently (scikit-learn's CCA does not check "
-    "either, but the safety contract says nothing is silently wrong, and KernelSVD refuses "
-    "such a Z). Fix in cca.py / covariance.py: record _get_feature_names(y) in fit and compare "
-    "it in transform / transform_y, as KernelSVD._check_z_names does"))
 def test_paired_view_frame_columns_are_checked(cls):
+    """transform(X, y) with y's columns reordered is refused (it returned wrong y-scores
+    silently); the same columns in order give the fit's scores."""
     X, y = data(cls)
     Y = pd.DataFrame(y, columns=["u", "v"])
     est = fit(make(cls), X, Y)
-    with pytest.raises(ValueError, match="feature names"):
+    with pytest.raises(ValueError, match="feature names of y"):
         est.transform(X, Y[["v", "u"]])
+    if cls is KernelCCA:
+        with pytest.raises(ValueError, match="feature names of y"):
+            est.transform_y(Y.rename(columns={"u": "w"}))
+    same = est.transform(X, Y)
+    np.testing.assert_array_equal(same[1], est.transform(X, y)[1])
 
 
 # --------------------------------------------------------------------- n_features_in_

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._backend import NUMPY, ops_of
 from .._shared.operators import (
@@ -391,6 +391,8 @@ def _operator_samples(est, X, y=None, kernel_x=None, kernel_y=None) -> OperatorS
         The samples; ``device`` None for the numpy fit.
     """
     est.torch_fit_ = False
+    # the column names of a DataFrame y, which transform's y must carry in the same order
+    est._y_names = None if kernel_y is None else _get_feature_names(y)
     if use_torch(est, X, y):  # torch executor (asymkern._torch): the samples on the device
         from .._torch.operators import operator_samples
 
@@ -660,7 +662,13 @@ class _ComponentsOut(ClassNamePrefixFeaturesOutMixin):
 
 def _transform_y(est, y):
     """The y side of a fitted paired estimator as given and checked: 1-D or 2-D with the fit's
-    number of columns."""
+    number of columns, and a DataFrame with the column names of ``fit``'s y, in order (the
+    kernel compares y with the training y feature by feature, by position)."""
+    fitted, names = getattr(est, "_y_names", None), _get_feature_names(y)
+    if fitted is not None and names is not None and (
+            len(names) != len(fitted) or np.any(names != fitted)):
+        raise ValueError("The feature names of y should match those that were passed during "
+                         f"fit (fit: {list(fitted)[:5]}..., now: {list(names)[:5]}...)")
     d = est.operator_.Y.shape[1]
     if sp.issparse(y):
         Y = as_data(y, "y", allow_sparse=est._y_sparse_ok)
