@@ -576,3 +576,19 @@ def test_noise_level_warning_does_not_suggest_the_bandwidth_in_use():
     with pytest.warns(UserWarning, match="singular values exceed") as rec:
         KernelSVD(40, kernel_params={"bandwidth": 100.0}).fit(X, Z=X[:50])
     assert "'bandwidth': 'auto'" in " ".join(str(w.message) for w in rec)
+
+
+@pytest.mark.parametrize("solver", ["dense", "randomized", "nystrom"])
+@pytest.mark.parametrize("params,exc", [({"tol": -1}, ValueError), ({"estimate": "x"}, ValueError),
+                                        ({"max_landmarks": 0}, ValueError),
+                                        ({"normalize": "yes"}, TypeError),
+                                        ({"core_solver": "q"}, ValueError),
+                                        ({"rcond": "a"}, TypeError),
+                                        ({"n_probes": 1.5}, TypeError)])
+def test_nystrom_params_values_checked_whatever_the_solver(solver, params, exc):
+    """The values of nystrom_params are checked at the top of fit, whatever the solver (only
+    the Nyström solve read them, so a bad value waited for solver='nystrom')."""
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    key = next(iter(params))
+    with pytest.raises(exc, match=key):
+        KernelSVD(2, solver=solver, nystrom_params=params, random_state=0).fit(X)

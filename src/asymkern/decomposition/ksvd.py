@@ -48,7 +48,7 @@ from ..config import check_memory
 from ..kernels import CompatibilityTransform, KernelMatrix, get_kernel
 from ..kernels.base import _dense
 from ..linalg._svd_core import PRECISIONS, _solver_blocks, check_randomized_options
-from ..linalg.nystrom import _check_common
+from ..linalg.nystrom import check_nystrom_options
 from ..linalg.svd import (
     SOLVERS,
     _nystrom_options,
@@ -66,6 +66,10 @@ from ..linalg.svd import (
 #: options of the asymmetric Nyström solver that are first-class KernelSVD parameters (formerly
 #: keys of ``nystrom_params``, where they are deprecated since 0.2 and removed in 0.4)
 NYSTROM_PARAMS = ("n_row_landmarks", "n_col_landmarks", "sampling")
+#: the keys of ``nystrom_params`` whose values are checked before any work, whatever the solver
+#: (:func:`~asymkern.linalg.nystrom.check_nystrom_options`)
+_NYSTROM_VALUE_OPTIONS = ("tol", "estimate", "weights", "max_landmarks", "n_probes",
+                          "core_solver", "rcond", "normalize", "orthogonalize")
 #: the release in which the keys of NYSTROM_PARAMS stop being accepted in ``nystrom_params``
 NYSTROM_PARAMS_REMOVAL = "0.4"
 
@@ -475,16 +479,19 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         of ``nystrom_params`` (:func:`~asymkern.linalg.asymmetric_nystrom`'s options), each
         refused with the message the Nyström solver gives."""
         given = self.nystrom_params or {}
-        # a parameter, or its deprecated key in nystrom_params (never both)
-        rows, cols, sampling = (given.get(k) if getattr(self, k) is None else getattr(self, k)
-                                for k in NYSTROM_PARAMS)
-        _check_common(rows, cols, "uniform" if sampling is None else sampling)
         unknown = sorted(set(given) - set(_nystrom_options()))
         if unknown:
             raise TypeError(
                 f"nystrom_params has unknown option(s) {', '.join(map(repr, unknown))}; valid "
                 f"options (those of asymkern.linalg.asymmetric_nystrom): "
                 f"{', '.join(_nystrom_options())}")
+        # a parameter, or its deprecated key in nystrom_params (never both)
+        rows, cols, sampling = (given.get(k) if getattr(self, k) is None else getattr(self, k)
+                                for k in NYSTROM_PARAMS)
+        # the values of the options that do not depend on G (the others: at the solve)
+        values = {k: v for k, v in given.items() if k in _NYSTROM_VALUE_OPTIONS}
+        check_nystrom_options(rows, cols, "uniform" if sampling is None else sampling,
+                              **values)
 
     def _check_nystrom_params(self) -> None:
         """Refuse a Nyström option given both as a parameter and as a key of

@@ -983,6 +983,55 @@ def _check_common(n_row_landmarks, n_col_landmarks, sampling) -> None:
         raise ValueError(f"sampling must be one of {SAMPLINGS}, got {sampling!r}")
 
 
+def check_nystrom_options(n_row_landmarks=None, n_col_landmarks=None, sampling="uniform", *,
+                          tol=None, estimate="change", weights="uniform", max_landmarks=None,
+                          n_probes=None, core_solver="auto", rcond=None, normalize=False,
+                          orthogonalize=False) -> tuple:
+    """The options of :func:`asymmetric_nystrom` that do not depend on G, checked (errors name
+    the option): the estimators check them before any work, whatever their solver.
+
+    Parameters
+    ----------
+    n_row_landmarks, n_col_landmarks, sampling : int, int, str
+        As in :func:`asymmetric_nystrom` (the counts' ranges depend on G: checked there).
+    tol, estimate, weights, max_landmarks, n_probes : optional
+        As in :func:`asymmetric_nystrom`.
+    core_solver, rcond, normalize, orthogonalize : optional
+        As in :func:`asymmetric_nystrom`.
+
+    Returns
+    -------
+    tuple
+        (tol, max_landmarks, n_probes, rcond) validated.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the option that is out of range or of the wrong type.
+    """
+    _check_common(n_row_landmarks, n_col_landmarks, sampling)
+    if tol is not None:
+        tol = _check_real(tol, "tol")
+        if tol <= 0:
+            raise ValueError(f"tol must be > 0 (or None for fixed landmark counts), got {tol}")
+    if estimate not in ESTIMATES:
+        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
+    if weights not in ("uniform", "paper"):
+        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
+    if max_landmarks is not None:
+        max_landmarks = _check_int(max_landmarks, "max_landmarks", 1)
+    if n_probes is not None:
+        n_probes = _check_int(n_probes, "n_probes", 1)
+    if rcond is not None:
+        rcond = _check_real(rcond, "rcond")
+    for flag, value in (("normalize", normalize), ("orthogonalize", orthogonalize)):
+        check_bool(value, flag)
+    if core_solver not in ("auto", "dense", "randomized", "arpack"):
+        raise ValueError(f"core_solver must be 'auto', 'dense', 'randomized' or 'arpack', got "
+                         f"{core_solver!r}")
+    return tol, max_landmarks, n_probes, rcond
+
+
 def _check_points(points, name: str, n: int):
     """k-means points of one side: None or an (n, d) real finite array (or sparse matrix)."""
     if points is None:
@@ -1139,28 +1188,13 @@ def asymmetric_nystrom(
     N, M = acc.shape
     r = check_n_components(n_components, min(N, M), what=f"min(N, M) of G with shape {(N, M)}")
     rs = _check_random_state(random_state)
-    _check_common(n_row_landmarks, n_col_landmarks, sampling)
-    if tol is not None:
-        tol = _check_real(tol, "tol")
-        if tol <= 0:
-            raise ValueError(f"tol must be > 0 (or None for fixed landmark counts), got {tol}")
-    if estimate not in ESTIMATES:
-        raise ValueError(f"estimate must be one of {ESTIMATES}, got {estimate!r}")
-    if weights not in ("uniform", "paper"):
-        raise ValueError(f"weights must be 'uniform' or 'paper', got {weights!r}")
-    if max_landmarks is not None:
-        max_landmarks = _check_int(max_landmarks, "max_landmarks", 1)
-    if n_probes is not None:
-        n_probes = _check_int(n_probes, "n_probes", 1)
-    if rcond is not None:
-        rcond = _check_real(rcond, "rcond")
-    for flag, value in (("normalize", normalize), ("orthogonalize", orthogonalize)):
-        check_bool(value, flag)
+    tol, max_landmarks, n_probes, rcond = check_nystrom_options(
+        n_row_landmarks, n_col_landmarks, sampling, tol=tol, estimate=estimate,
+        weights=weights, max_landmarks=max_landmarks, n_probes=n_probes,
+        core_solver=core_solver, rcond=rcond, normalize=normalize,
+        orthogonalize=orthogonalize)
     row_points = _check_points(row_points, "row_points", N)
     col_points = _check_points(col_points, "col_points", M)
-    if core_solver not in ("auto", "dense", "randomized", "arpack"):
-        raise ValueError(f"core_solver must be 'auto', 'dense', 'randomized' or 'arpack', got "
-                         f"{core_solver!r}")
     (row_m, col_m), (n_row_landmarks, n_col_landmarks) = _resolve_samplings(
         sampling, row_sampling, col_sampling, (N, M), (n_row_landmarks, n_col_landmarks))
     fixed_r, fixed_c = not isinstance(row_m, str), not isinstance(col_m, str)
