@@ -258,7 +258,7 @@ def clip_count(value, limit: int, name: str, what: str, *, owner: str = "") -> i
 def check_random_state(random_state, name: str = "random_state") -> np.random.RandomState:
     """scikit-learn's ``check_random_state`` with errors that name the argument.
 
-    The library-wide convention (scikit-learn's): ``None`` (fresh entropy), an int in
+    The library-wide convention (scikit-learn's): ``None`` (numpy's global RandomState), an int in
     [0, 2**32 − 1] or a :class:`numpy.random.RandomState`. A :class:`numpy.random.Generator`
     is refused everywhere with a ``TypeError`` saying how to pass its seed instead, so that
     no estimator accepts what another rejects.
