@@ -83,7 +83,9 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
     :func:`~asymkern.linalg.operator_svd.gram_eigh`), which also serve as the kernel QR factors.
     ``fit(X, y)``: y is the paired second view (samples (x_i, y_i)), as scikit-learn's ``CCA``.
     ``transform(X)`` gives the (centred) canonical variates of X, ``transform(X, y)`` the pair
-    ``(x_scores, y_scores)``, ``transform_y(y)`` those of y alone.
+    ``(x_scores, y_scores)``, ``transform_y(y)`` those of y alone. ``fit_transform(X, y)``
+    returns the x-scores only (``fit(X, y).transform(X)``, so that the estimator can be a
+    step of a pipeline; scikit-learn's ``CCA`` returns the pair).
 
     Parameters
     ----------
