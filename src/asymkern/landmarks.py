@@ -28,9 +28,14 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 
-from ._validation import as_data, check_indices, check_n_components
+from ._validation import (
+    as_data,
+    check_bool,
+    check_indices,
+    check_n_components,
+    check_random_state,
+)
 
 __all__ = [
     "LANDMARK_METHODS",
@@ -56,13 +61,20 @@ def _check_m(n_landmarks, n: int, name: str = "n_landmarks") -> int:
 
 
 def _n_of(X_or_None, n_samples) -> int:
-    if X_or_None is not None:
-        return int(np.shape(X_or_None)[0])
-    if n_samples is None:
+    """n: the rows of X, or ``n_samples`` (which, given with X, must equal its row count)."""
+    if X_or_None is None and n_samples is None:
         raise ValueError("give X or n_samples to select landmarks")
-    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+    if n_samples is not None and (isinstance(n_samples, (bool, np.bool_))
+                                  or not isinstance(n_samples, numbers.Integral)
+                                  or n_samples < 1):
         raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
-    return int(n_samples)
+    if X_or_None is None:
+        return int(n_samples)  # type: ignore[arg-type]  # checked an Integral just above
+    n = int(np.shape(X_or_None)[0])
+    if n_samples is not None and int(n_samples) != n:
+        raise ValueError(f"n_samples={n_samples!r} contradicts X, which has {n} rows; give "
+                         "one of them (or both equal)")
+    return n
 
 
 def _pow2_scaled(X, what: str):
@@ -149,14 +161,15 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     ----------
     queries : array-like of shape (q, d)
         The query rows (dense).
-    points : ndarray or sparse matrix of shape (n, d)
+    points : array-like or sparse matrix of shape (n, d)
         The rows searched, in blocks of at most ``working_memory`` (``asymkern.get_config()``).
     k : int, default 1
         Neighbours per query, at most the number of eligible rows.
     skip : int or None, default None
-        Query i is the row ``skip + i`` of ``points`` and is not its own neighbour.
+        Query i is the row ``skip + i`` of ``points`` and is not its own neighbour (an
+        integer, not a bool).
     exclude : ndarray of bool of shape (n,), optional
-        Rows that are never neighbours.
+        Rows that are never neighbours: a boolean mask (an index array is refused).
 
     Returns
     -------
@@ -172,8 +185,8 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     ValueError
         If ``k`` is not an integer between 1 and the number of eligible rows, the feature
         counts of ``queries`` and ``points`` differ, either holds a value that is not finite,
-        ``exclude`` does not have one entry per row of ``points`` or ``skip`` puts a query
-        outside ``points``.
+        ``exclude`` is not a boolean mask with one entry per row of ``points``, or ``skip`` is
+        not an integer that puts every query inside ``points``.
 
     See Also
     --------
@@ -195,6 +208,8 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent, pair_sq_dists
 
     Q = np.asarray(queries, dtype=np.float64)
+    if not sp.issparse(points):
+        points = np.asarray(points)
     if Q.ndim != 2 or points.ndim != 2 or Q.shape[1] != points.shape[1]:
         raise ValueError(f"queries and points must be 2-D with equal feature counts, got shapes "
                          f"{Q.shape} and {points.shape}")
@@ -202,12 +217,16 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     _check_finite_rows(points, "points")
     q, d = Q.shape
     n = points.shape[0]
-    excl = np.zeros(n, dtype=bool) if exclude is None else np.asarray(exclude, dtype=bool)
+    excl = np.zeros(n, dtype=bool) if exclude is None else np.asarray(exclude)
+    if excl.dtype != bool:  # an index array would be read as a mask of its nonzero entries
+        raise ValueError(f"exclude must be a boolean mask with one entry per row of points, "
+                         f"got dtype {excl.dtype}")
     if excl.shape != (n,):
         raise ValueError(f"exclude must have one entry per row of points ({n}), got shape "
                          f"{excl.shape}")
-    if skip is not None and not (isinstance(skip, numbers.Integral) and 0 <= skip
-                                 and skip + q <= n):
+    if skip is not None and not (isinstance(skip, numbers.Integral)
+                                 and not isinstance(skip, (bool, np.bool_))
+                                 and 0 <= skip and skip + q <= n):
         raise ValueError(f"skip must be an integer with skip + len(queries) <= {n} (query i is "
                          f"row skip + i of points), got {skip!r}")
     eligible = max(n - int(excl.sum()) - (1 if skip is not None else 0), 0)
@@ -329,8 +348,8 @@ def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=n
     n_landmarks : int
         m, 1 ≤ m ≤ n.
     random_state : None, int or RandomState, default None
-        Seed.
-    dtype : dtype, default numpy.float64
+        Seed (a ``numpy.random.Generator`` is refused, the library's convention).
+    dtype : {numpy.float64, numpy.float32}, default numpy.float64
         Result dtype.
 
     Returns
@@ -342,9 +361,10 @@ def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=n
     ------
     TypeError
         If ``n_samples`` or ``n_landmarks`` is not an integer (Python or numpy; a float such
-        as 2.0 is refused rather than truncated).
+        as 2.0 is refused rather than truncated), or ``random_state`` is a Generator or a bool.
     ValueError
-        If ``n_samples`` < 1 or ``n_landmarks`` is not in [1, n_samples].
+        If ``n_samples`` < 1, ``n_landmarks`` is not in [1, n_samples], or ``dtype`` is not
+        float32 or float64 (an integer sketch would truncate the draws).
 
     See Also
     --------
@@ -363,8 +383,16 @@ def gaussian_sketch(n_samples: int, n_landmarks: int, random_state=None, dtype=n
     """
     n = check_n_components(n_samples, np.iinfo(np.int64).max, "n_samples")
     m = _check_m(n_landmarks, n)
+    try:
+        out_dtype = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype must be a floating dtype (float32 or float64), got "
+                        f"{dtype!r}") from exc
+    if out_dtype not in (np.float32, np.float64):
+        # an integer or boolean sketch would truncate the normal draws (mostly to 0)
+        raise ValueError(f"dtype must be float32 or float64, got {out_dtype}")
     rng = check_random_state(random_state)
-    return (rng.standard_normal((n, m)) / np.sqrt(m)).astype(dtype, copy=False)
+    return (rng.standard_normal((n, m)) / np.sqrt(m)).astype(out_dtype, copy=False)
 
 
 def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state=None,
@@ -393,7 +421,9 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     rank : int
         Target rank, 1 ≤ rank ≤ n.
     kernel : str, Kernel or callable, default 'rbf'
-        The kernel (anything :func:`~asymkern.kernels.get_kernel` accepts).
+        The kernel (anything :func:`~asymkern.kernels.get_kernel` accepts), symmetric: a
+        kernel flagged asymmetric is refused, and a callable must give a Gram matrix of the
+        sketch symmetric up to rounding.
     kernel_params : dict, optional
         Its parameters.
     random_state : None, int or RandomState, default None
@@ -412,8 +442,8 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     TypeError
         If ``rank`` is not an integer or ``oversampling`` not a real number.
     ValueError
-        If ``rank`` is out of range, ``oversampling`` is not a finite number ≥ 1, or the data
-        are invalid.
+        If ``rank`` is out of range, ``oversampling`` is not a finite number ≥ 1, the kernel
+        is not symmetric, or the data are invalid.
 
     See Also
     --------
@@ -438,7 +468,13 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     if not (np.isfinite(oversampling) and oversampling >= 1):
         raise ValueError(f"oversampling must be a finite number >= 1 (landmarks per unit of "
                          f"rank), got {oversampling!r}")
+    from .kernels import CallableKernel
+
     kern = get_kernel(kernel, **(kernel_params or {}))
+    if not kern.is_symmetric and not isinstance(kern, CallableKernel):
+        # the scores whiten K_mm with its eigendecomposition: an asymmetric K_mm would be
+        # symmetrised silently (an unflagged callable is checked on its K_mm instead)
+        raise ValueError(_asymmetric_message(kern))
     if _homogeneous(kern):  # k(cX, cZ) = c^q k(X, Z): the same scores for the scaled data
         X, _ = _pow2_scaled(X, "leverage_scores")
     XI, B = leverage_sketch(kern, n, rank, check_random_state(random_state),
@@ -447,6 +483,18 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     F, _ = _pow2_scaled(F, "leverage_scores")  # the scores of F and of F·2^-e are equal
     U = F @ leverage_directions(F.T @ F, rank)
     return np.einsum("ij,ij->i", U, U)
+
+
+def _asymmetric_message(kern, detail: str = "") -> str:
+    """The refusal of an asymmetric kernel by the leverage scores (``detail``: what shows it)."""
+    return (f"leverage scores need a symmetric kernel (they whiten K_mm by its "
+            f"eigendecomposition, which would symmetrise it silently); kernel {kern!r} is not "
+            f"symmetric{detail}. Use uniform or k-means landmarks")
+
+
+#: relative asymmetry of K_mm above which a callable kernel counts as asymmetric (rounding of
+#: a symmetric formula stays many orders of magnitude below)
+_ASYMMETRY_TOL = 1e-8
 
 
 def _homogeneous(kern) -> bool:
@@ -466,13 +514,20 @@ def leverage_sketch(kern, n: int, rank: int, rng, take_rows, oversampling: float
     XI are p = min(n, ⌈oversampling·rank⌉) rows drawn uniformly by ``rng`` (``take_rows(idx)``
     fetches them: numpy indexing, or a gather from a Dask array) and B = V Λ^{-1/2} whitens
     their Gram matrix, eigenvalues at or below p·eps·λ_max dropped (none kept when K_mm has no
-    positive eigenvalue: B is p × 0). K_mm of extreme magnitude is scaled by an exact even
+    positive eigenvalue: B is p × 0). A kernel not flagged symmetric (a callable) must give a
+    K_mm symmetric to a relative 1e-8, else ``ValueError``: K_mm is never symmetrised beyond
+    rounding. K_mm of extreme magnitude is scaled by an exact even
     power of two 2^-e before the eigenproblem and B by 2^{-e/2} after it. Shared by the
     in-memory scores and the Dask executor's two passes over the row chunks.
     """
     p = min(n, max(rank, int(np.ceil(oversampling * rank))))
     XI = take_rows(np.sort(rng.choice(n, p, replace=False)))
     Kmm = np.asarray(kern(XI), dtype=np.float64)
+    if not kern.is_symmetric:  # an unflagged callable: symmetric up to rounding, or refused
+        gap = float(np.abs(Kmm - Kmm.T).max(initial=0.0))
+        if gap > _ASYMMETRY_TOL * float(np.abs(Kmm).max(initial=0.0)):
+            raise ValueError(_asymmetric_message(
+                kern, f" (max |K_mm − K_mmᵀ| = {gap:.3g} on the sketch)"))
     Kmm, e = _even_pow2_scaled((Kmm + Kmm.T) / 2)
     lam, V = np.linalg.eigh(Kmm)
     keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
@@ -582,7 +637,8 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
     Raises
     ------
     TypeError
-        If ``n_landmarks``, ``max_iter`` or ``n_init`` is not an integer.
+        If ``n_landmarks``, ``max_iter`` or ``n_init`` is not an integer, ``return_centers``
+        not a bool, or ``random_state`` a Generator or a bool.
     ValueError
         If ``n_landmarks`` is out of range, or ``max_iter`` or ``n_init`` is < 1.
 
@@ -608,6 +664,7 @@ def kmeans_landmarks(X, n_landmarks: int, return_centers: bool = True, random_st
 
     X = as_data(X, "X", allow_sparse=True)
     m = _check_m(n_landmarks, X.shape[0])
+    return_centers = check_bool(return_centers, "return_centers")
     max_iter = check_n_components(max_iter, np.iinfo(np.int32).max, "max_iter")
     n_init = check_n_components(n_init, np.iinfo(np.int32).max, "n_init")
     km = KMeans(n_clusters=m, n_init=n_init, max_iter=max_iter,
@@ -667,7 +724,7 @@ def select_landmarks(
     kernel_params : dict, optional
         Its parameters.
     n_samples : int, optional
-        n when ``X_or_None`` is None.
+        n when ``X_or_None`` is None (with X: must equal its number of rows).
 
     Returns
     -------
@@ -678,7 +735,10 @@ def select_landmarks(
     ------
     ValueError
         If m > n, the method is unknown or ``'gaussian'``, fixed indices are out of range,
-        duplicated or of the wrong length, or a method that needs X gets none.
+        duplicated or of the wrong length, a method that needs X gets none, ``n_samples``
+        differs from the rows of X, or ``'leverage'`` gets an asymmetric kernel.
+    TypeError
+        If ``n_landmarks`` is not an integer or ``random_state`` is a Generator or a bool.
 
     See Also
     --------
@@ -714,9 +774,9 @@ def select_landmarks(
         if indices is None:
             raise ValueError("method='fixed' needs indices=...")
         idx = check_indices(indices, n, "indices")
-        if idx.size != n_landmarks:
-            raise ValueError(f"indices has {idx.size} entries but n_landmarks={n_landmarks}")
-        _check_m(n_landmarks, n)
+        m = _check_m(n_landmarks, n)
+        if idx.size != m:
+            raise ValueError(f"indices has {idx.size} entries but n_landmarks={m}")
         return idx
     m = _check_m(n_landmarks, n)
     rng = check_random_state(random_state)

@@ -82,6 +82,16 @@ def check_callable_params(params, name: str = "kernel") -> None:
         )
 
 
+def _refuse_class(kernel, name: str = "kernel") -> None:
+    """Refuse a :class:`Kernel` subclass given where an instance is expected: a class is
+    callable, and wrapping it as ``f(X, Z)`` would pass the data as its parameters."""
+    if isinstance(kernel, type) and issubclass(kernel, Kernel):
+        raise TypeError(
+            f"{name}={kernel.__name__} is a kernel class; pass an instance "
+            f"({kernel.__name__}(...)) or its name"
+        )
+
+
 def get_kernel(kernel="rbf", **params) -> Kernel:
     """Build a kernel from a name (see ``KERNELS``), a :class:`Kernel` instance or a callable.
 
@@ -120,7 +130,8 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
         (for a callable: not a :class:`CallableKernel` flag, e.g. ``gamma``), a parameter
         value is invalid, or ``params`` are given with a :class:`Kernel` instance.
     TypeError
-        If ``kernel`` is neither a string, a :class:`Kernel` nor a callable.
+        If ``kernel`` is neither a string, a :class:`Kernel` nor a callable, or is a
+        :class:`Kernel` class rather than an instance.
 
     See Also
     --------
@@ -161,6 +172,7 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
                 f"{valid}"
             )
         return KERNELS[key](**params)
+    _refuse_class(kernel)
     if callable(kernel):
         check_callable_params(params)
         return CallableKernel(kernel, **params)
@@ -210,6 +222,8 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
     ValueError
         If ``gamma`` is also given (as ``gamma`` or ``bandwidth``) in ``kernel_params`` or
         by the instance, the kernel has no ``gamma`` parameter, or ``kernel`` is a callable.
+    TypeError
+        If ``kernel`` is a :class:`Kernel` class rather than an instance.
 
     See Also
     --------
@@ -225,6 +239,7 @@ def resolve_kernel(kernel="rbf", kernel_params=None, *, gamma=None, name: str = 
     >>> resolve_kernel(k, gamma=0.5), k.gamma   # a new kernel; k is unchanged
     (RBFKernel(bandwidth=None, gamma=0.5), 2.0)
     """
+    _refuse_class(kernel, name)
     if callable(kernel) and not isinstance(kernel, (Kernel, str)):
         check_callable_params(kernel_params or {}, name)
     if gamma is None:

@@ -289,6 +289,10 @@ class Kernel(ABC):
                     f"parameters are {self._get_param_names()}"
                 )
             if delim:
+                if not hasattr(valid[name], "set_params"):
+                    raise ValueError(
+                        f"invalid parameter {key!r} for kernel {type(self).__name__}: "
+                        f"{name!r} holds {valid[name]!r}, which has no parameters of its own")
                 nested.setdefault(name, {})[sub] = value
             else:
                 setattr(self, name, value)
@@ -312,7 +316,15 @@ class Kernel(ABC):
         )
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, repr(self)))
+        # consistent with __eq__ (equal parameters): numbers hash by value (1 and 1.0, a numpy
+        # scalar and its float alike); an unhashable value (an array) only by its name
+        items: list[tuple[str, int | None]] = []
+        for name, value in sorted(self.get_params(deep=False).items()):
+            try:
+                items.append((name, hash(value)))
+            except TypeError:
+                items.append((name, None))
+        return hash((type(self).__name__, tuple(items)))
 
 
 def _dense(A) -> np.ndarray:

@@ -593,6 +593,9 @@ class CompatibilityTransform:
         ------
         RuntimeError
             If the transform is not fitted.
+        ValueError
+            If ``Xrows`` is not a finite 2-D array with M columns (on either side: rows that
+            are passed through unchanged must have the common dimension too).
         """
         return self._map(Xrows, "x")
 
@@ -613,14 +616,31 @@ class CompatibilityTransform:
         ------
         RuntimeError
             If the transform is not fitted.
+        ValueError
+            If ``Zrows`` is not a finite 2-D array with N columns (on either side: rows that
+            are passed through unchanged must have the common dimension too).
         """
         return self._map(Zrows, "z")
 
     def _map(self, rows, side: str):
-        """``rows @ C_`` (dense) when ``side`` is the mapped side, else ``rows`` itself."""
+        """``rows @ C_`` (dense) when ``side`` is the mapped side, else ``rows`` itself.
+
+        The rows are validated first (finite, 2-D, the width of their set: M for row samples,
+        N for column samples), so that NaN, a 1-D array or rows of the wrong dimension raise
+        an error naming the argument instead of a NaN result or rows passed through unmapped.
+        """
         if not hasattr(self, "side_"):
             raise RuntimeError("CompatibilityTransform is not fitted; call fit(A) first")
-        return _dense(rows @ self.C_) if self.side_ == side else rows
+        name = "Xrows" if side == "x" else "Zrows"
+        checked = as_data(rows, name, allow_sparse=True, min_samples=0)
+        width = self.n_cols_ if side == "x" else self.n_rows_
+        if checked.shape[1] != width:
+            what = "row samples x ∈ R^M" if side == "x" else "column samples z ∈ R^N"
+            raise ValueError(
+                f"{name} has {checked.shape[1]} features; expected {width} ({what} of the "
+                f"{self.n_rows_}x{self.n_cols_} data matrix the transform was fitted on)"
+            )
+        return _dense(checked @ self.C_) if self.side_ == side else rows
 
     def fit_transform(self, A):
         """Fit on A and return (mapped rows of A, mapped columns of A as rows).

@@ -33,6 +33,11 @@ class DirectedGraphKernel(Kernel):
     exactly, and every row of G sums to 1 with G_ii > 0. Rows whose weighted in-degree
     exceeds the float range are scaled by a power of two before normalising (exact).
 
+    G is built (and the parameters validated) at construction, by :meth:`set_params`, and again
+    at the next use after a parameter is assigned (``k.symmetrize = True``, ``k.adjacency =
+    B``), so the values, :attr:`matrix_` and ``is_symmetric`` always follow the parameters.
+    Changing the adjacency array in place is not detected: assign a new array instead.
+
     Parameters
     ----------
     adjacency : array-like or sparse matrix of shape (N, N)
@@ -81,9 +86,27 @@ class DirectedGraphKernel(Kernel):
         self.symmetrize = symmetrize
         self._params_changed()
 
+    def _param_values(self) -> tuple:
+        """The parameter objects G is built from (compared by identity with those of the
+        last build, so that a parameter assigned after construction is noticed)."""
+        return (self.adjacency, self.preprocess, self.symmetrize)
+
+    def _check_params(self) -> None:
+        """Rebuild G (validating the parameters) when a parameter was assigned since the last
+        build, as every kernel re-checks its parameters at use; raises ``ValueError`` or
+        ``TypeError`` naming the parameter."""
+        built = getattr(self, "_built_from", None)
+        if built is None or any(a is not b for a, b in zip(self._param_values(), built)):
+            self._params_changed()
+
+    def _graph(self) -> sp.csr_matrix:
+        """G for the current parameters (rebuilt first if a parameter was assigned)."""
+        self._check_params()
+        return self._G
+
     def _params_changed(self) -> None:
         """Validate the parameters and build the kernel matrix G from the adjacency."""
-        if self.preprocess not in ("in-degree", "none"):
+        if not isinstance(self.preprocess, str) or self.preprocess not in ("in-degree", "none"):
             raise ValueError(
                 f"preprocess must be 'in-degree' or 'none', got {self.preprocess!r}"
             )
@@ -120,20 +143,22 @@ class DirectedGraphKernel(Kernel):
         if self.symmetrize:
             G = sp.csr_matrix((G + G.T) * 0.5)
         self._G = G
+        self._built_from = self._param_values()
 
     @property
     def n_nodes(self) -> int:
         """Number of nodes N (the kernel is defined on node ids 0 … N−1)."""
-        return int(self._G.shape[0])
+        return int(self._graph().shape[0])
 
     @property
     def is_symmetric(self) -> bool:  # type: ignore[override]
-        return bool(self.symmetrize)
+        # an invalid flag (refused at use) never claims symmetry
+        return isinstance(self.symmetrize, (bool, np.bool_)) and bool(self.symmetrize)
 
     @property
     def matrix_(self) -> sp.csr_matrix:
-        """The full N × N kernel matrix G (CSR)."""
-        return self._G
+        """The full N × N kernel matrix G (CSR), for the current parameters."""
+        return self._graph()
 
     def _ids(self, X, name) -> np.ndarray:
         X = np.asarray(X)
@@ -147,18 +172,25 @@ class DirectedGraphKernel(Kernel):
         return ids.astype(np.int64)
 
     def _raw(self, X, Z):
+        G = self._graph()
         i = self._ids(X, "X")
         j = self._ids(Z, "Z")
-        return self._G[i][:, j].toarray()
+        return G[i][:, j].toarray()
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(<{self.n_nodes}-node adjacency>, "
+        # from the adjacency itself (never rebuilding G: a repr does not raise)
+        shape = tuple(getattr(self.adjacency, "shape", None) or np.shape(self.adjacency))
+        square = len(shape) == 2 and shape[0] == shape[1]
+        size = f"{shape[0]}-node" if square else "x".join(map(str, shape))
+        return (f"{type(self).__name__}(<{size} adjacency>, "
                 f"preprocess={self.preprocess!r}, symmetrize={self.symmetrize!r})")
 
     def __eq__(self, other) -> bool:
-        return (type(self) is type(other) and self.preprocess == other.preprocess
-                and self.symmetrize == other.symmetrize and self._G.shape == other._G.shape
-                and (self._G != other._G).nnz == 0)
+        if type(self) is not type(other):
+            return False
+        G, H = self._graph(), other._graph()
+        return (self.preprocess == other.preprocess and self.symmetrize == other.symmetrize
+                and G.shape == H.shape and (G != H).nnz == 0)
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.preprocess, self.symmetrize, self.n_nodes))

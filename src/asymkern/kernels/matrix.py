@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 
 from .._backend import NUMPY, LazyMatrix
-from .._validation import as_data, check_positive
+from .._validation import as_data, check_bool, check_positive
 from ..config import (  # noqa: F401 (MemoryBudgetError: re-exported)
     MemoryBudgetError,
     check_memory,
@@ -42,6 +42,8 @@ def _as_index(idx, size: int, name: str):
     if isinstance(idx, slice):
         return idx
     idx = np.asarray(idx)
+    if idx.size == 0 and idx.ndim == 1:  # an empty selection ([] is float64 to numpy)
+        return idx.astype(np.intp)
     if idx.dtype == bool:
         if idx.shape != (size,):
             raise ValueError(f"{name} boolean mask has shape {idx.shape}; expected ({size},)")
@@ -298,7 +300,7 @@ class KernelMatrix(LazyMatrix):
             reference, "reference", allow_sparse=self.kernel.accepts_sparse)
         check_reference_features(self.kernel, self.Z.shape[1], self.reference.shape[1])
         self._reference_is_Z = self.reference is self.Z
-        self.center = bool(center)
+        self.center = check_bool(center, "center")
         cfg = get_config()
         # validated like set_config's values; both are fixed for the life of this matrix
         self.working_memory = check_positive(
