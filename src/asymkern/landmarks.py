@@ -169,7 +169,7 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
         Query i is the row ``skip + i`` of ``points`` and is not its own neighbour (an
         integer, not a bool).
     exclude : ndarray of bool of shape (n,), optional
-        Rows that are never neighbours: a boolean mask (an index array is refused).
+        Rows that are never neighbours: a mask, boolean or 0/1 (an index array is refused).
 
     Returns
     -------
@@ -218,9 +218,11 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     q, d = Q.shape
     n = points.shape[0]
     excl = np.zeros(n, dtype=bool) if exclude is None else np.asarray(exclude)
-    if excl.dtype != bool:  # an index array would be read as a mask of its nonzero entries
-        raise ValueError(f"exclude must be a boolean mask with one entry per row of points, "
-                         f"got dtype {excl.dtype}")
+    if excl.dtype != bool:  # a 0/1 mask; any other value is an index array, not a mask
+        if not (np.issubdtype(excl.dtype, np.number) and np.isin(excl, (0, 1)).all()):
+            raise ValueError(f"exclude must be a mask (bool, or 0/1) with one entry per row of "
+                             f"points, not indices; got dtype {excl.dtype}")
+        excl = excl.astype(bool)
     if excl.shape != (n,):
         raise ValueError(f"exclude must have one entry per row of points ({n}), got shape "
                          f"{excl.shape}")
@@ -421,9 +423,10 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     rank : int
         Target rank, 1 ≤ rank ≤ n.
     kernel : str, Kernel or callable, default 'rbf'
-        The kernel (anything :func:`~asymkern.kernels.get_kernel` accepts), symmetric: a
-        kernel flagged asymmetric is refused, and a callable must give a Gram matrix of the
-        sketch symmetric up to rounding.
+        The kernel (anything :func:`~asymkern.kernels.get_kernel` accepts). For an
+        asymmetric kernel (SNE, T, softmax) the scores are those of the symmetric part
+        (K_mm + K_mmᵀ)/2 of the sketch: a distribution to draw landmarks from, which the
+        Nyström solve that uses them does not symmetrise.
     kernel_params : dict, optional
         Its parameters.
     random_state : None, int or RandomState, default None
@@ -442,8 +445,8 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     TypeError
         If ``rank`` is not an integer or ``oversampling`` not a real number.
     ValueError
-        If ``rank`` is out of range, ``oversampling`` is not a finite number ≥ 1, the kernel
-        is not symmetric, or the data are invalid.
+        If ``rank`` is out of range, ``oversampling`` is not a finite number ≥ 1, or the data
+        are invalid.
 
     See Also
     --------
@@ -468,13 +471,7 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     if not (np.isfinite(oversampling) and oversampling >= 1):
         raise ValueError(f"oversampling must be a finite number >= 1 (landmarks per unit of "
                          f"rank), got {oversampling!r}")
-    from .kernels import CallableKernel
-
     kern = get_kernel(kernel, **(kernel_params or {}))
-    if not kern.is_symmetric and not isinstance(kern, CallableKernel):
-        # the scores whiten K_mm with its eigendecomposition: an asymmetric K_mm would be
-        # symmetrised silently (an unflagged callable is checked on its K_mm instead)
-        raise ValueError(_asymmetric_message(kern))
     if _homogeneous(kern):  # k(cX, cZ) = c^q k(X, Z): the same scores for the scaled data
         X, _ = _pow2_scaled(X, "leverage_scores")
     XI, B = leverage_sketch(kern, n, rank, check_random_state(random_state),
@@ -483,18 +480,6 @@ def leverage_scores(X, rank: int, kernel="rbf", kernel_params=None, random_state
     F, _ = _pow2_scaled(F, "leverage_scores")  # the scores of F and of F·2^-e are equal
     U = F @ leverage_directions(F.T @ F, rank)
     return np.einsum("ij,ij->i", U, U)
-
-
-def _asymmetric_message(kern, detail: str = "") -> str:
-    """The refusal of an asymmetric kernel by the leverage scores (``detail``: what shows it)."""
-    return (f"leverage scores need a symmetric kernel (they whiten K_mm by its "
-            f"eigendecomposition, which would symmetrise it silently); kernel {kern!r} is not "
-            f"symmetric{detail}. Use uniform or k-means landmarks")
-
-
-#: relative asymmetry of K_mm above which a callable kernel counts as asymmetric (rounding of
-#: a symmetric formula stays many orders of magnitude below)
-_ASYMMETRY_TOL = 1e-8
 
 
 def _homogeneous(kern) -> bool:
@@ -514,20 +499,16 @@ def leverage_sketch(kern, n: int, rank: int, rng, take_rows, oversampling: float
     XI are p = min(n, ⌈oversampling·rank⌉) rows drawn uniformly by ``rng`` (``take_rows(idx)``
     fetches them: numpy indexing, or a gather from a Dask array) and B = V Λ^{-1/2} whitens
     their Gram matrix, eigenvalues at or below p·eps·λ_max dropped (none kept when K_mm has no
-    positive eigenvalue: B is p × 0). A kernel not flagged symmetric (a callable) must give a
-    K_mm symmetric to a relative 1e-8, else ``ValueError``: K_mm is never symmetrised beyond
-    rounding. K_mm of extreme magnitude is scaled by an exact even
-    power of two 2^-e before the eigenproblem and B by 2^{-e/2} after it. Shared by the
-    in-memory scores and the Dask executor's two passes over the row chunks.
+    positive eigenvalue: B is p × 0). K_mm is symmetrised, (K_mm + K_mmᵀ)/2 (the scores of an
+    asymmetric kernel are those of its symmetric part). K_mm of extreme magnitude is scaled
+    by an exact even power of two 2^-e before the eigenproblem and B by 2^{-e/2} after it.
+    Shared by the in-memory scores and the Dask executor's two passes over the row chunks.
     """
     p = min(n, max(rank, int(np.ceil(oversampling * rank))))
     XI = take_rows(np.sort(rng.choice(n, p, replace=False)))
     Kmm = np.asarray(kern(XI), dtype=np.float64)
-    if not kern.is_symmetric:  # an unflagged callable: symmetric up to rounding, or refused
-        gap = float(np.abs(Kmm - Kmm.T).max(initial=0.0))
-        if gap > _ASYMMETRY_TOL * float(np.abs(Kmm).max(initial=0.0)):
-            raise ValueError(_asymmetric_message(
-                kern, f" (max |K_mm − K_mmᵀ| = {gap:.3g} on the sketch)"))
+    # an asymmetric kernel (SNE, T, softmax) is sampled by the scores of the sketch's
+    # symmetric part (documented in leverage_scores: a sampling distribution, not a result)
     Kmm, e = _even_pow2_scaled((Kmm + Kmm.T) / 2)
     lam, V = np.linalg.eigh(Kmm)
     keep = lam > lam.max() * p * np.finfo(np.float64).eps if lam.max() > 0 else lam > 0
@@ -736,7 +717,7 @@ def select_landmarks(
     ValueError
         If m > n, the method is unknown or ``'gaussian'``, fixed indices are out of range,
         duplicated or of the wrong length, a method that needs X gets none, ``n_samples``
-        differs from the rows of X, or ``'leverage'`` gets an asymmetric kernel.
+        differs from the rows of X.
     TypeError
         If ``n_landmarks`` is not an integer or ``random_state`` is a Generator or a bool.
 
