@@ -164,6 +164,17 @@ def check_tensor_shape(X, owner: str, name: str = "X", min_samples: int = 1) -> 
                          f"required by {owner}.")
 
 
+def n_rows(X, name: str = "X") -> int:
+    """The number of rows of an array not yet validated (numpy or tensor); a 0-d array is
+    refused naming ``name`` (``len`` would raise the array library's own TypeError)."""
+    shape = getattr(X, "shape", None)
+    if shape is None:
+        shape = np.shape(X)
+    if len(shape) == 0:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got a 0-d array")
+    return int(shape[0])
+
+
 def check_tensor_input(estimator, X, min_samples: int = 2) -> None:
     """scikit-learn's bookkeeping for an array that :func:`check_input` does not convert (a
     torch tensor): :func:`check_tensor_shape` (at least ``min_samples`` rows),
@@ -385,6 +396,8 @@ def _nullable_as_float(x):
 
 def _as_real(x, name: str, complex_message: str, nonnumeric_message: str) -> np.ndarray:
     """``np.asarray(x)`` checked by :func:`real_numeric`; a failed conversion names ``name``."""
+    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
+        x = x.detach()  # a tensor that requires grad: read its values (numpy refuses it)
     try:
         arr = np.asarray(_nullable_as_float(x))
     except Exception as exc:  # a tensor on a device, exotic objects

@@ -61,11 +61,32 @@ def resolve_device(device, *arrays):
 def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
     """A 2-D, finite, floating tensor on ``device`` (the input is never modified).
 
-    Integer and boolean inputs become float64; float32 and float64 are kept (or cast to
-    ``dtype`` when given). Numpy input is copied to the device; a tensor already there is
-    used as is (never written to). With ``copy`` the result never shares the input's memory
-    (a fitted model keeping it is then unaffected by later changes to the caller's array;
-    a CPU tensor made from a numpy array shares that array's memory).
+    Integer, boolean, float16 and bfloat16 inputs become float64 (as the numpy path's
+    :func:`asymkern._validation.as_data` converts integer, boolean and float16 arrays);
+    float32 and float64 are kept (or cast to ``dtype`` when given). A conversion to another
+    dtype is a copy, checked against ``max_dense_memory`` before it is made, as the numpy
+    path checks its conversions. Numpy input is copied to the device; a tensor already there
+    is used as is (never written to; a tensor that requires grad is read through
+    ``detach``, so no autograd graph is recorded). With ``copy`` the result never shares the
+    input's memory (a fitted model keeping it is then unaffected by later changes to the
+    caller's array; a CPU tensor made from a numpy array shares that array's memory).
+
+    Parameters
+    ----------
+    X : tensor or array-like of shape (n, d)
+        The input.
+    device : torch.device or str
+        Where the result lives.
+    name : str, default='X'
+        The argument's name in error messages.
+    dtype : torch.dtype, optional
+        The result's dtype (default: float32 and float64 kept, every other type float64).
+    copy : bool, default=False
+        Never share the input's memory.
+
+    Returns
+    -------
+    tensor of shape (n, d)
 
     Raises
     ------
@@ -75,6 +96,9 @@ def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
         For a complex input (as scikit-learn's ``check_array``), a non-2-D input, NaN /
         infinity or a tensor on the ``'meta'`` device (no data), naming ``name``; for
         ``device`` the meta device.
+    MemoryBudgetError
+        When the converted copy would exceed ``max_dense_memory`` (naming ``name``, its dtype
+        and the target dtype).
     """
     torch = require_torch()
     refuse_meta(X, name)
@@ -99,10 +123,11 @@ def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
     if T.is_complex():
         raise ValueError(f"Complex data not supported: {name} is complex-valued; expected "
                          "real numbers")
-    if dtype is not None:
-        T = T.to(dtype)
-    elif T.dtype not in (torch.float32, torch.float64):
-        T = T.to(torch.float64)
+    target = dtype if dtype is not None else (
+        T.dtype if T.dtype in (torch.float32, torch.float64) else torch.float64)
+    if T.dtype != target:
+        _check_conversion(T, target, name)
+        T = T.to(target)
     if T.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got "
                          f"{T.ndim} dimensions (shape {tuple(T.shape)})")
@@ -117,6 +142,34 @@ def as_tensor(X, device, name: str = "X", dtype=None, copy: bool = False):
     return T
 
 
+def _check_conversion(T, target, name: str) -> None:
+    """Refuse, before it is made, a copy of the tensor ``T`` in the dtype ``target`` larger
+    than the ``max_dense_memory`` budget (an int8 matrix grows 8× as float64), with the
+    words of the numpy path's conversion check.
+
+    Parameters
+    ----------
+    T : tensor
+        The input, in its own dtype.
+    target : torch.dtype
+        The dtype of the copy.
+    name : str
+        The argument's name in the message.
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the copy exceeds the budget.
+    """
+    from ..config import check_memory
+
+    torch = require_torch()
+    source, dest = (str(t).replace("torch.", "") for t in (T.dtype, target))
+    nbytes = T.numel() * torch.empty((), dtype=target).element_size()  # torch 2.0: no itemsize
+    check_memory(nbytes, f"converting {name} from {source} to {dest}",
+                 f"float32 or float64 data for {name}", detail=f"a copy of {T.numel()} values")
+
+
 def all_finite(T) -> bool:
     """Whether every entry of the tensor T is finite, without a temporary as large
     as T (``torch.isfinite(T).all()`` forms a boolean copy and more: 11 bytes per entry, 94
@@ -125,6 +178,7 @@ def all_finite(T) -> bool:
     torch = require_torch()
     if not T.is_floating_point() or T.numel() == 0:
         return True
+    T = T.detach()  # a tensor that requires grad: no graph of the sums, no scalar warning
     if math.isfinite(float(T.sum())):
         return True
     if T.ndim == 0:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._backend import DenseMatrix, LazyMatrix
 from .._dispatch import any_torch, is_torch_tensor, require_torch
+from .._validation import check_tensor_shape
 from .device import as_tensor, resolve_device, to_numpy
 from .kernels import TorchKernel, TorchKernelMatrix
 from .sparse import as_sparse_matrix, is_sparse_input
@@ -80,17 +81,37 @@ class TorchInputs:
 
     def data(self, A, name: str, *, copy: bool = False, like=None):
         """Dense data ``A`` as a checked 2-D tensor on the device (``like``: in its dtype;
-        ``copy``: never sharing the caller's memory)."""
+        ``copy``: never sharing the caller's memory).
+
+        Raises
+        ------
+        ValueError
+            Besides :func:`~.device.as_tensor`'s refusals, for no rows or no features, naming
+            ``name`` (the numpy path's :func:`~asymkern._validation.as_data` rule).
+        """
         dtype = like.dtype if like is not None else self.dtype
-        return as_tensor(A, self.device, name, dtype=dtype, copy=copy)
+        T = as_tensor(A, self.device, name, dtype=dtype, copy=copy)
+        check_tensor_shape(T, "KernelSVD", name)
+        return T
 
     def matrix(self, G, name: str) -> LazyMatrix:
         """A precomputed kernel matrix (or kernel rows): CSR tensors when sparse, else the
         dense tensor (never copied, never written to) read in blocks within the memory
-        budget (:class:`~asymkern._backend.DenseMatrix`)."""
+        budget (:class:`~asymkern._backend.DenseMatrix`).
+
+        Raises
+        ------
+        ValueError
+            Besides the conversions' refusals, for a matrix without rows or columns, naming
+            ``name``.
+        """
+        M: LazyMatrix
         if self.is_sparse(G):
-            return as_sparse_matrix(G, self.device, name, dtype=self.dtype)
-        return DenseMatrix(as_tensor(G, self.device, name, dtype=self.dtype))
+            M = as_sparse_matrix(G, self.device, name, dtype=self.dtype)
+        else:
+            M = DenseMatrix(as_tensor(G, self.device, name, dtype=self.dtype))
+        check_tensor_shape(M, "KernelSVD", name)
+        return M
 
     @staticmethod
     def kernel_matrix(kernel, X, Z, *, reference=None, working_memory: float | None = None,

@@ -43,7 +43,23 @@ class TorchOps(ArrayOps):
         return T.to(device=like.device, dtype=dt)
 
     def dtype(self, a) -> np.dtype:
-        return np.dtype(str(a.dtype).replace("torch.", ""))
+        """The numpy dtype of the tensor ``a``'s entries.
+
+        Raises
+        ------
+        TypeError
+            For a torch dtype numpy has no equivalent of (bfloat16, the float8 types, ...),
+            saying which dtypes to pass instead: the algorithms that take a tensor as it is
+            (:func:`asymkern.linalg.top_svd`, :func:`asymkern.linalg.asymmetric_nystrom`)
+            read its dtype here (the estimators convert such input to float64 first).
+        """
+        name = str(a.dtype).replace("torch.", "")
+        try:
+            return np.dtype(name)
+        except TypeError:
+            raise TypeError(
+                f"a torch.{name} tensor has no numpy dtype, so it cannot be passed as it is: "
+                "convert it to float32 or float64 first (.float() or .double())") from None
 
     def astype(self, a, dtype):
         return a.to(torch_dtype(dtype))

@@ -227,6 +227,8 @@ def _check_device_matrix(G, name: str):
     """A dense array of another executor (a torch tensor) as a :class:`LazyMatrix`, checked:
     2-D, real, floating (integers → float64), finite."""
     refuse_meta(G, name)
+    if getattr(G, "requires_grad", False):
+        G = G.detach()  # the factors must not carry (nor keep alive) an autograd graph
     ops = ops_of(G)
     if G.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix, got an array with {G.ndim} dimensions "

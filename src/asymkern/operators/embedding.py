@@ -27,6 +27,7 @@ from .._validation import (
     check_finite_output,
     check_input,
     forgets_previous_fit,
+    n_rows,
 )
 from ._common import (
     _RESCALE,
@@ -244,7 +245,7 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
         nystrom = self.n_landmarks is not None or not isinstance(self.landmarks, str)
         if not nystrom:
-            _check_landmark_options(self, len(X))  # the exact estimator: validates the options
+            _check_landmark_options(self, n_rows(X))  # the exact estimator: validates the options
         d = operator_samples(self, X, y, self.kernel_x_, self.kernel_y_)  # nothing n×n
         ops = ops_of(d.X)
         n = int(d.X.shape[0])

@@ -31,6 +31,7 @@ from .._validation import (
     check_finite_result,
     check_input,
     forgets_previous_fit,
+    n_rows,
     renamed_argument,
 )
 from ._common import (
@@ -477,7 +478,7 @@ class KoopmanOperator(_TransferOperator):
         if nystrom:
             d = transfer_samples_torch(self, X, y, lag)
         else:
-            _check_landmark_options(self, len(X))  # the exact estimators: validates the options
+            _check_landmark_options(self, n_rows(X))  # the exact estimators: validates the options
             d = _device_samples(self, X, y, kernel, lag, kind)  # budget checked before G_X
         self.kernel_, self._sparse_ok, self.torch_fit_ = kernel, False, True
         obs = observable_values(self, observables, d.X0, d.X1, lag, y is not None, d.as_numpy)
