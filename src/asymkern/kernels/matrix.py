@@ -42,8 +42,6 @@ def _as_index(idx, size: int, name: str):
     if isinstance(idx, slice):
         return idx
     idx = np.asarray(idx)
-    if idx.size == 0 and idx.ndim == 1:  # an empty selection ([] is float64 to numpy)
-        return idx.astype(np.intp)
     if idx.dtype == bool:
         if idx.shape != (size,):
             raise ValueError(f"{name} boolean mask has shape {idx.shape}; expected ({size},)")
