@@ -930,8 +930,10 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64) / c,
                          G.ops.from_host(res.V, like), "arpack", res.info)
     A = _as_operator(G) if kind in ("kernel", "operator") else G
-    if sp.issparse(A):  # svds would form the adjoint as a copy, G.T.conj(), not budgeted
-        A = _sparse_operator(A)
+    if sp.issparse(A) or isinstance(A, np.ndarray):
+        # svds forms the adjoint of a matrix as a copy, G.T.conj() (sparse; dense too in newer
+        # scipy), not budgeted: the adjoint products read the transposed view instead
+        A = _adjoint_view_operator(A)
     if c != 1.0:
         A = aslinearoperator(A) * c
     v0 = rng.uniform(-1, 1, size=min(shape)).astype(np.result_type(A.dtype, np.float32))
@@ -946,10 +948,11 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     return _finish(U, s / c, Vt.T, r, "arpack")
 
 
-def _sparse_operator(A) -> LinearOperator:
-    """A real sparse matrix as a LinearOperator whose adjoint products read the transposed
-    view Aᵀ (CSR ↔ CSC, no copy): scipy's ``svds`` forms the adjoint of a sparse matrix as a
-    copy (``A.T.conj()``), as large as A, which :func:`arpack_svd_bytes` does not count."""
+def _adjoint_view_operator(A) -> LinearOperator:
+    """A real dense or sparse matrix as a LinearOperator whose adjoint products read the
+    transposed view Aᵀ (no copy; CSR ↔ CSC): scipy's ``svds`` forms the adjoint of a matrix
+    as a copy (``A.T.conj()``), as large as A, which :func:`arpack_svd_bytes` does not
+    count."""
     At = A.T
     return LinearOperator(A.shape, matvec=A.dot, rmatvec=At.dot, matmat=A.dot,
                           rmatmat=At.dot, dtype=A.dtype)
