@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.sparse.linalg import aslinearoperator
+from scipy.sparse.linalg import LinearOperator, aslinearoperator
 
 import asymkern
 from asymkern.kernels import KernelMatrix
@@ -298,7 +298,11 @@ def test_iterative_solvers_stay_within_the_budget_on_arrays_and_kernels():
                     continue
                 peak, err = _peak(lambda G=G, s=solver: top_svd(G, 5, solver=s, random_state=0))
                 assert err is None
-                assert peak <= budget * 2**20, (type(G).__name__, solver, peak / 2**20)
+                # (a user's aslinearoperator(A) is read through A's transposed view; should a
+                # scipy copy it elsewhere, one copy of A is the most allowed beyond the budget)
+                extra = A.nbytes if isinstance(G, LinearOperator) and solver == "arpack" else 0
+                assert peak <= budget * 2**20 + extra, (type(G).__name__, solver,
+                                                        peak / 2**20)
 
 
 def test_sparse_nystrom_blocks_do_not_copy_whole_rows():

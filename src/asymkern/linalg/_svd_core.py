@@ -930,6 +930,9 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64) / c,
                          G.ops.from_host(res.V, like), "arpack", res.info)
     A = _as_operator(G) if kind in ("kernel", "operator") else G
+    base = getattr(A, "A", None) if type(A).__name__ == "MatrixLinearOperator" else None
+    if base is not None and (sp.issparse(base) or isinstance(base, np.ndarray)):
+        A = base  # aslinearoperator(matrix): its adjoint is a copy too
     if sp.issparse(A) or isinstance(A, np.ndarray):
         # svds forms the adjoint of a matrix as a copy, G.T.conj() (sparse; dense too in newer
         # scipy), not budgeted: the adjoint products read the transposed view instead
