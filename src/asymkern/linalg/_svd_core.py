@@ -873,6 +873,18 @@ def dense_svd(G, r: int, *, _checked: bool = False, _driver: str = "gesdd") -> S
     return _finish(U[:, :r], s[:r], Vt[:r].T, r, "dense")
 
 
+def operator_matrix(G, kind: str, name: str = "G"):
+    """``(G, kind)`` with scipy's ``aslinearoperator`` of an array or sparse matrix unwrapped to
+    that matrix, checked as one by :func:`check_matrix` (kind ``'dense'`` or ``'sparse'``);
+    anything else as given. The product solvers read such an operator as its matrix: scipy
+    1.18 forms the adjoint products of the operator through a copy Aᵀ.conj() as large as A,
+    outside the memory budget, and a NaN in A would reach the solver unseen."""
+    base = getattr(G, "A", None) if type(G).__name__ == "MatrixLinearOperator" else None
+    if kind == "operator" and (sp.issparse(base) or isinstance(base, np.ndarray)):
+        return check_matrix(base, name)
+    return G, kind
+
+
 def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     """Top-r SVD by implicitly restarted Lanczos (scipy ``svds``, ARPACK).
 
@@ -912,7 +924,7 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
     >>> bool(np.allclose(res.s, np.linalg.svd(G, compute_uv=False)[:3]))
     True
     """
-    G, kind = check_matrix(G)
+    G, kind = operator_matrix(*check_matrix(G))
     shape = G.shape
     r = _rank(r, shape)
     tol = _check_real(tol, "tol")
@@ -930,9 +942,6 @@ def arpack_svd(G, r: int, tol: float = 0.0, random_state=None) -> SVDResult:
         return SVDResult(G.ops.from_host(res.U, like), np.asarray(res.s, dtype=np.float64) / c,
                          G.ops.from_host(res.V, like), "arpack", res.info)
     A = _as_operator(G) if kind in ("kernel", "operator") else G
-    base = getattr(A, "A", None) if type(A).__name__ == "MatrixLinearOperator" else None
-    if base is not None and (sp.issparse(base) or isinstance(base, np.ndarray)):
-        A = base  # aslinearoperator(matrix): its adjoint is a copy too
     if sp.issparse(A) or isinstance(A, np.ndarray):
         # svds forms the adjoint of a matrix as a copy, G.T.conj() (sparse; dense too in newer
         # scipy), not budgeted: the adjoint products read the transposed view instead
@@ -1278,7 +1287,7 @@ def randomized_svd(
     >>> bool(np.allclose(kry.s, np.linalg.svd(H, compute_uv=False)[:5]))
     True
     """
-    G, kind = check_matrix(G)
+    G, kind = operator_matrix(*check_matrix(G))
     shape = G.shape
     n, m = shape
     r = _rank(r, shape)
