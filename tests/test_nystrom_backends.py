@@ -190,7 +190,7 @@ def test_float32_outputs_beyond_the_dtype_range_are_refused(any_backend):
     y = 3e38 * (1 + np.abs(rng.standard_normal(40)))
     est = NystromKernelRidge(n_landmarks=10, alpha=1e-3, random_state=0)
     est.fit(as_backend(X, backend), as_backend(y, backend, np.float64))
-    with pytest.raises(OverflowError, match="range of the training dtype float32"):
+    with pytest.raises(OverflowError, match="range of the input's dtype float32"):
         to_np(est.predict(as_backend(X, backend)))
     small = NystromKernelRidge(n_landmarks=10, alpha=1e-3, random_state=0)
     small.fit(as_backend(X, backend), as_backend(y / 1e30, backend, np.float64))

@@ -494,11 +494,6 @@ def test_host_readers_take_a_cpu_tensor_that_requires_grad(monkeypatch):
     assert rel(got, want) < TOL
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "KernelSVD.transform of float64 points after a float32 fit: numpy returns float64 "
-    "(the kernel of the promoted points), torch casts the points to the fit's float32 "
-    "(_torch/ksvd.TorchInputs.for_transform, used by decomposition/ksvd._transform_on); fix: "
-    "one rule for both executors (the Nyström machines keep the fit's dtype on both)"))
 def test_kernel_svd_transform_dtype_follows_numpy():
     R = np.random.RandomState(13).randn(N, 3)
     Z = _z(R)

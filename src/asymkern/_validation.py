@@ -518,6 +518,41 @@ def narrowed(values, dtype, whose: str = "the training",
     return out
 
 
+def input_precision(X) -> np.dtype:
+    """The dtype of what ``predict``, ``transform``, ``decision_function`` and
+    ``predict_proba`` return for the input ``X`` (one rule for every estimator and executor):
+    float32 when X holds float32 values (a numpy, dask or sparse array, a torch tensor, or a
+    DataFrame whose columns are all float32), float64 otherwise, whatever the dtype of the
+    training data. float32 input keeps float32 outputs, as the input check keeps float32
+    data; float64 input is never answered in float32 (a float32 model's outputs are then
+    float64 values of the float32 model)."""
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and hasattr(X, "dtypes"):  # a DataFrame (a Series has a dtype)
+        kinds = [str(d) for d in X.dtypes]
+        return np.dtype(np.float32 if kinds and set(kinds) == {"float32"} else np.float64)
+    name = str(dtype).replace("torch.", "")
+    return np.dtype(np.float32 if name == "float32" else np.float64)
+
+
+def like_input(values, X, advice: str = "pass float64 input or rescale the targets"):
+    """``values`` (real, on any executor: numpy or a torch tensor) in
+    :func:`input_precision` of ``X``; a narrowing to float32 is refused with an
+    ``OverflowError`` when a value lies beyond float32's range (3.4e38), rather than returned
+    as infinity."""
+    from ._backend import ops_of
+
+    dtype = input_precision(X)
+    ops = ops_of(values)
+    if np.dtype(ops.dtype(values)) == dtype:
+        return values
+    with np.errstate(over="ignore"):
+        out = ops.astype(values, dtype)
+    if dtype == np.float32 and not ops.all_finite(out):
+        raise OverflowError(f"the outputs exceed the range of the input's dtype float32 (finite "
+                            f"in float64); {advice}")
+    return out
+
+
 def check_bool(value, name: str) -> bool:
     """Check a flag is True or False (numpy's bool too); return it as bool."""
     if not isinstance(value, (bool, np.bool_)):

@@ -415,7 +415,7 @@ def _lincomb(Zc, kern, C, B, b, dtype, what):
 
     out = check_finite_output(_knm(kern, Zc, C) @ B + b, what,
                               "rescale X like the training data")
-    return narrowed(out, dtype)
+    return narrowed(out, dtype, "the input's", "pass float64 input or rescale the targets")
 
 
 def _features_chunk(Xc, kern, C, A, shift, right):
@@ -837,9 +837,12 @@ def _out(out, was_dask):
 
 def _lazy_values(est, Z, approach: str, what: str):
     """f(Z) = K(Z, X_fit) α + b (GSA's and exact's test phase, Algorithm 1) or K(Z, C) β + b,
-    a dask array chunked like Z in the training dtype (``what`` names it in errors)."""
+    a dask array chunked like Z in Z's precision (``input_precision``; ``what`` names it in
+    errors)."""
+    from .._validation import input_precision
+
     Zd = _check_new(est, Z)
-    dt = est._out_dtype()
+    dt = input_precision(Z)
     if approach not in ("gsa", "exact"):
         B = est.landmark_coef_
         return map_rows(_lincomb, Zd, B.shape[1], dt, est._kernel(), est.basis_.centers, B,
@@ -865,7 +868,8 @@ def _gsa_out(est, Zd, intercept, dt, what):
 def _finish(B, b, dt, what):
     from .._validation import check_finite_output, narrowed
 
-    return narrowed(check_finite_output(B + b, what, "rescale X like the training data"), dt)
+    return narrowed(check_finite_output(B + b, what, "rescale X like the training data"), dt,
+                    "the input's", "pass float64 input or rescale the targets")
 
 
 def _check_new(est, Z, name="X"):
@@ -988,7 +992,9 @@ def _svc_chunk(Xc, kern, C, A, svm, method, dt):
                             "the kernel features of X (input of the linear SVM)",
                             "rescale X like the training data")
     out = getattr(svm, method)(T)
-    return narrowed(out, dt) if method == "decision_function" else out
+    if method != "decision_function":
+        return out
+    return narrowed(out, dt, "the input's", "pass float64 input or rescale the targets")
 
 
 def svc_apply(est, Z, method: str, approach: str):
@@ -998,8 +1004,10 @@ def svc_apply(est, Z, method: str, approach: str):
     if approach not in ("lla", "ncr"):
         raise NotImplementedError(f"mode {approach!r} on dask inputs: refit with mode='lla'")
     was_dask = is_dask_array(Z)
+    from .._validation import input_precision
+
     Zd = _check_new(est, Z)
-    dt = est._out_dtype()
+    dt = input_precision(Z)
     svm = delayed(est.estimator_, pure=True)
     args = [delayed(a, pure=True) for a in (est.basis_.centers, est.basis_.A)]
     if method == "predict":

@@ -48,7 +48,7 @@ class NystromModel:
     X : array of shape (n, d) or None
         The training data on the executor (None: a pickled Dask fit, landmarks only).
     dtype : numpy.dtype
-        The training dtype (of the predictions, transforms and decision values).
+        The training dtype (of the model and its computations; outputs follow the input).
     C : array of shape (m, d) or None
         The landmark points ('points' without ``basis``).
     idx : index array or None
@@ -103,7 +103,7 @@ def host_model(est) -> NystromModel:
     pre = est._precomputed()
     return NystromModel(kind="precomputed" if pre else "points",
                         kernel=None if pre else est._kernel(), X=est.X_fit_,
-                        dtype=est._out_dtype(), idx=getattr(est, "landmark_indices_", None),
+                        dtype=est._train_dtype(), idx=getattr(est, "landmark_indices_", None),
                         beta=getattr(est, "landmark_coef_", None),
                         dual=getattr(est, "dual_coef_", None),
                         intercept=getattr(est, "intercept_", None), basis=est.basis_)

@@ -32,6 +32,7 @@ from .._validation import (
     check_random_state,
     clip_count,
     forgets_previous_fit,
+    like_input,
 )
 from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
@@ -555,8 +556,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self.center:
             K = _centred_rows(K, self.row_means_, self.grand_mean_)
         out = K @ (self.eigenvectors_ / np.sqrt(self.eigenvalues_))
-        return check_finite_output(out, "the transformed values",
-                                   "rescale X like the training data")
+        return like_input(check_finite_output(out, "the transformed values",
+                                              "rescale X like the training data"), X,
+                          "pass float64 input")
 
     def fit_transform(self, X, y=None):
         """Fit and return the training scores U Λ^{1/2}.

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils.validation import _get_feature_names, check_is_fitted
 
 from .._backend import NUMPY, Centered, DenseMatrix, LazyMatrix, _centred_product, ops_of
-from .._dask import any_dask
+from .._dask import any_dask, is_dask_array
 from .._dispatch import any_torch
 from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandwidth: public here
     AUTO_BANDWIDTH_FACTOR,
@@ -42,6 +42,9 @@ from .._validation import (
     check_tensor_shape,
     clip_count,
     forgets_previous_fit,
+    input_precision,
+    like_input,
+    narrowed,
     user_stacklevel,
 )
 from ..config import check_memory
@@ -1242,14 +1245,25 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return self._transform(Z, left=False)
 
     def _transform(self, X, left: bool):
-        """Left (``left``) or right scores of new points, on the executor of the input or fit."""
+        """Left (``left``) or right scores of new points, on the executor of the input or fit,
+        in the input's precision (:func:`~asymkern._validation.input_precision`)."""
         if any_torch(X) and not getattr(self, "torch_fit_", False):
             raise ValueError("this KernelSVD was not fitted with torch (tensors or device=...); "
                              "fit it with torch tensors (or a device) to transform torch tensors")
         if any_dask(X) or self._holds_dask():  # Dask executor (asymkern._dask)
             from .._dask.estimator import transform_dask
 
-            return transform_dask(self, X, left=left)
+            out = transform_dask(self, X, left=left)
+            if is_dask_array(out):  # cast in the tasks that compute the chunks
+                dt = input_precision(X)
+                return out.map_blocks(narrowed, dt, "the input's", "pass float64 input",
+                                      dtype=dt)
+        else:
+            out = self._scores_of(X, left)
+        return like_input(out, X, "pass float64 input")
+
+    def _scores_of(self, X, left: bool):
+        """The scores of :meth:`_transform` on the numpy or torch executor."""
         if use_torch(self, X):  # torch executor (asymkern._torch)
             return self._transform_on(X, left=left)
         if self._precomputed():  # the caller's kernel values: nothing n_new × n is formed

@@ -47,6 +47,8 @@ from .._validation import (
     check_positive,
     check_random_state,
     forgets_previous_fit,
+    input_precision,
+    like_input,
     user_stacklevel,
     why_no_probability,
 )
@@ -353,11 +355,9 @@ class _KernelMixin:
         elif not pre:
             X = X.copy()
         if pre:
-            self._out_dtype = np.dtype(np.float64)
             return _check_square(X), y, v
-        # decision values / predictions come back in X's dtype (float32 stays float32); the
-        # dual systems themselves are solved in float64
-        self._out_dtype = np.dtype(X.dtype)
+        # the dual systems are solved in float64; decision values come back in the precision
+        # of the X they are computed for (_as_out)
         return X, y, v
 
     def _active_matrix(self, K):
@@ -374,8 +374,14 @@ class _KernelMixin:
         out[a] = coef
         return out
 
-    def _as_out(self, F):
-        return F.astype(getattr(self, "_out_dtype", np.float64), copy=False)
+    @staticmethod
+    def _as_out(F, X):
+        """Decision values or probabilities in the precision of the input ``X``
+        (:func:`~asymkern._validation.input_precision`: float32 for float32 X, float64
+        otherwise, whatever the training dtype); a lazy dask F is cast in its tasks."""
+        if is_dask_array(F):
+            return F.astype(input_precision(X))
+        return like_input(F, X, "pass float64 input")
 
     def _train_matrix(self, X) -> np.ndarray:
         n, dense = X.shape[0], getattr(self, "solver", None) == "dense"  # measured: 13x / 3-4x
@@ -470,7 +476,7 @@ class _LSSVMBase(_KernelMixin, BaseEstimator):
         fs, _ = self._cross_products(X, self.dual_coef_, None)
         return self._as_out(check_finite_output(fs + self.intercept_[None, :],
                                                 "the decision values",
-                                                "rescale X like the training data"))
+                                                "rescale X like the training data"), X)
 
 
 def _lssvm_loo_setup(K, C, v):
@@ -717,7 +723,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
         check_is_fitted(self, "calibration_")
         if self.calibration_ is None:
             raise AttributeError("predict_proba needs a model fitted with probability=True")
-        return self._as_out(self.calibration_.predict_proba(self.decision_function(X)))
+        return self._as_out(self.calibration_.predict_proba(self.decision_function(X)), X)
 
     @available_if_explained(why_no_probability)
     def predict_log_proba(self, X):
@@ -1215,7 +1221,6 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         self.classes_ = fit.classes
         self.n_train_ = fit.n_train
         self.n_features_in_ = fit.n_features
-        self._out_dtype = fit.dtype
         self.X_fit_ = None
         self.stackers_ = None
         self.coef_source_ = self.coef_target_ = None
@@ -1468,7 +1473,7 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             (m,) for two classes (positive: ``classes_[1]``), else one column per class.
         """
         if return_parts:
-            fs, ft = (self._as_out(f) for f in self._parts(X, both=True))
+            fs, ft = (self._as_out(f, X) for f in self._parts(X, both=True))
             return (fs[:, 0], ft[:, 0]) if self.classes_.size == 2 else (fs, ft)
         fs, ft = self._parts(X)
         if self.merge == "sum":
@@ -1480,10 +1485,10 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         else:
             F = self._stacked(fs, ft, lambda lr, Z: lr.decision_function(Z))
         if is_dask_array(F):  # lazy: NaN/inf checks happen in the tasks that read the chunks
-            F = self._as_out(F)
+            F = self._as_out(F, X)
         else:
             F = self._as_out(check_finite_output(F, "the decision values",
-                                                 "rescale X like the training data"))
+                                                 "rescale X like the training data"), X)
         return F[:, 0] if self.classes_.size == 2 else F
 
     def predict(self, X):
@@ -1523,16 +1528,16 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
             if getattr(self, "calibration_", None) is None:
                 raise AttributeError("predict_proba needs a model fitted with probability=True "
                                      "or merge='stack'")
-            return self._as_out(self.calibration_.predict_proba(self.decision_function(X)))
+            return self._as_out(self.calibration_.predict_proba(self.decision_function(X)), X)
         if getattr(self, "stackers_", None) is None:
             raise AttributeError("predict_proba needs a model fitted with merge='stack'")
         fs, ft = self._parts(X)
         P = self._stacked(fs, ft, lambda lr, Z: lr.predict_proba(Z)[:, 1])
         if self.classes_.size == 2:
-            return self._as_out(np.column_stack([1.0 - P[:, 0], P[:, 0]]))
+            return self._as_out(np.column_stack([1.0 - P[:, 0], P[:, 0]]), X)
         s = P.sum(axis=1, keepdims=True)
         s[s == 0] = 1.0
-        return self._as_out(P / s)
+        return self._as_out(P / s, X)
 
     @available_if_explained(_why_no_proba)
     def predict_log_proba(self, X):

@@ -28,7 +28,8 @@ after clipping to n_samples), ``subspace_dim_``; ``coef_`` (ŵ, outputs × s, fo
 ``landmark_coef_`` (β with f = C_H β, m × outputs; lla/ncr/gsa/spa), ``dual_coef_`` (α with
 f = X_H α — gsa, exact — or f = X̃_H α — spa; n × outputs), ``X_fit_`` (a copy of the training
 data). Fitted coefficients are float64 (the basis A = V_s Σ_s⁻¹ and the solves are computed in
-float64); predictions, decision values and transforms have the dtype of X (float32 stays float32).
+float64); predictions, decision values and transforms have the precision of the X they are given
+(float32 for float32 X, float64 otherwise, whatever the training dtype).
 
 **Dask inputs** (row-chunked dask X, y chunked like X's rows; see ``asymkern._dask.machines``):
 ``fit`` is a map-reduce — one kernel pass K(X_c, C) per chunk, m×m / s×s summaries combined
@@ -109,6 +110,7 @@ from .._validation import (
     check_regression_targets,
     clip_count,
     forgets_previous_fit,
+    like_input,
     why_no_probability,
 )
 from ..config import check_memory
@@ -321,8 +323,8 @@ class _NystromBase(BaseEstimator):
         return any_dask(X) or any(is_dask_array(getattr(self, key, None))
                                   for key in ("X_fit_", "dual_coef_"))
 
-    def _out_dtype(self) -> np.dtype:
-        """The training data's dtype (predictions and transforms have it); a Dask fit keeps
+    def _train_dtype(self) -> np.dtype:
+        """The training data's dtype (the fitted model's); a Dask fit keeps
         it as ``_fit_dtype`` (its ``X_fit_`` is None or lazy)."""
         if getattr(self, "dask_fit_", False):
             return np.dtype(self._fit_dtype)
@@ -378,18 +380,13 @@ class _NystromBase(BaseEstimator):
             as_numpy
 
     @staticmethod
-    def _output(out, model, as_numpy: bool):
-        """``out`` (finite float64) in the training dtype: numpy for numpy input, else the
-        executor's array; refused with an ``OverflowError`` when a value lies beyond the range
-        of that dtype (float32: 3.4e38) rather than returned as infinity."""
-        ops = model.ops
-        with np.errstate(over="ignore"):
-            cast = ops.astype(out, model.dtype)
-        if not ops.all_finite(cast):
-            raise OverflowError(
-                f"the outputs exceed the range of the training dtype {ops.dtype(cast)} "
-                "(finite in float64); fit on float64 data or rescale the targets")
-        return ops.to_host(cast) if as_numpy else cast
+    def _output(out, model, as_numpy: bool, X):
+        """``out`` (finite float64) in the precision of the input ``X``
+        (:func:`~asymkern._validation.input_precision`): numpy for numpy input, else the
+        executor's array; refused with an ``OverflowError`` when a value lies beyond float32's
+        range (3.4e38) for float32 input rather than returned as infinity."""
+        cast = like_input(out, X, "pass float64 input or rescale the targets")
+        return model.ops.to_host(cast) if as_numpy else cast
 
     def _ncr_requires_full(self):
         if self.mode == "ncr" and self.subspace_dim is not None:
@@ -824,7 +821,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
 
             return predict_ridge(self, X, approach)
         out, model, as_numpy = self._values(X, approach or self.mode, "the predictions")
-        return self._output(out.reshape(-1) if self._y_1d else out, model, as_numpy)
+        return self._output(out.reshape(-1) if self._y_1d else out, model, as_numpy, X)
 
     def predict(self, X):
         """Predictions of the fitted mode (GSA and exact use K(X, X_fit), the others K(X, C)).
@@ -1464,7 +1461,8 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             raise NotImplementedError("predict_proba is not available on dask inputs")
         d = self.decision_function(X)  # sigmoids on the host, the probabilities like d
         ops = ops_of(d)
-        return ops.from_host(self.calibration_.predict_proba(ops.to_host(d)), d)
+        return like_input(ops.from_host(self.calibration_.predict_proba(ops.to_host(d)), d), X,
+                          "pass float64 input")
 
     @available_if_explained(why_no_probability)
     def predict_log_proba(self, X):
@@ -1545,11 +1543,12 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             if method == "predict":
                 return out
             return self._output(check_finite_output(out, "the decision values", "rescale X "
-                                                    "like the training data"), model, True)
+                                                    "like the training data"), model, True,
+                                X)
         raw, model, as_numpy = self._values(X, approach, "the decision values")
         k = len(self.classes_)
         if method == "decision_function":
-            return self._output(svc_values(raw, k, model.libsvm), model, as_numpy)
+            return self._output(svc_values(raw, k, model.libsvm), model, as_numpy, X)
         idx = label_index(raw, k, model.libsvm)
         if as_numpy or model.labels is None:
             return self.classes_[model.ops.to_host(idx)]
@@ -1895,7 +1894,7 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
         Returns
         -------
         ndarray or tensor of shape (n_test, ``n_components_``)
-            The scores (dtype of the training data; a tensor on the fit's device for tensor
+            The scores (float32 for float32 X, else float64; a tensor on the fit's device for tensor
             input).
         """
         check_is_fitted(self, "X_fit_")
@@ -1903,4 +1902,4 @@ class NystromKernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Nystr
             from .._dask.machines import transform_pca
 
             return transform_pca(self, X)
-        return self._output(*self._values(X, self.mode, "the transformed values"))
+        return self._output(*self._values(X, self.mode, "the transformed values"), X)
