@@ -424,13 +424,27 @@ class _PrecomputedColumns(Kernel):
                      tuple(np.asarray(self.indices).tolist())))
 
 
+_FITTED_ARRAYS = ("landmarks_", "coef_", "landmark_coef_", "dual_coef_", "intercept_",
+                  "eigenvalues_")
+
+
 def _finite_fit(est):
     """Fitted coefficients must be finite (overflow inside the solve is reported, not kept);
-    the test runs where each array lives (numpy or the torch device)."""
-    for name in ("coef_", "landmark_coef_", "dual_coef_", "intercept_", "eigenvalues_"):
+    the test runs where each array lives (numpy or the torch device). The fitted arrays then
+    live where the training data were given (the GPU guide's rule): tensors on their device
+    after a fit on tensors (the landmark-sized ones are computed on the host), numpy arrays
+    after a fit on numpy input (``device=`` or not)."""
+    for name in _FITTED_ARRAYS[1:]:
         val = getattr(est, name, None)
         if val is not None:
             check_finite(ops_of(val), val, f"the fitted {name}", _RESCALE)
+    like = est.X_fit_ if is_torch_tensor(est.X_fit_) else None
+    for name in _FITTED_ARRAYS:
+        val = getattr(est, name, None)
+        if like is not None and isinstance(val, np.ndarray) and val.dtype.kind == "f":
+            setattr(est, name, ops_of(like).from_host(val, like, val.dtype))
+        elif like is None and is_torch_tensor(val):
+            setattr(est, name, ops_of(val).to_host(val).copy())
     return est
 
 
