@@ -155,8 +155,16 @@ def test_float32_input_beyond_float32_range_is_refused():
 
 
 def test_dataframe_of_float32_columns_is_float32_input():
+    """A DataFrame of float32 columns is float32 input for every family (the operators read
+    the raw input's dtype attribute, which a DataFrame lacks, and answered in float64)."""
     pd = pytest.importorskip("pandas")
     from asymkern._validation import input_precision
+
+    frame = pd.DataFrame(P.astype(np.float32))
+    for name in ("KernelSVD", "ConditionalMeanEmbedding", "KernelCCA", "KoopmanOperator",
+                 "NystromKernelRidge", "LSSVMRegressor"):
+        est, methods = _fit(name, np.float64)
+        assert getattr(est, methods[0])(frame).dtype == np.float32, name
 
     assert input_precision(pd.DataFrame(X.astype(np.float32))) == np.float32
     mixed = pd.DataFrame({"a": X[:, 0].astype(np.float32), "b": X[:, 1]})

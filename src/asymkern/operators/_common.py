@@ -32,6 +32,7 @@ from .._validation import (
     check_finite_output,
     check_input,
     clip_count,
+    input_precision,
     narrowed,
     renamed_param,
 )
@@ -48,9 +49,10 @@ from .empirical import (
 
 
 def _like_input(X_in, values):
-    """Outputs follow the input's precision: float32 input gives float32 values (complex64 for
-    complex eigenfunction values); the computation itself is float64."""
-    return _single(values) if getattr(X_in, "dtype", None) == np.float32 else values
+    """Outputs follow the input's precision (:func:`~asymkern._validation.input_precision`,
+    the rule of every estimator): float32 input gives float32 values (complex64 for complex
+    eigenfunction values); the computation itself is float64."""
+    return _single(values) if input_precision(X_in) == np.float32 else values
 
 
 def _single(values):
