@@ -500,19 +500,24 @@ def forgets_previous_fit(fit):
 
 
 def narrowed(values, dtype, whose: str = "the training",
-             advice: str = "fit on float64 data or rescale the targets") -> np.ndarray:
+             advice: str = "fit on float64 data or rescale the targets"):
     """Finite float64 (complex128) ``values`` in ``dtype`` (float32 gives complex64 for
     complex values), refused with an ``OverflowError`` naming the dtype when one lies beyond
-    its range (float32: 3.4e38) rather than returned as infinity."""
+    its range (float32: 3.4e38) rather than returned as infinity. ``values`` is a numpy
+    array (or array-like) or another executor's array (a torch tensor), cast where it lives."""
+    from ._backend import NUMPY, ops_of
+
     dtype = np.dtype(dtype)
-    values = np.asarray(values)
-    if np.iscomplexobj(values) and dtype.kind == "f":
-        dtype = np.result_type(dtype, np.complex64)
-    if values.dtype == dtype:
+    ops = ops_of(values)
+    if ops is NUMPY:
+        values = np.asarray(values)
+        if np.iscomplexobj(values) and dtype.kind == "f":
+            dtype = np.result_type(dtype, np.complex64)
+    if np.dtype(ops.dtype(values)) == dtype:
         return values
     with np.errstate(over="ignore"):
-        out = values.astype(dtype)
-    if not all_finite(out):
+        out = ops.astype(values, dtype)
+    if not (all_finite(out) if ops is NUMPY else ops.all_finite(out)):
         raise OverflowError(f"the outputs exceed the range of {whose} dtype {dtype} (finite "
                             f"in float64); {advice}")
     return out
@@ -536,21 +541,10 @@ def input_precision(X) -> np.dtype:
 
 def like_input(values, X, advice: str = "pass float64 input or rescale the targets"):
     """``values`` (real, on any executor: numpy or a torch tensor) in
-    :func:`input_precision` of ``X``; a narrowing to float32 is refused with an
-    ``OverflowError`` when a value lies beyond float32's range (3.4e38), rather than returned
-    as infinity."""
-    from ._backend import ops_of
-
-    dtype = input_precision(X)
-    ops = ops_of(values)
-    if np.dtype(ops.dtype(values)) == dtype:
-        return values
-    with np.errstate(over="ignore"):
-        out = ops.astype(values, dtype)
-    if dtype == np.float32 and not ops.all_finite(out):
-        raise OverflowError(f"the outputs exceed the range of the input's dtype float32 (finite "
-                            f"in float64); {advice}")
-    return out
+    :func:`input_precision` of ``X`` through :func:`narrowed`: a narrowing to float32 is
+    refused with an ``OverflowError`` when a value lies beyond float32's range (3.4e38),
+    rather than returned as infinity."""
+    return narrowed(values, input_precision(X), "the input's", advice)
 
 
 def check_bool(value, name: str) -> bool:

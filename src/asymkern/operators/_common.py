@@ -32,7 +32,7 @@ from .._validation import (
     check_finite_output,
     check_input,
     clip_count,
-    input_precision,
+    like_input,
     narrowed,
     renamed_param,
 )
@@ -52,7 +52,7 @@ def _like_input(X_in, values):
     """Outputs follow the input's precision (:func:`~asymkern._validation.input_precision`,
     the rule of every estimator): float32 input gives float32 values (complex64 for complex
     eigenfunction values); the computation itself is float64."""
-    return _single(values) if input_precision(X_in) == np.float32 else values
+    return like_input(values, X_in, "pass float64 input or rescale the targets")
 
 
 def _single(values):
