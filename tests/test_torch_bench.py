@@ -18,14 +18,14 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_torch.py"
 PRODUCTS = BENCH.parent / "bench_products.py"
 
 
-def _quick_run(path: Path, tmp_path):
+def _quick_run(path: Path, tmp_path, **kwargs):
     """The script's quick mode on the test device: its markdown text and table rows (the
     output file checked to hold that text)."""
     spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     out = tmp_path / f"{path.stem}.md"
-    text = mod.run(quick=True, out=str(out), device=TEST_DEVICE)
+    text = mod.run(quick=True, out=str(out), device=TEST_DEVICE, **kwargs)
     assert out.read_text() == text
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     return text, rows
@@ -68,3 +68,23 @@ def test_bench_products_quick(tmp_path):
     low = [float(e) for row in half for e in re.findall(r"error vs float64 ([0-9.e+-]+)", row)]
     assert low and max(low) < 8 * 2.0**-11, low  # float16's rounding of B and of the result
     assert not re.search(r"\bnan\b|\binf\b", text)
+
+
+def test_bench_products_compiled_probe_quick(tmp_path):
+    """The torch.compile probe (``--parts compiled``, issue 31): each candidate either reports
+    a positive time with a small error against float64, or says why it could not be compiled
+    (FlexAttention's log-sum-exp has no CPU kernel in torch 2.13); where nothing compiles here
+    (no C++ compiler for Inductor) the test is skipped, naming the reason."""
+    text, rows = _quick_run(PRODUCTS, tmp_path, parts=["compiled"])
+    rows = rows[1:]
+    assert any("compiled rbf block" in r for r in rows) and any("FlexAttention" in r
+                                                                 for r in rows), text
+    if not any("compiled in" in r for r in rows):  # no candidate compiled at all
+        reason = next(r for r in rows if "failed:" in r).split("|")[4].strip()
+        pytest.skip(f"torch.compile does not work here: {reason}")
+    for row in rows:
+        value = float(row.split("|")[2])
+        assert ("failed:" in row) == (value != value), row  # NaN exactly where it failed
+        assert value != value or value > 0, row
+    errors = [float(e) for e in re.findall(r"error vs float64 ([0-9.e+-]+)", text)]
+    assert errors and max(errors) < 1e-5, errors
