@@ -170,12 +170,18 @@ def _compiled_probe(torch, device, n_block: int, n_prod: int, repeats: int, add)
     try:
         from torch.nn.attention.flex_attention import flex_attention
 
+        try:  # the log-sum-exp (natural log) through return_aux, else the older return_lse
+            from torch.nn.attention.flex_attention import AuxRequest
+
+            lse_args = {"return_aux": AuxRequest(lse=True)}
+        except ImportError:
+            lse_args = {"return_lse": True}
         flex = torch.compile(flex_attention, dynamic=False)
 
         def by_flex():
-            out, lse = flex((2 * gamma * Xc)[None, None], Zc[None, None], B[None, None],
-                            score_mod=lambda s, b, h, i, j: s - zn[j], scale=1.0,
-                            return_lse=True)
+            out, aux = flex((2 * gamma * Xc)[None, None], Zc[None, None], B[None, None],
+                            score_mod=lambda s, b, h, i, j: s - zn[j], scale=1.0, **lse_args)
+            lse = aux.lse if hasattr(aux, "lse") else aux
             return out[0, 0] * torch.exp(lse[0, 0] - xn)[:, None]
 
         fns["flex"] = by_flex
