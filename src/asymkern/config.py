@@ -93,6 +93,15 @@ class MemoryBudgetError(MemoryError):
         self.what = what
 
 
+def _as_float(value) -> float:
+    """``float(value)``, or infinity for an integer beyond the float range (10**400), so that
+    the caller's finiteness check refuses it naming the setting."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def _check_value(key: str, value):
     """Validate one setting; return the value to store."""
     if key in ("working_memory", "max_dense_memory"):
@@ -101,23 +110,23 @@ def _check_value(key: str, value):
                 f"{key} must be a positive finite real number of MiB, got {value!r} "
                 f"(type {type(value).__name__})"
             )
-        if not (math.isfinite(float(value)) and float(value) > 0):
+        if not (math.isfinite(_as_float(value)) and _as_float(value) > 0):
             raise ValueError(f"{key} must be a positive finite number of MiB, got {value!r}")
         return value
     if key == "cache_memory":
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"cache_memory must be a finite real number of MiB ≥ 0, got "
                             f"{value!r} (type {type(value).__name__})")
-        if not (math.isfinite(float(value)) and float(value) >= 0):
+        if not (math.isfinite(_as_float(value)) and _as_float(value) >= 0):
             raise ValueError(f"cache_memory must be a finite number of MiB ≥ 0, got {value!r}")
         return value
     if key == "show_progress":
         if not isinstance(value, bool):
             import numpy as np
 
-            if isinstance(value, np.bool_):
-                return bool(value)
-            raise TypeError(f"show_progress must be True or False, got {value!r}")
+            if not isinstance(value, np.bool_):
+                raise TypeError(f"show_progress must be True or False, got {value!r}")
+            value = bool(value)
         if value:
             _require_tqdm()
         return value
@@ -358,6 +367,38 @@ def format_bytes(nbytes: float) -> str:
     return f"{size:.1f} TiB"  # pragma: no cover
 
 
+def _check_limit(limit, name: str = "max_dense_memory"):
+    """A per-call budget in MiB, checked: a real number > 0 (``math.inf``: no limit), not a
+    bool, a string or NaN; returned unchanged.
+
+    Parameters
+    ----------
+    limit : float
+        The budget in MiB.
+    name : str, default 'max_dense_memory'
+        The argument's name in the error messages.
+
+    Returns
+    -------
+    float
+        ``limit``.
+
+    Raises
+    ------
+    TypeError
+        If ``limit`` is not a real number (a bool counts as none).
+    ValueError
+        If ``limit`` is NaN or not > 0.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number of MiB, got {limit!r} "
+                        f"(type {type(limit).__name__})")
+    if not _as_float(limit) > 0:  # NaN fails this too
+        raise ValueError(f"{name} must be a positive number of MiB (math.inf: no limit), got "
+                         f"{limit!r}")
+    return limit
+
+
 def check_memory(nbytes: float, what: str, alternatives: str | None = None, *,
                  detail: str | None = None, limit: float | None = None) -> None:
     """Refuse, before allocating, an operation whose estimated peak exceeds the budget.
@@ -374,13 +415,17 @@ def check_memory(nbytes: float, what: str, alternatives: str | None = None, *,
     detail : str, optional
         How the estimate was made, e.g. ``"4 copies of a 20000×20000 float64 matrix"``.
     limit : float, optional
-        Budget in MiB (default: the ``max_dense_memory`` setting).
+        Budget in MiB (default: the ``max_dense_memory`` setting): a positive real number,
+        ``math.inf`` for no limit.
 
     Raises
     ------
     MemoryBudgetError
         When ``nbytes`` exceeds the budget; the message gives the bytes needed, the budget and
         the setting to change.
+    TypeError, ValueError
+        If ``limit`` is not a positive real number (the message names ``max_dense_memory``,
+        the setting it stands for).
 
     See Also
     --------
@@ -392,7 +437,7 @@ def check_memory(nbytes: float, what: str, alternatives: str | None = None, *,
     >>> from asymkern.config import check_memory
     >>> check_memory(2**20, "a small operation")  # within the default budget: returns None
     """
-    limit_mib = get_config()["max_dense_memory"] if limit is None else limit
+    limit_mib = get_config()["max_dense_memory"] if limit is None else _check_limit(limit)
     budget = float(limit_mib) * 2**20
     if nbytes <= budget:
         return

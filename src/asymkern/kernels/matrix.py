@@ -30,6 +30,7 @@ from .._backend import NUMPY, LazyMatrix
 from .._validation import as_data, check_bool, check_positive
 from ..config import (  # noqa: F401 (MemoryBudgetError: re-exported)
     MemoryBudgetError,
+    _check_limit,
     check_memory,
     get_config,
     progress_bar,
@@ -958,8 +959,9 @@ class KernelMatrix(LazyMatrix):
         Parameters
         ----------
         max_dense_memory : float, optional
-            Limit in MiB for this call (default: the matrix's ``max_dense_memory``). Not
-            checked when ``out`` is given (nothing n×m is allocated).
+            Limit in MiB for this call (default: the matrix's ``max_dense_memory``;
+            ``math.inf``: none). Not compared with the matrix's size when ``out`` is given
+            (nothing n×m is allocated).
         out : ndarray of shape (n, m), optional
             A C-contiguous array of the matrix dtype to write the matrix into (for example
             a preallocated buffer or a ``numpy.memmap``); it is returned.
@@ -974,9 +976,11 @@ class KernelMatrix(LazyMatrix):
         MemoryBudgetError
             If the dense matrix would exceed the limit.
         TypeError
-            If ``out`` is not a numpy array of the matrix dtype.
+            If ``out`` is not a numpy array of the matrix dtype, or ``max_dense_memory`` is
+            not a real number.
         ValueError
-            If ``out`` does not have shape (n, m) or is not C-contiguous.
+            If ``out`` does not have shape (n, m) or is not C-contiguous, or
+            ``max_dense_memory`` is not > 0 (``math.inf``: no limit).
 
         Examples
         --------
@@ -989,6 +993,8 @@ class KernelMatrix(LazyMatrix):
         >>> K is buf, bool(np.allclose(K.sum(axis=1), 1.0))
         (True, True)
         """
+        if max_dense_memory is not None:  # a bad limit is refused even where out is given
+            _check_limit(max_dense_memory)
         if out is None:
             limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
             check_memory(self.nbytes, f"a dense {self.shape[0]}×{self.shape[1]} {self.dtype} "

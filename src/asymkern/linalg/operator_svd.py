@@ -370,6 +370,28 @@ class GramFactor:
                    info={"rank": int(lam.shape[0]), "dropped": int(m - lam.shape[0])})
 
 
+#: float64 arrays the routes hold at their peak besides their inputs (tracemalloc, sizes
+#: 300–900, rounded up), in units of m × m (the Gram factorisations, m = G's size; +1 for a
+#: jitter, which shifts a copy of G) or of (n + m)² (the SVD / EVD routes): the budget checks
+#: of :func:`_check_route_memory`
+_ROUTE_COPIES = {"auto": 2.2, "pivoted": 2.2, "cholesky": 1.1, "eigh": 3.1, "gram_eigh": 6.1,
+                 "auxiliary": 1.8, "qr": 1.8, "block": 4.1, "eig_auxiliary": 2.7}
+
+
+def _check_route_memory(G, route: str, size: int, what: str, extra: float = 0.0) -> None:
+    """Refuse, before anything large is allocated, a factorisation or SVD route whose peak
+    (:data:`_ROUTE_COPIES` ``[route]`` + ``extra`` float64 ``size`` × ``size`` arrays)
+    exceeds ``max_dense_memory`` (:func:`asymkern.config.check_memory`). Host (numpy)
+    arrays only: the torch executor's device arrays are budgeted by its callers."""
+    from ..config import check_memory
+
+    if ops_of(G) is not NUMPY:
+        return
+    copies = _ROUTE_COPIES[route] + extra
+    check_memory(copies * 8.0 * size * size, what, "a Nyström (landmark) estimator or fewer "
+                 "samples", detail=f"about {copies:g} float64 {size}×{size} arrays")
+
+
 def _check_gram(G, name: str):
     """G as a float64 array of its executor, refused unless square, non-empty, finite and
     symmetric (to 1e-10 relative)."""
@@ -492,6 +514,8 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     if method not in ("auto", "cholesky", "pivoted", "eigh"):
         raise ValueError(f"unknown method {method!r}; expected auto, cholesky, pivoted or eigh")
     m = G.shape[0]
+    _check_route_memory(G, method, m, f"kernel_qr(method={method!r}) of the {m}×{m} matrix "
+                        f"{name}", float(jitter > 0))
     if jitter > 0:
         G = ops.add_diag(G, jitter)
     rtol, tol = _tolerances(G, rtol, name)
@@ -567,6 +591,8 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     ('eigh', 2)
     """
     G = _check_gram(G, name)
+    _check_route_memory(G, "gram_eigh", G.shape[0], f"gram_eigh of the {G.shape[0]}×"
+                        f"{G.shape[0]} matrix {name}")
     _, tol = _tolerances(G, rtol, name)
     F = _pivoted_cholesky(G, tol, name, 0.0)
     if F.rank <= G.shape[0] // 2:
@@ -875,13 +901,15 @@ class OperatorSVDCoefficients:
     info: dict = field(default_factory=dict)
 
 
-def _svd_inputs(G_in, G_out, B, k, solver, rtol=None, *, cross: bool = False):
+def _svd_inputs(G_in, G_out, B, k, solver, rtol=None, *, cross: bool = False,
+                route: str = "auxiliary"):
     """Shared checks of the SVD routes and :func:`eig_auxiliary`: the Gram matrices (square,
     real, finite and symmetric, :func:`_check_gram`; with ``cross``, G_in is the m×n cross Gram
     matrix G_cross of :func:`eig_auxiliary`: 2-D, real and finite), B's representation of
     shape (n, m) (the sizes of G_out and G_in, or G_cross's shape transposed), ``rtol``
     (:func:`_check_rtol`; None allowed for the SVD routes) and k (None: all, computed
-    densely). Returns float64 numpy arrays."""
+    densely), and the route's peak memory (``route``, :func:`_check_route_memory`). Returns
+    float64 numpy arrays."""
     if cross:
         G_in = np.asarray(G_in)
         _check_real_dtype(G_in.dtype, "G_cross")
@@ -899,6 +927,8 @@ def _svd_inputs(G_in, G_out, B, k, solver, rtol=None, *, cross: bool = False):
                          "size of G_out")
     B = as_representation(B, (n, m))
     _check_rtol(rtol, optional=not cross)
+    _check_route_memory(G_out, route, n + m, f"the {route} route on {n} output and {m} input "
+                        "samples")
     truncate = k is None
     if truncate:
         k, solver = min(n, m), "dense"
@@ -967,6 +997,8 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
 
     B = as_representation(B, (F_out.size, F_in.size))
     rtol = _check_rtol(rtol)
+    _check_route_memory(F_out.R, "qr", F_out.size + F_in.size, f"the qr route on "
+                        f"{F_out.size} output and {F_in.size} input samples")
     limit = min(F_in.rank, F_out.rank)
     truncate = k is None
     k = limit if truncate else k
@@ -1159,7 +1191,7 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     True
     """
     G_in, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_in, G_out, B, k, solver,
-                                                               rtol=rtol)
+                                                               rtol=rtol, route="block")
     N = n + m
 
     def dense():
@@ -1413,7 +1445,8 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     [3.0, 2.0]
     """
     G_cross, G_out, B, n, m, k, solver, truncate = _svd_inputs(G_cross, G_out, B, k, solver,
-                                                               rtol, cross=True)
+                                                               rtol, cross=True,
+                                                               route="eig_auxiliary")
     A = _dense_or_operator(lambda: _mm(B, G_cross), lambda x: _mm(B, G_cross @ x), n, k, solver)
     lam, W, used = _eig_top(A, n, k, "LM", solver)
     scale = max(abs(lam[0]), 1e-300)

@@ -65,6 +65,26 @@ from .._shared.lssvm import (  # noqa: F401 - LowRankCoef: part of this module's
     askls_lowrank_reduced,
 )
 from .._validation import as_weights, renamed_argument
+from ..config import check_memory
+
+#: float64 n×n arrays each solver holds at its peak besides the caller's K (tracemalloc at
+#: n = 400 and 900, rounded up): the budget checks of the public solvers
+#: (:func:`_check_solve_memory`); the callers add what sample weights (a scaled copy of K, two
+#: for the symmetric eigendecomposition) and a densified sparse K cost
+_SOLVE_COPIES = {"askls schur": 3.1, "askls schur sparse": 4.25, "askls eig": 2.1,
+                 "askls dense": 12.1, "askls path schur": 3.1, "askls path eig": 2.1,
+                 "lssvm chol": 1.1, "lssvm eig": 2.25, "lssvm dense": 3.1, "kkt": 6.1}
+
+
+def _check_solve_memory(K, route: str, what: str, extra: float = 0.0) -> None:
+    """Refuse, before anything n×n is allocated, a solve whose peak (:data:`_SOLVE_COPIES`
+    ``[route]`` + ``extra`` float64 n×n arrays besides K) exceeds ``max_dense_memory``
+    (:func:`asymkern.config.check_memory`)."""
+    n = int(np.shape(K)[0]) if np.ndim(K) else 0
+    copies = _SOLVE_COPIES[route] + extra
+    check_memory(copies * 8.0 * n * n, f"{what} on a {n}×{n} kernel matrix",
+                 "a Nyström or low-rank model (nystrom=..., method='lowrank'), or a smaller "
+                 "training set", detail=f"about {copies:g} float64 {n}×{n} arrays besides K")
 
 
 # --------------------------------------------------------------------------------------------
@@ -988,6 +1008,12 @@ def askls_solve(
     n_rows = Y2.shape[0]
     v, C_sys = _absorb_weight_scale(_check_weights(sample_weight, n_rows), C)
     c = 1.0 / C_sys
+    if _inner is None and method in ("dense", "schur", "eig"):
+        sparse = sp.issparse(K)
+        route = "askls schur sparse" if sparse and method == "schur" else f"askls {method}"
+        _check_solve_memory(K, route, f"askls_solve(method={method!r})",
+                            (v is not None and method != "dense")
+                            + (sparse and method != "schur"))
     if method == "dense":
         return replace(_askls_dense(K, Y2, C_sys, rcond_tol, ridge, v), C=C)
     e = None if v is None else np.sqrt(v)
@@ -1079,6 +1105,10 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     >>> [sol.C for sol in askls_C_path(K, y, [0.1, 1.0, 10.0])]
     [0.1, 1.0, 10.0]
     """
+    if method not in ("eig", "schur"):
+        raise ValueError(f"method must be 'eig' or 'schur', got {method!r}")
+    _check_solve_memory(K, f"askls path {method}", f"askls_C_path(method={method!r})",
+                        float(sample_weight is not None))
     K = np.asarray(K, dtype=np.float64)
     w = _check_weights(sample_weight, K.shape[0])
     # the kernel is scaled once by the rescaled weights v = w/s; askls_solve rescales w to the
@@ -1086,8 +1116,6 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     # weights passed on are the caller's w, not v
     v, _ = _absorb_weight_scale(w, 1.0)
     Kw = K if v is None else _scale_kernel(K, np.sqrt(v))
-    if method not in ("eig", "schur"):
-        raise ValueError(f"method must be 'eig' or 'schur', got {method!r}")
     inner = (_AsymEig if method == "eig" else _AsymSchur)(Kw)
     return [
         askls_solve(K, Y, C, method=method, rcond_tol=rcond_tol, ridge=ridge,
@@ -1183,6 +1211,11 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
     """
     C = _check_C(_renamed_C(C, gamma, "lssvm_solve"))
     Y2 = _as_targets(Y)
+    if _inner is None and method in ("eig", "dense", "chol" if not sp.issparse(K) else ""):
+        _check_solve_memory(K, f"lssvm {method}", f"lssvm_solve(method={method!r})",
+                            (0.0 if sample_weight is None or method == "dense"
+                             else 2.0 if method == "eig" else 1.0)
+                            + 2.6 * sp.issparse(K))  # densified, with temporaries
     if not sp.issparse(K):
         K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
@@ -1200,8 +1233,8 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
         inner = _inner
     elif method == "chol":
         inner = _SymSparse(K) if sp.issparse(K) else _SymChol(K, symmetric, overwrite_K)
-    elif method == "eig":
-        inner = _SymEig(K)
+    elif method == "eig":  # a sparse K densified: the eigendecomposition is dense anyway
+        inner = _SymEig(np.asarray(K.toarray(), dtype=np.float64) if sp.issparse(K) else K)
     else:
         raise ValueError(f"method must be 'chol', 'eig' or 'dense', got {method!r}")
     Ys = Y2 if e is None else e[:, None] * Y2
@@ -1252,6 +1285,7 @@ def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
     >>> len(sols), sols[1].C
     (2, 10.0)
     """
+    _check_solve_memory(K, "lssvm eig", "lssvm_C_path", 2.0 * (sample_weight is not None))
     K = np.asarray(K, dtype=np.float64)
     w = _check_weights(sample_weight, K.shape[0])
     # as in askls_C_path: the kernel scaled once by v = w/s, the caller's w passed on (each
@@ -1407,7 +1441,8 @@ def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
     ((8, 8), 0.5)
     """
     C = _check_C(_renamed_C(C, gamma, "askls_kkt_matrix"))
-    K = np.asarray(K, dtype=np.float64)
+    _check_solve_memory(K, "kkt", "askls_kkt_matrix", float(sp.issparse(K)))
+    K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n = K.shape[0]
     v = _check_weights(sample_weight, n)
@@ -1447,7 +1482,7 @@ def _askls_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
     """Reference: LU of eq. (6) per label column (no signed-coefficient trick); for weights v
     the scaled system of the module notes (kernel S K S, borders S y, x = S x′), so that the
     rcond check and the ridge fallback see the system the fast solvers see."""
-    K = np.asarray(K, dtype=np.float64)
+    K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
     n = K.shape[0]
     e = np.ones(n) if v is None else np.sqrt(v)
     k = Y2.shape[1]
