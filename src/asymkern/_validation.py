@@ -523,6 +523,19 @@ def narrowed(values, dtype, whose: str = "the training",
     return out
 
 
+def array_nbytes(A) -> int:
+    """Bytes of an array of any executor: a numpy array, a sparse matrix (its data, indices
+    and index pointers, as CSR), a torch tensor or an array-like (as numpy would hold it);
+    0 for None. The memory-budget estimates count held arrays with it."""
+    if A is None:
+        return 0
+    if sp.issparse(A):
+        A = A if hasattr(A, "indptr") else sp.csr_matrix(A)
+        return int(A.data.nbytes + A.indices.nbytes + A.indptr.nbytes)
+    nbytes = getattr(A, "nbytes", None)  # numpy arrays and torch tensors alike
+    return int(np.asarray(A).nbytes if nbytes is None else nbytes)
+
+
 def input_precision(X) -> np.dtype:
     """The dtype of what ``predict``, ``transform``, ``decision_function`` and
     ``predict_proba`` return for the input ``X`` (one rule for every estimator and executor):

@@ -28,7 +28,13 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._backend import ArrayOps, ops_of
-from .._validation import check_finite_output, check_indices, check_random_state, clip_count
+from .._validation import (
+    array_nbytes,
+    check_finite_output,
+    check_indices,
+    check_random_state,
+    clip_count,
+)
 from ..kernels import CallableKernel, Kernel, get_kernel
 from ..kernels._registry import check_callable_params
 
@@ -239,7 +245,7 @@ def gram(kernel, A, B=None, what: str = "the Gram matrix", hint: str = _RESCALE,
 
     ops = ops_of(A, B)
     a, b = int(A.shape[0]), int((A if B is None else B).shape[0])
-    inputs = _nbytes(A) + (0 if B is None else _nbytes(B))
+    inputs = array_nbytes(A) + (0 if B is None else array_nbytes(B))
     check_memory(gram_bytes(a, b, symmetric, inputs), f"{what} ({a}×{b})",
                  "fewer samples, or a landmark (Nyström) estimator where there is one",
                  detail=f"a {a}×{b} float64 matrix" + (" and its symmetrised copy"
@@ -253,17 +259,6 @@ def gram(kernel, A, B=None, what: str = "the Gram matrix", hint: str = _RESCALE,
     return S
 
 
-def _nbytes(A) -> int:
-    """The bytes of an array of any executor (numpy, CSR, a tensor); 0 for None."""
-    if A is None:
-        return 0
-    if sp.issparse(A):
-        return int(A.data.nbytes + A.indices.nbytes + A.indptr.nbytes)
-    if hasattr(A, "nbytes"):
-        return int(A.nbytes)
-    return int(A.element_size() * A.nelement())  # a torch tensor
-
-
 def fit_memory_bytes(n: int, copies: float, samples=(), columns: int = 0) -> int:
     """The peak bytes :func:`check_fit_memory` checks: ``copies`` n×n float64 arrays, the
     n-long vectors beside them (the coefficients of ``columns`` components, ARPACK's Lanczos
@@ -271,7 +266,7 @@ def fit_memory_bytes(n: int, copies: float, samples=(), columns: int = 0) -> int
     4·columns + 24) float64) and three times the ``samples`` the fit holds (the samples and
     the kernel's augmented copies of them, which grow as n·d, not n²)."""
     vectors = 8 * n * max(64, 4 * int(columns) + 24)
-    return int(8.0 * copies * n * n) + vectors + 3 * sum(_nbytes(A) for A in samples)
+    return int(8.0 * copies * n * n) + vectors + 3 * sum(array_nbytes(A) for A in samples)
 
 
 def check_fit_memory(n: int, copies: float, what: str, alternatives: str | None = None, *,

@@ -34,6 +34,7 @@ from .._shared.ksvd import (  # noqa: F401 - AUTO_BANDWIDTH_FACTOR, median_bandw
 from .._shared.nystrom_predict import kernel_row_bytes, pass_within, rows_within
 from .._torch import check_device, use_torch
 from .._validation import (
+    array_nbytes,
     as_data,
     check_bool,
     check_input,
@@ -903,9 +904,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         solver, form = self.solver, False
         if solver == "auto":
             solver, form = auto_solver(kind, n, m, r, dtype, limit)
-        # the formed G (and, weighted, G_w beside it: _fit_weighted) held during the solve
-        held = n * m * dtype.itemsize * (2 if weighted else 1) \
-            if (form or formed) and solver != "dense" else 0
+        # the formed G (and, weighted, G_w beside it: _fit_weighted) held during the solve;
+        # the dense solver's estimate counts one copy of the matrix it factorises, so with
+        # weights both G and G_w come on top of it
+        if solver == "dense":
+            held = 2 * n * m * dtype.itemsize if weighted else 0
+        else:
+            held = n * m * dtype.itemsize * (2 if weighted else 1) if form or formed else 0
+        # and the sets the fit made (the model's copies of X and Z; with a compatibility
+        # transform the mapped sets and its matrix, of the size of G itself)
+        held += sum(array_nbytes(a) for a in (getattr(self, "X_fit_", None),
+                                              getattr(self, "Z_fit_", None),
+                                              getattr(self.compat_, "C_", None)))
         opts = self._solver_options()
         options = {"n_oversamples": opts.get("n_oversamples", 10),
                    "n_iter": opts.get("n_iter", "auto")}

@@ -50,6 +50,7 @@ import scipy.sparse as sp
 
 from .._random import BLOCK_ROWS, normal_rows, seed_from
 from .._validation import as_data
+from ..config import check_memory
 from .base import _dense
 
 _ALIASES = {"a0": "pinv", "a1": "pca", "a1c": "polar", "a2": "random", "a3": "learnable"}
@@ -545,6 +546,8 @@ class CompatibilityTransform:
             If the method is unknown or ``'a3'``, or a given matrix has the wrong shape.
         TypeError
             If ``method`` is neither a string nor an array.
+        MemoryBudgetError
+            If computing the matrix would exceed ``max_dense_memory`` (checked before).
         """
         A = as_data(A, "X", allow_sparse=True)
         N, M = A.shape
@@ -561,6 +564,12 @@ class CompatibilityTransform:
         if sp.issparse(T):
             T = T.tocsr()
         big, small = T.shape  # C has shape (big, small)
+        if not isinstance(method, np.ndarray):  # peaks traced: T in float64, Q, R, C, SVDs
+            check_memory(8.0 * (2.5 * big * small + 4.5 * small * small),
+                         f"CompatibilityTransform({method!r}) of a {N}×{M} matrix",
+                         "a precomputed compatibility matrix or compat='random'",
+                         detail=f"float64 {big}×{small} copies of the mapped side and "
+                                f"{small}×{small} factors")
         if isinstance(method, np.ndarray):
             C = self.check_matrix(method, big, small, N, M)
         elif method == "random":

@@ -436,8 +436,8 @@ def check_svd_budget(solver: str, n: int, m: int, r: int, dtype=np.float64, *,
     dtype = np.dtype(np.float32 if np.dtype(dtype) == np.float32 else np.float64)
     if solver == "arpack" and r >= min(n, m):  # arpack_svd falls back to the dense solver
         solver = "dense"
-    if solver == "dense":
-        _check_dense_budget(n, m, dtype, n * m * dtype.itemsize,
+    if solver == "dense":  # what the caller holds besides (``extra``) counted too
+        _check_dense_budget(n, m, dtype, n * m * dtype.itemsize + int(extra),
                             f"a dense SVD of the {n}×{m} matrix G", limit=limit)
         return
     found = _iterative_need(solver, n, m, r, dtype, n_oversamples, n_iter)

@@ -371,14 +371,17 @@ class GramFactor:
 
 
 #: float64 arrays the routes hold at their peak besides their inputs (tracemalloc, sizes
-#: 300–900, rounded up), in units of m × m (the Gram factorisations, m = G's size; +1 for a
-#: jitter, which shifts a copy of G) or of (n + m)² (the SVD / EVD routes): the budget checks
-#: of :func:`_check_route_memory`
+#: 300–900, rounded up), in units of m × m for the Gram factorisations (m = G's size; +1 for
+#: a jitter, which shifts a copy of G), of max(n, m)² for the SVD / EVD routes (``None``: all
+#: components, densely; else k of them) and of (n + m)² for the block route: the budget
+#: checks of :func:`_check_route_memory`
 _ROUTE_COPIES = {"auto": 2.2, "pivoted": 2.2, "cholesky": 1.1, "eigh": 3.1, "gram_eigh": 6.1,
-                 "auxiliary": 1.8, "qr": 1.8, "block": 4.1, "eig_auxiliary": 2.7}
+                 ("auxiliary", True): 7.1, ("auxiliary", False): 4.1, ("qr", True): 7.1,
+                 ("qr", False): 7.1, ("eig_auxiliary", True): 9.1,
+                 ("eig_auxiliary", False): 4.1, ("block", True): 4.1, ("block", False): 4.1}
 
 
-def _check_route_memory(G, route: str, size: int, what: str, extra: float = 0.0) -> None:
+def _check_route_memory(G, route, size: int, what: str, extra: float = 0.0) -> None:
     """Refuse, before anything large is allocated, a factorisation or SVD route whose peak
     (:data:`_ROUTE_COPIES` ``[route]`` + ``extra`` float64 ``size`` × ``size`` arrays)
     exceeds ``max_dense_memory`` (:func:`asymkern.config.check_memory`). Host (numpy)
@@ -927,8 +930,8 @@ def _svd_inputs(G_in, G_out, B, k, solver, rtol=None, *, cross: bool = False,
                          "size of G_out")
     B = as_representation(B, (n, m))
     _check_rtol(rtol, optional=not cross)
-    _check_route_memory(G_out, route, n + m, f"the {route} route on {n} output and {m} input "
-                        "samples")
+    _check_route_memory(G_out, (route, k is None), n + m if route == "block" else max(n, m),
+                        f"the {route} route on {n} output and {m} input samples")
     truncate = k is None
     if truncate:
         k, solver = min(n, m), "dense"
@@ -997,8 +1000,8 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
 
     B = as_representation(B, (F_out.size, F_in.size))
     rtol = _check_rtol(rtol)
-    _check_route_memory(F_out.R, "qr", F_out.size + F_in.size, f"the qr route on "
-                        f"{F_out.size} output and {F_in.size} input samples")
+    _check_route_memory(F_out.R, ("qr", k is None), max(F_out.size, F_in.size),
+                        f"the qr route on {F_out.size} output and {F_in.size} input samples")
     limit = min(F_in.rank, F_out.rank)
     truncate = k is None
     k = limit if truncate else k

@@ -98,6 +98,7 @@ from .._shared.nystrom_predict import (
 )
 from .._torch import check_device, is_torch_tensor, use_torch
 from .._validation import (
+    array_nbytes,
     as_data,
     available_if_explained,
     check_bool,
@@ -576,15 +577,6 @@ def _check_symmetric_gram(K, dtype) -> None:
             f"of Li, Liu and Zhang); max |X - X.T| = {gap:.3g} beside max |X| = {top:.3g}. "
             "Pass a symmetric matrix, e.g. (K + K.T) / 2 if the asymmetry is rounding, or use "
             "NystromFeatureMap for an asymmetric kernel")
-
-
-def _array_bytes(X) -> int:
-    """Bytes of a dense array or of a sparse matrix's arrays."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
-    nbytes = getattr(X, "nbytes", None)  # numpy arrays and torch tensors alike
-    return int(np.asarray(X).nbytes if nbytes is None else nbytes)
 
 
 def _require_y(y, est):
@@ -1371,7 +1363,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         points = rows.kind == "points"  # landmark points (their kernel blocks), not indices
         dense_points = points and not sp.issparse(tr.X)
         # X's copy (the kernel matrix when precomputed), the basis and the landmark points
-        base = _array_bytes(tr.X) + 8 * (m * s + m * m + (m * d if points else 0))
+        base = array_nbytes(tr.X) + 8 * (m * s + m * m + (m * d if points else 0))
         F = 8 * n * s
         linear = self.svm == "linearsvc"
         svm_fit = 16 * n * (s + 2) if linear else 8 * n * s
