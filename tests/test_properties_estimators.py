@@ -551,7 +551,12 @@ def test_offset_translation_invariance(spec, data, offset):
                                                 "CovarianceOperator", "CrossCovarianceOperator",
                                                 "KernelCCA"):
         out, ref = np.abs(out), np.abs(ref)  # component signs are conventions
-    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5 * scale)
+    # a QP stopped at its tolerance (NystromSVC: libsvm's tol=1e-3) moves its decision values
+    # by about that much under rounding-level changes of the features: 2.2e-3 measured at an
+    # offset of 1e12 on 15 points (hypothesis, 2026-11-28; 2.3e-7 with tol=1e-6), where a
+    # translation-variant kernel loses every digit
+    tol = 1e-5 if spec.unique_solution else 1e-2
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * scale)
 
 
 # ---------------------------------------------------------------------------------- dtypes

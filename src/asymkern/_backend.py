@@ -378,6 +378,15 @@ class LazyMatrix:
     is_dask = False
     working_memory: float = 64.0
 
+    def __array__(self, dtype=None, copy=None):
+        """Refused: ``np.asarray(G)`` of a lazy matrix gave a 0-d object array, which later
+        failed far from the cause (or not at all). Forming G is an explicit, budget-checked
+        step: ``to_array()`` (numpy) or ``to_dense()`` (any executor)."""
+        raise TypeError(f"{type(self).__name__} is a lazy {self.shape[0]}×{self.shape[1]} "
+                        "matrix: numpy cannot convert it implicitly; form it with "
+                        ".to_array() (numpy) or .to_dense(), which check max_dense_memory, "
+                        "or use its products (matmat, rmatmat)")
+
     # ------------------------------------------------------------- the primitive
     def block(self, rows, cols):
         """G[rows, cols] (an array of the executor); rows/cols: slices or host index arrays."""
