@@ -2,10 +2,12 @@
 
 Exit status: 0 on success, 2 on bad input (missing or malformed file, unknown experiment or
 dataset, bad option, output path that cannot be written, not enough memory), 1 on an unexpected
-internal failure. Every error prints exactly one line, ``asymkern: error: ...``, to stderr (no
-traceback; set ``ASYMKERN_DEBUG=1`` to see one); warnings print as ``asymkern: warning: ...``.
-Outputs are written to a temporary file and renamed, so nothing is left half-written; they get
-the permissions of a normally created file (0666 minus the umask).
+internal failure, 130 on Ctrl-C and 143 on SIGTERM (``kill``, ``timeout``; the run's partial
+outputs and the folders it created are removed first, as after any failure). Every error prints
+exactly one line, ``asymkern: error: ...``, to stderr (no traceback; set ``ASYMKERN_DEBUG=1`` to
+see one); warnings print as ``asymkern: warning: ...``. Outputs are written to a temporary file
+and renamed, so nothing is left half-written; they get the permissions of a normally created
+file (0666 minus the umask).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import argparse
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -86,17 +90,72 @@ def _node_order(ids_seen: list[str]) -> np.ndarray:
     return np.array(sorted(as_int), dtype=np.int64)
 
 
+#: column names that make a first edge-list line a header (when they are not node ids of the
+#: other lines); compared in lower case, without quotes
+HEADER_WORDS = frozenset({
+    "source", "target", "src", "dst", "from", "to", "weight", "weights", "w", "u", "v",
+    "node1", "node2", "node_1", "node_2", "id1", "id2", "id_1", "id_2", "head", "tail",
+    "citing", "cited", "citing_paper", "cited_paper", "citing_id", "cited_id",
+    "source_id", "target_id", "src_id", "dst_id", "from_id", "to_id", "source_node",
+    "target_node"})
+
+
+def _is_number(text: str) -> bool:
+    """Whether ``text`` reads as a number (``float`` accepts it)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_header(first: list[str], rest: list[list[str]]) -> bool:
+    """Whether the first line of an edge list (its fields ``first``) is a header.
+
+    It is when none of its fields is a number while every node id (first two fields) of the
+    other lines ``rest`` is one (``citing_paper,cited_paper`` above integer edges), or when all
+    its fields are column names of :data:`HEADER_WORDS` none of which is a node id of the other
+    lines (``source,target`` above ``alice,bob``; but ``u,v`` above ``u,w`` and ``w,v`` is an
+    edge). Otherwise it is data, so a header never turns integer ids into strings and a real
+    first edge is never dropped for looking like one.
+
+    Parameters
+    ----------
+    first : list of str
+        The fields of the first line that is not blank or a comment.
+    rest : list of list of str
+        The fields of the other such lines.
+
+    Returns
+    -------
+    bool
+        True when the first line is to be skipped as a header.
+    """
+    if not first or any(_is_number(f) for f in first):
+        return False
+    rest_ids = [f for parts in rest for f in parts[:2]]
+    if rest_ids and all(_is_number(f) for f in rest_ids):
+        return True
+    words = [f.strip("'\"").lower() for f in first]
+    if not all(f in HEADER_WORDS for f in words):
+        return False
+    ids = set(rest_ids)
+    return not any(f in ids for f in first[:2])
+
+
 def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = False,
-                         sep: str = "auto", reverse: bool = False):
+                         sep: str = "auto", reverse: bool = False,
+                         notes: list[str] | None = None):
     """Read an edge list or a matrix file (.npy, .npz, .mtx, dense .csv).
 
     An edge list has one edge ``src dst [weight]`` per line (``reverse``: ``dst src [weight]``,
     as in citation files that list the cited paper first; an edge listed twice gets the sum of
     its weights, 2 for two unweighted lines); fields separated by ``sep``
     (:data:`SEPARATORS`; 'auto': comma, tab or spaces; for a dense text matrix, 'auto' is a
-    comma if the first data line has one, else whitespace), '#' comments and one header line
-    allowed, a UTF-8 byte-order mark skipped. Every entry / weight must be finite, and
-    non-negative when ``nonnegative``.
+    comma if the first data line has one, else whitespace), '#' comments allowed, a UTF-8
+    byte-order mark skipped, and the first line skipped when :func:`_is_header` says it is a
+    header (its text is then appended to ``notes``, when given). Every entry / weight must be
+    finite, and non-negative when ``nonnegative``.
 
     Returns (matrix as CSR or ndarray, node ids or None); the ids are those of
     :func:`_node_order` (int64 for integer ids, in numeric order; else strings in input order).
@@ -126,49 +185,47 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
         return _check_matrix(M, path, nonnegative), None  # a dense result as an ndarray
     if fmt != "edges":
         raise InputError(f"unknown --format {fmt!r}")
-    src, dst, w = [], [], []
-    header_words = {"source", "target", "src", "dst", "from", "to", "weight", "u", "v", "node1",
-                    "node2", "id1", "id2", "citing", "cited"}
-    first = True
+    records = []  # (line number, line, fields) of every line that is not blank or a comment
     try:
         # utf-8-sig: a byte-order mark written by some editors is not part of the first node id
         with open(path, encoding="utf-8-sig") as fh:
             for lineno, line in enumerate(fh, 1):
                 line = line.strip()
-                if not line or line.startswith("#"):
-                    continue
-                parts = _split_fields(line, sep)
-                if first and all(p.lower() in header_words for p in parts):
-                    first = False
-                    continue  # a header line such as "source,target[,weight]"
-                first = False
-                if len(parts) not in (2, 3):
-                    hint = ("; a dense matrix in a text file needs --format matrix"
-                            if len(parts) > 3 else "")
-                    raise InputError(f"{path.name}:{lineno}: malformed edge line {line[:80]!r}; "
-                                     f"expected 'src dst' or 'src dst weight'{hint}")
-                weight = 1.0
-                if len(parts) == 3:
-                    try:
-                        weight = float(parts[2])
-                    except ValueError:
-                        weight = float("nan")
-                    if not np.isfinite(weight):
-                        raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is not "
-                                         "a finite number")
-                    if nonnegative and weight < 0:
-                        raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is "
-                                         "negative; --normalize row needs non-negative weights")
-                a, b = (parts[1], parts[0]) if reverse else (parts[0], parts[1])
-                if not a or not b:
-                    raise InputError(f"{path.name}:{lineno}: empty node id in {line[:80]!r}")
-                src.append(a)
-                dst.append(b)
-                w.append(weight)
+                if line and not line.startswith("#"):
+                    records.append((lineno, line, _split_fields(line, sep)))
     except UnicodeDecodeError as exc:
         raise InputError(f"{path.name} is not a UTF-8 text edge list ({exc.reason} at byte "
                          f"{exc.start}); for a binary matrix use .npy/.npz/.mtx or "
                          "--format") from None
+    if records and _is_header(records[0][2], [r[2] for r in records[1:]]):
+        lineno, line, _ = records.pop(0)
+        if notes is not None:
+            notes.append(f"line {lineno} {line[:80]!r} skipped as a header")
+    src, dst, w = [], [], []
+    for lineno, line, parts in records:
+        if len(parts) not in (2, 3):
+            hint = ("; a dense matrix in a text file needs --format matrix"
+                    if len(parts) > 3 else "")
+            raise InputError(f"{path.name}:{lineno}: malformed edge line {line[:80]!r}; "
+                             f"expected 'src dst' or 'src dst weight'{hint}")
+        weight = 1.0
+        if len(parts) == 3:
+            try:
+                weight = float(parts[2])
+            except ValueError:
+                weight = float("nan")
+            if not np.isfinite(weight):
+                raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is not "
+                                 "a finite number")
+            if nonnegative and weight < 0:
+                raise InputError(f"{path.name}:{lineno}: edge weight {parts[2]!r} is "
+                                 "negative; --normalize row needs non-negative weights")
+        a, b = (parts[1], parts[0]) if reverse else (parts[0], parts[1])
+        if not a or not b:
+            raise InputError(f"{path.name}:{lineno}: empty node id in {line[:80]!r}")
+        src.append(a)
+        dst.append(b)
+        w.append(weight)
     if not src:
         raise InputError(f"{path.name} contains no edges")
     seen = list(dict.fromkeys(v for pair in zip(src, dst) for v in pair))
@@ -311,7 +368,10 @@ def _positive_finite(v) -> bool:
 
 
 _positive_int = _number_arg(int, lambda v: v >= 1, "expected a positive integer")
-_nonnegative_int = _number_arg(int, lambda v: v >= 0, "expected an integer >= 0")
+#: the largest seed: numpy's legacy RandomState (scikit-learn's random_state) takes 32 bits
+SEED_MAX = 2**32 - 1
+_seed_int = _number_arg(int, lambda v: 0 <= v <= SEED_MAX,
+                        f"expected an integer from 0 to {SEED_MAX} (2**32 - 1)")
 _positive_float = _number_arg(float, _positive_finite, "expected a positive number",
                               "expected a positive finite number")
 _bandwidth_number = _number_arg(float, _positive_finite,
@@ -387,14 +447,16 @@ def cmd_embed(args) -> int:
     check_output_file(out)
     _check_kernel_options(args)
     reverse = args.edge_direction == "dst-src"
+    notes: list[str] = []
     A, ids = read_graph_or_matrix(Path(args.input), args.format, sep=args.sep, reverse=reverse,
-                                  nonnegative=args.normalize == "row")
+                                  nonnegative=args.normalize == "row", notes=notes)
     if ids is not None:  # an edge list: say how it was read
         first, second = ("target", "source") if reverse else ("source", "target")
+        header = "; ".join(notes) or "no header line"
         print(f"read {A.nnz} edges among {A.shape[0]} nodes from {Path(args.input).name}: "
               f"column 1 = {first}, column 2 = {second} (edges source -> target; "
               f"--edge-direction {'src-dst' if reverse else 'dst-src'} reads them the "
-              f"other way), separator: {args.sep}")
+              f"other way), separator: {args.sep}, {header}")
     if args.normalize == "row" and A.shape[0] != A.shape[1]:
         raise InputError(f"--normalize row needs a square adjacency, got shape {A.shape}; "
                          "use --normalize none for a data matrix")
@@ -492,6 +554,96 @@ def parse_params(items: list[str] | None, run) -> dict:
         raise InputError(_one_line(exc)) from exc
 
 
+#: experiments that write no figure into ``--out`` (only their Markdown table)
+_NO_FIGURES = frozenset({"askls-nodes", "askls-uci", "askls-kl"})
+
+
+def _writes_figures(name: str, run, extra: dict) -> bool:
+    """Whether ``reproduce name --out DIR`` with the options ``extra`` writes figures.
+
+    Parameters
+    ----------
+    name : str
+        The experiment's registered name.
+    run : callable
+        Its ``run`` function (for the default of nystrom-solvers' ``parts``).
+    extra : dict
+        The parsed ``-p`` options.
+
+    Returns
+    -------
+    bool
+        False for the experiments of :data:`_NO_FIGURES` and for nystrom-solvers without its
+        figure parts ('gamma', 'f1'); True otherwise.
+    """
+    if name in _NO_FIGURES:
+        return False
+    if name == "nystrom-solvers":
+        import inspect
+
+        parts = extra.get("parts", inspect.signature(run).parameters["parts"].default)
+        return bool({"gamma", "f1"} & set(parts))
+    return True
+
+
+def _check_matplotlib() -> None:
+    """Refuse, before any computation, a run that will write figures without matplotlib.
+
+    Raises
+    ------
+    InputError
+        Naming ``--out`` and the ``[plot]`` extra when matplotlib (or its Agg canvas, which the
+        figures are drawn with) cannot be imported.
+    """
+    try:
+        import matplotlib.figure  # noqa: F401
+        from matplotlib.backends import backend_agg  # noqa: F401
+    except ImportError as exc:
+        raise InputError("--out: this experiment writes PNG figures, which need the optional "
+                         f"dependency matplotlib ({_one_line(exc)}); install the plot extra, "
+                         "pip install 'asymkern[plot]', or leave out --out to print the "
+                         "tables only") from exc
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (deepest first) that is empty; keep the others.
+
+    Parameters
+    ----------
+    folders : list of pathlib.Path
+        The folders a failed run created, each listed before its parent.
+    """
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty: something else wrote there, so its parents stay too
+            return
+
+
+def _options_text(extra: dict) -> str:
+    """The sentence that records a run's ``-p`` options in its report.
+
+    Parameters
+    ----------
+    extra : dict
+        The parsed ``-p`` options (non-empty).
+
+    Returns
+    -------
+    str
+        E.g. ``"Options of this run (-p): datasets=monks-1, n_repeats=2."``.
+    """
+    def text(v) -> str:
+        if isinstance(v, bool):
+            return str(v).lower()
+        return ",".join(map(str, v)) if isinstance(v, tuple) else str(v)
+
+    return ("Options of this run (-p): "
+            + ", ".join(f"{k}={text(v)}" for k, v in extra.items()) + ".")
+
+
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -523,6 +675,8 @@ def cmd_reproduce(args) -> int:
         if out.exists() and not out.is_dir():
             raise InputError(f"--out {str(out)!r} is a file; give a folder")
         _check_folder(out, "--out")
+        if _writes_figures(args.name, run, extra):
+            _check_matplotlib()
     if args.progress:
         from .config import set_config
 
@@ -531,34 +685,47 @@ def cmd_reproduce(args) -> int:
         except ImportError as exc:  # tqdm is optional
             raise InputError(f"--progress: {_one_line(exc)}") from exc
     staging = None
-    created = out is not None and not out.exists()
+    created: list[Path] = []  # the folders this run makes for its outputs, deepest first
     if out is not None:
+        p = out
+        while not p.exists() and p.parent != p:
+            created.append(p)
+            p = p.parent
         try:
             out.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))
         except OSError as exc:
+            _remove_empty(created)
             raise InputError(f"--out: cannot create {str(out)!r}: "
                              f"{exc.strerror or _one_line(exc)}") from exc
+    moved: list[Path] = []  # outputs already renamed into --out
     try:
         report = run(quick=args.quick, data_dir=args.data_dir, out=staging, seed=args.seed,
                      **extra)
-    except BaseException as exc:
+        if extra:
+            report.protocol = (report.protocol + " " if report.protocol else "") + \
+                _options_text(extra)
+        print(report.to_markdown())
+        if out is not None:
+            # the table is written beside the figures, then everything is renamed into place,
+            # the table last: nothing half-written is left behind
+            assert staging is not None  # made above whenever out is given
+            table = report.write(staging, args.name)
+            for f in sorted(staging.iterdir(), key=lambda f: f == table):
+                os.replace(f, out / f.name)
+                moved.append(out / f.name)
+            staging.rmdir()
+            print(f"wrote {out / table.name}")
+    except BaseException as exc:  # also Ctrl-C and SIGTERM (see main)
         if staging is not None:
+            for f in moved:
+                with contextlib.suppress(OSError):
+                    f.unlink()
             shutil.rmtree(staging, ignore_errors=True)
-            if created and out is not None and not any(out.iterdir()):
-                out.rmdir()  # the folder this run made for its outputs
+            _remove_empty(created)
         if isinstance(exc, DataNotFoundError):
             raise InputError(_one_line(exc)) from exc
         raise
-    print(report.to_markdown())
-    if out is not None:
-        # move figures then the table into place: nothing half-written is left behind
-        assert staging is not None  # made above whenever out is given
-        for f in list(staging.iterdir()):
-            os.replace(f, out / f.name)
-        staging.rmdir()
-        path = report.write(out, args.name)
-        print(f"wrote {path}")
     return 0
 
 
@@ -598,14 +765,17 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="why direction matters: SVD/KPCA/KSVD on a directed graph "
                        "and a scikit-learn dataset (no downloads, under a minute)",
                        formatter_class=_Formatter)
-    d.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    d.add_argument("--seed", type=_seed_int, default=0, help="random seed")
     d.add_argument("--quick", action="store_true", help="smaller graph (default: off)")
     d.set_defaults(func=cmd_demo)
 
     e = sub.add_parser("embed", help="KSVD embeddings of a directed graph or data matrix",
                        formatter_class=_Formatter)
     e.add_argument("input", help="edge list (src,dst[,weight]; a repeated edge adds its "
-                   "weights) or matrix file "
+                   "weights; '#' comments; the first line is skipped as a header when none of "
+                   "its fields is a number while every other node id is, or when its fields are "
+                   "column names such as source,target,weight that are not node ids of other "
+                   "lines; otherwise it is an edge) or matrix file "
                    "(.npy, .npz sparse, .mtx, dense text (.csv, .txt) with --format matrix)")
     e.add_argument("--out", required=True, help="(required) output .npz (left, right, "
                    "singular_values, row_ids, col_ids: row k of left/right is node row_ids[k]; "
@@ -646,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["pca", "polar", "pinv", "random", "a1", "a1c", "a0", "a2"],
                    help="compatibility for non-square matrices: "
                    "pca (a1), polar (a1c: a1 corrected), pinv (a0), random (a2)")
-    e.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    e.add_argument("--seed", type=_seed_int, default=0, help="random seed")
     e.set_defaults(func=cmd_embed)
 
     r = sub.add_parser("reproduce", help="reproduce a paper table/figure (see --list)",
@@ -658,7 +828,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="datasets folder (default: $ASYMKERN_DATA or ../shared/data)")
     r.add_argument("--out", default=None,
                    help="folder for the Markdown table and PNG figures (default: print only)")
-    r.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    r.add_argument("--seed", type=_seed_int, default=0, help="random seed")
     r.add_argument("--progress", action="store_true",
                    help="show progress bars (default: off; needs tqdm)")
     r.add_argument("-p", "--param", action="append", metavar="KEY=VALUE",
@@ -667,6 +837,37 @@ def build_parser() -> argparse.ArgumentParser:
                    "experiment's options (default: none)")
     r.set_defaults(func=cmd_reproduce)
     return p
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``), raised in the main thread like Ctrl-C, so that a run
+    removes its partial outputs on the way out; :func:`main` then exits with status 143."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread.
+
+    Elsewhere (a thread other than the main one, a platform without SIGTERM) the block runs
+    with the handler as it was; the previous handler is restored on leaving.
+    """
+    previous = None
+    installed = False
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
+        try:
+            previous = signal.signal(signal.SIGTERM, _raise_terminated)
+            installed = True
+        except (ValueError, OSError):  # pragma: no cover - e.g. an embedded interpreter
+            pass
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -693,7 +894,8 @@ def main(argv: list[str] | None = None) -> int:
         if not debug:
             warnings.showwarning = _show_warning
         try:
-            return int(args.func(args) or 0)
+            with _sigterm_raises():
+                return int(args.func(args) or 0)
         except InputError as exc:
             msg = _one_line(exc)
         except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
@@ -708,6 +910,9 @@ def main(argv: list[str] | None = None) -> int:
             if debug:
                 raise
             msg = _one_line(exc)
+        except Terminated:  # SIGTERM: outputs cleaned up on the way (cmd_reproduce)
+            print("asymkern: terminated", file=sys.stderr)
+            return 143
         except KeyboardInterrupt:  # pragma: no cover
             print("asymkern: interrupted", file=sys.stderr)
             return 130

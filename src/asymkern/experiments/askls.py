@@ -90,6 +90,24 @@ def _dataset_names(datasets) -> list[str]:
     return [str(d).lower() for d in ([datasets] if isinstance(datasets, str) else datasets)]
 
 
+def _listed(names) -> str:
+    """Names as the reports list them: ``['heart', 'sonar', 'pima']`` → ``'heart, sonar and
+    pima'``.
+
+    Parameters
+    ----------
+    names : iterable of str
+        At least one name.
+
+    Returns
+    -------
+    str
+        The names joined by commas, the last by "and".
+    """
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
               datasets: tuple | None = None, n_repeats: int | None = None) -> Report:
     """He et al. (2023) Table III: node classification on Cora, Citeseer, Pubmed (Micro/Macro-F1).
@@ -181,7 +199,9 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         protocol=(
             f"60/40 random node split per repeat (seeds {seed}+1000·r); γ = 1 for AsK-LS and "
             f"LS-SVM, SVC C = 1 (one-vs-rest) on (G+Gᵀ)/2; stacking cv = {cv}; "
-            + ("quick mode: Cora only, 1 repeat." if quick else
+            + (f"quick mode: {_listed(names)}, 1 repeat"
+               + (f" (n_repeats = {n_repeats} applies to full runs only)"
+                  if n_repeats is not None else "") + "." if quick else
                "repeats as in the table (default 10; paper: 10 trials, authors' code: 5).")
         ),
     )
@@ -263,6 +283,7 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         unknown = sorted(set(names) - set(PAPER_TABLE4))
         if unknown:
             raise ValueError(f"datasets must be among {sorted(PAPER_TABLE4)}, got {unknown}")
+    quick_splits = 1 if n_repeats is None else int(n_repeats)  # (as R below, in quick mode)
     rows, timing = [], []
     for name in names:
         X, y = _uci_data(name, data_dir)
@@ -350,7 +371,8 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         protocol=(
             "60/40 random splits (seeds seed+1000·r); hyper-parameters (bandwidth, γ) chosen by "
             "stratified k-fold CV accuracy on the training part; "
-            + ("quick mode: heart and sonar, 1 split, 3-fold CV, small grids." if quick else
+            + (f"quick mode: {_listed(names)}, {quick_splits} split"
+               f"{'' if quick_splits == 1 else 's'}, 3-fold CV, small grids." if quick else
                "splits per dataset as in the 'repeats' column (default 10, spambase 3), "
                "10-fold CV (spambase 5-fold); paper: 10 trials, 10-fold CV.")
         ),

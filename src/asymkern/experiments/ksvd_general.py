@@ -292,9 +292,15 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         "and compat a1, same head; AUROC from the logistic decision function."
     )
     if quick:
-        protocol = (f"QUICK RUN: {', '.join(datasets)} only, at most 400 samples, one 80/20 split, "
-                    "bandwidth multiple c = 1 (no CV), a3 trained for 100 steps; r = 4, heads and "
-                    "embeddings as in the full run.")
+        a3_cols = [c for c in cols if c.endswith("a3")] if with_a3 else []
+        a3_txt = ("no a3 column (with_a3 = false)" if not with_a3 else
+                  "no a3 column selected" if not a3_cols else
+                  "a3 not trained (PyTorch is not installed)" if not have_torch else
+                  f"a3 ({', '.join(a3_cols)}) trained for {opts['n_iter']} steps")
+        protocol = (f"QUICK RUN: {', '.join(datasets)} only, at most {opts['max_samples']} "
+                    "samples, one 80/20 split, bandwidth multiple c = 1 (no CV), "
+                    f"{a3_txt}; {'Table 5 computed' if with_table5 else 'no Table 5'}; r = 4, "
+                    "heads and embeddings as in the full run.")
     notes += [] if quick else [
         "Liver: the paper says 583 samples (the Indian Liver Patient data); our file is BUPA "
         "liver disorders (345 samples, selector column as the class, MANIFEST.md §3), so the "

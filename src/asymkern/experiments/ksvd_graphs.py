@@ -236,6 +236,11 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     if given:
         protocol += (" THIS RUN overrides the sizes above for every dataset: "
                      + ", ".join(f"{k} = {v}" for k, v in given.items()) + ".")
+    capped = {row["dataset"]: row["r"] for row in rows if r is not None and row["r"] < r}
+    if capped:  # r is at most the number of nodes - 2 (run_dataset)
+        protocol += (f" The requested r = {r} exceeds the number of nodes − 2 of "
+                     + ", ".join(f"{name} (r = {rr} used)" for name, rr in capped.items())
+                     + ".")
     if not quick:
         notes.append(
             "The paper's ℓ1 values look like the column-sum norm of |A − Â|: for Pubmed most "

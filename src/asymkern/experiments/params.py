@@ -16,6 +16,38 @@ _BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
                "false": False, "0": False, "no": False, "off": False}
 
 
+_PAIRS = {"(": ")", "[": "]"}
+
+
+def _unbracket(raw: str) -> str:
+    """``raw`` without one pair of brackets enclosing all of it, else ``raw`` itself.
+
+    ``"(4.0, 2.0)"`` and ``"[a,b]"`` lose their brackets; ``"KPCA (RBF)"`` (a name ending in a
+    bracket) and ``"(a),(b)"`` (two bracketed parts, not one enclosing pair) are kept whole.
+
+    Parameters
+    ----------
+    raw : str
+        The stripped text of a list option.
+
+    Returns
+    -------
+    str
+        The text inside the enclosing pair, or ``raw`` unchanged when there is none.
+    """
+    if len(raw) < 2 or _PAIRS.get(raw[0]) != raw[-1]:
+        return raw
+    depth = 0
+    for i, ch in enumerate(raw):
+        if ch == raw[0]:
+            depth += 1
+        elif ch == raw[-1]:
+            depth -= 1
+            if depth == 0 and i < len(raw) - 1:  # the first bracket closes before the end
+                return raw
+    return raw[1:-1] if depth == 0 else raw
+
+
 @dataclass(frozen=True)
 class Param:
     """One experiment option: its type and the values it allows.
@@ -25,7 +57,9 @@ class Param:
     kind : {'int', 'float', 'bool', 'choice', 'names', 'numbers'}
         ``'choice'``: one of ``choices``; ``'names'``: a comma-separated list of ``choices``
         (a tuple, case-insensitive, duplicates dropped); ``'numbers'``: a comma-separated list
-        of numbers (a tuple of floats) within the bounds.
+        of numbers (a tuple of floats) within the bounds. A list may be written inside one
+        pair of brackets as a Python tuple or list, with one trailing comma: ``(4.0,)``,
+        ``[cora, citeseer]``.
     choices : tuple of str, optional
         The allowed names (``'choice'``, ``'names'``).
     low, high : float, optional
@@ -102,7 +136,10 @@ class Param:
             if raw.lower() not in _BOOL_WORDS:
                 raise ValueError(f"--param {key} expects true or false, got {text!r}")
             return _BOOL_WORDS[raw.lower()]
-        items = [x.strip() for x in raw.strip("()[]").split(",")]
+        inner = _unbracket(raw)
+        items = [x.strip() for x in inner.split(",")]
+        if inner != raw and len(items) > 1 and items[-1] == "":
+            items.pop()  # a Python tuple's trailing comma: "(4.0,)", "[a, b,]"
         if "" in items:
             raise ValueError(f"--param {key} expects {self.describe()}, got {text!r} (an empty "
                              "entry)")
