@@ -355,3 +355,12 @@ def test_seed_beyond_32_bits_names_seed(capsys, command):
 def test_seed_at_32_bit_limit_is_accepted():
     args = build_parser().parse_args(["reproduce", "askls-kl", "--seed", str(2**32 - 1)])
     assert args.seed == 2**32 - 1
+
+
+def test_one_repeat_has_no_standard_deviation():
+    """A sample standard deviation (ddof = 1) of one split is undefined: it printed as
+    ±0.000, read as a measured spread of zero."""
+    from asymkern.experiments.askls import _ms
+
+    assert _ms([0.75]) == "0.750±n/a"
+    assert _ms([0.7, 0.8]) == "0.750±0.071"

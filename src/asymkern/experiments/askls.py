@@ -55,9 +55,10 @@ PAPER_TABLE1 = {"SVM": ("0.830±0", "0.822±0"), "LS-SVM": ("0.840±0", "0.832±
 
 def _ms(v) -> str:
     """"mean±std" over the repeats, the std the sample one (ddof = 1, as MATLAB's ``std``
-    the paper's tables were computed with); 0 for a single repeat."""
+    the paper's tables were computed with); "n/a" for a single repeat, where it is undefined
+    (printed as ±0.000 before, which read as a measured spread of zero)."""
     v = np.asarray(v, dtype=float)
-    return f"{v.mean():.3f}±{(v.std(ddof=1) if v.size > 1 else 0.0):.3f}"
+    return f"{v.mean():.3f}±" + (f"{v.std(ddof=1):.3f}" if v.size > 1 else "n/a")
 
 
 def _f1s(y, p):
