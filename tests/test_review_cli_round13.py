@@ -364,3 +364,24 @@ def test_one_repeat_has_no_standard_deviation():
 
     assert _ms([0.75]) == "0.750±n/a"
     assert _ms([0.7, 0.8]) == "0.750±0.071"
+
+
+def test_list_with_a_name(capsys):
+    """``reproduce --list NAME`` ignored NAME (an unknown one exited 0 with the full list)."""
+    from asymkern.cli import main
+
+    assert main(["reproduce", "--list", "nope"]) == 2
+    assert "unknown experiment 'nope'" in capsys.readouterr().err
+    assert main(["reproduce", "--list", "askls-kl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("askls-kl ")
+
+
+def test_no_command_is_an_error_line(capsys):
+    """Plain ``asymkern`` printed the help to stdout with status 2 and no error line."""
+    from asymkern.cli import main
+
+    assert main([]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.rstrip().splitlines()[-1].startswith("asymkern: error: a command")

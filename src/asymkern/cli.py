@@ -655,9 +655,13 @@ def cmd_reproduce(args) -> int:
     from .datasets import DataNotFoundError
     from .experiments import REGISTRY, get_experiment
 
-    if args.list or not args.name:
+    if args.name and args.name not in REGISTRY:  # also with --list: never ignored silently
+        raise InputError(f"unknown experiment {args.name!r}; available: "
+                         f"{', '.join(sorted(REGISTRY))}")
+    if args.list or not args.name:  # --list NAME: that experiment's line only
         for name, (_, _, desc) in sorted(REGISTRY.items()):
-            print(f"{name:22s} {desc}")
+            if name == args.name or not args.name:
+                print(f"{name:22s} {desc}")
         return 0
     if args.name not in REGISTRY:
         raise InputError(f"unknown experiment {args.name!r}; available: "
@@ -882,8 +886,10 @@ def main(argv: list[str] | None = None) -> int:
         if exc.code in (0, None):
             raise
         return 2
-    if not getattr(args, "func", None):
-        parser.print_help()
+    if not getattr(args, "func", None):  # the usage on stderr, then the one error line
+        parser.print_help(sys.stderr)
+        print("asymkern: error: a command is required: demo, embed or reproduce",
+              file=sys.stderr)
         return 2
     debug = bool(os.environ.get("ASYMKERN_DEBUG"))
     with warnings.catch_warnings():
