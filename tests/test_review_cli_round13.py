@@ -385,3 +385,21 @@ def test_no_command_is_an_error_line(capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.rstrip().splitlines()[-1].startswith("asymkern: error: a command")
+
+
+def test_wrong_format_names_what_the_file_looks_like(tmp_path, capsys):
+    """``--format npz`` on a .npy file answered "'numpy.ndarray' object does not support the
+    context manager protocol"; ``--format npy`` on a CSV spoke of pickled data. The error now
+    says what the file's first bytes show and which --format reads it."""
+    import numpy as np
+
+    from asymkern.cli import main
+
+    npy, csv = tmp_path / "m.npy", tmp_path / "e.csv"
+    np.save(npy, np.eye(3))
+    csv.write_text("0,1\n1,2\n")
+    for path, fmt, hint in ((npy, "npz", "--format npy"), (csv, "npy", "looks like text"),
+                            (npy, "mtx", "--format npy")):
+        assert main(["embed", str(path), "--format", fmt, "--out",
+                     str(tmp_path / "o.npz")]) == 2
+        assert hint in capsys.readouterr().err

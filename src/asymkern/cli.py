@@ -273,12 +273,34 @@ def _one_line(exc: BaseException) -> str:
     return msg or type(exc).__name__
 
 
+#: leading bytes of the file kinds ``embed`` reads -> (what the file looks like, its --format)
+_MAGIC = ((b"\x93NUMPY", "a .npy array", "npy"), (b"PK\x03\x04", "an .npz (zip) archive", "npz"),
+          (b"%%MatrixMarket", "a Matrix Market file", "mtx"))
+
+
+def _looks_like(path: Path) -> str:
+    """What the first bytes of ``path`` say the file is, as a hint for a failed read ('' when
+    they say nothing, or the file cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return ""
+    for magic, what, fmt in _MAGIC:
+        if head.startswith(magic):
+            return f" (the file looks like {what}: --format {fmt})"
+    return " (the file looks like text: --format edges or matrix)" if head and all(
+        32 <= b < 127 or b in b"\t\r\n" for b in head.lstrip(b"\xef\xbb\xbf")) else ""
+
+
 def _read(path: Path, what: str, load):
-    """``load()``, any failure raised as an :class:`InputError` "cannot read <file> as <what>"."""
+    """``load()``, any failure raised as an :class:`InputError` "cannot read <file> as <what>",
+    with what the file's first bytes say it is (:func:`_looks_like`)."""
     try:
         return load()
     except Exception as exc:
-        raise InputError(f"cannot read {path.name} as {what}: {_one_line(exc)}") from exc
+        raise InputError(f"cannot read {path.name} as {what}: {_one_line(exc)}"
+                         f"{_looks_like(path)}") from exc
 
 
 def _umask() -> int:
