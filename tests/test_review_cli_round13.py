@@ -239,7 +239,9 @@ def test_askls_nodes_quick_text_states_the_datasets(monkeypatch):
     rep = askls.run_nodes(quick=True, datasets=("citeseer",))
     assert "quick mode: citeseer, 1 repeat." in rep.protocol and "Cora" not in rep.protocol
     rep = askls.run_nodes(quick=True, datasets=("citeseer",), n_repeats=3)
-    assert "n_repeats = 3 applies to full runs only" in rep.protocol
+    assert "quick mode: citeseer, 3 repeats (n_repeats)." in rep.protocol
+    # and three splits ran (quick mode ran one before, whatever n_repeats said)
+    assert {row["repeats"] for row in rep.tables["Micro/Macro-F1"]} == {3}
 
 
 def _fake_general(name, quick, data_dir, seed, **opts):
