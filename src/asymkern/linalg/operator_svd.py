@@ -54,6 +54,7 @@ from scipy.sparse.linalg import LinearOperator, aslinearoperator, eigs
 
 from .._backend import NUMPY, ops_of
 from .._validation import check_n_components
+from ..config import check_memory
 
 EPS = np.finfo(np.float64).eps
 SVD_METHODS = ("qr", "auxiliary", "block")
@@ -386,8 +387,6 @@ def _check_route_memory(G, route, size: int, what: str, extra: float = 0.0) -> N
     (:data:`_ROUTE_COPIES` ``[route]`` + ``extra`` float64 ``size`` × ``size`` arrays)
     exceeds ``max_dense_memory`` (:func:`asymkern.config.check_memory`). Host (numpy)
     arrays only: the torch executor's device arrays are budgeted by its callers."""
-    from ..config import check_memory
-
     if ops_of(G) is not NUMPY:
         return
     copies = _ROUTE_COPIES[route] + extra

@@ -1212,11 +1212,13 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
     """
     C = _check_C(_renamed_C(C, gamma, "lssvm_solve"))
     Y2 = _as_targets(Y)
-    if _inner is None and method in ("eig", "dense", "chol" if not sp.issparse(K) else ""):
+    sparse = sp.issparse(K)
+    # the dense routes (a sparse K's Cholesky is a sparse factorisation, not checked here)
+    if _inner is None and (method in ("eig", "dense") or (method == "chol" and not sparse)):
+        weights = 0.0 if sample_weight is None or method == "dense" else (
+            2.0 if method == "eig" else 1.0)
         _check_solve_memory(K, f"lssvm {method}", f"lssvm_solve(method={method!r})",
-                            (0.0 if sample_weight is None or method == "dense"
-                             else 2.0 if method == "eig" else 1.0)
-                            + 2.6 * sp.issparse(K))  # densified, with temporaries
+                            weights + 2.6 * sparse)  # a sparse K densified, with temporaries
     if not sp.issparse(K):
         K = np.asarray(K, dtype=np.float64)
     n = K.shape[0]
