@@ -333,13 +333,27 @@ def _write_error(path: Path, exc: OSError) -> InputError:
     return InputError(f"cannot write {str(path)!r}: {exc.strerror or _one_line(exc)}")
 
 
+def _missing_folders(path: Path) -> list[Path]:
+    """The folders above ``path`` that do not exist yet, deepest first (those a write would
+    create, and a failed one removes with :func:`_remove_empty`)."""
+    created = []
+    p = path.parent
+    while not p.exists() and p.parent != p:
+        created.append(p)
+        p = p.parent
+    return created
+
+
 def _atomic_write(path: Path, writer) -> None:
     """Write via ``writer(tmp)`` to a temporary file next to ``path`` and rename it into place.
-    The file gets mode 0666 & ~umask (tempfile would leave 0600)."""
+    The file gets mode 0666 & ~umask (tempfile would leave 0600). A failed write leaves
+    nothing behind: neither the temporary file nor the folders it created."""
+    created = _missing_folders(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
     except OSError as exc:
+        _remove_empty(created)
         raise _write_error(path, exc) from exc
     os.close(fd)
     try:
@@ -349,6 +363,7 @@ def _atomic_write(path: Path, writer) -> None:
     except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        _remove_empty(created)
         if isinstance(exc, OSError):
             raise _write_error(path, exc) from exc
         raise
@@ -713,10 +728,7 @@ def cmd_reproduce(args) -> int:
     staging = None
     created: list[Path] = []  # the folders this run makes for its outputs, deepest first
     if out is not None:
-        p = out
-        while not p.exists() and p.parent != p:
-            created.append(p)
-            p = p.parent
+        created = ([out] if not out.exists() else []) + _missing_folders(out)
         try:
             out.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=out))

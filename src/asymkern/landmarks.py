@@ -138,6 +138,15 @@ def _check_finite_rows(A, name: str) -> None:
         raise ValueError(f"{name} must be finite: it holds NaN or infinite values")
 
 
+def _nearest_rows_nbytes(q: int, k: int, step: int, d: int) -> float:
+    """Peak bytes of :func:`nearest_rows` for ``q`` queries of ``d`` features, ``k`` neighbours
+    and blocks of ``step`` points: the q×k best distances and indices with their merges and
+    sorts (traced at most 14 q×k float64 arrays at once, counted as 16), and per pair of a
+    block the bounds, the candidates' merge with the best so far and their direct
+    differences (up to 10 + d values per pair when every pair is a candidate)."""
+    return 8.0 * q * (16.0 * k + (10.0 + d) * step)
+
+
 def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclude=None):
     """The ``k`` rows of ``points`` nearest to each query (Euclidean), nearest first, ties by index.
 
@@ -187,6 +196,9 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
         counts of ``queries`` and ``points`` differ, either holds a value that is not finite,
         ``exclude`` is not a boolean mask with one entry per row of ``points``, or ``skip`` is
         not an integer that puts every query inside ``points``.
+    MemoryBudgetError
+        If the q×k neighbour arrays and one block's pairs (about 8q(16k + (10 + d)·block)
+        bytes) exceed ``max_dense_memory``: ask for fewer queries per call.
 
     See Also
     --------
@@ -204,7 +216,7 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     >>> idx.tolist(), d2.tolist()
     ([[2, 1]], [[0.125, 9.125]])
     """
-    from .config import get_config
+    from .config import check_memory, get_config
     from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent, pair_sq_dists
 
     Q = np.asarray(queries, dtype=np.float64)
@@ -239,6 +251,9 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     budget = int(get_config()["working_memory"] * 2**20)
     # one block of points (d values per row) and six q-row arrays of distances and bounds
     step = max(1, min(budget // (8 * (d + 6 * max(q, 1))), _BLOCK_ENTRIES // max(q, 1)))
+    check_memory(_nearest_rows_nbytes(q, k, min(step, n), d), "nearest_rows",
+                 "fewer queries per call (or a smaller k)",
+                 detail=f"{q} queries × {k} neighbours and {q}×{min(step, n)} blocks")
     sparse = sp.issparse(points)
     c = None if sparse or q == 0 else Q.mean(axis=0)
     # one power of two for the whole call, from the largest shifted magnitude (fl(p − c) is

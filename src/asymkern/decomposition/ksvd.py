@@ -1031,7 +1031,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         k = int(np.count_nonzero(s > tol))
         self.n_informative_ = k
         if scale == 0.0 or k < s.size:
-            if self._precomputed():
+            # the double centring H_n G H_m has rank at most min(n, m) − 1 whatever G is
+            bound = min(n, m) - 1 if self.center else min(n, m)
+            if scale > 0.0 and self.center and k >= bound:
+                cause = (f"centring (center=True) leaves at most min(n, m) − 1 = {bound} "
+                         "nonzero singular values, whatever the kernel: ask for at most "
+                         f"{bound} components, or center=False")
+            elif self._precomputed():
                 cause = "the precomputed kernel matrix is (numerically) of low rank"
             else:
                 kp = self.kernel_params or {}

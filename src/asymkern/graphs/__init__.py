@@ -27,6 +27,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from .._validation import as_data, check_positive
+from ..config import get_config
 from ..landmarks import nearest_rows
 
 __all__ = ["graph_reconstruction", "lssvm_classifier", "matrix_norm_errors",
@@ -249,7 +250,8 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
     out_degree : array-like of shape (n_nodes,)
         k_v per node, in [0, n_nodes − 1].
     batch_size : int, default 1024
-        Rows of distances computed at a time.
+        Rows of distances computed at a time (at most: fewer where the degrees are so large
+        that a batch's neighbour arrays would exceed ``working_memory``).
 
     Returns
     -------
@@ -281,24 +283,38 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
     n = E.shape[0]
     k = _check_out_degree(out_degree, n)
     batch_size = _check_count(batch_size, "batch_size")
-    rows, cols = [], []
-    for start in range(0, n, batch_size):
+    # a batch's k_max nearest nodes per row take 16 float64 arrays of rows × k_max at their
+    # peak (landmarks._nearest_rows_nbytes): fewer rows where the degrees are large, so that
+    # they fit in working_memory (one row may need more: nearest_rows checks it against
+    # max_dense_memory)
+    working = float(get_config()["working_memory"]) * 2**20
+    index_dtype = np.int32 if max(n, int(k.sum())) < 2**31 else np.int64
+    cols: list = []
+    start = 0
+    while start < n:
         stop = min(start + batch_size, n)
         kmax = int(k[start:stop].max(initial=0))
         if kmax == 0:
+            start = stop
             continue
+        fit = max(1, int(working // (8 * 16 * kmax)))
+        if stop - start > fit:
+            stop = start + fit
+            kmax = int(k[start:stop].max())
         # the kmax nearest other nodes by exact distances, nearest first, ties by index
         # (nearest_rows: the expansion ‖e‖² + ‖f‖² − 2eᵀf about the origin is rounded by more
         # than the distances themselves for embeddings far from it)
         near, _ = nearest_rows(E[start:stop], E, kmax, skip=start)
-        for i in range(stop - start):
-            kv = k[start + i]
-            if kv == 0:
-                continue
-            rows.append(np.full(kv, start + i))
-            cols.append(near[i, :kv])
-    r, c = (np.concatenate(v or [np.zeros(0, dtype=np.int64)]) for v in (rows, cols))
-    return sp.csr_matrix((np.ones(len(r)), (r, c)), shape=(n, n))
+        # row v's columns, nearest first: the rows' slices in order are Â's CSR indices
+        keep = np.arange(kmax) < k[start:stop, None]
+        cols.append(near[keep].astype(index_dtype))
+        start = stop
+    indptr = np.zeros(n + 1, dtype=index_dtype)
+    np.cumsum(k, out=indptr[1:])
+    indices = np.concatenate(cols) if cols else np.zeros(0, dtype=index_dtype)
+    A_hat = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n, n))
+    A_hat.sort_indices()
+    return A_hat
 
 
 def matrix_norm_errors(A, A_hat) -> dict:

@@ -482,6 +482,9 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
         [0, 1), or ``'cholesky'`` finds G not numerically positive definite.
     TypeError
         If ``jitter`` or ``rtol`` is not a real number, or G is not numeric.
+    MemoryBudgetError
+        If the route's dense copies (counted per route, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -578,6 +581,9 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
         or ``rtol`` is not in [0, 1).
     TypeError
         If ``rtol`` is not a real number, or G is not numeric.
+    MemoryBudgetError
+        If the route's dense copies (counted per route, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -970,6 +976,9 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
         numerical rank.
     TypeError
         If ``rtol`` is not a real number, or B is not numeric.
+    MemoryBudgetError
+        If the route's dense copies (counted per route, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -1088,6 +1097,9 @@ def svd_auxiliary(G_in, G_out, B, k: int | None, *, solver: str = "auto",
         If ``rtol`` is not a real number, or an input is not numeric.
     numpy.linalg.LinAlgError
         If the eigenvalues come out complex (the Gram matrices are not PSD).
+    MemoryBudgetError
+        If the route's dense copies (counted per route, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -1167,6 +1179,9 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
         If ``rtol`` is not a real number, or an input is not numeric.
     numpy.linalg.LinAlgError
         If the eigenvalues come out complex.
+    MemoryBudgetError
+        If the route's dense copies (counted per route, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -1426,6 +1441,9 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
         the number of nonzero eigenvalues, or every eigenfunction has zero RKHS norm.
     TypeError
         If ``rtol`` is not a real number, or an input is not numeric.
+    MemoryBudgetError
+        If the route's dense copies (counted per route, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------

@@ -971,6 +971,9 @@ def askls_solve(
         If ``method`` is unknown, C is not positive, or Y's rows do not match K.
     TypeError
         If neither C nor ``gamma`` is given.
+    MemoryBudgetError
+        If the method's dense copies of K (counted per method, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -1092,6 +1095,9 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     ------
     ValueError
         If ``method`` is unknown or some C is not positive.
+    MemoryBudgetError
+        If the method's dense copies of K (counted per method, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -1186,6 +1192,9 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
         If ``method`` is unknown, C is not positive, or Y's rows do not match K.
     TypeError
         If neither C nor ``gamma`` is given.
+    MemoryBudgetError
+        If the method's dense copies of K (counted per method, before any is made) exceed
+        ``max_dense_memory``.
 
     See Also
     --------
@@ -1274,6 +1283,13 @@ def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
     -------
     list of Solution
         One solution per C, in the order of ``Cs``.
+
+    Raises
+    ------
+    ValueError
+        If some C is not positive or Y's rows do not match K.
+    MemoryBudgetError
+        If the eigendecomposition's dense copies of K exceed ``max_dense_memory``.
 
     See Also
     --------
@@ -1425,6 +1441,9 @@ def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
         If C is not positive.
     TypeError
         If neither C nor ``gamma`` is given.
+    MemoryBudgetError
+        If the (n + 1)×(n + 1) matrix and the copies of K its assembly holds exceed
+        ``max_dense_memory``.
 
     See Also
     --------
