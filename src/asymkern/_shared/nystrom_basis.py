@@ -25,6 +25,7 @@ The landmark step is written once for the in-memory executors (numpy, torch):
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -550,6 +551,17 @@ def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rco
     if not top > 0:
         raise ValueError("K_mm has no positive eigenvalue: the kernel must be positive "
                          "semi-definite and not identically zero on the landmarks")
+    # a materially negative eigenvalue (beyond the rounding of a PSD kernel's values, taken
+    # as √ε of X's dtype relative to λ_max) means an indefinite kernel: the pseudo-inverse
+    # would silently drop that part of K_mm and fit another kernel's machine
+    floor = max(rcond, math.sqrt(float(np.finfo(dtype).eps))) * top
+    if lam[-1] < -floor:
+        raise ValueError(
+            f"the landmark kernel matrix K_mm has the eigenvalue {lam[-1]:.4g} against "
+            f"λ_max = {top:.4g}: the kernel is not positive semi-definite (for "
+            "kernel='precomputed': X at the landmarks' rows and columns). The Nyström machines "
+            "of Li, Liu and Zhang need a symmetric PSD kernel; make the matrix PSD (e.g. clip "
+            "its negative eigenvalues) or use KernelSVD for indefinite or asymmetric kernels")
     rank = int(np.sum(lam > rcond * top))
     s = rank if subspace_dim is None else _check_int(subspace_dim, "subspace_dim", 1, m,
                                                      f"the number of landmarks m={m}")
