@@ -58,9 +58,10 @@ through ``predict_lla`` only). ``NystromSVC`` gathers the features F (n×s) with
   (``'uniform'`` — the same indices as a fit on the data with the same ``random_state`` —
   or an index array; ``'kmeans'``, ``'leverage'``, ``'gaussian'`` need the data and are
   refused), K_nm = K[:, idx], K_mm = K[idx][:, idx]. Tagged ``pairwise``. K must be
-  symmetric and positive semi-definite: a K_mm with an eigenvalue below −√ε·λ_max (beyond
-  rounding; ε of X's dtype) is refused with a ``ValueError`` (the pseudo-inverse would drop
-  its negative part and fit another kernel's machine).
+  symmetric and positive semi-definite: in the landmark modes a K_mm with an eigenvalue
+  below −√ε·λ_max (beyond rounding; ε of X's dtype) is refused with a ``ValueError`` (the
+  pseudo-inverse would drop its negative part and fit another kernel's machine); mode
+  ``'exact'`` solves with K as given, as ``KernelRidge`` and ``SVC`` do.
 * Sparse X (CSR) is accepted when the kernel accepts it (``kernel.accepts_sparse``:
   linear, poly, rbf, laplacian, cauchy) with landmarks ``'uniform'``, ``'leverage'`` or
   indices, and tagged accordingly.
