@@ -238,11 +238,7 @@ class ArrayOps:
     def lu_factor(self, A):
         """The pivoted LU factors (LU, piv) of the square A (no warning when A is singular:
         :meth:`lu_rcond` says so)."""
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", sla.LinAlgWarning)
-            return sla.lu_factor(A, check_finite=False)
+        return lu_factor_quiet(A)
 
     def lu_solve(self, factor, B, trans: bool = False):
         """A⁻¹ B (Aᵀ⁻¹ B with ``trans``) from ``factor`` = :meth:`lu_factor` (A)."""
@@ -304,6 +300,24 @@ class ArrayOps:
         executor's :class:`LazyMatrix` otherwise; blocks of ``working_memory`` MiB (default:
         the library setting)."""
         return kernel.matrix(X, Z, reference=reference, working_memory=working_memory)
+
+
+def lu_factor_quiet(A, overwrite_a: bool = False):
+    """``scipy.linalg.lu_factor(A, check_finite=False)`` without its ``LinAlgWarning`` on an
+    exactly singular A (LAPACK's getrf itself; the caller checks the factors).
+
+    Not silenced with ``warnings.catch_warnings``: the warnings filters are process-wide, and
+    two threads whose blocks overlap (the first to enter leaving first) leave the ``ignore``
+    filter behind for good, silencing the user's own warnings too.
+    """
+    a = np.asarray(A)
+    if a.ndim != 2 or a.size == 0:
+        return sla.lu_factor(a, overwrite_a=overwrite_a, check_finite=False)
+    getrf, = sla.get_lapack_funcs(("getrf",), (a,))
+    lu, piv, info = getrf(a, overwrite_a=overwrite_a)
+    if info < 0:  # pragma: no cover - a bad argument (as scipy raises)
+        raise ValueError(f"illegal value in {-info}th argument of internal getrf (lu_factor)")
+    return lu, piv
 
 
 def block_slices(n: int, step: int):

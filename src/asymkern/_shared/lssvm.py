@@ -170,12 +170,12 @@ class LowRankCoef:
 def _lu_or_none(M):
     """LU factors ``(lu, piv)`` of M (real or complex; its storage is reused), or None when M is
     singular or not finite."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", sla.LinAlgWarning)
-        try:
-            lu = sla.lu_factor(M, overwrite_a=True, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
-            return None
+    from .._backend import lu_factor_quiet  # no process-wide warnings filter (thread-safe)
+
+    try:
+        lu = lu_factor_quiet(M, overwrite_a=True)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
     if not np.all(np.isfinite(lu[0].diagonal())) or np.any(lu[0].diagonal() == 0):
         return None
     return lu

@@ -1022,8 +1022,61 @@ def _blas_limit_now() -> int | None:
     return _blas_threads()
 
 
+def _let_go_of_blas_control() -> None:
+    """Give up threadpoolctl's control of OpenBLAS's shared pool unless a
+    ``threadpool_limits`` of this thread is active.
+
+    threadpoolctl (3.8 and later) lets only one thread, the first to set an OpenBLAS limit,
+    change it until that thread lets go (which ``with threadpool_limits(...)`` does at its end);
+    other threads' limits are silently ignored. A set or restore by the library must not keep
+    that control: from a long-lived worker thread it would make every later
+    ``threadpool_limits`` of the user's threads, and the library's own restore from another
+    thread, do nothing (the BLAS then stays at one thread for good)."""
+    try:
+        import threadpoolctl
+
+        owner = threadpoolctl.CONTROLLING_THREAD_OWNERSHIP
+        owner.increment()
+        owner.decrement()  # lets go when this thread holds no threadpool_limits of its own
+    except (ImportError, AttributeError):  # threadpoolctl without the control rule
+        pass
+
+
+def _hold_blas_at_one() -> list:
+    """Set every BLAS above one thread to one; return ``[(lib, previous limit)]`` of those
+    the set took effect on (none where threadpoolctl ignores it or cannot probe the BLAS)."""
+    held = []
+    try:
+        for lib in _blas_controller().lib_controllers:
+            before = lib.num_threads
+            if before is not None and before > 1:
+                lib.set_num_threads(1)
+                if lib.num_threads == 1:
+                    held.append((lib, before))
+    except Exception:  # a BLAS threadpoolctl cannot drive: it is not held
+        pass
+    finally:
+        _let_go_of_blas_control()
+    return held
+
+
+def _release_blas(held: list) -> None:
+    """Undo :func:`_hold_blas_at_one`: restore each BLAS still at the library's one thread.
+    A limit set since (a user's ``threadpool_limits`` in another thread) is left alone: its
+    owner restores what it replaced, and restoring ours would undo it while it is active."""
+    try:
+        for lib, before in held:
+            if lib.num_threads == 1:
+                lib.set_num_threads(before)
+    except Exception:  # pragma: no cover - the BLAS was probed when held
+        pass
+    finally:
+        _let_go_of_blas_control()
+
+
 _BLAS_LOCK = threading.Lock()
 _BLAS_DEPTH = 0
+#: ``[(lib, previous limit)]`` of the BLAS libraries the passes hold at one thread
 _BLAS_LIMITER: Any = None
 #: the BLAS limit in force before the first :func:`_blas_one_thread` entered (the limit the
 #: library's own one-thread setting must not be mistaken for)
@@ -1035,14 +1088,15 @@ def _blas_one_thread():
     """Limit the BLAS to one thread while fused passes run (each worker runs its own GEMMs).
 
     The limit is process-wide, so concurrent passes (Dask's threads) share it: the first to
-    enter sets it, the last to leave restores the original thread counts. Meanwhile
-    :func:`pool_threads` keeps reading the limit that was in force before.
+    enter sets it, the last to leave (any thread) restores the original thread counts, of
+    the libraries still at one thread only (a limit that a user's thread set meanwhile is
+    theirs). Meanwhile :func:`pool_threads` keeps reading the limit that was in force before.
     """
     global _BLAS_DEPTH, _BLAS_LIMITER, _BLAS_OUTER
     with _BLAS_LOCK:
         if _BLAS_DEPTH == 0:
             _BLAS_OUTER = _blas_limit_now()
-            _BLAS_LIMITER = _blas_controller().limit(limits=1)
+            _BLAS_LIMITER = _hold_blas_at_one()
         _BLAS_DEPTH += 1
     try:
         yield
@@ -1050,7 +1104,7 @@ def _blas_one_thread():
         with _BLAS_LOCK:
             _BLAS_DEPTH -= 1
             if _BLAS_DEPTH == 0:
-                _BLAS_LIMITER.restore_original_limits()
+                _release_blas(_BLAS_LIMITER)
                 _BLAS_LIMITER = None
                 _BLAS_OUTER = None
 
@@ -1095,10 +1149,11 @@ def pool_threads() -> int:
     """
     n = os.cpu_count() or 1
     with _BLAS_LOCK:
-        inside = _BLAS_DEPTH > 0
-        blas = _BLAS_OUTER if inside else None
-    if not inside:
-        blas = _blas_limit_now()
+        held = _BLAS_DEPTH > 0 and bool(_BLAS_LIMITER)
+        outer = _BLAS_OUTER
+    blas = _blas_limit_now()
+    if held and blas == 1:  # the passes' own one thread (a limit set since then counts)
+        blas = outer
     cap = _OMP_NUM_THREADS if blas is None else blas
     if cap is not None:
         n = min(n, cap)
