@@ -1005,20 +1005,18 @@ class KernelMatrix(LazyMatrix):
             self._check_out(out)
         # blocks of at most ~4 % of the output keep the peak near the output's own size
         rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))
-        if self.center and self._means is None:
-            # one evaluation: the uncentred matrix, its means read from it (the blocks and
-            # the order of the sums of _means64), then centred in place
-            self._fill_uncentered(out, rows)
-            self._set_means(*self._block_sums((sl, out[sl]) for sl in self._row_slices()))
-            n = self.shape[0]
-            for start in range(0, n, rows):
-                self._center_block(out[start:start + rows], slice(start, start + rows),
-                                   slice(None))
-            return out
         if not self.center:
             return self._fill_uncentered(out, rows)
-        for sl, B in self.iter_row_blocks(rows):
-            out[sl] = B
+        # the means from the pass every other operation takes (_means64: cached), then the
+        # uncentred matrix centred in place. Not the means of the blocks written here: a
+        # GEMM's rounding may depend on the blocks' shapes (OpenBLAS's edge kernels on
+        # AVX-512), and the means, hence every later product, would then depend on whether
+        # to_array ran first; so would the entries of a second call
+        self._means64()
+        self._fill_uncentered(out, rows)
+        for start in range(0, self.shape[0], rows):
+            self._center_block(out[start:start + rows], slice(start, start + rows),
+                               slice(None))
         return out
 
     def _fill_uncentered(self, out: np.ndarray, rows: int) -> np.ndarray:

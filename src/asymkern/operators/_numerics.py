@@ -237,13 +237,18 @@ class GramSolver:
     of (G + shift·I)⁻¹k(Y, X) of the 'full' Koopman estimator then lose every digit at small
     shifts; on the range they are those of the primal problem).
 
+    ``warn=False``: no :class:`IllConditionedGramWarning` (factors recomputed after
+    unpickling, whose fit already warned; a parameter, not a warnings filter, which is
+    process-wide and not thread-safe).
+
     Attributes
     ----------
     kind : {'cholesky', 'pinv'}
         'pinv': the eigendecomposition route (shift 0, or ``restrict``).
     """
 
-    def __init__(self, G, shift: float, name: str = "G", restrict: bool = False):
+    def __init__(self, G, shift: float, name: str = "G", restrict: bool = False,
+                 warn: bool = True):
         self._like, self.shift = G[:0, :0], float(shift)  # picklable (no executor object kept)
         if self.shift > 0 and not restrict:
             self.kind = "cholesky"
@@ -252,7 +257,7 @@ class GramSolver:
         self.kind = "pinv"
         lam, Q = sym_eigh(0.5 * (G + G.T))
         self.lam, self.Q, _ = pinv_spectrum(lam, Q, int(G.shape[0]), f"the Gram matrix {name}",
-                                            warn=self.shift == 0)
+                                            warn=warn and self.shift == 0)
         if self.shift > 0:
             self.lam = self.lam + self.shift
 

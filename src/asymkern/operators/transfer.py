@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,7 +29,7 @@ from ._common import (
     _sym_gram,
 )
 from ._koopman import ESTIMATORS, pcr_dual, rrr_dual
-from ._numerics import GramSolver, IllConditionedGramWarning, LaggedGramSolver, auxiliary_eig
+from ._numerics import GramSolver, LaggedGramSolver, auxiliary_eig
 from .empirical import MatmatOperator, OperatorEig, RKHSFunction
 
 
@@ -63,13 +62,12 @@ class PseudoInverse(CholeskyInverse):
     ``source=(kernel, X)``: G = kernel(X); the factors are then not pickled but recomputed.
     """
 
-    def _factor(self, G):
-        return GramSolver(G, self.shift, self.name, restrict=True)
+    def _factor(self, G, warn: bool = True):
+        return GramSolver(G, self.shift, self.name, restrict=True, warn=warn)
 
     def _rebuild(self):
-        with warnings.catch_warnings():  # the fit already warned about the conditioning
-            warnings.simplefilter("ignore", IllConditionedGramWarning)
-            super()._rebuild()
+        kernel, X = self._source  # the fit already warned about the conditioning
+        self.cho = self._factor(_sym_gram(kernel, X), warn=False)
 
     def _apply(self, V):
         return self.cho.solve(V)
@@ -106,9 +104,8 @@ class PerronFrobeniusRepresentation(_Recomputable, MatmatOperator):
         kernel, X0, X1, delta, rcond_min = self._source
         self.Gxy = np.asarray(kernel(X0, X1), dtype=np.float64)
         G = _sym_gram(kernel, X0)
-        with warnings.catch_warnings():  # the fit already warned about the conditioning
-            warnings.simplefilter("ignore", IllConditionedGramWarning)
-            self.inv = gram_inverse(G, GramSolver(G, delta, "G_X"), "G_X", (kernel, X0))
+        # the fit already warned about the conditioning
+        self.inv = gram_inverse(G, GramSolver(G, delta, "G_X", warn=False), "G_X", (kernel, X0))
         self.solver = LaggedGramSolver(self.Gxy, delta, rcond_min)
 
     def _apply(self, V):
