@@ -1,0 +1,77 @@
+"""Results that depended on the order of earlier calls (round 14).
+
+* A centred ``KernelMatrix`` cached the means of whichever pass ran first: ``to_array`` read
+  them from its own blocks, whose GEMM rounding depends on the blocks' shapes on some BLAS
+  builds (OpenBLAS's AVX-512 edge kernels: 811 entries of a 260×230 centred SNE matrix moved
+  by 1 ulp). A randomized SVD of the lazy matrix then changed after a ``to_array``, and two
+  ``to_array`` calls differed. The means now come from one pass whatever runs first.
+* The operators' factors rebuilt after unpickling silenced ``IllConditionedGramWarning`` with
+  a process-wide warnings filter (not thread-safe: overlapping rebuilds could leave it in
+  place); a parameter now keeps that rebuild quiet, and the filters are untouched.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from asymkern.kernels import KernelMatrix, get_kernel
+from asymkern.linalg import randomized_svd
+
+
+def centred(kernel: str, wm: float = 0.05) -> KernelMatrix:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((260, 4))
+    Z = rng.standard_normal((230, 4)) * 1.2 + 0.2
+    return KernelMatrix(get_kernel(kernel), X, Z, center=True, working_memory=wm)
+
+
+@pytest.mark.parametrize("kernel", ["sne", "rbf", "laplacian"])
+def test_centred_results_do_not_depend_on_what_ran_first(kernel):
+    a, b = centred(kernel), centred(kernel)
+    dense_first = a.to_array()
+    means_a = a.means()
+    product_first = b @ np.ones((230, 3))
+    means_b = b.means()
+    for x, y in zip(means_a, means_b):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(a.to_array(), dense_first)  # a second call: the same
+    np.testing.assert_array_equal(b.to_array(), dense_first)
+    np.testing.assert_array_equal(a @ np.ones((230, 3)), product_first)
+    # the lazy randomized SVD: the same before and after a to_array
+    c = centred(kernel)
+    before = randomized_svd(c, 4, n_oversamples=6, n_iter=3, random_state=7)
+    c.to_array()
+    after = randomized_svd(c, 4, n_oversamples=6, n_iter=3, random_state=7)
+    np.testing.assert_array_equal(before.U, after.U)
+    np.testing.assert_array_equal(before.s, after.s)
+
+
+def test_centred_to_array_equals_the_definition():
+    G = centred("sne")
+    K = KernelMatrix(G.kernel, G.X, G.Z, center=False).to_array()
+    H = K - K.mean(axis=1, keepdims=True) - K.mean(axis=0, keepdims=True) + K.mean()
+    np.testing.assert_allclose(G.to_array(), H, rtol=0, atol=1e-15 * np.abs(K).max())
+
+
+def test_unpickled_operator_rebuilds_quietly_without_a_filter():
+    from asymkern.operators import IllConditionedGramWarning, KoopmanOperator
+
+    x = np.cumsum(np.random.default_rng(4).standard_normal((40, 2)), axis=0) * 0.1
+    with warnings.catch_warnings(record=True) as fit_warnings:
+        warnings.simplefilter("always")
+        ko = KoopmanOperator(kernel="rbf", kernel_params={"gamma": 1e-2}, alpha=None,
+                             n_components=3).fit(x)
+    assert any(issubclass(w.category, IllConditionedGramWarning) for w in fit_warnings)
+    blob = pickle.dumps(ko)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        filters = list(warnings.filters)
+        back = pickle.loads(blob)
+        out = back.predict(x[:5])
+        assert warnings.filters == filters  # nothing added by the rebuild
+    assert not any(issubclass(w.category, IllConditionedGramWarning) for w in rec)
+    np.testing.assert_allclose(out, ko.predict(x[:5]), rtol=1e-10, atol=1e-12)
