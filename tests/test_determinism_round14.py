@@ -75,3 +75,22 @@ def test_unpickled_operator_rebuilds_quietly_without_a_filter():
         assert warnings.filters == filters  # nothing added by the rebuild
     assert not any(issubclass(w.category, IllConditionedGramWarning) for w in rec)
     np.testing.assert_allclose(out, ko.predict(x[:5]), rtol=1e-10, atol=1e-12)
+
+
+def test_quiet_inverse_equals_scipy_and_warns_nothing():
+    import scipy.linalg as sla
+
+    from asymkern._backend import inv_quiet
+
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((40, 40))
+    np.testing.assert_array_equal(inv_quiet(A), sla.inv(A, check_finite=False))
+    B = A.copy()
+    B[:, -1] = B[:, 0] * (1 + 1e-15)  # ill-conditioned: scipy warns, we do not
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        inv_quiet(B)
+    assert not rec
+    with pytest.raises(np.linalg.LinAlgError):
+        inv_quiet(np.zeros((3, 3)))
+    assert inv_quiet(A, overwrite_a=False) is not A and np.array_equal(A, A.copy())

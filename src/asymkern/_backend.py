@@ -320,6 +320,29 @@ def lu_factor_quiet(A, overwrite_a: bool = False):
     return lu, piv
 
 
+def inv_quiet(A, overwrite_a: bool = False):
+    """``scipy.linalg.inv(A, check_finite=False)`` without its ``LinAlgWarning`` on an
+    ill-conditioned A (LAPACK's getrf and getri; the caller checks the result), for the same
+    reason as :func:`lu_factor_quiet`.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If A is exactly singular.
+    """
+    lu, piv = lu_factor_quiet(A, overwrite_a=overwrite_a)
+    if lu.ndim != 2 or lu.size == 0:
+        return sla.inv(lu, check_finite=False)
+    getri, getri_lwork = sla.get_lapack_funcs(("getri", "getri_lwork"), (lu,))
+    lwork, info = getri_lwork(lu.shape[0])
+    inv, info = getri(lu, piv, lwork=max(1, int(np.real(lwork))), overwrite_lu=True)
+    if info > 0:
+        raise np.linalg.LinAlgError("singular matrix")
+    if info < 0:  # pragma: no cover - a bad argument (as scipy raises)
+        raise ValueError(f"illegal value in {-info}th argument of internal getri (inv)")
+    return inv
+
+
 def block_slices(n: int, step: int):
     """The slices ``[a, a + step)`` that cover ``range(n)``, in order."""
     return (slice(a, min(a + step, n)) for a in range(0, n, step))

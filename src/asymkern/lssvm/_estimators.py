@@ -484,6 +484,8 @@ def _lssvm_loo_setup(K, C, v):
     None when H or the bordered system is singular."""
     import scipy.linalg as sla
 
+    from .._backend import inv_quiet
+
     Kd = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
     n = Kd.shape[0]
     H = Kd.copy()
@@ -499,9 +501,8 @@ def _lssvm_loo_setup(K, C, v):
             Hinv = None
     if Hinv is None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", sla.LinAlgWarning)
-                Hinv = sla.inv(H, overwrite_a=True, check_finite=False)
+            # (no warnings filter: process-wide, and not thread-safe)
+            Hinv = inv_quiet(H, overwrite_a=True)
         except (np.linalg.LinAlgError, ValueError):
             return None
     h_row, h_col = Hinv.sum(axis=1), Hinv.sum(axis=0)  # H⁻¹1 and 1ᵀH⁻¹ (H may be asymmetric)

@@ -106,11 +106,11 @@ def _apply_block(R, n, c, matmul):
 
 
 def _splu_or_none(M, **kw):
-    """SuperLU factors of the sparse M (warnings silenced), or None when it is exactly singular."""
+    """SuperLU factors of the sparse M (CSC, so that SuperLU has nothing to warn about: no
+    process-wide warnings filter, which is not thread-safe), or None when it is exactly
+    singular."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return splu(M, **kw)
+        return splu(sp.csc_matrix(M), **kw)
     except RuntimeError:
         return None
 
