@@ -94,3 +94,74 @@ def test_quiet_inverse_equals_scipy_and_warns_nothing():
     with pytest.raises(np.linalg.LinAlgError):
         inv_quiet(np.zeros((3, 3)))
     assert inv_quiet(A, overwrite_a=False) is not A and np.array_equal(A, A.copy())
+
+
+def test_asymmetric_ls_svm_fits_in_two_threads_leave_showwarning_alone(monkeypatch):
+    """AsKLSClassifier.fit recorded its solver's warnings with catch_warnings(record=True),
+    which swaps the process-wide warnings machinery (``showwarning`` and its implementation,
+    the filters): fit A entering, fit B entering,
+    A leaving, B leaving restored A's recorder for good, and every later warning of the
+    process went into it. The solves are forced into that order here."""
+    import threading
+
+    from asymkern.lssvm import AsKLSClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    make = AsKLSClassifier._make_solver
+
+    def ordered(self, *args, **kwargs):
+        solver = make(self, *args, **kwargs)
+
+        def solve(Yt):
+            if threading.current_thread().name == "A":
+                a_in.set()
+                assert b_in.wait(30)
+                out = solver(Yt)
+                a_out.set()
+            else:
+                assert a_in.wait(30)
+                b_in.set()
+                assert a_out.wait(30)
+                out = solver(Yt)
+            return out
+
+        return solve
+
+    monkeypatch.setattr(AsKLSClassifier, "_make_solver", ordered)
+    before = (warnings.showwarning, warnings._showwarnmsg_impl, list(warnings.filters))
+    errors = []
+
+    def fit():
+        try:
+            AsKLSClassifier(kernel="rbf", C=1.0).fit(X, y)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=fit, name=name) for name in ("A", "B")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and not any(t.is_alive() for t in threads)
+    after = (warnings.showwarning, warnings._showwarnmsg_impl, list(warnings.filters))
+    assert after[0] is before[0] and after[1] is before[1] and after[2] == before[2]
+
+
+def test_learnable_compatibility_leaves_torchs_random_stream_alone():
+    torch = pytest.importorskip("torch")
+    from asymkern.experiments.learnable_compat import fit_learnable_compat
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    first = fit_learnable_compat(X, y, n_iter=3, seed=7)
+    assert torch.equal(torch.rand(3), expected)  # the caller's stream continues as before
+    second = fit_learnable_compat(X, y, n_iter=3, seed=7)
+    np.testing.assert_array_equal(first.C, second.C)  # same seed, same result
+    np.testing.assert_array_equal(first.W, second.W)

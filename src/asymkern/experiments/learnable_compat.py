@@ -103,8 +103,11 @@ def fit_learnable_compat(X, y, task: str = "classification", kernel: str = "rbf"
     n_threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny matrices: threads only add overhead
     try:
-        return _fit(torch, X, y, task, kernel, bandwidth, n_components, C_init, n_iter, lr,
-                    optimizer, batch_size, seed)
+        # the head's initialisation draws from torch's global generator, seeded below: its
+        # state is restored afterwards (the caller's torch random stream is not reseeded)
+        with torch.random.fork_rng(devices=[]):
+            return _fit(torch, X, y, task, kernel, bandwidth, n_components, C_init, n_iter,
+                        lr, optimizer, batch_size, seed)
     finally:
         torch.set_num_threads(n_threads)
 

@@ -1329,11 +1329,10 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
         rconds, fallbacks = [], []
 
         def run(solver, Yt):
-            with warnings.catch_warnings(record=True) as rec:
-                warnings.simplefilter("always")
-                sol = solver(Yt)
-            for w in rec:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            # the solver's warnings pass through as they are (a catch_warnings(record=True)
+            # here swapped the process-wide warnings.showwarning: two fits in two threads
+            # could leave one fit's recorder in place, and every later warning was lost)
+            sol = solver(Yt)
             rconds.append(sol.rcond)
             fallbacks.append(sol.fallback)
             return sol
