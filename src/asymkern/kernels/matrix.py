@@ -1007,16 +1007,20 @@ class KernelMatrix(LazyMatrix):
         rows = max(1, min(self.block_rows(), -(-self.shape[0] // 25)))
         if not self.center:
             return self._fill_uncentered(out, rows)
-        # the means from the pass every other operation takes (_means64: cached), then the
-        # uncentred matrix centred in place. Not the means of the blocks written here: a
-        # GEMM's rounding may depend on the blocks' shapes (OpenBLAS's edge kernels on
-        # AVX-512), and the means, hence every later product, would then depend on whether
-        # to_array ran first; so would the entries of a second call
-        self._means64()
-        self._fill_uncentered(out, rows)
-        for start in range(0, self.shape[0], rows):
-            self._center_block(out[start:start + rows], slice(start, start + rows),
-                               slice(None))
+        # centred: the uncentred blocks of the passes' own row partition (the blocks of
+        # _means64, whose means every other operation uses), their means read from them
+        # where not known yet (one evaluation), then centred in place. A GEMM's rounding may
+        # depend on the blocks' shapes (OpenBLAS's edge kernels on AVX-512): blocks of
+        # another partition made the means, hence every later product, depend on whether
+        # to_array ran first, and a second call's entries differ from the first's
+        slices = []
+        for sl, B in self._iter_blocks_uncentered():
+            out[sl] = B
+            slices.append(sl)
+        if self._means is None:
+            self._set_means(*self._block_sums((sl, out[sl]) for sl in slices))
+        for sl in slices:
+            self._center_block(out[sl], sl, slice(None))
         return out
 
     def _fill_uncentered(self, out: np.ndarray, rows: int) -> np.ndarray:
