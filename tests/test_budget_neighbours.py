@@ -39,7 +39,7 @@ def test_nearest_rows_traced_peak_within_its_estimate(q, k, ties):
     out, peak = run(lambda: nearest_rows(P[:q], P, k, skip=0), 4096)
     assert out is not None
     step = min(900, (512 * 2**20) // (8 * (5 + 6 * q)), (1 << 21) // q)
-    need = _nearest_rows_nbytes(q, k, step, 5)
+    need = _nearest_rows_nbytes(q, k, step, 5, 512 * 2**20)
     assert peak <= need, (peak, need)
     if ties:
         assert need <= 3 * peak, (need, peak)
@@ -47,7 +47,7 @@ def test_nearest_rows_traced_peak_within_its_estimate(q, k, ties):
 
 def test_nearest_rows_refuses_before_allocating():
     P = rng.standard_normal((2000, 3))
-    need = _nearest_rows_nbytes(2000, 1999, 2000, 3) / 2**20
+    need = _nearest_rows_nbytes(2000, 1999, 2000, 3, 512 * 2**20) / 2**20
     with config_context(max_dense_memory=need / 2):
         with pytest.raises(MemoryError, match=r"nearest_rows.*max_dense_memory"):
             nearest_rows(P, P, 1999, skip=0)
@@ -92,3 +92,19 @@ def test_reconstruct_adjacency_empty_and_zero_degrees():
     assert A.shape == (5, 5) and A.nnz == 0
     A = reconstruct_adjacency(E, [0, 4, 0, 1, 0], batch_size=1)
     np.testing.assert_array_equal(A.toarray(), dense_neighbours(E, np.array([0, 4, 0, 1, 0])))
+
+
+def test_wide_embeddings_are_not_refused():
+    """The direct differences (d values per candidate pair) are computed within
+    working_memory, so wide embeddings do not multiply the estimate by d: the first estimate
+    counted d·step values per query and refused Cora's r = 1000 graph reconstruction
+    (15.8 GiB estimated, 0.83 GB used)."""
+    P = rng.standard_normal((1500, 1000))
+    out, peak = run(lambda: nearest_rows(P[:1024], P, 10, skip=0), 4096)
+    assert out is not None
+    step = min(1500, (512 * 2**20) // (8 * (1000 + 6 * 1024)), (1 << 21) // 1024)
+    need = _nearest_rows_nbytes(1024, 10, step, 1000, 512 * 2**20)
+    assert peak <= need < 8 * 2**30 / 4, (peak, need)
+    E = rng.standard_normal((2708, 1000))  # Cora's nodes, r = 1000: within the default budget
+    A = reconstruct_adjacency(E, np.full(2708, 5))
+    assert A.nnz == 5 * 2708

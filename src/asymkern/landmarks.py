@@ -138,13 +138,18 @@ def _check_finite_rows(A, name: str) -> None:
         raise ValueError(f"{name} must be finite: it holds NaN or infinite values")
 
 
-def _nearest_rows_nbytes(q: int, k: int, step: int, d: int) -> float:
+def _nearest_rows_nbytes(q: int, k: int, step: int, d: int, batch_bytes: float) -> float:
     """Peak bytes of :func:`nearest_rows` for ``q`` queries of ``d`` features, ``k`` neighbours
     and blocks of ``step`` points: the q×k best distances and indices with their merges and
-    sorts (traced at most 14 q×k float64 arrays at once, counted as 16), and per pair of a
-    block the bounds, the candidates' merge with the best so far and their direct
-    differences (up to 10 + d values per pair when every pair is a candidate)."""
-    return 8.0 * q * (16.0 * k + (10.0 + d) * step)
+    sorts (traced at most 14 q×k float64 arrays at once, counted as 16), per pair of a block
+    its bounds and the candidates' merge with the best so far (up to 10 values per pair when
+    every pair is a candidate), and the direct differences of :func:`pair_sq_dists` (three
+    arrays of d values per pair, in batches of at most ``batch_bytes``)."""
+    from .kernels.base import _REFINE_BATCH
+
+    pairs = float(q) * step
+    direct = 24.0 * d * min(pairs, _REFINE_BATCH, max(1.0, batch_bytes // (24 * max(d, 1))))
+    return 8.0 * q * (16.0 * k + 10.0 * step) + direct
 
 
 def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclude=None):
@@ -197,8 +202,9 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
         ``exclude`` is not a boolean mask with one entry per row of ``points``, or ``skip`` is
         not an integer that puts every query inside ``points``.
     MemoryBudgetError
-        If the q×k neighbour arrays and one block's pairs (about 8q(16k + (10 + d)·block)
-        bytes) exceed ``max_dense_memory``: ask for fewer queries per call.
+        If the q×k neighbour arrays and one block's pairs (about 8q(16k + 10·block) bytes,
+        and the direct differences within ``working_memory``) exceed ``max_dense_memory``:
+        ask for fewer queries per call.
 
     See Also
     --------
@@ -251,7 +257,7 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     budget = int(get_config()["working_memory"] * 2**20)
     # one block of points (d values per row) and six q-row arrays of distances and bounds
     step = max(1, min(budget // (8 * (d + 6 * max(q, 1))), _BLOCK_ENTRIES // max(q, 1)))
-    check_memory(_nearest_rows_nbytes(q, k, min(step, n), d), "nearest_rows",
+    check_memory(_nearest_rows_nbytes(q, k, min(step, n), d, budget), "nearest_rows",
                  "fewer queries per call (or a smaller k)",
                  detail=f"{q} queries × {k} neighbours and {q}×{min(step, n)} blocks")
     sparse = sp.issparse(points)
