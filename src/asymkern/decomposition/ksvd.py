@@ -66,6 +66,10 @@ from ..linalg.svd import (
     top_svd,
 )
 
+#: the rounding error of one kernel entry in units of eps·|G_ij| (the distance expansion, the
+#: exponential and a normalisation), in the noise level of a centred fit
+_ENTRY_ROUNDING = 8.0
+
 #: fitted arrays another executor holds; numpy input gets numpy copies (``_executor_arrays``)
 #: options of the asymmetric Nyström solver that are first-class KernelSVD parameters (formerly
 #: keys of ``nystrom_params``, where they are deprecated since 0.2 and removed in 0.4)
@@ -79,6 +83,11 @@ NYSTROM_PARAMS_REMOVAL = "0.4"
 
 _EXECUTOR_ATTRS = ("singular_values_", "left_singular_vectors_", "right_singular_vectors_",
                    "X_fit_", "Z_fit_", "row_means_", "col_means_", "_train_scores")
+
+
+def _host_norm(a) -> float:
+    """The Euclidean norm of a vector of any executor, in float64 on the host."""
+    return float(np.linalg.norm(np.asarray(_host(a), dtype=np.float64)))
 
 
 def _host(a):
@@ -376,11 +385,13 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     ``set_output(transform='pandas')`` applies to ``transform``/``fit_transform`` (left
     scores, columns ``kernelsvd0``, …); ``transform_right`` returns arrays.
 
-    ``fit`` warns (``UserWarning``) when some σ_k fall below the noise level
-    tol = max(n, m) · eps(dtype of G) · scale (the rank tolerance of ``numpy.linalg.matrix_rank``),
-    with scale = σ_1, or for a centred fit max(σ_1, ``|mean(G)|``·√(nm)) (the rounding errors of G
-    are relative to its entries before centring): those components carry no information. A
-    far too large bandwidth (a nearly constant kernel matrix) is the usual cause.
+    ``fit`` warns (``UserWarning``) when some σ_k fall below the noise level: the SVD's own
+    error max(n, m) · eps(dtype of G) · σ_1 (the rank tolerance of ``numpy.linalg.matrix_rank``)
+    and, for a centred fit, the rounding errors of G's entries, which are relative to the
+    entries before centring and survive it: 8 · eps · a bound on ‖G‖_F (√min(n, m)·σ_1 plus
+    the norms of the row, column and grand means' part of G). Those components carry no
+    information. A far too large bandwidth (a nearly constant kernel matrix) is the usual
+    cause.
 
     **Mathematics.** The coupled covariances eigenproblem (CCE, Def. 2.1, eq. (1) of [1]_)
     Σ_φ W_ψ = Λ W_φ, Σ_ψ W_φ = Λ W_ψ has, with W_φ = Γ_φ* B_φ and W_ψ = Γ_ψ* B_ψ, the dual
@@ -1024,10 +1035,23 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if not np.issubdtype(dtype, np.floating):
             dtype = np.dtype(np.float64)
         s = np.asarray(s, dtype=np.float64)
+        eps = float(np.finfo(dtype).eps)
         scale = float(s[0]) if s.size else 0.0
+        tol = max(n, m) * eps * scale  # the SVD's own error (numpy.linalg.matrix_rank's rule)
+        rule = "= max(n, m)·eps·σ_1"
         if self.center and hasattr(self, "grand_mean_"):
-            scale = max(scale, abs(float(self.grand_mean_)) * np.sqrt(float(n) * float(m)))
-        tol = max(n, m) * float(np.finfo(dtype).eps) * scale
+            # G's entries carry rounding errors E (|E_ij| ≲ c·eps·|G_ij|) that the centring
+            # keeps: ‖H E H‖₂ ≤ ‖E‖_F ≤ c·eps·‖G‖_F, and G = K_c + (the means' rank-3 part)
+            # gives ‖G‖_F ≤ √min(n, m)·σ_1 + √n‖col means‖ + √m‖row means‖ + |mean|·√(nm)
+            means = (np.sqrt(float(n)) * _host_norm(self._ex("col_means_"))
+                     + np.sqrt(float(m)) * _host_norm(self._ex("row_means_"))
+                     + abs(float(self.grand_mean_)) * np.sqrt(float(n) * float(m)))
+            entries = np.sqrt(float(min(n, m))) * scale + means
+            if _ENTRY_ROUNDING * eps * entries > tol:
+                tol = _ENTRY_ROUNDING * eps * entries
+                rule = (f"= {_ENTRY_ROUNDING:g}·eps·‖G‖_F bound, the entries' rounding errors "
+                        "that centring keeps")
+            scale = max(scale, means)
         k = int(np.count_nonzero(s > tol))
         self.n_informative_ = k
         if scale == 0.0 or k < s.size:
@@ -1074,7 +1098,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                              f"bandwidth, {smaller}")
             warnings.warn(
                 f"KernelSVD: only {k} of the {s.size} singular values exceed the numerical noise "
-                f"level {tol:.3g} (= max(n, m)·eps·σ_1 for the {n}x{m} {dtype.name} kernel "
+                f"level {tol:.3g} ({rule} for the {n}x{m} {dtype.name} kernel "
                 f"matrix); components {k + 1}..{s.size} carry no information; {cause}",
                 UserWarning, stacklevel=4,
             )

@@ -61,8 +61,12 @@ SVD_METHODS = ("qr", "auxiliary", "block")
 EIG_METHODS = ("auto", "qr", "auxiliary")
 EIG_SOLVERS = ("auto", "dense", "arpack")
 # default relative threshold σ_k / σ_1 below which a singular value counts as numerically zero;
-# the auxiliary route squares the singular values (λ = σ²), so it resolves only ~√eps.
-DEFAULT_RANK_RTOL = {"qr": 1e-10, "block": 1e-10, "auxiliary": 1e-7}
+# the auxiliary route squares the singular values (λ = σ²), so it resolves only ~√eps. So does
+# the block route near zero: with rank-deficient Gram matrices the block matrix's zero
+# eigenvalue is defective, and rounding splits each of its 2×2 Jordan blocks into a pair
+# ±√(eps·‖T‖), seen as spurious σ ≈ 1e-8·σ_1 (a 4th σ of a rank-3 operator, on OpenBLAS's
+# kernels without FMA).
+DEFAULT_RANK_RTOL = {"qr": 1e-10, "block": 1e-7, "auxiliary": 1e-7}
 
 
 class RankDeficientGramWarning(UserWarning):
@@ -373,25 +377,88 @@ class GramFactor:
 
 #: float64 arrays the routes hold at their peak besides their inputs (tracemalloc, sizes
 #: 300–900, rounded up), in units of m × m for the Gram factorisations (m = G's size; +1 for
-#: a jitter, which shifts a copy of G), of max(n, m)² for the SVD / EVD routes (``None``: all
-#: components, densely; else k of them) and of (n + m)² for the block route: the budget
-#: checks of :func:`_check_route_memory`
+#: a jitter, which shifts a copy of G), of max(n, m)² for the dense SVD / EVD routes
+#: (``True``: all components; ``False``: k of them, with a dense eigensolver) and of
+#: (n + m)² for the dense block route: the budget checks of :func:`_check_route_memory`.
+#: A matrix-free (ARPACK) solve is counted by :func:`_matrix_free_bytes`, the qr route by
+#: :func:`_qr_route_bytes`.
 _ROUTE_COPIES = {"auto": 2.2, "pivoted": 2.2, "cholesky": 1.1, "eigh": 3.1, "gram_eigh": 6.1,
-                 ("auxiliary", True): 7.1, ("auxiliary", False): 4.1, ("qr", True): 7.1,
-                 ("qr", False): 7.1, ("eig_auxiliary", True): 9.1,
-                 ("eig_auxiliary", False): 4.1, ("block", True): 4.1, ("block", False): 4.1}
+                 ("auxiliary", True): 7.1, ("auxiliary", False): 4.1,
+                 ("eig_auxiliary", True): 9.4, ("eig_auxiliary", False): 4.1,
+                 ("block", True): 4.1, ("block", False): 4.1}
 
 
 def _check_route_memory(G, route, size: int, what: str, extra: float = 0.0) -> None:
-    """Refuse, before anything large is allocated, a factorisation or SVD route whose peak
-    (:data:`_ROUTE_COPIES` ``[route]`` + ``extra`` float64 ``size`` × ``size`` arrays)
-    exceeds ``max_dense_memory`` (:func:`asymkern.config.check_memory`). Host (numpy)
-    arrays only: the torch executor's device arrays are budgeted by its callers."""
+    """Refuse, before anything large is allocated, a factorisation or dense SVD route whose
+    peak (:data:`_ROUTE_COPIES` ``[route]`` + ``extra`` float64 ``size`` × ``size`` arrays)
+    exceeds ``max_dense_memory``."""
+    copies = _ROUTE_COPIES[route] + extra
+    _check_route_bytes(G, copies * 8.0 * size * size, what,
+                       f"about {copies:g} float64 {size}×{size} arrays")
+
+
+def _check_route_bytes(G, nbytes: float, what: str, detail: str) -> None:
+    """Refuse a route whose estimated peak ``nbytes`` exceeds ``max_dense_memory``
+    (:func:`asymkern.config.check_memory`). Host (numpy) arrays only: the torch executor's
+    device arrays are budgeted by its callers."""
     if ops_of(G) is not NUMPY:
         return
-    copies = _ROUTE_COPIES[route] + extra
-    check_memory(copies * 8.0 * size * size, what, "a Nyström (landmark) estimator or fewer "
-                 "samples", detail=f"about {copies:g} float64 {size}×{size} arrays")
+    check_memory(nbytes, what, "a Nyström (landmark) estimator or fewer samples",
+                 detail=detail)
+
+
+def _eig_goes_dense(N: int, k: int, solver: str) -> bool:
+    """Whether :func:`_eig_top` solves the N×N eigenproblem densely (LAPACK on the formed
+    matrix) rather than with ARPACK on its matrix-free products: ``solver='dense'``;
+    ``'auto'`` for N ≤ 1500 or k ≥ N − 2; ``'arpack'`` for k ≥ N − 1 (beyond ARPACK)."""
+    if solver == "dense":
+        return True
+    if solver == "auto":
+        return N <= 1500 or k >= N - 2
+    return solver == "arpack" and k >= N - 1
+
+
+def _matrix_free_bytes(N: int, k: int, size: int) -> float:
+    """Peak bytes of a matrix-free route besides its inputs: ARPACK's ncv Lanczos vectors of
+    length N (twice: scipy's wrapper works on a copy) and workspace, the k (complex)
+    eigenvectors with their products with a Gram matrix, and the row panels in which
+    :func:`_check_gram` compares a ``size`` × ``size`` Gram matrix with its transpose."""
+    ncv = min(N, max(2 * k + 1, 20))
+    return 8.0 * (N * (2 * ncv + 4 * k + 8) + ncv * (ncv + 8)
+                  + 2 * min(size * size, _PANEL_ENTRIES + size))
+
+
+def _qr_route_bytes(n: int, m: int, r_out: int, r_in: int, k: int, solver: str,
+                    truncate: bool) -> float:
+    """Peak bytes of :func:`svd_qr` besides its inputs: B R_Φᵀ (n × r_in), B̃ (r_out × r_in)
+    and the SVD of B̃ (:func:`top_svd`'s dense or ARPACK solver), then the coefficients
+    (n × k and m × k)."""
+    from ._svd_core import arpack_svd_bytes, dense_svd_bytes
+    from .svd import auto_solver
+
+    if truncate or solver == "dense":
+        dense = True
+    elif solver == "auto":
+        dense = auto_solver("dense", r_out, r_in, k)[0] == "dense"
+    else:
+        dense = False
+    svd = dense_svd_bytes(r_out, r_in) if dense else arpack_svd_bytes(r_out, r_in, k)
+    return 8.0 * (n * r_in + r_out * r_in + 2 * (n + m) * k) + svd
+
+
+def _max_asymmetry(G) -> float:
+    """max |G - Gᵀ| of a square array of any executor, formed in row panels of at most
+    ``_PANEL_ENTRIES`` entries (the whole difference would be a temporary the size of G)."""
+    m = G.shape[0]
+    step = max(1, _PANEL_ENTRIES // max(m, 1))
+    asym = 0.0
+    for i in range(0, m, step):
+        j = min(i + step, m)
+        asym = max(asym, float(abs(G[i:j] - G[:, i:j].T).max()))
+    return asym
+
+
+_PANEL_ENTRIES = 1 << 20  # 8 MiB of float64 per temporary panel
 
 
 def _check_gram(G, name: str):
@@ -407,8 +474,8 @@ def _check_gram(G, name: str):
     if not ops.all_finite(G):
         raise ValueError(f"{name} contains NaN or infinity")
     G = ops.astype(G, np.float64)
-    scale = float(abs(G).max())
-    asym = float(abs(G - G.T).max())
+    scale = max(float(G.max()), -float(G.min()))
+    asym = _max_asymmetry(G)
     if scale > 0 and asym > 1e-10 * scale:
         raise ValueError(f"{name} is not symmetric (max |G - Gᵀ| = {asym:.3g}); operator "
                          "decompositions in Mollenhauer et al. (2020) need a symmetric positive "
@@ -631,6 +698,15 @@ def _eigh_factor(G, tol: float, jitter: float = 0.0, name: str = "G") -> GramFac
 # ------------------------------------------------------------------------------------------------
 # helpers
 # ------------------------------------------------------------------------------------------------
+def _gram_apply(G: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """G C for a real Gram matrix G and real or complex coefficients C. For complex C the
+    real and imaginary parts are multiplied separately: numpy's type promotion would otherwise
+    make a complex copy of G (twice G's memory) for the product."""
+    if np.iscomplexobj(C) and not np.iscomplexobj(G):
+        return G @ C.real + 1j * (G @ C.imag)
+    return G @ C
+
+
 def rkhs_normalize(C: np.ndarray, G: np.ndarray) -> np.ndarray:
     """Scale the columns of C so that the functions Φ c have unit RKHS norm (cᴴ G c = 1).
 
@@ -663,7 +739,7 @@ def rkhs_normalize(C: np.ndarray, G: np.ndarray) -> np.ndarray:
     >>> rkhs_normalize(np.eye(2), G).tolist()
     [[0.5, 0.0], [0.0, 1.0]]
     """
-    norms2 = np.real(np.einsum("ij,ij->j", np.conj(C), G @ C))
+    norms2 = np.real(np.einsum("ij,ij->j", np.conj(C), _gram_apply(G, C)))
     norms = np.sqrt(np.maximum(norms2, 0.0))
     if np.any(norms <= 0):
         raise ValueError("a computed singular/eigen-function has zero RKHS norm")
@@ -775,7 +851,7 @@ def orthonormalize_clusters(values, pairs, rtol: float = 1e-6, merge_nonorthogon
     for g in merged:
         if g.size < 2:
             continue
-        Gram = sum(np.conj(C[:, g]).T @ (G @ C[:, g]) for C, (_, G) in zip(out, pairs))
+        Gram = sum(np.conj(C[:, g]).T @ _gram_apply(G, C[:, g]) for C, (_, G) in zip(out, pairs))
         Gram = 0.5 * (Gram + np.conj(Gram).T)
         try:
             L = np.linalg.cholesky(Gram)
@@ -811,10 +887,8 @@ def _eig_top(A_or_op, N: int, k: int, which: str, solver: str, v0_seed: int = 0,
              maxiter: int | None = None):
     """Top-k eigenpairs of a (non-symmetric) N×N matrix or operator, sorted by ``which``
     (``maxiter``: ARPACK's restart budget, default scipy's 10N; past it ArpackNoConvergence)."""
-    if solver == "auto":
-        solver = "dense" if (N <= 1500 or k >= N - 2) else "arpack"
-    if solver == "arpack" and k >= N - 1:
-        solver = "dense"
+    if solver in ("auto", "arpack"):
+        solver = "dense" if _eig_goes_dense(N, k, solver) else "arpack"
     if solver == "dense":
         A = A_or_op if isinstance(A_or_op, np.ndarray) else A_or_op @ np.eye(N)
         lam, W = sla.eig(A, check_finite=False)
@@ -935,12 +1009,19 @@ def _svd_inputs(G_in, G_out, B, k, solver, rtol=None, *, cross: bool = False,
                          "size of G_out")
     B = as_representation(B, (n, m))
     _check_rtol(rtol, optional=not cross)
-    _check_route_memory(G_out, (route, k is None), n + m if route == "block" else max(n, m),
-                        f"the {route} route on {n} output and {m} input samples")
     truncate = k is None
     if truncate:
         k, solver = min(n, m), "dense"
     k = check_n_components(k, min(n, m), what="rank(S) ≤ min(n, m)")
+    N = {"block": n + m, "auxiliary": m, "eig_auxiliary": n}[route]
+    what = f"the {route} route on {n} output and {m} input samples"
+    if _eig_goes_dense(N, k, solver):
+        _check_route_memory(G_out, (route, truncate), n + m if route == "block" else max(n, m),
+                            what)
+    else:
+        _check_route_bytes(G_out, _matrix_free_bytes(N, k, max(n, m)), what,
+                           f"ARPACK on the matrix-free {N}×{N} auxiliary problem, {k} "
+                           "eigenpairs")
     return G_in, G_out, B, n, m, k, solver, truncate
 
 
@@ -1008,13 +1089,16 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
 
     B = as_representation(B, (F_out.size, F_in.size))
     rtol = _check_rtol(rtol)
-    _check_route_memory(F_out.R, ("qr", k is None), max(F_out.size, F_in.size),
-                        f"the qr route on {F_out.size} output and {F_in.size} input samples")
     limit = min(F_in.rank, F_out.rank)
     truncate = k is None
     k = limit if truncate else k
     k = check_n_components(k, limit, what=f"the numerical ranks of the Gram matrices are "
                                           f"{F_in.rank} (input) and {F_out.rank} (output)")
+    _check_route_bytes(F_out.R, _qr_route_bytes(F_out.size, F_in.size, F_out.rank, F_in.rank,
+                                                k, solver, truncate),
+                       f"the qr route on {F_out.size} output and {F_in.size} input samples",
+                       f"B̃ of {F_out.rank}×{F_in.rank} (the numerical ranks), its SVD and "
+                       f"B R_Φᵀ of {F_out.size}×{F_in.rank}")
     Bt = F_out.R @ _mm(B, F_in.R.T)
     res = top_svd(Bt, k, solver="dense" if truncate else solver)
     s = res.s  # host: top_svd returns the singular values on the host for every executor
@@ -1030,12 +1114,13 @@ def svd_qr(F_in: GramFactor, F_out: GramFactor, B, k: int | None, *, solver: str
 def _dense_or_operator(dense, matvec, N: int, k: int, solver: str):
     """The N×N matrix ``dense()`` where :func:`_eig_top` solves densely (small N, or
     ``solver='dense'``), else the LinearOperator of ``matvec``."""
-    if solver in ("auto", "dense") and (solver == "dense" or N <= 1500 or k >= N - 2):
+    if _eig_goes_dense(N, k, solver):
         return dense()
     return LinearOperator((N, N), matvec=matvec, dtype=np.float64)
 
 
-def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str):
+def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str,
+                  zero_rtol: float = 0.0):
     """Top-k eigenpairs (largest real part) of the N × N auxiliary matrix of a route.
 
     Parameters
@@ -1048,6 +1133,10 @@ def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str):
         Eigensolver (see :func:`_eig_top`).
     complex_msg : str
         Message of the ``LinAlgError`` raised when the eigenvalues are not real.
+    zero_rtol : float, default 0.0
+        Eigenvalues with ``|λ| ≤ zero_rtol·max|λ|`` are numerically zero: their imaginary
+        parts (rounding splits a defective zero eigenvalue into pairs ±i·δ) are dropped, and
+        the caller's rank check discards them.
 
     Returns
     -------
@@ -1055,6 +1144,11 @@ def _real_top_eig(dense, matvec, N: int, k: int, solver: str, complex_msg: str):
         ``(lam, W, used)``: real eigenvalues, eigenvectors and the solver that ran.
     """
     lam, W, used = _eig_top(_dense_or_operator(dense, matvec, N, k, solver), N, k, "LR", solver)
+    scale = max(float(np.max(np.abs(lam))), 1e-300)
+    zero = np.abs(lam) <= zero_rtol * scale
+    if np.iscomplexobj(lam) and np.any(zero):
+        lam, W = lam.copy(), W.copy()
+        lam[zero], W[:, zero] = lam[zero].real, W[:, zero].real
     lam, W = _real_if_close(lam, W, max(abs(lam[0]), 1e-300))
     if np.iscomplexobj(lam):
         raise np.linalg.LinAlgError(complex_msg)
@@ -1162,7 +1256,9 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
     solver : {'auto', 'dense', 'arpack'}, default 'auto'
         Eigensolver of the block problem.
     rtol : float, optional
-        Relative threshold of a numerically zero singular value, in [0, 1) (default 1e-10).
+        Relative threshold of a numerically zero singular value, in [0, 1) (default 1e-7: the
+        block matrix's zero eigenvalue is defective for rank-deficient Gram matrices, so
+        rounding moves it by about √eps·σ_1).
 
     Returns
     -------
@@ -1221,11 +1317,12 @@ def svd_block(G_in, G_out, B, k: int | None, *, solver: str = "auto",
         x = np.asarray(x).ravel()
         return np.concatenate([_mm(B, G_in @ x[n:]), _rmm(B, G_out @ x[:n])])
 
+    rtol = DEFAULT_RANK_RTOL["block"] if rtol is None else rtol
     lam, W, used = _real_top_eig(dense, mv, N, k, solver,
-                                 "block auxiliary problem returned complex eigenvalues")
+                                 "block auxiliary problem returned complex eigenvalues",
+                                 zero_rtol=rtol)
     s = lam
-    k = _check_rank(np.abs(s), k, DEFAULT_RANK_RTOL["block"] if rtol is None else rtol,
-                    "block route", truncate)
+    k = _check_rank(np.abs(s), k, rtol, "block route", truncate)
     s, W = s[:k], W[:, :k]
     if np.any(s <= 0):
         raise ValueError("block route: fewer positive eigenvalues than requested components")
@@ -1266,7 +1363,8 @@ def operator_svd(G_in, G_out, B, k: int, method: str = "qr", *, F_in: GramFactor
     solver : str, default='auto'
         Solver of :func:`top_svd` / the eigensolver for the small problem.
     rtol : float, optional
-        Relative threshold below which a singular value counts as zero (default 1e-10).
+        Relative threshold below which a singular value counts as zero (default 1e-10 for
+        ``'qr'``, 1e-7 for ``'auxiliary'`` and ``'block'``, which resolve only about √eps).
     jitter : float, default=0.0
         Diagonal shift added to the Gram matrices before the kernel QR factorisation.
 
@@ -1473,7 +1571,7 @@ def eig_auxiliary(G_cross, G_out, B, k: int | None, *, solver: str = "auto",
     lam, W = _real_if_close(lam, W, scale)
     small = np.flatnonzero(np.abs(lam) <= rtol * scale)
     lam, W = _cut_zero_eigs(lam, W, small, k, truncate)
-    zero = _zero_norms(np.real(np.einsum("ij,ij->j", np.conj(W), G_out @ W)), W,
+    zero = _zero_norms(np.real(np.einsum("ij,ij->j", np.conj(W), _gram_apply(G_out, W))), W,
                       float(np.max(np.diag(G_out))), stacklevel=3)
     if np.any(zero):
         lam, W = lam[~zero], W[:, ~zero]

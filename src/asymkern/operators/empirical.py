@@ -504,7 +504,8 @@ class EmpiricalOperator:
             Eigen/SVD solver.
         rtol : float or None, default None
             Numerical-rank threshold σ_k/σ_1 in [0, 1) (default 1e-10; 1e-7 for the auxiliary
-            route, whose eigenvalues are σ²).
+            route, whose eigenvalues are σ², and the block route, whose zero eigenvalue is
+            defective for rank-deficient Gram matrices).
 
         Returns
         -------
