@@ -53,3 +53,21 @@ def test_the_rule_stays_conservative(c):
     np.testing.assert_allclose(e32.singular_values_[:k], e64.singular_values_[:k], rtol=1e-2)
     if c >= 1e3:
         assert k < 5 and len(noise) == 1 and "bandwidth" in noise[0]
+
+
+@pytest.mark.parametrize("c", [2.0**-400, 1.0, 2.0**400])
+def test_weighted_fit_noise_level_scales_with_the_weights(c):
+    """A weighted fit's σ_k are those of W^{1/2} G̃ W_z^{1/2}: a common weight c scales them by
+    √c, and the noise level scales with them. Both the previous rule and the first version of
+    the new one compared the unweighted means with the weighted σ, and called all three
+    components of a well-conditioned fit noise under weights 2⁻⁴⁰⁰."""
+    rng = np.random.default_rng(3)
+    X, Z = rng.standard_normal((10, 3)), rng.standard_normal((8, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        base = KernelSVD(3, kernel="rbf", center=True, solver="dense").fit(X, Z=Z)
+        est = KernelSVD(3, kernel="rbf", center=True, solver="dense").fit(
+            X, Z=Z, sample_weight=np.full(10, c))
+    assert est.n_informative_ == base.n_informative_ == 3
+    np.testing.assert_allclose(est.singular_values_, np.sqrt(c) * base.singular_values_,
+                               rtol=1e-12)

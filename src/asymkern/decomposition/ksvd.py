@@ -85,9 +85,13 @@ _EXECUTOR_ATTRS = ("singular_values_", "left_singular_vectors_", "right_singular
                    "X_fit_", "Z_fit_", "row_means_", "col_means_", "_train_scores")
 
 
-def _host_norm(a) -> float:
-    """The Euclidean norm of a vector of any executor, in float64 on the host."""
-    return float(np.linalg.norm(np.asarray(_host(a), dtype=np.float64)))
+def _weighted_sq_sum(a, w=None) -> float:
+    """Σ_i w_i a_i² (w: host weights, None for ones) of a vector of any executor, in float64;
+    a Dask vector is reduced by its workers (only the scalar reaches the client)."""
+    if is_dask_array(a):
+        return float((a * a if w is None else a * a * w).sum().compute())
+    a = np.asarray(_host(a), dtype=np.float64)
+    return float(a @ a if w is None else (np.asarray(w, dtype=np.float64) * a) @ a)
 
 
 def _host(a):
@@ -389,7 +393,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     error max(n, m) · eps(dtype of G) · σ_1 (the rank tolerance of ``numpy.linalg.matrix_rank``)
     and, for a centred fit, the rounding errors of G's entries, which are relative to the
     entries before centring and survive it: 8 · eps · a bound on ‖G‖_F (√min(n, m)·σ_1 plus
-    the norms of the row, column and grand means' part of G). Those components carry no
+    the norms of the row, column and grand means' part of G; of W^{1/2} G W_z^{1/2} for a
+    weighted fit). Those components carry no
     information. A far too large bandwidth (a nearly constant kernel matrix) is the usual
     cause.
 
@@ -944,7 +949,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                          **options)
         return left, (solver if on_blocks else None)
 
-    def _store(self, res, G, n: int, m: int) -> None:
+    def _store(self, res, G, n: int, m: int, w=None, wz=None) -> None:
         s = res.s
         ops = ops_of(res.U)
         if ops is not NUMPY:  # another executor: σ next to the factors, in the dtype numpy
@@ -955,7 +960,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         else:
             self.singular_values_ = s
         self.n_components_ = int(s.shape[0])
-        self._check_noise_level(_numpy_dtype(G), s, n, m)
+        self._check_noise_level(_numpy_dtype(G), s, n, m, w, wz)
         self.left_singular_vectors_ = res.U
         self.right_singular_vectors_ = res.V
         self.solver_ = res.solver
@@ -1014,7 +1019,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Gw *= rwz[None, :]
         res = top_svd(Gw, r, solver=self.solver, random_state=self.random_state,
                       **self._solver_options((n, m)))
-        self._store(res, Gw, n, m)
+        self._store(res, Gw, n, m, w, wz)
         self.sample_weight_, self.sample_weight_Z_ = w, wz
         # training scores, as transform/transform_right give them (a weight 0 row included)
         self._train_scores = (G @ self._score_map(left=True), G.T @ self._score_map(left=False))
@@ -1028,9 +1033,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return F
         return F * ops_of(F).from_host(np.sqrt(w), F)[:, None]
 
-    def _check_noise_level(self, dtype, s, n: int, m: int) -> None:
+    def _check_noise_level(self, dtype, s, n: int, m: int, w=None, wz=None) -> None:
         """Set ``n_informative_`` and warn when trailing σ_k are at the rounding-noise level
-        (``dtype``: the numpy dtype of G)."""
+        (``dtype``: the numpy dtype of G; ``w``, ``wz``: the sample weights of a weighted fit,
+        whose σ_k are those of W^{1/2} G̃ W_z^{1/2})."""
         dtype = np.dtype(dtype)
         if not np.issubdtype(dtype, np.floating):
             dtype = np.dtype(np.float64)
@@ -1043,9 +1049,12 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             # G's entries carry rounding errors E (|E_ij| ≲ c·eps·|G_ij|) that the centring
             # keeps: ‖H E H‖₂ ≤ ‖E‖_F ≤ c·eps·‖G‖_F, and G = K_c + (the means' rank-3 part)
             # gives ‖G‖_F ≤ √min(n, m)·σ_1 + √n‖col means‖ + √m‖row means‖ + |mean|·√(nm)
-            means = (np.sqrt(float(n)) * _host_norm(self._ex("col_means_"))
-                     + np.sqrt(float(m)) * _host_norm(self._ex("row_means_"))
-                     + abs(float(self.grand_mean_)) * np.sqrt(float(n) * float(m)))
+            # weighted fits: G_w = W^{1/2} G̃ W_z^{1/2}, so each term is weighted as G_w's
+            sw = float(n) if w is None else float(np.sum(w))
+            swz = float(m) if wz is None else float(np.sum(wz))
+            means = (np.sqrt(sw * _weighted_sq_sum(self._ex("col_means_"), wz))
+                     + np.sqrt(swz * _weighted_sq_sum(self._ex("row_means_"), w))
+                     + abs(float(self.grand_mean_)) * np.sqrt(sw * swz))
             entries = np.sqrt(float(min(n, m))) * scale + means
             if _ENTRY_ROUNDING * eps * entries > tol:
                 tol = _ENTRY_ROUNDING * eps * entries
