@@ -38,10 +38,10 @@ MATRIX_FREE = {
 
 @pytest.mark.parametrize("name", sorted(MATRIX_FREE))
 def test_matrix_free_route_runs_under_a_budget_below_one_gram_matrix(name):
-    """The old count (4.1 dense arrays: 4.1 × 4 Gram matrices for the block route) refused
-    these under any budget below 16–62 MiB; they peak near one 8 MiB panel of the
-    symmetry check, and the same result comes out under the tight budget as under a generous
-    one."""
+    """The old count (4.1 dense arrays of the auxiliary problem's size) refused these under
+    any budget below 31 MiB (the auxiliary routes, 1000²) or 125 MiB (the block route,
+    2000²); they peak near one 8 MiB panel of the symmetry check, and the same result comes
+    out under the tight budget (20 MiB) as under a generous one."""
     call = MATRIX_FREE[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # rank warnings of the smooth kernel: not the point
