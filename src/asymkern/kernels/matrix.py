@@ -1012,10 +1012,16 @@ class KernelMatrix(LazyMatrix):
         # where not known yet (one evaluation), then centred in place. A GEMM's rounding may
         # depend on the blocks' shapes (OpenBLAS's edge kernels on AVX-512): blocks of
         # another partition made the means, hence every later product, depend on whether
-        # to_array ran first, and a second call's entries differ from the first's
+        # to_array ran first, and a second call's entries differ from the first's. Each
+        # block is formed straight into its rows of ``out`` (a cached block is copied), so
+        # the peak stays near the output even where one block covers the whole matrix
         slices = []
-        for sl, B in self._iter_blocks_uncentered():
-            out[sl] = B
+        for sl in self._row_slices():
+            B = None if self._cache is None else self._cache.get((sl.start, sl.stop))
+            if B is None:
+                self._normalized_block(self.X[sl], self.Z, sl, True, out=out[sl])
+            else:
+                out[sl] = B
             slices.append(sl)
         if self._means is None:
             self._set_means(*self._block_sums((sl, out[sl]) for sl in slices))
