@@ -57,3 +57,26 @@ def test_centred_to_array_equals_the_passes_blocks_bitwise(kernel, wm):
     assert C._cache  # the pass filled the cache
     np.testing.assert_array_equal(C.to_array(), blocks)
     np.testing.assert_array_equal(C.to_array(), blocks)
+
+
+def test_linear_operator_without_adjoint_is_refused_naming_b():
+    """A LinearOperator B without ``rmatvec``: scipy's ``rmatmat`` failed with a bare
+    "'NoneType' object is not callable" in the auxiliary and block routes and in
+    ``apply_adjoint``; the error now names B and the missing product."""
+    from scipy.sparse.linalg import LinearOperator
+
+    from asymkern.operators import EmpiricalOperator
+
+    rng = np.random.default_rng(0)
+    X, Y, M = rng.standard_normal((20, 2)), rng.standard_normal((20, 3)), rng.standard_normal(
+        (20, 20))
+    B = LinearOperator((20, 20), matvec=lambda v: M @ v, dtype=float)
+    op = EmpiricalOperator("rbf", X, "rbf", Y, B)
+    ref = EmpiricalOperator("rbf", X, "rbf", Y, M).svd(2).singular_values
+    np.testing.assert_allclose(op.svd(2, method="qr").singular_values, ref, rtol=1e-10)
+    for method in ("auxiliary", "block"):
+        with pytest.raises(TypeError, match=r"B \(.*\) has no product with its transpose"):
+            op.svd(2, method=method)
+    g = EmpiricalOperator("rbf", X, "rbf", Y, M).svd(1).left
+    with pytest.raises(TypeError, match="rmatvec/rmatmat"):
+        op.apply_adjoint(g)

@@ -197,12 +197,19 @@ def _mm(B: LinearOperator, V):
 
 
 def _rmm(B: LinearOperator, U: np.ndarray) -> np.ndarray:
+    """Bᵀ U, refusing with an error that names B where B has no adjoint product.
+
+    scipy raises ``NotImplementedError`` for a missing ``rmatvec`` of a vector, but a bare
+    ``TypeError`` ("'NoneType' object is not callable") for a block through ``rmatmat``; both
+    become a ``TypeError`` that says what the route needs (the original is chained and quoted,
+    so an error of the user's own ``rmatvec`` stays visible)."""
     U = np.asarray(U)
     try:
         out = B.rmatvec(U) if U.ndim == 1 else B.rmatmat(U)
-    except NotImplementedError as exc:
-        raise TypeError("B is a LinearOperator without rmatvec/rmatmat; this route needs "
-                        "products with Bᵀ") from exc
+    except (NotImplementedError, TypeError) as exc:
+        raise TypeError(f"B ({type(B).__name__}) has no product with its transpose "
+                        "(rmatvec/rmatmat), which this operation needs (the SVD's 'qr' route "
+                        f"does not; {type(exc).__name__}: {exc})") from exc
     return np.asarray(out)
 
 

@@ -25,6 +25,7 @@ from ..linalg.operator_svd import (
     EIG_SOLVERS,
     SVD_METHODS,
     GramFactor,
+    _rmm,
     as_representation,
     eig_auxiliary,
     eig_qr,
@@ -637,7 +638,8 @@ class EmpiricalOperator:
         RKHSFunction
             S* g, expanded on the input samples X.
         """
-        return self._apply_on(g, self.Y, self.center_out, self.B.rmatmat, self._fn_in)
+        return self._apply_on(g, self.Y, self.center_out, lambda v: _rmm(self.B, v),
+                              self._fn_in)
 
     @staticmethod
     def _apply_on(f: RKHSFunction, samples, center: bool, product, expand) -> RKHSFunction:
