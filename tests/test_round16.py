@@ -80,3 +80,27 @@ def test_linear_operator_without_adjoint_is_refused_naming_b():
     g = EmpiricalOperator("rbf", X, "rbf", Y, M).svd(1).left
     with pytest.raises(TypeError, match="rmatvec/rmatmat"):
         op.apply_adjoint(g)
+
+
+def test_kernel_pair_of_float32_blocks_answers_in_float32():
+    """``AsKLSClassifier(kernel='precomputed')`` answered a KernelPair of float32 blocks in
+    float64 (the output-dtype rule read the pair's missing dtype)."""
+    from asymkern.lssvm import AsKLSClassifier, KernelPair
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    k = get_kernel("sne")
+    K = k(X, X).astype(np.float32)
+    T = rng.standard_normal((7, 3))
+    A, B = k(T, X).astype(np.float32), k(X, T).astype(np.float32)
+    clf = AsKLSClassifier(kernel="precomputed", probability=True).fit(K, y)
+    pair = KernelPair(A, B)
+    assert clf.decision_function(pair).dtype == np.float32
+    assert all(p.dtype == np.float32 for p in clf.decision_function(pair, return_parts=True))
+    assert clf.predict_proba(pair).dtype == np.float32
+    ref = clf.decision_function(KernelPair(A.astype(np.float64), B.astype(np.float64)))
+    assert ref.dtype == np.float64
+    np.testing.assert_allclose(clf.decision_function(pair), ref, rtol=1e-5, atol=1e-6)
+    mixed = KernelPair(A, B.astype(np.float64))  # one float64 block: float64
+    assert clf.decision_function(mixed).dtype == np.float64

@@ -543,7 +543,12 @@ def input_precision(X) -> np.dtype:
     DataFrame whose columns are all float32), float64 otherwise, whatever the dtype of the
     training data. float32 input keeps float32 outputs, as the input check keeps float32
     data; float64 input is never answered in float32 (a float32 model's outputs are then
-    float64 values of the float32 model)."""
+    float64 values of the float32 model). A named tuple of blocks (the ``KernelPair`` of a
+    precomputed asymmetric model) is float32 when every block it holds is."""
+    if isinstance(X, tuple) and hasattr(X, "_fields"):
+        parts = [input_precision(p) for p in X if p is not None]
+        single = bool(parts) and all(p == np.float32 for p in parts)
+        return np.dtype(np.float32 if single else np.float64)
     dtype = getattr(X, "dtype", None)
     if dtype is None and hasattr(X, "dtypes"):  # a DataFrame (a Series has a dtype)
         kinds = [str(d) for d in X.dtypes]

@@ -572,9 +572,10 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 
     Attributes
     ----------
-    dual_coef_ : ndarray of shape (n, k)
-        Signed dual coefficients α ⊙ y of each one-vs-rest problem (k = 1 for two classes;
-        0 for samples of weight 0).
+    dual_coef_ : ndarray of shape (n_train_, k)
+        Signed dual coefficients α ⊙ y of each one-vs-rest problem (k = 1 for two classes):
+        one row per sample of ``X_fit_`` (samples of weight 0 removed); with
+        ``kernel='precomputed'`` one per training row, 0 at those of weight 0.
     intercept_ : ndarray of shape (k,)
         Biases b.
     classes_ : ndarray of shape (n_classes,)
@@ -588,7 +589,8 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
     calibration_ : PlattCalibration or None
         The Platt sigmoids of ``probability=True`` (else None).
     n_train_ : int
-        Number of training samples.
+        Rows of the coefficients: the training samples of positive weight, or with
+        ``kernel='precomputed'`` every training row.
     X_fit_ : ndarray or sparse matrix or None
         Copy of the training data (samples of weight 0 removed); None when precomputed.
     n_features_in_ : int
@@ -768,8 +770,10 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
 
     Attributes
     ----------
-    dual_coef_ : ndarray of shape (n, k)
-        Dual coefficients α (k = 1 for a 1-D y; 0 for samples of weight 0).
+    dual_coef_ : ndarray of shape (n_train_, k)
+        Dual coefficients α (k = 1 for a 1-D y): one row per sample of ``X_fit_`` (samples of
+        weight 0 removed); with ``kernel='precomputed'`` one per training row, 0 at those of
+        weight 0.
     intercept_ : ndarray of shape (k,)
         Biases b.
     rcond_ : float
@@ -779,7 +783,8 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
     factorization_ : {'cholesky', 'lu'} or None
         The factorisation of K + I/C that ran (None for 'eig'/'dense').
     n_train_ : int
-        Number of training samples.
+        Rows of the coefficients: the training samples of positive weight, or with
+        ``kernel='precomputed'`` every training row.
     X_fit_ : ndarray or sparse matrix or None
         Copy of the training data (samples of weight 0 removed); None when precomputed.
     n_features_in_ : int
@@ -981,10 +986,12 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The sorted class labels.
-    coef_source_ : ndarray of shape (n, k)
-        β ⊙ y of each one-vs-rest problem (k = 1 for two classes), the coefficients of f_s.
-        None after a dask fit.
-    coef_target_ : ndarray of shape (n, k)
+    coef_source_ : ndarray of shape (n_train_, k)
+        β ⊙ y of each one-vs-rest problem (k = 1 for two classes), the coefficients of f_s:
+        one row per sample of ``X_fit_`` (samples of weight 0 removed); with
+        ``kernel='precomputed'`` one per training row, 0 at those of weight 0. None after a
+        dask fit.
+    coef_target_ : ndarray of shape (n_train_, k)
         α ⊙ y, the coefficients of f_t. None after a dask fit.
     intercept_ : ndarray of shape (2, k)
         The biases b1 (row 0) and b2 (row 1).
@@ -1001,7 +1008,8 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     nystrom_landmarks_ : tuple of two ndarrays of int
         Row and column landmarks (I, J) (with ``nystrom``).
     n_train_ : int
-        Number of training samples.
+        Rows of the coefficients: the training samples of positive weight, or with
+        ``kernel='precomputed'`` every training row.
     X_fit_ : ndarray or sparse matrix or None
         Copy of the training data (samples of weight 0 removed); None when precomputed.
     n_features_in_ : int

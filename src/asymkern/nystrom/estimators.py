@@ -10,7 +10,10 @@
   n×m product; f_GSA = X_H α̂ and predictions use the exact kernel against all training points
   (Algorithm 1's test phase: t = (G^†)ᵀ⟨X_H, Φ(z)⟩ fed to the same linear model).
   Of the many minimisers of problem (3) (they differ by null(G)) this is the minimum-norm one,
-  the paper's choice. ``NystromKernelRidge(gsa_solver='woodbury')`` solves (3) directly with
+  the paper's choice; with ``sample_weight`` W it is the one of least αᵀW⁻¹α (so an integer
+  weight equals repeating the row), and with ``fit_intercept`` the minimum-norm one of the
+  centred problem (1ᵀα = 0). Each such choice fits the training data alike but gives other
+  predictions on new points. ``NystromKernelRidge(gsa_solver='woodbury')`` solves (3) directly with
   Woodbury solves instead (same α̂; a test checks it).
 * ``'ncr'`` — Nyström computational regularisation (§II-F): f restricted to span(C_H). For KRR
   the closed form (11) β = (K_mn K_nm + λ₀K_mm)^† K_mn y; for the other machines NCR *is* LLA with
@@ -604,6 +607,10 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
     α_W = (K̃ + alpha I)⁻¹y by the Woodbury identity (O(ns²), no n×n matrix), and returns its
     minimum-norm representative G^†G α_W — the same α̂. (Williams–Seeger's α_W itself differs
     from α̂ by (I − G^†G)y/alpha, a null(G) component that changes f_GSA = X_H α but not K̃α.)
+    With ``sample_weight`` W the representative is the minimiser of least αᵀW⁻¹α (so an
+    integer weight equals repeating the row), and with ``fit_intercept`` the minimum-norm one
+    of the centred problem (G_c α = ŵ, 1ᵀα = 0): not the Euclidean minimum-norm α of the
+    weighted or uncentred problem, whose predictions on new points differ.
 
     ``fit(X, y, sample_weight=None)``: weighted least squares Σᵢ wᵢ(yᵢ − f(xᵢ) − b)² +
     alpha‖f‖²_H in every mode (lla, ncr, gsa, spa, exact); an integer weight equals repeating
