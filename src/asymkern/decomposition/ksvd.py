@@ -296,13 +296,17 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     Attributes
     ----------
     singular_values_ : ndarray of shape (r,)
-        Singular values σ_1 ≥ … ≥ σ_r of G (of G̃ when centred, of G_w when weighted).
+        Singular values σ_1 ≥ … ≥ σ_r of G (of G̃ when centred, of G_w when weighted), in
+        the dtype of G, except after ``solver='nystrom'``, which keeps them in float64 (they
+        are formed as √(NM/(s_x s_z))·λ^W from float64 factors) also for float32 data.
     left_singular_vectors_ : ndarray of shape (n, r)
         Orthonormal left singular vectors U (the dual variables B_φ of Prop. 2.5 of [1]_).
     right_singular_vectors_ : ndarray of shape (m, r)
         Orthonormal right singular vectors V (the dual variables B_ψ).
     n_components_ : int
-        Number of singular triplets computed (``n_components`` clipped to min(n, m)).
+        Number of singular triplets computed (``n_components`` clipped to min(n, m)); fewer
+        after ``solver='nystrom'`` when the landmark core G[I, J] has a lower numerical rank
+        (:func:`~asymkern.linalg.asymmetric_nystrom` warns and keeps that rank).
     n_informative_ : int
         How many singular values exceed the numerical noise level (see Notes).
     solver_ : str
