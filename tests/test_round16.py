@@ -104,3 +104,65 @@ def test_kernel_pair_of_float32_blocks_answers_in_float32():
     np.testing.assert_allclose(clf.decision_function(pair), ref, rtol=1e-5, atol=1e-6)
     mixed = KernelPair(A, B.astype(np.float64))  # one float64 block: float64
     assert clf.decision_function(mixed).dtype == np.float64
+
+
+def test_lu_basis_of_subnormal_iterates():
+    """The LU basis scaled its iterate by 2.0 ** -e, which overflows (OverflowError) for
+    subnormal iterates (e > 1023); the scaling is now an ldexp."""
+    from asymkern._backend import NUMPY
+
+    Y = np.array([[1e-310, 2e-311], [3e-311, -1e-310], [5e-312, 4e-311]])
+    L = NUMPY.lu_basis(Y.copy())
+    assert np.isfinite(L).all() and np.abs(L).max() <= 1.0
+    # P L spans range(Y): Y = (P L) R for the R of least squares, to rounding
+    R = np.linalg.lstsq(L, Y * 2.0**1000, rcond=None)[0]
+    np.testing.assert_allclose(L @ R, Y * 2.0**1000, rtol=0, atol=1e-13 * 2.0**1000 * 1e-310)
+
+
+def test_randomized_ksvd_of_kernel_values_near_1e_155():
+    """Kernel values near 1e-155 made the randomized solver's power iterations underflow
+    into subnormal numbers, and the LU basis's rescaling raised OverflowError."""
+    from asymkern import KernelSVD
+
+    rng = np.random.default_rng(0)
+    X = 0.05 * rng.normal(size=(200, 2))
+    Z = 0.05 * rng.normal(size=(100, 2)) + [19.2, 0]
+    dense = KernelSVD(3, kernel="rbf", gamma=1.0, solver="dense").fit(X, Z=Z)
+    rand = KernelSVD(3, kernel="rbf", gamma=1.0, solver="randomized",
+                     random_state=0).fit(X, Z=Z)
+    assert 1e-156 < dense.singular_values_[0] < 1e-154
+    np.testing.assert_allclose(rand.singular_values_[0], dense.singular_values_[0], rtol=1e-10)
+    assert np.isfinite(rand.singular_values_).all()
+
+
+@pytest.mark.parametrize("solver", ["arpack", "randomized", "block_krylov"])
+def test_iterative_solvers_on_a_subnormal_precomputed_matrix(solver):
+    """For a largest entry below 2⁻¹⁰²² the solvers' power-of-two scale 2^(−⌊log2 top⌋) was
+    infinite: NaN (randomized, block Krylov: "A has a NaN entry") or ArpackError -9999. The
+    scale is now capped at 2¹⁰²³ (finite; the entries reach the normal range)."""
+    from asymkern import KernelSVD
+
+    rng = np.random.default_rng(0)
+    G = 1e-310 * rng.random((120, 50))
+    ref = np.linalg.svd(G, compute_uv=False)[:3]
+    s = KernelSVD(3, kernel="precomputed", solver=solver, random_state=0).fit(G).singular_values_
+    assert np.isfinite(s).all()
+    # σ_1 is well separated; σ_2, σ_3 of a uniform random matrix are close (the randomized
+    # solvers resolve them to their own accuracy, 1.3e-5 here)
+    np.testing.assert_allclose(s[0], ref[0], rtol=1e-9)
+    np.testing.assert_allclose(s, ref, rtol=1e-8 if solver == "arpack" else 1e-3)
+
+
+@pytest.mark.parametrize("center", [False, True])
+def test_kpca_arpack_on_a_subnormal_precomputed_kernel(center):
+    from asymkern import KernelPCA
+
+    rng = np.random.default_rng(0)
+    B = rng.random((1100, 3))
+    K = B @ B.T
+    K *= 1e-310 / K.max()
+    Kc = K - K.mean(0) - K.mean(1)[:, None] + K.mean() if center else K
+    ref = np.linalg.eigvalsh(Kc)[-3:][::-1]
+    p = KernelPCA(3, kernel="precomputed", solver="arpack", center=center,
+                  random_state=0).fit(K)
+    np.testing.assert_allclose(p.eigenvalues_, ref, rtol=1e-10)

@@ -93,8 +93,8 @@ class ArrayOps:
         iterate of tiny values (a kernel matrix of values near 1e-140, whose products
         underflow) would otherwise give infinite multipliers in older LAPACK builds."""
         top = float(np.max(np.abs(Y))) if Y.size else 0.0
-        if 0.0 < top < np.inf:
-            Y *= 2.0 ** -int(np.frexp(top)[1])
+        if 0.0 < top < np.inf:  # ldexp: 2^e itself overflows for subnormal tops (e > 1023)
+            np.ldexp(Y, -int(np.frexp(top)[1]), out=Y)
         return sla.lu(Y, permute_l=True, overwrite_a=True, check_finite=False)[0]
 
     def svd(self, A):

@@ -38,6 +38,7 @@ from ..config import check_memory
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels._registry import fix_default_width
 from ..kernels.base import _dense
+from ..linalg._svd_core import unit_scale
 from ..linalg.svd import flip_signs
 
 
@@ -481,7 +482,7 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             # scikit-learn's _init_arpack_v0: v0 ~ U(-1, 1) from check_random_state(random_state).
             # ARPACK's stopping rule ‖r‖ ≤ eps·max(eps^{2/3}, |λ|) is absolute below eps^{2/3}:
             # it runs on c·K, c a power of two (exact) bringing max |K_ij| into [1, 2)
-            c = 2.0 ** -np.floor(np.log2(kmax)) if 0.0 < kmax < np.inf else 1.0
+            c = unit_scale(kmax, always=True)
             op = LinearOperator(K.shape, matvec=lambda v: K @ (c * v), dtype=K.dtype)
             lam, U = eigsh(op, k=r, which="LA", v0=rng.uniform(-1, 1, n))
             lam = lam / c

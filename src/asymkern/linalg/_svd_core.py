@@ -10,6 +10,7 @@ See :mod:`asymkern.linalg.svd` for the conventions (inputs, signs, memory).
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -970,15 +971,18 @@ def _adjoint_view_operator(A) -> LinearOperator:
                           rmatmat=At.dot, dtype=A.dtype)
 
 
-def unit_scale(top: float) -> float:
+def unit_scale(top: float, always: bool = False) -> float:
     """A power of two c (exact) bringing ``top`` = max |G| into [1, 2) when it lies outside
-    [2⁻¹²⁸, 2¹²⁸]; 1.0 otherwise (and for 0 or a non-finite ``top``). The iterative solvers run
-    on c·G and divide the singular values by c: they iterate on GᵀG, whose entries leave the
-    normal range of float64 for extreme G (entries of 1e-150 gave ARPACK's singular values
-    5–84 % off, 1e-200 the randomized ones 27 %, silently; 1e200 failed to converge)."""
-    if top == 0.0 or not np.isfinite(top) or 2.0**-128 <= top <= 2.0**128:
+    [2⁻¹²⁸, 2¹²⁸] (whatever it is with ``always``); 1.0 otherwise (and for 0 or a non-finite
+    ``top``). The iterative solvers run on c·G and divide the singular values by c: they
+    iterate on GᵀG, whose entries leave the normal range of float64 for extreme G (entries of
+    1e-150 gave ARPACK's singular values 5–84 % off, 1e-200 the randomized ones 27 %,
+    silently; 1e200 failed to converge). c is at most 2¹⁰²³, the largest power of two
+    float64 holds: a subnormal ``top`` (below 2⁻¹⁰²²) is brought to [2⁻⁵¹, 2) instead of
+    making c infinite (and c·G NaN)."""
+    if top == 0.0 or not math.isfinite(top) or (not always and 2.0**-128 <= top <= 2.0**128):
         return 1.0
-    return float(2.0 ** -np.floor(np.log2(top)))
+    return math.ldexp(1.0, min(1023, -(math.frexp(top)[1] - 1)))
 
 
 def _formed_scale(G) -> float:
