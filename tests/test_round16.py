@@ -166,3 +166,74 @@ def test_kpca_arpack_on_a_subnormal_precomputed_kernel(center):
     p = KernelPCA(3, kernel="precomputed", solver="arpack", center=center,
                   random_state=0).fit(K)
     np.testing.assert_allclose(p.eigenvalues_, ref, rtol=1e-10)
+
+
+def test_graph_reconstruction_with_dangling_rows_in_a_shrunk_batch():
+    """A batch shrunk to fit ``working_memory`` whose rows are all dangling (out-degree 0)
+    passed k_max = 0 to the nearest-rows search, which raised."""
+    import scipy.sparse as sp
+
+    import asymkern
+    from asymkern.graphs import graph_reconstruction, reconstruct_adjacency
+
+    rng = np.random.default_rng(0)
+    n = 600
+    E = rng.standard_normal((n, 3))
+    A = sp.lil_matrix((n, n))
+    A[n - 1, : n - 1] = 1.0  # one hub with 599 out-edges, every other node dangling
+    A = A.tocsr()
+    ref = reconstruct_adjacency(E, np.asarray(A.sum(axis=1)).ravel())
+    with asymkern.config_context(working_memory=0.05):  # batches of ~100 rows
+        small = reconstruct_adjacency(E, np.asarray(A.sum(axis=1)).ravel())
+        scores = graph_reconstruction(E, A)
+    assert (small != ref).nnz == 0 and small.nnz == n - 1
+    assert scores["edge_recall"] == 1.0  # the hub's edges: every other node
+
+
+def test_memory_settings_have_an_upper_bound():
+    import asymkern
+
+    for key in ("working_memory", "max_dense_memory", "cache_memory"):
+        with pytest.raises(ValueError, match=rf"{key} must be at most 2\*\*40 MiB"):
+            with asymkern.config_context(**{key: 1e306}):
+                pass
+    with asymkern.config_context(working_memory=2**40):  # the bound itself is accepted
+        assert asymkern.get_config()["working_memory"] == 2**40
+
+
+def test_adjacency_shapes_are_named_as_given():
+    from asymkern.datasets.graphs import row_normalized_adjacency
+    from asymkern.graphs import graph_reconstruction
+    from asymkern.kernels import DirectedGraphKernel
+
+    with pytest.raises(ValueError, match=r"adjacency must be a square 2-D .* got shape \(3,\)"):
+        DirectedGraphKernel(np.ones(3))
+    with pytest.raises(ValueError, match=r"adjacency .* got shape \(2, 2, 2\)"):
+        graph_reconstruction(np.ones((2, 1)), np.ones((2, 2, 2)))
+    with pytest.raises(ValueError, match=r"A must be a square 2-D matrix, got shape \(2, 3\)"):
+        row_normalized_adjacency(np.ones((2, 3)))
+
+
+def test_select_by_cv_names_the_short_embedding():
+    from asymkern.graphs import select_by_cv
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 10)
+    E = rng.standard_normal((20, 2))
+    with pytest.raises(ValueError, match=r"embeddings\['bad'\] has 19 rows but labels has 20"):
+        select_by_cv({"good": E, "bad": E[:-1]}, y)
+
+
+def test_gmm_kl_kernel_ignores_components_of_weight_zero():
+    """A component of weight 0 still added a density 1e-300·N(s | μ, σ²), which capped
+    log q(s) near −690 and with it KL(P‖Q): 0.501 instead of exp(−0.9) = 0.407 here."""
+    from asymkern.kernels import GMMKLKernel
+
+    P = np.array([[1.0, 0.0, 0, 0, 0, 0, 1, 1, 1, 1]])  # N(0, I) and an unused component
+    Q = np.array([[1.0, 0.0, 30, 30, 0, 0, 1, 1, 1, 1]])  # N((30, 30), I), unused at 0
+    two = float(GMMKLKernel(n_components=2, a=1e-3, n_samples=2000)(P, Q)[0, 0])
+    one = float(GMMKLKernel(n_components=1, a=1e-3, n_samples=2000)(
+        np.array([[1.0, 0, 0, 1, 1]]), np.array([[1.0, 30, 30, 1, 1]]))[0, 0])
+    exact = np.exp(-1e-3 * 900.0)  # KL(N(0, I) ‖ N(m, I)) = ‖m‖²/2
+    assert abs(two - exact) < 2e-3 and abs(one - exact) < 2e-3
+    assert abs(two - one) < 1e-3

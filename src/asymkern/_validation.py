@@ -678,3 +678,13 @@ def available_if_explained(why_not):
         that leaves the cause out.
     """
     return lambda fn: _AvailableIfExplained(fn, why_not)
+
+
+def as_square_csr(A, name: str) -> sp.csr_matrix:
+    """A square matrix (dense or sparse; an adjacency matrix) as float64 CSR, its dimensions
+    checked before the conversion, so that the error names ``name`` with the shape given
+    (scipy would read a 1-D array as one row, and refuse a 3-D one with its own message)."""
+    shape = A.shape if sp.issparse(A) else np.shape(A)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"{name} must be a square 2-D matrix, got shape {tuple(shape)}")
+    return sp.csr_matrix(A, dtype=np.float64)

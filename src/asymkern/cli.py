@@ -480,7 +480,8 @@ def cmd_embed(args) -> int:
 
     out = Path(args.out)
     if out.suffix.lower() not in (".npz", ".csv"):
-        raise InputError(f"--out must end in .npz or .csv, got {out.name!r}")
+        raise InputError(f"--out must be a file name ending in .npz or .csv, got "
+                         f"{args.out!r}")
     check_output_file(out)
     _check_kernel_options(args)
     reverse = args.edge_direction == "dst-src"

@@ -102,6 +102,16 @@ def _as_float(value) -> float:
         return math.inf
 
 
+#: the largest memory setting, in MiB (1 EiB): its bytes are exact in float64 and int64 (a
+#: larger finite setting overflowed to infinity in the byte counts, then to NaN row counts)
+MAX_SETTING_MIB = 2**40
+
+
+def _check_at_most(key: str, value) -> None:
+    if _as_float(value) > MAX_SETTING_MIB:
+        raise ValueError(f"{key} must be at most 2**40 MiB (1 EiB), got {value!r}")
+
+
 def _check_value(key: str, value):
     """Validate one setting; return the value to store."""
     if key in ("working_memory", "max_dense_memory"):
@@ -112,6 +122,7 @@ def _check_value(key: str, value):
             )
         if not (math.isfinite(_as_float(value)) and _as_float(value) > 0):
             raise ValueError(f"{key} must be a positive finite number of MiB, got {value!r}")
+        _check_at_most(key, value)
         return value
     if key == "cache_memory":
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -119,6 +130,7 @@ def _check_value(key: str, value):
                             f"{value!r} (type {type(value).__name__})")
         if not (math.isfinite(_as_float(value)) and _as_float(value) >= 0):
             raise ValueError(f"cache_memory must be a finite number of MiB ≥ 0, got {value!r}")
+        _check_at_most(key, value)
         return value
     if key == "show_progress":
         if not isinstance(value, bool):
@@ -244,12 +256,13 @@ def set_config(**settings) -> None:
         Keyword settings, any of:
 
         - ``working_memory`` (float): MiB that one kernel block and its temporaries may use
-          (positive, finite; not bool).
+          (positive, at most 2**40 (1 EiB); not bool).
         - ``max_dense_memory`` (float): MiB that an operation forming dense n×n or n×m
-          matrices may use in total (positive, finite; not bool); past it the operation
+          matrices may use in total (positive, at most 2**40; not bool); past it the operation
           raises :class:`MemoryBudgetError` before allocating.
         - ``cache_memory`` (float): MiB of evaluated kernel blocks a lazy kernel matrix may
-          keep during one solver call (finite, ≥ 0; 0: none), within ``max_dense_memory``.
+          keep during one solver call (≥ 0, at most 2**40; 0: none), within
+          ``max_dense_memory``.
         - ``show_progress`` (bool): show tqdm progress bars on long computations.
 
     Raises

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.io as sio
 import scipy.sparse as sp
 
+from .._validation import as_square_csr
 from ._paths import DataNotFoundError, data_path
 
 GRAPHS = ("cora", "citeseer", "pubmed")
@@ -291,9 +292,7 @@ def row_normalized_adjacency(A, self_loops: bool = True) -> sp.csr_matrix:
     A row whose sum overflows float64 (finite weights near the float range) is first scaled
     by a power of two (exact), so it is normalised rather than returned as zeros.
     """
-    A = sp.csr_matrix(A, dtype=np.float64)
-    if A.ndim != 2 or A.shape[0] != A.shape[1]:
-        raise ValueError(f"A must be square, got shape {A.shape}")
+    A = as_square_csr(A, "A")
     if A.nnz and not np.all(np.isfinite(A.data)):
         raise ValueError("A holds NaN or infinite entries; edge weights must be finite")
     if A.nnz and A.data.min() < 0:

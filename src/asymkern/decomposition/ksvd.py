@@ -349,14 +349,14 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     Notes
     -----
-    **Why the second set is ``Z=`` and not ``y``.** The two sets of KSVD are *unpaired*: X has
-    n rows and Z has m rows, in general n ≠ m, and no row of X belongs to a row of Z. In
+    **Why the second set is ``Z=`` and not ``y``.** The two sets of KSVD are *unpaired*: X has n
+    rows and Z has m rows, in general n ≠ m, and no row of X belongs to a row of Z. In
     scikit-learn ``y`` is paired with X sample by sample: cross-validation, ``Pipeline`` and
     ``GridSearchCV`` split ``y`` with the rows of X, which would tear Z apart. So ``fit(X,
     y=None, *, Z=None)`` takes the second set as a keyword-only argument; ``y`` is ignored (a
-    2-D ``y`` is refused with a pointer to ``Z=``) and a third positional argument is accepted
-    as Z for one release with a ``FutureWarning``. Singular values are those of G itself (the
-    paper's 1/√(nm) scaling only rescales them). One caveat remains: scikit-learn's
+    2-D ``y`` without ``Z`` is refused with a pointer to ``Z=``) and a third positional argument
+    is accepted as Z for one release with a ``FutureWarning``. Singular values are those of G
+    itself (the paper's 1/√(nm) scaling only rescales them). One caveat remains: scikit-learn's
     cross-validation (``cross_validate(..., params=...)``, ``GridSearchCV.fit(..., **params)``)
     splits *every* fit parameter that has as many rows as X. A ``Z`` (or ``sample_weight_Z``)
     with m = n rows passed that way is split with the folds, while the final refit sees all of
@@ -573,7 +573,7 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             (n, m) kernel matrix G.
         y : None
             Ignored (scikit-learn's signature; Z is not y, see the class Notes). A 2-D ``y``
-            is refused with a ``TypeError``.
+            without ``Z`` (a second set passed by position) is refused with a ``TypeError``.
         *args : array-like
             Deprecated: a third positional argument is taken as Z with a ``FutureWarning``.
         Z : {array-like, sparse matrix} of shape (m, d), optional

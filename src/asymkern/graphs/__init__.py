@@ -26,7 +26,7 @@ from sklearn.linear_model import RidgeClassifier
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
-from .._validation import as_data, check_positive
+from .._validation import as_data, as_square_csr, check_positive
 from ..config import get_config
 from ..landmarks import nearest_rows
 
@@ -190,6 +190,13 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
     if not embeddings:
         raise ValueError("embeddings must hold at least one candidate")
     y = np.asarray(labels)
+    if y.ndim != 1:
+        raise ValueError(f"labels must be 1-D (one entry per node), got shape {y.shape}")
+    for key, emb in embeddings.items():  # each candidate named where its rows differ
+        rows = as_data(emb, f"embeddings[{key!r}]").shape[0]
+        if rows != y.shape[0]:
+            raise ValueError(f"embeddings[{key!r}] has {rows} rows but labels has "
+                             f"{y.shape[0]} entries; give one row per node")
     n_folds = _check_count(n_folds, "n_folds")
     if n_folds < 2:
         raise ValueError(f"n_folds must be at least 2, got {n_folds}")
@@ -294,13 +301,13 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
     while start < n:
         stop = min(start + batch_size, n)
         kmax = int(k[start:stop].max(initial=0))
+        fit = max(1, int(working // (8 * 16 * max(kmax, 1))))
+        if stop - start > fit:  # the shorter batch's own k_max (0 if its rows are dangling)
+            stop = start + fit
+            kmax = int(k[start:stop].max())
         if kmax == 0:
             start = stop
             continue
-        fit = max(1, int(working // (8 * 16 * kmax)))
-        if stop - start > fit:
-            stop = start + fit
-            kmax = int(k[start:stop].max())
         # the kmax nearest other nodes by exact distances, nearest first, ties by index
         # (nearest_rows: the expansion ‖e‖² + ‖f‖² − 2eᵀf about the origin is rounded by more
         # than the distances themselves for embeddings far from it)
@@ -420,9 +427,7 @@ def graph_reconstruction(embedding, adjacency, batch_size: int = 1024) -> dict:
     >>> graph_reconstruction(E, A)["n_wrong"]
     0
     """
-    A = sp.csr_matrix(adjacency, dtype=np.float64)
-    if A.shape[0] != A.shape[1]:
-        raise ValueError(f"adjacency must be square, got shape {A.shape}")
+    A = as_square_csr(adjacency, "adjacency")
     E = as_data(embedding, "embedding")
     if E.shape[0] != A.shape[0]:
         raise ValueError(f"embedding has {E.shape[0]} rows but adjacency has {A.shape[0]} "

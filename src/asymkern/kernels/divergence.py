@@ -273,7 +273,9 @@ def _gmm_logpdf(S, W, Mu, Var):
         - 2.0 * np.einsum("nd,qmd->qmn", S, Mu * inv)
         + (Mu * Mu * inv).sum(axis=2)[:, :, None]
     )
-    logc = np.log(np.maximum(W, 1e-300))[:, :, None] + const[:, :, None] - 0.5 * quad
+    with np.errstate(divide="ignore"):  # a component of weight 0 adds nothing: log 0 = −inf
+        logw = np.log(W)
+    logc = logw[:, :, None] + const[:, :, None] - 0.5 * quad
     return logsumexp(logc, axis=1)
 
 

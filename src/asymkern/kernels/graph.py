@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import as_square_csr
 from .base import Kernel, check_bool
 
 
@@ -111,9 +112,7 @@ class DirectedGraphKernel(Kernel):
                 f"preprocess must be 'in-degree' or 'none', got {self.preprocess!r}"
             )
         check_bool(self.symmetrize, "symmetrize", self.name)
-        A = sp.csr_matrix(self.adjacency, dtype=np.float64)
-        if A.ndim != 2 or A.shape[0] != A.shape[1]:
-            raise ValueError(f"adjacency must be a square matrix, got shape {A.shape}")
+        A = as_square_csr(self.adjacency, "adjacency")
         if A.nnz and not np.all(np.isfinite(A.data)):
             raise ValueError("adjacency contains NaN or infinity")
         if self.preprocess == "in-degree":
