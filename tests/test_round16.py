@@ -237,3 +237,48 @@ def test_gmm_kl_kernel_ignores_components_of_weight_zero():
     exact = np.exp(-1e-3 * 900.0)  # KL(N(0, I) ‖ N(m, I)) = ‖m‖²/2
     assert abs(two - exact) < 2e-3 and abs(one - exact) < 2e-3
     assert abs(two - one) < 1e-3
+
+
+def test_torch_float32_x_with_float64_z_is_float64_as_on_numpy():
+    """The torch fit cast Z to X's dtype: float32 X with float64 Z gave float32 results
+    (2.5e-6 off); numpy promotes both to float64."""
+    torch = pytest.importorskip("torch")
+    from asymkern import KernelSVD
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 5)).astype(np.float32)
+    Z = rng.standard_normal((60, 5))
+    kw = dict(n_components=3, kernel="rbf", solver="dense")
+    ref = KernelSVD(**kw).fit(X, Z=Z)
+    got = KernelSVD(**kw).fit(torch.from_numpy(X), Z=torch.from_numpy(Z))
+    assert ref.singular_values_.dtype == np.float64
+    assert got.singular_values_.dtype == torch.float64 and got.Z_fit_.dtype == torch.float64
+    np.testing.assert_allclose(got.singular_values_.numpy(), ref.singular_values_, rtol=1e-12)
+    # the other way round too
+    got2 = KernelSVD(**kw).fit(torch.from_numpy(Z[:50].copy()), Z=torch.from_numpy(X))
+    assert got2.singular_values_.dtype == torch.float64 and got2.X_fit_.dtype == torch.float64
+
+
+def test_torch_bfloat16_targets_weights_and_observables():
+    """A bfloat16 y, sample_weight or observables failed with torch's bare "Got unsupported
+    ScalarType BFloat16" (numpy has no bfloat16); they are now read as float32 (exact), as a
+    float16 one is. A sparse y is refused saying a dense array is expected."""
+    torch = pytest.importorskip("torch")
+    from asymkern.nystrom import NystromKernelRidge
+    from asymkern.operators import KoopmanOperator
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = rng.standard_normal(60)
+    yb = torch.tensor(y).bfloat16()
+    kw = dict(n_landmarks=20, random_state=0)
+    got = NystromKernelRidge(**kw).fit(torch.tensor(X), yb).predict(torch.tensor(X))
+    ref = NystromKernelRidge(**kw).fit(torch.tensor(X), yb.to(torch.float64)).predict(
+        torch.tensor(X))
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    w = torch.tensor(rng.uniform(0.5, 2, 60)).bfloat16()
+    NystromKernelRidge(**kw).fit(torch.tensor(X), torch.tensor(y), sample_weight=w)
+    obs = torch.tensor(X[:, :2]).bfloat16()
+    KoopmanOperator(n_components=2).fit(torch.tensor(X), observables=obs)
+    with pytest.raises(TypeError, match="sparse tensor .* dense array is expected"):
+        NystromKernelRidge(**kw).fit(torch.tensor(X), torch.tensor(y).to_sparse())

@@ -188,5 +188,16 @@ def all_finite(T) -> bool:
 
 
 def to_numpy(T) -> np.ndarray:
-    """A numpy copy of a tensor (on the host)."""
-    return T.detach().cpu().numpy()
+    """A numpy array of a tensor's values on the host (a copy unless T is a CPU tensor): a
+    bfloat16 tensor (a dtype numpy lacks) as float32, which holds it exactly; a sparse tensor
+    is refused with a ``TypeError`` that says what is expected (targets, weights and
+    observables are dense)."""
+    import torch
+
+    if T.layout != torch.strided:
+        raise TypeError(f"a sparse tensor ({T.layout}) was given where a dense array is "
+                        "expected (targets, weights, observables): pass T.to_dense()")
+    T = T.detach()
+    if T.dtype == torch.bfloat16:
+        T = T.to(torch.float32)
+    return T.cpu().numpy()

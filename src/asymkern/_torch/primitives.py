@@ -13,6 +13,7 @@ import numpy as np
 
 from .._backend import ArrayOps
 from .._dispatch import require_torch
+from .device import to_numpy
 
 
 def torch_dtype(dtype):
@@ -35,7 +36,9 @@ class TorchOps(ArrayOps):
         return isinstance(a, self.torch.Tensor)
 
     def to_host(self, a) -> np.ndarray:
-        return a.detach().cpu().numpy() if isinstance(a, self.torch.Tensor) else np.asarray(a)
+        """``a`` on the host (:func:`~asymkern._torch.device.to_numpy` for a tensor: bfloat16
+        as float32, sparse refused)."""
+        return to_numpy(a) if isinstance(a, self.torch.Tensor) else np.asarray(a)
 
     def from_host(self, A, like, dtype=None):
         dt = like.dtype if dtype is None else torch_dtype(dtype)

@@ -806,7 +806,12 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             Xv = ex.data(X, "X", copy=True)  # the model never shares the caller's memory
             ops = ops_of(Xv)
             if Z is not None:
-                Zv = ex.data(Z, "Z", copy=True, like=Xv)
+                Zv = ex.data(Z, "Z", copy=True)
+                if Zv.dtype != Xv.dtype:  # float32 with float64: both float64, as numpy does
+                    if Zv.element_size() > Xv.element_size():
+                        Xv = ex.data(Xv, "X", like=Zv)
+                    else:
+                        Zv = ex.data(Zv, "Z", like=Xv)
                 self._set_sets(Xv, Zv, Z)
             elif self._set_data_matrix(Xv)[0] == Xv.shape[1]:
                 Zv = ops.contiguous(Xv.T)
