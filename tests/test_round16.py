@@ -282,3 +282,20 @@ def test_torch_bfloat16_targets_weights_and_observables():
     KoopmanOperator(n_components=2).fit(torch.tensor(X), observables=obs)
     with pytest.raises(TypeError, match="sparse tensor .* dense array is expected"):
         NystromKernelRidge(**kw).fit(torch.tensor(X), torch.tensor(y).to_sparse())
+
+
+@pytest.mark.xfail(strict=True, reason="known limitation (docs/results/torch_low_precision.md): "
+                   "float16 passes lose a flat tail of singular values below about 2 % of σ₁, "
+                   "and the check product cannot see it")
+def test_low_precision_flat_tail_is_within_the_target():
+    torch = pytest.importorskip("torch")
+    from asymkern import KernelSVD
+
+    rng = np.random.default_rng(0)
+    X = torch.tensor(rng.standard_normal((700, 12)) + 5.0, dtype=torch.float32)
+    Z = torch.tensor(rng.standard_normal((600, 12)) + 5.3, dtype=torch.float32)
+    kw = dict(n_components=8, kernel="rbf", solver="randomized", random_state=0, gamma=0.002,
+              n_iter=7)
+    high = KernelSVD(**kw).fit(X, Z=Z).singular_values_.double().numpy()
+    low = KernelSVD(precision="low", **kw).fit(X, Z=Z).singular_values_.double().numpy()
+    assert np.abs(low - high).max() < 1e-4 * high[0]
