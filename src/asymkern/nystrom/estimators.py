@@ -505,9 +505,15 @@ class _Training:
         self.X_fit = self.out(self.X)
 
     @staticmethod
-    def host(a):
-        """A tensor input (targets, weights) on the host; other inputs unchanged."""
-        return ops_of(a).to_host(a) if is_torch_tensor(a) else a
+    def host(a, name: str):
+        """A tensor input (targets, weights) on the host; other inputs unchanged. A sparse
+        tensor is refused naming ``name``."""
+        if not is_torch_tensor(a):
+            return a
+        try:
+            return ops_of(a).to_host(a)
+        except TypeError as exc:
+            raise TypeError(f"{name}: {exc}") from exc
 
     def out(self, a):
         """A fitted array as the model keeps it: a numpy copy of a tensor for numpy input
@@ -796,8 +802,8 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 "Gram form, equal predictions) or device=None with numpy input")
         tr = _Training(self, X, y, sample_weight)  # numpy, or torch (tensors / device)
         n = tr.n
-        y = check_regression_targets(tr.host(y), n)
-        sw = check_nonnegative_weights(tr.host(sample_weight), n)
+        y = check_regression_targets(tr.host(y, "y"), n)
+        sw = check_nonnegative_weights(tr.host(sample_weight, "sample_weight"), n)
         self._y_1d = y.ndim == 1
         Y = y.reshape(n, -1)
         # unit weights are no weights (a product by 1 is exact): the unweighted formulas
@@ -1294,7 +1300,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
             return self._keep_dask(fit_svc(self, X, y))
         svm = self._make_svm("precomputed" if mode in ("spa", "exact") else "linear")
         tr = _Training(self, X, y)  # numpy, or torch (the kernel work on the device)
-        y = self._check_labels(tr.host(y), tr.n)
+        y = self._check_labels(tr.host(y, "y"), tr.n)
         self._fit_svm(tr, svm, y, mode)
         # the cross-validation's clones keep ``device`` and get row folds of the device copy
         self.calibration_ = (self._fit_calibration(tr.X, y)

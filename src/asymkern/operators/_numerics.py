@@ -216,8 +216,9 @@ def pinv_spectrum(lam, Q, n: int, what: str, warn: bool = True):
             f"{int(lam.shape[0])} of {int(keep.shape[0])} eigenvalues (those above "
             f"n·eps·λ_max = {n * _EPS * lmax:.3g}) with condition number {cond:.3g} > "
             f"1/√eps = {COND_MAX:.3g}, so the estimator's coefficients can lose {lost} to "
-            "rounding. Typical causes: repeated samples, a smooth kernel (large "
-            "bandwidth); pass alpha > 0 (e.g. 1e-6) to regularise",
+            "rounding, and eigenvalues computed from them more (those of a non-normal "
+            "operator amplify coefficient errors). Typical causes: repeated samples, a "
+            "smooth kernel (large bandwidth); pass alpha > 0 (e.g. 1e-6) to regularise",
             IllConditionedGramWarning, stacklevel=user_stacklevel())
     return lam, Q, cond
 
