@@ -1245,11 +1245,11 @@ def randomized_svd(
         form float32 kernel blocks (about half the time); for a torch kernel matrix with
         fused products (RBF, SNE, softmax) they run PyTorch's fused attention kernels on
         float16 operands (bfloat16 beyond float16's range) with float32 accumulation.
-        Between the low passes the power method keeps the iterate's own singular directions
-        (QR, then the SVD of the k×k factor) instead of an LU basis, so that each column of
-        a low product is rounded relative to its own singular value (with the LU basis a
-        flat tail of values near 4e-3·σ₁ came out 60–80 % low).
-        Anything else raises ``ValueError``. One more low-precision product checks the
+        Anything else raises ``ValueError``. Between the low passes the power method keeps
+        the iterate's own singular directions (QR, then the SVD of the k×k factor) instead
+        of an LU basis, so that each column of a low product is rounded relative to its own
+        singular value (with the LU basis a flat tail of values near 4e-3·σ₁ came out
+        60–80 % low). One more low-precision product checks the
         subspace: where it differs from Y by more than 1e-2 (relative; G's values beyond the
         low format's range) the passes run again in full precision with a
         ``RuntimeWarning``. ``info['precision']`` records what ran. Measured in
