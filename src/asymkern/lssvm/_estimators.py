@@ -572,9 +572,9 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
 
     Attributes
     ----------
-    dual_coef_ : ndarray of shape (n_train_, k)
+    dual_coef_ : ndarray of shape (p, k)
         Signed dual coefficients α ⊙ y of each one-vs-rest problem (k = 1 for two classes):
-        one row per sample of ``X_fit_`` (samples of weight 0 removed); with
+        p = ``n_train_`` rows, one per sample of ``X_fit_`` (samples of weight 0 removed); with
         ``kernel='precomputed'`` one per training row, 0 at those of weight 0.
     intercept_ : ndarray of shape (k,)
         Biases b.
@@ -770,10 +770,10 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
 
     Attributes
     ----------
-    dual_coef_ : ndarray of shape (n_train_, k)
-        Dual coefficients α (k = 1 for a 1-D y): one row per sample of ``X_fit_`` (samples of
-        weight 0 removed); with ``kernel='precomputed'`` one per training row, 0 at those of
-        weight 0.
+    dual_coef_ : ndarray of shape (p, k)
+        Dual coefficients α (k = 1 for a 1-D y): p = ``n_train_`` rows, one per sample of
+        ``X_fit_`` (samples of weight 0 removed); with ``kernel='precomputed'`` one per
+        training row, 0 at those of weight 0.
     intercept_ : ndarray of shape (k,)
         Biases b.
     rcond_ : float
@@ -986,13 +986,13 @@ class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
         The sorted class labels.
-    coef_source_ : ndarray of shape (n_train_, k)
+    coef_source_ : ndarray of shape (p, k)
         β ⊙ y of each one-vs-rest problem (k = 1 for two classes), the coefficients of f_s:
-        one row per sample of ``X_fit_`` (samples of weight 0 removed); with
+        p = ``n_train_`` rows, one per sample of ``X_fit_`` (samples of weight 0 removed); with
         ``kernel='precomputed'`` one per training row, 0 at those of weight 0. None after a
         dask fit.
-    coef_target_ : ndarray of shape (n_train_, k)
-        α ⊙ y, the coefficients of f_t. None after a dask fit.
+    coef_target_ : ndarray of shape (p, k)
+        α ⊙ y, the coefficients of f_t (rows as ``coef_source_``). None after a dask fit.
     intercept_ : ndarray of shape (2, k)
         The biases b1 (row 0) and b2 (row 1).
     rcond_ : float
