@@ -807,8 +807,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             ops = ops_of(Xv)
             if Z is not None:
                 Zv = ex.data(Z, "Z", copy=True)
-                if Zv.dtype != Xv.dtype:  # float32 with float64: both float64, as numpy does
-                    if Zv.element_size() > Xv.element_size():
+                if ops.dtype(Zv) != ops.dtype(Xv):  # float32 with float64: both float64,
+                    if ops.dtype(Zv).itemsize > ops.dtype(Xv).itemsize:  # as numpy does
                         Xv = ex.data(Xv, "X", like=Zv)
                     else:
                         Zv = ex.data(Zv, "Z", like=Xv)

@@ -192,10 +192,11 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
     y = np.asarray(labels)
     if y.ndim != 1:
         raise ValueError(f"labels must be 1-D (one entry per node), got shape {y.shape}")
+    checked = {}
     for key, emb in embeddings.items():  # each candidate named where its rows differ
-        rows = as_data(emb, f"embeddings[{key!r}]").shape[0]
-        if rows != y.shape[0]:
-            raise ValueError(f"embeddings[{key!r}] has {rows} rows but labels has "
+        checked[key] = E = as_data(emb, f"embeddings[{key!r}]")
+        if E.shape[0] != y.shape[0]:
+            raise ValueError(f"embeddings[{key!r}] has {E.shape[0]} rows but labels has "
                              f"{y.shape[0]} entries; give one row per node")
     n_folds = _check_count(n_folds, "n_folds")
     if n_folds < 2:
@@ -203,8 +204,7 @@ def select_by_cv(embeddings: dict, labels, n_folds: int = 10, gamma: float = 1.0
     splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=random_state)
     folds = list(splitter.split(np.zeros(len(y)), y))
     scores = {}
-    for key, emb in embeddings.items():
-        E, _ = _check_embedding_labels(emb, y)
+    for key, E in checked.items():
         scores[key] = float(np.mean([
             f1_score(y[te], lssvm_classifier(gamma).fit(E[tr], y[tr]).predict(E[te]),
                      average="micro") for tr, te in folds]))

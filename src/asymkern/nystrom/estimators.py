@@ -13,8 +13,8 @@
   the paper's choice; with ``sample_weight`` W it is the one of least αᵀW⁻¹α (so an integer
   weight equals repeating the row), and with ``fit_intercept`` the minimum-norm one of the
   centred problem (1ᵀα = 0). Each such choice fits the training data alike but gives other
-  predictions on new points. ``NystromKernelRidge(gsa_solver='woodbury')`` solves (3) directly with
-  Woodbury solves instead (same α̂; a test checks it).
+  predictions on new points. ``NystromKernelRidge(gsa_solver='woodbury')`` solves (3)
+  directly with Woodbury solves instead (same α̂; a test checks it).
 * ``'ncr'`` — Nyström computational regularisation (§II-F): f restricted to span(C_H). For KRR
   the closed form (11) β = (K_mn K_nm + λ₀K_mm)^† K_mn y; for the other machines NCR *is* LLA with
   the full standard basis (Proposition 2), and that is how it is computed.
