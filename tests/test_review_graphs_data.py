@@ -239,7 +239,7 @@ def test_row_normalized_adjacency_against_hand_reference(self_loops):
 
 
 @pytest.mark.parametrize("value,needle", [(-1.0, "non-negative"), (np.nan, "NaN"),
-                                          (np.inf, "NaN or infinite")])
+                                          (np.inf, "NaN or infinit")])
 def test_row_normalized_adjacency_refuses_negative_and_non_finite(value, needle):
     # a row [1, -1] summed to 0 and was returned as zeros; a NaN entry zeroed its row
     A = np.array([[0.0, 1.0, value], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])

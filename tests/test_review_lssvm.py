@@ -500,9 +500,11 @@ def test_same_random_state_same_model_on_every_executor(monkeypatch):
     def refuse(self, *args, **kwargs):
         raise TypeError("this tensor has no host view")
 
-    with monkeypatch.context() as mp:  # a tensor numpy cannot read, as a CUDA tensor
+    with monkeypatch.context() as mp:  # a tensor on a GPU, which numpy cannot read: refused
+        # by name, never read on the host
         mp.setattr(torch.Tensor, "__array__", refuse)
-        with pytest.raises(TypeError, match="X"):
+        mp.setattr(torch.Tensor, "device", property(lambda self: torch.device("cuda")))
+        with pytest.raises(TypeError, match="X is a tensor on cuda"):
             AsKLSClassifier(**kw).fit(torch.as_tensor(X), y)
     monkeypatch.undo()  # CPU tensors as outside the tests (conftest refuses them): host reads
     tt = AsKLSClassifier(**kw).fit(torch.as_tensor(X), y)

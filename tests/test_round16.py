@@ -280,7 +280,7 @@ def test_torch_bfloat16_targets_weights_and_observables():
     NystromKernelRidge(**kw).fit(torch.tensor(X), torch.tensor(y), sample_weight=w)
     obs = torch.tensor(X[:, :2]).bfloat16()
     KoopmanOperator(n_components=2).fit(torch.tensor(X), observables=obs)
-    with pytest.raises(TypeError, match="^y: a sparse tensor .* dense array is expected"):
+    with pytest.raises(TypeError, match="^y is a sparse tensor .* dense array is expected"):
         NystromKernelRidge(**kw).fit(torch.tensor(X), torch.tensor(y).to_sparse())
 
 

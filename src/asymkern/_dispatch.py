@@ -113,19 +113,35 @@ def is_torch_tensor(x) -> bool:
     return mod is not None and isinstance(x, mod.Tensor)
 
 
-def host_copy(x):
+def host_copy(x, name: str | None = None):
     """``x`` as a host numpy array when it is a torch tensor (on any device), else ``x``.
 
-    Scores (R², accuracy) are computed on the host by scikit-learn's metrics, which cannot read
-    a CUDA tensor: predictions on the device, and targets or weights given as tensors, are
-    copied to the host first.
+    The one reader of a tensor's values on the host. Scores (R², accuracy) are computed on the
+    host by scikit-learn's metrics, which cannot read a CUDA tensor: predictions on the device,
+    and targets or weights given as tensors, are copied to the host first. A tensor that
+    requires grad is read without its graph; a bfloat16 tensor (a dtype numpy lacks) becomes
+    float32, which holds it exactly; a sparse tensor is refused, naming ``name``, with a
+    ``TypeError`` that says how to pass it. A CPU tensor's array shares its memory.
 
     Parameters
     ----------
     x : object
         A tensor, an array-like or None.
+    name : str, optional
+        The argument's name, for the messages.
     """
-    return x.detach().cpu().numpy() if is_torch_tensor(x) else x
+    if not is_torch_tensor(x):
+        return x
+    torch = sys.modules["torch"]
+    label = name or "the tensor"
+    refuse_meta(x, label)
+    if x.layout != torch.strided:
+        raise TypeError(f"{label} is a sparse tensor ({x.layout}) where a dense array is "
+                        f"expected: pass {name or 'it'}.to_dense()")
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        x = x.to(torch.float32)
+    return x.cpu().numpy()
 
 
 def refuse_meta(x, name: str = "X") -> None:

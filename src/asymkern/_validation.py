@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state as _sk_check_random_state
 
-from ._dispatch import is_dask_array, refuse_meta
+from ._dispatch import host_copy, is_dask_array, is_torch_tensor, refuse_meta
 
 FLOAT_DTYPES = (np.float64, np.float32)
 
@@ -162,6 +162,14 @@ def check_tensor_shape(X, owner: str, name: str = "X", min_samples: int = 1) -> 
     if shape[1] < 1:
         raise ValueError(f"{name} has 0 feature(s) (shape={shape}) while a minimum of 1 is "
                          f"required by {owner}.")
+
+
+def ndim_of(x) -> int:
+    """The number of dimensions of an array-like, read without converting an array or a tensor
+    (``np.ndim`` would convert a tensor that requires grad, and refuses objects that forbid
+    ``__array_function__``)."""
+    nd = getattr(x, "ndim", None)
+    return nd if isinstance(nd, int) else np.asarray(x).ndim
 
 
 def n_rows(X, name: str = "X") -> int:
@@ -326,23 +334,18 @@ def renamed_argument(value, old_value, new: str, old: str, where: str, *,
     return old_value
 
 
-def check_regression_targets(y, n: int, name: str = "y") -> np.ndarray:
-    """Regression targets as float64 of shape (n,) or (n, k), finite and numeric.
+def check_regression_targets(y, n: int | None, name: str = "y") -> np.ndarray:
+    """Regression targets as float64 of shape (n,) or (n, k), finite, real and numeric.
 
-    Shared by the in-memory and torch paths of the Nyström machines; errors name ``name``.
+    Shared by the in-memory and torch paths of the Nyström machines and the LS-SVM solvers;
+    errors name ``name``. ``n=None`` accepts any number of rows.
     """
-    y = np.asarray(y)
-    if not (y.dtype == object or np.issubdtype(y.dtype, np.number) or y.dtype == bool):
-        raise TypeError(f"{name} must be numeric (Unknown label type for regression: dtype "
-                        f"{y.dtype})")
-    try:
-        y = y.astype(np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be numeric (Unknown label type for regression: "
-                        f"{exc})") from exc
+    y = _as_real(y, name, f"Complex data not supported: {name} is complex-valued; expected "
+                 "real targets", f"{name} must be numeric (Unknown label type for regression)")
+    y = y.astype(np.float64)
     if y.ndim not in (1, 2):
         raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}")
-    if y.shape[0] != n:
+    if n is not None and y.shape[0] != n:
         raise ValueError(f"{name} has {y.shape[0]} entries but X has {n} samples")
     check_target_columns(y.shape, name)
     if not np.all(np.isfinite(y)):
@@ -396,8 +399,8 @@ def _nullable_as_float(x):
 
 def _as_real(x, name: str, complex_message: str, nonnumeric_message: str) -> np.ndarray:
     """``np.asarray(x)`` checked by :func:`real_numeric`; a failed conversion names ``name``."""
-    if getattr(x, "requires_grad", False) and hasattr(x, "detach"):
-        x = x.detach()  # a tensor that requires grad: read its values (numpy refuses it)
+    if is_torch_tensor(x) and x.device.type == "cpu":
+        x = host_copy(x, name)  # without its graph; bfloat16 as float32; sparse refused
     try:
         arr = np.asarray(_nullable_as_float(x))
     except Exception as exc:  # a tensor on a device, exotic objects
@@ -435,6 +438,21 @@ def as_weights(weights, n: int, name: str = "sample_weight", what: str = "sample
     if not np.any(w > 0):
         raise ValueError(f"{name} is all zero; at least one weight must be non-zero")
     return w
+
+
+def host_score(metric, est, X, y, sample_weight=None) -> float:
+    """``metric(y, est.predict(X), sample_weight=w)`` on the host, for the estimators' ``score``.
+
+    scikit-learn's metrics cannot read CUDA (or bfloat16, or sparse) tensors: the targets,
+    the weights and the predictions are read on the host by :func:`host_copy`, which names the
+    argument it refuses; the weights are validated as every ``sample_weight``
+    (:func:`as_weights`: one finite weight >= 0 per sample, not all zero).
+    """
+    from sklearn.utils.validation import _num_samples
+
+    y = host_copy(y, "y")
+    w = as_weights(host_copy(sample_weight, "sample_weight"), _num_samples(y))
+    return float(metric(y, host_copy(est.predict(X)), sample_weight=w))
 
 
 def check_nonnegative_weights(sample_weight, n: int, name: str = "sample_weight") -> np.ndarray:
@@ -680,11 +698,27 @@ def available_if_explained(why_not):
     return lambda fn: _AvailableIfExplained(fn, why_not)
 
 
-def as_square_csr(A, name: str) -> sp.csr_matrix:
-    """A square matrix (dense or sparse; an adjacency matrix) as float64 CSR, its dimensions
-    checked before the conversion, so that the error names ``name`` with the shape given
-    (scipy would read a 1-D array as one row, and refuse a 3-D one with its own message)."""
+def as_square_csr(A, name: str, *, copy: bool = False, square: bool = True) -> sp.csr_matrix:
+    """A square matrix (dense or sparse; an adjacency matrix) as float64 CSR, real and finite.
+
+    Its dimensions are checked before the conversion, so that the error names ``name`` with
+    the shape given (scipy would read a 1-D array as one row, and refuse a 3-D one with its own
+    message); complex values are refused, never cut to their real part, and so are NaN and
+    infinity (they would count as edges). ``copy=True`` returns a matrix that never shares the
+    caller's memory; ``square=False`` accepts any 2-D matrix (a bipartite adjacency).
+    """
     shape = A.shape if sp.issparse(A) else np.shape(A)
-    if len(shape) != 2 or shape[0] != shape[1]:
-        raise ValueError(f"{name} must be a square 2-D matrix, got shape {tuple(shape)}")
-    return sp.csr_matrix(A, dtype=np.float64)
+    if len(shape) != 2 or (square and shape[0] != shape[1]):
+        what = "a square 2-D" if square else "a 2-D"
+        raise ValueError(f"{name} must be {what} matrix, got shape {tuple(shape)}")
+    complex_message = (f"Complex data not supported: {name} is complex-valued; expected a real "
+                       "(adjacency) matrix")
+    if sp.issparse(A):
+        real_numeric(np.empty(0, dtype=A.dtype), complex_message=complex_message,
+                     nonnumeric_message=f"{name} must be numeric")
+    else:
+        A = _as_real(A, name, complex_message, f"{name} must be numeric")
+    A = sp.csr_matrix(A, dtype=np.float64, copy=copy)
+    if not all_finite(A.data):
+        raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+    return A

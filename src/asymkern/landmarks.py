@@ -131,13 +131,6 @@ def _rows_of(points, a: int, b: int, c: np.ndarray | None, f: float):
     return (P - c) * f if c is not None else P * f
 
 
-def _check_finite_rows(A, name: str) -> None:
-    """Raise a ValueError naming ``name`` unless every stored value of ``A`` is finite."""
-    vals = A.data if sp.issparse(A) else A
-    if not np.isfinite(vals).all():
-        raise ValueError(f"{name} must be finite: it holds NaN or infinite values")
-
-
 def _nearest_rows_nbytes(q: int, k: int, step: int, d: int, batch_bytes: float) -> float:
     """Peak bytes of :func:`nearest_rows` for ``q`` queries of ``d`` features, ``k`` neighbours
     and blocks of ``step`` points: the q×k best distances and indices with their merges and
@@ -225,14 +218,13 @@ def nearest_rows(queries, points, k: int = 1, *, skip: int | None = None, exclud
     from .config import check_memory, get_config
     from .kernels.base import _maxabs, _needs_scaling, _pow2_exponent, pair_sq_dists
 
-    Q = np.asarray(queries, dtype=np.float64)
-    if not sp.issparse(points):
-        points = np.asarray(points)
-    if Q.ndim != 2 or points.ndim != 2 or Q.shape[1] != points.shape[1]:
+    qshape = queries.shape if sp.issparse(queries) else np.shape(queries)
+    pshape = points.shape if sp.issparse(points) else np.shape(points)
+    if len(qshape) != 2 or len(pshape) != 2 or qshape[1] != pshape[1]:
         raise ValueError(f"queries and points must be 2-D with equal feature counts, got shapes "
-                         f"{Q.shape} and {points.shape}")
-    _check_finite_rows(Q, "queries")
-    _check_finite_rows(points, "points")
+                         f"{tuple(qshape)} and {tuple(pshape)}")
+    Q = as_data(queries, "queries", dtype=np.float64, min_samples=0)  # real, finite
+    points = as_data(points, "points", allow_sparse=True, min_samples=0)
     q, d = Q.shape
     n = points.shape[0]
     excl = np.zeros(n, dtype=bool) if exclude is None else np.asarray(exclude)

@@ -35,8 +35,8 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from .._backend import NUMPY, ops_of
-from .._dispatch import dask_executor, is_dask_array
-from .._validation import check_finite_output, check_indices
+from .._dispatch import dask_executor, is_dask_array, is_torch_tensor
+from .._validation import as_data, check_finite_output, check_indices
 from ..kernels import Kernel, KernelMatrix
 from ..landmarks import gaussian_sketch, kmeans_landmarks, select_landmarks
 
@@ -331,6 +331,8 @@ def build_basis(kernel, X, n_landmarks, landmarks="uniform", subspace_dim=None, 
     ((8, 2), 8)
     """
     check_psd_kernel(kernel)
+    if not (is_dask_array(X) or is_torch_tensor(X)):  # the executors validate their own
+        X = as_data(X, "X", allow_sparse=True)
     return fit_landmarks(kernel, X, landmarks, n_landmarks, check_random_state(random_state),
                          subspace_dim=subspace_dim, rcond=rcond, X_fit=X).basis
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._dispatch import is_torch_tensor, refuse_meta, require_torch
+from .._dispatch import host_copy, is_torch_tensor, refuse_meta, require_torch
 
 
 def resolve_device(device, *arrays):
@@ -187,17 +187,8 @@ def all_finite(T) -> bool:
     return all(bool(torch.isfinite(T[a:a + step]).all()) for a in range(0, T.shape[0], step))
 
 
-def to_numpy(T) -> np.ndarray:
+def to_numpy(T, name: str | None = None) -> np.ndarray:
     """A numpy array of a tensor's values on the host (a copy unless T is a CPU tensor): a
-    bfloat16 tensor (a dtype numpy lacks) as float32, which holds it exactly; a sparse tensor
-    is refused with a ``TypeError`` that says what is expected (targets, weights and
-    observables are dense)."""
-    import torch
-
-    if T.layout != torch.strided:
-        raise TypeError(f"a sparse tensor ({T.layout}) was given where a dense array is "
-                        "expected (targets, weights, observables): pass T.to_dense()")
-    T = T.detach()
-    if T.dtype == torch.bfloat16:
-        T = T.to(torch.float32)
-    return T.cpu().numpy()
+    bfloat16 tensor as float32, a sparse tensor refused naming ``name``
+    (:func:`asymkern._dispatch.host_copy`, the one reader)."""
+    return host_copy(T, name)

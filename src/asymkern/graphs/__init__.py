@@ -333,8 +333,8 @@ def matrix_norm_errors(A, A_hat) -> dict:
     Parameters
     ----------
     A : array-like or sparse matrix of shape (n, n)
-        The true adjacency.
-    A_hat : array-like or sparse matrix of shape (n, n)
+        The true adjacency (or any (n, m) matrix).
+    A_hat : array-like or sparse matrix of the shape of A
         The reconstruction.
 
     Returns
@@ -347,7 +347,8 @@ def matrix_norm_errors(A, A_hat) -> dict:
     Raises
     ------
     ValueError
-        If the shapes differ.
+        If either matrix is not 2-D, the shapes differ, or an entry is complex, NaN or
+        infinite.
 
     See Also
     --------
@@ -363,8 +364,8 @@ def matrix_norm_errors(A, A_hat) -> dict:
     (1.0, 1.0, 1, 0.5)
     """
     # copies: stored zeros are dropped (not edges) without touching the caller's matrices
-    A = sp.csr_matrix(A, dtype=np.float64, copy=True)
-    A_hat = sp.csr_matrix(A_hat, dtype=np.float64, copy=True)
+    A = as_square_csr(A, "A", copy=True, square=False)
+    A_hat = as_square_csr(A_hat, "A_hat", copy=True, square=False)
     if A.shape != A_hat.shape:
         raise ValueError(f"A_hat has shape {A_hat.shape}; expected {A.shape}")
     A.eliminate_zeros()

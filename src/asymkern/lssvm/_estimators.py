@@ -36,6 +36,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._calibration import PlattCalibration
 from .._dask import any_dask, is_dask_array
+from .._dispatch import host_copy
 from .._shared.lssvm import _RESCALE, _check_merge, _encode_labels, _labels_of
 from .._validation import (
     DEPRECATED,
@@ -48,8 +49,11 @@ from .._validation import (
     check_positive,
     check_random_state,
     forgets_previous_fit,
+    host_score,
     input_precision,
     like_input,
+    ndim_of,
+    real_numeric,
     user_stacklevel,
     why_no_probability,
 )
@@ -328,6 +332,13 @@ class _KernelMixin:
         allow_sparse = True if pre else bool(self._kernel_obj().accepts_sparse)
         X = check_input(self, X, reset=True, allow_sparse=allow_sparse,
                         dtype=np.float64 if pre else (np.float64, np.float32))
+        y = host_copy(y, "y")  # a tensor: without its graph, bfloat16 as float32
+        if y_numeric:  # never cut complex targets to their real part
+            y = real_numeric(np.asarray(y), complex_message="Complex data not supported: y is "
+                             "complex-valued; expected real targets",
+                             nonnumeric_message="y must be numeric")
+        if ndim_of(y) > 2:
+            raise ValueError(f"y must be 1-D or 2-D, got shape {np.asarray(y).shape}")
         y = check_array(y, ensure_2d=False, dtype="numeric" if y_numeric else None, input_name="y")
         if not multi_output or y.ndim == 1:
             y = column_or_1d(y, warn=True)
@@ -422,6 +433,60 @@ class _KernelMixin:
 
 
 # -------------------------------------------------------------------------------- LS-SVM
+
+class _AccuracyScore(ClassifierMixin):
+    """``score`` of the classifiers: scikit-learn's mean accuracy, with tensor targets and
+    weights read on the host and the weights validated as in ``fit``."""
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y``, weighted by ``sample_weight``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test samples (with ``kernel='precomputed'``, the kernel matrix between the test and
+            the training samples).
+        y : array-like of shape (n_samples,)
+            True labels (a torch tensor is read on the host).
+        sample_weight : array-like of shape (n_samples,), optional
+            One finite weight >= 0 per sample, not all zero.
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import accuracy_score
+
+        return host_score(accuracy_score, self, X, y, sample_weight)
+
+
+class _R2Score(RegressorMixin):
+    """``score`` of the regressor: scikit-learn's R², with tensor targets and weights read on
+    the host and the weights validated as in ``fit``."""
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Coefficient of determination R² of ``predict(X)`` against ``y``.
+
+        As scikit-learn's ``r2_score`` with ``multioutput='uniform_average'``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Test samples (with ``kernel='precomputed'``, the kernel matrix between the test and
+            the training samples).
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            True values (a torch tensor is read on the host).
+        sample_weight : array-like of shape (n_samples,), optional
+            One finite weight >= 0 per sample, not all zero.
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import r2_score
+
+        return host_score(r2_score, self, X, y, sample_weight)
+
 
 class _LSSVMBase(_KernelMixin, BaseEstimator):
     _symmetric_only = True
@@ -525,7 +590,7 @@ def _lssvm_loo_values(diag_inv, sol, Y):
     return F if np.all(np.isfinite(F)) else None
 
 
-class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
+class LSSVMClassifier(_AccuracyScore, _LSSVMBase):
     """Least-squares SVM classifier (Suykens & Vandewalle 1999; He et al. (2023) eq. 4).
 
     Solves [[0, yᵀ], [y, Ω + I/C]] [b, α] = [0, 1] with Ω = (y yᵀ) ⊙ K, one-vs-rest over
@@ -733,7 +798,7 @@ class LSSVMClassifier(ClassifierMixin, _LSSVMBase):
             return np.log(self.predict_proba(X))
 
 
-class LSSVMRegressor(RegressorMixin, _LSSVMBase):
+class LSSVMRegressor(_R2Score, _LSSVMBase):
     """Least-squares SVM regression, i.e. kernel ridge with a bias (Suykens et al. 2002).
 
     Solves [[0, 1ᵀ], [1, K + I/C]] [b, α] = [0, y] (He et al., 2023, eq. (4) with real targets);
@@ -880,7 +945,7 @@ class LSSVMRegressor(RegressorMixin, _LSSVMBase):
 
 
 # -------------------------------------------------------------------------------- AsK-LS
-class AsKLSClassifier(ClassifierMixin, _KernelMixin, BaseEstimator):
+class AsKLSClassifier(_AccuracyScore, _KernelMixin, BaseEstimator):
     """AsK-LS: least-squares SVM with an asymmetric kernel (He et al. (2023), eq. 5–7, Algorithm 1).
 
     Solves eq. (6) and keeps both discriminant functions of eq. (7),

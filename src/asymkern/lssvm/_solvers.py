@@ -64,7 +64,13 @@ from .._shared.lssvm import (  # noqa: F401 - LowRankCoef: part of this module's
     _lu_or_none,
     askls_lowrank_reduced,
 )
-from .._validation import as_weights, renamed_argument
+from .._validation import (
+    all_finite,
+    as_data,
+    as_weights,
+    check_regression_targets,
+    renamed_argument,
+)
 from ..config import check_memory
 
 #: float64 n×n arrays each solver holds at its peak besides the caller's K (tracemalloc at
@@ -857,9 +863,29 @@ def _solve_bordered(inner, c, p, n, Y, norm1, rcond_tol, ridge, check_rcond=True
     return b.real.copy(), x.real.copy(), rcond, True
 
 
-def _as_targets(Y):
-    Y = np.asarray(Y, dtype=np.float64)
+def _as_targets(Y, name: str = "Y"):
+    """The targets as a float64 (n, k) array: real, finite, 1-D (one column) or 2-D."""
+    Y = check_regression_targets(Y, None, name)
     return Y[:, None] if Y.ndim == 1 else Y
+
+
+def _check_kernel_matrix(K, name: str = "K"):
+    """A solver's kernel matrix: square and 2-D, real and finite; a dense one as float64 (the
+    systems are solved in float64), a sparse one as given. Errors name ``name``."""
+    shape = K.shape if sp.issparse(K) else np.shape(K)
+    if len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"{name} must be a square 2-D kernel matrix (n, n), got shape "
+                         f"{tuple(shape)}")
+    if sp.issparse(K):
+        if np.issubdtype(K.dtype, np.complexfloating):
+            raise ValueError(f"Complex data not supported: {name} is complex-valued; expected "
+                             "a real kernel matrix")
+        if not (np.issubdtype(K.dtype, np.number) or K.dtype == bool):
+            raise TypeError(f"{name} must be numeric; got dtype {K.dtype}")
+        if not all_finite(K.data):
+            raise ValueError(f"{name} contains NaN or infinity; expected finite values")
+        return K
+    return as_data(K, name, dtype=np.float64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1009,6 +1035,8 @@ def askls_solve(
     """
     C = _check_C(_renamed_C(C, gamma, "askls_solve"))
     Y2 = _as_targets(Y)
+    if _inner is None and method != "lowrank":
+        K = _check_kernel_matrix(K)
     n_rows = Y2.shape[0]
     v, C_sys = _absorb_weight_scale(_check_weights(sample_weight, n_rows), C)
     c = 1.0 / C_sys
@@ -1114,6 +1142,8 @@ def askls_C_path(K, Y, Cs, *, method: str = "eig", rcond_tol: float = 1e-8,
     """
     if method not in ("eig", "schur"):
         raise ValueError(f"method must be 'eig' or 'schur', got {method!r}")
+    K = _check_kernel_matrix(K)
+    _as_targets(Y)  # before the factorisation
     _check_solve_memory(K, f"askls path {method}", f"askls_C_path(method={method!r})",
                         float(sample_weight is not None))
     K = np.asarray(K, dtype=np.float64)
@@ -1221,6 +1251,8 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
     """
     C = _check_C(_renamed_C(C, gamma, "lssvm_solve"))
     Y2 = _as_targets(Y)
+    if _inner is None:
+        K = _check_kernel_matrix(K)
     sparse = sp.issparse(K)
     # the dense routes (a sparse K's Cholesky is a sparse factorisation, not checked here)
     if _inner is None and (method in ("eig", "dense") or (method == "chol" and not sparse)):
@@ -1304,6 +1336,8 @@ def lssvm_C_path(K, Y, Cs, *, sample_weight=None, **kwargs) -> list[Solution]:
     >>> len(sols), sols[1].C
     (2, 10.0)
     """
+    K = _check_kernel_matrix(K)
+    _as_targets(Y)  # before the factorisation
     _check_solve_memory(K, "lssvm eig", "lssvm_C_path", 2.0 * (sample_weight is not None))
     K = np.asarray(K, dtype=np.float64)
     w = _check_weights(sample_weight, K.shape[0])
@@ -1463,9 +1497,13 @@ def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
     ((8, 8), 0.5)
     """
     C = _check_C(_renamed_C(C, gamma, "askls_kkt_matrix"))
+    K = _check_kernel_matrix(K)
+    y = check_regression_targets(y, None, "y")
+    if y.shape != (K.shape[0],):
+        raise ValueError(f"y must be 1-D with one label per row of K (shape ({K.shape[0]},)), "
+                         f"got shape {y.shape}")
     _check_solve_memory(K, "kkt", "askls_kkt_matrix", float(sp.issparse(K)))
     K = np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
     n = K.shape[0]
     v = _check_weights(sample_weight, n)
     d = np.full(n, 1.0 / C) if v is None else 1.0 / (C * v)

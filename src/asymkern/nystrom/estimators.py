@@ -118,7 +118,9 @@ from .._validation import (
     check_regression_targets,
     clip_count,
     forgets_previous_fit,
+    host_score,
     like_input,
+    ndim_of,
     why_no_probability,
 )
 from ..config import check_memory
@@ -136,13 +138,6 @@ from ._algebra import (
 )
 
 MODES = ("gsa", "lla", "ncr", "spa", "exact")
-
-
-def _host_score(metric, est, X, y, sample_weight) -> float:
-    """``metric(y, est.predict(X), sample_weight=...)`` with every tensor copied to the host
-    (scikit-learn's metrics cannot read CUDA tensors)."""
-    return float(metric(host_copy(y), host_copy(est.predict(X)),
-                        sample_weight=host_copy(sample_weight)))
 
 
 class _NystromBase(BaseEstimator):
@@ -312,7 +307,7 @@ class _NystromBase(BaseEstimator):
 
     def _check_X(self, X, name="X"):
         """Prediction input: ``n_features_in_`` / feature names checked against fit."""
-        if not sp.issparse(X) and np.asarray(X).ndim == 1:  # "reshape your data" first
+        if not sp.issparse(X) and ndim_of(X) == 1:  # "reshape your data" first
             as_data(X, name)
         return check_input(self, X, reset=False, name=name, allow_sparse=self._accepts_sparse())
 
@@ -508,12 +503,7 @@ class _Training:
     def host(a, name: str):
         """A tensor input (targets, weights) on the host; other inputs unchanged. A sparse
         tensor is refused naming ``name``."""
-        if not is_torch_tensor(a):
-            return a
-        try:
-            return ops_of(a).to_host(a)
-        except TypeError as exc:
-            raise TypeError(f"{name}: {exc}") from exc
+        return host_copy(a, name)
 
     def out(self, a):
         """A fitted array as the model keeps it: a numpy copy of a tensor for numpy input
@@ -880,7 +870,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         """
         from sklearn.metrics import r2_score
 
-        return _host_score(r2_score, self, X, y, sample_weight)
+        return host_score(r2_score, self, X, y, sample_weight)
 
     def predict_lla(self, X):
         """LLA predictions from a GSA (or LLA) fit: GSA is trained through LLA (Algorithm 1).
@@ -1627,7 +1617,7 @@ class NystromSVC(ClassifierMixin, _NystromBase):
         """
         from sklearn.metrics import accuracy_score
 
-        return _host_score(accuracy_score, self, X, y, sample_weight)
+        return host_score(accuracy_score, self, X, y, sample_weight)
 
     def predict_lla(self, X):
         """LLA predictions from a GSA (or LLA) fit: both share LLA's training (Algorithm 1).

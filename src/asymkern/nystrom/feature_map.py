@@ -56,6 +56,7 @@ from .._validation import (
     check_random_state,
     clip_count,
     forgets_previous_fit,
+    ndim_of,
 )
 from ..config import check_memory, get_config
 from ..kernels import resolve_kernel
@@ -283,7 +284,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         the output and one row fit.
         """
         check_is_fitted(self, "normalization_")
-        if not sp.issparse(X) and np.asarray(X).ndim == 1:  # "reshape your data" first
+        if not sp.issparse(X) and ndim_of(X) == 1:  # "reshape your data" first
             as_data(X, "X")
         X = check_input(self, X, reset=False, name="X", allow_sparse=self._accepts_sparse())
         kern = self._kernel()

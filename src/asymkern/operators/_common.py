@@ -630,6 +630,9 @@ def _second_view(y, n: int, kernel, name: str = "y"):
                              f"{Y.ndim} dimensions")
         one_d = Y.ndim == 1
         Y = _c_copy(Y.reshape(-1, 1) if one_d else Y)
+        if Y.shape[1] == 0:
+            raise ValueError(f"{name} has 0 feature(s) (shape={Y.shape}) while a minimum of 1 "
+                             "is required.")
     if Y.shape[0] != n:
         raise ValueError(f"{name} has {Y.shape[0]} samples; expected {n}, one per row of X "
                          f"(paired samples (x_i, {name}_i))")

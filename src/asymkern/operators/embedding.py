@@ -460,8 +460,9 @@ class ConditionalMeanEmbedding(RegressorMixin, _OperatorEstimator):
 
         from .._dispatch import host_copy
 
-        sw = as_weights(host_copy(sample_weight), _num_samples(X), "sample_weight", "sample")
-        return float(r2_score(host_copy(y), host_copy(self.predict(X)), sample_weight=sw))
+        sw = as_weights(host_copy(sample_weight, "sample_weight"), _num_samples(X),
+                        "sample_weight", "sample")
+        return float(r2_score(host_copy(y, "y"), host_copy(self.predict(X)), sample_weight=sw))
 
 
 __all__ = ["ConditionalMeanEmbedding"]

@@ -708,7 +708,8 @@ class KoopmanOperator(_TransferOperator):
         check_is_fitted(self, "operator_")
         lag = _check_int(self.lag, "lag")
         # scored on the host (predict runs on the fit's device)
-        X, y, sample_weight = host_copy(X), host_copy(y), host_copy(sample_weight)
+        X, y = host_copy(X, "X"), host_copy(y, "y")
+        sample_weight = host_copy(sample_weight, "sample_weight")
         X_in = X
         sparse_ok = getattr(self, "_sparse_ok", False)
         X = check_input(self, X, reset=False, allow_sparse=sparse_ok, min_samples=2)
