@@ -415,7 +415,8 @@ def test_get_kernel_refuses_a_kernel_class_and_resolve_keeps_instances():
     k = SNEKernel(gamma=2.0)
     r = resolve_kernel(k, gamma=0.5)
     assert r == SNEKernel(gamma=0.5) and k.gamma == 2.0 and r is not k
-    assert resolve_kernel(k) is k
+    kept = resolve_kernel(k)  # a copy with the same parameters (a fit keeps its kernel)
+    assert kept == k and kept is not k
     with pytest.raises(ValueError, match="gamma"):
         resolve_kernel("rbf", {"bandwidth": 1.0}, gamma=0.5)
 

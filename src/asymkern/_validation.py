@@ -304,16 +304,37 @@ def check_random_state(random_state, name: str = "random_state") -> np.random.Ra
 DEPRECATED = "deprecated"
 
 
+def check_not_both(estimator, new: str, old: str) -> None:
+    """Refuse an estimator whose deprecated parameter ``old`` is set while ``new`` (its new
+    name) differs from the constructor's default: ``ValueError`` naming both."""
+    import inspect
+
+    default = inspect.signature(type(estimator).__init__).parameters[new].default
+    value = getattr(estimator, new)
+    same = value is default
+    if not same:
+        try:
+            same = bool(value == default)
+        except (TypeError, ValueError):  # an array or another object without a truth value
+            same = False
+    if not same:
+        raise ValueError(f"{type(estimator).__name__}: both {new}={value!r} and its deprecated "
+                         f"name {old}={getattr(estimator, old)!r} are set; set {new} only")
+
+
 def renamed_param(estimator, new: str, old: str, *, since: str = "0.2",
                   removed: str = "0.3") -> object:
     """The value of parameter ``new``, honouring its deprecated former name ``old``.
 
     ``old`` is a constructor parameter whose default is :data:`DEPRECATED`; when a user set it,
-    a ``FutureWarning`` says it was renamed and its value is used.
+    a ``FutureWarning`` says it was renamed and its value is used. Setting both (``new`` away
+    from its default) raises ``ValueError``: which one was meant cannot be known, and a grid
+    search over ``new`` would otherwise silently fit ``old``'s value for every candidate.
     """
     old_value = getattr(estimator, old)
     if isinstance(old_value, str) and old_value == DEPRECATED:
         return getattr(estimator, new)
+    check_not_both(estimator, new, old)
     warnings.warn(f"{type(estimator).__name__}: the parameter {old!r} was renamed {new!r} in "
                   f"{since} and will be removed in {removed}; use {new}={old_value!r}",
                   FutureWarning, stacklevel=user_stacklevel())

@@ -199,13 +199,13 @@ def fit_askls_dask(est, X, y, C: float) -> DaskAsKLSFit:
                                   "on dask inputs yet; use merge='sum', 'source' or 'target'")
     if y is None:
         raise ValueError("y is None; expected one class label per row of X")
-    kern = est._kernel_obj()
+    kern = est._fitted_kernel = est._kernel_obj()  # kept: predictions use the fit's kernel
     # a numpy X with dask labels: split like them (as the Nyström machines do)
     X = split_like(X, y, allow_sparse=kern.accepts_sparse)
     Xd = as_dask_data(X, "X", allow_sparse=kern.accepts_sparse)
     n, d = (int(k) for k in Xd.shape)
     classes, Y = dask_labels(y, Xd.chunks[0], n)
-    opts = est._nystrom_options()
+    opts = est._nystrom_options(n)
     # the AsK-LS solution depends on the approximation Ĝ = C W_r⁺ R only, not on its
     # factorisation: the eq. 9 factors give the same model as the orthogonalised ones
     opts["orthogonalize"] = False

@@ -682,19 +682,18 @@ class DaskKernelMatrix(LazyMatrix):
 
         Refuses when the block would exceed ``max_dense_memory`` (use :meth:`cols`/products).
         """
-        from ..kernels.matrix import MemoryBudgetError
+        from ..config import check_memory
 
         I = self._index(rows, self.shape[0], "rows")
         J = self._index(cols, self.shape[1], "cols")
         if I.size == 0 or J.size == 0:  # nothing selected: the empty block, as in memory
             return np.empty((I.size, J.size), dtype=self.dtype)
-        nbytes = I.size * J.size * self.dtype.itemsize
-        if nbytes > self.max_dense_memory * 2**20:
-            raise MemoryBudgetError(
-                f"a {I.size}x{J.size} block of the dask kernel matrix needs "
-                f"{nbytes / 2**20:.1f} MiB on the client, above max_dense_memory="
-                f"{self.max_dense_memory} MiB; use the lazy products instead"
-            )
+        # through check_memory, so that the error carries nbytes, budget and what (the
+        # matrix's own budget, fixed when it was built, as the in-memory KernelMatrix's)
+        check_memory(I.size * J.size * self.dtype.itemsize,
+                     f"a {I.size}×{J.size} {self.dtype} block of the dask kernel matrix "
+                     "(gathered on the client)", "the lazy products (matmat, rmatmat, cols)",
+                     limit=self.max_dense_memory)
         XI = self.gather_rows(self.X, I, "X rows")
         ZJ = self.gather_rows(self.Z, J, "Z rows")
         lse = rm = cm = g = None
@@ -877,15 +876,30 @@ class DaskKernelMatrix(LazyMatrix):
                          for row, n_i in zip(tasks, self.row_chunks)])
 
     def to_array(self, max_dense_memory: float | None = None) -> np.ndarray:
-        """The dense n×m matrix on the client; refuses past ``max_dense_memory`` MiB."""
-        from ..kernels.matrix import MemoryBudgetError
+        """The dense n×m matrix on the client; refuses past ``max_dense_memory`` MiB.
+
+        Parameters
+        ----------
+        max_dense_memory : float, optional
+            The budget in MiB (default: the matrix's own, fixed when it was built).
+
+        Returns
+        -------
+        ndarray of shape (n, m)
+            The kernel matrix (centred when ``center``).
+
+        Raises
+        ------
+        MemoryBudgetError
+            Before anything is computed, when the matrix exceeds the budget (with its
+            ``nbytes``, ``budget`` and ``what``, as the in-memory ``KernelMatrix.to_array``).
+        """
+        from ..config import check_memory
 
         limit = self.max_dense_memory if max_dense_memory is None else max_dense_memory
-        if self.nbytes > limit * 2**20:
-            raise MemoryBudgetError(
-                f"a dense {self.shape[0]}x{self.shape[1]} {self.dtype} kernel matrix needs "
-                f"{self.nbytes / 2**20:.1f} MiB, above the max_dense_memory budget of {limit} MiB"
-            )
+        check_memory(self.nbytes, f"a dense {self.shape[0]}×{self.shape[1]} {self.dtype} "
+                     "kernel matrix (gathered from dask on the client)", "the lazy operator "
+                     "(matmat, blocks, a Nystrom or randomized solver)", limit=limit)
         (out,) = gather("dense kernel matrix", self.to_dask_array(limit))
         return out
 

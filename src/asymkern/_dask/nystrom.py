@@ -421,7 +421,10 @@ def _tsqr(A):
     """Q, R of a tall dask array (TSQR); R gathered (r×r), Q persisted in the cluster."""
     da = require_dask()
     Q, R = da.linalg.tsqr(A.rechunk({1: -1}))
-    (Q,) = persist(Q)
+    # one submission of the one graph: Q persisted and R computed in two calls sent the
+    # tsqr's shared keys to the scheduler twice, with other task specs, which under a
+    # distributed Client can fail a scheduler assertion and leave the fit waiting forever
+    Q, R = persist(Q, R)
     (R,) = gather("R factor (r×r)", R)
     return Q, R
 

@@ -118,6 +118,9 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
         W, Y = randomized_passes(mm, gram, _orth, _orth, Omega, n_iter)
     # G W = P S Rᵀ (TSQR + SVD of the small R) and G ≈ G W Wᵀ: U = P, V = W R
     P, s, Rt = da.linalg.tsqr(Y.rechunk({1: -1}), compute_svd=True)
+    # the three outputs persisted in one submission (as _tsqr does): the small ones gathered
+    # and U = P[:, order] persisted in separate calls sent shared keys twice with other specs
+    P, s, Rt = persist(P, s, Rt)
     (s, Rt) = gather("singular values and the k×k factor", s, Rt)
     order = np.argsort(s)[::-1][:r]
     U = P[:, order].astype(dtype)
@@ -210,18 +213,18 @@ def dask_top_svd(G, n_components: int, solver: str = "auto", random_state=None, 
         dt = np.dtype(G.dtype)  # float32 G: float32 factors, as in memory and when gathered
         return SVDResult(found.U.astype(dt, copy=False), (found.s / c).astype(dt, copy=False),
                          found.V.astype(dt, copy=False), "arpack", info)
-    # dense (and arpack on a G that fits): G gathered on the client
+    # dense (and arpack on a G that fits): G gathered on the client, then solved there. The
+    # whole client peak is checked before anything is gathered, as the numpy path checks it
+    # (check_svd_budget: the gathered G and the dense solver's copy, U, Vᵀ and workspace, or
+    # ARPACK's arrays beside the gathered G), through check_memory (nbytes, budget, what)
+    from ..linalg._svd_core import check_svd_budget
+
+    dense_solve = solver == "dense" or r >= min(shape)  # ARPACK's dense fallback counts G
+    check_svd_budget(solver, shape[0], shape[1], r, G.dtype,
+                     extra=0 if dense_solve else nbytes, limit=limit)
     if isinstance(G, DaskKernelMatrix):
         dense = G.to_array()
     else:
-        if nbytes > limit * 2**20:
-            from ..kernels.matrix import MemoryBudgetError
-
-            raise MemoryBudgetError(
-                f"solver={solver!r} gathers the {shape[0]}x{shape[1]} dask matrix G "
-                f"({nbytes / 2**20:.1f} MiB, above max_dense_memory={limit} MiB); use "
-                "solver='arpack', 'randomized' or 'nystrom' for dask inputs"
-            )
         (dense,) = gather("dense G", G)
     with config_context(max_dense_memory=limit):  # the gathered G's solver: G's budget too
         return top_svd(np.asarray(dense), r, solver=solver, random_state=random_state,

@@ -34,7 +34,7 @@ from .._validation import (
     forgets_previous_fit,
     like_input,
 )
-from ..config import check_memory
+from ..config import check_memory, get_config
 from ..kernels import KernelMatrix, resolve_kernel
 from ..kernels._registry import fix_default_width
 from ..kernels.base import _dense
@@ -181,13 +181,60 @@ def randomized_eigh(K: np.ndarray, n_components: int, *, n_oversamples: int = 10
     return lam[order], U[:, order]
 
 
-def _centred_rows(K: np.ndarray, means, grand_mean: float) -> np.ndarray:
-    """New kernel rows K (one per new point) centred as in the fit: minus their own means and
-    the training ``means``, plus the ``grand_mean``. A new array."""
-    K = K - K.mean(axis=1, keepdims=True)
+def _centred_rows(K: np.ndarray, means: np.ndarray, grand_mean: float) -> np.ndarray:
+    """Centre new kernel rows as in the fit, in place.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_test, n)
+        Kernel rows (one per new point) against the training samples; overwritten, so it must
+        be an array the caller owns (a second n_test×n array would double the peak that the
+        budget check counted once).
+    means : ndarray of shape (n,)
+        Row means of the training kernel matrix.
+    grand_mean : float
+        Grand mean of the training kernel matrix.
+
+    Returns
+    -------
+    ndarray of shape (n_test, n)
+        ``K`` itself: minus its own row means and ``means``, plus ``grand_mean`` (the same
+        operations in the same order as an out-of-place centring, so the same values).
+    """
+    K -= K.mean(axis=1, keepdims=True)
     K -= means.astype(K.dtype)[None, :]
     K += K.dtype.type(grand_mean)
     return K
+
+
+def _symmetric_within(K: np.ndarray, atol: float) -> bool:
+    """Whether max |K − Kᵀ| ≤ ``atol``, checked in row panels within ``working_memory``.
+
+    The same answer as ``np.allclose(K, K.T, rtol=0, atol=atol)`` on a finite K, without its
+    n×n temporaries (the difference, its absolute value, the boolean masks): one panel of
+    rows × n float64 at a time.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        A finite square matrix (only read).
+    atol : float
+        The absolute tolerance.
+
+    Returns
+    -------
+    bool
+        True when every |K_ij − K_ji| ≤ ``atol``.
+    """
+    n = K.shape[0]
+    budget = float(get_config()["working_memory"]) * 2**20
+    step = int(max(1, budget // (8 * max(n, 1))))  # the panel's one float64 difference
+    for a in range(0, n, step):
+        diff = K[a:a + step] - K[:, a:a + step].T
+        np.abs(diff, out=diff)
+        if diff.size and not diff.max() <= atol:
+            return False
+    return True
 
 
 class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -377,9 +424,18 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 raise ValueError(f"X (precomputed kernel matrix K) must be square (n, n) with "
                                  f"kernel='precomputed', got shape {K.shape}")
             dtype = K.dtype
-            K = np.array(K.toarray() if sp.issparse(K) else K, dtype=np.float64)  # ours: a copy
-            scale = float(np.max(np.abs(K))) if K.size else 0.0
-            if not np.allclose(K, K.T, rtol=0.0, atol=1e-6 * max(scale, 1e-300)):
+            n = K.shape[0]
+            # the whole peak before anything n×n is allocated: our float64 copy of K, then the
+            # eigensolver's copy and workspace (as for a kernel matrix computed from X below)
+            check_memory(8 * n * n * 4, f"KernelPCA(kernel='precomputed') on {n} samples",
+                         "asymkern.nystrom.NystromKernelPCA(kernel='precomputed')",
+                         detail=f"a float64 copy of the {n}×{n} kernel matrix and eigh's")
+            # ours: a copy (toarray already is one: no second n×n copy of a sparse K)
+            K = (K.toarray().astype(np.float64, copy=False) if sp.issparse(K)
+                 else np.array(K, dtype=np.float64))
+            # max |K_ij| without an n×n |K| temporary (K is finite: as_data checked it)
+            scale = max(abs(float(K.max())), abs(float(K.min()))) if K.size else 0.0
+            if not _symmetric_within(K, 1e-6 * max(scale, 1e-300)):
                 raise ValueError("X (precomputed kernel matrix K) is not symmetric; KernelPCA "
                                  "needs a symmetric kernel matrix (use KernelSVD for an "
                                  "asymmetric one)")
@@ -531,11 +587,39 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.X_transformed_fit_ = scores
 
     def _kernel_rows(self, X) -> np.ndarray:
+        """The (n_test, n) kernel rows of new samples, dense; an array of our own (that
+        :func:`_centred_rows` may overwrite) when ``center``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix}
+            New samples, or their precomputed kernel rows.
+
+        Returns
+        -------
+        ndarray of shape (n_test, n)
+            The kernel rows (the caller's array itself when precomputed, dense and not
+            centred).
+
+        Raises
+        ------
+        MemoryBudgetError
+            Before allocating, when the dense rows exceed ``max_dense_memory``.
+        """
         if self._precomputed():
             K = check_input(self, X, reset=False, name="X (precomputed kernel rows K_test)",
                             allow_sparse=True)
+            if sp.issparse(K) or self.center:  # a dense n_test×n array of ours: checked first
+                n_test, n = K.shape
+                check_memory(n_test * n * K.dtype.itemsize,
+                             f"KernelPCA(kernel='precomputed').transform of {n_test} rows",
+                             "fewer rows per call", detail=f"the dense {n_test}×{n} kernel "
+                             "rows" + (", centred" if self.center else ""))
+                # toarray is a new array already; a dense K may be the caller's: copy it
+                return K.toarray() if sp.issparse(K) else np.array(K, copy=True)
             return _dense(K)
         X = check_input(self, X, reset=False, allow_sparse=self.kernel_.accepts_sparse)
+        # a new array (to_array checks its size): centred in place, within that check
         return KernelMatrix(self.kernel_, X, self.X_fit_).to_array()
 
     def transform(self, X):

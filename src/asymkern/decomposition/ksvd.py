@@ -735,6 +735,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             N, M = self._set_data_matrix(A)
             if N == M:
                 Xv = A
+                if not sp.issparse(A):
+                    self._check_square_fit(A, sample_weight, sample_weight_Z)
                 Zv = A.T.tocsr() if sp.issparse(A) else np.ascontiguousarray(A.T)
             else:
                 self.compat_ = CompatibilityTransform(self.compat, self.random_state)
@@ -752,6 +754,37 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             self.kernel_, Xv, Zv, center=False, working_memory=self.working_memory
         )
         self._fit_matrix(G, G.shape, sample_weight, sample_weight_Z)
+
+    def _check_square_fit(self, A: np.ndarray, sample_weight, sample_weight_Z) -> None:
+        """``fit(A)`` with a dense square A: the budget check of the solve before the sets.
+
+        The fit keeps Aᵀ (a new N×N array) and its own copy of A as ``Z_fit_`` and
+        ``X_fit_``; :meth:`_check_svd_budget` counts them, but runs only once they exist. Here
+        it runs first on views of A standing for them (the same shapes, so the same estimate),
+        so that a fit over the budget is refused before either copy is made.
+
+        Parameters
+        ----------
+        A : ndarray of shape (N, N)
+            The validated data matrix (the caller's memory: only read).
+        sample_weight, sample_weight_Z : array-like or None
+            The fit's weights (a weighted fit forms G and G_w).
+
+        Raises
+        ------
+        MemoryBudgetError
+            When the fit's estimated peak exceeds ``max_dense_memory``.
+        """
+        n = int(A.shape[0])
+        # n_components is a positive int (_check_params); clipped without a second warning
+        r = min(int(self.n_components), n)
+        G = KernelMatrix(self.kernel_, A, A.T, center=False, working_memory=self.working_memory)
+        self.X_fit_, self.Z_fit_ = A, A.T  # read by the estimate only, never kept
+        try:
+            self._check_svd_budget(G, n, n, r, weighted=sample_weight is not None
+                                   or sample_weight_Z is not None)
+        finally:
+            del self.X_fit_, self.Z_fit_
 
     def _set_sets(self, Xv, Zv, Z) -> None:
         """Feature counts of ``fit(X, Z=Z)`` (equal ones for a kernel that needs them; and, for

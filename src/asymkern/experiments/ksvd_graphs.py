@@ -4,7 +4,9 @@ Citeseer, Pubmed; node classification (LS-SVM, Micro/Macro-F1) and graph reconst
 Embeddings of the row-normalised adjacency Â = D⁻¹(A + I) (rows x_i = Â[i, :]):
 
 * PCA — scores U Σ of the column-centred Â (= KPCA with the linear kernel, App. C.1);
-* KPCA — RBF kernel exp(−‖x_i − x_j‖²/γ²) on the rows, centred; scores U Λ^{1/2};
+* KPCA — RBF kernel exp(−‖x_i − x_j‖²/γ²) on the rows, centred; scores U Λ^{1/2}.
+  A deviation: App. C.1 takes the top 1000 eigenvectors U themselves as KPCA's features
+  (and PCA's "similarly"); we scale them, U Λ^{1/2} (PCA: U Σ);
 * SVD — Â = U Σ Vᵀ, embedding [U Σ, V Σ] (two sets concatenated, as the paper does);
 * KSVD — SNE kernel between the rows x_i = Â[i, :] and the columns z_j = Â[:, j]
   (square, so no compatibility matrix), both feature maps centred; embedding [U Σ, V Σ]
@@ -172,6 +174,71 @@ def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
     return rows, cv_info
 
 
+def cv_choice_text(rows) -> str:
+    """The bandwidth multiples c that this run's CV picked (rows with a bandwidth), as a
+    sentence; empty when no row has one."""
+    parts = []
+    for row in rows:
+        c = row.get("bw/γ0", float("nan"))
+        if row.get("method") in ("KPCA", "KSVD") and np.isfinite(c):
+            parts.append(f"{row['dataset']} ({row.get('orientation', 'cites')}) "
+                         f"{row['method']} c = {c:g}")
+    return ("Bandwidth multiples used in this run (picked by CV where the grid has more than "
+            "one point): " + ", ".join(parts) + ".") if parts else ""
+
+
+def table1_protocol(rows, quick: bool, datasets, train_size: float = 0.5,
+                    over: dict | None = None, r: int | None = None) -> str:
+    """The protocol text of :func:`run`: the default sizes, the bandwidth multiples that this
+    run used (from ``rows``), and what the options ``over`` changed."""
+    over = over or {}
+    protocol = (
+        "Embeddings of Â = D⁻¹(A + I) (column `orientation`: 'cites' — A[i, j] = 1 iff i cites "
+        "j; 'cited_by' — the transpose, A[i, j] = 1 iff j cites i, the AsK-LS .mat "
+        "orientation; binary, duplicates merged). "
+        "PCA: scores of column-centred Â; KPCA: centred RBF exp(−‖x−x'‖²/γ²) on rows, U Λ^½; "
+        "SVD: [UΣ, VΣ] of Â; KSVD: SNE kernel κ(Â[i,:], Â[:,j]) with both feature maps centred, "
+        "[UΣ, VΣ]. Each embedding rescaled to unit mean squared row norm. Node classification: "
+        "linear LS-SVM, γ = 1, one-vs-rest — implemented as sklearn RidgeClassifier(alpha=1/γ), "
+        "which is the same optimisation problem (ridge on ±1 targets, unpenalised bias); "
+        f"{int(train_size * 100)}% of nodes for training (stratified), 10 random trials, mean "
+        "Micro/Macro-F1. Bandwidth γ = c·γ0 with γ0 = √(N·var(Â)) (App. C.2), c picked from the "
+        "same grid for KPCA and KSVD by 10-fold CV Micro-F1 on all labelled nodes (embeddings "
+        "are unsupervised). Graph reconstruction: each node's out-degree-many nearest other "
+        "nodes (Euclidean) in the embedding; ℓ1 = max column sum |A − Â|, ℓ2 = spectral norm "
+        "(MATLAB norm(·,1), norm(·)), A without self-loops. Default sizes (chosen for a machine "
+        "with 2 cores shared by several jobs): Cora r = 1000 components (dense LAPACK), "
+        "c ∈ {0.5, 1, 2, 4}; Citeseer r = 128 (randomized SVD, n_iter=auto), c ∈ {1, 2, 4}; "
+        "Pubmed (19717 nodes): r = 64 components (ARPACK on the dense float32 kernel) and c = 2 "
+        "fixed, without CV, because 1000 components × a CV grid did not fit 2 shared cores. "
+        "Deviation from App. C.1: KPCA's features are the scores U Λ^½ (eigenvectors scaled by "
+        "the square roots of their eigenvalues) and PCA's the scores U Σ, whereas App. C.1 "
+        "takes the top 1000 eigenvectors of the kernel matrix themselves as KPCA's extracted "
+        "features (PCA 'similarly', with the linear kernel)."
+    )
+    if quick:
+        protocol = (
+            f"QUICK RUN: a 500-node random induced subgraph of {', '.join(datasets)}, r = 32 "
+            "components, "
+            "bandwidth multiples c ∈ {1, 2} chosen by 3-fold CV, 3 node-classification trials "
+            f"({int(train_size * 100)}% training nodes); embeddings, LS-SVM classifier and "
+            "graph reconstruction as in the full run (KPCA / PCA features U Λ^½ / U Σ, not the "
+            "paper's unscaled eigenvectors).")
+    picked = cv_choice_text(rows)
+    if picked:
+        protocol += f" {picked}"
+    given = {k: v for k, v in over.items() if v is not None}
+    if given:
+        protocol += (" THIS RUN overrides the sizes above for every dataset: "
+                     + ", ".join(f"{k} = {v}" for k, v in given.items()) + ".")
+    capped = {row["dataset"]: row["r"] for row in rows if r is not None and row["r"] < r}
+    if capped:  # r is at most the number of nodes - 2 (run_dataset)
+        protocol += (f" The requested r = {r} exceeds the number of nodes − 2 of "
+                     + ", ".join(f"{name} (r = {rr} used)" for name, rr in capped.items())
+                     + ".")
+    return protocol
+
+
 def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         datasets=None, train_size: float = 0.5,
         orientations=("cites",), r: int | None = None, grid: tuple | None = None,
@@ -203,44 +270,7 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
                                  "multiple of γ0: "
                                  + ", ".join(f"{k:g}γ0 → {v:.3f}" for k, v in scores.items()))
     notes.append(f"Total run time: {time.perf_counter() - t_start:.0f} s.")
-    protocol = (
-        "Embeddings of Â = D⁻¹(A + I) (column `orientation`: 'cites' — A[i, j] = 1 iff i cites "
-        "j; 'cited_by' — the transpose, A[i, j] = 1 iff j cites i, the AsK-LS .mat "
-        "orientation; binary, duplicates merged). "
-        "PCA: scores of column-centred Â; KPCA: centred RBF exp(−‖x−x'‖²/γ²) on rows, U Λ^½; "
-        "SVD: [UΣ, VΣ] of Â; KSVD: SNE kernel κ(Â[i,:], Â[:,j]) with both feature maps centred, "
-        "[UΣ, VΣ]. Each embedding rescaled to unit mean squared row norm. Node classification: "
-        "linear LS-SVM, γ = 1, one-vs-rest — implemented as sklearn RidgeClassifier(alpha=1/γ), "
-        "which is the same optimisation problem (ridge on ±1 targets, unpenalised bias); "
-        f"{int(train_size * 100)}% of nodes for training (stratified), 10 random trials, mean "
-        "Micro/Macro-F1. Bandwidth γ = c·γ0 with γ0 = √(N·var(Â)) (App. C.2), c picked from the "
-        "same grid for KPCA and KSVD by 10-fold CV Micro-F1 on all labelled nodes (embeddings "
-        "are unsupervised). Graph reconstruction: each node's out-degree-many nearest other "
-        "nodes (Euclidean) in the embedding; ℓ1 = max column sum |A − Â|, ℓ2 = spectral norm "
-        "(MATLAB norm(·,1), norm(·)), A without self-loops. Sizes (the machine had 2 cores shared "
-        "by several jobs): Cora r = 1000 components (dense LAPACK), c ∈ {0.5, 1, 2, 4}; "
-        "Citeseer r = 128 (randomized SVD, n_iter=auto), c ∈ {1, 2, 4}; Pubmed "
-        "(19717 nodes): r = 64 components "
-        "(ARPACK on the dense float32 kernel) and c = 2 fixed, without CV (fixed before the Cora "
-        "CV had finished; the Cora CV picked c = 4 for both kernels, the edge of the grid), "
-        "because 1000 components × a CV grid does not fit 2 shared cores."
-    )
-    if quick:
-        protocol = (
-            f"QUICK RUN: a 500-node random induced subgraph of {', '.join(datasets)}, r = 32 "
-            "components, "
-            "bandwidth multiples c ∈ {1, 2} chosen by 3-fold CV, 3 node-classification trials "
-            f"({int(train_size * 100)}% training nodes); embeddings, LS-SVM classifier and "
-            "graph reconstruction as in the full run.")
-    given = {k: v for k, v in over.items() if v is not None}
-    if given:
-        protocol += (" THIS RUN overrides the sizes above for every dataset: "
-                     + ", ".join(f"{k} = {v}" for k, v in given.items()) + ".")
-    capped = {row["dataset"]: row["r"] for row in rows if r is not None and row["r"] < r}
-    if capped:  # r is at most the number of nodes - 2 (run_dataset)
-        protocol += (f" The requested r = {r} exceeds the number of nodes − 2 of "
-                     + ", ".join(f"{name} (r = {rr} used)" for name, rr in capped.items())
-                     + ".")
+    protocol = table1_protocol(rows, quick, datasets, train_size, over, r)
     if not quick:
         notes.append(
             "The paper's ℓ1 values look like the column-sum norm of |A − Â|: for Pubmed most "

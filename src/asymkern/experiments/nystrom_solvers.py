@@ -2,8 +2,8 @@
 
 Protocol (App. C.2): data matrix A = D⁻¹(A_graph + I) of Cora / Citeseer / Pubmed, rows x_i and
 columns z_j of A, SNE kernel κ(x, z) = exp(−‖x−z‖²/γ²) / Σ_{z'} exp(−‖x−z'‖²/γ²) with γ =
-k·√(M·var(A)) (k = 1 for Cora/Citeseer, 0.5 for Pubmed), r = 20 (our choice: the paper does not
-state r). Solvers: TSVD (ARPACK, run to machine precision; also the reference), RSVD
+k·√(M·var(A)) (k = 1 for Cora/Citeseer, 0.5 for Pubmed), r = 20, as in §4.4 ("we employ the SNE
+kernel and set r=20"). Solvers: TSVD (ARPACK, run to machine precision; also the reference), RSVD
 (scikit-learn ``randomized_svd``, grown in oversamples), symmetric Nyström on GGᵀ and GᵀG and
 our asymmetric Nyström (both grown in the number of uniformly drawn landmarks, s_x = s_z = s),
 each stopped at the first setting whose η (App. C.2) is ≤ ε. Times are medians of interleaved

@@ -27,7 +27,7 @@ from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
 from .._validation import as_data, as_square_csr, check_positive
-from ..config import get_config
+from ..config import check_memory, get_config
 from ..landmarks import nearest_rows
 
 __all__ = ["graph_reconstruction", "lssvm_classifier", "matrix_norm_errors",
@@ -295,7 +295,16 @@ def reconstruct_adjacency(embedding, out_degree, batch_size: int = 1024) -> sp.c
     # they fit in working_memory (one row may need more: nearest_rows checks it against
     # max_dense_memory)
     working = float(get_config()["working_memory"]) * 2**20
-    index_dtype = np.int32 if max(n, int(k.sum())) < 2**31 else np.int64
+    nnz = int(k.sum())
+    index_dtype = np.int32 if max(n, nnz) < 2**31 else np.int64
+    # Â itself, checked before the first batch (its column pieces accumulate batch by batch):
+    # at assembly the pieces, their concatenation (Â's indices), the data (ones, float64) and
+    # indptr are alive together; the batches' own arrays are bounded by working_memory above
+    isize = np.dtype(index_dtype).itemsize
+    check_memory(nnz * (2 * isize + 8) + (n + 1) * isize,
+                 f"reconstruct_adjacency of {n} nodes with {nnz} edges",
+                 "smaller out_degree", detail=f"the CSR result with {nnz} entries (its column "
+                 "indices twice while they are assembled)")
     cols: list = []
     start = 0
     while start < n:

@@ -112,8 +112,10 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
     kernel : str, Kernel or callable, default 'rbf'
         A name in ``KERNELS`` (case-insensitive: ``'linear'``, ``'poly'``, ``'rbf'``,
         ``'laplacian'``, ``'cauchy'``, ``'sne'``, ``'t'``, ``'kl_histogram'``, ``'kl_gmm'``,
-        ``'directed_graph'`` and aliases), a :class:`Kernel` instance (returned as is) or a
-        callable ``f(X, Z) -> (n, m) array`` (wrapped in :class:`CallableKernel`).
+        ``'directed_graph'`` and aliases), a :class:`Kernel` instance (a copy is returned:
+        a later ``set_params`` on the instance does not change it; arrays it holds are
+        shared) or a callable ``f(X, Z) -> (n, m) array`` (wrapped in
+        :class:`CallableKernel`).
     **params
         Constructor parameters of the kernel (e.g. ``gamma=0.5``, ``bandwidth=2.0``); for a
         callable, the :class:`CallableKernel` flags only.
@@ -154,7 +156,7 @@ def get_kernel(kernel="rbf", **params) -> Kernel:
             raise ValueError(
                 "kernel_params cannot be combined with a Kernel instance; set them on the instance"
             )
-        return kernel
+        return kernel._copy()  # a fit keeps the parameters it was given (set_params later)
     if isinstance(kernel, str):
         key = kernel.lower()
         if key == "precomputed":

@@ -12,6 +12,7 @@ computes the normalisers in memory-bounded blocks.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import numbers
@@ -301,6 +302,20 @@ class Kernel(ABC):
             valid[name].set_params(**sub_params)
         self._params_changed()
         return self
+
+    def _copy(self: _KernelT) -> _KernelT:
+        """A new kernel object with this one's parameters and derived state (nested kernels
+        copied too; arrays such as an adjacency matrix shared, not copied).
+
+        What a fit keeps: a later :meth:`set_params` on the caller's kernel (directly, or
+        through ``est.set_params(kernel__gamma=...)`` of another estimator holding the same
+        object) then cannot change a fitted model.
+        """
+        new = copy.copy(self)
+        for name, value in self.get_params(deep=False).items():
+            if isinstance(value, Kernel):
+                setattr(new, name, value._copy())
+        return new
 
     def _params_changed(self) -> None:
         """Hook run after :meth:`set_params` (kernels with derived state rebuild it here)."""

@@ -449,13 +449,27 @@ class LaplacianKernel(_GammaKernel):
         if not (X.shape[0] and Z.shape[0]):  # scikit-learn refuses an empty set
             return np.empty((X.shape[0], Z.shape[0]), dtype=dtype)
         with np.errstate(over="ignore"):
-            D = manhattan_distances(X, Z)
+            D = manhattan_distances(_int32_indices(X), _int32_indices(Z))
             over = np.nonzero(np.isinf(D)) if _l1_may_overflow(X, Z) else None
             D = np.multiply(D, -gamma, dtype=np.float64)
             if over is not None:
                 _l1_overflowed(D, X, Z, gamma, *over)
             D = D.astype(dtype, copy=False)
         return inplace_ufunc(np.exp, np.ascontiguousarray(D))
+
+
+def _int32_indices(A):
+    """A sparse matrix whose index arrays are int64 as CSR with int32 indices when they fit
+    (scikit-learn's sparse ``manhattan_distances`` reads int32 indices only, and fails with
+    "Buffer dtype mismatch" on int64 ones); the values are not copied. Anything else as is."""
+    if not sp.issparse(A) or A.indices.dtype == np.int32:
+        return A
+    A = sp.csr_matrix(A)
+    if A.nnz > np.iinfo(np.int32).max or A.shape[1] > np.iinfo(np.int32).max:
+        return A  # left to scikit-learn's message
+    out = sp.csr_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)),
+                        shape=A.shape, copy=False)
+    return out
 
 
 def _l1_may_overflow(X, Z) -> bool:

@@ -228,6 +228,10 @@ def _check_device_matrix(G, name: str):
     """A dense array of another executor (a torch tensor) as a :class:`LazyMatrix`, checked:
     2-D, real, floating (integers → float64), finite."""
     refuse_meta(G, name)
+    layout = getattr(G, "layout", None)
+    if layout is not None and str(layout) != "torch.strided":
+        raise TypeError(f"{name} is a sparse tensor ({layout}), which the solvers do not read; "
+                        f"pass {name}.to_dense() or a scipy sparse matrix")
     if getattr(G, "requires_grad", False):
         G = G.detach()  # the factors must not carry (nor keep alive) an autograd graph
     ops = ops_of(G)

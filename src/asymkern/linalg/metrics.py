@@ -74,8 +74,11 @@ def _vectors(A, name: str) -> np.ndarray:
     """A dense, real, finite 2-D array of column vectors."""
     import scipy.sparse as sp
 
+    from .._dispatch import host_copy
+
     if sp.issparse(A):
         raise TypeError(f"{name} must be a dense array of column vectors, got a sparse matrix")
+    A = host_copy(A, name)  # a tensor's values on the host (the metrics are host numbers)
     A, kind = check_matrix(A, f"{name} (columns are vectors)", allow_operator=False)
     if kind != "dense":
         raise TypeError(f"{name} must be a dense array of column vectors, got {type(A).__name__}")
@@ -83,7 +86,9 @@ def _vectors(A, name: str) -> np.ndarray:
 
 
 def _real_vector(a, name: str) -> np.ndarray:
-    a = np.asarray(a)
+    from .._dispatch import host_copy
+
+    a = np.asarray(host_copy(a, name))
     if np.iscomplexobj(a):
         raise ValueError(f"{name} is complex-valued; expected real numbers")
     try:

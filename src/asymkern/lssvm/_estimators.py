@@ -46,8 +46,10 @@ from .._validation import (
     check_bool,
     check_finite_output,
     check_input,
+    check_not_both,
     check_positive,
     check_random_state,
+    clip_count,
     forgets_previous_fit,
     host_score,
     input_precision,
@@ -267,15 +269,19 @@ class _KernelMixin:
         return fs, ft
 
     def _kernel_obj(self):
-        # never modifies a Kernel instance passed as ``kernel`` (resolve_kernel returns it or
-        # a new kernel); the kernel width is kernel_params / the instance's own parameter
-        return resolve_kernel(self.kernel, self.kernel_params)
+        # the fitted model's kernel once fit has resolved it (a copy: set_params on the
+        # caller's Kernel instance later cannot change the model); before, a fresh
+        # resolution (never modifying an instance passed as ``kernel``); the kernel width is
+        # kernel_params / the instance's own parameter
+        fitted = vars(self).get("_fitted_kernel")
+        return fitted if fitted is not None else resolve_kernel(self.kernel, self.kernel_params)
 
     def _resolved_C(self) -> float:
         """C, or its deprecated alias ``gamma`` (FutureWarning), checked > 0 by name."""
         gamma = getattr(self, "gamma", DEPRECATED)
         if isinstance(gamma, str) and gamma == DEPRECATED:
             return _check_C(self.C, "C")
+        check_not_both(self, "C", "gamma")
         warnings.warn(
             f"{type(self).__name__}: the parameter 'gamma' (the LS-SVM regularisation "
             f"constant) was renamed 'C' in 0.2 and will be removed in 0.3, when 'gamma' "
@@ -329,6 +335,7 @@ class _KernelMixin:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              "is None")
         pre = self._is_precomputed()
+        self._fitted_kernel = None if pre else resolve_kernel(self.kernel, self.kernel_params)
         allow_sparse = True if pre else bool(self._kernel_obj().accepts_sparse)
         X = check_input(self, X, reset=True, allow_sparse=allow_sparse,
                         dtype=np.float64 if pre else (np.float64, np.float32))
@@ -1149,9 +1156,11 @@ class AsKLSClassifier(_AccuracyScore, _KernelMixin, BaseEstimator):
         self._nystrom_options()
         return C
 
-    def _nystrom_options(self) -> dict | None:
+    def _nystrom_options(self, n: int | None = None) -> dict | None:
         """The options of :func:`~asymkern.linalg.asymmetric_nystrom` that ``nystrom`` gives
-        (None without the Nyström option); the same on every executor."""
+        (None without the Nyström option); the same on every executor. With ``n`` (the
+        training samples of the fit), a rank above n is clipped to n with a
+        :class:`~asymkern.exceptions.ClippedParameterWarning`, as every component count."""
         import inspect
 
         from ..linalg.nystrom import asymmetric_nystrom
@@ -1182,6 +1191,11 @@ class AsKLSClassifier(_AccuracyScore, _KernelMixin, BaseEstimator):
                 f"{type(self).__name__}: AsK-LS is trained on the Nyström approximation "
                 "C W_r⁺ R itself, which rescaled factors no longer represent; leave "
                 "normalize out (or False)")
+        if n is not None:
+            name = "nystrom" if isinstance(ny, numbers.Integral) else "nystrom['n_components']"
+            opts["n_components"] = clip_count(opts["n_components"], n, name,
+                                              "the number of training samples",
+                                              owner=type(self).__name__)
         return opts
 
     def _nystrom_budget(self, X, n_targets: int, opts: dict) -> tuple[float, float]:
@@ -1231,7 +1245,7 @@ class AsKLSClassifier(_AccuracyScore, _KernelMixin, BaseEstimator):
         from ..linalg.nystrom import asymmetric_nystrom
         from ..linalg.svd import budget_bytes
 
-        opts = dict(self._nystrom_options() or {})  # called with the Nyström option only
+        opts = dict(self._nystrom_options(int(X.shape[0])) or {})  # with nystrom set only
         opts.setdefault("orthogonalize", True)
         fit, held = self._nystrom_budget(X, n_targets, opts)
         if self._is_precomputed():

@@ -167,6 +167,9 @@ class _NystromBase(BaseEstimator):
                 raise ValueError("kernel='precomputed' takes the kernel matrix as X; leave "
                                  "gamma=None and kernel_params=None")
             return _PrecomputedColumns(getattr(self, "landmark_indices_", None))
+        fitted = vars(self).get("_fitted_kernel")  # the fit's (a copy: later set_params on
+        if fitted is not None:  # the caller's Kernel instance cannot change the model)
+            return fitted
         return resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
 
     def _refuse_dask_precomputed(self):
@@ -204,11 +207,62 @@ class _NystromBase(BaseEstimator):
                           "the number of landmarks n_landmarks_", owner=type(self).__name__)
 
     def _validate_fit_X(self, X):
-        """check_input (``n_features_in_``, ``feature_names_in_``); a private copy as ``X_fit_``."""
+        """check_input (``n_features_in_``, ``feature_names_in_``); a private copy as ``X_fit_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n, d), or (n, n) when precomputed
+            The training input.
+
+        Returns
+        -------
+        {ndarray, sparse matrix}
+            A copy of the validated X.
+
+        Raises
+        ------
+        MemoryBudgetError
+            With ``kernel='precomputed'``, before the copy, when the copy of the n×n kernel
+            matrix alone exceeds ``max_dense_memory`` (the fit's later checks count it too).
+        """
         X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
         if self._precomputed():
             self._check_precomputed_fit(X.shape)
+            n = int(X.shape[0])
+            # the copy is n×n: checked before it is made (the caller's K is not ours to count),
+            # with the row panel of the symmetry test that follows (_check_symmetric_gram: its
+            # difference, whose abs numpy computes in place; up to another n×n array when
+            # working_memory is large)
+            panels = min(n, row_step(n, 0)) * n * X.dtype.itemsize
+            check_memory(array_nbytes(X) + panels, f"{type(self).__name__}(kernel='precomputed')"
+                         f" on {n} samples", "the data X with a kernel (no n×n matrix is then "
+                         "held)", detail=f"the private copy of the {n}×{n} kernel matrix and "
+                         "the panels of its symmetry test")
         return X.copy() if sp.issparse(X) else np.array(X, copy=True)
+
+    def _held_kernel_bytes(self, X, X_fit=None) -> int:
+        """Bytes of the fit's private copies of a precomputed kernel matrix.
+
+        With ``kernel='precomputed'`` the fit holds the n×n training matrix (``X_fit_``, and on
+        the torch executor with numpy input also its host copy) for its whole duration, beside
+        everything its budget estimates count; a data matrix (n×d) is small and not counted.
+
+        Parameters
+        ----------
+        X : array of shape (n, n)
+            The fit's copy of the training input (numpy array or tensor).
+        X_fit : array of shape (n, n), optional
+            A second (host) copy, when it is another array.
+
+        Returns
+        -------
+        int
+            The bytes held; 0 unless ``kernel='precomputed'``.
+        """
+        if not self._precomputed():
+            return 0
+        return array_nbytes(X) + (array_nbytes(X_fit) if X_fit is not None and X_fit is not X
+                                  else 0)
 
     def _check_precomputed_fit(self, shape):
         """``kernel='precomputed'``: no gamma / kernel_params, and a square training matrix
@@ -241,16 +295,24 @@ class _NystromBase(BaseEstimator):
         estimator; returns the rows of K_nm. ``X_fit``: a host copy of X for the basis."""
         n = X.shape[0]
         m = self._landmark_count(n)
-        # measured peak ≤ 3 n×m blocks + 5 m×m matrices
-        check_memory(8 * (3 * n * m + 5 * m * m), f"{type(self).__name__}(n_landmarks={m}) "
-                     f"on {n} samples", "fewer landmarks (n_landmarks)",
-                     detail=f"K_nm ({n}×{m}) three times and K_mm ({m}×{m}) five times")
+        # measured peak ≤ 3 n×m blocks + 5 m×m matrices; NystromKernelPCA's thin SVD of the
+        # n×s features (s ≤ m: their copy, U and gesdd's ~5 s² workspace) runs beside the
+        # basis (A, K_mm), 3 m×m more (n=3000, m=800: traced peak 0.95 of the estimate)
+        mm = 8 if isinstance(self, NystromKernelPCA) else 5
+        held = self._held_kernel_bytes(X, X_fit)
+        if held:  # precomputed: the landmark "points" (landmarks_) are m rows of K, m×n
+            held += array_nbytes(X) // max(n, 1) * m
+        check_memory(held + 8 * (3 * n * m + mm * m * m), f"{type(self).__name__}(n_landmarks="
+                     f"{m}) on {n} samples", "fewer landmarks (n_landmarks)",
+                     detail=(f"K_nm ({n}×{m}) three times and K_mm ({m}×{m}) {mm} times"
+                             + (f", beside the copy of the {n}×{n} precomputed kernel matrix "
+                                f"and its {m} landmark rows" if held else "")))
         rng = check_random_state(self.random_state, "random_state")
         landmarks = self.landmarks
         if self._precomputed():  # landmarks are row/column indices into the kernel matrix
             landmarks, kern = self._precomputed_landmarks(n, m, rng)
         else:
-            kern = self._kernel()
+            kern = self._fitted_kernel = self._kernel()
         if sp.issparse(X) and isinstance(landmarks, str) and landmarks in ("kmeans", "gaussian"):
             raise TypeError(f"landmarks={self.landmarks!r} is not available for sparse X; "
                             "use 'uniform', 'leverage' or row indices (or densify X)")
@@ -297,13 +359,17 @@ class _NystromBase(BaseEstimator):
 
     def _no_basis(self, X):
         n = X.shape[0]  # mode='exact': the n×n kernel, its centred copies and the solver's copy
-        check_memory(8 * n * n * 4, f"{type(self).__name__}(mode='exact') on {n} samples",
+        # (+ the fit's held copy of a precomputed kernel matrix, X_fit_, beside them)
+        check_memory(self._held_kernel_bytes(X) + 8 * n * n * 4,
+                     f"{type(self).__name__}(mode='exact') on {n} samples",
                      "a Nyström mode ('lla', 'gsa', 'ncr', 'spa')")
         self.basis_ = None
         self.landmark_indices_ = None
         self.landmarks_ = None
         self.n_landmarks_ = None
         self.subspace_dim_ = X.shape[0]
+        if not self._precomputed():  # the fit's kernel, kept (as _fit_basis does)
+            self._fitted_kernel = self._kernel()
 
     def _check_X(self, X, name="X"):
         """Prediction input: ``n_features_in_`` / feature names checked against fit."""

@@ -161,6 +161,9 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     # ---------------------------------------------------------------------------- helpers
     def _kernel(self):
+        fitted = vars(self).get("_fitted_kernel")  # the fit's (a copy: later set_params on
+        if fitted is not None:  # the caller's Kernel instance cannot change the model)
+            return fitted
         kern = resolve_kernel(self.kernel, self.kernel_params, gamma=self.gamma)
         if getattr(kern, "row_normalized", False):
             raise ValueError(
@@ -215,7 +218,7 @@ class NystromFeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """
         if self.side not in ("left", "right"):
             raise ValueError(f"side must be 'left' or 'right', got {self.side!r}")
-        kern = self._kernel()
+        kern = self._fitted_kernel = self._kernel()
         X = check_input(self, X, reset=True, name="X", allow_sparse=self._accepts_sparse())
         n = X.shape[0]
         rng = check_random_state(self.random_state, "random_state")
