@@ -326,3 +326,16 @@ def test_eta_reads_tensors_on_the_host():
     sv = np.array([3.0, 2.0, 1.0])
     assert eta(*targs, singular_values=torch.tensor(sv)) == eta(*args, singular_values=sv)
     assert eta_strict(*targs) == eta_strict(*args)
+
+
+def test_torch_precomputed_copy_checked_before_it_is_made():
+    torch = pytest.importorskip("torch")
+    from asymkern import config_context
+    from asymkern.config import MemoryBudgetError
+    from asymkern.nystrom import NystromKernelRidge
+
+    K = torch.tensor(get_kernel("rbf")(X, X))  # 60×60 float64: 28 KiB
+    with config_context(max_dense_memory=0.01), \
+            pytest.raises(MemoryBudgetError, match="private copy of the 60×60"):
+        NystromKernelRidge(kernel="precomputed", n_landmarks=10, random_state=0).fit(
+            K, torch.tensor(Y_REG))

@@ -101,6 +101,14 @@ def training_input(est, X, *others):
     as_numpy = not any_torch(X)
     if as_numpy:
         X = check_input(est, X, reset=True, name="X")
+    if est._precomputed():  # the private copy of an n×n matrix: checked before it is made
+        from .._validation import array_nbytes
+        from ..config import check_memory
+
+        n = int(X.shape[0])
+        check_memory(array_nbytes(X), f"{type(est).__name__}(kernel='precomputed') on {n} "
+                     "samples", "the data X with a kernel (no n×n matrix is then held)",
+                     detail=f"the private copy of the {n}×{n} kernel matrix on the device")
     Xt = as_tensor(X, dev, "X", copy=True)
     if not as_numpy:
         check_tensor_input(est, Xt, min_samples=1)
