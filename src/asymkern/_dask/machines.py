@@ -593,12 +593,12 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
         ybar = np.zeros(1 if Y.ndim == 1 else Y.shape[1])
     if mode in ("lla", "ncr", "spa"):  # the in-memory fit's sums (_shared.nystrom_basis)
         rs = ridge_stats(DaskLandmarkRows(kern, X, b.centers), Y2 - ybar, sw,
-                         est.fit_intercept)
+                         est.fit_intercept, basis=None if mode == "ncr" else A)
         kbar = rs.kbar
         if mode == "ncr":
             beta = ridge_ncr_coef(rs.M, rs.R, b.Kmm, alpha, dtype)
         else:
-            w = ridge_lla_weights(rs.M, rs.R, A, alpha)
+            w = ridge_lla_weights(rs.M, rs.R, alpha)
             beta = A @ w
         if mode == "spa":  # a = W(y_c − G_cᵀŵ)/α, n-sized: lazy
             shift = kbar @ beta if kbar is not None else np.zeros(beta.shape[1])

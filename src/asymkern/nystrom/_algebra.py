@@ -158,13 +158,14 @@ def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc:
     w = dual = None
     kbar = None
     if mode in ("lla", "ncr", "spa"):
-        st = ridge_stats(src, Yc, sw if weighted else None, center)
+        own = mode == "spa" or (mode == "lla" and w_given is None)  # LLA's own s×s solve
+        # LLA and SPA sum the features' Gram G_cWG_cᵀ = AᵀMA directly (ridge_lla_weights)
+        st = ridge_stats(src, Yc, sw if weighted else None, center, basis=A if own else None)
         kbar = st.kbar
         if mode == "ncr":
             beta = ridge_ncr_coef(st.M, st.R, Kmm, alpha, dtype)
         else:
-            w = (ridge_lla_weights(st.M, st.R, A, alpha) if w_given is None or mode == "spa"
-                 else w_given)
+            w = ridge_lla_weights(st.M, st.R, alpha) if own else w_given
             beta = A @ w
         if mode == "spa":
             dual = spa_dual(src, beta, kbar, Yc, sw if weighted else None, alpha)
