@@ -390,3 +390,78 @@ def test_lla_features_gram_on_every_executor():
                                       sample_weight=torch.tensor(w))
     got = tt.predict(torch.tensor(Xs)).numpy()
     assert np.linalg.norm(got - want) <= 1e-9 * np.linalg.norm(want)
+
+
+def test_centred_noise_level_of_huge_entries():
+    # the bound summed squares of means near 1e300: inf, and "only 0 of 3 informative"
+    from asymkern import KernelSVD
+
+    rng = np.random.default_rng(9)
+    A, B = rng.standard_normal((40, 4)), rng.standard_normal((30, 4))
+    small = KernelSVD(3, kernel="linear", center=True).fit(A, Z=B)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither an overflow nor a noise-level warning
+        big = KernelSVD(3, kernel="linear", center=True).fit(A * 1e150, Z=B * 1e150)
+    assert big.n_informative_ == small.n_informative_ == 3
+    np.testing.assert_allclose(big.singular_values_ / 1e300, small.singular_values_,
+                               rtol=1e-12)
+
+
+def test_a_user_kernel_keeping_its_parameter_elsewhere_is_copied():
+    from asymkern.kernels.base import Kernel
+    from asymkern.lssvm import LSSVMClassifier
+
+    class Scaled(Kernel):  # the parameter kept as _scale (get_params cannot read it)
+        name = "scaled"
+        is_symmetric = True
+        is_psd = True
+
+        def __init__(self, scale=1.0):
+            self._scale = scale
+
+        def _raw(self, A, B):
+            return self._scale * np.exp(-0.5 * ((A[:, None, :] - B[None]) ** 2).sum(-1))
+
+    est = LSSVMClassifier(kernel=Scaled()).fit(X, Y_BIN)
+    assert np.all(np.isfinite(est.decision_function(XT)))
+
+
+def test_square_fit_refused_before_any_copy_at_default_working_memory():
+    import tracemalloc
+
+    from asymkern import KernelSVD, config_context
+    from asymkern.config import MemoryBudgetError
+
+    A = np.random.default_rng(2).standard_normal((1000, 1000))  # 7.6 MiB
+    with config_context(max_dense_memory=4):  # working_memory at its default, 512 MiB
+        tracemalloc.start()
+        try:
+            with pytest.raises(MemoryBudgetError):
+                KernelSVD(3, solver="dense").fit(A)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < A.nbytes / 4
+
+
+def test_lssvm_y_meta_conj_and_device_tensors():
+    torch = pytest.importorskip("torch")
+    from asymkern.lssvm import LSSVMRegressor
+
+    with pytest.raises(ValueError, match="^y is a torch tensor on the 'meta' device"):
+        LSSVMRegressor().fit(X, torch.empty(X.shape[0], device="meta"))
+    if hasattr(torch.Tensor, "_neg_view"):  # a lazy negative view numpy cannot read
+        neg = torch.tensor(Y_REG)._neg_view()
+        assert neg.is_neg()
+        want = LSSVMRegressor().fit(X, -Y_REG).predict(XT)
+        np.testing.assert_array_equal(LSSVMRegressor().fit(X, neg).predict(XT), want)
+
+
+def test_lssvm_refuses_a_device_y_as_it_refuses_a_device_X(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from asymkern.lssvm import LSSVMRegressor
+
+    y = torch.tensor(Y_REG)
+    monkeypatch.setattr(torch.Tensor, "device", property(lambda self: torch.device("cuda")))
+    with pytest.raises(TypeError, match="^y is a tensor on cuda, .* pass y.cpu()"):
+        LSSVMRegressor().fit(X, y)

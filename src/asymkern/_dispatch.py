@@ -138,8 +138,8 @@ def host_copy(x, name: str | None = None):
     if x.layout != torch.strided:
         raise TypeError(f"{label} is a sparse tensor ({x.layout}) where a dense array is "
                         f"expected: pass {name or 'it'}.to_dense()")
-    x = x.detach()
-    if x.dtype == torch.bfloat16:
+    x = x.detach().resolve_conj().resolve_neg()  # lazy conjugate / negative views: numpy
+    if x.dtype == torch.bfloat16:  # reads neither
         x = x.to(torch.float32)
     return x.cpu().numpy()
 

@@ -420,6 +420,7 @@ def _nullable_as_float(x):
 
 def _as_real(x, name: str, complex_message: str, nonnumeric_message: str) -> np.ndarray:
     """``np.asarray(x)`` checked by :func:`real_numeric`; a failed conversion names ``name``."""
+    refuse_meta(x, name)  # a shape without data: no copy can help
     if is_torch_tensor(x) and x.device.type == "cpu":
         x = host_copy(x, name)  # without its graph; bfloat16 as float32; sparse refused
     try:

@@ -412,6 +412,19 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def _precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
+    def _iterative(self, n: int) -> bool:
+        """Whether the fit's eigensolver on n samples is ARPACK or the randomized one (the
+        rule of :meth:`_fit`), which hold n-vectors besides K rather than n×n arrays."""
+        r = n if self.n_components is None else min(int(self.n_components), n)
+        return (self.solver == "randomized" or (self.solver == "arpack" and r < n)
+                or (self.solver == "auto" and n > 1000 and r < n // 10))
+
+    def _eigen_copies(self, n: int) -> float:
+        """n×n float64 arrays a fit holds at its peak, K included: 4 for the dense ``eigh``
+        (K, its copy, the eigenvectors and the workspace; traced 2.0 with numpy 2.4, more
+        with other LAPACK builds), 1.25 for ARPACK and the randomized solver (traced 1.05)."""
+        return 1.25 if self._iterative(n) else 4.0
+
     def _gram(self, X):
         """Validate the training input; return (X kept, K as float64 array, dtype)."""
         if self._precomputed():
@@ -427,9 +440,14 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             n = K.shape[0]
             # the whole peak before anything n×n is allocated: our float64 copy of K, then the
             # eigensolver's copy and workspace (as for a kernel matrix computed from X below)
-            check_memory(8 * n * n * 4, f"KernelPCA(kernel='precomputed') on {n} samples",
+            wm = float(get_config()["working_memory"]) * 2**20  # the symmetry test's panel
+            panel = min(n, max(1, int(wm // (8 * max(n, 1))))) * n * 8
+            # the panel lives beside the copy only, before the eigensolver runs
+            check_memory(max(8 * n * n * self._eigen_copies(n), 8 * n * n * 1.25 + panel),
+                         f"KernelPCA(kernel='precomputed') on {n} samples",
                          "asymkern.nystrom.NystromKernelPCA(kernel='precomputed')",
-                         detail=f"a float64 copy of the {n}×{n} kernel matrix and eigh's")
+                         detail=f"a float64 copy of the {n}×{n} kernel matrix, the panel of its "
+                                "symmetry test and the eigensolver's arrays")
             # ours: a copy (toarray already is one: no second n×n copy of a sparse K)
             K = (K.toarray().astype(np.float64, copy=False) if sp.issparse(K)
                  else np.array(K, dtype=np.float64))
@@ -452,8 +470,9 @@ class KernelPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         # map of inverse_transform (on the scores' dimension) — scikit-learn's gamma_
         self.kernel_, self.gamma_ = fix_default_width(self.kernel_, X.shape[1])
         n = X.shape[0]
-        check_memory(8 * n * n * 4, f"KernelPCA on {n} samples", "asymkern.nystrom."
-                     "NystromKernelPCA", detail=f"the {n}×{n} kernel, its copy and eigh's")
+        check_memory(8 * n * n * self._eigen_copies(n), f"KernelPCA on {n} samples",
+                     "asymkern.nystrom.NystromKernelPCA",
+                     detail=f"the {n}×{n} kernel and the eigensolver's arrays")
         # no copy when the kernel matrix is already float64 (it is ours)
         K = np.asarray(KernelMatrix(self.kernel_, X).to_array(), dtype=np.float64)
         return X, K, X.dtype

@@ -85,13 +85,22 @@ _EXECUTOR_ATTRS = ("singular_values_", "left_singular_vectors_", "right_singular
                    "X_fit_", "Z_fit_", "row_means_", "col_means_", "_train_scores")
 
 
-def _weighted_sq_sum(a, w=None) -> float:
-    """Σ_i w_i a_i² (w: host weights, None for ones) of a vector of any executor, in float64;
-    a Dask vector is reduced by its workers (only the scalar reaches the client)."""
+def _weighted_norm(a, w=None) -> float:
+    """(Σ_i w_i a_i²)^½ (w: host weights, None for ones) of a vector of any executor, in
+    float64, scaled by max|a| first so that entries near 1e300 do not overflow the squares; a
+    Dask vector is reduced by its workers (only scalars reach the client)."""
     if is_dask_array(a):
-        return float((a * a if w is None else a * a * w).sum().compute())
+        top = float(abs(a).max().compute()) if a.size else 0.0
+        if top == 0.0:
+            return 0.0
+        b = a / top
+        return top * float(np.sqrt((b * b if w is None else b * b * w).sum().compute()))
     a = np.asarray(_host(a), dtype=np.float64)
-    return float(a @ a if w is None else (np.asarray(w, dtype=np.float64) * a) @ a)
+    top = float(np.max(np.abs(a))) if a.size else 0.0
+    if top == 0.0:
+        return 0.0
+    b = a / top
+    return top * float(np.sqrt(b @ b if w is None else (np.asarray(w, dtype=np.float64) * b) @ b))
 
 
 def _host(a):
@@ -220,8 +229,10 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         column of W positive), so results no longer depend on the LAPACK build.
     solver : {'auto', 'dense', 'arpack', 'randomized', 'block_krylov', 'nystrom'}, default 'auto'
         Top-r SVD solver (:func:`asymkern.linalg.svd.top_svd`): 'dense' (LAPACK on G),
-        'arpack' (Lanczos), 'randomized' (Halko et al.), 'block_krylov' (randomized block
-        Krylov, Musco & Musco: about half the passes over a lazy G for the same accuracy),
+        'arpack' (Lanczos), 'randomized' (Halko et al.; singular values below about
+        √eps·σ_1, 1e-8·σ_1 in float64, come out too small: its passes square the spectrum),
+        'block_krylov' (randomized block Krylov, Musco & Musco: about half the passes over a
+        lazy G for the same accuracy),
         'nystrom' (the asymmetric Nyström method of §3, eq. (8)–(9) of [1]_, which evaluates
         only sampled rows and columns of G); 'auto' picks one from the size of G and r. The
         solver used is ``solver_``.
@@ -778,7 +789,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         n = int(A.shape[0])
         # n_components is a positive int (_check_params); clipped without a second warning
         r = min(int(self.n_components), n)
-        G = KernelMatrix(self.kernel_, A, A.T, center=False, working_memory=self.working_memory)
+        # A itself stands for Aᵀ (the same shape): KernelMatrix would copy a strided Aᵀ
+        G = KernelMatrix(self.kernel_, A, A, center=False, working_memory=self.working_memory)
         self.X_fit_, self.Z_fit_ = A, A.T  # read by the estimate only, never kept
         try:
             self._check_svd_budget(G, n, n, r, weighted=sample_weight is not None
@@ -1094,8 +1106,8 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             # weighted fits: G_w = W^{1/2} G̃ W_z^{1/2}, so each term is weighted as G_w's
             sw = float(n) if w is None else float(np.sum(w))
             swz = float(m) if wz is None else float(np.sum(wz))
-            means = (np.sqrt(sw * _weighted_sq_sum(self._ex("col_means_"), wz))
-                     + np.sqrt(swz * _weighted_sq_sum(self._ex("row_means_"), w))
+            means = (np.sqrt(sw) * _weighted_norm(self._ex("col_means_"), wz)
+                     + np.sqrt(swz) * _weighted_norm(self._ex("row_means_"), w)
                      + abs(float(self.grand_mean_)) * np.sqrt(sw * swz))
             entries = np.sqrt(float(min(n, m))) * scale + means
             if _ENTRY_ROUNDING * eps * entries > tol:

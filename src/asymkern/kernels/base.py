@@ -311,9 +311,10 @@ class Kernel(ABC):
         through ``est.set_params(kernel__gamma=...)`` of another estimator holding the same
         object) then cannot change a fitted model.
         """
+        self._check_params()  # derived state brought up to date first (it is shared)
         new = copy.copy(self)
-        for name, value in self.get_params(deep=False).items():
-            if isinstance(value, Kernel):
+        for name, value in vars(self).items():  # not get_params: a subclass may keep its
+            if isinstance(value, Kernel):  # parameters under other attribute names
                 setattr(new, name, value._copy())
         return new
 

@@ -36,7 +36,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from .._calibration import PlattCalibration
 from .._dask import any_dask, is_dask_array
-from .._dispatch import host_copy
+from .._dispatch import host_copy, is_torch_tensor, refuse_meta
 from .._shared.lssvm import _RESCALE, _check_merge, _encode_labels, _labels_of
 from .._validation import (
     DEPRECATED,
@@ -339,7 +339,11 @@ class _KernelMixin:
         allow_sparse = True if pre else bool(self._kernel_obj().accepts_sparse)
         X = check_input(self, X, reset=True, allow_sparse=allow_sparse,
                         dtype=np.float64 if pre else (np.float64, np.float32))
-        y = host_copy(y, "y")  # a tensor: without its graph, bfloat16 as float32
+        refuse_meta(y, "y")
+        if is_torch_tensor(y) and y.device.type != "cpu":  # as X: no torch executor here
+            raise TypeError(f"y is a tensor on {y.device}, which this estimator reads on the "
+                            "host (it has no torch executor): pass y.cpu()")
+        y = host_copy(y, "y")  # a CPU tensor: without its graph, bfloat16 as float32
         if y_numeric:  # never cut complex targets to their real part
             y = real_numeric(np.asarray(y), complex_message="Complex data not supported: y is "
                              "complex-valued; expected real targets",
