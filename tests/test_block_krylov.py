@@ -90,7 +90,7 @@ def test_falls_back_to_the_power_method_when_two_blocks_do_not_fit():
     auto = randomized_svd(np.random.default_rng(3).standard_normal((200, 90)), 25,
                           random_state=0, method="block_krylov")
     assert auto.info == {"n_oversamples": 10, "method": "power", "n_iter": 4,
-                         "precision": "high"}
+                         "precision": "high", "refined": 0}
 
 
 def test_bad_method_and_inputs_untouched():

@@ -68,7 +68,13 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     V are dask arrays chunked like X and Z (persisted, never gathered).
     """
     from .._random import seed_from
-    from ..linalg._svd_core import krylov_passes, resolve_randomized_plan, unit_scale
+    from ..linalg._svd_core import (
+        krylov_passes,
+        needs_two_pass,
+        resolve_randomized_plan,
+        two_pass_refinement,
+        unit_scale,
+    )
     from ..linalg.svd import (
         SVDResult,
         _check_random_state,
@@ -116,12 +122,24 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
                              concat=lambda blocks: da.concatenate(blocks, axis=1))
     else:
         W, Y = randomized_passes(mm, gram, _orth, _orth, Omega, n_iter)
-    # G W = P S Rᵀ (TSQR + SVD of the small R) and G ≈ G W Wᵀ: U = P, V = W R
-    P, s, Rt = da.linalg.tsqr(Y.rechunk({1: -1}), compute_svd=True)
-    # the three outputs persisted in one submission (as _tsqr does): the small ones gathered
-    # and U = P[:, order] persisted in separate calls sent shared keys twice with other specs
-    P, s, Rt = persist(P, s, Rt)
-    (s, Rt) = gather("singular values and the k×k factor", s, Rt)
+
+    def svd_of(Y):
+        # G W = P S Rᵀ (TSQR + SVD of the small R) and G ≈ G W Wᵀ: U = P, V = W R
+        P, s, Rt = da.linalg.tsqr(Y.rechunk({1: -1}), compute_svd=True)
+        # the three outputs persisted in one submission (as _tsqr does): the small ones
+        # gathered and U = P[:, order] persisted in separate calls sent shared keys twice
+        # with other specs
+        P, s, Rt = persist(P, s, Rt)
+        (s, Rt) = gather("singular values and the k×k factor", s, Rt)
+        return P, s, Rt
+
+    P, s, Rt = svd_of(Y)
+    refined = 0
+    if method == "power" and n_iter and needs_two_pass(np.sort(s)[::-1], r, dtype):
+        # σ_r below the fused passes' floor: iterate on in the two-pass form, as in memory
+        W, Y = two_pass_refinement(mm, rmm, _orth, Y, n_iter)
+        refined = n_iter
+        P, s, Rt = svd_of(Y)
     order = np.argsort(s)[::-1][:r]
     U = P[:, order].astype(dtype)
     V = W @ np.ascontiguousarray(Rt.T[:, order]).astype(dtype, copy=False)
@@ -130,7 +148,7 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
     return SVDResult(U * signs.astype(dtype), np.asarray(s[order]) / c, V * signs.astype(dtype),
                      "randomized" if method == "power" else method,
                      {"n_oversamples": n_oversamples, "method": method, "n_iter": n_iter,
-                      "precision": "high", "executor": "dask"})
+                      "precision": "high", "refined": refined, "executor": "dask"})
 
 
 def drop_empty_chunks(G):

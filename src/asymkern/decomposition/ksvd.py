@@ -229,8 +229,9 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         column of W positive), so results no longer depend on the LAPACK build.
     solver : {'auto', 'dense', 'arpack', 'randomized', 'block_krylov', 'nystrom'}, default 'auto'
         Top-r SVD solver (:func:`asymkern.linalg.svd.top_svd`): 'dense' (LAPACK on G),
-        'arpack' (Lanczos), 'randomized' (Halko et al.; singular values below about
-        √eps·σ_1, 1e-8·σ_1 in float64, come out too small: its passes square the spectrum),
+        'arpack' (Lanczos), 'randomized' (Halko et al.; its fused passes square the
+        spectrum, so when σ_r falls below 2·eps^(1/3)·σ_1 it iterates on in the two-pass
+        form: :func:`asymkern.linalg.svd.randomized_svd`),
         'block_krylov' (randomized block Krylov, Musco & Musco: about half the passes over a
         lazy G for the same accuracy),
         'nystrom' (the asymmetric Nyström method of §3, eq. (8)–(9) of [1]_, which evaluates

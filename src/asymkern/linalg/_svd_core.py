@@ -1034,7 +1034,8 @@ def randomized_passes(mm, gram, normalize, orth, Omega, n_iter: int):
     space of the former Q Qᵀ G with Q = orth((GGᵀ)^n_iter G Ω) (two passes per iteration), now
     in n_iter + 2 passes instead of 2 n_iter + 2; in exact arithmetic G W Wᵀ is at least as
     accurate as Q Qᵀ G, but in floating point the fused product squares the spectrum before
-    the normalisation, so directions below about √eps·σ_1 are lost (:func:`randomized_svd`).
+    the normalisation, so directions below about √eps·σ_1 are lost; :func:`randomized_svd`
+    then iterates on in the two-pass form (:func:`two_pass_refinement`).
     Shared by the in-memory solver (fused products, LU between iterations) and the Dask
     executor (``gram`` = two lazy kernel products, TSQR), so both run the same passes.
     """
@@ -1043,6 +1044,44 @@ def randomized_passes(mm, gram, normalize, orth, Omega, n_iter: int):
         Z = gram(W)
         W = orth(Z) if i == n_iter else normalize(Z)
     return W, mm(W)
+
+
+def squared_floor(dtype) -> float:
+    """The ratio σ_i/σ₁ below which the fused passes of :func:`randomized_passes` lose σ_i:
+    2·eps^(1/3) of the working precision (1.2e-5 in float64, 9.8e-3 in float32).
+
+    Gᵀ(G W) squares the spectrum before it is normalised, so the direction of σ_i is known
+    only to about eps·(σ₁/σ_i)², and the Rayleigh–Ritz value carries about the square of that;
+    the two-pass form (QR between G and Gᵀ) errs by about eps·σ₁/σ_i. The first exceeds the
+    second below eps^(1/3)·σ₁ (measured on spectra 1, g·0.9^j: g = 1e-6 gave 1e-7 relative
+    error in float64, 1e-5 gave 1e-11; g = 1e-3 gave 5e-3 in float32, 1e-2 gave 2e-6).
+    """
+    return 2.0 * float(np.finfo(dtype).eps) ** (1.0 / 3.0)
+
+
+def needs_two_pass(s, r: int, dtype) -> bool:
+    """Whether the r-th of the decreasing singular values ``s`` (host values of G W) lies
+    below :func:`squared_floor` of σ₁, so that the fused passes may have lost it."""
+    s = np.asarray(s, dtype=np.float64)
+    top = float(s[0]) if s.size else 0.0
+    return bool(top > 0.0 and s.size >= r and float(s[r - 1]) < squared_floor(dtype) * top)
+
+
+def two_pass_refinement(mm, rmm, orth, Y, n_iter: int):
+    """``n_iter`` subspace iterations in the two-pass form of Halko et al. (2011, Alg. 4.4),
+    started from the column space of Y = G W: Q = orth(Y), W = orth(Gᵀ Q), Y = G W.
+
+    Each product is normalised before the next, so G and Gᵀ are never applied back to back
+    and the directions of singular values down to about eps·σ₁ are kept, where the fused
+    Gᵀ(G W) of :func:`randomized_passes` keeps only about √eps·σ₁ (:func:`squared_floor`).
+    Two passes over G per iteration. Returns (W, Y), G ≈ Y Wᵀ. Shared by the in-memory,
+    torch and Dask executors.
+    """
+    W = None
+    for _ in range(n_iter):
+        W = orth(rmm(orth(Y)))
+        Y = mm(W)
+    return W, Y
 
 
 def _project_out(W, blocks):
@@ -1217,11 +1256,15 @@ def randomized_svd(
     Each power iteration is one product Gᵀ(G W) (one pass over the blocks of a lazy kernel
     matrix), normalised by LU between iterations and by QR at the end
     (:func:`randomized_passes`), so accuracy is kept in float32 too. The product Gᵀ(G W)
-    squares the spectrum before it is normalised: singular values below about √eps·σ_1
-    (1e-8·σ_1 in float64, 3e-4·σ_1 in float32) fall under its rounding and come out too
-    small, without a warning (an audit measured σ_2 = 1e-8·σ_1 12 % low, 1e-9·σ_1 78 % low,
-    and 2.5e-5 off at 1e-7·σ_1); 'block_krylov' keeps the first, unsquared block and
-    resolves them (ARPACK too).
+    squares the spectrum before it is normalised, so singular values below about √eps·σ_1
+    fall under its rounding (σ_2 = 1e-9·σ_1 came out 78 % low, 1e-7·σ_1 2.5e-5 off). When
+    σ_r comes out below 2·eps^(1/3)·σ_1 (1.2e-5 in float64, 9.8e-3 in float32:
+    :func:`squared_floor`), ``n_iter`` more iterations run in the two-pass form, QR between
+    G and Gᵀ (:func:`two_pass_refinement`, two passes each), which resolves values down to
+    about eps·σ_1 (measured: 4e-9 relative error at σ_2 = 1e-9·σ_1 in float64, 6e-7 at
+    1e-3·σ_1 in float32; ``info['refined']`` counts them). Values below eps·σ_1 are rounding
+    noise of G itself and no method recovers them. 'block_krylov' keeps its first,
+    unsquared block and is not refined.
     ``method='block_krylov'`` keeps every iterate instead of the last one (randomized block
     Krylov, Musco & Musco 2015, :func:`krylov_passes`): for the same accuracy it needs about
     half the passes, which is what a lazy kernel matrix pays for (every pass re-evaluates the
@@ -1272,7 +1315,9 @@ def randomized_svd(
     -------
     SVDResult
         U (n, r), s (r,) decreasing, V (m, r), with paired deterministic signs;
-        ``info`` records ``n_oversamples``, ``method`` and ``n_iter`` (the ones that ran).
+        ``info`` records ``n_oversamples``, ``method`` and ``n_iter`` (the ones that ran),
+        ``precision`` and ``refined`` (two-pass iterations run after the fused ones, 0 or
+        ``n_iter``).
 
     Raises
     ------
@@ -1373,4 +1418,14 @@ def randomized_svd(
 
     W, Y = _checked_low(run, G, low, ops, info, r)
     U, s, Vyt = ops.svd(Y)  # G W = U S Vyᵀ
+    info["refined"] = 0
+    if method == "power" and n_iter and needs_two_pass(ops.to_host(s), r, _dtype_of(G)):
+        # σ_r below the fused passes' floor: iterate on in the two-pass form (full precision)
+
+        def rmm(X):
+            return rmatmat(X) if c == 1.0 else rmatmat(X) * c
+
+        W, Y = two_pass_refinement(mm, rmm, ops.orth, Y, n_iter)
+        info["refined"] = n_iter
+        U, s, Vyt = ops.svd(Y)
     return _finish(U[:, :r], s[:r] / c, W @ Vyt[:r].T, r, name, info, ops=ops)

@@ -1,0 +1,122 @@
+"""Trust, round 18: defects found on this round, each test failing on the round's start.
+
+The randomized solver's fused passes Gᵀ(G W) square the spectrum before normalising, so
+singular values below about √eps·σ₁ came out too small (σ₂ = 1e-9·σ₁ 75 % low in float64,
+1e-3·σ₁ 1e-2 off in float32). When σ_r lies below 2·eps^(1/3)·σ₁ the solver now iterates on
+in the two-pass form (QR between G and Gᵀ), on every executor. References are dense LAPACK
+SVDs in float64; every tolerance is at least 50× the error measured after the fix and at
+least 50× below the one measured before it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from asymkern import KernelSVD
+from asymkern.linalg import _svd_core, randomized_svd, top_svd
+
+
+def _spectrum_matrix(gap: float, dtype=np.float64, n: int = 300, m: int = 200, seed: int = 0):
+    """G = U diag(1, gap·0.9^j) Vᵀ with Haar-random U, V, and its float64 singular values."""
+    rng = np.random.default_rng(seed)
+    U, _ = np.linalg.qr(rng.standard_normal((n, m)))
+    V, _ = np.linalg.qr(rng.standard_normal((m, m)))
+    s = np.r_[1.0, gap * 0.9 ** np.arange(m - 1)]
+    G = ((U * s) @ V.T).astype(dtype)
+    return G, np.linalg.svd(G.astype(np.float64), compute_uv=False)
+
+
+@pytest.mark.parametrize("dtype,gap,tol", [
+    (np.float64, 1e-9, 1e-6),   # before: 0.75; after: 4e-9
+    (np.float64, 1e-7, 1e-8),   # before: 6e-4; after: 6e-11
+    (np.float32, 1e-3, 1e-4),   # before: 1e-2; after: 6e-7
+])
+def test_randomized_resolves_values_below_the_squared_floor(dtype, gap, tol):
+    G, ref = _spectrum_matrix(gap, dtype)
+    res = randomized_svd(G, 5, random_state=0)
+    assert res.info["refined"] == res.info["n_iter"] == 7
+    assert res.s.dtype == dtype
+    np.testing.assert_allclose(res.s, ref[:5], rtol=tol)
+    # U and V are singular vectors: G V = U S to the same accuracy, relative to each σ_i
+    resid = np.linalg.norm(G.astype(np.float64) @ res.V - res.U * res.s, axis=0)
+    assert np.all(resid <= 50 * tol * ref[:5] + 50 * np.finfo(dtype).eps * ref[0])
+
+
+def test_refinement_runs_only_below_the_floor_and_leaves_the_rest_bitwise(monkeypatch):
+    G, ref = _spectrum_matrix(1e-3)  # σ_5 ≈ 7e-4·σ₁: above the float64 floor (1.2e-5)
+    res = randomized_svd(G, 5, random_state=0)
+    assert res.info["refined"] == 0
+    np.testing.assert_allclose(res.s, ref[:5], rtol=1e-10)
+    monkeypatch.setattr(_svd_core, "needs_two_pass", lambda *a: False)
+    same = randomized_svd(G, 5, random_state=0)
+    np.testing.assert_array_equal(res.s, same.s)
+    np.testing.assert_array_equal(res.U, same.U)
+
+
+def test_floor_is_per_precision():
+    assert _svd_core.squared_floor(np.float64) == pytest.approx(1.2e-5, rel=0.02)
+    assert _svd_core.squared_floor(np.float32) == pytest.approx(9.8e-3, rel=0.02)
+    assert _svd_core.needs_two_pass([1.0, 1e-6], 2, np.float64)
+    assert not _svd_core.needs_two_pass([1.0, 1e-4], 2, np.float64)
+    assert _svd_core.needs_two_pass([1.0, 1e-3], 2, np.float32)
+    assert not _svd_core.needs_two_pass([0.0, 0.0], 2, np.float64)  # G = 0: nothing to resolve
+
+
+def test_block_krylov_and_zero_iterations_are_not_refined():
+    G, _ = _spectrum_matrix(1e-9)
+    assert randomized_svd(G, 5, random_state=0, method="block_krylov").info["refined"] == 0
+    assert randomized_svd(G, 5, random_state=0, n_iter=0).info["refined"] == 0
+
+
+def test_kernel_svd_float32_rbf_tail():
+    # a smooth RBF kernel in float32: σ_6 ≈ 1.4e-3·σ₁, below the float32 floor
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 3)).astype(np.float32)
+    Z = (rng.standard_normal((300, 3)) + 0.3).astype(np.float32)
+    kw = dict(n_components=6, kernel="rbf", gamma=0.02)
+    ref = KernelSVD(solver="dense", **kw).fit(X.astype(np.float64), Z=Z.astype(np.float64))
+    est = KernelSVD(solver="randomized", random_state=0, **kw).fit(X, Z=Z)
+    # before: 3.4e-3 relative on σ_6; after: 1.4e-6
+    np.testing.assert_allclose(est.singular_values_, ref.singular_values_, rtol=1e-4)
+
+
+def test_lazy_kernel_matrix_is_refined_through_its_products():
+    from asymkern.kernels import KernelMatrix, get_kernel
+
+    rng = np.random.default_rng(1)
+    X, Z = rng.standard_normal((350, 2)), rng.standard_normal((250, 2))
+    G = KernelMatrix(get_kernel("rbf", gamma=0.005), X, Z)
+    ref = np.linalg.svd(G.to_array(), compute_uv=False)
+    assert ref[7] < 1.2e-5 * ref[0]  # below the float64 floor
+    res = randomized_svd(G, 8, random_state=0)
+    assert res.info["refined"] == 7
+    np.testing.assert_allclose(res.s, ref[:8], rtol=1e-9)  # measured 8e-12
+
+
+def test_torch_executor_refines_as_numpy():
+    torch = pytest.importorskip("torch")
+    from _torch_helpers import TEST_DEVICE, dtol, to_np
+
+    G, ref = _spectrum_matrix(1e-9)
+    Gt = torch.as_tensor(G, device=TEST_DEVICE)
+    res = top_svd(Gt, 5, solver="randomized", random_state=0)
+    assert res.info["refined"] == 7
+    np.testing.assert_allclose(np.asarray(res.s), ref[:5], rtol=dtol(1e-6))
+    host = randomized_svd(G, 5, random_state=0)
+    np.testing.assert_allclose(to_np(res.U), host.U, atol=dtol(1e-5))
+
+
+def test_dask_executor_refines_as_numpy():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    G, ref = _spectrum_matrix(1e-9)
+    with dask.config.set(scheduler="synchronous"):
+        res = top_svd(da.from_array(G, chunks=(70, 200)), 5, solver="randomized",
+                      random_state=0)
+        U = np.asarray(res.U.compute())
+    assert res.info["refined"] == 7
+    np.testing.assert_allclose(res.s, ref[:5], rtol=1e-6)
+    host = randomized_svd(G, 5, random_state=0)
+    np.testing.assert_allclose(U, host.U, atol=1e-5)
