@@ -120,3 +120,81 @@ def test_dask_executor_refines_as_numpy():
     np.testing.assert_allclose(res.s, ref[:5], rtol=1e-6)
     host = randomized_svd(G, 5, random_state=0)
     np.testing.assert_allclose(U, host.U, atol=1e-5)
+
+
+# ------------------------------------------------------------------ NCR from the features
+def _ridge_reference(est, X, y, alpha, w):
+    """The weighted ridge minimiser over f = C_H β, β ∈ span(K_mm), with intercept, by QR of
+    the stacked system [W½[1, F]; 0, √α I] on the features F = K(X, C) A of the full basis
+    (β = A v, βᵀK_mmβ = ‖v‖²): no Gram matrix is formed."""
+    from asymkern.kernels import get_kernel
+
+    F = get_kernel("rbf", gamma=0.3)(X, est.basis_.centers) @ est.basis_.A
+    s = F.shape[1]
+    sq = np.sqrt(w)[:, None]
+    lhs = np.vstack([sq * np.c_[np.ones(len(y)), F], np.c_[np.zeros((s, 1)),
+                                                           np.sqrt(alpha) * np.eye(s)]])
+    sol = np.linalg.lstsq(lhs, np.r_[sq[:, 0] * y, np.zeros(s)], rcond=None)[0]
+    return sol[0] + F @ sol[1:]
+
+
+def _ncr_problem():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((300, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(300)
+    w = 10.0 ** rng.uniform(-12, 12, 300)  # weights spread over 24 decades
+    return X, y, w
+
+
+def test_ncr_solves_eq11_from_the_features():
+    from asymkern.nystrom import NystromKernelRidge
+
+    X, y, w = _ncr_problem()
+    kw = dict(n_landmarks=60, alpha=1e-4, gamma=0.3, random_state=0, fit_intercept=True)
+    est = NystromKernelRidge(mode="ncr", **kw).fit(X, y, sample_weight=w)
+    ref = _ridge_reference(est, X, y, 1e-4, w)
+    # before: 2.3e-4 relative (the m×m pseudo-inverse of M + αK_mm; 1.1 at m = 150,
+    # α = 1e-6); after: 4.5e-10, as LLA's
+    err = np.linalg.norm(est.predict(X) - ref) / np.linalg.norm(ref)
+    lla = NystromKernelRidge(mode="lla", **kw).fit(X, y, sample_weight=w)
+    assert err <= 1e-7
+    np.testing.assert_allclose(est.predict(X), lla.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_ncr_equals_the_pseudo_inverse_of_eq11_when_well_conditioned():
+    # the closed form of eq. (11), formed densely: β = (K_mn K_nm + αK_mm)^† K_mn y
+    from asymkern.kernels import get_kernel
+    from asymkern.nystrom import NystromKernelRidge
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((200, 2))
+    y = np.cos(X[:, 1]) + 0.1 * rng.standard_normal(200)
+    est = NystromKernelRidge(mode="ncr", n_landmarks=8, alpha=0.1, gamma=0.3,
+                             random_state=0).fit(X, y)
+    C = est.basis_.centers
+    k = get_kernel("rbf", gamma=0.3)
+    Knm, Kmm = k(X, C), k(C, C)
+    assert np.linalg.cond(Kmm) < 1e6
+    beta = np.linalg.solve(Knm.T @ Knm + 0.1 * Kmm, Knm.T @ y)
+    np.testing.assert_allclose(est.landmark_coef_.ravel(), beta, rtol=1e-8)
+
+
+def test_ncr_on_every_executor():
+    torch = pytest.importorskip("torch")
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    from asymkern.nystrom import NystromKernelRidge
+
+    X, y, w = _ncr_problem()
+    kw = dict(mode="ncr", n_landmarks=60, alpha=1e-4, gamma=0.3, random_state=0)
+    want = NystromKernelRidge(**kw).fit(X, y, sample_weight=w).predict(X)
+    with dask.config.set(scheduler="synchronous"):
+        dk = NystromKernelRidge(**kw).fit(da.from_array(X, chunks=70), da.from_array(y, 70),
+                                          sample_weight=da.from_array(w, 70))
+        got = np.asarray(dk.predict(X))
+    assert np.linalg.norm(got - want) <= 1e-6 * np.linalg.norm(want)
+    tt = NystromKernelRidge(**kw).fit(torch.tensor(X), torch.tensor(y),
+                                      sample_weight=torch.tensor(w))
+    got = tt.predict(torch.tensor(X)).numpy()
+    assert np.linalg.norm(got - want) <= 1e-6 * np.linalg.norm(want)

@@ -554,9 +554,10 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
     -----
     One pass over the chunks gives n, Σ K_c, K_cᵀK_c and K_cᵀ(Y_c − ȳ) (ȳ from a pass over y
     alone), so M = K_mn K_nm − n k̄k̄ᵀ and R = K_mn(y − ȳ) are the in-memory quantities
-    (:func:`~asymkern._shared.nystrom_basis.ridge_stats`): NCR β = (M + λ₀K_mm)^† R
-    (eq. (11)); LLA (AᵀMA + λ₀I) ŵ = AᵀR; SPA LLA's ŵ and the lazy dual a = (y_c − G_cᵀŵ)/λ₀
-    (the in-memory ``spa_dual``). GSA (eq. (20)) replaces the in-memory Householder QR of
+    (:func:`~asymkern._shared.nystrom_basis.ridge_stats`, the features' sums AᵀMA, AᵀR):
+    LLA (AᵀMA + λ₀I) ŵ = AᵀR; NCR β = (M + λ₀K_mm)^† R (eq. (11)) = A ŵ on the full
+    basis; SPA LLA's ŵ and the lazy dual a = (y_c − G_cᵀŵ)/λ₀ (the in-memory
+    ``spa_dual``). GSA (eq. (20)) replaces the in-memory Householder QR of
     [e, K_nm] (n×(1 + m), Q kept as reflectors) by a tall-skinny QR of [e, K_nm A, y − ȳ]
     over the chunks (:class:`_GSATree`): SVD(R₂) gives Σ and U of G_cᵀ, R's target columns
     give Q₂ᵀy_c (no R⁻¹, no Gram matrix), the solve is the shared ``gsa_solve``, and the lazy
@@ -593,10 +594,10 @@ def fit_ridge(est, X, y, alpha: float, sample_weight=None):
         ybar = np.zeros(1 if Y.ndim == 1 else Y.shape[1])
     if mode in ("lla", "ncr", "spa"):  # the in-memory fit's sums (_shared.nystrom_basis)
         rs = ridge_stats(DaskLandmarkRows(kern, X, b.centers), Y2 - ybar, sw,
-                         est.fit_intercept, basis=None if mode == "ncr" else A)
+                         est.fit_intercept, basis=A)
         kbar = rs.kbar
         if mode == "ncr":
-            beta = ridge_ncr_coef(rs.M, rs.R, b.Kmm, alpha, dtype)
+            beta = ridge_ncr_coef(rs.M, rs.R, A, alpha)
         else:
             w = ridge_lla_weights(rs.M, rs.R, alpha)
             beta = A @ w

@@ -576,17 +576,6 @@ def basis_from_landmarks(kernel, centers, indices, dtype, subspace_dim=None, rco
                         indices=indices, Kmm=Kmm, A=A, eigenvalues=lam[:s].copy(), rank=rank)
 
 
-def psd_pinv(H: np.ndarray, rcond: float | None = None, dtype=np.float64) -> np.ndarray:
-    """Pseudo-inverse of a symmetric PSD matrix by eigh with the same relative cut-off
-    (default size·eps of ``dtype``, the precision of the data H was computed from)."""
-    H = (H + H.T) / 2
-    lam, V = np.linalg.eigh(H)
-    if rcond is None:
-        rcond = H.shape[0] * float(np.finfo(dtype).eps)
-    keep = lam > rcond * max(lam.max(initial=0.0), 0.0)
-    return (V[:, keep] / lam[keep]) @ V[:, keep].T
-
-
 # ------------------------------------------------------------- the small host solves (m×m, s×s)
 def ridge_lla_weights(MF: np.ndarray, RF: np.ndarray, alpha: float) -> np.ndarray:
     """LLA's ridge weights ŵ = (AᵀMA + αI)⁻¹AᵀR (s × k), Li, Liu and Zhang (Nyström kernel
@@ -602,11 +591,19 @@ def ridge_lla_weights(MF: np.ndarray, RF: np.ndarray, alpha: float) -> np.ndarra
     return np.linalg.solve(NUMPY.add_diag_(np.array(MF, dtype=np.float64), alpha), RF)
 
 
-def ridge_ncr_coef(M: np.ndarray, R: np.ndarray, Kmm: np.ndarray, alpha: float,
-                   dtype) -> np.ndarray:
+def ridge_ncr_coef(MF: np.ndarray, RF: np.ndarray, A: np.ndarray, alpha: float) -> np.ndarray:
     """NCR's landmark coefficients β = (M + αK_mm)^† R (m × k), Li, Liu and Zhang (Nyström
-    kernel machines), eq. (11), the pseudo-inverse cut at the precision of ``dtype``."""
-    return psd_pinv(M + alpha * Kmm, dtype=dtype) @ R
+    kernel machines), eq. (11), from the sums of the features of the full basis A (m × s,
+    s the numerical rank of K_mm): MF = AᵀMA, RF = AᵀR (:func:`ridge_stats` with the basis).
+
+    With K_mm = U_s Λ_s U_sᵀ and A = U_s Λ_s^(−1/2), M shares K_mm's null space (K_nm β = 0
+    when β ∈ null(K_mm), for a PSD kernel), so (M + αK_mm)^† = A (AᵀMA + αI)⁻¹ Aᵀ: β = A ŵ with
+    LLA's weights on the full basis (their Proposition 2). Formed from M itself, the m × m
+    pseudo-inverse carried M's rounding amplified by cond(K_mm) (predictions 0.92 off the
+    minimiser with weights spread over 1e-12..1e12); from the features it is LLA's accuracy.
+    Shared by every executor.
+    """
+    return A @ ridge_lla_weights(MF, RF, alpha)
 
 
 def rank_cut(sig, n: int, s: int, dtype):

@@ -118,7 +118,7 @@ class RidgeSolution:
     intercept: np.ndarray
 
 
-def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc: np.ndarray,
+def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Yc: np.ndarray,
                   ybar: np.ndarray, sw: np.ndarray, weighted: bool, alpha: float,
                   center: bool, gsa_solver: str, dtype, w_given: np.ndarray | None = None
                   ) -> RidgeSolution:
@@ -134,8 +134,8 @@ def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc:
     ----------
     mode : {'lla', 'ncr', 'gsa', 'spa'}
     src : KnmSource
-    A, Kmm : ndarray
-        The basis (m × s) and the landmark kernel (m × m).
+    A : ndarray
+        The basis (m × s; the full one, s the rank of K_mm, for NCR).
     Yc, ybar : ndarray
         Centred targets (n × k) and their (weighted) mean (k,).
     sw : ndarray of shape (n,)
@@ -158,12 +158,12 @@ def ridge_nystrom(mode: str, src: KnmSource, A: np.ndarray, Kmm: np.ndarray, Yc:
     w = dual = None
     kbar = None
     if mode in ("lla", "ncr", "spa"):
-        own = mode == "spa" or (mode == "lla" and w_given is None)  # LLA's own s×s solve
-        # LLA and SPA sum the features' Gram G_cWG_cᵀ = AᵀMA directly (ridge_lla_weights)
+        own = mode != "lla" or w_given is None  # LLA's own s×s solve (NCR's, SPA's too)
+        # they sum the features' Gram G_cWG_cᵀ = AᵀMA directly (ridge_lla_weights)
         st = ridge_stats(src, Yc, sw if weighted else None, center, basis=A if own else None)
         kbar = st.kbar
-        if mode == "ncr":
-            beta = ridge_ncr_coef(st.M, st.R, Kmm, alpha, dtype)
+        if mode == "ncr":  # eq. (11) on the full basis (subspace_dim None)
+            beta = ridge_ncr_coef(st.M, st.R, A, alpha)
         else:
             w = ridge_lla_weights(st.M, st.R, alpha) if own else w_given
             beta = A @ w

@@ -16,8 +16,10 @@
   predictions on new points. ``NystromKernelRidge(gsa_solver='woodbury')`` solves (3)
   directly with Woodbury solves instead (same α̂; a test checks it).
 * ``'ncr'`` — Nyström computational regularisation (§II-F): f restricted to span(C_H). For KRR
-  the closed form (11) β = (K_mn K_nm + λ₀K_mm)^† K_mn y; for the other machines NCR *is* LLA with
-  the full standard basis (Proposition 2), and that is how it is computed.
+  the closed form (11) β = (K_mn K_nm + λ₀K_mm)^† K_mn y, which equals A ŵ with LLA's weights on
+  the full standard basis (Proposition 2; M shares K_mm's null space). Every machine computes
+  NCR so, from the features' Gram matrix: forming M + λ₀K_mm and its pseudo-inverse carried
+  M's rounding amplified by cond(K_mm).
 * ``'spa'`` — subspace projection (§III-A, problem (6)): the dual problem solved with the
   projected Gram matrix K̃ = FFᵀ (for the SVM an n×n precomputed kernel — a reference, not a
   scalable path; for KRR a Woodbury solve).
@@ -880,7 +882,7 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
                 rg = Ridge(alpha=alpha, fit_intercept=self.fit_intercept).fit(
                     features(src, self.basis_.A), Y, sample_weight=sample_weight)
                 w_given = rg.coef_.reshape(Y.shape[1], -1).T
-            res = ridge_nystrom(mode, src, self.basis_.A, self.basis_.Kmm, Yc, ybar, sw,
+            res = ridge_nystrom(mode, src, self.basis_.A, Yc, ybar, sw,
                                 weighted, alpha, self.fit_intercept, self.gsa_solver,
                                 tr.dtype, w_given)
             src.release()  # a sketch's K S (n × m) is not kept
