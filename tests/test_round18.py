@@ -198,3 +198,90 @@ def test_ncr_on_every_executor():
                                       sample_weight=torch.tensor(w))
     got = tt.predict(torch.tensor(X)).numpy()
     assert np.linalg.norm(got - want) <= 1e-6 * np.linalg.norm(want)
+
+
+# ------------------------------------------------------------------ LS-SVM dense reference
+@pytest.mark.parametrize("which", ["lssvm", "askls"])
+def test_dense_method_honours_check_rcond(which):
+    # 'dense' tested rcond (and fell back to ridge: bias 6e-11 instead of 0.0667) even with
+    # check_rcond=False, which the docstring says skips the estimate and the fallback
+    import warnings
+
+    from asymkern.lssvm import askls_solve, lssvm_solve
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 2)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    if which == "askls":
+        K = K * (1 + 0.3 * rng.rand(30, 30))
+    solve, fast = (lssvm_solve, "chol") if which == "lssvm" else (askls_solve, "schur")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no IllConditionedWarning: no estimate, no fallback
+        ref = solve(K, y, 1e-6, method=fast, check_rcond=False)
+        got = solve(K, y, 1e-6, method="dense", check_rcond=False)
+    assert not got.fallback and np.isnan(got.rcond)
+    np.testing.assert_allclose(got.bias, ref.bias, rtol=1e-8)
+    # with the check (the default) both fall back, as the paper's rule says
+    with pytest.warns(Warning, match="ill-conditioned"):
+        assert solve(K, y, 1e-6, method="dense").fallback
+
+
+# ------------------------------------------------------------------ Perron–Frobenius 'full'
+def _rotation_trajectory(T=121, seed=0):
+    rng = np.random.RandomState(seed)
+    th = 0.3
+    R = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]]) * 0.97
+    x = np.zeros((T, 2))
+    x[0] = [1, 0]
+    for t in range(1, T):
+        x[t] = R @ x[t - 1] + 0.05 * rng.randn(2)
+    return x[:-1], x[1:]
+
+
+@pytest.mark.parametrize("gamma,alpha", [(0.5, 1e-6), (20.0, 1e-6), (50.0, 1e-6), (0.5, 1.0)])
+def test_perron_frobenius_full_eigenvalues_are_those_of_A(gamma, alpha):
+    # the docstring: the eigenvalues of P̂ are those of A = (G_X + nεI)⁻¹ G_XY; with the
+    # G_XY safeguard on they were those of G_XY^{+δ} A G_XY: 1.5e-3 to O(1) off (a pair
+    # missing at γ = 50, 61 % off at α = 1); after: ≤ 1e-11
+    import warnings
+
+    from asymkern.operators import PerronFrobeniusOperator
+
+    X0, X1 = _rotation_trajectory()
+    n = len(X0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pf = PerronFrobeniusOperator(kernel_params={"gamma": gamma}, alpha=alpha,
+                                     n_components=5).fit(X0, X1)
+    assert pf.lagged_gram_solver_ == "tikhonov"  # the safeguard is on in every case
+
+    def rbf(A, B):
+        return np.exp(-gamma * ((A[:, None] - B[None]) ** 2).sum(-1))
+
+    A = np.linalg.solve(rbf(X0, X0) + n * alpha * np.eye(n), rbf(X0, X1))
+    lam = np.linalg.eigvals(A)
+    lam = lam[np.argsort(-np.abs(lam))][:5]
+    dist = max(np.min(np.abs(lam - v)) for v in pf.eigenvalues_)
+    assert dist <= 1e-8 * np.abs(lam[0])
+
+
+def test_perron_frobenius_full_eigenvectors_without_the_safeguard():
+    # G_XY well conditioned (LU): the coefficients w = G_XY⁻¹ v are eigenvectors of the
+    # auxiliary matrix B G_XY = G_XY⁻¹ (G_X + nεI)⁻¹ G_XY G_XY, as before
+    from asymkern.operators import PerronFrobeniusOperator
+
+    X0, X1 = _rotation_trajectory(T=41)
+    n, gamma, alpha = len(X0), 50.0, 1e-6
+    pf = PerronFrobeniusOperator(kernel_params={"gamma": gamma}, alpha=alpha,
+                                 n_components=4).fit(X0, X1)
+    assert pf.lagged_gram_solver_ == "lu"
+
+    def rbf(A, B):
+        return np.exp(-gamma * ((A[:, None] - B[None]) ** 2).sum(-1))
+
+    Gxy = rbf(X0, X1)
+    aux = np.linalg.solve(Gxy, np.linalg.solve(rbf(X0, X0) + n * alpha * np.eye(n), Gxy @ Gxy))
+    W = pf.eigenfunctions_.coef
+    resid = np.linalg.norm(aux @ W - W * pf.eigenvalues_, axis=0) / np.linalg.norm(W, axis=0)
+    assert np.all(resid <= 1e-6), resid

@@ -1047,7 +1047,7 @@ def askls_solve(
                             (v is not None and method != "dense")
                             + (sparse and method != "schur"))
     if method == "dense":
-        return replace(_askls_dense(K, Y2, C_sys, rcond_tol, ridge, v), C=C)
+        return replace(_askls_dense(K, Y2, C_sys, rcond_tol, ridge, v, check_rcond), C=C)
     e = None if v is None else np.sqrt(v)
     if _inner is not None:  # built by the caller on the (scaled) kernel
         inner = _inner
@@ -1269,7 +1269,7 @@ def lssvm_solve(K, Y, C: float | None = None, *, method: str = "chol", rcond_tol
     c = 1.0 / C_sys
     if method == "dense":
         return replace(_lssvm_dense(np.asarray(K.toarray() if sp.issparse(K) else K), Y2,
-                                    C_sys, rcond_tol, ridge, v), C=C)
+                                    C_sys, rcond_tol, ridge, v, check_rcond), C=C)
     e = None if v is None else np.sqrt(v)
     if e is not None and _inner is None:
         K, overwrite_K = _scale_kernel(K, e), True  # a fresh matrix of our own
@@ -1520,13 +1520,24 @@ def askls_kkt_matrix(K, y, C: float | None = None, sample_weight=None, *,
     return A
 
 
-def _dense_with_fallback(A, rhs, rcond_tol, ridge):
+def _dense_with_fallback(A, rhs, rcond_tol, ridge, check_rcond=True):
+    """LU solve of A x = rhs; below ``rcond_tol`` (1-norm estimate) the ridge fallback, unless
+    ``check_rcond`` is False (then no estimate, rcond NaN, and only an exactly singular LU
+    falls back), as the structured solvers do (:func:`_solve_bordered`)."""
     lu = sla.lu_factor(A, check_finite=False)
-    anorm = np.abs(A).sum(axis=0).max()
-    gecon = sla.get_lapack_funcs("gecon", (A,))
-    rcond, _ = gecon(lu[0], anorm, norm="1")
-    if rcond > rcond_tol and np.all(lu[0].diagonal() != 0):
-        return sla.lu_solve(lu, rhs, check_finite=False), float(rcond), False
+    nonsingular = bool(np.all(lu[0].diagonal() != 0))
+    if not check_rcond:
+        rcond = np.nan if nonsingular else 0.0
+        if nonsingular:
+            x = sla.lu_solve(lu, rhs, check_finite=False)
+            if np.all(np.isfinite(x)):
+                return x, rcond, False
+    else:
+        anorm = np.abs(A).sum(axis=0).max()
+        gecon = sla.get_lapack_funcs("gecon", (A,))
+        rcond, _ = gecon(lu[0], anorm, norm="1")
+        if rcond > rcond_tol and nonsingular:
+            return sla.lu_solve(lu, rhs, check_finite=False), float(rcond), False
     if ridge is None or ridge <= 0:
         raise np.linalg.LinAlgError(f"singular system (rcond={rcond:.2e})")
     warnings.warn(
@@ -1538,7 +1549,7 @@ def _dense_with_fallback(A, rhs, rcond_tol, ridge):
     return x, float(rcond), True
 
 
-def _askls_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
+def _askls_dense(K, Y2, C, rcond_tol, ridge, v=None, check_rcond=True) -> Solution:
     """Reference: LU of eq. (6) per label column (no signed-coefficient trick); for weights v
     the scaled system of the module notes (kernel S K S, borders S y, x = S x′), so that the
     rcond check and the ridge fallback see the system the fast solvers see."""
@@ -1559,15 +1570,15 @@ def _askls_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
         A[2:n + 2, 0] *= e
         A[n + 2:, 1] *= e
         rhs = np.concatenate([[0.0, 0.0], scale, scale])
-        x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
-        rc, fb = min(rc, r), fb or f
+        x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge, check_rcond)
+        rc, fb = (r if np.isnan(r) else min(rc, r)), fb or f
         b[:, j] = x[:2]
         a[:, j] = x[2:n + 2] * y * e
         be[:, j] = x[n + 2:] * y * e
     return Solution(b, [a, be], C, rc, fb, {"method": "dense"})
 
 
-def _lssvm_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
+def _lssvm_dense(K, Y2, C, rcond_tol, ridge, v=None, check_rcond=True) -> Solution:
     """Reference: LU of the (n + 1) system of eq. (4); for weights v the scaled system of the
     module notes ([[0, eᵀ], [e, S K S + I/C]], e = √v, α = S x′), as the fast solvers see it."""
     n = K.shape[0]
@@ -1577,7 +1588,7 @@ def _lssvm_dense(K, Y2, C, rcond_tol, ridge, v=None) -> Solution:
     A[1:, 0] = e
     A[1:, 1:] = e[:, None] * K * e + np.diag(np.full(n, 1.0 / C))
     rhs = np.vstack([np.zeros((1, Y2.shape[1])), e[:, None] * Y2])
-    x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge)
+    x, r, f = _dense_with_fallback(A, rhs, rcond_tol, ridge, check_rcond)
     return Solution(x[:1], [e[:, None] * x[1:]], C, r, f, {"method": "dense"})
 
 

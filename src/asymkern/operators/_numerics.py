@@ -377,7 +377,7 @@ def _arpack_top(A, k: int):
     return lam, W
 
 
-def auxiliary_eig(G, A, k: int, owner: str):
+def auxiliary_eig(G, A, k: int, owner: str, lift=None, floor: float = 0.0):
     """Top-k eigenpairs of the auxiliary matrix A = B C with eigenfunctions k(·, X) w on the
     samples of G, post-processed exactly as :func:`asymkern.linalg.eig_auxiliary` does.
 
@@ -386,7 +386,12 @@ def auxiliary_eig(G, A, k: int, owner: str):
     and G are never held at once). For n ≤
     :data:`ARPACK_MIN_PAIRS` the dense eigenproblem runs on the arrays' device; above it ARPACK
     runs on the host with its products A·v on the device (:func:`_arpack_top`), falling back to
-    the dense solver when ARPACK does not converge. The k×k Gram matrix Wᴴ G W of the kept
+    the dense solver when ARPACK does not converge. ``lift`` (optional, an executor's
+    ``V ↦ L V``) maps the eigenvectors v of A to those of a similar matrix L A L⁻¹ before they
+    are normalised: the eigenpairs (λ, L v) of a matrix whose own eigenproblem is worse
+    conditioned than A's. Eigenvalues of modulus at most 1e-12·|λ₁| or ``floor`` (A's
+    rounding level, when the caller knows it) are numerically zero: their eigenpairs are
+    dropped. The k×k Gram matrix Wᴴ G W of the kept
     eigenvectors (computed on the device) is all the normalisation, cluster orthonormalisation
     and zero-norm test need; the same product G W gives the eigenfunctions' values at the
     samples, on which :func:`value_phases` fixes each one's sign (complex phase). Returns the
@@ -427,7 +432,7 @@ def auxiliary_eig(G, A, k: int, owner: str):
 
     lam, W = top(k)
     scale = max(abs(lam[0]), 1e-300)
-    small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
+    small = np.flatnonzero(np.abs(lam) <= max(1e-12 * scale, floor))
     if abs(lam[0]) == 0 or small.size:  # the numpy path retries with every nonzero eigenpair
         # every eigenvalue, as top(n) returns them (real when top(n)'s would be), decides
         # where the nonzero ones end; only their eigenvectors are then extracted (top(n)'s
@@ -436,7 +441,7 @@ def auxiliary_eig(G, A, k: int, owner: str):
         if np.all(np.abs(lam.imag) <= 1e-8 * max(abs(lam[0]), 1e-300)):  # _real_if_close
             lam = lam.real
         scale = max(abs(lam[0]), 1e-300)
-        small = np.flatnonzero(np.abs(lam) <= 1e-12 * scale)
+        small = np.flatnonzero(np.abs(lam) <= max(1e-12 * scale, floor))
         if small.size and small[0] > 0:
             lam, W = top(int(small[0]))
         else:
@@ -444,6 +449,8 @@ def auxiliary_eig(G, A, k: int, owner: str):
         clip_count(k, lam.size, "n_components", "the numerical rank of the operator",
                    owner=owner)
     found_by.pop("W", None)  # the n×n eigenvectors of the dense solver, freed
+    if lift is not None:
+        W = _lifted(lift, W, ops, A)
     if callable(G):
         G = G()
     Wd = ops.from_host(W, G, W.dtype)
@@ -459,6 +466,17 @@ def auxiliary_eig(G, A, k: int, owner: str):
     C = W @ T
     # the sign (phase) rule on the eigenfunctions' values at the samples, G C = (G W) T
     return lam, C * value_phases(GW @ T), found_by["solver"]
+
+
+def _lifted(lift, W, ops, like):
+    """``lift`` applied to the host n×k eigenvectors W on the executor of ``like`` (the real
+    and imaginary parts of complex eigenvectors separately: the solvers are real)."""
+    def real(V):
+        return ops.to_host(lift(ops.from_host(np.ascontiguousarray(V), like, np.float64)))
+
+    if np.iscomplexobj(W):
+        return real(W.real) + 1j * real(W.imag)
+    return real(W)
 
 
 def _gram_times(G, W, dtype):

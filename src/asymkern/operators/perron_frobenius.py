@@ -49,9 +49,13 @@ class PerronFrobeniusOperator(_TransferOperator):
         B_δ = G_ΦΨ^{+δ} (G_Φ + nεI)⁻¹ G_ΦΨ,  G_ΦΨ^{+δ} = (G_ΦΨᵀG_ΦΨ + δ²I)⁻¹G_ΦΨᵀ
             = V diag(σ_i/(σ_i² + δ²)) Uᵀ  (SVD G_ΦΨ = U diag(σ) Vᵀ),
 
-    which keeps the directions with σ ≫ δ exactly and damps the numerically null ones
-    (every eigenvalue then satisfies ``|λ|`` ≤ ‖A‖₂). ``lagged_gram_solver_`` is ``'lu'`` or
-    ``'tikhonov'``. Eigenfunctions whose RKHS norm is numerically zero are dropped with a warning.
+    which keeps the directions with σ ≫ δ exactly and damps the numerically null ones. The
+    eigenvalues are always those of A, from A's own eigenproblem (as conditioned as the Koopman
+    estimator's), and only the eigenfunctions' coefficients w = G_ΦΨ^{+δ} v go through the
+    regularised inverse (the eigenvalues of B_δ G_ΦΨ, which the fit used to report, were 1e-3
+    to O(1) off those of A whenever the safeguard was on). ``lagged_gram_solver_`` is
+    ``'lu'`` or ``'tikhonov'``. Eigenvalues below A's rounding level (n·eps·cond(G_Φ + nεI)·‖A‖₁)
+    and eigenfunctions whose RKHS norm is numerically zero are dropped, with a warning.
 
     **Reduced-rank estimators** (``estimator='pcr'`` or ``'rrr'``, rank r = ``rank``). The
     Perron–Frobenius operator is the adjoint of the Koopman operator; in the RKHS its embedded
@@ -258,14 +262,27 @@ class PerronFrobeniusOperator(_TransferOperator):
         else:
             B = PerronFrobeniusRepresentation.lazy((n, n), source)
         self.operator_ = EmpiricalOperator(self.kernel_, X0, self.kernel_, X1, B)
-        A = solver.solve(gsolver.solve(Gxy @ Gxy))  # B G_XY (auxiliary matrix)
+        # the auxiliary matrix B G_XY = G_XY⁻¹ M G_XY is similar to M = (G_X + nεI)⁻¹ G_XY:
+        # its eigenvalues are M's and its eigenvectors G_XY⁻¹ v for M v = λ v. M's
+        # eigenproblem is as well conditioned as Koopman's; G_XY⁻¹ (regularised when G_XY is
+        # ill-conditioned) only maps the eigenvectors, so the safeguard never moves λ (formed
+        # as G_XY^{+δ} M G_XY, the eigenvalues were 1e-3 to O(1) off eig(M))
+        M = gsolver.solve(Gxy)
+        # M's rounding level: a backward-stable solve errs by eps·cond(G_X + nεI)·‖M‖, with
+        # cond ≤ (‖G_X‖ + nε)/(nε); eigenvalues below it are noise (A_δ's filter used to damp
+        # them: the trajectory's repeated states give M such eigenvalues near 1e-11)
+        floor = 0.0
+        if shift > 0:
+            gnorm = float(abs(G).sum(0).max())
+            floor = n * float(np.finfo(np.float64).eps) * (gnorm + shift) / shift * float(
+                abs(M).sum(0).max())
         formed: dict = {}
 
         def out_gram():  # k(Y, Y), formed once the eigensolver's n×n arrays are freed
             formed["out"] = gram("out")
             return formed["out"]
 
-        self._finish_full(out_gram, A, X1, n)
+        self._finish_full(out_gram, M, X1, n, lift=solver.solve, floor=floor)
         if host:
             self.operator_._cache.update({"in": G, "out": formed["out"], "cross": Gxy})
         return self
@@ -285,8 +302,10 @@ class PerronFrobeniusOperator(_TransferOperator):
         warnings.warn(
             f"the time-lagged Gram matrix G_XY ({n}×{n}) is ill-conditioned (rcond={rcond:.2e} "
             f"< {self.RCOND_MIN:.1e}){how} ({n_damped} of {n} singular values of G_XY are below "
-            f"{below}). Typical causes: samples that are not a trajectory, repeated states, a "
-            f"large kernel bandwidth{advice}", IllConditionedLaggedGramWarning,
+            f"{below}) in the eigenfunctions and the operator; the eigenvalues, those of "
+            "(G_X + nεI)⁻¹G_XY, are not affected. Typical causes: samples that are not a "
+            f"trajectory, repeated states, a large kernel bandwidth{advice}",
+            IllConditionedLaggedGramWarning,
             stacklevel=stacklevel)
 
     def _set_reduced(self, kind: str, U, V, Cyx, H, X0, X1):

@@ -291,14 +291,16 @@ class _TransferOperator(_OperatorEstimator):
         self.timescales_ = ts
         return self
 
-    def _finish_full(self, G_out, A, X_out, n: int):
+    def _finish_full(self, G_out, A, X_out, n: int, lift=None, floor: float = 0.0):
         """The top eigenpairs of a 'full' estimator from its auxiliary matrix A (n×n, Prop. 3.8
         of Mollenhauer, Schuster, Klus and Schütte, 2020) and the Gram matrix G_out of the
         samples X_out (host) its eigenfunctions live on; A and G_out on any executor (G_out
-        may be a callable that forms it after the eigensolver, see :func:`auxiliary_eig`)."""
+        may be a callable that forms it after the eigensolver, see :func:`auxiliary_eig`);
+        ``lift`` maps A's eigenvectors to the coefficients, and eigenvalues up to ``floor``
+        are numerically zero (:func:`auxiliary_eig`)."""
         k = _clip_components(self, n, "the number of time-lagged pairs")
         try:
-            lam, C, used = auxiliary_eig(G_out, A, k, type(self).__name__)
+            lam, C, used = auxiliary_eig(G_out, A, k, type(self).__name__, lift, floor)
         except ValueError as exc:
             if "numerically zero RKHS norm" not in str(exc):
                 raise
