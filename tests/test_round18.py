@@ -285,3 +285,60 @@ def test_perron_frobenius_full_eigenvectors_without_the_safeguard():
     W = pf.eigenfunctions_.coef
     resid = np.linalg.norm(aux @ W - W * pf.eigenvalues_, axis=0) / np.linalg.norm(W, axis=0)
     assert np.all(resid <= 1e-6), resid
+
+
+# ------------------------------------------------------------------ CLI
+def test_embed_refuses_to_overwrite_its_input(tmp_path, capsys, monkeypatch):
+    # `embed same.csv --out same.csv` exited 0 and replaced the edge list by the embedding
+    from asymkern.cli import main
+
+    edges = tmp_path / "same.csv"
+    text = "0,1\n1,2\n2,0\n2,3\n3,4\n4,0\n"
+    edges.write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert main(["embed", str(edges), "--out", "./same.csv", "-r", "2"]) == 2
+    assert "is the input file" in capsys.readouterr().err
+    assert edges.read_text() == text
+    assert main(["embed", str(edges), "--out", str(tmp_path / "emb.csv"), "-r", "2"]) == 0
+
+
+# ------------------------------------------------------------------ KernelSVD median bandwidth
+def _weighted_sets():
+    rng = np.random.RandomState(0)
+    X, Z = rng.randn(40, 3), rng.randn(30, 3)
+    X[:10] += 6.0  # ten far-away rows, given weight 0
+    w = np.ones(40)
+    w[:10] = 0.0
+    w[10:15] = 3.0
+    return X, Z, w
+
+
+@pytest.mark.parametrize("bw", ["median", "auto"])
+@pytest.mark.parametrize("executor", ["numpy", "torch"])
+def test_data_driven_bandwidth_follows_the_sample_weights(bw, executor):
+    # the median ignored the weights: bandwidth 2.590 for the weighted fit against 2.224 for
+    # the rows repeated (0.54 apart in transform), though a weight 0 removes the row and an
+    # integer weight repeats it (KernelSVD's Notes)
+    X, Z, w = _weighted_sets()
+    kw = dict(n_components=3, kernel="rbf", kernel_params={"bandwidth": bw}, solver="dense")
+    if executor == "torch":
+        pytest.importorskip("torch")
+        kw["device"] = "cpu"
+    rep = np.repeat(np.arange(40), w.astype(int))
+    a = KernelSVD(**kw).fit(X, Z=Z, sample_weight=w)
+    c = KernelSVD(**kw).fit(X[rep], Z=Z)
+    assert a.bandwidth_ == pytest.approx(c.bandwidth_, rel=1e-12)
+    np.testing.assert_allclose(a.singular_values_, c.singular_values_, rtol=1e-10)
+
+
+def test_unweighted_median_bandwidth_is_unchanged():
+    from asymkern.decomposition.ksvd import median_bandwidth
+    from asymkern.kernels.base import neg_scaled_sq_dists
+
+    rng = np.random.default_rng(3)
+    X, Z = rng.standard_normal((700, 4)), rng.standard_normal((600, 4))
+    # unit weights draw the same ≤ 500 rows and give the plain median
+    assert median_bandwidth(X, Z) == median_bandwidth(X, Z, wx=np.ones(700), wz=np.ones(600))
+    small_x, small_z = X[:50], Z[:40]
+    D = np.sqrt(-neg_scaled_sq_dists(small_x, small_z, 1.0))
+    assert median_bandwidth(small_x, small_z) == pytest.approx(np.median(D), rel=1e-14)

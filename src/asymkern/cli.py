@@ -483,6 +483,10 @@ def cmd_embed(args) -> int:
         raise InputError(f"--out must be a file name ending in .npz or .csv, got "
                          f"{args.out!r}")
     check_output_file(out)
+    source = Path(args.input)
+    if out.exists() and source.exists() and os.path.samefile(out, source):
+        raise InputError(f"--out {args.out!r} is the input file; writing the embedding there "
+                         "would destroy the input: give another file name")
     _check_kernel_options(args)
     reverse = args.edge_direction == "dst-src"
     notes: list[str] = []

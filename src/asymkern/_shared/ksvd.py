@@ -14,15 +14,37 @@ from ..kernels.base import neg_scaled_sq_dists
 AUTO_BANDWIDTH_FACTOR = 8.0
 
 
-def median_sample_indices(n: int, m: int, n_samples: int = 500):
-    """The rows of X and Z that :func:`median_bandwidth` uses (fixed seed, sorted)."""
+def median_sample_indices(n: int, m: int, n_samples: int = 500, wx=None, wz=None):
+    """The rows of X and Z that :func:`median_bandwidth` uses (fixed seed, sorted): at most
+    ``n_samples`` of each set, drawn among the rows of positive weight ``wx`` / ``wz`` (a row
+    of weight 0 is not in the sample, as it is not in the weighted problem)."""
     rng = np.random.default_rng(0)
-    i = np.sort(rng.choice(n, min(n_samples, n), replace=False))
-    j = np.sort(rng.choice(m, min(n_samples, m), replace=False))
+
+    def draw(count, w):
+        if w is None:
+            return np.sort(rng.choice(count, min(n_samples, count), replace=False))
+        pos = np.flatnonzero(np.asarray(w) > 0)
+        return pos[np.sort(rng.choice(pos.size, min(n_samples, pos.size), replace=False))]
+
+    i = draw(n, wx)
+    j = draw(m, wz)
     return i, j
 
 
-def median_bandwidth(X, Z, n_samples: int = 500) -> float:
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
+    """The median of ``values`` taken ``weights`` times: for integer weights exactly
+    ``np.median`` of the repeated values (the mean of the two middle ones for an even total),
+    for real weights the same rule on the cumulative weights."""
+    order = np.argsort(values, kind="stable")
+    v, c = values[order], np.cumsum(weights[order])
+    total = float(c[-1])
+    lo, hi = np.floor((total - 1) / 2), np.ceil((total - 1) / 2)
+    at = np.searchsorted(c, [lo, hi], side="right")  # first k with c_k > position
+    at = np.minimum(at, v.size - 1)
+    return float(0.5 * (v[at[0]] + v[at[1]]))
+
+
+def median_bandwidth(X, Z, n_samples: int = 500, wx=None, wz=None) -> float:
     """Median Euclidean distance ‖x_i − z_j‖ between the rows of X and of Z.
 
     The standard median heuristic for the bandwidth γ of κ(x, z) = exp(−‖x − z‖²/γ²) (Tao et al.
@@ -34,24 +56,38 @@ def median_bandwidth(X, Z, n_samples: int = 500) -> float:
     ``euclidean_distances`` gave 2.83 instead of 2.16 for unit-normal data at an offset of 1e8,
     and 22.6 at 1e9).
 
+    With sample weights ``wx`` (rows of X) and ``wz`` (rows of Z), the median of the pairs'
+    distances is weighted by w_i·v_j over the rows of positive weight (:func:`weighted_median`),
+    so that a weight 0 removes the row and, for sets of at most ``n_samples`` rows, an integer
+    weight equals repeating it, as in the weighted KSVD the bandwidth is chosen for.
+
     Parameters
     ----------
     X : (n, d) array or sparse matrix.  Z : (m, d) array or sparse matrix.
     n_samples : int, default 500
+    wx, wz : (n,) and (m,) arrays of weights ≥ 0, optional
 
     Returns
     -------
     float
     """
-    i, j = median_sample_indices(X.shape[0], Z.shape[0], n_samples)
+    i, j = median_sample_indices(X.shape[0], Z.shape[0], n_samples, wx, wz)
     with np.errstate(over="ignore"):
         D = np.sqrt(-neg_scaled_sq_dists(X[i], Z[j], 1.0), dtype=np.float64)
-    D = D[np.isfinite(D) & (D > 0)]
-    return float(np.median(D)) if D.size else 1.0
+    keep = np.isfinite(D) & (D > 0)
+    if not keep.any():
+        return 1.0
+    if wx is None and wz is None:
+        return float(np.median(D[keep]))
+    a = np.ones(i.size) if wx is None else np.asarray(wx, dtype=np.float64)[i]
+    b = np.ones(j.size) if wz is None else np.asarray(wz, dtype=np.float64)[j]
+    W = a[:, None] * b[None, :]
+    return weighted_median(D[keep], W[keep])
 
 
-def _resolve_bandwidth(params: dict, X, Z) -> tuple[dict, float | None]:
-    """Replace ``bandwidth='auto'`` / ``'median'`` by a number computed from the two sets."""
+def _resolve_bandwidth(params: dict, X, Z, wx=None, wz=None) -> tuple[dict, float | None]:
+    """Replace ``bandwidth='auto'`` / ``'median'`` by a number computed from the two sets
+    (weighted by the sample weights ``wx``, ``wz`` when given: :func:`median_bandwidth`)."""
     bw = params.get("bandwidth")
     if not isinstance(bw, str):
         return params, None
@@ -61,7 +97,7 @@ def _resolve_bandwidth(params: dict, X, Z) -> tuple[dict, float | None]:
                          f"'median', got {bw!r}")
     if params.get("gamma") is not None:
         raise ValueError("give either gamma or bandwidth, not both")
-    value = median_bandwidth(X, Z)
+    value = median_bandwidth(X, Z, wx=wx, wz=wz)
     if key == "auto":
         value *= AUTO_BANDWIDTH_FACTOR
     return {**params, "bandwidth": value}, value

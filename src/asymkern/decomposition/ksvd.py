@@ -213,8 +213,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     kernel_params : dict, optional
         Constructor arguments of the named kernel (e.g. ``{'gamma': 0.5}``). For the kernels with
         a ``bandwidth`` (rbf, sne), ``{'bandwidth': 'median'}`` sets γ to the median distance
-        between the two training sets (:func:`median_bandwidth`) and ``{'bandwidth': 'auto'}``
-        to :data:`AUTO_BANDWIDTH_FACTOR` times it; the value used is ``bandwidth_``.
+        between the two training sets (:func:`median_bandwidth`; weighted by ``sample_weight``
+        and ``sample_weight_Z`` when given, so a weight 0 removes the row from it too) and
+        ``{'bandwidth': 'auto'}`` to :data:`AUTO_BANDWIDTH_FACTOR` times it; the value used is
+        ``bandwidth_``. At most 500 rows of each set enter the median, drawn with a fixed seed
+        by position (so for larger sets the value depends on the rows' order, by a few %).
     center : bool, default False
         Centre both feature maps on the training sets (G̃ = H_n G H_m, §2).
     compat : {'pca', 'polar', 'pinv', 'random', 'a0', 'a1', 'a1c', 'a2'}, array or None
@@ -760,12 +763,23 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Xv, Zv = _owned(Xv, X, Z), _owned(Zv, X, Z)
         self.X_fit_, self.Z_fit_ = Xv, Zv
         if auto_bw:
-            params, self.bandwidth_ = _resolve_bandwidth(dict(self.kernel_params), Xv, Zv)
+            wx, wz = self._bandwidth_weights(sample_weight, sample_weight_Z, Xv, Zv)
+            params, self.bandwidth_ = _resolve_bandwidth(dict(self.kernel_params), Xv, Zv,
+                                                         wx, wz)
             self.kernel_ = get_kernel(self.kernel, **params)
         G = KernelMatrix(
             self.kernel_, Xv, Zv, center=False, working_memory=self.working_memory
         )
         self._fit_matrix(G, G.shape, sample_weight, sample_weight_Z)
+
+    @staticmethod
+    def _bandwidth_weights(sample_weight, sample_weight_Z, Xv, Zv):
+        """The validated host weights of the two sets for the data-driven bandwidth (None
+        where not given): the median is taken over the weighted problem's pairs."""
+        n, m = int(Xv.shape[0]), int(Zv.shape[0])
+        return (check_weights(_host(sample_weight), n, "sample_weight", "row of X (row of G)"),
+                check_weights(_host(sample_weight_Z), m, "sample_weight_Z",
+                              "row of Z (column of G)"))
 
     def _check_square_fit(self, A: np.ndarray, sample_weight, sample_weight_Z) -> None:
         """``fit(A)`` with a dense square A: the budget check of the solve before the sets.
@@ -867,9 +881,11 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 Xv, Zv = (ex.data(Xh, "X", copy=True, like=Xv),
                           ex.data(Zh, "Z", copy=True, like=Xv))
             if auto_bw:  # the in-memory heuristic on the same ≤ 500 rows per side
-                i, j = median_sample_indices(int(Xv.shape[0]), int(Zv.shape[0]))
+                wx, wz = self._bandwidth_weights(sample_weight, sample_weight_Z, Xv, Zv)
+                i, j = median_sample_indices(int(Xv.shape[0]), int(Zv.shape[0]), wx=wx, wz=wz)
                 params, self.bandwidth_ = _resolve_bandwidth(
-                    dict(self.kernel_params or {}), ops.rows(Xv, i), ops.rows(Zv, j))
+                    dict(self.kernel_params or {}), ops.rows(Xv, i), ops.rows(Zv, j),
+                    None if wx is None else wx[i], None if wz is None else wz[j])
                 self.kernel_ = get_kernel(self.kernel, **params)
             G = ex.kernel_matrix(self.kernel_, Xv, Zv, working_memory=self.working_memory)
             self.X_fit_, self.Z_fit_ = Xv, Zv
