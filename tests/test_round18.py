@@ -342,3 +342,42 @@ def test_unweighted_median_bandwidth_is_unchanged():
     small_x, small_z = X[:50], Z[:40]
     D = np.sqrt(-neg_scaled_sq_dists(small_x, small_z, 1.0))
     assert median_bandwidth(small_x, small_z) == pytest.approx(np.median(D), rel=1e-14)
+
+
+# ------------------------------------------------------------------ centred operators, wide kernel
+@pytest.mark.parametrize("scale", [1e-3, 1e-4])
+def test_centred_operators_accept_a_wide_kernel(scale):
+    # the centring cancels ~8 digits of K; its rounding (relative to K's entries) was checked
+    # against tolerances of the centred matrix: "not symmetric (6e-16)" or "not PSD (7e-15)"
+    import warnings
+
+    from asymkern.operators import CovarianceOperator, CrossCovarianceOperator, KernelCCA
+
+    X = np.random.RandomState(0).randn(100, 2) * scale
+    Y = np.sin(X[:, :1] / scale)
+    n = len(X)
+    G = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    H = np.eye(n) - 1.0 / n
+    Gc = H @ G @ H
+    ref = np.linalg.eigvalsh((Gc + Gc.T) / 2)[::-1][:2] / n
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # rank-deficiency warnings of the wide kernel
+        cov = CovarianceOperator(n_components=2, center=True).fit(X)
+        CrossCovarianceOperator(n_components=2, center=True).fit(X, Y)
+        KernelCCA(n_components=2).fit(X, Y)
+    # the centred eigenvalues carry the centring's rounding, eps·n relative to K's scale
+    np.testing.assert_allclose(cov.eigenvalues_, ref, rtol=1e-5)
+
+
+def test_centred_operators_still_refuse_an_asymmetric_kernel():
+    from asymkern.operators import CovarianceOperator
+
+    X = np.random.RandomState(0).randn(50, 2)
+
+    def k(A, B=None):
+        B = A if B is None else B
+        d = A[:, None] - B[None]
+        return np.exp(-(d**2).sum(-1)) * (1 + 0.1 * np.tanh(d[..., 0]))
+
+    with pytest.raises(ValueError, match="not symmetric"):
+        CovarianceOperator(kernel=k, n_components=2, center=True).fit(X)

@@ -468,9 +468,24 @@ def _max_asymmetry(G) -> float:
 _PANEL_ENTRIES = 1 << 20  # 8 MiB of float64 per temporary panel
 
 
-def _check_gram(G, name: str):
+def symmetrize_in_place(G):
+    """G ← (G + Gᵀ)/2 for a square array of any executor that the caller owns, in row panels
+    of at most ``_PANEL_ENTRIES`` entries (no temporary the size of G). Used on doubly centred
+    Gram matrices: the centring's rounding (relative to the uncentred entries) leaves them
+    asymmetric by more than their own scale allows when the centring cancels most digits."""
+    m = G.shape[0]
+    step = max(1, _PANEL_ENTRIES // max(m, 1))
+    for i in range(0, m, step):
+        j = min(i + step, m)
+        avg = (G[i:j, i:] + G[i:, i:j].T) / 2
+        G[i:j, i:] = avg
+        G[i:, i:j] = avg.T
+    return G
+
+
+def _check_gram(G, name: str, noise: float = 0.0):
     """G as a float64 array of its executor, refused unless square, non-empty, finite and
-    symmetric (to 1e-10 relative)."""
+    symmetric (to 1e-10 relative, or to 10× the entries' rounding level ``noise``)."""
     ops = ops_of(G)
     G = np.asarray(G) if ops is NUMPY else G
     _check_real_dtype(ops.dtype(G), name)
@@ -483,14 +498,15 @@ def _check_gram(G, name: str):
     G = ops.astype(G, np.float64)
     scale = max(float(G.max()), -float(G.min()))
     asym = _max_asymmetry(G)
-    if scale > 0 and asym > 1e-10 * scale:
+    if scale > 0 and asym > max(1e-10 * scale, 10.0 * noise):
         raise ValueError(f"{name} is not symmetric (max |G - Gᵀ| = {asym:.3g}); operator "
                          "decompositions in Mollenhauer et al. (2020) need a symmetric positive "
                          "semi-definite kernel")
     return G
 
 
-def _pivoted_cholesky(G, tol: float, name: str, jitter: float) -> GramFactor:
+def _pivoted_cholesky(G, tol: float, name: str, jitter: float,
+                      noise: float = 0.0) -> GramFactor:
     """The rank-revealing factor G ≈ RᵀR of the executor's primitive ``pivoted_cholesky``,
     refused when the Schur complement it leaves is not numerically zero (G not PSD)."""
     ops = ops_of(G)
@@ -508,7 +524,7 @@ def _pivoted_cholesky(G, tol: float, name: str, jitter: float) -> GramFactor:
     E = G @ Z - R.T @ (R @ Z)
     err = float(np.max(ops.col_norms(E) / np.linalg.norm(Zh, axis=0)))
     diag = G.diagonal()
-    bound = 10.0 * max(m - r, 1) * tol + 1e3 * m * EPS * float(diag.max())
+    bound = 10.0 * max(m - r, 1) * tol + 1e3 * m * max(EPS * float(diag.max()), noise)
     resid_diag = diag - ops.col_dots(R, R)
     if err > bound or float(resid_diag.min()) < -bound:
         raise ValueError(f"{name} is not positive semi-definite (pivoted Cholesky leaves a "
@@ -520,7 +536,7 @@ def _pivoted_cholesky(G, tol: float, name: str, jitter: float) -> GramFactor:
 
 
 def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str = "auto",
-              name: str = "G", warn: bool = True) -> GramFactor:
+              name: str = "G", warn: bool = True, noise: float = 0.0) -> GramFactor:
     """Kernel QR factorisation Φ = Φ̃ R of the features behind the Gram matrix G (Prop. 3.4).
 
     Parameters
@@ -542,6 +558,11 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
         The name used in messages.
     warn : bool, default True
         Issue the warning of ``'auto'``.
+    noise : float, default 0.0
+        The absolute rounding level of G's entries when it exceeds eps·max diag(G): for a
+        doubly centred H K H, eps·max|K| of the uncentred K (the centring cancels digits, and
+        its rounding is relative to K's entries, not to the centred ones). The symmetry, rank
+        and PSD tolerances are then at least this level (10·noise, m·noise, 1e3·m·noise).
 
     Returns
     -------
@@ -584,7 +605,8 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     >>> F.kind, F.R.shape, bool(np.allclose(F.R.T @ F.R, G_in))
     ('pivoted', (6, 6), True)
     """
-    G = _check_gram(G, name)
+    noise = _check_noise(noise)
+    G = _check_gram(G, name, noise)
     ops = ops_of(G)
     if isinstance(jitter, (bool, np.bool_)) or not isinstance(jitter, numbers.Real):
         raise TypeError(f"jitter must be a real number >= 0, got {jitter!r}")
@@ -597,7 +619,7 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
                         f"{name}", float(jitter > 0))
     if jitter > 0:
         G = ops.add_diag(G, jitter)
-    rtol, tol = _tolerances(G, rtol, name)
+    rtol, tol = _tolerances(G, rtol, name, noise)
     if method == "eigh":
         return _eigh_factor(G, tol, jitter, name)
     if method == "cholesky":
@@ -617,7 +639,7 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
                           info={"rank": m, "dropped": 0})
     # 'auto' / 'pivoted': Cholesky with diagonal pivoting (LAPACK pstrf); it stops at the numerical
     # rank r, so a numerically low-rank Gram matrix costs O(m² r) instead of O(m³)
-    F = _pivoted_cholesky(G, tol, name, jitter)
+    F = _pivoted_cholesky(G, tol, name, jitter, noise)
     if method == "auto" and warn and F.rank < m:
         warnings.warn(
             f"{name} ({m}×{m}) is numerically singular: using a rank-revealing pivoted Cholesky "
@@ -627,7 +649,8 @@ def kernel_qr(G, *, jitter: float = 0.0, rtol: float | None = None, method: str 
     return F
 
 
-def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
+def gram_eigh(G, *, rtol: float | None = None, name: str = "G",
+              noise: float = 0.0) -> GramFactor:
     """Eigendecomposition factor of a PSD Gram matrix, fast when G is numerically low-rank.
 
     A pivoted Cholesky factor G ≈ RᵀR (rank r) is computed first; if r ≤ m/2 the eigenpairs come
@@ -642,6 +665,8 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
         Relative tolerance in [0, 1) (default m·eps).
     name : str, default 'G'
         The name used in error messages.
+    noise : float, default 0.0
+        The absolute rounding level of G's entries (as in :func:`kernel_qr`).
 
     Returns
     -------
@@ -672,11 +697,12 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     >>> F.kind, F.rank
     ('eigh', 2)
     """
-    G = _check_gram(G, name)
+    noise = _check_noise(noise)
+    G = _check_gram(G, name, noise)
     _check_route_memory(G, "gram_eigh", G.shape[0], f"gram_eigh of the {G.shape[0]}×"
                         f"{G.shape[0]} matrix {name}")
-    _, tol = _tolerances(G, rtol, name)
-    F = _pivoted_cholesky(G, tol, name, 0.0)
+    _, tol = _tolerances(G, rtol, name, noise)
+    F = _pivoted_cholesky(G, tol, name, 0.0, noise)
     if F.rank <= G.shape[0] // 2:
         _, s, Vt = ops_of(G).svd(F.R)
         return GramFactor.from_eigh(s**2, Vt.T, rtol=tol / max(float(s[0]) ** 2, 1e-300),
@@ -684,15 +710,25 @@ def gram_eigh(G, *, rtol: float | None = None, name: str = "G") -> GramFactor:
     return _eigh_factor(G, tol, name=name)
 
 
-def _tolerances(G, rtol: float | None, name: str) -> tuple:
+def _tolerances(G, rtol: float | None, name: str, noise: float = 0.0) -> tuple:
     """(rtol, tol): the relative tolerance of the rank rules (default m·eps) and the absolute
-    one, rtol·max diag(G); G is refused when its diagonal is not positive."""
+    one, rtol·max diag(G), at least m·``noise`` (the entries' rounding level); G is refused
+    when its diagonal is not positive."""
     rtol = _check_rtol(rtol)
     dmax = float(G.diagonal().max())
     if dmax <= 0:
         raise ValueError(f"{name} has a non-positive diagonal: every feature is the zero function")
     rtol = G.shape[0] * EPS if rtol is None else rtol
-    return rtol, rtol * dmax
+    return rtol, max(rtol * dmax, G.shape[0] * noise)
+
+
+def _check_noise(noise) -> float:
+    """``noise`` as a finite float ≥ 0."""
+    if isinstance(noise, (bool, np.bool_)) or not isinstance(noise, numbers.Real):
+        raise TypeError(f"noise must be a real number >= 0, got {noise!r}")
+    if not (np.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise must be finite and >= 0, got {noise}")
+    return float(noise)
 
 
 def _eigh_factor(G, tol: float, jitter: float = 0.0, name: str = "G") -> GramFactor:

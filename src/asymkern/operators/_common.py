@@ -36,7 +36,7 @@ from .._validation import (
     narrowed,
     renamed_param,
 )
-from ..linalg.operator_svd import SVD_METHODS, svd_qr
+from ..linalg.operator_svd import SVD_METHODS, _max_asymmetry, svd_qr, symmetrize_in_place
 from ._numerics import cholesky_shifted, pinv_spectrum, value_phases
 from .empirical import (
     EmpiricalOperator,
@@ -105,7 +105,7 @@ class _Recomputable:
 
 def _sym_gram(kernel, X, center: bool = False) -> np.ndarray:
     G = gram(kernel, X, what="the Gram matrix of the samples")
-    return _center_gram(G, center, center) if center else G
+    return _centred_in_place(G, True)[0] if center else G
 
 
 class CholeskyInverse(_Recomputable, MatmatOperator):
@@ -531,13 +531,22 @@ def _columns(*counts) -> int:
 
 
 def _centred_in_place(K, center: bool):
-    """(G, m): the Gram matrix K, which the fit owns, doubly centred in place with ``center``
-    (entry by entry :func:`_center_gram`'s G, without its copy), and the column means m of
-    the uncentred K (None without centring) that ``transform`` subtracts."""
+    """(G, m, noise): the Gram matrix K, which the fit owns, doubly centred in place with
+    ``center`` (entry by entry :func:`_center_gram`'s G, without its copy, then made exactly
+    symmetric), the column means m of the uncentred K (None without centring) that
+    ``transform`` subtracts, and the rounding level of G's entries, eps·max|K| (0.0 without
+    centring): the centring's rounding is relative to K's entries, and a wide kernel (or
+    data of small scale) leaves centred entries near 1e-8 of K's, whose symmetry and PSD
+    checks must allow for it (``noise`` of :func:`~asymkern.linalg.kernel_qr`)."""
     if not center:
-        return K, None
+        return K, None, 0.0
     means = K.mean(axis=0)
-    return _center_gram(K, True, True, overwrite=True), means
+    scale = max(float(K.max()), -float(K.min()))
+    noise = float(np.finfo(np.float64).eps) * scale
+    # an asymmetric kernel is left asymmetric, for the decomposition's check to refuse
+    symmetric = _max_asymmetry(K) <= 1e-10 * scale
+    G = _center_gram(K, True, True, overwrite=True)
+    return (symmetrize_in_place(G) if symmetric else G), means, noise
 
 
 def _paired_svd(est, B, op: EmpiricalOperator, factors, n: int) -> tuple:

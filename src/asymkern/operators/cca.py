@@ -8,6 +8,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._backend import ops_of
+from .._shared.operators import gram
 from .._torch import use_torch
 from .._validation import DEPRECATED, check_bool, forgets_previous_fit, renamed_argument
 from ..linalg.operator_svd import gram_eigh
@@ -23,7 +24,6 @@ from ._common import (
     _PreservesFloat32,
     _Recomputable,
     _sample_operator,
-    _sym_gram,
     _transformed,
     check_two_view_memory,
     fit_samples,
@@ -48,7 +48,10 @@ class CCARepresentation(_Recomputable, MatmatOperator):
 
     def _rebuild(self):
         kx, X, ky, Y, center, shift = self._source
-        B = _cca_factors(_sym_gram(kx, X, center), _sym_gram(ky, Y, center), shift)[2]
+        what = "the Gram matrix of the samples"
+        Gx, _, noise_x = _centred_in_place(gram(kx, X, what=what), center)
+        Gy, _, noise_y = _centred_in_place(gram(ky, Y, what=what), center)
+        B = _cca_factors(Gx, Gy, shift, noise=(noise_x, noise_y))[2]
         self.Ux, self.dx, self.Uy, self.dy = B.Ux, B.dx, B.Uy, B.dy
 
     def _apply(self, V):
@@ -60,12 +63,13 @@ class CCARepresentation(_Recomputable, MatmatOperator):
         return self.Ux @ (self.dx[:, None] * (self.Ux.T @ W))
 
 
-def _cca_factors(Gx, Gy, shift: float, source=None):
+def _cca_factors(Gx, Gy, shift: float, source=None, noise=(0.0, 0.0)):
     """The eigen-factors of the (centred) Gram matrices of any executor (rank-revealing
-    pivoted Cholesky first, :func:`~asymkern.linalg.operator_svd.gram_eigh`) and the
-    representation B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} built from them."""
-    Fx = gram_eigh(Gx, name="Gram matrix of X")
-    Fy = gram_eigh(Gy, name="Gram matrix of y")
+    pivoted Cholesky first, :func:`~asymkern.linalg.operator_svd.gram_eigh`, ``noise`` the
+    rounding levels of their entries) and the representation
+    B = (G_Ψ + nεI)^{-1/2} (G_Φ + nεI)^{-1/2} built from them."""
+    Fx = gram_eigh(Gx, name="Gram matrix of X", noise=noise[0])
+    Fy = gram_eigh(Gy, name="Gram matrix of y", noise=noise[1])
     assert Fx.evals is not None and Fy.evals is not None  # gram_eigh sets them
     ops = ops_of(Fx.evals)
     dx = 1.0 / ops.sqrt(Fx.evals + shift)
@@ -197,10 +201,10 @@ class KernelCCA(_PreservesFloat32, _ComponentsOut, TransformerMixin, _OperatorEs
         check_two_view_memory(self, n, fit_samples(s), cca=True)  # the whole fit, before the Grams
         # (centred in place; the column means of the uncentred Gram matrices kept for the
         # training means of the variates, so transform needs no n×n work)
-        Gx, kx_means = _centred_in_place(s.gram("x"), c)
-        Gy, ky_means = _centred_in_place(s.gram("y"), c)
+        Gx, kx_means, noise_x = _centred_in_place(s.gram("x"), c)
+        Gy, ky_means, noise_y = _centred_in_place(s.gram("y"), c)
         source = (kx, X64, ky, Y64, c, n * eps)
-        Fx, Fy, B = _cca_factors(Gx, Gy, n * eps, source=source)
+        Fx, Fy, B = _cca_factors(Gx, Gy, n * eps, source=source, noise=(noise_x, noise_y))
         # the numpy operator: B and the factors of a numpy fit; after a device fit its own
         # methods factorise lazily, with numpy
         rep = B if s.device is None else CCARepresentation.lazy((n, n), source)

@@ -147,9 +147,9 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         s = _operator_samples(self, X, kernel_x=k)
         n = s.n
         check_cov_memory(self, n, fit_samples(s))  # the whole fit, before the Gram matrix
-        G, k_means = _centred_in_place(s.gram("x"), c)  # (centred in place)
+        G, k_means, noise = _centred_in_place(s.gram("x"), c)  # (centred in place)
         B = scaled_identity(n, 1.0 / n)
-        F, lam, coef = self._eig(G, B)
+        F, lam, coef = self._eig(G, B, noise)
         # the eigenfunctions' mean over the samples, which transform subtracts (centred)
         offset = k_means @ coef if c else None
         self.eigenvalues_ = s.fitted(self, lam, coef, offset)
@@ -159,13 +159,14 @@ class CovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixin, _O
         self.n_components_ = int(coef.shape[1])
         return self
 
-    def _eig(self, G, B):
+    def _eig(self, G, B, noise: float = 0.0):
         """The top eigenpairs of Ĉ_XX = Φ B Φᵀ, B = I/n, from the (centred) Gram matrix G of
         any executor: the kernel QR factor G ≈ RᵀR (pivoted Cholesky, its numerical rank) and
         the eigenpairs of R B Rᵀ (Mollenhauer et al., 2020, Cor. 3.6), ``n_components``
         clipped to the ranks. Returns the factor, the eigenvalues and the eigenfunctions'
-        coefficients (centred with ``center``), arrays of G's executor."""
-        F = kernel_qr(G, jitter=self.jitter, name=_NAME_X)
+        coefficients (centred with ``center``), arrays of G's executor; ``noise`` is the
+        rounding level of G's entries (:func:`_centred_in_place`)."""
+        F = kernel_qr(G, jitter=self.jitter, name=_NAME_X, noise=noise)
         res = _clipped_decomposition(self, lambda m: eig_qr(F, B, m), F.rank,
                                      "the numerical rank of the Gram matrix")
         C = _center_coef(res.C) if self.center else res.C
@@ -318,11 +319,12 @@ class CrossCovarianceOperator(_PreservesFloat32, _ComponentsOut, TransformerMixi
         check_two_view_memory(self, n, fit_samples(s))  # the whole fit, before the Grams
         # (centred in place; the column means of the uncentred Gram matrices kept for the
         # training means of the scores)
-        Gx, kx_means = _centred_in_place(s.gram("x"), c)
-        Gy, ky_means = _centred_in_place(s.gram("y"), c)
+        Gx, kx_means, noise_x = _centred_in_place(s.gram("x"), c)
+        Gy, ky_means, noise_y = _centred_in_place(s.gram("y"), c)
         B = scaled_identity(n, 1.0 / n)
-        F = ((kernel_qr(Gx, jitter=self.jitter, name=_NAME_X),
-              kernel_qr(Gy, jitter=self.jitter, name=_NAME_Y)) if self.method == "qr"
+        F = ((kernel_qr(Gx, jitter=self.jitter, name=_NAME_X, noise=noise_x),
+              kernel_qr(Gy, jitter=self.jitter, name=_NAME_Y, noise=noise_y))
+             if self.method == "qr"
              else (None, None))
         self.operator_ = op = _sample_operator(s, B, c, self.jitter, (Gx, Gy), F)
         sv, cu, cv = _paired_svd(self, B, op, F, n)
