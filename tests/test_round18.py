@@ -381,3 +381,29 @@ def test_centred_operators_still_refuse_an_asymmetric_kernel():
 
     with pytest.raises(ValueError, match="not symmetric"):
         CovarianceOperator(kernel=k, n_components=2, center=True).fit(X)
+
+
+def test_cli_option_errors_name_their_subcommand(capsys):
+    from asymkern.cli import main
+
+    assert main(["demo", "--quik"]) == 2
+    assert "demo: unrecognized arguments: --quik" in capsys.readouterr().err
+    # a run's options with no experiment named: an error, not the list and exit 0
+    assert main(["reproduce", "--quick", "--out", "zz"]) == 2
+    assert "without an experiment" in capsys.readouterr().err
+    assert main(["reproduce", "askls-kl", "--list", "-p", "n=1"]) == 2
+    assert main(["reproduce", "--list"]) == 0
+
+
+def test_embed_refuses_kl_gmm_and_hints_another_format(tmp_path, capsys):
+    from asymkern.cli import main
+
+    edges = tmp_path / "e.csv"
+    edges.write_text("0,1\n1,2\n2,0\n")
+    assert main(["embed", str(edges), "--out", str(tmp_path / "o.npz"), "-r", "1",
+                 "--kernel", "kl_gmm"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be used by embed" in err and "expected one of" in err
+    np.savez(tmp_path / "dense.npz", a=np.ones(3))  # an .npz, not a sparse one
+    assert main(["embed", str(tmp_path / "dense.npz"), "--out", str(tmp_path / "o.npz")]) == 2
+    assert "--format npz" not in capsys.readouterr().err  # the format it was read as

@@ -177,7 +177,7 @@ def read_graph_or_matrix(path: Path, fmt: str = "auto", nonnegative: bool = Fals
             path, delimiter=_matrix_delimiter(path, sep), ndmin=2, encoding="utf-8-sig")),
     }
     if fmt in matrix_readers:
-        M = _read(path, *matrix_readers[fmt])
+        M = _read(path, *matrix_readers[fmt], used=fmt)
         if isinstance(M, np.lib.npyio.NpzFile):  # np.load of an .npz archive
             M.close()
             raise InputError(f"{path.name} is an .npz archive, not a .npy array; use --format "
@@ -278,9 +278,9 @@ _MAGIC = ((b"\x93NUMPY", "a .npy array", "npy"), (b"PK\x03\x04", "an .npz (zip) 
           (b"%%MatrixMarket", "a Matrix Market file", "mtx"))
 
 
-def _looks_like(path: Path) -> str:
+def _looks_like(path: Path, used: str | None = None) -> str:
     """What the first bytes of ``path`` say the file is, as a hint for a failed read ('' when
-    they say nothing, or the file cannot be read)."""
+    they say nothing, name the format ``used`` for the read, or the file cannot be read)."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(16)
@@ -288,19 +288,20 @@ def _looks_like(path: Path) -> str:
         return ""
     for magic, what, fmt in _MAGIC:
         if head.startswith(magic):
-            return f" (the file looks like {what}: --format {fmt})"
-    return " (the file looks like text: --format edges or matrix)" if head and all(
-        32 <= b < 127 or b in b"\t\r\n" for b in head.lstrip(b"\xef\xbb\xbf")) else ""
+            return "" if fmt == used else f" (the file looks like {what}: --format {fmt})"
+    text = head and all(32 <= b < 127 or b in b"\t\r\n" for b in head.lstrip(b"\xef\xbb\xbf"))
+    return (" (the file looks like text: --format edges or matrix)"
+            if text and used not in ("edges", "matrix") else "")
 
 
-def _read(path: Path, what: str, load):
+def _read(path: Path, what: str, load, used: str | None = None):
     """``load()``, any failure raised as an :class:`InputError` "cannot read <file> as <what>",
     with what the file's first bytes say it is (:func:`_looks_like`)."""
     try:
         return load()
     except Exception as exc:
         raise InputError(f"cannot read {path.name} as {what}: {_one_line(exc)}"
-                         f"{_looks_like(path)}") from exc
+                         f"{_looks_like(path, used)}") from exc
 
 
 def _umask() -> int:
@@ -438,13 +439,23 @@ def _required_arguments(kernel: str) -> list[str]:
             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
 
+#: kernels whose rows are not points embed can give them -> why
+_EMBED_UNUSABLE = {"kl_gmm": "its rows are Gaussian-mixture parameters (built by "
+                             "asymkern.kernels.divergence.fit_gmm_features), not rows of "
+                             "the input"}
+
+
 def _check_kernel_options(args) -> None:
     from .kernels import KERNELS
 
     name = str(args.kernel).lower()
-    usable = ", ".join(k for k in sorted(KERNELS) if not _required_arguments(k))
+    usable = ", ".join(k for k in sorted(KERNELS)
+                       if not _required_arguments(k) and k not in _EMBED_UNUSABLE)
     if name not in KERNELS:
         raise InputError(f"unknown --kernel {args.kernel!r}; expected one of {usable}")
+    if name in _EMBED_UNUSABLE:
+        raise InputError(f"--kernel {args.kernel} cannot be used by embed: "
+                         f"{_EMBED_UNUSABLE[name]}; expected one of {usable}")
     if _required_arguments(name):
         raise InputError(f"--kernel {args.kernel} needs {', '.join(_required_arguments(name))}, "
                          f"which embed cannot give; expected one of {usable}")
@@ -701,6 +712,15 @@ def cmd_reproduce(args) -> int:
         raise InputError(f"unknown experiment {args.name!r}; available: "
                          f"{', '.join(sorted(REGISTRY))}")
     if args.list or not args.name:  # --list NAME: that experiment's line only
+        given = [opt for opt, on in (("--quick", args.quick), ("--out", args.out is not None),
+                                     ("--data-dir", args.data_dir is not None),
+                                     ("--seed", args.seed != 0), ("--progress", args.progress),
+                                     ("-p", bool(args.param))) if on]
+        if given:  # a run's options without a run: the name was forgotten, say so
+            raise InputError(f"{', '.join(given)} given without an experiment to run"
+                             + (" (--list only lists)" if args.list else "")
+                             + "; usage: asymkern reproduce NAME [options] (asymkern reproduce "
+                             "lists the names)")
         for name, (_, _, desc) in sorted(REGISTRY.items()):
             if name == args.name or not args.name:
                 print(f"{name:22s} {desc}")
@@ -775,6 +795,10 @@ def cmd_reproduce(args) -> int:
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``asymkern: error: ...`` and exit status 2."""
 
+    #: the subcommands' parsers by name (set by :func:`build_parser`), so that an unknown
+    #: option after a subcommand is reported by that subcommand's parser
+    commands: dict = {}
+
     def error(self, message):  # noqa: D401 - argparse API
         sub = self.prog.split(" ", 1)[1] if " " in self.prog else ""
         where = f"{sub}: " if sub else ""
@@ -794,7 +818,7 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
         return h + " (default: %(default)s)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     p = _Parser(
         prog="asymkern",
         description="Learning with asymmetric kernels: KSVD, asymmetric Nystrom, AsK-LS, "
@@ -879,6 +903,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "-p datasets=spambase,monks-1 -p rcond_tol=0); unknown keys list the "
                    "experiment's options (default: none)")
     r.set_defaults(func=cmd_reproduce)
+    p.commands = {"demo": d, "embed": e, "reproduce": r}
     return p
 
 
@@ -920,7 +945,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # reported by the subcommand they follow ("demo: unrecognized ...")
+            owner = parser.commands.get(getattr(args, "command", None) or "", parser)
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # a one-line usage error (2); --help exits 0 as argparse does
         if exc.code in (0, None):
             raise
