@@ -407,3 +407,70 @@ def test_embed_refuses_kl_gmm_and_hints_another_format(tmp_path, capsys):
     np.savez(tmp_path / "dense.npz", a=np.ones(3))  # an .npz, not a sparse one
     assert main(["embed", str(tmp_path / "dense.npz"), "--out", str(tmp_path / "o.npz")]) == 2
     assert "--format npz" not in capsys.readouterr().err  # the format it was read as
+
+
+def test_zero_weights_clip_n_components_as_dropping_the_rows():
+    # 6 of 10 rows with weight 0 and n_components=6: two components with σ = 0 and arbitrary
+    # vectors were returned (transform 6 columns wide, against 4 for the rows dropped)
+    from asymkern.exceptions import ClippedParameterWarning
+
+    rng = np.random.RandomState(0)
+    X, Z, Xt = rng.randn(10, 3), rng.randn(30, 3), rng.randn(4, 3)
+    w = np.zeros(10)
+    w[:4] = [1, 2, 1, 3]
+    kw = dict(n_components=6, kernel="rbf", gamma=0.5, solver="dense")
+    with pytest.warns(ClippedParameterWarning, match="positive weight"):
+        a = KernelSVD(**kw).fit(X, Z=Z, sample_weight=w)
+    with pytest.warns(ClippedParameterWarning):
+        b = KernelSVD(**kw).fit(X[:4], Z=Z, sample_weight=w[:4])
+    assert a.n_components_ == b.n_components_ == 4
+    np.testing.assert_allclose(a.singular_values_, b.singular_values_, rtol=1e-12)
+    assert a.transform(Xt).shape == b.transform(Xt).shape == (4, 4)
+
+
+# ------------------------------------------------------------------ review of this round
+def test_weighted_median_depends_on_the_weights_up_to_a_factor():
+    # the position was taken from the raw total: weights summing below 1 gave the smallest
+    # distance, weights summing to 1 (min + max)/2
+    from asymkern._shared.ksvd import weighted_median
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        k = int(rng.integers(1, 9))
+        v, w = rng.standard_normal(k), rng.integers(1, 5, k).astype(float)
+        ref = np.median(np.repeat(v, w.astype(int)))
+        for c in (1.0, 0.01, 1 / 3, 1 / w.sum(), 1e6):
+            assert weighted_median(v, w * c) == pytest.approx(ref, abs=1e-12)
+    X, Z, w = _weighted_sets()
+    kw = dict(n_components=2, kernel="rbf", kernel_params={"bandwidth": "median"})
+    a = KernelSVD(**kw).fit(X, Z=Z, sample_weight=w)
+    b = KernelSVD(**kw).fit(X, Z=Z, sample_weight=w * 1e-3)
+    assert a.bandwidth_ == pytest.approx(b.bandwidth_, rel=1e-12)
+
+
+def test_refinement_skips_rounding_noise_and_a_full_sketch():
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((300, 3)) @ rng.standard_normal((3, 200))  # rank 3: σ_4.. noise
+    assert randomized_svd(G, 5, random_state=0).info["refined"] == 0
+    H, _ = _spectrum_matrix(1e-9, m=20, n=40)
+    assert randomized_svd(H, 12, random_state=0).info["refined"] == 0  # k = 20 = min(n, m)
+
+
+def test_perron_frobenius_keeps_resolved_eigenvalues_at_extreme_alpha():
+    # the worst-case rounding bound of A (n·eps·cond·‖A‖₁) exceeded eigenvalues A resolves to
+    # 3e-5 at α = 1e-13 (only λ₁ kept), and made α = 1e-14 an error
+    import warnings
+
+    from asymkern.operators import PerronFrobeniusOperator
+
+    rng = np.random.RandomState(0)
+    x = np.zeros((201, 1))
+    for t in range(200):
+        x[t + 1] = 0.8 * x[t] + 0.5 * rng.randn()
+    for alpha in (1e-13, 1e-14):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pf = PerronFrobeniusOperator(kernel_params={"gamma": 0.5}, alpha=alpha,
+                                         n_components=5).fit(x)
+        assert pf.eigenvalues_.shape == (5,)
+        assert abs(pf.eigenvalues_[1] - 0.877) < 5e-3

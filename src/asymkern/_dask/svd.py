@@ -135,7 +135,8 @@ def dask_randomized_svd(G, r: int, n_oversamples: int = 10, n_iter="auto", rando
 
     P, s, Rt = svd_of(Y)
     refined = 0
-    if method == "power" and n_iter and needs_two_pass(np.sort(s)[::-1], r, dtype):
+    if (method == "power" and n_iter and k < min(n, m)
+            and needs_two_pass(np.sort(s)[::-1], r, dtype, max(n, m))):
         # σ_r below the fused passes' floor: iterate on in the two-pass form, as in memory
         W, Y = two_pass_refinement(mm, rmm, _orth, Y, n_iter)
         refined = n_iter

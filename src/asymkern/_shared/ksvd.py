@@ -32,14 +32,17 @@ def median_sample_indices(n: int, m: int, n_samples: int = 500, wx=None, wz=None
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
-    """The median of ``values`` taken ``weights`` times: for integer weights exactly
-    ``np.median`` of the repeated values (the mean of the two middle ones for an even total),
-    for real weights the same rule on the cumulative weights."""
+    """The median of ``values`` taken ``weights`` times: the mean of v_lo and v_hi, the first
+    sorted values whose cumulative weight c_k reaches half the total W (c_lo ≥ W/2) and
+    passes it (c_hi > W/2). For integer weights this is exactly ``np.median`` of the
+    repeated values (the two middle ones of an even count, the middle one of an odd count);
+    it depends on the weights only up to a common factor."""
     order = np.argsort(values, kind="stable")
     v, c = values[order], np.cumsum(weights[order])
-    total = float(c[-1])
-    lo, hi = np.floor((total - 1) / 2), np.ceil((total - 1) / 2)
-    at = np.searchsorted(c, [lo, hi], side="right")  # first k with c_k > position
+    half = float(c[-1]) / 2
+    tie = 4.0 * v.size * float(np.finfo(np.float64).eps) * half  # the sums' rounding
+    at = np.array([np.searchsorted(c, half - tie, side="left"),
+                   np.searchsorted(c, half + tie, side="right")])
     at = np.minimum(at, v.size - 1)
     return float(0.5 * (v[at[0]] + v[at[1]]))
 

@@ -904,11 +904,18 @@ class KernelSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     def _fit_matrix(self, G, shape, sample_weight=None, sample_weight_Z=None):
         n, m = shape
-        r = clip_count(self.n_components, min(n, m), "n_components",
-                       f"min(n, m) of the {n}x{m} kernel matrix", owner="KernelSVD")
         w = check_weights(_host(sample_weight), n, "sample_weight", "row of X (row of G)")
         wz = check_weights(_host(sample_weight_Z), m, "sample_weight_Z",
                            "row of Z (column of G)")
+        # a weight 0 removes the row: W½ G W_z½ has rank at most the positive counts, and the
+        # components beyond them (σ = 0, arbitrary vectors) are clipped as for the dropped rows
+        n_pos = n if w is None else int(np.count_nonzero(w))
+        m_pos = m if wz is None else int(np.count_nonzero(wz))
+        what = f"min(n, m) of the {n}x{m} kernel matrix"
+        if (n_pos, m_pos) != (n, m):
+            what += f" ({n_pos} rows and {m_pos} columns of positive weight)"
+        r = clip_count(self.n_components, min(n_pos, m_pos), "n_components", what,
+                       owner="KernelSVD")
         self._train_scores = None
         self._z_norm = None
         left, passes = self._check_svd_budget(G, n, m, r,

@@ -123,6 +123,7 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import SVC
 
+    from ..config import progress_bar
     from ..lssvm import AsKLSClassifier, IllConditionedWarning, KernelPair, LSSVMClassifier
 
     names = ["cora"] if quick else ["cora", "citeseer", "pubmed"]
@@ -130,7 +131,7 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         names = _dataset_names(datasets)
     cv = 3 if quick else 10
     rows, timing = [], []
-    for name in names:
+    for name in progress_bar(names, desc="datasets"):
         G, labels, src = _graph_matrix(name, data_dir)
         n = G.shape[0]
         S = sp.csr_matrix((G + G.T) * 0.5)
@@ -139,7 +140,7 @@ def run_nodes(quick: bool = False, data_dir=None, out=None, seed: int = 0,
                                "AsK-LS", "AsK-LS (sum)")}
         fb_count = 0
         t_ask = t_ls = t_svm = 0.0
-        for r in range(R):
+        for r in progress_bar(range(R), desc=f"{name} splits", leave=False):
             rng = np.random.default_rng(seed + 1000 * r)
             tr, te = _split(n, rng)
             ytr, yte = labels[tr], labels[te]
@@ -280,6 +281,7 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     from sklearn.model_selection import StratifiedKFold
     from sklearn.preprocessing import StandardScaler
 
+    from ..config import progress_bar
     from ..kernels import get_kernel
     from ..lssvm import AsKLSClassifier, IllConditionedWarning, LSSVMClassifier
 
@@ -291,7 +293,7 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
             raise ValueError(f"datasets must be among {sorted(PAPER_TABLE4)}, got {unknown}")
     quick_splits = 1 if n_repeats is None else int(n_repeats)  # (as R below, in quick mode)
     rows, timing = [], []
-    for name in names:
+    for name in progress_bar(names, desc="datasets"):
         X, y = _uci_data(name, data_dir)
         big = X.shape[0] > 2000
         R = 1 if quick else (3 if big else 10)
@@ -305,7 +307,7 @@ def run_uci(quick: bool = False, data_dir=None, out=None, seed: int = 0,
         chosen = {k: [] for k in accs}
         fallbacks = {k: 0 for k in accs}
         t0 = time.perf_counter()
-        for r in range(R):
+        for r in progress_bar(range(R), desc=f"{name} splits", leave=False):
             rng = np.random.default_rng(seed + 1000 * r)
             tr, te = _split(X.shape[0], rng)
             sc = StandardScaler().fit(X[tr])
@@ -393,6 +395,7 @@ def run_kl(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Repor
     from sklearn.multiclass import OneVsRestClassifier
     from sklearn.svm import SVC
 
+    from ..config import progress_bar
     from ..datasets.bcot import load_bcot
     from ..kernels.divergence import KLHistogramKernel
     from ..lssvm import AsKLSClassifier, IllConditionedWarning, LSSVMClassifier
@@ -410,7 +413,7 @@ def run_kl(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Repor
     c_grid = [1.0, 10.0] if quick else [0.1, 1.0, 10.0, 100.0]
     res = {"SVM": [], "LS-SVM": [], "AsK-LS": []}
     asym_frac = []
-    for r in range(R):
+    for r in progress_bar(range(R), desc="splits"):
         rng = np.random.default_rng(seed + 1000 * r)
         idx = np.sort(rng.choice(Xall.shape[0], n_sub, replace=False))
         X, lab = Xall[idx], lab_all[idx]
@@ -424,7 +427,7 @@ def run_kl(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Repor
         def decide(F, classes=classes):  # one-vs-rest: the class of the largest value
             return classes[F.argmax(1)]
 
-        for a in a_grid:
+        for a in progress_bar(a_grid, desc="CV over a", leave=False):
             Ka = KLHistogramKernel(a=a)(Xtr, Xtr)
             Ks = KLHistogramKernel(a=a, symmetric=True)(Xtr, Xtr)
             if a == a_grid[0]:

@@ -131,6 +131,8 @@ def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0,
                 compats=("a1",), methods=METHODS) -> list[dict]:
     """One row per (method, compatibility, bandwidth multiple): NMI of documents, coherence of
     terms. ``compats``: the KSVD compatibility matrices to run ('a0', 'a1', 'a1c', 'a2')."""
+    from ..config import progress_bar
+
     pmi = pmi_matrix(ds.X)
     k_doc, k_term = ds.n_document_clusters, ds.n_term_clusters
     X64 = sp.csr_matrix(ds.X, dtype=np.float64)
@@ -141,7 +143,7 @@ def run_dataset(ds, r: int, grid=(1.0,), n_restarts: int = 5, seed: int = 0,
         raise ValueError(f"unknown methods {sorted(bad)}; expected a subset of {METHODS}")
     runs = [(m, None) for m in METHODS if m != "KSVD" and m in methods]
     runs += [("KSVD", a) for a in compats] if "KSVD" in methods else []
-    for method, comp in runs:
+    for method, comp in progress_bar(runs, desc=ds.name, leave=False):
         for c in (grid if method != "SVD" else (1.0,)):
             t_embed, (Ed, Et, bw) = _timed(embed_pair, method, ds.X, r, c, seed,
                                            compat=cts[comp] if comp else None,
@@ -186,13 +188,15 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     ``methods``: a subset of :data:`METHODS`; ``grid``: the bandwidth multiples of the full run
     (c = 1 is the main table, the others the sensitivity table; default c = 1 in quick mode, else
     0.5, 1, 2). ``datasets``: default DBLP in quick mode, else ACM, DBLP and Wiki."""
+    from ..config import progress_bar
+
     t_start = time.perf_counter()
     if datasets is None:
         datasets = ("dblp",) if quick else ("acm", "dblp", "wiki")
     if grid is None:
         grid = (1.0,) if quick else (0.5, 1.0, 2.0)
     main, sens = [], []
-    for name in datasets:
+    for name in progress_bar(datasets, desc="datasets"):
         ds = load_bcot(name, data_dir)
         if quick:
             ds = _subsample(ds, 200, seed)

@@ -162,6 +162,8 @@ def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
 
     ``columns``: the subset of :data:`ALL_COLUMNS` to compute (an a3 column also computes its a1
     column, whose CV-chosen bandwidth it reuses)."""
+    from ..config import progress_bar
+
     bad = set(columns) - set(ALL_COLUMNS)
     if bad:
         raise ValueError(f"unknown columns {sorted(bad)}; expected a subset of {ALL_COLUMNS}")
@@ -182,7 +184,7 @@ def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
     chosen: dict[str, list] = {c: [] for c in ALL_COLUMNS}
     have_torch = True
     t0 = time.perf_counter()
-    for s in range(n_splits):
+    for s in progress_bar(range(n_splits), desc=f"{name} splits", leave=False):
         strat = y if task == "classification" else None
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=seed + s,
                                               stratify=strat)
@@ -228,6 +230,8 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     'SNE a1c' for a1 corrected, :data:`ALL_COLUMNS`); ``with_a3``/``with_table5`` switch the
     a3 columns (PyTorch training) and Table 5 off. ``datasets``: default Liver and Yacht in
     quick mode, else :data:`DATASETS`."""
+    from ..config import progress_bar
+
     if datasets is None:
         datasets = ("liver", "yacht") if quick else DATASETS
     if quick:
@@ -238,7 +242,7 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     opts.update(columns=cols, with_a3=with_a3, with_table5=with_table5)
     t3, t3std, t5, notes = [], [], [], []
     have_torch = True
-    for name in datasets:
+    for name in progress_bar(datasets, desc="datasets"):
         res = run_dataset(name, quick, data_dir, seed, **opts)
         have_torch &= res["have_torch"]
         metric = "ACC (↑)" if res["task"] == "classification" else "RMSE (↓)"

@@ -136,6 +136,8 @@ def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
     ``orientation``: 'cites' (A[i, j] = 1 iff i cites j, default) or 'cited_by' (the transpose,
     the AsK-LS .mat orientation); see :func:`asymkern.datasets.graphs.load_citation_graph`.
     ``settings`` overrides the size settings (n_nodes, r, grid, trials, folds, solver)."""
+    from ..config import progress_bar
+
     cfg = _settings(quick, name)
     cfg.update({k: v for k, v in (settings or {}).items() if v is not None})
     g = load_citation_graph(name, data_dir, orientation=orientation)
@@ -144,7 +146,7 @@ def run_dataset(name: str, quick: bool = False, data_dir=None, seed: int = 0,
     r = min(cfg["r"], An.shape[0] - 2)
     g0 = reference_bandwidth(An)
     rows, cv_info = [], {}
-    for method in METHODS:
+    for method in progress_bar(METHODS, desc=name, leave=False):
         t0 = time.perf_counter()
         if method in ("KPCA", "KSVD"):
             cands = {c: normalize_embedding(embed(method, An, r, c * g0, cfg["solver"], seed))
@@ -252,6 +254,8 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     ``r``, ``grid`` (bandwidth multiples of γ0), ``solver``, ``trials``, ``folds`` override the
     per-dataset settings for every dataset (None keeps them). ``datasets``: default Cora in
     quick mode, else Cora, CiteSeer and PubMed."""
+    from ..config import progress_bar
+
     if datasets is None:
         datasets = ("cora",) if quick else ("cora", "citeseer", "pubmed")
     over = {"r": r, "grid": tuple(float(c) for c in grid) if grid is not None else None,
@@ -259,7 +263,7 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0,
     rows, notes = [], []
     t_start = time.perf_counter()
     for orientation in orientations:
-        for name in datasets:
+        for name in progress_bar(datasets, desc=f"datasets ({orientation})"):
             t0 = time.perf_counter()
             rr, cv = run_dataset(name, quick, data_dir, seed, train_size, over, orientation)
             rows.extend(rr)

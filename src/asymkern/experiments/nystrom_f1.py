@@ -76,6 +76,8 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
     the component cap (r = min(r_max, m); default 256); ``orientation``: the graph's edge
     orientation ('cites' or 'cited_by', :func:`asymkern.datasets.graphs.load_citation_graph`).
     """
+    from ..config import progress_bar
+
     n_sub = 400 if quick else None
     r_max = r_max or (16 if quick else 256)
     m_grid = m_grid or ([32, 64, 128] if quick else [64, 128, 256, 512, 1024, 2048])
@@ -85,7 +87,7 @@ def run_f1_study(names, quick: bool = False, data_dir=None, out=None, seed: int 
     folds = 3 if quick else 10
     rows, chosen = [], []
     err = {}  # (dataset, m, method, "micro"/"macro") -> std over trials (figure only)
-    for name in names:
+    for name in progress_bar(names, desc="Fig. 5-6 (F1)"):
         A, X, Z, g0, y = graph_problem(name, data_dir, n_sub, k=1.0, orientation=orientation)
         best = {}
         for method in ("KSVD", "KPCA"):

@@ -309,6 +309,8 @@ def run(quick: bool = False, data_dir=None, out=None, seed: int = 0, *, datasets
 
 def _run(quick, data_dir, out, seed, datasets, parts, verbose, subspace_reference, tsvd_tol,
          tsvd_limit_s, orientation, f1_r_max, f1_mults) -> Report:
+    from ..config import progress_bar
+
     eps_list = [0.1, 0.01]
     # Figures 5–6 default to Cora and Citeseer (exact 19 717-node references are too slow)
     f1_names = ["cora"] if quick else list(datasets or ["cora", "citeseer"])
@@ -349,7 +351,7 @@ def _run(quick, data_dir, out, seed, datasets, parts, verbose, subspace_referenc
                          "transpose of the default).")
     rows, rows_k, rows_eta, rows_ref = [], [], [], []
     if "table" in parts:
-        for name in datasets:
+        for name in progress_bar(datasets, desc="Table 4/6"):
             A, X, Z, gamma, _ = graph_problem(name, data_dir, n_sub, orientation=orientation)
             N = A.shape[0]
             kern = get_kernel("sne", bandwidth=gamma)
@@ -468,6 +470,8 @@ def _run(quick, data_dir, out, seed, datasets, parts, verbose, subspace_referenc
 
 
 def _gamma_study(quick, data_dir, out, seed, rep, orientation="cites"):
+    from ..config import progress_bar
+
     eps = 0.01
     mults = [1.0, 4.0] if quick else [0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0]
     n_sub = 400 if quick else None
@@ -475,7 +479,7 @@ def _gamma_study(quick, data_dir, out, seed, rep, orientation="cites"):
     p_grid = P_GRID[:3] if quick else P_GRID
     repeats = 2 if quick else 3
     rows = []
-    for mlt in mults:
+    for mlt in progress_bar(mults, desc="Fig. 4 (γ)"):
         A, X, Z, g0, _ = graph_problem("cora", data_dir, n_sub, orientation=orientation)
         gamma = g0 * mlt
         G = KernelMatrix(get_kernel("sne", bandwidth=gamma), X, Z).to_array()

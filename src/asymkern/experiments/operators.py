@@ -52,8 +52,10 @@ def _grid(n: int, lo=-2.0, hi=2.0):
 
 def _svd_routes(op, k: int) -> dict:
     """Top-``k`` SVD of ``op`` by the kernel QR, auxiliary and block routes: (seconds, result)."""
+    from ..config import progress_bar
+
     return {method: _timed(op.svd, k, method=method, solver="auto" if method == "qr" else "arpack")
-            for method in ("qr", "auxiliary", "block")}
+            for method in progress_bar(("qr", "auxiliary", "block"), desc="SVD routes")}
 
 
 def _show_symmetric(ax, vals, shape, extent):
@@ -68,6 +70,7 @@ QUICK_PREFIX = "QUICK RUN (reduced sizes; the full run's settings are on the res
 
 def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) -> Report:
     """Example 3.10: eigen-decomposition of the empirical covariance operator, B = I/m."""
+    from ..config import progress_bar
     from ..kernels import get_kernel
     from ..linalg.operator_svd import RankDeficientGramWarning
     from ..operators import CovarianceOperator
@@ -80,7 +83,7 @@ def run_covariance(quick: bool = False, data_dir=None, out=None, seed: int = 0) 
     E = E / np.sqrt(np.mean(E**2, axis=0))  # ‖e_i‖_{L²(μ)} = 1 by the midpoint rule
     lams, timings, ranks = [], [], []
     first = None
-    for rep in range(n_rep):
+    for rep in progress_bar(range(n_rep), desc="samples"):
         rng = np.random.default_rng(seed + rep)
         X = rng.uniform(-2, 2, (m, 2))
         t0 = time.perf_counter()
@@ -395,12 +398,13 @@ def gyre_transfer_estimators(X, Y, gamma: float, alpha: float, V_cca, k: int = 3
     (columns of ``V_cca``) by cos∠(v_i, span{u_1..u_{k+1}}) in L² of the grid (centred; u_1 is
     the nearly constant function, σ_1 ≈ 1). Returns ``(rows, panels)``.
     """
+    from ..config import progress_bar
     from ..operators import KoopmanOperator
 
     configs = [(f"rrr, rank {rank}", dict()),
                (f"rrr, rank {rank}, Nyström m = {n_landmarks}", dict(n_landmarks=n_landmarks))]
     rows, panels = [], []
-    for name, kw in configs:
+    for name, kw in progress_bar(configs, desc="Koopman estimators"):
         t0 = time.perf_counter()
         est = KoopmanOperator(kernel="rbf", kernel_params={"gamma": gamma}, alpha=alpha,
                               n_components=k + 1, estimator="rrr", rank=rank,

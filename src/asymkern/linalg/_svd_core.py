@@ -1059,12 +1059,19 @@ def squared_floor(dtype) -> float:
     return 2.0 * float(np.finfo(dtype).eps) ** (1.0 / 3.0)
 
 
-def needs_two_pass(s, r: int, dtype) -> bool:
-    """Whether the r-th of the decreasing singular values ``s`` (host values of G W) lies
-    below :func:`squared_floor` of σ₁, so that the fused passes may have lost it."""
+def needs_two_pass(s, r: int, dtype, size: int = 1) -> bool:
+    """Whether one of the first r decreasing singular values ``s`` (host values of G W) lies
+    below :func:`squared_floor` of σ₁, so that the fused passes may have lost it, and above
+    the rounding of G's products, 10·√size·eps·σ₁ (``size`` = max(n, m)): values at the
+    rounding level are noise of G itself, which no further pass recovers (a lazy kernel of
+    rank 3 asked for 5 components was refined for nothing, at 3.6× the passes)."""
     s = np.asarray(s, dtype=np.float64)
     top = float(s[0]) if s.size else 0.0
-    return bool(top > 0.0 and s.size >= r and float(s[r - 1]) < squared_floor(dtype) * top)
+    if not (top > 0.0 and s.size >= r):
+        return False
+    head = s[:r]
+    noise = 10.0 * np.sqrt(max(int(size), 1)) * float(np.finfo(dtype).eps) * top
+    return bool(np.any((head < squared_floor(dtype) * top) & (head > noise)))
 
 
 def two_pass_refinement(mm, rmm, orth, Y, n_iter: int):
@@ -1258,11 +1265,13 @@ def randomized_svd(
     (:func:`randomized_passes`), so accuracy is kept in float32 too. The product Gᵀ(G W)
     squares the spectrum before it is normalised, so singular values below about √eps·σ_1
     fall under its rounding (σ_2 = 1e-9·σ_1 came out 78 % low, 1e-7·σ_1 2.5e-5 off). When
-    σ_r comes out below 2·eps^(1/3)·σ_1 (1.2e-5 in float64, 9.8e-3 in float32:
-    :func:`squared_floor`), ``n_iter`` more iterations run in the two-pass form, QR between
-    G and Gᵀ (:func:`two_pass_refinement`, two passes each), which resolves values down to
-    about eps·σ_1 (measured: 4e-9 relative error at σ_2 = 1e-9·σ_1 in float64, 6e-7 at
-    1e-3·σ_1 in float32; ``info['refined']`` counts them). Values below eps·σ_1 are rounding
+    one of σ_1..σ_r comes out below 2·eps^(1/3)·σ_1 (1.2e-5 in float64, 9.8e-3 in float32:
+    :func:`squared_floor`) and above the rounding of G's products (10·√max(n, m)·eps·σ_1),
+    with fewer than min(n, m) columns in the sketch, ``n_iter`` more iterations run in the
+    two-pass form, QR between G and Gᵀ (:func:`two_pass_refinement`, two passes each),
+    which resolves values down to about eps·σ_1 (measured: 4e-9 relative error at
+    σ_2 = 1e-9·σ_1 in float64, 6e-7 at 1e-3·σ_1 in float32; ``info['refined']`` counts
+    them). Values below eps·σ_1 are rounding
     noise of G itself and no method recovers them. 'block_krylov' keeps its first,
     unsquared block and is not refined.
     ``method='block_krylov'`` keeps every iterate instead of the last one (randomized block
@@ -1419,7 +1428,8 @@ def randomized_svd(
     W, Y = _checked_low(run, G, low, ops, info, r)
     U, s, Vyt = ops.svd(Y)  # G W = U S Vyᵀ
     info["refined"] = 0
-    if method == "power" and n_iter and needs_two_pass(ops.to_host(s), r, _dtype_of(G)):
+    if (method == "power" and n_iter and k < min(n, m)  # k = min(n, m): W spans everything
+            and needs_two_pass(ops.to_host(s), r, _dtype_of(G), max(n, m))):
         # σ_r below the fused passes' floor: iterate on in the two-pass form (full precision)
 
         def rmm(X):

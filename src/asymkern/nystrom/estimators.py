@@ -708,7 +708,9 @@ class NystromKernelRidge(RegressorMixin, _NystromBase):
         How GSA's α̂ is computed (see above).
     rcond : float or None, default None
         Eigenvalue cut-off of the pseudo-inverse of K_mm (λ ≤ rcond·λ_max is treated as zero;
-        None = m·eps of X's dtype).
+        None = m·eps of X's dtype). Every mode honours it, NCR included: eq. (11) then runs
+        on the directions of K_mm the cut keeps (a cut well above the rounding restricts f,
+        as ``subspace_dim`` does for LLA).
     random_state : None, int or RandomState, default None
         Randomness of the landmark sampler (a numpy ``Generator`` is refused).
     device : None, str or torch.device, default None

@@ -390,8 +390,8 @@ def auxiliary_eig(G, A, k: int, owner: str, lift=None, floor: float = 0.0):
     ``V ↦ L V``) maps the eigenvectors v of A to those of a similar matrix L A L⁻¹ before they
     are normalised: the eigenpairs (λ, L v) of a matrix whose own eigenproblem is worse
     conditioned than A's. Eigenvalues of modulus at most 1e-12·|λ₁| or ``floor`` (A's
-    rounding level, when the caller knows it) are numerically zero: their eigenpairs are
-    dropped. The k×k Gram matrix Wᴴ G W of the kept
+    rounding level, when the caller knows it; at most √eps·|λ₁|) are numerically zero: their
+    eigenpairs are dropped. The k×k Gram matrix Wᴴ G W of the kept
     eigenvectors (computed on the device) is all the normalisation, cluster orthonormalisation
     and zero-norm test need; the same product G W gives the eigenfunctions' values at the
     samples, on which :func:`value_phases` fixes each one's sign (complex phase). Returns the
@@ -432,7 +432,7 @@ def auxiliary_eig(G, A, k: int, owner: str, lift=None, floor: float = 0.0):
 
     lam, W = top(k)
     scale = max(abs(lam[0]), 1e-300)
-    small = np.flatnonzero(np.abs(lam) <= max(1e-12 * scale, floor))
+    small = np.flatnonzero(np.abs(lam) <= _zero_level(scale, floor))
     if abs(lam[0]) == 0 or small.size:  # the numpy path retries with every nonzero eigenpair
         # every eigenvalue, as top(n) returns them (real when top(n)'s would be), decides
         # where the nonzero ones end; only their eigenvectors are then extracted (top(n)'s
@@ -441,7 +441,7 @@ def auxiliary_eig(G, A, k: int, owner: str, lift=None, floor: float = 0.0):
         if np.all(np.abs(lam.imag) <= 1e-8 * max(abs(lam[0]), 1e-300)):  # _real_if_close
             lam = lam.real
         scale = max(abs(lam[0]), 1e-300)
-        small = np.flatnonzero(np.abs(lam) <= max(1e-12 * scale, floor))
+        small = np.flatnonzero(np.abs(lam) <= _zero_level(scale, floor))
         if small.size and small[0] > 0:
             lam, W = top(int(small[0]))
         else:
@@ -466,6 +466,13 @@ def auxiliary_eig(G, A, k: int, owner: str, lift=None, floor: float = 0.0):
     C = W @ T
     # the sign (phase) rule on the eigenfunctions' values at the samples, G C = (G W) T
     return lam, C * value_phases(GW @ T), found_by["solver"]
+
+
+def _zero_level(scale: float, floor: float) -> float:
+    """The modulus up to which an eigenvalue is numerically zero: 1e-12·|λ₁|, or the caller's
+    rounding ``floor`` of A, which is a worst-case bound and is capped at √eps·|λ₁| (at an
+    extreme regularisation the bound exceeded eigenvalues that A resolves to 3e-5)."""
+    return max(1e-12 * scale, min(floor, float(np.sqrt(_EPS)) * scale))
 
 
 def _lifted(lift, W, ops, like):
