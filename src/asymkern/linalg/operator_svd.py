@@ -726,9 +726,10 @@ def _check_noise(noise) -> float:
     """``noise`` as a finite float ≥ 0."""
     if isinstance(noise, (bool, np.bool_)) or not isinstance(noise, numbers.Real):
         raise TypeError(f"noise must be a real number >= 0, got {noise!r}")
-    if not (np.isfinite(noise) and noise >= 0):
-        raise ValueError(f"noise must be finite and >= 0, got {noise}")
-    return float(noise)
+    value = float(noise)
+    if not (np.isfinite(value) and value >= 0):
+        raise ValueError(f"noise must be finite and >= 0, got {value}")
+    return value
 
 
 def _eigh_factor(G, tol: float, jitter: float = 0.0, name: str = "G") -> GramFactor:
