@@ -59,7 +59,8 @@ class PerronFrobeniusOperator(_TransferOperator):
     of the tests), while the eigenfunctions are as close to the exact estimator's as the
     regularised ones were (checked against a 60-digit reference: 3e-2 against 4e-2).
     ``lagged_gram_solver_`` is ``'lu'`` or ``'tikhonov'``. Eigenvalues below A's rounding
-    level (n·eps·cond(G_Φ + nεI)·‖A‖₁, at most √eps·|λ₁|) and eigenfunctions whose RKHS norm
+    level (n·eps·cond(G_Φ + nεI)·‖A‖₁, at most √eps times the largest modulus) and
+    eigenfunctions whose RKHS norm
     is numerically zero are dropped, with a warning.
 
     **Reduced-rank estimators** (``estimator='pcr'`` or ``'rrr'``, rank r = ``rank``). The
