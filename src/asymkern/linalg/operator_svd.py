@@ -468,6 +468,15 @@ def _max_asymmetry(G) -> float:
 _PANEL_ENTRIES = 1 << 20  # 8 MiB of float64 per temporary panel
 
 
+def norm1(G) -> float:
+    """‖G‖₁ (the largest column sum of |G|) of a 2-D array of any executor, in column panels
+    of at most ``_PANEL_ENTRIES`` entries (|G| whole would be a temporary the size of G)."""
+    n, m = G.shape
+    step = max(1, _PANEL_ENTRIES // max(n, 1))
+    return max((float(abs(G[:, j:j + step]).sum(0).max()) for j in range(0, m, step)),
+               default=0.0)
+
+
 def symmetrize_in_place(G):
     """G ← (G + Gᵀ)/2 for a square array of any executor that the caller owns, in row panels
     of at most ``_PANEL_ENTRIES`` entries (no temporary the size of G). Used on doubly centred

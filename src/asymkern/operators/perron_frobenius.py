@@ -13,6 +13,7 @@ from .._backend import ops_of
 from .._shared.operators import gram
 from .._torch import use_torch
 from .._validation import DEPRECATED, forgets_previous_fit, renamed_argument
+from ..linalg.operator_svd import norm1
 from ._common import _clip_components, _LowRank
 from ._koopman import fix_phases, reduced_eig, rkhs_norms
 from ._numerics import GramSolver
@@ -279,9 +280,8 @@ class PerronFrobeniusOperator(_TransferOperator):
         # them: the trajectory's repeated states give M such eigenvalues near 1e-11)
         floor = 0.0
         if shift > 0:
-            gnorm = float(abs(G).sum(0).max())
-            floor = n * float(np.finfo(np.float64).eps) * (gnorm + shift) / shift * float(
-                abs(M).sum(0).max())
+            floor = (n * float(np.finfo(np.float64).eps) * (norm1(G) + shift) / shift
+                     * norm1(M))
         formed: dict = {}
 
         def out_gram():  # k(Y, Y), formed once the eigensolver's n×n arrays are freed
